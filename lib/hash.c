@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* hash.c -- XXH3-64 block hashing, split across threads for large inputs */
+#include <pthread.h>
+#include <xxhash.h>
+
+#include "librpmemctl.h"
+#include "util.h"
+
+/* below this much data a second thread costs more than it saves */
+#define HASH_MT_MIN (8u << 20)
+#define HASH_MAX_THREADS 8
+
+uint64_t rpmem_hash_block(const void *buf, size_t len)
+{
+	return XXH3_64bits(buf, len);
+}
+
+struct hash_job {
+	const uint8_t *buf;
+	size_t len;
+	uint32_t bs;
+	uint64_t *hashes;
+};
+
+/* hash_run -- hash the blocks of one job's share */
+static void *hash_run(void *arg)
+{
+	struct hash_job *j = arg;
+	size_t n = (j->len + j->bs - 1) / j->bs;
+	for (size_t i = 0; i < n; i++) {
+		size_t off = i * j->bs;
+		size_t l = j->len - off < j->bs ? j->len - off : j->bs;
+		j->hashes[i] = XXH3_64bits(j->buf + off, l);
+	}
+	return NULL;
+}
+
+void rpmem_hash_blocks(const void *buf, size_t len, uint32_t block_size,
+		       uint64_t *hashes, unsigned nthreads)
+{
+	size_t nblocks = (len + block_size - 1) / block_size;
+	if (nthreads > HASH_MAX_THREADS)
+		nthreads = HASH_MAX_THREADS;
+	if (nthreads < 2 || len < HASH_MT_MIN || nblocks < nthreads) {
+		struct hash_job j = { buf, len, block_size, hashes };
+		hash_run(&j);
+		return;
+	}
+	struct hash_job jobs[HASH_MAX_THREADS];
+	pthread_t tid[HASH_MAX_THREADS];
+	int started[HASH_MAX_THREADS] = { 0 };
+	size_t per = (nblocks + nthreads - 1) / nthreads;
+	for (unsigned t = 0; t < nthreads; t++) {
+		size_t first = per * t;
+		if (first >= nblocks) {
+			jobs[t].len = 0;
+			continue;
+		}
+		size_t off = first * block_size;
+		size_t end = (first + per) * (size_t)block_size;
+		jobs[t] = (struct hash_job){ (const uint8_t *)buf + off,
+					     (end < len ? end : len) - off,
+					     block_size, hashes + first };
+		/* thread 0's share runs on the caller below */
+		if (t > 0)
+			started[t] = !pthread_create(&tid[t], NULL, hash_run,
+						     &jobs[t]);
+	}
+	hash_run(&jobs[0]);
+	for (unsigned t = 1; t < nthreads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else if (jobs[t].len)
+			hash_run(&jobs[t]);
+	}
+}
+
+/* rpmemctl_hash_blocks -- the same block hash the target computes */
+RPMEM_EXPORT void rpmemctl_hash_blocks(const void *buf, size_t len,
+				       uint32_t block_size, uint64_t *hashes)
+{
+	rpmem_hash_blocks(buf, len, block_size, hashes, 2);
+}

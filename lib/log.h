@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* log.h -- log context with a replaceable sink, priority and env override */
+#ifndef RPMEM_LOG_H
+#define RPMEM_LOG_H
+
+#include <syslog.h>
+
+typedef void (*rpmem_log_fn)(int prio, const char *msg, void *arg);
+
+/*
+ * rpmem_log_init -- set the identity ("rpmemd"), the highest priority
+ * logged (LOG_ERR .. LOG_DEBUG) and the sink (NULL = stderr). The
+ * environment variable RPMEM_LOG_LEVEL (err, warning, notice, info,
+ * debug or a number) overrides prio.
+ */
+void rpmem_log_init(const char *ident, int prio, rpmem_log_fn fn, void *arg);
+void rpmem_log_set_prio(int prio);
+int rpmem_log_get_prio(void);
+/* rpmem_log_parse_prio -- "err".."debug" to LOG_*; -1 if unknown */
+int rpmem_log_parse_prio(const char *s);
+/* rpmem_log_syslog -- a sink that writes to syslog/the journal */
+void rpmem_log_syslog(int prio, const char *msg, void *arg);
+
+void rpmem_log(int prio, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define ERR(...) rpmem_log(LOG_ERR, __VA_ARGS__)
+#define WARN(...) rpmem_log(LOG_WARNING, __VA_ARGS__)
+#define NOTICE(...) rpmem_log(LOG_NOTICE, __VA_ARGS__)
+#define INFO(...) rpmem_log(LOG_INFO, __VA_ARGS__)
+#ifdef RPMEM_NO_DEBUG
+#define DBG(...) do { } while (0)
+#else
+#define DBG(...) rpmem_log(LOG_DEBUG, __VA_ARGS__)
+#endif
+
+#endif

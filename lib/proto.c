@@ -1,0 +1,670 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* proto.c -- encoding and strict decoding of rpmem control messages */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "wire.h"
+
+void rpmem_hdr_encode(uint8_t *buf, const struct rpmem_hdr *h)
+{
+	le32_put(buf, RPMEM_PROTO_MAGIC);
+	le16_put(buf + 4, h->type);
+	le16_put(buf + 6, h->flags);
+	le32_put(buf + 8, h->id);
+	le32_put(buf + 12, h->len);
+}
+
+int rpmem_hdr_decode(const uint8_t *buf, struct rpmem_hdr *h)
+{
+	if (le32_get(buf) != RPMEM_PROTO_MAGIC)
+		return -EBADMSG;
+	h->type = le16_get(buf + 4);
+	h->flags = le16_get(buf + 6);
+	h->id = le32_get(buf + 8);
+	h->len = le32_get(buf + 12);
+	if (h->type == 0 || h->type > RPMEM_MSG_TYPE_MAX)
+		return -ENOTSUP;
+	if (h->len > RPMEM_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* enc_end -- the encoded length, or the buffer's error */
+static int enc_end(const struct wbuf *w)
+{
+	return w->err ? w->err : (int)w->len;
+}
+
+/* dec_end -- the payload was consumed exactly and without error */
+static int dec_end(const struct rbuf *r)
+{
+	if (r->err || rbuf_left(r) != 0)
+		return -EBADMSG;
+	return 0;
+}
+
+/* rbuf_name -- a region or pool name field (may be empty) */
+static void rbuf_name(struct rbuf *r, char *out)
+{
+	rbuf_str(r, out, RPMEM_NAME_MAX + 1);
+}
+
+#define ENC_BEGIN                                                             \
+	struct wbuf w;                                                        \
+	wbuf_init(&w, buf, cap)
+#define DEC_BEGIN                                                             \
+	struct rbuf r;                                                        \
+	rbuf_init(&r, buf, len);                                              \
+	memset(m, 0, sizeof(*m))
+
+int rpmem_hello_encode(void *buf, size_t cap, const struct rpmem_msg_hello *m)
+{
+	ENC_BEGIN;
+	wbuf_u16(&w, m->ver_min);
+	wbuf_u16(&w, m->ver_max);
+	wbuf_u16(&w, m->auth_method);
+	wbuf_str(&w, m->client, RPMEM_STR_MAX);
+	if (m->auth_len > sizeof(m->auth))
+		return -EMSGSIZE;
+	wbuf_u16(&w, m->auth_len);
+	wbuf_bytes(&w, m->auth, m->auth_len);
+	return enc_end(&w);
+}
+
+int rpmem_hello_decode(const void *buf, size_t len, struct rpmem_msg_hello *m)
+{
+	DEC_BEGIN;
+	m->ver_min = rbuf_u16(&r);
+	m->ver_max = rbuf_u16(&r);
+	m->auth_method = rbuf_u16(&r);
+	rbuf_str(&r, m->client, sizeof(m->client));
+	m->auth_len = rbuf_u16(&r);
+	if (m->auth_len > sizeof(m->auth))
+		return -EBADMSG;
+	rbuf_bytes(&r, m->auth, m->auth_len);
+	if (m->ver_min > m->ver_max)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_hello_ok_encode(void *buf, size_t cap,
+			  const struct rpmem_msg_hello_ok *m)
+{
+	ENC_BEGIN;
+	wbuf_u16(&w, m->version);
+	wbuf_u32(&w, m->session_id);
+	wbuf_u32(&w, m->caps);
+	wbuf_str(&w, m->server, RPMEM_STR_MAX);
+	return enc_end(&w);
+}
+
+int rpmem_hello_ok_decode(const void *buf, size_t len,
+			  struct rpmem_msg_hello_ok *m)
+{
+	DEC_BEGIN;
+	m->version = rbuf_u16(&r);
+	m->session_id = rbuf_u32(&r);
+	m->caps = rbuf_u32(&r);
+	rbuf_str(&r, m->server, sizeof(m->server));
+	return dec_end(&r);
+}
+
+int rpmem_error_encode(void *buf, size_t cap, const struct rpmem_msg_error *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->code);
+	wbuf_str(&w, m->msg, RPMEM_MSG_MAX);
+	return enc_end(&w);
+}
+
+int rpmem_error_decode(const void *buf, size_t len, struct rpmem_msg_error *m)
+{
+	DEC_BEGIN;
+	m->code = rbuf_u32(&r);
+	rbuf_str(&r, m->msg, sizeof(m->msg));
+	if (m->code == 0 || m->code > RPMEM_E_MAX)
+		m->code = RPMEM_E_INTERNAL; /* newer peer: keep the message */
+	return dec_end(&r);
+}
+
+int rpmem_list_encode(void *buf, size_t cap, const struct rpmem_msg_list *m)
+{
+	ENC_BEGIN;
+	wbuf_str(&w, m->region, RPMEM_NAME_MAX);
+	return enc_end(&w);
+}
+
+int rpmem_list_decode(const void *buf, size_t len, struct rpmem_msg_list *m)
+{
+	DEC_BEGIN;
+	rbuf_name(&r, m->region);
+	return dec_end(&r);
+}
+
+/* sizes of one encoded entry at its smallest, to bound counts early */
+#define REGION_MIN_ENC (2 + 1 + 2 + 8 + 8 + 4 + 4)
+#define POOL_MIN_ENC (2 + 2 + 16 + 8 + 1 + 8 + 8 + 8 + 2 + 2 + 4 + 8 + 8)
+
+int rpmem_list_reply_encode(void *buf, size_t cap,
+			    const struct rpmem_msg_list_reply *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->nregions);
+	for (uint32_t i = 0; i < m->nregions; i++) {
+		const struct rpmem_region_info *ri = &m->regions[i];
+		wbuf_str(&w, ri->name, RPMEM_NAME_MAX);
+		wbuf_u8(&w, ri->type);
+		wbuf_str(&w, ri->path, RPMEM_STR_MAX);
+		wbuf_u64(&w, ri->size);
+		wbuf_u64(&w, ri->free);
+		wbuf_u32(&w, ri->align);
+		wbuf_u32(&w, ri->caps);
+	}
+	wbuf_u32(&w, m->npools);
+	for (uint32_t i = 0; i < m->npools; i++) {
+		const struct rpmem_pool_info *p = &m->pools[i];
+		wbuf_str(&w, p->region, RPMEM_NAME_MAX);
+		wbuf_str(&w, p->name, RPMEM_NAME_MAX);
+		wbuf_bytes(&w, p->uuid, 16);
+		wbuf_u64(&w, p->size);
+		wbuf_u8(&w, p->state);
+		wbuf_u64(&w, p->generation);
+		wbuf_u64(&w, p->created);
+		wbuf_u64(&w, p->last_sync);
+		wbuf_str(&w, p->source, RPMEM_STR_MAX);
+		wbuf_str(&w, p->writer, RPMEM_STR_MAX);
+		wbuf_u32(&w, p->readers);
+		wbuf_u64(&w, p->bytes_written);
+		wbuf_u64(&w, p->flushes);
+	}
+	return enc_end(&w);
+}
+
+int rpmem_list_reply_decode(const void *buf, size_t len,
+			    struct rpmem_msg_list_reply *m)
+{
+	DEC_BEGIN;
+	uint32_t n = rbuf_u32(&r);
+	if (r.err || n > rbuf_left(&r) / REGION_MIN_ENC)
+		return -EBADMSG;
+	m->regions = calloc(n ? n : 1, sizeof(*m->regions));
+	if (!m->regions)
+		return -ENOMEM;
+	m->nregions = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rpmem_region_info *ri = &m->regions[i];
+		rbuf_name(&r, ri->name);
+		ri->type = rbuf_u8(&r);
+		rbuf_str(&r, ri->path, sizeof(ri->path));
+		ri->size = rbuf_u64(&r);
+		ri->free = rbuf_u64(&r);
+		ri->align = rbuf_u32(&r);
+		ri->caps = rbuf_u32(&r);
+		if (ri->type > RPMEM_REGION_DEVDAX)
+			r.err = -EBADMSG;
+	}
+	n = rbuf_u32(&r);
+	if (r.err || n > rbuf_left(&r) / POOL_MIN_ENC)
+		goto err;
+	m->pools = calloc(n ? n : 1, sizeof(*m->pools));
+	if (!m->pools) {
+		rpmem_list_reply_free(m);
+		return -ENOMEM;
+	}
+	m->npools = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rpmem_pool_info *p = &m->pools[i];
+		rbuf_name(&r, p->region);
+		rbuf_name(&r, p->name);
+		rbuf_bytes(&r, p->uuid, 16);
+		p->size = rbuf_u64(&r);
+		p->state = rbuf_u8(&r);
+		p->generation = rbuf_u64(&r);
+		p->created = rbuf_u64(&r);
+		p->last_sync = rbuf_u64(&r);
+		rbuf_str(&r, p->source, sizeof(p->source));
+		rbuf_str(&r, p->writer, sizeof(p->writer));
+		p->readers = rbuf_u32(&r);
+		p->bytes_written = rbuf_u64(&r);
+		p->flushes = rbuf_u64(&r);
+		if (p->state > RPMEM_POOL_CONSISTENT)
+			r.err = -EBADMSG;
+	}
+	if (dec_end(&r) == 0)
+		return 0;
+err:
+	rpmem_list_reply_free(m);
+	return -EBADMSG;
+}
+
+void rpmem_list_reply_free(struct rpmem_msg_list_reply *m)
+{
+	free(m->regions);
+	free(m->pools);
+	m->regions = NULL;
+	m->pools = NULL;
+	m->nregions = m->npools = 0;
+}
+
+int rpmem_create_encode(void *buf, size_t cap, const struct rpmem_msg_create *m)
+{
+	ENC_BEGIN;
+	wbuf_str(&w, m->region, RPMEM_NAME_MAX);
+	wbuf_str(&w, m->pool, RPMEM_NAME_MAX);
+	wbuf_u64(&w, m->size);
+	return enc_end(&w);
+}
+
+int rpmem_create_decode(const void *buf, size_t len, struct rpmem_msg_create *m)
+{
+	DEC_BEGIN;
+	rbuf_name(&r, m->region);
+	rbuf_name(&r, m->pool);
+	m->size = rbuf_u64(&r);
+	return dec_end(&r);
+}
+
+int rpmem_remove_encode(void *buf, size_t cap, const struct rpmem_msg_remove *m)
+{
+	ENC_BEGIN;
+	wbuf_str(&w, m->region, RPMEM_NAME_MAX);
+	wbuf_str(&w, m->pool, RPMEM_NAME_MAX);
+	wbuf_u32(&w, m->flags);
+	return enc_end(&w);
+}
+
+int rpmem_remove_decode(const void *buf, size_t len, struct rpmem_msg_remove *m)
+{
+	DEC_BEGIN;
+	rbuf_name(&r, m->region);
+	rbuf_name(&r, m->pool);
+	m->flags = rbuf_u32(&r);
+	if (m->flags & ~RPMEM_REMOVE_FORCE)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_open_encode(void *buf, size_t cap, const struct rpmem_msg_open *m)
+{
+	ENC_BEGIN;
+	wbuf_str(&w, m->region, RPMEM_NAME_MAX);
+	wbuf_str(&w, m->pool, RPMEM_NAME_MAX);
+	wbuf_u8(&w, m->mode);
+	wbuf_u8(&w, m->xport);
+	return enc_end(&w);
+}
+
+int rpmem_open_decode(const void *buf, size_t len, struct rpmem_msg_open *m)
+{
+	DEC_BEGIN;
+	rbuf_name(&r, m->region);
+	rbuf_name(&r, m->pool);
+	m->mode = rbuf_u8(&r);
+	m->xport = rbuf_u8(&r);
+	if (m->mode > RPMEM_OPEN_RW || m->xport > RPMEM_XPORT_AUTO)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_open_ok_encode(void *buf, size_t cap,
+			 const struct rpmem_msg_open_ok *m)
+{
+	ENC_BEGIN;
+	if (m->blob_len > RPMEM_XPORT_BLOB_MAX)
+		return -EMSGSIZE;
+	wbuf_u32(&w, m->handle);
+	wbuf_u64(&w, m->size);
+	wbuf_u8(&w, m->state);
+	wbuf_u64(&w, m->generation);
+	wbuf_bytes(&w, m->uuid, 16);
+	wbuf_u8(&w, m->xport);
+	wbuf_u16(&w, m->blob_len);
+	wbuf_bytes(&w, m->blob, m->blob_len);
+	return enc_end(&w);
+}
+
+int rpmem_open_ok_decode(const void *buf, size_t len,
+			 struct rpmem_msg_open_ok *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->size = rbuf_u64(&r);
+	m->state = rbuf_u8(&r);
+	m->generation = rbuf_u64(&r);
+	rbuf_bytes(&r, m->uuid, 16);
+	m->xport = rbuf_u8(&r);
+	m->blob_len = rbuf_u16(&r);
+	if (m->blob_len > RPMEM_XPORT_BLOB_MAX)
+		return -EBADMSG;
+	rbuf_bytes(&r, m->blob, m->blob_len);
+	if (m->state > RPMEM_POOL_CONSISTENT || m->xport > RPMEM_XPORT_RDMA)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_handle_encode(void *buf, size_t cap, const struct rpmem_msg_handle *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	return enc_end(&w);
+}
+
+int rpmem_handle_decode(const void *buf, size_t len, struct rpmem_msg_handle *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	return dec_end(&r);
+}
+
+int rpmem_io_encode(void *buf, size_t cap, const struct rpmem_msg_io *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u64(&w, m->offset);
+	wbuf_u32(&w, m->len);
+	return enc_end(&w);
+}
+
+/*
+ * rpmem_io_decode -- the 16-byte head of READ and WRITE; for WRITE the
+ * caller checks that the frame's payload is exactly 16 + len bytes.
+ */
+int rpmem_io_decode(const void *buf, size_t len, struct rpmem_msg_io *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->offset = rbuf_u64(&r);
+	m->len = rbuf_u32(&r);
+	if (m->len > RPMEM_MAX_IO || m->offset > UINT64_MAX - m->len)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_flush_encode(void *buf, size_t cap, const struct rpmem_msg_flush *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u64(&w, m->offset);
+	wbuf_u64(&w, m->len);
+	return enc_end(&w);
+}
+
+int rpmem_flush_decode(const void *buf, size_t len, struct rpmem_msg_flush *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->offset = rbuf_u64(&r);
+	m->len = rbuf_u64(&r);
+	if (m->offset > UINT64_MAX - m->len)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_hash_encode(void *buf, size_t cap, const struct rpmem_msg_hash *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u64(&w, m->offset);
+	wbuf_u32(&w, m->block_size);
+	wbuf_u32(&w, m->count);
+	return enc_end(&w);
+}
+
+int rpmem_hash_decode(const void *buf, size_t len, struct rpmem_msg_hash *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->offset = rbuf_u64(&r);
+	m->block_size = rbuf_u32(&r);
+	m->count = rbuf_u32(&r);
+	uint32_t bs = m->block_size;
+	if (bs < 512 || bs > (64u << 20) || (bs & (bs - 1)))
+		return -EBADMSG;
+	if (m->count == 0 || m->count > RPMEM_MAX_HASHES)
+		return -EBADMSG;
+	if (m->offset > UINT64_MAX - (uint64_t)bs * m->count)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_hashes_encode(void *buf, size_t cap, const struct rpmem_msg_hashes *m)
+{
+	ENC_BEGIN;
+	if (m->count > RPMEM_MAX_HASHES)
+		return -EMSGSIZE;
+	wbuf_u32(&w, m->count);
+	wbuf_bytes(&w, m->hashes, (size_t)m->count * 8);
+	return enc_end(&w);
+}
+
+int rpmem_hashes_decode(const void *buf, size_t len, struct rpmem_msg_hashes *m)
+{
+	DEC_BEGIN;
+	m->count = rbuf_u32(&r);
+	if (r.err || m->count > RPMEM_MAX_HASHES ||
+	    rbuf_left(&r) != (size_t)m->count * 8)
+		return -EBADMSG;
+	m->hashes = (const uint8_t *)buf + 4;
+	return 0;
+}
+
+int rpmem_set_state_encode(void *buf, size_t cap,
+			   const struct rpmem_msg_set_state *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u8(&w, m->state);
+	wbuf_str(&w, m->source, RPMEM_STR_MAX);
+	return enc_end(&w);
+}
+
+int rpmem_set_state_decode(const void *buf, size_t len,
+			   struct rpmem_msg_set_state *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->state = rbuf_u8(&r);
+	rbuf_str(&r, m->source, sizeof(m->source));
+	if (m->state > RPMEM_POOL_CONSISTENT)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+#define SESSION_MIN_ENC (4 + 2 + 2 + 1 + 2 + 1 + 8 * 6)
+
+int rpmem_status_reply_encode(void *buf, size_t cap,
+			      const struct rpmem_msg_status_reply *m)
+{
+	ENC_BEGIN;
+	wbuf_str(&w, m->server, RPMEM_STR_MAX);
+	wbuf_u64(&w, m->pid);
+	wbuf_u64(&w, m->uptime);
+	wbuf_u32(&w, m->caps);
+	wbuf_u32(&w, m->max_sessions);
+	wbuf_u32(&w, m->nsessions);
+	for (uint32_t i = 0; i < m->nsessions; i++) {
+		const struct rpmem_session_info *s = &m->sessions[i];
+		wbuf_u32(&w, s->id);
+		wbuf_str(&w, s->peer, RPMEM_STR_MAX);
+		wbuf_str(&w, s->client, RPMEM_STR_MAX);
+		wbuf_u8(&w, s->xport);
+		wbuf_str(&w, s->pool, sizeof(s->pool) - 1);
+		wbuf_u8(&w, s->mode);
+		wbuf_u64(&w, s->started);
+		wbuf_u64(&w, s->bytes_written);
+		wbuf_u64(&w, s->bytes_read);
+		wbuf_u64(&w, s->flushes);
+		wbuf_u64(&w, s->last_flush_ns);
+	}
+	return enc_end(&w);
+}
+
+int rpmem_status_reply_decode(const void *buf, size_t len,
+			      struct rpmem_msg_status_reply *m)
+{
+	DEC_BEGIN;
+	rbuf_str(&r, m->server, sizeof(m->server));
+	m->pid = rbuf_u64(&r);
+	m->uptime = rbuf_u64(&r);
+	m->caps = rbuf_u32(&r);
+	m->max_sessions = rbuf_u32(&r);
+	uint32_t n = rbuf_u32(&r);
+	if (r.err || n > rbuf_left(&r) / SESSION_MIN_ENC)
+		return -EBADMSG;
+	m->sessions = calloc(n ? n : 1, sizeof(*m->sessions));
+	if (!m->sessions)
+		return -ENOMEM;
+	m->nsessions = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rpmem_session_info *s = &m->sessions[i];
+		s->id = rbuf_u32(&r);
+		rbuf_str(&r, s->peer, sizeof(s->peer));
+		rbuf_str(&r, s->client, sizeof(s->client));
+		s->xport = rbuf_u8(&r);
+		rbuf_str(&r, s->pool, sizeof(s->pool));
+		s->mode = rbuf_u8(&r);
+		s->started = rbuf_u64(&r);
+		s->bytes_written = rbuf_u64(&r);
+		s->bytes_read = rbuf_u64(&r);
+		s->flushes = rbuf_u64(&r);
+		s->last_flush_ns = rbuf_u64(&r);
+		if (s->xport > RPMEM_XPORT_RDMA || s->mode > RPMEM_OPEN_RW)
+			r.err = -EBADMSG;
+	}
+	if (dec_end(&r) == 0)
+		return 0;
+	rpmem_status_reply_free(m);
+	return -EBADMSG;
+}
+
+void rpmem_status_reply_free(struct rpmem_msg_status_reply *m)
+{
+	free(m->sessions);
+	m->sessions = NULL;
+	m->nsessions = 0;
+}
+
+static const char *const err_names[] = {
+	[RPMEM_E_PROTO] = "protocol error",
+	[RPMEM_E_VERSION] = "protocol version mismatch",
+	[RPMEM_E_AUTH] = "authentication failed",
+	[RPMEM_E_NOREGION] = "no such region",
+	[RPMEM_E_NOPOOL] = "no such pool",
+	[RPMEM_E_EXISTS] = "pool exists",
+	[RPMEM_E_BUSY] = "pool busy",
+	[RPMEM_E_NOSPACE] = "no space left in region",
+	[RPMEM_E_INVAL] = "invalid argument",
+	[RPMEM_E_IO] = "I/O error on the target",
+	[RPMEM_E_LIMIT] = "limit reached",
+	[RPMEM_E_RDONLY] = "pool opened read-only",
+	[RPMEM_E_XPORT] = "transport unavailable",
+	[RPMEM_E_SHUTDOWN] = "target shutting down",
+	[RPMEM_E_INTERNAL] = "internal error on the target",
+};
+
+const char *rpmem_err_str(uint32_t code)
+{
+	if (code == 0 || code > RPMEM_E_MAX)
+		return "unknown error";
+	return err_names[code];
+}
+
+const char *rpmem_state_str(uint8_t state)
+{
+	switch (state) {
+	case RPMEM_POOL_EMPTY:
+		return "empty";
+	case RPMEM_POOL_SYNCING:
+		return "syncing";
+	case RPMEM_POOL_CONSISTENT:
+		return "consistent";
+	}
+	return "unknown";
+}
+
+const char *rpmem_xport_str(uint8_t xport)
+{
+	switch (xport) {
+	case RPMEM_XPORT_TCP:
+		return "tcp";
+	case RPMEM_XPORT_RDMA:
+		return "rdma";
+	case RPMEM_XPORT_AUTO:
+		return "auto";
+	}
+	return "unknown";
+}
+
+const char *rpmem_region_type_str(uint8_t type)
+{
+	switch (type) {
+	case RPMEM_REGION_DIR:
+		return "dir";
+	case RPMEM_REGION_FSDAX:
+		return "fsdax";
+	case RPMEM_REGION_DEVDAX:
+		return "devdax";
+	}
+	return "unknown";
+}
+
+static const char *const msg_names[] = {
+	[RPMEM_MSG_HELLO] = "HELLO",	   [RPMEM_MSG_HELLO_OK] = "HELLO_OK",
+	[RPMEM_MSG_ERROR] = "ERROR",	   [RPMEM_MSG_OK] = "OK",
+	[RPMEM_MSG_LIST] = "LIST",	   [RPMEM_MSG_LIST_REPLY] = "LIST_REPLY",
+	[RPMEM_MSG_CREATE] = "CREATE",	   [RPMEM_MSG_REMOVE] = "REMOVE",
+	[RPMEM_MSG_OPEN] = "OPEN",	   [RPMEM_MSG_OPEN_OK] = "OPEN_OK",
+	[RPMEM_MSG_CLOSE] = "CLOSE",	   [RPMEM_MSG_WRITE] = "WRITE",
+	[RPMEM_MSG_READ] = "READ",	   [RPMEM_MSG_DATA] = "DATA",
+	[RPMEM_MSG_FLUSH] = "FLUSH",	   [RPMEM_MSG_HASH] = "HASH",
+	[RPMEM_MSG_HASHES] = "HASHES",	   [RPMEM_MSG_SET_STATE] = "SET_STATE",
+	[RPMEM_MSG_STATUS] = "STATUS",	   [RPMEM_MSG_STATUS_REPLY] = "STATUS_REPLY",
+	[RPMEM_MSG_BYE] = "BYE",
+};
+
+const char *rpmem_msg_type_str(uint16_t type)
+{
+	if (type == 0 || type > RPMEM_MSG_TYPE_MAX)
+		return "UNKNOWN";
+	return msg_names[type];
+}
+
+static const struct {
+	uint32_t code;
+	int err;
+} err_map[] = {
+	{ RPMEM_E_PROTO, EPROTO },	  { RPMEM_E_VERSION, EPROTONOSUPPORT },
+	{ RPMEM_E_AUTH, EACCES },	  { RPMEM_E_NOREGION, ENODEV },
+	{ RPMEM_E_NOPOOL, ENOENT },	  { RPMEM_E_EXISTS, EEXIST },
+	{ RPMEM_E_BUSY, EBUSY },	  { RPMEM_E_NOSPACE, ENOSPC },
+	{ RPMEM_E_INVAL, EINVAL },	  { RPMEM_E_IO, EIO },
+	{ RPMEM_E_LIMIT, EUSERS },	  { RPMEM_E_RDONLY, EROFS },
+	{ RPMEM_E_XPORT, ENOTSUP },	  { RPMEM_E_SHUTDOWN, ESHUTDOWN },
+	{ RPMEM_E_INTERNAL, EREMOTEIO },
+};
+
+uint32_t rpmem_err_from_errno(int err)
+{
+	if (err < 0)
+		err = -err;
+	for (size_t i = 0; i < sizeof(err_map) / sizeof(err_map[0]); i++)
+		if (err_map[i].err == err)
+			return err_map[i].code;
+	if (err == ENOMEM || err == EMFILE || err == ENFILE)
+		return RPMEM_E_LIMIT;
+	if (err == ERANGE || err == EOVERFLOW || err == EFBIG)
+		return RPMEM_E_INVAL;
+	if (err == EDQUOT)
+		return RPMEM_E_NOSPACE;
+	return RPMEM_E_IO;
+}
+
+int rpmem_errno_from_err(uint32_t code)
+{
+	for (size_t i = 0; i < sizeof(err_map) / sizeof(err_map[0]); i++)
+		if (err_map[i].code == code)
+			return -err_map[i].err;
+	return -EREMOTEIO;
+}

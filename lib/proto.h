@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* proto.h -- rpmem control protocol: frames, messages, codec (see docs/PROTOCOL.md) */
+#ifndef RPMEM_PROTO_H
+#define RPMEM_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RPMEM_PROTO_MAGIC 0x4d4d5052u /* "RPMM" little-endian on the wire */
+#define RPMEM_PROTO_VERSION 1
+#define RPMEM_DEFAULT_PORT "7636"
+
+#define RPMEM_HDR_SIZE 16
+/* largest payload of any frame; WRITE/DATA carry at most RPMEM_MAX_IO */
+#define RPMEM_MAX_IO (1u << 20)
+#define RPMEM_MAX_PAYLOAD (RPMEM_MAX_IO + 64)
+/* most hashes in one HASH request / reply */
+#define RPMEM_MAX_HASHES 16384u
+#define RPMEM_NAME_MAX 64      /* region and pool names */
+#define RPMEM_STR_MAX 255      /* peer names, sources, versions */
+#define RPMEM_MSG_MAX 1024     /* error message text */
+#define RPMEM_TOKEN_LEN 16
+#define RPMEM_XPORT_BLOB_MAX 1024
+
+/* frame header: magic u32 | type u16 | flags u16 | id u32 | len u32 */
+struct rpmem_hdr {
+	uint16_t type;
+	uint16_t flags;
+	uint32_t id;  /* request id, echoed in the reply */
+	uint32_t len; /* payload length */
+};
+
+enum rpmem_msg_type {
+	RPMEM_MSG_HELLO = 1,
+	RPMEM_MSG_HELLO_OK = 2,
+	RPMEM_MSG_ERROR = 3,
+	RPMEM_MSG_OK = 4,
+	RPMEM_MSG_LIST = 5,
+	RPMEM_MSG_LIST_REPLY = 6,
+	RPMEM_MSG_CREATE = 7,
+	RPMEM_MSG_REMOVE = 8,
+	RPMEM_MSG_OPEN = 9,
+	RPMEM_MSG_OPEN_OK = 10,
+	RPMEM_MSG_CLOSE = 11,
+	RPMEM_MSG_WRITE = 12, /* no reply; a failure is reported by the next FLUSH */
+	RPMEM_MSG_READ = 13,
+	RPMEM_MSG_DATA = 14,
+	RPMEM_MSG_FLUSH = 15,
+	RPMEM_MSG_HASH = 16,
+	RPMEM_MSG_HASHES = 17,
+	RPMEM_MSG_SET_STATE = 18,
+	RPMEM_MSG_STATUS = 19,
+	RPMEM_MSG_STATUS_REPLY = 20,
+	RPMEM_MSG_BYE = 21,
+	RPMEM_MSG_TYPE_MAX = 21,
+};
+
+/* error codes carried in ERROR replies (stable on the wire) */
+enum rpmem_err {
+	RPMEM_E_PROTO = 1,     /* malformed or unexpected message */
+	RPMEM_E_VERSION = 2,   /* no common protocol version */
+	RPMEM_E_AUTH = 3,      /* authentication required or failed */
+	RPMEM_E_NOREGION = 4,  /* unknown region */
+	RPMEM_E_NOPOOL = 5,    /* unknown pool */
+	RPMEM_E_EXISTS = 6,    /* pool exists */
+	RPMEM_E_BUSY = 7,      /* pool open for writing by another session */
+	RPMEM_E_NOSPACE = 8,   /* region full */
+	RPMEM_E_INVAL = 9,     /* bad argument (name, size, range) */
+	RPMEM_E_IO = 10,       /* I/O or persist failure on the target */
+	RPMEM_E_LIMIT = 11,    /* too many sessions or open pools */
+	RPMEM_E_RDONLY = 12,   /* write on a read-only open */
+	RPMEM_E_XPORT = 13,    /* requested transport unavailable */
+	RPMEM_E_SHUTDOWN = 14, /* daemon is stopping */
+	RPMEM_E_INTERNAL = 15,
+	RPMEM_E_MAX = 15,
+};
+
+enum rpmem_pool_state {
+	RPMEM_POOL_EMPTY = 0,
+	RPMEM_POOL_SYNCING = 1,
+	RPMEM_POOL_CONSISTENT = 2,
+};
+
+enum rpmem_open_mode { RPMEM_OPEN_RO = 0, RPMEM_OPEN_RW = 1 };
+
+enum rpmem_xport_type {
+	RPMEM_XPORT_TCP = 0,
+	RPMEM_XPORT_RDMA = 1,
+	RPMEM_XPORT_AUTO = 2, /* only in OPEN requests */
+};
+
+enum rpmem_region_type {
+	RPMEM_REGION_DIR = 0,
+	RPMEM_REGION_FSDAX = 1,
+	RPMEM_REGION_DEVDAX = 2,
+};
+
+#define RPMEM_CAP_RDMA (1u << 0)  /* target can serve the rdma data plane */
+#define RPMEM_CAP_APM (1u << 1)   /* direct write to PMem declared (APM) */
+
+struct rpmem_msg_hello {
+	uint16_t ver_min;
+	uint16_t ver_max;
+	uint16_t auth_method; /* 0 = none */
+	char client[RPMEM_STR_MAX + 1];
+	uint16_t auth_len;
+	uint8_t auth[256];
+};
+
+struct rpmem_msg_hello_ok {
+	uint16_t version;
+	uint32_t session_id;
+	uint32_t caps;
+	char server[RPMEM_STR_MAX + 1]; /* "rpmemd 0.1.0 hostname" */
+};
+
+struct rpmem_msg_error {
+	uint32_t code;
+	char msg[RPMEM_MSG_MAX + 1];
+};
+
+struct rpmem_msg_list {
+	char region[RPMEM_NAME_MAX + 1]; /* "" = all */
+};
+
+struct rpmem_pool_info {
+	char region[RPMEM_NAME_MAX + 1];
+	char name[RPMEM_NAME_MAX + 1];
+	uint8_t uuid[16];
+	uint64_t size;
+	uint8_t state;
+	uint64_t generation;
+	uint64_t created;   /* unix seconds */
+	uint64_t last_sync; /* unix seconds, 0 = never */
+	char source[RPMEM_STR_MAX + 1];
+	char writer[RPMEM_STR_MAX + 1]; /* holder of the write open, "" = none */
+	uint32_t readers;
+	uint64_t bytes_written;
+	uint64_t flushes;
+};
+
+struct rpmem_region_info {
+	char name[RPMEM_NAME_MAX + 1];
+	uint8_t type;
+	char path[RPMEM_STR_MAX + 1];
+	uint64_t size;
+	uint64_t free;
+	uint32_t align;
+	uint32_t caps; /* RPMEM_CAP_* this region can serve */
+};
+
+/* LIST_REPLY: arrays owned by the struct; free with rpmem_list_reply_free */
+struct rpmem_msg_list_reply {
+	uint32_t nregions;
+	struct rpmem_region_info *regions;
+	uint32_t npools;
+	struct rpmem_pool_info *pools;
+};
+
+struct rpmem_msg_create {
+	char region[RPMEM_NAME_MAX + 1];
+	char pool[RPMEM_NAME_MAX + 1];
+	uint64_t size;
+};
+
+#define RPMEM_REMOVE_FORCE (1u << 0)
+
+struct rpmem_msg_remove {
+	char region[RPMEM_NAME_MAX + 1];
+	char pool[RPMEM_NAME_MAX + 1];
+	uint32_t flags;
+};
+
+struct rpmem_msg_open {
+	char region[RPMEM_NAME_MAX + 1];
+	char pool[RPMEM_NAME_MAX + 1];
+	uint8_t mode;  /* enum rpmem_open_mode */
+	uint8_t xport; /* enum rpmem_xport_type */
+};
+
+struct rpmem_msg_open_ok {
+	uint32_t handle;
+	uint64_t size;
+	uint8_t state;
+	uint64_t generation;
+	uint8_t uuid[16];
+	uint8_t xport; /* transport chosen: tcp or rdma */
+	uint16_t blob_len;
+	uint8_t blob[RPMEM_XPORT_BLOB_MAX]; /* transport parameters (rdma) */
+};
+
+struct rpmem_msg_handle {
+	uint32_t handle; /* CLOSE */
+};
+
+/* WRITE: handle u32 | offset u64 | len u32 | len bytes of data */
+#define RPMEM_WRITE_HDR_SIZE 16
+struct rpmem_msg_io {
+	uint32_t handle;
+	uint64_t offset;
+	uint32_t len; /* WRITE, READ (<= RPMEM_MAX_IO) */
+};
+
+struct rpmem_msg_flush {
+	uint32_t handle;
+	uint64_t offset;
+	uint64_t len;
+};
+
+struct rpmem_msg_hash {
+	uint32_t handle;
+	uint64_t offset;
+	uint32_t block_size; /* power of two, 512 .. 64 MiB */
+	uint32_t count;      /* <= RPMEM_MAX_HASHES; last block may be short */
+};
+
+/* HASHES reply: count u32 | count x u64; hashes points into the frame buffer */
+struct rpmem_msg_hashes {
+	uint32_t count;
+	const uint8_t *hashes; /* count * 8 bytes, little-endian u64 each */
+};
+
+struct rpmem_msg_set_state {
+	uint32_t handle;
+	uint8_t state;
+	char source[RPMEM_STR_MAX + 1];
+};
+
+struct rpmem_session_info {
+	uint32_t id;
+	char peer[RPMEM_STR_MAX + 1];
+	char client[RPMEM_STR_MAX + 1];
+	uint8_t xport;
+	char pool[2 * RPMEM_NAME_MAX + 2]; /* "region/pool" or "" */
+	uint8_t mode;
+	uint64_t started;
+	uint64_t bytes_written;
+	uint64_t bytes_read;
+	uint64_t flushes;
+	uint64_t last_flush_ns;
+};
+
+/* STATUS_REPLY: arrays owned by the struct; free with rpmem_status_reply_free */
+struct rpmem_msg_status_reply {
+	char server[RPMEM_STR_MAX + 1];
+	uint64_t pid;
+	uint64_t uptime;
+	uint32_t caps;
+	uint32_t max_sessions;
+	uint32_t nsessions;
+	struct rpmem_session_info *sessions;
+};
+
+/* --- codec -------------------------------------------------------------- */
+
+/*
+ * rpmem_hdr_encode -- write a 16-byte frame header
+ */
+void rpmem_hdr_encode(uint8_t *buf, const struct rpmem_hdr *h);
+
+/*
+ * rpmem_hdr_decode -- parse and check a 16-byte frame header: magic, known
+ * type, payload length within RPMEM_MAX_PAYLOAD. Returns 0, -EBADMSG (bad
+ * magic), -ENOTSUP (unknown type) or -EMSGSIZE (too long).
+ */
+int rpmem_hdr_decode(const uint8_t *buf, struct rpmem_hdr *h);
+
+/*
+ * Encoders write a payload into buf[cap] and return its length, or
+ * -EMSGSIZE if it does not fit. Decoders parse exactly len bytes and
+ * return 0, or -EBADMSG on a short, long or malformed payload (a string
+ * too long, a bad enum value, an offset + length that overflows).
+ */
+#define RPMEM_CODEC(name, type)                                               \
+	int rpmem_##name##_encode(void *buf, size_t cap, const type *m);      \
+	int rpmem_##name##_decode(const void *buf, size_t len, type *m)
+
+RPMEM_CODEC(hello, struct rpmem_msg_hello);
+RPMEM_CODEC(hello_ok, struct rpmem_msg_hello_ok);
+RPMEM_CODEC(error, struct rpmem_msg_error);
+RPMEM_CODEC(list, struct rpmem_msg_list);
+RPMEM_CODEC(list_reply, struct rpmem_msg_list_reply);
+RPMEM_CODEC(create, struct rpmem_msg_create);
+RPMEM_CODEC(remove, struct rpmem_msg_remove);
+RPMEM_CODEC(open, struct rpmem_msg_open);
+RPMEM_CODEC(open_ok, struct rpmem_msg_open_ok);
+RPMEM_CODEC(handle, struct rpmem_msg_handle);
+RPMEM_CODEC(io, struct rpmem_msg_io); /* READ and WRITE's 16-byte head */
+RPMEM_CODEC(flush, struct rpmem_msg_flush);
+RPMEM_CODEC(hash, struct rpmem_msg_hash);
+RPMEM_CODEC(hashes, struct rpmem_msg_hashes);
+RPMEM_CODEC(set_state, struct rpmem_msg_set_state);
+RPMEM_CODEC(status_reply, struct rpmem_msg_status_reply);
+
+void rpmem_list_reply_free(struct rpmem_msg_list_reply *m);
+void rpmem_status_reply_free(struct rpmem_msg_status_reply *m);
+
+/* rpmem_range_ok -- offset + len lies inside [0, size) without overflow */
+static inline int rpmem_range_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+const char *rpmem_err_str(uint32_t code);
+const char *rpmem_state_str(uint8_t state);
+const char *rpmem_xport_str(uint8_t xport);
+const char *rpmem_region_type_str(uint8_t type);
+const char *rpmem_msg_type_str(uint16_t type);
+
+/* rpmem_err_from_errno / rpmem_errno_from_err -- map between -errno and codes */
+uint32_t rpmem_err_from_errno(int err);
+int rpmem_errno_from_err(uint32_t code);
+
+#endif

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* util.c -- names, sizes, targets, uuids and clocks */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "util.h"
+
+int rpmem_name_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (n == 0 || n > RPMEM_NAME_MAX || name[0] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (!isalnum(c) && c != '.' && c != '_' && c != '-')
+			return 0;
+	}
+	return 1;
+}
+
+int rpmem_parse_size(const char *s, uint64_t *out)
+{
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	unsigned shift = 0;
+	switch (toupper((unsigned char)*end)) {
+	case 'K':
+		shift = 10;
+		break;
+	case 'M':
+		shift = 20;
+		break;
+	case 'G':
+		shift = 30;
+		break;
+	case 'T':
+		shift = 40;
+		break;
+	case '\0':
+		break;
+	case 'B':
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (shift) {
+		end++;
+		if (*end == 'i')
+			end++;
+	}
+	if (toupper((unsigned char)*end) == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+const char *rpmem_fmt_size(uint64_t v, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB",
+					    "PiB" };
+	unsigned u = 0;
+	double d = (double)v;
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0 || d == (double)(uint64_t)d)
+		snprintf(buf, len, "%.0f %s", d, unit[u]);
+	else
+		snprintf(buf, len, "%.1f %s", d, unit[u]);
+	return buf;
+}
+
+/* set_err -- printf into the caller's error buffer; returns -EINVAL */
+static int __attribute__((format(printf, 3, 4)))
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+int rpmem_parse_target(const char *s, unsigned need, struct rpmem_target *t,
+		       char *err, size_t errlen)
+{
+	const char *p = s;
+	memset(t, 0, sizeof(*t));
+	rpmem_strlcpy(t->port, RPMEM_DEFAULT_PORT, sizeof(t->port));
+	if (!s || !*s)
+		return set_err(err, errlen, "empty target%s", "");
+	if (!strncmp(p, "rpmem://", 8))
+		p += 8;
+	else if (strstr(p, "://"))
+		return set_err(err, errlen,
+			       "invalid target '%s': only rpmem:// URIs", s);
+
+	/* host: [v6] or up to ':' or '/' */
+	const char *hend;
+	if (*p == '[') {
+		hend = strchr(p, ']');
+		if (!hend)
+			return set_err(err, errlen,
+				       "invalid target '%s': missing ']'", s);
+		if ((size_t)(hend - p - 1) >= sizeof(t->host) || hend == p + 1)
+			return set_err(err, errlen,
+				       "invalid target '%s': bad host", s);
+		memcpy(t->host, p + 1, (size_t)(hend - p - 1));
+		p = hend + 1;
+	} else {
+		hend = p + strcspn(p, ":/");
+		if (hend == p || (size_t)(hend - p) >= sizeof(t->host))
+			return set_err(err, errlen,
+				       "invalid target '%s': bad host", s);
+		memcpy(t->host, p, (size_t)(hend - p));
+		p = hend;
+	}
+	if (*p == ':') {
+		p++;
+		size_t n = strspn(p, "0123456789");
+		long port = strtol(p, NULL, 10);
+		if (n == 0 || n > 5 || port < 1 || port > 65535 ||
+		    (p[n] && p[n] != '/'))
+			return set_err(err, errlen,
+				       "invalid target '%s': bad port", s);
+		memcpy(t->port, p, n);
+		t->port[n] = '\0';
+		p += n;
+	}
+	if (*p && *p != '/')
+		return set_err(err, errlen, "invalid target '%s'", s);
+	if (*p == '/' && p[1]) {
+		if (need & RPMEM_TARGET_NO_PATH)
+			return set_err(err, errlen,
+				       "invalid target '%s': expected HOST[:PORT]",
+				       s);
+		p++;
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		if (n > RPMEM_NAME_MAX)
+			return set_err(err, errlen,
+				       "invalid region name in '%s'", s);
+		memcpy(t->region, p, n);
+		t->region[n] = '\0';
+		if (!rpmem_name_valid(t->region))
+			return set_err(err, errlen,
+				       "invalid region name in '%s' (letters, digits, '.', '_', '-'; not starting with '.')",
+				       s);
+		if (slash) {
+			p = slash + 1;
+			if (strlen(p) > RPMEM_NAME_MAX || !rpmem_name_valid(p))
+				return set_err(err, errlen,
+					       "invalid pool name in '%s' (1-64 of letters, digits, '.', '_', '-'; not starting with '.'; no '/')",
+					       s);
+			rpmem_strlcpy(t->pool, p, sizeof(t->pool));
+		}
+	}
+	if ((need & RPMEM_TARGET_NEED_POOL) && !t->pool[0])
+		return set_err(err, errlen,
+			       "invalid target '%s': expected HOST[:PORT]/REGION/POOL",
+			       s);
+	if ((need & RPMEM_TARGET_NEED_REGION) && !t->region[0])
+		return set_err(err, errlen,
+			       "invalid target '%s': expected HOST[:PORT]/REGION",
+			       s);
+	return 0;
+}
+
+void rpmem_uuid_fmt(const uint8_t u[16], char out[37])
+{
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		 u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+int rpmem_uuid_parse(const char *s, uint8_t u[16])
+{
+	if (!s || strlen(s) != 36)
+		return -EINVAL;
+	int j = 0;
+	for (int i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return -EINVAL;
+			continue;
+		}
+		if (!isxdigit((unsigned char)s[i]) ||
+		    !isxdigit((unsigned char)s[i + 1]))
+			return -EINVAL;
+		char hex[3] = { s[i], s[i + 1], 0 };
+		u[j++] = (uint8_t)strtoul(hex, NULL, 16);
+		i++;
+	}
+	return j == 16 ? 0 : -EINVAL;
+}
+
+int rpmem_random(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+uint64_t rpmem_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t rpmem_wall_sec(void)
+{
+	return (uint64_t)time(NULL);
+}
+
+size_t rpmem_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+	if (size) {
+		size_t c = n < size - 1 ? n : size - 1;
+		memcpy(dst, src, c);
+		dst[c] = '\0';
+	}
+	return n;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* util.h -- names, sizes, targets, time: small helpers shared by all parts */
+#ifndef RPMEM_UTIL_H
+#define RPMEM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define RPMEM_EXPORT __attribute__((visibility("default")))
+
+/*
+ * rpmem_name_valid -- a region or pool name: 1..64 of [A-Za-z0-9._-], not
+ * starting with '.', so never "", ".", ".." or a path. Returns 1 or 0.
+ */
+int rpmem_name_valid(const char *name);
+
+/*
+ * rpmem_parse_size -- "4096", "64K", "64KiB", "1M", "2G", "1T" (powers of
+ * 1024; a trailing "B" is allowed) into bytes. Returns 0 or -EINVAL
+ * (empty, junk, negative) or -ERANGE (overflow).
+ */
+int rpmem_parse_size(const char *s, uint64_t *out);
+/* rpmem_fmt_size -- "64 MiB", "1.5 GiB" into buf */
+const char *rpmem_fmt_size(uint64_t v, char *buf, size_t len);
+
+struct rpmem_target {
+	char host[256];
+	char port[16];
+	char region[RPMEM_NAME_MAX + 1]; /* "" if not given */
+	char pool[RPMEM_NAME_MAX + 1];   /* "" if not given */
+};
+
+#define RPMEM_TARGET_NEED_REGION 1
+#define RPMEM_TARGET_NEED_POOL 2 /* implies region */
+#define RPMEM_TARGET_NO_PATH 4   /* only HOST[:PORT] allowed */
+
+/*
+ * rpmem_parse_target -- "HOST[:PORT][/REGION[/POOL]]", with an optional
+ * "rpmem://" prefix; HOST may be a name, IPv4 or "[IPv6]". Names are
+ * validated with rpmem_name_valid. Returns 0 or -EINVAL with a reason in
+ * err[errlen].
+ */
+int rpmem_parse_target(const char *s, unsigned need, struct rpmem_target *t,
+		       char *err, size_t errlen);
+
+/* rpmem_uuid_fmt -- 36-character text form of a 16-byte uuid */
+void rpmem_uuid_fmt(const uint8_t uuid[16], char out[37]);
+/* rpmem_uuid_parse -- returns 0 or -EINVAL */
+int rpmem_uuid_parse(const char *s, uint8_t uuid[16]);
+/* rpmem_random -- len bytes from getrandom(2) */
+int rpmem_random(void *buf, size_t len);
+
+uint64_t rpmem_now_ns(void);   /* CLOCK_MONOTONIC */
+uint64_t rpmem_wall_sec(void); /* CLOCK_REALTIME seconds */
+
+/* rpmem_strlcpy -- bounded copy, always NUL-terminated; returns strlen(src) */
+size_t rpmem_strlcpy(char *dst, const char *src, size_t size);
+
+/* rpmem_hash_block -- XXH3-64 of one block (lib/hash.c) */
+uint64_t rpmem_hash_block(const void *buf, size_t len);
+/* rpmem_hash_blocks -- hashes of every block of buf; last may be short;
+ * uses up to nthreads threads for large inputs */
+void rpmem_hash_blocks(const void *buf, size_t len, uint32_t block_size,
+		       uint64_t *hashes, unsigned nthreads);
+
+#endif

@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# install-deps.sh -- install every build and test dependency of rpmem (Debian)
+#
+# Usage: packaging/install-deps.sh [--no-vm]
+#   --no-vm   skip the packages only the qemu test bed (tests/vm) needs
+set -eu
+
+BUILD="build-essential pkgconf libpmem2-dev libpmem-dev libconfig-dev
+	librpma-dev libxxhash-dev libndctl-dev libdaxctl-dev uuid-dev
+	libibverbs-dev librdmacm-dev"
+TEST="libcmocka-dev bats pmdk-tools rsync netcat-openbsd procps
+	iproute2 xxd"
+VM="qemu-system-x86 linux-image-amd64 busybox-static rdma-core
+	ibverbs-utils rdmacm-utils ibverbs-providers ndctl daxctl perftest
+	kmod e2fsprogs cpio"
+
+PKGS="$BUILD $TEST"
+[ "${1:-}" = "--no-vm" ] || PKGS="$PKGS $VM"
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 || {
+		echo "install-deps.sh: run as root (or install sudo)" >&2
+		exit 1
+	}
+	SUDO=sudo
+fi
+
+missing=
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "install-deps.sh: all dependencies present"
+	exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
