@@ -108,3 +108,6 @@ format:
 
 clean:
 	rm -rf $(B)
+
+demo: all
+	tests/demo.sh

@@ -1,5 +1,30 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tests.mk -- test targets; included by the top-level Makefile
 
-check: all
-	@echo "tests: not wired yet"
+TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example
+VM_SUITES  ?= smoke perftest
+
+$(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librpmem.a $(LDFLAGS) $(LDLIBS)
+
+# the example links the shared library, the way applications do
+$(B)/tests/replica_example: tests/example/replica_example.c $(B)/librpmemctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
+
+examples: $(TEST_TOOLS)
+
+-include tests/unit/unit.mk
+-include tests/vm/rdma.mk
+-include tests/vm/pmem.mk
+
+check-bats: all $(TEST_TOOLS)
+	tests/run-bats.sh
+
+check-vm: all $(TEST_TOOLS)
+	tests/vm/run.sh $(VM_SUITES)
+
+# check -- every suite; the last line is "check: N passed, N failed"
+check: all $(TEST_TOOLS)
+	tests/check.sh

@@ -1,0 +1,122 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# commands.bats -- list, create, remove, status, help, version
+
+load helpers
+
+setup() { setup_daemon; }
+teardown() { teardown_daemon; }
+
+@test "create makes an empty pool of the requested size" {
+	rc create "$T/r1/db1" 4M
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %s "$R1/db1")" -eq $((4 << 20)) ]
+	rc list --json "$T/r1"
+	[ "$status" -eq 0 ]
+	[ "$(json '.pools[0].name')" = db1 ]
+	[ "$(json '.pools[0].state')" = empty ]
+	[ "$(json '.pools[0].generation')" -eq 0 ]
+	[ "$(json '.pools[0].uuid | length')" -eq 36 ]
+}
+
+@test "create --json prints the pool it made" {
+	rc create --json "$T/r1/db2" 64K
+	[ "$status" -eq 0 ]
+	[ "$(json .pool)" = db2 ]
+	[ "$(json .size)" -eq 65536 ]
+	[ "$(json .created)" = true ]
+}
+
+@test "create of an existing pool is refused (exit 4)" {
+	rc create "$T/r1/db1" 1M
+	rc create "$T/r1/db1" 1M
+	[ "$status" -eq 4 ]
+	[[ "$output" == *exist* ]]
+}
+
+@test "list shows regions and pools in a table" {
+	rc create "$T/r1/a" 1M
+	rc create "$T/r1/b" 2M
+	rc list "$T"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *r1* ]]
+	[[ "$output" == *dir* ]]
+	[[ "$output" == *" a "* || "$output" == *"a "* ]]
+	[[ "$output" == *empty* ]]
+}
+
+@test "list --json of all regions is valid JSON with regions and pools" {
+	rc create "$T/r1/a" 1M
+	rc list --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '.regions[0].name')" = r1 ]
+	[ "$(json '.regions[0].type')" = dir ]
+	[ "$(json '.regions[0].free')" -gt 0 ]
+	[ "$(json '.pools | length')" -eq 1 ]
+}
+
+@test "remove deletes the pool and its metadata" {
+	rc create "$T/r1/a" 1M
+	rc remove "$T/r1/a"
+	[ "$status" -eq 0 ]
+	[ ! -e "$R1/a" ]
+	rc list --json "$T/r1"
+	[ "$(json '.pools | length')" -eq 0 ]
+}
+
+@test "remove of an unknown pool exits 4" {
+	rc remove "$T/r1/ghost"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *ghost* ]]
+}
+
+@test "status shows the daemon, pools with state and generation, and sessions" {
+	mkfile "$W/src" 1
+	rc mirror "$W/src" "$T/r1/p1"
+	rc status --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json .pid)" -eq "$DPID" ]
+	[ "$(json '.pools[0].state')" = consistent ]
+	[ "$(json '.pools[0].generation')" -eq 1 ]
+	[ "$(json '.pools[0].bytes_written')" -ge $((1 << 20)) ]
+	[ "$(json '.sessions | length')" -ge 1 ]
+	[ "$(json '.sessions[0].transport')" = tcp ]
+	rc status "$T"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *p1* ]]
+	[[ "$output" == *consistent* ]]
+}
+
+@test "status counts a writer session's bytes and flushes while it holds a pool" {
+	rc create "$T/r1/p1" 1M
+	"$BUILD/tests/hold_pool" "$T/r1/p1" 3 >"$W/hold.out" 2>&1 &
+	local hp=$!
+	for _ in $(seq 50); do
+		grep -q holding "$W/hold.out" && break
+		sleep 0.1
+	done
+	rc status --json "$T"
+	kill "$hp"; wait "$hp" || true
+	[ "$status" -eq 0 ]
+	[ "$(json '[.sessions[] | select(.pool=="r1/p1")] | length')" -eq 1 ]
+	[ "$(json '.sessions[] | select(.pool=="r1/p1") | .mode')" = rw ]
+	[ "$(json '.pools[] | select(.name=="p1") | .writer')" != "" ]
+}
+
+@test "--help and --version exit 0; help for a command names its options" {
+	rc --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *mirror* ]]
+	rc --version
+	[ "$status" -eq 0 ]
+	rc sync --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *--pull* ]]
+}
+
+@test "output that is not a terminal carries no progress line" {
+	mkfile "$W/src" 32
+	run bash -c "'$RPMEMCTL' mirror '$W/src' '$T/r1/p1' 2>&1 | cat"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *$'\r'* ]]
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# daemon.bats -- rpmemd's configuration check, reload and shutdown
+
+load helpers
+
+setup() {
+	W=$BATS_TEST_TMPDIR
+	R1=$W/r1
+	mkdir -p "$R1"
+	PORT=$(free_port)
+	CONF=$W/rpmemd.conf
+	DLOG=$W/rpmemd.log
+	T=127.0.0.1:$PORT
+	write_conf "$CONF" "$PORT"
+}
+teardown() { teardown_daemon; }
+
+@test "rpmemd -n accepts a good configuration" {
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"configuration OK"* ]]
+}
+
+@test "rpmemd -n names the file and line of a syntax error" {
+	printf 'port = 7636;\nregions = ( { name = "x" ; type = "dir" path = "/tmp"; } );\n' >"$W/bad.conf"
+	run "$RPMEMD" -n -c "$W/bad.conf"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *bad.conf* ]]
+	[[ "$output" == *2* ]]
+}
+
+@test "rpmemd -n names the setting of a semantic error" {
+	printf 'regions = ( { name = "x"; type = "floppy"; path = "%s"; } );\n' "$R1" >"$W/bad.conf"
+	run "$RPMEMD" -n -c "$W/bad.conf"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *floppy* || "$output" == *type* ]]
+	printf 'regions = ( { name = "x"; type = "dir"; path = "%s/missing"; } );\n' "$W" >"$W/bad.conf"
+	run "$RPMEMD" -n -c "$W/bad.conf"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *missing* ]]
+}
+
+@test "rpmemd refuses a non-loopback listener without authentication" {
+	printf 'listen = ["0.0.0.0"];\nregions = ( { name = "x"; type = "dir"; path = "%s"; } );\n' "$R1" >"$W/open.conf"
+	run "$RPMEMD" -n -c "$W/open.conf"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *auth* ]]
+}
+
+@test "rpmemd -n with a missing file says so" {
+	run "$RPMEMD" -n -c "$W/none.conf"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *none.conf* ]]
+}
+
+@test "SIGTERM stops rpmemd with exit 0 and pools keep their state" {
+	start_daemon
+	mkfile "$W/src" 2
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	kill -TERM "$DPID"
+	wait "$DPID"
+	DPID=
+	grep -q '^state=consistent' "$R1/.rpmemd/p1.meta"
+	start_daemon
+	rc verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+}
+
+@test "SIGHUP adds a region without dropping a session on an untouched region" {
+	start_daemon
+	rc create "$T/r1/p1" 1M
+	"$BUILD/tests/hold_pool" "$T/r1/p1" 4 >"$W/hold.out" 2>&1 &
+	local hp=$!
+	for _ in $(seq 50); do
+		grep -q holding "$W/hold.out" && break
+		sleep 0.1
+	done
+	mkdir -p "$W/r2"
+	cat >>"$CONF" <<CONF2
+CONF2
+	sed -i "s|^regions = (|regions = (\n  { name = \"r2\"; type = \"dir\"; path = \"$W/r2\"; },|" "$CONF"
+	kill -HUP "$DPID"
+	for _ in $(seq 50); do
+		rc list --json "$T"
+		[ "$(json '.regions | length')" -eq 2 ] && break
+		sleep 0.1
+	done
+	[ "$(json '.regions | length')" -eq 2 ]
+	rc status --json "$T"
+	[ "$(json '[.sessions[] | select(.pool=="r1/p1")] | length')" -eq 1 ]
+	wait "$hp"
+	grep -q holding "$W/hold.out"
+}
+
+@test "SIGHUP with a broken configuration keeps the old one" {
+	start_daemon
+	echo 'this is not a config' >"$CONF"
+	kill -HUP "$DPID"
+	sleep 0.3
+	kill -0 "$DPID"
+	rc list --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '.regions[0].name')" = r1 ]
+}

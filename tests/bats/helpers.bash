@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# helpers.bash -- common set-up for the BATS suites: a real rpmemd on loopback
+
+TOP=$(cd "$(dirname "${BATS_TEST_FILENAME}")/../.." && pwd)
+BUILD=${RPMEM_BUILD:-$TOP/build}
+RPMEMD=$BUILD/rpmemd
+RPMEMCTL=$BUILD/rpmemctl
+
+# free_port -- a TCP port nobody listens on (loopback)
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+}
+
+# write_conf FILE PORT -- a config with regions r1 (dir) and small (dir, tmpfs-sized)
+write_conf() {
+	cat >"$1" <<CONF
+listen = ["127.0.0.1"];
+port = $2;
+log = { level = "info"; target = "stderr"; };
+max_sessions = 16;
+regions = (
+  { name = "r1"; type = "dir"; path = "$R1"; }
+);
+CONF
+}
+
+# start_daemon -- rpmemd in the background; waits until it accepts
+start_daemon() {
+	"$RPMEMD" -c "$CONF" >>"$DLOG" 2>&1 &
+	DPID=$!
+	for _ in $(seq 100); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+			return 0
+		fi
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "rpmemd did not start:" >&2
+	cat "$DLOG" >&2
+	return 1
+}
+
+stop_daemon() {
+	if [ -n "${DPID:-}" ] && kill -0 "$DPID" 2>/dev/null; then
+		kill -TERM "$DPID"
+		wait "$DPID" || true
+	fi
+	DPID=
+}
+
+setup_daemon() {
+	W=$BATS_TEST_TMPDIR
+	R1=$W/r1
+	mkdir -p "$R1"
+	PORT=$(free_port)
+	CONF=$W/rpmemd.conf
+	DLOG=$W/rpmemd.log
+	T=127.0.0.1:$PORT
+	write_conf "$CONF" "$PORT"
+	start_daemon
+}
+
+teardown_daemon() {
+	stop_daemon
+	if [ "${BATS_TEST_COMPLETED:-}" != 1 ] && [ -f "${DLOG:-}" ]; then
+		echo "--- rpmemd log ---" >&3
+		tail -n 30 "$DLOG" >&3
+	fi
+}
+
+# rc -- run rpmemctl; sets $status and $output (bats' run)
+rc() {
+	run "$RPMEMCTL" "$@"
+}
+
+# mkfile PATH SIZE_MIB -- a file of random data
+mkfile() {
+	head -c "$(($2 << 20))" /dev/urandom >"$1"
+}
+
+# poke FILE OFFSET -- change one byte at OFFSET (to its complement)
+poke() {
+	local b
+	b=$(dd if="$1" bs=1 skip="$2" count=1 2>/dev/null | od -An -tu1 | tr -d ' ')
+	printf "$(printf '\\%03o' $((255 - b)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+
+# json EXPR -- evaluate a jq expression on $output
+json() {
+	jq -r "$1" <<<"$output"
+}

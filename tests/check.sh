@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# check.sh -- run every suite (unit, bats, vm) and print one total line
+#
+# Each suite ends with "<name>: N passed, N failed"; a suite that crashes
+# or prints no such line counts as one failure.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+total_pass=0
+total_fail=0
+status=0
+
+run_suite() {
+	name=$1
+	shift
+	log=$(mktemp)
+	echo "=== $name: $*"
+	"$@" 2>&1 | tee "$log"
+	line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed" "$log" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "$name: no result line (suite crashed?)"
+		total_fail=$((total_fail + 1))
+		status=1
+	else
+		p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+		f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+		total_pass=$((total_pass + p))
+		total_fail=$((total_fail + f))
+		[ "$f" -eq 0 ] || status=1
+	fi
+	rm -f "$log"
+}
+
+run_suite unit make --no-print-directory check-unit
+run_suite bats tests/run-bats.sh
+if [ "${RPMEM_SKIP_VM:-0}" = 1 ]; then
+	# only for quick local runs; CI never sets it
+	echo "vm: skipped because RPMEM_SKIP_VM=1"
+else
+	run_suite vm make --no-print-directory check-vm
+fi
+echo "check: $total_pass passed, $total_fail failed"
+exit $status

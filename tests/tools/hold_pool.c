@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* hold_pool.c -- test tool: open a remote pool for writing and hold it */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "librpmemctl.h"
+#include "util.h"
+
+int main(int argc, char *argv[])
+{
+	struct rpmem_target t;
+	char err[256];
+	struct rpmemctl_session *s;
+	struct rpmemctl_pool *p;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: hold_pool HOST[:PORT]/REGION/POOL SECONDS\n");
+		return 2;
+	}
+	if (rpmem_parse_target(argv[1], RPMEM_TARGET_NEED_POOL, &t, err,
+			       sizeof(err))) {
+		fprintf(stderr, "hold_pool: %s\n", err);
+		return 2;
+	}
+	int ret = rpmemctl_session_open(t.host, t.port, RPMEMCTL_TRANSPORT_TCP,
+					&s);
+	if (ret) {
+		fprintf(stderr, "hold_pool: connect: %s\n",
+			rpmemctl_strerror(ret));
+		return 3;
+	}
+	ret = rpmemctl_pool_open(s, t.region, t.pool, RPMEMCTL_OPEN_RDWR, &p);
+	if (ret) {
+		fprintf(stderr, "hold_pool: open: %s\n",
+			rpmemctl_session_errmsg(s));
+		return 4;
+	}
+	printf("holding\n");
+	fflush(stdout);
+	sleep((unsigned)atoi(argv[2]));
+	rpmemctl_pool_close(&p);
+	rpmemctl_session_close(&s);
+	return 0;
+}
