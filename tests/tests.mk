@@ -28,3 +28,10 @@ check-vm: all $(TEST_TOOLS)
 # check -- every suite; the last line is "check: N passed, N failed"
 check: all $(TEST_TOOLS)
 	tests/check.sh
+
+$(B)/tests/hashbench: tests/bench/hashbench.c $(B)/librpmem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librpmem.a $(LDFLAGS) $(LDLIBS)
+
+bench: all $(B)/tests/hashbench
+	tests/bench/run.sh
