@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* client.h -- internal initiator objects: sessions, pools, request helpers */
+#ifndef RPMEM_CLIENT_H
+#define RPMEM_CLIENT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "librpmemctl.h"
+#include "proto.h"
+#include "transport.h"
+
+/* control-socket timeouts */
+#define CLIENT_CONNECT_TIMEOUT_MS 10000
+#define CLIENT_IO_TIMEOUT_S 60
+
+/* room for a target's message plus our own context */
+#define CLIENT_ERRMSG_MAX (RPMEM_MSG_MAX + 256)
+
+/*
+ * struct rpmemctl_session -- one control connection to rpmemd.
+ *
+ * A session and its pools are used by one thread at a time. Requests
+ * and replies are strictly ordered on the socket: a request gets a fresh
+ * id and its reply must carry the same id. Once the connection is lost
+ * (EOF, reset, timeout, or a reply that desynchronizes the stream) `lost`
+ * is set and every later call fails with -ECONNRESET.
+ */
+struct rpmemctl_session {
+	int fd;
+	int lost;      /* 0 or the -errno that broke the connection */
+	uint32_t next_id;
+	uint32_t id;   /* the target's session id */
+	uint32_t caps; /* RPMEM_CAP_* from HELLO_OK */
+	enum rpmemctl_transport transport;
+	char host[256];
+	char port[16];
+	char server[RPMEM_STR_MAX + 1];
+	char errmsg[CLIENT_ERRMSG_MAX];
+	/*
+	 * An ERROR the target sent for an earlier request that expects no
+	 * reply (a WRITE): returned by the next awaited reply instead.
+	 */
+	int pending_err;
+	char pending_msg[RPMEM_MSG_MAX + 1];
+	uint8_t *rbuf; /* RPMEM_MAX_PAYLOAD bytes; owned, reply payloads */
+	struct rpmemctl_pool *pools; /* open pools, linked by ->next */
+};
+
+/*
+ * struct rpmemctl_pool -- one open remote pool. It does not own its
+ * session; closing the session first detaches it (sess = NULL) and every
+ * later call except rpmemctl_pool_close fails with -ENOTCONN.
+ */
+struct rpmemctl_pool {
+	struct rpmemctl_session *sess;
+	struct rpmemctl_pool *next;
+	uint32_t handle;
+	unsigned flags; /* RPMEMCTL_OPEN_* */
+	char region[RPMEM_NAME_MAX + 1];
+	char name[RPMEM_NAME_MAX + 1];
+	uint64_t size;
+	uint8_t state;
+	uint64_t generation;
+	uint8_t uuid[16];
+	struct rpmem_xport *xport; /* owned; released by ops->close */
+};
+
+/* --- session.c ---------------------------------------------------------- */
+
+/* client_seterr -- set the session's error message (printf style) */
+void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * client_set_last -- remember err and its text for rpmemctl_strerror()
+ * in this thread (errors with no session to hold them)
+ */
+void client_set_last(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * client_check -- 0 if the session can send, else -ECONNRESET (the
+ * connection was lost earlier) with the message kept in errmsg
+ */
+int client_check(struct rpmemctl_session *s);
+
+/*
+ * client_lost -- the connection broke while doing `what`: close the
+ * stream for good and return the error to report (-ECONNRESET for EOF,
+ * reset and broken pipe; -ETIMEDOUT; -EPROTO for a desynchronized
+ * stream)
+ */
+int client_lost(struct rpmemctl_session *s, int err, const char *what);
+
+/*
+ * client_send -- send one frame (header + p1 + p2 in one gathered write)
+ * with a fresh request id, returned in *id (may be NULL)
+ */
+int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
+		size_t l1, const void *p2, size_t l2, uint32_t *id);
+
+/*
+ * client_recv_hdr -- wait for the reply to request id and check that it
+ * is of type `type`. On success the payload (h->len bytes) is still
+ * unread: the caller reads it with client_recv_payload or straight into
+ * its own buffer. An ERROR reply is consumed, its message kept in errmsg
+ * and its code returned as -errno. Anything else is a protocol error.
+ */
+int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
+		    struct rpmem_hdr *h);
+
+/* client_recv_payload -- read h->len bytes of payload into s->rbuf */
+int client_recv_payload(struct rpmemctl_session *s, const struct rpmem_hdr *h);
+
+/*
+ * client_recv -- client_recv_hdr + client_recv_payload; the payload is in
+ * s->rbuf, its length in *len (may be NULL)
+ */
+int client_recv(struct rpmemctl_session *s, uint32_t id, uint16_t type,
+		size_t *len);
+
+/*
+ * client_call -- send a request and wait for its reply of type `reply`;
+ * the reply payload is in s->rbuf, its length in *len (may be NULL)
+ */
+int client_call(struct rpmemctl_session *s, uint16_t type, const void *req,
+		size_t req_len, uint16_t reply, size_t *len);
+
+/* client_bad_reply -- a reply payload did not decode: protocol error */
+int client_bad_reply(struct rpmemctl_session *s, uint16_t type);
+
+/* --- pool.c ------------------------------------------------------------- */
+
+/* client_pool_usable -- the pool's session is open and connected */
+int client_pool_usable(struct rpmemctl_pool *p);
+
+/* client_pool_detach -- the session is closing: drop the link to it */
+void client_pool_detach(struct rpmemctl_pool *p);
+
+/*
+ * client_hash_send / client_hash_recv -- one HASH request (count <=
+ * RPMEM_MAX_HASHES) and its reply, split so that several can be in
+ * flight; replies arrive in request order
+ */
+int client_hash_send(struct rpmemctl_pool *p, uint64_t off, uint32_t bs,
+		     uint32_t count, uint32_t *id);
+int client_hash_recv(struct rpmemctl_pool *p, uint32_t id, uint32_t count,
+		     uint64_t *hashes);
+
+/* --- tcp.c -------------------------------------------------------------- */
+
+/*
+ * rpmem_tcp_client_new -- the TCP data plane for pool handle `handle` on
+ * the session's control socket; fills *out (freed by ops->close)
+ */
+int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
+			 uint64_t pool_size, struct rpmem_xport **out);
+
+#endif

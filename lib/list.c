@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* list.c -- rpmemctl_list_* and rpmemctl_status_*: decoded LIST/STATUS replies */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "util.h"
+
+/*
+ * The objects own the decoded reply (freed by rpmemctl_list_free and
+ * rpmemctl_status_free); returned strings live as long as the object.
+ * An accessor given NULL or an index out of range returns NULL or 0.
+ */
+struct rpmemctl_list {
+	struct rpmem_msg_list_reply r;
+	char (*uuids)[37]; /* text form of each pool's uuid */
+};
+
+struct rpmemctl_status {
+	struct rpmem_msg_status_reply r;
+};
+
+/* rpmemctl_list_get -- fetch regions and pools from the target */
+RPMEM_EXPORT int rpmemctl_list_get(struct rpmemctl_session *sess,
+				   const char *region,
+				   struct rpmemctl_list **out)
+{
+	if (!sess || !out)
+		return -EINVAL;
+	struct rpmem_msg_list req = { .region = "" };
+	if (region && *region) {
+		if (!rpmem_name_valid(region)) {
+			client_seterr(sess, "invalid region name '%s'", region);
+			return -EINVAL;
+		}
+		rpmem_strlcpy(req.region, region, sizeof(req.region));
+	}
+	uint8_t buf[256];
+	int len = rpmem_list_encode(buf, sizeof(buf), &req);
+	if (len < 0)
+		return len;
+	size_t rlen;
+	int ret = client_call(sess, RPMEM_MSG_LIST, buf, (size_t)len,
+			      RPMEM_MSG_LIST_REPLY, &rlen);
+	if (ret)
+		return ret;
+
+	struct rpmemctl_list *l = calloc(1, sizeof(*l));
+	if (!l) {
+		client_seterr(sess, "out of memory");
+		return -ENOMEM;
+	}
+	ret = rpmem_list_reply_decode(sess->rbuf, rlen, &l->r);
+	if (ret == -ENOMEM) {
+		client_seterr(sess, "out of memory decoding the pool list");
+		goto err_free;
+	}
+	if (ret) {
+		ret = client_bad_reply(sess, RPMEM_MSG_LIST_REPLY);
+		goto err_free;
+	}
+	l->uuids = calloc(l->r.npools ? l->r.npools : 1, sizeof(*l->uuids));
+	if (!l->uuids) {
+		ret = -ENOMEM;
+		client_seterr(sess, "out of memory");
+		goto err_reply;
+	}
+	for (uint32_t i = 0; i < l->r.npools; i++)
+		rpmem_uuid_fmt(l->r.pools[i].uuid, l->uuids[i]);
+	*out = l;
+	return 0;
+
+err_reply:
+	rpmem_list_reply_free(&l->r);
+err_free:
+	free(l);
+	return ret;
+}
+
+RPMEM_EXPORT void rpmemctl_list_free(struct rpmemctl_list **list)
+{
+	if (!list || !*list)
+		return;
+	rpmem_list_reply_free(&(*list)->r);
+	free((*list)->uuids);
+	free(*list);
+	*list = NULL;
+}
+
+/* region -- the i-th region or NULL */
+static const struct rpmem_region_info *region(const struct rpmemctl_list *l,
+					      unsigned i)
+{
+	return l && i < l->r.nregions ? &l->r.regions[i] : NULL;
+}
+
+/* pool -- the i-th pool or NULL */
+static const struct rpmem_pool_info *pool(const struct rpmemctl_list *l,
+					  unsigned i)
+{
+	return l && i < l->r.npools ? &l->r.pools[i] : NULL;
+}
+
+RPMEM_EXPORT unsigned rpmemctl_list_region_count(const struct rpmemctl_list *l)
+{
+	return l ? l->r.nregions : 0;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_list_region_name(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_region_info *r = region(l, i);
+	return r ? r->name : NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_list_region_type(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_region_info *r = region(l, i);
+	return r ? rpmem_region_type_str(r->type) : NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_list_region_path(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_region_info *r = region(l, i);
+	return r ? r->path : NULL;
+}
+
+RPMEM_EXPORT uint64_t rpmemctl_list_region_size(const struct rpmemctl_list *l,
+						unsigned i)
+{
+	const struct rpmem_region_info *r = region(l, i);
+	return r ? r->size : 0;
+}
+
+RPMEM_EXPORT uint64_t rpmemctl_list_region_free(const struct rpmemctl_list *l,
+						unsigned i)
+{
+	const struct rpmem_region_info *r = region(l, i);
+	return r ? r->free : 0;
+}
+
+RPMEM_EXPORT unsigned rpmemctl_list_pool_count(const struct rpmemctl_list *l)
+{
+	return l ? l->r.npools : 0;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_list_pool_region(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->region : NULL;
+}
+
+RPMEM_EXPORT const char *rpmemctl_list_pool_name(const struct rpmemctl_list *l,
+						 unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->name : NULL;
+}
+
+RPMEM_EXPORT uint64_t rpmemctl_list_pool_size(const struct rpmemctl_list *l,
+					      unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->size : 0;
+}
+
+RPMEM_EXPORT enum rpmemctl_pool_state
+rpmemctl_list_pool_state(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? (enum rpmemctl_pool_state)p->state : RPMEMCTL_POOL_EMPTY;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_list_pool_generation(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->generation : 0;
+}
+
+RPMEM_EXPORT const char *rpmemctl_list_pool_uuid(const struct rpmemctl_list *l,
+						 unsigned i)
+{
+	return pool(l, i) ? l->uuids[i] : NULL;
+}
+
+RPMEM_EXPORT uint64_t rpmemctl_list_pool_created(const struct rpmemctl_list *l,
+						 unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->created : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_list_pool_last_sync(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->last_sync : 0;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_list_pool_source(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->source : NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_list_pool_writer(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->writer : NULL;
+}
+
+RPMEM_EXPORT unsigned rpmemctl_list_pool_readers(const struct rpmemctl_list *l,
+						 unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->readers : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_list_pool_bytes_written(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->bytes_written : 0;
+}
+
+RPMEM_EXPORT uint64_t rpmemctl_list_pool_flushes(const struct rpmemctl_list *l,
+						 unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->flushes : 0;
+}
+
+RPMEM_EXPORT const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s)
+{
+	return rpmem_state_str((uint8_t)s);
+}
+
+/* rpmemctl_status_get -- the daemon and its sessions */
+RPMEM_EXPORT int rpmemctl_status_get(struct rpmemctl_session *sess,
+				     struct rpmemctl_status **out)
+{
+	if (!sess || !out)
+		return -EINVAL;
+	size_t rlen;
+	int ret = client_call(sess, RPMEM_MSG_STATUS, NULL, 0,
+			      RPMEM_MSG_STATUS_REPLY, &rlen);
+	if (ret)
+		return ret;
+	struct rpmemctl_status *st = calloc(1, sizeof(*st));
+	if (!st) {
+		client_seterr(sess, "out of memory");
+		return -ENOMEM;
+	}
+	ret = rpmem_status_reply_decode(sess->rbuf, rlen, &st->r);
+	if (ret == -ENOMEM) {
+		client_seterr(sess, "out of memory decoding the status");
+		goto err_free;
+	}
+	if (ret) {
+		ret = client_bad_reply(sess, RPMEM_MSG_STATUS_REPLY);
+		goto err_free;
+	}
+	*out = st;
+	return 0;
+
+err_free:
+	free(st);
+	return ret;
+}
+
+RPMEM_EXPORT void rpmemctl_status_free(struct rpmemctl_status **st)
+{
+	if (!st || !*st)
+		return;
+	rpmem_status_reply_free(&(*st)->r);
+	free(*st);
+	*st = NULL;
+}
+
+/* sinfo -- the i-th session or NULL */
+static const struct rpmem_session_info *sinfo(const struct rpmemctl_status *st,
+					      unsigned i)
+{
+	return st && i < st->r.nsessions ? &st->r.sessions[i] : NULL;
+}
+
+RPMEM_EXPORT const char *rpmemctl_status_server(const struct rpmemctl_status *st)
+{
+	return st ? st->r.server : NULL;
+}
+
+RPMEM_EXPORT uint64_t rpmemctl_status_pid(const struct rpmemctl_status *st)
+{
+	return st ? st->r.pid : 0;
+}
+
+RPMEM_EXPORT uint64_t rpmemctl_status_uptime(const struct rpmemctl_status *st)
+{
+	return st ? st->r.uptime : 0;
+}
+
+RPMEM_EXPORT unsigned
+rpmemctl_status_max_sessions(const struct rpmemctl_status *st)
+{
+	return st ? st->r.max_sessions : 0;
+}
+
+RPMEM_EXPORT int rpmemctl_status_rdma_capable(const struct rpmemctl_status *st)
+{
+	return st && (st->r.caps & RPMEM_CAP_RDMA) ? 1 : 0;
+}
+
+RPMEM_EXPORT unsigned
+rpmemctl_status_session_count(const struct rpmemctl_status *st)
+{
+	return st ? st->r.nsessions : 0;
+}
+
+RPMEM_EXPORT unsigned
+rpmemctl_status_session_id(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? s->id : 0;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_session_peer(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? s->peer : NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_session_client(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? s->client : NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_session_transport(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? rpmem_xport_str(s->xport) : NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_session_pool(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? s->pool : NULL;
+}
+
+/* rpmemctl_status_session_mode -- "rw", "ro", or "" with no pool open */
+RPMEM_EXPORT const char *
+rpmemctl_status_session_mode(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	if (!s)
+		return NULL;
+	if (!s->pool[0])
+		return "";
+	return s->mode == RPMEM_OPEN_RW ? "rw" : "ro";
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_status_session_bytes_written(const struct rpmemctl_status *st,
+				      unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? s->bytes_written : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_status_session_bytes_read(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? s->bytes_read : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_status_session_flushes(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? s->flushes : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_status_session_last_flush_ns(const struct rpmemctl_status *st,
+				      unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? s->last_flush_ns : 0;
+}

@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* pool.c -- remote pools: create, remove, open, I/O, hashes, state */
+#include <errno.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "client.h"
+#include "log.h"
+#include "util.h"
+#include "wire.h"
+
+/* HASH requests in flight at once in rpmemctl_pool_hash */
+#define HASH_WINDOW 4
+
+/* check_names -- valid region and pool names, else -EINVAL with a message */
+static int check_names(struct rpmemctl_session *s, const char *region,
+		       const char *pool)
+{
+	if (!region || !rpmem_name_valid(region)) {
+		client_seterr(s, "invalid region name '%s'",
+			      region ? region : "(null)");
+		return -EINVAL;
+	}
+	if (!pool || !rpmem_name_valid(pool)) {
+		client_seterr(s,
+			      "invalid pool name '%s': use 1 to %d of "
+			      "A-Z a-z 0-9 . _ -, not starting with '.'",
+			      pool ? pool : "(null)", RPMEM_NAME_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* expect_ok -- the reply payload of an OK must be empty */
+static int expect_ok(struct rpmemctl_session *s, uint16_t type,
+		     const void *req, size_t len)
+{
+	size_t rlen;
+	int ret = client_call(s, type, req, len, RPMEM_MSG_OK, &rlen);
+	if (ret)
+		return ret;
+	return rlen ? client_bad_reply(s, RPMEM_MSG_OK) : 0;
+}
+
+/* rpmemctl_pool_create -- create pool in region with size bytes */
+RPMEM_EXPORT int rpmemctl_pool_create(struct rpmemctl_session *sess,
+				      const char *region, const char *pool,
+				      uint64_t size)
+{
+	if (!sess)
+		return -EINVAL;
+	int ret = check_names(sess, region, pool);
+	if (ret)
+		return ret;
+	if (size == 0) {
+		client_seterr(sess, "pool '%s': size must not be zero", pool);
+		return -EINVAL;
+	}
+	struct rpmem_msg_create m = { .size = size };
+	rpmem_strlcpy(m.region, region, sizeof(m.region));
+	rpmem_strlcpy(m.pool, pool, sizeof(m.pool));
+	uint8_t buf[256];
+	int len = rpmem_create_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	return expect_ok(sess, RPMEM_MSG_CREATE, buf, (size_t)len);
+}
+
+/* rpmemctl_pool_remove -- remove a pool (FORCE: even if open or syncing) */
+RPMEM_EXPORT int rpmemctl_pool_remove(struct rpmemctl_session *sess,
+				      const char *region, const char *pool,
+				      unsigned flags)
+{
+	if (!sess)
+		return -EINVAL;
+	int ret = check_names(sess, region, pool);
+	if (ret)
+		return ret;
+	if (flags & ~RPMEMCTL_REMOVE_FORCE) {
+		client_seterr(sess, "unknown remove flags 0x%x", flags);
+		return -EINVAL;
+	}
+	struct rpmem_msg_remove m = {
+		.flags = flags & RPMEMCTL_REMOVE_FORCE ? RPMEM_REMOVE_FORCE : 0,
+	};
+	rpmem_strlcpy(m.region, region, sizeof(m.region));
+	rpmem_strlcpy(m.pool, pool, sizeof(m.pool));
+	uint8_t buf[256];
+	int len = rpmem_remove_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	return expect_ok(sess, RPMEM_MSG_REMOVE, buf, (size_t)len);
+}
+
+/* send_close -- release a handle on the target */
+static int send_close(struct rpmemctl_session *s, uint32_t handle)
+{
+	struct rpmem_msg_handle m = { .handle = handle };
+	uint8_t buf[8];
+	int len = rpmem_handle_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	return expect_ok(s, RPMEM_MSG_CLOSE, buf, (size_t)len);
+}
+
+/* send_open -- OPEN, decoded OPEN_OK into *ok */
+static int send_open(struct rpmemctl_session *s, const char *region,
+		     const char *pool, unsigned flags, uint8_t xport,
+		     struct rpmem_msg_open_ok *ok)
+{
+	struct rpmem_msg_open m = {
+		.mode = flags & RPMEMCTL_OPEN_RDWR ? RPMEM_OPEN_RW :
+						     RPMEM_OPEN_RO,
+		.xport = xport,
+	};
+	rpmem_strlcpy(m.region, region, sizeof(m.region));
+	rpmem_strlcpy(m.pool, pool, sizeof(m.pool));
+	uint8_t buf[256];
+	int len = rpmem_open_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	size_t rlen;
+	int ret = client_call(s, RPMEM_MSG_OPEN, buf, (size_t)len,
+			      RPMEM_MSG_OPEN_OK, &rlen);
+	if (ret)
+		return ret;
+	if (rpmem_open_ok_decode(s->rbuf, rlen, ok))
+		return client_bad_reply(s, RPMEM_MSG_OPEN_OK);
+	return 0;
+}
+
+/* local_addr -- numeric address of our end of the control socket */
+static void local_addr(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	buf[0] = '\0';
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		getnameinfo((struct sockaddr *)&ss, sl, buf, (socklen_t)len,
+			    NULL, 0, NI_NUMERICHOST);
+}
+
+/* wanted_xport -- the data plane to ask for, from the session's choice */
+static uint8_t wanted_xport(struct rpmemctl_session *s)
+{
+	switch (s->transport) {
+	case RPMEMCTL_TRANSPORT_TCP:
+		return RPMEM_XPORT_TCP;
+	case RPMEMCTL_TRANSPORT_RDMA:
+		return RPMEM_XPORT_RDMA;
+	case RPMEMCTL_TRANSPORT_AUTO:
+		break;
+	}
+	if (!(s->caps & RPMEM_CAP_RDMA))
+		return RPMEM_XPORT_TCP;
+	char addr[64];
+	local_addr(s->fd, addr, sizeof(addr));
+	return addr[0] && rpmem_rdma_usable(addr) ? RPMEM_XPORT_AUTO :
+						   RPMEM_XPORT_TCP;
+}
+
+/*
+ * open_xport -- bring up the data plane the target chose. Returns
+ * -EAGAIN when an AUTO open got RDMA that cannot be used here: the
+ * caller closes the handle and opens again over TCP.
+ */
+static int open_xport(struct rpmemctl_session *s, const char *region,
+		      const char *pool, uint8_t wanted,
+		      const struct rpmem_msg_open_ok *ok,
+		      struct rpmem_xport **x)
+{
+	if (ok->xport == RPMEM_XPORT_TCP) {
+		if (wanted == RPMEM_XPORT_RDMA) {
+			client_seterr(s,
+				      "pool '%s' in region '%s': %s:%s offered "
+				      "tcp, rdma was requested",
+				      pool, region, s->host, s->port);
+			return -ENOTSUP;
+		}
+		int ret = rpmem_tcp_client_new(s, ok->handle, ok->size, x);
+		if (ret)
+			client_seterr(s, "out of memory");
+		return ret;
+	}
+	if (wanted == RPMEM_XPORT_TCP) {
+		client_seterr(s, "%s:%s chose rdma for pool '%s', tcp was "
+			      "requested", s->host, s->port, pool);
+		return client_lost(s, -EPROTO, "opening a pool");
+	}
+	int ret = rpmem_rdma_client_new(s->host, ok->blob, ok->blob_len,
+					ok->size, x);
+	if (ret == 0)
+		return 0;
+	if (wanted == RPMEM_XPORT_AUTO) {
+		DBG("rdma to %s unusable (%s), falling back to tcp", s->host,
+		    strerror(-ret));
+		return -EAGAIN;
+	}
+	client_seterr(s, "pool '%s' in region '%s': cannot connect the rdma "
+		      "data plane to %s: %s", pool, region, s->host,
+		      strerror(-ret));
+	return ret;
+}
+
+/* rpmemctl_pool_open -- open a remote pool and its data plane */
+RPMEM_EXPORT int rpmemctl_pool_open(struct rpmemctl_session *sess,
+				    const char *region, const char *pool,
+				    unsigned flags, struct rpmemctl_pool **out)
+{
+	if (!sess || !out)
+		return -EINVAL;
+	int ret = check_names(sess, region, pool);
+	if (ret)
+		return ret;
+	if (flags & ~RPMEMCTL_OPEN_RDWR) {
+		client_seterr(sess, "unknown open flags 0x%x", flags);
+		return -EINVAL;
+	}
+	ret = client_check(sess);
+	if (ret)
+		return ret;
+
+	struct rpmemctl_pool *p = calloc(1, sizeof(*p));
+	if (!p) {
+		client_seterr(sess, "out of memory");
+		return -ENOMEM;
+	}
+	uint8_t wanted = wanted_xport(sess);
+	struct rpmem_msg_open_ok ok;
+	ret = send_open(sess, region, pool, flags, wanted, &ok);
+	if (ret)
+		goto err_free;
+	ret = open_xport(sess, region, pool, wanted, &ok, &p->xport);
+	if (ret == -EAGAIN) {
+		/* AUTO got rdma that does not work from here: use tcp */
+		wanted = RPMEM_XPORT_TCP;
+		ret = send_close(sess, ok.handle);
+		if (ret)
+			goto err_free;
+		ret = send_open(sess, region, pool, flags, wanted, &ok);
+		if (ret)
+			goto err_free;
+		ret = open_xport(sess, region, pool, wanted, &ok, &p->xport);
+	}
+	if (ret)
+		goto err_close;
+
+	p->sess = sess;
+	p->handle = ok.handle;
+	p->flags = flags;
+	rpmem_strlcpy(p->region, region, sizeof(p->region));
+	rpmem_strlcpy(p->name, pool, sizeof(p->name));
+	p->size = ok.size;
+	p->state = ok.state;
+	p->generation = ok.generation;
+	memcpy(p->uuid, ok.uuid, sizeof(p->uuid));
+	p->next = sess->pools;
+	sess->pools = p;
+	*out = p;
+	return 0;
+
+err_close:
+	if (!sess->lost)
+		send_close(sess, ok.handle); /* errmsg keeps the first error */
+err_free:
+	free(p);
+	return ret;
+}
+
+void client_pool_detach(struct rpmemctl_pool *p)
+{
+	if (p->xport) {
+		p->xport->ops->close(p->xport);
+		p->xport = NULL;
+	}
+	p->sess = NULL;
+	p->next = NULL;
+}
+
+/*
+ * rpmemctl_pool_close -- release the data plane and the handle; pending
+ * writes are not flushed. The pool is freed even when the CLOSE fails.
+ */
+RPMEM_EXPORT int rpmemctl_pool_close(struct rpmemctl_pool **pool)
+{
+	if (!pool || !*pool)
+		return 0;
+	struct rpmemctl_pool *p = *pool;
+	struct rpmemctl_session *s = p->sess;
+	int ret = 0;
+	if (p->xport)
+		p->xport->ops->close(p->xport);
+	if (s) {
+		for (struct rpmemctl_pool **pp = &s->pools; *pp;
+		     pp = &(*pp)->next) {
+			if (*pp == p) {
+				*pp = p->next;
+				break;
+			}
+		}
+		ret = send_close(s, p->handle);
+	}
+	free(p);
+	*pool = NULL;
+	return ret;
+}
+
+int client_pool_usable(struct rpmemctl_pool *p)
+{
+	if (!p)
+		return -EINVAL;
+	if (!p->sess)
+		return -ENOTCONN;
+	return client_check(p->sess);
+}
+
+RPMEM_EXPORT uint64_t rpmemctl_pool_get_size(const struct rpmemctl_pool *pool)
+{
+	return pool ? pool->size : 0;
+}
+
+RPMEM_EXPORT enum rpmemctl_pool_state
+rpmemctl_pool_get_state(const struct rpmemctl_pool *pool)
+{
+	return pool ? (enum rpmemctl_pool_state)pool->state :
+		      RPMEMCTL_POOL_EMPTY;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_pool_get_generation(const struct rpmemctl_pool *pool)
+{
+	return pool ? pool->generation : 0;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_pool_get_transport(const struct rpmemctl_pool *pool)
+{
+	return pool && pool->xport ? pool->xport->ops->name : "none";
+}
+
+/* check_range -- [off, off + len) lies inside the pool */
+static int check_range(struct rpmemctl_pool *p, const char *what,
+		       uint64_t off, uint64_t len)
+{
+	if (rpmem_range_ok(off, len, p->size))
+		return 0;
+	client_seterr(p->sess,
+		      "%s of %llu bytes at offset %llu is outside pool '%s' "
+		      "in region '%s' (%llu bytes)",
+		      what, (unsigned long long)len, (unsigned long long)off,
+		      p->name, p->region, (unsigned long long)p->size);
+	return -EINVAL;
+}
+
+/* check_writable -- the pool was opened for writing */
+static int check_writable(struct rpmemctl_pool *p)
+{
+	if (p->flags & RPMEMCTL_OPEN_RDWR)
+		return 0;
+	client_seterr(p->sess, "pool '%s' in region '%s' is open read-only",
+		      p->name, p->region);
+	return -EROFS;
+}
+
+/* xport_err -- give an error of the data plane a message if it has none */
+static int xport_err(struct rpmemctl_pool *p, const char *what, int ret)
+{
+	if (ret && !p->sess->errmsg[0])
+		client_seterr(p->sess, "%s on pool '%s' in region '%s' (%s) "
+			      "failed: %s", what, p->name, p->region,
+			      p->xport->ops->name, strerror(-ret));
+	return ret;
+}
+
+/* rpmemctl_pool_attach -- where the local copy of the pool is mapped */
+RPMEM_EXPORT int rpmemctl_pool_attach(struct rpmemctl_pool *pool, void *base,
+				      size_t len)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	if (!base || len != pool->size) {
+		client_seterr(pool->sess,
+			      "attach to pool '%s': the local copy must be %llu "
+			      "bytes, got %zu", pool->name,
+			      (unsigned long long)pool->size, len);
+		return -EINVAL;
+	}
+	if (!pool->xport->ops->attach)
+		return 0;
+	pool->sess->errmsg[0] = '\0';
+	ret = pool->xport->ops->attach(pool->xport, base, len);
+	return xport_err(pool, "attaching the local copy", ret);
+}
+
+RPMEM_EXPORT int rpmemctl_pool_write(struct rpmemctl_pool *pool,
+				     const void *src, uint64_t offset,
+				     size_t len)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	if ((ret = check_writable(pool)) ||
+	    (ret = check_range(pool, "write", offset, len)))
+		return ret;
+	if (len == 0)
+		return 0;
+	if (!src)
+		return -EINVAL;
+	pool->sess->errmsg[0] = '\0';
+	ret = pool->xport->ops->write(pool->xport, offset, src, len);
+	return xport_err(pool, "write", ret);
+}
+
+RPMEM_EXPORT int rpmemctl_pool_read(struct rpmemctl_pool *pool, void *dst,
+				    uint64_t offset, size_t len)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	if ((ret = check_range(pool, "read", offset, len)))
+		return ret;
+	if (len == 0)
+		return 0;
+	if (!dst)
+		return -EINVAL;
+	pool->sess->errmsg[0] = '\0';
+	ret = pool->xport->ops->read(pool->xport, offset, dst, len);
+	return xport_err(pool, "read", ret);
+}
+
+RPMEM_EXPORT int rpmemctl_pool_flush(struct rpmemctl_pool *pool,
+				     uint64_t offset, uint64_t len)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	if ((ret = check_writable(pool)) ||
+	    (ret = check_range(pool, "flush", offset, len)))
+		return ret;
+	pool->sess->errmsg[0] = '\0';
+	ret = pool->xport->ops->flush(pool->xport, offset, len);
+	return xport_err(pool, "flush", ret);
+}
+
+RPMEM_EXPORT int rpmemctl_pool_persist(struct rpmemctl_pool *pool,
+				       const void *src, uint64_t offset,
+				       size_t len)
+{
+	int ret = rpmemctl_pool_write(pool, src, offset, len);
+	if (ret)
+		return ret;
+	return rpmemctl_pool_flush(pool, offset, len);
+}
+
+int client_hash_send(struct rpmemctl_pool *p, uint64_t off, uint32_t bs,
+		     uint32_t count, uint32_t *id)
+{
+	struct rpmem_msg_hash m = { .handle = p->handle, .offset = off,
+				    .block_size = bs, .count = count };
+	uint8_t buf[32];
+	int len = rpmem_hash_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	return client_send(p->sess, RPMEM_MSG_HASH, buf, (size_t)len, NULL, 0,
+			   id);
+}
+
+int client_hash_recv(struct rpmemctl_pool *p, uint32_t id, uint32_t count,
+		     uint64_t *hashes)
+{
+	struct rpmemctl_session *s = p->sess;
+	size_t rlen;
+	int ret = client_recv(s, id, RPMEM_MSG_HASHES, &rlen);
+	if (ret)
+		return ret;
+	struct rpmem_msg_hashes m;
+	if (rpmem_hashes_decode(s->rbuf, rlen, &m))
+		return client_bad_reply(s, RPMEM_MSG_HASHES);
+	if (m.count != count) {
+		client_seterr(s, "HASHES reply with %u hashes from %s:%s for "
+			      "a request of %u", m.count, s->host, s->port,
+			      count);
+		return client_lost(s, -EPROTO, "receiving hashes");
+	}
+	for (uint32_t i = 0; i < count; i++)
+		hashes[i] = le64_get(m.hashes + 8 * (size_t)i);
+	return 0;
+}
+
+/* rpmemctl_pool_hash -- the target's hashes of count blocks from offset */
+RPMEM_EXPORT int rpmemctl_pool_hash(struct rpmemctl_pool *pool,
+				    uint64_t offset, uint32_t block_size,
+				    uint32_t count, uint64_t *hashes)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	struct rpmemctl_session *s = pool->sess;
+	uint32_t bs = block_size;
+	if (bs < 512 || bs > (64u << 20) || (bs & (bs - 1))) {
+		client_seterr(s, "invalid hash block size %u: a power of two "
+			      "from 512 to 64 MiB", bs);
+		return -EINVAL;
+	}
+	if (count == 0)
+		return 0;
+	/* the last block may be short, but must start inside the pool */
+	if (!hashes || offset >= pool->size ||
+	    (uint64_t)(count - 1) > (pool->size - offset - 1) / bs) {
+		client_seterr(s, "hash of %u blocks of %u bytes at offset %llu "
+			      "is outside pool '%s' (%llu bytes)", count, bs,
+			      (unsigned long long)offset, pool->name,
+			      (unsigned long long)pool->size);
+		return -EINVAL;
+	}
+
+	/* pipelined: up to HASH_WINDOW requests in flight */
+	uint32_t ids[HASH_WINDOW], counts[HASH_WINDOW];
+	uint64_t *dst[HASH_WINDOW];
+	unsigned head = 0, nout = 0;
+	uint32_t sent = 0;
+	int err = 0;
+	while (nout || (!err && sent < count)) {
+		while (!err && nout < HASH_WINDOW && sent < count) {
+			unsigned slot = (head + nout) % HASH_WINDOW;
+			uint32_t n = count - sent < RPMEM_MAX_HASHES ?
+					     count - sent : RPMEM_MAX_HASHES;
+			ret = client_hash_send(pool, offset + (uint64_t)sent * bs,
+					       bs, n, &ids[slot]);
+			if (ret)
+				return ret;
+			counts[slot] = n;
+			dst[slot] = hashes + sent;
+			sent += n;
+			nout++;
+		}
+		ret = client_hash_recv(pool, ids[head], counts[head], dst[head]);
+		head = (head + 1) % HASH_WINDOW;
+		nout--;
+		if (ret && s->lost)
+			return ret;
+		if (ret && !err)
+			err = ret;
+	}
+	return err;
+}
+
+/* rpmemctl_pool_set_state -- syncing, or consistent (generation + 1) */
+RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
+					 enum rpmemctl_pool_state state,
+					 const char *source)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	if (state != RPMEMCTL_POOL_SYNCING && state != RPMEMCTL_POOL_CONSISTENT &&
+	    state != RPMEMCTL_POOL_EMPTY) {
+		client_seterr(pool->sess, "invalid pool state %d", (int)state);
+		return -EINVAL;
+	}
+	if ((ret = check_writable(pool)))
+		return ret;
+	struct rpmem_msg_set_state m = { .handle = pool->handle,
+					 .state = (uint8_t)state };
+	rpmem_strlcpy(m.source, source ? source : "", sizeof(m.source));
+	uint8_t buf[RPMEM_STR_MAX + 16];
+	int len = rpmem_set_state_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	ret = expect_ok(pool->sess, RPMEM_MSG_SET_STATE, buf, (size_t)len);
+	if (ret)
+		return ret;
+	pool->state = (uint8_t)state;
+	if (state == RPMEMCTL_POOL_CONSISTENT)
+		pool->generation++;
+	return 0;
+}

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* session.c -- initiator sessions: connect, handshake, request/reply helpers */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "log.h"
+#include "net.h"
+#include "util.h"
+
+#ifndef RPMEM_VERSION
+#define RPMEM_VERSION "0"
+#endif
+
+/* the last error of a call that had no session to keep it (per thread) */
+static __thread int last_err;
+static __thread char last_msg[CLIENT_ERRMSG_MAX];
+
+void client_set_last(int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	va_end(ap);
+	last_err = err;
+}
+
+void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+int client_check(struct rpmemctl_session *s)
+{
+	return s->lost ? -ECONNRESET : 0;
+}
+
+int client_lost(struct rpmemctl_session *s, int err, const char *what)
+{
+	if (s->lost)
+		return -ECONNRESET;
+	if (err == -EPIPE || err == -ECONNABORTED || err == -ENOTCONN)
+		err = -ECONNRESET;
+	if (err == -ECONNRESET)
+		client_seterr(s, "connection to %s:%s lost while %s", s->host,
+			      s->port, what);
+	else if (err == -ETIMEDOUT)
+		client_seterr(s, "no reply from %s:%s within %d s while %s",
+			      s->host, s->port, CLIENT_IO_TIMEOUT_S, what);
+	else if (err != -EPROTO)
+		client_seterr(s, "connection to %s:%s failed while %s: %s",
+			      s->host, s->port, what, strerror(-err));
+	/* -EPROTO: the caller has described the bad message already */
+	s->lost = err;
+	/* stop the stream for good: nothing after this can be trusted */
+	shutdown(s->fd, SHUT_RDWR);
+	return err;
+}
+
+int client_bad_reply(struct rpmemctl_session *s, uint16_t type)
+{
+	client_seterr(s, "malformed %s reply from %s:%s",
+		      rpmem_msg_type_str(type), s->host, s->port);
+	return client_lost(s, -EPROTO, "decoding a reply");
+}
+
+int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
+		size_t l1, const void *p2, size_t l2, uint32_t *id)
+{
+	int ret = client_check(s);
+	if (ret)
+		return ret;
+	uint32_t rid = s->next_id++;
+	if (s->next_id == 0)
+		s->next_id = 1;
+	ret = rpmem_send_frame(s->fd, type, rid, p1, l1, p2, l2);
+	if (ret) {
+		char what[64];
+		snprintf(what, sizeof(what), "sending %s",
+			 rpmem_msg_type_str(type));
+		return client_lost(s, ret, what);
+	}
+	if (id)
+		*id = rid;
+	return 0;
+}
+
+/* recv_error -- consume an ERROR payload; message into buf, -errno back */
+static int recv_error(struct rpmemctl_session *s, const struct rpmem_hdr *h,
+		      char *buf, size_t len)
+{
+	int ret = rpmem_net_read_full(s->fd, s->rbuf, h->len);
+	if (ret)
+		return client_lost(s, ret, "receiving an ERROR reply");
+	struct rpmem_msg_error m;
+	if (rpmem_error_decode(s->rbuf, h->len, &m))
+		return client_bad_reply(s, RPMEM_MSG_ERROR);
+	snprintf(buf, len, "%s", m.msg[0] ? m.msg : rpmem_err_str(m.code));
+	ret = rpmem_errno_from_err(m.code);
+	return ret < 0 ? ret : -EREMOTEIO;
+}
+
+/* older -- request id a was sent before b (ids wrap) */
+static int older(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
+		    struct rpmem_hdr *h)
+{
+	int ret = client_check(s);
+	if (ret)
+		return ret;
+	for (;;) {
+		ret = rpmem_recv_hdr(s->fd, h);
+		if (ret == -EBADMSG || ret == -ENOTSUP || ret == -EMSGSIZE) {
+			client_seterr(s, "invalid frame header from %s:%s (%s)",
+				      s->host, s->port, strerror(-ret));
+			return client_lost(s, -EPROTO, "receiving a reply");
+		}
+		if (ret) {
+			char what[64];
+			snprintf(what, sizeof(what), "waiting for %s",
+				 rpmem_msg_type_str(type));
+			return client_lost(s, ret, what);
+		}
+		if (h->type == RPMEM_MSG_ERROR && h->id != id && older(h->id, id)) {
+			/* a request with no reply (WRITE) failed: keep it */
+			ret = recv_error(s, h, s->pending_msg,
+					 sizeof(s->pending_msg));
+			if (s->lost)
+				return ret;
+			if (!s->pending_err)
+				s->pending_err = ret;
+			continue;
+		}
+		break;
+	}
+	if (h->id != id) {
+		client_seterr(s,
+			      "unexpected %s reply with id %u from %s:%s "
+			      "(awaiting %s for request %u)",
+			      rpmem_msg_type_str(h->type), h->id, s->host,
+			      s->port, rpmem_msg_type_str(type), id);
+		return client_lost(s, -EPROTO, "receiving a reply");
+	}
+	if (h->type == RPMEM_MSG_ERROR) {
+		ret = recv_error(s, h, s->errmsg, sizeof(s->errmsg));
+		s->pending_err = 0;
+		return ret;
+	}
+	if (h->type != type) {
+		client_seterr(s, "unexpected %s reply from %s:%s (expected %s)",
+			      rpmem_msg_type_str(h->type), s->host, s->port,
+			      rpmem_msg_type_str(type));
+		return client_lost(s, -EPROTO, "receiving a reply");
+	}
+	if (s->pending_err) {
+		/* report the earlier failure; keep the stream in step */
+		ret = rpmem_net_discard(s->fd, h->len);
+		if (ret)
+			return client_lost(s, ret, "receiving a reply");
+		ret = s->pending_err;
+		s->pending_err = 0;
+		client_seterr(s, "%s", s->pending_msg);
+		return ret;
+	}
+	return 0;
+}
+
+int client_recv_payload(struct rpmemctl_session *s, const struct rpmem_hdr *h)
+{
+	/* h->len <= RPMEM_MAX_PAYLOAD, checked by rpmem_hdr_decode */
+	int ret = rpmem_net_read_full(s->fd, s->rbuf, h->len);
+	if (ret) {
+		char what[64];
+		snprintf(what, sizeof(what), "receiving %s",
+			 rpmem_msg_type_str(h->type));
+		return client_lost(s, ret, what);
+	}
+	return 0;
+}
+
+int client_recv(struct rpmemctl_session *s, uint32_t id, uint16_t type,
+		size_t *len)
+{
+	struct rpmem_hdr h;
+	int ret = client_recv_hdr(s, id, type, &h);
+	if (ret)
+		return ret;
+	ret = client_recv_payload(s, &h);
+	if (ret)
+		return ret;
+	if (len)
+		*len = h.len;
+	return 0;
+}
+
+int client_call(struct rpmemctl_session *s, uint16_t type, const void *req,
+		size_t req_len, uint16_t reply, size_t *len)
+{
+	uint32_t id = 0;
+	int ret = client_send(s, type, req, req_len, NULL, 0, &id);
+	if (ret)
+		return ret;
+	return client_recv(s, id, reply, len);
+}
+
+/* set_timeouts -- bound every send and receive on the control socket */
+static int set_timeouts(int fd)
+{
+	struct timeval tv = { .tv_sec = CLIENT_IO_TIMEOUT_S };
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	return 0;
+}
+
+/* handshake -- HELLO, then HELLO_OK or ERROR */
+static int handshake(struct rpmemctl_session *s)
+{
+	struct rpmem_msg_hello hello = {
+		.ver_min = RPMEM_PROTO_VERSION,
+		.ver_max = RPMEM_PROTO_VERSION,
+		.auth_method = 0,
+	};
+	char host[64] = "";
+	gethostname(host, sizeof(host) - 1);
+	snprintf(hello.client, sizeof(hello.client), "%s librpmemctl/%s %s",
+		 program_invocation_short_name, RPMEM_VERSION, host);
+
+	uint8_t buf[1024];
+	int len = rpmem_hello_encode(buf, sizeof(buf), &hello);
+	if (len < 0) {
+		client_seterr(s, "cannot encode HELLO: %s", strerror(-len));
+		return len;
+	}
+	size_t rlen;
+	int ret = client_call(s, RPMEM_MSG_HELLO, buf, (size_t)len,
+			      RPMEM_MSG_HELLO_OK, &rlen);
+	if (ret)
+		return ret;
+	struct rpmem_msg_hello_ok ok;
+	if (rpmem_hello_ok_decode(s->rbuf, rlen, &ok))
+		return client_bad_reply(s, RPMEM_MSG_HELLO_OK);
+	if (ok.version != RPMEM_PROTO_VERSION) {
+		client_seterr(s, "%s:%s chose protocol version %u, we speak %u",
+			      s->host, s->port, ok.version,
+			      RPMEM_PROTO_VERSION);
+		return client_lost(s, -EPROTO, "handshaking");
+	}
+	s->id = ok.session_id;
+	s->caps = ok.caps;
+	rpmem_strlcpy(s->server, ok.server, sizeof(s->server));
+	return 0;
+}
+
+/* rpmemctl_session_open -- connect to rpmemd and complete the handshake */
+RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
+				       enum rpmemctl_transport transport,
+				       struct rpmemctl_session **out)
+{
+	if (!host || !*host || !out || transport > RPMEMCTL_TRANSPORT_RDMA) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	if (!port || !*port)
+		port = RPMEM_DEFAULT_PORT;
+	if (strlen(host) >= 256 || strlen(port) >= 16) {
+		client_set_last(-EINVAL, "host or port too long");
+		return -EINVAL;
+	}
+
+	struct rpmemctl_session *s = calloc(1, sizeof(*s));
+	if (!s) {
+		client_set_last(-ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	s->fd = -1;
+	s->next_id = 1;
+	s->transport = transport;
+	rpmem_strlcpy(s->host, host, sizeof(s->host));
+	rpmem_strlcpy(s->port, port, sizeof(s->port));
+	int ret = -ENOMEM;
+	s->rbuf = malloc(RPMEM_MAX_PAYLOAD);
+	if (!s->rbuf) {
+		client_set_last(ret, "out of memory");
+		goto err_free;
+	}
+
+	ret = rpmem_net_connect(host, port, CLIENT_CONNECT_TIMEOUT_MS, &s->fd);
+	if (ret) {
+		if (ret == -ENOENT)
+			ret = -EHOSTUNREACH;
+		client_set_last(ret, "cannot connect to %s:%s: %s%s", host,
+				port, ret == -EHOSTUNREACH && !strchr(host, ':') ?
+				"unknown or unreachable host" : strerror(-ret),
+				ret == -ECONNREFUSED ? " (is rpmemd running?)" :
+				"");
+		goto err_free;
+	}
+	ret = set_timeouts(s->fd);
+	if (ret) {
+		client_set_last(ret, "cannot set socket timeouts: %s",
+				strerror(-ret));
+		goto err_close;
+	}
+	ret = handshake(s);
+	if (ret) {
+		client_set_last(ret, "handshake with %s:%s failed: %s", host,
+				port, s->errmsg);
+		goto err_close;
+	}
+	DBG("session %u with %s:%s (%s)", s->id, host, port, s->server);
+	*out = s;
+	return 0;
+
+err_close:
+	close(s->fd);
+err_free:
+	free(s->rbuf);
+	free(s);
+	return ret;
+}
+
+/*
+ * rpmemctl_session_close -- say BYE and close; pools still open are
+ * closed on the target by the disconnect and detached here (their
+ * handles must still be released with rpmemctl_pool_close)
+ */
+RPMEM_EXPORT void rpmemctl_session_close(struct rpmemctl_session **sess)
+{
+	if (!sess || !*sess)
+		return;
+	struct rpmemctl_session *s = *sess;
+	while (s->pools) {
+		struct rpmemctl_pool *p = s->pools;
+		s->pools = p->next;
+		client_pool_detach(p);
+	}
+	if (!s->lost)
+		rpmem_send_frame(s->fd, RPMEM_MSG_BYE, s->next_id, NULL, 0,
+				 NULL, 0);
+	close(s->fd);
+	free(s->rbuf);
+	free(s);
+	*sess = NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_session_errmsg(const struct rpmemctl_session *sess)
+{
+	return sess ? sess->errmsg : "no session";
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_session_server(const struct rpmemctl_session *sess)
+{
+	return sess ? sess->server : "";
+}
+
+/*
+ * rpmemctl_strerror -- the text of the calling thread's last error when
+ * it matches err (a failed session or replica open keeps its details
+ * there), else a generic description of err
+ */
+RPMEM_EXPORT const char *rpmemctl_strerror(int err)
+{
+	if (err && err == last_err && last_msg[0])
+		return last_msg;
+	switch (err) {
+	case 0:
+		return "success";
+	case -ECONNREFUSED:
+		return "connection refused (is rpmemd running?)";
+	case -ECONNRESET:
+		return "connection to the target lost";
+	case -EPROTO:
+		return "protocol error";
+	case -EPROTONOSUPPORT:
+		return "no common protocol version with the target";
+	case -EACCES:
+		return "authentication required or failed";
+	case -ENODEV:
+		return "no such region";
+	case -ENOENT:
+		return "no such pool";
+	case -EBUSY:
+		return "pool is open for writing by another session";
+	case -EROFS:
+		return "pool is open read-only";
+	case -EUSERS:
+		return "too many sessions or open pools on the target";
+	case -ESHUTDOWN:
+		return "the target is shutting down";
+	case -EREMOTEIO:
+		return "internal error on the target";
+	}
+	return strerror(err < 0 ? -err : err);
+}

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* sync.c -- push, pull, mirror and verify by two-level block hashing */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "util.h"
+
+/*
+ * Blocks are compared at two levels: coarse blocks (64 KiB by default)
+ * over the whole pool, then 4 KiB fine blocks inside each differing
+ * coarse block, so a scattered change costs about the changed bytes.
+ * Everything here goes through the pool calls (write, read, flush, hash,
+ * set_state) and works over any data plane. The compare phases keep
+ * several HASH requests in flight; no data moves until they are all
+ * answered, so hash replies and data frames never wait on each other.
+ */
+#define SYNC_DEFAULT_BS (64u << 10)
+#define SYNC_FINE_BS 4096u
+#define SYNC_MAX_BS (64u << 20) /* largest HASH block size */
+#define COARSE_WINDOW 4	/* coarse HASH requests in flight */
+#define FINE_WINDOW 32		/* fine HASH requests in flight */
+#define FINE_MAX 1024u		/* fine blocks per request (4 MiB of data) */
+#define PROGRESS_NS 100000000ull /* at most ~10 progress calls a second */
+
+struct range {
+	uint64_t off;
+	uint64_t len;
+};
+
+/* a growing array of sorted, merged byte ranges; owns v */
+struct ranges {
+	struct range *v;
+	size_t n;
+	size_t cap;
+};
+
+/* one HASH request of the pipeline */
+struct hreq {
+	uint64_t off;
+	uint32_t bs;
+	uint32_t count;
+	uint64_t *dst; /* count hashes */
+	uint32_t id;
+};
+
+struct sync_ctx {
+	struct rpmemctl_pool *p;
+	struct rpmemctl_session *s;
+	const struct rpmemctl_sync_opts *o;
+	uint8_t *local;
+	uint64_t size;
+	uint32_t bs;
+	uint64_t nblocks;
+	struct rpmemctl_sync_stats st;
+	uint64_t t0;
+	uint64_t last_progress;
+
+	/* coarse level: local and remote hashes (owned) */
+	uint64_t *lh;
+	uint64_t *rh;
+	uint64_t next_coarse; /* next block to request */
+
+	/* fine level */
+	uint64_t scan;	  /* next coarse block to look at */
+	uint64_t run_off; /* rest of the current differing run */
+	uint64_t run_end;
+	uint64_t (*fine_rh)[FINE_MAX]; /* FINE_WINDOW buffers (owned) */
+	uint64_t *fine_lh;		/* FINE_MAX (owned) */
+
+	struct ranges diff;
+};
+
+/* ranges_add -- append [off, off + len), merged with an adjacent last range */
+static int ranges_add(struct ranges *r, uint64_t off, uint64_t len)
+{
+	if (r->n && r->v[r->n - 1].off + r->v[r->n - 1].len == off) {
+		r->v[r->n - 1].len += len;
+		return 0;
+	}
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		struct range *v = realloc(r->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = (struct range){ off, len };
+	return 0;
+}
+
+/* progress -- report at most every PROGRESS_NS, or now if force */
+static void progress(struct sync_ctx *c, uint64_t done, uint64_t total,
+		     int force)
+{
+	if (!c->o->progress)
+		return;
+	uint64_t now = rpmem_now_ns();
+	if (!force && now - c->last_progress < PROGRESS_NS)
+		return;
+	c->last_progress = now;
+	c->o->progress(done, total, c->o->arg);
+}
+
+/* block_len -- length of the block of size bs at off, short at the end */
+static uint64_t block_len(const struct sync_ctx *c, uint64_t off, uint64_t bs)
+{
+	return c->size - off < bs ? c->size - off : bs;
+}
+
+/*
+ * hash_pipeline -- keep up to window HASH requests in flight: next()
+ * fills the request for a slot (returns 0 when there are no more),
+ * done() consumes each answer in request order. After a failed request
+ * no new one is sent and the rest are drained, so the stream stays in
+ * step; the first error is returned.
+ */
+static int hash_pipeline(struct sync_ctx *c, unsigned window,
+			 int (*next)(struct sync_ctx *, struct hreq *,
+				     unsigned slot),
+			 int (*done)(struct sync_ctx *, struct hreq *,
+				     unsigned slot))
+{
+	struct hreq ring[FINE_WINDOW > COARSE_WINDOW ? FINE_WINDOW :
+						       COARSE_WINDOW];
+	unsigned head = 0, nout = 0;
+	int more = 1, err = 0, ret;
+
+	if (window > ARRAY_SIZE(ring))
+		window = ARRAY_SIZE(ring);
+	while (nout || (!err && more)) {
+		while (!err && more && nout < window) {
+			unsigned slot = (head + nout) % window;
+			struct hreq *r = &ring[slot];
+			more = next(c, r, slot);
+			if (!more)
+				break;
+			ret = client_hash_send(c->p, r->off, r->bs, r->count,
+					       &r->id);
+			if (ret)
+				return ret; /* the connection is gone */
+			nout++;
+		}
+		if (!nout)
+			break;
+		unsigned slot = head;
+		struct hreq *r = &ring[slot];
+		head = (head + 1) % window;
+		nout--;
+		ret = client_hash_recv(c->p, r->id, r->count, r->dst);
+		if (ret && c->s->lost)
+			return ret;
+		if (!ret) {
+			c->st.bytes_transferred += 8ull * r->count;
+			if (!err)
+				ret = done(c, r, slot);
+		}
+		if (ret && !err)
+			err = ret;
+	}
+	return err;
+}
+
+/* coarse_next -- the next RPMEM_MAX_HASHES coarse blocks */
+static int coarse_next(struct sync_ctx *c, struct hreq *r, unsigned slot)
+{
+	(void)slot;
+	if (c->next_coarse >= c->nblocks)
+		return 0;
+	uint64_t n = c->nblocks - c->next_coarse;
+	r->count = n < RPMEM_MAX_HASHES ? (uint32_t)n : RPMEM_MAX_HASHES;
+	r->bs = c->bs;
+	r->off = c->next_coarse * c->bs;
+	r->dst = c->rh + c->next_coarse;
+	c->next_coarse += r->count;
+	return 1;
+}
+
+/* coarse_done -- report progress of the coarse compare */
+static int coarse_done(struct sync_ctx *c, struct hreq *r, unsigned slot)
+{
+	(void)slot;
+	uint64_t end = r->off + (uint64_t)r->count * r->bs;
+	progress(c, end < c->size ? end : c->size, c->size, 0);
+	return 0;
+}
+
+struct local_job {
+	const void *buf;
+	size_t len;
+	uint32_t bs;
+	uint64_t *hashes;
+};
+
+/* local_hash -- hash the local buffer in coarse blocks (thread body) */
+static void *local_hash(void *arg)
+{
+	struct local_job *j = arg;
+	rpmem_hash_blocks(j->buf, j->len, j->bs, j->hashes, 2);
+	return NULL;
+}
+
+/*
+ * compare_coarse -- local coarse hashes (in a thread) and the target's
+ * (pipelined) at the same time, then count the differing blocks
+ */
+static int compare_coarse(struct sync_ctx *c)
+{
+	c->lh = malloc(c->nblocks * sizeof(*c->lh));
+	c->rh = malloc(c->nblocks * sizeof(*c->rh));
+	if (!c->lh || !c->rh) {
+		client_seterr(c->s, "out of memory for %llu block hashes",
+			      (unsigned long long)c->nblocks);
+		return -ENOMEM;
+	}
+	struct local_job job = { c->local, c->size, c->bs, c->lh };
+	pthread_t tid;
+	int threaded = pthread_create(&tid, NULL, local_hash, &job) == 0;
+	if (!threaded)
+		local_hash(&job);
+	int ret = hash_pipeline(c, COARSE_WINDOW, coarse_next, coarse_done);
+	if (threaded)
+		pthread_join(tid, NULL);
+	if (ret)
+		return ret;
+	for (uint64_t i = 0; i < c->nblocks; i++)
+		if (c->lh[i] != c->rh[i])
+			c->st.blocks_differ++;
+	progress(c, c->size, c->size, 1);
+	return 0;
+}
+
+/*
+ * fine_next -- the next piece (<= FINE_MAX fine blocks) of a run of
+ * adjacent differing coarse blocks
+ */
+static int fine_next(struct sync_ctx *c, struct hreq *r, unsigned slot)
+{
+	if (c->run_off >= c->run_end) {
+		while (c->scan < c->nblocks && c->lh[c->scan] == c->rh[c->scan])
+			c->scan++;
+		if (c->scan >= c->nblocks)
+			return 0;
+		c->run_off = c->scan * c->bs;
+		while (c->scan < c->nblocks && c->lh[c->scan] != c->rh[c->scan])
+			c->scan++;
+		c->run_end = c->scan * c->bs;
+		if (c->run_end > c->size)
+			c->run_end = c->size;
+	}
+	uint64_t len = c->run_end - c->run_off;
+	if (len > (uint64_t)FINE_MAX * SYNC_FINE_BS)
+		len = (uint64_t)FINE_MAX * SYNC_FINE_BS;
+	r->off = c->run_off;
+	r->bs = SYNC_FINE_BS;
+	r->count = (uint32_t)((len + SYNC_FINE_BS - 1) / SYNC_FINE_BS);
+	r->dst = c->fine_rh[slot];
+	c->run_off += len;
+	return 1;
+}
+
+/*
+ * fine_done -- hash the same range locally (while later requests are in
+ * flight) and record the differing 4 KiB blocks
+ */
+static int fine_done(struct sync_ctx *c, struct hreq *r, unsigned slot)
+{
+	(void)slot;
+	uint64_t len = (uint64_t)r->count * SYNC_FINE_BS;
+	if (len > c->size - r->off)
+		len = c->size - r->off;
+	rpmem_hash_blocks(c->local + r->off, len, SYNC_FINE_BS, c->fine_lh, 1);
+	for (uint32_t i = 0; i < r->count; i++) {
+		if (c->fine_lh[i] == r->dst[i])
+			continue;
+		uint64_t off = r->off + (uint64_t)i * SYNC_FINE_BS;
+		uint64_t bl = block_len(c, off, SYNC_FINE_BS);
+		if (ranges_add(&c->diff, off, bl)) {
+			client_seterr(c->s, "out of memory");
+			return -ENOMEM;
+		}
+		c->st.bytes_differ += bl;
+	}
+	return 0;
+}
+
+/* compare_fine -- 4 KiB hashes inside the differing coarse blocks */
+static int compare_fine(struct sync_ctx *c)
+{
+	if (!c->st.blocks_differ)
+		return 0;
+	if (c->bs == SYNC_FINE_BS) {
+		/* the coarse blocks are the fine blocks */
+		for (uint64_t i = 0; i < c->nblocks; i++) {
+			if (c->lh[i] == c->rh[i])
+				continue;
+			uint64_t off = i * c->bs, bl = block_len(c, off, c->bs);
+			if (ranges_add(&c->diff, off, bl)) {
+				client_seterr(c->s, "out of memory");
+				return -ENOMEM;
+			}
+			c->st.bytes_differ += bl;
+		}
+		return 0;
+	}
+	c->fine_rh = malloc(FINE_WINDOW * sizeof(*c->fine_rh));
+	c->fine_lh = malloc(FINE_MAX * sizeof(*c->fine_lh));
+	if (!c->fine_rh || !c->fine_lh) {
+		client_seterr(c->s, "out of memory");
+		return -ENOMEM;
+	}
+	return hash_pipeline(c, FINE_WINDOW, fine_next, fine_done);
+}
+
+/* report -- every differing range to the caller */
+static void report(struct sync_ctx *c)
+{
+	if (!c->o->range)
+		return;
+	for (size_t i = 0; i < c->diff.n; i++)
+		c->o->range(c->diff.v[i].off, c->diff.v[i].len, c->o->arg);
+}
+
+/* push -- write the differing ranges between syncing and consistent */
+static int push(struct sync_ctx *c)
+{
+	struct rpmemctl_pool *p = c->p;
+	int was_consistent = p->state == RPMEM_POOL_CONSISTENT;
+	if (!c->diff.n && was_consistent)
+		return 0; /* up to date: no state change, nothing written */
+	const char *src = c->o->source;
+	int ret = rpmemctl_pool_set_state(p, RPMEMCTL_POOL_SYNCING, src);
+	if (ret)
+		return ret;
+	uint64_t moved = 0;
+	for (size_t i = 0; i < c->diff.n; i++) {
+		const struct range *r = &c->diff.v[i];
+		ret = rpmemctl_pool_write(p, c->local + r->off, r->off,
+					  r->len);
+		if (ret)
+			return ret;
+		moved += r->len;
+		c->st.data_bytes += r->len;
+		c->st.bytes_transferred += r->len;
+		progress(c, moved, c->st.bytes_differ, 0);
+	}
+	/*
+	 * After an interrupted sync, data already in the target's mapping
+	 * may not be persistent yet: persist the whole pool then.
+	 */
+	uint64_t foff = 0, flen = c->size;
+	if (was_consistent) {
+		foff = c->diff.v[0].off;
+		flen = c->diff.v[c->diff.n - 1].off +
+		       c->diff.v[c->diff.n - 1].len - foff;
+	}
+	ret = rpmemctl_pool_flush(p, foff, flen);
+	if (ret)
+		return ret;
+	progress(c, moved, c->st.bytes_differ, 1);
+	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT, src);
+}
+
+/* pull -- read the differing ranges into the local buffer */
+static int pull(struct sync_ctx *c)
+{
+	uint64_t moved = 0;
+	for (size_t i = 0; i < c->diff.n; i++) {
+		const struct range *r = &c->diff.v[i];
+		int ret = rpmemctl_pool_read(c->p, c->local + r->off, r->off,
+					     r->len);
+		if (ret)
+			return ret;
+		moved += r->len;
+		c->st.data_bytes += r->len;
+		c->st.bytes_transferred += r->len;
+		progress(c, moved, c->st.bytes_differ, 0);
+	}
+	progress(c, moved, c->st.bytes_differ, 1);
+	return 0;
+}
+
+/* mirror -- every byte, no hashing: syncing, writes, flush, consistent */
+static int mirror(struct sync_ctx *c)
+{
+	struct rpmemctl_pool *p = c->p;
+	c->st.blocks_differ = c->nblocks; /* treated as all different */
+	c->st.bytes_differ = c->size;
+	if (c->o->flags & RPMEMCTL_SYNC_DRY_RUN)
+		return 0;
+	int ret = rpmemctl_pool_set_state(p, RPMEMCTL_POOL_SYNCING,
+					  c->o->source);
+	if (ret)
+		return ret;
+	for (uint64_t off = 0; off < c->size; off += RPMEM_MAX_IO) {
+		size_t n = (size_t)block_len(c, off, RPMEM_MAX_IO);
+		ret = rpmemctl_pool_write(p, c->local + off, off, n);
+		if (ret)
+			return ret;
+		c->st.data_bytes += n;
+		c->st.bytes_transferred += n;
+		progress(c, off + n, c->size, 0);
+	}
+	ret = rpmemctl_pool_flush(p, 0, c->size);
+	if (ret)
+		return ret;
+	progress(c, c->size, c->size, 1);
+	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT,
+				       c->o->source);
+}
+
+/* check_args -- mode, flags, block size and buffer length */
+static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
+		      const struct rpmemctl_sync_opts *o, uint32_t *bs)
+{
+	struct rpmemctl_session *s = p->sess;
+	if (o->mode > RPMEMCTL_SYNC_MIRROR || (o->flags & ~RPMEMCTL_SYNC_DRY_RUN)) {
+		client_seterr(s, "invalid sync mode %d or flags 0x%x",
+			      (int)o->mode, o->flags);
+		return -EINVAL;
+	}
+	*bs = o->block_size ? o->block_size : SYNC_DEFAULT_BS;
+	if (*bs < SYNC_FINE_BS || *bs > SYNC_MAX_BS || (*bs & (*bs - 1))) {
+		client_seterr(s, "invalid block size %u: a power of two from "
+			      "4 KiB to 64 MiB", *bs);
+		return -EINVAL;
+	}
+	if (!local || len != p->size) {
+		client_seterr(s, "the local copy is %zu bytes but pool '%s' in "
+			      "region '%s' is %llu bytes", len, p->name,
+			      p->region, (unsigned long long)p->size);
+		return -EINVAL;
+	}
+	if (o->mode == RPMEMCTL_SYNC_PULL &&
+	    !(o->flags & RPMEMCTL_SYNC_DRY_RUN) &&
+	    p->state != RPMEM_POOL_CONSISTENT) {
+		client_seterr(s, "pool '%s' in region '%s' is %s: it holds no "
+			      "consistent copy to pull; push to it first",
+			      p->name, p->region, rpmem_state_str(p->state));
+		return -ENODATA;
+	}
+	return 0;
+}
+
+/*
+ * rpmemctl_pool_sync -- push, pull, mirror or verify (see librpmemctl.h);
+ * returns 0, 1 when verify or a dry run found differences, or -errno
+ */
+RPMEM_EXPORT int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local,
+				    size_t len,
+				    const struct rpmemctl_sync_opts *opts,
+				    struct rpmemctl_sync_stats *stats)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	if (!opts) {
+		client_seterr(pool->sess, "no sync options");
+		return -EINVAL;
+	}
+	uint32_t bs;
+	ret = check_args(pool, local, len, opts, &bs);
+	if (ret)
+		return ret;
+
+	struct sync_ctx c = {
+		.p = pool,
+		.s = pool->sess,
+		.o = opts,
+		.local = local,
+		.size = len,
+		.bs = bs,
+		.nblocks = (len + bs - 1) / bs,
+		.t0 = rpmem_now_ns(),
+	};
+	c.st.size = len;
+	c.st.block_size = bs;
+	c.st.blocks_total = c.nblocks;
+
+	int dry = opts->flags & RPMEMCTL_SYNC_DRY_RUN;
+	if (opts->mode == RPMEMCTL_SYNC_MIRROR) {
+		ret = mirror(&c);
+		goto out;
+	}
+	ret = compare_coarse(&c);
+	if (ret)
+		goto out;
+	ret = compare_fine(&c);
+	if (ret)
+		goto out;
+	if (opts->mode == RPMEMCTL_SYNC_VERIFY || dry) {
+		report(&c);
+		ret = c.diff.n ? 1 : 0;
+	} else if (opts->mode == RPMEMCTL_SYNC_PUSH) {
+		ret = push(&c);
+	} else {
+		ret = pull(&c);
+	}
+out:
+	c.st.generation = pool->generation;
+	c.st.elapsed_ns = rpmem_now_ns() - c.t0;
+	if (stats)
+		*stats = c.st;
+	free(c.lh);
+	free(c.rh);
+	free(c.fine_rh);
+	free(c.fine_lh);
+	free(c.diff.v);
+	return ret;
+}

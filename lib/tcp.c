@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tcp.c -- the TCP data plane: WRITE/READ/FLUSH frames on the control socket */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "net.h"
+#include "util.h"
+
+/* READ requests in flight at once, each of up to RPMEM_MAX_IO bytes */
+#define TCP_READ_WINDOW 8
+
+struct tcp_xport {
+	struct rpmem_xport base; /* first: the generic handle points here */
+	struct rpmemctl_session *s; /* not owned */
+	uint32_t handle;
+};
+
+static inline struct tcp_xport *tcp(struct rpmem_xport *x)
+{
+	return (struct tcp_xport *)x;
+}
+
+/*
+ * tcp_write -- WRITE frames of at most RPMEM_MAX_IO bytes, each sent with
+ * one gathered write straight from src; no reply is awaited (a failure
+ * on the target is reported by the next FLUSH)
+ */
+static int tcp_write(struct rpmem_xport *x, uint64_t off, const void *src,
+		     size_t len)
+{
+	struct tcp_xport *t = tcp(x);
+	const uint8_t *p = src;
+	while (len) {
+		uint32_t n = len < RPMEM_MAX_IO ? (uint32_t)len : RPMEM_MAX_IO;
+		struct rpmem_msg_io io = { .handle = t->handle, .offset = off,
+					   .len = n };
+		uint8_t head[RPMEM_WRITE_HDR_SIZE];
+		int hl = rpmem_io_encode(head, sizeof(head), &io);
+		if (hl < 0)
+			return hl;
+		int ret = client_send(t->s, RPMEM_MSG_WRITE, head, (size_t)hl,
+				      p, n, NULL);
+		if (ret)
+			return ret;
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+struct read_req {
+	uint32_t id;
+	uint32_t len;
+	uint8_t *dst;
+};
+
+/*
+ * tcp_read -- pipelined READ requests, up to TCP_READ_WINDOW in flight;
+ * each DATA reply is received straight into dst. After an ERROR reply
+ * no new request is sent and the replies still in flight are drained,
+ * so the stream stays in step.
+ */
+static int tcp_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len)
+{
+	struct tcp_xport *t = tcp(x);
+	struct rpmemctl_session *s = t->s;
+	struct read_req ring[TCP_READ_WINDOW];
+	unsigned head = 0, nout = 0;
+	size_t sent = 0;
+	int err = 0;
+
+	while (nout || (!err && sent < len)) {
+		while (!err && nout < TCP_READ_WINDOW && sent < len) {
+			size_t left = len - sent;
+			uint32_t n = left < RPMEM_MAX_IO ? (uint32_t)left :
+							   RPMEM_MAX_IO;
+			struct rpmem_msg_io io = { .handle = t->handle,
+						   .offset = off + sent,
+						   .len = n };
+			uint8_t req[RPMEM_WRITE_HDR_SIZE];
+			int rl = rpmem_io_encode(req, sizeof(req), &io);
+			if (rl < 0)
+				return rl;
+			struct read_req *r = &ring[(head + nout) % TCP_READ_WINDOW];
+			int ret = client_send(s, RPMEM_MSG_READ, req,
+					      (size_t)rl, NULL, 0, &r->id);
+			if (ret)
+				return ret;
+			r->len = n;
+			r->dst = (uint8_t *)dst + sent;
+			sent += n;
+			nout++;
+		}
+
+		struct read_req *r = &ring[head];
+		head = (head + 1) % TCP_READ_WINDOW;
+		nout--;
+		struct rpmem_hdr h;
+		int ret = client_recv_hdr(s, r->id, RPMEM_MSG_DATA, &h);
+		if (ret) {
+			if (s->lost)
+				return ret;
+			/* an ERROR reply: keep the first, drain the rest */
+			if (!err)
+				err = ret;
+			continue;
+		}
+		if (h.len != r->len) {
+			client_seterr(s,
+				      "DATA reply of %u bytes from %s:%s for a "
+				      "READ of %u bytes",
+				      h.len, s->host, s->port, r->len);
+			return client_lost(s, -EPROTO, "reading pool data");
+		}
+		if (err)
+			ret = rpmem_net_discard(s->fd, h.len);
+		else
+			ret = rpmem_net_read_full(s->fd, r->dst, h.len);
+		if (ret)
+			return client_lost(s, ret, "receiving pool data");
+	}
+	return err;
+}
+
+/* tcp_flush -- FLUSH, then OK once the target has persisted the range */
+static int tcp_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
+{
+	struct tcp_xport *t = tcp(x);
+	struct rpmem_msg_flush f = { .handle = t->handle, .offset = off,
+				     .len = len };
+	uint8_t req[32];
+	int rl = rpmem_flush_encode(req, sizeof(req), &f);
+	if (rl < 0)
+		return rl;
+	size_t rlen;
+	int ret = client_call(t->s, RPMEM_MSG_FLUSH, req, (size_t)rl,
+			      RPMEM_MSG_OK, &rlen);
+	if (ret)
+		return ret;
+	if (rlen != 0)
+		return client_bad_reply(t->s, RPMEM_MSG_OK);
+	return 0;
+}
+
+/* tcp_close -- nothing to tear down: the control session stays open */
+static void tcp_close(struct rpmem_xport *x)
+{
+	free(tcp(x));
+}
+
+static const struct rpmem_xport_ops tcp_ops = {
+	.name = "tcp",
+	.attach = NULL, /* frames are sent from and received into any buffer */
+	.write = tcp_write,
+	.read = tcp_read,
+	.flush = tcp_flush,
+	.close = tcp_close,
+};
+
+int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
+			 uint64_t pool_size, struct rpmem_xport **out)
+{
+	struct tcp_xport *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->base.ops = &tcp_ops;
+	t->base.type = RPMEM_XPORT_TCP;
+	t->s = s;
+	t->handle = handle;
+	(void)pool_size; /* range checks are done by the pool layer */
+	*out = &t->base;
+	return 0;
+}
