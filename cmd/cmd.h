@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* cmd.h -- rpmemctl: command context, exit codes and shared helpers */
+#ifndef RPMEMCTL_CMD_H
+#define RPMEMCTL_CMD_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "librpmemctl.h"
+#include "util.h"
+
+/* exit codes of rpmemctl (documented in rpmemctl(1)) */
+enum cmd_exit {
+	CMD_EXIT_OK = 0,
+	CMD_EXIT_DIFFER = 1,   /* verify found differences */
+	CMD_EXIT_USAGE = 2,    /* bad option, target, size or name */
+	CMD_EXIT_CONNECT = 3,  /* cannot connect, handshake, auth, lost */
+	CMD_EXIT_REFUSED = 4,  /* the target refused (ERROR reply) */
+	CMD_EXIT_LOCAL = 5,    /* local file missing, unreadable, wrong size */
+	CMD_EXIT_INTERNAL = 6, /* internal, protocol or output error */
+};
+
+struct rpmemctl_ctx {
+	int verbose;     /* -v, may be repeated */
+	int quiet;       /* -q: no informational lines */
+	int json;        /* the command was given --json */
+	const char *cmd; /* name of the running command */
+};
+
+typedef int (*cmd_fn)(int argc, char **argv, struct rpmemctl_ctx *ctx);
+
+int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_remove(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_mirror(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx);
+
+/* --- option parsing ------------------------------------------------------ */
+
+/* long options every command accepts besides its own */
+enum {
+	CMD_OPT_HELP = 'h',
+	CMD_OPT_VERBOSE = 'v',
+	CMD_OPT_QUIET = 'q',
+	CMD_OPT_JSON = 0x100,
+	CMD_OPT_TRANSPORT,
+	CMD_OPT_BLOCK_SIZE,
+	CMD_OPT_FIRST_PRIVATE, /* first value free for a command's own options */
+};
+
+#define CMD_COMMON_OPTS                                                       \
+	{ "help", no_argument, NULL, CMD_OPT_HELP },                          \
+	{ "verbose", no_argument, NULL, CMD_OPT_VERBOSE },                    \
+	{ "quiet", no_argument, NULL, CMD_OPT_QUIET }
+#define CMD_COMMON_SHORT ":hvq"
+
+/*
+ * cmd_getopt -- getopt_long for a command: handles -h, -v, -q and option
+ * errors. Returns the option, -1 at the end, or -2 when the command must
+ * return *code (usage printed, or an error reported).
+ */
+int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
+	       const char *shortopts, const struct option *longopts,
+	       const char *usage, int *code);
+/* cmd_usage_error -- report a usage problem; returns CMD_EXIT_USAGE */
+int cmd_usage_error(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* cmd_check_args -- min..max positional arguments remain after options */
+int cmd_check_args(struct rpmemctl_ctx *ctx, int argc, char **argv, int min,
+		   int max);
+
+int cmd_parse_transport(struct rpmemctl_ctx *ctx, const char *s,
+			enum rpmemctl_transport *out);
+int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
+		   uint64_t *out);
+int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
+			 uint32_t *out);
+int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
+		     struct rpmem_target *t);
+
+/* --- messages ------------------------------------------------------------ */
+
+/* cmd_err -- "rpmemctl: <command>: <message>" on stderr */
+void cmd_err(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* cmd_warn -- "rpmemctl: <command>: warning: <message>" on stderr */
+void cmd_warn(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* cmd_info -- an informational line on stdout (not with -q or --json) */
+void cmd_info(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* cmd_dbg -- a detail on stderr with -v */
+void cmd_dbg(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* cmd_human -- data lines on stdout (not with --json) */
+int cmd_human(struct rpmemctl_ctx *ctx);
+
+/* cmd_finish -- flush stdout; a failed write turns code into an error */
+int cmd_finish(struct rpmemctl_ctx *ctx, int code);
+
+/* --- errors from the library --------------------------------------------- */
+
+/* cmd_exit_code -- exit code for -errno from a call on an open session */
+int cmd_exit_code(int err);
+/* cmd_hint -- advice appended to an error message, "" if none */
+const char *cmd_hint(int err);
+/*
+ * cmd_remote_err -- report a failed call on sess: "<what>: <target's
+ * message>; <hint>". Returns the exit code.
+ */
+int cmd_remote_err(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
+		   int err, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* --- connections and pools ----------------------------------------------- */
+
+/* cmd_hostport -- "host:port" ("[v6]:port") of a target into buf */
+const char *cmd_hostport(const struct rpmem_target *t, char *buf, size_t len);
+/* cmd_target_str -- "host:port/region/pool" into buf */
+const char *cmd_target_str(const struct rpmem_target *t, char *buf,
+			   size_t len);
+
+/* cmd_connect -- open a session or report why not; returns an exit code */
+int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
+		enum rpmemctl_transport transport,
+		struct rpmemctl_session **out);
+
+/* cmd_source -- "hostname:/abs/path" recorded as a pool's source */
+const char *cmd_source(const char *path, char *buf, size_t len);
+
+/* --- local files --------------------------------------------------------- */
+
+#define CMD_LOCAL_RDWR (1u << 0)   /* map for writing (pull) */
+#define CMD_LOCAL_CREATE (1u << 1) /* create with create_size if missing */
+
+struct cmd_local {
+	const char *path; /* as given, not owned */
+	int fd;
+	void *addr;
+	size_t len;
+	int writable;
+	int created; /* the file did not exist and was created */
+};
+
+/*
+ * cmd_local_open -- open and map the whole local pool file (MAP_SHARED);
+ * reports errors itself. Returns 0 or CMD_EXIT_LOCAL.
+ */
+int cmd_local_open(struct rpmemctl_ctx *ctx, const char *path,
+		   unsigned flags, uint64_t create_size, struct cmd_local *l);
+/* cmd_local_persist -- msync + fsync a writable mapping */
+int cmd_local_persist(struct rpmemctl_ctx *ctx, struct cmd_local *l);
+/* cmd_local_close -- unmap and close; remove the file if unlink is set */
+void cmd_local_close(struct cmd_local *l, int unlink_created);
+
+/* --- progress ------------------------------------------------------------ */
+
+struct cmd_progress {
+	struct rpmemctl_ctx *ctx;
+	const char *label;
+	uint64_t start_ns;
+	int enabled; /* stderr is a terminal, no -q, no --json */
+	int shown;   /* a line is on the terminal */
+};
+
+void cmd_progress_init(struct cmd_progress *p, struct rpmemctl_ctx *ctx,
+		       const char *label);
+/* cmd_progress_cb -- an rpmemctl_progress_fn; arg is a cmd_progress */
+void cmd_progress_cb(uint64_t done, uint64_t total, void *arg);
+/* cmd_progress_end -- clear the progress line */
+void cmd_progress_end(struct cmd_progress *p);
+
+/* --- tables -------------------------------------------------------------- */
+
+#define CMD_TABLE_MAX_COLS 12
+
+struct cmd_table {
+	unsigned ncols;
+	unsigned nrows; /* including the header */
+	unsigned cap;
+	char **cells; /* nrows x ncols, owned */
+	unsigned right; /* bit i: right-align column i */
+};
+
+int cmd_table_init(struct cmd_table *t, unsigned ncols, unsigned right,
+		   const char *const *header);
+/* cmd_table_row -- add a row of ncols cells (copied; NULL is "-") */
+int cmd_table_row(struct cmd_table *t, const char *const *cells);
+void cmd_table_print(const struct cmd_table *t, FILE *f);
+void cmd_table_free(struct cmd_table *t);
+
+/* --- transfers (transfer.c, shared by mirror, sync and verify) ---------- */
+
+struct cmd_xfer {
+	enum rpmemctl_sync_mode mode;
+	int dry_run;
+	int no_create;       /* push/mirror: never create the remote pool */
+	uint32_t block_size; /* 0 = the library's default */
+	enum rpmemctl_transport transport;
+	const char *local;  /* LOCAL as given */
+	const char *target; /* TARGET as given */
+};
+
+/* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */
+int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x);
+
+/* --- listings (list.c, shared with status) ------------------------------ */
+
+struct json;
+
+/* cmd_list_print -- regions and pools tables; pool "" = all, detail: status */
+int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
+		   const char *pool, int detail);
+/* cmd_list_json -- "regions" and "pools" arrays into an open object */
+void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
+		   const char *pool);
+
+/* --- formatting ---------------------------------------------------------- */
+
+/* cmd_fmt_u64 -- decimal text of v into buf */
+const char *cmd_fmt_u64(uint64_t v, char *buf, size_t len);
+/* cmd_fmt_duration -- "3d 04h", "1h 02m", "5m 07s", "12s" */
+const char *cmd_fmt_duration(uint64_t sec, char *buf, size_t len);
+/* cmd_fmt_time -- "2024-05-01 12:00:00" local time, "-" for 0 */
+const char *cmd_fmt_time(uint64_t sec, char *buf, size_t len);
+
+#endif

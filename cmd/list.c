@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* list.c -- rpmemctl list: a target's regions and pools */
+
+#include <errno.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "json.h"
+
+static const char list_usage[] =
+	"usage: rpmemctl list [options] HOST[:PORT][/REGION[/POOL]]\n"
+	"\n"
+	"List the regions of a target and the pools in them (only REGION's,\n"
+	"or only POOL, if given).\n"
+	"\n"
+	"  -j, --json             one JSON object on stdout\n"
+	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
+	"  -v, --verbose          more detail on stderr\n"
+	"  -q, --quiet            no informational lines\n"
+	"  -h, --help             this help\n";
+
+static const struct option list_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "json", no_argument, NULL, 'j' },
+	{ "transport", required_argument, NULL, 't' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* pool_match -- pool i is shown for the filter ("" = all) */
+static int pool_match(const struct rpmemctl_list *l, unsigned i,
+		      const char *pool)
+{
+	return !pool || !pool[0] || !strcmp(rpmemctl_list_pool_name(l, i), pool);
+}
+
+/* cmd_list_print -- regions and pools tables; pool "" = all */
+int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
+		   const char *pool, int detail)
+{
+	static const char *const rhdr[] = { "REGION", "TYPE", "SIZE", "FREE",
+					    "PATH" };
+	static const char *const phdr[] = { "REGION", "POOL", "SIZE", "STATE",
+					    "GENERATION" };
+	static const char *const dhdr[] = { "POOL", "SIZE", "STATE", "GEN",
+					    "WRITER", "READERS", "WRITTEN",
+					    "FLUSHES", "LAST SYNC", "SOURCE" };
+	char b[6][64];
+	struct cmd_table t;
+	unsigned i, n;
+	int ret;
+
+	n = rpmemctl_list_region_count(l);
+	ret = cmd_table_init(&t, 5, 0, rhdr);
+	for (i = 0; !ret && i < n; i++) {
+		const char *row[5] = {
+			rpmemctl_list_region_name(l, i),
+			rpmemctl_list_region_type(l, i),
+			rpmem_fmt_size(rpmemctl_list_region_size(l, i), b[0], 64),
+			rpmem_fmt_size(rpmemctl_list_region_free(l, i), b[1], 64),
+			rpmemctl_list_region_path(l, i),
+		};
+		ret = cmd_table_row(&t, row);
+	}
+	if (ret)
+		goto err_table;
+	if (n)
+		cmd_table_print(&t, stdout);
+	else
+		cmd_info(ctx, "no regions");
+	cmd_table_free(&t);
+
+	ret = detail ? cmd_table_init(&t, 10, (1u << 3) | (1u << 5) |
+				      (1u << 6) | (1u << 7), dhdr) :
+		       cmd_table_init(&t, 5, 1u << 4, phdr);
+	for (i = 0; !ret && i < rpmemctl_list_pool_count(l); i++) {
+		char name[2 * RPMEM_NAME_MAX + 2];
+
+		if (!pool_match(l, i, pool))
+			continue;
+		snprintf(name, sizeof(name), "%s/%s",
+			 rpmemctl_list_pool_region(l, i),
+			 rpmemctl_list_pool_name(l, i));
+		if (detail) {
+			const char *row[10] = {
+				name,
+				rpmem_fmt_size(rpmemctl_list_pool_size(l, i),
+					       b[0], 64),
+				rpmemctl_pool_state_str(
+					rpmemctl_list_pool_state(l, i)),
+				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
+					    b[1], 64),
+				rpmemctl_list_pool_writer(l, i),
+				cmd_fmt_u64(rpmemctl_list_pool_readers(l, i),
+					    b[2], 64),
+				rpmem_fmt_size(
+					rpmemctl_list_pool_bytes_written(l, i),
+					b[3], 64),
+				cmd_fmt_u64(rpmemctl_list_pool_flushes(l, i),
+					    b[4], 64),
+				cmd_fmt_time(rpmemctl_list_pool_last_sync(l, i),
+					     b[5], 64),
+				rpmemctl_list_pool_source(l, i),
+			};
+			ret = cmd_table_row(&t, row);
+		} else {
+			const char *row[5] = {
+				rpmemctl_list_pool_region(l, i),
+				rpmemctl_list_pool_name(l, i),
+				rpmem_fmt_size(rpmemctl_list_pool_size(l, i),
+					       b[0], 64),
+				rpmemctl_pool_state_str(
+					rpmemctl_list_pool_state(l, i)),
+				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
+					    b[1], 64),
+			};
+			ret = cmd_table_row(&t, row);
+		}
+	}
+	if (ret)
+		goto err_table;
+	if (n)
+		fputc('\n', stdout);
+	if (t.nrows > 1)
+		cmd_table_print(&t, stdout);
+	else
+		cmd_info(ctx, "no pools");
+	cmd_table_free(&t);
+	return 0;
+
+err_table:
+	cmd_table_free(&t);
+	cmd_err(ctx, "cannot format the listing: %s", strerror(-ret));
+	return CMD_EXIT_INTERNAL;
+}
+
+/* cmd_list_json -- "regions" and "pools" arrays into an open object */
+void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
+		   const char *pool)
+{
+	unsigned i;
+
+	json_arr_begin(j, "regions");
+	for (i = 0; i < rpmemctl_list_region_count(l); i++) {
+		json_obj_begin(j, NULL);
+		json_str(j, "name", rpmemctl_list_region_name(l, i));
+		json_str(j, "type", rpmemctl_list_region_type(l, i));
+		json_str(j, "path", rpmemctl_list_region_path(l, i));
+		json_u64(j, "size", rpmemctl_list_region_size(l, i));
+		json_u64(j, "free", rpmemctl_list_region_free(l, i));
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+
+	json_arr_begin(j, "pools");
+	for (i = 0; i < rpmemctl_list_pool_count(l); i++) {
+		if (!pool_match(l, i, pool))
+			continue;
+		json_obj_begin(j, NULL);
+		json_str(j, "region", rpmemctl_list_pool_region(l, i));
+		json_str(j, "name", rpmemctl_list_pool_name(l, i));
+		json_u64(j, "size", rpmemctl_list_pool_size(l, i));
+		json_str(j, "state",
+			 rpmemctl_pool_state_str(rpmemctl_list_pool_state(l, i)));
+		json_u64(j, "generation", rpmemctl_list_pool_generation(l, i));
+		json_str(j, "uuid", rpmemctl_list_pool_uuid(l, i));
+		json_u64(j, "created", rpmemctl_list_pool_created(l, i));
+		json_u64(j, "last_sync", rpmemctl_list_pool_last_sync(l, i));
+		json_str(j, "source", rpmemctl_list_pool_source(l, i));
+		json_str(j, "writer", rpmemctl_list_pool_writer(l, i));
+		json_u64(j, "readers", rpmemctl_list_pool_readers(l, i));
+		json_u64(j, "bytes_written",
+			 rpmemctl_list_pool_bytes_written(l, i));
+		json_u64(j, "flushes", rpmemctl_list_pool_flushes(l, i));
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* list_has_pool -- the filtered pool is in the listing */
+static int list_has_pool(const struct rpmemctl_list *l, const char *pool)
+{
+	unsigned i;
+
+	for (i = 0; i < rpmemctl_list_pool_count(l); i++)
+		if (pool_match(l, i, pool))
+			return 1;
+	return 0;
+}
+
+/* cmd_list -- rpmemctl list */
+int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	enum rpmemctl_transport xport = RPMEMCTL_TRANSPORT_AUTO;
+	struct rpmemctl_session *sess = NULL;
+	struct rpmemctl_list *list = NULL;
+	struct rpmem_target t;
+	char hp[300];
+	struct json j;
+	int c, code = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "jt:",
+			       list_opts, list_usage, &code)) != -1) {
+		switch (c) {
+		case -2:
+			return code;
+		case 'j':
+			ctx->json = 1;
+			break;
+		case 't':
+			code = cmd_parse_transport(ctx, optarg, &xport);
+			if (code)
+				return code;
+			break;
+		}
+	}
+	code = cmd_check_args(ctx, argc, argv, 1, 1);
+	if (code)
+		return code;
+	code = cmd_parse_target(ctx, argv[optind], 0, &t);
+	if (code)
+		return code;
+	cmd_hostport(&t, hp, sizeof(hp));
+
+	code = cmd_connect(ctx, &t, xport, &sess);
+	if (code)
+		return code;
+	code = rpmemctl_list_get(sess, t.region, &list);
+	if (code) {
+		code = cmd_remote_err(ctx, sess, code, NULL,
+				      "cannot list %s%s%s", hp,
+				      t.region[0] ? " region " : "", t.region);
+		goto err_session;
+	}
+	if (t.pool[0] && !list_has_pool(list, t.pool)) {
+		cmd_err(ctx, "pool '%s/%s' not found on %s; see 'rpmemctl list %s/%s'",
+			t.region, t.pool, hp, hp, t.region);
+		code = CMD_EXIT_REFUSED;
+		goto err_list;
+	}
+
+	if (ctx->json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "target", hp);
+		json_str(&j, "server", rpmemctl_session_server(sess));
+		cmd_list_json(&j, list, t.pool);
+		json_end(&j);
+	} else {
+		code = cmd_list_print(ctx, list, t.pool, 0);
+	}
+
+err_list:
+	rpmemctl_list_free(&list);
+err_session:
+	rpmemctl_session_close(&sess);
+	return code;
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* main.c -- rpmemctl: global options, command table and dispatcher */
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "log.h"
+
+#ifndef RPMEM_VERSION
+#define RPMEM_VERSION "unknown"
+#endif
+
+struct cmd_struct {
+	const char *name;
+	cmd_fn fn;
+	const char *help;
+};
+
+static const struct cmd_struct commands[] = {
+	{ "list", cmd_list, "list a target's regions and pools" },
+	{ "create", cmd_create, "create a remote pool" },
+	{ "remove", cmd_remove, "remove a remote pool" },
+	{ "mirror", cmd_mirror, "copy a local pool file to a remote pool" },
+	{ "sync", cmd_sync, "send (or --pull) only the blocks that differ" },
+	{ "verify", cmd_verify, "compare a local pool file with a remote pool" },
+	{ "status", cmd_status, "show a daemon, its pools and its sessions" },
+	{ "bench", cmd_bench, "measure persist latency and bandwidth" },
+};
+
+static const char main_usage_head[] =
+	"usage: rpmemctl [-v|--verbose] [-q|--quiet] [-h|--help] [-V|--version]\n"
+	"                COMMAND [OPTIONS] ARGS\n"
+	"\n"
+	"Mirror persistent-memory pool files to rpmemd targets.\n"
+	"Targets are HOST[:PORT]/REGION/POOL or rpmem://HOST[:PORT]/REGION/POOL\n"
+	"(default port " RPMEM_DEFAULT_PORT "); sizes take K, M, G or T.\n"
+	"\n"
+	"Commands:\n";
+
+static const char main_usage_tail[] =
+	"\n"
+	"Run 'rpmemctl help COMMAND' or 'rpmemctl COMMAND --help' for details.\n"
+	"Exit status: 0 ok, 1 differences found, 2 usage error, 3 connection\n"
+	"or authentication failure, 4 refused by the target, 5 local file\n"
+	"error, 6 internal, protocol or output error.\n";
+
+/* main_usage -- the command list */
+static void main_usage(FILE *f)
+{
+	size_t i;
+
+	fputs(main_usage_head, f);
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fputs(main_usage_tail, f);
+}
+
+static const struct cmd_struct *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* lib_log -- library log lines reach stderr only with -v */
+static void lib_log(int prio, const char *msg, void *arg)
+{
+	struct rpmemctl_ctx *ctx = arg;
+
+	(void)prio;
+	if (ctx->verbose)
+		fprintf(stderr, "rpmemctl: lib: %s\n", msg);
+}
+
+/* run_command -- look name up and run it with argv[0] = name */
+static int run_command(struct rpmemctl_ctx *ctx, int argc, char **argv)
+{
+	const struct cmd_struct *c = find_command(argv[0]);
+
+	if (!c) {
+		fprintf(stderr,
+			"rpmemctl: unknown command '%s'; see 'rpmemctl --help'\n",
+			argv[0]);
+		return CMD_EXIT_USAGE;
+	}
+	ctx->cmd = c->name;
+	optind = 0; /* a fresh getopt scan for the command */
+	return c->fn(argc, argv, ctx);
+}
+
+/* cmd_help -- "rpmemctl help [COMMAND]" */
+static int cmd_help(struct rpmemctl_ctx *ctx, int argc, char **argv)
+{
+	char *hargv[3];
+
+	if (argc < 2) {
+		main_usage(stdout);
+		return CMD_EXIT_OK;
+	}
+	if (argc > 2) {
+		fprintf(stderr, "rpmemctl: help: unexpected argument '%s'\n",
+			argv[2]);
+		return CMD_EXIT_USAGE;
+	}
+	hargv[0] = argv[1];
+	hargv[1] = (char *)"--help";
+	hargv[2] = NULL;
+	return run_command(ctx, 2, hargv);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rpmemctl_ctx ctx = { 0 };
+	int c, code;
+
+	/* a lost connection is an error return (EPIPE), not a signal */
+	signal(SIGPIPE, SIG_IGN);
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+vqhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			ctx.verbose++;
+			break;
+		case 'q':
+			ctx.quiet = 1;
+			break;
+		case 'h':
+			main_usage(stdout);
+			return cmd_finish(&ctx, CMD_EXIT_OK);
+		case 'V':
+			printf("rpmemctl %s\n", RPMEM_VERSION);
+			return cmd_finish(&ctx, CMD_EXIT_OK);
+		default:
+			if (optopt > 0 && optopt < 0x80)
+				fprintf(stderr,
+					"rpmemctl: unknown option '-%c'; see 'rpmemctl --help'\n",
+					optopt);
+			else
+				fprintf(stderr,
+					"rpmemctl: unknown option '%s'; see 'rpmemctl --help'\n",
+					argv[optind - 1]);
+			return CMD_EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		fputs("rpmemctl: missing command\n", stderr);
+		main_usage(stderr);
+		return CMD_EXIT_USAGE;
+	}
+
+	rpmem_log_init("rpmemctl",
+		       ctx.verbose > 1 ? LOG_DEBUG :
+		       ctx.verbose ? LOG_INFO : LOG_ERR,
+		       lib_log, &ctx);
+
+	if (!strcmp(argv[0], "help"))
+		code = cmd_help(&ctx, argc, argv);
+	else
+		code = run_command(&ctx, argc, argv);
+	return cmd_finish(&ctx, code);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mirror.c -- rpmemctl mirror: copy every byte of a local pool file */
+
+#include "cmd.h"
+
+static const char mirror_usage[] =
+	"usage: rpmemctl mirror [options] LOCAL HOST[:PORT]/REGION/POOL\n"
+	"\n"
+	"Copy the whole local pool file LOCAL into the remote pool, then make\n"
+	"it persistent and mark it consistent. A missing remote pool is\n"
+	"created with the size of LOCAL; a pool of another size is refused.\n"
+	"\n"
+	"  -j, --json             one JSON object on stdout\n"
+	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
+	"  -n, --no-create        fail if the remote pool does not exist\n"
+	"  -v, --verbose          more detail on stderr\n"
+	"  -q, --quiet            no informational lines or progress\n"
+	"  -h, --help             this help\n";
+
+static const struct option mirror_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "json", no_argument, NULL, 'j' },
+	{ "transport", required_argument, NULL, 't' },
+	{ "no-create", no_argument, NULL, 'n' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* cmd_mirror -- rpmemctl mirror */
+int cmd_mirror(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct cmd_xfer x = { .mode = RPMEMCTL_SYNC_MIRROR };
+	int c, code = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "jt:n",
+			       mirror_opts, mirror_usage, &code)) != -1) {
+		switch (c) {
+		case -2:
+			return code;
+		case 'j':
+			ctx->json = 1;
+			break;
+		case 't':
+			code = cmd_parse_transport(ctx, optarg, &x.transport);
+			if (code)
+				return code;
+			break;
+		case 'n':
+			x.no_create = 1;
+			break;
+		}
+	}
+	code = cmd_check_args(ctx, argc, argv, 2, 2);
+	if (code)
+		return code;
+	x.local = argv[optind];
+	x.target = argv[optind + 1];
+	return cmd_transfer(ctx, &x);
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* status.c -- rpmemctl status: a daemon, its pools and its sessions */
+
+#include <errno.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "json.h"
+
+static const char status_usage[] =
+	"usage: rpmemctl status [options] [HOST[:PORT]]\n"
+	"\n"
+	"Show the daemon at HOST (default 127.0.0.1), its regions, its pools\n"
+	"with their state and counters, and its sessions.\n"
+	"\n"
+	"  -j, --json             one JSON object on stdout\n"
+	"  -v, --verbose          more detail on stderr\n"
+	"  -q, --quiet            no informational lines\n"
+	"  -h, --help             this help\n";
+
+static const struct option status_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "json", no_argument, NULL, 'j' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* status_json -- the daemon, the listing and the sessions */
+static void status_json(const char *hp, const struct rpmemctl_status *st,
+			const struct rpmemctl_list *l)
+{
+	struct json j;
+	unsigned i;
+
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "target", hp);
+	json_str(&j, "server", rpmemctl_status_server(st));
+	json_u64(&j, "pid", rpmemctl_status_pid(st));
+	json_u64(&j, "uptime", rpmemctl_status_uptime(st));
+	json_bool(&j, "rdma", rpmemctl_status_rdma_capable(st));
+	json_u64(&j, "max_sessions", rpmemctl_status_max_sessions(st));
+	cmd_list_json(&j, l, NULL);
+	json_arr_begin(&j, "sessions");
+	for (i = 0; i < rpmemctl_status_session_count(st); i++) {
+		json_obj_begin(&j, NULL);
+		json_u64(&j, "id", rpmemctl_status_session_id(st, i));
+		json_str(&j, "peer", rpmemctl_status_session_peer(st, i));
+		json_str(&j, "client", rpmemctl_status_session_client(st, i));
+		json_str(&j, "transport",
+			 rpmemctl_status_session_transport(st, i));
+		json_str(&j, "pool", rpmemctl_status_session_pool(st, i));
+		json_str(&j, "mode", rpmemctl_status_session_mode(st, i));
+		json_u64(&j, "bytes_written",
+			 rpmemctl_status_session_bytes_written(st, i));
+		json_u64(&j, "bytes_read",
+			 rpmemctl_status_session_bytes_read(st, i));
+		json_u64(&j, "flushes",
+			 rpmemctl_status_session_flushes(st, i));
+		json_u64(&j, "last_flush_ns",
+			 rpmemctl_status_session_last_flush_ns(st, i));
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_end(&j);
+}
+
+/* fmt_latency -- "85 us", "1.2 ms", "-" for 0 */
+static const char *fmt_latency(uint64_t ns, char *buf, size_t len)
+{
+	if (!ns)
+		snprintf(buf, len, "-");
+	else if (ns < 10000)
+		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+	else if (ns < 10000000)
+		snprintf(buf, len, "%.0f us", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+	return buf;
+}
+
+/* status_print -- the human form */
+static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
+			const struct rpmemctl_status *st,
+			const struct rpmemctl_list *l)
+{
+	static const char *const shdr[] = { "ID", "PEER", "CLIENT",
+					    "TRANSPORT", "POOL", "MODE",
+					    "WRITTEN", "READ", "FLUSHES",
+					    "LAST FLUSH" };
+	char up[32], b[5][32];
+	struct cmd_table t;
+	unsigned i;
+	int ret;
+
+	printf("server:   %s\n", rpmemctl_status_server(st));
+	printf("target:   %s\n", hp);
+	printf("pid:      %llu\n",
+	       (unsigned long long)rpmemctl_status_pid(st));
+	printf("uptime:   %s\n",
+	       cmd_fmt_duration(rpmemctl_status_uptime(st), up, sizeof(up)));
+	printf("rdma:     %s\n", rpmemctl_status_rdma_capable(st) ? "yes" : "no");
+	printf("sessions: %u of %u\n", rpmemctl_status_session_count(st),
+	       rpmemctl_status_max_sessions(st));
+	fputc('\n', stdout);
+
+	ret = cmd_list_print(ctx, l, NULL, 1);
+	if (ret)
+		return ret;
+	fputc('\n', stdout);
+
+	ret = cmd_table_init(&t, 10, (1u << 0) | (1u << 6) | (1u << 7) |
+			     (1u << 8) | (1u << 9), shdr);
+	for (i = 0; !ret && i < rpmemctl_status_session_count(st); i++) {
+		const char *row[10] = {
+			cmd_fmt_u64(rpmemctl_status_session_id(st, i), b[0], 32),
+			rpmemctl_status_session_peer(st, i),
+			rpmemctl_status_session_client(st, i),
+			rpmemctl_status_session_transport(st, i),
+			rpmemctl_status_session_pool(st, i),
+			rpmemctl_status_session_mode(st, i),
+			rpmem_fmt_size(rpmemctl_status_session_bytes_written(st, i),
+				       b[1], 32),
+			rpmem_fmt_size(rpmemctl_status_session_bytes_read(st, i),
+				       b[2], 32),
+			cmd_fmt_u64(rpmemctl_status_session_flushes(st, i),
+				    b[3], 32),
+			fmt_latency(rpmemctl_status_session_last_flush_ns(st, i),
+				    b[4], 32),
+		};
+		ret = cmd_table_row(&t, row);
+	}
+	if (ret) {
+		cmd_table_free(&t);
+		cmd_err(ctx, "cannot format the sessions: %s", strerror(-ret));
+		return CMD_EXIT_INTERNAL;
+	}
+	cmd_table_print(&t, stdout);
+	cmd_table_free(&t);
+	return 0;
+}
+
+/* cmd_status -- rpmemctl status */
+int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct rpmemctl_session *sess = NULL;
+	struct rpmemctl_status *st = NULL;
+	struct rpmemctl_list *list = NULL;
+	struct rpmem_target t;
+	char hp[300];
+	int c, ret, code = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
+			       status_opts, status_usage, &code)) != -1) {
+		switch (c) {
+		case -2:
+			return code;
+		case 'j':
+			ctx->json = 1;
+			break;
+		}
+	}
+	code = cmd_check_args(ctx, argc, argv, 0, 1);
+	if (code)
+		return code;
+	code = cmd_parse_target(ctx, optind < argc ? argv[optind] : "127.0.0.1",
+				RPMEM_TARGET_NO_PATH, &t);
+	if (code)
+		return code;
+	cmd_hostport(&t, hp, sizeof(hp));
+
+	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
+	if (code)
+		return code;
+	ret = rpmemctl_status_get(sess, &st);
+	if (ret) {
+		code = cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot get the status of %s", hp);
+		goto out;
+	}
+	ret = rpmemctl_list_get(sess, NULL, &list);
+	if (ret) {
+		code = cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot list the pools of %s", hp);
+		goto out;
+	}
+
+	if (ctx->json)
+		status_json(hp, st, list);
+	else
+		code = status_print(ctx, hp, st, list);
+out:
+	rpmemctl_list_free(&list);
+	rpmemctl_status_free(&st);
+	rpmemctl_session_close(&sess);
+	return code;
+}

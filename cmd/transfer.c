@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* transfer.c -- rpmemctl: the mirror, push, pull and verify engine */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "json.h"
+
+/* ranges reported by the library, adjacent ones merged */
+struct ranges {
+	struct { uint64_t off, len; } *v;
+	size_t n, cap;
+	int oom;
+};
+
+/* range_cb -- an rpmemctl_range_fn collecting into struct ranges */
+static void range_cb(uint64_t off, uint64_t len, void *arg)
+{
+	struct ranges *r = arg;
+
+	if (r->n && r->v[r->n - 1].off + r->v[r->n - 1].len == off) {
+		r->v[r->n - 1].len += len;
+		return;
+	}
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		void *v = realloc(r->v, cap * sizeof(*r->v));
+
+		if (!v) {
+			r->oom = 1;
+			return;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n].off = off;
+	r->v[r->n].len = len;
+	r->n++;
+}
+
+/* the library's callbacks share one arg */
+struct xfer_cb {
+	struct cmd_progress prog;
+	struct ranges ranges;
+};
+
+static void xfer_progress(uint64_t done, uint64_t total, void *arg)
+{
+	cmd_progress_cb(done, total, &((struct xfer_cb *)arg)->prog);
+}
+
+static void xfer_range(uint64_t off, uint64_t len, void *arg)
+{
+	range_cb(off, len, &((struct xfer_cb *)arg)->ranges);
+}
+
+/* everything the report needs */
+struct xfer_result {
+	const struct cmd_xfer *x;
+	char target[700];
+	const char *transport;
+	struct rpmemctl_sync_stats st;
+	int identical;
+	int created_remote;
+	int created_local;
+	int missing; /* dry run: the pool or the local file does not exist */
+};
+
+static const char *mode_str(enum rpmemctl_sync_mode m)
+{
+	switch (m) {
+	case RPMEMCTL_SYNC_PUSH:
+		return "push";
+	case RPMEMCTL_SYNC_PULL:
+		return "pull";
+	case RPMEMCTL_SYNC_VERIFY:
+		return "verify";
+	case RPMEMCTL_SYNC_MIRROR:
+		return "mirror";
+	}
+	return "?";
+}
+
+static const char *command_str(const struct cmd_xfer *x)
+{
+	if (x->mode == RPMEMCTL_SYNC_MIRROR)
+		return "mirror";
+	if (x->mode == RPMEMCTL_SYNC_VERIFY)
+		return "verify";
+	return "sync";
+}
+
+static double elapsed_s(const struct rpmemctl_sync_stats *st)
+{
+	return (double)st->elapsed_ns / 1e9;
+}
+
+static double mib_per_s(const struct rpmemctl_sync_stats *st)
+{
+	double s = elapsed_s(st);
+
+	return s > 0 ? (double)st->size / (1024.0 * 1024.0) / s : 0;
+}
+
+/* report_json -- the one JSON object of mirror, sync and verify */
+static void report_json(const struct xfer_result *r, const struct ranges *rg)
+{
+	const struct cmd_xfer *x = r->x;
+	struct json j;
+	size_t i;
+
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "command", command_str(x));
+	json_str(&j, "local", x->local);
+	json_str(&j, "target", r->target);
+	json_str(&j, "mode", mode_str(x->mode));
+	json_bool(&j, "dry_run", x->dry_run);
+	json_str(&j, "transport", r->transport);
+	json_u64(&j, "size", r->st.size);
+	json_u64(&j, "block_size", r->st.block_size);
+	json_u64(&j, "blocks_total", r->st.blocks_total);
+	json_u64(&j, "blocks_changed", r->st.blocks_differ);
+	json_u64(&j, "bytes_changed", r->st.bytes_differ);
+	json_u64(&j, "bytes_transferred", r->st.bytes_transferred);
+	json_u64(&j, "data_bytes", r->st.data_bytes);
+	json_u64(&j, "generation", r->st.generation);
+	json_double(&j, "elapsed_s", elapsed_s(&r->st));
+	json_double(&j, "mib_per_s", mib_per_s(&r->st));
+	json_bool(&j, "created_remote", r->created_remote);
+	json_bool(&j, "created_local", r->created_local);
+	json_bool(&j, "identical", r->identical);
+	if (x->mode == RPMEMCTL_SYNC_VERIFY || x->dry_run) {
+		json_arr_begin(&j, "ranges");
+		for (i = 0; i < rg->n; i++) {
+			json_obj_begin(&j, NULL);
+			json_u64(&j, "offset", rg->v[i].off);
+			json_u64(&j, "length", rg->v[i].len);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+	}
+	json_end(&j);
+}
+
+/* report_human -- ranges (always) and a summary line (informational) */
+static void report_human(struct rpmemctl_ctx *ctx,
+			 const struct xfer_result *r, const struct ranges *rg)
+{
+	const struct cmd_xfer *x = r->x;
+	const struct rpmemctl_sync_stats *st = &r->st;
+	char a[32], b[32], c[32];
+	size_t i;
+
+	if (x->mode == RPMEMCTL_SYNC_VERIFY || x->dry_run)
+		for (i = 0; i < rg->n; i++)
+			printf("differs at 0x%" PRIx64 " length %" PRIu64 "\n",
+			       rg->v[i].off, rg->v[i].len);
+
+	rpmem_fmt_size(st->size, a, sizeof(a));
+	rpmem_fmt_size(st->data_bytes, b, sizeof(b));
+	rpmem_fmt_size(st->bytes_transferred, c, sizeof(c));
+
+	if (x->mode == RPMEMCTL_SYNC_VERIFY) {
+		if (r->identical)
+			cmd_info(ctx,
+				 "'%s' and %s are identical (%s, %" PRIu64
+				 " blocks, generation %" PRIu64 ")",
+				 x->local, r->target, a, st->blocks_total,
+				 st->generation);
+		else
+			cmd_info(ctx,
+				 "'%s' and %s differ: %zu range(s), %" PRIu64
+				 " of %" PRIu64 " blocks",
+				 x->local, r->target, rg->n, st->blocks_differ,
+				 st->blocks_total);
+		return;
+	}
+	if (x->dry_run) {
+		if (r->missing)
+			cmd_info(ctx, "dry run: %s does not exist; a %s would "
+				 "create it and copy all %s",
+				 x->mode == RPMEMCTL_SYNC_PULL ?
+				 x->local : r->target,
+				 x->mode == RPMEMCTL_SYNC_PULL ? "pull" : "sync",
+				 a);
+		else if (r->identical)
+			cmd_info(ctx, "dry run: '%s' and %s are identical; "
+				 "nothing would move", x->local, r->target);
+		else
+			cmd_info(ctx, "dry run: would %s %" PRIu64 " of %"
+				 PRIu64 " blocks (%s changed) %s %s",
+				 x->mode == RPMEMCTL_SYNC_PULL ?
+				 "fetch" : "send", st->blocks_differ,
+				 st->blocks_total,
+				 rpmem_fmt_size(st->bytes_differ, b, sizeof(b)),
+				 x->mode == RPMEMCTL_SYNC_PULL ? "from" : "to",
+				 r->target);
+		return;
+	}
+	switch (x->mode) {
+	case RPMEMCTL_SYNC_MIRROR:
+		cmd_info(ctx, "mirrored '%s' to %s: %s in %.2f s (%.0f MiB/s), "
+			 "generation %" PRIu64 ", transport %s",
+			 x->local, r->target, a, elapsed_s(st), mib_per_s(st),
+			 st->generation, r->transport);
+		break;
+	case RPMEMCTL_SYNC_PUSH:
+		cmd_info(ctx, "synced '%s' to %s: %" PRIu64 " of %" PRIu64
+			 " blocks differed, sent %s (%s in all) in %.2f s, "
+			 "generation %" PRIu64,
+			 x->local, r->target, st->blocks_differ,
+			 st->blocks_total, b, c, elapsed_s(st),
+			 st->generation);
+		break;
+	case RPMEMCTL_SYNC_PULL:
+		cmd_info(ctx, "pulled %s into '%s': %" PRIu64 " of %" PRIu64
+			 " blocks differed, fetched %s (%s in all) in %.2f s, "
+			 "generation %" PRIu64,
+			 r->target, x->local, st->blocks_differ,
+			 st->blocks_total, b, c, elapsed_s(st),
+			 st->generation);
+		break;
+	default:
+		break;
+	}
+}
+
+/* dry_missing -- what a run would do when one side does not exist yet */
+static void dry_missing(struct xfer_result *r, struct xfer_cb *cb,
+			uint64_t size)
+{
+	uint64_t bs = r->x->block_size ? r->x->block_size : 65536;
+
+	r->missing = 1;
+	r->identical = 0;
+	r->st.size = size;
+	r->st.block_size = bs;
+	r->st.blocks_total = (size + bs - 1) / bs;
+	r->st.blocks_differ = r->st.blocks_total;
+	r->st.bytes_differ = size;
+	range_cb(0, size, &cb->ranges);
+}
+
+/* open_pool -- open the remote pool; a missing one is created for a push */
+static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
+		     const struct rpmem_target *t, const char *hp,
+		     struct xfer_result *r, uint64_t local_len,
+		     struct rpmemctl_pool **pool)
+{
+	const struct cmd_xfer *x = r->x;
+	int push = x->mode == RPMEMCTL_SYNC_PUSH ||
+		   x->mode == RPMEMCTL_SYNC_MIRROR;
+	unsigned flags = push && !x->dry_run ? RPMEMCTL_OPEN_RDWR :
+					       RPMEMCTL_OPEN_RDONLY;
+	char sz[32];
+	int ret;
+
+	ret = rpmemctl_pool_open(sess, t->region, t->pool, flags, pool);
+	if (ret != -ENOENT || !push || x->dry_run) {
+		if (ret == -ENOENT && x->dry_run && push)
+			return 1; /* report what a real run would do */
+		if (ret)
+			return cmd_remote_err(ctx, sess, ret, NULL,
+					      "cannot open pool '%s/%s' on %s",
+					      t->region, t->pool, hp);
+		return 0;
+	}
+	if (x->no_create)
+		return cmd_remote_err(ctx, sess, ret,
+			"create it with 'rpmemctl create' or drop --no-create",
+			"cannot open pool '%s/%s' on %s", t->region, t->pool,
+			hp);
+
+	ret = rpmemctl_pool_create(sess, t->region, t->pool, local_len);
+	if (ret)
+		return cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot create pool '%s/%s' on %s",
+				      t->region, t->pool, hp);
+	r->created_remote = 1;
+	cmd_info(ctx, "created pool '%s/%s' of %s on %s", t->region, t->pool,
+		 rpmem_fmt_size(local_len, sz, sizeof(sz)), hp);
+	ret = rpmemctl_pool_open(sess, t->region, t->pool, flags, pool);
+	if (ret)
+		return cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot open pool '%s/%s' on %s",
+				      t->region, t->pool, hp);
+	return 0;
+}
+
+/* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */
+int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
+{
+	struct rpmemctl_session *sess = NULL;
+	struct rpmemctl_pool *pool = NULL;
+	struct rpmemctl_sync_opts so = { 0 };
+	struct cmd_local local = { .fd = -1 };
+	struct xfer_result r = { .x = x, .transport = "" };
+	struct xfer_cb cb = { 0 };
+	int pull = x->mode == RPMEMCTL_SYNC_PULL;
+	char hp[300], src[1024], a[32], b[32];
+	struct rpmem_target t;
+	uint64_t psize;
+	int ret, code;
+
+	code = cmd_parse_target(ctx, x->target, RPMEM_TARGET_NEED_POOL, &t);
+	if (code)
+		return code;
+	cmd_hostport(&t, hp, sizeof(hp));
+	cmd_target_str(&t, r.target, sizeof(r.target));
+
+	/* a missing local file is found before any connection */
+	if (!pull) {
+		code = cmd_local_open(ctx, x->local, 0, 0, &local);
+		if (code)
+			return code;
+	}
+
+	code = cmd_connect(ctx, &t, x->transport, &sess);
+	if (code)
+		goto err_local;
+	code = open_pool(ctx, sess, &t, hp, &r, local.len, &pool);
+	if (code == 1) {
+		dry_missing(&r, &cb, local.len);
+		code = 0;
+		goto report;
+	}
+	if (code)
+		goto err_session;
+	psize = rpmemctl_pool_get_size(pool);
+	r.transport = rpmemctl_pool_get_transport(pool);
+	cmd_dbg(ctx, "pool '%s/%s': %llu bytes, %s, generation %llu, "
+		"transport %s", t.region, t.pool, (unsigned long long)psize,
+		rpmemctl_pool_state_str(rpmemctl_pool_get_state(pool)),
+		(unsigned long long)rpmemctl_pool_get_generation(pool),
+		r.transport);
+
+	if (pull) {
+		unsigned lf = x->dry_run ? 0 : CMD_LOCAL_RDWR | CMD_LOCAL_CREATE;
+
+		if (x->dry_run && access(x->local, F_OK) && errno == ENOENT) {
+			dry_missing(&r, &cb, psize);
+			r.st.generation = rpmemctl_pool_get_generation(pool);
+			goto report;
+		}
+		code = cmd_local_open(ctx, x->local, lf, psize, &local);
+		if (code)
+			goto err_pool;
+		r.created_local = local.created;
+		if (local.created)
+			cmd_info(ctx, "created '%s' of %s", x->local,
+				 rpmem_fmt_size(psize, a, sizeof(a)));
+	}
+
+	if (local.len != psize) {
+		rpmem_fmt_size(local.len, a, sizeof(a));
+		rpmem_fmt_size(psize, b, sizeof(b));
+		if (x->mode == RPMEMCTL_SYNC_VERIFY) {
+			/* not comparable: a local error, not a difference */
+			fprintf(stderr, "rpmemctl: verify: cannot compare '%s' "
+				"with %s: the file's size is %s (%zu bytes), "
+				"the pool's size is %s (%llu bytes)\n",
+				x->local, r.target, a, local.len, b,
+				(unsigned long long)psize);
+			code = CMD_EXIT_LOCAL;
+			goto err_pool;
+		}
+		if (pull) {
+			fprintf(stderr, "rpmemctl: '%s' is %s (%zu bytes) but "
+				"pool %s is %s (%llu bytes); remove the file "
+				"or pull into a new one\n", x->local, a,
+				local.len, r.target, b,
+				(unsigned long long)psize);
+			code = CMD_EXIT_LOCAL;
+		} else {
+			cmd_err(ctx, "pool %s is %s (%llu bytes) but '%s' is "
+				"%s (%zu bytes); remove the pool or choose "
+				"another name", r.target, b,
+				(unsigned long long)psize, x->local, a,
+				local.len);
+			code = CMD_EXIT_REFUSED;
+		}
+		goto err_pool;
+	}
+
+	if ((pull || x->mode == RPMEMCTL_SYNC_VERIFY) &&
+	    rpmemctl_pool_get_state(pool) != RPMEMCTL_POOL_CONSISTENT)
+		cmd_warn(ctx, "pool %s is %s%s", r.target,
+			 rpmemctl_pool_state_str(rpmemctl_pool_get_state(pool)),
+			 rpmemctl_pool_get_state(pool) == RPMEMCTL_POOL_SYNCING ?
+			 " (a sync was interrupted); its contents may be "
+			 "inconsistent" : "");
+
+	if (!x->dry_run && x->mode != RPMEMCTL_SYNC_VERIFY) {
+		ret = rpmemctl_pool_attach(pool, local.addr, local.len);
+		if (ret)
+			cmd_dbg(ctx, "attaching the local mapping: %s",
+				rpmemctl_strerror(ret));
+	}
+
+	cmd_progress_init(&cb.prog, ctx, pull ? "pull" : mode_str(x->mode));
+	so.mode = x->mode;
+	so.flags = x->dry_run ? RPMEMCTL_SYNC_DRY_RUN : 0;
+	so.block_size = x->block_size;
+	so.source = cmd_source(x->local, src, sizeof(src));
+	so.progress = xfer_progress;
+	so.range = xfer_range;
+	so.arg = &cb;
+	ret = rpmemctl_pool_sync(pool, local.addr, local.len, &so, &r.st);
+	cmd_progress_end(&cb.prog);
+	if (ret < 0) {
+		if (pull)
+			code = cmd_remote_err(ctx, sess, ret, NULL,
+					      "cannot pull %s into '%s'",
+					      r.target, x->local);
+		else
+			code = cmd_remote_err(ctx, sess, ret, NULL,
+					      "cannot %s '%s' %s %s",
+					      x->mode == RPMEMCTL_SYNC_VERIFY ?
+					      "compare" : x->mode ==
+					      RPMEMCTL_SYNC_MIRROR ? "mirror" :
+					      "sync", x->local,
+					      x->mode == RPMEMCTL_SYNC_VERIFY ?
+					      "with" : "to", r.target);
+		goto err_pool;
+	}
+	if (cb.ranges.oom) {
+		cmd_err(ctx, "out of memory collecting differing ranges");
+		code = CMD_EXIT_INTERNAL;
+		goto err_pool;
+	}
+	if (x->mode == RPMEMCTL_SYNC_VERIFY || x->dry_run)
+		r.identical = ret == 0 && r.st.blocks_differ == 0;
+	else
+		r.identical = 1;
+	if (x->mode == RPMEMCTL_SYNC_VERIFY && !r.identical)
+		code = CMD_EXIT_DIFFER;
+
+	if (pull && !x->dry_run) {
+		code = cmd_local_persist(ctx, &local);
+		if (code)
+			goto err_pool;
+	}
+
+report:
+	if (ctx->json)
+		report_json(&r, &cb.ranges);
+	else
+		report_human(ctx, &r, &cb.ranges);
+	if (pool) {
+		ret = rpmemctl_pool_close(&pool);
+		if (ret)
+			cmd_dbg(ctx, "closing the pool: %s",
+				rpmemctl_session_errmsg(sess));
+	}
+	rpmemctl_session_close(&sess);
+	cmd_local_close(&local, 0);
+	free(cb.ranges.v);
+	return code;
+
+err_pool:
+	rpmemctl_pool_close(&pool);
+err_session:
+	rpmemctl_session_close(&sess);
+err_local:
+	/* a file created for a pull that failed is not left half-written */
+	cmd_local_close(&local, 1);
+	free(cb.ranges.v);
+	return code;
+}

@@ -1,0 +1,840 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* util.c -- rpmemctl: messages, exit codes, connections, local files */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "log.h"
+
+/* --- messages ------------------------------------------------------------ */
+
+/* cmd_vmsg -- "rpmemctl: <command>: <prefix><message>\n" on f */
+static void cmd_vmsg(struct rpmemctl_ctx *ctx, FILE *f, const char *prefix,
+		     const char *fmt, va_list ap)
+{
+	fputs("rpmemctl: ", f);
+	if (ctx && ctx->cmd)
+		fprintf(f, "%s: ", ctx->cmd);
+	fputs(prefix, f);
+	vfprintf(f, fmt, ap);
+	fputc('\n', f);
+}
+
+void cmd_err(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cmd_vmsg(ctx, stderr, "", fmt, ap);
+	va_end(ap);
+}
+
+void cmd_warn(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cmd_vmsg(ctx, stderr, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void cmd_info(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->quiet || ctx->json)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+}
+
+void cmd_dbg(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ctx->verbose)
+		return;
+	va_start(ap, fmt);
+	cmd_vmsg(ctx, stderr, "", fmt, ap);
+	va_end(ap);
+}
+
+int cmd_human(struct rpmemctl_ctx *ctx)
+{
+	return !ctx->json;
+}
+
+/* cmd_finish -- flush stdout; a failed write turns code into an error */
+int cmd_finish(struct rpmemctl_ctx *ctx, int code)
+{
+	int err = 0;
+
+	if (fflush(stdout) != 0)
+		err = errno;
+	if (err || ferror(stdout)) {
+		fputs("rpmemctl: ", stderr);
+		if (ctx && ctx->cmd)
+			fprintf(stderr, "%s: ", ctx->cmd);
+		fprintf(stderr, "write error on standard output: %s\n",
+			err ? strerror(err) : "I/O error");
+		if (code == CMD_EXIT_OK || code == CMD_EXIT_DIFFER)
+			code = CMD_EXIT_INTERNAL;
+	}
+	return code;
+}
+
+/* --- option parsing ------------------------------------------------------ */
+
+int cmd_usage_error(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rpmemctl: ", stderr);
+	if (ctx->cmd)
+		fprintf(stderr, "%s: ", ctx->cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (ctx->cmd)
+		fprintf(stderr, "; see 'rpmemctl %s --help'\n", ctx->cmd);
+	else
+		fputs("; see 'rpmemctl --help'\n", stderr);
+	return CMD_EXIT_USAGE;
+}
+
+/*
+ * cmd_getopt -- getopt_long for a command: handles -h, -v, -q and option
+ * errors (shortopts must start with ':'). Returns the option, -1 at the
+ * end, or -2 when the command must return *code.
+ */
+int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
+	       const char *shortopts, const struct option *longopts,
+	       const char *usage, int *code)
+{
+	const char *opt;
+	char sopt[3];
+	int c;
+
+	for (;;) {
+		c = getopt_long(argc, argv, shortopts, longopts, NULL);
+		switch (c) {
+		case CMD_OPT_HELP:
+			fputs(usage, stdout);
+			*code = CMD_EXIT_OK;
+			return -2;
+		case CMD_OPT_VERBOSE:
+			ctx->verbose++;
+			rpmem_log_set_prio(ctx->verbose > 1 ? LOG_DEBUG :
+					   LOG_INFO);
+			continue;
+		case CMD_OPT_QUIET:
+			ctx->quiet = 1;
+			continue;
+		case ':':
+		case '?':
+			if (optopt > 0 && optopt < 0x80) {
+				sopt[0] = '-';
+				sopt[1] = (char)optopt;
+				sopt[2] = '\0';
+				opt = sopt;
+			} else {
+				opt = argv[optind - 1];
+			}
+			if (c == ':')
+				*code = cmd_usage_error(ctx,
+					"option '%s' requires an argument", opt);
+			else
+				*code = cmd_usage_error(ctx,
+					"unknown or malformed option '%s'",
+					opt);
+			return -2;
+		default:
+			return c;
+		}
+	}
+}
+
+/* cmd_check_args -- min..max positional arguments remain after options */
+int cmd_check_args(struct rpmemctl_ctx *ctx, int argc, char **argv, int min,
+		   int max)
+{
+	int n = argc - optind;
+
+	if (n < min)
+		return cmd_usage_error(ctx, "missing argument");
+	if (n > max)
+		return cmd_usage_error(ctx, "unexpected argument '%s'",
+				       argv[optind + max]);
+	return 0;
+}
+
+int cmd_parse_transport(struct rpmemctl_ctx *ctx, const char *s,
+			enum rpmemctl_transport *out)
+{
+	if (!strcmp(s, "auto"))
+		*out = RPMEMCTL_TRANSPORT_AUTO;
+	else if (!strcmp(s, "tcp"))
+		*out = RPMEMCTL_TRANSPORT_TCP;
+	else if (!strcmp(s, "rdma"))
+		*out = RPMEMCTL_TRANSPORT_RDMA;
+	else
+		return cmd_usage_error(ctx,
+			"invalid transport '%s' (auto, tcp or rdma)", s);
+	return 0;
+}
+
+int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
+		   uint64_t *out)
+{
+	uint64_t v = 0;
+	int ret;
+
+	ret = rpmem_parse_size(s, &v);
+	if (ret == -ERANGE)
+		return cmd_usage_error(ctx, "%s '%s' is too large", what, s);
+	if (ret)
+		return cmd_usage_error(ctx,
+			"invalid %s '%s' (bytes, or a number with K, M, G or T)",
+			what, s);
+	if (v == 0)
+		return cmd_usage_error(ctx, "%s must not be zero", what);
+	*out = v;
+	return 0;
+}
+
+/* cmd_parse_block_size -- a power of two from 4 KiB to 64 MiB */
+int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
+			 uint32_t *out)
+{
+	uint64_t v = 0;
+	int ret;
+
+	ret = cmd_parse_size(ctx, "block size", s, &v);
+	if (ret)
+		return ret;
+	if (v < 4096 || v > (64u << 20) || (v & (v - 1)))
+		return cmd_usage_error(ctx,
+			"invalid block size '%s': a power of two from 4K to 64M",
+			s);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * cmd_parse_target -- parse and validate a target before any connection;
+ * a pool path with '/' or ".." never reaches the network.
+ */
+int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
+		     struct rpmem_target *t)
+{
+	char err[256] = "";
+	int ret;
+
+	ret = rpmem_parse_target(s, need, t, err, sizeof(err));
+	if (ret) {
+		/* the parser's message names the target */
+		if (err[0])
+			cmd_err(ctx, "%s", err);
+		else
+			cmd_err(ctx, "invalid target '%s'", s);
+		return CMD_EXIT_USAGE;
+	}
+	/* the parser validates names; stay safe if it is lenient */
+	if ((t->region[0] && !rpmem_name_valid(t->region)) ||
+	    (t->pool[0] && !rpmem_name_valid(t->pool))) {
+		cmd_err(ctx, "invalid region or pool name in '%s'", s);
+		return CMD_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* --- errors from the library --------------------------------------------- */
+
+/* cmd_is_reply_err -- err is what the library makes of an ERROR reply */
+static int cmd_is_reply_err(int err)
+{
+	uint32_t code;
+
+	for (code = RPMEM_E_NOREGION; code <= RPMEM_E_MAX; code++)
+		if (rpmem_errno_from_err(code) == err)
+			return 1;
+	return 0;
+}
+
+/*
+ * cmd_exit_code -- exit code for -errno from a call on an open session:
+ * the connection failed (3), the target refused (4), or something broke
+ * (6). Never a raw errno.
+ */
+int cmd_exit_code(int err)
+{
+	if (err >= 0)
+		return err == 1 ? CMD_EXIT_DIFFER : CMD_EXIT_OK;
+
+	switch (-err) {
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case ECONNABORTED:
+	case ETIMEDOUT:
+	case EHOSTUNREACH:
+	case EHOSTDOWN:
+	case ENETUNREACH:
+	case ENETDOWN:
+	case ENETRESET:
+	case EPIPE:
+	case ENOTCONN:
+	case EACCES:
+	case EKEYREJECTED:
+		return CMD_EXIT_CONNECT;
+	case ENOENT:
+	case EEXIST:
+	case EBUSY:
+	case ENOSPC:
+	case EDQUOT:
+	case EFBIG:
+	case EINVAL:
+	case ERANGE:
+	case ENAMETOOLONG:
+	case EROFS:
+	case EPERM:
+	case ENOTSUP:
+	case EPROTONOSUPPORT:
+	case ENODEV:
+	case EIO:
+	case EMFILE:
+	case ENFILE:
+	case EUSERS:
+	case EAGAIN:
+	case ESHUTDOWN:
+		return CMD_EXIT_REFUSED;
+	case EPROTO:
+	case EBADMSG:
+	case EMSGSIZE:
+	case ENOMEM:
+		return CMD_EXIT_INTERNAL;
+	default:
+		break;
+	}
+	if (cmd_is_reply_err(err))
+		return CMD_EXIT_REFUSED;
+	return CMD_EXIT_INTERNAL;
+}
+
+/* cmd_hint -- advice appended to an error message, "" if none */
+const char *cmd_hint(int err)
+{
+	switch (-err) {
+	case ECONNREFUSED:
+		return "is rpmemd running?";
+	case ETIMEDOUT:
+	case EHOSTUNREACH:
+	case EHOSTDOWN:
+	case ENETUNREACH:
+	case ENETDOWN:
+		return "check the host name and the network";
+	case ECONNRESET:
+	case ECONNABORTED:
+	case EPIPE:
+	case ENOTCONN:
+		return "the connection was lost; see the target's log";
+	case EACCES:
+	case EKEYREJECTED:
+		return "check the target's authentication settings";
+	case EBUSY:
+		return "retry later";
+	case EEXIST:
+		return "remove it first or choose another name";
+	case ENOSPC:
+	case EDQUOT:
+		return "see 'rpmemctl list HOST/REGION' for free space";
+	case ENOENT:
+	case ENODEV:
+		return "see 'rpmemctl list HOST'";
+	case ENOTSUP:
+		return "try --transport tcp";
+	case EMFILE:
+	case ENFILE:
+	case EUSERS:
+	case EAGAIN:
+		return "the target is at its session limit; retry later";
+	case EPROTO:
+	case EBADMSG:
+		return "client and target versions may not match";
+	default:
+		return "";
+	}
+}
+
+/* cmd_errmsg -- the best text for err: the session's message or strerror */
+static const char *cmd_errmsg(struct rpmemctl_session *sess, int err)
+{
+	const char *msg = NULL;
+
+	if (sess)
+		msg = rpmemctl_session_errmsg(sess);
+	if (!msg || !msg[0])
+		msg = rpmemctl_strerror(err);
+	if (!msg || !msg[0])
+		msg = strerror(-err);
+	return msg;
+}
+
+/*
+ * cmd_remote_err -- report a failed call on sess: "<what>: <target's
+ * message>; <hint>". hint NULL = the usual one for err. Returns the exit
+ * code.
+ */
+int cmd_remote_err(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
+		   int err, const char *hint, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!hint)
+		hint = cmd_hint(err);
+	cmd_err(ctx, "%s: %s%s%s", what, cmd_errmsg(sess, err),
+		hint[0] ? "; " : "", hint);
+	return cmd_exit_code(err);
+}
+
+/* --- connections --------------------------------------------------------- */
+
+const char *cmd_hostport(const struct rpmem_target *t, char *buf, size_t len)
+{
+	const char *port = t->port[0] ? t->port : RPMEM_DEFAULT_PORT;
+
+	if (strchr(t->host, ':'))
+		snprintf(buf, len, "[%s]:%s", t->host, port);
+	else
+		snprintf(buf, len, "%s:%s", t->host, port);
+	return buf;
+}
+
+const char *cmd_target_str(const struct rpmem_target *t, char *buf,
+			   size_t len)
+{
+	char hp[300];
+
+	cmd_hostport(t, hp, sizeof(hp));
+	if (t->pool[0])
+		snprintf(buf, len, "%s/%s/%s", hp, t->region, t->pool);
+	else if (t->region[0])
+		snprintf(buf, len, "%s/%s", hp, t->region);
+	else
+		snprintf(buf, len, "%s", hp);
+	return buf;
+}
+
+/* cmd_connect -- open a session or report why not; returns an exit code */
+int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
+		enum rpmemctl_transport transport,
+		struct rpmemctl_session **out)
+{
+	struct rpmemctl_session *sess = NULL;
+	const char *hint;
+	char hp[300];
+	int ret;
+
+	cmd_hostport(t, hp, sizeof(hp));
+	cmd_dbg(ctx, "connecting to %s", hp);
+	ret = rpmemctl_session_open(t->host, t->port[0] ? t->port : NULL,
+				    transport, &sess);
+	if (ret) {
+		const char *msg = rpmemctl_strerror(ret);
+
+		hint = cmd_hint(ret);
+		switch (-ret) {
+		case ECONNREFUSED:
+		case ETIMEDOUT:
+		case EHOSTUNREACH:
+		case EHOSTDOWN:
+		case ENETUNREACH:
+		case ENETDOWN:
+		case ENOENT:
+			/* connect(2) failed: our wording, the library's
+			 * text only for an unknown host name */
+			if (!strstr(msg, "unknown or unreachable host"))
+				msg = strerror(-ret);
+			else
+				msg = "unknown or unreachable host";
+			cmd_err(ctx, "cannot connect to %s: %s%s%s", hp, msg,
+				hint[0] ? "; " : "", hint);
+			break;
+		default:
+			/* the handshake failed: the library says why */
+			if (!strstr(msg, hp) && strncmp(msg, "handshake", 9))
+				cmd_err(ctx, "cannot connect to %s: %s%s%s", hp,
+					msg, hint[0] ? "; " : "", hint);
+			else
+				cmd_err(ctx, "%s%s%s", msg,
+					hint[0] ? "; " : "", hint);
+		}
+		return ret == -ENOMEM ? CMD_EXIT_INTERNAL : CMD_EXIT_CONNECT;
+	}
+	cmd_dbg(ctx, "connected to %s (%s)", hp,
+		rpmemctl_session_server(sess));
+	*out = sess;
+	return 0;
+}
+
+/* cmd_source -- "hostname:/abs/path" recorded as a pool's source */
+const char *cmd_source(const char *path, char *buf, size_t len)
+{
+	char host[256] = "localhost";
+	char *abs;
+
+	if (gethostname(host, sizeof(host) - 1))
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+	abs = realpath(path, NULL);
+	snprintf(buf, len, "%s:%s", host, abs ? abs : path);
+	free(abs);
+	return buf;
+}
+
+/* --- local files --------------------------------------------------------- */
+
+/* cmd_local_err -- "rpmemctl: <message>" for a local file problem */
+static int cmd_local_err(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static int cmd_local_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rpmemctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CMD_EXIT_LOCAL;
+}
+
+/* cmd_dev_size -- size of a device DAX character device from sysfs */
+static int cmd_dev_size(const struct stat *st, uint64_t *size)
+{
+	char path[128];
+	unsigned long long v;
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/size",
+		 major(st->st_rdev), minor(st->st_rdev));
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOTSUP;
+	ret = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (ret != 1)
+		return -ENOTSUP;
+	*size = v;
+	return 0;
+}
+
+/*
+ * cmd_local_open -- open and map the whole local pool file (MAP_SHARED);
+ * reports errors itself. Returns 0 or CMD_EXIT_LOCAL.
+ */
+int cmd_local_open(struct rpmemctl_ctx *ctx, const char *path,
+		   unsigned flags, uint64_t create_size, struct cmd_local *l)
+{
+	int rw = !!(flags & CMD_LOCAL_RDWR);
+	int created = 0;
+	uint64_t size = 0;
+	struct stat st;
+	void *addr;
+	int fd, ret;
+
+	fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && (flags & CMD_LOCAL_CREATE)) {
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return cmd_local_err("cannot create '%s': %s", path,
+					     strerror(errno));
+		created = 1;
+		if (ftruncate(fd, (off_t)create_size)) {
+			ret = cmd_local_err("cannot size '%s' to %llu bytes: %s",
+					    path,
+					    (unsigned long long)create_size,
+					    strerror(errno));
+			goto err_close;
+		}
+		ret = posix_fallocate(fd, 0, (off_t)create_size);
+		if (ret && ret != EOPNOTSUPP && ret != EINVAL) {
+			ret = cmd_local_err("cannot allocate '%s': %s", path,
+					    strerror(ret));
+			goto err_close;
+		}
+		cmd_dbg(ctx, "created '%s' (%llu bytes)", path,
+			(unsigned long long)create_size);
+	}
+	if (fd < 0)
+		return cmd_local_err("cannot open '%s': %s", path,
+				     strerror(errno));
+
+	if (fstat(fd, &st)) {
+		ret = cmd_local_err("cannot stat '%s': %s", path,
+				    strerror(errno));
+		goto err_close;
+	}
+	if (S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+	} else if (S_ISCHR(st.st_mode)) {
+		if (cmd_dev_size(&st, &size)) {
+			ret = cmd_local_err("cannot find the size of '%s'",
+					    path);
+			goto err_close;
+		}
+	} else if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, &size)) {
+			ret = cmd_local_err("cannot find the size of '%s': %s",
+					    path, strerror(errno));
+			goto err_close;
+		}
+	} else {
+		ret = cmd_local_err("cannot open '%s': %s", path,
+				    S_ISDIR(st.st_mode) ?
+				    strerror(EISDIR) :
+				    "not a regular file or device");
+		goto err_close;
+	}
+	if (size == 0) {
+		ret = cmd_local_err("cannot map '%s': the file is empty", path);
+		goto err_close;
+	}
+	if (size > SIZE_MAX) {
+		ret = cmd_local_err("cannot map '%s': %s", path,
+				    strerror(EFBIG));
+		goto err_close;
+	}
+
+	addr = mmap(NULL, (size_t)size, PROT_READ | (rw ? PROT_WRITE : 0),
+		    MAP_SHARED, fd, 0);
+	if (addr == MAP_FAILED) {
+		ret = cmd_local_err("cannot map '%s': %s", path,
+				    strerror(errno));
+		goto err_close;
+	}
+
+	l->path = path;
+	l->fd = fd;
+	l->addr = addr;
+	l->len = (size_t)size;
+	l->writable = rw;
+	l->created = created;
+	return 0;
+
+err_close:
+	close(fd);
+	if (created)
+		unlink(path);
+	return ret;
+}
+
+/* cmd_local_persist -- msync + fsync a writable mapping */
+int cmd_local_persist(struct rpmemctl_ctx *ctx, struct cmd_local *l)
+{
+	(void)ctx;
+	if (msync(l->addr, l->len, MS_SYNC))
+		return cmd_local_err("cannot persist '%s': %s", l->path,
+				     strerror(errno));
+	if (fsync(l->fd) && errno != EINVAL)
+		return cmd_local_err("cannot persist '%s': %s", l->path,
+				     strerror(errno));
+	return 0;
+}
+
+/* cmd_local_close -- unmap and close; remove a file it created if asked */
+void cmd_local_close(struct cmd_local *l, int unlink_created)
+{
+	if (!l || !l->addr)
+		return;
+	munmap(l->addr, l->len);
+	close(l->fd);
+	if (unlink_created && l->created)
+		unlink(l->path);
+	l->addr = NULL;
+	l->fd = -1;
+}
+
+/* --- progress ------------------------------------------------------------ */
+
+void cmd_progress_init(struct cmd_progress *p, struct rpmemctl_ctx *ctx,
+		       const char *label)
+{
+	p->ctx = ctx;
+	p->label = label;
+	p->start_ns = rpmem_now_ns();
+	p->enabled = !ctx->quiet && !ctx->json && isatty(STDERR_FILENO);
+	p->shown = 0;
+}
+
+/* cmd_progress_cb -- one "\r" line on stderr once a transfer lasts > 1 s */
+void cmd_progress_cb(uint64_t done, uint64_t total, void *arg)
+{
+	struct cmd_progress *p = arg;
+	char d[32], t[32], r[32];
+	uint64_t el;
+	double rate;
+	unsigned pct;
+
+	if (!p || !p->enabled)
+		return;
+	el = rpmem_now_ns() - p->start_ns;
+	if (el < 1000000000ull)
+		return;
+	rate = (double)done / ((double)el / 1e9);
+	pct = total ? (unsigned)(done * 100.0 / (double)total) : 100;
+	fprintf(stderr, "\r%s: %s / %s  %3u%%  %s/s\033[K", p->label,
+		rpmem_fmt_size(done, d, sizeof(d)),
+		rpmem_fmt_size(total, t, sizeof(t)), pct,
+		rpmem_fmt_size((uint64_t)rate, r, sizeof(r)));
+	fflush(stderr);
+	p->shown = 1;
+}
+
+/* cmd_progress_end -- clear the progress line */
+void cmd_progress_end(struct cmd_progress *p)
+{
+	if (p->shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		p->shown = 0;
+	}
+}
+
+/* --- tables -------------------------------------------------------------- */
+
+int cmd_table_init(struct cmd_table *t, unsigned ncols, unsigned right,
+		   const char *const *header)
+{
+	memset(t, 0, sizeof(*t));
+	if (ncols == 0 || ncols > CMD_TABLE_MAX_COLS)
+		return -EINVAL;
+	t->ncols = ncols;
+	t->right = right;
+	return cmd_table_row(t, header);
+}
+
+/* cmd_table_row -- add a row of ncols cells (copied; NULL is "-") */
+int cmd_table_row(struct cmd_table *t, const char *const *cells)
+{
+	char **c;
+	unsigned i;
+
+	if (t->nrows == t->cap) {
+		unsigned cap = t->cap ? 2 * t->cap : 8;
+
+		c = realloc(t->cells, (size_t)cap * t->ncols * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		t->cells = c;
+		t->cap = cap;
+	}
+	c = t->cells + (size_t)t->nrows * t->ncols;
+	for (i = 0; i < t->ncols; i++) {
+		c[i] = strdup(cells[i] && cells[i][0] ? cells[i] : "-");
+		if (!c[i]) {
+			while (i--)
+				free(c[i]);
+			return -ENOMEM;
+		}
+	}
+	t->nrows++;
+	return 0;
+}
+
+void cmd_table_print(const struct cmd_table *t, FILE *f)
+{
+	size_t w[CMD_TABLE_MAX_COLS] = { 0 };
+	unsigned r, i;
+
+	for (r = 0; r < t->nrows; r++)
+		for (i = 0; i < t->ncols; i++) {
+			size_t n = strlen(t->cells[r * t->ncols + i]);
+
+			if (n > w[i])
+				w[i] = n;
+		}
+	for (r = 0; r < t->nrows; r++) {
+		for (i = 0; i < t->ncols; i++) {
+			const char *s = t->cells[r * t->ncols + i];
+			int last = i + 1 == t->ncols;
+
+			if (t->right & (1u << i))
+				fprintf(f, "%*s", (int)w[i], s);
+			else if (last)
+				fputs(s, f);
+			else
+				fprintf(f, "%-*s", (int)w[i], s);
+			fputs(last ? "\n" : "  ", f);
+		}
+	}
+}
+
+void cmd_table_free(struct cmd_table *t)
+{
+	size_t i;
+
+	if (!t->cells)
+		return;
+	for (i = 0; i < (size_t)t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->nrows = t->cap = 0;
+}
+
+/* --- formatting ---------------------------------------------------------- */
+
+const char *cmd_fmt_u64(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+const char *cmd_fmt_duration(uint64_t sec, char *buf, size_t len)
+{
+	if (sec >= 86400)
+		snprintf(buf, len, "%llud %02lluh",
+			 (unsigned long long)(sec / 86400),
+			 (unsigned long long)(sec % 86400 / 3600));
+	else if (sec >= 3600)
+		snprintf(buf, len, "%lluh %02llum",
+			 (unsigned long long)(sec / 3600),
+			 (unsigned long long)(sec % 3600 / 60));
+	else if (sec >= 60)
+		snprintf(buf, len, "%llum %02llus",
+			 (unsigned long long)(sec / 60),
+			 (unsigned long long)(sec % 60));
+	else
+		snprintf(buf, len, "%llus", (unsigned long long)sec);
+	return buf;
+}
+
+const char *cmd_fmt_time(uint64_t sec, char *buf, size_t len)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+
+	if (sec == 0 || !localtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "-");
+	return buf;
+}

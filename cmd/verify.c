@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* verify.c -- rpmemctl verify: compare a local pool file with its replica */
+
+#include "cmd.h"
+
+static const char verify_usage[] =
+	"usage: rpmemctl verify [options] LOCAL HOST[:PORT]/REGION/POOL\n"
+	"\n"
+	"Compare block hashes of LOCAL and the remote pool; move no data.\n"
+	"Each differing range is printed as \"differs at 0xOFFSET length N\".\n"
+	"Exit status 0 if identical, 1 if they differ.\n"
+	"\n"
+	"  -b, --block-size SIZE  comparison block, power of two, 4K..64M\n"
+	"                         (default 64K)\n"
+	"  -j, --json             one JSON object on stdout\n"
+	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
+	"  -v, --verbose          more detail on stderr\n"
+	"  -q, --quiet            only the differing ranges\n"
+	"  -h, --help             this help\n";
+
+static const struct option verify_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "block-size", required_argument, NULL, 'b' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "transport", required_argument, NULL, 't' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* cmd_verify -- rpmemctl verify */
+int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct cmd_xfer x = { .mode = RPMEMCTL_SYNC_VERIFY };
+	int c, code = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "b:jt:",
+			       verify_opts, verify_usage, &code)) != -1) {
+		switch (c) {
+		case -2:
+			return code;
+		case 'b':
+			code = cmd_parse_block_size(ctx, optarg, &x.block_size);
+			if (code)
+				return code;
+			break;
+		case 'j':
+			ctx->json = 1;
+			break;
+		case 't':
+			code = cmd_parse_transport(ctx, optarg, &x.transport);
+			if (code)
+				return code;
+			break;
+		}
+	}
+	code = cmd_check_args(ctx, argc, argv, 2, 2);
+	if (code)
+		return code;
+	x.local = argv[optind];
+	x.target = argv[optind + 1];
+	return cmd_transfer(ctx, &x);
+}
