@@ -387,7 +387,8 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 		goto err_pool;
 	}
 
-	if ((pull || x->mode == RPMEMCTL_SYNC_VERIFY) &&
+	/* a real pull of such a pool is refused by the library */
+	if (((pull && x->dry_run) || x->mode == RPMEMCTL_SYNC_VERIFY) &&
 	    rpmemctl_pool_get_state(pool) != RPMEMCTL_POOL_CONSISTENT)
 		cmd_warn(ctx, "pool %s is %s%s", r.target,
 			 rpmemctl_pool_state_str(rpmemctl_pool_get_state(pool)),

@@ -320,6 +320,8 @@ int cmd_exit_code(int err)
 	case EUSERS:
 	case EAGAIN:
 	case ESHUTDOWN:
+	case ENODATA:
+	case EREMOTEIO:
 		return CMD_EXIT_REFUSED;
 	case EPROTO:
 	case EBADMSG:
