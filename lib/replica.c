@@ -16,6 +16,10 @@
  * config, source and mapping, the session and the pool. All of it is
  * released by rpmemctl_replica_close. Errors are kept for
  * rpmemctl_strerror() in the calling thread.
+ *
+ * States: the open's sync leaves the replica consistent; the first
+ * persist marks it syncing (the application is changing it, so a crash
+ * leaves it marked); close marks it consistent again (generation + 1).
  */
 struct rpmemctl_replica {
 	int fd;
@@ -23,6 +27,7 @@ struct rpmemctl_replica {
 	struct pmem2_source *src;
 	struct pmem2_map *map;
 	pmem2_persist_fn persist;
+	int dirty; /* marked syncing by a persist since the open */
 	uint8_t *addr;
 	size_t size;
 	struct rpmemctl_session *sess;
@@ -216,22 +221,35 @@ RPMEM_EXPORT int rpmemctl_replica_persist(struct rpmemctl_replica *r,
 	if (len == 0)
 		return 0;
 	r->persist(addr, len);
-	int ret = rpmemctl_pool_persist(r->pool, addr,
-					(uint64_t)(p - r->addr), len);
+	int ret = 0;
+	if (!r->dirty) {
+		ret = rpmemctl_pool_set_state(r->pool, RPMEMCTL_POOL_SYNCING,
+					      r->source);
+		r->dirty = ret == 0;
+	}
+	if (!ret)
+		ret = rpmemctl_pool_persist(r->pool, addr,
+					    (uint64_t)(p - r->addr), len);
 	if (ret)
 		client_set_last(ret, "replica %s: %s", r->name,
 				rpmemctl_session_errmsg(r->sess));
 	return ret;
 }
 
-/* rpmemctl_replica_close -- mark the replica consistent and release it */
+/*
+ * rpmemctl_replica_close -- mark the replica consistent if it was changed
+ * since the open (every persist is flushed already) and release it
+ */
 RPMEM_EXPORT int rpmemctl_replica_close(struct rpmemctl_replica **rp)
 {
 	if (!rp || !*rp)
 		return 0;
 	struct rpmemctl_replica *r = *rp;
-	int ret = rpmemctl_pool_set_state(r->pool, RPMEMCTL_POOL_CONSISTENT,
-					  r->source);
+	int ret = 0;
+	if (r->dirty)
+		ret = rpmemctl_pool_set_state(r->pool,
+					      RPMEMCTL_POOL_CONSISTENT,
+					      r->source);
 	if (ret)
 		client_set_last(ret, "replica %s: %s", r->name,
 				rpmemctl_session_errmsg(r->sess));
