@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* config.c -- parse and validate rpmemd.conf with libconfig */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libconfig.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "log.h"
+#include "net.h"
+#include "util.h"
+
+#define DEFAULT_LISTEN "127.0.0.1"
+#define DEFAULT_MAX_SESSIONS 64
+#define MAX_SESSIONS_LIMIT 4096
+
+/* parse state: where errors go and which mount table to consult */
+struct cfg_ctx {
+	const char *file;
+	const char *mounts;
+	char *err;
+	size_t errlen;
+};
+
+/*
+ * cfg_err -- "FILE:LINE: SETTING: reason" into the caller's buffer; the
+ * line comes from the setting (s may be NULL). Returns -EINVAL.
+ */
+static int __attribute__((format(printf, 4, 5)))
+cfg_err(struct cfg_ctx *c, const config_setting_t *s, const char *what,
+	const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	unsigned line = s ? config_setting_source_line(s) : 0;
+	if (!c->err || !c->errlen)
+		return -EINVAL;
+	if (line && what)
+		snprintf(c->err, c->errlen, "%s:%u: %s: %s", c->file, line,
+			 what, msg);
+	else if (what)
+		snprintf(c->err, c->errlen, "%s: %s: %s", c->file, what, msg);
+	else
+		snprintf(c->err, c->errlen, "%s: %s", c->file, msg);
+	return -EINVAL;
+}
+
+int rpmemd_region_type_parse(const char *s)
+{
+	if (!strcmp(s, "dir"))
+		return RPMEM_REGION_DIR;
+	if (!strcmp(s, "fsdax"))
+		return RPMEM_REGION_FSDAX;
+	if (!strcmp(s, "devdax"))
+		return RPMEM_REGION_DEVDAX;
+	return -1;
+}
+
+/* check_known -- every child of group s is one of the names in known[] */
+static int check_known(struct cfg_ctx *c, const config_setting_t *s,
+		       const char *prefix, const char *const *known)
+{
+	int n = config_setting_length(s);
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e =
+			config_setting_get_elem(s, (unsigned)i);
+		const char *name = config_setting_name(e);
+		int ok = 0;
+		if (!name)
+			continue;
+		for (const char *const *k = known; *k; k++)
+			if (!strcmp(name, *k))
+				ok = 1;
+		if (!ok) {
+			char what[128];
+			snprintf(what, sizeof(what), "%s%s", prefix, name);
+			return cfg_err(c, e, what, "unknown setting");
+		}
+	}
+	return 0;
+}
+
+/* get_bool -- an optional boolean member of group g (default 0) */
+static int get_bool(struct cfg_ctx *c, const config_setting_t *g,
+		    const char *name, const char *what, int *out)
+{
+	const config_setting_t *s = config_setting_get_member(g, name);
+	if (!s)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return cfg_err(c, s, what, "must be true or false");
+	*out = config_setting_get_bool(s);
+	return 0;
+}
+
+/* get_int -- an optional integer member of g within [min, max] */
+static int get_int(struct cfg_ctx *c, const config_setting_t *g,
+		   const char *name, long long min, long long max,
+		   long long *out)
+{
+	const config_setting_t *s = config_setting_get_member(g, name);
+	if (!s)
+		return 0;
+	int t = config_setting_type(s);
+	if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
+		return cfg_err(c, s, name, "must be an integer");
+	long long v = config_setting_get_int64(s);
+	if (v < min || v > max)
+		return cfg_err(c, s, name, "%lld is out of range %lld..%lld", v,
+			       min, max);
+	*out = v;
+	return 0;
+}
+
+/* get_str -- an optional string member of g; NULL if absent */
+static int get_str(struct cfg_ctx *c, const config_setting_t *g,
+		   const char *name, const char *what, const char **out)
+{
+	const config_setting_t *s = config_setting_get_member(g, name);
+	*out = NULL;
+	if (!s)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return cfg_err(c, s, what, "must be a string");
+	*out = config_setting_get_string(s);
+	return 0;
+}
+
+/* addr_valid -- a numeric IPv4/IPv6 address or "localhost" */
+static int addr_valid(const char *a)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	return !strcmp(a, "localhost") || inet_pton(AF_INET, a, &a4) == 1 ||
+	       inet_pton(AF_INET6, a, &a6) == 1;
+}
+
+/* parse_listen -- listen = "addr" or ["addr", ...] */
+static int parse_listen(struct cfg_ctx *c, const config_setting_t *root,
+			struct rpmemd_config *cfg)
+{
+	const config_setting_t *s = config_setting_get_member(root, "listen");
+	if (!s) {
+		cfg->nlisten = 1;
+		rpmem_strlcpy(cfg->listen[0], DEFAULT_LISTEN,
+			      sizeof(cfg->listen[0]));
+		return 0;
+	}
+	int t = config_setting_type(s);
+	int n = 1;
+	if (t == CONFIG_TYPE_LIST || t == CONFIG_TYPE_ARRAY)
+		n = config_setting_length(s);
+	else if (t != CONFIG_TYPE_STRING)
+		return cfg_err(c, s, "listen",
+			       "must be a list of addresses, e.g. [\"127.0.0.1\"]");
+	if (n == 0)
+		return cfg_err(c, s, "listen", "needs at least one address");
+	if (n > RPMEMD_MAX_LISTEN)
+		return cfg_err(c, s, "listen", "at most %d addresses",
+			       RPMEMD_MAX_LISTEN);
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e =
+			t == CONFIG_TYPE_STRING ? s :
+			config_setting_get_elem(s, (unsigned)i);
+		char what[32];
+		snprintf(what, sizeof(what), "listen[%d]", i);
+		const char *a = config_setting_get_string(e);
+		if (!a)
+			return cfg_err(c, e, what, "must be a string");
+		if (!addr_valid(a) || strlen(a) >= RPMEMD_ADDR_MAX)
+			return cfg_err(c, e, what,
+				       "'%s' is not a numeric IPv4/IPv6 address",
+				       a);
+		for (unsigned j = 0; j < cfg->nlisten; j++)
+			if (!strcmp(cfg->listen[j], a))
+				return cfg_err(c, e, what,
+					       "'%s' is listed twice", a);
+		rpmem_strlcpy(cfg->listen[cfg->nlisten++], a,
+			      sizeof(cfg->listen[0]));
+	}
+	return 0;
+}
+
+/* parse_log -- log = { level = "info"; target = "stderr" | "syslog"; } */
+static int parse_log(struct cfg_ctx *c, const config_setting_t *root,
+		     struct rpmemd_config *cfg)
+{
+	static const char *const known[] = { "level", "target", NULL };
+	const config_setting_t *g = config_setting_get_member(root, "log");
+	const char *v;
+	int ret;
+	if (!g)
+		return 0;
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return cfg_err(c, g, "log",
+			       "must be a group: log = { level = \"info\"; };");
+	if ((ret = check_known(c, g, "log.", known)))
+		return ret;
+	if ((ret = get_str(c, g, "level", "log.level", &v)))
+		return ret;
+	if (v) {
+		int prio = rpmem_log_parse_prio(v);
+		if (prio < LOG_ERR)
+			return cfg_err(c, config_setting_get_member(g, "level"),
+				       "log.level",
+				       "'%s' is not one of err, warning, notice, info, debug",
+				       v);
+		cfg->log_level = prio;
+	}
+	if ((ret = get_str(c, g, "target", "log.target", &v)))
+		return ret;
+	if (v) {
+		if (!strcmp(v, "stderr"))
+			cfg->log_target = RPMEMD_LOG_STDERR;
+		else if (!strcmp(v, "syslog"))
+			cfg->log_target = RPMEMD_LOG_SYSLOG;
+		else
+			return cfg_err(c, config_setting_get_member(g, "target"),
+				       "log.target",
+				       "'%s' is not one of stderr, syslog", v);
+	}
+	return 0;
+}
+
+/* unescape_mnt -- undo the octal escapes (\040) of a mount table field */
+static void unescape_mnt(char *s)
+{
+	char *d = s;
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				      (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+/* opts_have_dax -- the comma-separated mount options enable DAX for all */
+static int opts_have_dax(const char *opts)
+{
+	char buf[1024];
+	rpmem_strlcpy(buf, opts, sizeof(buf));
+	char *save = NULL;
+	for (char *o = strtok_r(buf, ",", &save); o;
+	     o = strtok_r(NULL, ",", &save))
+		if (!strcmp(o, "dax") || !strcmp(o, "dax=always"))
+			return 1; /* dax=inode covers only flagged files */
+	return 0;
+}
+
+/* mnt_holds -- mount point mnt contains path (component boundary) */
+static int mnt_holds(const char *mnt, const char *path)
+{
+	size_t n = strlen(mnt);
+	if (!strcmp(mnt, "/"))
+		return path[0] == '/';
+	return !strncmp(mnt, path, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+int rpmemd_mount_is_dax(const char *mounts, const char *path, char *mnt,
+			size_t mntlen)
+{
+	FILE *f = fopen(mounts, "re");
+	if (!f)
+		return -errno;
+	char line[4096], best[PATH_MAX] = "";
+	size_t best_len = 0;
+	int dax = 0, found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL;
+		char *dev = strtok_r(line, " \t\n", &save);
+		char *dir = dev ? strtok_r(NULL, " \t\n", &save) : NULL;
+		char *type = dir ? strtok_r(NULL, " \t\n", &save) : NULL;
+		char *opts = type ? strtok_r(NULL, " \t\n", &save) : NULL;
+		if (!opts)
+			continue;
+		unescape_mnt(dir);
+		size_t n = strlen(dir);
+		/* the longest match wins; a later equal one is mounted over */
+		if (!mnt_holds(dir, path) || (found && n < best_len))
+			continue;
+		found = 1;
+		best_len = n;
+		rpmem_strlcpy(best, dir, sizeof(best));
+		dax = opts_have_dax(opts);
+	}
+	fclose(f);
+	if (mnt && mntlen)
+		rpmem_strlcpy(mnt, found ? best : "?", mntlen);
+	return dax;
+}
+
+/* path_inside -- directory a is b or below b */
+static int path_inside(const char *a, const char *b)
+{
+	return mnt_holds(b, a);
+}
+
+/* parse_region -- one element of regions = ( { ... }, ... ) */
+static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
+			struct rpmemd_config *cfg)
+{
+	static const char *const known[] = { "name", "type", "path",
+					     "direct_pmem", NULL };
+	struct rpmemd_region_cfg *r = &cfg->regions[cfg->nregions];
+	char pfx[32], what[64];
+	const char *name, *type, *path;
+	int ret;
+
+	snprintf(pfx, sizeof(pfx), "regions[%d].", idx);
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return cfg_err(c, g, pfx,
+			       "must be a group: { name = \"...\"; path = \"...\"; }");
+	if ((ret = check_known(c, g, pfx, known)))
+		return ret;
+
+	snprintf(what, sizeof(what), "%sname", pfx);
+	if ((ret = get_str(c, g, "name", what, &name)))
+		return ret;
+	if (!name)
+		return cfg_err(c, g, what, "missing");
+	if (!rpmem_name_valid(name))
+		return cfg_err(c, config_setting_get_member(g, "name"), what,
+			       "'%s' is not a valid name (1-64 of letters, digits, '.', '_', '-'; not starting with '.')",
+			       name);
+	for (unsigned i = 0; i < cfg->nregions; i++)
+		if (!strcmp(cfg->regions[i].name, name))
+			return cfg_err(c, config_setting_get_member(g, "name"),
+				       what, "region '%s' is defined twice",
+				       name);
+	rpmem_strlcpy(r->name, name, sizeof(r->name));
+
+	snprintf(what, sizeof(what), "%stype", pfx);
+	if ((ret = get_str(c, g, "type", what, &type)))
+		return ret;
+	int t = type ? rpmemd_region_type_parse(type) : RPMEM_REGION_DIR;
+	if (t < 0)
+		return cfg_err(c, config_setting_get_member(g, "type"), what,
+			       "'%s' is not one of dir, fsdax", type);
+	if (t == RPMEM_REGION_DEVDAX)
+		return cfg_err(c, config_setting_get_member(g, "type"), what,
+			       "devdax regions are not supported yet; use an fsdax mount");
+	r->type = (uint8_t)t;
+
+	snprintf(what, sizeof(what), "%sdirect_pmem", pfx);
+	if ((ret = get_bool(c, g, "direct_pmem", what, &r->direct_pmem)))
+		return ret;
+	if (r->direct_pmem && r->type != RPMEM_REGION_FSDAX)
+		return cfg_err(c, config_setting_get_member(g, "direct_pmem"),
+			       what, "only an fsdax region can declare direct_pmem");
+
+	snprintf(what, sizeof(what), "%spath", pfx);
+	if ((ret = get_str(c, g, "path", what, &path)))
+		return ret;
+	const config_setting_t *ps = config_setting_get_member(g, "path");
+	if (!path)
+		return cfg_err(c, g, what, "missing");
+	if (path[0] != '/')
+		return cfg_err(c, ps, what, "'%s' is not an absolute path", path);
+	char real[PATH_MAX];
+	struct stat st;
+	if (!realpath(path, real) || stat(real, &st))
+		return cfg_err(c, ps, what, "'%s': %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return cfg_err(c, ps, what, "'%s' is not a directory", path);
+	if (strlen(real) > RPMEM_STR_MAX)
+		return cfg_err(c, ps, what, "'%s' is longer than %d characters",
+			       real, RPMEM_STR_MAX);
+	for (unsigned i = 0; i < cfg->nregions; i++) {
+		const struct rpmemd_region_cfg *o = &cfg->regions[i];
+		if (path_inside(real, o->path) || path_inside(o->path, real))
+			return cfg_err(c, ps, what,
+				       "'%s' overlaps region '%s' (%s)", real,
+				       o->name, o->path);
+	}
+	if (r->type == RPMEM_REGION_FSDAX) {
+		char mnt[PATH_MAX];
+		int dax = rpmemd_mount_is_dax(c->mounts, real, mnt,
+					      sizeof(mnt));
+		if (dax < 0)
+			return cfg_err(c, ps, what, "cannot read %s: %s",
+				       c->mounts, strerror(-dax));
+		if (!dax)
+			return cfg_err(c, ps, what,
+				       "'%s' is on %s, which is not mounted with -o dax (use type = \"dir\" for a plain directory)",
+				       real, mnt);
+	}
+	rpmem_strlcpy(r->path, real, sizeof(r->path));
+	cfg->nregions++;
+	return 0;
+}
+
+/* parse_regions -- regions = ( { ... }, ... ) */
+static int parse_regions(struct cfg_ctx *c, const config_setting_t *root,
+			 struct rpmemd_config *cfg)
+{
+	const config_setting_t *s = config_setting_get_member(root, "regions");
+	if (!s)
+		return 0;
+	int t = config_setting_type(s);
+	if (t != CONFIG_TYPE_LIST)
+		return cfg_err(c, s, "regions",
+			       "must be a list: regions = ( { name = ...; }, ... );");
+	int n = config_setting_length(s);
+	if (n > RPMEMD_MAX_REGIONS)
+		return cfg_err(c, s, "regions", "at most %d regions",
+			       RPMEMD_MAX_REGIONS);
+	cfg->regions = calloc(n ? (size_t)n : 1, sizeof(*cfg->regions));
+	if (!cfg->regions)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		int ret = parse_region(
+			c, config_setting_get_elem(s, (unsigned)i), i, cfg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* parse_auth -- auth = { require_auth = false; } (reserved) */
+static int parse_auth(struct cfg_ctx *c, const config_setting_t *root,
+		      struct rpmemd_config *cfg)
+{
+	static const char *const known[] = { "require_auth", NULL };
+	const config_setting_t *g = config_setting_get_member(root, "auth");
+	int ret;
+	if (!g)
+		return 0;
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return cfg_err(c, g, "auth", "must be a group");
+	if ((ret = check_known(c, g, "auth.", known)))
+		return ret;
+	if ((ret = get_bool(c, g, "require_auth", "auth.require_auth",
+			    &cfg->require_auth)))
+		return ret;
+	if (cfg->require_auth)
+		return cfg_err(c, config_setting_get_member(g, "require_auth"),
+			       "auth.require_auth",
+			       "client authentication is not implemented in this version");
+	return 0;
+}
+
+/* parse_root -- every top-level setting, then cross-checks */
+static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
+		      struct rpmemd_config *cfg)
+{
+	static const char *const known[] = {
+		"listen", "port", "log", "max_sessions", "regions",
+		"regions_auto", "auth", "allow_insecure_remote", NULL
+	};
+	long long v;
+	int ret;
+
+	if ((ret = check_known(c, root, "", known)))
+		return ret;
+	if ((ret = parse_listen(c, root, cfg)))
+		return ret;
+	v = atoi(RPMEM_DEFAULT_PORT);
+	if ((ret = get_int(c, root, "port", 1, 65535, &v)))
+		return ret;
+	snprintf(cfg->port, sizeof(cfg->port), "%lld", v);
+	v = DEFAULT_MAX_SESSIONS;
+	if ((ret = get_int(c, root, "max_sessions", 1, MAX_SESSIONS_LIMIT, &v)))
+		return ret;
+	cfg->max_sessions = (unsigned)v;
+	if ((ret = parse_log(c, root, cfg)))
+		return ret;
+	if ((ret = get_bool(c, root, "regions_auto", "regions_auto",
+			    &cfg->regions_auto)))
+		return ret;
+	if ((ret = get_bool(c, root, "allow_insecure_remote",
+			    "allow_insecure_remote",
+			    &cfg->allow_insecure_remote)))
+		return ret;
+	if ((ret = parse_auth(c, root, cfg)))
+		return ret;
+	if ((ret = parse_regions(c, root, cfg)))
+		return ret;
+
+	/* a non-loopback listener requires authentication (not yet here) */
+	for (unsigned i = 0; i < cfg->nlisten; i++) {
+		if (rpmem_net_is_loopback(cfg->listen[i]) ||
+		    cfg->allow_insecure_remote)
+			continue;
+		const config_setting_t *s =
+			config_setting_get_member(root, "listen");
+		return cfg_err(c, s, "listen",
+			       "'%s' is not a loopback address: a non-loopback listener requires authentication, which this version does not implement; set allow_insecure_remote = true to accept unauthenticated clients on a trusted network",
+			       cfg->listen[i]);
+	}
+	return 0;
+}
+
+int rpmemd_config_load_mounts(const char *path, const char *mounts,
+			      struct rpmemd_config *out, char *err,
+			      size_t errlen)
+{
+	struct cfg_ctx c = { path, mounts, err, errlen };
+	struct rpmemd_config cfg;
+	config_t lc;
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.log_level = LOG_INFO;
+	cfg.log_target = RPMEMD_LOG_STDERR;
+	if (strlen(path) > RPMEM_STR_MAX)
+		return cfg_err(&c, NULL, NULL, "path too long");
+	rpmem_strlcpy(cfg.file, path, sizeof(cfg.file));
+
+	/* libconfig does not tell why a file cannot be read: ask first */
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		ret = -errno;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	fclose(f);
+
+	config_init(&lc);
+	if (config_read_file(&lc, path) != CONFIG_TRUE) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s:%d: %s",
+				 config_error_file(&lc) ?
+					 config_error_file(&lc) : path,
+				 config_error_line(&lc),
+				 config_error_text(&lc));
+		ret = -EINVAL;
+		goto err_destroy;
+	}
+	ret = parse_root(&c, config_root_setting(&lc), &cfg);
+	if (ret == -ENOMEM && err && errlen)
+		snprintf(err, errlen, "%s: out of memory", path);
+	if (ret)
+		goto err_free;
+	config_destroy(&lc);
+	*out = cfg;
+	return 0;
+
+err_free:
+	rpmemd_config_free(&cfg);
+err_destroy:
+	config_destroy(&lc);
+	return ret;
+}
+
+int rpmemd_config_load(const char *path, struct rpmemd_config *out, char *err,
+		       size_t errlen)
+{
+	return rpmemd_config_load_mounts(path, "/proc/self/mounts", out, err,
+					 errlen);
+}
+
+void rpmemd_config_free(struct rpmemd_config *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->regions);
+	cfg->regions = NULL;
+	cfg->nregions = 0;
+}

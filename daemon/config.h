@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* config.h -- rpmemd configuration file (libconfig) */
+#ifndef RPMEMD_CONFIG_H
+#define RPMEMD_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+#define RPMEMD_DEFAULT_CONFIG "/etc/rpmemd/rpmemd.conf"
+#define RPMEMD_MAX_LISTEN 16
+#define RPMEMD_MAX_REGIONS 256
+#define RPMEMD_ADDR_MAX 64
+
+enum rpmemd_log_target {
+	RPMEMD_LOG_STDERR = 0,
+	RPMEMD_LOG_SYSLOG = 1,
+};
+
+struct rpmemd_region_cfg {
+	char name[RPMEM_NAME_MAX + 1];
+	uint8_t type;		      /* enum rpmem_region_type */
+	char path[RPMEM_STR_MAX + 1]; /* canonical (realpath) */
+	int direct_pmem;	      /* declared: writes reach PMem directly */
+};
+
+struct rpmemd_config {
+	char file[RPMEM_STR_MAX + 1];
+	unsigned nlisten;
+	char listen[RPMEMD_MAX_LISTEN][RPMEMD_ADDR_MAX];
+	char port[8];
+	int log_level;	/* LOG_ERR .. LOG_DEBUG */
+	int log_target; /* enum rpmemd_log_target */
+	unsigned max_sessions;
+	int regions_auto;	   /* reserved: PMem namespace discovery */
+	int require_auth;	   /* auth.require_auth (reserved) */
+	int allow_insecure_remote; /* non-loopback listeners without auth */
+	unsigned nregions;
+	struct rpmemd_region_cfg *regions; /* owned; rpmemd_config_free */
+};
+
+/*
+ * rpmemd_config_load -- parse and validate the configuration file at path
+ * into *out (filled only on success; free with rpmemd_config_free).
+ * Returns 0, or -errno with "FILE:LINE: SETTING: reason" in err[errlen].
+ */
+int rpmemd_config_load(const char *path, struct rpmemd_config *out, char *err,
+		       size_t errlen);
+
+/* rpmemd_config_load_mounts -- the same with another mount table (tests) */
+int rpmemd_config_load_mounts(const char *path, const char *mounts,
+			      struct rpmemd_config *out, char *err,
+			      size_t errlen);
+
+/* rpmemd_config_free -- release what rpmemd_config_load allocated */
+void rpmemd_config_free(struct rpmemd_config *cfg);
+
+/*
+ * rpmemd_mount_is_dax -- 1 if the mount holding the directory path (in the
+ * mount table file mounts, e.g. /proc/self/mounts) has the dax option,
+ * 0 if not, -errno if the table cannot be read. The mount point found is
+ * copied to mnt[mntlen] (may be NULL).
+ */
+int rpmemd_mount_is_dax(const char *mounts, const char *path, char *mnt,
+			size_t mntlen);
+
+/* rpmemd_region_type_parse -- "dir", "fsdax", "devdax"; -1 if unknown */
+int rpmemd_region_type_parse(const char *s);
+
+#endif

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* main.c -- rpmemd: command line, configuration check, start and stop */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "server.h"
+
+#ifndef RPMEM_VERSION
+#define RPMEM_VERSION "unknown"
+#endif
+
+/* usage -- the options, to f */
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rpmemd [-c FILE] [-n] [-d] [-f] [-h] [-V]\n"
+		"Serve persistent-memory pools to rpmemctl initiators.\n"
+		"\n"
+		"  -c, --config FILE  configuration file (default %s)\n"
+		"  -n, --check        check the configuration and exit\n"
+		"  -d, --debug        log everything to stderr\n"
+		"  -f, --foreground   stay in the foreground (always the case)\n"
+		"  -h, --help         show this help\n"
+		"  -V, --version      show the version\n"
+		"\n"
+		"Signals: SIGHUP reloads the configuration, SIGTERM and SIGINT\n"
+		"stop after the requests in progress.\n",
+		RPMEMD_DEFAULT_CONFIG);
+}
+
+int main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = RPMEMD_DEFAULT_CONFIG;
+	struct rpmemd_config cfg;
+	struct rpmemd_server *srv;
+	char err[1024];
+	int check = 0, debug = 0, c;
+
+	while ((c = getopt_long(argc, argv, "c:ndfhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'd':
+			debug = 1;
+			break;
+		case 'f':
+			break;
+		case 'h':
+			usage(stdout);
+			return fflush(stdout) || ferror(stdout) ? 1 : 0;
+		case 'V':
+			printf("rpmemd %s\n", RPMEM_VERSION);
+			return fflush(stdout) || ferror(stdout) ? 1 : 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rpmemd: unexpected argument '%s'\n",
+			argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	if (rpmemd_config_load(path, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "rpmemd: %s\n", err);
+		return 1;
+	}
+	if (check) {
+		rpmemd_config_free(&cfg);
+		printf("configuration OK\n");
+		return fflush(stdout) || ferror(stdout) ? 1 : 0;
+	}
+
+	rpmemd_log_setup(&cfg, debug);
+	if (rpmemd_server_new(&cfg, debug, &srv)) {
+		ERR("startup failed");
+		return 1;
+	}
+	int ret = rpmemd_server_run(srv);
+	rpmemd_server_delete(&srv);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* meta.c -- pool metadata: text format, state machine, crash-safe files */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "meta.h"
+#include "util.h"
+
+#define TMP_SUFFIX ".tmp"
+
+int rpmemd_meta_init(struct rpmemd_meta *m, uint64_t size)
+{
+	struct rpmemd_meta n;
+	memset(&n, 0, sizeof(n));
+	int ret = rpmem_random(n.uuid, sizeof(n.uuid));
+	if (ret)
+		return ret;
+	n.uuid[6] = (uint8_t)((n.uuid[6] & 0x0f) | 0x40); /* version 4 */
+	n.uuid[8] = (uint8_t)((n.uuid[8] & 0x3f) | 0x80); /* RFC 4122 */
+	n.size = size;
+	n.state = RPMEM_POOL_EMPTY;
+	n.created = rpmem_wall_sec();
+	*m = n;
+	return 0;
+}
+
+int rpmemd_meta_transition(struct rpmemd_meta *m, uint8_t new_state)
+{
+	switch (new_state) {
+	case RPMEM_POOL_SYNCING:
+		/* from any state: start, resume or restart a sync */
+		if (m->state > RPMEM_POOL_CONSISTENT)
+			return -EINVAL;
+		m->state = RPMEM_POOL_SYNCING;
+		return 0;
+	case RPMEM_POOL_CONSISTENT:
+		if (m->state != RPMEM_POOL_SYNCING)
+			return -EINVAL;
+		m->state = RPMEM_POOL_CONSISTENT;
+		m->generation++;
+		m->last_sync = rpmem_wall_sec();
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+void rpmemd_meta_set_source(struct rpmemd_meta *m, const char *source)
+{
+	rpmem_strlcpy(m->source, source, sizeof(m->source));
+	/* one line per key: no control characters */
+	for (char *p = m->source; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+/* state_parse -- a state name to its value, -1 if unknown */
+static int state_parse(const char *s)
+{
+	for (int st = RPMEM_POOL_EMPTY; st <= RPMEM_POOL_CONSISTENT; st++)
+		if (!strcmp(s, rpmem_state_str((uint8_t)st)))
+			return st;
+	return -1;
+}
+
+int rpmemd_meta_format(const struct rpmemd_meta *m, char *buf, size_t len)
+{
+	char uuid[37];
+	rpmem_uuid_fmt(m->uuid, uuid);
+	int n = snprintf(buf, len,
+			 "magic=%s\nversion=%d\nuuid=%s\nsize=%llu\n"
+			 "state=%s\ngeneration=%llu\ncreated=%llu\n"
+			 "last_sync=%llu\nsource=%s\n",
+			 RPMEMD_META_MAGIC, RPMEMD_META_VERSION, uuid,
+			 (unsigned long long)m->size, rpmem_state_str(m->state),
+			 (unsigned long long)m->generation,
+			 (unsigned long long)m->created,
+			 (unsigned long long)m->last_sync, m->source);
+	if (n < 0 || (size_t)n >= len)
+		return -EMSGSIZE;
+	return n;
+}
+
+/* u64_parse -- decimal digits only, no sign, no overflow */
+static int u64_parse(const char *s, uint64_t *out)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+enum { K_MAGIC, K_VERSION, K_UUID, K_SIZE, K_STATE, K_GEN, K_CREATED,
+       K_LAST_SYNC, K_SOURCE, K_COUNT };
+
+static const char *const keys[K_COUNT] = {
+	"magic", "version", "uuid", "size", "state", "generation", "created",
+	"last_sync", "source",
+};
+
+/* parse_kv -- apply one key=value line; 0, or -1 if invalid */
+static int parse_kv(int k, const char *v, struct rpmemd_meta *m)
+{
+	uint64_t n;
+	int st;
+	switch (k) {
+	case K_MAGIC:
+		return strcmp(v, RPMEMD_META_MAGIC) ? -1 : 0;
+	case K_VERSION:
+		return u64_parse(v, &n) || n != RPMEMD_META_VERSION ? -1 : 0;
+	case K_UUID:
+		return rpmem_uuid_parse(v, m->uuid) ? -1 : 0;
+	case K_SIZE:
+		return u64_parse(v, &m->size) || m->size == 0 ? -1 : 0;
+	case K_STATE:
+		st = state_parse(v);
+		m->state = (uint8_t)st;
+		return st < 0 ? -1 : 0;
+	case K_GEN:
+		return u64_parse(v, &m->generation);
+	case K_CREATED:
+		return u64_parse(v, &m->created);
+	case K_LAST_SYNC:
+		return u64_parse(v, &m->last_sync);
+	case K_SOURCE:
+		if (strlen(v) > RPMEM_STR_MAX)
+			return -1;
+		rpmem_strlcpy(m->source, v, sizeof(m->source));
+		return 0;
+	}
+	return -1;
+}
+
+int rpmemd_meta_parse(const char *buf, size_t len, struct rpmemd_meta *m)
+{
+	char text[RPMEMD_META_MAX + 1];
+	struct rpmemd_meta n;
+	unsigned seen = 0, nlines = 0;
+
+	if (len > RPMEMD_META_MAX || memchr(buf, '\0', len))
+		return -EBADMSG;
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	memset(&n, 0, sizeof(n));
+
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save), nlines++) {
+		char *eq = strchr(l, '=');
+		if (!eq)
+			return -EBADMSG;
+		*eq = '\0';
+		int k;
+		for (k = 0; k < K_COUNT; k++)
+			if (!strcmp(l, keys[k]))
+				break;
+		/* magic, then version, lead the file */
+		if ((nlines == 0 && k != K_MAGIC) ||
+		    (nlines == 1 && k != K_VERSION))
+			return -EBADMSG;
+		if (k == K_COUNT)
+			continue; /* a key from a newer version */
+		if ((seen & (1u << k)) || parse_kv(k, eq + 1, &n))
+			return -EBADMSG;
+		seen |= 1u << k;
+	}
+	/* source may be absent; everything else is required */
+	if ((seen | (1u << K_SOURCE)) != (1u << K_COUNT) - 1)
+		return -EBADMSG;
+	*m = n;
+	return 0;
+}
+
+/* meta_file -- "<pool>.meta" (plus suffix) into out[outlen] */
+static int meta_file(const char *pool, const char *suffix, char *out,
+		     size_t outlen)
+{
+	if (!rpmem_name_valid(pool))
+		return -EINVAL;
+	snprintf(out, outlen, "%s%s%s", pool, RPMEMD_META_SUFFIX, suffix);
+	return 0;
+}
+
+int rpmemd_meta_read(int dirfd, const char *pool, struct rpmemd_meta *m)
+{
+	char file[RPMEM_NAME_MAX + 16], buf[RPMEMD_META_MAX + 1];
+	int ret = meta_file(pool, "", file, sizeof(file));
+	if (ret)
+		return ret;
+	int fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t len = 0;
+	while (len < sizeof(buf)) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto err_close;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	return rpmemd_meta_parse(buf, len, m);
+
+err_close:
+	close(fd);
+	return ret;
+}
+
+/* write_all -- the whole buffer to fd */
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int rpmemd_meta_write(int dirfd, const char *pool, const struct rpmemd_meta *m)
+{
+	char file[RPMEM_NAME_MAX + 16], tmp[RPMEM_NAME_MAX + 16];
+	char buf[RPMEMD_META_MAX];
+	int ret, len, fd;
+
+	if ((ret = meta_file(pool, "", file, sizeof(file))) ||
+	    (ret = meta_file(pool, TMP_SUFFIX, tmp, sizeof(tmp))))
+		return ret;
+	len = rpmemd_meta_format(m, buf, sizeof(buf));
+	if (len < 0)
+		return len;
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+			O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if ((ret = write_all(fd, buf, (size_t)len)))
+		goto err_unlink;
+	if (fsync(fd)) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	if (close(fd)) {
+		fd = -1;
+		ret = -errno;
+		goto err_unlink;
+	}
+	fd = -1;
+	if (renameat(dirfd, tmp, dirfd, file)) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	if (fsync(dirfd))
+		return -errno;
+	return 0;
+
+err_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dirfd, tmp, 0);
+	return ret;
+}
+
+int rpmemd_meta_unlink(int dirfd, const char *pool)
+{
+	char file[RPMEM_NAME_MAX + 16];
+	int ret = meta_file(pool, "", file, sizeof(file));
+	if (ret)
+		return ret;
+	if (unlinkat(dirfd, file, 0))
+		return -errno;
+	if (fsync(dirfd))
+		return -errno;
+	return 0;
+}
+
+int rpmemd_meta_pool_name(const char *file, char *out)
+{
+	size_t n = strlen(file), s = strlen(RPMEMD_META_SUFFIX);
+	if (n <= s || n - s > RPMEM_NAME_MAX ||
+	    strcmp(file + n - s, RPMEMD_META_SUFFIX))
+		return 0;
+	char name[RPMEM_NAME_MAX + 1];
+	memcpy(name, file, n - s);
+	name[n - s] = '\0';
+	if (!rpmem_name_valid(name))
+		return 0;
+	memcpy(out, name, n - s + 1);
+	return 1;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* meta.h -- pool metadata kept beside the pool file, never inside it */
+#ifndef RPMEMD_META_H
+#define RPMEMD_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+/*
+ * <region>/.rpmemd/<pool>.meta is a small text file of key=value lines:
+ *
+ *	magic=rpmemd-pool-meta
+ *	version=1
+ *	uuid=0f8c...
+ *	size=1073741824
+ *	state=consistent
+ *	generation=3
+ *	created=1700000000
+ *	last_sync=1700000100
+ *	source=host:/mnt/pmem/db1
+ *
+ * magic and version come first; unknown keys are ignored (a newer daemon
+ * may add some); a missing key, a bad value or a second copy of a key is
+ * an error. It is replaced crash-safely (temporary file, fsync, rename,
+ * fsync of the directory), so a reader sees the old or the new version.
+ */
+#define RPMEMD_META_DIR ".rpmemd"
+#define RPMEMD_META_SUFFIX ".meta"
+#define RPMEMD_META_MAGIC "rpmemd-pool-meta"
+#define RPMEMD_META_VERSION 1
+#define RPMEMD_META_MAX 2048 /* largest metadata file accepted */
+
+struct rpmemd_meta {
+	uint8_t uuid[16];
+	uint64_t size;
+	uint8_t state; /* enum rpmem_pool_state */
+	uint64_t generation;
+	uint64_t created;   /* unix seconds */
+	uint64_t last_sync; /* unix seconds of the last consistent, 0 = never */
+	char source[RPMEM_STR_MAX + 1];
+};
+
+/* rpmemd_meta_init -- a new, empty pool of size bytes with a random uuid */
+int rpmemd_meta_init(struct rpmemd_meta *m, uint64_t size);
+
+/*
+ * rpmemd_meta_transition -- apply a state change requested by a writer:
+ * empty -> syncing, syncing -> syncing (a resumed sync), consistent ->
+ * syncing, syncing -> consistent (generation + 1, last_sync = now).
+ * Anything else, empty -> consistent included (a mirror always passes
+ * through syncing), is -EINVAL and leaves *m untouched.
+ */
+int rpmemd_meta_transition(struct rpmemd_meta *m, uint8_t new_state);
+
+/* rpmemd_meta_set_source -- record where the data came from (sanitized) */
+void rpmemd_meta_set_source(struct rpmemd_meta *m, const char *source);
+
+/* rpmemd_meta_format -- text form into buf[len]; its length or -EMSGSIZE */
+int rpmemd_meta_format(const struct rpmemd_meta *m, char *buf, size_t len);
+
+/* rpmemd_meta_parse -- text form of len bytes into *m; 0 or -EBADMSG */
+int rpmemd_meta_parse(const char *buf, size_t len, struct rpmemd_meta *m);
+
+/*
+ * rpmemd_meta_read -- <pool>.meta from the metadata directory dirfd;
+ * -ENOENT if missing, -EBADMSG if corrupt.
+ */
+int rpmemd_meta_read(int dirfd, const char *pool, struct rpmemd_meta *m);
+
+/* rpmemd_meta_write -- replace <pool>.meta crash-safely */
+int rpmemd_meta_write(int dirfd, const char *pool,
+		      const struct rpmemd_meta *m);
+
+/* rpmemd_meta_unlink -- remove <pool>.meta and make that durable */
+int rpmemd_meta_unlink(int dirfd, const char *pool);
+
+/*
+ * rpmemd_meta_pool_name -- if file is "<valid pool name>.meta", copy the
+ * pool name to out[RPMEM_NAME_MAX + 1] and return 1, else 0.
+ */
+int rpmemd_meta_pool_name(const char *file, char *out);
+
+#endif

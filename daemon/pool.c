@@ -1,0 +1,592 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* pool.c -- pool files in a region and their shared libpmem2 mappings */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libpmem2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pool.h"
+#include "util.h"
+
+/* pmem2_err -- a libpmem2 return value as -errno (its own codes are -EIO) */
+static int pmem2_err(int ret)
+{
+	return ret < 0 && ret > -4096 ? ret : -EIO;
+}
+
+/* find_open -- the open pool of file dev/ino; set->lock held */
+static struct rpmemd_pool *find_open(struct rpmemd_regions *set, dev_t dev,
+				     ino_t ino)
+{
+	for (struct rpmemd_pool *p = set->open; p; p = p->next)
+		if (p->dev == dev && p->ino == ino)
+			return p;
+	return NULL;
+}
+
+/* find_open_name -- the open pool file name of region r, if any; set->lock */
+static struct rpmemd_pool *find_open_name(struct rpmemd_region *r,
+					  const char *name)
+{
+	struct stat st;
+	if (fstatat(r->dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return NULL;
+	return find_open(r->set, st.st_dev, st.st_ino);
+}
+
+/* meta_exists -- the pool has metadata (it exists as a pool) */
+static int meta_exists(struct rpmemd_region *r, const char *name)
+{
+	char file[RPMEM_NAME_MAX + 16];
+	struct stat st;
+	snprintf(file, sizeof(file), "%s%s", name, RPMEMD_META_SUFFIX);
+	return fstatat(r->metafd, file, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
+		       uint64_t size, char *err, size_t errlen)
+{
+	char need[32], have[32];
+	struct rpmemd_meta m;
+	struct stat st;
+	uint64_t avail;
+	int ret, fd;
+
+	if (!rpmem_name_valid(name)) {
+		snprintf(err, errlen,
+			 "invalid pool name '%s' (1-64 of letters, digits, '.', '_', '-'; not starting with '.')",
+			 name);
+		return -EINVAL;
+	}
+	if (size == 0 || size % r->align || size > (uint64_t)INT64_MAX) {
+		snprintf(err, errlen,
+			 "invalid size %llu for pool '%s': a positive multiple of %u bytes is required",
+			 (unsigned long long)size, name, r->align);
+		return -EINVAL;
+	}
+
+	pthread_mutex_lock(&r->lock);
+	if (meta_exists(r, name)) {
+		snprintf(err, errlen, "pool '%s' already exists in region '%s'",
+			 name, r->cfg.name);
+		ret = -EEXIST;
+		goto err_unlock;
+	}
+	/* an orphan file (no metadata) is reused */
+	fd = openat(r->dirfd, name,
+		    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create pool '%s' in region '%s': %s",
+			 name, r->cfg.name,
+			 errno == ELOOP ? "a symbolic link is in the way" :
+					  strerror(errno));
+		goto err_unlock;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		snprintf(err, errlen,
+			 "cannot create pool '%s' in region '%s': %s/%s is not a regular file",
+			 name, r->cfg.name, r->cfg.path, name);
+		goto err_close;
+	}
+	if (ftruncate(fd, 0)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create pool '%s': truncate: %s",
+			 name, strerror(errno));
+		goto err_unlink;
+	}
+	ret = rpmemd_region_free_space(r, &avail);
+	if (ret == 0 && size > avail)
+		ret = -ENOSPC;
+	if (ret == 0) {
+		ret = posix_fallocate(fd, 0, (off_t)size);
+		if (ret == 0)
+			ret = fsync(fd) ? -errno : 0;
+		else
+			ret = -ret;
+		if (ret == -ENOSPC)
+			rpmemd_region_free_space(r, &avail);
+	}
+	if (ret == -ENOSPC) {
+		snprintf(err, errlen,
+			 "pool '%s' needs %s but region '%s' has %s free", name,
+			 rpmem_fmt_size(size, need, sizeof(need)), r->cfg.name,
+			 rpmem_fmt_size(avail, have, sizeof(have)));
+		goto err_unlink;
+	}
+	if (ret) {
+		snprintf(err, errlen, "cannot allocate pool '%s' in region '%s': %s",
+			 name, r->cfg.name, strerror(-ret));
+		goto err_unlink;
+	}
+	if ((ret = rpmemd_meta_init(&m, size)) ||
+	    (ret = fsync(r->dirfd) ? -errno : 0) ||
+	    (ret = rpmemd_meta_write(r->metafd, name, &m))) {
+		snprintf(err, errlen,
+			 "cannot write the metadata of pool '%s' in region '%s': %s",
+			 name, r->cfg.name, strerror(-ret));
+		goto err_unlink;
+	}
+	close(fd);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+
+err_unlink:
+	unlinkat(r->dirfd, name, 0);
+err_close:
+	close(fd);
+err_unlock:
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+int rpmemd_pool_remove(struct rpmemd_region *r, const char *name, int force,
+		       char *err, size_t errlen)
+{
+	struct rpmemd_meta m;
+	int ret;
+
+	if (!rpmem_name_valid(name)) {
+		snprintf(err, errlen, "invalid pool name '%s'", name);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&r->lock);
+	ret = rpmemd_meta_read(r->metafd, name, &m);
+	if (ret == -ENOENT) {
+		snprintf(err, errlen, "no pool '%s' in region '%s'", name,
+			 r->cfg.name);
+		goto err_unlock;
+	}
+	/* a corrupt metadata file does not keep the pool alive */
+	if (ret && ret != -EBADMSG) {
+		snprintf(err, errlen, "cannot read the metadata of pool '%s': %s",
+			 name, strerror(-ret));
+		goto err_unlock;
+	}
+	pthread_mutex_lock(&r->set->lock);
+	struct rpmemd_pool *p = find_open_name(r, name);
+	if (p) {
+		if (p->writer_sid)
+			snprintf(err, errlen,
+				 "pool '%s' is open for writing by %s; close it first",
+				 name, p->writer);
+		else
+			snprintf(err, errlen,
+				 "pool '%s' is open by %u reader(s); close it first",
+				 name, p->readers);
+		pthread_mutex_unlock(&r->set->lock);
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	pthread_mutex_unlock(&r->set->lock);
+	if (ret == 0 && m.state == RPMEM_POOL_SYNCING && !force) {
+		snprintf(err, errlen,
+			 "pool '%s' is in the middle of a sync (state syncing); a new sync resumes it, or remove it with --force",
+			 name);
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	ret = rpmemd_meta_unlink(r->metafd, name);
+	if (ret) {
+		snprintf(err, errlen, "cannot remove the metadata of pool '%s': %s",
+			 name, strerror(-ret));
+		goto err_unlock;
+	}
+	/* from here the pool is gone; a leftover file is an invisible orphan */
+	if (unlinkat(r->dirfd, name, 0) && errno != ENOENT)
+		WARN("region '%s': pool '%s': cannot remove %s/%s: %s",
+		     r->cfg.name, name, r->cfg.path, name, strerror(errno));
+	else if (fsync(r->dirfd))
+		WARN("region '%s': fsync of %s: %s", r->cfg.name, r->cfg.path,
+		     strerror(errno));
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+
+err_unlock:
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* pool_map -- map the pool file with libpmem2 */
+static int pool_map(struct rpmemd_pool *p, int fd, char *err, size_t errlen)
+{
+	struct pmem2_source *src;
+	struct pmem2_config *cfg;
+	struct pmem2_map *map;
+	int ret;
+
+	if ((ret = pmem2_source_from_fd(&src, fd))) {
+		snprintf(err, errlen, "pool '%s': pmem2_source_from_fd: %s",
+			 p->name, pmem2_errormsg());
+		return pmem2_err(ret);
+	}
+	if ((ret = pmem2_config_new(&cfg))) {
+		snprintf(err, errlen, "pool '%s': pmem2_config_new: %s",
+			 p->name, pmem2_errormsg());
+		ret = pmem2_err(ret);
+		goto err_src;
+	}
+	ret = pmem2_config_set_required_store_granularity(
+		cfg, PMEM2_GRANULARITY_PAGE);
+	if (ret) {
+		snprintf(err, errlen,
+			 "pool '%s': pmem2_config_set_required_store_granularity: %s",
+			 p->name, pmem2_errormsg());
+		ret = pmem2_err(ret);
+		goto err_cfg;
+	}
+	if ((ret = pmem2_map_new(&map, cfg, src))) {
+		snprintf(err, errlen, "pool '%s': pmem2_map_new: %s", p->name,
+			 pmem2_errormsg());
+		ret = pmem2_err(ret);
+		goto err_cfg;
+	}
+	p->map = map;
+	p->addr = pmem2_map_get_address(map);
+	p->persist = pmem2_get_persist_fn(map);
+	p->pagesize = (size_t)sysconf(_SC_PAGESIZE);
+	p->is_pmem = pmem2_map_get_store_granularity(map) !=
+		     PMEM2_GRANULARITY_PAGE;
+	if (p->region->cfg.type == RPMEM_REGION_FSDAX && !p->is_pmem)
+		WARN("region '%s': pool '%s' is not mapped as PMem (no DAX for this file?); persisting with msync",
+		     p->region->cfg.name, p->name);
+	ret = 0;
+err_cfg:
+	pmem2_config_delete(&cfg);
+err_src:
+	pmem2_source_delete(&src);
+	return ret;
+}
+
+/* pool_attach -- add an open to p; set->lock held */
+static int pool_attach(struct rpmemd_pool *p, uint8_t mode, uint32_t sid,
+		       const char *holder, char *err, size_t errlen)
+{
+	if (mode == RPMEM_OPEN_RW) {
+		if (p->writer_sid) {
+			snprintf(err, errlen,
+				 "pool '%s/%s' is open for writing by %s; retry later",
+				 p->region->cfg.name, p->name, p->writer);
+			return -EBUSY;
+		}
+		p->writer_sid = sid;
+		rpmem_strlcpy(p->writer, holder, sizeof(p->writer));
+	} else {
+		p->readers++;
+	}
+	p->refs++;
+	return 0;
+}
+
+/* pool_free -- unmap and release a pool nobody has open */
+static void pool_free(struct rpmemd_pool *p)
+{
+	if (p->map)
+		pmem2_map_delete(&p->map);
+	pthread_mutex_destroy(&p->meta_lock);
+	rpmemd_region_put(&p->region);
+	free(p);
+}
+
+int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
+		     uint32_t sid, const char *holder,
+		     struct rpmemd_pool **out, char *err, size_t errlen)
+{
+	struct rpmemd_regions *set = r->set;
+	struct rpmemd_pool *p, *np = NULL;
+	struct rpmemd_meta m;
+	struct stat st;
+	int ret, fd;
+
+	if (!rpmem_name_valid(name)) {
+		snprintf(err, errlen, "invalid pool name '%s'", name);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&r->lock);
+	ret = rpmemd_meta_read(r->metafd, name, &m);
+	if (ret) {
+		if (ret == -ENOENT)
+			snprintf(err, errlen, "no pool '%s' in region '%s'",
+				 name, r->cfg.name);
+		else if (ret == -EBADMSG)
+			snprintf(err, errlen,
+				 "pool '%s' in region '%s' has corrupt metadata (%s/%s/%s%s)",
+				 name, r->cfg.name, r->cfg.path,
+				 RPMEMD_META_DIR, name, RPMEMD_META_SUFFIX);
+		else
+			snprintf(err, errlen,
+				 "cannot read the metadata of pool '%s': %s",
+				 name, strerror(-ret));
+		if (ret == -EBADMSG)
+			ret = -EIO;
+		goto err_unlock;
+	}
+	fd = openat(r->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open pool '%s' (%s/%s): %s", name,
+			 r->cfg.path, name, strerror(errno));
+		if (ret == -ENOENT)
+			ret = -EIO; /* metadata without its file */
+		goto err_unlock;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "pool '%s': fstat: %s", name,
+			 strerror(errno));
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m.size) {
+		snprintf(err, errlen,
+			 "pool '%s' in region '%s': the file is %llu bytes but its metadata says %llu",
+			 name, r->cfg.name, (unsigned long long)st.st_size,
+			 (unsigned long long)m.size);
+		ret = -EIO;
+		goto err_close;
+	}
+
+	/* already open: share the mapping */
+	pthread_mutex_lock(&set->lock);
+	p = find_open(set, st.st_dev, st.st_ino);
+	if (p) {
+		ret = pool_attach(p, mode, sid, holder, err, errlen);
+		pthread_mutex_unlock(&set->lock);
+		if (ret)
+			goto err_close;
+		goto done;
+	}
+	pthread_mutex_unlock(&set->lock);
+
+	np = calloc(1, sizeof(*np));
+	if (!np) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto err_close;
+	}
+	if ((ret = -pthread_mutex_init(&np->meta_lock, NULL))) {
+		free(np);
+		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
+		goto err_close;
+	}
+	rpmemd_region_ref(r);
+	np->region = r;
+	rpmem_strlcpy(np->name, name, sizeof(np->name));
+	np->dev = st.st_dev;
+	np->ino = st.st_ino;
+	np->size = m.size;
+	np->meta = m;
+	if ((ret = pool_map(np, fd, err, errlen)))
+		goto err_free;
+
+	pthread_mutex_lock(&set->lock);
+	/* the same file through another region object (after a reload) */
+	p = find_open(set, st.st_dev, st.st_ino);
+	if (!p) {
+		p = np;
+		np = NULL;
+		p->next = set->open;
+		set->open = p;
+	}
+	ret = pool_attach(p, mode, sid, holder, err, errlen);
+	if (ret && p->refs == 0) {
+		/* our fresh pool: nobody else can know it yet */
+		set->open = p->next;
+		np = p;
+	}
+	pthread_mutex_unlock(&set->lock);
+	if (ret)
+		goto err_free;
+	if (np)
+		pool_free(np);
+done:
+	close(fd);
+	pthread_mutex_unlock(&r->lock);
+	*out = p;
+	return 0;
+
+err_free:
+	if (np)
+		pool_free(np);
+err_close:
+	close(fd);
+err_unlock:
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+void rpmemd_pool_close(struct rpmemd_pool **pp, uint8_t mode, uint32_t sid)
+{
+	struct rpmemd_pool *p = pp ? *pp : NULL;
+	if (!p)
+		return;
+	*pp = NULL;
+	struct rpmemd_regions *set = p->region->set;
+	pthread_mutex_lock(&set->lock);
+	if (mode == RPMEM_OPEN_RW && p->writer_sid == sid) {
+		p->writer_sid = 0;
+		p->writer[0] = '\0';
+	} else if (p->readers) {
+		p->readers--;
+	}
+	int last = --p->refs == 0;
+	if (last) {
+		for (struct rpmemd_pool **q = &set->open; *q; q = &(*q)->next) {
+			if (*q == p) {
+				*q = p->next;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&set->lock);
+	if (last)
+		pool_free(p);
+}
+
+int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len)
+{
+	if (len == 0)
+		return 0;
+	if (p->is_pmem) {
+		p->persist(p->addr + off, len);
+		return 0;
+	}
+	/*
+	 * Page granularity: libpmem2's persist function is msync, but it
+	 * swallows msync's errors (and pmem2_deep_flush is a no-op here),
+	 * so call msync directly to report a failed writeback.
+	 */
+	uintptr_t start = (uintptr_t)(p->addr + off) &
+			  ~((uintptr_t)p->pagesize - 1);
+	uintptr_t end = (uintptr_t)(p->addr + off + len);
+	if (msync((void *)start, end - start, MS_SYNC)) {
+		int ret = -errno;
+		ERR("region '%s': pool '%s': msync of %llu bytes at %llu failed: %s",
+		    p->region->cfg.name, p->name, (unsigned long long)len,
+		    (unsigned long long)off, strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
+			  const char *source, struct rpmemd_meta *out,
+			  char *err, size_t errlen)
+{
+	pthread_mutex_lock(&p->meta_lock);
+	struct rpmemd_meta m = p->meta;
+	int ret = rpmemd_meta_transition(&m, state);
+	if (ret) {
+		snprintf(err, errlen, "pool '%s' cannot go from %s to %s",
+			 p->name, rpmem_state_str(p->meta.state),
+			 rpmem_state_str(state));
+		goto out;
+	}
+	if (source && source[0])
+		rpmemd_meta_set_source(&m, source);
+	ret = rpmemd_meta_write(p->region->metafd, p->name, &m);
+	if (ret) {
+		snprintf(err, errlen, "cannot write the metadata of pool '%s': %s",
+			 p->name, strerror(-ret));
+		ERR("region '%s': pool '%s': metadata write failed: %s",
+		    p->region->cfg.name, p->name, strerror(-ret));
+		goto out;
+	}
+	p->meta = m;
+	*out = m;
+out:
+	pthread_mutex_unlock(&p->meta_lock);
+	return ret;
+}
+
+void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m)
+{
+	pthread_mutex_lock(&p->meta_lock);
+	*m = p->meta;
+	pthread_mutex_unlock(&p->meta_lock);
+}
+
+/* info_cmp -- order pool infos by name */
+static int info_cmp(const void *a, const void *b)
+{
+	const struct rpmem_pool_info *x = a, *y = b;
+	return strcmp(x->name, y->name);
+}
+
+/* pool_info -- fill one entry from the metadata and the open table */
+static void pool_info(struct rpmemd_region *r, const char *name,
+		      const struct rpmemd_meta *m, struct rpmem_pool_info *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	rpmem_strlcpy(pi->region, r->cfg.name, sizeof(pi->region));
+	rpmem_strlcpy(pi->name, name, sizeof(pi->name));
+	memcpy(pi->uuid, m->uuid, sizeof(pi->uuid));
+	pi->size = m->size;
+	pi->state = m->state;
+	pi->generation = m->generation;
+	pi->created = m->created;
+	pi->last_sync = m->last_sync;
+	rpmem_strlcpy(pi->source, m->source, sizeof(pi->source));
+	pthread_mutex_lock(&r->set->lock);
+	struct rpmemd_pool *p = find_open_name(r, name);
+	if (p) {
+		rpmem_strlcpy(pi->writer, p->writer, sizeof(pi->writer));
+		pi->readers = p->readers;
+		pi->bytes_written =
+			__atomic_load_n(&p->bytes_written, __ATOMIC_RELAXED);
+		pi->flushes = __atomic_load_n(&p->flushes, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&r->set->lock);
+}
+
+int rpmemd_pool_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
+		     uint32_t *n)
+{
+	int ret = 0;
+	pthread_mutex_lock(&r->lock);
+	int fd = dup(r->metafd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	rewinddir(d);
+	uint32_t first = *n;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char name[RPMEM_NAME_MAX + 1];
+		struct rpmemd_meta m;
+		if (!rpmemd_meta_pool_name(de->d_name, name))
+			continue;
+		int r2 = rpmemd_meta_read(r->metafd, name, &m);
+		if (r2) {
+			WARN("region '%s': pool '%s': metadata unreadable (%s); not listed",
+			     r->cfg.name, name, strerror(-r2));
+			continue;
+		}
+		struct rpmem_pool_info *nv =
+			realloc(*v, (*n + 1) * sizeof(**v));
+		if (!nv) {
+			ret = -ENOMEM;
+			break;
+		}
+		*v = nv;
+		pool_info(r, name, &m, &nv[*n]);
+		(*n)++;
+	}
+	closedir(d);
+	if (*n > first)
+		qsort(*v + first, *n - first, sizeof(**v), info_cmp);
+out:
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* pool.h -- pools in a region: create, remove, list, shared open mappings */
+#ifndef RPMEMD_POOL_H
+#define RPMEMD_POOL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "meta.h"
+#include "proto.h"
+#include "region.h"
+
+struct pmem2_map;
+
+/*
+ * An open pool: one mapping per pool file however many sessions opened
+ * it; one writer at a time, readers share. The mapping stays valid while
+ * the opener holds its reference, so I/O needs no lock.
+ */
+struct rpmemd_pool {
+	struct rpmemd_region *region; /* a reference */
+	char name[RPMEM_NAME_MAX + 1];
+	dev_t dev; /* identity of the pool file in the open table */
+	ino_t ino;
+	struct pmem2_map *map;
+	uint8_t *addr;
+	uint64_t size;
+	int is_pmem; /* the mapping is PMem (store granularity below page) */
+	void (*persist)(const void *ptr, size_t size);
+	size_t pagesize;
+
+	pthread_mutex_t meta_lock; /* meta, and its file */
+	struct rpmemd_meta meta;
+
+	/* protected by region->set->lock */
+	unsigned refs;
+	uint32_t writer_sid; /* session holding the write open, 0 = none */
+	char writer[RPMEM_STR_MAX + 1];
+	unsigned readers;
+	struct rpmemd_pool *next;
+
+	/* updated with atomics */
+	uint64_t bytes_written;
+	uint64_t flushes;
+};
+
+/*
+ * rpmemd_pool_create -- a pool file of exactly size bytes (allocated, so a
+ * full region fails here, not on a later write), then its metadata
+ * (state empty). A pool file without metadata (a crash during create or
+ * remove) is invisible and reused. Errors: -EINVAL (name, size), -EEXIST,
+ * -ENOSPC, -errno; the reason in err[errlen].
+ */
+int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
+		       uint64_t size, char *err, size_t errlen);
+
+/*
+ * rpmemd_pool_remove -- metadata first, then the file. An open pool is
+ * never removed (-EBUSY): a session may be writing to its mapping. A
+ * syncing pool (an interrupted or running sync; a resume is cheap) is
+ * removed only with force; force overrides nothing else.
+ */
+int rpmemd_pool_remove(struct rpmemd_region *r, const char *name, int force,
+		       char *err, size_t errlen);
+
+/*
+ * rpmemd_pool_open -- open pool name in mode (RPMEM_OPEN_RO/RW) for
+ * session sid, described as holder in busy errors; fills *out. -ENOENT,
+ * -EBUSY (another writer, named in err), -EIO (mapping, metadata).
+ */
+int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
+		     uint32_t sid, const char *holder,
+		     struct rpmemd_pool **out, char *err, size_t errlen);
+
+/* rpmemd_pool_close -- drop an open; the last one unmaps */
+void rpmemd_pool_close(struct rpmemd_pool **pool, uint8_t mode, uint32_t sid);
+
+/*
+ * rpmemd_pool_persist -- make [off, off + len) persistent: CPU cache
+ * flush on PMem, msync otherwise. The range must be valid.
+ */
+int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len);
+
+/*
+ * rpmemd_pool_set_state -- apply a state transition (rpmemd_meta_transition)
+ * and record source (if not empty); persisted before it returns. *out
+ * gets the new metadata.
+ */
+int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
+			  const char *source, struct rpmemd_meta *out,
+			  char *err, size_t errlen);
+
+/* rpmemd_pool_get_meta -- a copy of the open pool's metadata */
+void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m);
+
+/* rpmemd_pool_count -- account bytes written and flushes */
+static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,
+				     uint64_t flushes)
+{
+	__atomic_add_fetch(&p->bytes_written, written, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&p->flushes, flushes, __ATOMIC_RELAXED);
+}
+
+/*
+ * rpmemd_pool_list -- append the pools of region r, sorted by name, to
+ * the array *v of *n entries (grown with realloc; the caller frees it).
+ */
+int rpmemd_pool_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
+		     uint32_t *n);
+
+#endif

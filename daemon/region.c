@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* region.c -- regions: open, reconcile with the configuration, refcount */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "meta.h"
+#include "region.h"
+#include "util.h"
+
+#define REGION_MIN_ALIGN 4096u
+
+int rpmemd_regions_new(struct rpmemd_regions **out)
+{
+	struct rpmemd_regions *set = calloc(1, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	int ret = pthread_mutex_init(&set->lock, NULL);
+	if (ret) {
+		free(set);
+		return -ret;
+	}
+	*out = set;
+	return 0;
+}
+
+/* region_open -- open the directory and its metadata directory */
+static int region_open(struct rpmemd_regions *set,
+		       const struct rpmemd_region_cfg *cfg,
+		       struct rpmemd_region **out, char *err, size_t errlen)
+{
+	struct rpmemd_region *r = calloc(1, sizeof(*r));
+	int ret;
+	if (!r)
+		return -ENOMEM;
+	r->set = set;
+	r->cfg = *cfg;
+	long pg = sysconf(_SC_PAGESIZE);
+	r->align = pg > (long)REGION_MIN_ALIGN ? (uint32_t)pg :
+						  REGION_MIN_ALIGN;
+
+	r->dirfd = open(cfg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->dirfd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "region '%s': cannot open %s: %s",
+			 cfg->name, cfg->path, strerror(errno));
+		goto err_free;
+	}
+	if (mkdirat(r->dirfd, RPMEMD_META_DIR, 0755) && errno != EEXIST) {
+		ret = -errno;
+		snprintf(err, errlen, "region '%s': cannot create %s/%s: %s",
+			 cfg->name, cfg->path, RPMEMD_META_DIR,
+			 strerror(errno));
+		goto err_close_dir;
+	}
+	r->metafd = openat(r->dirfd, RPMEMD_META_DIR,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (r->metafd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "region '%s': cannot open %s/%s: %s",
+			 cfg->name, cfg->path, RPMEMD_META_DIR,
+			 strerror(errno));
+		goto err_close_dir;
+	}
+	if (faccessat(r->dirfd, ".", W_OK | X_OK, AT_EACCESS) ||
+	    faccessat(r->metafd, ".", W_OK | X_OK, AT_EACCESS)) {
+		ret = -errno;
+		snprintf(err, errlen, "region '%s': %s is not writable: %s",
+			 cfg->name, cfg->path, strerror(errno));
+		goto err_close_meta;
+	}
+	ret = pthread_mutex_init(&r->lock, NULL);
+	if (ret) {
+		ret = -ret;
+		snprintf(err, errlen, "region '%s': %s", cfg->name,
+			 strerror(-ret));
+		goto err_close_meta;
+	}
+	r->refs = 1; /* the active list's */
+	*out = r;
+	return 0;
+
+err_close_meta:
+	close(r->metafd);
+err_close_dir:
+	close(r->dirfd);
+err_free:
+	free(r);
+	return ret;
+}
+
+/* region_close -- release a region nobody references any more */
+static void region_close(struct rpmemd_region *r)
+{
+	pthread_mutex_destroy(&r->lock);
+	close(r->metafd);
+	close(r->dirfd);
+	free(r);
+}
+
+void rpmemd_regions_delete(struct rpmemd_regions **pset)
+{
+	struct rpmemd_regions *set = pset ? *pset : NULL;
+	if (!set)
+		return;
+	for (unsigned i = 0; i < set->n; i++)
+		region_close(set->v[i]);
+	while (set->retired) {
+		struct rpmemd_region *r = set->retired;
+		set->retired = r->next;
+		region_close(r);
+	}
+	free(set->v);
+	pthread_mutex_destroy(&set->lock);
+	free(set);
+	*pset = NULL;
+}
+
+/* region_same -- the configuration of a region did not change */
+static int region_same(const struct rpmemd_region_cfg *a,
+		       const struct rpmemd_region_cfg *b)
+{
+	return !strcmp(a->name, b->name) && !strcmp(a->path, b->path) &&
+	       a->type == b->type && a->direct_pmem == b->direct_pmem;
+}
+
+int rpmemd_regions_apply(struct rpmemd_regions *set,
+			 const struct rpmemd_config *cfg, char *err,
+			 size_t errlen)
+{
+	unsigned n = cfg->nregions;
+	struct rpmemd_region **nv = calloc(n ? n : 1, sizeof(*nv));
+	char *fresh = calloc(n ? n : 1, 1);
+	struct rpmemd_region *dead = NULL;
+	int ret = 0;
+
+	if (!nv || !fresh) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	/* only the main thread changes set->v, so it may read it unlocked */
+	for (unsigned i = 0; i < n; i++) {
+		for (unsigned j = 0; j < set->n; j++)
+			if (region_same(&set->v[j]->cfg, &cfg->regions[i]))
+				nv[i] = set->v[j];
+		if (nv[i])
+			continue;
+		ret = region_open(set, &cfg->regions[i], &nv[i], err, errlen);
+		if (ret)
+			goto err_close;
+		fresh[i] = 1;
+	}
+
+	pthread_mutex_lock(&set->lock);
+	for (unsigned j = 0; j < set->n; j++) {
+		struct rpmemd_region *r = set->v[j];
+		int kept = 0;
+		for (unsigned i = 0; i < n; i++)
+			kept |= nv[i] == r;
+		if (kept)
+			continue;
+		r->retired = 1;
+		if (--r->refs == 0) {
+			r->next = dead;
+			dead = r;
+			INFO("region '%s' (%s) removed", r->cfg.name,
+			     r->cfg.path);
+		} else {
+			r->next = set->retired;
+			set->retired = r;
+			INFO("region '%s' (%s) removed from the configuration; it closes when its %u open pool(s) are closed",
+			     r->cfg.name, r->cfg.path, r->refs);
+		}
+	}
+	free(set->v);
+	set->v = nv;
+	set->n = n;
+	pthread_mutex_unlock(&set->lock);
+
+	for (unsigned i = 0; i < n; i++)
+		if (fresh[i])
+			INFO("region '%s' (%s, %s) added", nv[i]->cfg.name,
+			     rpmem_region_type_str(nv[i]->cfg.type),
+			     nv[i]->cfg.path);
+	while (dead) {
+		struct rpmemd_region *r = dead;
+		dead = r->next;
+		region_close(r);
+	}
+	free(fresh);
+	return 0;
+
+err_close:
+	for (unsigned i = 0; i < n; i++)
+		if (fresh[i])
+			region_close(nv[i]);
+err_free:
+	free(fresh);
+	free(nv);
+	return ret;
+}
+
+int rpmemd_region_get(struct rpmemd_regions *set, const char *name,
+		      struct rpmemd_region **out)
+{
+	int ret = -ENODEV;
+	pthread_mutex_lock(&set->lock);
+	for (unsigned i = 0; i < set->n; i++) {
+		if (strcmp(set->v[i]->cfg.name, name))
+			continue;
+		set->v[i]->refs++;
+		*out = set->v[i];
+		ret = 0;
+		break;
+	}
+	pthread_mutex_unlock(&set->lock);
+	return ret;
+}
+
+void rpmemd_region_ref(struct rpmemd_region *r)
+{
+	pthread_mutex_lock(&r->set->lock);
+	r->refs++;
+	pthread_mutex_unlock(&r->set->lock);
+}
+
+void rpmemd_region_put(struct rpmemd_region **pr)
+{
+	struct rpmemd_region *r = pr ? *pr : NULL;
+	if (!r)
+		return;
+	*pr = NULL;
+	struct rpmemd_regions *set = r->set;
+	pthread_mutex_lock(&set->lock);
+	int last = --r->refs == 0;
+	if (last) {
+		/* only a retired region loses its last reference */
+		for (struct rpmemd_region **pp = &set->retired; *pp;
+		     pp = &(*pp)->next) {
+			if (*pp == r) {
+				*pp = r->next;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&set->lock);
+	if (last) {
+		INFO("region '%s' (%s) closed", r->cfg.name, r->cfg.path);
+		region_close(r);
+	}
+}
+
+int rpmemd_regions_get_all(struct rpmemd_regions *set,
+			   struct rpmemd_region ***out, unsigned *n)
+{
+	pthread_mutex_lock(&set->lock);
+	struct rpmemd_region **v = calloc(set->n ? set->n : 1, sizeof(*v));
+	if (!v) {
+		pthread_mutex_unlock(&set->lock);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < set->n; i++) {
+		v[i] = set->v[i];
+		v[i]->refs++;
+	}
+	*n = set->n;
+	pthread_mutex_unlock(&set->lock);
+	*out = v;
+	return 0;
+}
+
+void rpmemd_regions_put_all(struct rpmemd_region ***pv, unsigned n)
+{
+	struct rpmemd_region **v = pv ? *pv : NULL;
+	if (!v)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		rpmemd_region_put(&v[i]);
+	free(v);
+	*pv = NULL;
+}
+
+int rpmemd_region_free_space(struct rpmemd_region *r, uint64_t *avail)
+{
+	struct statvfs vfs;
+	if (fstatvfs(r->dirfd, &vfs))
+		return -errno;
+	*avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	return 0;
+}
+
+int rpmemd_region_info(struct rpmemd_region *r, struct rpmem_region_info *ri)
+{
+	struct statvfs vfs;
+	memset(ri, 0, sizeof(*ri));
+	rpmem_strlcpy(ri->name, r->cfg.name, sizeof(ri->name));
+	ri->type = r->cfg.type;
+	rpmem_strlcpy(ri->path, r->cfg.path, sizeof(ri->path));
+	ri->align = r->align;
+	/* RPMEM_CAP_RDMA comes with the rdma data plane */
+	ri->caps = r->cfg.direct_pmem ? RPMEM_CAP_APM : 0;
+	if (fstatvfs(r->dirfd, &vfs))
+		return -errno;
+	ri->size = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+	ri->free = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	return 0;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* region.h -- the target's regions: directories that hold pools */
+#ifndef RPMEMD_REGION_H
+#define RPMEMD_REGION_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "proto.h"
+
+struct rpmemd_pool;
+struct rpmemd_regions;
+
+/*
+ * A region is a directory (type dir, or fsdax on a -o dax mount). Pool
+ * files live in it by name, their metadata in its .rpmemd directory.
+ * Regions are reference-counted: every open pool and every request in
+ * progress holds one, so a region dropped from the configuration by a
+ * reload stays usable until the last user lets it go.
+ */
+struct rpmemd_region {
+	struct rpmemd_regions *set;
+	struct rpmemd_region_cfg cfg; /* name, type, path, direct_pmem */
+	int dirfd;		      /* the region directory */
+	int metafd;		      /* its .rpmemd directory */
+	uint32_t align;		      /* pool sizes are multiples of this */
+	pthread_mutex_t lock; /* serializes pool create, remove, open, list */
+	/* protected by set->lock */
+	unsigned refs;
+	int retired; /* no longer in the configuration */
+	struct rpmemd_region *next; /* retired list */
+};
+
+/* the set of regions and of the pools open in them */
+struct rpmemd_regions {
+	pthread_mutex_t lock;
+	struct rpmemd_region **v; /* active, in configuration order */
+	unsigned n;
+	struct rpmemd_region *retired; /* still referenced */
+	struct rpmemd_pool *open;      /* open pools, see pool.c */
+};
+
+/* rpmemd_regions_new -- an empty set; fills *out */
+int rpmemd_regions_new(struct rpmemd_regions **out);
+
+/*
+ * rpmemd_regions_delete -- close every region; no pool may be open and
+ * no reference held.
+ */
+void rpmemd_regions_delete(struct rpmemd_regions **set);
+
+/*
+ * rpmemd_regions_apply -- make the active regions those of cfg: new ones
+ * are opened, unchanged ones (same name, type, path, direct_pmem) are
+ * kept, the others are retired and closed when their last reference goes.
+ * All or nothing: if a new region cannot be opened, nothing changes and
+ * -errno is returned with the reason in err[errlen].
+ */
+int rpmemd_regions_apply(struct rpmemd_regions *set,
+			 const struct rpmemd_config *cfg, char *err,
+			 size_t errlen);
+
+/* rpmemd_region_get -- a reference to the active region name, or -ENODEV */
+int rpmemd_region_get(struct rpmemd_regions *set, const char *name,
+		      struct rpmemd_region **out);
+/* rpmemd_region_ref -- one more reference to a region already held */
+void rpmemd_region_ref(struct rpmemd_region *r);
+/* rpmemd_region_put -- drop a reference; closes a retired region */
+void rpmemd_region_put(struct rpmemd_region **r);
+
+/*
+ * rpmemd_regions_get_all -- references to every active region in *out
+ * (an array of *n; release with rpmemd_regions_put_all).
+ */
+int rpmemd_regions_get_all(struct rpmemd_regions *set,
+			   struct rpmemd_region ***out, unsigned *n);
+void rpmemd_regions_put_all(struct rpmemd_region ***v, unsigned n);
+
+/* rpmemd_region_info -- name, type, path, size, free space, caps */
+int rpmemd_region_info(struct rpmemd_region *r, struct rpmem_region_info *ri);
+
+/* rpmemd_region_free_space -- bytes available to the daemon */
+int rpmemd_region_free_space(struct rpmemd_region *r, uint64_t *avail);
+
+#endif

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server.c -- listeners, the main loop, signals, reload and drain */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "net.h"
+#include "region.h"
+#include "server.h"
+#include "session.h"
+#include "util.h"
+
+#ifndef RPMEM_VERSION
+#define RPMEM_VERSION "unknown"
+#endif
+
+#define DRAIN_GRACE_SEC 10 /* then replies blocked on a slow client break */
+#define SOCK_BUF (4 << 20)
+
+struct rpmemd_server {
+	struct rpmemd_config cfg;
+	int debug;
+	struct rpmemd_regions *regions;
+	struct rpmemd_sessions *sessions;
+	int lfd[RPMEMD_MAX_LISTEN];
+	unsigned nlfd;
+};
+
+/* set by the signal handlers, acted upon by the main loop */
+static volatile sig_atomic_t got_hup;
+static volatile sig_atomic_t got_term;
+
+/* on_signal -- only note which signal arrived */
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		got_hup = 1;
+	else
+		got_term++;
+}
+
+void rpmemd_log_setup(const struct rpmemd_config *cfg, int debug)
+{
+	if (debug) {
+		rpmem_log_init("rpmemd", LOG_DEBUG, NULL, NULL);
+	} else if (cfg->log_target == RPMEMD_LOG_SYSLOG) {
+		openlog("rpmemd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+		rpmem_log_init("rpmemd", cfg->log_level, rpmem_log_syslog,
+			       NULL);
+	} else {
+		rpmem_log_init("rpmemd", cfg->log_level, NULL, NULL);
+	}
+}
+
+/* addr_port -- "addr:port" or "[v6]:port" for the log */
+static const char *addr_port(const char *addr, const char *port, char *buf,
+			     size_t len)
+{
+	if (strchr(addr, ':'))
+		snprintf(buf, len, "[%s]:%s", addr, port);
+	else
+		snprintf(buf, len, "%s:%s", addr, port);
+	return buf;
+}
+
+/* open_listeners -- a non-blocking listening socket per address */
+static int open_listeners(struct rpmemd_server *srv)
+{
+	char ap[RPMEMD_ADDR_MAX + 16];
+	for (unsigned i = 0; i < srv->cfg.nlisten; i++) {
+		const char *a = srv->cfg.listen[i];
+		int fd, ret = rpmem_net_listen(a, srv->cfg.port, &fd);
+		if (ret) {
+			ERR("cannot listen on %s: %s",
+			    addr_port(a, srv->cfg.port, ap, sizeof(ap)),
+			    strerror(-ret));
+			return ret;
+		}
+		int fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+			ret = -errno;
+			ERR("listener %s: fcntl: %s",
+			    addr_port(a, srv->cfg.port, ap, sizeof(ap)),
+			    strerror(errno));
+			close(fd);
+			return ret;
+		}
+		srv->lfd[srv->nlfd++] = fd;
+		INFO("listening on %s",
+		     addr_port(a, srv->cfg.port, ap, sizeof(ap)));
+	}
+	return 0;
+}
+
+/* close_listeners -- stop accepting connections */
+static void close_listeners(struct rpmemd_server *srv)
+{
+	for (unsigned i = 0; i < srv->nlfd; i++)
+		close(srv->lfd[i]);
+	srv->nlfd = 0;
+}
+
+int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
+		      struct rpmemd_server **out)
+{
+	char host[256] = "localhost", server[RPMEM_STR_MAX + 1], err[512];
+	struct rpmemd_server *srv = calloc(1, sizeof(*srv));
+	int ret;
+
+	if (!srv)
+		return -ENOMEM;
+	srv->cfg = *cfg;
+	memset(cfg, 0, sizeof(*cfg));
+	srv->debug = debug;
+	gethostname(host, sizeof(host) - 1);
+	snprintf(server, sizeof(server), "rpmemd %s %s", RPMEM_VERSION, host);
+
+	INFO("rpmemd %s starting (pid %d, configuration %s)", RPMEM_VERSION,
+	     (int)getpid(), srv->cfg.file);
+	if ((ret = rpmemd_regions_new(&srv->regions)))
+		goto err_free;
+	if ((ret = rpmemd_regions_apply(srv->regions, &srv->cfg, err,
+					sizeof(err)))) {
+		ERR("%s", err);
+		goto err_regions;
+	}
+	if (srv->cfg.nregions == 0)
+		WARN("no regions configured: clients can only list and query status");
+	if (srv->cfg.regions_auto)
+		WARN("regions_auto: discovery of PMem namespaces is not implemented yet; only the regions listed are served");
+	if ((ret = rpmemd_sessions_new(srv->regions, srv->cfg.max_sessions,
+				       server, &srv->sessions)))
+		goto err_regions;
+	if ((ret = open_listeners(srv)))
+		goto err_sessions;
+	*out = srv;
+	return 0;
+
+err_sessions:
+	close_listeners(srv);
+	rpmemd_sessions_delete(&srv->sessions);
+err_regions:
+	rpmemd_regions_delete(&srv->regions);
+err_free:
+	rpmemd_config_free(&srv->cfg);
+	free(srv);
+	return ret;
+}
+
+void rpmemd_server_delete(struct rpmemd_server **psrv)
+{
+	struct rpmemd_server *srv = psrv ? *psrv : NULL;
+	if (!srv)
+		return;
+	close_listeners(srv);
+	rpmemd_sessions_delete(&srv->sessions);
+	rpmemd_regions_delete(&srv->regions);
+	rpmemd_config_free(&srv->cfg);
+	free(srv);
+	*psrv = NULL;
+}
+
+/*
+ * reload -- SIGHUP: read the configuration again. Regions are reconciled
+ * (added ones opened, removed ones closed once unused), the log level
+ * and max_sessions applied; a bad configuration is logged and the old
+ * one kept. Listeners and the log target change only with a restart.
+ */
+static void reload(struct rpmemd_server *srv)
+{
+	struct rpmemd_config nc;
+	char err[1024];
+	int ret;
+
+	INFO("SIGHUP: reloading %s", srv->cfg.file);
+	ret = rpmemd_config_load(srv->cfg.file, &nc, err, sizeof(err));
+	if (ret) {
+		ERR("reload failed, keeping the running configuration: %s",
+		    err);
+		return;
+	}
+	ret = rpmemd_regions_apply(srv->regions, &nc, err, sizeof(err));
+	if (ret) {
+		ERR("reload failed, keeping the running configuration: %s",
+		    err);
+		rpmemd_config_free(&nc);
+		return;
+	}
+	int relisten = nc.nlisten != srv->cfg.nlisten ||
+		       strcmp(nc.port, srv->cfg.port);
+	for (unsigned i = 0; i < nc.nlisten && !relisten; i++)
+		relisten = strcmp(nc.listen[i], srv->cfg.listen[i]) != 0;
+	if (relisten)
+		WARN("reload: listen and port changes take effect at the next restart");
+	if (nc.log_target != srv->cfg.log_target && !srv->debug)
+		WARN("reload: log.target changes take effect at the next restart");
+	if (nc.log_level != srv->cfg.log_level && !srv->debug &&
+	    !getenv("RPMEM_LOG_LEVEL")) {
+		rpmem_log_set_prio(nc.log_level);
+		INFO("reload: log level is now %d", nc.log_level);
+	}
+	if (nc.max_sessions != srv->cfg.max_sessions) {
+		rpmemd_sessions_set_max(srv->sessions, nc.max_sessions);
+		INFO("reload: max_sessions is now %u", nc.max_sessions);
+	}
+	/* the listeners keep running on the old addresses */
+	memcpy(nc.listen, srv->cfg.listen, sizeof(nc.listen));
+	nc.nlisten = srv->cfg.nlisten;
+	memcpy(nc.port, srv->cfg.port, sizeof(nc.port));
+	nc.log_target = srv->cfg.log_target;
+	rpmemd_config_free(&srv->cfg);
+	srv->cfg = nc;
+	INFO("reload done: %u region(s)", srv->cfg.nregions);
+}
+
+/* tune -- socket options of an accepted connection */
+static void tune(int fd)
+{
+	int one = 1, sz = SOCK_BUF;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+}
+
+/*
+ * accept_all -- accept what is pending on listener lfd. Returns 1 if
+ * the process ran out of descriptors (the caller pauses accepting).
+ */
+static int accept_all(struct rpmemd_server *srv, int lfd)
+{
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			ERR("accept: %s", strerror(errno));
+			return errno == EMFILE || errno == ENFILE ||
+			       errno == ENOBUFS || errno == ENOMEM;
+		}
+		tune(fd);
+		rpmemd_session_start(srv->sessions, fd);
+	}
+}
+
+/* drain -- SIGTERM: let sessions end after their current request */
+static void drain(struct rpmemd_server *srv, const sigset_t *mask)
+{
+	unsigned left = rpmemd_sessions_count(srv->sessions);
+	time_t start = time(NULL);
+	int hard = 0;
+
+	INFO("stopping: %u session(s) to close", left);
+	close_listeners(srv);
+	rpmemd_sessions_shutdown(srv->sessions, SHUT_RD);
+	while ((left = rpmemd_sessions_reap(srv->sessions)) > 0) {
+		if (!hard && (got_term > 1 ||
+			      time(NULL) - start >= DRAIN_GRACE_SEC)) {
+			WARN("stopping: %u session(s) still busy; breaking their connections",
+			     left);
+			rpmemd_sessions_shutdown(srv->sessions, SHUT_RDWR);
+			hard = 1;
+		}
+		struct pollfd pfd = { .fd = srv->sessions->wake_fd,
+				      .events = POLLIN };
+		struct timespec ts = { .tv_sec = 1 };
+		ppoll(&pfd, 1, &ts, mask);
+	}
+}
+
+int rpmemd_server_run(struct rpmemd_server *srv)
+{
+	struct sigaction sa;
+	sigset_t block, orig;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	/*
+	 * The signals stay blocked except inside ppoll() of the main
+	 * thread; session threads inherit the blocked mask.
+	 */
+	sigemptyset(&block);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &block, &orig);
+	sigdelset(&orig, SIGHUP);
+	sigdelset(&orig, SIGTERM);
+	sigdelset(&orig, SIGINT);
+
+	INFO("ready: %u region(s), max_sessions %u", srv->cfg.nregions,
+	     srv->cfg.max_sessions);
+	int paused = 0;
+	while (!got_term) {
+		struct pollfd pfd[RPMEMD_MAX_LISTEN + 1];
+		nfds_t n = 0;
+		pfd[n++] = (struct pollfd){ .fd = srv->sessions->wake_fd,
+					    .events = POLLIN };
+		for (unsigned i = 0; i < srv->nlfd && !paused; i++)
+			pfd[n++] = (struct pollfd){ .fd = srv->lfd[i],
+						    .events = POLLIN };
+		/* out of descriptors: retry accepting in 100 ms */
+		struct timespec pause_ts = { .tv_nsec = 100000000 };
+		int ret = ppoll(pfd, n, paused ? &pause_ts : NULL, &orig);
+		if (ret < 0 && errno != EINTR) {
+			ERR("ppoll: %s", strerror(errno));
+			break;
+		}
+		paused = 0;
+		if (got_term)
+			break;
+		if (got_hup) {
+			got_hup = 0;
+			reload(srv);
+		}
+		if (ret <= 0)
+			continue;
+		if (pfd[0].revents)
+			rpmemd_sessions_reap(srv->sessions);
+		for (nfds_t i = 1; i < n; i++)
+			if (pfd[i].revents & POLLIN)
+				paused |= accept_all(srv, pfd[i].fd);
+	}
+	drain(srv, &orig);
+	INFO("stopped");
+	return 0;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* session.h -- one thread per client connection, serving the protocol */
+#ifndef RPMEMD_SESSION_H
+#define RPMEMD_SESSION_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "proto.h"
+#include "region.h"
+
+#define RPMEMD_MAX_HANDLES 16	  /* pools open at once in one session */
+#define RPMEMD_HELLO_TIMEOUT 10	  /* seconds to wait for HELLO */
+#define RPMEMD_SEND_TIMEOUT 60	  /* seconds a reply may stay blocked */
+#define RPMEMD_THREAD_SLACK 16	  /* connections beyond max_sessions that
+				     still get a thread (to be told why) */
+
+struct rpmemd_session;
+
+/* what sessions share: the regions, the session list, daemon facts */
+struct rpmemd_sessions {
+	struct rpmemd_regions *regions;
+	pthread_mutex_t lock; /* everything below */
+	struct rpmemd_session *head;
+	unsigned count;	      /* threads not yet reaped */
+	unsigned established; /* sessions past HELLO */
+	unsigned max_sessions;
+	uint32_t next_id;
+	uint64_t started_ns; /* daemon start, CLOCK_MONOTONIC */
+	uint32_t caps;	     /* RPMEM_CAP_* of the daemon */
+	char server[RPMEM_STR_MAX + 1]; /* "rpmemd 0.1.0 hostname" */
+	int wake_fd; /* eventfd, written when a session thread ends */
+	int stopping;
+};
+
+/* rpmemd_sessions_new -- an empty session list over regions; fills *out */
+int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
+			const char *server, struct rpmemd_sessions **out);
+/* rpmemd_sessions_delete -- every session must have been reaped */
+void rpmemd_sessions_delete(struct rpmemd_sessions **set);
+
+/* rpmemd_sessions_set_max -- a new limit for sessions past HELLO */
+void rpmemd_sessions_set_max(struct rpmemd_sessions *set, unsigned max);
+
+/*
+ * rpmemd_session_start -- serve the accepted connection fd in a new
+ * thread; fd belongs to the session from here on, even on failure.
+ */
+int rpmemd_session_start(struct rpmemd_sessions *set, int fd);
+
+/*
+ * rpmemd_sessions_reap -- join the session threads that ended (after a
+ * wake_fd event); returns how many sessions remain.
+ */
+unsigned rpmemd_sessions_reap(struct rpmemd_sessions *set);
+
+/*
+ * rpmemd_sessions_shutdown -- stop every session: shutdown(how) of its
+ * socket. SHUT_RD lets the current request finish and its reply go out;
+ * SHUT_RDWR also breaks a blocked reply.
+ */
+void rpmemd_sessions_shutdown(struct rpmemd_sessions *set, int how);
+
+/* rpmemd_sessions_count -- sessions not yet reaped */
+unsigned rpmemd_sessions_count(struct rpmemd_sessions *set);
+
+#endif
