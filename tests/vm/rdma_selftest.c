@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rdma_selftest.c -- exercise lib/rdma.c (both ends) without the daemon */
+
+/*
+ * rdma_selftest server ADDR PORT SIZE [--apm] [--file PATH]
+ *	Maps SIZE bytes (anonymous DRAM, or PATH with libpmem2: a devdax
+ *	device or a file, created/extended to SIZE), listens on ADDR:PORT,
+ *	exposes the mapping and prints "blob=HEX" plus what the blob
+ *	offers. Serves until SIGTERM/SIGINT; SIGUSR1 prints "hash=XXH3" of
+ *	the mapping.
+ *
+ * rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick]
+ *	Connects with the blob, writes patterns (staged and zero copy),
+ *	flushes, reads back and compares, checks range validation, measures
+ *	write+flush latency (4 KiB, 256 B; median of N, default 1000) and
+ *	1 MiB write bandwidth, and prints key=value lines; the last is
+ *	"hash=XXH3" of what the target must hold. --bad-token corrupts the
+ *	token; --quick skips the measurements.
+ *
+ * rdma_selftest hash PATH SIZE
+ *	Prints "hash=XXH3" of the first SIZE bytes of PATH (read(2)).
+ *
+ * Exit status: 0 ok, 1 verification failed, 2 usage, 3 connect or
+ * expose failed, 4 I/O error.
+ *
+ * The blob is opaque to everything but lib/rdma.c; this test knows the
+ * v1 layout (docs/RDMA.md) only to print it and to corrupt the token.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libpmem2.h>
+
+#include "log.h"
+#include "transport.h"
+#include "util.h"
+#include "wire.h"
+
+#define KIB 1024ull
+#define MIB (1024ull * 1024)
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: rdma_selftest server ADDR PORT SIZE [--apm] [--file PATH]\n"
+		"       rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick]\n"
+		"       rdma_selftest hash PATH SIZE\n");
+	exit(2);
+}
+
+/* blob_info -- the v1 fields this test cares about */
+struct blob_info {
+	unsigned mode, flags;
+	char port[16];
+	size_t token_off;
+	uint64_t size;
+};
+
+static int blob_parse(const uint8_t *b, size_t len, struct blob_info *bi)
+{
+	uint8_t tok[RPMEM_TOKEN_LEN];
+	struct rbuf r;
+
+	rbuf_init(&r, b, len);
+	if (rbuf_u16(&r) != 1)
+		return -1;
+	bi->mode = rbuf_u8(&r);
+	bi->flags = rbuf_u8(&r);
+	rbuf_str(&r, bi->port, sizeof(bi->port));
+	bi->token_off = r.off;
+	rbuf_bytes(&r, tok, sizeof(tok));
+	bi->size = rbuf_u64(&r);
+	return r.err ? -1 : 0;
+}
+
+/* --- server --------------------------------------------------------------- */
+
+struct srv_map {
+	struct pmem2_map *map;
+	pmem2_persist_fn persist;
+	uint8_t *addr;
+};
+
+static int srv_persist(void *arg, uint64_t off, uint64_t len)
+{
+	struct srv_map *m = arg;
+
+	if (m->persist)
+		m->persist(m->addr + off, len);
+	return 0;
+}
+
+/* map_file -- map PATH with libpmem2; fills m, *is_pmem */
+static int map_file(const char *path, size_t size, struct srv_map *m,
+		    int *is_pmem)
+{
+	struct pmem2_config *cfg = NULL;
+	struct pmem2_source *src = NULL;
+	struct stat st;
+	int fd, ret = -1;
+
+	fd = open(path, O_RDWR | O_CREAT, 0644);
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < size &&
+	    ftruncate(fd, (off_t)size)) {
+		fprintf(stderr, "%s: ftruncate: %s\n", path, strerror(errno));
+		goto out;
+	}
+	if (pmem2_config_new(&cfg) || pmem2_source_from_fd(&src, fd) ||
+	    pmem2_config_set_required_store_granularity(
+		    cfg, PMEM2_GRANULARITY_PAGE) ||
+	    pmem2_config_set_length(cfg, size) ||
+	    pmem2_map_new(&m->map, cfg, src)) {
+		fprintf(stderr, "%s: libpmem2: %s\n", path,
+			pmem2_errormsg());
+		goto out;
+	}
+	m->addr = pmem2_map_get_address(m->map);
+	m->persist = pmem2_get_persist_fn(m->map);
+	*is_pmem = pmem2_map_get_store_granularity(m->map) !=
+		   PMEM2_GRANULARITY_PAGE;
+	ret = 0;
+out:
+	if (src)
+		pmem2_source_delete(&src);
+	if (cfg)
+		pmem2_config_delete(&cfg);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int server_main(int argc, char **argv)
+{
+	struct rpmem_rdma_expo_cfg cfg = { 0 };
+	struct rpmem_rdma_srv *srv = NULL;
+	struct rpmem_rdma_expo *expo = NULL;
+	struct srv_map m = { 0 };
+	uint8_t blob[RPMEM_XPORT_BLOB_MAX];
+	size_t blob_len = sizeof(blob);
+	struct blob_info bi;
+	const char *file = NULL;
+	uint64_t size;
+	sigset_t set;
+	int apm = 0, is_pmem = 0, sig, ret;
+
+	if (argc < 5 || rpmem_parse_size(argv[4], &size) || size < 4096)
+		usage();
+	for (int i = 5; i < argc; i++) {
+		if (!strcmp(argv[i], "--apm"))
+			apm = 1;
+		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
+			file = argv[++i];
+		else
+			usage();
+	}
+	/* the library's threads inherit the mask; main takes the signals */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	if (file) {
+		if (map_file(file, size, &m, &is_pmem))
+			return 3;
+	} else {
+		m.addr = aligned_alloc(4096, size);
+		if (!m.addr)
+			return 3;
+		memset(m.addr, 0, size);
+	}
+	printf("mapping=%s is_pmem=%d size=%" PRIu64 "\n",
+	       file ? file : "dram", is_pmem, size);
+
+	ret = rpmem_rdma_srv_new(argv[2], argv[3], &srv);
+	if (ret) {
+		fprintf(stderr, "rpmem_rdma_srv_new: %s\n", strerror(-ret));
+		return 3;
+	}
+	cfg.addr = m.addr;
+	cfg.len = size;
+	cfg.apm = apm;
+	cfg.is_pmem = is_pmem;
+	cfg.persist = srv_persist;
+	cfg.arg = &m;
+	ret = rpmem_rdma_expose(srv, &cfg, blob, &blob_len, &expo);
+	if (ret) {
+		fprintf(stderr, "rpmem_rdma_expose: %s\n", strerror(-ret));
+		rpmem_rdma_srv_delete(&srv);
+		return 3;
+	}
+	if (!blob_parse(blob, blob_len, &bi))
+		printf("offer=%s staging=%u port=%s blob_len=%zu\n",
+		       bi.mode ? "apm" : "gpspm", bi.flags & 1, bi.port,
+		       blob_len);
+	printf("blob=");
+	for (size_t i = 0; i < blob_len; i++)
+		printf("%02x", blob[i]);
+	printf("\n");
+	fflush(stdout);
+
+	for (;;) {
+		if (sigwait(&set, &sig))
+			break;
+		if (sig != SIGUSR1)
+			break;
+		printf("hash=%016" PRIx64 "\n",
+		       rpmem_hash_block(m.addr, size));
+		fflush(stdout);
+	}
+	rpmem_rdma_unexpose(&expo);
+	rpmem_rdma_srv_delete(&srv);
+	if (m.map)
+		pmem2_map_delete(&m.map);
+	else
+		free(m.addr);
+	printf("server=exit\n");
+	return 0;
+}
+
+/* --- client --------------------------------------------------------------- */
+
+static void fill(uint8_t *p, size_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(p + i, &x, 8);
+	}
+	for (size_t i = len & ~(size_t)7; i < len; i++)
+		p[i] = (uint8_t)(seed + i);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* lat -- median write+flush latency in microseconds */
+static int lat(struct rpmem_xport *x, uint8_t *l, uint64_t size, size_t sz,
+	       unsigned iters, double *med_us)
+{
+	uint64_t *t = calloc(iters, sizeof(*t));
+	int ret = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (unsigned i = 0; i < iters; i++) {
+		uint64_t off = ((uint64_t)i * 4096 * 7) % (size - sz);
+		uint64_t t0;
+
+		off &= ~(uint64_t)255;
+		l[off] ^= (uint8_t)(i + 1);
+		t0 = rpmem_now_ns();
+		ret = x->ops->write(x, off, l + off, sz);
+		if (!ret)
+			ret = x->ops->flush(x, off, sz);
+		if (ret)
+			break;
+		t[i] = rpmem_now_ns() - t0;
+	}
+	if (!ret) {
+		qsort(t, iters, sizeof(*t), cmp_u64);
+		*med_us = (double)t[iters / 2] / 1000.0;
+	}
+	free(t);
+	return ret;
+}
+
+/* bw -- MiB/s of 1 MiB writes over the pool plus one flush per pass */
+static int bw(struct rpmem_xport *x, const uint8_t *src, uint64_t size,
+	      int from_pool, double *mibps)
+{
+	unsigned passes = size >= 64 * MIB ? 1 : (unsigned)(64 * MIB / size);
+	uint64_t t0 = rpmem_now_ns(), total = 0;
+	int ret;
+
+	for (unsigned p = 0; p < passes; p++) {
+		for (uint64_t off = 0; off < size; off += MIB) {
+			uint64_t n = size - off < MIB ? size - off : MIB;
+
+			ret = x->ops->write(x, off,
+					    from_pool ? src + off : src, n);
+			if (ret)
+				return ret;
+			total += n;
+		}
+		ret = x->ops->flush(x, 0, size);
+		if (ret)
+			return ret;
+	}
+	*mibps = (double)total / MIB /
+		 ((double)(rpmem_now_ns() - t0) / 1e9);
+	return 0;
+}
+
+static int client_main(int argc, char **argv)
+{
+	static const size_t sizes[] = { 4096, 65536, 512, MIB + 123, 300000,
+					8, 2 * MIB, 4095 };
+	uint8_t blob[RPMEM_XPORT_BLOB_MAX];
+	struct rpmem_xport *x = NULL;
+	struct blob_info bi;
+	const char *hex;
+	unsigned iters = 1000;
+	int bad_token = 0, quick = 0, fails = 0, ret;
+	size_t blob_len, hl;
+	uint8_t *s, *l, *r, *tmp;
+	uint64_t size, t0;
+	double v;
+
+	if (argc < 4)
+		usage();
+	hex = argv[3];
+	for (int i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			iters = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--bad-token"))
+			bad_token = 1;
+		else if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else
+			usage();
+	}
+	if (!iters)
+		usage();
+	hl = strlen(hex);
+	if (hl % 2 || hl / 2 > sizeof(blob))
+		usage();
+	blob_len = hl / 2;
+	for (size_t i = 0; i < blob_len; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			usage();
+		blob[i] = (uint8_t)(hi << 4 | lo);
+	}
+	if (blob_parse(blob, blob_len, &bi)) {
+		/* still hand it over: the library must refuse it cleanly */
+		bi.size = 4096;
+		bi.token_off = 0;
+	}
+	if (bad_token && bi.token_off)
+		for (size_t i = 0; i < RPMEM_TOKEN_LEN; i++)
+			blob[bi.token_off + i] ^= 0x5a;
+	size = bi.size;
+	printf("offer=%s staging=%u size=%" PRIu64 "\n",
+	       bi.mode ? "apm" : "gpspm", bi.flags & 1, size);
+
+	t0 = rpmem_now_ns();
+	ret = rpmem_rdma_client_new(argv[2], blob, blob_len, size, &x);
+	printf("connect_ms=%.1f\n", (double)(rpmem_now_ns() - t0) / 1e6);
+	if (ret) {
+		printf("error=%s\n", strerror(-ret));
+		return 3;
+	}
+	printf("xport=%s\n", x->ops->name);
+
+	s = aligned_alloc(4096, size);
+	l = aligned_alloc(4096, size);
+	r = aligned_alloc(4096, size);
+	tmp = aligned_alloc(4096, 2 * MIB);
+	if (!s || !l || !r || !tmp)
+		return 4;
+
+	/* 1: staged writes of mixed sizes, one flush, bounced reads */
+	fill(s, size, 1);
+	t0 = rpmem_now_ns();
+	for (uint64_t off = 0, k = 0; off < size; k++) {
+		uint64_t n = sizes[k % ARRAY_SIZE(sizes)];
+
+		if (n > size - off)
+			n = size - off;
+		ret = x->ops->write(x, off, s + off, n);
+		if (ret)
+			goto io_err;
+		off += n;
+	}
+	ret = x->ops->flush(x, 0, size);
+	if (ret)
+		goto io_err;
+	memset(r, 0, size);
+	for (uint64_t off = 0; off < size; off += 3 * MIB) {
+		uint64_t n = size - off < 3 * MIB ? size - off : 3 * MIB;
+
+		ret = x->ops->read(x, off, r + off, n);
+		if (ret)
+			goto io_err;
+	}
+	printf("staged_write_read=%s (%.0f ms)\n",
+	       memcmp(s, r, size) ? (fails++, "FAIL") : "ok",
+	       (double)(rpmem_now_ns() - t0) / 1e6);
+
+	/* 2: ranges outside the pool are refused, the transport survives */
+	ret = x->ops->write(x, size - 10, s, 20);
+	printf("range_check=%s\n",
+	       ret == -EINVAL && !x->ops->flush(x, 0, 8) ? "ok" :
+							   (fails++, "FAIL"));
+
+	/* 3: zero copy from the attached mapping, then into it */
+	fill(l, size, 2);
+	ret = x->ops->attach(x, l, size);
+	if (ret)
+		goto io_err;
+	for (uint64_t off = 0; off < size; off += 256 * KIB) {
+		uint64_t n = size - off < 256 * KIB ? size - off : 256 * KIB;
+
+		ret = x->ops->write(x, off, l + off, n);
+		if (ret)
+			goto io_err;
+	}
+	ret = x->ops->flush(x, 0, size);
+	if (!ret)
+		ret = x->ops->read(x, 0, r, size);
+	if (ret)
+		goto io_err;
+	printf("zero_copy_write=%s\n",
+	       memcmp(l, r, size) ? (fails++, "FAIL") : "ok");
+	if (size >= 3 * MIB) {
+		memcpy(tmp, l + MIB, 2 * MIB);
+		memset(l + MIB, 0, 2 * MIB);
+		ret = x->ops->read(x, MIB, l + MIB, 2 * MIB);
+		if (ret)
+			goto io_err;
+		printf("zero_copy_read=%s\n",
+		       memcmp(tmp, l + MIB, 2 * MIB) ? (fails++, "FAIL") :
+						       "ok");
+	}
+
+	/* 4: latency and bandwidth */
+	if (!quick) {
+		ret = lat(x, l, size, 4096, iters, &v);
+		if (ret)
+			goto io_err;
+		printf("lat_4096_us=%.1f\n", v);
+		ret = lat(x, l, size, 256, iters, &v);
+		if (ret)
+			goto io_err;
+		printf("lat_256_us=%.1f\n", v);
+		printf("lat_iters=%u\n", iters);
+		ret = bw(x, l, size, 1, &v);
+		if (ret)
+			goto io_err;
+		printf("bw_1m_MiBps=%.2f\n", v);
+		/* staged: the same bytes from an unregistered copy */
+		memcpy(s, l, size);
+		ret = bw(x, s, size, 1, &v);
+		if (ret)
+			goto io_err;
+		printf("bw_1m_staged_MiBps=%.2f\n", v);
+	}
+	ret = x->ops->flush(x, 0, size);
+	if (ret)
+		goto io_err;
+	printf("hash=%016" PRIx64 "\n", rpmem_hash_block(l, size));
+	x->ops->close(x);
+	printf("result=%s\n", fails ? "FAIL" : "ok");
+	free(s), free(l), free(r), free(tmp);
+	return fails ? 1 : 0;
+
+io_err:
+	printf("error=%s\n", strerror(-ret));
+	printf("result=FAIL\n");
+	x->ops->close(x);
+	return 4;
+}
+
+/* hash_main -- XXH3 of the first SIZE bytes of PATH, read with read(2) */
+static int hash_main(int argc, char **argv)
+{
+	uint64_t size, got = 0;
+	uint8_t *buf;
+	int fd;
+
+	if (argc != 4 || rpmem_parse_size(argv[3], &size) || !size)
+		usage();
+	buf = malloc(size);
+	fd = open(argv[2], O_RDONLY);
+	if (!buf || fd < 0) {
+		fprintf(stderr, "%s: %s\n", argv[2], strerror(errno));
+		return 4;
+	}
+	while (got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+
+		if (n <= 0) {
+			fprintf(stderr, "%s: short read at %" PRIu64 "\n",
+				argv[2], got);
+			return 4;
+		}
+		got += (uint64_t)n;
+	}
+	close(fd);
+	printf("hash=%016" PRIx64 "\n", rpmem_hash_block(buf, size));
+	free(buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rpmem_log_init("rdma_selftest", LOG_INFO, NULL, NULL);
+	if (argc < 2)
+		usage();
+	if (!strcmp(argv[1], "server"))
+		return server_main(argc, argv);
+	if (!strcmp(argv[1], "client"))
+		return client_main(argc, argv);
+	if (!strcmp(argv[1], "hash"))
+		return hash_main(argc, argv);
+	usage();
+	return 2;
+}
