@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* list.c -- rpmemctl_list_* and rpmemctl_status_*: decoded LIST/STATUS replies */
+/* list.c -- rpmemctl_list_* and rpmemctl_status_*: LIST and STATUS replies */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,7 +291,8 @@ static const struct rpmem_session_info *sinfo(const struct rpmemctl_status *st,
 	return st && i < st->r.nsessions ? &st->r.sessions[i] : NULL;
 }
 
-RPMEM_EXPORT const char *rpmemctl_status_server(const struct rpmemctl_status *st)
+RPMEM_EXPORT const char *
+rpmemctl_status_server(const struct rpmemctl_status *st)
 {
 	return st ? st->r.server : NULL;
 }

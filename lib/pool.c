@@ -383,8 +383,8 @@ RPMEM_EXPORT int rpmemctl_pool_attach(struct rpmemctl_pool *pool, void *base,
 		return ret;
 	if (!base || len != pool->size) {
 		client_seterr(pool->sess,
-			      "attach to pool '%s': the local copy must be %llu "
-			      "bytes, got %zu", pool->name,
+			      "attach to pool '%s': the local copy must be "
+			      "%llu bytes, got %zu", pool->name,
 			      (unsigned long long)pool->size, len);
 		return -EINVAL;
 	}
@@ -528,8 +528,8 @@ RPMEM_EXPORT int rpmemctl_pool_hash(struct rpmemctl_pool *pool,
 			unsigned slot = (head + nout) % HASH_WINDOW;
 			uint32_t n = count - sent < RPMEM_MAX_HASHES ?
 					     count - sent : RPMEM_MAX_HASHES;
-			ret = client_hash_send(pool, offset + (uint64_t)sent * bs,
-					       bs, n, &ids[slot]);
+			uint64_t off = offset + (uint64_t)sent * bs;
+			ret = client_hash_send(pool, off, bs, n, &ids[slot]);
 			if (ret)
 				return ret;
 			counts[slot] = n;
@@ -537,7 +537,8 @@ RPMEM_EXPORT int rpmemctl_pool_hash(struct rpmemctl_pool *pool,
 			sent += n;
 			nout++;
 		}
-		ret = client_hash_recv(pool, ids[head], counts[head], dst[head]);
+		ret = client_hash_recv(pool, ids[head], counts[head],
+				       dst[head]);
 		head = (head + 1) % HASH_WINDOW;
 		nout--;
 		if (ret && s->lost)
@@ -556,8 +557,8 @@ RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 	int ret = client_pool_usable(pool);
 	if (ret)
 		return ret;
-	if (state != RPMEMCTL_POOL_SYNCING && state != RPMEMCTL_POOL_CONSISTENT &&
-	    state != RPMEMCTL_POOL_EMPTY) {
+	if (state != RPMEMCTL_POOL_SYNCING &&
+	    state != RPMEMCTL_POOL_CONSISTENT) {
 		client_seterr(pool->sess, "invalid pool state %d", (int)state);
 		return -EINVAL;
 	}

@@ -33,7 +33,7 @@ struct rpmemctl_replica {
 	struct rpmemctl_session *sess;
 	struct rpmemctl_pool *pool;
 	char name[2 * RPMEM_NAME_MAX + 2]; /* "region/pool" for messages */
-	char source[RPMEM_STR_MAX + 1];	   /* "host:path" kept by the target */
+	char source[RPMEM_STR_MAX + 1];	   /* "host:path" */
 };
 
 /* pmem2_err -- a libpmem2 error as -errno (its own codes become -EINVAL) */
@@ -101,7 +101,8 @@ static int open_remote(struct rpmemctl_replica *r, const struct rpmem_target *t,
 	}
 	if (ret) {
 		client_set_last(ret, "replica %s on %s:%s: %s", r->name,
-				t->host, t->port, rpmemctl_session_errmsg(r->sess));
+				t->host, t->port,
+				rpmemctl_session_errmsg(r->sess));
 		return ret;
 	}
 	uint64_t psize = rpmemctl_pool_get_size(r->pool);

@@ -134,7 +134,8 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 				 rpmem_msg_type_str(type));
 			return client_lost(s, ret, what);
 		}
-		if (h->type == RPMEM_MSG_ERROR && h->id != id && older(h->id, id)) {
+		if (h->type == RPMEM_MSG_ERROR && h->id != id &&
+		    older(h->id, id)) {
 			/* a request with no reply (WRITE) failed: keep it */
 			ret = recv_error(s, h, s->pending_msg,
 					 sizeof(s->pending_msg));
@@ -302,11 +303,13 @@ RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
 	if (ret) {
 		if (ret == -ENOENT)
 			ret = -EHOSTUNREACH;
+		const char *why = ret == -EHOSTUNREACH ?
+					  "unknown or unreachable host" :
+					  strerror(-ret);
 		client_set_last(ret, "cannot connect to %s:%s: %s%s", host,
-				port, ret == -EHOSTUNREACH && !strchr(host, ':') ?
-				"unknown or unreachable host" : strerror(-ret),
+				port, why,
 				ret == -ECONNREFUSED ? " (is rpmemd running?)" :
-				"");
+						       "");
 		goto err_free;
 	}
 	ret = set_timeouts(s->fd);

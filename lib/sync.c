@@ -22,7 +22,7 @@
 #define SYNC_MAX_BS (64u << 20) /* largest HASH block size */
 #define COARSE_WINDOW 4	/* coarse HASH requests in flight */
 #define FINE_WINDOW 32		/* fine HASH requests in flight */
-#define FINE_MAX 1024u		/* fine blocks per request (4 MiB of data) */
+#define FINE_MAX 1024u		/* fine blocks per request (4 MiB) */
 #define PROGRESS_NS 100000000ull /* at most ~10 progress calls a second */
 
 struct range {
@@ -417,7 +417,8 @@ static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 		      const struct rpmemctl_sync_opts *o, uint32_t *bs)
 {
 	struct rpmemctl_session *s = p->sess;
-	if (o->mode > RPMEMCTL_SYNC_MIRROR || (o->flags & ~RPMEMCTL_SYNC_DRY_RUN)) {
+	if (o->mode > RPMEMCTL_SYNC_MIRROR ||
+	    (o->flags & ~RPMEMCTL_SYNC_DRY_RUN)) {
 		client_seterr(s, "invalid sync mode %d or flags 0x%x",
 			      (int)o->mode, o->flags);
 		return -EINVAL;

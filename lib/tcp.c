@@ -84,7 +84,8 @@ static int tcp_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len)
 			int rl = rpmem_io_encode(req, sizeof(req), &io);
 			if (rl < 0)
 				return rl;
-			struct read_req *r = &ring[(head + nout) % TCP_READ_WINDOW];
+			unsigned slot = (head + nout) % TCP_READ_WINDOW;
+			struct read_req *r = &ring[slot];
 			int ret = client_send(s, RPMEM_MSG_READ, req,
 					      (size_t)rl, NULL, 0, &r->id);
 			if (ret)

@@ -70,7 +70,8 @@ int main(int argc, char *argv[])
 	if (!ret)
 		ret = rpmemctl_replica_persist(r, base + size / 2, 8192);
 	if (ret) {
-		fprintf(stderr, "replica persist: %s\n", rpmemctl_strerror(ret));
+		fprintf(stderr, "replica persist: %s\n",
+			rpmemctl_strerror(ret));
 		rpmemctl_replica_close(&r);
 		return 1;
 	}
