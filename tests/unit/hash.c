@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* hash.c -- unit tests of block hashing (lib/hash.c) */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "librpmemctl.h"
+#include "util.h"
+
+/*
+ * pthread_create is wrapped at link time (-Wl,--wrap=pthread_create) to
+ * count the threads the hasher starts and to make their creation fail.
+ */
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
+			  void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+			  void *(*fn)(void *), void *arg);
+
+static unsigned threads_started;
+static int threads_fail;
+
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+			  void *(*fn)(void *), void *arg)
+{
+	if (threads_fail)
+		return EAGAIN;
+	threads_started++;
+	return __real_pthread_create(t, a, fn, arg);
+}
+
+#define BIG ((16u << 20) + 12345) /* over the 8 MiB threading threshold */
+
+static uint8_t *big;
+
+static int setup(void **state)
+{
+	(void)state;
+	big = malloc(BIG);
+	if (!big)
+		return -1;
+	/* a cheap deterministic pattern that differs in every block */
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < BIG; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		big[i] = (uint8_t)x;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(big);
+	return 0;
+}
+
+static void reset(void)
+{
+	threads_started = 0;
+	threads_fail = 0;
+}
+
+/* reference -- the per-block hashes, one rpmem_hash_block call each */
+static uint64_t *reference(const uint8_t *buf, size_t len, uint32_t bs,
+			   size_t *nblocks)
+{
+	size_t n = (len + bs - 1) / bs;
+	uint64_t *h = calloc(n ? n : 1, sizeof(*h));
+	assert_non_null(h);
+	for (size_t i = 0; i < n; i++) {
+		size_t off = i * bs;
+		size_t l = len - off < bs ? len - off : bs;
+		h[i] = rpmem_hash_block(buf + off, l);
+	}
+	*nblocks = n;
+	return h;
+}
+
+/* check -- rpmem_hash_blocks with nthreads equals the reference exactly */
+static void check(size_t len, uint32_t bs, unsigned nthreads)
+{
+	size_t n;
+	uint64_t *want = reference(big, len, bs, &n);
+	uint64_t *got = malloc((n + 1) * sizeof(*got));
+	assert_non_null(got);
+	memset(got, 0xa5, (n + 1) * sizeof(*got));
+	rpmem_hash_blocks(big, len, bs, got, nthreads);
+	assert_memory_equal(got, want, n * sizeof(*got));
+	/* nothing written past the last block */
+	uint64_t canary;
+	memset(&canary, 0xa5, sizeof(canary));
+	assert_memory_equal(&got[n], &canary, sizeof(canary));
+	free(want);
+	free(got);
+}
+
+static void rpmem_hash_block__is_xxh3_64(void **state)
+{
+	(void)state;
+	/* known XXH3-64 values (seed 0) */
+	assert_int_equal(rpmem_hash_block("", 0), 0x2d06800538d394c2ull);
+	assert_int_equal(rpmem_hash_block("a", 1), 0xe6c632b61e964e1full);
+	uint8_t a[4096], b[4096];
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	b[4095] = 1;
+	assert_int_not_equal(rpmem_hash_block(a, sizeof(a)),
+			     rpmem_hash_block(b, sizeof(b)));
+}
+
+static void rpmem_hash_blocks__matches_per_block_hashes(void **state)
+{
+	(void)state;
+	reset();
+	check(4096, 512, 1);
+	check(64 << 10, 4096, 1);
+	check(1, 512, 1);
+	assert_int_equal(threads_started, 0);
+}
+
+static void rpmem_hash_blocks__short_last_block(void **state)
+{
+	(void)state;
+	reset();
+	check(4096 + 1, 512, 1);
+	check(4096 - 1, 512, 1);
+	check(3 * 65536 + 100, 65536, 1);
+	check(100, 65536, 1); /* one block, shorter than block_size */
+	check(BIG, 65536, 1);
+}
+
+static void rpmem_hash_blocks__empty_input_writes_nothing(void **state)
+{
+	(void)state;
+	uint64_t h = 0x1234;
+	rpmem_hash_blocks(big, 0, 4096, &h, 1);
+	rpmem_hash_blocks(big, 0, 4096, &h, 4);
+	assert_int_equal(h, 0x1234);
+}
+
+static void rpmem_hash_blocks__two_threads_give_identical_hashes(
+	void **state)
+{
+	(void)state;
+	reset();
+	check(BIG, 65536, 2);
+	assert_int_equal(threads_started, 1); /* the caller does one share */
+	reset();
+	check(BIG, 4096, 2);
+	assert_int_equal(threads_started, 1);
+}
+
+static void rpmem_hash_blocks__three_threads_give_identical_hashes(
+	void **state)
+{
+	(void)state;
+	reset();
+	check(BIG, 65536, 3);
+	assert_int_equal(threads_started, 2);
+	/* block counts that do not divide evenly among the threads */
+	reset();
+	check(BIG - 7, 1u << 20, 3);
+	reset();
+	check((9u << 20) + 1, 1u << 20, 3); /* 10 blocks over 3 threads */
+	assert_int_equal(threads_started, 2);
+}
+
+static void rpmem_hash_blocks__many_threads_are_capped(void **state)
+{
+	(void)state;
+	reset();
+	check(BIG, 65536, 64);
+	assert_int_equal(threads_started, 7); /* 8 threads, the caller one */
+}
+
+static void rpmem_hash_blocks__few_blocks_stay_single_threaded(void **state)
+{
+	(void)state;
+	reset();
+	/* 17 MiB in two 16 MiB blocks: no more threads than blocks */
+	check(BIG, 16u << 20, 3);
+	assert_int_equal(threads_started, 0);
+	reset();
+	check(BIG, 64u << 20, 3); /* a single block */
+	assert_int_equal(threads_started, 0);
+}
+
+static void rpmem_hash_blocks__small_input_stays_single_threaded(
+	void **state)
+{
+	(void)state;
+	reset();
+	check((8u << 20) - 1, 4096, 8);
+	check(1u << 20, 4096, 8);
+	assert_int_equal(threads_started, 0);
+	/* from 8 MiB on, the work is shared */
+	reset();
+	check(8u << 20, 4096, 8);
+	assert_int_equal(threads_started, 7);
+}
+
+static void rpmem_hash_blocks__thread_failure_still_hashes_everything(
+	void **state)
+{
+	(void)state;
+	reset();
+	threads_fail = 1;
+	check(BIG, 65536, 3);
+	check(BIG - 1, 4096, 8);
+	assert_int_equal(threads_started, 0);
+}
+
+static void rpmemctl_hash_blocks__equals_internal_hash(void **state)
+{
+	(void)state;
+	size_t n;
+	uint64_t *want = reference(big, BIG, 65536, &n);
+	uint64_t *got = calloc(n, sizeof(*got));
+	assert_non_null(got);
+	rpmemctl_hash_blocks(big, BIG, 65536, got);
+	assert_memory_equal(got, want, n * sizeof(*got));
+	free(want);
+	free(got);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rpmem_hash_block__is_xxh3_64),
+		cmocka_unit_test(rpmem_hash_blocks__matches_per_block_hashes),
+		cmocka_unit_test(rpmem_hash_blocks__short_last_block),
+		cmocka_unit_test(rpmem_hash_blocks__empty_input_writes_nothing),
+		cmocka_unit_test(
+			rpmem_hash_blocks__two_threads_give_identical_hashes),
+		cmocka_unit_test(
+			rpmem_hash_blocks__three_threads_give_identical_hashes),
+		cmocka_unit_test(rpmem_hash_blocks__many_threads_are_capped),
+		cmocka_unit_test(
+			rpmem_hash_blocks__few_blocks_stay_single_threaded),
+		cmocka_unit_test(
+			rpmem_hash_blocks__small_input_stays_single_threaded),
+		cmocka_unit_test(
+			rpmem_hash_blocks__thread_failure_still_hashes_everything),
+		cmocka_unit_test(rpmemctl_hash_blocks__equals_internal_hash),
+	};
+	return cmocka_run_group_tests_name("hash", tests, setup, teardown);
+}

@@ -1,0 +1,1632 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* proto.c -- unit tests of the protocol codec (lib/proto.c, lib/wire.c) */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proto.h"
+
+/*
+ * calloc and free are wrapped at link time (-Wl,--wrap=calloc,--wrap=free)
+ * to fail an allocation on demand, to see how much a decoder asks for, and
+ * to check that every block a decoder allocates is freed exactly once.
+ */
+void *__real_calloc(size_t nmemb, size_t size);
+void __real_free(void *p);
+
+#define LIVE_MAX 64
+static struct {
+	int fail_in;	    /* 1: the next calloc fails, 2: the one after */
+	size_t calls;	    /* callocs since the last reset */
+	size_t max_nmemb;   /* largest nmemb asked for since the last reset */
+	void *live[LIVE_MAX]; /* blocks from calloc not yet freed */
+} mem;
+
+void *__wrap_calloc(size_t nmemb, size_t size);
+void *__wrap_calloc(size_t nmemb, size_t size)
+{
+	mem.calls++;
+	if (nmemb > mem.max_nmemb)
+		mem.max_nmemb = nmemb;
+	if (mem.fail_in && --mem.fail_in == 0)
+		return NULL;
+	void *p = __real_calloc(nmemb, size);
+	for (int i = 0; p && i < LIVE_MAX; i++) {
+		if (!mem.live[i]) {
+			mem.live[i] = p;
+			break;
+		}
+	}
+	return p;
+}
+
+void __wrap_free(void *p);
+void __wrap_free(void *p)
+{
+	for (int i = 0; p && i < LIVE_MAX; i++)
+		if (mem.live[i] == p)
+			mem.live[i] = NULL;
+	__real_free(p);
+}
+
+/* mem_reset -- forget earlier calls (blocks still live stay live) */
+static void mem_reset(void)
+{
+	mem.fail_in = 0;
+	mem.calls = 0;
+	mem.max_nmemb = 0;
+}
+
+/* mem_live -- number of calloc'd blocks not freed yet */
+static int mem_live(void)
+{
+	int n = 0;
+	for (int i = 0; i < LIVE_MAX; i++)
+		n += mem.live[i] != NULL;
+	return n;
+}
+
+/* --- a payload builder independent of lib/wire.c ------------------------ */
+
+struct pb {
+	uint8_t b[8192];
+	size_t len;
+};
+
+static void pb_u8(struct pb *p, uint8_t v)
+{
+	p->b[p->len++] = v;
+}
+
+static void pb_u16(struct pb *p, uint16_t v)
+{
+	pb_u8(p, (uint8_t)v);
+	pb_u8(p, (uint8_t)(v >> 8));
+}
+
+static void pb_u32(struct pb *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		pb_u8(p, (uint8_t)(v >> (8 * i)));
+}
+
+static void pb_u64(struct pb *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		pb_u8(p, (uint8_t)(v >> (8 * i)));
+}
+
+static void pb_bytes(struct pb *p, const void *b, size_t n)
+{
+	memcpy(p->b + p->len, b, n);
+	p->len += n;
+}
+
+/* pb_strn -- a wire string of n bytes (may hold a NUL) */
+static void pb_strn(struct pb *p, const char *s, size_t n)
+{
+	pb_u16(p, (uint16_t)n);
+	pb_bytes(p, s, n);
+}
+
+static void pb_str(struct pb *p, const char *s)
+{
+	pb_strn(p, s, strlen(s));
+}
+
+/* pb_rep -- a wire string of n copies of 'x' */
+static void pb_rep(struct pb *p, size_t n)
+{
+	pb_u16(p, (uint16_t)n);
+	memset(p->b + p->len, 'x', n);
+	p->len += n;
+}
+
+/* --- sample messages, one per codec; every field set and distinct ------- */
+
+static struct rpmem_region_info sample_regions[3];
+static struct rpmem_pool_info sample_pools[4];
+static struct rpmem_session_info sample_sessions[3];
+static const uint8_t sample_hashes[5 * 8] = {
+	1, 2, 3, 4, 5, 6, 7, 8, 0xff, 0xfe, 0, 0, 0, 0, 0, 0x80,
+	9, 9, 9, 9, 9, 9, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0,
+	0xde, 0xad, 0xbe, 0xef, 0xca, 0xfe, 0xba, 0xbe,
+};
+
+static void fill_hello(void *p)
+{
+	struct rpmem_msg_hello *m = p;
+	m->ver_min = 1;
+	m->ver_max = 3;
+	m->auth_method = 0x1234;
+	strcpy(m->client, "rpmemctl 0.1.0 host-a");
+	m->auth_len = 5;
+	memcpy(m->auth, "\x01\x02\x00\xff\x7f", 5);
+}
+
+static void fill_hello_ok(void *p)
+{
+	struct rpmem_msg_hello_ok *m = p;
+	m->version = 1;
+	m->session_id = 0xa1b2c3d4;
+	m->caps = RPMEM_CAP_RDMA | RPMEM_CAP_APM;
+	strcpy(m->server, "rpmemd 0.1.0 target-b");
+}
+
+static void fill_error(void *p)
+{
+	struct rpmem_msg_error *m = p;
+	m->code = RPMEM_E_BUSY;
+	strcpy(m->msg, "pool 'db1' is open for writing by 10.0.0.5");
+}
+
+static void fill_list(void *p)
+{
+	struct rpmem_msg_list *m = p;
+	strcpy(m->region, "pmem0");
+}
+
+static void fill_list_reply(void *p)
+{
+	struct rpmem_msg_list_reply *m = p;
+	for (uint32_t i = 0; i < 3; i++) {
+		struct rpmem_region_info *r = &sample_regions[i];
+		snprintf(r->name, sizeof(r->name), "region-%u", i);
+		r->type = (uint8_t)(i % 3);
+		snprintf(r->path, sizeof(r->path), "/mnt/pmem%u/rpmem", i);
+		r->size = (1ull << 40) + i;
+		r->free = (1ull << 33) + i;
+		r->align = 4096u << i;
+		r->caps = i;
+	}
+	for (uint32_t i = 0; i < 4; i++) {
+		struct rpmem_pool_info *q = &sample_pools[i];
+		snprintf(q->region, sizeof(q->region), "region-%u", i % 3);
+		snprintf(q->name, sizeof(q->name), "pool_%u.db", i);
+		for (int j = 0; j < 16; j++)
+			q->uuid[j] = (uint8_t)(i * 16 + j);
+		q->size = (64ull << 20) * (i + 1);
+		q->state = (uint8_t)(i % 3);
+		q->generation = 1000 + i;
+		q->created = 1700000000 + i;
+		q->last_sync = i ? 1700000100 + i : 0;
+		snprintf(q->source, sizeof(q->source), "host-%u:/pmem/p%u", i,
+			 i);
+		strcpy(q->writer, i == 1 ? "10.0.0.5 (session 12)" : "");
+		q->readers = i * 2;
+		q->bytes_written = 0x0102030405060708ull + i;
+		q->flushes = 77 + i;
+	}
+	m->nregions = 3;
+	m->regions = sample_regions;
+	m->npools = 4;
+	m->pools = sample_pools;
+}
+
+static void fill_create(void *p)
+{
+	struct rpmem_msg_create *m = p;
+	strcpy(m->region, "pmem0");
+	strcpy(m->pool, "db1");
+	m->size = 0x123456789abcull;
+}
+
+static void fill_remove(void *p)
+{
+	struct rpmem_msg_remove *m = p;
+	strcpy(m->region, "pmem0");
+	strcpy(m->pool, "db-2");
+	m->flags = RPMEM_REMOVE_FORCE;
+}
+
+static void fill_open(void *p)
+{
+	struct rpmem_msg_open *m = p;
+	strcpy(m->region, "pmem1");
+	strcpy(m->pool, "db_3");
+	m->mode = RPMEM_OPEN_RW;
+	m->xport = RPMEM_XPORT_AUTO;
+}
+
+static void fill_open_ok(void *p)
+{
+	struct rpmem_msg_open_ok *m = p;
+	m->handle = 0xdeadbeef;
+	m->size = 1ull << 30;
+	m->state = RPMEM_POOL_CONSISTENT;
+	m->generation = 42;
+	for (int i = 0; i < 16; i++)
+		m->uuid[i] = (uint8_t)(0xf0 + i);
+	m->xport = RPMEM_XPORT_RDMA;
+	m->blob_len = 7;
+	memcpy(m->blob, "\x00rdma\xff\x01", 7);
+}
+
+static void fill_handle(void *p)
+{
+	struct rpmem_msg_handle *m = p;
+	m->handle = 0x01020304;
+}
+
+static void fill_io(void *p)
+{
+	struct rpmem_msg_io *m = p;
+	m->handle = 7;
+	m->offset = 0x1122334455667788ull;
+	m->len = RPMEM_MAX_IO;
+}
+
+static void fill_flush(void *p)
+{
+	struct rpmem_msg_flush *m = p;
+	m->handle = 8;
+	m->offset = 4096;
+	m->len = 1ull << 35;
+}
+
+static void fill_hash(void *p)
+{
+	struct rpmem_msg_hash *m = p;
+	m->handle = 9;
+	m->offset = 1ull << 20;
+	m->block_size = 65536;
+	m->count = 300;
+}
+
+static void fill_hashes(void *p)
+{
+	struct rpmem_msg_hashes *m = p;
+	m->count = 5;
+	m->hashes = sample_hashes;
+}
+
+static void fill_set_state(void *p)
+{
+	struct rpmem_msg_set_state *m = p;
+	m->handle = 10;
+	m->state = RPMEM_POOL_SYNCING;
+	strcpy(m->source, "host-a:/mnt/pmem/db1");
+}
+
+static void fill_status_reply(void *p)
+{
+	struct rpmem_msg_status_reply *m = p;
+	strcpy(m->server, "rpmemd 0.1.0 target-b");
+	m->pid = 4242;
+	m->uptime = 86400 * 3;
+	m->caps = RPMEM_CAP_RDMA;
+	m->max_sessions = 64;
+	for (uint32_t i = 0; i < 3; i++) {
+		struct rpmem_session_info *s = &sample_sessions[i];
+		s->id = 100 + i;
+		snprintf(s->peer, sizeof(s->peer), "10.0.0.%u:5000%u", i, i);
+		snprintf(s->client, sizeof(s->client), "rpmemctl 0.1.%u", i);
+		s->xport = (uint8_t)(i % 2);
+		snprintf(s->pool, sizeof(s->pool), i ? "pmem0/db%u" : "", i);
+		s->mode = (uint8_t)(i % 2);
+		s->started = 1700000000 + i;
+		s->bytes_written = 1ull << (40 + i);
+		s->bytes_read = 1ull << (20 + i);
+		s->flushes = 5 + i;
+		s->last_flush_ns = 123456789 + i;
+	}
+	m->nsessions = 3;
+	m->sessions = sample_sessions;
+}
+
+/* --- the codec table ---------------------------------------------------- */
+
+union any_msg {
+	struct rpmem_msg_hello hello;
+	struct rpmem_msg_hello_ok hello_ok;
+	struct rpmem_msg_error error;
+	struct rpmem_msg_list list;
+	struct rpmem_msg_list_reply list_reply;
+	struct rpmem_msg_create create;
+	struct rpmem_msg_remove remove;
+	struct rpmem_msg_open open;
+	struct rpmem_msg_open_ok open_ok;
+	struct rpmem_msg_handle handle;
+	struct rpmem_msg_io io;
+	struct rpmem_msg_flush flush;
+	struct rpmem_msg_hash hash;
+	struct rpmem_msg_hashes hashes;
+	struct rpmem_msg_set_state set_state;
+	struct rpmem_msg_status_reply status_reply;
+};
+
+struct codec {
+	const char *name;
+	int (*enc)(void *buf, size_t cap, const void *m);
+	int (*dec)(const void *buf, size_t len, void *m);
+	void (*fill)(void *m);
+	void (*fini)(void *m); /* releases what dec allocated, or NULL */
+	void (*cmp)(const void *a, const void *b); /* NULL: memcmp */
+	size_t size;
+};
+
+#define WRAP(n, T)                                                            \
+	static int n##_enc(void *b, size_t c, const void *m)                 \
+	{                                                                     \
+		return rpmem_##n##_encode(b, c, (const T *)m);                \
+	}                                                                     \
+	static int n##_dec(const void *b, size_t l, void *m)                 \
+	{                                                                     \
+		return rpmem_##n##_decode(b, l, (T *)m);                      \
+	}
+
+WRAP(hello, struct rpmem_msg_hello)
+WRAP(hello_ok, struct rpmem_msg_hello_ok)
+WRAP(error, struct rpmem_msg_error)
+WRAP(list, struct rpmem_msg_list)
+WRAP(list_reply, struct rpmem_msg_list_reply)
+WRAP(create, struct rpmem_msg_create)
+WRAP(remove, struct rpmem_msg_remove)
+WRAP(open, struct rpmem_msg_open)
+WRAP(open_ok, struct rpmem_msg_open_ok)
+WRAP(handle, struct rpmem_msg_handle)
+WRAP(io, struct rpmem_msg_io)
+WRAP(flush, struct rpmem_msg_flush)
+WRAP(hash, struct rpmem_msg_hash)
+WRAP(hashes, struct rpmem_msg_hashes)
+WRAP(set_state, struct rpmem_msg_set_state)
+WRAP(status_reply, struct rpmem_msg_status_reply)
+
+static void list_reply_fini(void *m)
+{
+	rpmem_list_reply_free(m);
+}
+
+static void status_reply_fini(void *m)
+{
+	rpmem_status_reply_free(m);
+}
+
+static void list_reply_cmp(const void *pa, const void *pb)
+{
+	const struct rpmem_msg_list_reply *a = pa, *b = pb;
+	assert_int_equal(a->nregions, b->nregions);
+	assert_int_equal(a->npools, b->npools);
+	assert_memory_equal(a->regions, b->regions,
+			    a->nregions * sizeof(*a->regions));
+	assert_memory_equal(a->pools, b->pools, a->npools * sizeof(*a->pools));
+}
+
+static void status_reply_cmp(const void *pa, const void *pb)
+{
+	const struct rpmem_msg_status_reply *a = pa, *b = pb;
+	assert_string_equal(a->server, b->server);
+	assert_int_equal(a->pid, b->pid);
+	assert_int_equal(a->uptime, b->uptime);
+	assert_int_equal(a->caps, b->caps);
+	assert_int_equal(a->max_sessions, b->max_sessions);
+	assert_int_equal(a->nsessions, b->nsessions);
+	assert_memory_equal(a->sessions, b->sessions,
+			    a->nsessions * sizeof(*a->sessions));
+}
+
+static void hashes_cmp(const void *pa, const void *pb)
+{
+	const struct rpmem_msg_hashes *a = pa, *b = pb;
+	assert_int_equal(a->count, b->count);
+	assert_memory_equal(a->hashes, b->hashes, (size_t)a->count * 8);
+}
+
+enum {
+	C_hello, C_hello_ok, C_error, C_list, C_list_reply, C_create,
+	C_remove, C_open, C_open_ok, C_handle, C_io, C_flush, C_hash,
+	C_hashes, C_set_state, C_status_reply, C_NUM
+};
+
+#define CODEC(n, T, fi, cm)                                                   \
+	[C_##n] = { #n, n##_enc, n##_dec, fill_##n, fi, cm, sizeof(T) }
+
+static const struct codec codecs[C_NUM] = {
+	CODEC(hello, struct rpmem_msg_hello, NULL, NULL),
+	CODEC(hello_ok, struct rpmem_msg_hello_ok, NULL, NULL),
+	CODEC(error, struct rpmem_msg_error, NULL, NULL),
+	CODEC(list, struct rpmem_msg_list, NULL, NULL),
+	CODEC(list_reply, struct rpmem_msg_list_reply, list_reply_fini,
+	      list_reply_cmp),
+	CODEC(create, struct rpmem_msg_create, NULL, NULL),
+	CODEC(remove, struct rpmem_msg_remove, NULL, NULL),
+	CODEC(open, struct rpmem_msg_open, NULL, NULL),
+	CODEC(open_ok, struct rpmem_msg_open_ok, NULL, NULL),
+	CODEC(handle, struct rpmem_msg_handle, NULL, NULL),
+	CODEC(io, struct rpmem_msg_io, NULL, NULL),
+	CODEC(flush, struct rpmem_msg_flush, NULL, NULL),
+	CODEC(hash, struct rpmem_msg_hash, NULL, NULL),
+	CODEC(hashes, struct rpmem_msg_hashes, NULL, hashes_cmp),
+	CODEC(set_state, struct rpmem_msg_set_state, NULL, NULL),
+	CODEC(status_reply, struct rpmem_msg_status_reply, status_reply_fini,
+	      status_reply_cmp),
+};
+
+/* encode_sample -- the sample message of c encoded into buf; its length */
+static size_t encode_sample(const struct codec *c, uint8_t *buf, size_t cap)
+{
+	union any_msg m;
+	memset(&m, 0, sizeof(m));
+	c->fill(&m);
+	int n = c->enc(buf, cap, &m);
+	assert_true(n > 0);
+	return (size_t)n;
+}
+
+/* decode_copy -- decode n bytes from an exactly sized heap copy */
+static int decode_copy(const struct codec *c, const void *b, size_t n,
+		       union any_msg *m)
+{
+	void *copy = malloc(n ? n : 1);
+	assert_non_null(copy);
+	memcpy(copy, b, n);
+	int ret = c->dec(copy, n, m);
+	/* a HASHES reply points into the buffer: compare before freeing */
+	if (ret == 0 && c == &codecs[C_hashes]) {
+		assert_true(m->hashes.hashes == (uint8_t *)copy + 4);
+		m->hashes.hashes = (const uint8_t *)b + 4;
+	}
+	free(copy);
+	return ret;
+}
+
+/* expect_fail -- decoding b[n] fails with err and leaves nothing allocated */
+static void expect_fail(const struct codec *c, const void *b, size_t n,
+			int err)
+{
+	union any_msg m;
+	memset(&m, 0x5a, sizeof(m));
+	int live = mem_live();
+	assert_int_equal(decode_copy(c, b, n, &m), err);
+	assert_int_equal(mem_live(), live);
+}
+
+static void expect_ok(const struct codec *c, const void *b, size_t n,
+		      union any_msg *m)
+{
+	assert_int_equal(decode_copy(c, b, n, m), 0);
+}
+
+/* --- generic tests, run for every codec --------------------------------- */
+
+/* round trip: encode then decode gives the same message */
+static void test_round_trip(void **state)
+{
+	const struct codec *c = *state;
+	uint8_t buf[8192];
+	union any_msg in, out;
+	memset(&in, 0, sizeof(in));
+	c->fill(&in);
+	int n = c->enc(buf, sizeof(buf), &in);
+	assert_true(n > 0);
+	memset(&out, 0xa5, sizeof(out));
+	expect_ok(c, buf, (size_t)n, &out);
+	if (c->cmp)
+		c->cmp(&in, &out);
+	else
+		assert_memory_equal(&in, &out, c->size);
+	/* the encoding is canonical: re-encoding gives the same bytes */
+	uint8_t again[8192];
+	int n2 = c->enc(again, sizeof(again), &out);
+	assert_int_equal(n2, n);
+	assert_memory_equal(again, buf, (size_t)n);
+	if (c->fini) {
+		c->fini(&out);
+		assert_int_equal(mem_live(), 0);
+	}
+}
+
+/* every proper prefix of a valid payload is -EBADMSG */
+static void test_truncation(void **state)
+{
+	const struct codec *c = *state;
+	uint8_t buf[8192];
+	size_t n = encode_sample(c, buf, sizeof(buf));
+	for (size_t l = 0; l < n; l++)
+		expect_fail(c, buf, l, -EBADMSG);
+}
+
+/* bytes after a valid payload are -EBADMSG */
+static void test_trailing(void **state)
+{
+	const struct codec *c = *state;
+	uint8_t buf[8192];
+	size_t n = encode_sample(c, buf, sizeof(buf) - 8);
+	memset(buf + n, 0, 8);
+	expect_fail(c, buf, n + 1, -EBADMSG);
+	expect_fail(c, buf, n + 8, -EBADMSG);
+}
+
+/* an output buffer one byte (or more) too small is -EMSGSIZE, no overrun */
+static void test_enc_small(void **state)
+{
+	const struct codec *c = *state;
+	uint8_t ref[8192];
+	size_t n = encode_sample(c, ref, sizeof(ref));
+	union any_msg m;
+	memset(&m, 0, sizeof(m));
+	c->fill(&m);
+	for (size_t cap = 0; cap < n; cap++) {
+		uint8_t buf[8192 + 16];
+		memset(buf, 0xee, cap + 16);
+		assert_int_equal(c->enc(buf, cap, &m), -EMSGSIZE);
+		for (size_t i = cap; i < cap + 16; i++)
+			assert_int_equal(buf[i], 0xee);
+	}
+	uint8_t exact[8192];
+	assert_int_equal(c->enc(exact, n, &m), (int)n);
+	assert_memory_equal(exact, ref, n);
+}
+
+/* --- frame header -------------------------------------------------------- */
+
+static void rpmem_hdr_encode__writes_magic_and_le_fields(void **state)
+{
+	(void)state;
+	uint8_t b[RPMEM_HDR_SIZE];
+	struct rpmem_hdr h = { .type = 0x0102, .flags = 0x0304,
+			       .id = 0x05060708, .len = 0x090a0b0c };
+	rpmem_hdr_encode(b, &h);
+	static const uint8_t want[RPMEM_HDR_SIZE] = {
+		'R', 'P', 'M', 'M', 2, 1, 4, 3, 8, 7, 6, 5, 0xc, 0xb, 0xa, 9
+	};
+	assert_memory_equal(b, want, sizeof(want));
+}
+
+static void rpmem_hdr_decode__every_type_round_trips(void **state)
+{
+	(void)state;
+	for (uint16_t t = 1; t <= RPMEM_MSG_TYPE_MAX; t++) {
+		uint8_t b[RPMEM_HDR_SIZE];
+		struct rpmem_hdr h = { t, 0xabcd, 0xffffffffu - t, t * 100u };
+		struct rpmem_hdr o;
+		rpmem_hdr_encode(b, &h);
+		assert_int_equal(rpmem_hdr_decode(b, &o), 0);
+		assert_int_equal(o.type, h.type);
+		assert_int_equal(o.flags, h.flags);
+		assert_int_equal(o.id, h.id);
+		assert_int_equal(o.len, h.len);
+	}
+}
+
+static void rpmem_hdr_decode__bad_magic_is_ebadmsg(void **state)
+{
+	(void)state;
+	uint8_t b[RPMEM_HDR_SIZE];
+	struct rpmem_hdr h = { RPMEM_MSG_HELLO, 0, 1, 0 }, o;
+	for (int i = 0; i < 4; i++) {
+		rpmem_hdr_encode(b, &h);
+		b[i] ^= 0x20;
+		assert_int_equal(rpmem_hdr_decode(b, &o), -EBADMSG);
+	}
+	/* the magic is checked first: bad magic and bad type is -EBADMSG */
+	h.type = 0;
+	rpmem_hdr_encode(b, &h);
+	memcpy(b, "MMPR", 4);
+	assert_int_equal(rpmem_hdr_decode(b, &o), -EBADMSG);
+}
+
+static void rpmem_hdr_decode__unknown_type_is_enotsup(void **state)
+{
+	(void)state;
+	static const uint16_t bad[] = { 0, RPMEM_MSG_TYPE_MAX + 1, 0x100,
+					0xffff };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint8_t b[RPMEM_HDR_SIZE];
+		struct rpmem_hdr h = { bad[i], 0, 1, 0 }, o;
+		rpmem_hdr_encode(b, &h);
+		assert_int_equal(rpmem_hdr_decode(b, &o), -ENOTSUP);
+	}
+}
+
+static void rpmem_hdr_decode__oversize_len_is_emsgsize(void **state)
+{
+	(void)state;
+	uint8_t b[RPMEM_HDR_SIZE];
+	struct rpmem_hdr h = { RPMEM_MSG_WRITE, 0, 1, RPMEM_MAX_PAYLOAD }, o;
+	rpmem_hdr_encode(b, &h);
+	assert_int_equal(rpmem_hdr_decode(b, &o), 0);
+	assert_int_equal(o.len, RPMEM_MAX_PAYLOAD);
+	h.len = RPMEM_MAX_PAYLOAD + 1;
+	rpmem_hdr_encode(b, &h);
+	assert_int_equal(rpmem_hdr_decode(b, &o), -EMSGSIZE);
+	h.len = UINT32_MAX;
+	rpmem_hdr_encode(b, &h);
+	assert_int_equal(rpmem_hdr_decode(b, &o), -EMSGSIZE);
+}
+
+/* --- strings ------------------------------------------------------------- */
+
+static void rpmem_list_decode__name_of_64_ok_65_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_list];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	pb_rep(&p, RPMEM_NAME_MAX);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(strlen(m.list.region), RPMEM_NAME_MAX);
+	p.len = 0;
+	pb_rep(&p, RPMEM_NAME_MAX + 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	pb_u16(&p, 0xffff); /* a length far past the end of the payload */
+	pb_bytes(&p, "pmem0", 5);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_list_decode__empty_region_means_all(void **state)
+{
+	(void)state;
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	pb_str(&p, "");
+	expect_ok(&codecs[C_list], p.b, p.len, &m);
+	assert_string_equal(m.list.region, "");
+}
+
+static void rpmem_list_decode__embedded_nul_is_ebadmsg(void **state)
+{
+	(void)state;
+	struct pb p = { .len = 0 };
+	pb_strn(&p, "pm\0em", 5);
+	expect_fail(&codecs[C_list], p.b, p.len, -EBADMSG);
+	p.len = 0;
+	pb_strn(&p, "pmem\0", 5); /* a trailing NUL is no terminator */
+	expect_fail(&codecs[C_list], p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_create_decode__long_or_nul_names_are_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_create];
+	struct pb p = { .len = 0 };
+	union any_msg m;
+	pb_str(&p, "r");
+	pb_rep(&p, RPMEM_NAME_MAX);
+	pb_u64(&p, 4096);
+	expect_ok(c, p.b, p.len, &m);
+	assert_string_equal(m.create.region, "r");
+	assert_int_equal(m.create.size, 4096);
+	p.len = 0;
+	pb_rep(&p, RPMEM_NAME_MAX + 1);
+	pb_str(&p, "p");
+	pb_u64(&p, 4096);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	pb_str(&p, "r");
+	pb_rep(&p, RPMEM_NAME_MAX + 1);
+	pb_u64(&p, 4096);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	pb_str(&p, "r");
+	pb_strn(&p, "p\0../x", 6);
+	pb_u64(&p, 4096);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+/* --- per-message checks -------------------------------------------------- */
+
+static void put_hello(struct pb *p, uint16_t vmin, uint16_t vmax,
+		      size_t client_len, uint16_t auth_len)
+{
+	pb_u16(p, vmin);
+	pb_u16(p, vmax);
+	pb_u16(p, 0);
+	pb_rep(p, client_len);
+	pb_u16(p, auth_len);
+	for (unsigned i = 0; i < auth_len; i++)
+		pb_u8(p, (uint8_t)i);
+}
+
+static void rpmem_hello_decode__ver_min_above_ver_max_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_hello];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	put_hello(&p, 2, 2, 3, 0);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.hello.ver_min, 2);
+	assert_int_equal(m.hello.ver_max, 2);
+	p.len = 0;
+	put_hello(&p, 3, 2, 3, 0);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_hello_decode__client_and_auth_limits(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_hello];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	put_hello(&p, 1, 1, RPMEM_STR_MAX, 256);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(strlen(m.hello.client), RPMEM_STR_MAX);
+	assert_int_equal(m.hello.auth_len, 256);
+	assert_int_equal(m.hello.auth[255], 255);
+	p.len = 0;
+	put_hello(&p, 1, 1, RPMEM_STR_MAX + 1, 0);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_hello(&p, 1, 1, 3, 257);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_hello(&p, 1, 1, 3, 0);
+	p.b[9] = '\0'; /* the second byte of the client string */
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_hello_encode__auth_len_over_256_is_emsgsize(void **state)
+{
+	(void)state;
+	struct rpmem_msg_hello m;
+	uint8_t buf[1024];
+	memset(&m, 0, sizeof(m));
+	fill_hello(&m);
+	m.auth_len = 257;
+	assert_int_equal(rpmem_hello_encode(buf, sizeof(buf), &m), -EMSGSIZE);
+}
+
+static void rpmem_hello_ok_decode__server_too_long_is_ebadmsg(void **state)
+{
+	(void)state;
+	struct pb p = { .len = 0 };
+	union any_msg m;
+	pb_u16(&p, 1);
+	pb_u32(&p, 1);
+	pb_u32(&p, 0);
+	size_t head = p.len;
+	pb_rep(&p, RPMEM_STR_MAX);
+	expect_ok(&codecs[C_hello_ok], p.b, p.len, &m);
+	p.len = head;
+	pb_rep(&p, RPMEM_STR_MAX + 1);
+	expect_fail(&codecs[C_hello_ok], p.b, p.len, -EBADMSG);
+	p.len = head;
+	pb_strn(&p, "rpmemd\0x", 8);
+	expect_fail(&codecs[C_hello_ok], p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_error_decode__unknown_code_becomes_internal(void **state)
+{
+	(void)state;
+	static const uint32_t bad[] = { 0, RPMEM_E_MAX + 1, UINT32_MAX };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pb p = { .len = 0 };
+		union any_msg m;
+		pb_u32(&p, bad[i]);
+		pb_str(&p, "from a newer peer");
+		expect_ok(&codecs[C_error], p.b, p.len, &m);
+		assert_int_equal(m.error.code, RPMEM_E_INTERNAL);
+		assert_string_equal(m.error.msg, "from a newer peer");
+	}
+}
+
+static void rpmem_error_decode__message_of_1024_ok_1025_ebadmsg(void **state)
+{
+	(void)state;
+	struct pb p = { .len = 0 };
+	union any_msg m;
+	pb_u32(&p, RPMEM_E_IO);
+	pb_rep(&p, RPMEM_MSG_MAX);
+	expect_ok(&codecs[C_error], p.b, p.len, &m);
+	assert_int_equal(strlen(m.error.msg), RPMEM_MSG_MAX);
+	p.len = 0;
+	pb_u32(&p, RPMEM_E_IO);
+	pb_rep(&p, RPMEM_MSG_MAX + 1);
+	expect_fail(&codecs[C_error], p.b, p.len, -EBADMSG);
+}
+
+static void put_remove(struct pb *p, uint32_t flags)
+{
+	pb_str(p, "pmem0");
+	pb_str(p, "db1");
+	pb_u32(p, flags);
+}
+
+static void rpmem_remove_decode__unknown_flag_is_ebadmsg(void **state)
+{
+	(void)state;
+	struct pb p = { .len = 0 };
+	union any_msg m;
+	put_remove(&p, 0);
+	expect_ok(&codecs[C_remove], p.b, p.len, &m);
+	assert_int_equal(m.remove.flags, 0);
+	for (int bit = 1; bit < 32; bit++) {
+		p.len = 0;
+		put_remove(&p, RPMEM_REMOVE_FORCE | 1u << bit);
+		expect_fail(&codecs[C_remove], p.b, p.len, -EBADMSG);
+	}
+}
+
+static void put_open(struct pb *p, uint8_t mode, uint8_t xport)
+{
+	pb_str(p, "pmem0");
+	pb_str(p, "db1");
+	pb_u8(p, mode);
+	pb_u8(p, xport);
+}
+
+static void rpmem_open_decode__bad_mode_or_xport_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_open];
+	union any_msg m;
+	for (uint8_t mode = 0; mode <= RPMEM_OPEN_RW; mode++) {
+		for (uint8_t x = 0; x <= RPMEM_XPORT_AUTO; x++) {
+			struct pb p = { .len = 0 };
+			put_open(&p, mode, x);
+			expect_ok(c, p.b, p.len, &m);
+			assert_int_equal(m.open.mode, mode);
+			assert_int_equal(m.open.xport, x);
+		}
+	}
+	static const uint8_t bad_mode[] = { 2, 3, 0x80, 0xff };
+	static const uint8_t bad_xport[] = { 3, 4, 0x80, 0xff };
+	for (size_t i = 0; i < sizeof(bad_mode); i++) {
+		struct pb p = { .len = 0 };
+		put_open(&p, bad_mode[i], RPMEM_XPORT_TCP);
+		expect_fail(c, p.b, p.len, -EBADMSG);
+		p.len = 0;
+		put_open(&p, RPMEM_OPEN_RO, bad_xport[i]);
+		expect_fail(c, p.b, p.len, -EBADMSG);
+	}
+}
+
+static void put_open_ok(struct pb *p, uint8_t state, uint8_t xport,
+			uint16_t blob_len)
+{
+	pb_u32(p, 1);
+	pb_u64(p, 1 << 20);
+	pb_u8(p, state);
+	pb_u64(p, 3);
+	for (int i = 0; i < 16; i++)
+		pb_u8(p, (uint8_t)i);
+	pb_u8(p, xport);
+	pb_u16(p, blob_len);
+	for (unsigned i = 0; i < blob_len; i++)
+		pb_u8(p, (uint8_t)(i * 7));
+}
+
+static void rpmem_open_ok_decode__bad_state_xport_blob_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_open_ok];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	put_open_ok(&p, RPMEM_POOL_CONSISTENT, RPMEM_XPORT_RDMA,
+		    RPMEM_XPORT_BLOB_MAX);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.open_ok.blob_len, RPMEM_XPORT_BLOB_MAX);
+	assert_int_equal(m.open_ok.blob[RPMEM_XPORT_BLOB_MAX - 1],
+			 (uint8_t)((RPMEM_XPORT_BLOB_MAX - 1) * 7));
+	p.len = 0;
+	put_open_ok(&p, RPMEM_POOL_CONSISTENT + 1, RPMEM_XPORT_TCP, 0);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	/* the reply names the chosen transport: "auto" is not one */
+	put_open_ok(&p, RPMEM_POOL_EMPTY, RPMEM_XPORT_AUTO, 0);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_open_ok(&p, RPMEM_POOL_EMPTY, RPMEM_XPORT_TCP,
+		    RPMEM_XPORT_BLOB_MAX + 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_open_ok_encode__blob_over_max_is_emsgsize(void **state)
+{
+	(void)state;
+	struct rpmem_msg_open_ok m;
+	static uint8_t buf[4096];
+	memset(&m, 0, sizeof(m));
+	fill_open_ok(&m);
+	m.blob_len = RPMEM_XPORT_BLOB_MAX;
+	assert_true(rpmem_open_ok_encode(buf, sizeof(buf), &m) > 0);
+	m.blob_len = RPMEM_XPORT_BLOB_MAX + 1;
+	assert_int_equal(rpmem_open_ok_encode(buf, sizeof(buf), &m),
+			 -EMSGSIZE);
+}
+
+static void put_io(struct pb *p, uint64_t off, uint32_t len)
+{
+	pb_u32(p, 1);
+	pb_u64(p, off);
+	pb_u32(p, len);
+}
+
+static void rpmem_io_decode__len_over_max_io_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_io];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	put_io(&p, 0, RPMEM_MAX_IO);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.io.len, RPMEM_MAX_IO);
+	assert_int_equal(p.len, RPMEM_WRITE_HDR_SIZE);
+	p.len = 0;
+	put_io(&p, 0, RPMEM_MAX_IO + 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_io(&p, 0, UINT32_MAX);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_io_decode__offset_plus_len_overflow_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_io];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	put_io(&p, UINT64_MAX - 4096, 4096); /* ends exactly at 2^64 - 1 */
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.io.offset, UINT64_MAX - 4096);
+	p.len = 0;
+	put_io(&p, UINT64_MAX - 4095, 4096);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_io(&p, UINT64_MAX, 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void put_flush(struct pb *p, uint64_t off, uint64_t len)
+{
+	pb_u32(p, 1);
+	pb_u64(p, off);
+	pb_u64(p, len);
+}
+
+static void rpmem_flush_decode__offset_plus_len_overflow_is_ebadmsg(
+	void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_flush];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	put_flush(&p, UINT64_MAX, 0);
+	expect_ok(c, p.b, p.len, &m);
+	p.len = 0;
+	put_flush(&p, 0, UINT64_MAX);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.flush.len, UINT64_MAX);
+	p.len = 0;
+	put_flush(&p, 1, UINT64_MAX);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_flush(&p, UINT64_MAX, 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_flush(&p, 1ull << 63, 1ull << 63);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void put_hash(struct pb *p, uint64_t off, uint32_t bs, uint32_t count)
+{
+	pb_u32(p, 1);
+	pb_u64(p, off);
+	pb_u32(p, bs);
+	pb_u32(p, count);
+}
+
+static int hash_req_dec(uint64_t off, uint32_t bs, uint32_t count)
+{
+	struct pb p = { .len = 0 };
+	union any_msg m;
+	put_hash(&p, off, bs, count);
+	return decode_copy(&codecs[C_hash], p.b, p.len, &m);
+}
+
+static void rpmem_hash_decode__block_size_must_be_pow2_512_to_64m(void **state)
+{
+	(void)state;
+	for (uint32_t bs = 512; bs <= (64u << 20); bs <<= 1)
+		assert_int_equal(hash_req_dec(0, bs, 1), 0);
+	static const uint32_t bad[] = { 0,	  1,	     256,
+					511,	  513,	     1000,
+					3 * 512,  65535,     65537,
+					(64u << 20) + 512, 128u << 20,
+					1u << 31, UINT32_MAX };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(hash_req_dec(0, bad[i], 1), -EBADMSG);
+}
+
+static void rpmem_hash_decode__count_0_or_over_max_is_ebadmsg(void **state)
+{
+	(void)state;
+	assert_int_equal(hash_req_dec(0, 4096, 1), 0);
+	assert_int_equal(hash_req_dec(0, 4096, RPMEM_MAX_HASHES), 0);
+	assert_int_equal(hash_req_dec(0, 4096, 0), -EBADMSG);
+	assert_int_equal(hash_req_dec(0, 4096, RPMEM_MAX_HASHES + 1), -EBADMSG);
+	assert_int_equal(hash_req_dec(0, 4096, UINT32_MAX), -EBADMSG);
+}
+
+static void rpmem_hash_decode__offset_plus_range_overflow_is_ebadmsg(
+	void **state)
+{
+	(void)state;
+	uint64_t span = 2ull * (64u << 20);
+	assert_int_equal(hash_req_dec(UINT64_MAX - span, 64u << 20, 2), 0);
+	assert_int_equal(hash_req_dec(UINT64_MAX - span + 1, 64u << 20, 2),
+			 -EBADMSG);
+	assert_int_equal(hash_req_dec(UINT64_MAX, 512, 1), -EBADMSG);
+	/* the largest request spans 2^40 bytes: a u32 product would wrap */
+	assert_int_equal(hash_req_dec(UINT64_MAX - (1ull << 40) + 1, 64u << 20,
+				  RPMEM_MAX_HASHES),
+			 -EBADMSG);
+}
+
+static void rpmem_hashes_decode__count_must_match_payload(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_hashes];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	pb_u32(&p, 0);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.hashes.count, 0);
+	p.len = 0;
+	pb_u32(&p, 2);
+	pb_u64(&p, 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	pb_u64(&p, 2);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.hashes.count, 2);
+	pb_u64(&p, 3);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_hashes_decode__count_over_max_is_ebadmsg(void **state)
+{
+	(void)state;
+	static uint8_t big[4 + (RPMEM_MAX_HASHES + 1) * 8];
+	const struct codec *c = &codecs[C_hashes];
+	union any_msg m;
+	big[0] = (uint8_t)RPMEM_MAX_HASHES;
+	big[1] = (uint8_t)(RPMEM_MAX_HASHES >> 8);
+	expect_ok(c, big, 4 + RPMEM_MAX_HASHES * 8, &m);
+	assert_int_equal(m.hashes.count, RPMEM_MAX_HASHES);
+	uint32_t n = RPMEM_MAX_HASHES + 1;
+	big[0] = (uint8_t)n;
+	big[1] = (uint8_t)(n >> 8);
+	expect_fail(c, big, sizeof(big), -EBADMSG);
+	/* a count whose byte size wraps 32 bits is refused too */
+	memset(big, 0, 4);
+	big[3] = 0x20; /* 0x20000000 * 8 == 2^32 */
+	expect_fail(c, big, 4, -EBADMSG);
+}
+
+static void rpmem_hashes_encode__count_over_max_is_emsgsize(void **state)
+{
+	(void)state;
+	static uint8_t buf[4 + (RPMEM_MAX_HASHES + 1) * 8];
+	static uint8_t h[(RPMEM_MAX_HASHES + 1) * 8];
+	struct rpmem_msg_hashes m = { RPMEM_MAX_HASHES + 1, h };
+	assert_int_equal(rpmem_hashes_encode(buf, sizeof(buf), &m), -EMSGSIZE);
+	m.count = RPMEM_MAX_HASHES;
+	assert_int_equal(rpmem_hashes_encode(buf, sizeof(buf), &m),
+			 4 + RPMEM_MAX_HASHES * 8);
+}
+
+static void rpmem_set_state_decode__bad_state_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_set_state];
+	union any_msg m;
+	for (unsigned s = 0; s <= 0xff; s++) {
+		struct pb p = { .len = 0 };
+		pb_u32(&p, 1);
+		pb_u8(&p, (uint8_t)s);
+		pb_str(&p, "src");
+		if (s <= RPMEM_POOL_CONSISTENT) {
+			expect_ok(c, p.b, p.len, &m);
+			assert_int_equal(m.set_state.state, s);
+		} else {
+			expect_fail(c, p.b, p.len, -EBADMSG);
+		}
+	}
+	struct pb p = { .len = 0 };
+	pb_u32(&p, 1);
+	pb_u8(&p, RPMEM_POOL_SYNCING);
+	pb_rep(&p, RPMEM_STR_MAX + 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+/* --- LIST_REPLY ---------------------------------------------------------- */
+
+static void put_region(struct pb *p, const char *name, uint8_t type)
+{
+	pb_str(p, name);
+	pb_u8(p, type);
+	pb_str(p, "/mnt/pmem0");
+	pb_u64(p, 1 << 30);
+	pb_u64(p, 1 << 29);
+	pb_u32(p, 4096);
+	pb_u32(p, 0);
+}
+
+static void put_pool(struct pb *p, const char *name, uint8_t state)
+{
+	pb_str(p, "pmem0");
+	pb_str(p, name);
+	for (int i = 0; i < 16; i++)
+		pb_u8(p, 0);
+	pb_u64(p, 1 << 20);
+	pb_u8(p, state);
+	pb_u64(p, 1);
+	pb_u64(p, 2);
+	pb_u64(p, 3);
+	pb_str(p, "src");
+	pb_str(p, "");
+	pb_u32(p, 0);
+	pb_u64(p, 0);
+	pb_u64(p, 0);
+}
+
+static void rpmem_list_reply_decode__empty_lists_round_trip(void **state)
+{
+	(void)state;
+	struct rpmem_msg_list_reply in = { 0, NULL, 0, NULL }, out;
+	uint8_t buf[16];
+	int n = rpmem_list_reply_encode(buf, sizeof(buf), &in);
+	assert_int_equal(n, 8);
+	assert_int_equal(rpmem_list_reply_decode(buf, (size_t)n, &out), 0);
+	assert_int_equal(out.nregions, 0);
+	assert_int_equal(out.npools, 0);
+	rpmem_list_reply_free(&out);
+	assert_null(out.regions);
+	assert_null(out.pools);
+	assert_int_equal(mem_live(), 0);
+}
+
+static void rpmem_list_reply_decode__bad_region_type_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_list_reply];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	pb_u32(&p, 3);
+	put_region(&p, "a", RPMEM_REGION_DIR);
+	put_region(&p, "b", RPMEM_REGION_FSDAX);
+	put_region(&p, "c", RPMEM_REGION_DEVDAX);
+	pb_u32(&p, 0);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.list_reply.nregions, 3);
+	assert_int_equal(m.list_reply.regions[2].type, RPMEM_REGION_DEVDAX);
+	rpmem_list_reply_free(&m.list_reply);
+	p.len = 0;
+	pb_u32(&p, 2);
+	put_region(&p, "a", RPMEM_REGION_DIR);
+	put_region(&p, "b", RPMEM_REGION_DEVDAX + 1);
+	pb_u32(&p, 0);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_list_reply_decode__bad_pool_state_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_list_reply];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	pb_u32(&p, 0);
+	pb_u32(&p, 2);
+	put_pool(&p, "p1", RPMEM_POOL_CONSISTENT);
+	put_pool(&p, "p2", RPMEM_POOL_EMPTY);
+	expect_ok(c, p.b, p.len, &m);
+	assert_string_equal(m.list_reply.pools[1].name, "p2");
+	rpmem_list_reply_free(&m.list_reply);
+	p.len = 0;
+	pb_u32(&p, 0);
+	pb_u32(&p, 2);
+	put_pool(&p, "p1", RPMEM_POOL_CONSISTENT);
+	put_pool(&p, "p2", RPMEM_POOL_CONSISTENT + 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_list_reply_decode__long_name_in_entry_is_ebadmsg(
+	void **state)
+{
+	(void)state;
+	struct pb p = { .len = 0 };
+	pb_u32(&p, 1);
+	pb_rep(&p, RPMEM_NAME_MAX + 1);
+	pb_u8(&p, 0);
+	pb_str(&p, "/x");
+	pb_u64(&p, 0);
+	pb_u64(&p, 0);
+	pb_u32(&p, 0);
+	pb_u32(&p, 0);
+	pb_u32(&p, 0);
+	expect_fail(&codecs[C_list_reply], p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_list_reply_decode__huge_count_fails_before_allocating(
+	void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_list_reply];
+	struct pb p = { .len = 0 };
+	pb_u32(&p, UINT32_MAX);
+	put_region(&p, "a", 0);
+	pb_u32(&p, 0);
+	mem_reset();
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	assert_true(mem.max_nmemb <= p.len);
+	/* the same for the pool count, after a valid region list */
+	p.len = 0;
+	pb_u32(&p, 1);
+	put_region(&p, "a", 0);
+	pb_u32(&p, 0x40000000);
+	put_pool(&p, "p", 0);
+	mem_reset();
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	assert_true(mem.max_nmemb <= p.len);
+}
+
+static void rpmem_list_reply_decode__calloc_failure_is_enomem(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_list_reply];
+	uint8_t buf[8192];
+	size_t n = encode_sample(c, buf, sizeof(buf));
+	/* fail the region array, then the pool array: nothing stays owned */
+	for (int nth = 1; nth <= 2; nth++) {
+		mem_reset();
+		mem.fail_in = nth;
+		expect_fail(c, buf, n, -ENOMEM);
+		assert_int_equal(mem.calls, nth);
+	}
+}
+
+/* --- STATUS_REPLY -------------------------------------------------------- */
+
+static void put_status_head(struct pb *p, uint32_t n)
+{
+	pb_str(p, "rpmemd");
+	pb_u64(p, 1);
+	pb_u64(p, 2);
+	pb_u32(p, 0);
+	pb_u32(p, 8);
+	pb_u32(p, n);
+}
+
+static void put_session(struct pb *p, uint8_t xport, uint8_t mode,
+			size_t pool_len)
+{
+	pb_u32(p, 1);
+	pb_str(p, "10.0.0.1:1234");
+	pb_str(p, "rpmemctl");
+	pb_u8(p, xport);
+	pb_rep(p, pool_len);
+	pb_u8(p, mode);
+	for (int i = 0; i < 5; i++)
+		pb_u64(p, (uint64_t)i);
+}
+
+static void rpmem_status_reply_decode__bad_session_fields_are_ebadmsg(
+	void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_status_reply];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	put_status_head(&p, 2);
+	put_session(&p, RPMEM_XPORT_TCP, RPMEM_OPEN_RO, 0);
+	put_session(&p, RPMEM_XPORT_RDMA, RPMEM_OPEN_RW,
+		    2 * RPMEM_NAME_MAX + 1);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.status_reply.nsessions, 2);
+	assert_int_equal(strlen(m.status_reply.sessions[1].pool),
+			 2 * RPMEM_NAME_MAX + 1);
+	rpmem_status_reply_free(&m.status_reply);
+	/* sessions run on a real transport, never "auto" */
+	p.len = 0;
+	put_status_head(&p, 1);
+	put_session(&p, RPMEM_XPORT_AUTO, RPMEM_OPEN_RO, 3);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_status_head(&p, 1);
+	put_session(&p, RPMEM_XPORT_TCP, RPMEM_OPEN_RW + 1, 3);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_status_head(&p, 1);
+	put_session(&p, RPMEM_XPORT_TCP, RPMEM_OPEN_RW, 2 * RPMEM_NAME_MAX + 2);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_status_reply_decode__huge_count_fails_before_allocating(
+	void **state)
+{
+	(void)state;
+	struct pb p = { .len = 0 };
+	put_status_head(&p, UINT32_MAX);
+	put_session(&p, 0, 0, 1);
+	mem_reset();
+	expect_fail(&codecs[C_status_reply], p.b, p.len, -EBADMSG);
+	assert_true(mem.max_nmemb <= p.len);
+}
+
+static void rpmem_status_reply_decode__calloc_failure_is_enomem(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_status_reply];
+	uint8_t buf[8192];
+	size_t n = encode_sample(c, buf, sizeof(buf));
+	mem_reset();
+	mem.fail_in = 1;
+	expect_fail(c, buf, n, -ENOMEM);
+	assert_int_equal(mem.calls, 1);
+}
+
+static void rpmem_status_reply_free__twice_is_harmless(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_status_reply];
+	uint8_t buf[8192];
+	union any_msg m;
+	size_t n = encode_sample(c, buf, sizeof(buf));
+	expect_ok(c, buf, n, &m);
+	rpmem_status_reply_free(&m.status_reply);
+	assert_null(m.status_reply.sessions);
+	assert_int_equal(m.status_reply.nsessions, 0);
+	rpmem_status_reply_free(&m.status_reply);
+	assert_int_equal(mem_live(), 0);
+}
+
+/* --- ranges and errors --------------------------------------------------- */
+
+static void rpmem_range_ok__edges(void **state)
+{
+	(void)state;
+	assert_true(rpmem_range_ok(0, 0, 0));
+	assert_false(rpmem_range_ok(0, 1, 0));
+	assert_false(rpmem_range_ok(1, 0, 0));
+	assert_true(rpmem_range_ok(0, 4096, 4096));
+	assert_true(rpmem_range_ok(4096, 0, 4096)); /* empty, at the end */
+	assert_false(rpmem_range_ok(4097, 0, 4096));
+	assert_false(rpmem_range_ok(1, 4096, 4096));
+	assert_false(rpmem_range_ok(4095, 2, 4096));
+	assert_true(rpmem_range_ok(4095, 1, 4096));
+	assert_true(rpmem_range_ok(0, UINT64_MAX, UINT64_MAX));
+	assert_true(rpmem_range_ok(UINT64_MAX, 0, UINT64_MAX));
+	assert_false(rpmem_range_ok(1, UINT64_MAX, UINT64_MAX));
+	assert_false(rpmem_range_ok(UINT64_MAX, 1, UINT64_MAX));
+	/* off + len wraps to a small number: still refused */
+	assert_false(rpmem_range_ok(2, UINT64_MAX - 1, 4096));
+	assert_false(rpmem_range_ok(UINT64_MAX, 2, 4096));
+}
+
+static void rpmem_err_from_errno__round_trips_every_code(void **state)
+{
+	(void)state;
+	int seen[RPMEM_E_MAX + 1];
+	for (uint32_t code = 1; code <= RPMEM_E_MAX; code++) {
+		int e = rpmem_errno_from_err(code);
+		assert_true(e < 0);
+		seen[code] = e;
+		for (uint32_t k = 1; k < code; k++)
+			assert_int_not_equal(seen[k], e);
+		assert_int_equal(rpmem_err_from_errno(e), code);
+		assert_int_equal(rpmem_err_from_errno(-e), code);
+	}
+}
+
+static void rpmem_errno_from_err__unknown_code_is_eremoteio(void **state)
+{
+	(void)state;
+	assert_int_equal(rpmem_errno_from_err(0), -EREMOTEIO);
+	assert_int_equal(rpmem_errno_from_err(RPMEM_E_MAX + 1), -EREMOTEIO);
+	assert_int_equal(rpmem_errno_from_err(UINT32_MAX), -EREMOTEIO);
+}
+
+static void rpmem_err_from_errno__unmapped_errnos(void **state)
+{
+	(void)state;
+	assert_int_equal(rpmem_err_from_errno(-ENOMEM), RPMEM_E_LIMIT);
+	assert_int_equal(rpmem_err_from_errno(-EMFILE), RPMEM_E_LIMIT);
+	assert_int_equal(rpmem_err_from_errno(-ERANGE), RPMEM_E_INVAL);
+	assert_int_equal(rpmem_err_from_errno(-EOVERFLOW), RPMEM_E_INVAL);
+	assert_int_equal(rpmem_err_from_errno(-EDQUOT), RPMEM_E_NOSPACE);
+	assert_int_equal(rpmem_err_from_errno(-EXDEV), RPMEM_E_IO);
+	assert_int_equal(rpmem_err_from_errno(0), RPMEM_E_IO);
+	/* every code maps to some wire code within range */
+	for (int e = 0; e < 200; e++) {
+		uint32_t c = rpmem_err_from_errno(-e);
+		assert_in_range(c, 1, RPMEM_E_MAX);
+	}
+}
+
+static void rpmem_err_str__names_every_code(void **state)
+{
+	(void)state;
+	for (uint32_t c = 1; c <= RPMEM_E_MAX; c++) {
+		assert_non_null(rpmem_err_str(c));
+		assert_string_not_equal(rpmem_err_str(c), "unknown error");
+		for (uint32_t k = 1; k < c; k++)
+			assert_string_not_equal(rpmem_err_str(c),
+						rpmem_err_str(k));
+	}
+	assert_string_equal(rpmem_err_str(0), "unknown error");
+	assert_string_equal(rpmem_err_str(RPMEM_E_MAX + 1), "unknown error");
+	for (uint16_t t = 1; t <= RPMEM_MSG_TYPE_MAX; t++)
+		assert_string_not_equal(rpmem_msg_type_str(t), "UNKNOWN");
+	assert_string_equal(rpmem_msg_type_str(0), "UNKNOWN");
+	assert_string_equal(rpmem_msg_type_str(RPMEM_MSG_TYPE_MAX + 1),
+			    "UNKNOWN");
+	assert_string_equal(rpmem_msg_type_str(RPMEM_MSG_HELLO), "HELLO");
+	assert_string_equal(rpmem_state_str(RPMEM_POOL_CONSISTENT),
+			    "consistent");
+	assert_string_equal(rpmem_state_str(3), "unknown");
+	assert_string_equal(rpmem_xport_str(RPMEM_XPORT_AUTO), "auto");
+	assert_string_equal(rpmem_xport_str(3), "unknown");
+	assert_string_equal(rpmem_region_type_str(RPMEM_REGION_FSDAX),
+			    "fsdax");
+	assert_string_equal(rpmem_region_type_str(3), "unknown");
+}
+
+/* --- fuzz ---------------------------------------------------------------- */
+
+#define FUZZ_ROUNDS 100000
+
+/* fuzz_check -- decode b[n] with c; on success the result is sane */
+static unsigned fuzz_ok[C_NUM];
+static void fuzz_check(const struct codec *c, const uint8_t *b, size_t n)
+{
+	union any_msg m;
+	mem_reset();
+	int ret = c->dec(b, n, &m);
+	/* a decoder never asks for more entries than there are bytes */
+	assert_true(mem.max_nmemb <= (n ? n : 1));
+	if (ret != 0) {
+		assert_true(ret == -EBADMSG || ret == -ENOMEM);
+		assert_int_equal(mem_live(), 0);
+		return;
+	}
+	/* accepted input is canonical: re-encoding gives the same bytes */
+	static uint8_t again[RPMEM_MAX_PAYLOAD];
+	int n2 = c->enc(again, sizeof(again), &m);
+	assert_int_equal(n2, (int)n);
+	if (c == &codecs[C_error] && m.error.code == RPMEM_E_INTERNAL)
+		assert_memory_equal(again + 4, b + 4, n - 4);
+	else
+		assert_memory_equal(again, b, n);
+	if (c->fini)
+		c->fini(&m);
+	assert_int_equal(mem_live(), 0);
+	fuzz_ok[c - codecs]++;
+}
+
+/*
+ * fuzz: random buffers and mutated valid payloads through every decoder;
+ * each buffer is an exactly sized heap block so valgrind sees overreads
+ */
+static void rpmem_decoders__survive_random_input(void **state)
+{
+	(void)state;
+	static uint8_t tmpl[C_NUM][8192];
+	size_t tlen[C_NUM];
+	for (int i = 0; i < C_NUM; i++)
+		tlen[i] = encode_sample(&codecs[i], tmpl[i], sizeof(tmpl[i]));
+	srand(0x5eed);
+	unsigned rounds = 0;
+	for (int round = 0; round < FUZZ_ROUNDS; round++) {
+		int t = rand() % (C_NUM + 4);
+		size_t n;
+		uint8_t *b;
+		if (t >= C_NUM) {
+			/* pure noise, often with a small leading count */
+			n = (size_t)(rand() % 300);
+			b = malloc(n ? n : 1);
+			assert_non_null(b);
+			for (size_t i = 0; i < n; i++)
+				b[i] = (uint8_t)rand();
+			if (n >= 2 && rand() % 2)
+				b[1] = 0;
+		} else {
+			long d = rand() % 17 - 8;
+			if (rand() % 4)
+				d = 0;
+			n = (size_t)((long)tlen[t] + d < 0 ? 0
+							   : (long)tlen[t] + d);
+			b = malloc(n ? n : 1);
+			assert_non_null(b);
+			for (size_t i = 0; i < n; i++)
+				b[i] = i < tlen[t] ? tmpl[t][i]
+						   : (uint8_t)rand();
+			int flips = rand() % 4;
+			for (int k = 0; k < flips && n; k++)
+				b[(size_t)rand() % n] = (uint8_t)rand();
+		}
+		for (int i = 0; i < C_NUM; i++)
+			fuzz_check(&codecs[i], b, n);
+		free(b);
+		rounds++;
+	}
+	assert_int_equal(rounds, FUZZ_ROUNDS);
+	/* the mutations reach the end of every decoder, not just its start */
+	for (int i = 0; i < C_NUM; i++)
+		assert_true(fuzz_ok[i] > 100);
+}
+
+/* --- registration -------------------------------------------------------- */
+
+#define GENERIC(n)                                                            \
+	{ "rpmem_" #n "_decode__round_trips", test_round_trip, NULL, NULL,   \
+	  (void *)&codecs[C_##n] },                                           \
+	{ "rpmem_" #n "_decode__every_truncation_is_ebadmsg",                 \
+	  test_truncation, NULL, NULL, (void *)&codecs[C_##n] },              \
+	{ "rpmem_" #n "_decode__trailing_bytes_are_ebadmsg", test_trailing,  \
+	  NULL, NULL, (void *)&codecs[C_##n] },                               \
+	{ "rpmem_" #n "_encode__small_buffer_is_emsgsize", test_enc_small,   \
+	  NULL, NULL, (void *)&codecs[C_##n] }
+
+static int check_no_leak(void **state)
+{
+	(void)state;
+	return mem_live() == 0 ? 0 : -1;
+}
+
+#define T(f) cmocka_unit_test_teardown(f, check_no_leak)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		GENERIC(hello), GENERIC(hello_ok), GENERIC(error),
+		GENERIC(list), GENERIC(list_reply), GENERIC(create),
+		GENERIC(remove), GENERIC(open), GENERIC(open_ok),
+		GENERIC(handle), GENERIC(io), GENERIC(flush), GENERIC(hash),
+		GENERIC(hashes), GENERIC(set_state), GENERIC(status_reply),
+		T(rpmem_hdr_encode__writes_magic_and_le_fields),
+		T(rpmem_hdr_decode__every_type_round_trips),
+		T(rpmem_hdr_decode__bad_magic_is_ebadmsg),
+		T(rpmem_hdr_decode__unknown_type_is_enotsup),
+		T(rpmem_hdr_decode__oversize_len_is_emsgsize),
+		T(rpmem_list_decode__name_of_64_ok_65_ebadmsg),
+		T(rpmem_list_decode__empty_region_means_all),
+		T(rpmem_list_decode__embedded_nul_is_ebadmsg),
+		T(rpmem_create_decode__long_or_nul_names_are_ebadmsg),
+		T(rpmem_hello_decode__ver_min_above_ver_max_is_ebadmsg),
+		T(rpmem_hello_decode__client_and_auth_limits),
+		T(rpmem_hello_encode__auth_len_over_256_is_emsgsize),
+		T(rpmem_hello_ok_decode__server_too_long_is_ebadmsg),
+		T(rpmem_error_decode__unknown_code_becomes_internal),
+		T(rpmem_error_decode__message_of_1024_ok_1025_ebadmsg),
+		T(rpmem_remove_decode__unknown_flag_is_ebadmsg),
+		T(rpmem_open_decode__bad_mode_or_xport_is_ebadmsg),
+		T(rpmem_open_ok_decode__bad_state_xport_blob_is_ebadmsg),
+		T(rpmem_open_ok_encode__blob_over_max_is_emsgsize),
+		T(rpmem_io_decode__len_over_max_io_is_ebadmsg),
+		T(rpmem_io_decode__offset_plus_len_overflow_is_ebadmsg),
+		T(rpmem_flush_decode__offset_plus_len_overflow_is_ebadmsg),
+		T(rpmem_hash_decode__block_size_must_be_pow2_512_to_64m),
+		T(rpmem_hash_decode__count_0_or_over_max_is_ebadmsg),
+		T(rpmem_hash_decode__offset_plus_range_overflow_is_ebadmsg),
+		T(rpmem_hashes_decode__count_must_match_payload),
+		T(rpmem_hashes_decode__count_over_max_is_ebadmsg),
+		T(rpmem_hashes_encode__count_over_max_is_emsgsize),
+		T(rpmem_set_state_decode__bad_state_is_ebadmsg),
+		T(rpmem_list_reply_decode__empty_lists_round_trip),
+		T(rpmem_list_reply_decode__bad_region_type_is_ebadmsg),
+		T(rpmem_list_reply_decode__bad_pool_state_is_ebadmsg),
+		T(rpmem_list_reply_decode__long_name_in_entry_is_ebadmsg),
+		T(rpmem_list_reply_decode__huge_count_fails_before_allocating),
+		T(rpmem_list_reply_decode__calloc_failure_is_enomem),
+		T(rpmem_status_reply_decode__bad_session_fields_are_ebadmsg),
+		T(rpmem_status_reply_decode__huge_count_fails_before_allocating),
+		T(rpmem_status_reply_decode__calloc_failure_is_enomem),
+		T(rpmem_status_reply_free__twice_is_harmless),
+		T(rpmem_range_ok__edges),
+		T(rpmem_err_from_errno__round_trips_every_code),
+		T(rpmem_errno_from_err__unknown_code_is_eremoteio),
+		T(rpmem_err_from_errno__unmapped_errnos),
+		T(rpmem_err_str__names_every_code),
+		T(rpmem_decoders__survive_random_input),
+	};
+	return cmocka_run_group_tests_name("proto", tests, NULL, NULL);
+}

@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# unit.mk -- cmocka unit tests; included by tests/tests.mk
+#
+# One executable per API group, built from the real objects and linked
+# against build/librpmem.a; link-time mocks (-Wl,--wrap=) are listed per
+# test in UNIT_WRAP_<name>, daemon objects in UNIT_DAEMON_<name> (never
+# daemon/main.o). `make check-unit` builds and runs them all and ends
+# with "unit: N passed, N failed". UNIT_WRAPPER="valgrind -q
+# --error-exitcode=99 --leak-check=full" runs every test under valgrind.
+
+UNIT_DIR   := $(B)/tests/unit
+UNIT_NAMES := proto util hash config meta devdax pmem
+UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
+UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
+
+UNIT_WRAP_proto := -Wl,--wrap=calloc -Wl,--wrap=free
+UNIT_WRAP_hash  := -Wl,--wrap=pthread_create
+UNIT_WRAP_meta  := -Wl,--wrap=fsync -Wl,--wrap=renameat -Wl,--wrap=write
+UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
+		    -Wl,--wrap=pmem2_map_get_address
+
+UNIT_DAEMON_config := $(B)/daemon/config.o
+UNIT_DAEMON_meta   := $(B)/daemon/meta.o
+UNIT_DAEMON_devdax := $(B)/daemon/devdax.o $(B)/daemon/meta.o
+UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o
+
+# the tests include daemon headers by name
+$(UNIT_DIR)/%.o: ALL_CFLAGS += -Idaemon
+
+-include $(UNIT_BINS:=.d)
+
+$(UNIT_DIR)/config: $(UNIT_DAEMON_config)
+$(UNIT_DIR)/meta: $(UNIT_DAEMON_meta)
+$(UNIT_DIR)/devdax: $(UNIT_DAEMON_devdax)
+$(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
+
+# objects first, then the archive, then the system libraries
+$(UNIT_BINS): $(UNIT_DIR)/%: $(UNIT_DIR)/%.o $(B)/librpmem.a
+	$(CC) -o $@ $(filter %.o,$^) $(B)/librpmem.a $(UNIT_WRAP_$*) \
+		$(LDFLAGS) $(UNIT_LIBS) $(LDLIBS)
+
+check-unit: $(UNIT_BINS)
+	@UNIT_WRAPPER="$(UNIT_WRAPPER)" tests/unit/run.sh $(UNIT_BINS)
