@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* config.c -- unit tests of the rpmemd configuration file (daemon/config.c) */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+/*
+ * A scratch directory holds the configuration file, the region
+ * directories and a fake mount table in which dax/ is a DAX mount and
+ * nodax/ is not:
+ *	a/ a/inner/ b/ c/ dax/r/ nodax/r/ plainfile mounts rpmemd.conf
+ */
+static char dir[PATH_MAX];
+static char conf[PATH_MAX + 16];
+static char mounts[PATH_MAX + 16];
+static char err[1024];
+static struct rpmemd_config cfg;
+
+static void mkdir_in(const char *sub)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", dir, sub);
+	assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	char tmpl[] = "/tmp/rpmem-unit-config-XXXXXX";
+	if (!mkdtemp(tmpl) || !realpath(tmpl, dir))
+		return -1;
+	snprintf(conf, sizeof(conf), "%s/rpmemd.conf", dir);
+	snprintf(mounts, sizeof(mounts), "%s/mounts", dir);
+	static const char *const subs[] = { "a", "a/inner", "b", "c", "dax",
+					    "dax/r", "nodax", "nodax/r" };
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+		mkdir_in(subs[i]);
+	char p[PATH_MAX + 64], m[4 * PATH_MAX];
+	snprintf(p, sizeof(p), "%s/plainfile", dir);
+	write_file(p, "not a directory\n");
+	snprintf(m, sizeof(m),
+		 "/dev/root / ext4 rw,relatime 0 0\n"
+		 "/dev/pmem0 %s/dax ext4 rw,relatime,dax=always 0 0\n"
+		 "/dev/pmem1 %s/nodax ext4 rw,relatime 0 0\n",
+		 dir, dir);
+	write_file(mounts, m);
+	return 0;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* load -- write the file (printf-style, %1$s = scratch dir) and load it */
+static int __attribute__((format(printf, 1, 2))) load(const char *fmt, ...)
+{
+	char text[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	write_file(conf, text);
+	memset(&cfg, 0, sizeof(cfg));
+	memset(err, 0, sizeof(err));
+	return rpmemd_config_load_mounts(conf, mounts, &cfg, err, sizeof(err));
+}
+
+/* has -- the error message contains s */
+#define has(s)                                                                \
+	do {                                                                  \
+		if (!strstr(err, (s)))                                        \
+			fail_msg("'%s' not in error '%s'", (s), err);         \
+	} while (0)
+
+/* at -- the error message names rpmemd.conf:line */
+static void at(int line)
+{
+	char want[PATH_MAX + 64];
+	snprintf(want, sizeof(want), "%s:%d: ", conf, line);
+	has(want);
+}
+
+/* --- good files ---------------------------------------------------------- */
+
+static void rpmemd_config_load__empty_file_gives_defaults(void **state)
+{
+	(void)state;
+	assert_int_equal(load("# nothing here\n"), 0);
+	assert_string_equal(cfg.file, conf);
+	assert_int_equal(cfg.nlisten, 1);
+	assert_string_equal(cfg.listen[0], "127.0.0.1");
+	assert_string_equal(cfg.port, RPMEM_DEFAULT_PORT);
+	assert_int_equal(cfg.log_level, LOG_INFO);
+	assert_int_equal(cfg.log_target, RPMEMD_LOG_STDERR);
+	assert_int_equal(cfg.max_sessions, 64);
+	assert_int_equal(cfg.allow_insecure_remote, 0);
+	assert_int_equal(cfg.require_auth, 0);
+	assert_int_equal(cfg.regions_auto, 0);
+	assert_int_equal(cfg.nregions, 0);
+	assert_string_equal(err, "");
+	rpmemd_config_free(&cfg);
+}
+
+static void rpmemd_config_load__minimal_region(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = ( { name = \"a\";"
+			      " path = \"%s/a\"; } );\n",
+			      dir),
+			 0);
+	assert_int_equal(cfg.nregions, 1);
+	assert_string_equal(cfg.regions[0].name, "a");
+	assert_int_equal(cfg.regions[0].type, RPMEM_REGION_DIR);
+	assert_int_equal(cfg.regions[0].direct_pmem, 0);
+	rpmemd_config_free(&cfg);
+	assert_null(cfg.regions);
+	assert_int_equal(cfg.nregions, 0);
+}
+
+static void rpmemd_config_load__full_file(void **state)
+{
+	(void)state;
+	int ret = load("listen = [\"127.0.0.1\", \"::1\", \"localhost\"];\n"
+		       "port = 7000;\n"
+		       "log = { level = \"debug\"; target = \"syslog\"; };\n"
+		       "max_sessions = 8;\n"
+		       "regions_auto = false;\n"
+		       "auth = { require_auth = false; };\n"
+		       "allow_insecure_remote = false;\n"
+		       "regions = (\n"
+		       "  { name = \"a\"; type = \"dir\"; path = \"%1$s/./a/\"; }\n"
+		       ");\n",
+		       dir);
+	assert_int_equal(ret, 0);
+	assert_int_equal(cfg.nlisten, 3);
+	assert_string_equal(cfg.listen[0], "127.0.0.1");
+	assert_string_equal(cfg.listen[1], "::1");
+	assert_string_equal(cfg.listen[2], "localhost");
+	assert_string_equal(cfg.port, "7000");
+	assert_int_equal(cfg.log_level, LOG_DEBUG);
+	assert_int_equal(cfg.log_target, RPMEMD_LOG_SYSLOG);
+	assert_int_equal(cfg.max_sessions, 8);
+	assert_int_equal(cfg.nregions, 1);
+	/* the path is stored canonical */
+	char want[PATH_MAX + 8];
+	snprintf(want, sizeof(want), "%s/a", dir);
+	assert_string_equal(cfg.regions[0].path, want);
+	rpmemd_config_free(&cfg);
+}
+
+static void rpmemd_config_load__several_regions(void **state)
+{
+	(void)state;
+	int ret = load("regions = (\n"
+		       "  { name = \"a\"; path = \"%1$s/a\"; },\n"
+		       "  { name = \"b-2\"; type = \"dir\"; path = \"%1$s/b\"; },\n"
+		       "  { name = \"pm.0\"; type = \"fsdax\"; path = \"%1$s/dax/r\";\n"
+		       "    direct_pmem = true; },\n"
+		       "  { name = \"c_3\"; type = \"dir\"; path = \"%1$s/c\"; }\n"
+		       ");\n",
+		       dir);
+	assert_int_equal(ret, 0);
+	assert_int_equal(cfg.nregions, 4);
+	static const char *const names[] = { "a", "b-2", "pm.0", "c_3" };
+	static const char *const subs[] = { "a", "b", "dax/r", "c" };
+	for (unsigned i = 0; i < 4; i++) {
+		char want[PATH_MAX + 8];
+		snprintf(want, sizeof(want), "%s/%s", dir, subs[i]);
+		assert_string_equal(cfg.regions[i].name, names[i]);
+		assert_string_equal(cfg.regions[i].path, want);
+	}
+	assert_int_equal(cfg.regions[2].type, RPMEM_REGION_FSDAX);
+	assert_int_equal(cfg.regions[2].direct_pmem, 1);
+	assert_int_equal(cfg.regions[3].type, RPMEM_REGION_DIR);
+	rpmemd_config_free(&cfg);
+}
+
+static void rpmemd_config_load__non_loopback_with_allow_insecure(void **state)
+{
+	(void)state;
+	assert_int_equal(load("listen = [\"0.0.0.0\", \"10.0.0.5\"];\n"
+			      "allow_insecure_remote = true;\n"),
+			 0);
+	assert_int_equal(cfg.nlisten, 2);
+	assert_int_equal(cfg.allow_insecure_remote, 1);
+	rpmemd_config_free(&cfg);
+	assert_int_equal(load("listen = \"127.0.0.2\";\n"), 0);
+	assert_string_equal(cfg.listen[0], "127.0.0.2");
+	rpmemd_config_free(&cfg);
+}
+
+/* --- bad files ----------------------------------------------------------- */
+
+static void rpmemd_config_load__syntax_error_names_file_and_line(
+	void **state)
+{
+	(void)state;
+	assert_int_equal(load("port = 7000;\n"
+			      "\n"
+			      "log = { level = \"info\" \n"
+			      "max_sessions = 8;\n"),
+			 -EINVAL);
+	has(conf);
+	has("syntax error");
+	/* libconfig names the line where it noticed the error (here EOF) */
+	int line = 0;
+	assert_int_equal(sscanf(err + strlen(conf), ":%d: ", &line), 1);
+	assert_in_range(line, 3, 5);
+	assert_int_equal(load("port = 7000;\nport 7000;\n"), -EINVAL);
+	at(2);
+	assert_int_equal(load("port = ;\n"), -EINVAL);
+	at(1);
+}
+
+static void rpmemd_config_load__unknown_region_type(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = (\n"
+			      "  { name = \"a\";\n"
+			      "    type = \"tape\";\n"
+			      "    path = \"%s/a\"; }\n"
+			      ");\n",
+			      dir),
+			 -EINVAL);
+	at(3);
+	has("regions[0].type");
+	has("'tape'");
+}
+
+static void rpmemd_config_load__devdax_region_not_supported(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = ( { name = \"d\"; type = \"devdax\";\n"
+			      "  path = \"%s/a\"; } );\n",
+			      dir),
+			 -EINVAL);
+	at(1);
+	has("regions[0].type");
+	has("devdax");
+}
+
+static void rpmemd_config_load__duplicate_region_name(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = (\n"
+			      "  { name = \"a\"; path = \"%1$s/a\"; },\n"
+			      "  { name = \"a\"; path = \"%1$s/b\"; }\n"
+			      ");\n",
+			      dir),
+			 -EINVAL);
+	at(3);
+	has("regions[1].name");
+	has("'a' is defined twice");
+}
+
+static void rpmemd_config_load__invalid_region_name(void **state)
+{
+	(void)state;
+	static const char *const bad[] = { "..", ".hidden", "a/b", "",
+					   "a b", "caf\xc3\xa9" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(load("\n"
+				      "regions = ( { name = \"%s\";\n"
+				      "  path = \"%s/a\"; } );\n",
+				      bad[i], dir),
+				 -EINVAL);
+		at(2);
+		has("regions[0].name");
+		has("not a valid name");
+	}
+	assert_int_equal(load("regions = ( { path = \"%s/a\"; } );\n", dir),
+			 -EINVAL);
+	has("regions[0].name: missing");
+}
+
+static void rpmemd_config_load__relative_path(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = ( { name = \"a\";\n"
+			      "  path = \"var/lib/rpmemd\"; } );\n"),
+			 -EINVAL);
+	at(2);
+	has("regions[0].path");
+	has("'var/lib/rpmemd' is not an absolute path");
+}
+
+static void rpmemd_config_load__missing_path(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = (\n  { name = \"a\"; }\n);\n"),
+			 -EINVAL);
+	has(conf);
+	has("regions[0].path: missing");
+}
+
+static void rpmemd_config_load__path_not_a_directory(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = ( { name = \"a\";\n"
+			      "  path = \"%s/nonexistent\"; } );\n",
+			      dir),
+			 -EINVAL);
+	at(2);
+	has("regions[0].path");
+	has(strerror(ENOENT));
+	assert_int_equal(load("regions = ( { name = \"a\";\n"
+			      "  path = \"%s/plainfile\"; } );\n",
+			      dir),
+			 -EINVAL);
+	at(2);
+	has("is not a directory");
+}
+
+static void rpmemd_config_load__overlapping_regions(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = (\n"
+			      "  { name = \"a\"; path = \"%1$s/a\"; },\n"
+			      "  { name = \"b\"; path = \"%1$s/a/inner\"; }\n"
+			      ");\n",
+			      dir),
+			 -EINVAL);
+	at(3);
+	has("regions[1].path");
+	has("overlaps region 'a'");
+	assert_int_equal(load("regions = (\n"
+			      "  { name = \"a\"; path = \"%1$s/a/inner\"; },\n"
+			      "  { name = \"b\"; path = \"%1$s/a/\"; }\n"
+			      ");\n",
+			      dir),
+			 -EINVAL);
+	has("overlaps region 'a'");
+	assert_int_equal(load("regions = (\n"
+			      "  { name = \"a\"; path = \"%1$s/a\"; },\n"
+			      "  { name = \"b\"; path = \"%1$s/b/../a\"; }\n"
+			      ");\n",
+			      dir),
+			 -EINVAL);
+	has("overlaps region 'a'");
+}
+
+static void rpmemd_config_load__port_out_of_range(void **state)
+{
+	(void)state;
+	assert_int_equal(load("\nport = 0;\n"), -EINVAL);
+	at(2);
+	has("port");
+	has("out of range");
+	assert_int_equal(load("port = 70000;\n"), -EINVAL);
+	at(1);
+	has("70000");
+	assert_int_equal(load("port = -1;\n"), -EINVAL);
+	has("port");
+	assert_int_equal(load("port = \"7000\";\n"), -EINVAL);
+	at(1);
+	has("must be an integer");
+	assert_int_equal(load("port = 65535;\n"), 0);
+	assert_string_equal(cfg.port, "65535");
+	rpmemd_config_free(&cfg);
+}
+
+static void rpmemd_config_load__non_loopback_needs_allow_insecure_remote(
+	void **state)
+{
+	(void)state;
+	static const char *const bad[] = { "0.0.0.0", "10.0.0.5", "::",
+					   "fe80::1" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(load("port = 7000;\n"
+				      "listen = [\"127.0.0.1\", \"%s\"];\n",
+				      bad[i]),
+				 -EINVAL);
+		at(2);
+		has("listen");
+		has(bad[i]);
+		has("allow_insecure_remote");
+	}
+	assert_int_equal(load("listen = [\"10.0.0.5\"];\n"
+			      "allow_insecure_remote = false;\n"),
+			 -EINVAL);
+	has("not a loopback address");
+}
+
+static void rpmemd_config_load__bad_listen_values(void **state)
+{
+	(void)state;
+	assert_int_equal(load("listen = [\"example.com\"];\n"), -EINVAL);
+	at(1);
+	has("listen[0]");
+	has("'example.com' is not a numeric");
+	assert_int_equal(load("listen = [\"127.0.0.1\", \"127.0.0.1\"];\n"),
+			 -EINVAL);
+	has("listen[1]");
+	has("listed twice");
+	assert_int_equal(load("listen = [];\n"), -EINVAL);
+	has("at least one address");
+	assert_int_equal(load("listen = 5;\n"), -EINVAL);
+	has("listen");
+	char many[2048] = "listen = [";
+	for (int i = 0; i <= RPMEMD_MAX_LISTEN; i++) {
+		char a[32];
+		snprintf(a, sizeof(a), "%s\"127.0.0.%d\"", i ? ", " : "",
+			 i + 1);
+		strcat(many, a);
+	}
+	strcat(many, "];\n");
+	assert_int_equal(load("%s", many), -EINVAL);
+	has("at most");
+}
+
+static void rpmemd_config_load__bad_scalar_settings(void **state)
+{
+	(void)state;
+	assert_int_equal(load("max_sessions = 0;\n"), -EINVAL);
+	at(1);
+	has("max_sessions");
+	assert_int_equal(load("max_sessions = 4097;\n"), -EINVAL);
+	has("max_sessions");
+	assert_int_equal(load("\n\nlog = { level = \"loud\"; };\n"), -EINVAL);
+	at(3);
+	has("log.level");
+	has("'loud'");
+	assert_int_equal(load("log = { target = \"file\"; };\n"), -EINVAL);
+	has("log.target");
+	assert_int_equal(load("log = \"info\";\n"), -EINVAL);
+	has("log");
+	assert_int_equal(load("allow_insecure_remote = 1;\n"), -EINVAL);
+	has("allow_insecure_remote");
+	has("true or false");
+	assert_int_equal(load("auth = { require_auth = true; };\n"), -EINVAL);
+	has("auth.require_auth");
+	has("not implemented");
+}
+
+static void rpmemd_config_load__unknown_settings_are_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(load("port = 7000;\nprot = 7000;\n"), -EINVAL);
+	at(2);
+	has("prot: unknown setting");
+	assert_int_equal(load("log = {\n  colour = true;\n};\n"), -EINVAL);
+	at(2);
+	has("log.colour: unknown setting");
+	assert_int_equal(load("regions = ( { name = \"a\"; path = \"%s/a\";\n"
+			      "  size = 5; } );\n",
+			      dir),
+			 -EINVAL);
+	at(2);
+	has("regions[0].size: unknown setting");
+	assert_int_equal(load("auth = { password = \"x\"; };\n"), -EINVAL);
+	has("auth.password: unknown setting");
+}
+
+static void rpmemd_config_load__regions_must_be_a_list_of_groups(
+	void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = { name = \"a\"; };\n"), -EINVAL);
+	at(1);
+	has("regions");
+	assert_int_equal(load("regions = ( \"a\" );\n"), -EINVAL);
+	has("regions[0]");
+}
+
+static void rpmemd_config_load__fsdax_needs_a_dax_mount(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = ( { name = \"p\"; type = \"fsdax\";\n"
+			      "  path = \"%s/nodax/r\"; } );\n",
+			      dir),
+			 -EINVAL);
+	at(2);
+	has("regions[0].path");
+	has("not mounted with -o dax");
+	char mnt[PATH_MAX + 16];
+	snprintf(mnt, sizeof(mnt), "%s/nodax", dir);
+	has(mnt);
+}
+
+static void rpmemd_config_load__direct_pmem_only_on_fsdax(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = ( { name = \"a\"; path = \"%s/a\";\n"
+			      "  direct_pmem = true; } );\n",
+			      dir),
+			 -EINVAL);
+	at(2);
+	has("regions[0].direct_pmem");
+	has("fsdax");
+}
+
+static void rpmemd_config_load__missing_file_is_enoent(void **state)
+{
+	(void)state;
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/no-such.conf", dir);
+	memset(err, 0, sizeof(err));
+	assert_int_equal(rpmemd_config_load(p, &cfg, err, sizeof(err)),
+			 -ENOENT);
+	has(p);
+	has(strerror(ENOENT));
+}
+
+static void rpmemd_config_load__out_untouched_on_failure(void **state)
+{
+	(void)state;
+	write_file(conf, "port = 0;\n");
+	struct rpmemd_config c, before;
+	memset(&c, 0x5a, sizeof(c));
+	before = c;
+	assert_int_equal(rpmemd_config_load_mounts(conf, mounts, &c, err,
+						   sizeof(err)),
+			 -EINVAL);
+	assert_memory_equal(&c, &before, sizeof(c));
+	/* and a NULL or empty error buffer is fine */
+	assert_int_equal(rpmemd_config_load_mounts(conf, mounts, &c, NULL, 0),
+			 -EINVAL);
+	char tiny[4] = "zzz";
+	assert_int_equal(rpmemd_config_load_mounts(conf, mounts, &c, tiny, 0),
+			 -EINVAL);
+	assert_string_equal(tiny, "zzz");
+}
+
+static void rpmemd_config_free__null_and_twice(void **state)
+{
+	(void)state;
+	rpmemd_config_free(NULL);
+	assert_int_equal(load("regions = ( { name = \"a\";"
+			      " path = \"%s/a\"; } );\n",
+			      dir),
+			 0);
+	rpmemd_config_free(&cfg);
+	rpmemd_config_free(&cfg);
+	assert_null(cfg.regions);
+}
+
+/* --- mount table and region types ---------------------------------------- */
+
+static void rpmemd_mount_is_dax__longest_match_and_options(void **state)
+{
+	(void)state;
+	char m[PATH_MAX + 32], mnt[PATH_MAX];
+	snprintf(m, sizeof(m), "%s/mounts2", dir);
+	write_file(m, "rootfs / rootfs rw 0 0\n"
+		      "/dev/sda1 / ext4 rw 0 0\n"
+		      "/dev/pmem0 /mnt/pmem ext4 rw,dax 0 0\n"
+		      "/dev/pmem1 /mnt/pmem0 xfs rw,dax=inode 0 0\n"
+		      "/dev/pmem2 /mnt/with\\040space ext4 rw,dax=always 0 0\n"
+		      "/dev/pmem3 /mnt/over ext4 rw,dax 0 0\n"
+		      "/dev/sdb1 /mnt/over ext4 rw 0 0\n"
+		      "/dev/pmem4 /mnt/pmem/sub ext4 rw,nodax 0 0\n"
+		      "garbage\n");
+	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmem/x", mnt,
+					     sizeof(mnt)),
+			 1);
+	assert_string_equal(mnt, "/mnt/pmem");
+	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmem", mnt,
+					     sizeof(mnt)),
+			 1);
+	/* a component boundary: /mnt/pmem0 is not below /mnt/pmem */
+	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmem0/x", mnt,
+					     sizeof(mnt)),
+			 0);
+	assert_string_equal(mnt, "/mnt/pmem0");
+	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmemx", mnt,
+					     sizeof(mnt)),
+			 0);
+	assert_string_equal(mnt, "/");
+	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/with space/db", mnt,
+					     sizeof(mnt)),
+			 1);
+	assert_string_equal(mnt, "/mnt/with space");
+	/* the later of two mounts on one directory is the visible one */
+	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/over/x", mnt,
+					     sizeof(mnt)),
+			 0);
+	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmem/sub/x", mnt,
+					     sizeof(mnt)),
+			 0);
+	assert_string_equal(mnt, "/mnt/pmem/sub");
+	assert_int_equal(rpmemd_mount_is_dax(m, "/home/x", NULL, 0), 0);
+}
+
+static void rpmemd_mount_is_dax__unreadable_table_is_errno(void **state)
+{
+	(void)state;
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/no-mounts", dir);
+	assert_int_equal(rpmemd_mount_is_dax(p, "/", NULL, 0), -ENOENT);
+	/* and a region on fsdax then says why */
+	write_file(conf, "regions = ( { name = \"p\"; type = \"fsdax\";\n"
+			 "  path = \"/\"; } );\n");
+	assert_int_equal(rpmemd_config_load_mounts(conf, p, &cfg, err,
+						   sizeof(err)),
+			 -EINVAL);
+	has("cannot read");
+	has(p);
+}
+
+static void rpmemd_region_type_parse__known_names(void **state)
+{
+	(void)state;
+	assert_int_equal(rpmemd_region_type_parse("dir"), RPMEM_REGION_DIR);
+	assert_int_equal(rpmemd_region_type_parse("fsdax"),
+			 RPMEM_REGION_FSDAX);
+	assert_int_equal(rpmemd_region_type_parse("devdax"),
+			 RPMEM_REGION_DEVDAX);
+	assert_int_equal(rpmemd_region_type_parse("DIR"), -1);
+	assert_int_equal(rpmemd_region_type_parse(""), -1);
+	assert_int_equal(rpmemd_region_type_parse("dir "), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rpmemd_config_load__empty_file_gives_defaults),
+		cmocka_unit_test(rpmemd_config_load__minimal_region),
+		cmocka_unit_test(rpmemd_config_load__full_file),
+		cmocka_unit_test(rpmemd_config_load__several_regions),
+		cmocka_unit_test(
+			rpmemd_config_load__non_loopback_with_allow_insecure),
+		cmocka_unit_test(
+			rpmemd_config_load__syntax_error_names_file_and_line),
+		cmocka_unit_test(rpmemd_config_load__unknown_region_type),
+		cmocka_unit_test(
+			rpmemd_config_load__devdax_region_not_supported),
+		cmocka_unit_test(rpmemd_config_load__duplicate_region_name),
+		cmocka_unit_test(rpmemd_config_load__invalid_region_name),
+		cmocka_unit_test(rpmemd_config_load__relative_path),
+		cmocka_unit_test(rpmemd_config_load__missing_path),
+		cmocka_unit_test(rpmemd_config_load__path_not_a_directory),
+		cmocka_unit_test(rpmemd_config_load__overlapping_regions),
+		cmocka_unit_test(rpmemd_config_load__port_out_of_range),
+		cmocka_unit_test(
+			rpmemd_config_load__non_loopback_needs_allow_insecure_remote),
+		cmocka_unit_test(rpmemd_config_load__bad_listen_values),
+		cmocka_unit_test(rpmemd_config_load__bad_scalar_settings),
+		cmocka_unit_test(
+			rpmemd_config_load__unknown_settings_are_errors),
+		cmocka_unit_test(
+			rpmemd_config_load__regions_must_be_a_list_of_groups),
+		cmocka_unit_test(rpmemd_config_load__fsdax_needs_a_dax_mount),
+		cmocka_unit_test(rpmemd_config_load__direct_pmem_only_on_fsdax),
+		cmocka_unit_test(rpmemd_config_load__missing_file_is_enoent),
+		cmocka_unit_test(
+			rpmemd_config_load__out_untouched_on_failure),
+		cmocka_unit_test(rpmemd_config_free__null_and_twice),
+		cmocka_unit_test(
+			rpmemd_mount_is_dax__longest_match_and_options),
+		cmocka_unit_test(
+			rpmemd_mount_is_dax__unreadable_table_is_errno),
+		cmocka_unit_test(rpmemd_region_type_parse__known_names),
+	};
+	return cmocka_run_group_tests_name("config", tests, setup, teardown);
+}
