@@ -12,6 +12,9 @@ MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 DOCDIR     ?= $(PREFIX)/share/doc/rpmem
+# sysusers and tmpfiles are read from /usr/lib only, whatever the prefix
+SYSUSERSDIR ?= /usr/lib/sysusers.d
+TMPFILESDIR ?= /usr/lib/tmpfiles.d
 DESTDIR    ?=
 
 B          := build
@@ -84,7 +87,7 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/rpmemd \
-		$(DESTDIR)$(SYSCONFDIR)/rpmem $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
 	install -m 755 $(B)/rpmemctl $(DESTDIR)$(BINDIR)/rpmemctl
 	install -m 755 $(B)/rpmemd $(DESTDIR)$(SBINDIR)/rpmemd
 	install -m 755 $(B)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -101,7 +104,9 @@ install: all
 	test -e $(DESTDIR)$(SYSCONFDIR)/rpmemd/rpmemd.conf || \
 		install -m 644 etc/rpmemd.conf $(DESTDIR)$(SYSCONFDIR)/rpmemd/rpmemd.conf
 	install -m 644 etc/rpmemd.conf $(DESTDIR)$(DOCDIR)/rpmemd.conf.example
-	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 systemd/rpmemd.sysusers $(DESTDIR)$(SYSUSERSDIR)/rpmemd.conf
+	install -m 644 systemd/rpmemd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/rpmemd.conf
+	install -m 644 README.md docs/PROTOCOL.md docs/JSON.md LICENSE $(DESTDIR)$(DOCDIR)/
 
 format:
 	clang-format -i lib/*.[ch] daemon/*.[ch] cmd/*.[ch]

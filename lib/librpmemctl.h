@@ -127,7 +127,7 @@ uint64_t rpmemctl_status_session_last_flush_ns(const struct rpmemctl_status *st,
 int rpmemctl_pool_create(struct rpmemctl_session *sess, const char *region,
 			 const char *pool, uint64_t size);
 
-#define RPMEMCTL_REMOVE_FORCE (1u << 0) /* even if open or syncing */
+#define RPMEMCTL_REMOVE_FORCE (1u << 0) /* even if syncing (never while open) */
 int rpmemctl_pool_remove(struct rpmemctl_session *sess, const char *region,
 			 const char *pool, unsigned flags);
 

@@ -13,7 +13,17 @@ static struct {
 	int prio;
 	rpmem_log_fn fn;
 	void *arg;
-} ctx = { "rpmem", LOG_WARNING, NULL, NULL };
+	int env_read;
+} ctx = { "librpmemctl", LOG_WARNING, NULL, NULL, 0 };
+
+/* env_prio -- apply RPMEM_LOG_LEVEL once, for applications too */
+static void env_prio(void)
+{
+	const char *env = getenv("RPMEM_LOG_LEVEL");
+	ctx.env_read = 1;
+	if (env && rpmem_log_parse_prio(env) >= 0)
+		ctx.prio = rpmem_log_parse_prio(env);
+}
 
 int rpmem_log_parse_prio(const char *s)
 {
@@ -42,9 +52,7 @@ void rpmem_log_init(const char *ident, int prio, rpmem_log_fn fn, void *arg)
 	ctx.prio = prio;
 	ctx.fn = fn;
 	ctx.arg = arg;
-	const char *env = getenv("RPMEM_LOG_LEVEL");
-	if (env && rpmem_log_parse_prio(env) >= 0)
-		ctx.prio = rpmem_log_parse_prio(env);
+	env_prio();
 }
 
 void rpmem_log_set_prio(int prio)
@@ -65,6 +73,8 @@ void rpmem_log_syslog(int prio, const char *msg, void *arg)
 
 void rpmem_log(int prio, const char *fmt, ...)
 {
+	if (!ctx.env_read)
+		env_prio();
 	if (prio > ctx.prio)
 		return;
 	char msg[1024];
