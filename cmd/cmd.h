@@ -224,6 +224,8 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 
 /* cmd_fmt_u64 -- decimal text of v into buf */
 const char *cmd_fmt_u64(uint64_t v, char *buf, size_t len);
+/* cmd_fmt_bytes -- "1000 bytes", "8 MiB (8388608 bytes)" */
+const char *cmd_fmt_bytes(uint64_t v, char *buf, size_t len);
 /* cmd_fmt_duration -- "3d 04h", "1h 02m", "5m 07s", "12s" */
 const char *cmd_fmt_duration(uint64_t sec, char *buf, size_t len);
 /* cmd_fmt_time -- "2024-05-01 12:00:00" local time, "-" for 0 */

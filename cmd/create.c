@@ -27,7 +27,7 @@ int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	struct rpmemctl_session *sess = NULL;
 	struct rpmem_target t;
-	char hp[300], sz[32];
+	char hp[300], sz[64];
 	uint64_t size = 0;
 	struct json j;
 	int c, ret, code = 0;
@@ -77,9 +77,8 @@ int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		json_bool(&j, "created", 1);
 		json_end(&j);
 	} else {
-		cmd_info(ctx, "created pool '%s/%s' of %s (%llu bytes) on %s",
-			 t.region, t.pool, rpmem_fmt_size(size, sz, sizeof(sz)),
-			 (unsigned long long)size, hp);
+		cmd_info(ctx, "created pool '%s/%s' of %s on %s", t.region,
+			 t.pool, cmd_fmt_bytes(size, sz, sizeof(sz)), hp);
 	}
 out:
 	rpmemctl_session_close(&sess);

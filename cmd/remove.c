@@ -11,7 +11,7 @@ static const char remove_usage[] =
 	"\n"
 	"Remove a pool and its data from the target.\n"
 	"\n"
-	"  -f, --force            even if the pool is open or being synced\n"
+	"  -f, --force            even if a sync of it was interrupted\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            no informational lines\n"

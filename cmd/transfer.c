@@ -182,10 +182,12 @@ static void report_human(struct rpmemctl_ctx *ctx,
 	}
 	if (x->dry_run) {
 		if (r->missing)
-			cmd_info(ctx, "dry run: %s does not exist; a %s would "
-				 "create it and copy all %s",
+			cmd_info(ctx, "dry run: %s%s%s does not exist; a %s "
+				 "would create it and copy all %s",
+				 x->mode == RPMEMCTL_SYNC_PULL ? "'" : "",
 				 x->mode == RPMEMCTL_SYNC_PULL ?
 				 x->local : r->target,
+				 x->mode == RPMEMCTL_SYNC_PULL ? "'" : "",
 				 x->mode == RPMEMCTL_SYNC_PULL ? "pull" : "sync",
 				 a);
 		else if (r->identical)
@@ -302,7 +304,7 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	struct xfer_result r = { .x = x, .transport = "" };
 	struct xfer_cb cb = { 0 };
 	int pull = x->mode == RPMEMCTL_SYNC_PULL;
-	char hp[300], src[1024], a[32], b[32];
+	char hp[300], src[1024], a[64], b[64];
 	struct rpmem_target t;
 	uint64_t psize;
 	int ret, code;
@@ -357,31 +359,24 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	}
 
 	if (local.len != psize) {
-		rpmem_fmt_size(local.len, a, sizeof(a));
-		rpmem_fmt_size(psize, b, sizeof(b));
+		cmd_fmt_bytes(local.len, a, sizeof(a));
+		cmd_fmt_bytes(psize, b, sizeof(b));
 		if (x->mode == RPMEMCTL_SYNC_VERIFY) {
 			/* not comparable: a local error, not a difference */
-			fprintf(stderr, "rpmemctl: verify: cannot compare '%s' "
-				"with %s: the file's size is %s (%zu bytes), "
-				"the pool's size is %s (%llu bytes)\n",
-				x->local, r.target, a, local.len, b,
-				(unsigned long long)psize);
+			cmd_err(ctx, "cannot compare '%s' with %s: the file's "
+				"size is %s, the pool's size is %s", x->local,
+				r.target, a, b);
 			code = CMD_EXIT_LOCAL;
-			goto err_pool;
-		}
-		if (pull) {
-			fprintf(stderr, "rpmemctl: '%s' is %s (%zu bytes) but "
-				"pool %s is %s (%llu bytes); remove the file "
-				"or pull into a new one\n", x->local, a,
-				local.len, r.target, b,
-				(unsigned long long)psize);
+		} else if (pull) {
+			cmd_err(ctx, "cannot pull %s into '%s': the pool's "
+				"size is %s, the file's size is %s; remove the "
+				"file or pull into a new one", r.target,
+				x->local, b, a);
 			code = CMD_EXIT_LOCAL;
 		} else {
-			cmd_err(ctx, "pool %s is %s (%llu bytes) but '%s' is "
-				"%s (%zu bytes); remove the pool or choose "
-				"another name", r.target, b,
-				(unsigned long long)psize, x->local, a,
-				local.len);
+			cmd_err(ctx, "pool %s is %s but '%s' is %s; remove the "
+				"pool or choose another name", r.target, b,
+				x->local, a);
 			code = CMD_EXIT_REFUSED;
 		}
 		goto err_pool;

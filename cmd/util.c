@@ -24,6 +24,7 @@
 static void cmd_vmsg(struct rpmemctl_ctx *ctx, FILE *f, const char *prefix,
 		     const char *fmt, va_list ap)
 {
+	fflush(stdout); /* keep the order of interleaved stdout and stderr */
 	fputs("rpmemctl: ", f);
 	if (ctx && ctx->cmd)
 		fprintf(f, "%s: ", ctx->cmd);
@@ -103,6 +104,7 @@ int cmd_usage_error(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
+	fflush(stdout);
 	fputs("rpmemctl: ", stderr);
 	if (ctx->cmd)
 		fprintf(stderr, "%s: ", ctx->cmd);
@@ -352,7 +354,7 @@ const char *cmd_hint(int err)
 	case ECONNABORTED:
 	case EPIPE:
 	case ENOTCONN:
-		return "the connection was lost; see the target's log";
+		return "is rpmemd still running? see its log";
 	case EACCES:
 	case EKEYREJECTED:
 		return "check the target's authentication settings";
@@ -403,6 +405,7 @@ static const char *cmd_errmsg(struct rpmemctl_session *sess, int err)
 int cmd_remote_err(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		   int err, const char *hint, const char *fmt, ...)
 {
+	const char *msg = cmd_errmsg(sess, err);
 	char what[512];
 	va_list ap;
 
@@ -411,8 +414,9 @@ int cmd_remote_err(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 	va_end(ap);
 	if (!hint)
 		hint = cmd_hint(err);
-	cmd_err(ctx, "%s: %s%s%s", what, cmd_errmsg(sess, err),
-		hint[0] ? "; " : "", hint);
+	if (strstr(msg, hint)) /* the target said it already */
+		hint = "";
+	cmd_err(ctx, "%s: %s%s%s", what, msg, hint[0] ? "; " : "", hint);
 	return cmd_exit_code(err);
 }
 
@@ -520,6 +524,7 @@ static int cmd_local_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	fflush(stdout);
 	fputs("rpmemctl: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -808,6 +813,19 @@ void cmd_table_free(struct cmd_table *t)
 const char *cmd_fmt_u64(uint64_t v, char *buf, size_t len)
 {
 	snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+/* cmd_fmt_bytes -- "1000 bytes", "8 MiB (8388608 bytes)" */
+const char *cmd_fmt_bytes(uint64_t v, char *buf, size_t len)
+{
+	char h[32];
+
+	if (v < 1024)
+		snprintf(buf, len, "%llu bytes", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%s (%llu bytes)",
+			 rpmem_fmt_size(v, h, sizeof(h)), (unsigned long long)v);
 	return buf;
 }
 
