@@ -187,7 +187,7 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	code = cmd_connect(ctx, &t, xport, &sess);
 	if (code)
 		return code;
-	ret = rpmemctl_pool_open(sess, t.region, t.pool, RPMEMCTL_OPEN_RDWR,
+	ret = cmd_pool_open(ctx, sess, t.region, t.pool, RPMEMCTL_OPEN_RDWR,
 				 &pool);
 	if (ret == -ENOENT) {
 		ret = rpmemctl_pool_create(sess, t.region, t.pool, size);
@@ -200,7 +200,7 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		created = 1;
 		cmd_info(ctx, "created pool '%s/%s' of %s on %s", t.region,
 			 t.pool, rpmem_fmt_size(size, a, sizeof(a)), hp);
-		ret = rpmemctl_pool_open(sess, t.region, t.pool,
+		ret = cmd_pool_open(ctx, sess, t.region, t.pool,
 					 RPMEMCTL_OPEN_RDWR, &pool);
 	}
 	if (ret) {

@@ -262,7 +262,7 @@ static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 	char sz[32];
 	int ret;
 
-	ret = rpmemctl_pool_open(sess, t->region, t->pool, flags, pool);
+	ret = cmd_pool_open(ctx, sess, t->region, t->pool, flags, pool);
 	if (ret != -ENOENT || !push || x->dry_run) {
 		if (ret == -ENOENT && x->dry_run && push)
 			return 1; /* report what a real run would do */
@@ -286,7 +286,7 @@ static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 	r->created_remote = 1;
 	cmd_info(ctx, "created pool '%s/%s' of %s on %s", t->region, t->pool,
 		 rpmem_fmt_size(local_len, sz, sizeof(sz)), hp);
-	ret = rpmemctl_pool_open(sess, t->region, t->pool, flags, pool);
+	ret = cmd_pool_open(ctx, sess, t->region, t->pool, flags, pool);
 	if (ret)
 		return cmd_remote_err(ctx, sess, ret, NULL,
 				      "cannot open pool '%s/%s' on %s",
