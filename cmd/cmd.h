@@ -50,7 +50,7 @@ enum {
 	CMD_OPT_JSON = 0x100,
 	CMD_OPT_TRANSPORT,
 	CMD_OPT_BLOCK_SIZE,
-	CMD_OPT_FIRST_PRIVATE, /* first value free for a command's own options */
+	CMD_OPT_FIRST_PRIVATE, /* first value free for a command's options */
 };
 
 #define CMD_COMMON_OPTS                                                       \

@@ -9,7 +9,8 @@
 static const char create_usage[] =
 	"usage: rpmemctl create [options] HOST[:PORT]/REGION/POOL SIZE\n"
 	"\n"
-	"Create an empty pool of SIZE bytes (K, M, G or T suffixes) in REGION.\n"
+	"Create an empty pool of SIZE bytes (K, M, G or T suffixes) in\n"
+	"REGION.\n"
 	"\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -v, --verbose          more detail on stderr\n"

@@ -30,7 +30,8 @@ static const struct option list_opts[] = {
 static int pool_match(const struct rpmemctl_list *l, unsigned i,
 		      const char *pool)
 {
-	return !pool || !pool[0] || !strcmp(rpmemctl_list_pool_name(l, i), pool);
+	return !pool || !pool[0] ||
+	       !strcmp(rpmemctl_list_pool_name(l, i), pool);
 }
 
 /* cmd_list_print -- regions and pools tables; pool "" = all */
@@ -55,8 +56,10 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 		const char *row[5] = {
 			rpmemctl_list_region_name(l, i),
 			rpmemctl_list_region_type(l, i),
-			rpmem_fmt_size(rpmemctl_list_region_size(l, i), b[0], 64),
-			rpmem_fmt_size(rpmemctl_list_region_free(l, i), b[1], 64),
+			rpmem_fmt_size(rpmemctl_list_region_size(l, i), b[0],
+				       64),
+			rpmem_fmt_size(rpmemctl_list_region_free(l, i), b[1],
+				       64),
 			rpmemctl_list_region_path(l, i),
 		};
 		ret = cmd_table_row(&t, row);
@@ -159,8 +162,8 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		json_str(j, "region", rpmemctl_list_pool_region(l, i));
 		json_str(j, "name", rpmemctl_list_pool_name(l, i));
 		json_u64(j, "size", rpmemctl_list_pool_size(l, i));
-		json_str(j, "state",
-			 rpmemctl_pool_state_str(rpmemctl_list_pool_state(l, i)));
+		json_str(j, "state", rpmemctl_pool_state_str(
+					     rpmemctl_list_pool_state(l, i)));
 		json_u64(j, "generation", rpmemctl_list_pool_generation(l, i));
 		json_str(j, "uuid", rpmemctl_list_pool_uuid(l, i));
 		json_u64(j, "created", rpmemctl_list_pool_created(l, i));

@@ -26,7 +26,7 @@ static const struct cmd_struct commands[] = {
 	{ "remove", cmd_remove, "remove a remote pool" },
 	{ "mirror", cmd_mirror, "copy a local pool file to a remote pool" },
 	{ "sync", cmd_sync, "send (or --pull) only the blocks that differ" },
-	{ "verify", cmd_verify, "compare a local pool file with a remote pool" },
+	{ "verify", cmd_verify, "compare a local pool file with its replica" },
 	{ "status", cmd_status, "show a daemon, its pools and its sessions" },
 	{ "bench", cmd_bench, "measure persist latency and bandwidth" },
 };

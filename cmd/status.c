@@ -98,7 +98,8 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 	       (unsigned long long)rpmemctl_status_pid(st));
 	printf("uptime:   %s\n",
 	       cmd_fmt_duration(rpmemctl_status_uptime(st), up, sizeof(up)));
-	printf("rdma:     %s\n", rpmemctl_status_rdma_capable(st) ? "yes" : "no");
+	printf("rdma:     %s\n",
+	       rpmemctl_status_rdma_capable(st) ? "yes" : "no");
 	printf("sessions: %u of %u\n", rpmemctl_status_session_count(st),
 	       rpmemctl_status_max_sessions(st));
 	fputc('\n', stdout);
@@ -111,21 +112,22 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 	ret = cmd_table_init(&t, 10, (1u << 0) | (1u << 6) | (1u << 7) |
 			     (1u << 8) | (1u << 9), shdr);
 	for (i = 0; !ret && i < rpmemctl_status_session_count(st); i++) {
+		uint64_t wr = rpmemctl_status_session_bytes_written(st, i);
+		uint64_t rd = rpmemctl_status_session_bytes_read(st, i);
+		uint64_t ns = rpmemctl_status_session_last_flush_ns(st, i);
 		const char *row[10] = {
-			cmd_fmt_u64(rpmemctl_status_session_id(st, i), b[0], 32),
+			cmd_fmt_u64(rpmemctl_status_session_id(st, i), b[0],
+				    32),
 			rpmemctl_status_session_peer(st, i),
 			rpmemctl_status_session_client(st, i),
 			rpmemctl_status_session_transport(st, i),
 			rpmemctl_status_session_pool(st, i),
 			rpmemctl_status_session_mode(st, i),
-			rpmem_fmt_size(rpmemctl_status_session_bytes_written(st, i),
-				       b[1], 32),
-			rpmem_fmt_size(rpmemctl_status_session_bytes_read(st, i),
-				       b[2], 32),
+			rpmem_fmt_size(wr, b[1], 32),
+			rpmem_fmt_size(rd, b[2], 32),
 			cmd_fmt_u64(rpmemctl_status_session_flushes(st, i),
 				    b[3], 32),
-			fmt_latency(rpmemctl_status_session_last_flush_ns(st, i),
-				    b[4], 32),
+			fmt_latency(ns, b[4], 32),
 		};
 		ret = cmd_table_row(&t, row);
 	}

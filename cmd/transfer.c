@@ -188,7 +188,8 @@ static void report_human(struct rpmemctl_ctx *ctx,
 				 x->mode == RPMEMCTL_SYNC_PULL ?
 				 x->local : r->target,
 				 x->mode == RPMEMCTL_SYNC_PULL ? "'" : "",
-				 x->mode == RPMEMCTL_SYNC_PULL ? "pull" : "sync",
+				 x->mode == RPMEMCTL_SYNC_PULL ? "pull" :
+								 "sync",
 				 a);
 		else if (r->identical)
 			cmd_info(ctx, "dry run: '%s' and %s are identical; "
@@ -305,6 +306,7 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	struct xfer_cb cb = { 0 };
 	int pull = x->mode == RPMEMCTL_SYNC_PULL;
 	char hp[300], src[1024], a[64], b[64];
+	enum rpmemctl_pool_state state;
 	struct rpmem_target t;
 	uint64_t psize;
 	int ret, code;
@@ -342,7 +344,8 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 		r.transport);
 
 	if (pull) {
-		unsigned lf = x->dry_run ? 0 : CMD_LOCAL_RDWR | CMD_LOCAL_CREATE;
+		unsigned lf = x->dry_run ? 0 :
+					   CMD_LOCAL_RDWR | CMD_LOCAL_CREATE;
 
 		if (x->dry_run && access(x->local, F_OK) && errno == ENOENT) {
 			dry_missing(&r, &cb, psize);
@@ -383,11 +386,12 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	}
 
 	/* a real pull of such a pool is refused by the library */
+	state = rpmemctl_pool_get_state(pool);
 	if (((pull && x->dry_run) || x->mode == RPMEMCTL_SYNC_VERIFY) &&
-	    rpmemctl_pool_get_state(pool) != RPMEMCTL_POOL_CONSISTENT)
+	    state != RPMEMCTL_POOL_CONSISTENT)
 		cmd_warn(ctx, "pool %s is %s%s", r.target,
-			 rpmemctl_pool_state_str(rpmemctl_pool_get_state(pool)),
-			 rpmemctl_pool_get_state(pool) == RPMEMCTL_POOL_SYNCING ?
+			 rpmemctl_pool_state_str(state),
+			 state == RPMEMCTL_POOL_SYNCING ?
 			 " (a sync was interrupted); its contents may be "
 			 "inconsistent" : "");
 

@@ -848,7 +848,8 @@ const char *cmd_fmt_bytes(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%llu bytes", (unsigned long long)v);
 	else
 		snprintf(buf, len, "%s (%llu bytes)",
-			 rpmem_fmt_size(v, h, sizeof(h)), (unsigned long long)v);
+			 rpmem_fmt_size(v, h, sizeof(h)),
+			 (unsigned long long)v);
 	return buf;
 }
 
