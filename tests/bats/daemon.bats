@@ -23,7 +23,7 @@ teardown() { teardown_daemon; }
 }
 
 @test "rpmemd -n names the file and line of a syntax error" {
-	printf 'port = 7636;\nregions = ( { name = "x" ; type = "dir" path = "/tmp"; } );\n' >"$W/bad.conf"
+	printf 'port = 7636;\nregions = ( { name = "x"; type = = "dir"; } );\n' >"$W/bad.conf"
 	run "$RPMEMD" -n -c "$W/bad.conf"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *bad.conf* ]]

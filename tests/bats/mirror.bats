@@ -19,11 +19,12 @@ teardown() { teardown_daemon; }
 	[ "$(json '.pools[] | select(.name=="p1") | .generation')" -eq 1 ]
 }
 
-@test "mirror of an odd-sized file copies the tail too" {
+@test "mirror of a file whose size is not a multiple of 4 KiB is refused with the reason" {
 	head -c 3000001 /dev/urandom >"$W/odd"
 	rc mirror "$W/odd" "$T/r1/odd"
-	[ "$status" -eq 0 ]
-	cmp "$W/odd" "$R1/odd"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"multiple of 4096"* ]]
+	[ ! -e "$R1/odd" ]
 }
 
 @test "mirror --json reports every byte moved and the new generation" {
