@@ -41,6 +41,50 @@ static struct rpmemd_pool *find_open_name(struct rpmemd_region *r,
 	return find_open(r->set, st.st_dev, st.st_ino);
 }
 
+/* stats_find -- the saved counters of pool name; set->lock held */
+static struct rpmemd_pool_stats *stats_find(struct rpmemd_region *r,
+					    const char *name)
+{
+	for (struct rpmemd_pool_stats *st = r->stats; st; st = st->next)
+		if (!strcmp(st->name, name))
+			return st;
+	return NULL;
+}
+
+/* stats_save -- keep the counters of a pool being closed; set->lock held */
+static void stats_save(struct rpmemd_pool *p)
+{
+	struct rpmemd_region *r = p->region;
+	struct rpmemd_pool_stats *st = stats_find(r, p->name);
+	if (!st) {
+		st = calloc(1, sizeof(*st));
+		if (!st)
+			return; /* the counters start over: no harm */
+		rpmem_strlcpy(st->name, p->name, sizeof(st->name));
+		st->next = r->stats;
+		r->stats = st;
+	}
+	st->bytes_written =
+		__atomic_load_n(&p->bytes_written, __ATOMIC_RELAXED);
+	st->flushes = __atomic_load_n(&p->flushes, __ATOMIC_RELAXED);
+}
+
+/* stats_drop -- forget the counters of a removed or new pool */
+static void stats_drop(struct rpmemd_region *r, const char *name)
+{
+	pthread_mutex_lock(&r->set->lock);
+	for (struct rpmemd_pool_stats **pp = &r->stats; *pp;
+	     pp = &(*pp)->next) {
+		if (!strcmp((*pp)->name, name)) {
+			struct rpmemd_pool_stats *st = *pp;
+			*pp = st->next;
+			free(st);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&r->set->lock);
+}
+
 /* meta_exists -- the pool has metadata (it exists as a pool) */
 static int meta_exists(struct rpmemd_region *r, const char *name)
 {
@@ -83,7 +127,7 @@ int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 	fd = openat(r->dirfd, name,
 		    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		ret = -errno;
+		ret = errno == ELOOP || errno == EISDIR ? -EINVAL : -errno;
 		snprintf(err, errlen, "cannot create pool '%s' in region '%s': %s",
 			 name, r->cfg.name,
 			 errno == ELOOP ? "a symbolic link is in the way" :
@@ -136,6 +180,7 @@ int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 		goto err_unlink;
 	}
 	close(fd);
+	stats_drop(r, name);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 
@@ -201,6 +246,7 @@ int rpmemd_pool_remove(struct rpmemd_region *r, const char *name, int force,
 		goto err_unlock;
 	}
 	/* from here the pool is gone; a leftover file is an invisible orphan */
+	stats_drop(r, name);
 	if (unlinkat(r->dirfd, name, 0) && errno != ENOENT)
 		WARN("region '%s': pool '%s': cannot remove %s/%s: %s",
 		     r->cfg.name, name, r->cfg.path, name, strerror(errno));
@@ -390,10 +436,15 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	/* the same file through another region object (after a reload) */
 	p = find_open(set, st.st_dev, st.st_ino);
 	if (!p) {
+		struct rpmemd_pool_stats *saved = stats_find(r, name);
 		p = np;
 		np = NULL;
 		p->next = set->open;
 		set->open = p;
+		if (saved) {
+			p->bytes_written = saved->bytes_written;
+			p->flushes = saved->flushes;
+		}
 	}
 	ret = pool_attach(p, mode, sid, holder, err, errlen);
 	if (ret && p->refs == 0) {
@@ -438,6 +489,7 @@ void rpmemd_pool_close(struct rpmemd_pool **pp, uint8_t mode, uint32_t sid)
 	}
 	int last = --p->refs == 0;
 	if (last) {
+		stats_save(p);
 		for (struct rpmemd_pool **q = &set->open; *q; q = &(*q)->next) {
 			if (*q == p) {
 				*q = p->next;
@@ -542,6 +594,12 @@ static void pool_info(struct rpmemd_region *r, const char *name,
 		pi->bytes_written =
 			__atomic_load_n(&p->bytes_written, __ATOMIC_RELAXED);
 		pi->flushes = __atomic_load_n(&p->flushes, __ATOMIC_RELAXED);
+	} else {
+		struct rpmemd_pool_stats *st = stats_find(r, name);
+		if (st) {
+			pi->bytes_written = st->bytes_written;
+			pi->flushes = st->flushes;
+		}
 	}
 	pthread_mutex_unlock(&r->set->lock);
 }

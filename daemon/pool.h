@@ -41,7 +41,7 @@ struct rpmemd_pool {
 	unsigned readers;
 	struct rpmemd_pool *next;
 
-	/* updated with atomics */
+	/* updated with atomics; kept between opens (region->stats) */
 	uint64_t bytes_written;
 	uint64_t flushes;
 };

@@ -98,6 +98,11 @@ err_free:
 /* region_close -- release a region nobody references any more */
 static void region_close(struct rpmemd_region *r)
 {
+	while (r->stats) {
+		struct rpmemd_pool_stats *st = r->stats;
+		r->stats = st->next;
+		free(st);
+	}
 	pthread_mutex_destroy(&r->lock);
 	close(r->metafd);
 	close(r->dirfd);

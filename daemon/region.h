@@ -13,6 +13,14 @@
 struct rpmemd_pool;
 struct rpmemd_regions;
 
+/* counters a pool keeps between opens, for the daemon's lifetime */
+struct rpmemd_pool_stats {
+	struct rpmemd_pool_stats *next;
+	char name[RPMEM_NAME_MAX + 1];
+	uint64_t bytes_written;
+	uint64_t flushes;
+};
+
 /*
  * A region is a directory (type dir, or fsdax on a -o dax mount). Pool
  * files live in it by name, their metadata in its .rpmemd directory.
@@ -31,6 +39,7 @@ struct rpmemd_region {
 	unsigned refs;
 	int retired; /* no longer in the configuration */
 	struct rpmemd_region *next; /* retired list */
+	struct rpmemd_pool_stats *stats; /* of its pools, see pool.c */
 };
 
 /* the set of regions and of the pools open in them */

@@ -520,7 +520,13 @@ static int do_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if ((ret = rpmem_net_read_full(s->fd, head, sizeof(head))))
 		return ret;
 	size_t dlen = hd->len - RPMEM_WRITE_HDR_SIZE;
-	if (rpmem_io_decode(head, sizeof(head), &io) || io.len != dlen) {
+	if (rpmem_io_decode(head, sizeof(head), &io)) {
+		defer(s, RPMEM_E_PROTO,
+		      "invalid WRITE received: malformed head (a length over %u or an offset + length that overflows)",
+		      RPMEM_MAX_IO);
+		return rpmem_net_discard(s->fd, dlen);
+	}
+	if (io.len != dlen) {
 		defer(s, RPMEM_E_PROTO,
 		      "invalid WRITE received: its head (%u bytes at offset %llu) does not match the %zu data bytes of the frame",
 		      io.len, (unsigned long long)io.offset, dlen);
@@ -702,6 +708,13 @@ static int do_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	return reply_ok(s, hd->id);
 }
 
+/* info_cmp -- order session infos by id */
+static int info_cmp(const void *a, const void *b)
+{
+	const struct rpmem_session_info *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 /* do_status -- STATUS: the daemon and its sessions */
 static int do_status(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
@@ -741,6 +754,9 @@ static int do_status(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 			__atomic_load_n(&o->last_flush_ns, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&set->lock);
+	if (rep.nsessions > 1)
+		qsort(rep.sessions, rep.nsessions, sizeof(*rep.sessions),
+		      info_cmp);
 	uint8_t *buf = out_buf(s);
 	if (!rep.sessions || !buf) {
 		rpmem_status_reply_free(&rep);
