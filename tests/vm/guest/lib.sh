@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# lib.sh -- helpers for suites inside the test guests: TAP output, peer sync, bats
+#
+# Sourced by init.sh. Suites use:
+#   tap_ok DESC / tap_not_ok DESC / tap_skip DESC REASON / tap_diag MSG
+#   tap_check DESC CMD...     run CMD (output to the suite log), ok if it
+#                             exits 0
+#   tap_bats [BATS-ARGS] FILE...  run bats, fold its TAP lines into ours
+#   vm_signal NAME            tell the peer guest NAME happened
+#   vm_wait NAME [SECONDS]    wait until the peer signalled NAME (returns 1
+#                             on timeout or if the peer aborted)
+#   vm_retry N DELAY CMD...   run CMD up to N times until it succeeds
+#   vm_log                    path of the per-suite, per-role log file
+#   vm_ping ARGS...           ping (iputils or busybox)
+# Signal names are scoped per suite; the same NAME may be used in several
+# suites. Markers live in $RESULTS/.sync, which both guests see.
+
+VM_PEER=initiator
+[ "$VM_ROLE" = initiator ] && VM_PEER=target
+
+tap_line()
+{
+	TAP_N=$((TAP_N + 1))
+	echo "$1 $TAP_N - $2" >>"$TAP_FILE"
+	echo "[$VM_SUITE/$VM_ROLE] $1 $TAP_N - $2"
+}
+
+tap_ok()
+{
+	tap_line ok "$1"
+}
+
+tap_not_ok()
+{
+	tap_line "not ok" "$1"
+}
+
+tap_skip()
+{
+	tap_line ok "$1 # SKIP ${2:-}"
+}
+
+tap_diag()
+{
+	echo "# $VM_SUITE/$VM_ROLE: $*" >>"$TAP_FILE"
+	echo "[$VM_SUITE/$VM_ROLE] # $*"
+}
+
+vm_log()
+{
+	echo "$RESULTS/$VM_SUITE.$VM_ROLE.log"
+}
+
+# tap_check DESC CMD... -- run CMD with its output in the suite log
+tap_check()
+{
+	local desc=$1 rc=0
+
+	shift
+	echo "### $desc: $*" >>"$(vm_log)"
+	"$@" >>"$(vm_log)" 2>&1 || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		tap_ok "$desc"
+	else
+		echo "### exit status $rc" >>"$(vm_log)"
+		tap_not_ok "$desc (exit $rc, see $VM_SUITE.$VM_ROLE.log)"
+	fi
+	return "$rc"
+}
+
+# vm_retry N DELAY CMD... -- for clients racing a server that is starting
+vm_retry()
+{
+	local n=$1 delay=$2 i
+
+	shift 2
+	for ((i = 1; i <= n; i++)); do
+		"$@" && return 0
+		[ "$i" -lt "$n" ] && sleep "$delay"
+	done
+	return 1
+}
+
+# vm_ping ARGS... -- ping, from iputils if installed, else busybox
+vm_ping()
+{
+	if command -v ping >/dev/null; then
+		ping "$@"
+	else
+		busybox ping "$@"
+	fi
+}
+
+vm_signal()
+{
+	: >"$RESULTS/.sync/$VM_SUITE.$VM_ROLE.$1"
+}
+
+vm_abort()
+{
+	echo "${1:-aborted}" >"$RESULTS/.sync/$VM_ROLE.abort"
+}
+
+# vm_wait NAME [TIMEOUT] -- wait for the peer's vm_signal NAME
+vm_wait()
+{
+	local f=$RESULTS/.sync/$VM_SUITE.$VM_PEER.$1
+	local end=$((SECONDS + ${2:-$VM_WAIT_TIMEOUT}))
+
+	while [ ! -e "$f" ]; do
+		if [ -e "$RESULTS/.sync/$VM_PEER.abort" ]; then
+			echo "vm_wait $1: $VM_PEER aborted:" \
+			     "$(cat "$RESULTS/.sync/$VM_PEER.abort")" >&2
+			return 1
+		fi
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "vm_wait $1: timed out waiting for $VM_PEER" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# tap_bats [BATS-ARGS] FILE... -- run bats and re-emit its results as ours
+tap_bats()
+{
+	local line out=/tmp/bats.$$.out rc=0 desc seen=0
+
+	echo "### bats $*" >>"$(vm_log)"
+	bats --tap "$@" >"$out" 2>>"$(vm_log)" || rc=$?
+	cat "$out" >>"$(vm_log)"
+	while IFS= read -r line; do
+		case "$line" in
+		"not ok "*)
+			desc=${line#not ok }
+			tap_not_ok "bats: ${desc#"${desc%%[!0-9]*}" }"
+			seen=1
+			;;
+		"ok "*)
+			desc=${line#ok }
+			tap_ok "bats: ${desc#"${desc%%[!0-9]*}" }"
+			seen=1
+			;;
+		esac
+	done <"$out"
+	rm -f "$out"
+	if [ "$seen" -eq 0 ]; then
+		tap_not_ok "bats $* produced no results (exit $rc)"
+	fi
+	return "$rc"
+}
+
+# vm_run_suite NAME -- run one suite's function for this role, in step
+# with the peer:
+#   target:    target_main; wait initiator done; target_post; signal done
+#   initiator: wait target start; initiator_main; signal done; wait target
+vm_run_suite()
+{
+	local suite=$1 file=$RPMEM_SRC/tests/vm/suites/$1.sh t0=$SECONDS
+
+	(
+		export VM_SUITE=$suite
+		TAP_FILE=$RESULTS/$suite.$VM_ROLE.tap
+		TAP_N=0
+		: >"$TAP_FILE"
+		cd /tmp || exit 1
+		# shellcheck disable=SC1090
+		. "$file"
+		if [ "$VM_ROLE" = target ]; then
+			vm_signal __start
+			if declare -F target_main >/dev/null; then
+				target_main
+			fi
+			vm_wait __done "$VM_WAIT_TIMEOUT" ||
+				tap_not_ok "initiator did not finish $suite"
+			if declare -F target_post >/dev/null; then
+				target_post
+			fi
+		else
+			if vm_wait __start "$VM_WAIT_TIMEOUT"; then
+				if declare -F initiator_main >/dev/null; then
+					initiator_main
+				fi
+			else
+				tap_not_ok "target did not start $suite"
+			fi
+		fi
+		# stop what the suite left running in the background
+		kill $(jobs -p) 2>/dev/null
+		wait 2>/dev/null
+		echo "# suite finished" >>"$TAP_FILE"
+		if [ "$VM_ROLE" = target ]; then
+			vm_signal __done
+		else
+			vm_signal __done
+			vm_wait __done "$VM_WAIT_TIMEOUT" ||
+				echo "target did not finish $suite" >&2
+		fi
+	)
+	echo "vm: suite $suite ($VM_ROLE) took $((SECONDS - t0)) s"
+}

@@ -1,0 +1,443 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# run.sh -- boot a target and an initiator qemu guest and run test suites in them
+#
+# Usage: tests/vm/run.sh [-l] [-h] [SUITE...]     (default suite: smoke)
+#
+# Both guests run Debian's kernel from /boot under qemu TCG, with the host's
+# root file system exported read-only over 9p as their root, Soft-RoCE on a
+# virtio NIC joined by a qemu socket back end, and (target only) two emulated
+# PMem ranges. Each SUITE is tests/vm/suites/SUITE.sh; see README.md.
+#
+# Environment (all optional):
+#   RPMEM_SRC        repository root seen by the suites (default: this repo)
+#   RPMEM_BUILD      build tree seen by the suites (default: $RPMEM_SRC/build)
+#   VM_RESULTS       per-run results directory (default: a new directory
+#                    under /tmp/rpmem-vm/); must not exist or be empty
+#   VM_TIMEOUT       seconds before each qemu is killed (default 900)
+#   VM_WAIT_TIMEOUT  seconds a guest waits for its peer at a sync point
+#                    (default 300)
+#   VM_KERNEL        kernel image (default: newest /boot/vmlinuz-*)
+#   VM_TARGET_MEM    target RAM (default 2G; PMem ranges sit at 1G-1.75G)
+#   VM_INITIATOR_MEM initiator RAM (default 1G)
+#   VM_SMP           virtual CPUs per guest (default 1)
+#   VM_NET           udp (default): -netdev socket,udp=..,localaddr=..;
+#                    tcp: -netdev socket,listen=../connect=.. (adds ~20 ms
+#                    of Nagle delay to every RDMA round trip, see README.md)
+#   VM_QEMU          qemu binary (default qemu-system-x86_64)
+#   VM_ACCEL         qemu -accel argument (default tcg,thread=multi)
+#   VM_APPEND        extra kernel command line for both guests
+#   VM_KEEP_WORK=1   keep the work directory (initramfs) for inspection
+#   VM_LOCK_WAIT     seconds to wait for another run.sh to finish (default 0)
+# Host variables named RPMEM_*, PERFTEST_* or SUITE_* are passed on to the
+# suites (through $RESULTS/vm.env).
+
+set -euo pipefail
+
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+RPMEM_SRC=${RPMEM_SRC:-$(cd "$VM_DIR/../.." && pwd)}
+RPMEM_BUILD=${RPMEM_BUILD:-$RPMEM_SRC/build}
+VM_TIMEOUT=${VM_TIMEOUT:-900}
+VM_WAIT_TIMEOUT=${VM_WAIT_TIMEOUT:-300}
+VM_TARGET_MEM=${VM_TARGET_MEM:-2G}
+VM_INITIATOR_MEM=${VM_INITIATOR_MEM:-1G}
+VM_SMP=${VM_SMP:-1}
+VM_NET=${VM_NET:-udp}
+VM_QEMU=${VM_QEMU:-qemu-system-x86_64}
+VM_ACCEL=${VM_ACCEL:-tcg,thread=multi}
+VM_APPEND=${VM_APPEND:-}
+VM_LOCK_WAIT=${VM_LOCK_WAIT:-0}
+
+TARGET_IP=192.168.77.1
+INITIATOR_IP=192.168.77.2
+TARGET_MAC=52:54:00:77:00:01
+INITIATOR_MAC=52:54:00:77:00:02
+PMEM_MEMMAP="memmap=256M!1G memmap=256M!1536M"
+
+# virtio PCI transport and 9p, in the order the initramfs must load them
+INITRAMFS_MODULES="virtio_pci 9pnet_virtio 9p"
+
+WORK=
+declare -A PID=()
+
+die()
+{
+	echo "vm: error: $*" >&2
+	echo "vm: 0 passed, 1 failed"
+	exit 2
+}
+
+missing_dep()
+{
+	echo "vm: error: $*" >&2
+	echo "vm: the qemu test bed needs the VM packages; install them with" >&2
+	echo "vm:     sudo $RPMEM_SRC/packaging/install-deps.sh" >&2
+	echo "vm: 0 passed, 1 failed"
+	exit 2
+}
+
+usage()
+{
+	sed -n '3,4p' "$0" | sed 's/^# //'
+	echo "Suites:"
+	list_suites | sed 's/^/  /'
+}
+
+list_suites()
+{
+	local f
+
+	for f in "$VM_DIR"/suites/*.sh; do
+		[ -e "$f" ] || continue
+		f=${f##*/}
+		echo "${f%.sh}"
+	done
+}
+
+cleanup()
+{
+	local role
+
+	for role in "${!PID[@]}"; do
+		kill -TERM "${PID[$role]}" 2>/dev/null || true
+	done
+	for role in "${!PID[@]}"; do
+		wait "${PID[$role]}" 2>/dev/null || true
+	done
+	PID=()
+	if [ -n "$WORK" ] && [ -z "${VM_KEEP_WORK:-}" ]; then
+		rm -rf "$WORK"
+	fi
+}
+
+on_signal()
+{
+	echo "vm: interrupted, stopping guests" >&2
+	cleanup
+	echo "vm: 0 passed, 1 failed"
+	exit 130
+}
+
+# newest /boot/vmlinuz-<ver> that has a matching /lib/modules/<ver>
+find_kernel()
+{
+	local k ver
+
+	if [ -n "${VM_KERNEL:-}" ]; then
+		[ -r "$VM_KERNEL" ] || missing_dep "VM_KERNEL=$VM_KERNEL not readable"
+		ver=${VM_KERNEL##*/vmlinuz-}
+		KERNEL=$VM_KERNEL
+		KVER=$ver
+		[ -e "/lib/modules/$KVER/modules.dep" ] ||
+			missing_dep "no /lib/modules/$KVER/modules.dep for $VM_KERNEL"
+		return
+	fi
+	for k in $(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -rV); do
+		ver=${k#/boot/vmlinuz-}
+		[ -e "/lib/modules/$ver/modules.dep" ] || continue
+		KERNEL=$k
+		KVER=$ver
+		[ -r "$KERNEL" ] ||
+			die "$KERNEL is not readable (run as root or chmod it)"
+		return
+	done
+	missing_dep "no /boot/vmlinuz-* with matching /lib/modules (package linux-image-amd64)"
+}
+
+check_deps()
+{
+	local t miss=
+
+	command -v "$VM_QEMU" >/dev/null ||
+		missing_dep "$VM_QEMU not found (package qemu-system-x86)"
+	for t in busybox cpio gzip modprobe timeout ss flock; do
+		command -v "$t" >/dev/null || miss="$miss $t"
+	done
+	# tools the guests run from the host root
+	for t in ip rdma rping ib_write_bw ib_write_lat ndctl daxctl mkfs.ext4 \
+		 nc bats; do
+		command -v "$t" >/dev/null || miss="$miss $t"
+	done
+	[ -z "$miss" ] || missing_dep "missing host tools:$miss"
+	file -L "$(command -v busybox)" 2>/dev/null | grep -q 'statically linked' ||
+		missing_dep "busybox is not static (package busybox-static)"
+	find_kernel
+	case "$RPMEM_SRC$RPMEM_BUILD" in
+	*[[:space:]]*) die "RPMEM_SRC/RPMEM_BUILD must not contain blanks" ;;
+	esac
+}
+
+# tiny initramfs: static busybox, the virtio/9p modules and /init
+build_initramfs()
+{
+	local root=$WORK/initramfs m
+
+	mkdir -p "$root"/{bin,dev,proc,sys,mnt,modules}
+	cp "$(command -v busybox)" "$root/bin/busybox"
+	# the dependency order of the modules, each once
+	for m in $INITRAMFS_MODULES; do
+		modprobe -S "$KVER" --show-depends "$m" ||
+			die "modprobe -S $KVER --show-depends $m failed"
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' >"$WORK/mods"
+	[ -s "$WORK/mods" ] || die "modprobe --show-depends found no modules for $KVER"
+	: >"$root/modules/order"
+	while read -r m; do
+		cp "$m" "$root/modules/"
+		echo "${m##*/}" >>"$root/modules/order"
+	done <"$WORK/mods"
+	cp "$VM_DIR/guest/initramfs-init" "$root/init"
+	chmod 755 "$root/init"
+	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) \
+		>"$WORK/initramfs.cpio.gz"
+}
+
+# the environment of the suites, sourced by guest/init.sh
+write_env()
+{
+	local v
+
+	echo "# generated by tests/vm/run.sh"
+	for v in $(compgen -e | grep -E '^(RPMEM|PERFTEST|SUITE)_'); do
+		printf 'export %s=%q\n' "$v" "${!v}"
+	done
+	printf 'export %s=%q\n' RPMEM_SRC "$RPMEM_SRC" RPMEM_BUILD "$RPMEM_BUILD"
+}
+
+port_busy()
+{
+	[ -n "$(ss -Htuan "sport = :$1" 2>/dev/null)" ]
+}
+
+# start the target guest on a free port (its socket back end listens or
+# binds there); sets INITIATOR_NET for the initiator's back end
+start_target()
+{
+	local try i
+
+	for try in 1 2 3 4 5; do
+		PORT=$((20000 + (RANDOM * 7 + $$) % 40000))
+		port_busy "$PORT" && continue
+		PORT2=$((PORT + 1))
+		if [ "$VM_NET" = udp ]; then
+			port_busy "$PORT2" && continue
+			TARGET_NET=udp=127.0.0.1:$PORT2,localaddr=127.0.0.1:$PORT
+			INITIATOR_NET=udp=127.0.0.1:$PORT,localaddr=127.0.0.1:$PORT2
+		else
+			TARGET_NET=listen=127.0.0.1:$PORT
+			INITIATOR_NET=connect=127.0.0.1:$PORT
+		fi
+		start_guest target "$VM_TARGET_MEM" "$TARGET_MAC" \
+			"$TARGET_NET" "$PMEM_MEMMAP"
+		for i in $(seq 50); do
+			if ! kill -0 "${PID[target]}" 2>/dev/null; then
+				break
+			fi
+			if [ -n "$(ss -Htuln "sport = :$PORT" 2>/dev/null)" ]; then
+				return 0
+			fi
+			sleep 0.2
+		done
+		kill "${PID[target]}" 2>/dev/null || true
+		wait "${PID[target]}" 2>/dev/null || true
+		unset 'PID[target]'
+		echo "vm: target qemu did not listen on port $PORT, retrying" >&2
+	done
+	die "could not start the target qemu, see $RESULTS/target.qemu.log"
+}
+
+# start_guest ROLE MEM MAC NETDEV_ADDR EXTRA_APPEND
+start_guest()
+{
+	local role=$1 mem=$2 mac=$3 addr=$4 extra=$5
+	local append
+
+	append="console=ttyS0 panic=-1 oops=panic quiet loglevel=4"
+	append+=" mitigations=off nokaslr $extra $VM_APPEND"
+	append+=" rpmem.role=$role rpmem.suites=$SUITES_CSV"
+	append+=" rpmem.results=$RESULTS rpmem.src=$RPMEM_SRC"
+	append+=" rpmem.build=$RPMEM_BUILD rpmem.init=$VM_DIR/guest/init.sh"
+	append+=" rpmem.wait=$VM_WAIT_TIMEOUT"
+
+	timeout -k 10 "$VM_TIMEOUT" "$VM_QEMU" \
+		-name "rpmem-$role" -nodefaults -no-reboot \
+		-machine pc -accel "$VM_ACCEL" -cpu max -smp "$VM_SMP" -m "$mem" \
+		-kernel "$KERNEL" -initrd "$WORK/initramfs.cpio.gz" \
+		-append "$append" \
+		-display none -monitor none \
+		-serial "file:$RESULTS/$role.console" \
+		-device virtio-rng-pci \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$RESULTS,mount_tag=results,security_model=none,multidevs=remap" \
+		-netdev "socket,id=n0,$addr" \
+		-device "virtio-net-pci,netdev=n0,mac=$mac" \
+		</dev/null >"$RESULTS/$role.qemu.log" 2>&1 &
+	PID[$role]=$!
+	STARTED[$role]=$SECONDS
+}
+
+guest_done()
+{
+	[ "$(cat "$RESULTS/$1.status" 2>/dev/null)" = done ]
+}
+
+# wait for both guests; a guest that dies without finishing takes its peer
+# down after a short grace period, since the peer can only wait for it
+wait_guests()
+{
+	local role rc peer deadline=
+
+	while [ ${#PID[@]} -gt 0 ]; do
+		for role in "${!PID[@]}"; do
+			kill -0 "${PID[$role]}" 2>/dev/null && continue
+			rc=0
+			wait "${PID[$role]}" || rc=$?
+			unset "PID[$role]"
+			RC[$role]=$rc
+			echo "vm: $role guest exited (status $rc) after" \
+			     "$((SECONDS - STARTED[$role])) s" >&2
+			if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+				echo "vm: $role guest timed out after $VM_TIMEOUT s" >&2
+			fi
+			if guest_done "$role"; then
+				deadline=${deadline:-$((SECONDS + 60))}
+			else
+				deadline=$((SECONDS + 5))
+			fi
+		done
+		if [ -n "$deadline" ] && [ "$SECONDS" -ge "$deadline" ]; then
+			for peer in "${!PID[@]}"; do
+				echo "vm: stopping $peer guest" >&2
+				kill -TERM "${PID[$peer]}" 2>/dev/null || true
+			done
+			deadline=$((SECONDS + 15))
+		fi
+		sleep 0.5
+	done
+}
+
+# print all TAP lines renumbered, then the summary; sets FAILED/PASSED
+report()
+{
+	local suite role f line n=0 lines desc
+
+	PASSED=0
+	FAILED=0
+	SKIPPED=0
+	emit()
+	{
+		n=$((n + 1))
+		if [ "$1" = ok ]; then
+			PASSED=$((PASSED + 1))
+			echo "ok $n - $2"
+			case "$2" in *"# SKIP"* | *"# skip"*) SKIPPED=$((SKIPPED + 1)) ;; esac
+		else
+			FAILED=$((FAILED + 1))
+			echo "not ok $n - $2"
+		fi
+	}
+	for role in target initiator; do
+		if [ "${RC[$role]:-1}" -eq 124 ] || [ "${RC[$role]:-1}" -eq 137 ]; then
+			emit "not ok" "$role guest timed out after $VM_TIMEOUT s"
+		elif ! guest_done "$role"; then
+			emit "not ok" "$role guest did not finish (status '$(cat "$RESULTS/$role.status" 2>/dev/null || echo none)'), see $RESULTS/$role.console"
+		fi
+	done
+	for suite in "${SUITES[@]}"; do
+		lines=0
+		for role in target initiator; do
+			f=$RESULTS/$suite.$role.tap
+			[ -e "$f" ] || continue
+			while IFS= read -r line; do
+				case "$line" in
+				"not ok "*)
+					desc=${line#not ok }
+					desc=${desc#"${desc%%[!0-9]*}"}
+					desc=${desc# }; desc=${desc#- }
+					emit "not ok" "$suite/$role: $desc"
+					lines=$((lines + 1))
+					;;
+				"ok "*)
+					desc=${line#ok }
+					desc=${desc#"${desc%%[!0-9]*}"}
+					desc=${desc# }; desc=${desc#- }
+					emit ok "$suite/$role: $desc"
+					lines=$((lines + 1))
+					;;
+				"# suite finished") ;;
+				"#"*)
+					echo "$line"
+					;;
+				esac
+			done <"$f"
+			grep -qx '# suite finished' "$f" ||
+				emit "not ok" "$suite/$role: suite did not finish"
+		done
+		[ "$lines" -gt 0 ] || emit "not ok" "$suite: no results"
+	done
+	echo "1..$n"
+	[ "$SKIPPED" -eq 0 ] || echo "# $SKIPPED of the passed tests were skipped"
+}
+
+main()
+{
+	local s
+
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) usage; exit 0 ;;
+		-l | --list) list_suites; exit 0 ;;
+		--) shift; break ;;
+		-*) usage >&2; exit 2 ;;
+		*) break ;;
+		esac
+	done
+	[ $# -gt 0 ] || set -- smoke
+	SUITES=("$@")
+	for s in "${SUITES[@]}"; do
+		[[ "$s" =~ ^[A-Za-z0-9_-]+$ ]] || die "bad suite name '$s'"
+		[ -f "$VM_DIR/suites/$s.sh" ] ||
+			die "no suite '$s' ($VM_DIR/suites/$s.sh); have: $(list_suites | tr '\n' ' ')"
+	done
+	SUITES_CSV=$(IFS=,; echo "${SUITES[*]}")
+
+	check_deps
+
+	# one pair of guests at a time: the machine has two cores
+	mkdir -p /tmp/rpmem-vm
+	exec 9>/tmp/rpmem-vm/lock
+	flock -w "$VM_LOCK_WAIT" 9 ||
+		die "another tests/vm/run.sh is running (lock /tmp/rpmem-vm/lock)"
+
+	if [ -z "${VM_RESULTS:-}" ]; then
+		VM_RESULTS=$(mktemp -d "/tmp/rpmem-vm/results.$(date +%Y%m%d-%H%M%S).XXXX")
+	fi
+	mkdir -p "$VM_RESULTS"
+	RESULTS=$(cd "$VM_RESULTS" && pwd)
+	[ -z "$(ls -A "$RESULTS")" ] || die "results directory $RESULTS is not empty"
+	case "$RESULTS" in
+	*[[:space:],]*) die "results path must not contain blanks or commas" ;;
+	esac
+	mkdir -p "$RESULTS/.sync"
+	write_env >"$RESULTS/vm.env"
+	ln -sfn "$RESULTS" /tmp/rpmem-vm/latest
+
+	WORK=$(mktemp -d /tmp/rpmem-vm/work.XXXX)
+	declare -gA RC=() STARTED=()
+	trap cleanup EXIT
+	trap on_signal INT TERM HUP
+
+	echo "# kernel $KERNEL, suites: ${SUITES[*]}"
+	echo "# results in $RESULTS"
+	build_initramfs
+	local t0=$SECONDS
+	start_target
+	start_guest initiator "$VM_INITIATOR_MEM" "$INITIATOR_MAC" \
+		"$INITIATOR_NET" ""
+	wait_guests
+	echo "# guests ran for $((SECONDS - t0)) s"
+	report
+	echo "vm: $PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
+}
+
+main "$@"
