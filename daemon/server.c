@@ -123,7 +123,8 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 	memset(cfg, 0, sizeof(*cfg));
 	srv->debug = debug;
 	gethostname(host, sizeof(host) - 1);
-	snprintf(server, sizeof(server), "rpmemd %s %s", RPMEM_VERSION, host);
+	snprintf(server, sizeof(server), "rpmemd %s %.200s", RPMEM_VERSION,
+		 host);
 
 	INFO("rpmemd %s starting (pid %d, configuration %s)", RPMEM_VERSION,
 	     (int)getpid(), srv->cfg.file);

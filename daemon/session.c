@@ -118,7 +118,7 @@ unsigned rpmemd_sessions_count(struct rpmemd_sessions *set)
 void rpmemd_sessions_shutdown(struct rpmemd_sessions *set, int how)
 {
 	pthread_mutex_lock(&set->lock);
-	set->stopping = 1;
+	__atomic_store_n(&set->stopping, 1, __ATOMIC_RELAXED);
 	for (struct rpmemd_session *s = set->head; s; s = s->next)
 		if (!s->done)
 			shutdown(s->fd, how);
@@ -832,7 +832,8 @@ static int recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd)
 
 /*
  * serve -- the request loop after the handshake. Returns 0 after BYE,
- * -ECONNRESET when the client went away, or another -errno.
+ * -ECONNRESET when the client went away, -ESHUTDOWN when the daemon
+ * stops, or another -errno.
  */
 static int serve(struct rpmemd_session *s)
 {
@@ -891,6 +892,9 @@ static int serve(struct rpmemd_session *s)
 		}
 		if (ret)
 			return ret;
+		/* stopping: this request is done, take no other */
+		if (__atomic_load_n(&s->set->stopping, __ATOMIC_RELAXED))
+			return -ESHUTDOWN;
 	}
 }
 
@@ -992,6 +996,8 @@ static const char *end_reason(int ret)
 		return "timed out";
 	case -EPROTO:
 		return "protocol error";
+	case -ESHUTDOWN:
+		return "the daemon is stopping";
 	default:
 		return strerror(-ret);
 	}
