@@ -71,15 +71,17 @@ int rpmemd_meta_format(const struct rpmemd_meta *m, char *buf, size_t len)
 {
 	char uuid[37];
 	rpmem_uuid_fmt(m->uuid, uuid);
+	/* a required key last: no proper prefix of the text parses */
 	int n = snprintf(buf, len,
 			 "magic=%s\nversion=%d\nuuid=%s\nsize=%llu\n"
-			 "state=%s\ngeneration=%llu\ncreated=%llu\n"
-			 "last_sync=%llu\nsource=%s\n",
+			 "created=%llu\nsource=%s\nstate=%s\n"
+			 "generation=%llu\nlast_sync=%llu\n",
 			 RPMEMD_META_MAGIC, RPMEMD_META_VERSION, uuid,
-			 (unsigned long long)m->size, rpmem_state_str(m->state),
+			 (unsigned long long)m->size,
+			 (unsigned long long)m->created, m->source,
+			 rpmem_state_str(m->state),
 			 (unsigned long long)m->generation,
-			 (unsigned long long)m->created,
-			 (unsigned long long)m->last_sync, m->source);
+			 (unsigned long long)m->last_sync);
 	if (n < 0 || (size_t)n >= len)
 		return -EMSGSIZE;
 	return n;
@@ -146,7 +148,9 @@ int rpmemd_meta_parse(const char *buf, size_t len, struct rpmemd_meta *m)
 	struct rpmemd_meta n;
 	unsigned seen = 0, nlines = 0;
 
-	if (len > RPMEMD_META_MAX || memchr(buf, '\0', len))
+	/* a torn file ends without its last newline or misses keys */
+	if (len == 0 || len > RPMEMD_META_MAX || buf[len - 1] != '\n' ||
+	    memchr(buf, '\0', len))
 		return -EBADMSG;
 	memcpy(text, buf, len);
 	text[len] = '\0';

@@ -15,16 +15,19 @@
  *	version=1
  *	uuid=0f8c...
  *	size=1073741824
+ *	created=1700000000
+ *	source=host:/mnt/pmem/db1
  *	state=consistent
  *	generation=3
- *	created=1700000000
  *	last_sync=1700000100
- *	source=host:/mnt/pmem/db1
  *
- * magic and version come first; unknown keys are ignored (a newer daemon
- * may add some); a missing key, a bad value or a second copy of a key is
- * an error. It is replaced crash-safely (temporary file, fsync, rename,
- * fsync of the directory), so a reader sees the old or the new version.
+ * magic and version come first, in that order; the other keys may come
+ * in any order, source may be missing (""), unknown keys are ignored (a
+ * newer daemon may add some). A missing key, a bad value, a second copy
+ * of a key or a last line without its newline (a torn file) is an error;
+ * the writer puts a required key last so that no torn file parses. The
+ * file is replaced crash-safely (temporary file, fsync, rename, fsync of
+ * the directory), so a reader sees the old or the new version.
  */
 #define RPMEMD_META_DIR ".rpmemd"
 #define RPMEMD_META_SUFFIX ".meta"
