@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# proto_poke.py -- send malformed frames to a running rpmemd and check it copes
+"""Poke a running rpmemd with malformed and hostile frames.
+
+Usage: proto_poke.py [--port PORT] [--region NAME] [--rounds N] [--seed S]
+
+Every check expects a precise ERROR reply (or the connection closed after
+a framing error) and that the daemon still serves a fresh session after
+it. The region must exist and be writable; the pool 'poke-<pid>' is
+created and removed. Exit status 0 if every check passed, 1 otherwise.
+"""
+
+import argparse
+import os
+import random
+import socket
+import struct
+import sys
+
+MAGIC = 0x4D4D5052
+T = dict(HELLO=1, HELLO_OK=2, ERROR=3, OK=4, LIST=5, LIST_REPLY=6, CREATE=7,
+         REMOVE=8, OPEN=9, OPEN_OK=10, CLOSE=11, WRITE=12, READ=13, DATA=14,
+         FLUSH=15, HASH=16, HASHES=17, SET_STATE=18, STATUS=19,
+         STATUS_REPLY=20, BYE=21)
+NAMES = {v: k for k, v in T.items()}
+E_PROTO, E_VERSION, E_AUTH, E_NOREGION, E_INVAL, E_RDONLY = 1, 2, 3, 4, 9, 12
+
+failures = 0
+
+
+def s16(text):
+    """a wire string: u16 length + bytes"""
+    b = text.encode() if isinstance(text, str) else text
+    return struct.pack('<H', len(b)) + b
+
+
+def hello(vmin=1, vmax=1, auth=0, client='proto_poke'):
+    return struct.pack('<HHH', vmin, vmax, auth) + s16(client) + b'\0\0'
+
+
+class Conn:
+    """one control connection; frames in, frames out"""
+
+    def __init__(self, port, handshake=True):
+        self.s = socket.create_connection(('127.0.0.1', port), timeout=20)
+        self.id = 0
+        if handshake:
+            typ, _ = self.req(T['HELLO'], hello())
+            if typ != 'HELLO_OK':
+                raise RuntimeError('handshake refused')
+
+    def send(self, typ, payload=b'', magic=MAGIC, length=None):
+        self.id += 1
+        n = len(payload) if length is None else length
+        self.s.sendall(struct.pack('<IHHII', magic, typ, 0, self.id, n) +
+                       payload)
+        return self.id
+
+    def recv_exact(self, n):
+        b = b''
+        while len(b) < n:
+            c = self.s.recv(n - len(b))
+            if not c:
+                raise EOFError
+            b += c
+        return b
+
+    def recv(self):
+        magic, typ, _, rid, n = struct.unpack('<IHHII', self.recv_exact(16))
+        if magic != MAGIC:
+            raise RuntimeError('bad magic from the daemon')
+        return NAMES.get(typ, typ), rid, self.recv_exact(n)
+
+    def req(self, typ, payload=b'', **kw):
+        sent = self.send(typ, payload, **kw)
+        rtyp, rid, p = self.recv()
+        if rid != sent:
+            raise RuntimeError('reply id %d for request %d' % (rid, sent))
+        return rtyp, p
+
+    def closed(self):
+        try:
+            return self.s.recv(1) == b''
+        except ConnectionResetError:
+            return True
+
+    def close(self):
+        self.s.close()
+
+
+def err_code(p):
+    return struct.unpack_from('<I', p)[0] if len(p) >= 4 else None
+
+
+def check(what, ok):
+    global failures
+    print('%s - %s' % ('ok' if ok else 'not ok', what))
+    if not ok:
+        failures += 1
+
+
+def expect_error(what, reply, code):
+    typ, p = reply
+    check('%s (ERROR %d, got %s %s)' % (what, code, typ, err_code(p)),
+          typ == 'ERROR' and err_code(p) == code)
+
+
+def alive(port):
+    try:
+        c = Conn(port)
+        typ, _ = c.req(T['LIST'], s16(''))
+        c.close()
+        return typ == 'LIST_REPLY'
+    except (OSError, EOFError, RuntimeError):
+        return False
+
+
+def handshake_checks(port):
+    c = Conn(port, handshake=False)
+    expect_error('first frame not HELLO', c.req(T['LIST'], s16('')), E_PROTO)
+    check('  and the connection is closed', c.closed())
+    for what, payload, code in (
+            ('no common version', hello(2, 9), E_VERSION),
+            ('unknown auth method', hello(auth=7), E_AUTH),
+            ('short HELLO', b'\1\0', E_PROTO),
+            ('HELLO with ver_min > ver_max', hello(3, 1), E_PROTO),
+            ('HELLO with trailing bytes', hello() + b'x', E_PROTO)):
+        c = Conn(port, handshake=False)
+        expect_error(what, c.req(T['HELLO'], payload), code)
+        c.close()
+
+
+def framing_checks(port):
+    c = Conn(port)
+    c.send(T['LIST'], s16(''), magic=0xDEADBEEF)
+    expect_error('bad magic', c.recv()[::2], E_PROTO)
+    check('  and the connection is closed', c.closed())
+    c = Conn(port)
+    c.send(T['LIST'], b'', length=(1 << 20) + 65)
+    expect_error('oversize length', c.recv()[::2], E_PROTO)
+    check('  and the connection is closed', c.closed())
+    c = Conn(port)
+    expect_error('unknown type', c.req(99, b'abc'), E_PROTO)
+    expect_error('reply type from a client', c.req(T['OK']), E_PROTO)
+    expect_error('second HELLO', c.req(T['HELLO'], hello()), E_PROTO)
+    check('  the session goes on', c.req(T['LIST'], s16(''))[0] ==
+          'LIST_REPLY')
+    c.close()
+
+
+def request_checks(port, region, pool):
+    c = Conn(port)
+    p = s16(region) + s16(pool)
+    expect_error('short LIST', c.req(T['LIST'], b'\5'), E_PROTO)
+    expect_error('string longer than its payload', c.req(T['LIST'],
+                 b'\5\0ab'), E_PROTO)
+    expect_error('unknown region', c.req(T['LIST'], s16('no-such')),
+                 E_NOREGION)
+    expect_error('path as a pool name', c.req(T['CREATE'], s16(region) +
+                 s16('../etc') + struct.pack('<Q', 4096)), E_INVAL)
+    expect_error('bad open mode', c.req(T['OPEN'], p + b'\7\0'), E_PROTO)
+    expect_error('unaligned size', c.req(T['CREATE'], p +
+                 struct.pack('<Q', 1000)), E_INVAL)
+    typ, _ = c.req(T['CREATE'], p + struct.pack('<Q', 1 << 20))
+    check('create the test pool', typ == 'OK')
+    typ, o = c.req(T['OPEN'], p + b'\1\0')
+    check('open it rw', typ == 'OPEN_OK')
+    h = struct.unpack_from('<I', o)[0]
+    expect_error('READ offset + len overflows', c.req(T['READ'],
+                 struct.pack('<IQI', h, 2**64 - 10, 100)), E_PROTO)
+    expect_error('READ past the end', c.req(T['READ'],
+                 struct.pack('<IQI', h, 1 << 20, 1)), E_INVAL)
+    expect_error('FLUSH offset + len overflows', c.req(T['FLUSH'],
+                 struct.pack('<IQQ', h, 2**64 - 1, 2)), E_PROTO)
+    expect_error('HASH block size not a power of two', c.req(T['HASH'],
+                 struct.pack('<IQII', h, 0, 1000, 1)), E_PROTO)
+    expect_error('HASH past the end', c.req(T['HASH'],
+                 struct.pack('<IQII', h, 0, 65536, 17)), E_INVAL)
+    expect_error('SET_STATE empty -> consistent', c.req(T['SET_STATE'],
+                 struct.pack('<IB', h, 2) + s16('')), E_INVAL)
+    for what, frame, code in (
+            ('WRITE shorter than its head', b'\1\2', E_PROTO),
+            ('WRITE head and data disagree',
+             struct.pack('<IQI', h, 0, 5) + b'abc', E_PROTO),
+            ('WRITE offset + len overflows',
+             struct.pack('<IQI', h, 2**64 - 2, 3) + b'abc', E_PROTO),
+            ('WRITE past the end',
+             struct.pack('<IQI', h, (1 << 20) - 1, 2) + b'ab', E_INVAL),
+            ('WRITE to an unknown handle',
+             struct.pack('<IQI', h + 99, 0, 2) + b'ab', E_INVAL)):
+        c.send(T['WRITE'], frame)
+        expect_error(what + ', reported by FLUSH', c.req(T['FLUSH'],
+                     struct.pack('<IQQ', h, 0, 0)), code)
+    check('FLUSH after the errors is OK', c.req(T['FLUSH'],
+          struct.pack('<IQQ', h, 0, 4096))[0] == 'OK')
+    ro = Conn(port)
+    typ, o = ro.req(T['OPEN'], p + b'\0\0')
+    hr = struct.unpack_from('<I', o)[0]
+    ro.send(T['WRITE'], struct.pack('<IQI', hr, 0, 2) + b'ab')
+    expect_error('WRITE on a read-only open', ro.req(T['FLUSH'],
+                 struct.pack('<IQQ', hr, 0, 0)), E_RDONLY)
+    ro.close()
+    c.req(T['CLOSE'], struct.pack('<I', h))
+    check('remove the test pool', c.req(T['REMOVE'], p + b'\0\0\0\0')[0] ==
+          'OK')
+    c.close()
+
+
+def garbage_rounds(port, rounds, rng):
+    """well-framed requests of random types and payloads"""
+    c = Conn(port)
+    for i in range(rounds):
+        typ = rng.choice([t for t in T.values() if t != T['BYE']])
+        payload = bytes(rng.getrandbits(8) for _ in range(rng.randrange(40)))
+        try:
+            if typ == T['WRITE']:
+                c.send(typ, payload)
+                continue
+            c.req(typ, payload)
+        except (OSError, EOFError, RuntimeError) as e:
+            check('garbage round %d (type %d) kept the session' % (i, typ),
+                  False)
+            print('# %r' % e)
+            c = Conn(port)
+    c.close()
+    check('%d rounds of garbage' % rounds, alive(port))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--port', type=int, default=7636)
+    ap.add_argument('--region', default='r1')
+    ap.add_argument('--rounds', type=int, default=500)
+    ap.add_argument('--seed', type=int, default=None)
+    a = ap.parse_args()
+    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
+    print('# seed %d' % seed)
+    handshake_checks(a.port)
+    framing_checks(a.port)
+    request_checks(a.port, a.region, 'poke-%d' % os.getpid())
+    garbage_rounds(a.port, a.rounds, random.Random(seed))
+    check('the daemon still serves new sessions', alive(a.port))
+    print('# %d failed' % failures)
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
