@@ -99,6 +99,8 @@
 
 #define RDMA_CHUNK (1u << 20)
 #define RDMA_RING_SIZE (4u << 20)
+#define RDMA_READ_CHUNK_DEFAULT (256u << 10)
+#define RDMA_READ_DEPTH_DEFAULT 4
 #define RDMA_QD_DEFAULT 64
 #define RDMA_QD_MIN 4
 #define RDMA_QD_MAX 1024
@@ -275,7 +277,9 @@ static void rdma_wait_closed(struct rpma_conn *conn, int ev_fd)
 			return;
 		}
 		r = rdma_poll1(ev_fd, (int)((end - now) / 1000000 + 1));
-		if (r <= 0)
+		if (r < 0)
+			return;
+		if (!r)
 			continue;
 		r = rpma_conn_next_event(conn, &ev);
 		if (r == RPMA_E_NO_EVENT || r == RPMA_E_UNKNOWN)
@@ -390,6 +394,8 @@ struct rdma_client {
 	int apm;
 	unsigned qd;
 	unsigned sig_every;
+	unsigned read_chunk; /* bytes per RDMA READ */
+	unsigned read_depth; /* RDMA READs in flight */
 	int timeout_ms;
 	int err;    /* sticky: 0 or -errno */
 	int closed; /* CLOSED/LOST seen */
@@ -705,14 +711,22 @@ static int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 	return 0;
 }
 
-/* rdma_read -- pipelined reads, into the attached mapping or bounced */
+/*
+ * rdma_read -- pipelined reads, into the attached mapping or bounced.
+ * At most read_depth reads of read_chunk bytes are in flight: a READ's
+ * response is sent by the target as one burst that no sender-side
+ * throttle paces (Soft-RoCE drops and retries whole bursts), so the
+ * read window stays small while writes use the whole queue depth.
+ */
 static int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 		     size_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
+	uint64_t win[RDMA_QD_MAX];
 	uint8_t *d = dst;
 	int zc, ret, flags;
 	uint64_t seq = 0, start;
+	unsigned i = 0;
 
 	if (c->err)
 		return c->err;
@@ -720,20 +734,24 @@ static int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 		return -EINVAL;
 	zc = cl_in_base(c, dst, len);
 	while (len) {
-		size_t n = len < RDMA_CHUNK ? len : RDMA_CHUNK;
+		size_t n = len < c->read_chunk ? len : c->read_chunk;
 
-		if (zc) {
-			ret = cl_next(c, n == len, &seq, &flags);
+		if (i >= c->read_depth) {
+			ret = cl_wait(c, CL_WAIT_SEQ,
+				      win[(i - c->read_depth) % c->read_depth]);
 			if (ret)
 				return ret;
+		}
+		ret = cl_next(c, 1, &seq, &flags);
+		if (ret)
+			return ret;
+		if (zc) {
 			ret = rpma_read(c->conn, c->base_mr,
 					(size_t)(d - (uint8_t *)c->base),
 					c->rmr, off, n, flags,
 					(void *)(uintptr_t)seq);
 		} else {
-			ret = cl_next(c, 1, &seq, &flags);
-			if (!ret)
-				ret = cl_ring_alloc(c, n, &start);
+			ret = cl_ring_alloc(c, n, &start);
 			if (ret)
 				return ret;
 			ret = rpma_read(c->conn, c->ring_mr,
@@ -745,6 +763,7 @@ static int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 		if (ret)
 			return cl_fail(c, "rpma_read", ret);
 		c->posted = seq;
+		win[i++ % c->read_depth] = seq;
 		d += n;
 		off += n;
 		len -= n;
@@ -1083,6 +1102,11 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 	c->qd = rdma_env_uint("RPMEM_RDMA_QD", RDMA_QD_DEFAULT, RDMA_QD_MIN,
 			      RDMA_QD_MAX);
 	c->sig_every = c->qd / 4 ? c->qd / 4 : 1;
+	c->read_chunk = rdma_env_uint("RPMEM_RDMA_READ_CHUNK",
+				      RDMA_READ_CHUNK_DEFAULT, 4096,
+				      RDMA_CHUNK);
+	c->read_depth = rdma_env_uint("RPMEM_RDMA_READ_DEPTH",
+				      RDMA_READ_DEPTH_DEFAULT, 1, c->qd);
 	c->timeout_ms = (int)rdma_env_uint("RPMEM_RDMA_TIMEOUT",
 					   RDMA_TIMEOUT_MS_DEFAULT / 1000, 1,
 					   3600) * 1000;

@@ -2,20 +2,23 @@
 /* rdma_selftest.c -- exercise lib/rdma.c (both ends) without the daemon */
 
 /*
- * rdma_selftest server ADDR PORT SIZE [--apm] [--file PATH]
+ * rdma_selftest server ADDR PORT SIZE [--apm] [--file PATH] [--sessions N]
  *	Maps SIZE bytes (anonymous DRAM, or PATH with libpmem2: a devdax
  *	device or a file, created/extended to SIZE), listens on ADDR:PORT,
- *	exposes the mapping and prints "blob=HEX" plus what the blob
- *	offers. Serves until SIGTERM/SIGINT; SIGUSR1 prints "hash=XXH3" of
+ *	exposes the mapping N times (default 1; each exposure takes one
+ *	client) and prints one "blob=HEX" line per exposure plus what the
+ *	first blob offers. Serves until SIGTERM/SIGINT; SIGUSR1 prints "hash=XXH3" of
  *	the mapping.
  *
  * rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick]
+ *                     [--read-only]
  *	Connects with the blob, writes patterns (staged and zero copy),
  *	flushes, reads back and compares, checks range validation, measures
  *	write+flush latency (4 KiB, 256 B; median of N, default 1000) and
  *	1 MiB write bandwidth, and prints key=value lines; the last is
  *	"hash=XXH3" of what the target must hold. --bad-token corrupts the
- *	token; --quick skips the measurements.
+ *	token; --quick skips the measurements; --read-only only measures
+ *	read bandwidth (RPMEM_RDMA_READ_CHUNK / _DEPTH tune it).
  *
  * rdma_selftest hash PATH SIZE
  *	Prints "hash=XXH3" of the first SIZE bytes of PATH (read(2)).
@@ -50,8 +53,8 @@
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: rdma_selftest server ADDR PORT SIZE [--apm] [--file PATH]\n"
-		"       rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick]\n"
+		"usage: rdma_selftest server ADDR PORT SIZE [--apm] [--file PATH] [--sessions N]\n"
+		"       rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick] [--read-only]\n"
 		"       rdma_selftest hash PATH SIZE\n");
 	exit(2);
 }
@@ -145,7 +148,7 @@ static int server_main(int argc, char **argv)
 {
 	struct rpmem_rdma_expo_cfg cfg = { 0 };
 	struct rpmem_rdma_srv *srv = NULL;
-	struct rpmem_rdma_expo *expo = NULL;
+	struct rpmem_rdma_expo *expo[16] = { 0 };
 	struct srv_map m = { 0 };
 	uint8_t blob[RPMEM_XPORT_BLOB_MAX];
 	size_t blob_len = sizeof(blob);
@@ -154,17 +157,22 @@ static int server_main(int argc, char **argv)
 	uint64_t size;
 	sigset_t set;
 	int apm = 0, is_pmem = 0, sig, ret;
+	unsigned sessions = 1;
 
 	if (argc < 5 || rpmem_parse_size(argv[4], &size) || size < 4096)
 		usage();
 	for (int i = 5; i < argc; i++) {
 		if (!strcmp(argv[i], "--apm"))
 			apm = 1;
+		else if (!strcmp(argv[i], "--sessions") && i + 1 < argc)
+			sessions = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
 			file = argv[++i];
 		else
 			usage();
 	}
+	if (sessions < 1 || sessions > ARRAY_SIZE(expo))
+		usage();
 	/* the library's threads inherit the mask; main takes the signals */
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
@@ -195,20 +203,26 @@ static int server_main(int argc, char **argv)
 	cfg.is_pmem = is_pmem;
 	cfg.persist = srv_persist;
 	cfg.arg = &m;
-	ret = rpmem_rdma_expose(srv, &cfg, blob, &blob_len, &expo);
-	if (ret) {
-		fprintf(stderr, "rpmem_rdma_expose: %s\n", strerror(-ret));
-		rpmem_rdma_srv_delete(&srv);
-		return 3;
+	for (unsigned k = 0; k < sessions; k++) {
+		blob_len = sizeof(blob);
+		ret = rpmem_rdma_expose(srv, &cfg, blob, &blob_len, &expo[k]);
+		if (ret) {
+			fprintf(stderr, "rpmem_rdma_expose: %s\n",
+				strerror(-ret));
+			while (k--)
+				rpmem_rdma_unexpose(&expo[k]);
+			rpmem_rdma_srv_delete(&srv);
+			return 3;
+		}
+		if (!k && !blob_parse(blob, blob_len, &bi))
+			printf("offer=%s staging=%u port=%s blob_len=%zu\n",
+			       bi.mode ? "apm" : "gpspm", bi.flags & 1,
+			       bi.port, blob_len);
+		printf("blob=");
+		for (size_t i = 0; i < blob_len; i++)
+			printf("%02x", blob[i]);
+		printf("\n");
 	}
-	if (!blob_parse(blob, blob_len, &bi))
-		printf("offer=%s staging=%u port=%s blob_len=%zu\n",
-		       bi.mode ? "apm" : "gpspm", bi.flags & 1, bi.port,
-		       blob_len);
-	printf("blob=");
-	for (size_t i = 0; i < blob_len; i++)
-		printf("%02x", blob[i]);
-	printf("\n");
 	fflush(stdout);
 
 	for (;;) {
@@ -220,7 +234,8 @@ static int server_main(int argc, char **argv)
 		       rpmem_hash_block(m.addr, size));
 		fflush(stdout);
 	}
-	rpmem_rdma_unexpose(&expo);
+	for (unsigned k = 0; k < sessions; k++)
+		rpmem_rdma_unexpose(&expo[k]);
 	rpmem_rdma_srv_delete(&srv);
 	if (m.map)
 		pmem2_map_delete(&m.map);
@@ -331,7 +346,7 @@ static int client_main(int argc, char **argv)
 	struct blob_info bi;
 	const char *hex;
 	unsigned iters = 1000;
-	int bad_token = 0, quick = 0, fails = 0, ret;
+	int bad_token = 0, quick = 0, read_only = 0, fails = 0, ret;
 	size_t blob_len, hl;
 	uint8_t *s, *l, *r, *tmp;
 	uint64_t size, t0;
@@ -347,6 +362,8 @@ static int client_main(int argc, char **argv)
 			bad_token = 1;
 		else if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--read-only"))
+			read_only = 1;
 		else
 			usage();
 	}
@@ -391,6 +408,27 @@ static int client_main(int argc, char **argv)
 	if (!s || !l || !r || !tmp)
 		return 4;
 
+	if (read_only) {
+		/* read bandwidth only: the whole pool, bounced and zero copy */
+		t0 = rpmem_now_ns();
+		ret = x->ops->read(x, 0, r, size);
+		if (ret)
+			goto io_err;
+		printf("rd_bw_bounce_MiBps=%.2f\n", (double)size / MIB /
+		       ((double)(rpmem_now_ns() - t0) / 1e9));
+		ret = x->ops->attach(x, l, size);
+		t0 = rpmem_now_ns();
+		if (!ret)
+			ret = x->ops->read(x, 0, l, size);
+		if (ret)
+			goto io_err;
+		printf("rd_bw_MiBps=%.2f\n", (double)size / MIB /
+		       ((double)(rpmem_now_ns() - t0) / 1e9));
+		printf("read_same=%s\n", memcmp(l, r, size) ? "FAIL" : "ok");
+		x->ops->close(x);
+		return 0;
+	}
+
 	/* 1: staged writes of mixed sizes, one flush, bounced reads */
 	fill(s, size, 1);
 	t0 = rpmem_now_ns();
@@ -407,6 +445,8 @@ static int client_main(int argc, char **argv)
 	ret = x->ops->flush(x, 0, size);
 	if (ret)
 		goto io_err;
+	printf("staged_write_ms=%.0f\n", (double)(rpmem_now_ns() - t0) / 1e6);
+	t0 = rpmem_now_ns();
 	memset(r, 0, size);
 	for (uint64_t off = 0; off < size; off += 3 * MIB) {
 		uint64_t n = size - off < 3 * MIB ? size - off : 3 * MIB;
@@ -415,7 +455,7 @@ static int client_main(int argc, char **argv)
 		if (ret)
 			goto io_err;
 	}
-	printf("staged_write_read=%s (%.0f ms)\n",
+	printf("staged_write_read=%s (read %.0f ms)\n",
 	       memcmp(s, r, size) ? (fails++, "FAIL") : "ok",
 	       (double)(rpmem_now_ns() - t0) / 1e6);
 
@@ -476,6 +516,12 @@ static int client_main(int argc, char **argv)
 		if (ret)
 			goto io_err;
 		printf("bw_1m_staged_MiBps=%.2f\n", v);
+		t0 = rpmem_now_ns();
+		ret = x->ops->read(x, 0, l, size);
+		if (ret)
+			goto io_err;
+		printf("rd_bw_MiBps=%.2f\n", (double)size / MIB /
+		       ((double)(rpmem_now_ns() - t0) / 1e9));
 	}
 	ret = x->ops->flush(x, 0, size);
 	if (ret)

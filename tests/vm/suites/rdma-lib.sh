@@ -14,12 +14,16 @@
 # token and a truncated blob are refused with a clear error, not a hang.
 #
 # Settings: SUITE_RDMA_ITERS (latency samples, default 1000),
-# SUITE_RDMA_SIZE (default 32M). Figures go to $RESULTS/rdma-lib.env; if
-# the perftest suite ran first in the same run, ratios to it are printed.
+# SUITE_RDMA_SIZE (default 32M), SUITE_RDMA_READ_MATRIX (e.g. "1048576:64
+# 65536:4": extra read-bandwidth runs on the DRAM server with
+# RPMEM_RDMA_READ_CHUNK:RPMEM_RDMA_READ_DEPTH). Figures go to
+# $RESULTS/rdma-lib.env; if the perftest suite ran first in the same run,
+# ratios to it are printed.
 
 RDMA_SELFTEST=$RPMEM_BUILD/tests/rdma_selftest
 RDMA_ITERS=${SUITE_RDMA_ITERS:-1000}
 RDMA_SIZE=${SUITE_RDMA_SIZE:-32M}
+read -r -a RDMA_MATRIX <<<"${SUITE_RDMA_READ_MATRIX:-}"
 # NAME PORT SERVER-ARGS...
 RDMA_CONFIGS=(
 	"dram 7701"
@@ -42,6 +46,12 @@ rdma_out()
 rdma_key()
 {
 	sed -n "s/^$2=//p" "$1" | tail -n 1
+}
+
+# rdma_blob NAME [K] -- the K-th blob the NAME server printed
+rdma_blob()
+{
+	sed -n 's/^blob=//p' "$(rdma_out "$1").server.out" | sed -n "${2:-1}p"
 }
 
 # rdma_wait_line FILE REGEX SECONDS [PID] -- wait for a line in FILE
@@ -86,6 +96,7 @@ rdma_target_one()
 	out=$(rdma_out "$name").server.out
 	err=$(rdma_out "$name").server.err
 	[ -n "$file" ] && [ "${file#/dev/}" = "$file" ] && rm -f "$file"
+	[ "$name" = dram ] && set -- "$@" --sessions $((1 + ${#RDMA_MATRIX[@]}))
 	"$RDMA_SELFTEST" server "$TARGET_IP" "$port" "$RDMA_SIZE" "$@" \
 		>"$out" 2>"$err" &
 	pid=$!
@@ -174,6 +185,23 @@ rdma_negative()
 	fi
 }
 
+# rdma_read_matrix -- read bandwidth for each SUITE_RDMA_READ_MATRIX entry
+rdma_read_matrix()
+{
+	local k=2 m out v
+
+	for m in "${RDMA_MATRIX[@]}"; do
+		out=$(rdma_out "read.$m").client.out
+		RPMEM_RDMA_READ_CHUNK=${m%%:*} RPMEM_RDMA_READ_DEPTH=${m##*:} \
+			timeout 600 "$RDMA_SELFTEST" client "$TARGET_IP" \
+			"$(rdma_blob dram "$k")" --read-only >"$out" 2>&1
+		v="$(rdma_key "$out" rd_bw_bounce_MiBps) $(rdma_key "$out" rd_bw_MiBps) $(rdma_key "$out" read_same)"
+		echo "read_${m/:/x}_MiBps=$v" >>"$RESULTS/rdma-lib.env"
+		tap_diag "read chunk:depth $m: bounce, zero-copy MiB/s, same: $v"
+		k=$((k + 1))
+	done
+}
+
 rdma_ratio()
 {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'
@@ -189,7 +217,7 @@ rdma_initiator_one()
 		tap_not_ok "$name: target server did not start"
 		return
 	fi
-	blob=$(rdma_key "$(rdma_out "$name").server.out" blob)
+	blob=$(rdma_blob "$name")
 	if [ -z "$blob" ]; then
 		tap_not_ok "$name: no blob from the target"
 		vm_signal "${name}_done"
@@ -224,10 +252,12 @@ rdma_initiator_one()
 		rdma_negative "dram: wrong token" "rejected" "$blob" --bad-token
 		rdma_negative "dram: truncated blob" "invalid transport" \
 			"${blob:0:40}"
+		rdma_read_matrix
 	fi
 	vm_signal "${name}_done"
 
-	for k in lat_4096_us lat_256_us bw_1m_MiBps bw_1m_staged_MiBps connect_ms; do
+	for k in lat_4096_us lat_256_us bw_1m_MiBps bw_1m_staged_MiBps \
+		 rd_bw_MiBps staged_write_ms connect_ms; do
 		v=$(rdma_key "$out" "$k")
 		[ -n "$v" ] || continue
 		echo "${name}_$k=$v" >>"$RESULTS/rdma-lib.env"
