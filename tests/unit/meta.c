@@ -313,11 +313,11 @@ static void rpmemd_meta_format__documented_layout(void **state)
 			    "version=1\n"
 			    "uuid=01112131-4151-6171-8191-a1b1c1d1e1f1\n"
 			    "size=1073741824\n"
+			    "created=1700000000\n"
+			    "source=host-a:/mnt/pmem/db1\n"
 			    "state=consistent\n"
 			    "generation=3\n"
-			    "created=1700000000\n"
-			    "last_sync=1700000100\n"
-			    "source=host-a:/mnt/pmem/db1\n");
+			    "last_sync=1700000100\n");
 }
 
 static void rpmemd_meta_format__small_buffer_is_emsgsize(void **state)
