@@ -659,6 +659,7 @@ static int do_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		free(hashes);
 		return reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 	}
+	rpmem_prefault(h->pool->addr + m.offset, len);
 	rpmem_hash_blocks(h->pool->addr + m.offset, len, m.block_size, hashes,
 			  2);
 	/* to little-endian in place */

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "util.h"
@@ -250,4 +252,19 @@ size_t rpmem_strlcpy(char *dst, const char *src, size_t size)
 		dst[c] = '\0';
 	}
 	return n;
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+void rpmem_prefault(const void *addr, size_t len)
+{
+	static size_t pg;
+	if (!pg)
+		pg = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)addr & ~(pg - 1);
+	uintptr_t end = ((uintptr_t)addr + len + pg - 1) & ~(pg - 1);
+	if (len)
+		(void)madvise((void *)start, end - start, MADV_POPULATE_READ);
 }

@@ -59,6 +59,14 @@ uint64_t rpmem_wall_sec(void); /* CLOCK_REALTIME seconds */
 /* rpmem_strlcpy -- bounded copy, always NUL-terminated; returns strlen(src) */
 size_t rpmem_strlcpy(char *dst, const char *src, size_t size);
 
+/*
+ * rpmem_prefault -- map in the pages of [addr, addr + len) for reading in
+ * one call (MADV_POPULATE_READ), which is much cheaper than a page fault per
+ * page when a large mapping is about to be read once; a no-op where the
+ * kernel lacks it.
+ */
+void rpmem_prefault(const void *addr, size_t len);
+
 /* rpmem_hash_block -- XXH3-64 of one block (lib/hash.c) */
 uint64_t rpmem_hash_block(const void *buf, size_t len);
 /* rpmem_hash_blocks -- hashes of every block of buf; last may be short;
