@@ -13,6 +13,7 @@
 #include "config.h"
 #include "log.h"
 #include "net.h"
+#include "pmem.h"
 #include "util.h"
 
 #define DEFAULT_LISTEN "127.0.0.1"
@@ -230,36 +231,6 @@ static int parse_log(struct cfg_ctx *c, const config_setting_t *root,
 	return 0;
 }
 
-/* unescape_mnt -- undo the octal escapes (\040) of a mount table field */
-static void unescape_mnt(char *s)
-{
-	char *d = s;
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
-				      (s[3] - '0'));
-			s += 4;
-		} else {
-			*d++ = *s++;
-		}
-	}
-	*d = '\0';
-}
-
-/* opts_have_dax -- the comma-separated mount options enable DAX for all */
-static int opts_have_dax(const char *opts)
-{
-	char buf[1024];
-	rpmem_strlcpy(buf, opts, sizeof(buf));
-	char *save = NULL;
-	for (char *o = strtok_r(buf, ",", &save); o;
-	     o = strtok_r(NULL, ",", &save))
-		if (!strcmp(o, "dax") || !strcmp(o, "dax=always"))
-			return 1; /* dax=inode covers only flagged files */
-	return 0;
-}
-
 /* mnt_holds -- mount point mnt contains path (component boundary) */
 static int mnt_holds(const char *mnt, const char *path)
 {
@@ -269,43 +240,24 @@ static int mnt_holds(const char *mnt, const char *path)
 	return !strncmp(mnt, path, n) && (path[n] == '/' || path[n] == '\0');
 }
 
-int rpmemd_mount_is_dax(const char *mounts, const char *path, char *mnt,
-			size_t mntlen)
-{
-	FILE *f = fopen(mounts, "re");
-	if (!f)
-		return -errno;
-	char line[4096], best[PATH_MAX] = "";
-	size_t best_len = 0;
-	int dax = 0, found = 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *save = NULL;
-		char *dev = strtok_r(line, " \t\n", &save);
-		char *dir = dev ? strtok_r(NULL, " \t\n", &save) : NULL;
-		char *type = dir ? strtok_r(NULL, " \t\n", &save) : NULL;
-		char *opts = type ? strtok_r(NULL, " \t\n", &save) : NULL;
-		if (!opts)
-			continue;
-		unescape_mnt(dir);
-		size_t n = strlen(dir);
-		/* the longest match wins; a later equal one is mounted over */
-		if (!mnt_holds(dir, path) || (found && n < best_len))
-			continue;
-		found = 1;
-		best_len = n;
-		rpmem_strlcpy(best, dir, sizeof(best));
-		dax = opts_have_dax(opts);
-	}
-	fclose(f);
-	if (mnt && mntlen)
-		rpmem_strlcpy(mnt, found ? best : "?", mntlen);
-	return dax;
-}
-
 /* path_inside -- directory a is b or below b */
 static int path_inside(const char *a, const char *b)
 {
 	return mnt_holds(b, a);
+}
+
+/*
+ * regions_clash -- a region of type at path would share storage with
+ * region o: the same device, or directories one inside the other
+ */
+static int regions_clash(const struct rpmemd_region_cfg *o, uint8_t type,
+			 const char *path)
+{
+	int dev_a = o->type == RPMEM_REGION_DEVDAX;
+	int dev_b = type == RPMEM_REGION_DEVDAX;
+	if (dev_a || dev_b)
+		return dev_a == dev_b && !strcmp(o->path, path);
+	return path_inside(path, o->path) || path_inside(o->path, path);
 }
 
 /* parse_region -- one element of regions = ( { ... }, ... ) */
@@ -348,18 +300,16 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 	int t = type ? rpmemd_region_type_parse(type) : RPMEM_REGION_DIR;
 	if (t < 0)
 		return cfg_err(c, config_setting_get_member(g, "type"), what,
-			       "'%s' is not one of dir, fsdax", type);
-	if (t == RPMEM_REGION_DEVDAX)
-		return cfg_err(c, config_setting_get_member(g, "type"), what,
-			       "devdax regions are not supported yet; use an fsdax mount");
+			       "'%s' is not one of dir, fsdax, devdax", type);
 	r->type = (uint8_t)t;
 
 	snprintf(what, sizeof(what), "%sdirect_pmem", pfx);
 	if ((ret = get_bool(c, g, "direct_pmem", what, &r->direct_pmem)))
 		return ret;
-	if (r->direct_pmem && r->type != RPMEM_REGION_FSDAX)
+	if (r->direct_pmem && r->type == RPMEM_REGION_DIR)
 		return cfg_err(c, config_setting_get_member(g, "direct_pmem"),
-			       what, "only an fsdax region can declare direct_pmem");
+			       what,
+			       "only an fsdax or devdax region can declare direct_pmem");
 
 	snprintf(what, sizeof(what), "%spath", pfx);
 	if ((ret = get_str(c, g, "path", what, &path)))
@@ -373,29 +323,36 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 	struct stat st;
 	if (!realpath(path, real) || stat(real, &st))
 		return cfg_err(c, ps, what, "'%s': %s", path, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return cfg_err(c, ps, what, "'%s' is not a directory", path);
+	if (r->type == RPMEM_REGION_DEVDAX && !S_ISCHR(st.st_mode))
+		return cfg_err(c, ps, what,
+			       "'%s' is not a character device: a devdax region is a whole device DAX device such as /dev/dax0.0 (use type = \"fsdax\" or \"dir\" for a directory)",
+			       path);
+	if (r->type != RPMEM_REGION_DEVDAX && !S_ISDIR(st.st_mode))
+		return cfg_err(c, ps, what, "'%s' is not a directory%s", path,
+			       S_ISCHR(st.st_mode) ?
+				       " (a /dev/daxX.Y device needs type = \"devdax\")" :
+				       "");
 	if (strlen(real) > RPMEM_STR_MAX)
 		return cfg_err(c, ps, what, "'%s' is longer than %d characters",
 			       real, RPMEM_STR_MAX);
 	for (unsigned i = 0; i < cfg->nregions; i++) {
 		const struct rpmemd_region_cfg *o = &cfg->regions[i];
-		if (path_inside(real, o->path) || path_inside(o->path, real))
+		if (regions_clash(o, r->type, real))
 			return cfg_err(c, ps, what,
-				       "'%s' overlaps region '%s' (%s)", real,
-				       o->name, o->path);
+				       r->type == RPMEM_REGION_DEVDAX ?
+					       "'%s' is also region '%s' (%s)" :
+					       "'%s' overlaps region '%s' (%s)",
+				       real, o->name, o->path);
 	}
 	if (r->type == RPMEM_REGION_FSDAX) {
-		char mnt[PATH_MAX];
-		int dax = rpmemd_mount_is_dax(c->mounts, real, mnt,
-					      sizeof(mnt));
+		int dax = rpmemd_is_dax_mount_in(c->mounts, real);
 		if (dax < 0)
 			return cfg_err(c, ps, what, "cannot read %s: %s",
 				       c->mounts, strerror(-dax));
 		if (!dax)
 			return cfg_err(c, ps, what,
-				       "'%s' is on %s, which is not mounted with -o dax (use type = \"dir\" for a plain directory)",
-				       real, mnt);
+				       "'%s' is not on a file system mounted with -o dax or -o dax=always (with dax=inode files need not be DAX; use type = \"dir\" for a plain directory)",
+				       real);
 	}
 	rpmem_strlcpy(r->path, real, sizeof(r->path));
 	cfg->nregions++;
@@ -563,6 +520,46 @@ int rpmemd_config_load(const char *path, struct rpmemd_config *out, char *err,
 {
 	return rpmemd_config_load_mounts(path, "/proc/self/mounts", out, err,
 					 errlen);
+}
+
+int rpmemd_config_add_regions(struct rpmemd_config *cfg,
+			      const struct rpmemd_region_cfg *v, size_t n)
+{
+	unsigned room = RPMEMD_MAX_REGIONS - cfg->nregions;
+	struct rpmemd_region_cfg *nr;
+	int added = 0;
+
+	if (!n)
+		return 0;
+	nr = realloc(cfg->regions,
+		     (cfg->nregions + (n < room ? n : room) + 1) * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	cfg->regions = nr;
+	for (size_t i = 0; i < n; i++) {
+		const struct rpmemd_region_cfg *a = &v[i];
+		const struct rpmemd_region_cfg *o = NULL;
+		for (unsigned j = 0; j < cfg->nregions && !o; j++)
+			if (!strcmp(nr[j].name, a->name) ||
+			    regions_clash(&nr[j], a->type, a->path))
+				o = &nr[j];
+		if (o) {
+			NOTICE("regions_auto: %s %s is not added as region '%s': region '%s' (%s) is configured",
+			       rpmem_region_type_str(a->type), a->path,
+			       a->name, o->name, o->path);
+			continue;
+		}
+		if (cfg->nregions >= RPMEMD_MAX_REGIONS) {
+			WARN("regions_auto: %s is not added: at most %d regions",
+			     a->path, RPMEMD_MAX_REGIONS);
+			continue;
+		}
+		nr[cfg->nregions] = *a;
+		nr[cfg->nregions].is_auto = 1;
+		cfg->nregions++;
+		added++;
+	}
+	return added;
 }
 
 void rpmemd_config_free(struct rpmemd_config *cfg)

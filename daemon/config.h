@@ -23,6 +23,7 @@ struct rpmemd_region_cfg {
 	uint8_t type;		      /* enum rpmem_region_type */
 	char path[RPMEM_STR_MAX + 1]; /* canonical (realpath) */
 	int direct_pmem;	      /* declared: writes reach PMem directly */
+	int is_auto;		      /* found by regions_auto, not listed */
 };
 
 struct rpmemd_config {
@@ -33,7 +34,7 @@ struct rpmemd_config {
 	int log_level;	/* LOG_ERR .. LOG_DEBUG */
 	int log_target; /* enum rpmemd_log_target */
 	unsigned max_sessions;
-	int regions_auto;	   /* reserved: PMem namespace discovery */
+	int regions_auto;	   /* also serve the discovered namespaces */
 	int require_auth;	   /* auth.require_auth (reserved) */
 	int allow_insecure_remote; /* non-loopback listeners without auth */
 	unsigned nregions;
@@ -57,13 +58,14 @@ int rpmemd_config_load_mounts(const char *path, const char *mounts,
 void rpmemd_config_free(struct rpmemd_config *cfg);
 
 /*
- * rpmemd_mount_is_dax -- 1 if the mount holding the directory path (in the
- * mount table file mounts, e.g. /proc/self/mounts) has the dax option,
- * 0 if not, -errno if the table cannot be read. The mount point found is
- * copied to mnt[mntlen] (may be NULL).
+ * rpmemd_config_add_regions -- append the regions v[n] found by
+ * regions_auto (marked is_auto) to cfg, except those whose name is taken
+ * or whose path is a configured one (or overlaps a configured directory):
+ * explicit regions win; each one left out is logged. Returns the number
+ * added or -ENOMEM (cfg unchanged).
  */
-int rpmemd_mount_is_dax(const char *mounts, const char *path, char *mnt,
-			size_t mntlen);
+int rpmemd_config_add_regions(struct rpmemd_config *cfg,
+			      const struct rpmemd_region_cfg *v, size_t n);
 
 /* rpmemd_region_type_parse -- "dir", "fsdax", "devdax"; -1 if unknown */
 int rpmemd_region_type_parse(const char *s);

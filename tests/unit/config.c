@@ -17,12 +17,15 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "pmem.h"
 
 /*
  * A scratch directory holds the configuration file, the region
  * directories and a fake mount table in which dax/ is a DAX mount and
- * nodax/ is not:
- *	a/ a/inner/ b/ c/ dax/r/ nodax/r/ plainfile mounts rpmemd.conf
+ * nodax/ and inode/ (dax=inode: files need not be DAX) are not:
+ *	a/ a/inner/ b/ c/ dax/r/ nodax/r/ inode/r/ plainfile mounts rpmemd.conf
+ * /dev/null stands in for a device DAX (the parser checks only that a
+ * devdax path is a character device).
  */
 static char dir[PATH_MAX];
 static char conf[PATH_MAX + 16];
@@ -53,8 +56,10 @@ static int setup(void **state)
 		return -1;
 	snprintf(conf, sizeof(conf), "%s/rpmemd.conf", dir);
 	snprintf(mounts, sizeof(mounts), "%s/mounts", dir);
-	static const char *const subs[] = { "a", "a/inner", "b", "c", "dax",
-					    "dax/r", "nodax", "nodax/r" };
+	static const char *const subs[] = { "a",     "a/inner", "b",
+					    "c",     "dax",	"dax/r",
+					    "nodax", "nodax/r", "inode",
+					    "inode/r" };
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
 		mkdir_in(subs[i]);
 	char p[PATH_MAX + 64], m[4 * PATH_MAX];
@@ -63,8 +68,9 @@ static int setup(void **state)
 	snprintf(m, sizeof(m),
 		 "/dev/root / ext4 rw,relatime 0 0\n"
 		 "/dev/pmem0 %s/dax ext4 rw,relatime,dax=always 0 0\n"
-		 "/dev/pmem1 %s/nodax ext4 rw,relatime 0 0\n",
-		 dir, dir);
+		 "/dev/pmem1 %s/nodax ext4 rw,relatime 0 0\n"
+		 "/dev/pmem2 %s/inode xfs rw,relatime,dax=inode 0 0\n",
+		 dir, dir, dir);
 	write_file(mounts, m);
 	return 0;
 }
@@ -208,6 +214,25 @@ static void rpmemd_config_load__several_regions(void **state)
 	rpmemd_config_free(&cfg);
 }
 
+static void rpmemd_config_load__devdax_region(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = (\n"
+			      "  { name = \"d\"; type = \"devdax\"; path = \"/dev/null\";\n"
+			      "    direct_pmem = true; },\n"
+			      "  { name = \"a\"; path = \"%s/a\"; }\n"
+			      ");\n",
+			      dir),
+			 0);
+	assert_int_equal(cfg.nregions, 2);
+	assert_string_equal(cfg.regions[0].name, "d");
+	assert_int_equal(cfg.regions[0].type, RPMEM_REGION_DEVDAX);
+	assert_string_equal(cfg.regions[0].path, "/dev/null");
+	assert_int_equal(cfg.regions[0].direct_pmem, 1);
+	assert_int_equal(cfg.regions[0].is_auto, 0);
+	rpmemd_config_free(&cfg);
+}
+
 static void rpmemd_config_load__non_loopback_with_allow_insecure(void **state)
 {
 	(void)state;
@@ -260,16 +285,46 @@ static void rpmemd_config_load__unknown_region_type(void **state)
 	has("'tape'");
 }
 
-static void rpmemd_config_load__devdax_region_not_supported(void **state)
+static void rpmemd_config_load__devdax_needs_a_character_device(
+	void **state)
 {
 	(void)state;
 	assert_int_equal(load("regions = ( { name = \"d\"; type = \"devdax\";\n"
 			      "  path = \"%s/a\"; } );\n",
 			      dir),
 			 -EINVAL);
-	at(1);
-	has("regions[0].type");
-	has("devdax");
+	at(2);
+	has("regions[0].path");
+	has("is not a character device");
+	assert_int_equal(load("regions = ( { name = \"d\"; type = \"devdax\";\n"
+			      "  path = \"%s/plainfile\"; } );\n",
+			      dir),
+			 -EINVAL);
+	has("is not a character device");
+	assert_int_equal(load("regions = ( { name = \"d\"; type = \"devdax\";\n"
+			      "  path = \"/dev/no-such-dax9.9\"; } );\n"),
+			 -EINVAL);
+	has("/dev/no-such-dax9.9");
+	has(strerror(ENOENT));
+	/* and a directory region on a device says which type it needs */
+	assert_int_equal(load("regions = ( { name = \"d\"; type = \"fsdax\";\n"
+			      "  path = \"/dev/null\"; } );\n"),
+			 -EINVAL);
+	has("is not a directory");
+	has("type = \"devdax\"");
+}
+
+static void rpmemd_config_load__devdax_device_listed_twice(void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions = (\n"
+			      "  { name = \"d1\"; type = \"devdax\"; path = \"/dev/null\"; },\n"
+			      "  { name = \"d2\"; type = \"devdax\"; path = \"/dev/null\"; }\n"
+			      ");\n"),
+			 -EINVAL);
+	at(3);
+	has("regions[1].path");
+	has("is also region 'd1'");
 }
 
 static void rpmemd_config_load__duplicate_region_name(void **state)
@@ -504,13 +559,19 @@ static void rpmemd_config_load__fsdax_needs_a_dax_mount(void **state)
 			 -EINVAL);
 	at(2);
 	has("regions[0].path");
-	has("not mounted with -o dax");
+	has("not on a file system mounted with -o dax");
 	char mnt[PATH_MAX + 16];
 	snprintf(mnt, sizeof(mnt), "%s/nodax", dir);
 	has(mnt);
+	/* dax=inode: a file is DAX only if flagged, so not a DAX mount */
+	assert_int_equal(load("regions = ( { name = \"p\"; type = \"fsdax\";\n"
+			      "  path = \"%s/inode/r\"; } );\n",
+			      dir),
+			 -EINVAL);
+	has("dax=inode");
 }
 
-static void rpmemd_config_load__direct_pmem_only_on_fsdax(void **state)
+static void rpmemd_config_load__direct_pmem_only_on_pmem(void **state)
 {
 	(void)state;
 	assert_int_equal(load("regions = ( { name = \"a\"; path = \"%s/a\";\n"
@@ -569,10 +630,10 @@ static void rpmemd_config_free__null_and_twice(void **state)
 
 /* --- mount table and region types ---------------------------------------- */
 
-static void rpmemd_mount_is_dax__longest_match_and_options(void **state)
+static void rpmemd_is_dax_mount_in__longest_match_and_options(void **state)
 {
 	(void)state;
-	char m[PATH_MAX + 32], mnt[PATH_MAX];
+	char m[PATH_MAX + 32];
 	snprintf(m, sizeof(m), "%s/mounts2", dir);
 	write_file(m, "rootfs / rootfs rw 0 0\n"
 		      "/dev/sda1 / ext4 rw 0 0\n"
@@ -583,43 +644,25 @@ static void rpmemd_mount_is_dax__longest_match_and_options(void **state)
 		      "/dev/sdb1 /mnt/over ext4 rw 0 0\n"
 		      "/dev/pmem4 /mnt/pmem/sub ext4 rw,nodax 0 0\n"
 		      "garbage\n");
-	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmem/x", mnt,
-					     sizeof(mnt)),
-			 1);
-	assert_string_equal(mnt, "/mnt/pmem");
-	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmem", mnt,
-					     sizeof(mnt)),
-			 1);
-	/* a component boundary: /mnt/pmem0 is not below /mnt/pmem */
-	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmem0/x", mnt,
-					     sizeof(mnt)),
-			 0);
-	assert_string_equal(mnt, "/mnt/pmem0");
-	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmemx", mnt,
-					     sizeof(mnt)),
-			 0);
-	assert_string_equal(mnt, "/");
-	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/with space/db", mnt,
-					     sizeof(mnt)),
-			 1);
-	assert_string_equal(mnt, "/mnt/with space");
+	assert_int_equal(rpmemd_is_dax_mount_in(m, "/mnt/pmem/x"), 1);
+	assert_int_equal(rpmemd_is_dax_mount_in(m, "/mnt/pmem"), 1);
+	/* dax=inode makes only flagged files DAX: not a DAX mount */
+	assert_int_equal(rpmemd_is_dax_mount_in(m, "/mnt/pmem0/x"), 0);
+	/* a component boundary: /mnt/pmemx is not below /mnt/pmem */
+	assert_int_equal(rpmemd_is_dax_mount_in(m, "/mnt/pmemx"), 0);
+	assert_int_equal(rpmemd_is_dax_mount_in(m, "/mnt/with space/db"), 1);
 	/* the later of two mounts on one directory is the visible one */
-	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/over/x", mnt,
-					     sizeof(mnt)),
-			 0);
-	assert_int_equal(rpmemd_mount_is_dax(m, "/mnt/pmem/sub/x", mnt,
-					     sizeof(mnt)),
-			 0);
-	assert_string_equal(mnt, "/mnt/pmem/sub");
-	assert_int_equal(rpmemd_mount_is_dax(m, "/home/x", NULL, 0), 0);
+	assert_int_equal(rpmemd_is_dax_mount_in(m, "/mnt/over/x"), 0);
+	assert_int_equal(rpmemd_is_dax_mount_in(m, "/mnt/pmem/sub/x"), 0);
+	assert_int_equal(rpmemd_is_dax_mount_in(m, "/home/x"), 0);
 }
 
-static void rpmemd_mount_is_dax__unreadable_table_is_errno(void **state)
+static void rpmemd_is_dax_mount_in__unreadable_table_is_errno(void **state)
 {
 	(void)state;
 	char p[PATH_MAX + 32];
 	snprintf(p, sizeof(p), "%s/no-mounts", dir);
-	assert_int_equal(rpmemd_mount_is_dax(p, "/", NULL, 0), -ENOENT);
+	assert_int_equal(rpmemd_is_dax_mount_in(p, "/"), -ENOENT);
 	/* and a region on fsdax then says why */
 	write_file(conf, "regions = ( { name = \"p\"; type = \"fsdax\";\n"
 			 "  path = \"/\"; } );\n");
@@ -628,6 +671,80 @@ static void rpmemd_mount_is_dax__unreadable_table_is_errno(void **state)
 			 -EINVAL);
 	has("cannot read");
 	has(p);
+}
+
+/* --- regions_auto ----------------------------------------------------------- */
+
+/* auto_region -- a discovered region as rpmemd_pmem_auto_regions gives it */
+static struct rpmemd_region_cfg auto_region(const char *name, uint8_t type,
+					    const char *path)
+{
+	struct rpmemd_region_cfg r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	r.type = type;
+	snprintf(r.path, sizeof(r.path), "%s", path);
+	return r;
+}
+
+static void rpmemd_config_add_regions__explicit_regions_win(void **state)
+{
+	(void)state;
+	char daxdir[PATH_MAX + 8], other[PATH_MAX + 8];
+	snprintf(daxdir, sizeof(daxdir), "%s/dax", dir);
+	snprintf(other, sizeof(other), "%s/b", dir);
+	/* explicit: devdax /dev/null, a dir region inside the dax mount */
+	assert_int_equal(load("regions = (\n"
+			      "  { name = \"d\"; type = \"devdax\"; path = \"/dev/null\"; },\n"
+			      "  { name = \"pm\"; type = \"fsdax\"; path = \"%1$s/dax/r\"; },\n"
+			      "  { name = \"taken\"; path = \"%1$s/a\"; }\n"
+			      ");\n",
+			      dir),
+			 0);
+	struct rpmemd_region_cfg found[] = {
+		/* the same device under another name: left out */
+		auto_region("dax1.0", RPMEM_REGION_DEVDAX, "/dev/null"),
+		/* a mount holding an explicit region: left out */
+		auto_region("pmem0", RPMEM_REGION_FSDAX, daxdir),
+		/* a configured name: left out */
+		auto_region("taken", RPMEM_REGION_DEVDAX, "/dev/zero"),
+		/* new: added */
+		auto_region("dax2.0", RPMEM_REGION_DEVDAX, "/dev/zero"),
+		auto_region("pmem1", RPMEM_REGION_FSDAX, other),
+	};
+	assert_int_equal(rpmemd_config_add_regions(&cfg, found, 5), 2);
+	assert_int_equal(cfg.nregions, 5);
+	assert_string_equal(cfg.regions[0].name, "d");
+	assert_int_equal(cfg.regions[0].is_auto, 0);
+	assert_string_equal(cfg.regions[3].name, "dax2.0");
+	assert_string_equal(cfg.regions[3].path, "/dev/zero");
+	assert_int_equal(cfg.regions[3].type, RPMEM_REGION_DEVDAX);
+	assert_int_equal(cfg.regions[3].is_auto, 1);
+	assert_string_equal(cfg.regions[4].name, "pmem1");
+	assert_string_equal(cfg.regions[4].path, other);
+	assert_int_equal(cfg.regions[4].is_auto, 1);
+	/* nothing found, nothing changes */
+	assert_int_equal(rpmemd_config_add_regions(&cfg, NULL, 0), 0);
+	assert_int_equal(cfg.nregions, 5);
+	rpmemd_config_free(&cfg);
+}
+
+static void rpmemd_config_add_regions__to_a_file_without_regions(
+	void **state)
+{
+	(void)state;
+	assert_int_equal(load("regions_auto = true;\n"), 0);
+	assert_int_equal(cfg.regions_auto, 1);
+	assert_int_equal(cfg.nregions, 0);
+	struct rpmemd_region_cfg found[] = {
+		auto_region("dax1.0", RPMEM_REGION_DEVDAX, "/dev/null"),
+		/* discovery never gives one device twice, but if it did */
+		auto_region("dax1.1", RPMEM_REGION_DEVDAX, "/dev/null"),
+	};
+	assert_int_equal(rpmemd_config_add_regions(&cfg, found, 2), 1);
+	assert_int_equal(cfg.nregions, 1);
+	assert_string_equal(cfg.regions[0].name, "dax1.0");
+	rpmemd_config_free(&cfg);
 }
 
 static void rpmemd_region_type_parse__known_names(void **state)
@@ -655,8 +772,11 @@ int main(void)
 		cmocka_unit_test(
 			rpmemd_config_load__syntax_error_names_file_and_line),
 		cmocka_unit_test(rpmemd_config_load__unknown_region_type),
+		cmocka_unit_test(rpmemd_config_load__devdax_region),
 		cmocka_unit_test(
-			rpmemd_config_load__devdax_region_not_supported),
+			rpmemd_config_load__devdax_needs_a_character_device),
+		cmocka_unit_test(
+			rpmemd_config_load__devdax_device_listed_twice),
 		cmocka_unit_test(rpmemd_config_load__duplicate_region_name),
 		cmocka_unit_test(rpmemd_config_load__invalid_region_name),
 		cmocka_unit_test(rpmemd_config_load__relative_path),
@@ -673,15 +793,19 @@ int main(void)
 		cmocka_unit_test(
 			rpmemd_config_load__regions_must_be_a_list_of_groups),
 		cmocka_unit_test(rpmemd_config_load__fsdax_needs_a_dax_mount),
-		cmocka_unit_test(rpmemd_config_load__direct_pmem_only_on_fsdax),
+		cmocka_unit_test(rpmemd_config_load__direct_pmem_only_on_pmem),
 		cmocka_unit_test(rpmemd_config_load__missing_file_is_enoent),
 		cmocka_unit_test(
 			rpmemd_config_load__out_untouched_on_failure),
 		cmocka_unit_test(rpmemd_config_free__null_and_twice),
 		cmocka_unit_test(
-			rpmemd_mount_is_dax__longest_match_and_options),
+			rpmemd_is_dax_mount_in__longest_match_and_options),
 		cmocka_unit_test(
-			rpmemd_mount_is_dax__unreadable_table_is_errno),
+			rpmemd_is_dax_mount_in__unreadable_table_is_errno),
+		cmocka_unit_test(
+			rpmemd_config_add_regions__explicit_regions_win),
+		cmocka_unit_test(
+			rpmemd_config_add_regions__to_a_file_without_regions),
 		cmocka_unit_test(rpmemd_region_type_parse__known_names),
 	};
 	return cmocka_run_group_tests_name("config", tests, setup, teardown);
