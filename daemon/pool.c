@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* pool.c -- pool files in a region and their shared libpmem2 mappings */
+/* pool.c -- pools of a region (files, or a devdax pool table) and opens */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "devdax.h"
 #include "log.h"
 #include "pool.h"
 #include "util.h"
@@ -26,19 +27,69 @@ static struct rpmemd_pool *find_open(struct rpmemd_regions *set, dev_t dev,
 				     ino_t ino)
 {
 	for (struct rpmemd_pool *p = set->open; p; p = p->next)
-		if (p->dev == dev && p->ino == ino)
+		if (!p->dax && p->dev == dev && p->ino == ino)
 			return p;
 	return NULL;
 }
 
-/* find_open_name -- the open pool file name of region r, if any; set->lock */
+/* find_open_dax -- the open pool name of device dax; set->lock held */
+static struct rpmemd_pool *find_open_dax(struct rpmemd_regions *set,
+					 const struct rpmemd_dax *dax,
+					 const char *name)
+{
+	for (struct rpmemd_pool *p = set->open; p; p = p->next)
+		if (p->dax == dax && !strcmp(p->name, name))
+			return p;
+	return NULL;
+}
+
+/* find_open_name -- the open pool name of region r, if any; set->lock */
 static struct rpmemd_pool *find_open_name(struct rpmemd_region *r,
 					  const char *name)
 {
 	struct stat st;
+	if (r->dax)
+		return find_open_dax(r->set, r->dax, name);
 	if (fstatat(r->dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return NULL;
 	return find_open(r->set, st.st_dev, st.st_ino);
+}
+
+/*
+ * open_busy -- -EBUSY with the reason in err if pool name of r is open
+ * (a session may be writing to it), else 0
+ */
+static int open_busy(struct rpmemd_region *r, const char *name, char *err,
+		     size_t errlen)
+{
+	int ret = 0;
+	pthread_mutex_lock(&r->set->lock);
+	struct rpmemd_pool *p = find_open_name(r, name);
+	if (p) {
+		if (p->writer_sid)
+			snprintf(err, errlen,
+				 "pool '%s' is open for writing by %s; close it first",
+				 name, p->writer);
+		else
+			snprintf(err, errlen,
+				 "pool '%s' is open by %u reader(s); close it first",
+				 name, p->readers);
+		ret = -EBUSY;
+	}
+	pthread_mutex_unlock(&r->set->lock);
+	return ret;
+}
+
+/* syncing_busy -- -EBUSY unless forced if the pool is in a sync */
+static int syncing_busy(const struct rpmemd_meta *m, const char *name,
+			int force, char *err, size_t errlen)
+{
+	if (m->state != RPMEM_POOL_SYNCING || force)
+		return 0;
+	snprintf(err, errlen,
+		 "pool '%s' is in the middle of a sync (state syncing); a new sync resumes it, or remove it with --force",
+		 name);
+	return -EBUSY;
 }
 
 /* stats_find -- the saved counters of pool name; set->lock held */
@@ -94,6 +145,43 @@ static int meta_exists(struct rpmemd_region *r, const char *name)
 	return fstatat(r->metafd, file, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* dax_create -- a pool of a devdax region: an extent and a table entry */
+static int dax_create(struct rpmemd_region *r, const char *name,
+		      uint64_t size, char *err, size_t errlen)
+{
+	struct rpmemd_devdax_info di;
+	char need[32], have[32], big[32];
+	int ret;
+
+	pthread_mutex_lock(&r->dax->lock);
+	ret = rpmemd_devdax_create(r->dax->dd, name, size, NULL);
+	if (ret == -EEXIST) {
+		snprintf(err, errlen, "pool '%s' already exists in region '%s'",
+			 name, r->cfg.name);
+	} else if (ret == -ENOSPC) {
+		rpmemd_devdax_info(r->dax->dd, &di);
+		if (di.npools >= di.max_pools)
+			snprintf(err, errlen,
+				 "region '%s' cannot hold more pools: its pool table is full (%u pools)",
+				 r->cfg.name, di.max_pools);
+		else
+			snprintf(err, errlen,
+				 "pool '%s' needs %s but region '%s' has %s free (largest free extent %s)",
+				 name, rpmem_fmt_size(size, need, sizeof(need)),
+				 r->cfg.name,
+				 rpmem_fmt_size(di.free, have, sizeof(have)),
+				 rpmem_fmt_size(di.largest_free, big,
+						sizeof(big)));
+	} else if (ret) {
+		snprintf(err, errlen, "cannot create pool '%s' in region '%s': %s",
+			 name, r->cfg.name, strerror(-ret));
+	}
+	pthread_mutex_unlock(&r->dax->lock);
+	if (!ret)
+		stats_drop(r, name);
+	return ret;
+}
+
 int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 		       uint64_t size, char *err, size_t errlen)
 {
@@ -116,6 +204,8 @@ int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 		return -EINVAL;
 	}
 
+	if (r->dax)
+		return dax_create(r, name, size, err, errlen);
 	pthread_mutex_lock(&r->lock);
 	if (meta_exists(r, name)) {
 		snprintf(err, errlen, "pool '%s' already exists in region '%s'",
@@ -193,6 +283,40 @@ err_unlock:
 	return ret;
 }
 
+/* dax_remove -- drop a pool from a devdax region's table */
+static int dax_remove(struct rpmemd_region *r, const char *name, int force,
+		      char *err, size_t errlen)
+{
+	struct rpmemd_devdax_pool dp;
+	int ret;
+
+	pthread_mutex_lock(&r->dax->lock);
+	ret = rpmemd_devdax_lookup(r->dax->dd, name, &dp);
+	if (ret == -ENOENT) {
+		snprintf(err, errlen, "no pool '%s' in region '%s'", name,
+			 r->cfg.name);
+		goto out;
+	}
+	if (ret) {
+		snprintf(err, errlen, "cannot look up pool '%s': %s", name,
+			 strerror(-ret));
+		goto out;
+	}
+	if ((ret = open_busy(r, name, err, errlen)) ||
+	    (ret = syncing_busy(&dp.meta, name, force, err, errlen)))
+		goto out;
+	ret = rpmemd_devdax_remove(r->dax->dd, name);
+	if (ret) {
+		snprintf(err, errlen, "cannot remove pool '%s' from region '%s': %s",
+			 name, r->cfg.name, strerror(-ret));
+		goto out;
+	}
+	stats_drop(r, name);
+out:
+	pthread_mutex_unlock(&r->dax->lock);
+	return ret;
+}
+
 int rpmemd_pool_remove(struct rpmemd_region *r, const char *name, int force,
 		       char *err, size_t errlen)
 {
@@ -203,6 +327,8 @@ int rpmemd_pool_remove(struct rpmemd_region *r, const char *name, int force,
 		snprintf(err, errlen, "invalid pool name '%s'", name);
 		return -EINVAL;
 	}
+	if (r->dax)
+		return dax_remove(r, name, force, err, errlen);
 	pthread_mutex_lock(&r->lock);
 	ret = rpmemd_meta_read(r->metafd, name, &m);
 	if (ret == -ENOENT) {
@@ -216,29 +342,10 @@ int rpmemd_pool_remove(struct rpmemd_region *r, const char *name, int force,
 			 name, strerror(-ret));
 		goto err_unlock;
 	}
-	pthread_mutex_lock(&r->set->lock);
-	struct rpmemd_pool *p = find_open_name(r, name);
-	if (p) {
-		if (p->writer_sid)
-			snprintf(err, errlen,
-				 "pool '%s' is open for writing by %s; close it first",
-				 name, p->writer);
-		else
-			snprintf(err, errlen,
-				 "pool '%s' is open by %u reader(s); close it first",
-				 name, p->readers);
-		pthread_mutex_unlock(&r->set->lock);
-		ret = -EBUSY;
+	int corrupt = ret == -EBADMSG;
+	if ((ret = open_busy(r, name, err, errlen)) ||
+	    (!corrupt && (ret = syncing_busy(&m, name, force, err, errlen))))
 		goto err_unlock;
-	}
-	pthread_mutex_unlock(&r->set->lock);
-	if (ret == 0 && m.state == RPMEM_POOL_SYNCING && !force) {
-		snprintf(err, errlen,
-			 "pool '%s' is in the middle of a sync (state syncing); a new sync resumes it, or remove it with --force",
-			 name);
-		ret = -EBUSY;
-		goto err_unlock;
-	}
 	ret = rpmemd_meta_unlink(r->metafd, name);
 	if (ret) {
 		snprintf(err, errlen, "cannot remove the metadata of pool '%s': %s",
@@ -298,7 +405,6 @@ static int pool_map(struct rpmemd_pool *p, int fd, char *err, size_t errlen)
 	p->map = map;
 	p->addr = pmem2_map_get_address(map);
 	p->persist = pmem2_get_persist_fn(map);
-	p->pagesize = (size_t)sysconf(_SC_PAGESIZE);
 	p->is_pmem = pmem2_map_get_store_granularity(map) !=
 		     PMEM2_GRANULARITY_PAGE;
 	if (p->region->cfg.type == RPMEM_REGION_FSDAX && !p->is_pmem)
@@ -342,6 +448,111 @@ static void pool_free(struct rpmemd_pool *p)
 	free(p);
 }
 
+/* pool_new -- a pool object of region r, not yet in the open table */
+static int pool_new(struct rpmemd_region *r, const char *name,
+		    const struct rpmemd_meta *m, struct rpmemd_pool **out,
+		    char *err, size_t errlen)
+{
+	struct rpmemd_pool *np = calloc(1, sizeof(*np));
+	int ret;
+	if (!np) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if ((ret = -pthread_mutex_init(&np->meta_lock, NULL))) {
+		free(np);
+		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
+		return ret;
+	}
+	rpmemd_region_ref(r);
+	np->region = r;
+	rpmem_strlcpy(np->name, name, sizeof(np->name));
+	np->size = m->size;
+	np->meta = *m;
+	np->pagesize = (size_t)sysconf(_SC_PAGESIZE);
+	*out = np;
+	return 0;
+}
+
+/* pool_insert -- put fresh pool np in the open table; set->lock held */
+static void pool_insert(struct rpmemd_pool *np)
+{
+	struct rpmemd_regions *set = np->region->set;
+	struct rpmemd_pool_stats *saved = stats_find(np->region, np->name);
+	np->next = set->open;
+	set->open = np;
+	if (saved) {
+		np->bytes_written = saved->bytes_written;
+		np->flushes = saved->flushes;
+	}
+}
+
+/*
+ * dax_open -- open a pool of a devdax region: its range of the device's
+ * mapping, shared by every open of the pool
+ */
+static int dax_open(struct rpmemd_region *r, const char *name, uint8_t mode,
+		    uint32_t sid, const char *holder, struct rpmemd_pool **out,
+		    char *err, size_t errlen)
+{
+	struct rpmemd_regions *set = r->set;
+	struct rpmemd_devdax_pool dp;
+	struct rpmemd_devdax_info di;
+	struct rpmemd_pool *p, *np = NULL;
+	void *addr;
+	uint64_t size;
+	int ret;
+
+	pthread_mutex_lock(&r->dax->lock);
+	ret = rpmemd_devdax_lookup(r->dax->dd, name, &dp);
+	if (ret) {
+		snprintf(err, errlen, ret == -ENOENT ?
+				 "no pool '%s' in region '%s'" :
+				 "cannot look up pool '%s' in region '%s'",
+			 name, r->cfg.name);
+		goto out;
+	}
+	/* already open: share it */
+	pthread_mutex_lock(&set->lock);
+	p = find_open_dax(set, r->dax, name);
+	if (p)
+		ret = pool_attach(p, mode, sid, holder, err, errlen);
+	pthread_mutex_unlock(&set->lock);
+	if (p)
+		goto out;
+
+	ret = rpmemd_devdax_pool_addr(r->dax->dd, name, &addr, &size);
+	if (ret || size != dp.meta.size) {
+		snprintf(err, errlen, "pool '%s' in region '%s': no range in the pool table",
+			 name, r->cfg.name);
+		ret = -EIO;
+		goto out;
+	}
+	if ((ret = pool_new(r, name, &dp.meta, &np, err, errlen)))
+		goto out;
+	rpmemd_devdax_info(r->dax->dd, &di);
+	np->dax = r->dax;
+	np->addr = addr;
+	np->is_pmem = di.granularity != PMEM2_GRANULARITY_PAGE;
+	/* the device's lock keeps out a second open of this pool */
+	pthread_mutex_lock(&set->lock);
+	pool_insert(np);
+	ret = pool_attach(np, mode, sid, holder, err, errlen);
+	if (ret)
+		set->open = np->next;
+	pthread_mutex_unlock(&set->lock);
+	if (ret) {
+		pool_free(np);
+		goto out;
+	}
+	p = np;
+out:
+	pthread_mutex_unlock(&r->dax->lock);
+	if (!ret)
+		*out = p;
+	return ret;
+}
+
 int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 		     uint32_t sid, const char *holder,
 		     struct rpmemd_pool **out, char *err, size_t errlen)
@@ -356,6 +567,8 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 		snprintf(err, errlen, "invalid pool name '%s'", name);
 		return -EINVAL;
 	}
+	if (r->dax)
+		return dax_open(r, name, mode, sid, holder, out, err, errlen);
 	pthread_mutex_lock(&r->lock);
 	ret = rpmemd_meta_read(r->metafd, name, &m);
 	if (ret) {
@@ -411,24 +624,10 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	}
 	pthread_mutex_unlock(&set->lock);
 
-	np = calloc(1, sizeof(*np));
-	if (!np) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "out of memory");
+	if ((ret = pool_new(r, name, &m, &np, err, errlen)))
 		goto err_close;
-	}
-	if ((ret = -pthread_mutex_init(&np->meta_lock, NULL))) {
-		free(np);
-		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
-		goto err_close;
-	}
-	rpmemd_region_ref(r);
-	np->region = r;
-	rpmem_strlcpy(np->name, name, sizeof(np->name));
 	np->dev = st.st_dev;
 	np->ino = st.st_ino;
-	np->size = m.size;
-	np->meta = m;
 	if ((ret = pool_map(np, fd, err, errlen)))
 		goto err_free;
 
@@ -436,15 +635,9 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	/* the same file through another region object (after a reload) */
 	p = find_open(set, st.st_dev, st.st_ino);
 	if (!p) {
-		struct rpmemd_pool_stats *saved = stats_find(r, name);
 		p = np;
 		np = NULL;
-		p->next = set->open;
-		set->open = p;
-		if (saved) {
-			p->bytes_written = saved->bytes_written;
-			p->flushes = saved->flushes;
-		}
+		pool_insert(p);
 	}
 	ret = pool_attach(p, mode, sid, holder, err, errlen);
 	if (ret && p->refs == 0) {
@@ -506,6 +699,15 @@ int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len)
 {
 	if (len == 0)
 		return 0;
+	if (p->dax) {
+		int ret = rpmemd_devdax_persist(p->dax->dd, p->addr + off, len);
+		if (ret)
+			ERR("region '%s': pool '%s': persisting %llu bytes at %llu failed: %s",
+			    p->region->cfg.name, p->name,
+			    (unsigned long long)len, (unsigned long long)off,
+			    strerror(-ret));
+		return ret;
+	}
 	if (p->is_pmem) {
 		p->persist(p->addr + off, len);
 		return 0;
@@ -528,6 +730,23 @@ int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/*
+ * dax_set_state -- the state change in the device's pool table (one
+ * whole-slot write); *m gets the record as written
+ */
+static int dax_set_state(struct rpmemd_pool *p, uint8_t state,
+			 const char *source, struct rpmemd_meta *m)
+{
+	struct rpmemd_devdax_pool dp;
+	int ret = rpmemd_devdax_set_state(p->dax->dd, p->name, state,
+					  source && source[0] ? source : NULL);
+	if (!ret)
+		ret = rpmemd_devdax_lookup(p->dax->dd, p->name, &dp);
+	if (!ret)
+		*m = dp.meta;
+	return ret;
+}
+
 int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
 			  const char *source, struct rpmemd_meta *out,
 			  char *err, size_t errlen)
@@ -543,7 +762,10 @@ int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
 	}
 	if (source && source[0])
 		rpmemd_meta_set_source(&m, source);
-	ret = rpmemd_meta_write(p->region->metafd, p->name, &m);
+	if (p->dax)
+		ret = dax_set_state(p, state, source, &m);
+	else
+		ret = rpmemd_meta_write(p->region->metafd, p->name, &m);
 	if (ret) {
 		snprintf(err, errlen, "cannot write the metadata of pool '%s': %s",
 			 p->name, strerror(-ret));
@@ -604,10 +826,38 @@ static void pool_info(struct rpmemd_region *r, const char *name,
 	pthread_mutex_unlock(&r->set->lock);
 }
 
+/* dax_list -- the pools of a devdax region's table */
+static int dax_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
+		    uint32_t *n)
+{
+	struct rpmemd_devdax_pool *dp = NULL;
+	size_t cnt = 0;
+	int ret;
+
+	pthread_mutex_lock(&r->dax->lock);
+	ret = rpmemd_devdax_list(r->dax->dd, &dp, &cnt);
+	if (ret || !cnt)
+		goto out;
+	struct rpmem_pool_info *nv = realloc(*v, (*n + cnt) * sizeof(**v));
+	if (!nv) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	*v = nv;
+	for (size_t i = 0; i < cnt; i++)
+		pool_info(r, dp[i].name, &dp[i].meta, &nv[(*n)++]);
+out:
+	pthread_mutex_unlock(&r->dax->lock);
+	free(dp);
+	return ret;
+}
+
 int rpmemd_pool_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
 		     uint32_t *n)
 {
 	int ret = 0;
+	if (r->dax)
+		return dax_list(r, v, n);
 	pthread_mutex_lock(&r->lock);
 	int fd = dup(r->metafd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;

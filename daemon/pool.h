@@ -16,19 +16,22 @@ struct pmem2_map;
 
 /*
  * An open pool: one mapping per pool file however many sessions opened
- * it; one writer at a time, readers share. The mapping stays valid while
- * the opener holds its reference, so I/O needs no lock.
+ * it (a devdax pool is a range of the device's mapping: no mapping of
+ * its own); one writer at a time, readers share. The mapping stays valid
+ * while the opener holds its reference, so I/O needs no lock. Whatever
+ * the region type, rpmemd_pool_persist makes a range durable.
  */
 struct rpmemd_pool {
 	struct rpmemd_region *region; /* a reference */
 	char name[RPMEM_NAME_MAX + 1];
 	dev_t dev; /* identity of the pool file in the open table */
 	ino_t ino;
-	struct pmem2_map *map;
+	struct rpmemd_dax *dax; /* devdax: identity is (dax, name) */
+	struct pmem2_map *map;	/* NULL for devdax */
 	uint8_t *addr;
 	uint64_t size;
 	int is_pmem; /* the mapping is PMem (store granularity below page) */
-	void (*persist)(const void *ptr, size_t size);
+	void (*persist)(const void *ptr, size_t size); /* files; NULL devdax */
 	size_t pagesize;
 
 	pthread_mutex_t meta_lock; /* meta, and its file */
@@ -49,7 +52,8 @@ struct rpmemd_pool {
 /*
  * rpmemd_pool_create -- a pool file of exactly size bytes (allocated, so a
  * full region fails here, not on a later write), then its metadata
- * (state empty). A pool file without metadata (a crash during create or
+ * (state empty); in a devdax region, a zeroed extent of the device and
+ * an entry of its pool table. A pool file without metadata (a crash during create or
  * remove) is invisible and reused. Errors: -EINVAL (name, size), -EEXIST,
  * -ENOSPC, -errno; the reason in err[errlen].
  */
@@ -79,7 +83,8 @@ void rpmemd_pool_close(struct rpmemd_pool **pool, uint8_t mode, uint32_t sid);
 
 /*
  * rpmemd_pool_persist -- make [off, off + len) persistent: CPU cache
- * flush on PMem, msync otherwise. The range must be valid.
+ * flush on PMem (fsdax files, devdax), msync otherwise. The range must
+ * be valid.
  */
 int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len);
 

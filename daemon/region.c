@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "devdax.h"
 #include "log.h"
 #include "meta.h"
 #include "region.h"
@@ -30,27 +31,117 @@ int rpmemd_regions_new(struct rpmemd_regions **out)
 	return 0;
 }
 
-/* region_open -- open the directory and its metadata directory */
-static int region_open(struct rpmemd_regions *set,
-		       const struct rpmemd_region_cfg *cfg,
-		       struct rpmemd_region **out, char *err, size_t errlen)
+/* dax_find -- the open device path of another region object, or NULL */
+static struct rpmemd_dax *dax_find(struct rpmemd_regions *set,
+				   const char *path)
 {
-	struct rpmemd_region *r = calloc(1, sizeof(*r));
+	for (unsigned i = 0; i < set->n; i++)
+		if (set->v[i]->dax && !strcmp(set->v[i]->cfg.path, path))
+			return set->v[i]->dax;
+	for (struct rpmemd_region *r = set->retired; r; r = r->next)
+		if (r->dax && !strcmp(r->cfg.path, path))
+			return r->dax;
+	return NULL;
+}
+
+/* dax_why -- what an error of rpmemd_devdax_open means for the admin */
+static const char *dax_why(int ret)
+{
+	switch (ret) {
+	case -EMEDIUMTYPE:
+		return "it holds data that is not an rpmemd pool table (a foreign signature); it is left untouched";
+	case -EBADMSG:
+	case -EUCLEAN:
+		return "its pool table is corrupt";
+	case -EPROTONOSUPPORT:
+		return "its pool table has a version this rpmemd does not know";
+	case -EBUSY:
+		return "it is in use by another process";
+	case -ENOSPC:
+		return "it is too small for a pool table";
+	default:
+		return strerror(-ret);
+	}
+}
+
+/*
+ * region_open_dax -- open the device of a devdax region (formatting it
+ * if it is blank), or share it with the region object that has it open
+ */
+static int region_open_dax(struct rpmemd_region *r, char *err, size_t errlen)
+{
+	struct rpmemd_regions *set = r->set;
+	struct rpmemd_dax *dax;
 	int ret;
-	if (!r)
+
+	pthread_mutex_lock(&set->lock);
+	dax = dax_find(set, r->cfg.path);
+	if (dax)
+		dax->refs++;
+	pthread_mutex_unlock(&set->lock);
+	if (dax) {
+		r->dax = dax;
+		return 0;
+	}
+	dax = calloc(1, sizeof(*dax));
+	if (!dax) {
+		snprintf(err, errlen, "region '%s': out of memory", r->cfg.name);
 		return -ENOMEM;
-	r->set = set;
-	r->cfg = *cfg;
-	long pg = sysconf(_SC_PAGESIZE);
-	r->align = pg > (long)REGION_MIN_ALIGN ? (uint32_t)pg :
-						  REGION_MIN_ALIGN;
+	}
+	ret = pthread_mutex_init(&dax->lock, NULL);
+	if (ret) {
+		ret = -ret;
+		snprintf(err, errlen, "region '%s': %s", r->cfg.name,
+			 strerror(-ret));
+		goto err_free;
+	}
+	ret = rpmemd_devdax_open(r->cfg.path, RPMEMD_DEVDAX_FORMAT_BLANK,
+				 &dax->dd);
+	if (ret) {
+		snprintf(err, errlen, "region '%s': cannot use %s: %s",
+			 r->cfg.name, r->cfg.path, dax_why(ret));
+		goto err_mutex;
+	}
+	dax->refs = 1;
+	r->dax = dax;
+	return 0;
+
+err_mutex:
+	pthread_mutex_destroy(&dax->lock);
+err_free:
+	free(dax);
+	return ret;
+}
+
+/* dax_put -- drop a region object's use of a device; the last closes it */
+static void dax_put(struct rpmemd_regions *set, struct rpmemd_dax **pdax)
+{
+	struct rpmemd_dax *dax = *pdax;
+	if (!dax)
+		return;
+	*pdax = NULL;
+	pthread_mutex_lock(&set->lock);
+	int last = --dax->refs == 0;
+	pthread_mutex_unlock(&set->lock);
+	if (!last)
+		return;
+	rpmemd_devdax_close(&dax->dd);
+	pthread_mutex_destroy(&dax->lock);
+	free(dax);
+}
+
+/* region_open_dir -- open the directory and its metadata directory */
+static int region_open_dir(struct rpmemd_region *r, char *err, size_t errlen)
+{
+	const struct rpmemd_region_cfg *cfg = &r->cfg;
+	int ret;
 
 	r->dirfd = open(cfg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->dirfd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "region '%s': cannot open %s: %s",
 			 cfg->name, cfg->path, strerror(errno));
-		goto err_free;
+		return ret;
 	}
 	if (mkdirat(r->dirfd, RPMEMD_META_DIR, 0755) && errno != EEXIST) {
 		ret = -errno;
@@ -75,21 +166,57 @@ static int region_open(struct rpmemd_regions *set,
 			 cfg->name, cfg->path, strerror(errno));
 		goto err_close_meta;
 	}
+	return 0;
+
+err_close_meta:
+	close(r->metafd);
+	r->metafd = -1;
+err_close_dir:
+	close(r->dirfd);
+	r->dirfd = -1;
+	return ret;
+}
+
+/* region_open -- open a region's directory or device */
+static int region_open(struct rpmemd_regions *set,
+		       const struct rpmemd_region_cfg *cfg,
+		       struct rpmemd_region **out, char *err, size_t errlen)
+{
+	struct rpmemd_region *r = calloc(1, sizeof(*r));
+	int ret;
+	if (!r)
+		return -ENOMEM;
+	r->set = set;
+	r->cfg = *cfg;
+	r->dirfd = -1;
+	r->metafd = -1;
+	long pg = sysconf(_SC_PAGESIZE);
+	r->align = pg > (long)REGION_MIN_ALIGN ? (uint32_t)pg :
+						  REGION_MIN_ALIGN;
+
+	if (cfg->type == RPMEM_REGION_DEVDAX)
+		ret = region_open_dax(r, err, errlen);
+	else
+		ret = region_open_dir(r, err, errlen);
+	if (ret)
+		goto err_free;
 	ret = pthread_mutex_init(&r->lock, NULL);
 	if (ret) {
 		ret = -ret;
 		snprintf(err, errlen, "region '%s': %s", cfg->name,
 			 strerror(-ret));
-		goto err_close_meta;
+		goto err_close;
 	}
 	r->refs = 1; /* the active list's */
 	*out = r;
 	return 0;
 
-err_close_meta:
-	close(r->metafd);
-err_close_dir:
-	close(r->dirfd);
+err_close:
+	dax_put(set, &r->dax);
+	if (r->metafd >= 0)
+		close(r->metafd);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
 err_free:
 	free(r);
 	return ret;
@@ -104,8 +231,11 @@ static void region_close(struct rpmemd_region *r)
 		free(st);
 	}
 	pthread_mutex_destroy(&r->lock);
-	close(r->metafd);
-	close(r->dirfd);
+	dax_put(r->set, &r->dax);
+	if (r->metafd >= 0)
+		close(r->metafd);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
 	free(r);
 }
 
@@ -135,11 +265,17 @@ static int region_same(const struct rpmemd_region_cfg *a,
 	       a->type == b->type && a->direct_pmem == b->direct_pmem;
 }
 
+/* region_optional -- a region whose failure to open is not fatal */
+static int region_optional(const struct rpmemd_region_cfg *cfg)
+{
+	return cfg->type == RPMEM_REGION_DEVDAX || cfg->is_auto;
+}
+
 int rpmemd_regions_apply(struct rpmemd_regions *set,
 			 const struct rpmemd_config *cfg, char *err,
 			 size_t errlen)
 {
-	unsigned n = cfg->nregions;
+	unsigned n = cfg->nregions, k = 0;
 	struct rpmemd_region **nv = calloc(n ? n : 1, sizeof(*nv));
 	char *fresh = calloc(n ? n : 1, 1);
 	struct rpmemd_region *dead = NULL;
@@ -152,22 +288,31 @@ int rpmemd_regions_apply(struct rpmemd_regions *set,
 	}
 	/* only the main thread changes set->v, so it may read it unlocked */
 	for (unsigned i = 0; i < n; i++) {
+		const struct rpmemd_region_cfg *rc = &cfg->regions[i];
 		for (unsigned j = 0; j < set->n; j++)
-			if (region_same(&set->v[j]->cfg, &cfg->regions[i]))
-				nv[i] = set->v[j];
-		if (nv[i])
+			if (region_same(&set->v[j]->cfg, rc))
+				nv[k] = set->v[j];
+		if (nv[k]) {
+			k++;
 			continue;
-		ret = region_open(set, &cfg->regions[i], &nv[i], err, errlen);
+		}
+		ret = region_open(set, rc, &nv[k], err, errlen);
+		if (ret && ret != -ENOMEM && region_optional(rc)) {
+			ERR("%s; the region is not served%s", err,
+			    rc->is_auto ? " (found by regions_auto)" : "");
+			ret = 0;
+			continue;
+		}
 		if (ret)
 			goto err_close;
-		fresh[i] = 1;
+		fresh[k++] = 1;
 	}
 
 	pthread_mutex_lock(&set->lock);
 	for (unsigned j = 0; j < set->n; j++) {
 		struct rpmemd_region *r = set->v[j];
 		int kept = 0;
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < k; i++)
 			kept |= nv[i] == r;
 		if (kept)
 			continue;
@@ -186,14 +331,16 @@ int rpmemd_regions_apply(struct rpmemd_regions *set,
 	}
 	free(set->v);
 	set->v = nv;
-	set->n = n;
+	set->n = k;
 	pthread_mutex_unlock(&set->lock);
 
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < k; i++)
 		if (fresh[i])
-			INFO("region '%s' (%s, %s) added", nv[i]->cfg.name,
+			INFO("region '%s' (%s, %s) added%s", nv[i]->cfg.name,
 			     rpmem_region_type_str(nv[i]->cfg.type),
-			     nv[i]->cfg.path);
+			     nv[i]->cfg.path,
+			     nv[i]->cfg.is_auto ? " (found by regions_auto)" :
+						  "");
 	while (dead) {
 		struct rpmemd_region *r = dead;
 		dead = r->next;
@@ -203,7 +350,7 @@ int rpmemd_regions_apply(struct rpmemd_regions *set,
 	return 0;
 
 err_close:
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < k; i++)
 		if (fresh[i])
 			region_close(nv[i]);
 err_free:
@@ -295,6 +442,12 @@ void rpmemd_regions_put_all(struct rpmemd_region ***pv, unsigned n)
 int rpmemd_region_free_space(struct rpmemd_region *r, uint64_t *avail)
 {
 	struct statvfs vfs;
+	if (r->dax) {
+		struct rpmemd_devdax_info di;
+		rpmemd_devdax_info(r->dax->dd, &di);
+		*avail = di.free;
+		return 0;
+	}
 	if (fstatvfs(r->dirfd, &vfs))
 		return -errno;
 	*avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
@@ -311,6 +464,14 @@ int rpmemd_region_info(struct rpmemd_region *r, struct rpmem_region_info *ri)
 	ri->align = r->align;
 	/* RPMEM_CAP_RDMA comes with the rdma data plane */
 	ri->caps = r->cfg.direct_pmem ? RPMEM_CAP_APM : 0;
+	if (r->dax) {
+		struct rpmemd_devdax_info di;
+		rpmemd_devdax_info(r->dax->dd, &di);
+		/* the bytes pools can use: the device minus its table */
+		ri->size = di.dev_size - di.data_offset;
+		ri->free = di.free;
+		return 0;
+	}
 	if (fstatvfs(r->dirfd, &vfs))
 		return -errno;
 	ri->size = (uint64_t)vfs.f_blocks * vfs.f_frsize;

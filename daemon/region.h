@@ -10,8 +10,22 @@
 #include "config.h"
 #include "proto.h"
 
+struct rpmemd_devdax;
 struct rpmemd_pool;
 struct rpmemd_regions;
+
+/*
+ * An open devdax device: its pool table and the lock that serializes
+ * pool create, remove, open and list on it. Shared by the region objects
+ * that name the device (a region renamed by a reload keeps the device
+ * open while the old name still has open pools: it is locked with flock
+ * and cannot be opened twice).
+ */
+struct rpmemd_dax {
+	struct rpmemd_devdax *dd;
+	pthread_mutex_t lock;
+	unsigned refs; /* protected by set->lock */
+};
 
 /* counters a pool keeps between opens, for the daemon's lifetime */
 struct rpmemd_pool_stats {
@@ -22,19 +36,22 @@ struct rpmemd_pool_stats {
 };
 
 /*
- * A region is a directory (type dir, or fsdax on a -o dax mount). Pool
- * files live in it by name, their metadata in its .rpmemd directory.
- * Regions are reference-counted: every open pool and every request in
+ * A region is a directory (type dir, or fsdax on a -o dax mount) or a
+ * device DAX (type devdax). In a directory, pool files live by name and
+ * their metadata in its .rpmemd directory; on a device, a pool table at
+ * its start carves it into pools (devdax.h). Regions are reference-counted: every open pool and every request in
  * progress holds one, so a region dropped from the configuration by a
  * reload stays usable until the last user lets it go.
  */
 struct rpmemd_region {
 	struct rpmemd_regions *set;
 	struct rpmemd_region_cfg cfg; /* name, type, path, direct_pmem */
-	int dirfd;		      /* the region directory */
-	int metafd;		      /* its .rpmemd directory */
+	int dirfd;		      /* the region directory; -1 for devdax */
+	int metafd;		      /* its .rpmemd directory; -1 for devdax */
+	struct rpmemd_dax *dax;	      /* devdax only, else NULL */
 	uint32_t align;		      /* pool sizes are multiples of this */
-	pthread_mutex_t lock; /* serializes pool create, remove, open, list */
+	pthread_mutex_t lock; /* serializes pool create, remove, open, list
+			       * (of a directory; dax->lock for a device) */
 	/* protected by set->lock */
 	unsigned refs;
 	int retired; /* no longer in the configuration */
@@ -64,8 +81,11 @@ void rpmemd_regions_delete(struct rpmemd_regions **set);
  * rpmemd_regions_apply -- make the active regions those of cfg: new ones
  * are opened, unchanged ones (same name, type, path, direct_pmem) are
  * kept, the others are retired and closed when their last reference goes.
- * All or nothing: if a new region cannot be opened, nothing changes and
- * -errno is returned with the reason in err[errlen].
+ * A devdax region or one found by regions_auto that cannot be opened (a
+ * device holding something else, in use, ...) is logged and left out:
+ * the others are served. Otherwise all or nothing: if a new directory
+ * region cannot be opened, nothing changes and -errno is returned with
+ * the reason in err[errlen].
  */
 int rpmemd_regions_apply(struct rpmemd_regions *set,
 			 const struct rpmemd_config *cfg, char *err,
@@ -90,7 +110,8 @@ void rpmemd_regions_put_all(struct rpmemd_region ***v, unsigned n);
 /* rpmemd_region_info -- name, type, path, size, free space, caps */
 int rpmemd_region_info(struct rpmemd_region *r, struct rpmem_region_info *ri);
 
-/* rpmemd_region_free_space -- bytes available to the daemon */
+/* rpmemd_region_free_space -- bytes available to the daemon (devdax:
+ * unreserved bytes of the device) */
 int rpmemd_region_free_space(struct rpmemd_region *r, uint64_t *avail);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "net.h"
+#include "pmem.h"
 #include "region.h"
 #include "server.h"
 #include "session.h"
@@ -110,6 +111,36 @@ static void close_listeners(struct rpmemd_server *srv)
 	srv->nlfd = 0;
 }
 
+/*
+ * add_auto_regions -- regions_auto: the PMem namespaces found now (devdax
+ * devices, fsdax namespaces mounted with DAX) that are not configured
+ * explicitly join cfg's regions. A failed discovery is logged and the
+ * listed regions are served anyway.
+ */
+static void add_auto_regions(struct rpmemd_config *cfg)
+{
+	struct rpmemd_region_cfg *v = NULL;
+	struct rpmemd_pmem_ns *ns = NULL;
+	size_t nns = 0, nv = 0;
+	int ret;
+
+	if (!cfg->regions_auto)
+		return;
+	ret = rpmemd_pmem_discover(&ns, &nns);
+	if (!ret)
+		ret = rpmemd_pmem_auto_regions(ns, nns, &v, &nv);
+	if (!ret)
+		ret = rpmemd_config_add_regions(cfg, v, nv);
+	if (ret < 0)
+		ERR("regions_auto: PMem discovery failed: %s; only the regions listed are served",
+		    strerror(-ret));
+	else
+		INFO("regions_auto: %zu namespace(s), %zu usable, %d region(s) added",
+		     nns, nv, ret);
+	free(v);
+	rpmemd_pmem_free(&ns);
+}
+
 int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 		      struct rpmemd_server **out)
 {
@@ -130,15 +161,15 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 	     (int)getpid(), srv->cfg.file);
 	if ((ret = rpmemd_regions_new(&srv->regions)))
 		goto err_free;
+	add_auto_regions(&srv->cfg);
 	if ((ret = rpmemd_regions_apply(srv->regions, &srv->cfg, err,
 					sizeof(err)))) {
 		ERR("%s", err);
 		goto err_regions;
 	}
-	if (srv->cfg.nregions == 0)
-		WARN("no regions configured: clients can only list and query status");
-	if (srv->cfg.regions_auto)
-		WARN("regions_auto: discovery of PMem namespaces is not implemented yet; only the regions listed are served");
+	if (srv->regions->n == 0)
+		WARN("no regions %s: clients can only list and query status",
+		     srv->cfg.nregions ? "could be opened" : "configured");
 	if ((ret = rpmemd_sessions_new(srv->regions, srv->cfg.max_sessions,
 				       server, &srv->sessions)))
 		goto err_regions;
@@ -190,6 +221,7 @@ static void reload(struct rpmemd_server *srv)
 		    err);
 		return;
 	}
+	add_auto_regions(&nc);
 	ret = rpmemd_regions_apply(srv->regions, &nc, err, sizeof(err));
 	if (ret) {
 		ERR("reload failed, keeping the running configuration: %s",
@@ -221,7 +253,7 @@ static void reload(struct rpmemd_server *srv)
 	nc.log_target = srv->cfg.log_target;
 	rpmemd_config_free(&srv->cfg);
 	srv->cfg = nc;
-	INFO("reload done: %u region(s)", srv->cfg.nregions);
+	INFO("reload done: %u region(s)", srv->regions->n);
 }
 
 /* tune -- socket options of an accepted connection */
@@ -306,7 +338,7 @@ int rpmemd_server_run(struct rpmemd_server *srv)
 	sigdelset(&orig, SIGTERM);
 	sigdelset(&orig, SIGINT);
 
-	INFO("ready: %u region(s), max_sessions %u", srv->cfg.nregions,
+	INFO("ready: %u region(s), max_sessions %u", srv->regions->n,
 	     srv->cfg.max_sessions);
 	int paused = 0;
 	while (!got_term) {
