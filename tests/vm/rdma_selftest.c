@@ -11,14 +11,17 @@
  *	the mapping.
  *
  * rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick]
- *                     [--read-only]
+ *                     [--read-only] [--kill-test GOFILE]
  *	Connects with the blob, writes patterns (staged and zero copy),
  *	flushes, reads back and compares, checks range validation, measures
  *	write+flush latency (4 KiB, 256 B; median of N, default 1000) and
  *	1 MiB write bandwidth, and prints key=value lines; the last is
  *	"hash=XXH3" of what the target must hold. --bad-token corrupts the
  *	token; --quick skips the measurements; --read-only only measures
- *	read bandwidth (RPMEM_RDMA_READ_CHUNK / _DEPTH tune it).
+ *	read bandwidth (RPMEM_RDMA_READ_CHUNK / _DEPTH tune it);
+ *	--kill-test writes and flushes once, waits for GOFILE to appear
+ *	(the target kills its server meanwhile), then checks that the next
+ *	write + flush fails in bounded time and that the error sticks.
  *
  * rdma_selftest hash PATH SIZE
  *	Prints "hash=XXH3" of the first SIZE bytes of PATH (read(2)).
@@ -55,6 +58,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: rdma_selftest server ADDR PORT SIZE [--apm] [--file PATH] [--sessions N]\n"
 		"       rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick] [--read-only]\n"
+		"                     [--kill-test GOFILE]\n"
 		"       rdma_selftest hash PATH SIZE\n");
 	exit(2);
 }
@@ -337,6 +341,49 @@ static int bw(struct rpmem_xport *x, const uint8_t *src, uint64_t size,
 	return 0;
 }
 
+/*
+ * kill_test -- one write + flush, then wait for GOFILE (the target kills
+ * the server meanwhile): the next write + flush must fail, in bounded
+ * time, and the error must stick
+ */
+static int kill_test(struct rpmem_xport *x, uint8_t *buf, const char *go)
+{
+	uint64_t t0;
+	int ret, again;
+
+	fill(buf, MIB, 3);
+	ret = x->ops->write(x, 0, buf, MIB);
+	if (!ret)
+		ret = x->ops->flush(x, 0, MIB);
+	printf("phase1=%s\n", ret ? strerror(-ret) : "ok");
+	if (ret)
+		goto out;
+	for (int i = 0; access(go, F_OK); i++) {
+		if (i > 3000) {
+			printf("error=no %s\n", go);
+			ret = -ETIMEDOUT;
+			goto out;
+		}
+		usleep(100000);
+	}
+	t0 = rpmem_now_ns();
+	ret = x->ops->write(x, 0, buf, 4096);
+	if (!ret)
+		ret = x->ops->flush(x, 0, 4096);
+	printf("after_kill=%s ms=%.0f\n", ret ? strerror(-ret) : "no error",
+	       (double)(rpmem_now_ns() - t0) / 1e6);
+	again = x->ops->write(x, 0, buf, 8);
+	if (!again)
+		again = x->ops->flush(x, 0, 8);
+	printf("sticky=%s\n", again && again == ret ? "ok" : "FAIL");
+	x->ops->close(x);
+	printf("closed=ok\n");
+	return ret && again == ret ? 0 : 1;
+out:
+	x->ops->close(x);
+	return 4;
+}
+
 static int client_main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 4096, 65536, 512, MIB + 123, 300000,
@@ -347,6 +394,7 @@ static int client_main(int argc, char **argv)
 	const char *hex;
 	unsigned iters = 1000;
 	int bad_token = 0, quick = 0, read_only = 0, fails = 0, ret;
+	const char *kill_go = NULL;
 	size_t blob_len, hl;
 	uint8_t *s, *l, *r, *tmp;
 	uint64_t size, t0;
@@ -364,6 +412,8 @@ static int client_main(int argc, char **argv)
 			quick = 1;
 		else if (!strcmp(argv[i], "--read-only"))
 			read_only = 1;
+		else if (!strcmp(argv[i], "--kill-test") && i + 1 < argc)
+			kill_go = argv[++i];
 		else
 			usage();
 	}
@@ -408,6 +458,8 @@ static int client_main(int argc, char **argv)
 	if (!s || !l || !r || !tmp)
 		return 4;
 
+	if (kill_go)
+		return kill_test(x, s, kill_go);
 	if (read_only) {
 		/* read bandwidth only: the whole pool, bounced and zero copy */
 		t0 = rpmem_now_ns();
@@ -477,7 +529,10 @@ static int client_main(int argc, char **argv)
 		if (ret)
 			goto io_err;
 	}
-	ret = x->ops->flush(x, 0, size);
+	/* re-attaching waits for the (unsignalled) writes still in flight */
+	ret = x->ops->attach(x, l, size);
+	if (!ret)
+		ret = x->ops->flush(x, 0, size);
 	if (!ret)
 		ret = x->ops->read(x, 0, r, size);
 	if (ret)

@@ -12,6 +12,8 @@
 # the server exits, of the device or file) with the client's. On the
 # DRAM server the initiator also checks that a replayed token, a wrong
 # token and a truncated blob are refused with a clear error, not a hang.
+# Last, a server is SIGKILLed under a connected initiator, whose next
+# write + flush must fail in bounded time with an error that sticks.
 #
 # Settings: SUITE_RDMA_ITERS (latency samples, default 1000),
 # SUITE_RDMA_SIZE (default 32M), SUITE_RDMA_READ_MATRIX (e.g. "1048576:64
@@ -151,6 +153,32 @@ rdma_target_one()
 	fi
 }
 
+# rdma_target_kill -- SIGKILL a server under a connected initiator
+rdma_target_kill()
+{
+	local out err pid cout
+
+	out=$(rdma_out kill).server.out
+	err=$(rdma_out kill).server.err
+	cout=$(rdma_out kill).client.out
+	"$RDMA_SELFTEST" server "$TARGET_IP" 7704 4M >"$out" 2>"$err" &
+	pid=$!
+	rdma_wait_line "$out" '^blob=' 120 "$pid" ||
+		tap_not_ok "kill: server did not expose (see ${err##*/})"
+	vm_signal kill_ready
+	if rdma_wait_line "$cout" '^phase1=' 300; then
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+		tap_ok "kill: server killed (SIGKILL) under a connected initiator"
+	else
+		tap_not_ok "kill: initiator never connected"
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+	fi
+	: >"$(rdma_out kill).go"
+	vm_wait kill_done 300 || tap_not_ok "kill: initiator did not finish"
+}
+
 target_main()
 {
 	local cfg
@@ -163,6 +191,7 @@ target_main()
 		# shellcheck disable=SC2086
 		rdma_target_one $cfg
 	done
+	rdma_target_kill
 }
 
 # rdma_negative DESC EXPECT BLOB ARGS... -- a refused client, quickly
@@ -274,6 +303,28 @@ rdma_initiator_one()
 	fi
 }
 
+# rdma_initiator_kill -- the initiator sees the dead target, bounded
+rdma_initiator_kill()
+{
+	local out rc=0
+
+	out=$(rdma_out kill).client.out
+	if vm_wait kill_ready 300; then
+		timeout 300 "$RDMA_SELFTEST" client "$TARGET_IP" \
+			"$(rdma_blob kill)" --kill-test "$(rdma_out kill).go" \
+			>"$out" 2>"$(rdma_out kill).client.err" || rc=$?
+		if [ "$rc" -eq 0 ] && grep -qx 'sticky=ok' "$out" &&
+		   grep -qx 'closed=ok' "$out"; then
+			tap_ok "kill: next write+flush fails ($(rdma_key "$out" after_kill)), the error sticks, close returns"
+		else
+			tap_not_ok "kill: exit $rc: $(tr '\n' ' ' <"$out")"
+		fi
+	else
+		tap_not_ok "kill: target server did not start"
+	fi
+	vm_signal kill_done
+}
+
 initiator_main()
 {
 	local cfg
@@ -283,4 +334,5 @@ initiator_main()
 		# shellcheck disable=SC2086
 		rdma_initiator_one $cfg
 	done
+	rdma_initiator_kill
 }
