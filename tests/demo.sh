@@ -46,7 +46,9 @@ for off in 4096 $((20 << 20)) $((50 << 20)); do
 	head -c 4096 /dev/urandom |
 		dd of="$W/pool.bin" bs=4096 seek=$((off / 4096)) conv=notrunc status=none
 done
-step "$B/rpmemctl" sync --json "$W/pool.bin" "$T/demo/pool1"
+step "$B/rpmemctl" sync --dry-run "$W/pool.bin" "$T/demo/pool1"
+step "$B/rpmemctl" sync "$W/pool.bin" "$T/demo/pool1"
+echo "only the 3 changed 4 KiB blocks moved"
 step "$B/rpmemctl" verify "$W/pool.bin" "$T/demo/pool1"
 echo "verify: identical"
 step "$B/rpmemctl" status "$T"
