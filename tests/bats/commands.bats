@@ -120,3 +120,19 @@ teardown() { teardown_daemon; }
 	[ "$status" -eq 0 ]
 	[[ "$output" != *$'\r'* ]]
 }
+
+@test "a transfer longer than a second shows a progress line on a terminal" {
+	command -v script || skip "script(1) from bsdutils is not installed"
+	mkfile "$W/src" 256
+	rc create "$T/r1/p1" 256M
+	# a paused daemon makes the transfer last well over a second
+	kill -STOP "$DPID"
+	(sleep 2; kill -CONT "$DPID") &
+	local cp=$!
+	run script -qec "'$RPMEMCTL' mirror '$W/src' '$T/r1/p1'" /dev/null
+	wait "$cp"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *$'\r'* ]]
+	[[ "$output" == *"MiB"* ]]
+	cmp "$W/src" "$R1/p1"
+}
