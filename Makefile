@@ -93,7 +93,10 @@ install: all
 	install -m 755 $(B)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/librpmemctl.so
 	install -m 644 $(B)/librpmem.a $(DESTDIR)$(LIBDIR)/librpmemctl.a
-	install -m 644 $(B)/librpmemctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	# regenerated here: PREFIX may differ from the one 'make all' used
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
+	    lib/librpmemctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librpmemctl.pc
 	install -m 644 lib/librpmemctl.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 man/rpmemctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/librpmemctl.3 $(DESTDIR)$(MANDIR)/man3/

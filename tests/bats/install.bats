@@ -1,0 +1,50 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# install.bats -- make install puts everything in place; the library is a proper shared library
+
+load helpers
+
+@test "make install DESTDIR PREFIX installs binaries, library, header, pkg-config, man pages, unit, config" {
+	S=$BATS_TEST_TMPDIR/stage
+	run make -C "$TOP" install DESTDIR="$S" PREFIX=/usr
+	[ "$status" -eq 0 ]
+	for f in usr/bin/rpmemctl usr/sbin/rpmemd usr/lib/librpmemctl.so.1 \
+		usr/lib/librpmemctl.so usr/include/librpmemctl.h \
+		usr/lib/pkgconfig/librpmemctl.pc usr/share/man/man1/rpmemctl.1 \
+		usr/share/man/man3/librpmemctl.3 usr/share/man/man5/rpmemd.conf.5 \
+		usr/share/man/man8/rpmemd.8 usr/lib/systemd/system/rpmemd.service \
+		etc/rpmemd/rpmemd.conf; do
+		[ -e "$S/$f" ] || { echo "missing $f"; return 1; }
+	done
+	grep -q '^ExecStart=/usr/sbin/rpmemd' "$S/usr/lib/systemd/system/rpmemd.service"
+	grep -q '^libdir=/usr/lib' "$S/usr/lib/pkgconfig/librpmemctl.pc"
+}
+
+@test "an application builds against the installed header and pkg-config file" {
+	S=$BATS_TEST_TMPDIR/stage
+	make -C "$TOP" install DESTDIR="$S" PREFIX=/usr >/dev/null
+	export PKG_CONFIG_SYSROOT_DIR=$S PKG_CONFIG_PATH=$S/usr/lib/pkgconfig
+	flags=$(pkg-config --cflags --libs librpmemctl)
+	run cc -o "$BATS_TEST_TMPDIR/app" "$TOP/tests/example/replica_example.c" $flags
+	[ "$status" -eq 0 ]
+}
+
+@test "the shared library exports only rpmemctl_ symbols, under version LIBRPMEMCTL_1" {
+	run sh -c "nm -D --defined-only '$BUILD/librpmemctl.so.1' | awk '\$2 == \"T\" {print \$3}'"
+	[ "$status" -eq 0 ]
+	[ -n "$output" ]
+	! grep -v '^rpmemctl_' <<<"$output"
+	run objdump -T "$BUILD/librpmemctl.so.1"
+	[[ "$output" == *LIBRPMEMCTL_1* ]]
+	run readelf -d "$BUILD/librpmemctl.so.1"
+	[[ "$output" == *"SONAME"*"librpmemctl.so.1"* ]]
+}
+
+@test "rpmemd.conf example passes rpmemd -n once its region exists" {
+	R=$BATS_TEST_TMPDIR/default
+	mkdir -p "$R"
+	sed "s|/var/lib/rpmemd/default|$R|" "$TOP/etc/rpmemd.conf" >"$BATS_TEST_TMPDIR/e.conf"
+	run "$RPMEMD" -n -c "$BATS_TEST_TMPDIR/e.conf"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"configuration OK"* ]]
+}
