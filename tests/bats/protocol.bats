@@ -1,0 +1,18 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# protocol.bats -- malformed and hostile frames get precise errors; the daemon keeps serving
+
+load helpers
+
+setup() { setup_daemon; }
+teardown() { teardown_daemon; }
+
+@test "rpmemd answers malformed frames with errors and keeps serving (proto_poke, 500 random rounds)" {
+	run python3 "$TOP/tests/fuzz/proto_poke.py" --port "$PORT" --region r1 --rounds 500 --seed 1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	kill -0 "$DPID"
+	mkfile "$W/src" 1
+	rc mirror "$W/src" "$T/r1/after"
+	[ "$status" -eq 0 ]
+}
