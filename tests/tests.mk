@@ -22,7 +22,7 @@ examples: $(TEST_TOOLS)
 check-bats: all $(TEST_TOOLS)
 	tests/run-bats.sh
 
-check-vm: all $(TEST_TOOLS)
+check-vm: all $(TEST_TOOLS) $(B)/tests/pmem_probe
 	tests/vm/run.sh $(VM_SUITES)
 
 # check -- every suite; the last line is "check: N passed, N failed"
