@@ -2,6 +2,9 @@
 /* server.c -- listeners, the main loop, signals, reload and drain */
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -19,6 +22,7 @@
 #include "region.h"
 #include "server.h"
 #include "session.h"
+#include "transport.h"
 #include "util.h"
 
 #ifndef RPMEM_VERSION
@@ -103,6 +107,138 @@ static int open_listeners(struct rpmemd_server *srv)
 	return 0;
 }
 
+/* rdma_add -- an RDMA listener on the numeric local address addr */
+static void rdma_add(struct rpmemd_sessions *set, const char *addr,
+		     const char *port)
+{
+	struct rpmem_rdma_srv *rs;
+	int ret;
+
+	for (unsigned i = 0; i < set->nrdma; i++)
+		if (!strcmp(set->rdma[i].addr, addr))
+			return;
+	if (!rpmem_rdma_usable(addr)) {
+		INFO("no RDMA device serves %s: tcp only on this address",
+		     addr);
+		return;
+	}
+	if (set->nrdma == RPMEMD_MAX_RDMA) {
+		WARN("rdma: more than %d addresses; %s is served over tcp only",
+		     RPMEMD_MAX_RDMA, addr);
+		return;
+	}
+	ret = rpmem_rdma_srv_new(addr, port, &rs);
+	if (ret == -ENODEV) {
+		INFO("no RDMA device serves %s: tcp only on this address",
+		     addr);
+		return;
+	}
+	if (ret) {
+		WARN("rdma: cannot listen on %s port %s: %s; tcp only on this address",
+		     addr, port, strerror(-ret));
+		return;
+	}
+	rpmem_strlcpy(set->rdma[set->nrdma].addr, addr,
+		      sizeof(set->rdma[0].addr));
+	set->rdma[set->nrdma++].srv = rs;
+}
+
+/* rdma_add_any -- RDMA listeners on every local address of family af */
+static void rdma_add_any(struct rpmemd_sessions *set, int af, const char *port)
+{
+	struct ifaddrs *ifa, *i;
+	char host[NI_MAXHOST];
+
+	if (getifaddrs(&ifa)) {
+		WARN("rdma: getifaddrs: %s; no RDMA on the wildcard listener",
+		     strerror(errno));
+		return;
+	}
+	for (i = ifa; i; i = i->ifa_next) {
+		const struct sockaddr *sa = i->ifa_addr;
+		if (!sa || sa->sa_family != af ||
+		    (i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP))
+			continue;
+		if (af == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(
+				&((const struct sockaddr_in6 *)sa)->sin6_addr))
+			continue;
+		if (getnameinfo(sa, af == AF_INET ? sizeof(struct sockaddr_in) :
+						    sizeof(struct sockaddr_in6),
+				host, sizeof(host), NULL, 0, NI_NUMERICHOST))
+			continue;
+		rdma_add(set, host, port);
+	}
+	freeifaddrs(ifa);
+}
+
+/* is_any -- the socket address is the wildcard address */
+static int is_any(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(
+			&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return 0;
+}
+
+/*
+ * open_rdma -- an RDMA listener (port = control port + 1) for each listen
+ * address that an RDMA device serves (every local address for a wildcard
+ * one); loopback never has RDMA. Sets RPMEM_CAP_RDMA if there is one.
+ * RDMA is optional: whatever fails here is logged and TCP remains.
+ */
+static void open_rdma(struct rpmemd_server *srv)
+{
+	struct rpmemd_sessions *set = srv->sessions;
+	char port[8], host[NI_MAXHOST];
+	unsigned long p = strtoul(srv->cfg.port, NULL, 10);
+
+	if (p == 0 || p >= 65535) {
+		INFO("rdma: control port %s leaves no port for RDMA; tcp only",
+		     srv->cfg.port);
+		return;
+	}
+	snprintf(port, sizeof(port), "%lu", p + 1);
+	for (unsigned i = 0; i < srv->cfg.nlisten; i++) {
+		const char *a = srv->cfg.listen[i];
+		struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+					  .ai_flags = AI_PASSIVE };
+		struct addrinfo *res;
+
+		if (rpmem_net_is_loopback(a)) {
+			DBG("rdma: %s is a loopback address: tcp only", a);
+			continue;
+		}
+		if (getaddrinfo(a, NULL, &hints, &res)) {
+			INFO("rdma: cannot resolve %s: tcp only", a);
+			continue;
+		}
+		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+			if (is_any(ai->ai_addr))
+				rdma_add_any(set, ai->ai_family, port);
+			else if (!getnameinfo(ai->ai_addr, ai->ai_addrlen, host,
+					      sizeof(host), NULL, 0,
+					      NI_NUMERICHOST))
+				rdma_add(set, host, port);
+		}
+		freeaddrinfo(res);
+	}
+	if (set->nrdma)
+		set->caps |= RPMEM_CAP_RDMA;
+	INFO("rdma: %u RDMA listener(s)", set->nrdma);
+}
+
+/* close_rdma -- stop the RDMA listeners; every pool is unexposed */
+static void close_rdma(struct rpmemd_sessions *set)
+{
+	for (unsigned i = 0; i < set->nrdma; i++)
+		rpmem_rdma_srv_delete(&set->rdma[i].srv);
+	set->nrdma = 0;
+	set->caps &= ~RPMEM_CAP_RDMA;
+}
+
 /* close_listeners -- stop accepting connections */
 static void close_listeners(struct rpmemd_server *srv)
 {
@@ -175,6 +311,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 		goto err_regions;
 	if ((ret = open_listeners(srv)))
 		goto err_sessions;
+	open_rdma(srv);
 	*out = srv;
 	return 0;
 
@@ -195,6 +332,7 @@ void rpmemd_server_delete(struct rpmemd_server **psrv)
 	if (!srv)
 		return;
 	close_listeners(srv);
+	close_rdma(srv->sessions);
 	rpmemd_sessions_delete(&srv->sessions);
 	rpmemd_regions_delete(&srv->regions);
 	rpmemd_config_free(&srv->cfg);

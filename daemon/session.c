@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* session.c -- a client session: handshake, then one request at a time */
 #include <errno.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include "net.h"
 #include "pool.h"
 #include "session.h"
+#include "transport.h"
 #include "util.h"
 #include "wire.h"
 
@@ -24,7 +27,10 @@
 struct rpmemd_handle {
 	uint32_t id; /* 0 = free slot */
 	uint8_t mode;
+	uint8_t xport; /* RPMEM_XPORT_TCP or _RDMA */
 	struct rpmemd_pool *pool;
+	struct rpmemd_session *s;     /* for the RDMA persist callback */
+	struct rpmem_rdma_expo *expo; /* the pool exposed over RDMA */
 };
 
 struct rpmemd_session {
@@ -35,12 +41,15 @@ struct rpmemd_session {
 	uint32_t id;
 	uint64_t started; /* unix seconds */
 	char peer[64];			/* "addr:port" */
+	char local[RPMEMD_ADDR_MAX];	/* our address, numeric */
+	struct rpmem_rdma_srv *rdma;	/* RDMA listener on it, or NULL */
 	char holder[RPMEM_STR_MAX + 1]; /* how busy errors name us */
 
 	/* protected by set->lock */
 	char client[RPMEM_STR_MAX + 1];
 	char cur_pool[2 * RPMEM_NAME_MAX + 2]; /* shown by STATUS */
 	uint8_t cur_mode;
+	uint8_t cur_xport;
 	int established;
 	int done;
 
@@ -77,7 +86,7 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 	set->max_sessions = max_sessions;
 	set->next_id = 1;
 	set->started_ns = rpmem_now_ns();
-	set->caps = 0; /* RPMEM_CAP_RDMA comes with the rdma data plane */
+	set->caps = 0; /* RPMEM_CAP_RDMA: set by the server with set->rdma */
 	rpmem_strlcpy(set->server, server, sizeof(set->server));
 	*out = set;
 	return 0;
@@ -154,6 +163,52 @@ unsigned rpmemd_sessions_reap(struct rpmemd_sessions *set)
 		free(s);
 	}
 	return left;
+}
+
+/*
+ * apm_cap -- RPMEM_CAP_APM if a region declares direct_pmem (regions
+ * change with a reload, so this is asked each time)
+ */
+static uint32_t apm_cap(struct rpmemd_sessions *set)
+{
+	struct rpmemd_regions *rs = set->regions;
+	uint32_t caps = 0;
+
+	pthread_mutex_lock(&rs->lock);
+	for (unsigned i = 0; i < rs->n && !caps; i++)
+		if (rs->v[i]->cfg.direct_pmem)
+			caps = RPMEM_CAP_APM;
+	pthread_mutex_unlock(&rs->lock);
+	return caps;
+}
+
+/*
+ * local_rdma -- the numeric local address of the connection fd into
+ * s->local, and the RDMA listener serving it (if any) into s->rdma
+ */
+static void local_rdma(struct rpmemd_session *s, int fd)
+{
+	struct rpmemd_sessions *set = s->set;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char *a = s->local;
+
+	s->local[0] = '\0';
+	s->rdma = NULL;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) ||
+	    getnameinfo((struct sockaddr *)&ss, sl, s->local,
+			sizeof(s->local), NULL, 0, NI_NUMERICHOST))
+		return;
+	/* an IPv4 client of a dual-stack socket */
+	if (!strncmp(a, "::ffff:", 7) && strchr(a + 7, '.'))
+		a += 7;
+	for (unsigned i = 0; i < set->nrdma; i++)
+		if (!strcmp(set->rdma[i].addr, a)) {
+			s->rdma = set->rdma[i].srv;
+			break;
+		}
+	if (a != s->local)
+		memmove(s->local, a, strlen(a) + 1);
 }
 
 /* sanitize -- replace control characters in a string from the wire */
@@ -256,21 +311,90 @@ static void update_cur(struct rpmemd_session *s)
 		snprintf(s->cur_pool, sizeof(s->cur_pool), "%s/%s",
 			 best->pool->region->cfg.name, best->pool->name);
 		s->cur_mode = best->mode;
+		s->cur_xport = best->xport;
 	} else {
 		s->cur_pool[0] = '\0';
 		s->cur_mode = RPMEM_OPEN_RO;
+		s->cur_xport = RPMEM_XPORT_TCP;
 	}
 	pthread_mutex_unlock(&s->set->lock);
 }
 
-/* handle_close -- close one open pool of the session */
+/*
+ * handle_close -- close one open pool of the session: the RDMA exposure
+ * (disconnect, deregister) goes before the mapping
+ */
 static void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 {
 	struct rpmemd_pool *p = h->pool;
-	INFO("session %u: closed pool %s/%s (%s)", s->id, p->region->cfg.name,
-	     p->name, h->mode == RPMEM_OPEN_RW ? "rw" : "ro");
+	rpmem_rdma_unexpose(&h->expo);
+	INFO("session %u: closed pool %s/%s (%s, %s)", s->id,
+	     p->region->cfg.name, p->name,
+	     h->mode == RPMEM_OPEN_RW ? "rw" : "ro",
+	     h->xport == RPMEM_XPORT_RDMA ? "rdma" : "tcp");
 	rpmemd_pool_close(&h->pool, h->mode, s->id);
 	memset(h, 0, sizeof(*h));
+}
+
+/*
+ * rdma_persist -- the persist callback of an RDMA exposure (GPSPM flush),
+ * called from its connection thread: persist through the pool's path and
+ * count the flushed bytes (RDMA writes themselves bypass this CPU)
+ */
+static int rdma_persist(void *arg, uint64_t off, uint64_t len)
+{
+	struct rpmemd_handle *h = arg;
+	struct rpmemd_session *s = h->s;
+
+	if (h->mode != RPMEM_OPEN_RW)
+		return -EROFS;
+	uint64_t t0 = rpmem_now_ns();
+	int ret = rpmemd_pool_persist(h->pool, off, len);
+	uint64_t dt = rpmem_now_ns() - t0;
+	if (ret)
+		return ret;
+	rpmemd_pool_count(h->pool, len, 1);
+	__atomic_add_fetch(&s->bytes_written, len, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s->flushes, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->last_flush_ns, dt, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * rdma_expose -- expose the pool of h to this session over RDMA; fills
+ * blob[*blob_len] (in: capacity). On failure, why[] says why.
+ */
+static int rdma_expose(struct rpmemd_session *s, struct rpmemd_handle *h,
+		       void *blob, size_t *blob_len, char *why, size_t wlen)
+{
+	struct rpmemd_pool *p = h->pool;
+	struct rpmem_rdma_expo_cfg cfg = {
+		.addr = p->addr,
+		.len = (size_t)p->size,
+		.apm = p->region->cfg.direct_pmem && p->is_pmem,
+		.is_pmem = p->is_pmem,
+		.persist = rdma_persist,
+		.arg = h,
+	};
+	struct rlimit rl;
+	char sz[32];
+
+	h->s = s;
+	int ret = rpmem_rdma_expose(s->rdma, &cfg, blob, blob_len, &h->expo);
+	if (!ret)
+		return 0;
+	if (ret == -ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		snprintf(why, wlen,
+			 "registering pool '%s' (%s) for RDMA failed: the target's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK: LimitMEMLOCK=infinity in rpmemd.service, or ulimit -l",
+			 p->name, rpmem_fmt_size(p->size, sz, sizeof(sz)),
+			 (unsigned long long)rl.rlim_cur);
+	else
+		snprintf(why, wlen,
+			 "registering pool '%s' (%s) for RDMA failed: %s (see rpmemd's log)",
+			 p->name, rpmem_fmt_size(p->size, sz, sizeof(sz)),
+			 strerror(-ret));
+	return ret;
 }
 
 /* bad_payload -- the reply to a well-framed request that did not decode */
@@ -432,9 +556,10 @@ static int do_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return bad_payload(s, hd);
 	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
 		return ret;
-	if (m.xport == RPMEM_XPORT_RDMA)
+	if (m.xport == RPMEM_XPORT_RDMA && !s->rdma)
 		return reply_err(s, hd->id, RPMEM_E_XPORT,
-				 "RDMA not available on this target");
+				 "rdma is not available on %s: no RDMA device serves the address this session connected to",
+				 s->local[0] ? s->local : "this target");
 	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES && !h; i++)
 		if (!s->h[i].id)
 			h = &s->h[i];
@@ -450,30 +575,44 @@ static int do_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (ret)
 		return reply_err(s, hd->id, errno_code(ret), "%s", err);
 	h->mode = m.mode;
+	h->xport = RPMEM_XPORT_TCP;
+	memset(&rep, 0, sizeof(rep));
+	/*
+	 * RDMA (asked for, or AUTO on an address with an RDMA listener):
+	 * register just this pool's range, the blob goes into OPEN_OK; the
+	 * exposure lives in the handle until handle_close
+	 */
+	if (m.xport != RPMEM_XPORT_TCP && s->rdma) {
+		size_t blen = sizeof(rep.blob);
+		ret = rdma_expose(s, h, rep.blob, &blen, err, sizeof(err));
+		if (!ret) {
+			h->xport = RPMEM_XPORT_RDMA;
+			rep.blob_len = (uint16_t)blen;
+		} else if (m.xport == RPMEM_XPORT_RDMA) {
+			rpmemd_pool_close(&h->pool, h->mode, s->id);
+			memset(h, 0, sizeof(*h));
+			return reply_err(s, hd->id, RPMEM_E_XPORT, "%s", err);
+		} else {
+			INFO("session %u: pool %s/%s: %s; using tcp", s->id,
+			     m.region, m.pool, err);
+		}
+	}
 	h->id = s->next_handle++;
 	if (s->next_handle == 0)
 		s->next_handle = 1;
 	rpmemd_pool_get_meta(h->pool, &meta);
 
-	memset(&rep, 0, sizeof(rep));
 	rep.handle = h->id;
 	rep.size = h->pool->size;
 	rep.state = meta.state;
 	rep.generation = meta.generation;
 	memcpy(rep.uuid, meta.uuid, sizeof(rep.uuid));
-	/* AUTO means tcp until the rdma data plane exists */
-	rep.xport = RPMEM_XPORT_TCP;
-	/*
-	 * RDMA: when a session asks for rdma (or auto and RPMEM_CAP_RDMA is
-	 * set), rpmem_rdma_expose() (lib/transport.h) registers just this
-	 * pool's range here and fills rep.blob / rep.blob_len; the exposure
-	 * is kept in the handle and rpmem_rdma_unexpose()d in handle_close.
-	 */
-	rep.blob_len = 0;
+	rep.xport = h->xport;
 	update_cur(s);
-	INFO("session %u: opened pool %s/%s (%s, %s, generation %llu)", s->id,
-	     m.region, m.pool, m.mode == RPMEM_OPEN_RW ? "rw" : "ro",
-	     rpmem_state_str(meta.state), (unsigned long long)meta.generation);
+	INFO("session %u: opened pool %s/%s (%s, %s, generation %llu, %s)",
+	     s->id, m.region, m.pool, m.mode == RPMEM_OPEN_RW ? "rw" : "ro",
+	     rpmem_state_str(meta.state), (unsigned long long)meta.generation,
+	     h->xport == RPMEM_XPORT_RDMA ? "rdma" : "tcp");
 	len = rpmem_open_ok_encode(buf, sizeof(buf), &rep);
 	if (len < 0)
 		return reply_err(s, hd->id, RPMEM_E_INTERNAL,
@@ -725,12 +864,13 @@ static int do_status(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 
 	if (hd->len != 0)
 		return bad_payload(s, hd);
+	uint32_t apm = apm_cap(set);
 	memset(&rep, 0, sizeof(rep));
 	pthread_mutex_lock(&set->lock);
 	rpmem_strlcpy(rep.server, set->server, sizeof(rep.server));
 	rep.pid = (uint64_t)getpid();
 	rep.uptime = (rpmem_now_ns() - set->started_ns) / 1000000000ull;
-	rep.caps = set->caps;
+	rep.caps = set->caps | apm;
 	rep.max_sessions = set->max_sessions;
 	rep.sessions = calloc(set->count ? set->count : 1,
 			      sizeof(*rep.sessions));
@@ -742,7 +882,7 @@ static int do_status(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		si->id = o->id;
 		rpmem_strlcpy(si->peer, o->peer, sizeof(si->peer));
 		rpmem_strlcpy(si->client, o->client, sizeof(si->client));
-		si->xport = RPMEM_XPORT_TCP;
+		si->xport = o->cur_xport;
 		rpmem_strlcpy(si->pool, o->cur_pool, sizeof(si->pool));
 		si->mode = o->cur_mode;
 		si->started = o->started;
@@ -974,7 +1114,9 @@ static int handshake(struct rpmemd_session *s)
 
 	struct rpmem_msg_hello_ok rep = { .version = RPMEM_PROTO_VERSION,
 					  .session_id = s->id,
-					  .caps = set->caps };
+					  .caps = apm_cap(set) };
+	if (s->rdma)
+		rep.caps |= RPMEM_CAP_RDMA;
 	rpmem_strlcpy(rep.server, set->server, sizeof(rep.server));
 	len = rpmem_hello_ok_encode(buf, sizeof(buf), &rep);
 	if (len < 0)
@@ -1071,6 +1213,7 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 	s->next_handle = 1;
 	s->started = rpmem_wall_sec();
 	rpmem_net_peer(fd, s->peer, sizeof(s->peer));
+	local_rdma(s, fd);
 	snprintf(s->holder, sizeof(s->holder), "session %u from %s", id,
 		 s->peer);
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));

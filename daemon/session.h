@@ -14,8 +14,16 @@
 #define RPMEMD_SEND_TIMEOUT 60	  /* seconds a reply may stay blocked */
 #define RPMEMD_THREAD_SLACK 16	  /* connections beyond max_sessions that
 				     still get a thread (to be told why) */
+#define RPMEMD_MAX_RDMA 32	  /* RDMA listeners (local addresses) */
 
 struct rpmemd_session;
+struct rpmem_rdma_srv;
+
+/* an RDMA listener and the numeric local address it serves */
+struct rpmemd_rdma_ep {
+	char addr[RPMEMD_ADDR_MAX];
+	struct rpmem_rdma_srv *srv; /* owned by the server (server.c) */
+};
 
 /* what sessions share: the regions, the session list, daemon facts */
 struct rpmemd_sessions {
@@ -28,6 +36,9 @@ struct rpmemd_sessions {
 	uint32_t next_id;
 	uint64_t started_ns; /* daemon start, CLOCK_MONOTONIC */
 	uint32_t caps;	     /* RPMEM_CAP_* of the daemon */
+	/* set before the first session starts, constant afterwards */
+	struct rpmemd_rdma_ep rdma[RPMEMD_MAX_RDMA];
+	unsigned nrdma;
 	char server[RPMEM_STR_MAX + 1]; /* "rpmemd 0.1.0 hostname" */
 	int wake_fd; /* eventfd, written when a session thread ends */
 	int stopping;
