@@ -48,8 +48,6 @@ VM_ACCEL=${VM_ACCEL:-tcg,thread=multi}
 VM_APPEND=${VM_APPEND:-}
 VM_LOCK_WAIT=${VM_LOCK_WAIT:-0}
 
-TARGET_IP=192.168.77.1
-INITIATOR_IP=192.168.77.2
 TARGET_MAC=52:54:00:77:00:01
 INITIATOR_MAC=52:54:00:77:00:02
 PMEM_MEMMAP="memmap=256M!1G memmap=256M!1536M"
@@ -132,7 +130,8 @@ find_kernel()
 			missing_dep "no /lib/modules/$KVER/modules.dep for $VM_KERNEL"
 		return
 	fi
-	for k in $(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -rV); do
+	for k in $(printf '%s\n' /boot/vmlinuz-* | sort -rV); do
+		[ -e "$k" ] || continue
 		ver=${k#/boot/vmlinuz-}
 		[ -e "/lib/modules/$ver/modules.dep" ] || continue
 		KERNEL=$k
@@ -212,9 +211,9 @@ port_busy()
 # binds there); sets INITIATOR_NET for the initiator's back end
 start_target()
 {
-	local try i
+	local _
 
-	for try in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		PORT=$((20000 + (RANDOM * 7 + $$) % 40000))
 		port_busy "$PORT" && continue
 		PORT2=$((PORT + 1))
@@ -228,7 +227,7 @@ start_target()
 		fi
 		start_guest target "$VM_TARGET_MEM" "$TARGET_MAC" \
 			"$TARGET_NET" "$PMEM_MEMMAP"
-		for i in $(seq 50); do
+		for _ in $(seq 50); do
 			if ! kill -0 "${PID[target]}" 2>/dev/null; then
 				break
 			fi
@@ -277,7 +276,7 @@ start_guest()
 
 guest_done()
 {
-	[ "$(cat "$RESULTS/$1.status" 2>/dev/null)" = done ]
+	[ "$(cat "$RESULTS/$1.status" 2>/dev/null)" = "done" ]
 }
 
 # wait for both guests; a guest that dies without finishing takes its peer

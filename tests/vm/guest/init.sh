@@ -12,6 +12,7 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=dumb
 
+# shellcheck disable=SC2317 # called by the EXIT trap
 poweroff_now()
 {
 	sync
@@ -20,7 +21,8 @@ poweroff_now()
 }
 trap poweroff_now EXIT
 
-VM_ROLE= VM_SUITES= RESULTS= RPMEM_SRC= RPMEM_BUILD= VM_WAIT_TIMEOUT=300
+VM_ROLE='' VM_SUITES='' RESULTS='' RPMEM_SRC='' RPMEM_BUILD=''
+VM_WAIT_TIMEOUT=300
 for arg in $(</proc/cmdline); do
 	case "$arg" in
 	rpmem.role=*) VM_ROLE=${arg#*=} ;;
@@ -76,5 +78,5 @@ for suite in "${suites[@]}"; do
 done
 
 echo "init.sh: $VM_ROLE finished after $(cut -d' ' -f1 /proc/uptime) s"
-echo done >"$RESULTS/$VM_ROLE.status"
+echo "done" >"$RESULTS/$VM_ROLE.status"
 exit 0

@@ -10,6 +10,10 @@
 #   vm_wait NAME [SECONDS]    wait until the peer signalled NAME (returns 1
 #                             on timeout or if the peer aborted)
 #   vm_retry N DELAY CMD...   run CMD up to N times until it succeeds
+#   vm_start_server PORT SECS OUT CMD...  start a one-shot server in the
+#                             background, return once it listens on PORT
+#                             (RDMA CM or TCP); its pid is $VM_SERVER_PID
+#   vm_listening PORT         true if something listens on PORT here
 #   vm_log                    path of the per-suite, per-role log file
 #   vm_ping ARGS...           ping (iputils or busybox)
 # Signal names are scoped per suite; the same NAME may be used in several
@@ -79,6 +83,37 @@ vm_retry()
 		[ "$i" -lt "$n" ] && sleep "$delay"
 	done
 	return 1
+}
+
+# vm_listening PORT -- true if a local RDMA CM or TCP listener has PORT
+vm_listening()
+{
+	rdma resource show cm_id 2>/dev/null |
+		grep -Eq "state LISTEN.* src-addr [^ ]*:$1( |$)" && return 0
+	[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
+}
+
+# vm_start_server PORT SECS OUT CMD... -- start a one-shot server in the
+# background under `timeout SECS`, its output (line-buffered) to OUT, and
+# wait until it listens on PORT (RDMA CM or TCP). Sets VM_SERVER_PID.
+# Returns 1 if it exits or does not listen within 60 s.
+vm_start_server()
+{
+	local port=$1 secs=$2 out=$3 end=$((SECONDS + 60))
+
+	shift 3
+	echo "### server on port $port: $*" >>"$out"
+	timeout "$secs" stdbuf -oL -eL "$@" >>"$out" 2>&1 &
+	VM_SERVER_PID=$!
+	while ! vm_listening "$port"; do
+		if ! kill -0 "$VM_SERVER_PID" 2>/dev/null ||
+		   [ "$SECONDS" -ge "$end" ]; then
+			echo "### server on port $port is not listening" >>"$out"
+			rdma resource show cm_id >>"$out" 2>&1
+			return 1
+		fi
+		sleep 0.2
+	done
 }
 
 # vm_ping ARGS... -- ping, from iputils if installed, else busybox
@@ -186,6 +221,7 @@ vm_run_suite()
 			fi
 		fi
 		# stop what the suite left running in the background
+		# shellcheck disable=SC2046
 		kill $(jobs -p) 2>/dev/null
 		wait 2>/dev/null
 		echo "# suite finished" >>"$TAP_FILE"

@@ -4,6 +4,8 @@
 # Sourced by init.sh; vm_setup exports the variables suites rely on:
 #   TARGET_IP INITIATOR_IP MY_IP PEER_IP  guest addresses on eth0
 #   RDMA_DEV      Soft-RoCE device (rxe0) on eth0 of either guest
+#   RDMA_GID_INDEX  index of this guest's RoCE v2 IPv4 GID on RDMA_DEV (for
+#                 tools that do not use rdma_cm, e.g. perftest without -R)
 #   PMEM_DEV      /dev/pmem0 (target): fsdax namespace0.0
 #   FSDAX_DIR     /run/rpmem/fsdax (target): ext4 on PMEM_DEV, mounted -o dax
 #   DEVDAX        /dev/dax1.0 (target): devdax namespace1.0, 4K aligned
@@ -33,12 +35,12 @@ vm_step()
 
 vm_setup_net()
 {
-	local i
+	local _
 
 	hostname "$VM_ROLE"
 	ip link set lo up
 	vm_step modprobe virtio_net || return 1
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		[ -e /sys/class/net/eth0 ] && break
 		sleep 0.1
 	done
@@ -52,6 +54,32 @@ vm_setup_rdma()
 	vm_step rdma link add "$RDMA_DEV" type rxe netdev eth0 || return 1
 	rdma link show
 	ulimit -l unlimited
+	vm_find_gid || return 1
+}
+
+# vm_find_gid -- set RDMA_GID_INDEX to the RoCE v2 GID of MY_IP
+vm_find_gid()
+{
+	local port=/sys/class/infiniband/$RDMA_DEV/ports/1 gid f n _
+	local a b c d
+
+	IFS=. read -r a b c d <<<"$MY_IP"
+	gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		"$a" "$b" "$c" "$d")
+	for _ in $(seq 50); do
+		for f in "$port"/gids/*; do
+			[ "$(cat "$f" 2>/dev/null)" = "$gid" ] || continue
+			n=${f##*/}
+			[ "$(cat "$port/gid_attrs/types/$n" 2>/dev/null)" = "RoCE v2" ] ||
+				continue
+			export RDMA_GID_INDEX=$n
+			echo "RoCE v2 GID of $MY_IP: index $n"
+			return 0
+		done
+		sleep 0.1
+	done
+	echo "setup: no RoCE v2 GID for $MY_IP on $RDMA_DEV"
+	return 1
 }
 
 vm_setup_pmem()
@@ -60,8 +88,8 @@ vm_setup_pmem()
 	vm_step modprobe --ignore-install -a nd_e820 nd_pmem dax_pmem \
 		device_dax || return 1
 	udevadm settle 2>/dev/null
-	local i
-	for i in $(seq 50); do
+	local _
+	for _ in $(seq 50); do
 		[ -e /sys/bus/nd/devices/namespace1.0 ] && break
 		sleep 0.1
 	done
@@ -71,7 +99,7 @@ vm_setup_pmem()
 		>/dev/null || return 1
 	vm_step ndctl create-namespace -f -e namespace1.0 -m devdax -a 4K \
 		>/dev/null || return 1
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		[ -e "$PMEM_DEV" ] && [ -e "$DEVDAX" ] && break
 		sleep 0.1
 	done

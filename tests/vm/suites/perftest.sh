@@ -8,49 +8,62 @@
 #   write_bw_1m_avg_MBps       write_bw_1m_peak_MBps  (perftest MB = 2^20 B)
 #   tcp_nc_32m_MBps            32 MiB through nc, initiator -> target
 # Iterations: PERFTEST_LAT_ITERS (default 1000), PERFTEST_BW_ITERS (default
-# 100), e.g. PERFTEST_LAT_ITERS=5000 tests/vm/run.sh perftest
+# 100), e.g. PERFTEST_LAT_ITERS=5000 tests/vm/run.sh perftest; each client
+# attempt is limited to PERFTEST_TIMEOUT seconds (default 120).
 
 PERFTEST_LAT_ITERS=${PERFTEST_LAT_ITERS:-1000}
 PERFTEST_BW_ITERS=${PERFTEST_BW_ITERS:-100}
+PERFTEST_TIMEOUT=${PERFTEST_TIMEOUT:-120}
 PERFTEST_TCP_PORT=5201
 PERFTEST_TCP_MIB=32
 
-# the perftest runs, in order: NAME TOOL SIZE ITERS
+# the perftest runs, in order: NAME TOOL SIZE ITERS PORT (each run has its
+# own port, so a late client can never reach the next run's server)
 PERFTEST_RUNS=(
-	"lat_4096 ib_write_lat 4096 $PERFTEST_LAT_ITERS"
-	"lat_256 ib_write_lat 256 $PERFTEST_LAT_ITERS"
-	"bw_1m ib_write_bw 1048576 $PERFTEST_BW_ITERS"
+	"lat_4096 ib_write_lat 4096 $PERFTEST_LAT_ITERS 18611"
+	"lat_256 ib_write_lat 256 $PERFTEST_LAT_ITERS 18612"
+	"bw_1m ib_write_bw 1048576 $PERFTEST_BW_ITERS 18613"
 )
 
+# perftest_args SIZE ITERS PORT -- QP data exchanged over a TCP socket,
+# not with -R: perftest -R makes two rdma_cm connections on one port, and a
+# client that reaches the second before the server re-listens is rejected
+# (RDMA_CM_EVENT_REJECTED, status 8), crashes, and leaves the server stuck
 perftest_args()
 {
-	echo -R -F -d "$RDMA_DEV" -s "$2" -n "$3"
+	echo -F -d "$RDMA_DEV" -x "$RDMA_GID_INDEX" -s "$1" -n "$2" -p "$3"
 }
 
 target_main()
 {
-	local run name tool size iters pid rc
+	local run name tool size iters port rc
 
 	for run in "${PERFTEST_RUNS[@]}"; do
-		read -r name tool size iters <<<"$run"
+		read -r name tool size iters port <<<"$run"
 		rc=0
 		# shellcheck disable=SC2046
-		timeout 300 $tool $(perftest_args "$tool" "$size" "$iters") \
-			>"$RESULTS/perftest.$name.server.txt" 2>&1 &
-		pid=$!
-		sleep 1
+		if ! vm_start_server "$port" $((PERFTEST_TIMEOUT * 2 + 30)) \
+			"$RESULTS/perftest.$name.server.txt" \
+			$tool $(perftest_args "$size" "$iters" "$port"); then
+			tap_not_ok "$tool -s $size server did not listen"
+			vm_signal "$name"
+			continue
+		fi
 		vm_signal "$name"
-		wait "$pid" || rc=$?
+		wait "$VM_SERVER_PID" || rc=$?
 		[ "$rc" -eq 0 ] || tap_not_ok "$tool -s $size server exited with $rc"
 	done
 
 	rm -f /tmp/nc.out
 	timeout 120 nc -l "$PERFTEST_TCP_PORT" >/tmp/nc.out &
-	pid=$!
-	sleep 1
+	VM_SERVER_PID=$!
+	until vm_listening "$PERFTEST_TCP_PORT"; do
+		kill -0 "$VM_SERVER_PID" 2>/dev/null || break
+		sleep 0.2
+	done
 	vm_signal tcp
 	rc=0
-	wait "$pid" || rc=$?
+	wait "$VM_SERVER_PID" || rc=$?
 	if [ "$rc" -eq 0 ] &&
 	   [ "$(stat -c %s /tmp/nc.out)" -eq $((PERFTEST_TCP_MIB << 20)) ]; then
 		tap_ok "nc received $PERFTEST_TCP_MIB MiB"
@@ -75,19 +88,19 @@ perftest_env()
 
 initiator_main()
 {
-	local run name tool size iters out row t0 t1 f
+	local run name tool size iters port out row t0 t1 f
 
 	: >"$RESULTS/perftest.env"
 	for run in "${PERFTEST_RUNS[@]}"; do
-		read -r name tool size iters <<<"$run"
+		read -r name tool size iters port <<<"$run"
 		out=$RESULTS/perftest.$name.client.txt
 		if ! vm_wait "$name"; then
 			tap_not_ok "$tool -s $size: target server did not start"
 			continue
 		fi
 		# shellcheck disable=SC2046
-		if ! vm_retry 5 1 timeout 300 $tool \
-			$(perftest_args "$tool" "$size" "$iters") "$TARGET_IP" \
+		if ! vm_retry 2 1 timeout "$PERFTEST_TIMEOUT" $tool \
+			$(perftest_args "$size" "$iters" "$port") "$TARGET_IP" \
 			>"$out" 2>&1; then
 			tap_not_ok "$tool -s $size -n $iters (see ${out##*/})"
 			continue

@@ -5,20 +5,25 @@
 # rping and one ib_write_bw run. Initiator: pings the target, runs the rping
 # and ib_write_bw clients.
 
-SMOKE_BW_ARGS=(-R -F -d "$RDMA_DEV" -s 1048576 -n 100)
+SMOKE_RPING_PORT=7174
+SMOKE_BW_PORT=18601
+# -x GID instead of -R: see perftest_args in perftest.sh
+SMOKE_BW_ARGS=(-F -d "$RDMA_DEV" -x "$RDMA_GID_INDEX" -s 1048576 -n 100
+	-p "$SMOKE_BW_PORT")
 
-# smoke_server NAME CMD... -- run a one-shot server, signal NAME when started
+# smoke_server NAME PORT CMD... -- serve one client, signal NAME once listening
 smoke_server()
 {
-	local name=$1 pid rc=0
+	local name=$1 port=$2 rc=0
 
-	shift
-	echo "### server $name: $*" >>"$(vm_log)"
-	timeout 120 "$@" >>"$(vm_log)" 2>&1 &
-	pid=$!
-	sleep 1
+	shift 2
+	if ! vm_start_server "$port" 150 "$(vm_log)" "$@"; then
+		tap_not_ok "$name server did not listen on port $port"
+		vm_signal "$name"	# let the initiator fail fast
+		return
+	fi
 	vm_signal "$name"
-	wait "$pid" || rc=$?
+	wait "$VM_SERVER_PID" || rc=$?
 	if [ "$rc" -eq 0 ]; then
 		tap_ok "$name served one client"
 	else
@@ -49,8 +54,10 @@ target_main()
 	tap_check "rdma link shows $RDMA_DEV on eth0" \
 		sh -c "rdma link show | grep -q '$RDMA_DEV.*netdev eth0'"
 
-	smoke_server rping rping -s -a "$TARGET_IP" -C 3 -v
-	smoke_server ib_write_bw ib_write_bw "${SMOKE_BW_ARGS[@]}"
+	smoke_server rping "$SMOKE_RPING_PORT" \
+		rping -s -a "$TARGET_IP" -p "$SMOKE_RPING_PORT" -C 3 -v
+	smoke_server ib_write_bw "$SMOKE_BW_PORT" \
+		ib_write_bw "${SMOKE_BW_ARGS[@]}"
 }
 
 initiator_main()
@@ -62,13 +69,14 @@ initiator_main()
 
 	if vm_wait rping; then
 		tap_check "rping -c -a $TARGET_IP -C 3" \
-			vm_retry 5 1 timeout 60 rping -c -a "$TARGET_IP" -C 3 -v
+			vm_retry 2 1 timeout 60 rping -c -a "$TARGET_IP" \
+			-p "$SMOKE_RPING_PORT" -C 3 -v
 	else
 		tap_not_ok "rping: target server did not start"
 	fi
 	if vm_wait ib_write_bw; then
 		tap_check "ib_write_bw -s 1048576 -n 100 $TARGET_IP" \
-			vm_retry 5 1 timeout 120 ib_write_bw "${SMOKE_BW_ARGS[@]}" \
+			vm_retry 2 1 timeout 60 ib_write_bw "${SMOKE_BW_ARGS[@]}" \
 			"$TARGET_IP"
 	else
 		tap_not_ok "ib_write_bw: target server did not start"
