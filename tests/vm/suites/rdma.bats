@@ -1,0 +1,278 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# rdma.bats -- rpmemctl against rpmemd over RDMA; run on the initiator guest
+#
+# Run by suites/rdma.sh (see there). Tests run in file order and share
+# files in $W; the target acts on request markers (rd_request).
+
+setup_file()
+{
+	export W=/tmp/rdma.work
+	export T=$TARGET_IP
+	export MIB=$((1024 * 1024))
+	rm -rf "$W"
+	mkdir -p "$W"
+	head -c $((16 * MIB)) /dev/urandom >"$W/a.bin"
+	head -c $((8 * MIB)) /dev/urandom >"$W/c.bin"
+}
+
+setup()
+{
+	cd "$W" || return 1
+}
+
+ctl()
+{
+	"$RPMEM_BUILD/rpmemctl" "$@"
+}
+
+# poke FILE OFFSET -- overwrite 100 bytes of FILE at OFFSET
+poke()
+{
+	head -c 100 /dev/urandom |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# json_is FILTER CMD... -- CMD's JSON satisfies FILTER
+json_is()
+{
+	local filter=$1 out
+
+	shift
+	out=$("$@") || {
+		echo "exit $?: $out"
+		return 1
+	}
+	echo "$out"
+	jq -e "$filter" <<<"$out" >/dev/null
+}
+
+# rd_request NAME [SECS] -- ask the target to act; wait for its reply
+rd_request()
+{
+	: >"$RESULTS/.sync/rdma.initiator.req-$1"
+	rd_wait "rep-$1" "${2:-300}"
+}
+
+# rd_wait NAME [SECS] -- wait for the target's marker NAME
+rd_wait()
+{
+	local end=$((SECONDS + ${2:-300}))
+
+	while [ ! -e "$RESULTS/.sync/rdma.target.$1" ]; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+
+rpmemd_log()
+{
+	cat "$RESULTS/rdma.rpmemd.log"
+}
+
+@test "status: the target serves rdma" {
+	json_is '.rdma == true' ctl status --json "$T"
+}
+
+@test "mirror --transport rdma into a devdax pool" {
+	json_is '.transport == "rdma" and .identical and
+		 .data_bytes == 16 * 1048576 and .generation == 1' \
+		ctl mirror --json --transport rdma a.bin "$T/dd/a"
+}
+
+@test "verify --transport rdma: the devdax pool is identical" {
+	ctl -q verify --transport rdma a.bin "$T/dd/a"
+}
+
+@test "GPSPM: the initiator persists the devdax pool through rpmemd" {
+	poke a.bin $((3 * MIB))
+	ctl -v sync --transport rdma a.bin "$T/dd/a" 2>"$W/gpspm.err"
+	cat "$W/gpspm.err"
+	grep -q "GPSPM persistence" "$W/gpspm.err"
+	rpmemd_log | grep -q "registered in place (GPSPM)"
+}
+
+@test "verify finds changed blocks of the devdax pool (exit 1)" {
+	poke a.bin 0
+	poke a.bin $((5 * MIB + 7))
+	poke a.bin $((16 * MIB - 100))
+	run ctl -q verify --transport rdma a.bin "$T/dd/a"
+	echo "$output"
+	[ "$status" -eq 1 ]
+}
+
+@test "sync --transport rdma sends only the 3 changed blocks to the devdax pool" {
+	json_is '.transport == "rdma" and .blocks_changed == 3 and
+		 .data_bytes <= 3 * 65536 and .identical and .generation == 3' \
+		ctl sync --json --transport rdma a.bin "$T/dd/a"
+	ctl -q verify --transport rdma a.bin "$T/dd/a"
+}
+
+@test "sync --pull --transport rdma repairs a damaged copy of the devdax pool" {
+	cp a.bin b.bin
+	poke b.bin 12345
+	poke b.bin $((9 * MIB))
+	json_is '.transport == "rdma"' \
+		ctl sync --json --pull --transport rdma b.bin "$T/dd/a"
+	cmp a.bin b.bin
+	rm -f p.bin
+	ctl -q sync --pull --transport rdma p.bin "$T/dd/a"
+	cmp a.bin p.bin
+	cp a.bin "$RESULTS/rdma.a.bin"
+}
+
+@test "mirror, sync, verify and pull over rdma: fsdax pool" {
+	cp c.bin fs.bin
+	json_is '.transport == "rdma"' \
+		ctl mirror --json --transport rdma fs.bin "$T/fs/c"
+	ctl -q verify --transport rdma fs.bin "$T/fs/c"
+	poke fs.bin 4097
+	poke fs.bin $((7 * MIB))
+	json_is '.transport == "rdma" and .blocks_changed == 2' \
+		ctl sync --json --transport rdma fs.bin "$T/fs/c"
+	ctl -q verify --transport rdma fs.bin "$T/fs/c"
+	rm -f fs.back
+	ctl -q sync --pull --transport rdma fs.back "$T/fs/c"
+	cmp fs.bin fs.back
+}
+
+@test "fsdax on Soft-RoCE: rpmemd serves the pool through a DRAM staging buffer (logged)" {
+	rpmemd_log | grep "DRAM staging buffer of 8 MiB"
+}
+
+@test "mirror, sync, verify and pull over rdma: dir pool" {
+	cp c.bin dir.bin
+	json_is '.transport == "rdma"' \
+		ctl mirror --json --transport rdma dir.bin "$T/dir/c"
+	ctl -q verify --transport rdma dir.bin "$T/dir/c"
+	poke dir.bin 0
+	json_is '.transport == "rdma" and .blocks_changed == 1' \
+		ctl sync --json --transport rdma dir.bin "$T/dir/c"
+	ctl -q verify --transport rdma dir.bin "$T/dir/c"
+	rm -f dir.back
+	ctl -q sync --pull --transport rdma dir.back "$T/dir/c"
+	cmp dir.bin dir.back
+}
+
+@test "status --json shows transport rdma for a session during an RDMA mirror" {
+	head -c $((32 * MIB)) /dev/urandom >st.bin
+	ctl -q mirror --transport rdma st.bin "$T/dd/st" &
+	local pid=$! i seen=''
+	for ((i = 0; i < 300; i++)); do
+		seen=$(ctl status --json "$T" | jq -c '.sessions[] |
+			select(.pool == "dd/st" and .transport == "rdma")')
+		[ -n "$seen" ] && break
+		sleep 0.1
+	done
+	echo "seen: $seen"
+	wait "$pid"
+	[ -n "$seen" ]
+	ctl -q verify --transport rdma st.bin "$T/dd/st"
+}
+
+@test "list counts the bytes flushed over rdma as bytes written" {
+	json_is '.pools[0] | .bytes_written >= 32 * 1048576 and .flushes >= 1' \
+		ctl list --json "$T/dd/st"
+}
+
+@test "--transport auto picks rdma" {
+	json_is '.transport == "rdma"' \
+		ctl verify --json --transport auto a.bin "$T/dd/a"
+	json_is '.transport == "rdma"' \
+		ctl sync --json a.bin "$T/dd/a"
+}
+
+@test "--transport auto to an address without an RDMA device uses tcp" {
+	json_is '.transport == "tcp"' \
+		ctl verify --json --transport auto a.bin "$RD_NORDMA_IP/dd/a"
+}
+
+@test "--transport rdma to an address without an RDMA device: exit 4 with the reason" {
+	run ctl -q verify --transport rdma a.bin "$RD_NORDMA_IP/dd/a"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"rdma is not available on $RD_NORDMA_IP"* ]]
+	[[ "$output" == *"try --transport tcp"* ]]
+}
+
+@test "a PMDK obj pool mirrored over rdma into devdax, fsdax and dir pools" {
+	rm -f obj.pool obj.back
+	pmempool create obj --size 16M obj.pool
+	ctl -q mirror --transport rdma obj.pool "$T/dd/obj"
+	ctl -q mirror --transport rdma obj.pool "$T/fs/obj"
+	ctl -q mirror --transport rdma obj.pool "$T/dir/obj"
+	ctl -q sync --pull --transport rdma obj.back "$T/dd/obj"
+	pmempool check obj.back
+	cmp obj.pool obj.back
+}
+
+@test "kill -9 of rpmemd during an RDMA mirror: the client exits 3 promptly" {
+	head -c $((64 * MIB)) /dev/urandom >big.bin
+	cp big.bin "$RESULTS/rdma.big.bin"
+	ctl -q mirror --transport rdma big.bin "$T/dd/big" 2>big.err &
+	local pid=$! rc=0 t0
+	: >"$RESULTS/.sync/rdma.initiator.req-kill"
+	rd_wait rep-killed 300
+	t0=$SECONDS
+	wait "$pid" || rc=$?
+	echo "exit $rc after $((SECONDS - t0)) s: $(cat big.err)"
+	echo "# kill: the mirror exited $rc $((SECONDS - t0)) s after the kill" >&3
+	[ "$rc" -eq 3 ]
+	[ $((SECONDS - t0)) -le 35 ]
+	rd_wait rep-kill 300
+}
+
+@test "after the restart the pool is syncing; the next sync over rdma completes it" {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		ctl -q list "$T" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	json_is '.pools[0].state == "syncing"' ctl list --json "$T/dd/big"
+	json_is '.transport == "rdma" and .identical' \
+		ctl sync --json --transport rdma big.bin "$T/dd/big"
+	json_is '.pools[0] | .state == "consistent" and .generation == 1' \
+		ctl list --json "$T/dd/big"
+	ctl -q verify --transport rdma big.bin "$T/dd/big"
+}
+
+@test "APM: rpmemd restarts with direct_pmem = true on the devdax region" {
+	rd_request apm
+	local i
+	for ((i = 0; i < 50; i++)); do
+		ctl -q list "$T" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	ctl -q list "$T/dd"
+}
+
+@test "APM: mirror over rdma into the direct_pmem devdax pool uses APM" {
+	head -c $((16 * MIB)) /dev/urandom >apm.bin
+	ctl -v mirror --transport rdma apm.bin "$T/dd/apm" 2>apm.err
+	cat apm.err
+	grep -q "APM persistence" apm.err
+	rpmemd_log | grep -q "registered in place (APM and GPSPM)"
+}
+
+@test "APM: sync, verify and pull give a byte-identical replica" {
+	poke apm.bin 100
+	poke apm.bin $((11 * MIB))
+	json_is '.transport == "rdma" and .blocks_changed == 2' \
+		ctl sync --json --transport rdma apm.bin "$T/dd/apm"
+	ctl -q verify --transport rdma apm.bin "$T/dd/apm"
+	rm -f apm.back
+	ctl -q sync --pull --transport rdma apm.back "$T/dd/apm"
+	cmp apm.bin apm.back
+	cp apm.bin "$RESULTS/rdma.apm.bin"
+}
+
+@test "GPSPM and APM replicas are still identical after switching back" {
+	rd_request main
+	local i
+	for ((i = 0; i < 50; i++)); do
+		ctl -q list "$T" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	ctl -q verify --transport rdma a.bin "$T/dd/a"
+	ctl -q verify --transport rdma apm.bin "$T/dd/apm"
+}
