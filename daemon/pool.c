@@ -22,6 +22,94 @@ static int pmem2_err(int ret)
 	return ret < 0 && ret > -4096 ? ret : -EIO;
 }
 
+/*
+ * The mapping cache: the mappings of a few recently closed pool files, so
+ * that the next open of the same pool (the next sync or verify) finds its
+ * pages already mapped instead of faulting in every page again. Keyed by
+ * the file's device and inode: a cached mapping holds the file open, so
+ * no other file can get that inode number while the entry exists. Entries
+ * are dropped when the pool is removed, evicted least recently used, and
+ * bounded in number and bytes.
+ */
+#define MAP_CACHE_MAX 8
+#define MAP_CACHE_BYTES (32ull << 30)
+
+static struct map_cache_entry {
+	dev_t dev;
+	ino_t ino;
+	uint64_t size;
+	struct pmem2_map *map; /* NULL = free slot */
+	uint64_t used;
+} map_cache[MAP_CACHE_MAX];
+static pthread_mutex_t map_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t map_cache_clock;
+
+/* map_cache_take -- the cached mapping of dev/ino of size bytes, or NULL */
+static struct pmem2_map *map_cache_take(dev_t dev, ino_t ino, uint64_t size)
+{
+	struct pmem2_map *map = NULL;
+	pthread_mutex_lock(&map_cache_lock);
+	for (unsigned i = 0; i < MAP_CACHE_MAX; i++) {
+		struct map_cache_entry *e = &map_cache[i];
+		if (e->map && e->dev == dev && e->ino == ino) {
+			if (e->size == size)
+				map = e->map;
+			else
+				pmem2_map_delete(&e->map);
+			e->map = NULL;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&map_cache_lock);
+	return map;
+}
+
+/* map_cache_put -- keep map for a later open; may evict (and unmap) */
+static void map_cache_put(dev_t dev, ino_t ino, uint64_t size,
+			  struct pmem2_map *map)
+{
+	struct pmem2_map *evict = NULL;
+	uint64_t total = size;
+	struct map_cache_entry *slot = NULL, *lru = NULL;
+
+	if (size > MAP_CACHE_BYTES) {
+		pmem2_map_delete(&map);
+		return;
+	}
+	pthread_mutex_lock(&map_cache_lock);
+	for (unsigned i = 0; i < MAP_CACHE_MAX; i++) {
+		struct map_cache_entry *e = &map_cache[i];
+		if (!e->map) {
+			slot = slot ? slot : e;
+			continue;
+		}
+		total += e->size;
+		if (!lru || e->used < lru->used)
+			lru = e;
+	}
+	if (!slot || total > MAP_CACHE_BYTES) {
+		evict = lru->map;
+		slot = lru;
+	}
+	*slot = (struct map_cache_entry){ dev, ino, size, map,
+					  ++map_cache_clock };
+	pthread_mutex_unlock(&map_cache_lock);
+	if (evict)
+		pmem2_map_delete(&evict);
+}
+
+/* map_cache_drop -- forget the mapping of the file name in dirfd, if any */
+static void map_cache_drop(int dirfd, const char *name)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return;
+	struct pmem2_map *map = map_cache_take(st.st_dev, st.st_ino,
+					       (uint64_t)st.st_size);
+	if (map)
+		pmem2_map_delete(&map);
+}
+
 /* find_open -- the open pool of file dev/ino; set->lock held */
 static struct rpmemd_pool *find_open(struct rpmemd_regions *set, dev_t dev,
 				     ino_t ino)
@@ -354,6 +442,7 @@ int rpmemd_pool_remove(struct rpmemd_region *r, const char *name, int force,
 	}
 	/* from here the pool is gone; a leftover file is an invisible orphan */
 	stats_drop(r, name);
+	map_cache_drop(r->dirfd, name);
 	if (unlinkat(r->dirfd, name, 0) && errno != ENOENT)
 		WARN("region '%s': pool '%s': cannot remove %s/%s: %s",
 		     r->cfg.name, name, r->cfg.path, name, strerror(errno));
@@ -368,7 +457,17 @@ err_unlock:
 	return ret;
 }
 
-/* pool_map -- map the pool file with libpmem2 */
+/* pool_use_map -- make map the mapping of pool p */
+static void pool_use_map(struct rpmemd_pool *p, struct pmem2_map *map)
+{
+	p->map = map;
+	p->addr = pmem2_map_get_address(map);
+	p->persist = pmem2_get_persist_fn(map);
+	p->is_pmem = pmem2_map_get_store_granularity(map) !=
+		     PMEM2_GRANULARITY_PAGE;
+}
+
+/* pool_map -- map the pool file with libpmem2 (or reuse a cached mapping) */
 static int pool_map(struct rpmemd_pool *p, int fd, char *err, size_t errlen)
 {
 	struct pmem2_source *src;
@@ -376,6 +475,10 @@ static int pool_map(struct rpmemd_pool *p, int fd, char *err, size_t errlen)
 	struct pmem2_map *map;
 	int ret;
 
+	if ((map = map_cache_take(p->dev, p->ino, p->size))) {
+		pool_use_map(p, map);
+		return 0;
+	}
 	if ((ret = pmem2_source_from_fd(&src, fd))) {
 		snprintf(err, errlen, "pool '%s': pmem2_source_from_fd: %s",
 			 p->name, pmem2_errormsg());
@@ -402,11 +505,7 @@ static int pool_map(struct rpmemd_pool *p, int fd, char *err, size_t errlen)
 		ret = pmem2_err(ret);
 		goto err_cfg;
 	}
-	p->map = map;
-	p->addr = pmem2_map_get_address(map);
-	p->persist = pmem2_get_persist_fn(map);
-	p->is_pmem = pmem2_map_get_store_granularity(map) !=
-		     PMEM2_GRANULARITY_PAGE;
+	pool_use_map(p, map);
 	if (p->region->cfg.type == RPMEM_REGION_FSDAX && !p->is_pmem)
 		WARN("region '%s': pool '%s' is not mapped as PMem (no DAX for this file?); persisting with msync",
 		     p->region->cfg.name, p->name);
@@ -442,7 +541,7 @@ static int pool_attach(struct rpmemd_pool *p, uint8_t mode, uint32_t sid,
 static void pool_free(struct rpmemd_pool *p)
 {
 	if (p->map)
-		pmem2_map_delete(&p->map);
+		map_cache_put(p->dev, p->ino, p->size, p->map);
 	pthread_mutex_destroy(&p->meta_lock);
 	rpmemd_region_put(&p->region);
 	free(p);

@@ -136,3 +136,18 @@ teardown() { teardown_daemon; }
 	[[ "$output" == *"MiB"* ]]
 	cmp "$W/src" "$R1/p1"
 }
+
+@test "a pool removed and created again under the same name holds none of the old data" {
+	mkfile "$W/src" 4
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	rc verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	rc remove "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	rc create "$T/r1/p1" 4M
+	[ "$status" -eq 0 ]
+	head -c $((4 << 20)) /dev/zero >"$W/zero"
+	rc verify "$W/zero" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+}
