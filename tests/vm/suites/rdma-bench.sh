@@ -1,0 +1,273 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-3-Clause
+# rdma-bench.sh -- rpmemctl over RDMA vs perftest on the same guests
+#
+# SUITE_BENCH_RUNS rounds (default 3). Each round first runs the perftest
+# suite's measurements (its PERFTEST_RUNS, perftest_args and perftest_row
+# are reused by sourcing suites/perftest.sh: ib_write_lat -s 4096 and -s
+# 256, ib_write_bw -s 1048576), then, with the target's devdax namespace
+# served by rpmemd as region "dd", first as GPSPM (flushes go through
+# rpmemd), then with direct_pmem = true (APM: an RDMA read-after-write
+# flush, the daemon's CPU is not involved):
+#   rpmemctl bench --json --transport rdma -i 4096 -s 64M  (write + flush
+#       latency; and 64 MiB in 1 MiB writes + one flush)
+#   rpmemctl bench --json --transport rdma -i 256 -s 64M
+#   rpmemctl mirror --json --transport rdma of a fresh 64 MiB file
+# The medians over the rounds are compared:
+#   latency ratio = write+flush median / (2 x ib_write_lat typical): the
+#     one-way ib_write_lat (half of its ping-pong) plus one round trip,
+#     the round trip taken as the ib_write_lat median itself
+#   bandwidth ratio = MiB/s / ib_write_bw -s 1M average (MB = 2^20 B)
+# Figures: $RESULTS/rdma-bench.env, $RESULTS/rdma-bench.md (the table),
+# raw output in $RESULTS/rdma-bench.*. Run by tests/bench/vm-bench.sh.
+
+# shellcheck source=tests/vm/suites/perftest.sh
+. "$RPMEM_SRC/tests/vm/suites/perftest.sh"
+
+RB_RPMEMD=$RPMEM_BUILD/rpmemd
+RB_CTL=$RPMEM_BUILD/rpmemctl
+RB_RUNS=${SUITE_BENCH_RUNS:-3}
+RB_COUNT=${SUITE_BENCH_COUNT:-1000}
+RB_MIB=64
+RB_MODES=(gpspm apm)
+RB_PID=
+
+rb_log()
+{
+	echo "$RESULTS/$VM_SUITE.rpmemd.log"
+}
+
+# --- target ---------------------------------------------------------------
+
+rb_start()
+{
+	echo "=== rpmemd -c $1.conf ($(date +%T))" >>"$(rb_log)"
+	"$RB_RPMEMD" -c "$RB_TMP/$1.conf" >>"$(rb_log)" 2>&1 &
+	RB_PID=$!
+	vm_retry 100 0.1 "$RB_CTL" -q list 127.0.0.1 >/dev/null 2>&1
+}
+
+rb_stop()
+{
+	local rc=0
+
+	[ -n "$RB_PID" ] || return 0
+	kill -TERM "$RB_PID" 2>/dev/null
+	wait "$RB_PID" || rc=$?
+	RB_PID=
+	return "$rc"
+}
+
+# rb_target_perftest ROUND -- the perftest servers of one round
+rb_target_perftest()
+{
+	local run name tool size iters port rc
+
+	for run in "${PERFTEST_RUNS[@]}"; do
+		read -r name tool size iters port <<<"$run"
+		rc=0
+		# shellcheck disable=SC2046
+		if ! vm_start_server "$port" $((PERFTEST_TIMEOUT * 2 + 30)) \
+			"$RESULTS/rdma-bench.pt.$1.$name.server.txt" \
+			"$tool" $(perftest_args "$size" "$iters" "$port"); then
+			tap_not_ok "round $1: $tool -s $size server did not listen"
+			vm_signal "pt-$1-$name"
+			continue
+		fi
+		vm_signal "pt-$1-$name"
+		wait "$VM_SERVER_PID" || rc=$?
+		[ "$rc" -eq 0 ] ||
+			tap_not_ok "round $1: $tool -s $size server exited with $rc"
+	done
+}
+
+target_main()
+{
+	local mode apm r
+
+	RB_TMP=$(mktemp -d /tmp/rdma-bench.XXXXXX)
+	for mode in "${RB_MODES[@]}"; do
+		apm=false
+		[ "$mode" = apm ] && apm=true
+		cat >"$RB_TMP/$mode.conf" <<EOF
+listen = ["127.0.0.1", "$TARGET_IP"];
+allow_insecure_remote = true;
+regions = ( { name = "dd"; type = "devdax"; path = "$DEVDAX"; direct_pmem = $apm; } );
+EOF
+	done
+	daxio -z -o "$DEVDAX" -l 4096 >>"$(vm_log)" 2>&1
+	for ((r = 1; r <= RB_RUNS; r++)); do
+		rb_target_perftest "$r"
+		for mode in "${RB_MODES[@]}"; do
+			rb_start "$mode" ||
+				tap_not_ok "round $r: rpmemd ($mode) did not start"
+			vm_signal "up-$r-$mode"
+			vm_wait "done-$r-$mode" 1200 ||
+				tap_not_ok "round $r: initiator did not finish $mode"
+			rb_stop || tap_not_ok "round $r: rpmemd ($mode) stopped with an error"
+		done
+	done
+	tap_ok "rpmemd served $RB_RUNS rounds of GPSPM and APM benchmarks"
+	daxio -z -o "$DEVDAX" -l 4096 >>"$(vm_log)" 2>&1
+	rm -rf "$RB_TMP"
+}
+
+# --- initiator ------------------------------------------------------------
+
+rb_median()
+{
+	sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'
+}
+
+# rb_x2 V -- twice V (the latency baseline: one-way + one round trip)
+rb_x2()
+{
+	awk -v a="$1" 'BEGIN { if (a != "") print 2 * a }'
+}
+
+rb_ratio()
+{
+	awk -v a="$1" -v b="$2" \
+		'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "n/a" }'
+}
+
+# rb_val KEY VALUE -- one measurement of a round
+rb_val()
+{
+	echo "$2" >>"$RB_W/$1"
+	echo "$1=$2" >>"$RESULTS/rdma-bench.runs"
+}
+
+# rb_med KEY -- the median of a measurement over the rounds
+rb_med()
+{
+	rb_median <"$RB_W/$1" 2>/dev/null
+}
+
+# rb_perftest ROUND -- the perftest clients of one round
+rb_perftest()
+{
+	local run name tool size iters port out row f
+
+	for run in "${PERFTEST_RUNS[@]}"; do
+		read -r name tool size iters port <<<"$run"
+		out=$RESULTS/rdma-bench.pt.$1.$name.client.txt
+		if ! vm_wait "pt-$1-$name"; then
+			tap_not_ok "round $1: $tool -s $size: no server"
+			continue
+		fi
+		# shellcheck disable=SC2046
+		if ! vm_retry 5 1 timeout "$PERFTEST_TIMEOUT" "$tool" \
+			$(perftest_args "$size" "$iters" "$port") "$TARGET_IP" \
+			>"$out" 2>&1 ||
+		   ! row=$(perftest_row "$out" "$size" "$iters"); then
+			tap_not_ok "round $1: $tool -s $size (see ${out##*/})"
+			continue
+		fi
+		read -r -a f <<<"$row"
+		case "$tool" in
+		ib_write_lat) rb_val "pt_$name" "${f[4]}" ;; # typical
+		ib_write_bw) rb_val "pt_$name" "${f[3]}" ;;  # average
+		esac
+	done
+}
+
+# rb_bench ROUND MODE IO -- one rpmemctl bench run
+rb_bench()
+{
+	local out=$RESULTS/rdma-bench.$1.$2.$3.json
+
+	if timeout 600 "$RB_CTL" bench --json --transport rdma -i "$3" \
+		-c "$RB_COUNT" -s "${RB_MIB}M" "$TARGET_IP/dd/bench" \
+		>"$out" 2>>"$(vm_log)" &&
+	   jq -e '.transport == "rdma"' "$out" >/dev/null; then
+		rb_val "$2_lat_$3" "$(jq -r .lat_median_us "$out")"
+		rb_val "$2_bw" "$(jq -r .bw_mib_s "$out")"
+	else
+		tap_not_ok "round $1: bench $2 -i $3 (see ${out##*/})"
+	fi
+}
+
+# rb_mirror ROUND MODE -- one mirror of a fresh RB_MIB file
+rb_mirror()
+{
+	local out=$RESULTS/rdma-bench.$1.$2.mirror.json
+
+	head -c $((RB_MIB << 20)) /dev/urandom >"$RB_W/m.bin"
+	if timeout 600 "$RB_CTL" mirror --json --transport rdma \
+		"$RB_W/m.bin" "$TARGET_IP/dd/m" >"$out" 2>>"$(vm_log)" &&
+	   jq -e '.transport == "rdma"' "$out" >/dev/null; then
+		rb_val "$2_mirror" "$(jq -r .mib_per_s "$out")"
+	else
+		tap_not_ok "round $1: mirror $2 (see ${out##*/})"
+	fi
+	"$RB_CTL" -q remove "$TARGET_IP/dd/m" 2>>"$(vm_log)"
+}
+
+# rb_report -- medians, ratios, the table
+rb_report()
+{
+	local mode l4 l256 bw mi p4 p256 pbw md=$RESULTS/rdma-bench.md
+
+	p4=$(rb_med pt_lat_4096)
+	p256=$(rb_med pt_lat_256)
+	pbw=$(rb_med pt_bw_1m)
+	{
+		echo "perftest_lat_4096_typical_us=$p4"
+		echo "perftest_lat_256_typical_us=$p256"
+		echo "perftest_bw_1m_avg_MiBps=$pbw"
+	} >>"$RESULTS/rdma-bench.env"
+	{
+		echo "Medians of $RB_RUNS rounds; perftest in the same rounds: ib_write_lat -s 4096 typical $p4 us, -s 256 typical $p256 us; ib_write_bw -s 1048576 average $pbw MiB/s."
+		echo
+		echo "| flush | 4 KiB write+flush (us) | / (2 x ib_write_lat 4 KiB) | 256 B write+flush (us) | / (2 x ib_write_lat 256 B) | bench 64 MiB, 1 MiB writes (MiB/s) | / ib_write_bw | mirror 64 MiB (MiB/s) | / ib_write_bw |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+	} >"$md"
+	for mode in "${RB_MODES[@]}"; do
+		l4=$(rb_med "${mode}_lat_4096")
+		l256=$(rb_med "${mode}_lat_256")
+		bw=$(rb_med "${mode}_bw")
+		mi=$(rb_med "${mode}_mirror")
+		{
+			echo "${mode}_lat_4096_median_us=$l4"
+			echo "${mode}_lat_256_median_us=$l256"
+			echo "${mode}_bench_bw_MiBps=$bw"
+			echo "${mode}_mirror_MiBps=$mi"
+			echo "${mode}_lat_4096_ratio=$(rb_ratio "$l4" "$(rb_x2 "$p4")")"
+			echo "${mode}_lat_256_ratio=$(rb_ratio "$l256" "$(rb_x2 "$p256")")"
+			echo "${mode}_bench_bw_ratio=$(rb_ratio "$bw" "$pbw")"
+			echo "${mode}_mirror_bw_ratio=$(rb_ratio "$mi" "$pbw")"
+		} >>"$RESULTS/rdma-bench.env"
+		echo "| ${mode^^} | $l4 | $(rb_ratio "$l4" "$(rb_x2 "$p4")") | $l256 | $(rb_ratio "$l256" "$(rb_x2 "$p256")") | $bw | $(rb_ratio "$bw" "$pbw") | $mi | $(rb_ratio "$mi" "$pbw") |" >>"$md"
+	done
+	while IFS= read -r l; do
+		tap_diag "$l"
+	done <"$RESULTS/rdma-bench.env"
+}
+
+initiator_main()
+{
+	local mode r
+
+	RB_W=$(mktemp -d /tmp/rdma-bench.XXXXXX)
+	: >"$RESULTS/rdma-bench.env"
+	: >"$RESULTS/rdma-bench.runs"
+	for ((r = 1; r <= RB_RUNS; r++)); do
+		rb_perftest "$r"
+		for mode in "${RB_MODES[@]}"; do
+			if ! vm_wait "up-$r-$mode" 600; then
+				tap_not_ok "round $r: target did not start rpmemd ($mode)"
+				continue
+			fi
+			vm_retry 50 0.2 "$RB_CTL" -q list "$TARGET_IP" \
+				>/dev/null 2>&1
+			rb_bench "$r" "$mode" 4096
+			rb_bench "$r" "$mode" 256
+			rb_mirror "$r" "$mode"
+			vm_signal "done-$r-$mode"
+		done
+	done
+	rb_report
+	tap_ok "$RB_RUNS rounds of perftest and rpmemctl bench/mirror over rdma"
+	rm -rf "$RB_W"
+}
