@@ -124,15 +124,15 @@ rpmemd_log()
 @test "mirror, sync, verify and pull over rdma: fsdax pool" {
 	cp c.bin fs.bin
 	json_is '.transport == "rdma"' \
-		ctl mirror --json --transport rdma fs.bin "$T/fs/c"
-	ctl -q verify --transport rdma fs.bin "$T/fs/c"
+		ctl mirror --json --transport rdma fs.bin "$T/fs/rdma-c"
+	ctl -q verify --transport rdma fs.bin "$T/fs/rdma-c"
 	poke fs.bin 4097
 	poke fs.bin $((7 * MIB))
 	json_is '.transport == "rdma" and .blocks_changed == 2' \
-		ctl sync --json --transport rdma fs.bin "$T/fs/c"
-	ctl -q verify --transport rdma fs.bin "$T/fs/c"
+		ctl sync --json --transport rdma fs.bin "$T/fs/rdma-c"
+	ctl -q verify --transport rdma fs.bin "$T/fs/rdma-c"
 	rm -f fs.back
-	ctl -q sync --pull --transport rdma fs.back "$T/fs/c"
+	ctl -q sync --pull --transport rdma fs.back "$T/fs/rdma-c"
 	cmp fs.bin fs.back
 }
 
@@ -199,7 +199,7 @@ rpmemd_log()
 	rm -f obj.pool obj.back
 	pmempool create obj --size 16M obj.pool
 	ctl -q mirror --transport rdma obj.pool "$T/dd/obj"
-	ctl -q mirror --transport rdma obj.pool "$T/fs/obj"
+	ctl -q mirror --transport rdma obj.pool "$T/fs/rdma-obj"
 	ctl -q mirror --transport rdma obj.pool "$T/dir/obj"
 	ctl -q sync --pull --transport rdma obj.back "$T/dd/obj"
 	pmempool check obj.back

@@ -218,7 +218,7 @@ rd_target_check()
 	tap_check "pmempool check accepts the PMDK pool mirrored into the dir region" \
 		pmempool check "$RD_TMP/dir/obj"
 	tap_check "pmempool check accepts the PMDK pool mirrored into the fsdax region" \
-		pmempool check "$FSDAX_DIR/obj"
+		pmempool check "$FSDAX_DIR/rdma-obj"
 	tap_check "pmempool check accepts the PMDK pool in the devdax region (read with daxio)" \
 		sh -c "daxio -i '$DEVDAX' -o '$RD_TMP/obj.daxio' \
 			-k '$(rd_table_field obj offset)' \
@@ -263,8 +263,9 @@ target_post()
 	rd_target_check
 	tap_check "no RDMA errors in rpmemd's log" \
 		sh -c "! grep -E 'error: rdma|error: rpma' '$(rd_log)'"
-	rm -f "$RESULTS/$VM_SUITE".*.bin "$FSDAX_DIR"/* 2>/dev/null
-	rm -rf "$FSDAX_DIR/.rpmemd" "$RD_TMP"
+	rm -f "$RESULTS/$VM_SUITE".*.bin "$FSDAX_DIR"/rdma-* \
+		"$FSDAX_DIR"/.rpmemd/rdma-* 2>/dev/null
+	rm -rf "$RD_TMP"
 	ip addr del "$RD_NORDMA_IP/32" dev lo 2>/dev/null
 	# leave a blank device to the next suite
 	daxio -z -o "$DEVDAX" -l 4096 >>"$(vm_log)" 2>&1
