@@ -373,6 +373,7 @@ static int rdma_expose(struct rpmemd_session *s, struct rpmemd_handle *h,
 		.len = (size_t)p->size,
 		.apm = p->region->cfg.direct_pmem && p->is_pmem,
 		.is_pmem = p->is_pmem,
+		.readonly = h->mode == RPMEM_OPEN_RO,
 		.persist = rdma_persist,
 		.arg = h,
 	};
@@ -798,7 +799,6 @@ static int do_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		free(hashes);
 		return reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 	}
-	rpmem_prefault(h->pool->addr + m.offset, len);
 	rpmem_hash_blocks(h->pool->addr + m.offset, len, m.block_size, hashes,
 			  2);
 	/* to little-endian in place */

@@ -9,6 +9,7 @@
 /* below this much data a second thread costs more than it saves */
 #define HASH_MT_MIN (8u << 20)
 #define HASH_MAX_THREADS 8
+#define HASH_PREFAULT_MIN (1u << 20)
 
 uint64_t rpmem_hash_block(const void *buf, size_t len)
 {
@@ -27,6 +28,9 @@ static void *hash_run(void *arg)
 {
 	struct hash_job *j = arg;
 	size_t n = (j->len + j->bs - 1) / j->bs;
+	/* map a large share in one call, not one page fault at a time */
+	if (j->len >= HASH_PREFAULT_MIN)
+		rpmem_prefault(j->buf, j->len);
 	for (size_t i = 0; i < n; i++) {
 		size_t off = i * j->bs;
 		size_t l = j->len - off < j->bs ? j->len - off : j->bs;

@@ -1746,12 +1746,14 @@ void rpmem_rdma_srv_delete(struct rpmem_rdma_srv **sp)
 static int expo_register(struct rpmem_rdma_srv *s, struct rpmem_rdma_expo *e)
 {
 	const struct rpmem_rdma_expo_cfg *cfg = &e->cfg;
-	int usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
+	/* a read-only open registers the pool for remote reads only */
+	int usage = RPMA_MR_USAGE_READ_SRC |
+		    (cfg->readonly ? 0 : RPMA_MR_USAGE_WRITE_DST);
 	unsigned long long lim;
 	char sz[32];
 	int ret, saved;
 
-	e->apm = cfg->apm && cfg->is_pmem;
+	e->apm = cfg->apm && cfg->is_pmem && !cfg->readonly;
 	ret = rpma_mr_reg(s->peer, cfg->addr, cfg->len,
 			  usage | (e->apm ? RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT :
 					    RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY),

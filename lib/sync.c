@@ -199,7 +199,6 @@ struct local_job {
 static void *local_hash(void *arg)
 {
 	struct local_job *j = arg;
-	rpmem_prefault(j->buf, j->len);
 	rpmem_hash_blocks(j->buf, j->len, j->bs, j->hashes, 2);
 	return NULL;
 }

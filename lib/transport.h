@@ -59,6 +59,7 @@ struct rpmem_rdma_expo_cfg {
 	size_t len;
 	int apm;      /* direct write to PMem declared: allow APM flushes */
 	int is_pmem;  /* mapping is PMem (devdax/fsdax) */
+	int readonly; /* the session opened the pool read-only: no remote writes */
 	rpmem_persist_fn persist;
 	void *arg;
 };
