@@ -36,6 +36,13 @@ set -euo pipefail
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RPMEM_SRC=${RPMEM_SRC:-$(cd "$VM_DIR/../.." && pwd)}
+case "$RPMEM_SRC/" in
+/run/* | /dev/*)
+	# the guests mount fresh file systems there after their root
+	echo "tests/vm/run.sh: the project's tree ($RPMEM_SRC) must not live under /run or /dev" >&2
+	exit 2
+	;;
+esac
 RPMEM_BUILD=${RPMEM_BUILD:-$RPMEM_SRC/build}
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 VM_WAIT_TIMEOUT=${VM_WAIT_TIMEOUT:-300}
@@ -267,6 +274,7 @@ start_guest()
 		-device virtio-rng-pci \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$RESULTS,mount_tag=results,security_model=none,multidevs=remap" \
+		-virtfs "local,path=$RPMEM_SRC,mount_tag=srctree,security_model=none,readonly=on,multidevs=remap" \
 		-netdev "socket,id=n0,$addr" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac" \
 		</dev/null >"$RESULTS/$role.qemu.log" 2>&1 &
