@@ -4,16 +4,7 @@
 
 load helpers
 
-setup() {
-	W=$BATS_TEST_TMPDIR
-	R1=$W/r1
-	mkdir -p "$R1"
-	PORT=$(free_port)
-	CONF=$W/rpmemd.conf
-	DLOG=$W/rpmemd.log
-	T=127.0.0.1:$PORT
-	write_conf "$CONF" "$PORT"
-}
+setup() { setup_env; }
 teardown() { teardown_daemon; }
 
 @test "rpmemd -n accepts a good configuration" {

@@ -56,7 +56,8 @@ stop_daemon() {
 	DPID=
 }
 
-setup_daemon() {
+# setup_env -- a work dir, region r1, a free port and a config; no daemon yet
+setup_env() {
 	W=$BATS_TEST_TMPDIR
 	R1=$W/r1
 	mkdir -p "$R1"
@@ -65,6 +66,10 @@ setup_daemon() {
 	DLOG=$W/rpmemd.log
 	T=127.0.0.1:$PORT
 	write_conf "$CONF" "$PORT"
+}
+
+setup_daemon() {
+	setup_env
 	start_daemon
 }
 
