@@ -23,6 +23,13 @@
 #define COARSE_WINDOW 4	/* coarse HASH requests in flight */
 #define FINE_WINDOW 32		/* fine HASH requests in flight */
 #define FINE_MAX 1024u		/* fine blocks per request (4 MiB) */
+/*
+ * A run of differing coarse blocks bridges gaps of identical ones up to
+ * this many bytes: hashing a few identical 64 KiB blocks again costs less
+ * than a HASH request (a round trip and the target's per-request work) of
+ * its own; the bridged blocks compare equal and move no data.
+ */
+#define FINE_GAP_BYTES (192u << 10)
 #define PROGRESS_NS 100000000ull /* at most ~10 progress calls a second */
 
 struct range {
@@ -235,18 +242,24 @@ static int compare_coarse(struct sync_ctx *c)
 
 /*
  * fine_next -- the next piece (<= FINE_MAX fine blocks) of a run of
- * adjacent differing coarse blocks
+ * differing coarse blocks (with small gaps bridged, see FINE_GAP_BYTES)
  */
 static int fine_next(struct sync_ctx *c, struct hreq *r, unsigned slot)
 {
+	uint64_t gap_max = FINE_GAP_BYTES / c->bs;
+
 	if (c->run_off >= c->run_end) {
 		while (c->scan < c->nblocks && c->lh[c->scan] == c->rh[c->scan])
 			c->scan++;
 		if (c->scan >= c->nblocks)
 			return 0;
 		c->run_off = c->scan * c->bs;
-		while (c->scan < c->nblocks && c->lh[c->scan] != c->rh[c->scan])
-			c->scan++;
+		uint64_t last = c->scan; /* the run's last differing block */
+		for (; c->scan < c->nblocks && c->scan - last <= gap_max + 1;
+		     c->scan++)
+			if (c->lh[c->scan] != c->rh[c->scan])
+				last = c->scan;
+		c->scan = last + 1;
 		c->run_end = c->scan * c->bs;
 		if (c->run_end > c->size)
 			c->run_end = c->size;
