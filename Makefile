@@ -41,6 +41,9 @@ DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 CMD_OBJ    := $(CMD_SRC:%.c=$(B)/%.o)
 
 SONAME     := librpmemctl.so.$(SOVERSION)
+# fills lib/librpmemctl.pc.in for the current PREFIX/LIBDIR/INCLUDEDIR
+PC_SED     = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
+		 -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
 TARGETS    := $(B)/rpmemd $(B)/rpmemctl $(B)/$(SONAME) $(B)/librpmemctl.so \
 	      $(B)/librpmem.a $(B)/librpmemctl.pc
 
@@ -67,8 +70,7 @@ $(B)/librpmemctl.so: $(B)/$(SONAME)
 	ln -sf $(SONAME) $@
 
 $(B)/librpmemctl.pc: lib/librpmemctl.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+	$(PC_SED) $< > $@
 
 $(B)/rpmemd: $(DAEMON_OBJ) $(B)/librpmem.a
 	$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
@@ -94,9 +96,7 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/librpmemctl.so
 	install -m 644 $(B)/librpmem.a $(DESTDIR)$(LIBDIR)/librpmemctl.a
 	# regenerated here: PREFIX may differ from the one 'make all' used
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
-	    lib/librpmemctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librpmemctl.pc
+	$(PC_SED) lib/librpmemctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librpmemctl.pc
 	install -m 644 lib/librpmemctl.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 man/rpmemctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/librpmemctl.3 $(DESTDIR)$(MANDIR)/man3/
