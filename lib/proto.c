@@ -473,6 +473,8 @@ int rpmem_set_state_decode(const void *buf, size_t len,
 }
 
 #define SESSION_MIN_ENC (4 + 2 + 2 + 1 + 2 + 1 + 8 * 6)
+#define NS_MIN_ENC (2 + 2 + 2 + 1 + 8 + 4 + 4 + 2)
+#define LINK_MIN_ENC (2 + 4)
 
 int rpmem_status_reply_encode(void *buf, size_t cap,
 			      const struct rpmem_msg_status_reply *m)
@@ -498,12 +500,80 @@ int rpmem_status_reply_encode(void *buf, size_t cap,
 		wbuf_u64(&w, s->flushes);
 		wbuf_u64(&w, s->last_flush_ns);
 	}
+	if (m->nnamespaces > RPMEM_MAX_NAMESPACES ||
+	    m->nlinks > RPMEM_MAX_NS_LINKS)
+		return -EMSGSIZE;
+	wbuf_u32(&w, m->nnamespaces);
+	for (uint32_t i = 0; i < m->nnamespaces; i++) {
+		const struct rpmem_ns_info *ns = &m->namespaces[i];
+		wbuf_str(&w, ns->name, RPMEM_NAME_MAX);
+		wbuf_str(&w, ns->nd_region, RPMEM_NAME_MAX);
+		wbuf_str(&w, ns->dev, RPMEM_STR_MAX);
+		wbuf_u8(&w, ns->mode);
+		wbuf_u64(&w, ns->size);
+		wbuf_u32(&w, ns->align);
+		wbuf_u32(&w, (uint32_t)ns->numa);
+		wbuf_str(&w, ns->mount, RPMEM_STR_MAX);
+	}
+	wbuf_u32(&w, m->nlinks);
+	for (uint32_t i = 0; i < m->nlinks; i++) {
+		wbuf_str(&w, m->links[i].region, RPMEM_NAME_MAX);
+		wbuf_u32(&w, m->links[i].ns);
+	}
 	return enc_end(&w);
+}
+
+/*
+ * status_ns_decode -- the namespaces and region links of a STATUS_REPLY
+ * into m (which owns what is allocated, also on failure): 0, -EBADMSG or
+ * -ENOMEM
+ */
+static int status_ns_decode(struct rbuf *r, struct rpmem_msg_status_reply *m)
+{
+	uint32_t n = rbuf_u32(r);
+
+	if (r->err || n > RPMEM_MAX_NAMESPACES || n > rbuf_left(r) / NS_MIN_ENC)
+		return -EBADMSG;
+	m->namespaces = calloc(n ? n : 1, sizeof(*m->namespaces));
+	if (!m->namespaces)
+		return -ENOMEM;
+	m->nnamespaces = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rpmem_ns_info *ns = &m->namespaces[i];
+		rbuf_name(r, ns->name);
+		rbuf_name(r, ns->nd_region);
+		rbuf_str(r, ns->dev, sizeof(ns->dev));
+		ns->mode = rbuf_u8(r);
+		ns->size = rbuf_u64(r);
+		ns->align = rbuf_u32(r);
+		ns->numa = (int32_t)rbuf_u32(r);
+		rbuf_str(r, ns->mount, sizeof(ns->mount));
+		if (r->err || !ns->name[0] || ns->mode > RPMEM_NS_MODE_MAX ||
+		    ns->numa < -1)
+			return -EBADMSG;
+	}
+	n = rbuf_u32(r);
+	if (r->err || n > RPMEM_MAX_NS_LINKS || n > rbuf_left(r) / LINK_MIN_ENC)
+		return -EBADMSG;
+	m->links = calloc(n ? n : 1, sizeof(*m->links));
+	if (!m->links)
+		return -ENOMEM;
+	m->nlinks = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rpmem_ns_link *l = &m->links[i];
+		rbuf_name(r, l->region);
+		l->ns = rbuf_u32(r);
+		if (r->err || !l->region[0] || l->ns >= m->nnamespaces)
+			return -EBADMSG;
+	}
+	return 0;
 }
 
 int rpmem_status_reply_decode(const void *buf, size_t len,
 			      struct rpmem_msg_status_reply *m)
 {
+	int ret;
+
 	DEC_BEGIN;
 	rbuf_str(&r, m->server, sizeof(m->server));
 	m->pid = rbuf_u64(&r);
@@ -533,17 +603,22 @@ int rpmem_status_reply_decode(const void *buf, size_t len,
 		if (s->xport > RPMEM_XPORT_RDMA || s->mode > RPMEM_OPEN_RW)
 			r.err = -EBADMSG;
 	}
-	if (dec_end(&r) == 0)
+	ret = status_ns_decode(&r, m);
+	if (ret == 0 && dec_end(&r) == 0)
 		return 0;
 	rpmem_status_reply_free(m);
-	return -EBADMSG;
+	return ret == -ENOMEM ? -ENOMEM : -EBADMSG;
 }
 
 void rpmem_status_reply_free(struct rpmem_msg_status_reply *m)
 {
 	free(m->sessions);
+	free(m->namespaces);
+	free(m->links);
 	m->sessions = NULL;
-	m->nsessions = 0;
+	m->namespaces = NULL;
+	m->links = NULL;
+	m->nsessions = m->nnamespaces = m->nlinks = 0;
 }
 
 static const char *const err_names[] = {
@@ -605,6 +680,21 @@ const char *rpmem_region_type_str(uint8_t type)
 	case RPMEM_REGION_FSDAX:
 		return "fsdax";
 	case RPMEM_REGION_DEVDAX:
+		return "devdax";
+	}
+	return "unknown";
+}
+
+const char *rpmem_ns_mode_str(uint8_t mode)
+{
+	switch (mode) {
+	case RPMEM_NS_RAW:
+		return "raw";
+	case RPMEM_NS_SECTOR:
+		return "sector";
+	case RPMEM_NS_FSDAX:
+		return "fsdax";
+	case RPMEM_NS_DEVDAX:
 		return "devdax";
 	}
 	return "unknown";

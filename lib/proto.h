@@ -20,6 +20,9 @@
 #define RPMEM_STR_MAX 255      /* peer names, sources, versions */
 #define RPMEM_MSG_MAX 1024     /* error message text */
 #define RPMEM_TOKEN_LEN 16
+/* PMem namespaces, and links of a region to one, in one STATUS_REPLY */
+#define RPMEM_MAX_NAMESPACES 1024u
+#define RPMEM_MAX_NS_LINKS 1024u
 #define RPMEM_XPORT_BLOB_MAX 1024
 
 /* frame header: magic u32 | type u16 | flags u16 | id u32 | len u32 */
@@ -93,6 +96,16 @@ enum rpmem_region_type {
 	RPMEM_REGION_DIR = 0,
 	RPMEM_REGION_FSDAX = 1,
 	RPMEM_REGION_DEVDAX = 2,
+};
+
+/* mode of a PMem namespace, as ndctl names it */
+enum rpmem_ns_mode {
+	RPMEM_NS_UNKNOWN = 0,
+	RPMEM_NS_RAW = 1,
+	RPMEM_NS_SECTOR = 2,
+	RPMEM_NS_FSDAX = 3,
+	RPMEM_NS_DEVDAX = 4,
+	RPMEM_NS_MODE_MAX = 4,
 };
 
 #define RPMEM_CAP_RDMA (1u << 0)  /* target can serve the rdma data plane */
@@ -240,6 +253,24 @@ struct rpmem_session_info {
 	uint64_t last_flush_ns;
 };
 
+/* an active PMem namespace of the target, as `ndctl list -N` shows it */
+struct rpmem_ns_info {
+	char name[RPMEM_NAME_MAX + 1];	    /* "namespace1.0" */
+	char nd_region[RPMEM_NAME_MAX + 1]; /* ndctl's "region1" */
+	char dev[RPMEM_STR_MAX + 1];	    /* "/dev/dax1.0", "" = none */
+	uint8_t mode;			    /* enum rpmem_ns_mode */
+	uint64_t size;			    /* usable bytes */
+	uint32_t align;			    /* mapping alignment, 0 = n/a */
+	int32_t numa;			    /* NUMA node, -1 = unknown */
+	char mount[RPMEM_STR_MAX + 1];	    /* DAX mount of fsdax, "" = none */
+};
+
+/* an exported region that lies on a namespace */
+struct rpmem_ns_link {
+	char region[RPMEM_NAME_MAX + 1]; /* rpmemd region name */
+	uint32_t ns;			 /* index into namespaces */
+};
+
 /* STATUS_REPLY: arrays owned by the struct; free with rpmem_status_reply_free */
 struct rpmem_msg_status_reply {
 	char server[RPMEM_STR_MAX + 1];
@@ -249,6 +280,10 @@ struct rpmem_msg_status_reply {
 	uint32_t max_sessions;
 	uint32_t nsessions;
 	struct rpmem_session_info *sessions;
+	uint32_t nnamespaces; /* <= RPMEM_MAX_NAMESPACES */
+	struct rpmem_ns_info *namespaces;
+	uint32_t nlinks; /* <= RPMEM_MAX_NS_LINKS */
+	struct rpmem_ns_link *links;
 };
 
 /* --- codec -------------------------------------------------------------- */
@@ -305,6 +340,7 @@ const char *rpmem_err_str(uint32_t code);
 const char *rpmem_state_str(uint8_t state);
 const char *rpmem_xport_str(uint8_t xport);
 const char *rpmem_region_type_str(uint8_t type);
+const char *rpmem_ns_mode_str(uint8_t mode);
 const char *rpmem_msg_type_str(uint16_t type);
 
 /* rpmem_err_from_errno / rpmem_errno_from_err -- map between -errno and codes */

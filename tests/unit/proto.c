@@ -76,7 +76,7 @@ static int mem_live(void)
 /* --- a payload builder independent of lib/wire.c ------------------------ */
 
 struct pb {
-	uint8_t b[8192];
+	uint8_t b[32768]; /* room for RPMEM_MAX_NAMESPACES small entries */
 	size_t len;
 };
 
@@ -134,6 +134,8 @@ static void pb_rep(struct pb *p, size_t n)
 static struct rpmem_region_info sample_regions[3];
 static struct rpmem_pool_info sample_pools[4];
 static struct rpmem_session_info sample_sessions[3];
+static struct rpmem_ns_info sample_ns[3];
+static struct rpmem_ns_link sample_links[3];
 static const uint8_t sample_hashes[5 * 8] = {
 	1, 2, 3, 4, 5, 6, 7, 8, 0xff, 0xfe, 0, 0, 0, 0, 0, 0x80,
 	9, 9, 9, 9, 9, 9, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -319,6 +321,32 @@ static void fill_status_reply(void *p)
 	}
 	m->nsessions = 3;
 	m->sessions = sample_sessions;
+	/* an fsdax namespace with a DAX mount, a devdax one, a raw one */
+	for (uint32_t i = 0; i < 3; i++) {
+		struct rpmem_ns_info *ns = &sample_ns[i];
+		snprintf(ns->name, sizeof(ns->name), "namespace%u.0", i);
+		snprintf(ns->nd_region, sizeof(ns->nd_region), "region%u", i);
+		ns->size = (250ull << 20) + i;
+		ns->align = i == 2 ? 0 : 2u << 20;
+		ns->numa = (int32_t)i - 1;
+	}
+	strcpy(sample_ns[0].dev, "/dev/pmem0");
+	sample_ns[0].mode = RPMEM_NS_FSDAX;
+	strcpy(sample_ns[0].mount, "/mnt/pmem 0");
+	strcpy(sample_ns[1].dev, "/dev/dax1.0");
+	sample_ns[1].mode = RPMEM_NS_DEVDAX;
+	sample_ns[2].mode = RPMEM_NS_RAW;
+	m->nnamespaces = 3;
+	m->namespaces = sample_ns;
+	/* two regions on the fsdax namespace, one on the devdax one */
+	strcpy(sample_links[0].region, "fs");
+	sample_links[0].ns = 0;
+	strcpy(sample_links[1].region, "dd");
+	sample_links[1].ns = 1;
+	strcpy(sample_links[2].region, "fs-too");
+	sample_links[2].ns = 0;
+	m->nlinks = 3;
+	m->links = sample_links;
 }
 
 /* --- the codec table ---------------------------------------------------- */
@@ -410,6 +438,11 @@ static void status_reply_cmp(const void *pa, const void *pb)
 	assert_int_equal(a->nsessions, b->nsessions);
 	assert_memory_equal(a->sessions, b->sessions,
 			    a->nsessions * sizeof(*a->sessions));
+	assert_int_equal(a->nnamespaces, b->nnamespaces);
+	assert_memory_equal(a->namespaces, b->namespaces,
+			    a->nnamespaces * sizeof(*a->namespaces));
+	assert_int_equal(a->nlinks, b->nlinks);
+	assert_memory_equal(a->links, b->links, a->nlinks * sizeof(*a->links));
 }
 
 static void hashes_cmp(const void *pa, const void *pb)
@@ -1309,6 +1342,54 @@ static void put_session(struct pb *p, uint8_t xport, uint8_t mode,
 		pb_u64(p, (uint64_t)i);
 }
 
+/* put_no_ns -- the empty namespace and link lists of a machine without PMem */
+static void put_no_ns(struct pb *p)
+{
+	pb_u32(p, 0);
+	pb_u32(p, 0);
+}
+
+/* a namespace entry: the strings' lengths, mode and numa as given */
+struct ns_spec {
+	size_t name_len;
+	size_t region_len;
+	size_t dev_len;
+	uint8_t mode;
+	int32_t numa;
+	size_t mount_len;
+};
+
+static const struct ns_spec ns_ok = { 12, 7, 11, RPMEM_NS_DEVDAX, 0, 0 };
+
+static void put_ns(struct pb *p, const struct ns_spec *n)
+{
+	pb_rep(p, n->name_len);
+	pb_rep(p, n->region_len);
+	pb_rep(p, n->dev_len);
+	pb_u8(p, n->mode);
+	pb_u64(p, 250 << 20);
+	pb_u32(p, 4096);
+	pb_u32(p, (uint32_t)n->numa);
+	pb_rep(p, n->mount_len);
+}
+
+static void put_link(struct pb *p, size_t region_len, uint32_t ns)
+{
+	pb_rep(p, region_len);
+	pb_u32(p, ns);
+}
+
+/* status_ns -- a STATUS_REPLY without sessions, one namespace n, a link */
+static void status_ns(struct pb *p, const struct ns_spec *n)
+{
+	p->len = 0;
+	put_status_head(p, 0);
+	pb_u32(p, 1);
+	put_ns(p, n);
+	pb_u32(p, 1);
+	put_link(p, 2, 0);
+}
+
 static void rpmem_status_reply_decode__bad_session_fields_are_ebadmsg(
 	void **state)
 {
@@ -1320,24 +1401,231 @@ static void rpmem_status_reply_decode__bad_session_fields_are_ebadmsg(
 	put_session(&p, RPMEM_XPORT_TCP, RPMEM_OPEN_RO, 0);
 	put_session(&p, RPMEM_XPORT_RDMA, RPMEM_OPEN_RW,
 		    2 * RPMEM_NAME_MAX + 1);
+	put_no_ns(&p);
 	expect_ok(c, p.b, p.len, &m);
 	assert_int_equal(m.status_reply.nsessions, 2);
 	assert_int_equal(strlen(m.status_reply.sessions[1].pool),
 			 2 * RPMEM_NAME_MAX + 1);
+	assert_int_equal(m.status_reply.nnamespaces, 0);
+	assert_int_equal(m.status_reply.nlinks, 0);
 	rpmem_status_reply_free(&m.status_reply);
 	/* sessions run on a real transport, never "auto" */
 	p.len = 0;
 	put_status_head(&p, 1);
 	put_session(&p, RPMEM_XPORT_AUTO, RPMEM_OPEN_RO, 3);
+	put_no_ns(&p);
 	expect_fail(c, p.b, p.len, -EBADMSG);
 	p.len = 0;
 	put_status_head(&p, 1);
 	put_session(&p, RPMEM_XPORT_TCP, RPMEM_OPEN_RW + 1, 3);
+	put_no_ns(&p);
 	expect_fail(c, p.b, p.len, -EBADMSG);
 	p.len = 0;
 	put_status_head(&p, 1);
 	put_session(&p, RPMEM_XPORT_TCP, RPMEM_OPEN_RW, 2 * RPMEM_NAME_MAX + 2);
+	put_no_ns(&p);
 	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_status_reply_decode__namespace_string_limits(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_status_reply];
+	union any_msg m;
+	struct pb p;
+	struct ns_spec n = ns_ok;
+
+	/* every string at its limit */
+	n.name_len = RPMEM_NAME_MAX;
+	n.region_len = RPMEM_NAME_MAX;
+	n.dev_len = RPMEM_STR_MAX;
+	n.mount_len = RPMEM_STR_MAX;
+	status_ns(&p, &n);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.status_reply.nnamespaces, 1);
+	assert_int_equal(strlen(m.status_reply.namespaces[0].name),
+			 RPMEM_NAME_MAX);
+	assert_int_equal(strlen(m.status_reply.namespaces[0].dev),
+			 RPMEM_STR_MAX);
+	assert_int_equal(strlen(m.status_reply.namespaces[0].mount),
+			 RPMEM_STR_MAX);
+	assert_int_equal(m.status_reply.nlinks, 1);
+	assert_int_equal(m.status_reply.links[0].ns, 0);
+	rpmem_status_reply_free(&m.status_reply);
+	/* one byte over, each in turn */
+	n = ns_ok;
+	n.name_len = RPMEM_NAME_MAX + 1;
+	status_ns(&p, &n);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	n = ns_ok;
+	n.region_len = RPMEM_NAME_MAX + 1;
+	status_ns(&p, &n);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	n = ns_ok;
+	n.dev_len = RPMEM_STR_MAX + 1;
+	status_ns(&p, &n);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	n = ns_ok;
+	n.mount_len = RPMEM_STR_MAX + 1;
+	status_ns(&p, &n);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	/* a namespace always has a name; dev, region, mount may be empty */
+	n = ns_ok;
+	n.name_len = 0;
+	status_ns(&p, &n);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	n = ns_ok;
+	n.region_len = n.dev_len = n.mount_len = 0;
+	status_ns(&p, &n);
+	expect_ok(c, p.b, p.len, &m);
+	assert_string_equal(m.status_reply.namespaces[0].dev, "");
+	rpmem_status_reply_free(&m.status_reply);
+	/* a region name in a link over 64 bytes, or empty */
+	status_ns(&p, &ns_ok);
+	p.len -= 2 + 2 + 4;
+	put_link(&p, RPMEM_NAME_MAX, 0);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(strlen(m.status_reply.links[0].region),
+			 RPMEM_NAME_MAX);
+	rpmem_status_reply_free(&m.status_reply);
+	p.len -= 2 + RPMEM_NAME_MAX + 4;
+	put_link(&p, RPMEM_NAME_MAX + 1, 0);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len -= 2 + RPMEM_NAME_MAX + 1 + 4;
+	put_link(&p, 0, 0);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_status_reply_decode__namespace_mode_numa_link(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_status_reply];
+	union any_msg m;
+	struct pb p;
+	struct ns_spec n = ns_ok;
+
+	for (uint8_t mode = 0; mode <= RPMEM_NS_MODE_MAX; mode++) {
+		n.mode = mode;
+		status_ns(&p, &n);
+		expect_ok(c, p.b, p.len, &m);
+		assert_int_equal(m.status_reply.namespaces[0].mode, mode);
+		assert_string_not_equal(rpmem_ns_mode_str(mode), "");
+		rpmem_status_reply_free(&m.status_reply);
+	}
+	assert_string_equal(rpmem_ns_mode_str(RPMEM_NS_DEVDAX), "devdax");
+	assert_string_equal(rpmem_ns_mode_str(RPMEM_NS_FSDAX), "fsdax");
+	assert_string_equal(rpmem_ns_mode_str(RPMEM_NS_MODE_MAX + 1),
+			    "unknown");
+	n.mode = RPMEM_NS_MODE_MAX + 1;
+	status_ns(&p, &n);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	/* NUMA node -1 is "unknown"; nothing below it */
+	n = ns_ok;
+	n.numa = -1;
+	status_ns(&p, &n);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.status_reply.namespaces[0].numa, -1);
+	rpmem_status_reply_free(&m.status_reply);
+	n.numa = 1023;
+	status_ns(&p, &n);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.status_reply.namespaces[0].numa, 1023);
+	rpmem_status_reply_free(&m.status_reply);
+	n.numa = -2;
+	status_ns(&p, &n);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	n.numa = INT32_MIN;
+	status_ns(&p, &n);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	/* a link names a namespace of the reply */
+	status_ns(&p, &ns_ok);
+	p.len -= 4;
+	pb_u32(&p, 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_status_head(&p, 0);
+	pb_u32(&p, 0);
+	pb_u32(&p, 1);
+	put_link(&p, 2, 0);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+/* fill_ns -- n valid namespaces of the smallest encoding into v */
+static void fill_ns(struct rpmem_ns_info *v, size_t n)
+{
+	memset(v, 0, n * sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		strcpy(v[i].name, "n");
+}
+
+static void rpmem_status_reply__too_many_entries(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_status_reply];
+	static struct rpmem_ns_info ns[RPMEM_MAX_NAMESPACES + 1];
+	static struct rpmem_ns_link links[RPMEM_MAX_NS_LINKS + 1];
+	static uint8_t buf[RPMEM_MAX_PAYLOAD];
+	struct rpmem_msg_status_reply in, out;
+	int len;
+
+	/* RPMEM_MAX_NAMESPACES and RPMEM_MAX_NS_LINKS entries are fine */
+	memset(&in, 0, sizeof(in));
+	fill_ns(ns, RPMEM_MAX_NAMESPACES + 1);
+	for (size_t i = 0; i <= RPMEM_MAX_NS_LINKS; i++) {
+		snprintf(links[i].region, sizeof(links[i].region), "r%zu", i);
+		links[i].ns = (uint32_t)(i % RPMEM_MAX_NAMESPACES);
+	}
+	in.nnamespaces = RPMEM_MAX_NAMESPACES;
+	in.namespaces = ns;
+	in.nlinks = RPMEM_MAX_NS_LINKS;
+	in.links = links;
+	len = rpmem_status_reply_encode(buf, sizeof(buf), &in);
+	assert_true(len > 0);
+	assert_int_equal(rpmem_status_reply_decode(buf, (size_t)len, &out), 0);
+	assert_int_equal(out.nnamespaces, RPMEM_MAX_NAMESPACES);
+	assert_int_equal(out.nlinks, RPMEM_MAX_NS_LINKS);
+	assert_string_equal(out.links[RPMEM_MAX_NS_LINKS - 1].region, "r1023");
+	rpmem_status_reply_free(&out);
+
+	/* one more is refused by the encoder ... */
+	in.nnamespaces = RPMEM_MAX_NAMESPACES + 1;
+	assert_int_equal(rpmem_status_reply_encode(buf, sizeof(buf), &in),
+			 -EMSGSIZE);
+	in.nnamespaces = 1;
+	in.nlinks = RPMEM_MAX_NS_LINKS + 1;
+	assert_int_equal(rpmem_status_reply_encode(buf, sizeof(buf), &in),
+			 -EMSGSIZE);
+
+	/* ... and by the decoder, though the payload holds them all */
+	struct pb *p = calloc(1, sizeof(*p));
+	assert_non_null(p);
+	put_status_head(p, 0);
+	pb_u32(p, RPMEM_MAX_NAMESPACES + 1);
+	for (size_t i = 0; i <= RPMEM_MAX_NAMESPACES; i++) {
+		pb_str(p, "n");
+		pb_str(p, "");
+		pb_str(p, "");
+		pb_u8(p, 0);
+		pb_u64(p, 0);
+		pb_u32(p, 0);
+		pb_u32(p, 0);
+		pb_str(p, "");
+	}
+	pb_u32(p, 0);
+	mem_reset();
+	expect_fail(c, p->b, p->len, -EBADMSG);
+	assert_int_equal(mem.calls, 1); /* only the sessions' array */
+	p->len = 0;
+	put_status_head(p, 0);
+	pb_u32(p, 1);
+	put_ns(p, &ns_ok);
+	pb_u32(p, RPMEM_MAX_NS_LINKS + 1);
+	for (size_t i = 0; i <= RPMEM_MAX_NS_LINKS; i++)
+		put_link(p, 1, 0);
+	mem_reset();
+	expect_fail(c, p->b, p->len, -EBADMSG);
+	assert_int_equal(mem.calls, 2);
+	free(p);
 }
 
 static void rpmem_status_reply_decode__huge_count_fails_before_allocating(
@@ -1347,6 +1635,25 @@ static void rpmem_status_reply_decode__huge_count_fails_before_allocating(
 	struct pb p = { .len = 0 };
 	put_status_head(&p, UINT32_MAX);
 	put_session(&p, 0, 0, 1);
+	put_no_ns(&p);
+	mem_reset();
+	expect_fail(&codecs[C_status_reply], p.b, p.len, -EBADMSG);
+	assert_true(mem.max_nmemb <= p.len);
+	/* the same for the namespace and the link counts */
+	p.len = 0;
+	put_status_head(&p, 0);
+	pb_u32(&p, 0x10000000);
+	put_ns(&p, &ns_ok);
+	pb_u32(&p, 0);
+	mem_reset();
+	expect_fail(&codecs[C_status_reply], p.b, p.len, -EBADMSG);
+	assert_true(mem.max_nmemb <= p.len);
+	p.len = 0;
+	put_status_head(&p, 0);
+	pb_u32(&p, 1);
+	put_ns(&p, &ns_ok);
+	pb_u32(&p, 1000);
+	put_link(&p, 1, 0);
 	mem_reset();
 	expect_fail(&codecs[C_status_reply], p.b, p.len, -EBADMSG);
 	assert_true(mem.max_nmemb <= p.len);
@@ -1358,10 +1665,13 @@ static void rpmem_status_reply_decode__calloc_failure_is_enomem(void **state)
 	const struct codec *c = &codecs[C_status_reply];
 	uint8_t buf[8192];
 	size_t n = encode_sample(c, buf, sizeof(buf));
-	mem_reset();
-	mem.fail_in = 1;
-	expect_fail(c, buf, n, -ENOMEM);
-	assert_int_equal(mem.calls, 1);
+	/* fail the session, namespace, link array: nothing stays owned */
+	for (int nth = 1; nth <= 3; nth++) {
+		mem_reset();
+		mem.fail_in = nth;
+		expect_fail(c, buf, n, -ENOMEM);
+		assert_int_equal(mem.calls, nth);
+	}
 }
 
 static void rpmem_status_reply_free__twice_is_harmless(void **state)
@@ -1375,6 +1685,10 @@ static void rpmem_status_reply_free__twice_is_harmless(void **state)
 	rpmem_status_reply_free(&m.status_reply);
 	assert_null(m.status_reply.sessions);
 	assert_int_equal(m.status_reply.nsessions, 0);
+	assert_null(m.status_reply.namespaces);
+	assert_int_equal(m.status_reply.nnamespaces, 0);
+	assert_null(m.status_reply.links);
+	assert_int_equal(m.status_reply.nlinks, 0);
 	rpmem_status_reply_free(&m.status_reply);
 	assert_int_equal(mem_live(), 0);
 }
@@ -1618,6 +1932,9 @@ int main(void)
 		T(rpmem_list_reply_decode__huge_count_fails_before_allocating),
 		T(rpmem_list_reply_decode__calloc_failure_is_enomem),
 		T(rpmem_status_reply_decode__bad_session_fields_are_ebadmsg),
+		T(rpmem_status_reply_decode__namespace_string_limits),
+		T(rpmem_status_reply_decode__namespace_mode_numa_link),
+		T(rpmem_status_reply__too_many_entries),
 		T(rpmem_status_reply_decode__huge_count_fails_before_allocating),
 		T(rpmem_status_reply_decode__calloc_failure_is_enomem),
 		T(rpmem_status_reply_free__twice_is_harmless),
