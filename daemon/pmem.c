@@ -3,11 +3,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <daxctl/libdaxctl.h>
 #include <ndctl/libndctl.h>
@@ -256,6 +259,7 @@ static void ns_fill(struct ndctl_region *region, struct ndctl_namespace *ndns,
 	enum ndctl_namespace_mode mode = ndctl_namespace_get_mode(ndns);
 	struct ndctl_pfn *pfn;
 	struct ndctl_btt *btt;
+	struct stat st;
 	int ret;
 
 	memset(e, 0, sizeof(*e));
@@ -296,6 +300,11 @@ static void ns_fill(struct ndctl_region *region, struct ndctl_namespace *ndns,
 		break;
 	}
 
+	if (e->dev[0] && !stat(e->dev, &st) &&
+	    (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+		e->devno = (uint64_t)st.st_rdev;
+		e->chr = S_ISCHR(st.st_mode);
+	}
 	if (mode == NDCTL_NS_MODE_FSDAX && e->dev[0]) {
 		ret = rpmemd_pmem_dax_mount(mounts, e->dev, e->mount,
 					    sizeof(e->mount));
@@ -426,4 +435,113 @@ int rpmemd_pmem_auto_regions(const struct rpmemd_pmem_ns *ns, size_t n,
 	*out = v;
 	*nout = cnt;
 	return 0;
+}
+
+/* rpmemd_pmem_mode_code -- enum rpmem_ns_mode of a mode name */
+uint8_t rpmemd_pmem_mode_code(const char *mode)
+{
+	for (uint8_t m = 1; m <= RPMEM_NS_MODE_MAX; m++)
+		if (!strcmp(mode, rpmem_ns_mode_str(m)))
+			return m;
+	return RPMEM_NS_UNKNOWN;
+}
+
+/* the namespaces found last, for STATUS (session threads) */
+static pthread_mutex_t pub_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rpmemd_pmem_ns *pub_v;
+static size_t pub_n;
+
+/* rpmemd_pmem_publish -- replace the published list */
+void rpmemd_pmem_publish(struct rpmemd_pmem_ns **list, size_t n)
+{
+	struct rpmemd_pmem_ns *nv = list ? *list : NULL, *old;
+
+	if (!n) {
+		free(nv);
+		nv = NULL;
+	}
+	pthread_mutex_lock(&pub_lock);
+	old = pub_v;
+	pub_v = nv;
+	pub_n = nv ? n : 0;
+	pthread_mutex_unlock(&pub_lock);
+	if (list)
+		*list = NULL;
+	free(old);
+}
+
+/* rpmemd_pmem_published -- a copy of the published list */
+int rpmemd_pmem_published(struct rpmemd_pmem_ns **list, size_t *n)
+{
+	struct rpmemd_pmem_ns *v = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&pub_lock);
+	if (pub_n) {
+		v = malloc(pub_n * sizeof(*v));
+		if (v)
+			memcpy(v, pub_v, pub_n * sizeof(*v));
+		else
+			ret = -ENOMEM;
+	}
+	*n = v ? pub_n : 0;
+	pthread_mutex_unlock(&pub_lock);
+	*list = v;
+	return ret;
+}
+
+/* rpmemd_pmem_dev_ns -- the namespace whose device is dev or disk */
+int rpmemd_pmem_dev_ns(const struct rpmemd_pmem_ns *v, size_t n, int chr,
+		       uint64_t dev, uint64_t disk)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].devno || !v[i].chr != !chr)
+			continue;
+		if (v[i].devno == dev || (disk && v[i].devno == disk))
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * disk_of -- the whole disk of block device dev if it is a partition
+ * (sysfs: /sys/dev/block/M:m/partition exists, the parent holds "dev"),
+ * else 0
+ */
+static uint64_t disk_of(dev_t dev)
+{
+	unsigned ma, mi;
+	char path[96];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition",
+		 major(dev), minor(dev));
+	if (access(path, F_OK))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../dev",
+		 major(dev), minor(dev));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	ok = fscanf(f, "%u:%u", &ma, &mi) == 2;
+	fclose(f);
+	return ok ? (uint64_t)makedev(ma, mi) : 0;
+}
+
+/* rpmemd_pmem_region_ns -- what the region's path is on, then match */
+int rpmemd_pmem_region_ns(const struct rpmemd_pmem_ns *v, size_t n,
+			  uint8_t type, const char *path)
+{
+	struct stat st;
+
+	if (!n || stat(path, &st))
+		return -1;
+	if (type == RPMEM_REGION_DEVDAX) {
+		if (!S_ISCHR(st.st_mode))
+			return -1;
+		return rpmemd_pmem_dev_ns(v, n, 1, (uint64_t)st.st_rdev, 0);
+	}
+	return rpmemd_pmem_dev_ns(v, n, 0, (uint64_t)st.st_dev,
+				  disk_of(st.st_dev));
 }

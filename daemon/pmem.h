@@ -21,6 +21,8 @@ struct rpmemd_pmem_ns {
 	uint32_t align;	      /* mapping alignment (fsdax, devdax), else 0 */
 	int numa;	      /* NUMA node, -1 if unknown */
 	char mount[PATH_MAX]; /* fsdax: a mount of dev with DAX on, else "" */
+	uint64_t devno;	      /* device number of dev, 0 if unknown */
+	int chr;	      /* dev is a character device (devdax) */
 };
 
 /*
@@ -45,6 +47,38 @@ void rpmemd_pmem_free(struct rpmemd_pmem_ns **list);
  */
 int rpmemd_pmem_auto_regions(const struct rpmemd_pmem_ns *ns, size_t n,
 			     struct rpmemd_region_cfg **out, size_t *nout);
+
+/* rpmemd_pmem_mode_code -- enum rpmem_ns_mode of a mode name */
+uint8_t rpmemd_pmem_mode_code(const char *mode);
+
+/*
+ * rpmemd_pmem_publish -- make *list (n namespaces, taken over; *list is
+ * set to NULL) what rpmemd_pmem_published returns from now on, in any
+ * thread; the list published before is freed. NULL, 0 publishes none.
+ */
+void rpmemd_pmem_publish(struct rpmemd_pmem_ns **list, size_t n);
+/*
+ * rpmemd_pmem_published -- a malloc'd copy of the published namespaces
+ * (NULL and 0 when there are none; free with rpmemd_pmem_free), -ENOMEM
+ */
+int rpmemd_pmem_published(struct rpmemd_pmem_ns **list, size_t *n);
+
+/*
+ * rpmemd_pmem_region_ns -- the namespace of v[n] that a region of type
+ * (enum rpmem_region_type) at path lies on: a devdax region on the
+ * namespace's character device, a dir or fsdax region on a file system
+ * on its block device or on a partition of it. Its index, or -1 (none,
+ * or path cannot be examined).
+ */
+int rpmemd_pmem_region_ns(const struct rpmemd_pmem_ns *v, size_t n,
+			  uint8_t type, const char *path);
+/*
+ * rpmemd_pmem_dev_ns -- the same given what the region is on: device
+ * number dev (a character device if chr) and, for a partition, the
+ * number of its whole disk (else 0)
+ */
+int rpmemd_pmem_dev_ns(const struct rpmemd_pmem_ns *v, size_t n, int chr,
+		       uint64_t dev, uint64_t disk);
 
 /* rpmemd_pmem_opts_dax -- mount options (comma separated) enable DAX for
  * every file: "dax" or "dax=always" (not "dax=inode"/"dax=never") */

@@ -248,21 +248,25 @@ static void close_listeners(struct rpmemd_server *srv)
 }
 
 /*
- * add_auto_regions -- regions_auto: the PMem namespaces found now (devdax
- * devices, fsdax namespaces mounted with DAX) that are not configured
- * explicitly join cfg's regions. A failed discovery is logged and the
- * listed regions are served anyway.
+ * discover_pmem -- find the PMem namespaces now and publish them for
+ * STATUS; with regions_auto, the ones usable as regions (devdax devices,
+ * fsdax namespaces mounted with DAX) that are not configured explicitly
+ * join cfg's regions. A failed discovery is logged (the listed regions
+ * are served anyway) and publishes no namespaces.
  */
-static void add_auto_regions(struct rpmemd_config *cfg)
+static void discover_pmem(struct rpmemd_config *cfg)
 {
 	struct rpmemd_region_cfg *v = NULL;
 	struct rpmemd_pmem_ns *ns = NULL;
 	size_t nns = 0, nv = 0;
 	int ret;
 
-	if (!cfg->regions_auto)
-		return;
 	ret = rpmemd_pmem_discover(&ns, &nns);
+	if (ret < 0 && !cfg->regions_auto)
+		WARN("PMem discovery failed: %s; status shows no namespaces",
+		     strerror(-ret));
+	if (!cfg->regions_auto)
+		goto out;
 	if (!ret)
 		ret = rpmemd_pmem_auto_regions(ns, nns, &v, &nv);
 	if (!ret)
@@ -274,7 +278,8 @@ static void add_auto_regions(struct rpmemd_config *cfg)
 		INFO("regions_auto: %zu namespace(s), %zu usable, %d region(s) added",
 		     nns, nv, ret);
 	free(v);
-	rpmemd_pmem_free(&ns);
+out:
+	rpmemd_pmem_publish(&ns, nns);
 }
 
 int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
@@ -297,7 +302,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 	     (int)getpid(), srv->cfg.file);
 	if ((ret = rpmemd_regions_new(&srv->regions)))
 		goto err_free;
-	add_auto_regions(&srv->cfg);
+	discover_pmem(&srv->cfg);
 	if ((ret = rpmemd_regions_apply(srv->regions, &srv->cfg, err,
 					sizeof(err)))) {
 		ERR("%s", err);
@@ -321,6 +326,7 @@ err_sessions:
 err_regions:
 	rpmemd_regions_delete(&srv->regions);
 err_free:
+	rpmemd_pmem_publish(NULL, 0);
 	rpmemd_config_free(&srv->cfg);
 	free(srv);
 	return ret;
@@ -335,6 +341,7 @@ void rpmemd_server_delete(struct rpmemd_server **psrv)
 	close_rdma(srv->sessions);
 	rpmemd_sessions_delete(&srv->sessions);
 	rpmemd_regions_delete(&srv->regions);
+	rpmemd_pmem_publish(NULL, 0);
 	rpmemd_config_free(&srv->cfg);
 	free(srv);
 	*psrv = NULL;
@@ -359,7 +366,7 @@ static void reload(struct rpmemd_server *srv)
 		    err);
 		return;
 	}
-	add_auto_regions(&nc);
+	discover_pmem(&nc);
 	ret = rpmemd_regions_apply(srv->regions, &nc, err, sizeof(err));
 	if (ret) {
 		ERR("reload failed, keeping the running configuration: %s",

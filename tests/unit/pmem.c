@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -281,6 +282,148 @@ static void discover__without_pmem_is_empty_not_an_error(void **state)
 	rpmemd_pmem_free(NULL);
 }
 
+/* --- what STATUS shows ---------------------------------------------------- */
+
+static void mode_code__every_ndctl_mode(void **state)
+{
+	(void)state;
+	assert_int_equal(rpmemd_pmem_mode_code("fsdax"), RPMEM_NS_FSDAX);
+	assert_int_equal(rpmemd_pmem_mode_code("devdax"), RPMEM_NS_DEVDAX);
+	assert_int_equal(rpmemd_pmem_mode_code("sector"), RPMEM_NS_SECTOR);
+	assert_int_equal(rpmemd_pmem_mode_code("raw"), RPMEM_NS_RAW);
+	assert_int_equal(rpmemd_pmem_mode_code("unknown"), RPMEM_NS_UNKNOWN);
+	assert_int_equal(rpmemd_pmem_mode_code("memory"), RPMEM_NS_UNKNOWN);
+	assert_int_equal(rpmemd_pmem_mode_code(""), RPMEM_NS_UNKNOWN);
+}
+
+/* ns_new -- a malloc'd list of n namespaces named namespace<i>.0 */
+static struct rpmemd_pmem_ns *ns_new(size_t n)
+{
+	struct rpmemd_pmem_ns *v = calloc(n, sizeof(*v));
+
+	assert_non_null(v);
+	for (size_t i = 0; i < n; i++)
+		snprintf(v[i].ns, sizeof(v[i].ns), "namespace%zu.0", i);
+	return v;
+}
+
+static void publish__copies_and_replaces(void **state)
+{
+	struct rpmemd_pmem_ns *v, *c = (void *)1;
+	size_t n = 99;
+
+	(void)state;
+	/* nothing published yet */
+	assert_int_equal(rpmemd_pmem_published(&c, &n), 0);
+	assert_null(c);
+	assert_int_equal(n, 0);
+
+	v = ns_new(2);
+	rpmemd_pmem_publish(&v, 2);
+	assert_null(v);
+	assert_int_equal(rpmemd_pmem_published(&c, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(c[1].ns, "namespace1.0");
+	/* the copy is the caller's: changing it changes nothing published */
+	strcpy(c[1].ns, "changed");
+	rpmemd_pmem_free(&c);
+	assert_int_equal(rpmemd_pmem_published(&c, &n), 0);
+	assert_string_equal(c[1].ns, "namespace1.0");
+	rpmemd_pmem_free(&c);
+
+	/* a new list replaces it (the old one is freed: valgrind) */
+	v = ns_new(1);
+	rpmemd_pmem_publish(&v, 1);
+	assert_int_equal(rpmemd_pmem_published(&c, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(c[0].ns, "namespace0.0");
+	rpmemd_pmem_free(&c);
+
+	/* an empty list, or none, publishes nothing */
+	v = ns_new(3);
+	rpmemd_pmem_publish(&v, 0);
+	assert_null(v);
+	assert_int_equal(rpmemd_pmem_published(&c, &n), 0);
+	assert_null(c);
+	assert_int_equal(n, 0);
+	v = ns_new(1);
+	rpmemd_pmem_publish(&v, 1);
+	rpmemd_pmem_publish(NULL, 0);
+	assert_int_equal(rpmemd_pmem_published(&c, &n), 0);
+	assert_int_equal(n, 0);
+}
+
+static void dev_ns__device_number_kind_and_partition(void **state)
+{
+	struct rpmemd_pmem_ns ns[3];
+
+	(void)state;
+	memset(ns, 0, sizeof(ns));
+	ns[0].devno = makedev(259, 0); /* /dev/pmem0 */
+	ns[1].devno = makedev(252, 1); /* /dev/dax1.0 */
+	ns[1].chr = 1;
+	/* ns[2]: no device */
+
+	assert_int_equal(rpmemd_pmem_dev_ns(ns, 3, 0, makedev(259, 0), 0), 0);
+	assert_int_equal(rpmemd_pmem_dev_ns(ns, 3, 1, makedev(252, 1), 0), 1);
+	/* block and character device numbers are apart */
+	assert_int_equal(rpmemd_pmem_dev_ns(ns, 3, 1, makedev(259, 0), 0), -1);
+	assert_int_equal(rpmemd_pmem_dev_ns(ns, 3, 0, makedev(252, 1), 0), -1);
+	/* a file system on a partition: its whole disk decides */
+	assert_int_equal(
+		rpmemd_pmem_dev_ns(ns, 3, 0, makedev(259, 3), makedev(259, 0)),
+		0);
+	assert_int_equal(
+		rpmemd_pmem_dev_ns(ns, 3, 0, makedev(259, 3), makedev(259, 2)),
+		-1);
+	/* an unknown device number never matches */
+	assert_int_equal(rpmemd_pmem_dev_ns(ns, 3, 0, 0, 0), -1);
+	assert_int_equal(rpmemd_pmem_dev_ns(ns, 0, 0, makedev(259, 0), 0),
+			 -1);
+}
+
+static void region_ns__real_paths(void **state)
+{
+	struct fx *fx = *state;
+	struct rpmemd_pmem_ns ns[3];
+	struct stat st;
+	char path[PATH_MAX];
+
+	memset(ns, 0, sizeof(ns));
+	/* /dev/null stands in for a devdax device, the scratch directory's
+	 * file system for an fsdax one */
+	assert_int_equal(stat("/dev/null", &st), 0);
+	ns[1].devno = (uint64_t)st.st_rdev;
+	ns[1].chr = 1;
+	assert_int_equal(stat(fx->dir, &st), 0);
+	ns[2].devno = (uint64_t)st.st_dev;
+	mkdirs(fx, "region");
+	snprintf(path, sizeof(path), "%s/region", fx->dir);
+
+	assert_int_equal(rpmemd_pmem_region_ns(ns, 3, RPMEM_REGION_DEVDAX,
+					       "/dev/null"),
+			 1);
+	assert_int_equal(rpmemd_pmem_region_ns(ns, 3, RPMEM_REGION_DIR, path),
+			 2);
+	assert_int_equal(rpmemd_pmem_region_ns(ns, 3, RPMEM_REGION_FSDAX,
+					       path),
+			 2);
+	/* a devdax region must be a character device, a directory is not */
+	assert_int_equal(rpmemd_pmem_region_ns(ns, 3, RPMEM_REGION_DEVDAX,
+					       path),
+			 -1);
+	/* /dev/null is on devtmpfs, not on the namespace's device */
+	assert_int_equal(rpmemd_pmem_region_ns(ns, 2, RPMEM_REGION_DIR,
+					       "/dev/null"),
+			 -1);
+	snprintf(path, sizeof(path), "%s/missing", fx->dir);
+	assert_int_equal(rpmemd_pmem_region_ns(ns, 3, RPMEM_REGION_DIR, path),
+			 -1);
+	assert_int_equal(rpmemd_pmem_region_ns(ns, 0, RPMEM_REGION_DEVDAX,
+					       "/dev/null"),
+			 -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +441,11 @@ int main(void)
 		cmocka_unit_test(is_dax_mount__real_table_root_is_not_dax),
 		cmocka_unit_test(auto_regions__devdax_and_dax_mounted_fsdax),
 		cmocka_unit_test(discover__without_pmem_is_empty_not_an_error),
+		cmocka_unit_test(mode_code__every_ndctl_mode),
+		cmocka_unit_test(publish__copies_and_replaces),
+		cmocka_unit_test(dev_ns__device_number_kind_and_partition),
+		cmocka_unit_test_setup_teardown(region_ns__real_paths, setup,
+						teardown),
 	};
 
 	rpmem_log_init("pmem-test", LOG_ERR, NULL, NULL);
