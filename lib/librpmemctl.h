@@ -122,6 +122,48 @@ uint64_t rpmemctl_status_session_flushes(const struct rpmemctl_status *st,
 uint64_t rpmemctl_status_session_last_flush_ns(const struct rpmemctl_status *st,
 					       unsigned i);
 
+/*
+ * The target's active PMem namespaces (as `ndctl list -N` shows them on
+ * the target; none on a machine without PMem) and the exported regions
+ * that lie on each.
+ */
+unsigned rpmemctl_status_namespace_count(const struct rpmemctl_status *st);
+/* "namespace1.0" */
+const char *rpmemctl_status_namespace_name(const struct rpmemctl_status *st,
+					   unsigned i);
+/* the ndctl region holding it: "region1" */
+const char *
+rpmemctl_status_namespace_nd_region(const struct rpmemctl_status *st,
+				    unsigned i);
+/* "/dev/pmem0", "/dev/dax1.0"; "" if it has no device */
+const char *rpmemctl_status_namespace_device(const struct rpmemctl_status *st,
+					     unsigned i);
+/* "fsdax", "devdax", "sector", "raw" or "unknown" */
+const char *rpmemctl_status_namespace_mode(const struct rpmemctl_status *st,
+					   unsigned i);
+/* usable bytes */
+uint64_t rpmemctl_status_namespace_size(const struct rpmemctl_status *st,
+					unsigned i);
+/* mapping alignment in bytes (fsdax, devdax), 0 if none */
+uint64_t rpmemctl_status_namespace_align(const struct rpmemctl_status *st,
+					 unsigned i);
+/* NUMA node, -1 if unknown (or i out of range) */
+int rpmemctl_status_namespace_numa_node(const struct rpmemctl_status *st,
+					unsigned i);
+/* fsdax: where the device is mounted with DAX on, "" if it is not */
+const char *rpmemctl_status_namespace_mount(const struct rpmemctl_status *st,
+					    unsigned i);
+/* the exported regions on namespace i, and the k-th of them */
+unsigned
+rpmemctl_status_namespace_region_count(const struct rpmemctl_status *st,
+				       unsigned i);
+const char *rpmemctl_status_namespace_region(const struct rpmemctl_status *st,
+					     unsigned i, unsigned k);
+/* rpmemctl_status_region_namespace -- index of the namespace region lies
+ * on, -1 if none */
+int rpmemctl_status_region_namespace(const struct rpmemctl_status *st,
+				     const char *region);
+
 /* --- pools --------------------------------------------------------------- */
 
 int rpmemctl_pool_create(struct rpmemctl_session *sess, const char *region,

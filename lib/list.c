@@ -400,3 +400,118 @@ rpmemctl_status_session_last_flush_ns(const struct rpmemctl_status *st,
 	const struct rpmem_session_info *s = sinfo(st, i);
 	return s ? s->last_flush_ns : 0;
 }
+
+/* nsinfo -- the i-th namespace or NULL */
+static const struct rpmem_ns_info *nsinfo(const struct rpmemctl_status *st,
+					  unsigned i)
+{
+	return st && i < st->r.nnamespaces ? &st->r.namespaces[i] : NULL;
+}
+
+RPMEM_EXPORT unsigned
+rpmemctl_status_namespace_count(const struct rpmemctl_status *st)
+{
+	return st ? st->r.nnamespaces : 0;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_namespace_name(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_ns_info *ns = nsinfo(st, i);
+	return ns ? ns->name : NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_namespace_nd_region(const struct rpmemctl_status *st,
+				    unsigned i)
+{
+	const struct rpmem_ns_info *ns = nsinfo(st, i);
+	return ns ? ns->nd_region : NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_namespace_device(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_ns_info *ns = nsinfo(st, i);
+	return ns ? ns->dev : NULL;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_namespace_mode(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_ns_info *ns = nsinfo(st, i);
+	return ns ? rpmem_ns_mode_str(ns->mode) : NULL;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_status_namespace_size(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_ns_info *ns = nsinfo(st, i);
+	return ns ? ns->size : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_status_namespace_align(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_ns_info *ns = nsinfo(st, i);
+	return ns ? ns->align : 0;
+}
+
+RPMEM_EXPORT int
+rpmemctl_status_namespace_numa_node(const struct rpmemctl_status *st,
+				    unsigned i)
+{
+	const struct rpmem_ns_info *ns = nsinfo(st, i);
+	return ns ? ns->numa : -1;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_namespace_mount(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_ns_info *ns = nsinfo(st, i);
+	return ns ? ns->mount : NULL;
+}
+
+/* ns_link -- the k-th link to namespace i, or NULL */
+static const struct rpmem_ns_link *ns_link(const struct rpmemctl_status *st,
+					   unsigned i, unsigned k)
+{
+	if (!nsinfo(st, i))
+		return NULL;
+	for (uint32_t j = 0; j < st->r.nlinks; j++)
+		if (st->r.links[j].ns == i && k-- == 0)
+			return &st->r.links[j];
+	return NULL;
+}
+
+RPMEM_EXPORT unsigned
+rpmemctl_status_namespace_region_count(const struct rpmemctl_status *st,
+				       unsigned i)
+{
+	unsigned n = 0;
+
+	while (ns_link(st, i, n))
+		n++;
+	return n;
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_status_namespace_region(const struct rpmemctl_status *st, unsigned i,
+				 unsigned k)
+{
+	const struct rpmem_ns_link *l = ns_link(st, i, k);
+	return l ? l->region : NULL;
+}
+
+/* rpmemctl_status_region_namespace -- the first link of region decides */
+RPMEM_EXPORT int
+rpmemctl_status_region_namespace(const struct rpmemctl_status *st,
+				 const char *region)
+{
+	if (!st || !region)
+		return -1;
+	for (uint32_t j = 0; j < st->r.nlinks; j++)
+		if (!strcmp(st->r.links[j].region, region))
+			return (int)st->r.links[j].ns;
+	return -1;
+}
