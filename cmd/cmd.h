@@ -223,12 +223,16 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x);
 
 struct json;
 
-/* cmd_list_print -- regions and pools tables; pool "" = all, detail: status */
+/*
+ * cmd_list_print -- regions and pools tables; pool "" = all, detail:
+ * status; st (may be NULL) names the PMem namespace under each region
+ */
 int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
-		   const char *pool, int detail);
+		   const struct rpmemctl_status *st, const char *pool,
+		   int detail);
 /* cmd_list_json -- "regions" and "pools" arrays into an open object */
 void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
-		   const char *pool);
+		   const struct rpmemctl_status *st, const char *pool);
 
 /* --- formatting ---------------------------------------------------------- */
 

@@ -11,7 +11,8 @@ static const char list_usage[] =
 	"usage: rpmemctl list [options] HOST[:PORT][/REGION[/POOL]]\n"
 	"\n"
 	"List the regions of a target and the pools in them (only REGION's,\n"
-	"or only POOL, if given).\n"
+	"or only POOL, if given). A region on a PMem namespace shows its\n"
+	"device, namespace mode and NUMA node.\n"
 	"\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
@@ -34,12 +35,93 @@ static int pool_match(const struct rpmemctl_list *l, unsigned i,
 	       !strcmp(rpmemctl_list_pool_name(l, i), pool);
 }
 
-/* cmd_list_print -- regions and pools tables; pool "" = all */
-int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
-		   const char *pool, int detail)
+/* region_ns -- the namespace region i lies on (index into st), or -1 */
+static int region_ns(const struct rpmemctl_list *l,
+		     const struct rpmemctl_status *st, unsigned i)
+{
+	return rpmemctl_status_region_namespace(
+		st, rpmemctl_list_region_name(l, i));
+}
+
+/* fmt_numa -- "0", "-" if unknown */
+static const char *fmt_numa(int node, char *buf, size_t len)
+{
+	if (node < 0)
+		return "-";
+	snprintf(buf, len, "%d", node);
+	return buf;
+}
+
+/*
+ * regions_print -- the regions table; with DEVICE, MODE and NUMA columns
+ * when a region lies on a PMem namespace
+ */
+static int regions_print(struct rpmemctl_ctx *ctx,
+			 const struct rpmemctl_list *l,
+			 const struct rpmemctl_status *st)
 {
 	static const char *const rhdr[] = { "REGION", "TYPE", "SIZE", "FREE",
-					    "PATH" };
+					    "DEVICE", "MODE", "NUMA", "PATH" };
+	unsigned i, n = rpmemctl_list_region_count(l), ncols = 5;
+	struct cmd_table t;
+	char b[3][64];
+	int ret;
+
+	for (i = 0; i < n; i++)
+		if (region_ns(l, st, i) >= 0)
+			ncols = 8;
+	if (ncols == 8) {
+		ret = cmd_table_init(&t, 8, 0, rhdr);
+	} else {
+		static const char *const hdr[] = { "REGION", "TYPE", "SIZE",
+						   "FREE", "PATH" };
+		ret = cmd_table_init(&t, 5, 0, hdr);
+	}
+	for (i = 0; !ret && i < n; i++) {
+		int k = region_ns(l, st, i);
+		const char *row[8] = {
+			rpmemctl_list_region_name(l, i),
+			rpmemctl_list_region_type(l, i),
+			rpmem_fmt_size(rpmemctl_list_region_size(l, i), b[0],
+				       64),
+			rpmem_fmt_size(rpmemctl_list_region_free(l, i), b[1],
+				       64),
+		};
+		if (ncols == 5) {
+			row[4] = rpmemctl_list_region_path(l, i);
+		} else {
+			if (k >= 0) {
+				row[4] = rpmemctl_status_namespace_device(
+					st, (unsigned)k);
+				row[5] = rpmemctl_status_namespace_mode(
+					st, (unsigned)k);
+				row[6] = fmt_numa(
+					rpmemctl_status_namespace_numa_node(
+						st, (unsigned)k),
+					b[2], 64);
+			}
+			row[7] = rpmemctl_list_region_path(l, i);
+		}
+		ret = cmd_table_row(&t, row);
+	}
+	if (ret) {
+		cmd_table_free(&t);
+		cmd_err(ctx, "cannot format the listing: %s", strerror(-ret));
+		return CMD_EXIT_INTERNAL;
+	}
+	if (n)
+		cmd_table_print(&t, stdout);
+	else
+		cmd_info(ctx, "no regions");
+	cmd_table_free(&t);
+	return 0;
+}
+
+/* cmd_list_print -- regions and pools tables; pool "" = all */
+int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
+		   const struct rpmemctl_status *st, const char *pool,
+		   int detail)
+{
 	static const char *const phdr[] = { "REGION", "POOL", "SIZE", "STATE",
 					    "GENERATION" };
 	static const char *const dhdr[] = { "POOL", "SIZE", "STATE", "GEN",
@@ -51,26 +133,9 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 	int ret;
 
 	n = rpmemctl_list_region_count(l);
-	ret = cmd_table_init(&t, 5, 0, rhdr);
-	for (i = 0; !ret && i < n; i++) {
-		const char *row[5] = {
-			rpmemctl_list_region_name(l, i),
-			rpmemctl_list_region_type(l, i),
-			rpmem_fmt_size(rpmemctl_list_region_size(l, i), b[0],
-				       64),
-			rpmem_fmt_size(rpmemctl_list_region_free(l, i), b[1],
-				       64),
-			rpmemctl_list_region_path(l, i),
-		};
-		ret = cmd_table_row(&t, row);
-	}
+	ret = regions_print(ctx, l, st);
 	if (ret)
-		goto err_table;
-	if (n)
-		cmd_table_print(&t, stdout);
-	else
-		cmd_info(ctx, "no regions");
-	cmd_table_free(&t);
+		return ret;
 
 	ret = detail ? cmd_table_init(&t, 10, (1u << 3) | (1u << 5) |
 				      (1u << 6) | (1u << 7), dhdr) :
@@ -138,9 +203,10 @@ err_table:
 
 /* cmd_list_json -- "regions" and "pools" arrays into an open object */
 void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
-		   const char *pool)
+		   const struct rpmemctl_status *st, const char *pool)
 {
 	unsigned i;
+	int k;
 
 	json_arr_begin(j, "regions");
 	for (i = 0; i < rpmemctl_list_region_count(l); i++) {
@@ -150,6 +216,22 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		json_str(j, "path", rpmemctl_list_region_path(l, i));
 		json_u64(j, "size", rpmemctl_list_region_size(l, i));
 		json_u64(j, "free", rpmemctl_list_region_free(l, i));
+		k = region_ns(l, st, i);
+		if (k < 0) {
+			json_null(j, "namespace");
+		} else {
+			json_obj_begin(j, "namespace");
+			json_str(j, "name", rpmemctl_status_namespace_name(
+						    st, (unsigned)k));
+			json_str(j, "device", rpmemctl_status_namespace_device(
+						      st, (unsigned)k));
+			json_str(j, "mode", rpmemctl_status_namespace_mode(
+						    st, (unsigned)k));
+			json_i64(j, "numa_node",
+				 rpmemctl_status_namespace_numa_node(
+					 st, (unsigned)k));
+			json_obj_end(j);
+		}
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -195,6 +277,7 @@ int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	enum rpmemctl_transport xport = RPMEMCTL_TRANSPORT_AUTO;
 	struct rpmemctl_session *sess = NULL;
+	struct rpmemctl_status *st = NULL;
 	struct rpmemctl_list *list = NULL;
 	struct rpmem_target t;
 	char hp[300];
@@ -234,6 +317,14 @@ int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx)
 				      t.region[0] ? " region " : "", t.region);
 		goto err_session;
 	}
+	/* the namespaces under the regions come with the daemon's status */
+	code = rpmemctl_status_get(sess, &st);
+	if (code) {
+		code = cmd_remote_err(ctx, sess, code, NULL,
+				      "cannot get the PMem namespaces of %s",
+				      hp);
+		goto err_list;
+	}
 	if (t.pool[0] && !list_has_pool(list, t.pool)) {
 		cmd_err(ctx, "pool '%s/%s' not found on %s; see 'rpmemctl list %s/%s'",
 			t.region, t.pool, hp, hp, t.region);
@@ -246,13 +337,14 @@ int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		json_obj_begin(&j, NULL);
 		json_str(&j, "target", hp);
 		json_str(&j, "server", rpmemctl_session_server(sess));
-		cmd_list_json(&j, list, t.pool);
+		cmd_list_json(&j, list, st, t.pool);
 		json_end(&j);
 	} else {
-		code = cmd_list_print(ctx, list, t.pool, 0);
+		code = cmd_list_print(ctx, list, st, t.pool, 0);
 	}
 
 err_list:
+	rpmemctl_status_free(&st);
 	rpmemctl_list_free(&list);
 err_session:
 	rpmemctl_session_close(&sess);

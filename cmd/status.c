@@ -10,8 +10,9 @@
 static const char status_usage[] =
 	"usage: rpmemctl status [options] [HOST[:PORT]]\n"
 	"\n"
-	"Show the daemon at HOST (default 127.0.0.1), its regions, its pools\n"
-	"with their state and counters, and its sessions.\n"
+	"Show the daemon at HOST (default 127.0.0.1), the PMem namespaces of\n"
+	"its machine, its regions, its pools with their state and counters,\n"
+	"and its sessions.\n"
 	"\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -v, --verbose          more detail on stderr\n"
@@ -24,7 +25,36 @@ static const struct option status_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* status_json -- the daemon, the listing and the sessions */
+/* namespaces_json -- the "namespaces" array */
+static void namespaces_json(struct json *j, const struct rpmemctl_status *st)
+{
+	unsigned i, k, n;
+
+	json_arr_begin(j, "namespaces");
+	for (i = 0; i < rpmemctl_status_namespace_count(st); i++) {
+		json_obj_begin(j, NULL);
+		json_str(j, "name", rpmemctl_status_namespace_name(st, i));
+		json_str(j, "nd_region",
+			 rpmemctl_status_namespace_nd_region(st, i));
+		json_str(j, "device", rpmemctl_status_namespace_device(st, i));
+		json_str(j, "mode", rpmemctl_status_namespace_mode(st, i));
+		json_u64(j, "size", rpmemctl_status_namespace_size(st, i));
+		json_u64(j, "align", rpmemctl_status_namespace_align(st, i));
+		json_i64(j, "numa_node",
+			 rpmemctl_status_namespace_numa_node(st, i));
+		json_str(j, "mount", rpmemctl_status_namespace_mount(st, i));
+		json_arr_begin(j, "regions");
+		n = rpmemctl_status_namespace_region_count(st, i);
+		for (k = 0; k < n; k++)
+			json_str(j, NULL,
+				 rpmemctl_status_namespace_region(st, i, k));
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* status_json -- the daemon, its namespaces, the listing and the sessions */
 static void status_json(const char *hp, const struct rpmemctl_status *st,
 			const struct rpmemctl_list *l)
 {
@@ -39,7 +69,8 @@ static void status_json(const char *hp, const struct rpmemctl_status *st,
 	json_u64(&j, "uptime", rpmemctl_status_uptime(st));
 	json_bool(&j, "rdma", rpmemctl_status_rdma_capable(st));
 	json_u64(&j, "max_sessions", rpmemctl_status_max_sessions(st));
-	cmd_list_json(&j, l, NULL);
+	namespaces_json(&j, st);
+	cmd_list_json(&j, l, st, NULL);
 	json_arr_begin(&j, "sessions");
 	for (i = 0; i < rpmemctl_status_session_count(st); i++) {
 		json_obj_begin(&j, NULL);
@@ -78,6 +109,68 @@ static const char *fmt_latency(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+/* ns_regions -- the regions on namespace i, comma separated, into buf */
+static const char *ns_regions(const struct rpmemctl_status *st, unsigned i,
+			      char *buf, size_t len)
+{
+	unsigned k, n = rpmemctl_status_namespace_region_count(st, i);
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (k = 0; k < n && off < len; k++) {
+		int w = snprintf(buf + off, len - off, "%s%s", k ? "," : "",
+				 rpmemctl_status_namespace_region(st, i, k));
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+	return buf;
+}
+
+/* namespaces_print -- the PMem namespaces table (nothing if none) */
+static int namespaces_print(struct rpmemctl_ctx *ctx,
+			    const struct rpmemctl_status *st)
+{
+	static const char *const hdr[] = { "NAMESPACE", "ND REGION", "MODE",
+					   "DEVICE", "SIZE", "ALIGN", "NUMA",
+					   "REGIONS", "MOUNT" };
+	char b[3][64], regions[1024];
+	struct cmd_table t;
+	unsigned i, n = rpmemctl_status_namespace_count(st);
+	int ret;
+
+	if (!n)
+		return 0;
+	ret = cmd_table_init(&t, 9, (1u << 4) | (1u << 5) | (1u << 6), hdr);
+	for (i = 0; !ret && i < n; i++) {
+		uint64_t align = rpmemctl_status_namespace_align(st, i);
+		int numa = rpmemctl_status_namespace_numa_node(st, i);
+		const char *row[9] = {
+			rpmemctl_status_namespace_name(st, i),
+			rpmemctl_status_namespace_nd_region(st, i),
+			rpmemctl_status_namespace_mode(st, i),
+			rpmemctl_status_namespace_device(st, i),
+			rpmem_fmt_size(rpmemctl_status_namespace_size(st, i),
+				       b[0], 64),
+			align ? rpmem_fmt_size(align, b[1], 64) : NULL,
+			numa < 0 ? NULL : cmd_fmt_u64((uint64_t)numa, b[2], 64),
+			ns_regions(st, i, regions, sizeof(regions)),
+			rpmemctl_status_namespace_mount(st, i),
+		};
+		ret = cmd_table_row(&t, row);
+	}
+	if (ret) {
+		cmd_table_free(&t);
+		cmd_err(ctx, "cannot format the namespaces: %s",
+			strerror(-ret));
+		return CMD_EXIT_INTERNAL;
+	}
+	cmd_table_print(&t, stdout);
+	cmd_table_free(&t);
+	fputc('\n', stdout);
+	return 0;
+}
+
 /* status_print -- the human form */
 static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 			const struct rpmemctl_status *st,
@@ -102,9 +195,17 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 	       rpmemctl_status_rdma_capable(st) ? "yes" : "no");
 	printf("sessions: %u of %u\n", rpmemctl_status_session_count(st),
 	       rpmemctl_status_max_sessions(st));
+	i = rpmemctl_status_namespace_count(st);
+	if (i)
+		printf("pmem:     %u namespace%s\n", i, i == 1 ? "" : "s");
+	else
+		printf("pmem:     no namespaces\n");
 	fputc('\n', stdout);
 
-	ret = cmd_list_print(ctx, l, NULL, 1);
+	ret = namespaces_print(ctx, st);
+	if (ret)
+		return ret;
+	ret = cmd_list_print(ctx, l, st, NULL, 1);
 	if (ret)
 		return ret;
 	fputc('\n', stdout);
