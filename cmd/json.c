@@ -12,7 +12,11 @@
  * list, status:
  *   { "target": "host:port", "server": "rpmemd 0.1.0 host",
  *     "pid": N, "uptime": S, "rdma": bool, "max_sessions": N,  (status)
- *     "regions": [ { "name", "type", "path", "size", "free" } ],
+ *     "namespaces": [ { "name", "nd_region", "device", "mode", "size", (status)
+ *                       "align", "numa_node", "mount", "regions": [] } ],
+ *     "regions": [ { "name", "type", "path", "size", "free",
+ *                    "namespace": null | { "name", "device", "mode",
+ *                                          "numa_node" } } ],
  *     "pools": [ { "region", "name", "size", "state", "generation",
  *                  "uuid", "created", "last_sync", "source", "writer",
  *                  "readers", "bytes_written", "flushes" } ],
@@ -20,7 +24,7 @@
  *                     "mode", "bytes_written", "bytes_read", "flushes",
  *                     "last_flush_ns" } ] }
  *   state is "empty", "syncing" or "consistent"; last_sync 0 = never;
- *   writer "" = none.
+ *   writer "" = none; numa_node -1 = unknown; namespaces [] without PMem.
  *
  * create: { "target", "region", "pool", "size", "created": true }
  * remove: { "target", "region", "pool", "forced", "removed": true }
