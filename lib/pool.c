@@ -449,10 +449,20 @@ RPMEM_EXPORT int rpmemctl_pool_persist(struct rpmemctl_pool *pool,
 				       const void *src, uint64_t offset,
 				       size_t len)
 {
-	int ret = rpmemctl_pool_write(pool, src, offset, len);
-	if (ret)
+	int ret;
+
+	if (!pool || !pool->xport || !pool->xport->ops->persist || !len) {
+		ret = rpmemctl_pool_write(pool, src, offset, len);
+		return ret ? ret : rpmemctl_pool_flush(pool, offset, len);
+	}
+	if ((ret = client_pool_usable(pool)) || (ret = check_writable(pool)) ||
+	    (ret = check_range(pool, "persist", offset, len)))
 		return ret;
-	return rpmemctl_pool_flush(pool, offset, len);
+	if (!src)
+		return -EINVAL;
+	pool->sess->errmsg[0] = '\0';
+	ret = pool->xport->ops->persist(pool->xport, offset, src, len);
+	return xport_err(pool, "persist", ret);
 }
 
 int client_hash_send(struct rpmemctl_pool *p, uint64_t off, uint32_t bs,

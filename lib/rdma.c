@@ -79,6 +79,7 @@
 #define RDMA_MODE_GPSPM 0
 #define RDMA_MODE_APM 1
 #define RDMA_BLOB_F_STAGING 1u
+#define RDMA_BLOB_F_INLINE 2u /* accepts RPFW requests (write + flush) */
 #define RDMA_PORT_MAX 15
 #define RDMA_DESC_MAX 64
 
@@ -86,17 +87,29 @@
 #define RDMA_PDATA_MAGIC 0x544d5052u /* "RPMT" */
 #define RDMA_PDATA_LEN (4 + RPMEM_TOKEN_LEN)
 
-/* GPSPM messages */
-#define RDMA_REQ_MAGIC 0x4c465052u /* "RPFL" */
-#define RDMA_REP_MAGIC 0x52465052u /* "RPFR" */
+/*
+ * GPSPM messages. A flush request (RPFL) names a range to persist; a
+ * write + flush request (RPFW) carries up to RDMA_INLINE_MAX bytes after
+ * the same 24-byte head, which the target stores at off before persisting
+ * off + len: a small persist is one send instead of a write and a send.
+ */
+#define RDMA_REQ_MAGIC 0x4c465052u  /* "RPFL" */
+#define RDMA_REQW_MAGIC 0x57465052u /* "RPFW" */
+#define RDMA_REP_MAGIC 0x52465052u  /* "RPFR" */
 #define RDMA_REQ_LEN 24 /* magic u32, seq u32, off u64, len u64 */
 #define RDMA_REP_LEN 16 /* magic u32, seq u32, status i32, 0 u32 */
-#define RDMA_MSG_SLOT 64
-#define RDMA_MSG_BUF 4096
+#define RDMA_INLINE_MAX 4096
+#define RDMA_MSG_SLOT 64			      /* a reply, a nop read */
+#define RDMA_REQ_SLOT (RDMA_INLINE_MAX + RDMA_MSG_SLOT) /* a request */
 #define RDMA_SEND_OFF 0
-#define RDMA_RECV_OFF RDMA_MSG_SLOT
-#define RDMA_SCRATCH_OFF (2 * RDMA_MSG_SLOT) /* initiator: nop read target */
+/* initiator: request slot, reply slot, nop read target */
+#define RDMA_CL_RECV_OFF RDMA_REQ_SLOT
+#define RDMA_SCRATCH_OFF (RDMA_REQ_SLOT + RDMA_MSG_SLOT)
+#define RDMA_CL_MSG_BUF (2 * 4096 + 4096)
+/* target: reply slot, then RDMA_SRV_RECVS request slots */
 #define RDMA_SRV_RECVS 4 /* flush requests pre-posted per connection */
+#define RDMA_SRV_RECV_OFF(i) (RDMA_MSG_SLOT + (i) * RDMA_REQ_SLOT)
+#define RDMA_SRV_MSG_BUF (6 * 4096)
 
 #define RDMA_CHUNK (1u << 20)
 #define RDMA_RING_SIZE (4u << 20)
@@ -425,6 +438,7 @@ struct rdma_client {
 	uint8_t *msg; /* GPSPM send + receive slots */
 	struct rpma_mr_local *msg_mr;
 	uint32_t flush_seq;
+	int inline_ok; /* the target takes write + flush requests */
 	int reply_ready;
 	uint32_t reply_seq;
 	int32_t reply_status;
@@ -480,7 +494,7 @@ static void cl_wc(struct rdma_client *c, const struct ibv_wc *wc)
 		return;
 	}
 	if (wc->wr_id == RDMA_RECV_WRID) {
-		const uint8_t *p = c->msg + RDMA_RECV_OFF;
+		const uint8_t *p = c->msg + RDMA_CL_RECV_OFF;
 
 		if (wc->byte_len < RDMA_REP_LEN ||
 		    le32_get(p) != RDMA_REP_MAGIC) {
@@ -827,8 +841,13 @@ static int cl_flush_apm(struct rdma_client *c, uint64_t off)
 	return cl_wait(c, CL_WAIT_SEQ, seq);
 }
 
-/* cl_flush_gpspm -- ask the target to persist the range and wait */
-static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len)
+/*
+ * cl_flush_gpspm -- ask the target to persist the range and wait; with
+ * data (len <= RDMA_INLINE_MAX bytes), the request carries them and the
+ * target stores them at off first
+ */
+static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
+			  const void *data)
 {
 	uint8_t *p = c->msg + RDMA_SEND_OFF;
 	uint32_t fseq = ++c->flush_seq;
@@ -838,13 +857,16 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len)
 	ret = cl_next(c, 1, &seq, &flags);
 	if (ret)
 		return ret;
-	le32_put(p, RDMA_REQ_MAGIC);
+	le32_put(p, data ? RDMA_REQW_MAGIC : RDMA_REQ_MAGIC);
 	le32_put(p + 4, fseq);
 	le64_put(p + 8, off);
 	le64_put(p + 16, len);
+	if (data)
+		memcpy(p + RDMA_REQ_LEN, data, (size_t)len);
 	c->reply_ready = 0;
-	ret = rpma_send(c->conn, c->msg_mr, RDMA_SEND_OFF, RDMA_REQ_LEN,
-			flags, (void *)(uintptr_t)seq);
+	ret = rpma_send(c->conn, c->msg_mr, RDMA_SEND_OFF,
+			RDMA_REQ_LEN + (data ? (size_t)len : 0), flags,
+			(void *)(uintptr_t)seq);
 	if (ret)
 		return cl_fail(c, "rpma_send", ret);
 	cl_posted(c, seq, flags);
@@ -860,7 +882,7 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len)
 		return c->err;
 	}
 	c->reply_ready = 0;
-	ret = rpma_recv(c->conn, c->msg_mr, RDMA_RECV_OFF, RDMA_MSG_SLOT,
+	ret = rpma_recv(c->conn, c->msg_mr, RDMA_CL_RECV_OFF, RDMA_MSG_SLOT,
 			(void *)(uintptr_t)RDMA_RECV_WRID);
 	if (ret)
 		return cl_fail(c, "rpma_recv", ret);
@@ -883,7 +905,27 @@ static int rdma_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 		return -EINVAL;
 	if (c->apm)
 		return cl_flush_apm(c, off);
-	return cl_flush_gpspm(c, off, len);
+	return cl_flush_gpspm(c, off, len, NULL);
+}
+
+/*
+ * rdma_persist -- write and flush; with GPSPM, a small range travels
+ * inside the flush request (one send instead of a write and a send)
+ */
+static int rdma_persist(struct rpmem_xport *x, uint64_t off, const void *src,
+			size_t len)
+{
+	struct rdma_client *c = (struct rdma_client *)x;
+	int ret;
+
+	if (c->err)
+		return c->err;
+	if (!cl_range_ok(c, off, len))
+		return -EINVAL;
+	if (!c->apm && c->inline_ok && len <= RDMA_INLINE_MAX)
+		return cl_flush_gpspm(c, off, len, src);
+	ret = rdma_write(x, off, src, len);
+	return ret ? ret : rdma_flush(x, off, len);
 }
 
 /* rdma_attach -- register the local pool mapping for zero-copy I/O */
@@ -965,6 +1007,7 @@ static const struct rpmem_xport_ops rdma_ops = {
 	.write = rdma_write,
 	.read = rdma_read,
 	.flush = rdma_flush,
+	.persist = rdma_persist,
 	.close = rdma_close,
 };
 
@@ -1053,7 +1096,7 @@ static int cl_connect(struct rdma_client *c, const struct rdma_blob *b)
 		goto err_cfg;
 	}
 	/* the receive for the first flush reply is posted before connecting */
-	ret = rpma_conn_req_recv(req, c->msg_mr, RDMA_RECV_OFF, RDMA_MSG_SLOT,
+	ret = rpma_conn_req_recv(req, c->msg_mr, RDMA_CL_RECV_OFF, RDMA_MSG_SLOT,
 				 (void *)(uintptr_t)RDMA_RECV_WRID);
 	if (ret) {
 		rdma_fail("rpma_conn_req_recv", ret);
@@ -1165,17 +1208,18 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 	}
 	c->fifo_cap = c->qd + 1;
 	c->fifo = calloc(c->fifo_cap, sizeof(*c->fifo));
-	c->msg = aligned_alloc(4096, RDMA_MSG_BUF);
+	c->msg = aligned_alloc(4096, RDMA_CL_MSG_BUF);
 	c->ring = aligned_alloc(4096, RDMA_RING_SIZE);
 	if (!c->fifo || !c->msg || !c->ring) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	memset(c->msg, 0, RDMA_MSG_BUF);
-	ret = rpma_mr_reg(c->peer, c->msg, RDMA_MSG_BUF,
+	memset(c->msg, 0, RDMA_CL_MSG_BUF);
+	ret = rpma_mr_reg(c->peer, c->msg, RDMA_CL_MSG_BUF,
 			  RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &c->msg_mr);
 	if (ret) {
-		ret = rdma_reg_failed("rpma_mr_reg", RDMA_MSG_BUF, ret, errno);
+		ret = rdma_reg_failed("rpma_mr_reg", RDMA_CL_MSG_BUF, ret,
+				      errno);
 		goto err_free;
 	}
 	ret = rpma_mr_reg(c->peer, c->ring, RDMA_RING_SIZE,
@@ -1219,6 +1263,8 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 	ret = cl_use_apm(c, &b);
 	if (ret)
 		goto err_free;
+	c->inline_ok = !!(b.flags & RDMA_BLOB_F_INLINE) &&
+		       !getenv("RPMEM_RDMA_NO_INLINE");
 
 	INFO("rdma: connected to %s:%s (%s), %s persistence%s, queue depth %u",
 	     host, c->port, ibv_get_device_name(ibv->device),
@@ -1274,6 +1320,7 @@ struct rpmem_rdma_expo {
 	int thread_started;
 	int send_pending;
 	uint64_t flushes;
+	uint64_t inlined; /* of them, write + flush requests */
 };
 
 struct rpmem_rdma_srv {
@@ -1336,8 +1383,12 @@ static int expo_wait_send(struct rpmem_rdma_expo *e)
 	return 0;
 }
 
-/* expo_persist -- validate and persist one flushed range; 0 or -errno */
-static int expo_persist(struct rpmem_rdma_expo *e, uint64_t off, uint64_t len)
+/*
+ * expo_persist -- validate and persist one flushed range, first storing
+ * the inline bytes of a write + flush request (data, or NULL); 0 or -errno
+ */
+static int expo_persist(struct rpmem_rdma_expo *e, uint64_t off, uint64_t len,
+			const uint8_t *data)
 {
 	const struct rpmem_rdma_expo_cfg *cfg = &e->cfg;
 
@@ -1346,36 +1397,60 @@ static int expo_persist(struct rpmem_rdma_expo *e, uint64_t off, uint64_t len)
 		     off, len, cfg->len);
 		return -EINVAL;
 	}
+	if (data && cfg->readonly) {
+		WARN("rdma: write + flush request on a read-only session");
+		return -EROFS;
+	}
 	if (!len)
 		return 0;
+	if (data) /* the staging copy, if any, stays the registered truth */
+		memcpy((e->stage ? e->stage : (uint8_t *)cfg->addr) + off, data,
+		       len);
 	if (e->stage)
 		memcpy((uint8_t *)cfg->addr + off, e->stage + off, len);
 	return cfg->persist ? cfg->persist(cfg->arg, off, len) : 0;
 }
 
-/* expo_request -- handle the flush request in receive slot `slot` */
+/* expo_serve -- check and carry out one request; the reply's status */
+static int expo_serve(struct rpmem_rdma_expo *e, const uint8_t *p,
+		      uint32_t byte_len, uint32_t *seq)
+{
+	uint32_t magic = byte_len >= RDMA_REQ_LEN ? le32_get(p) : 0;
+	uint64_t off, len;
+
+	if (magic != RDMA_REQ_MAGIC && magic != RDMA_REQW_MAGIC) {
+		WARN("rdma: malformed flush request (%u bytes)", byte_len);
+		return -EPROTO;
+	}
+	*seq = le32_get(p + 4);
+	off = le64_get(p + 8);
+	len = le64_get(p + 16);
+	e->flushes++;
+	if (magic == RDMA_REQ_MAGIC)
+		return expo_persist(e, off, len, NULL);
+	if (len > RDMA_INLINE_MAX || byte_len != RDMA_REQ_LEN + len) {
+		WARN("rdma: malformed write + flush request (%u bytes for %" PRIu64 " data bytes)",
+		     byte_len, len);
+		return -EPROTO;
+	}
+	e->inlined++;
+	return expo_persist(e, off, len, p + RDMA_REQ_LEN);
+}
+
+/*
+ * expo_request -- handle the request in receive slot `slot`: reply first,
+ * then re-post the slot's receive (the initiator has one request in
+ * flight and RDMA_SRV_RECVS receives are posted, so one is always ready)
+ */
 static int expo_request(struct rpmem_rdma_expo *e, unsigned slot,
 			uint32_t byte_len)
 {
-	const uint8_t *p = e->msg + RDMA_RECV_OFF + slot * RDMA_MSG_SLOT;
+	const uint8_t *p = e->msg + RDMA_SRV_RECV_OFF(slot);
 	uint8_t *r = e->msg + RDMA_SEND_OFF;
 	uint32_t seq = 0;
 	int status, ret;
 
-	if (byte_len < RDMA_REQ_LEN || le32_get(p) != RDMA_REQ_MAGIC) {
-		WARN("rdma: malformed flush request (%u bytes)", byte_len);
-		status = -EPROTO;
-	} else {
-		seq = le32_get(p + 4);
-		status = expo_persist(e, le64_get(p + 8), le64_get(p + 16));
-		e->flushes++;
-	}
-	ret = rpma_recv(e->conn, e->msg_mr, RDMA_RECV_OFF + slot * RDMA_MSG_SLOT,
-			RDMA_MSG_SLOT, (void *)(uintptr_t)(slot + 1));
-	if (ret) {
-		rdma_fail("rpma_recv", ret);
-		return -EIO;
-	}
+	status = expo_serve(e, p, byte_len, &seq);
 	ret = expo_wait_send(e);
 	if (ret)
 		return ret;
@@ -1390,6 +1465,12 @@ static int expo_request(struct rpmem_rdma_expo *e, unsigned slot,
 		return -EIO;
 	}
 	e->send_pending = 1;
+	ret = rpma_recv(e->conn, e->msg_mr, RDMA_SRV_RECV_OFF(slot),
+			RDMA_REQ_SLOT, (void *)(uintptr_t)(slot + 1));
+	if (ret) {
+		rdma_fail("rpma_recv", ret);
+		return -EIO;
+	}
 	return 0;
 }
 
@@ -1467,8 +1548,9 @@ static void *expo_thread(void *arg)
 				     e->stage ? ", staging buffer" : "");
 				continue;
 			}
-			INFO("rdma: session disconnected (%s) after %" PRIu64 " GPSPM flushes",
-			     rpma_utils_conn_event_2str(ev), e->flushes);
+			INFO("rdma: session disconnected (%s) after %" PRIu64 " GPSPM flushes (%" PRIu64 " with inline data)",
+			     rpma_utils_conn_event_2str(ev), e->flushes,
+			     e->inlined);
 			peer_closed = 1;
 			break;
 		}
@@ -1548,9 +1630,8 @@ static void srv_accept(struct rpmem_rdma_srv *s)
 	}
 	e->state = EXPO_DONE; /* single use, whatever happens next */
 	for (unsigned i = 0; i < RDMA_SRV_RECVS; i++) {
-		ret = rpma_conn_req_recv(req, e->msg_mr,
-					 RDMA_RECV_OFF + i * RDMA_MSG_SLOT,
-					 RDMA_MSG_SLOT,
+		ret = rpma_conn_req_recv(req, e->msg_mr, RDMA_SRV_RECV_OFF(i),
+					 RDMA_REQ_SLOT,
 					 (void *)(uintptr_t)(i + 1));
 		if (ret) {
 			rdma_fail("rpma_conn_req_recv", ret);
@@ -1823,16 +1904,17 @@ int rpmem_rdma_expose(struct rpmem_rdma_srv *srv,
 		ERR("rdma: eventfd: %s", strerror(errno));
 		goto err_free;
 	}
-	e->msg = aligned_alloc(4096, RDMA_MSG_BUF);
+	e->msg = aligned_alloc(4096, RDMA_SRV_MSG_BUF);
 	if (!e->msg) {
 		ret = -ENOMEM;
 		goto err_fd;
 	}
-	memset(e->msg, 0, RDMA_MSG_BUF);
-	ret = rpma_mr_reg(srv->peer, e->msg, RDMA_MSG_BUF,
+	memset(e->msg, 0, RDMA_SRV_MSG_BUF);
+	ret = rpma_mr_reg(srv->peer, e->msg, RDMA_SRV_MSG_BUF,
 			  RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &e->msg_mr);
 	if (ret) {
-		ret = rdma_reg_failed("rpma_mr_reg", RDMA_MSG_BUF, ret, errno);
+		ret = rdma_reg_failed("rpma_mr_reg", RDMA_SRV_MSG_BUF, ret,
+				      errno);
 		goto err_msg;
 	}
 	ret = expo_register(srv, e);
@@ -1849,7 +1931,7 @@ int rpmem_rdma_expose(struct rpmem_rdma_srv *srv,
 		goto err_mr;
 	}
 	b.mode = e->apm ? RDMA_MODE_APM : RDMA_MODE_GPSPM;
-	b.flags = e->stage ? RDMA_BLOB_F_STAGING : 0;
+	b.flags = RDMA_BLOB_F_INLINE | (e->stage ? RDMA_BLOB_F_STAGING : 0);
 	rpmem_strlcpy(b.port, srv->port, sizeof(b.port));
 	memcpy(b.token, e->token, sizeof(b.token));
 	b.size = cfg->len;

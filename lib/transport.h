@@ -26,6 +26,9 @@ struct rpmem_xport_ops {
 	int (*read)(struct rpmem_xport *x, uint64_t off, void *dst, size_t len);
 	/* every earlier write is persistent on the target when this returns */
 	int (*flush)(struct rpmem_xport *x, uint64_t off, uint64_t len);
+	/* optional: write then flush [off, off + len) in one step */
+	int (*persist)(struct rpmem_xport *x, uint64_t off, const void *src,
+		       size_t len);
 	/* release; the control session stays open */
 	void (*close)(struct rpmem_xport *x);
 };
