@@ -13,7 +13,9 @@
  * rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick]
  *                     [--read-only] [--kill-test GOFILE]
  *	Connects with the blob, writes patterns (staged and zero copy),
- *	flushes, reads back and compares, checks range validation, measures
+ *	flushes, reads back and compares, checks that persists (inline in
+ *	the GPSPM flush request when small) land after overlapping writes,
+ *	checks range validation, measures
  *	write+flush latency (4 KiB, 256 B; median of N, default 1000) and
  *	1 MiB write bandwidth, and prints key=value lines; the last is
  *	"hash=XXH3" of what the target must hold. --bad-token corrupts the
@@ -283,6 +285,58 @@ static int hexval(int c)
 	return -1;
 }
 
+/* persist -- write + flush through the transport's persist, if it has one */
+static int persist(struct rpmem_xport *x, uint64_t off, const void *src,
+		   size_t len)
+{
+	int ret;
+
+	if (x->ops->persist)
+		return x->ops->persist(x, off, src, len);
+	ret = x->ops->write(x, off, src, len);
+	return ret ? ret : x->ops->flush(x, off, len);
+}
+
+/*
+ * persist_check -- small and large persists (inline in the GPSPM flush
+ * request up to 4 KiB, write + flush above), each after a plain write
+ * that overlaps it, so the target must apply them in order; read back
+ * and compared. 0 if the target holds l, 1 if not, or -errno.
+ */
+static int persist_check(struct rpmem_xport *x, uint8_t *l, uint8_t *s,
+			 uint8_t *r, uint64_t size)
+{
+	static const size_t sizes[] = { 1, 200, 256, 4095, 4096, 4097, 65536 };
+	uint64_t off = 12345;
+	int ret;
+
+	for (unsigned i = 0; i < ARRAY_SIZE(sizes) * 3; i++) {
+		size_t n = sizes[i % ARRAY_SIZE(sizes)];
+
+		if (off + 2 * n + 8192 > size)
+			off = 777;
+		/* a plain write (from the unregistered buffer) over the
+		 * range and beyond, then the persist with other bytes from
+		 * the attached mapping: the persist must win */
+		fill(s + off, n + 8192, 100 + i);
+		memcpy(l + off + n, s + off + n, 8192);
+		fill(l + off, n, 200 + i);
+		ret = x->ops->write(x, off, s + off, n + 8192);
+		if (ret)
+			return ret;
+		ret = persist(x, off, l + off, n);
+		if (ret)
+			return ret;
+		off += 2 * n + 8192 + 333;
+	}
+	ret = x->ops->flush(x, 0, size);
+	if (!ret)
+		ret = x->ops->read(x, 0, r, size);
+	if (ret)
+		return ret;
+	return memcmp(l, r, size) ? 1 : 0;
+}
+
 /* lat -- median write+flush latency in microseconds */
 static int lat(struct rpmem_xport *x, uint8_t *l, uint64_t size, size_t sz,
 	       unsigned iters, double *med_us)
@@ -299,9 +353,7 @@ static int lat(struct rpmem_xport *x, uint8_t *l, uint64_t size, size_t sz,
 		off &= ~(uint64_t)255;
 		l[off] ^= (uint8_t)(i + 1);
 		t0 = rpmem_now_ns();
-		ret = x->ops->write(x, off, l + off, sz);
-		if (!ret)
-			ret = x->ops->flush(x, off, sz);
+		ret = persist(x, off, l + off, sz);
 		if (ret)
 			break;
 		t[i] = rpmem_now_ns() - t0;
@@ -549,6 +601,12 @@ static int client_main(int argc, char **argv)
 		       memcmp(tmp, l + MIB, 2 * MIB) ? (fails++, "FAIL") :
 						       "ok");
 	}
+
+	/* 3b: persists, inline or not, ordered after overlapping writes */
+	ret = persist_check(x, l, s, r, size);
+	if (ret < 0)
+		goto io_err;
+	printf("persist_write=%s\n", ret ? (fails++, "FAIL") : "ok");
 
 	/* 4: latency and bandwidth */
 	if (!quick) {

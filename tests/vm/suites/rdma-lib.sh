@@ -259,7 +259,7 @@ rdma_initiator_one()
 	else
 		tap_not_ok "$name: client exit $rc: $(grep -E '^(error|result)=' "$out" | tr '\n' ' ')"
 	fi
-	for k in staged_write_read zero_copy_write zero_copy_read range_check; do
+	for k in staged_write_read zero_copy_write zero_copy_read persist_write range_check; do
 		if grep -qx "$k=ok.*" "$out"; then
 			tap_ok "$name: $k"
 		else
