@@ -2,7 +2,7 @@
 # tests.mk -- test targets; included by the top-level Makefile
 
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example
-VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma
+VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
 	@mkdir -p $(dir $@)
