@@ -412,6 +412,12 @@ int rpmem_hash_encode(void *buf, size_t cap, const struct rpmem_msg_hash *m)
 	return enc_end(&w);
 }
 
+/* hash_bs_ok -- a HASH block size: a power of two, 512 .. 64 MiB */
+static int hash_bs_ok(uint32_t bs)
+{
+	return bs >= 512 && bs <= (64u << 20) && !(bs & (bs - 1));
+}
+
 int rpmem_hash_decode(const void *buf, size_t len, struct rpmem_msg_hash *m)
 {
 	DEC_BEGIN;
@@ -420,12 +426,60 @@ int rpmem_hash_decode(const void *buf, size_t len, struct rpmem_msg_hash *m)
 	m->block_size = rbuf_u32(&r);
 	m->count = rbuf_u32(&r);
 	uint32_t bs = m->block_size;
-	if (bs < 512 || bs > (64u << 20) || (bs & (bs - 1)))
+	if (!hash_bs_ok(bs))
 		return -EBADMSG;
 	if (m->count == 0 || m->count > RPMEM_MAX_HASHES)
 		return -EBADMSG;
 	if (m->offset > UINT64_MAX - (uint64_t)bs * m->count)
 		return -EBADMSG;
+	return dec_end(&r);
+}
+
+#define HASHV_RANGE_ENC (8 + 4)
+
+int rpmem_hashv_encode(void *buf, size_t cap, const struct rpmem_msg_hashv *m)
+{
+	ENC_BEGIN;
+	if (m->nranges > RPMEM_MAX_HASHV_RANGES)
+		return -EMSGSIZE;
+	wbuf_u32(&w, m->handle);
+	wbuf_u32(&w, m->block_size);
+	wbuf_u32(&w, m->nranges);
+	for (uint32_t i = 0; i < m->nranges; i++) {
+		wbuf_u64(&w, m->ranges[i].offset);
+		wbuf_u32(&w, m->ranges[i].count);
+	}
+	return enc_end(&w);
+}
+
+/*
+ * rpmem_hashv_decode -- HASHV: every range holds 1 or more blocks and
+ * ends below 2^64; the counts add up to at most RPMEM_MAX_HASHES (the
+ * sum cannot wrap: 340 counts below 2^32 stay below 2^41)
+ */
+int rpmem_hashv_decode(const void *buf, size_t len, struct rpmem_msg_hashv *m)
+{
+	uint64_t total = 0;
+
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->block_size = rbuf_u32(&r);
+	m->nranges = rbuf_u32(&r);
+	if (r.err || !hash_bs_ok(m->block_size) || m->nranges == 0 ||
+	    m->nranges > RPMEM_MAX_HASHV_RANGES ||
+	    rbuf_left(&r) != (size_t)m->nranges * HASHV_RANGE_ENC)
+		return -EBADMSG;
+	for (uint32_t i = 0; i < m->nranges; i++) {
+		struct rpmem_hash_range *rg = &m->ranges[i];
+		rg->offset = rbuf_u64(&r);
+		rg->count = rbuf_u32(&r);
+		total += rg->count;
+		if (rg->count == 0 || total > RPMEM_MAX_HASHES ||
+		    rg->offset > UINT64_MAX -
+					 (uint64_t)m->block_size * rg->count)
+			return -EBADMSG;
+	}
+	m->total = (uint32_t)total;
 	return dec_end(&r);
 }
 
@@ -711,7 +765,7 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_FLUSH] = "FLUSH",	   [RPMEM_MSG_HASH] = "HASH",
 	[RPMEM_MSG_HASHES] = "HASHES",	   [RPMEM_MSG_SET_STATE] = "SET_STATE",
 	[RPMEM_MSG_STATUS] = "STATUS",	   [RPMEM_MSG_STATUS_REPLY] = "STATUS_REPLY",
-	[RPMEM_MSG_BYE] = "BYE",
+	[RPMEM_MSG_BYE] = "BYE",	   [RPMEM_MSG_HASHV] = "HASHV",
 };
 
 const char *rpmem_msg_type_str(uint16_t type)

@@ -14,8 +14,10 @@
 /* largest payload of any frame; WRITE/DATA carry at most RPMEM_MAX_IO */
 #define RPMEM_MAX_IO (1u << 20)
 #define RPMEM_MAX_PAYLOAD (RPMEM_MAX_IO + 64)
-/* most hashes in one HASH request / reply */
+/* most hashes in one HASH or HASHV request / HASHES reply */
 #define RPMEM_MAX_HASHES 16384u
+/* most ranges in one HASHV request: 12 + 12 * 340 = 4092 payload bytes */
+#define RPMEM_MAX_HASHV_RANGES 340u
 #define RPMEM_NAME_MAX 64      /* region and pool names */
 #define RPMEM_STR_MAX 255      /* peer names, sources, versions */
 #define RPMEM_MSG_MAX 1024     /* error message text */
@@ -55,7 +57,8 @@ enum rpmem_msg_type {
 	RPMEM_MSG_STATUS = 19,
 	RPMEM_MSG_STATUS_REPLY = 20,
 	RPMEM_MSG_BYE = 21,
-	RPMEM_MSG_TYPE_MAX = 21,
+	RPMEM_MSG_HASHV = 22, /* hashes of several ranges, one HASHES reply */
+	RPMEM_MSG_TYPE_MAX = 22,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -110,6 +113,7 @@ enum rpmem_ns_mode {
 
 #define RPMEM_CAP_RDMA (1u << 0)  /* target can serve the rdma data plane */
 #define RPMEM_CAP_APM (1u << 1)   /* direct write to PMem declared (APM) */
+#define RPMEM_CAP_HASHV (1u << 2) /* target answers HASHV requests */
 
 struct rpmem_msg_hello {
 	uint16_t ver_min;
@@ -227,6 +231,25 @@ struct rpmem_msg_hash {
 	uint32_t count;      /* <= RPMEM_MAX_HASHES; last block may be short */
 };
 
+/* one range of a HASHV request: count blocks from offset */
+struct rpmem_hash_range {
+	uint64_t offset;
+	uint32_t count; /* >= 1 */
+};
+
+/*
+ * HASHV: handle u32 | block_size u32 | nranges u32 | nranges x (offset
+ * u64 | count u32); answered by one HASHES reply with the hashes of all
+ * ranges in request order
+ */
+struct rpmem_msg_hashv {
+	uint32_t handle;
+	uint32_t block_size; /* as in HASH */
+	uint32_t nranges;    /* 1 .. RPMEM_MAX_HASHV_RANGES */
+	uint32_t total;	     /* sum of counts; set by the decoder, not sent */
+	struct rpmem_hash_range ranges[RPMEM_MAX_HASHV_RANGES];
+};
+
 /* HASHES reply: count u32 | count x u64; hashes points into the frame buffer */
 struct rpmem_msg_hashes {
 	uint32_t count;
@@ -323,6 +346,7 @@ RPMEM_CODEC(handle, struct rpmem_msg_handle);
 RPMEM_CODEC(io, struct rpmem_msg_io); /* READ and WRITE's 16-byte head */
 RPMEM_CODEC(flush, struct rpmem_msg_flush);
 RPMEM_CODEC(hash, struct rpmem_msg_hash);
+RPMEM_CODEC(hashv, struct rpmem_msg_hashv);
 RPMEM_CODEC(hashes, struct rpmem_msg_hashes);
 RPMEM_CODEC(set_state, struct rpmem_msg_set_state);
 RPMEM_CODEC(status_reply, struct rpmem_msg_status_reply);

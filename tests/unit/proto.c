@@ -282,6 +282,21 @@ static void fill_hash(void *p)
 	m->count = 300;
 }
 
+static void fill_hashv(void *p)
+{
+	struct rpmem_msg_hashv *m = p;
+	m->handle = 11;
+	m->block_size = 4096;
+	m->nranges = 3;
+	m->ranges[0].offset = 0;
+	m->ranges[0].count = 16;
+	m->ranges[1].offset = 1ull << 30;
+	m->ranges[1].count = 1;
+	m->ranges[2].offset = (1ull << 40) + 4096;
+	m->ranges[2].count = 300;
+	m->total = 317;
+}
+
 static void fill_hashes(void *p)
 {
 	struct rpmem_msg_hashes *m = p;
@@ -365,6 +380,7 @@ union any_msg {
 	struct rpmem_msg_io io;
 	struct rpmem_msg_flush flush;
 	struct rpmem_msg_hash hash;
+	struct rpmem_msg_hashv hashv;
 	struct rpmem_msg_hashes hashes;
 	struct rpmem_msg_set_state set_state;
 	struct rpmem_msg_status_reply status_reply;
@@ -403,6 +419,7 @@ WRAP(handle, struct rpmem_msg_handle)
 WRAP(io, struct rpmem_msg_io)
 WRAP(flush, struct rpmem_msg_flush)
 WRAP(hash, struct rpmem_msg_hash)
+WRAP(hashv, struct rpmem_msg_hashv)
 WRAP(hashes, struct rpmem_msg_hashes)
 WRAP(set_state, struct rpmem_msg_set_state)
 WRAP(status_reply, struct rpmem_msg_status_reply)
@@ -445,6 +462,19 @@ static void status_reply_cmp(const void *pa, const void *pb)
 	assert_memory_equal(a->links, b->links, a->nlinks * sizeof(*a->links));
 }
 
+static void hashv_cmp(const void *pa, const void *pb)
+{
+	const struct rpmem_msg_hashv *a = pa, *b = pb;
+	assert_int_equal(a->handle, b->handle);
+	assert_int_equal(a->block_size, b->block_size);
+	assert_int_equal(a->nranges, b->nranges);
+	assert_int_equal(a->total, b->total);
+	for (uint32_t i = 0; i < a->nranges; i++) {
+		assert_int_equal(a->ranges[i].offset, b->ranges[i].offset);
+		assert_int_equal(a->ranges[i].count, b->ranges[i].count);
+	}
+}
+
 static void hashes_cmp(const void *pa, const void *pb)
 {
 	const struct rpmem_msg_hashes *a = pa, *b = pb;
@@ -455,7 +485,7 @@ static void hashes_cmp(const void *pa, const void *pb)
 enum {
 	C_hello, C_hello_ok, C_error, C_list, C_list_reply, C_create,
 	C_remove, C_open, C_open_ok, C_handle, C_io, C_flush, C_hash,
-	C_hashes, C_set_state, C_status_reply, C_NUM
+	C_hashv, C_hashes, C_set_state, C_status_reply, C_NUM
 };
 
 #define CODEC(n, T, fi, cm)                                                   \
@@ -476,6 +506,7 @@ static const struct codec codecs[C_NUM] = {
 	CODEC(io, struct rpmem_msg_io, NULL, NULL),
 	CODEC(flush, struct rpmem_msg_flush, NULL, NULL),
 	CODEC(hash, struct rpmem_msg_hash, NULL, NULL),
+	CODEC(hashv, struct rpmem_msg_hashv, NULL, hashv_cmp),
 	CODEC(hashes, struct rpmem_msg_hashes, NULL, hashes_cmp),
 	CODEC(set_state, struct rpmem_msg_set_state, NULL, NULL),
 	CODEC(status_reply, struct rpmem_msg_status_reply, status_reply_fini,
@@ -1093,6 +1124,194 @@ static void rpmem_hash_decode__offset_plus_range_overflow_is_ebadmsg(
 	assert_int_equal(hash_req_dec(UINT64_MAX - (1ull << 40) + 1, 64u << 20,
 				  RPMEM_MAX_HASHES),
 			 -EBADMSG);
+}
+
+/* put_hashv -- a HASHV payload with handle 1: n ranges of off[i], count[i] */
+static void put_hashv(struct pb *p, uint32_t bs, uint32_t nranges, size_t n,
+		      const uint64_t *off, const uint32_t *count)
+{
+	pb_u32(p, 1);
+	pb_u32(p, bs);
+	pb_u32(p, nranges);
+	for (size_t i = 0; i < n; i++) {
+		pb_u64(p, off[i]);
+		pb_u32(p, count[i]);
+	}
+}
+
+/* hashv_req_dec -- a HASHV of n ranges: count[i] blocks at i MiB */
+static int hashv_req_dec(uint32_t bs, size_t n, const uint32_t *count,
+		     union any_msg *m)
+{
+	static struct pb p;
+	static uint64_t off[RPMEM_MAX_HASHV_RANGES + 1];
+	for (size_t i = 0; i < n; i++)
+		off[i] = (uint64_t)i << 20;
+	p.len = 0;
+	put_hashv(&p, bs, (uint32_t)n, n, off, count);
+	return decode_copy(&codecs[C_hashv], p.b, p.len, m);
+}
+
+static void rpmem_hashv_decode__nranges_0_or_over_max_is_ebadmsg(void **state)
+{
+	(void)state;
+	static uint32_t ones[RPMEM_MAX_HASHV_RANGES + 1];
+	union any_msg m;
+	for (size_t i = 0; i <= RPMEM_MAX_HASHV_RANGES; i++)
+		ones[i] = 1;
+	assert_int_equal(hashv_req_dec(4096, 1, ones, &m), 0);
+	assert_int_equal(m.hashv.nranges, 1);
+	assert_int_equal(m.hashv.total, 1);
+	assert_int_equal(hashv_req_dec(4096, RPMEM_MAX_HASHV_RANGES, ones, &m),
+			 0);
+	assert_int_equal(m.hashv.nranges, RPMEM_MAX_HASHV_RANGES);
+	assert_int_equal(m.hashv.total, RPMEM_MAX_HASHV_RANGES);
+	assert_int_equal(m.hashv.ranges[RPMEM_MAX_HASHV_RANGES - 1].offset,
+			 (uint64_t)(RPMEM_MAX_HASHV_RANGES - 1) << 20);
+	assert_int_equal(hashv_req_dec(4096, 0, ones, &m), -EBADMSG);
+	assert_int_equal(
+		hashv_req_dec(4096, RPMEM_MAX_HASHV_RANGES + 1, ones, &m),
+		-EBADMSG);
+}
+
+/* the largest HASHV fits the target's 4 KiB request buffer */
+static void rpmem_hashv_encode__largest_is_under_4k(void **state)
+{
+	(void)state;
+	static struct rpmem_msg_hashv m;
+	static uint8_t buf[8192];
+	m.block_size = 4096;
+	m.nranges = RPMEM_MAX_HASHV_RANGES;
+	for (uint32_t i = 0; i < m.nranges; i++)
+		m.ranges[i] = (struct rpmem_hash_range){ (uint64_t)i << 16, 1 };
+	int n = rpmem_hashv_encode(buf, sizeof(buf), &m);
+	assert_int_equal(n, 12 + 12 * RPMEM_MAX_HASHV_RANGES);
+	assert_true(n <= 4096);
+	m.nranges = RPMEM_MAX_HASHV_RANGES + 1;
+	assert_int_equal(rpmem_hashv_encode(buf, sizeof(buf), &m), -EMSGSIZE);
+}
+
+static void rpmem_hashv_decode__nranges_must_match_payload(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_hashv];
+	static const uint64_t off[3] = { 0, 4096, 8192 };
+	static const uint32_t cnt[3] = { 1, 2, 3 };
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	put_hashv(&p, 4096, 3, 3, off, cnt);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.hashv.total, 6);
+	/* fewer ranges than announced, more ranges, a partial range */
+	p.len = 0;
+	put_hashv(&p, 4096, 3, 2, off, cnt);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_hashv(&p, 4096, 2, 3, off, cnt);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_hashv(&p, 4096, 3, 3, off, cnt);
+	expect_fail(c, p.b, p.len - 4, -EBADMSG);
+	/* a count whose byte size wraps 32 bits (0x15555556 * 12 > 2^32) */
+	p.len = 0;
+	put_hashv(&p, 4096, 0x15555556u, 3, off, cnt);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_hashv(&p, 4096, UINT32_MAX, 3, off, cnt);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_hashv_decode__count_0_is_ebadmsg(void **state)
+{
+	(void)state;
+	union any_msg m;
+	static const uint32_t a[3] = { 0, 1, 1 }, b[3] = { 1, 1, 0 },
+			      ok[3] = { 1, 1, 1 };
+	assert_int_equal(hashv_req_dec(4096, 3, ok, &m), 0);
+	assert_int_equal(hashv_req_dec(4096, 3, a, &m), -EBADMSG);
+	assert_int_equal(hashv_req_dec(4096, 3, b, &m), -EBADMSG);
+}
+
+static void rpmem_hashv_decode__sum_of_counts_over_max_is_ebadmsg(
+	void **state)
+{
+	(void)state;
+	union any_msg m;
+	uint32_t c[4] = { RPMEM_MAX_HASHES - 10, 10 };
+	assert_int_equal(hashv_req_dec(512, 2, c, &m), 0);
+	assert_int_equal(m.hashv.total, RPMEM_MAX_HASHES);
+	c[1] = 11;
+	assert_int_equal(hashv_req_dec(512, 2, c, &m), -EBADMSG);
+	c[0] = RPMEM_MAX_HASHES + 1;
+	assert_int_equal(hashv_req_dec(512, 1, c, &m), -EBADMSG);
+	/* counts whose sum wraps 32 bits to a small number */
+	c[0] = 1;
+	c[1] = UINT32_MAX;
+	assert_int_equal(hashv_req_dec(512, 2, c, &m), -EBADMSG);
+	c[0] = 10;
+	c[1] = UINT32_MAX - 5;
+	c[2] = 1;
+	assert_int_equal(hashv_req_dec(512, 3, c, &m), -EBADMSG);
+	c[0] = 0x80000000u;
+	c[1] = 0x80000000u;
+	c[2] = 5;
+	assert_int_equal(hashv_req_dec(512, 3, c, &m), -EBADMSG);
+	c[0] = c[1] = c[2] = c[3] = UINT32_MAX;
+	assert_int_equal(hashv_req_dec(512, 4, c, &m), -EBADMSG);
+	/* many small ranges add up too */
+	static uint32_t many[RPMEM_MAX_HASHV_RANGES];
+	for (size_t i = 0; i < RPMEM_MAX_HASHV_RANGES; i++)
+		many[i] = RPMEM_MAX_HASHES / RPMEM_MAX_HASHV_RANGES;
+	assert_int_equal(hashv_req_dec(512, RPMEM_MAX_HASHV_RANGES, many, &m),
+			 0);
+	many[RPMEM_MAX_HASHV_RANGES - 1] += RPMEM_MAX_HASHES -
+					    m.hashv.total;
+	assert_int_equal(hashv_req_dec(512, RPMEM_MAX_HASHV_RANGES, many, &m),
+			 0);
+	assert_int_equal(m.hashv.total, RPMEM_MAX_HASHES);
+	many[0]++;
+	assert_int_equal(hashv_req_dec(512, RPMEM_MAX_HASHV_RANGES, many, &m),
+			 -EBADMSG);
+}
+
+static void rpmem_hashv_decode__block_size_must_be_pow2_512_to_64m(
+	void **state)
+{
+	(void)state;
+	union any_msg m;
+	static const uint32_t one[1] = { 1 };
+	for (uint32_t bs = 512; bs <= (64u << 20); bs <<= 1)
+		assert_int_equal(hashv_req_dec(bs, 1, one, &m), 0);
+	static const uint32_t bad[] = { 0, 256, 511, 4095, 4097, 3 * 4096,
+					128u << 20, 1u << 31, UINT32_MAX };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(hashv_req_dec(bad[i], 1, one, &m), -EBADMSG);
+}
+
+static void rpmem_hashv_decode__offset_plus_range_overflow_is_ebadmsg(
+	void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_hashv];
+	union any_msg m;
+	uint64_t span = 2ull * (64u << 20);
+	uint64_t off[2] = { 0, UINT64_MAX - span };
+	static const uint32_t cnt[2] = { 1, 2 };
+	struct pb p = { .len = 0 };
+	put_hashv(&p, 64u << 20, 2, 2, off, cnt);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.hashv.ranges[1].offset, UINT64_MAX - span);
+	/* the second range wraps: the first one does not excuse it */
+	off[1]++;
+	p.len = 0;
+	put_hashv(&p, 64u << 20, 2, 2, off, cnt);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	/* the product of block size and count is taken in 64 bits */
+	static const uint32_t big[1] = { RPMEM_MAX_HASHES };
+	off[0] = UINT64_MAX - (1ull << 40) + 1;
+	p.len = 0;
+	put_hashv(&p, 64u << 20, 1, 1, off, big);
+	expect_fail(c, p.b, p.len, -EBADMSG);
 }
 
 static void rpmem_hashes_decode__count_must_match_payload(void **state)
@@ -1895,7 +2114,8 @@ int main(void)
 		GENERIC(list), GENERIC(list_reply), GENERIC(create),
 		GENERIC(remove), GENERIC(open), GENERIC(open_ok),
 		GENERIC(handle), GENERIC(io), GENERIC(flush), GENERIC(hash),
-		GENERIC(hashes), GENERIC(set_state), GENERIC(status_reply),
+		GENERIC(hashv), GENERIC(hashes), GENERIC(set_state),
+		GENERIC(status_reply),
 		T(rpmem_hdr_encode__writes_magic_and_le_fields),
 		T(rpmem_hdr_decode__every_type_round_trips),
 		T(rpmem_hdr_decode__bad_magic_is_ebadmsg),
@@ -1921,6 +2141,13 @@ int main(void)
 		T(rpmem_hash_decode__block_size_must_be_pow2_512_to_64m),
 		T(rpmem_hash_decode__count_0_or_over_max_is_ebadmsg),
 		T(rpmem_hash_decode__offset_plus_range_overflow_is_ebadmsg),
+		T(rpmem_hashv_decode__nranges_0_or_over_max_is_ebadmsg),
+		T(rpmem_hashv_encode__largest_is_under_4k),
+		T(rpmem_hashv_decode__nranges_must_match_payload),
+		T(rpmem_hashv_decode__count_0_is_ebadmsg),
+		T(rpmem_hashv_decode__sum_of_counts_over_max_is_ebadmsg),
+		T(rpmem_hashv_decode__block_size_must_be_pow2_512_to_64m),
+		T(rpmem_hashv_decode__offset_plus_range_overflow_is_ebadmsg),
 		T(rpmem_hashes_decode__count_must_match_payload),
 		T(rpmem_hashes_decode__count_over_max_is_ebadmsg),
 		T(rpmem_hashes_encode__count_over_max_is_emsgsize),
