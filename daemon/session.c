@@ -23,6 +23,8 @@
 
 /* the largest request payload apart from WRITE (HELLO is ~520 bytes) */
 #define REQ_MAX 4096
+_Static_assert(12 + 12 * RPMEM_MAX_HASHV_RANGES <= REQ_MAX,
+	       "the largest HASHV request fits the request buffer");
 #define SMALL_REPLY 2048
 
 struct rpmemd_handle {
@@ -87,7 +89,8 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 	set->max_sessions = max_sessions;
 	set->next_id = 1;
 	set->started_ns = rpmem_now_ns();
-	set->caps = 0; /* RPMEM_CAP_RDMA: set by the server with set->rdma */
+	/* RPMEM_CAP_RDMA: set by the server with set->rdma */
+	set->caps = RPMEM_CAP_HASHV;
 	rpmem_strlcpy(set->server, server, sizeof(set->server));
 	*out = set;
 	return 0;
@@ -770,51 +773,116 @@ static int do_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	return reply_ok(s, hd->id);
 }
 
+/*
+ * hash_check -- every block of every range starts inside the pool (the
+ * last one of a range may be short); else an ERROR reply naming the first
+ * range that does not, and *ok = 0
+ */
+static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		      const struct rpmemd_handle *h, uint32_t bs,
+		      const struct rpmem_hash_range *rv, uint32_t n, int *ok)
+{
+	uint64_t size = h->pool->size;
+
+	*ok = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = rv[i].offset;
+		if (off < size && (uint64_t)(rv[i].count - 1) * bs < size - off)
+			continue;
+		if (hd->type == RPMEM_MSG_HASH)
+			return reply_err(s, hd->id, RPMEM_E_INVAL,
+					 "HASH of %u blocks of %u bytes at offset %llu goes past the end of pool '%s' (%llu bytes)",
+					 rv[i].count, bs,
+					 (unsigned long long)off, h->pool->name,
+					 (unsigned long long)size);
+		return reply_err(s, hd->id, RPMEM_E_INVAL,
+				 "HASHV range %u of %u (offset %llu, %u x %u bytes) goes past the end of pool '%s' (%llu bytes)",
+				 i + 1, n, (unsigned long long)off,
+				 rv[i].count, bs, h->pool->name,
+				 (unsigned long long)size);
+	}
+	*ok = 1;
+	return 0;
+}
+
+/*
+ * reply_hashes -- HASHES: XXH3-64 of the blocks of n checked ranges
+ * (total blocks in all), in request order
+ */
+static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			const struct rpmemd_handle *h, uint32_t bs,
+			const struct rpmem_hash_range *rv, uint32_t n,
+			uint32_t total)
+{
+	uint64_t size = h->pool->size;
+	uint64_t *hashes = malloc((size_t)total * sizeof(*hashes));
+	uint8_t *buf = out_buf(s);
+
+	if (!hashes || !buf) {
+		free(hashes);
+		return reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
+	}
+	uint64_t *dst = hashes;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t len = (uint64_t)rv[i].count * bs;
+		if (len > size - rv[i].offset)
+			len = size - rv[i].offset;
+		rpmem_hash_blocks(h->pool->addr + rv[i].offset, len, bs, dst,
+				  2);
+		dst += rv[i].count;
+	}
+	/* to little-endian in place */
+	for (uint32_t i = 0; i < total; i++)
+		le64_put((uint8_t *)&hashes[i], hashes[i]);
+	struct rpmem_msg_hashes rep = { .count = total,
+					.hashes = (const uint8_t *)hashes };
+	int len = rpmem_hashes_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
+	free(hashes);
+	if (len < 0)
+		return reply_err(s, hd->id, RPMEM_E_INTERNAL,
+				 "cannot encode HASHES");
+	return rpmem_send_frame(s->fd, RPMEM_MSG_HASHES, hd->id, buf,
+				(size_t)len, NULL, 0);
+}
+
 /* do_hash -- HASH: XXH3-64 of count blocks; the last one may be short */
 static int do_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_hash m;
 	struct rpmemd_handle *h;
-	int ret;
+	int ret, ok;
 
 	if (rpmem_hash_decode(s->req, hd->len, &m))
 		return bad_payload(s, hd);
 	if (!(h = handle_get(s, m.handle)))
 		return reply_err(s, hd->id, RPMEM_E_INVAL,
 				 "HASH of unknown handle %u", m.handle);
-	uint64_t size = h->pool->size;
-	/* every block must start inside the pool */
-	if (m.offset >= size ||
-	    (uint64_t)(m.count - 1) * m.block_size >= size - m.offset)
+	struct rpmem_hash_range rg = { .offset = m.offset, .count = m.count };
+	if ((ret = hash_check(s, hd, h, m.block_size, &rg, 1, &ok)) || !ok)
+		return ret;
+	return reply_hashes(s, hd, h, m.block_size, &rg, 1, m.count);
+}
+
+/*
+ * do_hashv -- HASHV: the hashes of several ranges in one HASHES reply,
+ * each range as HASH would hash it
+ */
+static int do_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_hashv m;
+	struct rpmemd_handle *h;
+	int ret, ok;
+
+	if (rpmem_hashv_decode(s->req, hd->len, &m))
+		return bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
 		return reply_err(s, hd->id, RPMEM_E_INVAL,
-				 "HASH of %u blocks of %u bytes at offset %llu goes past the end of pool '%s' (%llu bytes)",
-				 m.count, m.block_size,
-				 (unsigned long long)m.offset, h->pool->name,
-				 (unsigned long long)size);
-	uint64_t len = (uint64_t)m.count * m.block_size;
-	if (len > size - m.offset)
-		len = size - m.offset;
-	uint64_t *hashes = malloc((size_t)m.count * sizeof(*hashes));
-	uint8_t *buf = out_buf(s);
-	if (!hashes || !buf) {
-		free(hashes);
-		return reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
-	}
-	rpmem_hash_blocks(h->pool->addr + m.offset, len, m.block_size, hashes,
-			  2);
-	/* to little-endian in place */
-	for (uint32_t i = 0; i < m.count; i++)
-		le64_put((uint8_t *)&hashes[i], hashes[i]);
-	struct rpmem_msg_hashes rep = { .count = m.count,
-					.hashes = (const uint8_t *)hashes };
-	int len2 = rpmem_hashes_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
-	free(hashes);
-	if (len2 < 0)
-		return reply_err(s, hd->id, RPMEM_E_INTERNAL,
-				 "cannot encode HASHES");
-	ret = rpmem_send_frame(s->fd, RPMEM_MSG_HASHES, hd->id, buf,
-			       (size_t)len2, NULL, 0);
-	return ret;
+				 "HASHV of unknown handle %u", m.handle);
+	ret = hash_check(s, hd, h, m.block_size, m.ranges, m.nranges, &ok);
+	if (ret || !ok)
+		return ret;
+	return reply_hashes(s, hd, h, m.block_size, m.ranges, m.nranges,
+			    m.total);
 }
 
 /* do_set_state -- SET_STATE: persisted in the metadata before the reply */
@@ -1064,6 +1132,9 @@ static int serve(struct rpmemd_session *s)
 		case RPMEM_MSG_HASH:
 			ret = do_hash(s, &hd);
 			break;
+		case RPMEM_MSG_HASHV:
+			ret = do_hashv(s, &hd);
+			break;
 		case RPMEM_MSG_LIST:
 			ret = do_list(s, &hd);
 			break;
@@ -1180,7 +1251,8 @@ static int handshake(struct rpmemd_session *s)
 
 	struct rpmem_msg_hello_ok rep = { .version = RPMEM_PROTO_VERSION,
 					  .session_id = s->id,
-					  .caps = apm_cap(set) };
+					  .caps = apm_cap(set) |
+						  RPMEM_CAP_HASHV };
 	if (s->rdma)
 		rep.caps |= RPMEM_CAP_RDMA;
 	rpmem_strlcpy(rep.server, set->server, sizeof(rep.server));

@@ -23,7 +23,7 @@ MAGIC = 0x4D4D5052
 T = dict(HELLO=1, HELLO_OK=2, ERROR=3, OK=4, LIST=5, LIST_REPLY=6, CREATE=7,
          REMOVE=8, OPEN=9, OPEN_OK=10, CLOSE=11, WRITE=12, READ=13, DATA=14,
          FLUSH=15, HASH=16, HASHES=17, SET_STATE=18, STATUS=19,
-         STATUS_REPLY=20, BYE=21)
+         STATUS_REPLY=20, BYE=21, HASHV=22)
 NAMES = {v: k for k, v in T.items()}
 E_PROTO, E_VERSION, E_AUTH, E_NOREGION, E_INVAL, E_RDONLY = 1, 2, 3, 4, 9, 12
 
@@ -178,6 +178,7 @@ def request_checks(port, region, pool):
                  struct.pack('<IQII', h, 0, 1000, 1)), E_PROTO)
     expect_error('HASH past the end', c.req(T['HASH'],
                  struct.pack('<IQII', h, 0, 65536, 17)), E_INVAL)
+    hashv_checks(c, h)
     expect_error('SET_STATE empty -> consistent', c.req(T['SET_STATE'],
                  struct.pack('<IB', h, 2) + s16('')), E_INVAL)
     for what, frame, code in (
@@ -212,6 +213,49 @@ def request_checks(port, region, pool):
         time.sleep(0.05)
     check('remove the test pool', typ == 'OK')
     c.close()
+
+
+def hashv(h, bs, ranges, nranges=None):
+    """a HASHV payload: ranges is a list of (offset, count)"""
+    n = len(ranges) if nranges is None else nranges
+    return struct.pack('<III', h, bs, n) + b''.join(
+        struct.pack('<QI', o, k) for o, k in ranges)
+
+
+def hashv_checks(c, h):
+    """HASHV on a 1 MiB pool: the same hashes as HASH, and strict limits"""
+    ranges = [(0, 1), (65536, 3), (4096, 2), ((1 << 20) - 8192, 2)]
+    typ, p = c.req(T['HASHV'], hashv(h, 4096, ranges))
+    want = b''
+    for o, k in ranges:
+        _, q = c.req(T['HASH'], struct.pack('<IQII', h, o, 4096, k))
+        want += q[4:]
+    check('HASHV of 4 ranges = 4 HASH replies in request order',
+          typ == 'HASHES' and p[:4] == struct.pack('<I', 8) and
+          p[4:] == want)
+    typ, p = c.req(T['HASHV'], hashv(h, 4096, [(0, 1)] * 340))
+    check('HASHV of 340 ranges', typ == 'HASHES' and len(p) == 4 + 340 * 8)
+    typ, p = c.req(T['HASHV'], hashv(h, 4096, [(0, 1), (1 << 20, 1)]))
+    expect_error('HASHV range past the end', (typ, p), E_INVAL)
+    check('  the error names the range (2 of 2)', b'range 2 of 2' in p)
+    expect_error('HASHV of an unknown handle', c.req(T['HASHV'],
+                 hashv(h + 99, 4096, [(0, 1)])), E_INVAL)
+    for what, payload in (
+            ('HASHV of 0 ranges', hashv(h, 4096, [])),
+            ('HASHV of 341 ranges', hashv(h, 4096, [(0, 1)] * 341)),
+            ('HASHV with a count of 0', hashv(h, 4096, [(0, 1), (0, 0)])),
+            ('HASHV counts over 16384 in all',
+             hashv(h, 512, [(0, 16000), (0, 385)])),
+            ('HASHV counts that wrap 32 bits',
+             hashv(h, 512, [(0, 1), (0, 2**32 - 1)])),
+            ('HASHV block size not a power of two',
+             hashv(h, 1000, [(0, 1)])),
+            ('HASHV range offset + length overflows',
+             hashv(h, 4096, [(2**64 - 4096, 2)])),
+            ('HASHV with fewer ranges than announced',
+             hashv(h, 4096, [(0, 1)], nranges=2)),
+            ('HASHV with a partial range', hashv(h, 4096, [(0, 1)])[:-1])):
+        expect_error(what, c.req(T['HASHV'], payload), E_PROTO)
 
 
 def garbage_rounds(port, rounds, rng):
