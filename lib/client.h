@@ -149,6 +149,16 @@ int client_hash_send(struct rpmemctl_pool *p, uint64_t off, uint32_t bs,
 int client_hash_recv(struct rpmemctl_pool *p, uint32_t id, uint32_t count,
 		     uint64_t *hashes);
 
+/*
+ * client_hashv_send -- one HASHV request for the blocks of n ranges (1 ..
+ * RPMEM_MAX_HASHV_RANGES, RPMEM_MAX_HASHES blocks in all; the target must
+ * advertise RPMEM_CAP_HASHV); client_hash_recv takes its reply, the hashes
+ * of all ranges in order
+ */
+int client_hashv_send(struct rpmemctl_pool *p, uint32_t bs,
+		      const struct rpmem_hash_range *rv, uint32_t n,
+		      uint32_t *id);
+
 /* --- tcp.c -------------------------------------------------------------- */
 
 /*

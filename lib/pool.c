@@ -478,6 +478,24 @@ int client_hash_send(struct rpmemctl_pool *p, uint64_t off, uint32_t bs,
 			   id);
 }
 
+int client_hashv_send(struct rpmemctl_pool *p, uint32_t bs,
+		      const struct rpmem_hash_range *rv, uint32_t n,
+		      uint32_t *id)
+{
+	struct rpmem_msg_hashv m = { .handle = p->handle, .block_size = bs,
+				     .nranges = n };
+	uint8_t buf[12 + 12 * RPMEM_MAX_HASHV_RANGES];
+
+	if (n == 0 || n > RPMEM_MAX_HASHV_RANGES)
+		return -EINVAL;
+	memcpy(m.ranges, rv, n * sizeof(*rv));
+	int len = rpmem_hashv_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	return client_send(p->sess, RPMEM_MSG_HASHV, buf, (size_t)len, NULL,
+			   0, id);
+}
+
 int client_hash_recv(struct rpmemctl_pool *p, uint32_t id, uint32_t count,
 		     uint64_t *hashes)
 {
