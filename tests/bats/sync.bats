@@ -102,3 +102,84 @@ teardown() { teardown_daemon; }
 	rc list --json "$T/r1"
 	[ "$(json '.pools[] | select(.name=="p1") | .state')" = consistent ]
 }
+
+# scatter FILE COARSE_STEP SEED -- change one byte in each of many 4 KiB
+# blocks: in every COARSE_STEP-th 64 KiB block, one or two 4 KiB blocks at
+# pseudo-random places. Prints the differing 64 KiB blocks, the differing
+# 4 KiB blocks and the differing ranges (adjacent 4 KiB blocks merged).
+scatter() {
+	python3 - "$@" <<'PY'
+import os, random, sys
+path, step, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rnd = random.Random(seed)
+size = os.path.getsize(path)
+fine = set()
+for cb in range(0, (size + 65535) // 65536, step):
+    nf = min(16, (size - cb * 65536) // 4096)
+    for f in rnd.sample(range(nf), min(nf, rnd.choice((1, 1, 2)))):
+        fine.add(cb * 16 + f)
+with open(path, "r+b") as fh:
+    for f in sorted(fine):
+        off = f * 4096 + rnd.randrange(4096)
+        fh.seek(off)
+        b = fh.read(1)
+        fh.seek(off)
+        fh.write(bytes([b[0] ^ 0xff]))
+runs = sum(1 for f in fine if f - 1 not in fine)
+print(len({f // 16 for f in fine}), len(fine), runs)
+PY
+}
+
+@test "sync with changes scattered over hundreds of runs moves exactly the changed 4 KiB blocks" {
+	# 64 MiB: 1024 blocks of 64 KiB, every other one changed, so the fine
+	# pass has 512 separate runs (more than one HASHV request holds)
+	mkfile "$W/big" 64
+	rc mirror "$W/big" "$T/r1/big"
+	[ "$status" -eq 0 ]
+	read -r ncoarse nfine nruns < <(scatter "$W/big" 2 11)
+	[ "$ncoarse" -eq 512 ]
+	rc verify --json "$W/big" "$T/r1/big"
+	[ "$status" -eq 1 ]
+	[ "$(json '.ranges | length')" -eq "$nruns" ]
+	rc sync --json "$W/big" "$T/r1/big"
+	[ "$status" -eq 0 ]
+	[ "$(json .blocks_changed)" -eq "$ncoarse" ]
+	[ "$(json .bytes_changed)" -eq $((nfine * 4096)) ]
+	[ "$(json .data_bytes)" -eq $((nfine * 4096)) ]
+	# hashes: every 64 KiB block, then 16 fine ones in each differing one
+	[ "$(json .bytes_transferred)" -eq \
+		$((nfine * 4096 + 8 * (1024 + 16 * ncoarse))) ]
+	cmp "$W/big" "$R1/big"
+	rc verify "$W/big" "$T/r1/big"
+	[ "$status" -eq 0 ]
+}
+
+@test "sync of a pool whose size is not a multiple of 64 KiB finds changes at its very end" {
+	# 16 MiB + 12 KiB: the last 64 KiB block is 12 KiB (three 4 KiB blocks)
+	size=$(((16 << 20) + 12288))
+	head -c "$size" /dev/urandom >"$W/odd"
+	rc sync "$W/odd" "$T/r1/odd"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %s "$R1/odd")" -eq "$size" ]
+	poke "$W/odd" $((size - 1))     # last byte: 4 KiB block 4098
+	poke "$W/odd" $((size - 12288)) # first byte of the short block
+	poke "$W/odd" $((size - 12289)) # last byte of the block before it
+	rc sync --json "$W/odd" "$T/r1/odd"
+	[ "$status" -eq 0 ]
+	[ "$(json .blocks_total)" -eq 257 ]
+	[ "$(json .blocks_changed)" -eq 2 ]
+	[ "$(json .bytes_changed)" -eq $((3 * 4096)) ]
+	[ "$(json .data_bytes)" -eq $((3 * 4096)) ]
+	# 257 coarse hashes, 16 + 3 fine ones for the last two blocks
+	[ "$(json .bytes_transferred)" -eq $((3 * 4096 + 8 * (257 + 16 + 3))) ]
+	cmp "$W/odd" "$R1/odd"
+	rc verify "$W/odd" "$T/r1/odd"
+	[ "$status" -eq 0 ]
+	# and back: a damaged end of the local copy is pulled from the pool
+	cp "$W/odd" "$W/good"
+	poke "$W/odd" $((size - 1))
+	scatter "$W/odd" 3 5 >/dev/null
+	rc sync --pull --json "$W/odd" "$T/r1/odd"
+	[ "$status" -eq 0 ]
+	cmp "$W/good" "$W/odd"
+}
