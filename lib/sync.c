@@ -25,10 +25,10 @@
  * The fine pass asks for the 4 KiB hashes of the runs of differing coarse
  * blocks. A target with RPMEM_CAP_HASHV gets HASHV requests of up to
  * RPMEM_MAX_HASHV_RANGES runs and FINE_BATCH fine blocks each, a few in
- * flight so that it hashes the next ones while we hash the answered ones
- * locally: a 1% change of a 1 GiB pool takes ~10 requests. An older
- * target gets one HASH request per run (up to FINE_MAX blocks), more of
- * them in flight.
+ * flight; we hash each request's ranges locally right after sending it,
+ * while the target hashes them too: a 1% change of a 1 GiB pool takes ~10
+ * requests. An older target gets one HASH request per run (up to FINE_MAX
+ * blocks), more of them in flight.
  */
 #define FINE_BATCH 4096u    /* fine blocks per HASHV request (16 MiB) */
 #define FINE_WINDOW_V 4	    /* HASHV requests in flight */
@@ -93,7 +93,7 @@ struct sync_ctx {
 	uint32_t fine_count;	    /* fine blocks per request */
 	struct rpmem_hash_range *fine_rv; /* fine_nr per slot (owned) */
 	uint64_t *fine_rh;	    /* fine_count per slot (owned) */
-	uint64_t *fine_lh;	    /* fine_count (owned) */
+	uint64_t *fine_lh;	    /* fine_count per slot (owned) */
 
 	struct ranges diff;
 };
@@ -137,14 +137,17 @@ static uint64_t block_len(const struct sync_ctx *c, uint64_t off, uint64_t bs)
 }
 
 /*
- * hash_pipeline -- keep up to window HASH requests in flight: next()
- * fills the request for a slot (returns 0 when there are no more),
- * done() consumes each answer in request order. After a failed request
- * no new one is sent and the rest are drained, so the stream stays in
- * step; the first error is returned.
+ * hash_pipeline -- keep up to window HASH or HASHV requests in flight:
+ * next() fills the request for a slot (returns 0 when there are no more),
+ * sent() (if not NULL) works on it while the target does, done() consumes
+ * each answer in request order. After a failed request no new one is sent
+ * and the rest are drained, so the stream stays in step; the first error
+ * is returned.
  */
 static int hash_pipeline(struct sync_ctx *c, unsigned window,
 			 int (*next)(struct sync_ctx *, struct hreq *,
+				     unsigned slot),
+			 void (*sent)(struct sync_ctx *, struct hreq *,
 				     unsigned slot),
 			 int (*done)(struct sync_ctx *, struct hreq *,
 				     unsigned slot))
@@ -173,6 +176,8 @@ static int hash_pipeline(struct sync_ctx *c, unsigned window,
 			if (ret)
 				return ret; /* the connection is gone */
 			nout++;
+			if (sent)
+				sent(c, r, slot);
 		}
 		if (!nout)
 			break;
@@ -253,7 +258,8 @@ static int compare_coarse(struct sync_ctx *c)
 	int threaded = pthread_create(&tid, NULL, local_hash, &job) == 0;
 	if (!threaded)
 		local_hash(&job);
-	int ret = hash_pipeline(c, COARSE_WINDOW, coarse_next, coarse_done);
+	int ret = hash_pipeline(c, COARSE_WINDOW, coarse_next, NULL,
+				coarse_done);
 	if (threaded)
 		pthread_join(tid, NULL);
 	if (ret)
@@ -316,24 +322,30 @@ static int fine_next(struct sync_ctx *c, struct hreq *r, unsigned slot)
 	return r->nr != 0;
 }
 
-/*
- * fine_done -- hash the request's ranges locally (while later requests
- * are in flight) and record the differing 4 KiB blocks
- */
+/* fine_sent -- hash the request's ranges locally while the target does */
+static void fine_sent(struct sync_ctx *c, struct hreq *r, unsigned slot)
+{
+	uint64_t *lh = c->fine_lh + (size_t)slot * c->fine_count;
+	for (uint32_t k = 0; k < r->nr; k++) {
+		uint64_t roff = r->rv[k].offset;
+		uint64_t len = (uint64_t)r->rv[k].count * SYNC_FINE_BS;
+		if (len > c->size - roff)
+			len = c->size - roff;
+		rpmem_hash_blocks(c->local + roff, len, SYNC_FINE_BS, lh, 1);
+		lh += r->rv[k].count;
+	}
+}
+
+/* fine_done -- record the 4 KiB blocks whose hashes differ */
 static int fine_done(struct sync_ctx *c, struct hreq *r, unsigned slot)
 {
-	(void)slot;
+	const uint64_t *lh = c->fine_lh + (size_t)slot * c->fine_count;
 	const uint64_t *rh = r->dst;
 	for (uint32_t k = 0; k < r->nr; k++) {
 		uint64_t roff = r->rv[k].offset;
 		uint32_t n = r->rv[k].count;
-		uint64_t len = (uint64_t)n * SYNC_FINE_BS;
-		if (len > c->size - roff)
-			len = c->size - roff;
-		rpmem_hash_blocks(c->local + roff, len, SYNC_FINE_BS,
-				  c->fine_lh, 1);
 		for (uint32_t i = 0; i < n; i++) {
-			if (c->fine_lh[i] == rh[i])
+			if (lh[i] == rh[i])
 				continue;
 			uint64_t off = roff + (uint64_t)i * SYNC_FINE_BS;
 			uint64_t bl = block_len(c, off, SYNC_FINE_BS);
@@ -343,6 +355,7 @@ static int fine_done(struct sync_ctx *c, struct hreq *r, unsigned slot)
 			}
 			c->st.bytes_differ += bl;
 		}
+		lh += n;
 		rh += n;
 	}
 	return 0;
@@ -381,12 +394,12 @@ static int compare_fine(struct sync_ctx *c)
 	}
 	c->fine_rv = malloc(window * c->fine_nr * sizeof(*c->fine_rv));
 	c->fine_rh = malloc(window * c->fine_count * sizeof(*c->fine_rh));
-	c->fine_lh = malloc(c->fine_count * sizeof(*c->fine_lh));
+	c->fine_lh = malloc(window * c->fine_count * sizeof(*c->fine_lh));
 	if (!c->fine_rv || !c->fine_rh || !c->fine_lh) {
 		client_seterr(c->s, "out of memory");
 		return -ENOMEM;
 	}
-	return hash_pipeline(c, window, fine_next, fine_done);
+	return hash_pipeline(c, window, fine_next, fine_sent, fine_done);
 }
 
 /* report -- every differing range to the caller */
