@@ -30,6 +30,12 @@
 #    the same live process, the pool is syncing (generation 0), and a new
 #    RDMA mirror brings it to consistent (generation 1) and verifies.
 #
+# Settings: SUITE_FAULTS_HOLD (seconds to keep the partition after the
+# client gave up, default 0). rpmemd learns that the session is dead only
+# from the initiator's FIN, which its kernel retransmits for a while;
+# with a hold of 200 s the FIN is gone, the session's socket stays
+# ESTABLISHED under the default keepalive (2 h), the pool stays "open for
+# writing" and the new mirror fails: a known limitation, see README.md.
 # Needs: make; setpriv, prlimit and tc in the guests (the host's /).
 
 FT_RPMEMD=$RPMEM_BUILD/rpmemd
@@ -39,6 +45,7 @@ FT_MIB=$((1024 * 1024))
 FT_SMALL=65536
 FT_RING_OK=$((6 * FT_MIB))
 FT_BOUND=120
+FT_HOLD=${SUITE_FAULTS_HOLD:-0}
 FT_PID=
 
 ft_log()
@@ -202,11 +209,24 @@ ft_req_cut()
 # ft_req_heal -- restore eth0; rpmemd must be the same, live process
 ft_req_heal()
 {
+	if [ "$FT_HOLD" -gt 0 ]; then
+		echo "### keeping the partition $FT_HOLD s more" >>"$(vm_log)"
+		sleep "$FT_HOLD"
+	fi
+	{
+		echo "### control connections before the heal"
+		ss -tnoi state all "( sport = :7636 )"
+	} >>"$(vm_log)" 2>&1
 	tap_check "the partition is lifted" ft_cut_off
 	tap_check "rpmemd lived through the partition (pid $FT_PID)" \
 		kill -0 "$FT_PID"
 	"$FT_CTL" status --json 127.0.0.1 >>"$(vm_log)" 2>&1
 	vm_signal rep-heal
+	sleep 3
+	{
+		echo "### control connections 3 s after the heal"
+		ss -tnoi state all "( sport = :7636 )"
+	} >>"$(vm_log)" 2>&1
 }
 
 # ft_serve -- act on the initiator's requests until it is done
@@ -439,7 +459,7 @@ ft_hang_dump()
 # ft_partition -- part 3: a silent partition during an RDMA mirror
 ft_partition()
 {
-	local pid cpid rc t_start t0 tcut dt i busy=0 tb
+	local pid cpid rc t_start t0 tcut dt i busy=0 tb held
 
 	head -c $((128 * FT_MIB)) /dev/urandom >big.bin
 	t_start=$(ft_now)
@@ -500,13 +520,21 @@ ft_partition()
 	ft_json "rpmemd answers after the partition" '.rdma == true' \
 		vm_retry 60 1 "$FT_CTL" status --json "$T"
 	# the dead session holds the pool until rpmemd sees its socket close
-	for ((i = 0; i < 300; i++)); do
-		ctl status --json "$T" 2>/dev/null |
-			jq -e '[.sessions[] | select(.pool == "dd/part")] |
-			       length == 0' >/dev/null && break
+	held=1
+	while [ "$(ft_since "$tb" | cut -d. -f1)" -lt 60 ]; do
+		if ctl status --json "$T" 2>/dev/null |
+		   jq -e '[.sessions[] | select(.pool == "dd/part")] |
+			  length == 0' >/dev/null; then
+			held=0
+			break
+		fi
 		sleep 0.2
 	done
-	tap_diag "after the heal: rpmemd dropped the dead session after $(ft_since "$tb") s"
+	if [ "$held" -eq 0 ]; then
+		tap_diag "after the heal: rpmemd dropped the dead session after $(ft_since "$tb") s"
+	else
+		tap_diag "after the heal: the dead session still holds dd/part after $(ft_since "$tb") s"
+	fi
 	ft_json "the interrupted pool is not consistent (syncing)" \
 		'.pools[0] | .state == "syncing" and .generation == 0' \
 		ctl list --json "$T/dd/part"
