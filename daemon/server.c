@@ -401,13 +401,36 @@ static void reload(struct rpmemd_server *srv)
 	INFO("reload done: %u region(s)", srv->regions->n);
 }
 
+/*
+ * A client that vanished (host down, link cut for good) must not hold its
+ * pools until the kernel's default keepalive (first probe after 2 h):
+ * probe an idle connection after KEEP_IDLE_S, every KEEP_INTVL_S, and drop
+ * it after KEEP_CNT unanswered probes; unacknowledged data (a reply the
+ * peer never ACKs) gives up after USER_TIMEOUT_MS. A live but idle client
+ * answers probes from its kernel and is never dropped.
+ */
+#define KEEP_IDLE_S 30
+#define KEEP_INTVL_S 10
+#define KEEP_CNT 3
+#define USER_TIMEOUT_MS 60000u
+
 /* tune -- socket options of an accepted connection */
 static void tune(int fd)
 {
-	int one = 1, sz = SOCK_BUF;
+	int one = 1, sz = SOCK_BUF, idle = KEEP_IDLE_S, intvl = KEEP_INTVL_S;
+	int cnt = KEEP_CNT;
+	unsigned uto = USER_TIMEOUT_MS;
+
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+		       sizeof(intvl)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto)))
+		WARN("keepalive on a client connection: %s", strerror(errno));
 }
 
 /*

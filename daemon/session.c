@@ -1325,7 +1325,7 @@ static void *session_main(void *arg)
 int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 {
 	struct rpmemd_session *s;
-	int ret, one = 1;
+	int ret;
 
 	pthread_mutex_lock(&set->lock);
 	int over = set->count >= set->max_sessions + RPMEMD_THREAD_SLACK;
@@ -1354,7 +1354,6 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 	local_rdma(s, fd);
 	snprintf(s->holder, sizeof(s->holder), "session %u from %s", id,
 		 s->peer);
-	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 
 	pthread_mutex_lock(&set->lock);
 	ret = -pthread_create(&s->thread, NULL, session_main, s);

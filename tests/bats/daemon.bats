@@ -95,3 +95,30 @@ CONF2
 	[ "$status" -eq 0 ]
 	[ "$(json '.regions[0].name')" = r1 ]
 }
+
+@test "a client connection has a 30 s keepalive, so a vanished client frees its pool in about a minute" {
+	start_daemon
+	rc create "$T/r1/p1" 1M
+	"$BUILD/tests/hold_pool" "$T/r1/p1" 4 >"$W/hold.out" 2>&1 &
+	local hp=$! line=
+	for _ in $(seq 50); do
+		grep -q holding "$W/hold.out" && break
+		sleep 0.1
+	done
+	# the daemon's end of the held connection: source port $PORT; the
+	# keepalive timer shows once nothing is waiting to be acknowledged
+	for _ in $(seq 40); do
+		line=$(ss -tnoH state established "( sport = :$PORT )")
+		[[ "$line" == *keepalive* ]] && break
+		sleep 0.05
+	done
+	kill "$hp" 2>/dev/null || true
+	wait "$hp" || true
+	echo "ss: $line"
+	# timer:(keepalive,29sec,0) or similar: armed, at most 30 s away
+	[[ "$line" =~ timer:\(keepalive,([0-9.]+)(ms|sec), ]]
+	local v=${BASH_REMATCH[1]} unit=${BASH_REMATCH[2]}
+	if [ "$unit" = sec ]; then
+		[ "${v%.*}" -le 30 ]
+	fi
+}
