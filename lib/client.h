@@ -14,6 +14,12 @@
 /* control-socket timeouts */
 #define CLIENT_CONNECT_TIMEOUT_MS 10000
 #define CLIENT_IO_TIMEOUT_S 60
+/*
+ * the CLOSE after the pool's data plane broke (timeout or reset): the
+ * control connection has probably gone the same way, so do not wait out
+ * CLIENT_IO_TIMEOUT_S a second time before reporting
+ */
+#define CLIENT_TEARDOWN_TIMEOUT_S 5
 
 /* room for a target's message plus our own context */
 #define CLIENT_ERRMSG_MAX (RPMEM_MSG_MAX + 256)
@@ -30,6 +36,7 @@
 struct rpmemctl_session {
 	int fd;
 	int lost;      /* 0 or the -errno that broke the connection */
+	int timeout_s; /* the control socket's current send/receive bound */
 	uint32_t next_id;
 	uint32_t id;   /* the target's session id */
 	uint32_t caps; /* RPMEM_CAP_* from HELLO_OK */
@@ -65,9 +72,13 @@ struct rpmemctl_pool {
 	uint64_t generation;
 	uint8_t uuid[16];
 	struct rpmem_xport *xport; /* owned; released by ops->close */
+	int xport_broken; /* a data-plane call timed out or was reset */
 };
 
 /* --- session.c ---------------------------------------------------------- */
+
+/* client_set_timeout -- send/receive bound of the control socket, seconds */
+int client_set_timeout(struct rpmemctl_session *s, int secs);
 
 /* client_seterr -- set the session's error message (printf style) */
 void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)

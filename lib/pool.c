@@ -300,7 +300,12 @@ RPMEM_EXPORT int rpmemctl_pool_close(struct rpmemctl_pool **pool)
 				break;
 			}
 		}
+		/* a broken data plane: a short wait for the CLOSE reply */
+		if (p->xport_broken && !s->lost)
+			(void)client_set_timeout(s, CLIENT_TEARDOWN_TIMEOUT_S);
 		ret = send_close(s, p->handle);
+		if (p->xport_broken && !s->lost)
+			(void)client_set_timeout(s, CLIENT_IO_TIMEOUT_S);
 	}
 	free(p);
 	*pool = NULL;
@@ -367,6 +372,8 @@ static int check_writable(struct rpmemctl_pool *p)
 /* xport_err -- give an error of the data plane a message if it has none */
 static int xport_err(struct rpmemctl_pool *p, const char *what, int ret)
 {
+	if (ret == -ETIMEDOUT || ret == -ECONNRESET)
+		p->xport_broken = 1;
 	if (ret && !p->sess->errmsg[0])
 		client_seterr(p->sess, "%s on pool '%s' in region '%s' (%s) "
 			      "failed: %s", what, p->name, p->region,

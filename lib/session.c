@@ -55,7 +55,7 @@ int client_lost(struct rpmemctl_session *s, int err, const char *what)
 			      s->port, what);
 	else if (err == -ETIMEDOUT)
 		client_seterr(s, "no reply from %s:%s within %d s while %s",
-			      s->host, s->port, CLIENT_IO_TIMEOUT_S, what);
+			      s->host, s->port, s->timeout_s, what);
 	else if (err != -EPROTO)
 		client_seterr(s, "connection to %s:%s failed while %s: %s",
 			      s->host, s->port, what, strerror(-err));
@@ -217,13 +217,14 @@ int client_call(struct rpmemctl_session *s, uint16_t type, const void *req,
 	return client_recv(s, id, reply, len);
 }
 
-/* set_timeouts -- bound every send and receive on the control socket */
-static int set_timeouts(int fd)
+/* client_set_timeout -- bound every send and receive on the control socket */
+int client_set_timeout(struct rpmemctl_session *s, int secs)
 {
-	struct timeval tv = { .tv_sec = CLIENT_IO_TIMEOUT_S };
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+	struct timeval tv = { .tv_sec = secs };
+	if (setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(s->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
 		return -errno;
+	s->timeout_s = secs;
 	return 0;
 }
 
@@ -312,7 +313,7 @@ RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
 						       "");
 		goto err_free;
 	}
-	ret = set_timeouts(s->fd);
+	ret = client_set_timeout(s, CLIENT_IO_TIMEOUT_S);
 	if (ret) {
 		client_set_last(ret, "cannot set socket timeouts: %s",
 				strerror(-ret));
