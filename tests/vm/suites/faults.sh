@@ -32,10 +32,12 @@
 #
 # Settings: SUITE_FAULTS_HOLD (seconds to keep the partition after the
 # client gave up, default 0). rpmemd learns that the session is dead only
-# from the initiator's FIN, which its kernel retransmits for a while;
-# with a hold of 200 s the FIN is gone, the session's socket stays
-# ESTABLISHED under the default keepalive (2 h), the pool stays "open for
-# writing" and the new mirror fails: a known limitation, see README.md.
+# when its socket closes: the initiator's kernel retransmits on the
+# orphaned connection for a while, and after a hold of 200 s it has given
+# up, so the session's socket stays ESTABLISHED under the default
+# keepalive (2 h), the pool stays "open for writing" and the new mirror
+# fails: a known limitation, see README.md.
+#
 # Needs: make; setpriv, prlimit and tc in the guests (the host's /).
 
 FT_RPMEMD=$RPMEM_BUILD/rpmemd
