@@ -228,7 +228,7 @@ static int rdma_reg_failed(const char *what, size_t len, int ret,
 	char sz[32];
 
 	if (rdma_memlock_limited(saved_errno, &lim)) {
-		ERR("%s: cannot register %s for RDMA: %s (%s); the locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK: LimitMEMLOCK=infinity in rpmemd.service, or ulimit -l",
+		ERR("%s: cannot register %s for RDMA: %s (%s); this process's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK (ulimit -l, or LimitMEMLOCK=infinity in the systemd unit that runs it: rpmemd.service on a target)",
 		    what, rpmem_fmt_size(len, sz, sizeof(sz)),
 		    rpma_err_2str(ret), rdma_last[0] ? rdma_last : "no detail",
 		    lim);
