@@ -480,11 +480,24 @@ dd_initiator_kill()
 		-q verify --transport tcp a.bin "$DD_T/dd/a"
 }
 
+# initiator_main -- the initiator's part in a work directory it removes
+# after (its /tmp is a tmpfs in 1 GiB of RAM that later suites need)
 initiator_main()
+{
+	local work
+
+	work=$(mktemp -d /tmp/devdax.XXXXXX)
+	if cd "$work"; then
+		dd_initiator_main
+		cd / || return
+	fi
+	rm -rf "$work"
+}
+
+dd_initiator_main()
 {
 	local list
 
-	cd "$(mktemp -d /tmp/devdax.XXXXXX)" || return
 	if ! vm_wait up; then
 		tap_not_ok "the target's rpmemd did not come up"
 		return

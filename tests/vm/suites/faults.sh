@@ -482,6 +482,10 @@ ft_partition()
 	local pid cpid rc t_start t0 tcut dt i tb
 
 	head -c $((128 * FT_MIB)) /dev/urandom >big.bin
+	if [ "$(stat -c %s big.bin)" -ne $((128 * FT_MIB)) ]; then
+		tap_not_ok "no room for the 128 MiB file in $PWD: $(df -h . | tail -n 1)"
+		return
+	fi
 	t_start=$(ft_now)
 	{
 		"$FT_CTL" -v mirror --transport rdma big.bin "$T/dd/part" \

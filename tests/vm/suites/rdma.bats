@@ -16,6 +16,12 @@ setup_file()
 	head -c $((8 * MIB)) /dev/urandom >"$W/c.bin"
 }
 
+teardown_file()
+{
+	# the initiator's /tmp is a small tmpfs that later suites need
+	rm -rf "$W"
+}
+
 setup()
 {
 	cd "$W" || return 1
