@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -381,19 +380,18 @@ static int rdma_expose(struct rpmemd_session *s, struct rpmemd_handle *h,
 		.persist = rdma_persist,
 		.arg = h,
 	};
-	struct rlimit rl;
+	unsigned long long lim;
 	char sz[32];
 
 	h->s = s;
 	int ret = rpmem_rdma_expose(s->rdma, &cfg, blob, blob_len, &h->expo);
 	if (!ret)
 		return 0;
-	if (ret == -ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
-	    rl.rlim_cur != RLIM_INFINITY)
+	if (ret == -ENOMEM && rpmem_memlock_limit(&lim))
 		snprintf(why, wlen,
 			 "registering pool '%s' (%s) for RDMA failed: the target's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK: LimitMEMLOCK=infinity in rpmemd.service, or ulimit -l",
 			 p->name, rpmem_fmt_size(p->size, sz, sizeof(sz)),
-			 (unsigned long long)rl.rlim_cur);
+			 lim);
 	else
 		snprintf(why, wlen,
 			 "registering pool '%s' (%s) for RDMA failed: %s (see rpmemd's log)",

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/resource.h>
 
 #include "client.h"
 #include "log.h"
@@ -199,17 +198,15 @@ static int open_xport(struct rpmemctl_session *s, const char *region,
 		    strerror(-ret));
 		return -EAGAIN;
 	}
-	struct rlimit rl;
-	if (ret == -ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
-	    rl.rlim_cur != RLIM_INFINITY) {
+	unsigned long long lim;
+	if (ret == -ENOMEM && rpmem_memlock_limit(&lim)) {
 		/* rdma-unusable here, like a target that offers only tcp */
 		client_seterr(s, "pool '%s' in region '%s': cannot connect the "
 			      "rdma data plane to %s: this process's "
 			      "locked-memory limit is %llu bytes: raise "
 			      "RLIMIT_MEMLOCK (ulimit -l, or "
 			      "LimitMEMLOCK=infinity in the systemd unit that "
-			      "runs it)", pool, region, s->host,
-			      (unsigned long long)rl.rlim_cur);
+			      "runs it)", pool, region, s->host, lim);
 		return -ENOTSUP;
 	}
 	client_seterr(s, "pool '%s' in region '%s': cannot connect the rdma "

@@ -65,7 +65,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <librpma.h>
@@ -208,12 +207,10 @@ static int rdma_errno(int ret)
  */
 static int rdma_memlock_limited(int saved_errno, unsigned long long *lim)
 {
-	struct rlimit rl;
 	int e = saved_errno ? saved_errno : rdma_last_errno;
 
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+	if (!rpmem_memlock_limit(lim))
 		return 0;
-	*lim = (unsigned long long)rl.rlim_cur;
 	if (e == ENOMEM || e == EPERM || e == EAGAIN)
 		return 1;
 	return strstr(rdma_last, "Cannot allocate memory") ||

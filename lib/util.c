@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -69,6 +70,16 @@ int rpmem_parse_size(const char *s, uint64_t *out)
 		return -ERANGE;
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+int rpmem_memlock_limit(unsigned long long *lim)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	*lim = (unsigned long long)rl.rlim_cur;
+	return 1;
 }
 
 const char *rpmem_fmt_size(uint64_t v, char *buf, size_t len)

@@ -25,6 +25,12 @@ int rpmem_name_valid(const char *name);
 int rpmem_parse_size(const char *s, uint64_t *out);
 /* rpmem_fmt_size -- "64 MiB", "1.5 GiB" into buf */
 const char *rpmem_fmt_size(uint64_t v, char *buf, size_t len);
+/*
+ * rpmem_memlock_limit -- 1 and the limit in *lim if this process's
+ * RLIMIT_MEMLOCK is finite (a failed RDMA registration may be its fault),
+ * 0 if it is unlimited or unknown
+ */
+int rpmem_memlock_limit(unsigned long long *lim);
 
 struct rpmem_target {
 	char host[256];
