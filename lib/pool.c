@@ -413,21 +413,34 @@ RPMEM_EXPORT int rpmemctl_pool_attach(struct rpmemctl_pool *pool, void *base,
 	return xport_err(pool, "attaching the local copy", ret);
 }
 
-RPMEM_EXPORT int rpmemctl_pool_write(struct rpmemctl_pool *pool,
-				     const void *src, uint64_t offset,
-				     size_t len)
+/*
+ * write_checks -- what a write or persist of len bytes needs: 1 to go on,
+ * 0 if there is nothing to send (len 0), or -errno
+ */
+static int write_checks(struct rpmemctl_pool *pool, const char *what,
+			const void *src, uint64_t offset, size_t len)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
 		return ret;
 	if ((ret = check_writable(pool)) ||
-	    (ret = check_range(pool, "write", offset, len)))
+	    (ret = check_range(pool, what, offset, len)))
 		return ret;
 	if (len == 0)
 		return 0;
 	if (!src)
 		return -EINVAL;
 	pool->sess->errmsg[0] = '\0';
+	return 1;
+}
+
+RPMEM_EXPORT int rpmemctl_pool_write(struct rpmemctl_pool *pool,
+				     const void *src, uint64_t offset,
+				     size_t len)
+{
+	int ret = write_checks(pool, "write", src, offset, len);
+	if (ret <= 0)
+		return ret;
 	ret = pool->xport->ops->write(pool->xport, offset, src, len);
 	return xport_err(pool, "write", ret);
 }
@@ -467,18 +480,14 @@ RPMEM_EXPORT int rpmemctl_pool_persist(struct rpmemctl_pool *pool,
 				       const void *src, uint64_t offset,
 				       size_t len)
 {
-	int ret;
-
-	if (!pool || !pool->xport || !pool->xport->ops->persist || !len) {
+	int ret = write_checks(pool, "persist", src, offset, len);
+	if (ret < 0)
+		return ret;
+	/* without a one-step persist (and for len 0): write, then FLUSH */
+	if (ret == 0 || !pool->xport->ops->persist) {
 		ret = rpmemctl_pool_write(pool, src, offset, len);
 		return ret ? ret : rpmemctl_pool_flush(pool, offset, len);
 	}
-	if ((ret = client_pool_usable(pool)) || (ret = check_writable(pool)) ||
-	    (ret = check_range(pool, "persist", offset, len)))
-		return ret;
-	if (!src)
-		return -EINVAL;
-	pool->sess->errmsg[0] = '\0';
 	ret = pool->xport->ops->persist(pool->xport, offset, src, len);
 	return xport_err(pool, "persist", ret);
 }
