@@ -1249,8 +1249,10 @@ static int handshake(struct rpmemd_session *s)
 
 	struct rpmem_msg_hello_ok rep = { .version = RPMEM_PROTO_VERSION,
 					  .session_id = s->id,
-					  .caps = apm_cap(set) |
-						  RPMEM_CAP_HASHV };
+					  /* RDMA per session, below */
+					  .caps = (set->caps &
+						   ~RPMEM_CAP_RDMA) |
+						  apm_cap(set) };
 	if (s->rdma)
 		rep.caps |= RPMEM_CAP_RDMA;
 	rpmem_strlcpy(rep.server, set->server, sizeof(rep.server));
