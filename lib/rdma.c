@@ -101,14 +101,15 @@
 #define RDMA_MSG_SLOT 64			      /* a reply, a nop read */
 #define RDMA_REQ_SLOT (RDMA_INLINE_MAX + RDMA_MSG_SLOT) /* a request */
 #define RDMA_SEND_OFF 0
-/* initiator: request slot, reply slot, nop read target */
+#define RDMA_PAGE_UP(n) (((n) + 4095u) & ~4095u) /* aligned_alloc sizes */
+/* initiator: request slot, reply slot, 8-byte nop read target */
 #define RDMA_CL_RECV_OFF RDMA_REQ_SLOT
 #define RDMA_SCRATCH_OFF (RDMA_REQ_SLOT + RDMA_MSG_SLOT)
-#define RDMA_CL_MSG_BUF (2 * 4096 + 4096)
+#define RDMA_CL_MSG_BUF RDMA_PAGE_UP(RDMA_SCRATCH_OFF + 8)
 /* target: reply slot, then RDMA_SRV_RECVS request slots */
 #define RDMA_SRV_RECVS 4 /* flush requests pre-posted per connection */
 #define RDMA_SRV_RECV_OFF(i) (RDMA_MSG_SLOT + (i) * RDMA_REQ_SLOT)
-#define RDMA_SRV_MSG_BUF (6 * 4096)
+#define RDMA_SRV_MSG_BUF RDMA_PAGE_UP(RDMA_SRV_RECV_OFF(RDMA_SRV_RECVS))
 
 #define RDMA_CHUNK (1u << 20)
 #define RDMA_RING_SIZE (4u << 20)
