@@ -43,15 +43,6 @@ static int region_ns(const struct rpmemctl_list *l,
 		st, rpmemctl_list_region_name(l, i));
 }
 
-/* fmt_numa -- "0", "-" if unknown */
-static const char *fmt_numa(int node, char *buf, size_t len)
-{
-	if (node < 0)
-		return "-";
-	snprintf(buf, len, "%d", node);
-	return buf;
-}
-
 /*
  * regions_print -- the regions table; with DEVICE, MODE and NUMA columns
  * when a region lies on a PMem namespace
@@ -91,14 +82,15 @@ static int regions_print(struct rpmemctl_ctx *ctx,
 			row[4] = rpmemctl_list_region_path(l, i);
 		} else {
 			if (k >= 0) {
+				int numa = rpmemctl_status_namespace_numa_node(
+					st, (unsigned)k);
 				row[4] = rpmemctl_status_namespace_device(
 					st, (unsigned)k);
 				row[5] = rpmemctl_status_namespace_mode(
 					st, (unsigned)k);
-				row[6] = fmt_numa(
-					rpmemctl_status_namespace_numa_node(
-						st, (unsigned)k),
-					b[2], 64);
+				/* NULL (unknown) prints as "-" */
+				row[6] = numa < 0 ? NULL :
+					cmd_fmt_u64((uint64_t)numa, b[2], 64);
 			}
 			row[7] = rpmemctl_list_region_path(l, i);
 		}
