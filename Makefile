@@ -29,14 +29,34 @@ PKG_LIBS   := $(shell for p in $(DEPS); do \
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-missing-field-initializers
 CFLAGS     ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -D_GNU_SOURCE \
-	      -DRPMEM_VERSION=\"$(VERSION)\" -Ilib $(PKG_CFLAGS) $(CFLAGS)
+# each folder sees only the headers of what it may use (docs/ARCHITECTURE.md)
+INC_COMMON := -Ilib/common
+INC_RDMA   := -Ilib/common -Ilib/rdma
+INC_CLIENT := -Ilib -Ilib/common -Ilib/rdma -Ilib/client
+INC_DAEMON := -Ilib/common -Ilib/rdma -Idaemon
+INC_CMD    := -Ilib -Ilib/common -Icmd
+# tests and tools may look inside everything
+INC        := -Ilib -Ilib/common -Ilib/rdma -Ilib/client -Idaemon
+ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -D_GNU_SOURCE \
+	      -DRPMEM_VERSION=\"$(VERSION)\" $(INC) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS     := $(PKG_LIBS) -lpthread
 
-LIB_SRC    := $(sort $(wildcard lib/*.c))
+# who links what:
+#   lib/common/             both ends: librpmemctl and rpmemd
+#   lib/client/             librpmemctl only (the initiator's API)
+#   lib/rdma/rdma_common.c  both ends (the only files with librpma.h are
+#   lib/rdma/rdma_initiator.c   librpmemctl      here, in lib/rdma/)
+#   lib/rdma/rdma_target.c      rpmemd only
+#   daemon/                 rpmemd;  cmd/  rpmemctl (on librpmemctl.a)
+COMMON_SRC := $(sort $(wildcard lib/common/*.c)) lib/rdma/rdma_common.c
+CLIENT_SRC := $(sort $(wildcard lib/client/*.c)) lib/rdma/rdma_initiator.c
+TARGET_SRC := lib/rdma/rdma_target.c
 DAEMON_SRC := $(sort $(wildcard daemon/*.c))
 CMD_SRC    := $(sort $(wildcard cmd/*.c))
-LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(B)/%.o)
+CLIENT_OBJ := $(CLIENT_SRC:%.c=$(B)/%.o)
+TARGET_OBJ := $(TARGET_SRC:%.c=$(B)/%.o)
+LIB_OBJ    := $(COMMON_OBJ) $(CLIENT_OBJ) $(TARGET_OBJ)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 CMD_OBJ    := $(CMD_SRC:%.c=$(B)/%.o)
 
@@ -45,11 +65,17 @@ SONAME     := librpmemctl.so.$(SOVERSION)
 PC_SED     = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
 		 -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
 TARGETS    := $(B)/rpmemd $(B)/rpmemctl $(B)/$(SONAME) $(B)/librpmemctl.so \
-	      $(B)/librpmem.a $(B)/librpmemctl.pc
+	      $(B)/librpmemctl.a $(B)/librpmem.a $(B)/librpmemctl.pc
 
 .PHONY: all clean install check check-unit check-bats check-vm deps demo \
 	bench format examples
 all: $(TARGETS)
+
+$(B)/lib/common/%.o: INC := $(INC_COMMON)
+$(B)/lib/rdma/%.o:   INC := $(INC_RDMA)
+$(B)/lib/client/%.o: INC := $(INC_CLIENT)
+$(B)/daemon/%.o:     INC := $(INC_DAEMON)
+$(B)/cmd/%.o:        INC := $(INC_CMD)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -57,14 +83,18 @@ $(B)/%.o: %.c
 
 -include $(LIB_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
 
-# the static archive of lib/ is shared by the daemon and the CLI
+# librpmemctl, static (rpmemctl links it) and shared: no daemon code
+$(B)/librpmemctl.a: $(COMMON_OBJ) $(CLIENT_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# every lib/ object, both halves: for tests and tools only
 $(B)/librpmem.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/$(SONAME): $(LIB_OBJ) lib/librpmemctl.map
+$(B)/$(SONAME): $(COMMON_OBJ) $(CLIENT_OBJ) lib/librpmemctl.map
 	$(CC) -shared -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=lib/librpmemctl.map -Wl,--no-undefined \
-		-o $@ $(LIB_OBJ) $(LDFLAGS) $(LDLIBS)
+		-o $@ $(COMMON_OBJ) $(CLIENT_OBJ) $(LDFLAGS) $(LDLIBS)
 
 $(B)/librpmemctl.so: $(B)/$(SONAME)
 	ln -sf $(SONAME) $@
@@ -72,10 +102,10 @@ $(B)/librpmemctl.so: $(B)/$(SONAME)
 $(B)/librpmemctl.pc: lib/librpmemctl.pc.in Makefile
 	$(PC_SED) $< > $@
 
-$(B)/rpmemd: $(DAEMON_OBJ) $(B)/librpmem.a
+$(B)/rpmemd: $(DAEMON_OBJ) $(COMMON_OBJ) $(TARGET_OBJ)
 	$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(B)/rpmemctl: $(CMD_OBJ) $(B)/librpmem.a
+$(B)/rpmemctl: $(CMD_OBJ) $(B)/librpmemctl.a
 	$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 deps:
@@ -94,7 +124,7 @@ install: all
 	install -m 755 $(B)/rpmemd $(DESTDIR)$(SBINDIR)/rpmemd
 	install -m 755 $(B)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/librpmemctl.so
-	install -m 644 $(B)/librpmem.a $(DESTDIR)$(LIBDIR)/librpmemctl.a
+	install -m 644 $(B)/librpmemctl.a $(DESTDIR)$(LIBDIR)/librpmemctl.a
 	# regenerated here: PREFIX may differ from the one 'make all' used
 	$(PC_SED) lib/librpmemctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librpmemctl.pc
 	install -m 644 lib/librpmemctl.h $(DESTDIR)$(INCLUDEDIR)/
@@ -112,7 +142,7 @@ install: all
 	install -m 644 README.md docs/PROTOCOL.md docs/JSON.md LICENSE $(DESTDIR)$(DOCDIR)/
 
 format:
-	clang-format -i lib/*.[ch] daemon/*.[ch] cmd/*.[ch]
+	clang-format -i lib/*.h lib/*/*.[ch] daemon/*.[ch] cmd/*.[ch]
 
 clean:
 	rm -rf $(B)

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "log.h"
 #include "net.h"
+#include "sock.h"
 #include "pmem.h"
 #include "util.h"
 
@@ -448,7 +449,7 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 
 	/* a non-loopback listener requires authentication (not yet here) */
 	for (unsigned i = 0; i < cfg->nlisten; i++) {
-		if (rpmem_net_is_loopback(cfg->listen[i]) ||
+		if (rpmemd_is_loopback(cfg->listen[i]) ||
 		    cfg->allow_insecure_remote)
 			continue;
 		const config_setting_t *s =

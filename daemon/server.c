@@ -18,11 +18,12 @@
 
 #include "log.h"
 #include "net.h"
+#include "sock.h"
 #include "pmem.h"
 #include "region.h"
 #include "server.h"
 #include "session.h"
-#include "transport.h"
+#include "rdma.h"
 #include "util.h"
 
 #ifndef RPMEM_VERSION
@@ -84,7 +85,7 @@ static int open_listeners(struct rpmemd_server *srv)
 	char ap[RPMEMD_ADDR_MAX + 16];
 	for (unsigned i = 0; i < srv->cfg.nlisten; i++) {
 		const char *a = srv->cfg.listen[i];
-		int fd, ret = rpmem_net_listen(a, srv->cfg.port, &fd);
+		int fd, ret = rpmemd_listen(a, srv->cfg.port, &fd);
 		if (ret) {
 			ERR("cannot listen on %s: %s",
 			    addr_port(a, srv->cfg.port, ap, sizeof(ap)),
@@ -207,7 +208,7 @@ static void open_rdma(struct rpmemd_server *srv)
 					  .ai_flags = AI_PASSIVE };
 		struct addrinfo *res;
 
-		if (rpmem_net_is_loopback(a)) {
+		if (rpmemd_is_loopback(a)) {
 			DBG("rdma: %s is a loopback address: tcp only", a);
 			continue;
 		}

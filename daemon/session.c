@@ -13,10 +13,11 @@
 
 #include "log.h"
 #include "net.h"
+#include "sock.h"
 #include "pmem.h"
 #include "pool.h"
 #include "session.h"
-#include "transport.h"
+#include "rdma.h"
 #include "util.h"
 #include "wire.h"
 
@@ -259,7 +260,7 @@ reply_err(struct rpmemd_session *s, uint32_t id, uint32_t code,
 	va_end(ap);
 	DBG("session %u: error %u (%s): %s", s->id, code, rpmem_err_str(code),
 	    msg);
-	return rpmem_send_error(s->fd, id, code, "%s", msg);
+	return rpmemd_send_error(s->fd, id, code, "%s", msg);
 }
 
 /* reply_ok -- an empty OK reply */
@@ -1335,7 +1336,7 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 	pthread_mutex_unlock(&set->lock);
 	if (over) {
 		/* a fresh socket's buffer takes this without blocking */
-		rpmem_send_error(fd, 0, RPMEM_E_LIMIT,
+		rpmemd_send_error(fd, 0, RPMEM_E_LIMIT,
 				 "too many connections; retry later");
 		close(fd);
 		return -EUSERS;
@@ -1350,7 +1351,7 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 	s->id = id;
 	s->next_handle = 1;
 	s->started = rpmem_wall_sec();
-	rpmem_net_peer(fd, s->peer, sizeof(s->peer));
+	rpmemd_peer_name(fd, s->peer, sizeof(s->peer));
 	local_rdma(s, fd);
 	snprintf(s->holder, sizeof(s->holder), "session %u from %s", id,
 		 s->peer);

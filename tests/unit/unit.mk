@@ -19,7 +19,7 @@ UNIT_WRAP_meta  := -Wl,--wrap=fsync -Wl,--wrap=renameat -Wl,--wrap=write
 UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
 		    -Wl,--wrap=pmem2_map_get_address
 
-UNIT_DAEMON_config := $(B)/daemon/config.o $(B)/daemon/pmem.o
+UNIT_DAEMON_config := $(B)/daemon/config.o $(B)/daemon/pmem.o $(B)/daemon/sock.o
 UNIT_DAEMON_meta   := $(B)/daemon/meta.o
 UNIT_DAEMON_devdax := $(B)/daemon/devdax.o $(B)/daemon/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o

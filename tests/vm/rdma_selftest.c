@@ -48,7 +48,7 @@
 #include <libpmem2.h>
 
 #include "log.h"
-#include "transport.h"
+#include "rdma.h"
 #include "util.h"
 #include "wire.h"
 

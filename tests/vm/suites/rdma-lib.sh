@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# rdma-lib.sh -- the librpma data plane (lib/rdma.c) between the guests, no daemon
+# rdma-lib.sh -- the librpma data plane (lib/rdma/) between the guests, no daemon
 #
 # For each target mapping -- anonymous DRAM (GPSPM), the devdax namespace
 # (APM), a file on the fsdax mount (registration fails on Soft-RoCE: DRAM

@@ -9,7 +9,7 @@
 
 #include "librpmemctl.h"
 #include "proto.h"
-#include "transport.h"
+#include "xport.h"
 
 /* control-socket timeouts */
 #define CLIENT_CONNECT_TIMEOUT_MS 10000

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* net.h -- TCP sockets and framed message I/O shared by both ends */
+/* net.h -- TCP connections and framed message I/O shared by both ends */
 #ifndef RPMEM_NET_H
 #define RPMEM_NET_H
 
@@ -18,14 +18,6 @@
 int rpmem_net_connect(const char *host, const char *port, int timeout_ms,
 		      int *fd);
 
-/* rpmem_net_listen -- bound, listening, close-on-exec socket on addr:port */
-int rpmem_net_listen(const char *addr, const char *port, int *fd);
-
-/* rpmem_net_peer -- "addr:port" of the socket's peer into buf */
-void rpmem_net_peer(int fd, char *buf, size_t len);
-/* rpmem_net_is_loopback -- the textual address is 127/8, ::1 or localhost */
-int rpmem_net_is_loopback(const char *addr);
-
 /* full-length I/O; EOF is -ECONNRESET; EINTR is retried */
 int rpmem_net_read_full(int fd, void *buf, size_t len);
 int rpmem_net_write_full(int fd, const void *buf, size_t len);
@@ -41,15 +33,5 @@ int rpmem_send_frame(int fd, uint16_t type, uint32_t id, const void *p1,
 
 /* rpmem_recv_hdr -- read and check a frame header (rpmem_hdr_decode) */
 int rpmem_recv_hdr(int fd, struct rpmem_hdr *h);
-
-/*
- * rpmem_recv_frame -- read a header and its whole payload into buf[cap];
- * a payload larger than cap is discarded and -EMSGSIZE returned.
- */
-int rpmem_recv_frame(int fd, struct rpmem_hdr *h, void *buf, size_t cap);
-
-/* rpmem_send_error -- an ERROR reply with code and printf-style message */
-int rpmem_send_error(int fd, uint32_t id, uint32_t code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 #endif

@@ -1,44 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* transport.h -- the data-plane interface that tcp and rdma implement */
-#ifndef RPMEM_TRANSPORT_H
-#define RPMEM_TRANSPORT_H
+/* rdma.h -- the RDMA data plane as the rest of the code sees it */
+#ifndef RPMEM_RDMA_H
+#define RPMEM_RDMA_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto.h"
+#include "xport.h"
 
-/*
- * Everything above this interface (pool I/O, sync, verify, replicas) is
- * transport-agnostic. A transport is created when a pool is opened and
- * bound to that pool's handle; offsets are pool offsets.
- */
-struct rpmem_xport;
+/* --- both ends (rdma_common.c) ------------------------------------------ */
 
-struct rpmem_xport_ops {
-	const char *name; /* "tcp", "rdma" */
-	/* optional: the local copy of the pool lives at base (zero copy) */
-	int (*attach)(struct rpmem_xport *x, void *base, size_t len);
-	/* start a write; src is reusable on return; errors may be deferred */
-	int (*write)(struct rpmem_xport *x, uint64_t off, const void *src,
-		     size_t len);
-	/* read synchronously into dst */
-	int (*read)(struct rpmem_xport *x, uint64_t off, void *dst, size_t len);
-	/* every earlier write is persistent on the target when this returns */
-	int (*flush)(struct rpmem_xport *x, uint64_t off, uint64_t len);
-	/* optional: write then flush [off, off + len) in one step */
-	int (*persist)(struct rpmem_xport *x, uint64_t off, const void *src,
-		       size_t len);
-	/* release; the control session stays open */
-	void (*close)(struct rpmem_xport *x);
-};
+/* rpmem_rdma_usable -- 1 if an RDMA device serves the local address addr */
+int rpmem_rdma_usable(const char *addr);
 
-struct rpmem_xport {
-	const struct rpmem_xport_ops *ops;
-	uint8_t type; /* enum rpmem_xport_type */
-};
-
-/* --- rdma.c, the only file that includes librpma.h ---------------------- */
+/* --- initiator, in librpmemctl (rdma_initiator.c) ------------------------ */
 
 /*
  * rpmem_rdma_client_new -- connect the RDMA data plane described by the
@@ -48,8 +23,7 @@ struct rpmem_xport {
 int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 			  uint64_t pool_size, struct rpmem_xport **out);
 
-/* rpmem_rdma_usable -- 1 if an RDMA device serves the local address addr */
-int rpmem_rdma_usable(const char *addr);
+/* --- target, in rpmemd only (rdma_target.c) ------------------------------ */
 
 struct rpmem_rdma_srv;  /* a target's RDMA listener */
 struct rpmem_rdma_expo; /* one pool range exposed to one session */

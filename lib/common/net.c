@@ -92,68 +92,6 @@ int rpmem_net_connect(const char *host, const char *port, int timeout_ms,
 	return ret;
 }
 
-int rpmem_net_listen(const char *addr, const char *port, int *fd)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
-	struct addrinfo *res;
-	int gai = getaddrinfo(addr, port, &hints, &res);
-	if (gai)
-		return gai == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
-	int ret = -EADDRNOTAVAIL;
-	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-			       ai->ai_protocol);
-		if (s < 0) {
-			ret = -errno;
-			continue;
-		}
-		int one = 1;
-		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (ai->ai_family == AF_INET6)
-			setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one,
-				   sizeof(one));
-		if (bind(s, ai->ai_addr, ai->ai_addrlen) < 0 ||
-		    listen(s, 64) < 0) {
-			ret = -errno;
-			close(s);
-			continue;
-		}
-		*fd = s;
-		ret = 0;
-		break;
-	}
-	freeaddrinfo(res);
-	return ret;
-}
-
-void rpmem_net_peer(int fd, char *buf, size_t len)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
-		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host),
-			    port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
-	if (ss.ss_family == AF_INET6 && strchr(host, ':'))
-		snprintf(buf, len, "[%s]:%s", host, port);
-	else
-		snprintf(buf, len, "%s:%s", host, port);
-}
-
-int rpmem_net_is_loopback(const char *addr)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-	if (!strcmp(addr, "localhost"))
-		return 1;
-	if (inet_pton(AF_INET, addr, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, addr, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return 0;
-}
-
 int rpmem_net_read_full(int fd, void *buf, size_t len)
 {
 	uint8_t *p = buf;
@@ -257,29 +195,3 @@ int rpmem_recv_hdr(int fd, struct rpmem_hdr *h)
 	return rpmem_hdr_decode(hdr, h);
 }
 
-int rpmem_recv_frame(int fd, struct rpmem_hdr *h, void *buf, size_t cap)
-{
-	int ret = rpmem_recv_hdr(fd, h);
-	if (ret)
-		return ret;
-	if (h->len > cap) {
-		ret = rpmem_net_discard(fd, h->len);
-		return ret ? ret : -EMSGSIZE;
-	}
-	return rpmem_net_read_full(fd, buf, h->len);
-}
-
-int rpmem_send_error(int fd, uint32_t id, uint32_t code, const char *fmt, ...)
-{
-	struct rpmem_msg_error m = { .code = code };
-	uint8_t buf[RPMEM_MSG_MAX + 8];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(m.msg, sizeof(m.msg), fmt, ap);
-	va_end(ap);
-	int len = rpmem_error_encode(buf, sizeof(buf), &m);
-	if (len < 0)
-		return len;
-	return rpmem_send_frame(fd, RPMEM_MSG_ERROR, id, buf, (size_t)len,
-				NULL, 0);
-}

@@ -8,6 +8,7 @@
 
 #include "client.h"
 #include "log.h"
+#include "rdma.h"
 #include "util.h"
 #include "wire.h"
 
@@ -633,4 +634,11 @@ RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 	if (state == RPMEMCTL_POOL_CONSISTENT)
 		pool->generation++;
 	return 0;
+}
+
+/* rpmemctl_hash_blocks -- the same block hash the target computes */
+RPMEM_EXPORT void rpmemctl_hash_blocks(const void *buf, size_t len,
+				       uint32_t block_size, uint64_t *hashes)
+{
+	rpmem_hash_blocks(buf, len, block_size, hashes, 2);
 }

@@ -3,7 +3,6 @@
 #include <pthread.h>
 #include <xxhash.h>
 
-#include "librpmemctl.h"
 #include "util.h"
 
 /* below this much data a second thread costs more than it saves */
@@ -77,11 +76,4 @@ void rpmem_hash_blocks(const void *buf, size_t len, uint32_t block_size,
 		else if (jobs[t].len)
 			hash_run(&jobs[t]);
 	}
-}
-
-/* rpmemctl_hash_blocks -- the same block hash the target computes */
-RPMEM_EXPORT void rpmemctl_hash_blocks(const void *buf, size_t len,
-				       uint32_t block_size, uint64_t *hashes)
-{
-	rpmem_hash_blocks(buf, len, block_size, hashes, 2);
 }

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* sock.h -- the daemon's side of TCP: listening sockets, peers, ERROR replies */
+#ifndef RPMEMD_SOCK_H
+#define RPMEMD_SOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* rpmemd_listen -- bound, listening, close-on-exec socket on addr:port */
+int rpmemd_listen(const char *addr, const char *port, int *fd);
+
+/* rpmemd_peer_name -- "addr:port" of the socket's peer into buf */
+void rpmemd_peer_name(int fd, char *buf, size_t len);
+/* rpmemd_is_loopback -- the textual address is 127/8, ::1 or localhost */
+int rpmemd_is_loopback(const char *addr);
+
+/* rpmemd_send_error -- an ERROR reply with code and printf-style message */
+int rpmemd_send_error(int fd, uint32_t id, uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif

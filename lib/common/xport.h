@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* xport.h -- the data-plane interface that tcp and rdma implement */
+#ifndef RPMEM_XPORT_H
+#define RPMEM_XPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+/*
+ * Everything above this interface (pool I/O, sync, verify, replicas) is
+ * transport-agnostic. A transport is created when a pool is opened and
+ * bound to that pool's handle; offsets are pool offsets.
+ */
+struct rpmem_xport;
+
+struct rpmem_xport_ops {
+	const char *name; /* "tcp", "rdma" */
+	/* optional: the local copy of the pool lives at base (zero copy) */
+	int (*attach)(struct rpmem_xport *x, void *base, size_t len);
+	/* start a write; src is reusable on return; errors may be deferred */
+	int (*write)(struct rpmem_xport *x, uint64_t off, const void *src,
+		     size_t len);
+	/* read synchronously into dst */
+	int (*read)(struct rpmem_xport *x, uint64_t off, void *dst, size_t len);
+	/* every earlier write is persistent on the target when this returns */
+	int (*flush)(struct rpmem_xport *x, uint64_t off, uint64_t len);
+	/* optional: write then flush [off, off + len) in one step */
+	int (*persist)(struct rpmem_xport *x, uint64_t off, const void *src,
+		       size_t len);
+	/* release; the control session stays open */
+	void (*close)(struct rpmem_xport *x);
+};
+
+struct rpmem_xport {
+	const struct rpmem_xport_ops *ops;
+	uint8_t type; /* enum rpmem_xport_type */
+};
+
+#endif
