@@ -15,7 +15,7 @@
 #include "net.h"
 #include "sock.h"
 #include "pmem.h"
-#include "pool.h"
+#include "store.h"
 #include "session.h"
 #include "rdma.h"
 #include "util.h"

@@ -4,7 +4,7 @@
 # One executable per API group, built from the real objects and linked
 # against build/librpmem.a; link-time mocks (-Wl,--wrap=) are listed per
 # test in UNIT_WRAP_<name>, daemon objects in UNIT_DAEMON_<name> (never
-# daemon/main.o). `make check-unit` builds and runs them all and ends
+# daemon/rpmemd.o). `make check-unit` builds and runs them all and ends
 # with "unit: N passed, N failed". UNIT_WRAPPER="valgrind -q
 # --error-exitcode=99 --leak-check=full" runs every test under valgrind.
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* list.c -- rpmemctl_list_* and rpmemctl_status_*: LIST and STATUS replies */
+/* query.c -- rpmemctl_list_* and rpmemctl_status_*: LIST and STATUS replies */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* main.c -- rpmemd: command line, configuration check, start and stop */
+/* rpmemd.c -- rpmemd: command line, configuration check, start and stop */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* pool.h -- pools in a region: create, remove, list, shared open mappings */
-#ifndef RPMEMD_POOL_H
-#define RPMEMD_POOL_H
+/* store.h -- the pool store: pools in a region: create, remove, list, shared open mappings */
+#ifndef RPMEMD_STORE_H
+#define RPMEMD_STORE_H
 
 #include <pthread.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* main.c -- rpmemctl: global options, command table and dispatcher */
+/* rpmemctl.c -- rpmemctl: global options, command table and dispatcher */
 
 #include <errno.h>
 #include <getopt.h>

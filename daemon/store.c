@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* pool.c -- pools of a region (files, or a devdax pool table) and opens */
+/* store.c -- the pool store: pools of a region (files, or a devdax pool table) and opens */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 
 #include "devdax.h"
 #include "log.h"
-#include "pool.h"
+#include "store.h"
 #include "util.h"
 
 /* pmem2_err -- a libpmem2 return value as -errno (its own codes are -EIO) */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* tcp.c -- the TCP data plane: WRITE/READ/FLUSH frames on the control socket */
+/* tcp_initiator.c -- the TCP data plane: WRITE/READ/FLUSH frames on the control socket */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* sync.c -- push, pull, mirror and verify by two-level block hashing */
+/* sync_engine.c -- push, pull, mirror and verify by two-level block hashing */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>

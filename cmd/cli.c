@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* util.c -- rpmemctl: messages, exit codes, connections, local files */
+/* cli.c -- rpmemctl: messages, exit codes, connections, local files */
 
 #include <errno.h>
 #include <fcntl.h>
