@@ -75,20 +75,13 @@ struct rpmemctl_pool {
 	int xport_broken; /* a data-plane call timed out or was reset */
 };
 
-/* --- session.c ---------------------------------------------------------- */
+/* --- channel.c: framed requests and replies ---------------------------- */
 
 /* client_set_timeout -- send/receive bound of the control socket, seconds */
 int client_set_timeout(struct rpmemctl_session *s, int secs);
 
 /* client_seterr -- set the session's error message (printf style) */
 void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/*
- * client_set_last -- remember err and its text for rpmemctl_strerror()
- * in this thread (errors with no session to hold them)
- */
-void client_set_last(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
@@ -142,6 +135,15 @@ int client_call(struct rpmemctl_session *s, uint16_t type, const void *req,
 /* client_bad_reply -- a reply payload did not decode: protocol error */
 int client_bad_reply(struct rpmemctl_session *s, uint16_t type);
 
+/* --- session.c --------------------------------------------------------- */
+
+/*
+ * client_set_last -- remember err and its text for rpmemctl_strerror()
+ * in this thread (errors with no session to hold them)
+ */
+void client_set_last(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* --- pool.c ------------------------------------------------------------- */
 
 /* client_pool_usable -- the pool's session is open and connected */
@@ -170,7 +172,7 @@ int client_hashv_send(struct rpmemctl_pool *p, uint32_t bs,
 		      const struct rpmem_hash_range *rv, uint32_t n,
 		      uint32_t *id);
 
-/* --- tcp.c -------------------------------------------------------------- */
+/* --- tcp_initiator.c ---------------------------------------------------- */
 
 /*
  * rpmem_tcp_client_new -- the TCP data plane for pool handle `handle` on

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * channel.c -- the framed request/reply channel of a session's control
+ * socket: send a request, match its reply by id, turn ERROR into -errno,
+ * mark the connection lost for good. Everything that talks to rpmemd
+ * (session.c, pool.c, tcp_initiator.c) goes through here; this file calls
+ * nothing of theirs.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "log.h"
+#include "net.h"
+#include "util.h"
+
+void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+int client_check(struct rpmemctl_session *s)
+{
+	return s->lost ? -ECONNRESET : 0;
+}
+
+int client_lost(struct rpmemctl_session *s, int err, const char *what)
+{
+	if (s->lost)
+		return -ECONNRESET;
+	if (err == -EPIPE || err == -ECONNABORTED || err == -ENOTCONN)
+		err = -ECONNRESET;
+	if (err == -ECONNRESET)
+		client_seterr(s, "connection to %s:%s lost while %s", s->host,
+			      s->port, what);
+	else if (err == -ETIMEDOUT)
+		client_seterr(s, "no reply from %s:%s within %d s while %s",
+			      s->host, s->port, s->timeout_s, what);
+	else if (err != -EPROTO)
+		client_seterr(s, "connection to %s:%s failed while %s: %s",
+			      s->host, s->port, what, strerror(-err));
+	/* -EPROTO: the caller has described the bad message already */
+	s->lost = err;
+	/* stop the stream for good: nothing after this can be trusted */
+	shutdown(s->fd, SHUT_RDWR);
+	return err;
+}
+
+int client_bad_reply(struct rpmemctl_session *s, uint16_t type)
+{
+	client_seterr(s, "malformed %s reply from %s:%s",
+		      rpmem_msg_type_str(type), s->host, s->port);
+	return client_lost(s, -EPROTO, "decoding a reply");
+}
+
+int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
+		size_t l1, const void *p2, size_t l2, uint32_t *id)
+{
+	int ret = client_check(s);
+	if (ret)
+		return ret;
+	uint32_t rid = s->next_id++;
+	if (s->next_id == 0)
+		s->next_id = 1;
+	ret = rpmem_send_frame(s->fd, type, rid, p1, l1, p2, l2);
+	if (ret) {
+		char what[64];
+		snprintf(what, sizeof(what), "sending %s",
+			 rpmem_msg_type_str(type));
+		return client_lost(s, ret, what);
+	}
+	if (id)
+		*id = rid;
+	return 0;
+}
+
+/* recv_error -- consume an ERROR payload; message into buf, -errno back */
+static int recv_error(struct rpmemctl_session *s, const struct rpmem_hdr *h,
+		      char *buf, size_t len)
+{
+	int ret = rpmem_net_read_full(s->fd, s->rbuf, h->len);
+	if (ret)
+		return client_lost(s, ret, "receiving an ERROR reply");
+	struct rpmem_msg_error m;
+	if (rpmem_error_decode(s->rbuf, h->len, &m))
+		return client_bad_reply(s, RPMEM_MSG_ERROR);
+	snprintf(buf, len, "%s", m.msg[0] ? m.msg : rpmem_err_str(m.code));
+	ret = rpmem_errno_from_err(m.code);
+	return ret < 0 ? ret : -EREMOTEIO;
+}
+
+/* older -- request id a was sent before b (ids wrap) */
+static int older(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
+		    struct rpmem_hdr *h)
+{
+	int ret = client_check(s);
+	if (ret)
+		return ret;
+	for (;;) {
+		ret = rpmem_recv_hdr(s->fd, h);
+		if (ret == -EBADMSG || ret == -ENOTSUP || ret == -EMSGSIZE) {
+			client_seterr(s, "invalid frame header from %s:%s (%s)",
+				      s->host, s->port, strerror(-ret));
+			return client_lost(s, -EPROTO, "receiving a reply");
+		}
+		if (ret) {
+			char what[64];
+			snprintf(what, sizeof(what), "waiting for %s",
+				 rpmem_msg_type_str(type));
+			return client_lost(s, ret, what);
+		}
+		if (h->type == RPMEM_MSG_ERROR && h->id != id &&
+		    older(h->id, id)) {
+			/* a request with no reply (WRITE) failed: keep it */
+			ret = recv_error(s, h, s->pending_msg,
+					 sizeof(s->pending_msg));
+			if (s->lost)
+				return ret;
+			if (!s->pending_err)
+				s->pending_err = ret;
+			continue;
+		}
+		break;
+	}
+	if (h->id != id) {
+		client_seterr(s,
+			      "unexpected %s reply with id %u from %s:%s "
+			      "(awaiting %s for request %u)",
+			      rpmem_msg_type_str(h->type), h->id, s->host,
+			      s->port, rpmem_msg_type_str(type), id);
+		return client_lost(s, -EPROTO, "receiving a reply");
+	}
+	if (h->type == RPMEM_MSG_ERROR) {
+		ret = recv_error(s, h, s->errmsg, sizeof(s->errmsg));
+		s->pending_err = 0;
+		return ret;
+	}
+	if (h->type != type) {
+		client_seterr(s, "unexpected %s reply from %s:%s (expected %s)",
+			      rpmem_msg_type_str(h->type), s->host, s->port,
+			      rpmem_msg_type_str(type));
+		return client_lost(s, -EPROTO, "receiving a reply");
+	}
+	if (s->pending_err) {
+		/* report the earlier failure; keep the stream in step */
+		ret = rpmem_net_discard(s->fd, h->len);
+		if (ret)
+			return client_lost(s, ret, "receiving a reply");
+		ret = s->pending_err;
+		s->pending_err = 0;
+		client_seterr(s, "%s", s->pending_msg);
+		return ret;
+	}
+	return 0;
+}
+
+int client_recv_payload(struct rpmemctl_session *s, const struct rpmem_hdr *h)
+{
+	/* h->len <= RPMEM_MAX_PAYLOAD, checked by rpmem_hdr_decode */
+	int ret = rpmem_net_read_full(s->fd, s->rbuf, h->len);
+	if (ret) {
+		char what[64];
+		snprintf(what, sizeof(what), "receiving %s",
+			 rpmem_msg_type_str(h->type));
+		return client_lost(s, ret, what);
+	}
+	return 0;
+}
+
+int client_recv(struct rpmemctl_session *s, uint32_t id, uint16_t type,
+		size_t *len)
+{
+	struct rpmem_hdr h;
+	int ret = client_recv_hdr(s, id, type, &h);
+	if (ret)
+		return ret;
+	ret = client_recv_payload(s, &h);
+	if (ret)
+		return ret;
+	if (len)
+		*len = h.len;
+	return 0;
+}
+
+int client_call(struct rpmemctl_session *s, uint16_t type, const void *req,
+		size_t req_len, uint16_t reply, size_t *len)
+{
+	uint32_t id = 0;
+	int ret = client_send(s, type, req, req_len, NULL, 0, &id);
+	if (ret)
+		return ret;
+	return client_recv(s, id, reply, len);
+}
+
+/* client_set_timeout -- bound every send and receive on the control socket */
+int client_set_timeout(struct rpmemctl_session *s, int secs)
+{
+	struct timeval tv = { .tv_sec = secs };
+	if (setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(s->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	s->timeout_s = secs;
+	return 0;
+}
