@@ -775,18 +775,35 @@ const char *rpmem_msg_type_str(uint16_t type)
 	return msg_names[type];
 }
 
+/*
+ * The one map between errno values and ERROR codes, used by both ends:
+ * rpmemd turns the -errno of a failed pool-store call into a code, the
+ * initiator turns a received code back into -errno. Codes marked
+ * `explicit` are only ever sent on purpose (a failed handshake, a missing
+ * transport, an internal fault), never derived from an errno: an EACCES
+ * from the target's file system is an I/O error on the target, not a
+ * failed authentication.
+ */
 static const struct {
 	uint32_t code;
 	int err;
+	int explicit;
 } err_map[] = {
-	{ RPMEM_E_PROTO, EPROTO },	  { RPMEM_E_VERSION, EPROTONOSUPPORT },
-	{ RPMEM_E_AUTH, EACCES },	  { RPMEM_E_NOREGION, ENODEV },
-	{ RPMEM_E_NOPOOL, ENOENT },	  { RPMEM_E_EXISTS, EEXIST },
-	{ RPMEM_E_BUSY, EBUSY },	  { RPMEM_E_NOSPACE, ENOSPC },
-	{ RPMEM_E_INVAL, EINVAL },	  { RPMEM_E_IO, EIO },
-	{ RPMEM_E_LIMIT, EUSERS },	  { RPMEM_E_RDONLY, EROFS },
-	{ RPMEM_E_XPORT, ENOTSUP },	  { RPMEM_E_SHUTDOWN, ESHUTDOWN },
-	{ RPMEM_E_INTERNAL, EREMOTEIO },
+	{ RPMEM_E_PROTO, EPROTO, 0 },
+	{ RPMEM_E_VERSION, EPROTONOSUPPORT, 1 },
+	{ RPMEM_E_AUTH, EACCES, 1 },
+	{ RPMEM_E_NOREGION, ENODEV, 0 },
+	{ RPMEM_E_NOPOOL, ENOENT, 0 },
+	{ RPMEM_E_EXISTS, EEXIST, 0 },
+	{ RPMEM_E_BUSY, EBUSY, 0 },
+	{ RPMEM_E_NOSPACE, ENOSPC, 0 },
+	{ RPMEM_E_INVAL, EINVAL, 0 },
+	{ RPMEM_E_IO, EIO, 0 },
+	{ RPMEM_E_LIMIT, EUSERS, 0 },
+	{ RPMEM_E_RDONLY, EROFS, 0 },
+	{ RPMEM_E_XPORT, ENOTSUP, 1 },
+	{ RPMEM_E_SHUTDOWN, ESHUTDOWN, 0 },
+	{ RPMEM_E_INTERNAL, EREMOTEIO, 1 },
 };
 
 uint32_t rpmem_err_from_errno(int err)
@@ -794,14 +811,20 @@ uint32_t rpmem_err_from_errno(int err)
 	if (err < 0)
 		err = -err;
 	for (size_t i = 0; i < sizeof(err_map) / sizeof(err_map[0]); i++)
-		if (err_map[i].err == err)
+		if (err_map[i].err == err && !err_map[i].explicit)
 			return err_map[i].code;
-	if (err == ENOMEM || err == EMFILE || err == ENFILE)
+	switch (err) {
+	case ENOMEM:
+	case EMFILE:
+	case ENFILE:
 		return RPMEM_E_LIMIT;
-	if (err == ERANGE || err == EOVERFLOW || err == EFBIG)
+	case ERANGE:
+	case EOVERFLOW:
+	case EFBIG:
 		return RPMEM_E_INVAL;
-	if (err == EDQUOT)
+	case EDQUOT:
 		return RPMEM_E_NOSPACE;
+	}
 	return RPMEM_E_IO;
 }
 

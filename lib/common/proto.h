@@ -367,7 +367,12 @@ const char *rpmem_region_type_str(uint8_t type);
 const char *rpmem_ns_mode_str(uint8_t mode);
 const char *rpmem_msg_type_str(uint16_t type);
 
-/* rpmem_err_from_errno / rpmem_errno_from_err -- map between -errno and codes */
+/*
+ * rpmem_err_from_errno -- the ERROR code rpmemd sends for a failed call's
+ * -errno (never AUTH, VERSION, XPORT or INTERNAL: those are sent on
+ * purpose); rpmem_errno_from_err -- the -errno an initiator returns for a
+ * received code (-EREMOTEIO for an unknown one). One table, both ends.
+ */
 uint32_t rpmem_err_from_errno(int err);
 int rpmem_errno_from_err(uint32_t code);
 

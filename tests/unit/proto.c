@@ -1935,6 +1935,13 @@ static void rpmem_range_ok__edges(void **state)
 	assert_false(rpmem_range_ok(UINT64_MAX, 2, 4096));
 }
 
+/* the codes only ever sent on purpose, never derived from an errno */
+static int explicit_code(uint32_t code)
+{
+	return code == RPMEM_E_AUTH || code == RPMEM_E_VERSION ||
+	       code == RPMEM_E_XPORT || code == RPMEM_E_INTERNAL;
+}
+
 static void rpmem_err_from_errno__round_trips_every_code(void **state)
 {
 	(void)state;
@@ -1945,9 +1952,43 @@ static void rpmem_err_from_errno__round_trips_every_code(void **state)
 		seen[code] = e;
 		for (uint32_t k = 1; k < code; k++)
 			assert_int_not_equal(seen[k], e);
+		if (explicit_code(code))
+			continue;
 		assert_int_equal(rpmem_err_from_errno(e), code);
 		assert_int_equal(rpmem_err_from_errno(-e), code);
 	}
+}
+
+static void
+rpmem_err_from_errno__explicit_codes_never_come_from_errno(void **state)
+{
+	(void)state;
+	/* a target file's permission error is I/O, not failed authentication */
+	assert_int_equal(rpmem_err_from_errno(-EACCES), RPMEM_E_IO);
+	assert_int_equal(rpmem_err_from_errno(-EPERM), RPMEM_E_IO);
+	assert_int_equal(rpmem_err_from_errno(-ENOTSUP), RPMEM_E_IO);
+	assert_int_equal(rpmem_err_from_errno(-EPROTONOSUPPORT), RPMEM_E_IO);
+	assert_int_equal(rpmem_err_from_errno(-EREMOTEIO), RPMEM_E_IO);
+	for (int e = 0; e < 200; e++)
+		assert_false(explicit_code(rpmem_err_from_errno(-e)));
+}
+
+/* what the pool store returns, as rpmemd reports it */
+static void rpmem_err_from_errno__pool_store_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(rpmem_err_from_errno(-ENOENT), RPMEM_E_NOPOOL);
+	assert_int_equal(rpmem_err_from_errno(-ENODEV), RPMEM_E_NOREGION);
+	assert_int_equal(rpmem_err_from_errno(-EEXIST), RPMEM_E_EXISTS);
+	assert_int_equal(rpmem_err_from_errno(-EBUSY), RPMEM_E_BUSY);
+	assert_int_equal(rpmem_err_from_errno(-ENOSPC), RPMEM_E_NOSPACE);
+	assert_int_equal(rpmem_err_from_errno(-EDQUOT), RPMEM_E_NOSPACE);
+	assert_int_equal(rpmem_err_from_errno(-EINVAL), RPMEM_E_INVAL);
+	assert_int_equal(rpmem_err_from_errno(-EFBIG), RPMEM_E_INVAL);
+	assert_int_equal(rpmem_err_from_errno(-EROFS), RPMEM_E_RDONLY);
+	assert_int_equal(rpmem_err_from_errno(-ENOMEM), RPMEM_E_LIMIT);
+	assert_int_equal(rpmem_err_from_errno(-ENFILE), RPMEM_E_LIMIT);
+	assert_int_equal(rpmem_err_from_errno(-EIO), RPMEM_E_IO);
 }
 
 static void rpmem_errno_from_err__unknown_code_is_eremoteio(void **state)
@@ -2169,6 +2210,8 @@ int main(void)
 		T(rpmem_err_from_errno__round_trips_every_code),
 		T(rpmem_errno_from_err__unknown_code_is_eremoteio),
 		T(rpmem_err_from_errno__unmapped_errnos),
+		T(rpmem_err_from_errno__explicit_codes_never_come_from_errno),
+		T(rpmem_err_from_errno__pool_store_errors),
 		T(rpmem_err_str__names_every_code),
 		T(rpmem_decoders__survive_random_input),
 	};
