@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* sock.c -- the daemon's side of TCP: listening sockets, peers, ERROR replies */
+/* sock.c -- the daemon's TCP: listening sockets, peers, ERROR replies */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>

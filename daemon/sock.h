@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* sock.h -- the daemon's side of TCP: listening sockets, peers, ERROR replies */
+/* sock.h -- the daemon's TCP: listening sockets, peers, ERROR replies */
 #ifndef RPMEMD_SOCK_H
 #define RPMEMD_SOCK_H
 

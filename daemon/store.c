@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* store.c -- the pool store: pools of a region (files, or a devdax pool table) and opens */
+/*
+ * store.c -- the pool store: pools of a region (files, or a devdax pool
+ * table) and opens
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

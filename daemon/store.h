@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* store.h -- the pool store: pools in a region: create, remove, list, shared open mappings */
+/*
+ * store.h -- the pool store: pools in a region: create, remove, list,
+ * shared open mappings
+ */
 #ifndef RPMEMD_STORE_H
 #define RPMEMD_STORE_H
 

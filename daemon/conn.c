@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * conn.c -- one client connection's framing: read a request, send replies
+ * and ERRORs, keep a WRITE's error for the next FLUSH
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "net.h"
+#include "session_int.h"
+#include "sock.h"
+#include "wire.h"
+
+/* conn_reply_err -- an ERROR reply; returns 0 or the send failure */
+int __attribute__((format(printf, 4, 5)))
+conn_reply_err(struct rpmemd_session *s, uint32_t id, uint32_t code,
+	       const char *fmt, ...)
+{
+	char msg[RPMEM_MSG_MAX + 1];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	DBG("session %u: error %u (%s): %s", s->id, code, rpmem_err_str(code),
+	    msg);
+	return rpmemd_send_error(s->fd, id, code, "%s", msg);
+}
+
+/* conn_reply_ok -- an empty OK reply */
+int conn_reply_ok(struct rpmemd_session *s, uint32_t id)
+{
+	return rpmem_send_frame(s->fd, RPMEM_MSG_OK, id, NULL, 0, NULL, 0);
+}
+
+/* conn_out_buf -- the large reply buffer */
+uint8_t *conn_out_buf(struct rpmemd_session *s)
+{
+	if (!s->out)
+		s->out = malloc(RPMEM_MAX_PAYLOAD);
+	return s->out;
+}
+
+/* conn_defer -- remember the first failed WRITE for the next FLUSH */
+void __attribute__((format(printf, 3, 4)))
+conn_defer(struct rpmemd_session *s, uint32_t code, const char *fmt, ...)
+{
+	if (s->derr_code)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->derr_msg, sizeof(s->derr_msg), fmt, ap);
+	va_end(ap);
+	s->derr_code = code;
+	WARN("session %u: %s (reported at the next FLUSH)", s->id,
+	     s->derr_msg);
+}
+
+/* conn_take_deferred -- reply the remembered WRITE failure, if any */
+int conn_take_deferred(struct rpmemd_session *s, uint32_t id, int *had)
+{
+	*had = s->derr_code != 0;
+	if (!*had)
+		return 0;
+	uint32_t code = s->derr_code;
+	s->derr_code = 0;
+	return conn_reply_err(s, id, code, "%s", s->derr_msg);
+}
+
+/* conn_bad_payload -- the reply to a well-framed request that did not decode */
+int conn_bad_payload(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	return conn_reply_err(s, hd->id, RPMEM_E_PROTO,
+			      "invalid %s received: malformed %u-byte payload",
+			      rpmem_msg_type_str(hd->type), hd->len);
+}
+
+/* frame_error -- report a frame that cannot be resynchronized */
+static int frame_error(struct rpmemd_session *s, const uint8_t *raw, int err)
+{
+	uint32_t id = le32_get(raw + 8), len = le32_get(raw + 12);
+	if (err == -EBADMSG)
+		conn_reply_err(s, id, RPMEM_E_PROTO,
+			       "bad frame magic 0x%08x; closing the connection",
+			       le32_get(raw));
+	else
+		conn_reply_err(s, id, RPMEM_E_PROTO,
+			       "%s frame of %u bytes is longer than %u; closing the connection",
+			       rpmem_msg_type_str(le16_get(raw + 4)), len,
+			       RPMEM_MAX_PAYLOAD);
+	WARN("session %u (%s): %s; connection closed", s->id, s->peer,
+	     err == -EBADMSG ? "bad frame magic" : "oversized frame");
+	return -EPROTO;
+}
+
+/*
+ * conn_recv_request -- read one frame header and (except for WRITE) its
+ * payload into s->req. Returns 0 with *hd filled, 1 if the frame was
+ * answered already and skipped, or -errno to end the session.
+ */
+int conn_recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd)
+{
+	uint8_t raw[RPMEM_HDR_SIZE];
+	int ret = rpmem_net_read_full(s->fd, raw, sizeof(raw));
+	if (ret)
+		return ret;
+	ret = rpmem_hdr_decode(raw, hd);
+	if (ret == -ENOTSUP) {
+		/* known length: drop the payload and carry on */
+		uint32_t len = le32_get(raw + 12);
+		if (len > RPMEM_MAX_PAYLOAD)
+			return frame_error(s, raw, -EMSGSIZE);
+		if ((ret = rpmem_net_discard(s->fd, len)))
+			return ret;
+		ret = conn_reply_err(s, le32_get(raw + 8), RPMEM_E_PROTO,
+				     "unknown message type %u",
+				     le16_get(raw + 4));
+		return ret ? ret : 1;
+	}
+	if (ret)
+		return frame_error(s, raw, ret);
+	if (hd->type == RPMEM_MSG_WRITE)
+		return 0;
+	if (hd->len > sizeof(s->req)) {
+		if ((ret = rpmem_net_discard(s->fd, hd->len)))
+			return ret;
+		ret = conn_reply_err(s, hd->id, RPMEM_E_PROTO,
+				     "invalid %s received: %u-byte payload is too long",
+				     rpmem_msg_type_str(hd->type), hd->len);
+		return ret ? ret : 1;
+	}
+	ret = rpmem_net_read_full(s->fd, s->req, hd->len);
+	return ret;
+}
+
+/* conn_set_timeout -- SO_RCVTIMEO or SO_SNDTIMEO in seconds (0 = none) */
+void conn_set_timeout(int fd, int opt, int sec)
+{
+	struct timeval tv = { .tv_sec = sec };
+	setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
+}

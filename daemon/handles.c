@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* handles.c -- the pools a session has open, by handle */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "rdma.h"
+#include "session_int.h"
+#include "store.h"
+
+/* handle_get -- the open pool behind handle id, or NULL */
+struct rpmemd_handle *handle_get(struct rpmemd_session *s, uint32_t id)
+{
+	if (id == 0)
+		return NULL;
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
+		if (s->h[i].id == id)
+			return &s->h[i];
+	return NULL;
+}
+
+/* handle_update_cur -- show the most recently opened pool in STATUS */
+void handle_update_cur(struct rpmemd_session *s)
+{
+	struct rpmemd_handle *best = NULL;
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
+		if (s->h[i].id && (!best || s->h[i].id > best->id))
+			best = &s->h[i];
+	pthread_mutex_lock(&s->set->lock);
+	if (best) {
+		snprintf(s->cur_pool, sizeof(s->cur_pool), "%s/%s",
+			 best->pool->region->cfg.name, best->pool->name);
+		s->cur_mode = best->mode;
+		s->cur_xport = best->xport;
+	} else {
+		s->cur_pool[0] = '\0';
+		s->cur_mode = RPMEM_OPEN_RO;
+		s->cur_xport = RPMEM_XPORT_TCP;
+	}
+	pthread_mutex_unlock(&s->set->lock);
+}
+
+/*
+ * handle_close -- close one open pool of the session: the RDMA exposure
+ * (disconnect, deregister) goes before the mapping
+ */
+void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
+{
+	struct rpmemd_pool *p = h->pool;
+	rpmem_rdma_unexpose(&h->expo);
+	INFO("session %u: closed pool %s/%s (%s, %s)", s->id,
+	     p->region->cfg.name, p->name,
+	     h->mode == RPMEM_OPEN_RW ? "rw" : "ro",
+	     h->xport == RPMEM_XPORT_RDMA ? "rdma" : "tcp");
+	rpmemd_pool_close(&h->pool, h->mode, s->id);
+	memset(h, 0, sizeof(*h));
+}

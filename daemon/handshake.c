@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* handshake.c -- HELLO: a common version, a free session slot, HELLO_OK */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "net.h"
+#include "session_int.h"
+#include "util.h"
+
+/* sanitize -- replace control characters in a string from the wire */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/*
+ * rpmemd_handshake -- HELLO with a common version, no authentication, a free
+ * session slot; replies HELLO_OK. Returns 0 or -errno (session ends).
+ */
+int rpmemd_handshake(struct rpmemd_session *s)
+{
+	struct rpmemd_sessions *set = s->set;
+	struct rpmem_msg_hello m;
+	struct rpmem_hdr hd;
+	uint8_t buf[SMALL_REPLY];
+	unsigned max = 0;
+	int ret, len;
+
+	ret = conn_recv_request(s, &hd);
+	if (ret == 1)
+		return -EPROTO;
+	if (ret)
+		return ret;
+	if (hd.type != RPMEM_MSG_HELLO) {
+		conn_reply_err(s, hd.id, RPMEM_E_PROTO,
+			       "expected HELLO, got %s; closing the connection",
+			       rpmem_msg_type_str(hd.type));
+		return -EPROTO;
+	}
+	if (rpmem_hello_decode(s->req, hd.len, &m)) {
+		conn_bad_payload(s, &hd);
+		return -EPROTO;
+	}
+	if (m.ver_min > RPMEM_PROTO_VERSION ||
+	    m.ver_max < RPMEM_PROTO_VERSION) {
+		conn_reply_err(s, hd.id, RPMEM_E_VERSION,
+			       "no common protocol version: the client speaks %u..%u, this target %u",
+			       m.ver_min, m.ver_max, RPMEM_PROTO_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (m.auth_method != 0) {
+		conn_reply_err(s, hd.id, RPMEM_E_AUTH,
+			       "authentication method %u is not supported by this target",
+			       m.auth_method);
+		return -EACCES;
+	}
+	sanitize(m.client);
+	ret = rpmemd_sessions_admit(set, s, m.client, &max);
+	if (ret == -ESHUTDOWN) {
+		conn_reply_err(s, hd.id, RPMEM_E_SHUTDOWN,
+			       "the target is shutting down");
+		return -EUSERS;
+	}
+	if (ret) {
+		conn_reply_err(s, hd.id, RPMEM_E_LIMIT,
+			       "too many sessions (max_sessions = %u); retry later",
+			       max);
+		return -EUSERS;
+	}
+	if (m.client[0])
+		snprintf(s->holder, sizeof(s->holder), "session %u from %s (%.160s)",
+			 s->id, s->peer, m.client);
+	else
+		snprintf(s->holder, sizeof(s->holder), "session %u from %s",
+			 s->id, s->peer);
+
+	struct rpmem_msg_hello_ok rep = { .version = RPMEM_PROTO_VERSION,
+					  .session_id = s->id,
+					  /* RDMA per session, below */
+					  .caps = (set->caps &
+						   ~RPMEM_CAP_RDMA) |
+						  rpmemd_sessions_apm_cap(set) };
+	if (s->rdma)
+		rep.caps |= RPMEM_CAP_RDMA;
+	rpmem_strlcpy(rep.server, set->server, sizeof(rep.server));
+	len = rpmem_hello_ok_encode(buf, sizeof(buf), &rep);
+	if (len < 0)
+		return len;
+	INFO("session %u from %s (%s) opened", s->id, s->peer,
+	     m.client[0] ? m.client : "unnamed client");
+	return rpmem_send_frame(s->fd, RPMEM_MSG_HELLO_OK, hd.id, buf,
+				(size_t)len, NULL, 0);
+}

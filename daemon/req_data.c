@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * req_data.c -- requests that move or hash pool data: WRITE, READ, FLUSH,
+ * HASH, HASHV
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net.h"
+#include "session_int.h"
+#include "sock.h"
+#include "store.h"
+#include "util.h"
+#include "wire.h"
+
+/*
+ * req_write -- WRITE: receive the data straight into the pool mapping.
+ * WRITE has no reply, so whatever is wrong with it (a malformed head, an
+ * unknown or read-only handle, a range outside the pool) is remembered
+ * and reported by the next FLUSH; the data is read and dropped so the
+ * stream stays in sync. Only a lost connection ends the session.
+ */
+int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_io io;
+	struct rpmemd_handle *h;
+	uint8_t head[RPMEM_WRITE_HDR_SIZE];
+	int ret;
+
+	if (hd->len < RPMEM_WRITE_HDR_SIZE) {
+		conn_defer(s, RPMEM_E_PROTO,
+			   "invalid WRITE received: %u-byte payload is shorter than its %d-byte head",
+			   hd->len, RPMEM_WRITE_HDR_SIZE);
+		return rpmem_net_discard(s->fd, hd->len);
+	}
+	if ((ret = rpmem_net_read_full(s->fd, head, sizeof(head))))
+		return ret;
+	size_t dlen = hd->len - RPMEM_WRITE_HDR_SIZE;
+	if (rpmem_io_decode(head, sizeof(head), &io)) {
+		conn_defer(s, RPMEM_E_PROTO,
+			   "invalid WRITE received: malformed head (a length over %u or an offset + length that overflows)",
+			   RPMEM_MAX_IO);
+		return rpmem_net_discard(s->fd, dlen);
+	}
+	if (io.len != dlen) {
+		conn_defer(s, RPMEM_E_PROTO,
+			   "invalid WRITE received: its head (%u bytes at offset %llu) does not match the %zu data bytes of the frame",
+			   io.len, (unsigned long long)io.offset, dlen);
+		return rpmem_net_discard(s->fd, dlen);
+	}
+	h = handle_get(s, io.handle);
+	if (!h) {
+		conn_defer(s, RPMEM_E_INVAL, "WRITE to unknown handle %u",
+			   io.handle);
+		return rpmem_net_discard(s->fd, dlen);
+	}
+	if (h->mode != RPMEM_OPEN_RW) {
+		conn_defer(s, RPMEM_E_RDONLY, "WRITE to pool '%s' opened read-only",
+			   h->pool->name);
+		return rpmem_net_discard(s->fd, dlen);
+	}
+	if (!rpmem_range_ok(io.offset, io.len, h->pool->size)) {
+		conn_defer(s, RPMEM_E_INVAL,
+			   "WRITE of %u bytes at offset %llu is outside pool '%s' (%llu bytes)",
+			   io.len, (unsigned long long)io.offset, h->pool->name,
+			   (unsigned long long)h->pool->size);
+		return rpmem_net_discard(s->fd, dlen);
+	}
+	ret = rpmem_net_read_full(s->fd, h->pool->addr + io.offset, io.len);
+	if (ret)
+		return ret;
+	rpmemd_pool_count(h->pool, io.len, 0);
+	__atomic_add_fetch(&s->bytes_written, io.len, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* req_read -- READ: reply DATA straight from the mapping */
+int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_io m;
+	struct rpmemd_handle *h;
+	if (rpmem_io_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "READ from unknown handle %u", m.handle);
+	if (!rpmem_range_ok(m.offset, m.len, h->pool->size))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "READ of %u bytes at offset %llu is outside pool '%s' (%llu bytes)",
+				      m.len, (unsigned long long)m.offset,
+				      h->pool->name,
+				      (unsigned long long)h->pool->size);
+	__atomic_add_fetch(&s->bytes_read, m.len, __ATOMIC_RELAXED);
+	return rpmem_send_frame(s->fd, RPMEM_MSG_DATA, hd->id, NULL, 0,
+				h->pool->addr + m.offset, m.len);
+}
+
+/* req_flush -- FLUSH: persist a range, or report a deferred WRITE error */
+int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_flush m;
+	struct rpmemd_handle *h;
+	int ret, had;
+
+	if (rpmem_flush_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if ((ret = conn_take_deferred(s, hd->id, &had)) || had)
+		return ret;
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "FLUSH of unknown handle %u", m.handle);
+	if (h->mode != RPMEM_OPEN_RW)
+		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
+				      "FLUSH of pool '%s' opened read-only",
+				      h->pool->name);
+	if (!rpmem_range_ok(m.offset, m.len, h->pool->size))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "FLUSH of %llu bytes at offset %llu is outside pool '%s' (%llu bytes)",
+				      (unsigned long long)m.len,
+				      (unsigned long long)m.offset, h->pool->name,
+				      (unsigned long long)h->pool->size);
+	uint64_t t0 = rpmem_now_ns();
+	ret = rpmemd_pool_persist(h->pool, m.offset, m.len);
+	uint64_t dt = rpmem_now_ns() - t0;
+	if (ret)
+		return conn_reply_err(s, hd->id, RPMEM_E_IO,
+				      "persisting %llu bytes at offset %llu of pool '%s' failed: %s",
+				      (unsigned long long)m.len,
+				      (unsigned long long)m.offset, h->pool->name,
+				      strerror(-ret));
+	rpmemd_pool_count(h->pool, 0, 1);
+	__atomic_add_fetch(&s->flushes, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->last_flush_ns, dt, __ATOMIC_RELAXED);
+	return conn_reply_ok(s, hd->id);
+}
+
+/*
+ * hash_check -- every block of every range starts inside the pool (the
+ * last one of a range may be short); else an ERROR reply naming the first
+ * range that does not, and *ok = 0
+ */
+static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		      const struct rpmemd_handle *h, uint32_t bs,
+		      const struct rpmem_hash_range *rv, uint32_t n, int *ok)
+{
+	uint64_t size = h->pool->size;
+
+	*ok = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = rv[i].offset;
+		if (off < size && (uint64_t)(rv[i].count - 1) * bs < size - off)
+			continue;
+		if (hd->type == RPMEM_MSG_HASH)
+			return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+					      "HASH of %u blocks of %u bytes at offset %llu goes past the end of pool '%s' (%llu bytes)",
+					      rv[i].count, bs,
+					      (unsigned long long)off, h->pool->name,
+					      (unsigned long long)size);
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "HASHV range %u of %u (offset %llu, %u x %u bytes) goes past the end of pool '%s' (%llu bytes)",
+				      i + 1, n, (unsigned long long)off,
+				      rv[i].count, bs, h->pool->name,
+				      (unsigned long long)size);
+	}
+	*ok = 1;
+	return 0;
+}
+
+/*
+ * reply_hashes -- HASHES: XXH3-64 of the blocks of n checked ranges
+ * (total blocks in all), in request order
+ */
+static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			const struct rpmemd_handle *h, uint32_t bs,
+			const struct rpmem_hash_range *rv, uint32_t n,
+			uint32_t total)
+{
+	uint64_t size = h->pool->size;
+	uint64_t *hashes = malloc((size_t)total * sizeof(*hashes));
+	uint8_t *buf = conn_out_buf(s);
+
+	if (!hashes || !buf) {
+		free(hashes);
+		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
+	}
+	uint64_t *dst = hashes;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t len = (uint64_t)rv[i].count * bs;
+		if (len > size - rv[i].offset)
+			len = size - rv[i].offset;
+		rpmem_hash_blocks(h->pool->addr + rv[i].offset, len, bs, dst,
+				  2);
+		dst += rv[i].count;
+	}
+	/* to little-endian in place */
+	for (uint32_t i = 0; i < total; i++)
+		le64_put((uint8_t *)&hashes[i], hashes[i]);
+	struct rpmem_msg_hashes rep = { .count = total,
+					.hashes = (const uint8_t *)hashes };
+	int len = rpmem_hashes_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
+	free(hashes);
+	if (len < 0)
+		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
+				      "cannot encode HASHES");
+	return rpmem_send_frame(s->fd, RPMEM_MSG_HASHES, hd->id, buf,
+				(size_t)len, NULL, 0);
+}
+
+/* req_hash -- HASH: XXH3-64 of count blocks; the last one may be short */
+int req_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_hash m;
+	struct rpmemd_handle *h;
+	int ret, ok;
+
+	if (rpmem_hash_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "HASH of unknown handle %u", m.handle);
+	struct rpmem_hash_range rg = { .offset = m.offset, .count = m.count };
+	if ((ret = hash_check(s, hd, h, m.block_size, &rg, 1, &ok)) || !ok)
+		return ret;
+	return reply_hashes(s, hd, h, m.block_size, &rg, 1, m.count);
+}
+
+/*
+ * req_hashv -- HASHV: the hashes of several ranges in one HASHES reply,
+ * each range as HASH would hash it
+ */
+int req_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_hashv m;
+	struct rpmemd_handle *h;
+	int ret, ok;
+
+	if (rpmem_hashv_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "HASHV of unknown handle %u", m.handle);
+	ret = hash_check(s, hd, h, m.block_size, m.ranges, m.nranges, &ok);
+	if (ret || !ok)
+		return ret;
+	return reply_hashes(s, hd, h, m.block_size, m.ranges, m.nranges,
+			    m.total);
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * req_pool.c -- requests about pools: LIST, CREATE, REMOVE, OPEN, CLOSE,
+ * SET_STATE
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "net.h"
+#include "rdma.h"
+#include "session_int.h"
+#include "store.h"
+#include "util.h"
+
+/* check_names -- region (and pool if not NULL) are valid names */
+static int check_names(struct rpmemd_session *s, uint32_t id,
+		       const char *region, const char *pool, int *ok)
+{
+	*ok = 0;
+	if (!rpmem_name_valid(region))
+		return conn_reply_err(s, id, RPMEM_E_INVAL,
+				      "invalid region name (1-64 of letters, digits, '.', '_', '-'; not starting with '.')");
+	if (pool && !rpmem_name_valid(pool))
+		return conn_reply_err(s, id, RPMEM_E_INVAL,
+				      "invalid pool name (1-64 of letters, digits, '.', '_', '-'; not starting with '.')");
+	*ok = 1;
+	return 0;
+}
+
+/* get_region -- a reference to a region by name, or an ERROR reply */
+static int get_region(struct rpmemd_session *s, uint32_t id, const char *name,
+		      struct rpmemd_region **r)
+{
+	*r = NULL;
+	if (rpmemd_region_get(s->set->regions, name, r) == 0)
+		return 0;
+	return conn_reply_err(s, id, RPMEM_E_NOREGION,
+			      "no region '%s' on this target", name);
+}
+
+/* req_list -- LIST: regions and their pools */
+int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_list m;
+	struct rpmem_msg_list_reply rep = { 0 };
+	struct rpmemd_region **v = NULL;
+	unsigned n = 0;
+	int ret, ok;
+
+	if (rpmem_list_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (m.region[0]) {
+		struct rpmemd_region *r;
+		if ((ret = check_names(s, hd->id, m.region, NULL, &ok)) || !ok)
+			return ret;
+		if ((ret = get_region(s, hd->id, m.region, &r)) || !r)
+			return ret;
+		v = calloc(1, sizeof(*v));
+		if (!v) {
+			rpmemd_region_put(&r);
+			return conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+					      "out of memory");
+		}
+		v[0] = r;
+		n = 1;
+	} else if (rpmemd_regions_get_all(s->set->regions, &v, &n)) {
+		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
+	}
+	rep.regions = calloc(n ? n : 1, sizeof(*rep.regions));
+	if (!rep.regions) {
+		ret = conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
+		goto out;
+	}
+	rep.nregions = n;
+	for (unsigned i = 0; i < n; i++) {
+		if (rpmemd_region_info(v[i], &rep.regions[i]))
+			WARN("region '%s': statvfs %s: %s", v[i]->cfg.name,
+			     v[i]->cfg.path, strerror(errno));
+		ret = rpmemd_pool_list(v[i], &rep.pools, &rep.npools);
+		if (ret) {
+			ret = conn_reply_err(s, hd->id, rpmem_err_from_errno(ret),
+					     "cannot list region '%s': %s",
+					     v[i]->cfg.name, strerror(-ret));
+			goto out;
+		}
+	}
+	uint8_t *buf = conn_out_buf(s);
+	int len = buf ? rpmem_list_reply_encode(buf, RPMEM_MAX_PAYLOAD, &rep) :
+			-ENOMEM;
+	if (len < 0)
+		ret = conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+				     "%u pools do not fit in one reply; list one region at a time",
+				     rep.npools);
+	else
+		ret = rpmem_send_frame(s->fd, RPMEM_MSG_LIST_REPLY, hd->id,
+				       buf, (size_t)len, NULL, 0);
+out:
+	rpmem_list_reply_free(&rep);
+	rpmemd_regions_put_all(&v, n);
+	return ret;
+}
+
+/* req_create -- CREATE a pool of the given size */
+int req_create(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_create m;
+	struct rpmemd_region *r;
+	char err[RPMEM_MSG_MAX], sz[32];
+	int ret, ok;
+
+	if (rpmem_create_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
+		return ret;
+	if ((ret = get_region(s, hd->id, m.region, &r)) || !r)
+		return ret;
+	ret = rpmemd_pool_create(r, m.pool, m.size, err, sizeof(err));
+	rpmemd_region_put(&r);
+	if (ret)
+		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
+	INFO("session %u: created pool %s/%s (%s)", s->id, m.region, m.pool,
+	     rpmem_fmt_size(m.size, sz, sizeof(sz)));
+	return conn_reply_ok(s, hd->id);
+}
+
+/* req_remove -- REMOVE a pool (see rpmemd_pool_remove for force) */
+int req_remove(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_remove m;
+	struct rpmemd_region *r;
+	char err[RPMEM_MSG_MAX];
+	int ret, ok;
+
+	if (rpmem_remove_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
+		return ret;
+	if ((ret = get_region(s, hd->id, m.region, &r)) || !r)
+		return ret;
+	ret = rpmemd_pool_remove(r, m.pool, !!(m.flags & RPMEM_REMOVE_FORCE),
+				 err, sizeof(err));
+	rpmemd_region_put(&r);
+	if (ret)
+		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
+	INFO("session %u: removed pool %s/%s%s", s->id, m.region, m.pool,
+	     (m.flags & RPMEM_REMOVE_FORCE) ? " (forced)" : "");
+	return conn_reply_ok(s, hd->id);
+}
+
+/* req_open -- OPEN a pool ro or rw; one writer at a time */
+int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_open m;
+	struct rpmem_msg_open_ok rep;
+	struct rpmemd_handle *h = NULL;
+	struct rpmemd_region *r;
+	struct rpmemd_meta meta;
+	char err[RPMEM_MSG_MAX];
+	uint8_t buf[SMALL_REPLY];
+	int ret, ok, len;
+
+	if (rpmem_open_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
+		return ret;
+	if (m.xport == RPMEM_XPORT_RDMA && !s->rdma)
+		return conn_reply_err(s, hd->id, RPMEM_E_XPORT,
+				      "rdma is not available on %s: no RDMA device serves the address this session connected to",
+				      s->local[0] ? s->local : "this target");
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES && !h; i++)
+		if (!s->h[i].id)
+			h = &s->h[i];
+	if (!h)
+		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+				      "a session may have at most %d pools open",
+				      RPMEMD_MAX_HANDLES);
+	if ((ret = get_region(s, hd->id, m.region, &r)) || !r)
+		return ret;
+	ret = rpmemd_pool_open(r, m.pool, m.mode, s->id, s->holder, &h->pool,
+			       err, sizeof(err));
+	rpmemd_region_put(&r);
+	if (ret)
+		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
+	h->mode = m.mode;
+	h->xport = RPMEM_XPORT_TCP;
+	memset(&rep, 0, sizeof(rep));
+	/*
+	 * RDMA (asked for, or AUTO on an address with an RDMA listener):
+	 * register just this pool's range, the blob goes into OPEN_OK; the
+	 * exposure lives in the handle until handle_close
+	 */
+	if (m.xport != RPMEM_XPORT_TCP && s->rdma) {
+		size_t blen = sizeof(rep.blob);
+		ret = expose_pool(s, h, rep.blob, &blen, err, sizeof(err));
+		if (!ret) {
+			h->xport = RPMEM_XPORT_RDMA;
+			rep.blob_len = (uint16_t)blen;
+		} else if (m.xport == RPMEM_XPORT_RDMA) {
+			rpmemd_pool_close(&h->pool, h->mode, s->id);
+			memset(h, 0, sizeof(*h));
+			return conn_reply_err(s, hd->id, RPMEM_E_XPORT, "%s", err);
+		} else {
+			INFO("session %u: pool %s/%s: %s; using tcp", s->id,
+			     m.region, m.pool, err);
+		}
+	}
+	h->id = s->next_handle++;
+	if (s->next_handle == 0)
+		s->next_handle = 1;
+	rpmemd_pool_get_meta(h->pool, &meta);
+
+	rep.handle = h->id;
+	rep.size = h->pool->size;
+	rep.state = meta.state;
+	rep.generation = meta.generation;
+	memcpy(rep.uuid, meta.uuid, sizeof(rep.uuid));
+	rep.xport = h->xport;
+	handle_update_cur(s);
+	INFO("session %u: opened pool %s/%s (%s, %s, generation %llu, %s)",
+	     s->id, m.region, m.pool, m.mode == RPMEM_OPEN_RW ? "rw" : "ro",
+	     rpmem_state_str(meta.state), (unsigned long long)meta.generation,
+	     h->xport == RPMEM_XPORT_RDMA ? "rdma" : "tcp");
+	len = rpmem_open_ok_encode(buf, sizeof(buf), &rep);
+	if (len < 0)
+		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
+				      "cannot encode OPEN_OK");
+	return rpmem_send_frame(s->fd, RPMEM_MSG_OPEN_OK, hd->id, buf,
+				(size_t)len, NULL, 0);
+}
+
+/* req_close -- CLOSE a handle */
+int req_close(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_handle m;
+	struct rpmemd_handle *h;
+	if (rpmem_handle_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "CLOSE of unknown handle %u", m.handle);
+	handle_close(s, h);
+	handle_update_cur(s);
+	return conn_reply_ok(s, hd->id);
+}
+
+/* req_set_state -- SET_STATE: persisted in the metadata before the reply */
+int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_set_state m;
+	struct rpmemd_handle *h;
+	struct rpmemd_meta meta;
+	char err[RPMEM_MSG_MAX];
+	int ret, had;
+
+	if (rpmem_set_state_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "SET_STATE of unknown handle %u", m.handle);
+	if (h->mode != RPMEM_OPEN_RW)
+		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
+				      "SET_STATE of pool '%s' opened read-only",
+				      h->pool->name);
+	/* a pool with a failed WRITE behind it is not consistent */
+	if (m.state == RPMEM_POOL_CONSISTENT &&
+	    ((ret = conn_take_deferred(s, hd->id, &had)) || had))
+		return ret;
+	ret = rpmemd_pool_set_state(h->pool, m.state, m.source, &meta, err,
+				    sizeof(err));
+	if (ret)
+		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
+	INFO("session %u: pool %s/%s is %s (generation %llu)", s->id,
+	     h->pool->region->cfg.name, h->pool->name,
+	     rpmem_state_str(meta.state), (unsigned long long)meta.generation);
+	return conn_reply_ok(s, hd->id);
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* req_status.c -- STATUS: the daemon, its sessions and its PMem namespaces */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "net.h"
+#include "pmem.h"
+#include "session_int.h"
+#include "sock.h"
+#include "util.h"
+
+/* ns_info -- a discovered namespace as STATUS_REPLY carries it */
+static void ns_info(const struct rpmemd_pmem_ns *e, struct rpmem_ns_info *ni)
+{
+	rpmem_strlcpy(ni->name, e->ns, sizeof(ni->name));
+	rpmem_strlcpy(ni->nd_region, e->region, sizeof(ni->nd_region));
+	rpmem_strlcpy(ni->dev, e->dev, sizeof(ni->dev));
+	ni->mode = rpmemd_pmem_mode_code(e->mode);
+	ni->size = e->size;
+	ni->align = e->align;
+	ni->numa = e->numa < -1 ? -1 : e->numa;
+	/* a longer mount point is not cut short: it is left out */
+	if (strlen(e->mount) <= RPMEM_STR_MAX)
+		rpmem_strlcpy(ni->mount, e->mount, sizeof(ni->mount));
+}
+
+/*
+ * status_namespaces -- the PMem namespaces found at start or the last
+ * reload, and which active regions lie on them, into rep
+ */
+static int status_namespaces(struct rpmemd_sessions *set,
+			     struct rpmem_msg_status_reply *rep)
+{
+	struct rpmemd_region **v = NULL;
+	struct rpmemd_pmem_ns *ns = NULL;
+	unsigned nr = 0;
+	size_t n = 0;
+	int ret;
+
+	if ((ret = rpmemd_pmem_published(&ns, &n)))
+		return ret;
+	if (n > RPMEM_MAX_NAMESPACES) {
+		WARN("STATUS: %zu namespaces, only the first %u are shown", n,
+		     RPMEM_MAX_NAMESPACES);
+		n = RPMEM_MAX_NAMESPACES;
+	}
+	rep->namespaces = calloc(n ? n : 1, sizeof(*rep->namespaces));
+	if (!rep->namespaces) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	rep->nnamespaces = (uint32_t)n;
+	for (size_t i = 0; i < n; i++)
+		ns_info(&ns[i], &rep->namespaces[i]);
+	if ((ret = rpmemd_regions_get_all(set->regions, &v, &nr)))
+		goto out;
+	rep->links = calloc(nr ? nr : 1, sizeof(*rep->links));
+	if (!rep->links) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (unsigned j = 0; j < nr && rep->nlinks < RPMEM_MAX_NS_LINKS; j++) {
+		int k = rpmemd_pmem_region_ns(ns, n, v[j]->cfg.type,
+					      v[j]->cfg.path);
+		if (k < 0)
+			continue;
+		struct rpmem_ns_link *l = &rep->links[rep->nlinks++];
+		rpmem_strlcpy(l->region, v[j]->cfg.name, sizeof(l->region));
+		l->ns = (uint32_t)k;
+	}
+out:
+	rpmemd_regions_put_all(&v, nr);
+	rpmemd_pmem_free(&ns);
+	return ret;
+}
+
+/* req_status -- STATUS: the daemon, its sessions and its PMem namespaces */
+int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmemd_sessions *set = s->set;
+	struct rpmem_msg_status_reply rep;
+	int ret;
+
+	if (hd->len != 0)
+		return conn_bad_payload(s, hd);
+	memset(&rep, 0, sizeof(rep));
+	ret = rpmemd_sessions_info(set, &rep);
+	uint8_t *buf = conn_out_buf(s);
+	if (ret || !buf || status_namespaces(set, &rep)) {
+		rpmem_status_reply_free(&rep);
+		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
+	}
+	int len = rpmem_status_reply_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
+	rpmem_status_reply_free(&rep);
+	if (len < 0)
+		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
+				      "cannot encode STATUS_REPLY");
+	ret = rpmem_send_frame(s->fd, RPMEM_MSG_STATUS_REPLY, hd->id, buf,
+			       (size_t)len, NULL, 0);
+	return ret;
+}

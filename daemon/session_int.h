@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * session_int.h -- what the files serving one client session share: the
+ * session and handle objects and the calls between the layers.
+ *
+ * Layers, each calling only those below it (docs/ARCHITECTURE.md):
+ *   worker.c     the session thread: handshake, request loop, teardown
+ *   handshake.c  HELLO                dispatch.c  one request -> its handler
+ *   req_pool.c, req_data.c, req_status.c   the request handlers
+ *   handles.c    open pools by handle   expose.c  RDMA exposure of a pool
+ *   conn.c       framing and replies    registry.c  the set of sessions
+ */
+#ifndef RPMEMD_SESSION_INT_H
+#define RPMEMD_SESSION_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+#include "session.h"
+
+/* the largest request payload apart from WRITE (HELLO is ~520 bytes) */
+#define REQ_MAX 4096
+_Static_assert(12 + 12 * RPMEM_MAX_HASHV_RANGES <= REQ_MAX,
+	       "the largest HASHV request fits the request buffer");
+#define SMALL_REPLY 2048
+
+struct rpmemd_handle {
+	uint32_t id; /* 0 = free slot */
+	uint8_t mode;
+	uint8_t xport; /* RPMEM_XPORT_TCP or _RDMA */
+	struct rpmemd_pool *pool;
+	struct rpmemd_session *s;     /* for the RDMA persist callback */
+	struct rpmem_rdma_expo *expo; /* the pool exposed over RDMA */
+};
+
+struct rpmemd_session {
+	struct rpmemd_sessions *set;
+	struct rpmemd_session *next;
+	pthread_t thread;
+	int fd; /* closed by the reaper, after the join */
+	uint32_t id;
+	uint64_t started; /* unix seconds */
+	char peer[64];			/* "addr:port" */
+	char local[RPMEMD_ADDR_MAX];	/* our address, numeric */
+	struct rpmem_rdma_srv *rdma;	/* RDMA listener on it, or NULL */
+	char holder[RPMEM_STR_MAX + 1]; /* how busy errors name us */
+
+	/* protected by set->lock */
+	char client[RPMEM_STR_MAX + 1];
+	char cur_pool[2 * RPMEM_NAME_MAX + 2]; /* shown by STATUS */
+	uint8_t cur_mode;
+	uint8_t cur_xport;
+	int established;
+	int done;
+
+	/* the session thread's own */
+	struct rpmemd_handle h[RPMEMD_MAX_HANDLES];
+	uint32_t next_handle;
+	uint32_t derr_code; /* a failed WRITE, reported by the next FLUSH */
+	char derr_msg[RPMEM_MSG_MAX + 1];
+	uint8_t req[REQ_MAX];
+	uint8_t *out; /* RPMEM_MAX_PAYLOAD, allocated on first use */
+
+	/* atomics, read by STATUS */
+	uint64_t bytes_written;
+	uint64_t bytes_read;
+	uint64_t flushes;
+	uint64_t last_flush_ns;
+};
+
+/* --- conn.c: framing and replies ---------------------------------------- */
+
+/* conn_reply_err -- an ERROR reply; returns 0 or the send failure */
+int conn_reply_err(struct rpmemd_session *s, uint32_t id, uint32_t code,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* conn_reply_ok -- an empty OK reply */
+int conn_reply_ok(struct rpmemd_session *s, uint32_t id);
+/* conn_out_buf -- the large reply buffer (RPMEM_MAX_PAYLOAD), or NULL */
+uint8_t *conn_out_buf(struct rpmemd_session *s);
+/* conn_defer -- remember the first failed WRITE for the next FLUSH */
+void conn_defer(struct rpmemd_session *s, uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* conn_take_deferred -- reply the remembered WRITE failure, if any (*had) */
+int conn_take_deferred(struct rpmemd_session *s, uint32_t id, int *had);
+/* conn_bad_payload -- the reply to a well-framed request that did not decode */
+int conn_bad_payload(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/*
+ * conn_recv_request -- one frame header and (except for WRITE) its
+ * payload into s->req: 0, 1 if answered and skipped, or -errno
+ */
+int conn_recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd);
+/* conn_set_timeout -- SO_RCVTIMEO or SO_SNDTIMEO in seconds (0 = none) */
+void conn_set_timeout(int fd, int opt, int sec);
+
+/* --- handles.c: the session's open pools -------------------------------- */
+
+/* handle_get -- the open pool behind handle id, or NULL */
+struct rpmemd_handle *handle_get(struct rpmemd_session *s, uint32_t id);
+/* handle_update_cur -- show the most recently opened pool in STATUS */
+void handle_update_cur(struct rpmemd_session *s);
+/* handle_close -- close one open pool: RDMA exposure first, then the pool */
+void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h);
+
+/* --- expose.c: RDMA ----------------------------------------------------- */
+
+/*
+ * expose_pool -- expose the pool of h to this session over RDMA; fills
+ * blob[*blob_len] (in: capacity). On failure, why[] says why.
+ */
+int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h, void *blob,
+		size_t *blob_len, char *why, size_t wlen);
+
+/* --- the request handlers: 0, or -errno to end the session --------------- */
+
+int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_create(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_remove(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_close(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+
+/* --- handshake.c, dispatch.c --------------------------------------------- */
+
+/* rpmemd_handshake -- HELLO until HELLO_OK; 0 or -errno (session ends) */
+int rpmemd_handshake(struct rpmemd_session *s);
+/*
+ * rpmemd_serve -- the request loop after the handshake: 0 after BYE,
+ * -ECONNRESET when the client went away, -ESHUTDOWN when the daemon
+ * stops, or another -errno
+ */
+int rpmemd_serve(struct rpmemd_session *s);
+
+/* --- registry.c: what needs the set's lock ------------------------------- */
+
+/* rpmemd_sessions_apm_cap -- RPMEM_CAP_APM if a region declares direct_pmem */
+uint32_t rpmemd_sessions_apm_cap(struct rpmemd_sessions *set);
+/*
+ * rpmemd_sessions_reserve -- the id of a new connection; -EUSERS when
+ * max_sessions + RPMEMD_THREAD_SLACK threads exist already
+ */
+int rpmemd_sessions_reserve(struct rpmemd_sessions *set, uint32_t *id);
+/* rpmemd_sessions_add -- list the new session s and start its thread fn */
+int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
+			void *(*fn)(void *));
+/*
+ * rpmemd_sessions_admit -- s passed HELLO as client: count it against
+ * max_sessions. -ESHUTDOWN when stopping, -EUSERS at the limit (*max).
+ */
+int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
+			  const char *client, unsigned *max);
+/* rpmemd_sessions_leave -- s's thread ends: uncount it, wake the reaper */
+void rpmemd_sessions_leave(struct rpmemd_sessions *set,
+			   struct rpmemd_session *s);
+/*
+ * rpmemd_sessions_info -- the daemon facts and established sessions of
+ * STATUS_REPLY, sessions by id; -ENOMEM
+ */
+int rpmemd_sessions_info(struct rpmemd_sessions *set,
+			 struct rpmem_msg_status_reply *rep);
+
+#endif

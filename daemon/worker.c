@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* worker.c -- a session's thread: handshake, request loop, teardown */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "session_int.h"
+#include "sock.h"
+#include "util.h"
+
+/*
+ * local_rdma -- the numeric local address of the connection fd into
+ * s->local, and the RDMA listener serving it (if any) into s->rdma
+ */
+static void local_rdma(struct rpmemd_session *s, int fd)
+{
+	struct rpmemd_sessions *set = s->set;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char *a = s->local;
+
+	s->local[0] = '\0';
+	s->rdma = NULL;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) ||
+	    getnameinfo((struct sockaddr *)&ss, sl, s->local,
+			sizeof(s->local), NULL, 0, NI_NUMERICHOST))
+		return;
+	/* an IPv4 client of a dual-stack socket */
+	if (!strncmp(a, "::ffff:", 7) && strchr(a + 7, '.'))
+		a += 7;
+	for (unsigned i = 0; i < set->nrdma; i++)
+		if (!strcmp(set->rdma[i].addr, a)) {
+			s->rdma = set->rdma[i].srv;
+			break;
+		}
+	if (a != s->local)
+		memmove(s->local, a, strlen(a) + 1);
+}
+
+/* end_reason -- how a session ended, for the log */
+static const char *end_reason(int ret)
+{
+	switch (ret) {
+	case 0:
+		return "client said BYE";
+	case -ECONNRESET:
+		return "connection closed";
+	case -ETIMEDOUT:
+		return "timed out";
+	case -EPROTO:
+		return "protocol error";
+	case -ESHUTDOWN:
+		return "the daemon is stopping";
+	default:
+		return strerror(-ret);
+	}
+}
+
+/* session_main -- the session thread */
+static void *session_main(void *arg)
+{
+	struct rpmemd_session *s = arg;
+	struct rpmemd_sessions *set = s->set;
+
+	conn_set_timeout(s->fd, SO_RCVTIMEO, RPMEMD_HELLO_TIMEOUT);
+	conn_set_timeout(s->fd, SO_SNDTIMEO, RPMEMD_SEND_TIMEOUT);
+	int ret = rpmemd_handshake(s);
+	if (ret == 0) {
+		conn_set_timeout(s->fd, SO_RCVTIMEO, 0);
+		ret = rpmemd_serve(s);
+	}
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
+		if (s->h[i].id)
+			handle_close(s, &s->h[i]);
+	if (s->established)
+		INFO("session %u from %s closed: %s (%llu bytes written, %llu read, %llu flushes)",
+		     s->id, s->peer, end_reason(ret),
+		     (unsigned long long)s->bytes_written,
+		     (unsigned long long)s->bytes_read,
+		     (unsigned long long)s->flushes);
+	else
+		DBG("connection %u from %s closed before the handshake completed: %s",
+		    s->id, s->peer, end_reason(ret));
+
+	rpmemd_sessions_leave(set, s);
+	return NULL;
+}
+
+int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
+{
+	struct rpmemd_session *s;
+	int ret;
+
+	uint32_t id;
+
+	if (rpmemd_sessions_reserve(set, &id)) {
+		/* a fresh socket's buffer takes this without blocking */
+		rpmemd_send_error(fd, 0, RPMEM_E_LIMIT,
+				 "too many connections; retry later");
+		close(fd);
+		return -EUSERS;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->set = set;
+	s->fd = fd;
+	s->id = id;
+	s->next_handle = 1;
+	s->started = rpmem_wall_sec();
+	rpmemd_peer_name(fd, s->peer, sizeof(s->peer));
+	local_rdma(s, fd);
+	snprintf(s->holder, sizeof(s->holder), "session %u from %s", id,
+		 s->peer);
+
+	ret = rpmemd_sessions_add(set, s, session_main);
+	if (ret) {
+		ERR("connection from %s: cannot start a session thread: %s",
+		    s->peer, strerror(-ret));
+		close(fd);
+		free(s);
+		return ret;
+	}
+	DBG("connection %u from %s accepted", id, s->peer);
+	return 0;
+}
