@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* tcp_initiator.c -- the TCP data plane: WRITE/READ/FLUSH frames on the control socket */
+/*
+ * tcp_initiator.c -- the TCP data plane of an initiator: WRITE/READ/FLUSH
+ * frames on the control socket
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

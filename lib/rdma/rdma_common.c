@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rdma_common.c -- what both RDMA halves use: librpma logging, errors, the blob */
+/*
+ * rdma_common.c -- what both RDMA halves use: librpma logging, errors, the
+ * OPEN_OK blob
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>

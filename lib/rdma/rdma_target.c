@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rdma_target.c -- the RDMA data plane of a target: listener, exposures (rpmemd) */
+/*
+ * rdma_target.c -- the RDMA data plane of a target (rpmemd only): the
+ * listener and the exposed pool ranges
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
