@@ -20,7 +20,7 @@ DESTDIR    ?=
 B          := build
 CC         ?= gcc
 PKG_CONFIG ?= pkg-config
-DEPS       := libpmem2 libconfig librpma libxxhash libndctl libdaxctl
+DEPS       := libpmem2 libconfig librpma libxxhash libndctl libdaxctl openssl
 # librpma and libxxhash ship no .pc file on some distributions
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS) 2>/dev/null)
 PKG_LIBS   := $(shell for p in $(DEPS); do \

@@ -30,13 +30,13 @@ conn_reply_err(struct rpmemd_session *s, uint32_t id, uint32_t code,
 	va_end(ap);
 	DBG("session %u: error %u (%s): %s", s->id, code, rpmem_err_str(code),
 	    msg);
-	return rpmemd_send_error(s->fd, id, code, "%s", msg);
+	return rpmemd_send_error(&s->conn, id, code, "%s", msg);
 }
 
 /* conn_reply_ok -- an empty OK reply */
 int conn_reply_ok(struct rpmemd_session *s, uint32_t id)
 {
-	return rpmem_send_frame(s->fd, RPMEM_MSG_OK, id, NULL, 0, NULL, 0);
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_OK, id, NULL, 0, NULL, 0);
 }
 
 /* conn_out_buf -- the large reply buffer */
@@ -107,7 +107,7 @@ static int frame_error(struct rpmemd_session *s, const uint8_t *raw, int err)
 int conn_recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd)
 {
 	uint8_t raw[RPMEM_HDR_SIZE];
-	int ret = rpmem_net_read_full(s->fd, raw, sizeof(raw));
+	int ret = rpmem_net_read_full(&s->conn, raw, sizeof(raw));
 	if (ret)
 		return ret;
 	ret = rpmem_hdr_decode(raw, hd);
@@ -116,7 +116,7 @@ int conn_recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd)
 		uint32_t len = le32_get(raw + 12);
 		if (len > RPMEM_MAX_PAYLOAD)
 			return frame_error(s, raw, -EMSGSIZE);
-		if ((ret = rpmem_net_discard(s->fd, len)))
+		if ((ret = rpmem_net_discard(&s->conn, len)))
 			return ret;
 		ret = conn_reply_err(s, le32_get(raw + 8), RPMEM_E_PROTO,
 				     "unknown message type %u",
@@ -128,20 +128,13 @@ int conn_recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd)
 	if (hd->type == RPMEM_MSG_WRITE)
 		return 0;
 	if (hd->len > sizeof(s->req)) {
-		if ((ret = rpmem_net_discard(s->fd, hd->len)))
+		if ((ret = rpmem_net_discard(&s->conn, hd->len)))
 			return ret;
 		ret = conn_reply_err(s, hd->id, RPMEM_E_PROTO,
 				     "invalid %s received: %u-byte payload is too long",
 				     rpmem_msg_type_str(hd->type), hd->len);
 		return ret ? ret : 1;
 	}
-	ret = rpmem_net_read_full(s->fd, s->req, hd->len);
+	ret = rpmem_net_read_full(&s->conn, s->req, hd->len);
 	return ret;
-}
-
-/* conn_set_timeout -- SO_RCVTIMEO or SO_SNDTIMEO in seconds (0 = none) */
-void conn_set_timeout(int fd, int opt, int sec)
-{
-	struct timeval tv = { .tv_sec = sec };
-	setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
 }

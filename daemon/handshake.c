@@ -92,6 +92,6 @@ int rpmemd_handshake(struct rpmemd_session *s)
 		return len;
 	INFO("session %u from %s (%s) opened", s->id, s->peer,
 	     m.client[0] ? m.client : "unnamed client");
-	return rpmem_send_frame(s->fd, RPMEM_MSG_HELLO_OK, hd.id, buf,
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_HELLO_OK, hd.id, buf,
 				(size_t)len, NULL, 0);
 }

@@ -77,7 +77,7 @@ void rpmemd_sessions_shutdown(struct rpmemd_sessions *set, int how)
 	__atomic_store_n(&set->stopping, 1, __ATOMIC_RELAXED);
 	for (struct rpmemd_session *s = set->head; s; s = s->next)
 		if (!s->done)
-			shutdown(s->fd, how);
+			shutdown(s->conn.fd, how);
 	pthread_mutex_unlock(&set->lock);
 }
 
@@ -105,7 +105,7 @@ unsigned rpmemd_sessions_reap(struct rpmemd_sessions *set)
 		struct rpmemd_session *s = dead;
 		dead = s->next;
 		pthread_join(s->thread, NULL);
-		close(s->fd);
+		rpmem_conn_close(&s->conn);
 		free(s->out);
 		free(s);
 	}

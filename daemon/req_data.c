@@ -32,42 +32,42 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		conn_defer(s, RPMEM_E_PROTO,
 			   "invalid WRITE received: %u-byte payload is shorter than its %d-byte head",
 			   hd->len, RPMEM_WRITE_HDR_SIZE);
-		return rpmem_net_discard(s->fd, hd->len);
+		return rpmem_net_discard(&s->conn, hd->len);
 	}
-	if ((ret = rpmem_net_read_full(s->fd, head, sizeof(head))))
+	if ((ret = rpmem_net_read_full(&s->conn, head, sizeof(head))))
 		return ret;
 	size_t dlen = hd->len - RPMEM_WRITE_HDR_SIZE;
 	if (rpmem_io_decode(head, sizeof(head), &io)) {
 		conn_defer(s, RPMEM_E_PROTO,
 			   "invalid WRITE received: malformed head (a length over %u or an offset + length that overflows)",
 			   RPMEM_MAX_IO);
-		return rpmem_net_discard(s->fd, dlen);
+		return rpmem_net_discard(&s->conn, dlen);
 	}
 	if (io.len != dlen) {
 		conn_defer(s, RPMEM_E_PROTO,
 			   "invalid WRITE received: its head (%u bytes at offset %llu) does not match the %zu data bytes of the frame",
 			   io.len, (unsigned long long)io.offset, dlen);
-		return rpmem_net_discard(s->fd, dlen);
+		return rpmem_net_discard(&s->conn, dlen);
 	}
 	h = handle_get(s, io.handle);
 	if (!h) {
 		conn_defer(s, RPMEM_E_INVAL, "WRITE to unknown handle %u",
 			   io.handle);
-		return rpmem_net_discard(s->fd, dlen);
+		return rpmem_net_discard(&s->conn, dlen);
 	}
 	if (h->mode != RPMEM_OPEN_RW) {
 		conn_defer(s, RPMEM_E_RDONLY, "WRITE to pool '%s' opened read-only",
 			   h->pool->name);
-		return rpmem_net_discard(s->fd, dlen);
+		return rpmem_net_discard(&s->conn, dlen);
 	}
 	if (!rpmem_range_ok(io.offset, io.len, h->pool->size)) {
 		conn_defer(s, RPMEM_E_INVAL,
 			   "WRITE of %u bytes at offset %llu is outside pool '%s' (%llu bytes)",
 			   io.len, (unsigned long long)io.offset, h->pool->name,
 			   (unsigned long long)h->pool->size);
-		return rpmem_net_discard(s->fd, dlen);
+		return rpmem_net_discard(&s->conn, dlen);
 	}
-	ret = rpmem_net_read_full(s->fd, h->pool->addr + io.offset, io.len);
+	ret = rpmem_net_read_full(&s->conn, h->pool->addr + io.offset, io.len);
 	if (ret)
 		return ret;
 	rpmemd_pool_count(h->pool, io.len, 0);
@@ -92,7 +92,7 @@ int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      h->pool->name,
 				      (unsigned long long)h->pool->size);
 	__atomic_add_fetch(&s->bytes_read, m.len, __ATOMIC_RELAXED);
-	return rpmem_send_frame(s->fd, RPMEM_MSG_DATA, hd->id, NULL, 0,
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_DATA, hd->id, NULL, 0,
 				h->pool->addr + m.offset, m.len);
 }
 
@@ -203,7 +203,7 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	if (len < 0)
 		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
 				      "cannot encode HASHES");
-	return rpmem_send_frame(s->fd, RPMEM_MSG_HASHES, hd->id, buf,
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_HASHES, hd->id, buf,
 				(size_t)len, NULL, 0);
 }
 

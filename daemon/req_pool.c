@@ -95,7 +95,7 @@ int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				     "%u pools do not fit in one reply; list one region at a time",
 				     rep.npools);
 	else
-		ret = rpmem_send_frame(s->fd, RPMEM_MSG_LIST_REPLY, hd->id,
+		ret = rpmem_send_frame(&s->conn, RPMEM_MSG_LIST_REPLY, hd->id,
 				       buf, (size_t)len, NULL, 0);
 out:
 	rpmem_list_reply_free(&rep);
@@ -227,7 +227,7 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (len < 0)
 		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
 				      "cannot encode OPEN_OK");
-	return rpmem_send_frame(s->fd, RPMEM_MSG_OPEN_OK, hd->id, buf,
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_OPEN_OK, hd->id, buf,
 				(size_t)len, NULL, 0);
 }
 

@@ -98,7 +98,7 @@ int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (len < 0)
 		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
 				      "cannot encode STATUS_REPLY");
-	ret = rpmem_send_frame(s->fd, RPMEM_MSG_STATUS_REPLY, hd->id, buf,
+	ret = rpmem_send_frame(&s->conn, RPMEM_MSG_STATUS_REPLY, hd->id, buf,
 			       (size_t)len, NULL, 0);
 	return ret;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net.h"
 #include "proto.h"
 #include "session.h"
 
@@ -39,7 +40,7 @@ struct rpmemd_session {
 	struct rpmemd_sessions *set;
 	struct rpmemd_session *next;
 	pthread_t thread;
-	int fd; /* closed by the reaper, after the join */
+	struct rpmem_conn conn; /* closed by the reaper, after the join */
 	uint32_t id;
 	uint64_t started; /* unix seconds */
 	char peer[64];			/* "addr:port" */
@@ -91,8 +92,6 @@ int conn_bad_payload(struct rpmemd_session *s, const struct rpmem_hdr *hd);
  * payload into s->req: 0, 1 if answered and skipped, or -errno
  */
 int conn_recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd);
-/* conn_set_timeout -- SO_RCVTIMEO or SO_SNDTIMEO in seconds (0 = none) */
-void conn_set_timeout(int fd, int opt, int sec);
 
 /* --- handles.c: the session's open pools -------------------------------- */
 

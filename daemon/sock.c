@@ -76,7 +76,8 @@ int rpmemd_is_loopback(const char *addr)
 	return 0;
 }
 
-int rpmemd_send_error(int fd, uint32_t id, uint32_t code, const char *fmt, ...)
+int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,
+		      const char *fmt, ...)
 {
 	struct rpmem_msg_error m = { .code = code };
 	uint8_t buf[RPMEM_MSG_MAX + 8];
@@ -87,6 +88,6 @@ int rpmemd_send_error(int fd, uint32_t id, uint32_t code, const char *fmt, ...)
 	int len = rpmem_error_encode(buf, sizeof(buf), &m);
 	if (len < 0)
 		return len;
-	return rpmem_send_frame(fd, RPMEM_MSG_ERROR, id, buf, (size_t)len,
+	return rpmem_send_frame(c, RPMEM_MSG_ERROR, id, buf, (size_t)len,
 				NULL, 0);
 }

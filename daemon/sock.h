@@ -15,7 +15,9 @@ void rpmemd_peer_name(int fd, char *buf, size_t len);
 int rpmemd_is_loopback(const char *addr);
 
 /* rpmemd_send_error -- an ERROR reply with code and printf-style message */
-int rpmemd_send_error(int fd, uint32_t id, uint32_t code, const char *fmt, ...)
+struct rpmem_conn;
+int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,
+		      const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 #endif

@@ -67,11 +67,11 @@ static void *session_main(void *arg)
 	struct rpmemd_session *s = arg;
 	struct rpmemd_sessions *set = s->set;
 
-	conn_set_timeout(s->fd, SO_RCVTIMEO, RPMEMD_HELLO_TIMEOUT);
-	conn_set_timeout(s->fd, SO_SNDTIMEO, RPMEMD_SEND_TIMEOUT);
+	rpmem_conn_set_rcvtimeo(&s->conn, RPMEMD_HELLO_TIMEOUT * 1000);
+	rpmem_conn_set_sndtimeo(&s->conn, RPMEMD_SEND_TIMEOUT * 1000);
 	int ret = rpmemd_handshake(s);
 	if (ret == 0) {
-		conn_set_timeout(s->fd, SO_RCVTIMEO, 0);
+		rpmem_conn_set_rcvtimeo(&s->conn, 0);
 		ret = rpmemd_serve(s);
 	}
 	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
@@ -94,13 +94,14 @@ static void *session_main(void *arg)
 int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 {
 	struct rpmemd_session *s;
-	int ret;
-
 	uint32_t id;
+	int ret;
 
 	if (rpmemd_sessions_reserve(set, &id)) {
 		/* a fresh socket's buffer takes this without blocking */
-		rpmemd_send_error(fd, 0, RPMEM_E_LIMIT,
+		struct rpmem_conn c;
+		rpmem_conn_init(&c, fd);
+		rpmemd_send_error(&c, 0, RPMEM_E_LIMIT,
 				 "too many connections; retry later");
 		close(fd);
 		return -EUSERS;
@@ -111,7 +112,7 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 		return -ENOMEM;
 	}
 	s->set = set;
-	s->fd = fd;
+	rpmem_conn_init(&s->conn, fd);
 	s->id = id;
 	s->next_handle = 1;
 	s->started = rpmem_wall_sec();

@@ -51,7 +51,7 @@ int client_lost(struct rpmemctl_session *s, int err, const char *what)
 	/* -EPROTO: the caller has described the bad message already */
 	s->lost = err;
 	/* stop the stream for good: nothing after this can be trusted */
-	shutdown(s->fd, SHUT_RDWR);
+	shutdown(s->conn.fd, SHUT_RDWR);
 	return err;
 }
 
@@ -71,7 +71,7 @@ int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
 	uint32_t rid = s->next_id++;
 	if (s->next_id == 0)
 		s->next_id = 1;
-	ret = rpmem_send_frame(s->fd, type, rid, p1, l1, p2, l2);
+	ret = rpmem_send_frame(&s->conn, type, rid, p1, l1, p2, l2);
 	if (ret) {
 		char what[64];
 		snprintf(what, sizeof(what), "sending %s",
@@ -87,7 +87,7 @@ int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
 static int recv_error(struct rpmemctl_session *s, const struct rpmem_hdr *h,
 		      char *buf, size_t len)
 {
-	int ret = rpmem_net_read_full(s->fd, s->rbuf, h->len);
+	int ret = rpmem_net_read_full(&s->conn, s->rbuf, h->len);
 	if (ret)
 		return client_lost(s, ret, "receiving an ERROR reply");
 	struct rpmem_msg_error m;
@@ -111,7 +111,7 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 	if (ret)
 		return ret;
 	for (;;) {
-		ret = rpmem_recv_hdr(s->fd, h);
+		ret = rpmem_recv_hdr(&s->conn, h);
 		if (ret == -EBADMSG || ret == -ENOTSUP || ret == -EMSGSIZE) {
 			client_seterr(s, "invalid frame header from %s:%s (%s)",
 				      s->host, s->port, strerror(-ret));
@@ -157,7 +157,7 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 	}
 	if (s->pending_err) {
 		/* report the earlier failure; keep the stream in step */
-		ret = rpmem_net_discard(s->fd, h->len);
+		ret = rpmem_net_discard(&s->conn, h->len);
 		if (ret)
 			return client_lost(s, ret, "receiving a reply");
 		ret = s->pending_err;
@@ -171,7 +171,7 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 int client_recv_payload(struct rpmemctl_session *s, const struct rpmem_hdr *h)
 {
 	/* h->len <= RPMEM_MAX_PAYLOAD, checked by rpmem_hdr_decode */
-	int ret = rpmem_net_read_full(s->fd, s->rbuf, h->len);
+	int ret = rpmem_net_read_full(&s->conn, s->rbuf, h->len);
 	if (ret) {
 		char what[64];
 		snprintf(what, sizeof(what), "receiving %s",
@@ -210,8 +210,8 @@ int client_call(struct rpmemctl_session *s, uint16_t type, const void *req,
 int client_set_timeout(struct rpmemctl_session *s, int secs)
 {
 	struct timeval tv = { .tv_sec = secs };
-	if (setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(s->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+	if (setsockopt(s->conn.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(s->conn.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
 		return -errno;
 	s->timeout_s = secs;
 	return 0;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "librpmemctl.h"
+#include "net.h"
 #include "proto.h"
 #include "xport.h"
 
@@ -34,7 +35,7 @@
  * is set and every later call fails with -ECONNRESET.
  */
 struct rpmemctl_session {
-	int fd;
+	struct rpmem_conn conn;
 	int lost;      /* 0 or the -errno that broke the connection */
 	int timeout_s; /* the control socket's current send/receive bound */
 	uint32_t next_id;

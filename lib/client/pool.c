@@ -157,7 +157,7 @@ static uint8_t wanted_xport(struct rpmemctl_session *s)
 	if (!(s->caps & RPMEM_CAP_RDMA))
 		return RPMEM_XPORT_TCP;
 	char addr[64];
-	local_addr(s->fd, addr, sizeof(addr));
+	local_addr(s->conn.fd, addr, sizeof(addr));
 	return addr[0] && rpmem_rdma_usable(addr) ? RPMEM_XPORT_AUTO :
 						   RPMEM_XPORT_TCP;
 }

@@ -91,7 +91,7 @@ RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
 		client_set_last(-ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
-	s->fd = -1;
+	rpmem_conn_init(&s->conn, -1);
 	s->next_id = 1;
 	s->transport = transport;
 	rpmem_strlcpy(s->host, host, sizeof(s->host));
@@ -103,7 +103,7 @@ RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
 		goto err_free;
 	}
 
-	ret = rpmem_net_connect(host, port, CLIENT_CONNECT_TIMEOUT_MS, &s->fd);
+	ret = rpmem_net_connect(host, port, CLIENT_CONNECT_TIMEOUT_MS, &s->conn.fd);
 	if (ret) {
 		if (ret == -ENOENT)
 			ret = -EHOSTUNREACH;
@@ -133,7 +133,7 @@ RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
 	return 0;
 
 err_close:
-	close(s->fd);
+	rpmem_conn_close(&s->conn);
 err_free:
 	free(s->rbuf);
 	free(s);
@@ -156,9 +156,9 @@ RPMEM_EXPORT void rpmemctl_session_close(struct rpmemctl_session **sess)
 		client_pool_detach(p);
 	}
 	if (!s->lost)
-		rpmem_send_frame(s->fd, RPMEM_MSG_BYE, s->next_id, NULL, 0,
+		rpmem_send_frame(&s->conn, RPMEM_MSG_BYE, s->next_id, NULL, 0,
 				 NULL, 0);
-	close(s->fd);
+	rpmem_conn_close(&s->conn);
 	free(s->rbuf);
 	free(s);
 	*sess = NULL;

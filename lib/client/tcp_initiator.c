@@ -120,9 +120,9 @@ static int tcp_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len)
 			return client_lost(s, -EPROTO, "reading pool data");
 		}
 		if (err)
-			ret = rpmem_net_discard(s->fd, h.len);
+			ret = rpmem_net_discard(&s->conn, h.len);
 		else
-			ret = rpmem_net_read_full(s->fd, r->dst, h.len);
+			ret = rpmem_net_read_full(&s->conn, r->dst, h.len);
 		if (ret)
 			return client_lost(s, ret, "receiving pool data");
 	}

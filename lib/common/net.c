@@ -10,10 +10,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "net.h"
+#include "tls.h"
+#include "util.h"
 #include "wire.h"
 
 #define SOCK_BUF (4 << 20)
@@ -92,19 +95,95 @@ int rpmem_net_connect(const char *host, const char *port, int timeout_ms,
 	return ret;
 }
 
-int rpmem_net_read_full(int fd, void *buf, size_t len)
+void rpmem_conn_init(struct rpmem_conn *c, int fd)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+}
+
+void rpmem_conn_close(struct rpmem_conn *c)
+{
+	if (c->tls)
+		rpmem_tls_free(&c->tls);
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/* set_timeo -- SO_RCVTIMEO or SO_SNDTIMEO in ms (0: none) */
+static int set_timeo(int fd, int opt, int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000,
+			      .tv_usec = (ms % 1000) * 1000 };
+	return setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv)) ? -errno : 0;
+}
+
+int rpmem_conn_set_rcvtimeo(struct rpmem_conn *c, int ms)
+{
+	c->rcvtimeo_ms = ms;
+	return set_timeo(c->fd, SO_RCVTIMEO, ms);
+}
+
+int rpmem_conn_set_sndtimeo(struct rpmem_conn *c, int ms)
+{
+	return set_timeo(c->fd, SO_SNDTIMEO, ms);
+}
+
+void rpmem_conn_set_deadline(struct rpmem_conn *c, uint64_t abs_ns)
+{
+	if (!abs_ns && c->deadline_ns)
+		set_timeo(c->fd, SO_RCVTIMEO, c->rcvtimeo_ms);
+	c->deadline_ns = abs_ns;
+}
+
+/*
+ * arm -- before a blocking read under a deadline: bound the read by the
+ * time left instead of SO_RCVTIMEO (a recv's SO_RCVTIMEO covers the whole
+ * call, MSG_WAITALL included); -ETIMEDOUT if none is left
+ */
+static int arm(struct rpmem_conn *c)
+{
+	if (!c->deadline_ns)
+		return 0;
+	uint64_t now = rpmem_now_ns();
+	if (now >= c->deadline_ns)
+		return -ETIMEDOUT;
+	uint64_t left_ms = (c->deadline_ns - now + 999999) / 1000000;
+	return set_timeo(c->fd, SO_RCVTIMEO, (int)left_ms);
+}
+
+/* sock_read -- one plaintext recv of up to len bytes; >0, or -errno */
+static ssize_t sock_read(struct rpmem_conn *c, void *buf, size_t len)
+{
+	for (;;) {
+		ssize_t n = recv(c->fd, buf, len, MSG_WAITALL);
+		if (n > 0)
+			return n;
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -ETIMEDOUT;
+		return -errno;
+	}
+}
+
+int rpmem_net_read_full(struct rpmem_conn *c, void *buf, size_t len)
 {
 	uint8_t *p = buf;
 	while (len) {
-		ssize_t n = recv(fd, p, len, MSG_WAITALL);
-		if (n == 0)
-			return -ECONNRESET;
+		int ret = arm(c);
+		if (ret)
+			return ret;
+		ssize_t n = c->tls ? rpmem_tls_read(c->tls, p, len) :
+				     sock_read(c, p, len);
 		if (n < 0) {
-			if (errno == EINTR)
+			/* a timeout that only the deadline made */
+			if (n == -ETIMEDOUT && c->deadline_ns &&
+			    rpmem_now_ns() < c->deadline_ns)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return -ETIMEDOUT;
-			return -errno;
+			return (int)n;
 		}
 		p += n;
 		len -= (size_t)n;
@@ -112,7 +191,8 @@ int rpmem_net_read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
-int rpmem_net_write_full(int fd, const void *buf, size_t len)
+/* sock_write -- send all of buf; -errno */
+static int sock_write(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	while (len) {
@@ -130,12 +210,19 @@ int rpmem_net_write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int rpmem_net_discard(int fd, size_t len)
+int rpmem_net_write_full(struct rpmem_conn *c, const void *buf, size_t len)
+{
+	if (c->tls)
+		return rpmem_tls_write(c->tls, buf, len);
+	return sock_write(c->fd, buf, len);
+}
+
+int rpmem_net_discard(struct rpmem_conn *c, size_t len)
 {
 	uint8_t buf[16384];
 	while (len) {
 		size_t n = len < sizeof(buf) ? len : sizeof(buf);
-		int ret = rpmem_net_read_full(fd, buf, n);
+		int ret = rpmem_net_read_full(c, buf, n);
 		if (ret)
 			return ret;
 		len -= n;
@@ -143,15 +230,44 @@ int rpmem_net_discard(int fd, size_t len)
 	return 0;
 }
 
-int rpmem_send_frame(int fd, uint16_t type, uint32_t id, const void *p1,
+/*
+ * tls_frame -- a frame over TLS: small frames are gathered into one
+ * record (one write, one record header and tag), large ones go as is
+ */
+static int tls_frame(struct rpmem_conn *c, const uint8_t *hdr, const void *p1,
 		     size_t l1, const void *p2, size_t l2)
 {
+	uint8_t small[RPMEM_TLS_GATHER];
+	size_t total = RPMEM_HDR_SIZE + l1 + l2;
+	int ret;
+
+	if (total <= sizeof(small)) {
+		memcpy(small, hdr, RPMEM_HDR_SIZE);
+		if (l1)
+			memcpy(small + RPMEM_HDR_SIZE, p1, l1);
+		if (l2)
+			memcpy(small + RPMEM_HDR_SIZE + l1, p2, l2);
+		return rpmem_tls_write(c->tls, small, total);
+	}
+	if ((ret = rpmem_tls_write(c->tls, hdr, RPMEM_HDR_SIZE)))
+		return ret;
+	if (l1 && (ret = rpmem_tls_write(c->tls, p1, l1)))
+		return ret;
+	return l2 ? rpmem_tls_write(c->tls, p2, l2) : 0;
+}
+
+int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
+		     const void *p1, size_t l1, const void *p2, size_t l2)
+{
 	uint8_t hdr[RPMEM_HDR_SIZE];
+	int fd = c->fd;
 	if (l1 + l2 > RPMEM_MAX_PAYLOAD)
 		return -EMSGSIZE;
 	struct rpmem_hdr h = { .type = type, .id = id,
 			       .len = (uint32_t)(l1 + l2) };
 	rpmem_hdr_encode(hdr, &h);
+	if (c->tls)
+		return tls_frame(c, hdr, p1, l1, p2, l2);
 	struct iovec iov[3] = {
 		{ hdr, sizeof(hdr) },
 		{ (void *)p1, l1 },
@@ -186,10 +302,10 @@ int rpmem_send_frame(int fd, uint16_t type, uint32_t id, const void *p1,
 	return 0;
 }
 
-int rpmem_recv_hdr(int fd, struct rpmem_hdr *h)
+int rpmem_recv_hdr(struct rpmem_conn *c, struct rpmem_hdr *h)
 {
 	uint8_t hdr[RPMEM_HDR_SIZE];
-	int ret = rpmem_net_read_full(fd, hdr, sizeof(hdr));
+	int ret = rpmem_net_read_full(c, hdr, sizeof(hdr));
 	if (ret)
 		return ret;
 	return rpmem_hdr_decode(hdr, h);

@@ -18,20 +18,55 @@
 int rpmem_net_connect(const char *host, const char *port, int timeout_ms,
 		      int *fd);
 
+struct rpmem_tls; /* tls.c */
+
+/*
+ * struct rpmem_conn -- one control connection as both ends use it: the
+ * socket, and the TLS session on it once one is established. Everything
+ * that reads or writes frames goes through it, so plaintext and TLS are
+ * the same to the layers above.
+ */
+struct rpmem_conn {
+	int fd;
+	struct rpmem_tls *tls; /* NULL: plaintext; owned (rpmem_conn_close) */
+	/*
+	 * reads fail with -ETIMEDOUT once CLOCK_MONOTONIC passes this (0:
+	 * only the socket's own SO_RCVTIMEO bounds them)
+	 */
+	uint64_t deadline_ns;
+	int rcvtimeo_ms; /* the socket's SO_RCVTIMEO outside deadlines */
+};
+
+/* rpmem_conn_init -- a plaintext connection on fd */
+void rpmem_conn_init(struct rpmem_conn *c, int fd);
+/* rpmem_conn_close -- end TLS (if any) and close the socket */
+void rpmem_conn_close(struct rpmem_conn *c);
+/*
+ * rpmem_conn_set_rcvtimeo / _sndtimeo -- bound each blocking receive or
+ * send, in ms (0: none)
+ */
+int rpmem_conn_set_rcvtimeo(struct rpmem_conn *c, int ms);
+int rpmem_conn_set_sndtimeo(struct rpmem_conn *c, int ms);
+/*
+ * rpmem_conn_set_deadline -- every read fails with -ETIMEDOUT after
+ * CLOCK_MONOTONIC abs_ns (0: no deadline), however the bytes trickle in
+ */
+void rpmem_conn_set_deadline(struct rpmem_conn *c, uint64_t abs_ns);
+
 /* full-length I/O; EOF is -ECONNRESET; EINTR is retried */
-int rpmem_net_read_full(int fd, void *buf, size_t len);
-int rpmem_net_write_full(int fd, const void *buf, size_t len);
+int rpmem_net_read_full(struct rpmem_conn *c, void *buf, size_t len);
+int rpmem_net_write_full(struct rpmem_conn *c, const void *buf, size_t len);
 /* rpmem_net_discard -- read and drop len bytes */
-int rpmem_net_discard(int fd, size_t len);
+int rpmem_net_discard(struct rpmem_conn *c, size_t len);
 
 /*
  * rpmem_send_frame -- header + payload (p1, l1) + extra data (p2, l2) in
  * one gathered write; p2 may be NULL.
  */
-int rpmem_send_frame(int fd, uint16_t type, uint32_t id, const void *p1,
-		     size_t l1, const void *p2, size_t l2);
+int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
+		     const void *p1, size_t l1, const void *p2, size_t l2);
 
 /* rpmem_recv_hdr -- read and check a frame header (rpmem_hdr_decode) */
-int rpmem_recv_hdr(int fd, struct rpmem_hdr *h);
+int rpmem_recv_hdr(struct rpmem_conn *c, struct rpmem_hdr *h);
 
 #endif

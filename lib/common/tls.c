@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tls.c -- TLS 1.3 on a control connection (OpenSSL 3), both ends */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "log.h"
+#include "net.h"
+#include "tls.h"
+#include "util.h"
+
+struct rpmem_tls_ctx {
+	SSL_CTX *ctx;
+	int server;
+	int x509; /* certificates configured */
+	char psk_id[RPMEM_IDENTITY_MAX + 1];
+	uint8_t psk[RPMEM_PSK_MAX];
+	size_t psk_len;
+	rpmem_psk_lookup_fn lookup;
+	void *arg;
+};
+
+struct rpmem_tls {
+	SSL *ssl;
+	char peer[RPMEM_IDENTITY_MAX + 1];
+	const char *method;
+	/* server: the identity a PSK client claimed, known or not */
+	char claimed[RPMEM_IDENTITY_MAX + 1];
+};
+
+/* the one TLS 1.3 suite external PSKs are bound to (SHA-256) */
+static const unsigned char aes128gcm_sha256[] = { 0x13, 0x01 };
+
+static int ex_index = -1;
+static pthread_once_t ex_once = PTHREAD_ONCE_INIT;
+
+static void ex_init(void)
+{
+	ex_index = SSL_get_ex_new_index(0, "rpmem", NULL, NULL, NULL);
+}
+
+/* set_err -- printf into err[errlen] (may be NULL) */
+static void __attribute__((format(printf, 3, 4)))
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ssl_reason -- the first queued OpenSSL error as text, queue cleared */
+static const char *ssl_reason(char *buf, size_t len)
+{
+	unsigned long e = ERR_peek_error();
+	const char *r = e ? ERR_reason_error_string(e) : NULL;
+
+	if (r)
+		rpmem_strlcpy(buf, r, len);
+	else if (e)
+		snprintf(buf, len, "OpenSSL error %lx", e);
+	else
+		rpmem_strlcpy(buf, "no detail", len);
+	ERR_clear_error();
+	return buf;
+}
+
+int rpmem_key_file_check(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		int e = errno;
+		set_err(err, errlen, "key file %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		set_err(err, errlen, "key file %s is not a regular file", path);
+		return -EINVAL;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		set_err(err, errlen,
+			"key file %s is accessible by group or others (mode %04o): run chmod 600 %s",
+			path, (unsigned)(st.st_mode & 07777), path);
+		return -EPERM;
+	}
+	return 0;
+}
+
+int rpmem_psk_valid_identity(const char *id)
+{
+	size_t n = strlen(id);
+	if (n == 0 || n > RPMEM_IDENTITY_MAX)
+		return 0;
+	for (; *id; id++)
+		if (!isalnum((unsigned char)*id) && !strchr("._@-", *id))
+			return 0;
+	return 1;
+}
+
+/* hexval -- one hex digit, or -1 */
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int rpmem_psk_parse_line(const char *line, char *identity, uint8_t *key,
+			 size_t *len)
+{
+	const char *colon = strchr(line, ':');
+	if (!colon || (size_t)(colon - line) > RPMEM_IDENTITY_MAX)
+		return -EINVAL;
+	memcpy(identity, line, (size_t)(colon - line));
+	identity[colon - line] = '\0';
+	if (!rpmem_psk_valid_identity(identity))
+		return -EINVAL;
+	const char *h = colon + 1;
+	size_t n = 0;
+	while (h[0] && h[0] != '\n' && h[0] != '\r') {
+		int hi = hexval((unsigned char)h[0]);
+		int lo = h[1] ? hexval((unsigned char)h[1]) : -1;
+		if (hi < 0 || lo < 0 || n == RPMEM_PSK_MAX)
+			return -EINVAL;
+		key[n++] = (uint8_t)(hi << 4 | lo);
+		h += 2;
+	}
+	if (n < RPMEM_PSK_MIN)
+		return -EINVAL;
+	*len = n;
+	return 0;
+}
+
+int rpmem_psk_read(const char *path, char *identity, uint8_t *key,
+		   size_t *len, char *err, size_t errlen)
+{
+	char want[RPMEM_IDENTITY_MAX + 1], id[RPMEM_IDENTITY_MAX + 1];
+	char line[512];
+	unsigned lineno = 0;
+	int ret;
+
+	if ((ret = rpmem_key_file_check(path, err, errlen)))
+		return ret;
+	rpmem_strlcpy(want, identity, sizeof(want));
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		ret = -errno;
+		set_err(err, errlen, "PSK file %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		char *p = line + strspn(line, " \t");
+		if (*p == '#' || *p == '\n' || !*p)
+			continue;
+		if (rpmem_psk_parse_line(p, id, key, len)) {
+			set_err(err, errlen,
+				"PSK file %s:%u: expected IDENTITY:HEXKEY (identity of letters, digits, '.', '_', '@', '-'; a key of %d to %d bytes in hex)",
+				path, lineno, RPMEM_PSK_MIN, RPMEM_PSK_MAX);
+			ret = -EINVAL;
+			break;
+		}
+		if (want[0] && strcmp(want, id))
+			continue;
+		rpmem_strlcpy(identity, id, RPMEM_IDENTITY_MAX + 1);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	if (ret == -ENOENT)
+		set_err(err, errlen, "PSK file %s has no key%s%s", path,
+			want[0] ? " for identity " : "", want);
+	return ret;
+}
+
+/* psk_session -- an SSL_SESSION carrying an external PSK for TLS 1.3 */
+static SSL_SESSION *psk_session(SSL *ssl, const uint8_t *key, size_t len)
+{
+	const SSL_CIPHER *cipher = SSL_CIPHER_find(ssl, aes128gcm_sha256);
+	SSL_SESSION *s = cipher ? SSL_SESSION_new() : NULL;
+
+	if (!s)
+		return NULL;
+	if (!SSL_SESSION_set1_master_key(s, key, len) ||
+	    !SSL_SESSION_set_cipher(s, cipher) ||
+	    !SSL_SESSION_set_protocol_version(s, TLS1_3_VERSION)) {
+		SSL_SESSION_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* use_psk_cb -- client: offer our identity and key */
+static int use_psk_cb(SSL *ssl, const EVP_MD *md, const unsigned char **id,
+		      size_t *idlen, SSL_SESSION **sess)
+{
+	struct rpmem_tls_ctx *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	SSL_SESSION *s = psk_session(ssl, c->psk, c->psk_len);
+
+	*sess = NULL;
+	if (!s)
+		return 0;
+	/* after a HelloRetryRequest the hash must match the suite's */
+	if (md && md != SSL_CIPHER_get_handshake_digest(
+			      SSL_SESSION_get0_cipher(s))) {
+		SSL_SESSION_free(s);
+		return 1;
+	}
+	*id = (const unsigned char *)c->psk_id;
+	*idlen = strlen(c->psk_id);
+	*sess = s;
+	return 1;
+}
+
+/* find_psk_cb -- server: the key of the identity the client offers */
+static int find_psk_cb(SSL *ssl, const unsigned char *identity, size_t idlen,
+		       SSL_SESSION **sess)
+{
+	struct rpmem_tls_ctx *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	struct rpmem_tls *t = SSL_get_ex_data(ssl, ex_index);
+	char id[RPMEM_IDENTITY_MAX + 1];
+	uint8_t key[RPMEM_PSK_MAX];
+	size_t klen = 0;
+
+	*sess = NULL;
+	if (idlen > RPMEM_IDENTITY_MAX || memchr(identity, 0, idlen))
+		return 1;
+	memcpy(id, identity, idlen);
+	id[idlen] = '\0';
+	if (t) {
+		rpmem_strlcpy(t->claimed, id, sizeof(t->claimed));
+		/* shown in logs: nothing that could forge a line */
+		for (char *p = t->claimed; *p; p++)
+			if (!isprint((unsigned char)*p))
+				*p = '?';
+	}
+	if (!rpmem_psk_valid_identity(id) || !c->lookup ||
+	    c->lookup(c->arg, id, key, &klen))
+		return 1; /* unknown: no PSK, the handshake fails */
+	*sess = psk_session(ssl, key, klen);
+	OPENSSL_cleanse(key, sizeof(key));
+	return *sess ? 1 : 0;
+}
+
+void rpmem_tls_ctx_free(struct rpmem_tls_ctx **pc)
+{
+	struct rpmem_tls_ctx *c = pc ? *pc : NULL;
+	if (!c)
+		return;
+	SSL_CTX_free(c->ctx);
+	OPENSSL_cleanse(c->psk, sizeof(c->psk));
+	free(c);
+	*pc = NULL;
+}
+
+int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
+		      struct rpmem_tls_ctx **out, char *err, size_t errlen)
+{
+	char why[256];
+	int ret = -EINVAL;
+
+	(void)pthread_once(&ex_once, ex_init);
+	struct rpmem_tls_ctx *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->server = cfg->server;
+	c->ctx = SSL_CTX_new(cfg->server ? TLS_server_method() :
+					   TLS_client_method());
+	if (!c->ctx) {
+		set_err(err, errlen, "cannot create a TLS context: %s",
+			ssl_reason(why, sizeof(why)));
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	SSL_CTX_set_app_data(c->ctx, c);
+	if (!SSL_CTX_set_min_proto_version(c->ctx, TLS1_3_VERSION) ||
+	    !SSL_CTX_set_max_proto_version(c->ctx, TLS1_3_VERSION)) {
+		set_err(err, errlen, "TLS 1.3 is not available: %s",
+			ssl_reason(why, sizeof(why)));
+		goto err_free;
+	}
+	/* no tickets: every connection authenticates afresh */
+	SSL_CTX_set_num_tickets(c->ctx, 0);
+	SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_options(c->ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
+
+	if (cfg->cert_file || cfg->key_file) {
+		if (!cfg->cert_file || !cfg->key_file) {
+			set_err(err, errlen,
+				"a TLS certificate needs its key, and a key its certificate");
+			goto err_free;
+		}
+		if ((ret = rpmem_key_file_check(cfg->key_file, err, errlen)))
+			goto err_free;
+		ret = -EINVAL;
+		if (SSL_CTX_use_certificate_chain_file(c->ctx,
+						       cfg->cert_file) != 1) {
+			set_err(err, errlen, "certificate %s: %s",
+				cfg->cert_file, ssl_reason(why, sizeof(why)));
+			goto err_free;
+		}
+		if (SSL_CTX_use_PrivateKey_file(c->ctx, cfg->key_file,
+						SSL_FILETYPE_PEM) != 1 ||
+		    SSL_CTX_check_private_key(c->ctx) != 1) {
+			set_err(err, errlen, "key %s (for %s): %s",
+				cfg->key_file, cfg->cert_file,
+				ssl_reason(why, sizeof(why)));
+			goto err_free;
+		}
+		c->x509 = 1;
+	}
+	if (cfg->ca_file) {
+		if (SSL_CTX_load_verify_locations(c->ctx, cfg->ca_file,
+						  NULL) != 1) {
+			set_err(err, errlen, "CA file %s: %s", cfg->ca_file,
+				ssl_reason(why, sizeof(why)));
+			goto err_free;
+		}
+		SSL_CTX_set_verify(c->ctx,
+				   SSL_VERIFY_PEER |
+					   SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+				   NULL);
+	} else if (c->x509) {
+		set_err(err, errlen,
+			"certificates need a CA file to verify the peer's");
+		goto err_free;
+	}
+	if (cfg->server) {
+		c->lookup = cfg->psk_lookup;
+		c->arg = cfg->psk_arg;
+		if (c->lookup)
+			SSL_CTX_set_psk_find_session_callback(c->ctx,
+							      find_psk_cb);
+		if (!c->lookup && !c->x509) {
+			set_err(err, errlen,
+				"TLS needs a certificate and key, or PSK identities");
+			goto err_free;
+		}
+	} else if (cfg->psk) {
+		if (!cfg->psk_identity ||
+		    !rpmem_psk_valid_identity(cfg->psk_identity) ||
+		    cfg->psk_len < RPMEM_PSK_MIN ||
+		    cfg->psk_len > RPMEM_PSK_MAX) {
+			set_err(err, errlen,
+				"a PSK needs a valid identity and %d to %d bytes of key",
+				RPMEM_PSK_MIN, RPMEM_PSK_MAX);
+			goto err_free;
+		}
+		rpmem_strlcpy(c->psk_id, cfg->psk_identity, sizeof(c->psk_id));
+		memcpy(c->psk, cfg->psk, cfg->psk_len);
+		c->psk_len = cfg->psk_len;
+		SSL_CTX_set_psk_use_session_callback(c->ctx, use_psk_cb);
+	} else if (!cfg->ca_file) {
+		set_err(err, errlen,
+			"TLS needs a CA file to verify the target, or a PSK");
+		goto err_free;
+	}
+	*out = c;
+	return 0;
+
+err_free:
+	rpmem_tls_ctx_free(&c);
+	return ret;
+}
+
+/* cert_identity -- the subject CN of cert, else its first DNS name */
+static void cert_identity(X509 *cert, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert),
+				      NID_commonName, buf, (int)len) > 0)
+		return;
+	buf[0] = '\0';
+	GENERAL_NAMES *names =
+		X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+	for (int i = 0; names && i < sk_GENERAL_NAME_num(names); i++) {
+		GENERAL_NAME *g = sk_GENERAL_NAME_value(names, i);
+		if (g->type != GEN_DNS)
+			continue;
+		const unsigned char *s = ASN1_STRING_get0_data(g->d.dNSName);
+		int n = ASN1_STRING_length(g->d.dNSName);
+		if (n > 0 && (size_t)n < len && !memchr(s, 0, (size_t)n)) {
+			memcpy(buf, s, (size_t)n);
+			buf[n] = '\0';
+			break;
+		}
+	}
+	GENERAL_NAMES_free(names);
+}
+
+/*
+ * handshake_err -- why SSL_connect/SSL_accept returned r: the message
+ * into err, and -EACCES (credentials), -EPROTO (not TLS) or -errno
+ */
+static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
+			 const char *claimed, char *err, size_t errlen)
+{
+	int e = SSL_get_error(ssl, r);
+	int saved = errno;
+	unsigned long q = ERR_peek_error();
+	int reason = q ? ERR_GET_REASON(q) : 0;
+	const char *peer = c->server ? "the client" : "the target";
+	char why[256];
+
+	if (!c->server && SSL_get_verify_result(ssl) != X509_V_OK) {
+		long v = SSL_get_verify_result(ssl);
+		ERR_clear_error();
+		set_err(err, errlen,
+			"the target's certificate was not accepted: %s",
+			X509_verify_cert_error_string(v));
+		return -EACCES;
+	}
+	if (e == SSL_ERROR_SYSCALL && !q) {
+		ERR_clear_error();
+		if (saved == EAGAIN || saved == EWOULDBLOCK) {
+			set_err(err, errlen, "the TLS handshake timed out");
+			return -ETIMEDOUT;
+		}
+		set_err(err, errlen,
+			"%s closed the connection during the TLS handshake%s",
+			peer,
+			c->server ? "" :
+				    " (it may not accept our credentials, or not use TLS)");
+		return saved && saved != EPIPE ? -saved : -ECONNRESET;
+	}
+	if (reason == SSL_R_WRONG_VERSION_NUMBER ||
+	    reason == SSL_R_PACKET_LENGTH_TOO_LONG ||
+	    reason == SSL_R_HTTP_REQUEST || reason == SSL_R_UNKNOWN_PROTOCOL) {
+		ERR_clear_error();
+		set_err(err, errlen,
+			c->server ?
+				"the client does not speak TLS (a plaintext rpmemctl? give it credentials)" :
+				"the target does not answer with TLS (is it a plaintext rpmemd? check the tls settings of both ends)");
+		return -EPROTO;
+	}
+	ssl_reason(why, sizeof(why));
+	if (c->server && claimed[0])
+		set_err(err, errlen,
+			"TLS handshake failed for claimed identity '%s': %s",
+			claimed, why);
+	else
+		set_err(err, errlen, "TLS handshake failed: %s%s", why,
+			!c->server && strstr(why, "alert") ?
+				" (the target refused our credentials)" :
+				"");
+	return -EACCES;
+}
+
+int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
+		    const char *host, char *err, size_t errlen)
+{
+	struct rpmem_tls *t = calloc(1, sizeof(*t));
+	char why[256];
+	int ret;
+
+	if (!t)
+		return -ENOMEM;
+	ERR_clear_error();
+	t->ssl = SSL_new(c->ctx);
+	if (!t->ssl || !SSL_set_fd(t->ssl, conn->fd) ||
+	    !SSL_set_ex_data(t->ssl, ex_index, t)) {
+		set_err(err, errlen, "cannot start TLS: %s",
+			ssl_reason(why, sizeof(why)));
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	if (!c->server && host && c->x509 + !c->psk_len) {
+		struct in6_addr a6;
+		struct in_addr a4;
+		X509_VERIFY_PARAM *vp = SSL_get0_param(t->ssl);
+		if (inet_pton(AF_INET, host, &a4) == 1 ||
+		    inet_pton(AF_INET6, host, &a6) == 1)
+			X509_VERIFY_PARAM_set1_ip_asc(vp, host);
+		else
+			X509_VERIFY_PARAM_set1_host(vp, host, 0);
+		if (inet_pton(AF_INET, host, &a4) != 1 &&
+		    inet_pton(AF_INET6, host, &a6) != 1)
+			SSL_set_tlsext_host_name(t->ssl, host);
+	}
+	int r = c->server ? SSL_accept(t->ssl) : SSL_connect(t->ssl);
+	if (r != 1) {
+		ret = handshake_err(c, t->ssl, r, t->claimed, err, errlen);
+		goto err_free;
+	}
+	if (SSL_session_reused(t->ssl)) {
+		t->method = "psk";
+		rpmem_strlcpy(t->peer, c->server ? t->claimed : c->psk_id,
+			      sizeof(t->peer));
+	} else {
+		t->method = "x509";
+		X509 *cert = SSL_get1_peer_certificate(t->ssl);
+		if (cert) {
+			cert_identity(cert, t->peer, sizeof(t->peer));
+			X509_free(cert);
+		}
+		if (!cert || !t->peer[0]) {
+			set_err(err, errlen,
+				"%s's certificate names no identity (no subject CN, no DNS name)",
+				c->server ? "the client" : "the target");
+			ret = -EACCES;
+			goto err_free;
+		}
+	}
+	conn->tls = t;
+	return 0;
+
+err_free:
+	if (c->server && t->claimed[0] && err && errlen &&
+	    !strstr(err, t->claimed))
+		DBG("tls: client claimed identity '%s'", t->claimed);
+	SSL_free(t->ssl);
+	free(t);
+	return ret;
+}
+
+const char *rpmem_tls_peer(const struct rpmem_tls *t)
+{
+	return t ? t->peer : "";
+}
+
+const char *rpmem_tls_method(const struct rpmem_tls *t)
+{
+	return t ? t->method : "none";
+}
+
+int rpmem_tls_export(struct rpmem_tls *t, const char *label, uint8_t *out,
+		     size_t len)
+{
+	if (SSL_export_keying_material(t->ssl, out, len, label, strlen(label),
+				       NULL, 0, 0) != 1) {
+		ERR_clear_error();
+		return -EIO;
+	}
+	return 0;
+}
+
+/* io_err -- an SSL_read/SSL_write failure as -errno */
+static int io_err(SSL *ssl, int r, int saved)
+{
+	int e = SSL_get_error(ssl, r);
+	ERR_clear_error();
+	switch (e) {
+	case SSL_ERROR_ZERO_RETURN:
+		return -ECONNRESET;
+	case SSL_ERROR_WANT_READ:
+	case SSL_ERROR_WANT_WRITE:
+		return -ETIMEDOUT;
+	case SSL_ERROR_SYSCALL:
+		if (saved == EAGAIN || saved == EWOULDBLOCK)
+			return -ETIMEDOUT;
+		if (!saved || saved == EPIPE)
+			return -ECONNRESET;
+		return -saved;
+	default:
+		/* a record that does not authenticate: tampering */
+		return -EBADMSG;
+	}
+}
+
+ssize_t rpmem_tls_read(struct rpmem_tls *t, void *buf, size_t len)
+{
+	size_t n = 0;
+	errno = 0;
+	int r = SSL_read_ex(t->ssl, buf, len, &n);
+	if (r == 1)
+		return (ssize_t)n;
+	return io_err(t->ssl, r, errno);
+}
+
+int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len)
+{
+	sigset_t pipe_set, old;
+	int ret = 0;
+
+	/* OpenSSL writes with write(2): keep a closed peer from raising SIGPIPE */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	while (len) {
+		size_t n = 0;
+		errno = 0;
+		int r = SSL_write_ex(t->ssl, buf, len, &n);
+		if (r != 1) {
+			int saved = errno;
+			ret = io_err(t->ssl, r, saved);
+			if (saved == EPIPE && !sigismember(&old, SIGPIPE)) {
+				struct timespec zero = { 0 };
+				sigtimedwait(&pipe_set, NULL, &zero);
+			}
+			break;
+		}
+		buf = (const uint8_t *)buf + n;
+		len -= n;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+void rpmem_tls_free(struct rpmem_tls **pt)
+{
+	struct rpmem_tls *t = pt ? *pt : NULL;
+	if (!t)
+		return;
+	/* best effort: a peer that stopped reading must not block us */
+	SSL_set_quiet_shutdown(t->ssl, 1);
+	SSL_free(t->ssl);
+	free(t);
+	*pt = NULL;
+}

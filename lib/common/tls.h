@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tls.h -- TLS 1.3 on a control connection (OpenSSL 3), both ends */
+#ifndef RPMEM_TLS_H
+#define RPMEM_TLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rpmem_conn;
+struct rpmem_tls;     /* one TLS session on a connection */
+struct rpmem_tls_ctx; /* credentials and settings for many sessions */
+
+#define RPMEM_TLS_GATHER 16384	 /* frames up to this size: one record */
+#define RPMEM_PSK_LEN 32	 /* bytes of key rpmemctl psk-gen makes */
+#define RPMEM_PSK_MIN 16	 /* shortest external PSK accepted */
+#define RPMEM_PSK_MAX 64
+#define RPMEM_IDENTITY_MAX 128	 /* PSK identity or certificate name */
+#define RPMEM_TLS_EXPORT_LEN 32	 /* keying material for RDMA tokens */
+
+/*
+ * server PSK lookup: the key of identity into key[RPMEM_PSK_MAX], its
+ * length in *len; 0, or -ENOENT for an unknown identity
+ */
+typedef int (*rpmem_psk_lookup_fn)(void *arg, const char *identity,
+				   uint8_t *key, size_t *len);
+
+struct rpmem_tls_cfg {
+	int server;
+	/* X.509: a CA bundle to verify the peer, our chain and key */
+	const char *ca_file;
+	const char *cert_file;
+	const char *key_file;
+	/* external PSK, client: one identity and key */
+	const char *psk_identity;
+	const uint8_t *psk;
+	size_t psk_len;
+	/* external PSK, server: look identities up */
+	rpmem_psk_lookup_fn psk_lookup;
+	void *psk_arg;
+};
+
+/*
+ * rpmem_tls_ctx_new -- TLS 1.3 only, mutual authentication: a server
+ * with certificates requires a client certificate signed by ca_file,
+ * and accepts PSK clients when psk_lookup is set; a client verifies the
+ * server's certificate against ca_file (or authenticates by PSK). Key
+ * files readable by group or others are refused. On failure err says why.
+ */
+int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
+		      struct rpmem_tls_ctx **out, char *err, size_t errlen);
+void rpmem_tls_ctx_free(struct rpmem_tls_ctx **ctx);
+
+/*
+ * rpmem_tls_start -- the TLS handshake on c's socket (bounded by the
+ * socket's timeouts); on success c->tls is set and every frame on c is
+ * encrypted. host (client) is checked against the server certificate's
+ * names unless NULL. On failure err says why, and -EACCES means the peer
+ * could not be authenticated or refused us, -EPROTO that it does not
+ * speak TLS.
+ */
+int rpmem_tls_start(struct rpmem_tls_ctx *ctx, struct rpmem_conn *c,
+		    const char *host, char *err, size_t errlen);
+
+/*
+ * rpmem_tls_peer -- the authenticated identity of the peer: the PSK
+ * identity, or the certificate's subject CN (else its first DNS name)
+ */
+const char *rpmem_tls_peer(const struct rpmem_tls *t);
+/* rpmem_tls_method -- "psk" or "x509" */
+const char *rpmem_tls_method(const struct rpmem_tls *t);
+
+/*
+ * rpmem_tls_export -- RFC 8446 exporter keying material bound to this
+ * session (both ends compute the same bytes)
+ */
+int rpmem_tls_export(struct rpmem_tls *t, const char *label, uint8_t *out,
+		     size_t len);
+
+/* rpmem_tls_read -- up to len bytes (> 0), or -errno (-ECONNRESET: EOF) */
+ssize_t rpmem_tls_read(struct rpmem_tls *t, void *buf, size_t len);
+/* rpmem_tls_write -- all of len bytes; 0 or -errno */
+int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len);
+/* rpmem_tls_free -- close_notify (best effort) and free; accepts NULL */
+void rpmem_tls_free(struct rpmem_tls **t);
+
+/* --- key files ----------------------------------------------------------- */
+
+/*
+ * rpmem_key_file_check -- path is a regular file that group and others
+ * cannot read; else -EPERM (or -errno) with the reason in err
+ */
+int rpmem_key_file_check(const char *path, char *err, size_t errlen);
+
+/*
+ * rpmem_psk_parse_line -- "IDENTITY:HEX" (a line of a PSK file) into
+ * identity[RPMEM_IDENTITY_MAX + 1] and key[RPMEM_PSK_MAX]; -EINVAL
+ */
+int rpmem_psk_parse_line(const char *line, char *identity, uint8_t *key,
+			 size_t *len);
+
+/*
+ * rpmem_psk_read -- the first (identity, key) of a PSK file, after
+ * rpmem_key_file_check; with identity pre-set (non-empty), that one
+ */
+int rpmem_psk_read(const char *path, char *identity, uint8_t *key,
+		   size_t *len, char *err, size_t errlen);
+
+/* rpmem_psk_valid_identity -- 1..128 of [A-Za-z0-9._@-] */
+int rpmem_psk_valid_identity(const char *id);
+
+#endif
