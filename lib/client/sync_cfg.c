@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* sync_cfg.c -- the opaque sync configuration and result objects (LIBRPMEMCTL_2) */
+/* sync_cfg.c -- the opaque sync configuration and result objects */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

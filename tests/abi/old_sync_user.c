@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* old_sync_user.c -- a LIBRPMEMCTL_1 program: rpmemctl_pool_sync with the released structs */
+/* old_sync_user.c -- a LIBRPMEMCTL_1 program: the old rpmemctl_pool_sync */
 /*
  * Usage: old_sync_user HOST PORT REGION POOL FILE
  *
