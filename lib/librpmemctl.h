@@ -302,8 +302,9 @@ rpmemctl_sync_result_get_elapsed_ns(const struct rpmemctl_sync_result *res);
  * buffer (pull) up to date, or compare them (verify), as cfg says. local
  * must be exactly rpmemctl_pool_get_size() bytes. Push and mirror mark
  * the pool syncing before the first byte and consistent after the final
- * flush. res (may be NULL) is filled, also after an error. Returns 0, or
- * 1 for verify/dry run when differences were found.
+ * flush. res (may be NULL) is filled, also after an error during the sync
+ * (not when the call fails before it starts). Returns 0, or 1 for
+ * verify/dry run when differences were found.
  */
 int rpmemctl_pool_sync2(struct rpmemctl_pool *pool, void *local, size_t len,
 			const struct rpmemctl_sync_cfg *cfg,
