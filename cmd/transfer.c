@@ -58,12 +58,25 @@ static void xfer_range(uint64_t off, uint64_t len, void *arg)
 	range_cb(off, len, &((struct xfer_cb *)arg)->ranges);
 }
 
+/* the library's counters of one run, as the report prints them */
+struct xfer_stats {
+	uint64_t size;
+	uint64_t block_size;
+	uint64_t blocks_total;
+	uint64_t blocks_differ;
+	uint64_t bytes_differ;
+	uint64_t bytes_transferred;
+	uint64_t data_bytes;
+	uint64_t generation;
+	uint64_t elapsed_ns;
+};
+
 /* everything the report needs */
 struct xfer_result {
 	const struct cmd_xfer *x;
 	char target[700];
 	const char *transport;
-	struct rpmemctl_sync_stats st;
+	struct xfer_stats st;
 	int identical;
 	int created_remote;
 	int created_local;
@@ -94,12 +107,12 @@ static const char *command_str(const struct cmd_xfer *x)
 	return "sync";
 }
 
-static double elapsed_s(const struct rpmemctl_sync_stats *st)
+static double elapsed_s(const struct xfer_stats *st)
 {
 	return (double)st->elapsed_ns / 1e9;
 }
 
-static double mib_per_s(const struct rpmemctl_sync_stats *st)
+static double mib_per_s(const struct xfer_stats *st)
 {
 	double s = elapsed_s(st);
 
@@ -152,7 +165,7 @@ static void report_human(struct rpmemctl_ctx *ctx,
 			 const struct xfer_result *r, const struct ranges *rg)
 {
 	const struct cmd_xfer *x = r->x;
-	const struct rpmemctl_sync_stats *st = &r->st;
+	const struct xfer_stats *st = &r->st;
 	char a[32], b[32], c[32];
 	size_t i;
 
@@ -295,12 +308,59 @@ static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 	return 0;
 }
 
+/* stats_get -- copy the library's result into the report's counters */
+static void stats_get(struct xfer_stats *st,
+		      const struct rpmemctl_sync_result *res)
+{
+	st->size = rpmemctl_sync_result_get_size(res);
+	st->block_size = rpmemctl_sync_result_get_block_size(res);
+	st->blocks_total = rpmemctl_sync_result_get_blocks_total(res);
+	st->blocks_differ = rpmemctl_sync_result_get_blocks_differ(res);
+	st->bytes_differ = rpmemctl_sync_result_get_bytes_differ(res);
+	st->bytes_transferred =
+		rpmemctl_sync_result_get_bytes_transferred(res);
+	st->data_bytes = rpmemctl_sync_result_get_data_bytes(res);
+	st->generation = rpmemctl_sync_result_get_generation(res);
+	st->elapsed_ns = rpmemctl_sync_result_get_elapsed_ns(res);
+}
+
+/* make_cfg -- the library's sync configuration for x; 0 or -errno */
+static int make_cfg(const struct cmd_xfer *x, const char *source,
+		    struct xfer_cb *cb, struct rpmemctl_sync_cfg **out)
+{
+	struct rpmemctl_sync_cfg *cfg;
+	int ret;
+
+	ret = rpmemctl_sync_cfg_new(&cfg);
+	if (ret)
+		return ret;
+	ret = rpmemctl_sync_cfg_set_mode(cfg, x->mode);
+	if (!ret)
+		ret = rpmemctl_sync_cfg_set_flags(cfg, x->dry_run ?
+						  RPMEMCTL_SYNC_DRY_RUN : 0);
+	if (!ret)
+		ret = rpmemctl_sync_cfg_set_block_size(cfg, x->block_size);
+	if (!ret)
+		ret = rpmemctl_sync_cfg_set_source(cfg, source);
+	if (!ret)
+		ret = rpmemctl_sync_cfg_set_progress(cfg, xfer_progress, cb);
+	if (!ret)
+		ret = rpmemctl_sync_cfg_set_range(cfg, xfer_range, cb);
+	if (ret) {
+		rpmemctl_sync_cfg_delete(&cfg);
+		return ret;
+	}
+	*out = cfg;
+	return 0;
+}
+
 /* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */
 int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 {
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_pool *pool = NULL;
-	struct rpmemctl_sync_opts so = { 0 };
+	struct rpmemctl_sync_result *res = NULL;
+	struct rpmemctl_sync_cfg *cfg = NULL;
 	struct cmd_local local = { .fd = -1 };
 	struct xfer_result r = { .x = x, .transport = "" };
 	struct xfer_cb cb = { 0 };
@@ -402,16 +462,22 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 				rpmemctl_strerror(ret));
 	}
 
+	ret = make_cfg(x, cmd_source(x->local, src, sizeof(src)), &cb, &cfg);
+	if (!ret)
+		ret = rpmemctl_sync_result_new(&res);
+	if (ret) {
+		cmd_err(ctx, "cannot set up the %s: %s", command_str(x),
+			rpmemctl_strerror(ret));
+		rpmemctl_sync_cfg_delete(&cfg);
+		code = CMD_EXIT_INTERNAL;
+		goto err_pool;
+	}
 	cmd_progress_init(&cb.prog, ctx, pull ? "pull" : mode_str(x->mode));
-	so.mode = x->mode;
-	so.flags = x->dry_run ? RPMEMCTL_SYNC_DRY_RUN : 0;
-	so.block_size = x->block_size;
-	so.source = cmd_source(x->local, src, sizeof(src));
-	so.progress = xfer_progress;
-	so.range = xfer_range;
-	so.arg = &cb;
-	ret = rpmemctl_pool_sync(pool, local.addr, local.len, &so, &r.st);
+	ret = rpmemctl_pool_sync2(pool, local.addr, local.len, cfg, res);
 	cmd_progress_end(&cb.prog);
+	stats_get(&r.st, res);
+	rpmemctl_sync_result_delete(&res);
+	rpmemctl_sync_cfg_delete(&cfg);
 	if (ret < 0) {
 		if (pull)
 			code = cmd_remote_err(ctx, sess, ret, NULL,

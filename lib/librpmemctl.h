@@ -232,7 +232,91 @@ enum rpmemctl_sync_mode {
 
 #define RPMEMCTL_SYNC_DRY_RUN (1u << 0) /* compare, report, move nothing */
 
-struct rpmemctl_sync_stats {
+/* called at most a few times a second with bytes done out of total */
+typedef void (*rpmemctl_progress_fn)(uint64_t done, uint64_t total, void *arg);
+/* called for each differing range found (verify, dry runs) */
+typedef void (*rpmemctl_range_fn)(uint64_t offset, uint64_t len, void *arg);
+
+/*
+ * Since LIBRPMEMCTL_2 a sync is configured by a struct rpmemctl_sync_cfg
+ * and reports into a struct rpmemctl_sync_result, both opaque: the
+ * library may add settings and counters without breaking a program built
+ * against an older header.
+ */
+struct rpmemctl_sync_cfg;
+struct rpmemctl_sync_result;
+
+/*
+ * rpmemctl_sync_cfg_new -- a configuration with the defaults: push, no
+ * flags, 64 KiB blocks, no source, no callbacks
+ */
+int rpmemctl_sync_cfg_new(struct rpmemctl_sync_cfg **out);
+void rpmemctl_sync_cfg_delete(struct rpmemctl_sync_cfg **cfg);
+/* the setters return 0, or -EINVAL for a value the sync would refuse */
+int rpmemctl_sync_cfg_set_mode(struct rpmemctl_sync_cfg *cfg,
+			       enum rpmemctl_sync_mode mode);
+/* RPMEMCTL_SYNC_* */
+int rpmemctl_sync_cfg_set_flags(struct rpmemctl_sync_cfg *cfg,
+				unsigned flags);
+/* a power of two from 4 KiB to 64 MiB; 0 = 64 KiB */
+int rpmemctl_sync_cfg_set_block_size(struct rpmemctl_sync_cfg *cfg,
+				     uint32_t block_size);
+/* recorded in the target's metadata; copied (NULL = keep the target's) */
+int rpmemctl_sync_cfg_set_source(struct rpmemctl_sync_cfg *cfg,
+				 const char *source);
+/* fn (NULL = none) gets arg */
+int rpmemctl_sync_cfg_set_progress(struct rpmemctl_sync_cfg *cfg,
+				   rpmemctl_progress_fn fn, void *arg);
+int rpmemctl_sync_cfg_set_range(struct rpmemctl_sync_cfg *cfg,
+				rpmemctl_range_fn fn, void *arg);
+
+/* rpmemctl_sync_result_new -- an empty result (every counter 0) */
+int rpmemctl_sync_result_new(struct rpmemctl_sync_result **out);
+void rpmemctl_sync_result_delete(struct rpmemctl_sync_result **res);
+/* bytes compared */
+uint64_t rpmemctl_sync_result_get_size(const struct rpmemctl_sync_result *res);
+uint64_t
+rpmemctl_sync_result_get_block_size(const struct rpmemctl_sync_result *res);
+uint64_t
+rpmemctl_sync_result_get_blocks_total(const struct rpmemctl_sync_result *res);
+/* coarse blocks that differed */
+uint64_t
+rpmemctl_sync_result_get_blocks_differ(const struct rpmemctl_sync_result *res);
+/* bytes in differing fine blocks */
+uint64_t
+rpmemctl_sync_result_get_bytes_differ(const struct rpmemctl_sync_result *res);
+/* payload bytes moved (data + hashes) */
+uint64_t rpmemctl_sync_result_get_bytes_transferred(
+	const struct rpmemctl_sync_result *res);
+/* payload bytes of pool data moved */
+uint64_t
+rpmemctl_sync_result_get_data_bytes(const struct rpmemctl_sync_result *res);
+/* pool generation afterwards */
+uint64_t
+rpmemctl_sync_result_get_generation(const struct rpmemctl_sync_result *res);
+uint64_t
+rpmemctl_sync_result_get_elapsed_ns(const struct rpmemctl_sync_result *res);
+
+/*
+ * rpmemctl_pool_sync2 -- bring the remote pool (push, mirror) or the local
+ * buffer (pull) up to date, or compare them (verify), as cfg says. local
+ * must be exactly rpmemctl_pool_get_size() bytes. Push and mirror mark
+ * the pool syncing before the first byte and consistent after the final
+ * flush. res (may be NULL) is filled, also after an error during the sync
+ * (not when the call fails before it starts). Returns 0, or 1 for
+ * verify/dry run when differences were found.
+ */
+int rpmemctl_pool_sync2(struct rpmemctl_pool *pool, void *local, size_t len,
+			const struct rpmemctl_sync_cfg *cfg,
+			struct rpmemctl_sync_result *res);
+
+/*
+ * Deprecated (LIBRPMEMCTL_1): rpmemctl_pool_sync with caller-allocated
+ * structs. It still works as released; new code uses rpmemctl_pool_sync2.
+ * The two structs are frozen: LIBRPMEMCTL_1. They never grow; the library
+ * reads and writes exactly these fields.
+ */
+struct rpmemctl_sync_stats { /* frozen: LIBRPMEMCTL_1 */
 	uint64_t size;             /* bytes compared */
 	uint64_t block_size;
 	uint64_t blocks_total;
@@ -244,27 +328,19 @@ struct rpmemctl_sync_stats {
 	uint64_t elapsed_ns;
 };
 
-/* called at most a few times a second with bytes done out of total */
-typedef void (*rpmemctl_progress_fn)(uint64_t done, uint64_t total, void *arg);
-/* called for each differing range found (verify, dry runs) */
-typedef void (*rpmemctl_range_fn)(uint64_t offset, uint64_t len, void *arg);
-
-struct rpmemctl_sync_opts {
+struct rpmemctl_sync_opts { /* frozen: LIBRPMEMCTL_1 */
 	enum rpmemctl_sync_mode mode;
 	unsigned flags;          /* RPMEMCTL_SYNC_* */
 	uint32_t block_size;     /* 0 = 64 KiB; power of two, >= 4 KiB */
 	const char *source;      /* recorded in the target's metadata */
 	rpmemctl_progress_fn progress;
 	rpmemctl_range_fn range;
-	void *arg;
+	void *arg;               /* given to both progress and range */
 };
 
 /*
- * rpmemctl_pool_sync -- bring the remote pool (push, mirror) or the local
- * buffer (pull) up to date, or compare them (verify). local must be
- * exactly rpmemctl_pool_get_size() bytes. Push and mirror mark the pool
- * syncing before the first byte and consistent after the final flush.
- * Returns 0, or 1 for verify/dry run when differences were found.
+ * rpmemctl_pool_sync -- deprecated: rpmemctl_pool_sync2 with the settings
+ * of opts and the counters copied into stats (may be NULL)
  */
 int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local, size_t len,
 		       const struct rpmemctl_sync_opts *opts,

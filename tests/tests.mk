@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tests.mk -- test targets; included by the top-level Makefile
 
-TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example
+TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
+	      $(B)/tests/old_sync_user
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -12,6 +13,14 @@ $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
 $(B)/tests/replica_example: tests/example/replica_example.c $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
+
+# a LIBRPMEMCTL_1 program: the released header only (none of the tree's
+# headers), linked against today's shared library
+$(B)/tests/old_sync_user: tests/abi/old_sync_user.c tests/abi/librpmemctl-v1.h \
+			  $(B)/librpmemctl.so
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) -D_GNU_SOURCE $(CFLAGS) -o $@ $< \
+		-L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
 
 examples: $(TEST_TOOLS)
 

@@ -173,6 +173,53 @@ int client_hashv_send(struct rpmemctl_pool *p, uint32_t bs,
 		      const struct rpmem_hash_range *rv, uint32_t n,
 		      uint32_t *id);
 
+/* --- sync_cfg.c: the sync configuration and result objects ------------ */
+
+#define CLIENT_SYNC_DEFAULT_BS (64u << 10)
+#define CLIENT_SYNC_MIN_BS 4096u       /* also the fine block size */
+#define CLIENT_SYNC_MAX_BS (64u << 20) /* largest HASH block size */
+
+/*
+ * struct rpmemctl_sync_cfg -- what a sync does. Internal: the deprecated
+ * rpmemctl_pool_sync fills one on its stack from the frozen
+ * struct rpmemctl_sync_opts (source then points at the caller's string).
+ */
+struct rpmemctl_sync_cfg {
+	enum rpmemctl_sync_mode mode;
+	unsigned flags;	     /* RPMEMCTL_SYNC_* */
+	uint32_t block_size; /* 0 = CLIENT_SYNC_DEFAULT_BS */
+	const char *source;  /* source_buf or a caller's string; may be NULL */
+	char *source_buf;    /* owned copy set by rpmemctl_sync_cfg_set_source */
+	rpmemctl_progress_fn progress;
+	void *progress_arg;
+	rpmemctl_range_fn range;
+	void *range_arg;
+};
+
+/*
+ * struct rpmemctl_sync_result -- what a sync did. Internal, free to grow:
+ * the deprecated rpmemctl_pool_sync copies the LIBRPMEMCTL_1 fields into
+ * the caller's frozen struct rpmemctl_sync_stats one by one.
+ */
+struct rpmemctl_sync_result {
+	uint64_t size;
+	uint64_t block_size;
+	uint64_t blocks_total;
+	uint64_t blocks_differ;
+	uint64_t bytes_differ;
+	uint64_t bytes_transferred;
+	uint64_t data_bytes;
+	uint64_t generation;
+	uint64_t elapsed_ns;
+};
+
+/* client_sync_mode_valid -- a known enum rpmemctl_sync_mode */
+int client_sync_mode_valid(enum rpmemctl_sync_mode mode);
+/* client_sync_flags_valid -- only known RPMEMCTL_SYNC_* flags */
+int client_sync_flags_valid(unsigned flags);
+/* client_sync_bs_valid -- a power of two from 4 KiB to 64 MiB (not 0) */
+int client_sync_bs_valid(uint32_t bs);
+
 /* --- tcp_initiator.c ---------------------------------------------------- */
 
 /*

@@ -131,6 +131,27 @@ static void release(struct rpmemctl_replica *r)
 	free(r);
 }
 
+/* initial_sync -- push the local file to the replica, recording its source */
+static int initial_sync(struct rpmemctl_replica *r)
+{
+	struct rpmemctl_sync_cfg *cfg;
+	int ret = rpmemctl_sync_cfg_new(&cfg);
+	if (ret)
+		goto err_msg;
+	ret = rpmemctl_sync_cfg_set_source(cfg, r->source);
+	if (ret)
+		goto err_delete;
+	ret = rpmemctl_pool_sync2(r->pool, r->addr, r->size, cfg, NULL);
+	rpmemctl_sync_cfg_delete(&cfg);
+	return ret;
+
+err_delete:
+	rpmemctl_sync_cfg_delete(&cfg);
+err_msg:
+	client_seterr(r->sess, "%s", rpmemctl_strerror(ret));
+	return ret;
+}
+
 /*
  * rpmemctl_replica_open -- map path, open (or create) the remote pool at
  * target and bring it up to date with one push
@@ -173,11 +194,7 @@ RPMEM_EXPORT int rpmemctl_replica_open(const char *path, const char *target,
 				rpmemctl_session_errmsg(r->sess));
 		goto err_release;
 	}
-	struct rpmemctl_sync_opts opts = {
-		.mode = RPMEMCTL_SYNC_PUSH,
-		.source = r->source,
-	};
-	ret = rpmemctl_pool_sync(r->pool, r->addr, r->size, &opts, NULL);
+	ret = initial_sync(r);
 	if (ret) {
 		client_set_last(ret, "initial sync of replica %s failed: %s",
 				r->name, rpmemctl_session_errmsg(r->sess));

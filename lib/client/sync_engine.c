@@ -17,9 +17,7 @@
  * several hash requests in flight; no data moves until they are all
  * answered, so hash replies and data frames never wait on each other.
  */
-#define SYNC_DEFAULT_BS (64u << 10)
-#define SYNC_FINE_BS 4096u
-#define SYNC_MAX_BS (64u << 20) /* largest HASH block size */
+#define SYNC_FINE_BS CLIENT_SYNC_MIN_BS
 #define COARSE_WINDOW 4	/* coarse HASH requests in flight */
 /*
  * The fine pass asks for the 4 KiB hashes of the runs of differing coarse
@@ -70,12 +68,12 @@ struct hreq {
 struct sync_ctx {
 	struct rpmemctl_pool *p;
 	struct rpmemctl_session *s;
-	const struct rpmemctl_sync_opts *o;
+	const struct rpmemctl_sync_cfg *o;
 	uint8_t *local;
 	uint64_t size;
 	uint32_t bs;
 	uint64_t nblocks;
-	struct rpmemctl_sync_stats st;
+	struct rpmemctl_sync_result st;
 	uint64_t t0;
 	uint64_t last_progress;
 
@@ -127,7 +125,7 @@ static void progress(struct sync_ctx *c, uint64_t done, uint64_t total,
 	if (!force && now - c->last_progress < PROGRESS_NS)
 		return;
 	c->last_progress = now;
-	c->o->progress(done, total, c->o->arg);
+	c->o->progress(done, total, c->o->progress_arg);
 }
 
 /* block_len -- length of the block of size bs at off, short at the end */
@@ -408,7 +406,8 @@ static void report(struct sync_ctx *c)
 	if (!c->o->range)
 		return;
 	for (size_t i = 0; i < c->diff.n; i++)
-		c->o->range(c->diff.v[i].off, c->diff.v[i].len, c->o->arg);
+		c->o->range(c->diff.v[i].off, c->diff.v[i].len,
+			    c->o->range_arg);
 }
 
 /* push -- write the differing ranges between syncing and consistent */
@@ -501,17 +500,17 @@ static int mirror(struct sync_ctx *c)
 
 /* check_args -- mode, flags, block size and buffer length */
 static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
-		      const struct rpmemctl_sync_opts *o, uint32_t *bs)
+		      const struct rpmemctl_sync_cfg *o, uint32_t *bs)
 {
 	struct rpmemctl_session *s = p->sess;
-	if (o->mode > RPMEMCTL_SYNC_MIRROR ||
-	    (o->flags & ~RPMEMCTL_SYNC_DRY_RUN)) {
+	if (!client_sync_mode_valid(o->mode) ||
+	    !client_sync_flags_valid(o->flags)) {
 		client_seterr(s, "invalid sync mode %d or flags 0x%x",
 			      (int)o->mode, o->flags);
 		return -EINVAL;
 	}
-	*bs = o->block_size ? o->block_size : SYNC_DEFAULT_BS;
-	if (*bs < SYNC_FINE_BS || *bs > SYNC_MAX_BS || (*bs & (*bs - 1))) {
+	*bs = o->block_size ? o->block_size : CLIENT_SYNC_DEFAULT_BS;
+	if (!client_sync_bs_valid(*bs)) {
 		client_seterr(s, "invalid block size %u: a power of two from "
 			      "4 KiB to 64 MiB", *bs);
 		return -EINVAL;
@@ -533,9 +532,114 @@ static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 	return 0;
 }
 
+/* sync_prepare -- a usable pool and a configuration the sync accepts */
+static int sync_prepare(struct rpmemctl_pool *pool, const void *local,
+			size_t len, const struct rpmemctl_sync_cfg *cfg,
+			uint32_t *bs)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	if (!cfg) {
+		client_seterr(pool->sess, "no sync configuration");
+		return -EINVAL;
+	}
+	return check_args(pool, local, len, cfg, bs);
+}
+
 /*
- * rpmemctl_pool_sync -- push, pull, mirror or verify (see librpmemctl.h);
- * returns 0, 1 when verify or a dry run found differences, or -errno
+ * sync_run -- push, pull, mirror or verify once sync_prepare accepted the
+ * arguments; fills *res in any case
+ */
+static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
+		    const struct rpmemctl_sync_cfg *cfg, uint32_t bs,
+		    struct rpmemctl_sync_result *res)
+{
+	int ret;
+	struct sync_ctx c = {
+		.p = pool,
+		.s = pool->sess,
+		.o = cfg,
+		.local = local,
+		.size = len,
+		.bs = bs,
+		.nblocks = (len + bs - 1) / bs,
+		.t0 = rpmem_now_ns(),
+	};
+	c.st.size = len;
+	c.st.block_size = bs;
+	c.st.blocks_total = c.nblocks;
+
+	int dry = cfg->flags & RPMEMCTL_SYNC_DRY_RUN;
+	if (cfg->mode == RPMEMCTL_SYNC_MIRROR) {
+		ret = mirror(&c);
+		goto out;
+	}
+	ret = compare_coarse(&c);
+	if (ret)
+		goto out;
+	ret = compare_fine(&c);
+	if (ret)
+		goto out;
+	if (cfg->mode == RPMEMCTL_SYNC_VERIFY || dry) {
+		report(&c);
+		ret = c.diff.n ? 1 : 0;
+	} else if (cfg->mode == RPMEMCTL_SYNC_PUSH) {
+		ret = push(&c);
+	} else {
+		ret = pull(&c);
+	}
+out:
+	c.st.generation = pool->generation;
+	c.st.elapsed_ns = rpmem_now_ns() - c.t0;
+	*res = c.st;
+	free(c.lh);
+	free(c.rh);
+	free(c.fine_rv);
+	free(c.fine_rh);
+	free(c.fine_lh);
+	free(c.diff.v);
+	return ret;
+}
+
+/*
+ * rpmemctl_pool_sync2 -- push, pull, mirror or verify as cfg says (see
+ * librpmemctl.h); returns 0, 1 when verify or a dry run found
+ * differences, or -errno; res (if not NULL) is filled unless the
+ * arguments were refused
+ */
+RPMEM_EXPORT int rpmemctl_pool_sync2(struct rpmemctl_pool *pool, void *local,
+				     size_t len,
+				     const struct rpmemctl_sync_cfg *cfg,
+				     struct rpmemctl_sync_result *res)
+{
+	uint32_t bs;
+	int ret = sync_prepare(pool, local, len, cfg, &bs);
+	if (ret)
+		return ret;
+	struct rpmemctl_sync_result scratch;
+	return sync_run(pool, local, len, cfg, bs, res ? res : &scratch);
+}
+
+/* --- deprecated: LIBRPMEMCTL_1 ------------------------------------------- */
+
+/*
+ * The released layouts of struct rpmemctl_sync_opts and
+ * struct rpmemctl_sync_stats: programs built against LIBRPMEMCTL_1
+ * allocate exactly this much (opts: 48 bytes on LP64, 28 on ILP32).
+ * Neither may change.
+ */
+_Static_assert(sizeof(struct rpmemctl_sync_stats) == 72 &&
+		       offsetof(struct rpmemctl_sync_stats, elapsed_ns) == 64,
+	       "struct rpmemctl_sync_stats is frozen: LIBRPMEMCTL_1");
+_Static_assert(sizeof(struct rpmemctl_sync_opts) ==
+		       (sizeof(void *) == 8 ? 48 : 28),
+	       "struct rpmemctl_sync_opts is frozen: LIBRPMEMCTL_1");
+
+/*
+ * rpmemctl_pool_sync -- the LIBRPMEMCTL_1 entry point: rpmemctl_pool_sync2
+ * with a configuration made from opts; stats gets the released fields
+ * one by one, never a whole struct, so the result may grow
  */
 RPMEM_EXPORT int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local,
 				    size_t len,
@@ -549,54 +653,32 @@ RPMEM_EXPORT int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local,
 		client_seterr(pool->sess, "no sync options");
 		return -EINVAL;
 	}
-	uint32_t bs;
-	ret = check_args(pool, local, len, opts, &bs);
-	if (ret)
-		return ret;
-
-	struct sync_ctx c = {
-		.p = pool,
-		.s = pool->sess,
-		.o = opts,
-		.local = local,
-		.size = len,
-		.bs = bs,
-		.nblocks = (len + bs - 1) / bs,
-		.t0 = rpmem_now_ns(),
+	const struct rpmemctl_sync_cfg cfg = {
+		.mode = opts->mode,
+		.flags = opts->flags,
+		.block_size = opts->block_size,
+		.source = opts->source,
+		.progress = opts->progress,
+		.progress_arg = opts->arg,
+		.range = opts->range,
+		.range_arg = opts->arg,
 	};
-	c.st.size = len;
-	c.st.block_size = bs;
-	c.st.blocks_total = c.nblocks;
-
-	int dry = opts->flags & RPMEMCTL_SYNC_DRY_RUN;
-	if (opts->mode == RPMEMCTL_SYNC_MIRROR) {
-		ret = mirror(&c);
-		goto out;
-	}
-	ret = compare_coarse(&c);
+	uint32_t bs;
+	ret = sync_prepare(pool, local, len, &cfg, &bs);
 	if (ret)
-		goto out;
-	ret = compare_fine(&c);
-	if (ret)
-		goto out;
-	if (opts->mode == RPMEMCTL_SYNC_VERIFY || dry) {
-		report(&c);
-		ret = c.diff.n ? 1 : 0;
-	} else if (opts->mode == RPMEMCTL_SYNC_PUSH) {
-		ret = push(&c);
-	} else {
-		ret = pull(&c);
+		return ret; /* as released: stats untouched */
+	struct rpmemctl_sync_result res;
+	ret = sync_run(pool, local, len, &cfg, bs, &res);
+	if (stats) {
+		stats->size = res.size;
+		stats->block_size = res.block_size;
+		stats->blocks_total = res.blocks_total;
+		stats->blocks_differ = res.blocks_differ;
+		stats->bytes_differ = res.bytes_differ;
+		stats->bytes_transferred = res.bytes_transferred;
+		stats->data_bytes = res.data_bytes;
+		stats->generation = res.generation;
+		stats->elapsed_ns = res.elapsed_ns;
 	}
-out:
-	c.st.generation = pool->generation;
-	c.st.elapsed_ns = rpmem_now_ns() - c.t0;
-	if (stats)
-		*stats = c.st;
-	free(c.lh);
-	free(c.rh);
-	free(c.fine_rv);
-	free(c.fine_rh);
-	free(c.fine_lh);
-	free(c.diff.v);
 	return ret;
 }

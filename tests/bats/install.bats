@@ -29,15 +29,30 @@ load helpers
 	[ "$status" -eq 0 ]
 }
 
-@test "the shared library exports only rpmemctl_ symbols, under version LIBRPMEMCTL_1" {
+@test "the shared library exports only rpmemctl_ symbols and is librpmemctl.so.1" {
 	run sh -c "nm -D --defined-only '$BUILD/librpmemctl.so.1' | awk '\$2 == \"T\" {print \$3}'"
 	[ "$status" -eq 0 ]
 	[ -n "$output" ]
 	! grep -v '^rpmemctl_' <<<"$output"
-	run objdump -T "$BUILD/librpmemctl.so.1"
-	[[ "$output" == *LIBRPMEMCTL_1* ]]
 	run readelf -d "$BUILD/librpmemctl.so.1"
 	[[ "$output" == *"SONAME"*"librpmemctl.so.1"* ]]
+}
+
+@test "the shared library exports exactly the symbols of its map, each under its own version node" {
+	# "NODE symbol" from lib/librpmemctl.map and from the library
+	map=$(awk '/^LIBRPMEMCTL_[0-9]+ *\{/ { node = $1 }
+		/^[ \t]+rpmemctl_[a-z0-9_]+;/ { sub(";", "", $1); print node, $1 }' \
+		"$TOP/lib/librpmemctl.map" | LC_ALL=C sort)
+	lib=$(objdump -T "$BUILD/librpmemctl.so.1" |
+		awk '$4 != "*UND*" && $4 != "*ABS*" && $NF ~ /^rpmemctl_/ {
+			print $(NF - 1), $NF }' | LC_ALL=C sort)
+	[ -n "$map" ]
+	diff <(echo "$map") <(echo "$lib")
+	# both nodes are there, the new one inheriting the released one
+	grep -q '^LIBRPMEMCTL_1 rpmemctl_pool_sync$' <<<"$lib"
+	grep -q '^LIBRPMEMCTL_2 rpmemctl_pool_sync2$' <<<"$lib"
+	run readelf -V "$BUILD/librpmemctl.so.1"
+	[[ "$output" == *"Name: LIBRPMEMCTL_2"*"Parent 1: LIBRPMEMCTL_1"* ]]
 }
 
 @test "rpmemd.conf example passes rpmemd -n once its region exists" {

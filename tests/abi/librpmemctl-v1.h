@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* librpmemctl.h -- initiator library for remote persistent-memory mirroring */
+#ifndef LIBRPMEMCTL_H
+#define LIBRPMEMCTL_H 1
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Conventions: functions return 0 on success or a negative errno value;
+ * constructors fill *out only on success; destructors take a pointer to
+ * the handle, accept NULL and set it to NULL. Objects are opaque.
+ * Errors reported by the target are mapped to errno values and the
+ * target's message is kept: rpmemctl_session_errmsg().
+ */
+
+struct rpmemctl_session;
+struct rpmemctl_pool;
+struct rpmemctl_list;
+struct rpmemctl_status;
+struct rpmemctl_replica;
+
+enum rpmemctl_transport {
+	RPMEMCTL_TRANSPORT_AUTO = 0,
+	RPMEMCTL_TRANSPORT_TCP = 1,
+	RPMEMCTL_TRANSPORT_RDMA = 2,
+};
+
+enum rpmemctl_pool_state {
+	RPMEMCTL_POOL_EMPTY = 0,
+	RPMEMCTL_POOL_SYNCING = 1,
+	RPMEMCTL_POOL_CONSISTENT = 2,
+};
+
+/* --- sessions ------------------------------------------------------------ */
+
+/*
+ * rpmemctl_session_open -- connect to rpmemd at host:port (port NULL =
+ * 7636) and complete the version handshake. transport is the data plane
+ * that later pool opens request (AUTO prefers RDMA when both ends can).
+ * Returns -ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT, -EPROTO, -EACCES...
+ */
+int rpmemctl_session_open(const char *host, const char *port,
+			  enum rpmemctl_transport transport,
+			  struct rpmemctl_session **out);
+void rpmemctl_session_close(struct rpmemctl_session **sess);
+
+/* the target's last error message, or a local description; never NULL */
+const char *rpmemctl_session_errmsg(const struct rpmemctl_session *sess);
+/* "rpmemd 0.1.0 host" as the target introduced itself */
+const char *rpmemctl_session_server(const struct rpmemctl_session *sess);
+/* the last error as text with no session (e.g. a failed open) */
+const char *rpmemctl_strerror(int err);
+
+/* --- listing and status -------------------------------------------------- */
+
+/* rpmemctl_list_get -- regions and pools (region NULL or "" = all) */
+int rpmemctl_list_get(struct rpmemctl_session *sess, const char *region,
+		      struct rpmemctl_list **out);
+void rpmemctl_list_free(struct rpmemctl_list **list);
+
+unsigned rpmemctl_list_region_count(const struct rpmemctl_list *l);
+const char *rpmemctl_list_region_name(const struct rpmemctl_list *l, unsigned i);
+const char *rpmemctl_list_region_type(const struct rpmemctl_list *l, unsigned i);
+const char *rpmemctl_list_region_path(const struct rpmemctl_list *l, unsigned i);
+uint64_t rpmemctl_list_region_size(const struct rpmemctl_list *l, unsigned i);
+uint64_t rpmemctl_list_region_free(const struct rpmemctl_list *l, unsigned i);
+
+unsigned rpmemctl_list_pool_count(const struct rpmemctl_list *l);
+const char *rpmemctl_list_pool_region(const struct rpmemctl_list *l, unsigned i);
+const char *rpmemctl_list_pool_name(const struct rpmemctl_list *l, unsigned i);
+uint64_t rpmemctl_list_pool_size(const struct rpmemctl_list *l, unsigned i);
+enum rpmemctl_pool_state rpmemctl_list_pool_state(const struct rpmemctl_list *l,
+						  unsigned i);
+uint64_t rpmemctl_list_pool_generation(const struct rpmemctl_list *l, unsigned i);
+/* 36-character uuid string */
+const char *rpmemctl_list_pool_uuid(const struct rpmemctl_list *l, unsigned i);
+uint64_t rpmemctl_list_pool_created(const struct rpmemctl_list *l, unsigned i);
+uint64_t rpmemctl_list_pool_last_sync(const struct rpmemctl_list *l, unsigned i);
+const char *rpmemctl_list_pool_source(const struct rpmemctl_list *l, unsigned i);
+/* the session holding the write open ("" if none) */
+const char *rpmemctl_list_pool_writer(const struct rpmemctl_list *l, unsigned i);
+unsigned rpmemctl_list_pool_readers(const struct rpmemctl_list *l, unsigned i);
+uint64_t rpmemctl_list_pool_bytes_written(const struct rpmemctl_list *l,
+					  unsigned i);
+uint64_t rpmemctl_list_pool_flushes(const struct rpmemctl_list *l, unsigned i);
+
+const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s);
+
+/* rpmemctl_status_get -- the daemon and its sessions */
+int rpmemctl_status_get(struct rpmemctl_session *sess,
+			struct rpmemctl_status **out);
+void rpmemctl_status_free(struct rpmemctl_status **st);
+const char *rpmemctl_status_server(const struct rpmemctl_status *st);
+uint64_t rpmemctl_status_pid(const struct rpmemctl_status *st);
+uint64_t rpmemctl_status_uptime(const struct rpmemctl_status *st);
+unsigned rpmemctl_status_max_sessions(const struct rpmemctl_status *st);
+int rpmemctl_status_rdma_capable(const struct rpmemctl_status *st);
+unsigned rpmemctl_status_session_count(const struct rpmemctl_status *st);
+unsigned rpmemctl_status_session_id(const struct rpmemctl_status *st, unsigned i);
+const char *rpmemctl_status_session_peer(const struct rpmemctl_status *st,
+					 unsigned i);
+const char *rpmemctl_status_session_client(const struct rpmemctl_status *st,
+					   unsigned i);
+const char *rpmemctl_status_session_transport(const struct rpmemctl_status *st,
+					      unsigned i);
+/* "region/pool" opened by the session, "" if none */
+const char *rpmemctl_status_session_pool(const struct rpmemctl_status *st,
+					 unsigned i);
+const char *rpmemctl_status_session_mode(const struct rpmemctl_status *st,
+					 unsigned i);
+uint64_t rpmemctl_status_session_bytes_written(const struct rpmemctl_status *st,
+					       unsigned i);
+uint64_t rpmemctl_status_session_bytes_read(const struct rpmemctl_status *st,
+					    unsigned i);
+uint64_t rpmemctl_status_session_flushes(const struct rpmemctl_status *st,
+					 unsigned i);
+uint64_t rpmemctl_status_session_last_flush_ns(const struct rpmemctl_status *st,
+					       unsigned i);
+
+/*
+ * The target's active PMem namespaces (as `ndctl list -N` shows them on
+ * the target; none on a machine without PMem) and the exported regions
+ * that lie on each.
+ */
+unsigned rpmemctl_status_namespace_count(const struct rpmemctl_status *st);
+/* "namespace1.0" */
+const char *rpmemctl_status_namespace_name(const struct rpmemctl_status *st,
+					   unsigned i);
+/* the ndctl region holding it: "region1" */
+const char *
+rpmemctl_status_namespace_nd_region(const struct rpmemctl_status *st,
+				    unsigned i);
+/* "/dev/pmem0", "/dev/dax1.0"; "" if it has no device */
+const char *rpmemctl_status_namespace_device(const struct rpmemctl_status *st,
+					     unsigned i);
+/* "fsdax", "devdax", "sector", "raw" or "unknown" */
+const char *rpmemctl_status_namespace_mode(const struct rpmemctl_status *st,
+					   unsigned i);
+/* usable bytes */
+uint64_t rpmemctl_status_namespace_size(const struct rpmemctl_status *st,
+					unsigned i);
+/* mapping alignment in bytes (fsdax, devdax), 0 if none */
+uint64_t rpmemctl_status_namespace_align(const struct rpmemctl_status *st,
+					 unsigned i);
+/* NUMA node, -1 if unknown (or i out of range) */
+int rpmemctl_status_namespace_numa_node(const struct rpmemctl_status *st,
+					unsigned i);
+/* fsdax: where the device is mounted with DAX on, "" if it is not */
+const char *rpmemctl_status_namespace_mount(const struct rpmemctl_status *st,
+					    unsigned i);
+/* the exported regions on namespace i, and the k-th of them */
+unsigned
+rpmemctl_status_namespace_region_count(const struct rpmemctl_status *st,
+				       unsigned i);
+const char *rpmemctl_status_namespace_region(const struct rpmemctl_status *st,
+					     unsigned i, unsigned k);
+/* rpmemctl_status_region_namespace -- index of the namespace region lies
+ * on, -1 if none */
+int rpmemctl_status_region_namespace(const struct rpmemctl_status *st,
+				     const char *region);
+
+/* --- pools --------------------------------------------------------------- */
+
+int rpmemctl_pool_create(struct rpmemctl_session *sess, const char *region,
+			 const char *pool, uint64_t size);
+
+#define RPMEMCTL_REMOVE_FORCE (1u << 0) /* even if syncing (never while open) */
+int rpmemctl_pool_remove(struct rpmemctl_session *sess, const char *region,
+			 const char *pool, unsigned flags);
+
+#define RPMEMCTL_OPEN_RDONLY 0u
+#define RPMEMCTL_OPEN_RDWR (1u << 0)
+/*
+ * rpmemctl_pool_open -- open a remote pool; one writer at a time (-EBUSY,
+ * with the holder named in the session's errmsg), readers may share.
+ */
+int rpmemctl_pool_open(struct rpmemctl_session *sess, const char *region,
+		       const char *pool, unsigned flags,
+		       struct rpmemctl_pool **out);
+/* rpmemctl_pool_close -- close; pending writes are not flushed */
+int rpmemctl_pool_close(struct rpmemctl_pool **pool);
+
+uint64_t rpmemctl_pool_get_size(const struct rpmemctl_pool *pool);
+enum rpmemctl_pool_state rpmemctl_pool_get_state(const struct rpmemctl_pool *pool);
+uint64_t rpmemctl_pool_get_generation(const struct rpmemctl_pool *pool);
+/* the data plane in use: "tcp" or "rdma" */
+const char *rpmemctl_pool_get_transport(const struct rpmemctl_pool *pool);
+
+/*
+ * rpmemctl_pool_attach -- tell the data plane where the local copy of the
+ * pool is mapped, so writes from it and reads into it avoid copies
+ * (RDMA registers it). Optional.
+ */
+int rpmemctl_pool_attach(struct rpmemctl_pool *pool, void *base, size_t len);
+
+/*
+ * rpmemctl_pool_write -- start writing len bytes at offset; returns once
+ * the source buffer may be reused. Many writes may be in flight; an error
+ * is reported by this call or by the next flush. Not persistent until
+ * rpmemctl_pool_flush returns 0.
+ */
+int rpmemctl_pool_write(struct rpmemctl_pool *pool, const void *src,
+			uint64_t offset, size_t len);
+int rpmemctl_pool_read(struct rpmemctl_pool *pool, void *dst, uint64_t offset,
+		       size_t len);
+/* rpmemctl_pool_flush -- every write so far is persistent on the target */
+int rpmemctl_pool_flush(struct rpmemctl_pool *pool, uint64_t offset,
+			uint64_t len);
+/* rpmemctl_pool_persist -- write + flush */
+int rpmemctl_pool_persist(struct rpmemctl_pool *pool, const void *src,
+			  uint64_t offset, size_t len);
+/* rpmemctl_pool_hash -- XXH3-64 of count blocks of block_size from offset */
+int rpmemctl_pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
+		       uint32_t block_size, uint32_t count, uint64_t *hashes);
+/* rpmemctl_pool_set_state -- syncing, or consistent (generation + 1) */
+int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
+			    enum rpmemctl_pool_state state, const char *source);
+
+/* --- sync and verify ----------------------------------------------------- */
+
+enum rpmemctl_sync_mode {
+	RPMEMCTL_SYNC_PUSH = 0,   /* local -> remote, only differing blocks */
+	RPMEMCTL_SYNC_PULL = 1,   /* remote -> local */
+	RPMEMCTL_SYNC_VERIFY = 2, /* compare only */
+	RPMEMCTL_SYNC_MIRROR = 3, /* local -> remote, every byte, no hashing */
+};
+
+#define RPMEMCTL_SYNC_DRY_RUN (1u << 0) /* compare, report, move nothing */
+
+struct rpmemctl_sync_stats {
+	uint64_t size;             /* bytes compared */
+	uint64_t block_size;
+	uint64_t blocks_total;
+	uint64_t blocks_differ;    /* coarse blocks that differed */
+	uint64_t bytes_differ;     /* bytes in differing fine blocks */
+	uint64_t bytes_transferred; /* payload bytes moved (data + hashes) */
+	uint64_t data_bytes;       /* payload bytes of pool data moved */
+	uint64_t generation;       /* pool generation afterwards */
+	uint64_t elapsed_ns;
+};
+
+/* called at most a few times a second with bytes done out of total */
+typedef void (*rpmemctl_progress_fn)(uint64_t done, uint64_t total, void *arg);
+/* called for each differing range found (verify, dry runs) */
+typedef void (*rpmemctl_range_fn)(uint64_t offset, uint64_t len, void *arg);
+
+struct rpmemctl_sync_opts {
+	enum rpmemctl_sync_mode mode;
+	unsigned flags;          /* RPMEMCTL_SYNC_* */
+	uint32_t block_size;     /* 0 = 64 KiB; power of two, >= 4 KiB */
+	const char *source;      /* recorded in the target's metadata */
+	rpmemctl_progress_fn progress;
+	rpmemctl_range_fn range;
+	void *arg;
+};
+
+/*
+ * rpmemctl_pool_sync -- bring the remote pool (push, mirror) or the local
+ * buffer (pull) up to date, or compare them (verify). local must be
+ * exactly rpmemctl_pool_get_size() bytes. Push and mirror mark the pool
+ * syncing before the first byte and consistent after the final flush.
+ * Returns 0, or 1 for verify/dry run when differences were found.
+ */
+int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local, size_t len,
+		       const struct rpmemctl_sync_opts *opts,
+		       struct rpmemctl_sync_stats *stats);
+
+/* rpmemctl_hash_blocks -- the same block hash the target computes */
+void rpmemctl_hash_blocks(const void *buf, size_t len, uint32_t block_size,
+			  uint64_t *hashes);
+
+/* --- application replication ---------------------------------------------- */
+
+/*
+ * rpmemctl_replica_open -- map a local pool file with libpmem2 and open
+ * its replica at target ("host[:port]/region/pool" or rpmem://...),
+ * creating the remote pool if missing and bringing it up to date with
+ * one sync. The local file's size is the pool size.
+ */
+int rpmemctl_replica_open(const char *path, const char *target,
+			  enum rpmemctl_transport transport,
+			  struct rpmemctl_replica **out);
+void *rpmemctl_replica_addr(const struct rpmemctl_replica *r);
+size_t rpmemctl_replica_size(const struct rpmemctl_replica *r);
+/*
+ * rpmemctl_replica_persist -- make [addr, addr + len) of the mapping
+ * persistent locally and on the replica: local persist, remote write and
+ * flush; returns only when both are done.
+ */
+int rpmemctl_replica_persist(struct rpmemctl_replica *r, const void *addr,
+			     size_t len);
+/* rpmemctl_replica_close -- mark the replica consistent and close */
+int rpmemctl_replica_close(struct rpmemctl_replica **r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
