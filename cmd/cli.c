@@ -146,6 +146,14 @@ int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 		case CMD_OPT_QUIET:
 			ctx->quiet = 1;
 			continue;
+		case CMD_OPT_CONFIG:
+		case CMD_OPT_PSK_FILE:
+		case CMD_OPT_PSK_IDENTITY:
+		case CMD_OPT_TLS_CA:
+		case CMD_OPT_TLS_CERT:
+		case CMD_OPT_TLS_KEY:
+			cmd_cred_opt(ctx, c, optarg);
+			continue;
 		case ':':
 		case '?':
 			if (optopt > 0 && optopt < 0x80) {
@@ -168,6 +176,81 @@ int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 			return c;
 		}
 	}
+}
+
+int cmd_cred_opt(struct rpmemctl_ctx *ctx, int c, const char *arg)
+{
+	switch (c) {
+	case CMD_OPT_CONFIG:
+		ctx->config = arg;
+		return 1;
+	case CMD_OPT_PSK_FILE:
+		ctx->psk_file = arg;
+		return 1;
+	case CMD_OPT_PSK_IDENTITY:
+		ctx->psk_identity = arg;
+		return 1;
+	case CMD_OPT_TLS_CA:
+		ctx->tls_ca = arg;
+		return 1;
+	case CMD_OPT_TLS_CERT:
+		ctx->tls_cert = arg;
+		return 1;
+	case CMD_OPT_TLS_KEY:
+		ctx->tls_key = arg;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * session_cfg -- the credentials for host:port: the configuration file
+ * (--config, else the user's and the system's rpmemctl.conf), then the
+ * command line on top; returns 0 or an exit code, the problem reported
+ */
+static int session_cfg(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
+		       struct rpmemctl_session_cfg **out)
+{
+	struct rpmemctl_session_cfg *cfg = NULL;
+	const char *port = t->port[0] ? t->port : NULL;
+	int ret;
+
+	if (rpmemctl_session_cfg_new(&cfg))
+		return CMD_EXIT_INTERNAL;
+	if (ctx->config)
+		ret = rpmemctl_session_cfg_load(cfg, ctx->config, t->host, port);
+	else
+		ret = rpmemctl_session_cfg_load_default(cfg, t->host, port);
+	if (ret < 0) {
+		cmd_err(ctx, "%s", rpmemctl_strerror(ret));
+		rpmemctl_session_cfg_delete(&cfg);
+		return CMD_EXIT_USAGE;
+	}
+	if (ret > 0)
+		cmd_dbg(ctx, "credentials for %s from the configuration file",
+			t->host);
+	if ((ctx->tls_cert || ctx->tls_key) && !(ctx->tls_cert && ctx->tls_key)) {
+		rpmemctl_session_cfg_delete(&cfg);
+		return cmd_usage_error(ctx,
+				       "--tls-cert and --tls-key go together");
+	}
+	if (ctx->psk_identity && !ctx->psk_file) {
+		rpmemctl_session_cfg_delete(&cfg);
+		return cmd_usage_error(ctx, "--psk-identity needs --psk-file");
+	}
+	if ((ctx->tls_ca && rpmemctl_session_cfg_set_tls_ca(cfg, ctx->tls_ca)) ||
+	    (ctx->tls_cert &&
+	     rpmemctl_session_cfg_set_tls_cert(cfg, ctx->tls_cert,
+					       ctx->tls_key)) ||
+	    (ctx->psk_file &&
+	     rpmemctl_session_cfg_set_psk_file(cfg, ctx->psk_file,
+					       ctx->psk_identity))) {
+		rpmemctl_session_cfg_delete(&cfg);
+		return cmd_usage_error(ctx,
+				       "invalid --psk-identity (1-128 of letters, digits, '.', '_', '@', '-')");
+	}
+	*out = cfg;
+	return 0;
 }
 
 /* cmd_check_args -- min..max positional arguments remain after options */
@@ -458,10 +541,14 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 	char hp[300];
 	int ret;
 
+	struct rpmemctl_session_cfg *cfg = NULL;
 	cmd_hostport(t, hp, sizeof(hp));
+	if ((ret = session_cfg(ctx, t, &cfg)))
+		return ret;
 	cmd_dbg(ctx, "connecting to %s", hp);
-	ret = rpmemctl_session_open(t->host, t->port[0] ? t->port : NULL,
-				    transport, &sess);
+	ret = rpmemctl_session_open_cfg(t->host, t->port[0] ? t->port : NULL,
+					transport, cfg, &sess);
+	rpmemctl_session_cfg_delete(&cfg);
 	if (ret) {
 		const char *msg = rpmemctl_strerror(ret);
 

@@ -27,6 +27,13 @@ struct rpmemctl_ctx {
 	int quiet;       /* -q: no informational lines */
 	int json;        /* the command was given --json */
 	const char *cmd; /* name of the running command */
+	/* credentials (--config, --psk-file, ...; rpmemctl.conf otherwise) */
+	const char *config;
+	const char *psk_file;
+	const char *psk_identity;
+	const char *tls_ca;
+	const char *tls_cert;
+	const char *tls_key;
 };
 
 typedef int (*cmd_fn)(int argc, char **argv, struct rpmemctl_ctx *ctx);
@@ -39,6 +46,7 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx);
 
 /* --- option parsing ------------------------------------------------------ */
 
@@ -50,13 +58,33 @@ enum {
 	CMD_OPT_JSON = 0x100,
 	CMD_OPT_TRANSPORT,
 	CMD_OPT_BLOCK_SIZE,
+	CMD_OPT_CONFIG,
+	CMD_OPT_PSK_FILE,
+	CMD_OPT_PSK_IDENTITY,
+	CMD_OPT_TLS_CA,
+	CMD_OPT_TLS_CERT,
+	CMD_OPT_TLS_KEY,
 	CMD_OPT_FIRST_PRIVATE, /* first value free for a command's options */
 };
+
+#define CMD_CRED_OPTS                                                         \
+	{ "config", required_argument, NULL, CMD_OPT_CONFIG },                \
+	{ "psk-file", required_argument, NULL, CMD_OPT_PSK_FILE },            \
+	{ "psk-identity", required_argument, NULL, CMD_OPT_PSK_IDENTITY },    \
+	{ "tls-ca", required_argument, NULL, CMD_OPT_TLS_CA },                \
+	{ "tls-cert", required_argument, NULL, CMD_OPT_TLS_CERT },            \
+	{ "tls-key", required_argument, NULL, CMD_OPT_TLS_KEY }
 
 #define CMD_COMMON_OPTS                                                       \
 	{ "help", no_argument, NULL, CMD_OPT_HELP },                          \
 	{ "verbose", no_argument, NULL, CMD_OPT_VERBOSE },                    \
-	{ "quiet", no_argument, NULL, CMD_OPT_QUIET }
+	{ "quiet", no_argument, NULL, CMD_OPT_QUIET }, CMD_CRED_OPTS
+
+/*
+ * cmd_cred_opt -- take a credential option c (its argument arg) into
+ * ctx; 1 if c was one
+ */
+int cmd_cred_opt(struct rpmemctl_ctx *ctx, int c, const char *arg);
 #define CMD_COMMON_SHORT ":hvq"
 
 /*

@@ -29,11 +29,12 @@ static const struct cmd_struct commands[] = {
 	{ "verify", cmd_verify, "compare a local pool file with its replica" },
 	{ "status", cmd_status, "show a daemon, its pools and its sessions" },
 	{ "bench", cmd_bench, "measure persist latency and bandwidth" },
+	{ "psk-gen", cmd_psk_gen, "write a new TLS pre-shared key file" },
 };
 
 static const char main_usage_head[] =
 	"usage: rpmemctl [-v|--verbose] [-q|--quiet] [-h|--help] [-V|--version]\n"
-	"                COMMAND [OPTIONS] ARGS\n"
+	"                [CREDENTIALS] COMMAND [OPTIONS] ARGS\n"
 	"\n"
 	"Mirror persistent-memory pool files to rpmemd targets.\n"
 	"Targets are HOST[:PORT]/REGION/POOL or rpmem://HOST[:PORT]/REGION/POOL\n"
@@ -42,6 +43,12 @@ static const char main_usage_head[] =
 	"Commands:\n";
 
 static const char main_usage_tail[] =
+	"\n"
+	"Credentials (before or after COMMAND; default: the target's entry in\n"
+	"~/.config/rpmem/rpmemctl.conf or /etc/rpmem/rpmemctl.conf, else none):\n"
+	"  --psk-file FILE [--psk-identity ID]   TLS 1.3 with a pre-shared key\n"
+	"  --tls-ca FILE --tls-cert FILE --tls-key FILE   TLS 1.3 with X.509\n"
+	"  --config FILE   read credentials from FILE instead\n"
 	"\n"
 	"Run 'rpmemctl help COMMAND' or 'rpmemctl COMMAND --help' for details.\n"
 	"Exit status: 0 ok, 1 differences found, 2 usage error, 3 connection\n"
@@ -122,6 +129,7 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		CMD_CRED_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rpmemctl_ctx ctx = { 0 };
@@ -146,6 +154,8 @@ int main(int argc, char **argv)
 			printf("rpmemctl %s\n", RPMEM_VERSION);
 			return cmd_finish(&ctx, CMD_EXIT_OK);
 		default:
+			if (cmd_cred_opt(&ctx, c, optarg))
+				break;
 			if (optopt > 0 && optopt < 0x80)
 				fprintf(stderr,
 					"rpmemctl: unknown option '-%c'; see 'rpmemctl --help'\n",

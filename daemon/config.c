@@ -387,6 +387,61 @@ static int parse_regions(struct cfg_ctx *c, const config_setting_t *root,
 	return 0;
 }
 
+/* get_path -- an optional absolute path member of group g into out */
+static int get_path(struct cfg_ctx *c, const config_setting_t *g,
+		    const char *name, const char *what, char *out,
+		    size_t len)
+{
+	const char *v;
+	int ret = get_str(c, g, name, what, &v);
+	if (ret || !v)
+		return ret;
+	if (v[0] != '/')
+		return cfg_err(c, config_setting_get_member(g, name), what,
+			       "'%s' is not an absolute path", v);
+	if (strlen(v) >= len)
+		return cfg_err(c, config_setting_get_member(g, name), what,
+			       "path too long");
+	rpmem_strlcpy(out, v, len);
+	return 0;
+}
+
+/*
+ * parse_tls -- tls = { certificate = "..."; key = "..."; ca = "...";
+ * psk_file = "..."; }: X.509 (all three) and/or PSK identities
+ */
+static int parse_tls(struct cfg_ctx *c, const config_setting_t *root,
+		     struct rpmemd_config *cfg)
+{
+	static const char *const known[] = { "certificate", "key", "ca",
+					      "psk_file", NULL };
+	const config_setting_t *g = config_setting_get_member(root, "tls");
+	struct rpmemd_tls_cfg *t = &cfg->tls;
+	int ret;
+
+	if (!g)
+		return 0;
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return cfg_err(c, g, "tls", "must be a group");
+	if ((ret = check_known(c, g, "tls.", known)) ||
+	    (ret = get_path(c, g, "certificate", "tls.certificate",
+			    t->certificate, sizeof(t->certificate))) ||
+	    (ret = get_path(c, g, "key", "tls.key", t->key, sizeof(t->key))) ||
+	    (ret = get_path(c, g, "ca", "tls.ca", t->ca, sizeof(t->ca))) ||
+	    (ret = get_path(c, g, "psk_file", "tls.psk_file", t->psk_file,
+			    sizeof(t->psk_file))))
+		return ret;
+	int x509 = t->certificate[0] || t->key[0] || t->ca[0];
+	if (x509 && !(t->certificate[0] && t->key[0] && t->ca[0]))
+		return cfg_err(c, g, "tls",
+			       "certificates need all of certificate, key and ca (the CA that signs client certificates)");
+	if (!x509 && !t->psk_file[0])
+		return cfg_err(c, g, "tls",
+			       "set certificate, key and ca, or psk_file, or both");
+	t->enabled = 1;
+	return 0;
+}
+
 /* parse_auth -- auth = { require_auth = false; } (reserved) */
 static int parse_auth(struct cfg_ctx *c, const config_setting_t *root,
 		      struct rpmemd_config *cfg)
@@ -416,7 +471,8 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 {
 	static const char *const known[] = {
 		"listen", "port", "log", "max_sessions", "regions",
-		"regions_auto", "auth", "allow_insecure_remote", NULL
+		"regions_auto", "auth", "allow_insecure_remote", "tls",
+		NULL
 	};
 	long long v;
 	int ret;
@@ -444,18 +500,20 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 		return ret;
 	if ((ret = parse_auth(c, root, cfg)))
 		return ret;
+	if ((ret = parse_tls(c, root, cfg)))
+		return ret;
 	if ((ret = parse_regions(c, root, cfg)))
 		return ret;
 
-	/* a non-loopback listener requires authentication (not yet here) */
+	/* a non-loopback listener requires TLS, or the explicit opt-out */
 	for (unsigned i = 0; i < cfg->nlisten; i++) {
-		if (rpmemd_is_loopback(cfg->listen[i]) ||
+		if (rpmemd_is_loopback(cfg->listen[i]) || cfg->tls.enabled ||
 		    cfg->allow_insecure_remote)
 			continue;
 		const config_setting_t *s =
 			config_setting_get_member(root, "listen");
 		return cfg_err(c, s, "listen",
-			       "'%s' is not a loopback address: a non-loopback listener requires authentication, which this version does not implement; set allow_insecure_remote = true to accept unauthenticated clients on a trusted network",
+			       "'%s' is not a loopback address: a non-loopback listener requires TLS (a tls group with certificates or a psk_file); set allow_insecure_remote = true only to accept unauthenticated, unencrypted clients on a trusted network",
 			       cfg->listen[i]);
 	}
 	return 0;

@@ -26,6 +26,15 @@ struct rpmemd_region_cfg {
 	int is_auto;		      /* found by regions_auto, not listed */
 };
 
+/* tls = { ... }: the daemon's credentials (empty strings: not set) */
+struct rpmemd_tls_cfg {
+	int enabled; /* the group is present: every connection uses TLS */
+	char certificate[RPMEM_STR_MAX + 1];
+	char key[RPMEM_STR_MAX + 1];
+	char ca[RPMEM_STR_MAX + 1];
+	char psk_file[RPMEM_STR_MAX + 1];
+};
+
 struct rpmemd_config {
 	char file[RPMEM_STR_MAX + 1];
 	unsigned nlisten;
@@ -36,7 +45,8 @@ struct rpmemd_config {
 	unsigned max_sessions;
 	int regions_auto;	   /* also serve the discovered namespaces */
 	int require_auth;	   /* auth.require_auth (reserved) */
-	int allow_insecure_remote; /* non-loopback listeners without auth */
+	int allow_insecure_remote; /* non-loopback listeners without TLS */
+	struct rpmemd_tls_cfg tls;
 	unsigned nregions;
 	struct rpmemd_region_cfg *regions; /* owned; rpmemd_config_free */
 };

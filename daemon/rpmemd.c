@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "config.h"
 #include "log.h"
 #include "server.h"
@@ -85,7 +86,14 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	if (check) {
+		struct rpmemd_auth *auth = NULL;
+		int bad = rpmemd_auth_new(&cfg, &auth, err, sizeof(err));
+		rpmemd_auth_delete(&auth);
 		rpmemd_config_free(&cfg);
+		if (bad) {
+			fprintf(stderr, "rpmemd: %s: %s\n", path, err);
+			return 1;
+		}
 		printf("configuration OK\n");
 		return fflush(stdout) || ferror(stdout) ? 1 : 0;
 	}

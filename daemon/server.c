@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "log.h"
 #include "net.h"
 #include "sock.h"
@@ -38,6 +39,7 @@ struct rpmemd_server {
 	int debug;
 	struct rpmemd_regions *regions;
 	struct rpmemd_sessions *sessions;
+	struct rpmemd_auth *auth; /* TLS; fixed until restart */
 	int lfd[RPMEMD_MAX_LISTEN];
 	unsigned nlfd;
 };
@@ -301,6 +303,17 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 
 	INFO("rpmemd %s starting (pid %d, configuration %s)", RPMEM_VERSION,
 	     (int)getpid(), srv->cfg.file);
+	if ((ret = rpmemd_auth_new(&srv->cfg, &srv->auth, err, sizeof(err)))) {
+		ERR("%s: %s", srv->cfg.file, err);
+		goto err_free;
+	}
+	if (srv->auth->tls)
+		INFO("tls: required on every connection (%s%s%s)",
+		     srv->cfg.tls.certificate[0] ? "certificates" : "",
+		     srv->cfg.tls.certificate[0] && srv->auth->npsk ? ", " : "",
+		     srv->auth->npsk ? "PSK identities" : "");
+	else if (srv->cfg.allow_insecure_remote)
+		WARN("allow_insecure_remote = true: clients are neither authenticated nor encrypted; anyone who reaches the port can read, write and remove every pool");
 	if ((ret = rpmemd_regions_new(&srv->regions)))
 		goto err_free;
 	discover_pmem(&srv->cfg);
@@ -315,6 +328,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 	if ((ret = rpmemd_sessions_new(srv->regions, srv->cfg.max_sessions,
 				       server, &srv->sessions)))
 		goto err_regions;
+	srv->sessions->tls = srv->auth->tls;
 	if ((ret = open_listeners(srv)))
 		goto err_sessions;
 	open_rdma(srv);
@@ -327,6 +341,7 @@ err_sessions:
 err_regions:
 	rpmemd_regions_delete(&srv->regions);
 err_free:
+	rpmemd_auth_delete(&srv->auth);
 	rpmemd_pmem_publish(NULL, 0);
 	rpmemd_config_free(&srv->cfg);
 	free(srv);
@@ -342,6 +357,7 @@ void rpmemd_server_delete(struct rpmemd_server **psrv)
 	close_rdma(srv->sessions);
 	rpmemd_sessions_delete(&srv->sessions);
 	rpmemd_regions_delete(&srv->regions);
+	rpmemd_auth_delete(&srv->auth);
 	rpmemd_pmem_publish(NULL, 0);
 	rpmemd_config_free(&srv->cfg);
 	free(srv);
@@ -381,6 +397,8 @@ static void reload(struct rpmemd_server *srv)
 		relisten = strcmp(nc.listen[i], srv->cfg.listen[i]) != 0;
 	if (relisten)
 		WARN("reload: listen and port changes take effect at the next restart");
+	if (!rpmemd_auth_same(srv->auth, &nc))
+		WARN("reload: tls changes take effect at the next restart");
 	if (nc.log_target != srv->cfg.log_target && !srv->debug)
 		WARN("reload: log.target changes take effect at the next restart");
 	if (nc.log_level != srv->cfg.log_level && !srv->debug &&
@@ -397,6 +415,8 @@ static void reload(struct rpmemd_server *srv)
 	nc.nlisten = srv->cfg.nlisten;
 	memcpy(nc.port, srv->cfg.port, sizeof(nc.port));
 	nc.log_target = srv->cfg.log_target;
+	nc.tls = srv->cfg.tls;
+	nc.allow_insecure_remote = srv->cfg.allow_insecure_remote;
 	rpmemd_config_free(&srv->cfg);
 	srv->cfg = nc;
 	INFO("reload done: %u region(s)", srv->regions->n);

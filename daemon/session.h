@@ -18,6 +18,7 @@
 
 struct rpmemd_session;
 struct rpmem_rdma_srv;
+struct rpmem_tls_ctx;
 
 /* an RDMA listener and the numeric local address it serves */
 struct rpmemd_rdma_ep {
@@ -40,6 +41,7 @@ struct rpmemd_sessions {
 	struct rpmemd_rdma_ep rdma[RPMEMD_MAX_RDMA];
 	unsigned nrdma;
 	char server[RPMEM_STR_MAX + 1]; /* "rpmemd 0.1.0 hostname" */
+	struct rpmem_tls_ctx *tls; /* every connection starts TLS; or NULL */
 	int wake_fd; /* eventfd, written when a session thread ends */
 	int stopping;
 };

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "net.h"
+#include "tls.h"
 #include "proto.h"
 #include "session.h"
 
@@ -47,6 +48,9 @@ struct rpmemd_session {
 	char local[RPMEMD_ADDR_MAX];	/* our address, numeric */
 	struct rpmem_rdma_srv *rdma;	/* RDMA listener on it, or NULL */
 	char holder[RPMEM_STR_MAX + 1]; /* how busy errors name us */
+	/* who the client proved to be over TLS; "" over plaintext */
+	char identity[RPMEM_IDENTITY_MAX + 1];
+	const char *auth_method; /* "psk", "x509" or "none" */
 
 	/* protected by set->lock */
 	char client[RPMEM_STR_MAX + 1];

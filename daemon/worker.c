@@ -54,11 +54,51 @@ static const char *end_reason(int ret)
 		return "timed out";
 	case -EPROTO:
 		return "protocol error";
+	case -EACCES:
+		return "not authenticated";
 	case -ESHUTDOWN:
 		return "the daemon is stopping";
 	default:
 		return strerror(-ret);
 	}
+}
+
+/*
+ * tls_accept -- a TLS daemon's first step: a client that starts with
+ * anything but a TLS handshake record is told in plaintext that TLS is
+ * required; then the TLS handshake, within the handshake's time
+ */
+static int tls_accept(struct rpmemd_session *s)
+{
+	char err[512];
+	uint8_t first;
+	ssize_t n;
+
+	do
+		n = recv(s->conn.fd, &first, 1, MSG_PEEK);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n == 0 ? -ECONNRESET :
+		       errno == EAGAIN ? -ETIMEDOUT : -errno;
+	if (first != 0x16) { /* TLS record type "handshake" */
+		NOTICE("connection %u from %s: refused: the client does not use TLS",
+		       s->id, s->peer);
+		rpmemd_send_error(&s->conn, 0, RPMEM_E_AUTH,
+				  "this target requires TLS: give rpmemctl credentials (--psk-file, or --tls-ca with --tls-cert and --tls-key, or rpmemctl.conf; see rpmemctl(1))");
+		return -EACCES;
+	}
+	int ret = rpmem_tls_start(s->set->tls, &s->conn, NULL, err,
+				  sizeof(err));
+	if (ret) {
+		NOTICE("connection %u from %s: %s", s->id, s->peer, err);
+		return ret;
+	}
+	rpmem_strlcpy(s->identity, rpmem_tls_peer(s->conn.tls),
+		      sizeof(s->identity));
+	s->auth_method = rpmem_tls_method(s->conn.tls);
+	DBG("connection %u from %s: TLS, %s identity '%s'", s->id, s->peer,
+	    s->auth_method, s->identity);
+	return 0;
 }
 
 /* session_main -- the session thread */
@@ -69,7 +109,13 @@ static void *session_main(void *arg)
 
 	rpmem_conn_set_rcvtimeo(&s->conn, RPMEMD_HELLO_TIMEOUT * 1000);
 	rpmem_conn_set_sndtimeo(&s->conn, RPMEMD_SEND_TIMEOUT * 1000);
-	int ret = rpmemd_handshake(s);
+	s->auth_method = "none";
+	rpmem_conn_set_deadline(&s->conn, rpmem_now_ns() +
+					  RPMEMD_HELLO_TIMEOUT * 1000000000ull);
+	int ret = set->tls ? tls_accept(s) : 0;
+	if (ret == 0)
+		ret = rpmemd_handshake(s);
+	rpmem_conn_set_deadline(&s->conn, 0);
 	if (ret == 0) {
 		rpmem_conn_set_rcvtimeo(&s->conn, 0);
 		ret = rpmemd_serve(s);

@@ -56,6 +56,54 @@ const char *rpmemctl_session_server(const struct rpmemctl_session *sess);
 /* the last error as text with no session (e.g. a failed open) */
 const char *rpmemctl_strerror(int err);
 
+/*
+ * --- credentials (LIBRPMEMCTL_2) ------------------------------------------
+ *
+ * A session configuration says how to authenticate to a target: TLS 1.3
+ * with an external pre-shared key (a PSK file as `rpmemctl psk-gen`
+ * writes it, "IDENTITY:HEXKEY"), or with X.509 (the CA that signed the
+ * target's certificate, and our certificate and key). Without any, the
+ * session is plaintext, which rpmemd accepts on loopback only.
+ */
+struct rpmemctl_session_cfg;
+
+int rpmemctl_session_cfg_new(struct rpmemctl_session_cfg **out);
+void rpmemctl_session_cfg_delete(struct rpmemctl_session_cfg **cfg);
+int rpmemctl_session_cfg_set_tls_ca(struct rpmemctl_session_cfg *cfg,
+				    const char *ca_file);
+int rpmemctl_session_cfg_set_tls_cert(struct rpmemctl_session_cfg *cfg,
+				      const char *cert_file,
+				      const char *key_file);
+/* identity NULL: the file's first one */
+int rpmemctl_session_cfg_set_psk_file(struct rpmemctl_session_cfg *cfg,
+				      const char *psk_file,
+				      const char *identity);
+/*
+ * rpmemctl_session_cfg_load -- the entry of a client configuration file
+ * (rpmemctl.conf(5) format, see rpmemctl(1)) for host[:port], else its
+ * "*" entry: 1 applied, 0 none matched, -ENOENT no file, -EINVAL
+ */
+int rpmemctl_session_cfg_load(struct rpmemctl_session_cfg *cfg,
+			      const char *file, const char *host,
+			      const char *port);
+/*
+ * rpmemctl_session_cfg_load_default -- as rpmemctl does: the user's
+ * ~/.config/rpmem/rpmemctl.conf, else /etc/rpmem/rpmemctl.conf
+ */
+int rpmemctl_session_cfg_load_default(struct rpmemctl_session_cfg *cfg,
+				      const char *host, const char *port);
+/*
+ * rpmemctl_session_open_cfg -- rpmemctl_session_open with credentials
+ * (cfg NULL: plaintext). An authentication failure is -EACCES, a target
+ * that does not speak TLS -EPROTO; rpmemctl_strerror says which.
+ */
+int rpmemctl_session_open_cfg(const char *host, const char *port,
+			      enum rpmemctl_transport transport,
+			      const struct rpmemctl_session_cfg *cfg,
+			      struct rpmemctl_session **out);
+/* the identity the session authenticated as ("" over plaintext) */
+const char *rpmemctl_session_identity(const struct rpmemctl_session *sess);
+
 /* --- listing and status -------------------------------------------------- */
 
 /* rpmemctl_list_get -- regions and pools (region NULL or "" = all) */

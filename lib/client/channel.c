@@ -45,7 +45,11 @@ int client_lost(struct rpmemctl_session *s, int err, const char *what)
 	else if (err == -ETIMEDOUT)
 		client_seterr(s, "no reply from %s:%s within %d s while %s",
 			      s->host, s->port, s->timeout_s, what);
-	else if (err != -EPROTO)
+	else if (err == -EBADMSG) {
+		client_seterr(s, "connection to %s:%s broken while %s: a TLS record failed authentication (corrupted or tampered with on the way)",
+			      s->host, s->port, what);
+		err = -ECONNRESET;
+	} else if (err != -EPROTO)
 		client_seterr(s, "connection to %s:%s failed while %s: %s",
 			      s->host, s->port, what, strerror(-err));
 	/* -EPROTO: the caller has described the bad message already */

@@ -10,6 +10,7 @@
 #include "librpmemctl.h"
 #include "net.h"
 #include "proto.h"
+#include "tls.h"
 #include "xport.h"
 
 /* control-socket timeouts */
@@ -25,6 +26,16 @@
 /* room for a target's message plus our own context */
 #define CLIENT_ERRMSG_MAX (RPMEM_MSG_MAX + 256)
 
+/* struct rpmemctl_session_cfg -- credentials; strings owned, NULL unset */
+struct rpmemctl_session_cfg {
+	char *ca;
+	char *cert;
+	char *key;
+	char *psk_file;
+	char *psk_identity;
+	char *source; /* the configuration file the entry came from */
+};
+
 /*
  * struct rpmemctl_session -- one control connection to rpmemd.
  *
@@ -36,6 +47,8 @@
  */
 struct rpmemctl_session {
 	struct rpmem_conn conn;
+	struct rpmem_tls_ctx *tls_ctx; /* owned; NULL over plaintext */
+	char identity[RPMEM_IDENTITY_MAX + 1]; /* we authenticated as */
 	int lost;      /* 0 or the -errno that broke the connection */
 	int timeout_s; /* the control socket's current send/receive bound */
 	uint32_t next_id;
@@ -219,6 +232,14 @@ int client_sync_mode_valid(enum rpmemctl_sync_mode mode);
 int client_sync_flags_valid(unsigned flags);
 /* client_sync_bs_valid -- a power of two from 4 KiB to 64 MiB (not 0) */
 int client_sync_bs_valid(uint32_t bs);
+
+/* --- credentials.c ------------------------------------------------------ */
+
+/* client_cfg_uses_tls -- the configuration asks for TLS */
+int client_cfg_uses_tls(const struct rpmemctl_session_cfg *c);
+/* client_tls_ctx -- the TLS context cfg describes; err says why not */
+int client_tls_ctx(const struct rpmemctl_session_cfg *c,
+		   struct rpmem_tls_ctx **out, char *err, size_t errlen);
 
 /* --- tcp_initiator.c ---------------------------------------------------- */
 

@@ -70,10 +70,44 @@ static int handshake(struct rpmemctl_session *s)
 	return 0;
 }
 
-/* rpmemctl_session_open -- connect to rpmemd and complete the handshake */
-RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
-				       enum rpmemctl_transport transport,
-				       struct rpmemctl_session **out)
+/*
+ * start_tls -- the TLS handshake on the new connection with cfg's
+ * credentials; the reason of a failure goes to rpmemctl_strerror
+ */
+static int start_tls(struct rpmemctl_session *s,
+		     const struct rpmemctl_session_cfg *cfg)
+{
+	char err[CLIENT_ERRMSG_MAX - 300];
+	int ret = client_tls_ctx(cfg, &s->tls_ctx, err, sizeof(err));
+	if (ret) {
+		client_set_last(-EINVAL, "credentials for %s:%s: %s", s->host,
+				s->port, err);
+		return -EINVAL;
+	}
+	ret = rpmem_tls_start(s->tls_ctx, &s->conn, s->host, err,
+			      sizeof(err));
+	if (ret) {
+		client_set_last(ret, "TLS with %s:%s failed: %s", s->host,
+				s->port, err);
+		return ret;
+	}
+	rpmem_strlcpy(s->identity,
+		      cfg->psk_file ? rpmem_tls_peer(s->conn.tls) : "",
+		      sizeof(s->identity));
+	DBG("TLS with %s:%s (%s)", s->host, s->port,
+	    rpmem_tls_method(s->conn.tls));
+	return 0;
+}
+
+/*
+ * rpmemctl_session_open_cfg -- connect to rpmemd, start TLS if cfg has
+ * credentials, and complete the handshake
+ */
+RPMEM_EXPORT int
+rpmemctl_session_open_cfg(const char *host, const char *port,
+			  enum rpmemctl_transport transport,
+			  const struct rpmemctl_session_cfg *cfg,
+			  struct rpmemctl_session **out)
 {
 	if (!host || !*host || !out || transport > RPMEMCTL_TRANSPORT_RDMA) {
 		client_set_last(-EINVAL, "invalid argument");
@@ -122,6 +156,8 @@ RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
 				strerror(-ret));
 		goto err_close;
 	}
+	if (client_cfg_uses_tls(cfg) && (ret = start_tls(s, cfg)))
+		goto err_close;
 	ret = handshake(s);
 	if (ret) {
 		client_set_last(ret, "handshake with %s:%s failed: %s", host,
@@ -134,10 +170,19 @@ RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
 
 err_close:
 	rpmem_conn_close(&s->conn);
+	rpmem_tls_ctx_free(&s->tls_ctx);
 err_free:
 	free(s->rbuf);
 	free(s);
 	return ret;
+}
+
+/* rpmemctl_session_open -- a plaintext session (see _open_cfg) */
+RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
+				       enum rpmemctl_transport transport,
+				       struct rpmemctl_session **out)
+{
+	return rpmemctl_session_open_cfg(host, port, transport, NULL, out);
 }
 
 /*
@@ -159,6 +204,7 @@ RPMEM_EXPORT void rpmemctl_session_close(struct rpmemctl_session **sess)
 		rpmem_send_frame(&s->conn, RPMEM_MSG_BYE, s->next_id, NULL, 0,
 				 NULL, 0);
 	rpmem_conn_close(&s->conn);
+	rpmem_tls_ctx_free(&s->tls_ctx);
 	free(s->rbuf);
 	free(s);
 	*sess = NULL;
@@ -214,4 +260,10 @@ RPMEM_EXPORT const char *rpmemctl_strerror(int err)
 		return "internal error on the target";
 	}
 	return strerror(err < 0 ? -err : err);
+}
+
+RPMEM_EXPORT const char *
+rpmemctl_session_identity(const struct rpmemctl_session *sess)
+{
+	return sess ? sess->identity : "";
 }

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -297,6 +299,17 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 			ssl_reason(why, sizeof(why)));
 		goto err_free;
 	}
+	/*
+	 * AES-128-GCM-SHA256 first: an external PSK is bound to the suite's
+	 * hash, and a server that picked a SHA-384 suite would ignore it
+	 */
+	if (!SSL_CTX_set_ciphersuites(c->ctx, "TLS_AES_128_GCM_SHA256:"
+					      "TLS_AES_256_GCM_SHA384:"
+					      "TLS_CHACHA20_POLY1305_SHA256")) {
+		set_err(err, errlen, "cannot set the TLS 1.3 suites: %s",
+			ssl_reason(why, sizeof(why)));
+		goto err_free;
+	}
 	/* no tickets: every connection authenticates afresh */
 	SSL_CTX_set_num_tickets(c->ctx, 0);
 	SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_OFF);
@@ -464,6 +477,54 @@ static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
 	return -EACCES;
 }
 
+/*
+ * handshake_until -- SSL_accept/SSL_connect; under conn's deadline the
+ * socket is non-blocking for the handshake and every wait is a poll
+ * bounded by the time left, so a peer trickling bytes cannot stretch it.
+ * Returns SSL's 1/<= 0, or -ETIMEDOUT.
+ */
+static int handshake_until(struct rpmem_tls_ctx *c, SSL *ssl,
+			   struct rpmem_conn *conn)
+{
+	int flags = -1, r;
+
+	if (conn->deadline_ns) {
+		flags = fcntl(conn->fd, F_GETFL);
+		if (flags >= 0)
+			fcntl(conn->fd, F_SETFL, flags | O_NONBLOCK);
+	}
+	for (;;) {
+		r = c->server ? SSL_accept(ssl) : SSL_connect(ssl);
+		if (r == 1 || flags < 0)
+			break;
+		int e = SSL_get_error(ssl, r);
+		if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+			break;
+		uint64_t now = rpmem_now_ns();
+		struct pollfd p = { .fd = conn->fd,
+				    .events = e == SSL_ERROR_WANT_READ ?
+						      POLLIN :
+						      POLLOUT };
+		int n = 0;
+		if (now < conn->deadline_ns) {
+			do
+				n = poll(&p, 1,
+					 (int)((conn->deadline_ns - now) /
+						       1000000 +
+					       1));
+			while (n < 0 && errno == EINTR);
+		}
+		if (n <= 0) {
+			ERR_clear_error();
+			r = -ETIMEDOUT;
+			break;
+		}
+	}
+	if (flags >= 0)
+		fcntl(conn->fd, F_SETFL, flags);
+	return r;
+}
+
 int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 		    const char *host, char *err, size_t errlen)
 {
@@ -495,7 +556,12 @@ int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 		    inet_pton(AF_INET6, host, &a6) != 1)
 			SSL_set_tlsext_host_name(t->ssl, host);
 	}
-	int r = c->server ? SSL_accept(t->ssl) : SSL_connect(t->ssl);
+	int r = handshake_until(c, t->ssl, conn);
+	if (r == -ETIMEDOUT) {
+		set_err(err, errlen, "the TLS handshake timed out");
+		ret = -ETIMEDOUT;
+		goto err_free;
+	}
 	if (r != 1) {
 		ret = handshake_err(c, t->ssl, r, t->claimed, err, errlen);
 		goto err_free;

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * credentials.c -- how an initiator authenticates to a target: the
+ * session configuration object, the client configuration files
+ * (rpmemctl.conf), and the TLS context built from them
+ */
+#include <errno.h>
+#include <libconfig.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "client.h"
+#include "log.h"
+#include "tls.h"
+#include "util.h"
+
+#ifndef RPMEM_SYSCONFDIR
+#define RPMEM_SYSCONFDIR "/etc"
+#endif
+#define CLIENT_CONF_SYSTEM RPMEM_SYSCONFDIR "/rpmem/rpmemctl.conf"
+#define CLIENT_CONF_USER "rpmem/rpmemctl.conf" /* under XDG_CONFIG_HOME */
+
+/* set_str -- replace *dst with a copy of src (NULL clears) */
+static int set_str(char **dst, const char *src)
+{
+	char *c = NULL;
+	if (src && !(c = strdup(src)))
+		return -ENOMEM;
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+RPMEM_EXPORT int rpmemctl_session_cfg_new(struct rpmemctl_session_cfg **out)
+{
+	struct rpmemctl_session_cfg *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*out = c;
+	return 0;
+}
+
+RPMEM_EXPORT void rpmemctl_session_cfg_delete(struct rpmemctl_session_cfg **pc)
+{
+	struct rpmemctl_session_cfg *c = pc ? *pc : NULL;
+	if (!c)
+		return;
+	free(c->ca);
+	free(c->cert);
+	free(c->key);
+	free(c->psk_file);
+	free(c->psk_identity);
+	free(c->source);
+	free(c);
+	*pc = NULL;
+}
+
+RPMEM_EXPORT int rpmemctl_session_cfg_set_tls_ca(struct rpmemctl_session_cfg *c,
+						 const char *ca_file)
+{
+	if (!c)
+		return -EINVAL;
+	return set_str(&c->ca, ca_file && *ca_file ? ca_file : NULL);
+}
+
+RPMEM_EXPORT int
+rpmemctl_session_cfg_set_tls_cert(struct rpmemctl_session_cfg *c,
+				  const char *cert_file, const char *key_file)
+{
+	if (!c || !cert_file != !key_file)
+		return -EINVAL;
+	int ret = set_str(&c->cert, cert_file);
+	return ret ? ret : set_str(&c->key, key_file);
+}
+
+RPMEM_EXPORT int
+rpmemctl_session_cfg_set_psk_file(struct rpmemctl_session_cfg *c,
+				  const char *psk_file, const char *identity)
+{
+	if (!c || (identity && *identity && !rpmem_psk_valid_identity(identity)))
+		return -EINVAL;
+	int ret = set_str(&c->psk_file, psk_file && *psk_file ? psk_file :
+								  NULL);
+	return ret ? ret :
+		     set_str(&c->psk_identity,
+			     identity && *identity ? identity : NULL);
+}
+
+/* expand -- "~/x" as $HOME/x into buf; other paths as they are */
+static const char *expand(const char *p, char *buf, size_t len)
+{
+	const char *home = getenv("HOME");
+	if (p[0] != '~' || p[1] != '/' || !home)
+		return p;
+	snprintf(buf, len, "%s%s", home, p + 1);
+	return buf;
+}
+
+/* entry_matches -- a targets entry for host (or "*") and port (if set) */
+static int entry_matches(const config_setting_t *e, const char *host,
+			 const char *port, int wildcard)
+{
+	const char *h = NULL;
+	int p;
+	if (!config_setting_lookup_string(e, "host", &h))
+		return 0;
+	if (wildcard ? strcmp(h, "*") : strcmp(h, host))
+		return 0;
+	if (config_setting_lookup_int(e, "port", &p) &&
+	    p != atoi(port && *port ? port : RPMEM_DEFAULT_PORT))
+		return 0;
+	return 1;
+}
+
+/* apply -- the credentials of one targets entry */
+static int apply(struct rpmemctl_session_cfg *c, const config_setting_t *e,
+		 const char *file)
+{
+	static const char *const known[] = { "host", "port", "ca",
+					      "certificate", "key", "psk_file",
+					      "psk_identity", NULL };
+	const char *ca = NULL, *cert = NULL, *key = NULL, *psk = NULL,
+		   *id = NULL;
+	char b1[4096], b2[4096], b3[4096], b4[4096];
+	int ret;
+
+	for (int i = 0; i < config_setting_length(e); i++) {
+		const char *n = config_setting_name(
+			config_setting_get_elem(e, (unsigned)i));
+		int ok = 0;
+		for (const char *const *k = known; *k && n; k++)
+			ok |= !strcmp(n, *k);
+		if (!ok) {
+			client_set_last(-EINVAL, "%s:%d: unknown setting '%s'",
+					file, config_setting_source_line(e),
+					n ? n : "?");
+			return -EINVAL;
+		}
+	}
+	config_setting_lookup_string(e, "ca", &ca);
+	config_setting_lookup_string(e, "certificate", &cert);
+	config_setting_lookup_string(e, "key", &key);
+	config_setting_lookup_string(e, "psk_file", &psk);
+	config_setting_lookup_string(e, "psk_identity", &id);
+	if (!cert != !key) {
+		client_set_last(-EINVAL,
+				"%s:%d: a certificate needs its key and a key its certificate",
+				file, config_setting_source_line(e));
+		return -EINVAL;
+	}
+	if ((ca && (ret = set_str(&c->ca, expand(ca, b1, sizeof(b1))))) ||
+	    (cert && (ret = rpmemctl_session_cfg_set_tls_cert(
+			      c, expand(cert, b2, sizeof(b2)),
+			      expand(key, b3, sizeof(b3))))) ||
+	    (psk && (ret = rpmemctl_session_cfg_set_psk_file(
+			     c, expand(psk, b4, sizeof(b4)), id)))) {
+		if (ret == -EINVAL)
+			client_set_last(ret,
+					"%s:%d: invalid psk_identity '%s'",
+					file, config_setting_source_line(e),
+					id ? id : "");
+		return ret;
+	}
+	return set_str(&c->source, file);
+}
+
+/*
+ * rpmemctl_session_cfg_load -- the credentials file gives for host:port:
+ * the entry naming host (and port, if it has one), else the "*" entry.
+ * Returns 1 if an entry applied, 0 if none matched, -ENOENT if there is
+ * no such file, -EINVAL with the file and line for a bad file.
+ */
+RPMEM_EXPORT int rpmemctl_session_cfg_load(struct rpmemctl_session_cfg *c,
+					   const char *file, const char *host,
+					   const char *port)
+{
+	config_t lc;
+	int ret = 0;
+
+	if (!c || !file || !host)
+		return -EINVAL;
+	FILE *f = fopen(file, "re");
+	if (!f) {
+		ret = -errno;
+		client_set_last(ret, "client configuration %s: %s", file,
+				strerror(-ret));
+		return ret;
+	}
+	config_init(&lc);
+	if (config_read(&lc, f) != CONFIG_TRUE) {
+		client_set_last(-EINVAL, "%s:%d: %s", file,
+				config_error_line(&lc), config_error_text(&lc));
+		ret = -EINVAL;
+		goto out;
+	}
+	const config_setting_t *t = config_lookup(&lc, "targets");
+	if (!t) {
+		ret = 0;
+		goto out;
+	}
+	if (!config_setting_is_list(t)) {
+		client_set_last(-EINVAL, "%s:%d: targets must be a list ( ... )",
+				file, config_setting_source_line(t));
+		ret = -EINVAL;
+		goto out;
+	}
+	for (int wild = 0; wild < 2 && !ret; wild++)
+		for (int i = 0; i < config_setting_length(t) && !ret; i++) {
+			const config_setting_t *e =
+				config_setting_get_elem(t, (unsigned)i);
+			if (!entry_matches(e, host, port, wild))
+				continue;
+			ret = apply(c, e, file);
+			if (!ret)
+				ret = 1;
+		}
+out:
+	config_destroy(&lc);
+	fclose(f);
+	return ret;
+}
+
+/*
+ * rpmemctl_session_cfg_load_default -- as rpmemctl does: the user's file
+ * ($XDG_CONFIG_HOME or ~/.config, rpmem/rpmemctl.conf) if it has an entry
+ * for host, else the system's (/etc/rpmem/rpmemctl.conf). Missing files
+ * are not an error. Returns 1 if an entry applied, 0 if none, -EINVAL.
+ */
+RPMEM_EXPORT int
+rpmemctl_session_cfg_load_default(struct rpmemctl_session_cfg *c,
+				  const char *host, const char *port)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	char user[4096] = "";
+	int ret;
+
+	if (xdg && *xdg)
+		snprintf(user, sizeof(user), "%s/%s", xdg, CLIENT_CONF_USER);
+	else if (home && *home)
+		snprintf(user, sizeof(user), "%s/.config/%s", home,
+			 CLIENT_CONF_USER);
+	if (user[0]) {
+		ret = rpmemctl_session_cfg_load(c, user, host, port);
+		if (ret != -ENOENT && ret != 0)
+			return ret;
+	}
+	ret = rpmemctl_session_cfg_load(c, CLIENT_CONF_SYSTEM, host, port);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/* client_cfg_uses_tls -- the configuration asks for TLS */
+int client_cfg_uses_tls(const struct rpmemctl_session_cfg *c)
+{
+	return c && (c->psk_file || c->ca || c->cert);
+}
+
+/*
+ * client_tls_ctx -- the TLS context cfg describes; on failure the
+ * reason is in err (the files named, what is wrong with them)
+ */
+int client_tls_ctx(const struct rpmemctl_session_cfg *c,
+		   struct rpmem_tls_ctx **out, char *err, size_t errlen)
+{
+	char id[RPMEM_IDENTITY_MAX + 1] = "";
+	uint8_t key[RPMEM_PSK_MAX];
+	size_t klen = 0;
+	int ret;
+
+	if (c->psk_file) {
+		if (c->psk_identity)
+			rpmem_strlcpy(id, c->psk_identity, sizeof(id));
+		if ((ret = rpmem_psk_read(c->psk_file, id, key, &klen, err,
+					  errlen)))
+			return ret;
+	}
+	struct rpmem_tls_cfg tc = {
+		.server = 0,
+		.ca_file = c->ca,
+		.cert_file = c->cert,
+		.key_file = c->key,
+		.psk_identity = klen ? id : NULL,
+		.psk = klen ? key : NULL,
+		.psk_len = klen,
+	};
+	ret = rpmem_tls_ctx_new(&tc, out, err, errlen);
+	OPENSSL_cleanse(key, sizeof(key));
+	return ret;
+}
