@@ -56,10 +56,33 @@ static const char *end_reason(int ret)
 		return "protocol error";
 	case -EACCES:
 		return "not authenticated";
+	case -ECOMM:
+		return "TLS failure: a record failed authentication (corrupted or tampered with on the way)";
 	case -ESHUTDOWN:
 		return "the daemon is stopping";
 	default:
 		return strerror(-ret);
+	}
+}
+
+/*
+ * linger -- after refusing a connection (a TLS alert or a plaintext
+ * ERROR sent): stop writing and drain what the client sent for up to a
+ * second, so closing does not reset the connection and destroy the
+ * refusal before the client has read it
+ */
+static void linger(struct rpmemd_session *s)
+{
+	uint64_t end = rpmem_now_ns() + 1000000000ull;
+	char buf[4096];
+
+	shutdown(s->conn.fd, SHUT_WR);
+	rpmem_conn_set_deadline(&s->conn, end);
+	while (rpmem_now_ns() < end) {
+		rpmem_conn_set_rcvtimeo(&s->conn, 100);
+		if (recv(s->conn.fd, buf, sizeof(buf), 0) <= 0 &&
+		    errno != EAGAIN && errno != EINTR)
+			break;
 	}
 }
 
@@ -85,12 +108,14 @@ static int tls_accept(struct rpmemd_session *s)
 		       s->id, s->peer);
 		rpmemd_send_error(&s->conn, 0, RPMEM_E_AUTH,
 				  "this target requires TLS: give rpmemctl credentials (--psk-file, or --tls-ca with --tls-cert and --tls-key, or rpmemctl.conf; see rpmemctl(1))");
+		linger(s);
 		return -EACCES;
 	}
 	int ret = rpmem_tls_start(s->set->tls, &s->conn, NULL, err,
 				  sizeof(err));
 	if (ret) {
 		NOTICE("connection %u from %s: %s", s->id, s->peer, err);
+		linger(s);
 		return ret;
 	}
 	rpmem_strlcpy(s->identity, rpmem_tls_peer(s->conn.tls),

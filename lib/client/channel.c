@@ -45,9 +45,10 @@ int client_lost(struct rpmemctl_session *s, int err, const char *what)
 	else if (err == -ETIMEDOUT)
 		client_seterr(s, "no reply from %s:%s within %d s while %s",
 			      s->host, s->port, s->timeout_s, what);
-	else if (err == -EBADMSG) {
-		client_seterr(s, "connection to %s:%s broken while %s: a TLS record failed authentication (corrupted or tampered with on the way)",
-			      s->host, s->port, what);
+	else if (err == -ECOMM) {
+		client_seterr(s, "connection to %s:%s broken while %s: TLS failure (%s): a record was corrupted or tampered with on the way",
+			      s->host, s->port, what,
+			      rpmem_tls_error(s->conn.tls));
 		err = -ECONNRESET;
 	} else if (err != -EPROTO)
 		client_seterr(s, "connection to %s:%s failed while %s: %s",
@@ -126,6 +127,19 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 			snprintf(what, sizeof(what), "waiting for %s",
 				 rpmem_msg_type_str(type));
 			return client_lost(s, ret, what);
+		}
+		if (h->type == RPMEM_MSG_ERROR && h->id == 0) {
+			/*
+			 * unsolicited: the target refuses the connection as
+			 * a whole (TLS required, a limit, shutting down) and
+			 * closes it; its words are the error
+			 */
+			ret = recv_error(s, h, s->errmsg, sizeof(s->errmsg));
+			if (!s->lost) {
+				s->lost = ret;
+				shutdown(s->conn.fd, SHUT_RDWR);
+			}
+			return ret;
 		}
 		if (h->type == RPMEM_MSG_ERROR && h->id != id &&
 		    older(h->id, id)) {

@@ -159,6 +159,17 @@ rpmemctl_session_open_cfg(const char *host, const char *port,
 	if (client_cfg_uses_tls(cfg) && (ret = start_tls(s, cfg)))
 		goto err_close;
 	ret = handshake(s);
+	if (ret && s->conn.tls && rpmem_tls_error(s->conn.tls)[0]) {
+		client_set_last(-EACCES,
+				"TLS with %s:%s failed: the target refused our credentials (%s)%s",
+				host, port ? port : RPMEM_DEFAULT_PORT,
+				rpmem_tls_error(s->conn.tls),
+				cfg->psk_file ?
+					"; check that its tls.psk_file holds our identity with the same key" :
+					"; check that its tls.ca signed our certificate and that it is valid");
+		ret = -EACCES;
+		goto err_close;
+	}
 	if (ret) {
 		client_set_last(ret, "handshake with %s:%s failed: %s", host,
 				port, s->errmsg);

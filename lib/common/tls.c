@@ -39,6 +39,7 @@ struct rpmem_tls {
 	const char *method;
 	/* server: the identity a PSK client claimed, known or not */
 	char claimed[RPMEM_IDENTITY_MAX + 1];
+	char err[160]; /* the first TLS-level failure after the handshake */
 };
 
 /* the one TLS 1.3 suite external PSKs are bound to (SHA-256) */
@@ -310,6 +311,14 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 			ssl_reason(why, sizeof(why)));
 		goto err_free;
 	}
+	/* OpenSSL wants one for verified peers, PSK handshakes included */
+	if (cfg->server &&
+	    !SSL_CTX_set_session_id_context(c->ctx, (const uint8_t *)"rpmemd",
+					    6)) {
+		set_err(err, errlen, "cannot set the TLS session context: %s",
+			ssl_reason(why, sizeof(why)));
+		goto err_free;
+	}
 	/* no tickets: every connection authenticates afresh */
 	SSL_CTX_set_num_tickets(c->ctx, 0);
 	SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_OFF);
@@ -433,11 +442,11 @@ static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
 	const char *peer = c->server ? "the client" : "the target";
 	char why[256];
 
-	if (!c->server && SSL_get_verify_result(ssl) != X509_V_OK) {
+	if (SSL_get_verify_result(ssl) != X509_V_OK) {
 		long v = SSL_get_verify_result(ssl);
 		ERR_clear_error();
-		set_err(err, errlen,
-			"the target's certificate was not accepted: %s",
+		set_err(err, errlen, "%s's certificate was not accepted: %s",
+			c->server ? "the client" : "the target",
 			X509_verify_cert_error_string(v));
 		return -EACCES;
 	}
@@ -602,6 +611,11 @@ const char *rpmem_tls_peer(const struct rpmem_tls *t)
 	return t ? t->peer : "";
 }
 
+const char *rpmem_tls_error(const struct rpmem_tls *t)
+{
+	return t ? t->err : "";
+}
+
 const char *rpmem_tls_method(const struct rpmem_tls *t)
 {
 	return t ? t->method : "none";
@@ -618,10 +632,13 @@ int rpmem_tls_export(struct rpmem_tls *t, const char *label, uint8_t *out,
 	return 0;
 }
 
-/* io_err -- an SSL_read/SSL_write failure as -errno */
-static int io_err(SSL *ssl, int r, int saved)
+/* io_err -- an SSL_read/SSL_write failure as -errno; t->err says why */
+static int io_err(struct rpmem_tls *t, int r, int saved)
 {
+	SSL *ssl = t->ssl;
 	int e = SSL_get_error(ssl, r);
+	if (e == SSL_ERROR_SSL && !t->err[0])
+		ssl_reason(t->err, sizeof(t->err));
 	ERR_clear_error();
 	switch (e) {
 	case SSL_ERROR_ZERO_RETURN:
@@ -636,8 +653,12 @@ static int io_err(SSL *ssl, int r, int saved)
 			return -ECONNRESET;
 		return -saved;
 	default:
-		/* a record that does not authenticate: tampering */
-		return -EBADMSG;
+		/*
+		 * a record that does not authenticate (tampering), or the
+		 * peer's alert saying so; not -EBADMSG, which means a bad
+		 * frame header above
+		 */
+		return -ECOMM;
 	}
 }
 
@@ -648,7 +669,7 @@ ssize_t rpmem_tls_read(struct rpmem_tls *t, void *buf, size_t len)
 	int r = SSL_read_ex(t->ssl, buf, len, &n);
 	if (r == 1)
 		return (ssize_t)n;
-	return io_err(t->ssl, r, errno);
+	return io_err(t, r, errno);
 }
 
 int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len)
@@ -666,7 +687,7 @@ int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len)
 		int r = SSL_write_ex(t->ssl, buf, len, &n);
 		if (r != 1) {
 			int saved = errno;
-			ret = io_err(t->ssl, r, saved);
+			ret = io_err(t, r, saved);
 			if (saved == EPIPE && !sigismember(&old, SIGPIPE)) {
 				struct timespec zero = { 0 };
 				sigtimedwait(&pipe_set, NULL, &zero);

@@ -67,6 +67,12 @@ int rpmem_tls_start(struct rpmem_tls_ctx *ctx, struct rpmem_conn *c,
  * identity, or the certificate's subject CN (else its first DNS name)
  */
 const char *rpmem_tls_peer(const struct rpmem_tls *t);
+/*
+ * rpmem_tls_error -- the TLS-level reason of the first failed read or
+ * write ("" if none), e.g. an alert: in TLS 1.3 a server refuses a client
+ * certificate only after the client's handshake has completed
+ */
+const char *rpmem_tls_error(const struct rpmem_tls *t);
 /* rpmem_tls_method -- "psk" or "x509" */
 const char *rpmem_tls_method(const struct rpmem_tls *t);
 
@@ -77,7 +83,10 @@ const char *rpmem_tls_method(const struct rpmem_tls *t);
 int rpmem_tls_export(struct rpmem_tls *t, const char *label, uint8_t *out,
 		     size_t len);
 
-/* rpmem_tls_read -- up to len bytes (> 0), or -errno (-ECONNRESET: EOF) */
+/*
+ * rpmem_tls_read -- up to len bytes (> 0), or -errno (-ECONNRESET: EOF;
+ * -ECOMM: a TLS-level failure, rpmem_tls_error says which)
+ */
 ssize_t rpmem_tls_read(struct rpmem_tls *t, void *buf, size_t len);
 /* rpmem_tls_write -- all of len bytes; 0 or -errno */
 int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len);

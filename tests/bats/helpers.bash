@@ -65,6 +65,8 @@ setup_env() {
 	CONF=$W/rpmemd.conf
 	DLOG=$W/rpmemd.log
 	T=127.0.0.1:$PORT
+	# no credentials from the user running the tests
+	export XDG_CONFIG_HOME=$W/xdg
 	write_conf "$CONF" "$PORT"
 }
 

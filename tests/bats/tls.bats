@@ -1,0 +1,252 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# tls.bats -- TLS 1.3 with pre-shared keys and X.509: who gets in, who does
+# not, what each refusal says, and that nothing is written for them
+
+load helpers
+
+# make_pki DIR -- a CA, a server certificate for 127.0.0.1/localhost, a
+# client certificate (CN alice), one signed by another CA, an expired one
+make_pki() {
+	local d=$1
+	mkdir -p "$d"
+	(
+		cd "$d" || exit 1
+		ossl() { openssl "$@" 2>/dev/null; }
+		for ca in ca other; do
+			ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+				-nodes -days 2 -subj "/CN=rpmem test $ca" \
+				-keyout $ca.key -out $ca.crt
+		done
+		csr() { # NAME CN
+			ossl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+				-nodes -subj "/CN=$2" -keyout "$1.key" -out "$1.csr"
+		}
+		sign() { # NAME CA [EXTFILE]
+			ossl x509 -req -in "$1.csr" -CA "$2.crt" -CAkey "$2.key" \
+				-CAcreateserial -days 2 ${3:+-extfile "$3"} \
+				-out "$1.crt"
+		}
+		printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >srv.ext
+		csr server localhost && sign server ca srv.ext
+		csr alice alice && sign alice ca
+		csr mallory mallory && sign mallory other
+		# expired: valid for one day in 2020
+		csr old old
+		mkdir -p db && : >db/index.txt && echo 01 >db/serial
+		cat >ca.cnf <<CNF
+[ ca ]
+default_ca = d
+[ d ]
+dir = $d/db
+database = $d/db/index.txt
+new_certs_dir = $d/db
+serial = $d/db/serial
+default_md = sha256
+policy = p
+[ p ]
+commonName = supplied
+CNF
+		ossl ca -batch -config ca.cnf -cert ca.crt -keyfile ca.key \
+			-in old.csr -out old.crt -startdate 20200101000000Z \
+			-enddate 20200102000000Z
+		chmod 600 ./*.key
+	)
+}
+
+setup_file() {
+	make_pki "$BATS_FILE_TMPDIR/pki"
+}
+
+setup() {
+	setup_env
+	P=$BATS_FILE_TMPDIR/pki
+	export XDG_CONFIG_HOME=$W/xdg
+	"$RPMEMCTL" -q psk-gen -i alice "$W/alice.psk"
+	"$RPMEMCTL" -q psk-gen -i alice "$W/wrong.psk"
+	"$RPMEMCTL" -q psk-gen -i carol "$W/carol.psk"
+	cp "$W/alice.psk" "$W/server.psk"
+	cat >>"$CONF" <<CONF
+tls = {
+  certificate = "$P/server.crt";
+  key = "$P/server.key";
+  ca = "$P/ca.crt";
+  psk_file = "$W/server.psk";
+};
+CONF
+	mkfile "$W/src" 4
+}
+
+teardown() { teardown_daemon; }
+
+# pool_absent NAME -- the daemon's own listing (over PSK) has no such pool
+pool_absent() {
+	run "$RPMEMCTL" list --json --psk-file "$W/alice.psk" "$T/r1"
+	[ "$status" -eq 0 ]
+	[ "$(jq --arg n "$1" '[.pools[] | select(.name == $n)] | length' \
+		<<<"$output")" -eq 0 ]
+	[ ! -e "$R1/$1" ]
+}
+
+@test "psk-gen writes IDENTITY:HEXKEY with mode 0600 and never replaces a file silently" {
+	[ "$(stat -c %a "$W/alice.psk")" = 600 ]
+	grep -Eq '^alice:[0-9a-f]{64}$' "$W/alice.psk"
+	rc psk-gen -i alice "$W/alice.psk"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"--force"* ]]
+	rc psk-gen -i 'bad id' "$W/x.psk"
+	[ "$status" -eq 2 ]
+}
+
+@test "mirror, verify and sync --pull over TLS with a pre-shared key move the bytes" {
+	start_daemon
+	rc mirror --psk-file "$W/alice.psk" "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+	rc verify --psk-file "$W/alice.psk" "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cp "$W/src" "$W/back" && poke "$W/back" 4096
+	rc sync --pull --psk-file "$W/alice.psk" "$W/back" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$W/back"
+	grep -q "TLS, psk identity 'alice'" "$DLOG" ||
+		grep -q "session .* opened" "$DLOG"
+}
+
+@test "mirror over TLS with X.509 certificates on both ends" {
+	start_daemon
+	rc mirror --tls-ca "$P/ca.crt" --tls-cert "$P/alice.crt" \
+		--tls-key "$P/alice.key" "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+}
+
+@test "credentials come from rpmemctl.conf when the command line gives none" {
+	start_daemon
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	cat >"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf" <<CONF
+targets = (
+  { host = "127.0.0.1"; port = $PORT; psk_file = "$W/alice.psk"; }
+);
+CONF
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+	# --config names another file: its "*" entry applies
+	cat >"$W/other.conf" <<CONF
+targets = ( { host = "*"; psk_file = "$W/wrong.psk"; } );
+CONF
+	rc verify --config "$W/other.conf" "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+}
+
+@test "a wrong pre-shared key exits 3, says the target refused, and writes nothing" {
+	start_daemon
+	rc mirror --psk-file "$W/wrong.psk" "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *TLS*"refused our credentials"* ]]
+	pool_absent p1
+	grep -q "notice: .*claimed identity 'alice'" "$DLOG"
+}
+
+@test "an identity the target does not know exits 3 and writes nothing" {
+	start_daemon
+	rc mirror --psk-file "$W/carol.psk" "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *TLS* ]]
+	pool_absent p1
+	grep -q "notice: .*claimed identity 'carol'" "$DLOG"
+}
+
+@test "a client certificate from another CA exits 3 and writes nothing" {
+	start_daemon
+	rc mirror --tls-ca "$P/ca.crt" --tls-cert "$P/mallory.crt" \
+		--tls-key "$P/mallory.key" "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *TLS* ]]
+	pool_absent p1
+	grep -q "notice: .*client's certificate was not accepted" "$DLOG"
+}
+
+@test "an expired client certificate exits 3 and writes nothing" {
+	start_daemon
+	rc mirror --tls-ca "$P/ca.crt" --tls-cert "$P/old.crt" \
+		--tls-key "$P/old.key" "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+	pool_absent p1
+	grep -q "expired" "$DLOG"
+}
+
+@test "a target certificate the client does not trust exits 3 and says why" {
+	start_daemon
+	rc list --tls-ca "$P/other.crt" --tls-cert "$P/alice.crt" \
+		--tls-key "$P/alice.key" "$T"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"certificate was not accepted"* ]]
+}
+
+@test "a plaintext client of a TLS target exits 3 and is told TLS is required" {
+	start_daemon
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"requires TLS"* ]]
+	pool_absent p1
+}
+
+@test "a TLS client of a plaintext target exits 3 and says the target does not answer with TLS" {
+	write_conf "$CONF" "$PORT"
+	start_daemon
+	rc list --psk-file "$W/alice.psk" "$T"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"does not answer with TLS"* ]]
+}
+
+@test "key files that group or others can read are refused with the chmod to run" {
+	chmod 644 "$W/alice.psk"
+	write_conf "$CONF" "$PORT"
+	start_daemon
+	rc list --psk-file "$W/alice.psk" "$T"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"chmod 600 $W/alice.psk"* ]]
+	chmod 640 "$W/server.psk"
+	cat >>"$CONF" <<CONF
+tls = { psk_file = "$W/server.psk"; };
+CONF
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"chmod 600 $W/server.psk"* ]]
+}
+
+@test "a non-loopback listener is accepted with TLS and refused without it" {
+	local c2=$W/remote.conf
+	sed 's/^listen = .*/listen = ["0.0.0.0"];/' "$CONF" >"$c2"
+	run "$RPMEMD" -n -c "$c2"
+	[ "$status" -eq 0 ]
+	sed '/^tls = {/,/^};/d' "$c2" >"$W/plain.conf"
+	run "$RPMEMD" -n -c "$W/plain.conf"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"requires TLS"* ]]
+}
+
+@test "a byte flipped on the wire breaks the connection (exit 3) and the pool stays truthfully syncing" {
+	start_daemon
+	local pp pid
+	pp=$(free_port)
+	python3 "$TOP/tests/tools/flip_proxy.py" "$pp" "$PORT" 1500000 \
+		>"$W/proxy.out" 2>"$W/proxy.err" &
+	pid=$!
+	for _ in $(seq 50); do
+		grep -q ready "$W/proxy.out" && break
+		sleep 0.1
+	done
+	rc mirror --psk-file "$W/alice.psk" "$W/src" "127.0.0.1:$pp/r1/p1"
+	kill "$pid" 2>/dev/null || true
+	[ "$status" -eq 3 ]
+	grep -q flipped "$W/proxy.err"
+	run "$RPMEMCTL" list --json --psk-file "$W/alice.psk" "$T/r1"
+	[ "$(jq -r '.pools[] | select(.name == "p1") | .state' <<<"$output")" = syncing ]
+	# the next honest mirror completes it
+	rc mirror --psk-file "$W/alice.psk" "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+}
