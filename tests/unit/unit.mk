@@ -4,8 +4,10 @@
 # One executable per API group, built from the real objects and linked
 # against build/librpmem.a; link-time mocks (-Wl,--wrap=) are listed per
 # test in UNIT_WRAP_<name>, daemon objects in UNIT_DAEMON_<name> (never
-# daemon/rpmemd.o). `make check-unit` builds and runs them all and ends
-# with "unit: N passed, N failed". UNIT_WRAPPER="valgrind -q
+# daemon/rpmemd.o). The client tests (client_*) talk to UNIT_FAKE, an
+# in-process fake target (tests/unit/fake_target.h). `make check-unit`
+# builds and runs them all and ends with "unit: N passed, N failed".
+# UNIT_WRAPPER="valgrind -q
 # --error-exitcode=99 --leak-check=full" runs every test under valgrind.
 
 UNIT_DIR   := $(B)/tests/unit
@@ -23,11 +25,12 @@ UNIT_DAEMON_config := $(B)/daemon/config.o $(B)/daemon/pmem.o $(B)/daemon/sock.o
 UNIT_DAEMON_meta   := $(B)/daemon/meta.o
 UNIT_DAEMON_devdax := $(B)/daemon/devdax.o $(B)/daemon/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o
+UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
 $(UNIT_DIR)/%.o: ALL_CFLAGS += -Idaemon
 
--include $(UNIT_BINS:=.d)
+-include $(UNIT_BINS:=.d) $(UNIT_FAKE:.o=.d)
 
 $(UNIT_DIR)/config: $(UNIT_DAEMON_config)
 $(UNIT_DIR)/meta: $(UNIT_DAEMON_meta)
