@@ -12,7 +12,7 @@
 
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem \
-	      client_session client_pool
+	      client_session client_pool client_sync
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -37,7 +37,8 @@ $(UNIT_DIR)/config: $(UNIT_DAEMON_config)
 $(UNIT_DIR)/meta: $(UNIT_DAEMON_meta)
 $(UNIT_DIR)/devdax: $(UNIT_DAEMON_devdax)
 $(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
-$(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool: $(UNIT_FAKE)
+$(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
+	$(UNIT_DIR)/client_sync: $(UNIT_FAKE)
 
 # objects first, then the archive, then the system libraries
 $(UNIT_BINS): $(UNIT_DIR)/%: $(UNIT_DIR)/%.o $(B)/librpmem.a
