@@ -242,8 +242,8 @@ static void client_call__error_codes_map_to_documented_errno(void **state)
 		{ RPMEM_E_XPORT, -ENOTSUP },
 		{ RPMEM_E_SHUTDOWN, -ESHUTDOWN },
 		{ RPMEM_E_INTERNAL, -EREMOTEIO },
-		{ 0, -EREMOTEIO },	/* not a code */
-		{ 999, -EREMOTEIO },	/* a code this library does not know */
+		{ 0, -EREMOTEIO },   /* not a code */
+		{ 999, -EREMOTEIO }, /* a code this library does not know */
 	};
 	const size_t n = sizeof(want) / sizeof(want[0]);
 	struct fake_target_opts o = { .size = 0 };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* client_sync.c -- unit tests of push, pull, verify and mirror against a fake target */
+/* client_sync.c -- unit tests of push, pull, verify, mirror on a fake target */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -147,8 +147,8 @@ static void push_scattered(uint32_t caps)
 {
 	struct env e;
 	env_open(&e, caps, 4 * MIB, RPMEM_POOL_CONSISTENT);
-	const uint64_t changed[] = { 3 * CB + 2 * FB, 20 * CB, 20 * CB + 15 * FB,
-				     40 * CB + 7 * FB };
+	const uint64_t changed[] = { 3 * CB + 2 * FB, 20 * CB,
+				     20 * CB + 15 * FB, 40 * CB + 7 * FB };
 	for (size_t i = 0; i < 4; i++)
 		poke(&e, changed[i] + 123);
 
@@ -192,14 +192,14 @@ static void push_scattered(uint32_t caps)
 	env_close(&e);
 }
 
-static void rpmemctl_pool_sync__push_with_hashv_moves_only_changed_4k_blocks(
+static void rpmemctl_pool_sync__push_hashv_moves_only_changed_4k_blocks(
 	void **state)
 {
 	(void)state;
 	push_scattered(RPMEM_CAP_HASHV);
 }
 
-static void rpmemctl_pool_sync__push_with_hash_only_moves_only_changed_4k_blocks(
+static void rpmemctl_pool_sync__push_hash_only_moves_only_changed_4k_blocks(
 	void **state)
 {
 	(void)state;
@@ -210,8 +210,9 @@ static void rpmemctl_pool_sync__push_with_hash_only_moves_only_changed_4k_blocks
  * The coarse blocks that differ in the gap tests: 1, 3 and 4 (a gap of
  * one identical block), 8 (a gap of three: 192 KiB), 13 (a gap of four)
  */
-static const uint64_t gap_changed[] = { 1 * CB + 5 * FB, 3 * CB, 4 * CB + 15 * FB,
-					8 * CB + 8 * FB, 13 * CB + 1 * FB };
+static const uint64_t gap_changed[] = { 1 * CB + 5 * FB, 3 * CB,
+					4 * CB + 15 * FB, 8 * CB + 8 * FB,
+					13 * CB + 1 * FB };
 
 static void rpmemctl_pool_sync__hash_only_bridges_gaps_up_to_192k(
 	void **state)
@@ -518,9 +519,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(
-			rpmemctl_pool_sync__push_with_hashv_moves_only_changed_4k_blocks),
+			rpmemctl_pool_sync__push_hashv_moves_only_changed_4k_blocks),
 		cmocka_unit_test(
-			rpmemctl_pool_sync__push_with_hash_only_moves_only_changed_4k_blocks),
+			rpmemctl_pool_sync__push_hash_only_moves_only_changed_4k_blocks),
 		cmocka_unit_test(
 			rpmemctl_pool_sync__hash_only_bridges_gaps_up_to_192k),
 		cmocka_unit_test(rpmemctl_pool_sync__hashv_does_not_bridge_gaps),
