@@ -4,12 +4,15 @@
 # One executable per API group, built from the real objects and linked
 # against build/librpmem.a; link-time mocks (-Wl,--wrap=) are listed per
 # test in UNIT_WRAP_<name>, daemon objects in UNIT_DAEMON_<name> (never
-# daemon/rpmemd.o). `make check-unit` builds and runs them all and ends
-# with "unit: N passed, N failed". UNIT_WRAPPER="valgrind -q
+# daemon/rpmemd.o). The client tests (client_*) talk to UNIT_FAKE, an
+# in-process fake target (tests/unit/fake_target.h). `make check-unit`
+# builds and runs them all and ends with "unit: N passed, N failed".
+# UNIT_WRAPPER="valgrind -q
 # --error-exitcode=99 --leak-check=full" runs every test under valgrind.
 
 UNIT_DIR   := $(B)/tests/unit
-UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg
+UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
+	      client_session client_pool client_sync
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -23,16 +26,19 @@ UNIT_DAEMON_config := $(B)/daemon/config.o $(B)/daemon/pmem.o $(B)/daemon/sock.o
 UNIT_DAEMON_meta   := $(B)/daemon/meta.o
 UNIT_DAEMON_devdax := $(B)/daemon/devdax.o $(B)/daemon/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o
+UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
 $(UNIT_DIR)/%.o: ALL_CFLAGS += -Idaemon
 
--include $(UNIT_BINS:=.d)
+-include $(UNIT_BINS:=.d) $(UNIT_FAKE:.o=.d)
 
 $(UNIT_DIR)/config: $(UNIT_DAEMON_config)
 $(UNIT_DIR)/meta: $(UNIT_DAEMON_meta)
 $(UNIT_DIR)/devdax: $(UNIT_DAEMON_devdax)
 $(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
+$(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
+	$(UNIT_DIR)/client_sync: $(UNIT_FAKE)
 
 # objects first, then the archive, then the system libraries
 $(UNIT_BINS): $(UNIT_DIR)/%: $(UNIT_DIR)/%.o $(B)/librpmem.a

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* client_pool.c -- unit tests of remote pools over tcp against a fake target */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_target.h"
+#include "librpmemctl.h"
+
+#define HOST "127.0.0.1"
+#define MIB (1u << 20)
+
+/* a fake target with a session to it, and maybe an open pool */
+struct env {
+	struct fake_target *ft;
+	struct rpmemctl_session *s;
+	struct rpmemctl_pool *p;
+};
+
+/* env_start -- a fake target with opts and a session to it */
+static void env_start(struct env *e, const struct fake_target_opts *opts)
+{
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(fake_target_start(opts, &e->ft), 0);
+	assert_int_equal(rpmemctl_session_open(HOST, fake_target_port(e->ft),
+					       RPMEMCTL_TRANSPORT_TCP, &e->s),
+			 0);
+}
+
+/* env_open -- env_start, and open r1/p1 with flags */
+static void env_open(struct env *e, const struct fake_target_opts *opts,
+		     unsigned flags)
+{
+	env_start(e, opts);
+	assert_int_equal(rpmemctl_pool_open(e->s, "r1", "p1", flags, &e->p),
+			 0);
+}
+
+/* env_stop -- close everything; the target has seen all of it after */
+static void env_stop(struct env *e)
+{
+	rpmemctl_pool_close(&e->p);
+	rpmemctl_session_close(&e->s);
+	assert_int_equal(fake_target_wait_idle(e->ft), 0);
+	fake_target_stop(&e->ft);
+}
+
+/* pattern -- len bytes that differ from offset to offset */
+static void pattern(uint8_t *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+}
+
+static void rpmemctl_pool_create__creates_the_pool_on_the_target(
+	void **state)
+{
+	(void)state;
+	struct fake_target_opts o = { .size = 0 };
+	struct env e;
+	env_start(&e, &o);
+	assert_null(fake_target_pool(e.ft));
+	assert_int_equal(rpmemctl_pool_create(e.s, "r1", "p1", 3 * 65536), 0);
+	assert_non_null(fake_target_pool(e.ft));
+
+	assert_int_equal(rpmemctl_pool_create(e.s, "r1", "p1", 65536),
+			 -EEXIST);
+	assert_string_equal(rpmemctl_session_errmsg(e.s),
+			    "pool 'p1' exists");
+	assert_int_equal(rpmemctl_pool_create(e.s, "nope", "p1", 65536),
+			 -ENODEV);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_CREATE), 3);
+
+	/* bad names and sizes never reach the target */
+	assert_int_equal(rpmemctl_pool_create(e.s, "r1", "../x", 65536),
+			 -EINVAL);
+	assert_int_equal(rpmemctl_pool_create(e.s, "r1", "p2", 0), -EINVAL);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_CREATE), 3);
+
+	assert_int_equal(rpmemctl_pool_open(e.s, "r1", "p1",
+					    RPMEMCTL_OPEN_RDWR, &e.p),
+			 0);
+	assert_int_equal(rpmemctl_pool_get_size(e.p), 3 * 65536);
+	assert_int_equal(rpmemctl_pool_get_state(e.p), RPMEMCTL_POOL_EMPTY);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_open__reports_what_the_target_holds(void **state)
+{
+	(void)state;
+	struct fake_target_opts o = { .size = 2 * MIB,
+				      .state = RPMEM_POOL_CONSISTENT,
+				      .generation = 5 };
+	struct env e;
+	env_open(&e, &o, RPMEMCTL_OPEN_RDWR);
+	assert_int_equal(rpmemctl_pool_get_size(e.p), 2 * MIB);
+	assert_int_equal(rpmemctl_pool_get_state(e.p),
+			 RPMEMCTL_POOL_CONSISTENT);
+	assert_int_equal(rpmemctl_pool_get_generation(e.p), 5);
+	assert_string_equal(rpmemctl_pool_get_transport(e.p), "tcp");
+	assert_int_equal(rpmemctl_pool_close(&e.p), 0);
+	assert_null(e.p);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_OPEN), 1);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_CLOSE), 1);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_open__unknown_pool_is_enoent(void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, NULL);
+	struct rpmemctl_pool *p = NULL;
+	assert_int_equal(rpmemctl_pool_open(e.s, "r1", "other",
+					    RPMEMCTL_OPEN_RDWR, &p),
+			 -ENOENT);
+	assert_null(p);
+	assert_string_equal(rpmemctl_session_errmsg(e.s),
+			    "no pool 'other' in region 'r1'");
+	/* the session goes on */
+	assert_int_equal(rpmemctl_pool_open(e.s, "r1", "p1",
+					    RPMEMCTL_OPEN_RDONLY, &e.p),
+			 0);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_write__lands_in_the_target_pool_after_flush(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NULL, RPMEMCTL_OPEN_RDWR);
+	uint8_t a[5000], b[100];
+	pattern(a, sizeof(a), 1);
+	pattern(b, sizeof(b), 2);
+	assert_int_equal(rpmemctl_pool_write(e.p, a, 4096, sizeof(a)), 0);
+	assert_int_equal(rpmemctl_pool_write(e.p, b, MIB - sizeof(b),
+					     sizeof(b)),
+			 0);
+	assert_int_equal(rpmemctl_pool_flush(e.p, 0, MIB), 0);
+
+	/* after the FLUSH reply the target has every WRITE before it */
+	size_t n;
+	const struct fake_write *w = fake_target_writes(e.ft, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(w[0].offset, 4096);
+	assert_int_equal(w[0].len, sizeof(a));
+	assert_int_equal(w[1].offset, MIB - sizeof(b));
+	assert_int_equal(w[1].len, sizeof(b));
+	const uint8_t *pool = fake_target_pool(e.ft);
+	assert_memory_equal(pool + 4096, a, sizeof(a));
+	assert_memory_equal(pool + MIB - sizeof(b), b, sizeof(b));
+	assert_int_equal(fake_target_written(e.ft, 0, 4096), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 1);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_write__splits_into_frames_of_max_io(void **state)
+{
+	(void)state;
+	struct fake_target_opts o = { .size = 3 * MIB };
+	struct env e;
+	env_open(&e, &o, RPMEMCTL_OPEN_RDWR);
+	size_t len = 2 * MIB + MIB / 2;
+	uint8_t *buf = malloc(len);
+	assert_non_null(buf);
+	pattern(buf, len, 3);
+	assert_int_equal(rpmemctl_pool_persist(e.p, buf, 100, len), 0);
+
+	size_t n;
+	const struct fake_write *w = fake_target_writes(e.ft, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(w[0].offset, 100);
+	assert_int_equal(w[0].len, RPMEM_MAX_IO);
+	assert_int_equal(w[1].offset, 100 + RPMEM_MAX_IO);
+	assert_int_equal(w[1].len, RPMEM_MAX_IO);
+	assert_int_equal(w[2].offset, 100 + 2 * RPMEM_MAX_IO);
+	assert_int_equal(w[2].len, MIB / 2);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 1);
+	assert_memory_equal(fake_target_pool(e.ft) + 100, buf, len);
+	free(buf);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_read__returns_the_target_bytes(void **state)
+{
+	(void)state;
+	struct fake_target_opts o = { .size = 3 * MIB };
+	struct env e;
+	env_open(&e, &o, RPMEMCTL_OPEN_RDONLY);
+	pattern(fake_target_pool(e.ft), 3 * MIB, 4);
+	size_t len = 3 * MIB - 10;
+	uint8_t *buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(rpmemctl_pool_read(e.p, buf, 10, len), 0);
+	assert_memory_equal(buf, fake_target_pool(e.ft) + 10, len);
+	/* pipelined in frames of at most RPMEM_MAX_IO */
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 3);
+
+	/* outside the pool: refused here, nothing sent */
+	assert_int_equal(rpmemctl_pool_read(e.p, buf, 3 * MIB - 1, 2),
+			 -EINVAL);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 3);
+	free(buf);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_read__error_reply_keeps_the_stream_in_step(
+	void **state)
+{
+	(void)state;
+	struct fake_target_opts o = { .size = 3 * MIB };
+	struct env e;
+	env_open(&e, &o, RPMEMCTL_OPEN_RDONLY);
+	uint8_t *buf = malloc(3 * MIB);
+	assert_non_null(buf);
+	/* the second of three pipelined READs fails */
+	fake_target_script(e.ft, RPMEM_MSG_READ, 2, FAKE_ERROR, RPMEM_E_IO);
+	assert_int_equal(rpmemctl_pool_read(e.p, buf, 0, 3 * MIB), -EIO);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 3);
+	/* the DATA after it was drained: the next read works */
+	pattern(fake_target_pool(e.ft), 4096, 5);
+	assert_int_equal(rpmemctl_pool_read(e.p, buf, 0, 4096), 0);
+	assert_memory_equal(buf, fake_target_pool(e.ft), 4096);
+	free(buf);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_flush__reports_a_failed_write(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NULL, RPMEMCTL_OPEN_RDWR);
+	uint8_t a[4096], b[4096];
+	pattern(a, sizeof(a), 6);
+	pattern(b, sizeof(b), 7);
+	/* WRITE has no reply: the target keeps its failure for the FLUSH */
+	fake_target_script(e.ft, RPMEM_MSG_WRITE, 1, FAKE_ERROR, RPMEM_E_IO);
+	assert_int_equal(rpmemctl_pool_write(e.p, a, 0, sizeof(a)), 0);
+	assert_int_equal(rpmemctl_pool_write(e.p, b, 8192, sizeof(b)), 0);
+	assert_int_equal(rpmemctl_pool_flush(e.p, 0, MIB), -EIO);
+	assert_string_equal(rpmemctl_session_errmsg(e.s),
+			    "scripted I/O error on the target");
+	assert_int_equal(fake_target_written(e.ft, 0, 4096), 0);
+	assert_int_equal(fake_target_written(e.ft, 8192, 4096), 4096);
+	/* reported once; the session goes on */
+	assert_int_equal(rpmemctl_pool_flush(e.p, 0, MIB), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 2);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_write__eager_error_is_reported_by_the_flush(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NULL, RPMEMCTL_OPEN_RDWR);
+	uint8_t a[512] = { 1 };
+	/* an ERROR carrying the WRITE's id, sent at once */
+	fake_target_script(e.ft, RPMEM_MSG_WRITE, 1, FAKE_UNSOLICITED_ERROR,
+			   RPMEM_E_NOSPACE);
+	assert_int_equal(rpmemctl_pool_write(e.p, a, 0, sizeof(a)), 0);
+	assert_int_equal(rpmemctl_pool_flush(e.p, 0, 512), -ENOSPC);
+	assert_int_equal(rpmemctl_pool_flush(e.p, 0, 512), 0);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_write__read_only_open_is_refused_locally(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NULL, RPMEMCTL_OPEN_RDONLY);
+	uint8_t a[4096] = { 1 };
+	assert_int_equal(rpmemctl_pool_write(e.p, a, 0, sizeof(a)), -EROFS);
+	assert_string_equal(rpmemctl_session_errmsg(e.s),
+			    "pool 'p1' in region 'r1' is open read-only");
+	assert_int_equal(rpmemctl_pool_persist(e.p, a, 0, sizeof(a)), -EROFS);
+	assert_int_equal(rpmemctl_pool_flush(e.p, 0, 4096), -EROFS);
+	assert_int_equal(rpmemctl_pool_set_state(e.p, RPMEMCTL_POOL_SYNCING,
+						 "x"),
+			 -EROFS);
+	uint8_t *local = calloc(1, MIB);
+	assert_non_null(local);
+	struct rpmemctl_sync_opts so = { .mode = RPMEMCTL_SYNC_MIRROR };
+	assert_int_equal(rpmemctl_pool_sync(e.p, local, MIB, &so, NULL),
+			 -EROFS);
+	free(local);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_WRITE), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SET_STATE), 0);
+	/* reading is fine */
+	assert_int_equal(rpmemctl_pool_read(e.p, a, 0, sizeof(a)), 0);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_write__outside_the_pool_is_refused_locally(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NULL, RPMEMCTL_OPEN_RDWR);
+	uint8_t a[16] = { 0 };
+	assert_int_equal(rpmemctl_pool_write(e.p, a, MIB - 8, sizeof(a)),
+			 -EINVAL);
+	assert_int_equal(rpmemctl_pool_write(e.p, a, UINT64_MAX - 4,
+					     sizeof(a)),
+			 -EINVAL);
+	assert_int_equal(rpmemctl_pool_flush(e.p, MIB, 1), -EINVAL);
+	assert_int_equal(rpmemctl_pool_write(e.p, a, 0, 0), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_WRITE), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 0);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_set_state__consistent_after_syncing_bumps_generation(
+	void **state)
+{
+	(void)state;
+	struct fake_target_opts o = { .size = MIB, .generation = 3 };
+	struct env e;
+	env_open(&e, &o, RPMEMCTL_OPEN_RDWR);
+	uint64_t gen;
+
+	/* the target refuses consistent from empty; nothing changes */
+	assert_int_equal(rpmemctl_pool_set_state(e.p, RPMEMCTL_POOL_CONSISTENT,
+						 "src"),
+			 -EINVAL);
+	assert_int_equal(rpmemctl_pool_get_generation(e.p), 3);
+	assert_int_equal(fake_target_state(e.ft, &gen), RPMEM_POOL_EMPTY);
+	assert_int_equal(gen, 3);
+
+	assert_int_equal(rpmemctl_pool_set_state(e.p, RPMEMCTL_POOL_SYNCING,
+						 "host:/src"),
+			 0);
+	assert_int_equal(fake_target_state(e.ft, &gen), RPMEM_POOL_SYNCING);
+	assert_int_equal(rpmemctl_pool_get_state(e.p), RPMEMCTL_POOL_SYNCING);
+	assert_int_equal(rpmemctl_pool_set_state(e.p, RPMEMCTL_POOL_CONSISTENT,
+						 "host:/src"),
+			 0);
+	assert_int_equal(fake_target_state(e.ft, &gen),
+			 RPMEM_POOL_CONSISTENT);
+	assert_int_equal(gen, 4);
+	assert_int_equal(rpmemctl_pool_get_generation(e.p), 4);
+	assert_string_equal(fake_target_source(e.ft), "host:/src");
+
+	/* not a state one may set */
+	assert_int_equal(rpmemctl_pool_set_state(e.p, RPMEMCTL_POOL_EMPTY,
+						 NULL),
+			 -EINVAL);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SET_STATE), 3);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_set_state__consistent_reports_a_failed_write(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NULL, RPMEMCTL_OPEN_RDWR);
+	uint8_t a[4096] = { 1 };
+	fake_target_script(e.ft, RPMEM_MSG_WRITE, 1, FAKE_ERROR, RPMEM_E_IO);
+	assert_int_equal(rpmemctl_pool_set_state(e.p, RPMEMCTL_POOL_SYNCING,
+						 NULL),
+			 0);
+	assert_int_equal(rpmemctl_pool_write(e.p, a, 0, sizeof(a)), 0);
+	assert_int_equal(rpmemctl_pool_set_state(e.p, RPMEMCTL_POOL_CONSISTENT,
+						 NULL),
+			 -EIO);
+	uint64_t gen;
+	assert_int_equal(fake_target_state(e.ft, &gen), RPMEM_POOL_SYNCING);
+	assert_int_equal(gen, 0);
+	assert_int_equal(rpmemctl_pool_get_state(e.p), RPMEMCTL_POOL_SYNCING);
+	assert_int_equal(rpmemctl_pool_get_generation(e.p), 0);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_hash__gives_the_target_hashes_in_batches(
+	void **state)
+{
+	(void)state;
+	/* 20480 blocks of 512 bytes: more than one HASH request holds */
+	struct fake_target_opts o = { .size = 10 * MIB };
+	struct env e;
+	env_open(&e, &o, RPMEMCTL_OPEN_RDONLY);
+	uint8_t *pool = fake_target_pool(e.ft);
+	pattern(pool, 10 * MIB, 8);
+	uint32_t count = 10 * MIB / 512;
+	uint64_t *got = calloc(count, sizeof(*got));
+	uint64_t *want = calloc(count, sizeof(*want));
+	assert_non_null(got);
+	assert_non_null(want);
+	assert_int_equal(rpmemctl_pool_hash(e.p, 0, 512, count, got), 0);
+	rpmemctl_hash_blocks(pool, 10 * MIB, 512, want);
+	assert_memory_equal(got, want, count * sizeof(*got));
+
+	size_t n;
+	const struct fake_hash_req *h = fake_target_hashes(e.ft, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(h[0].type, RPMEM_MSG_HASH);
+	assert_int_equal(h[0].offset, 0);
+	assert_int_equal(h[0].count, RPMEM_MAX_HASHES);
+	assert_int_equal(h[1].offset, (uint64_t)RPMEM_MAX_HASHES * 512);
+	assert_int_equal(h[1].count, count - RPMEM_MAX_HASHES);
+	assert_int_equal(h[1].block_size, 512);
+
+	/* a block starting past the end: refused here */
+	assert_int_equal(rpmemctl_pool_hash(e.p, 0, 512, count + 1, got),
+			 -EINVAL);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 2);
+	free(got);
+	free(want);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_close__frees_the_pool_when_close_fails(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NULL, RPMEMCTL_OPEN_RDWR);
+	fake_target_script(e.ft, RPMEM_MSG_CLOSE, 1, FAKE_ERROR,
+			   RPMEM_E_INTERNAL);
+	assert_int_equal(rpmemctl_pool_close(&e.p), -EREMOTEIO);
+	assert_null(e.p);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_CLOSE), 1);
+	env_stop(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+			rpmemctl_pool_create__creates_the_pool_on_the_target),
+		cmocka_unit_test(
+			rpmemctl_pool_open__reports_what_the_target_holds),
+		cmocka_unit_test(rpmemctl_pool_open__unknown_pool_is_enoent),
+		cmocka_unit_test(
+			rpmemctl_pool_write__lands_in_the_target_pool_after_flush),
+		cmocka_unit_test(
+			rpmemctl_pool_write__splits_into_frames_of_max_io),
+		cmocka_unit_test(rpmemctl_pool_read__returns_the_target_bytes),
+		cmocka_unit_test(
+			rpmemctl_pool_read__error_reply_keeps_the_stream_in_step),
+		cmocka_unit_test(rpmemctl_pool_flush__reports_a_failed_write),
+		cmocka_unit_test(
+			rpmemctl_pool_write__eager_error_is_reported_by_the_flush),
+		cmocka_unit_test(
+			rpmemctl_pool_write__read_only_open_is_refused_locally),
+		cmocka_unit_test(
+			rpmemctl_pool_write__outside_the_pool_is_refused_locally),
+		cmocka_unit_test(
+			rpmemctl_pool_set_state__consistent_after_syncing_bumps_generation),
+		cmocka_unit_test(
+			rpmemctl_pool_set_state__consistent_reports_a_failed_write),
+		cmocka_unit_test(
+			rpmemctl_pool_hash__gives_the_target_hashes_in_batches),
+		cmocka_unit_test(
+			rpmemctl_pool_close__frees_the_pool_when_close_fails),
+	};
+	return cmocka_run_group_tests_name("client_pool", tests, NULL, NULL);
+}

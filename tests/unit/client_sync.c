@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* client_sync.c -- unit tests of push, pull, verify, mirror on a fake target */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_target.h"
+#include "librpmemctl.h"
+
+#define HOST "127.0.0.1"
+#define KIB 1024u
+#define MIB (1u << 20)
+#define CB (64 * KIB) /* the default coarse block */
+#define FB (4 * KIB)  /* the fine block */
+#define NO_HASHV 0u
+
+/* a fake target holding a pool, an open session to it, a local copy */
+struct env {
+	struct fake_target *ft;
+	struct rpmemctl_session *s;
+	struct rpmemctl_pool *p;
+	uint8_t *local;
+	size_t size;
+};
+
+/* pattern -- len bytes that differ from offset to offset */
+static void pattern(uint8_t *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+}
+
+/*
+ * env_open -- a target with caps and a pool of size bytes in state (of
+ * generation 1 if consistent), filled with a pattern; the local copy
+ * equal to it; the pool open for writing
+ */
+static void env_open(struct env *e, uint32_t caps, size_t size, uint8_t state)
+{
+	memset(e, 0, sizeof(*e));
+	struct fake_target_opts o = {
+		.caps = caps,
+		.size = size,
+		.state = state,
+		.generation = state == RPMEM_POOL_CONSISTENT ? 1 : 0,
+	};
+	assert_int_equal(fake_target_start(&o, &e->ft), 0);
+	pattern(fake_target_pool(e->ft), size, 42);
+	e->size = size;
+	e->local = malloc(size);
+	assert_non_null(e->local);
+	memcpy(e->local, fake_target_pool(e->ft), size);
+	assert_int_equal(rpmemctl_session_open(HOST, fake_target_port(e->ft),
+					       RPMEMCTL_TRANSPORT_TCP, &e->s),
+			 0);
+	assert_int_equal(rpmemctl_pool_open(e->s, "r1", "p1",
+					    RPMEMCTL_OPEN_RDWR, &e->p),
+			 0);
+}
+
+/* env_close -- close and free everything */
+static void env_close(struct env *e)
+{
+	assert_int_equal(rpmemctl_pool_close(&e->p), 0);
+	rpmemctl_session_close(&e->s);
+	assert_int_equal(fake_target_wait_idle(e->ft), 0);
+	fake_target_stop(&e->ft);
+	free(e->local);
+}
+
+/* poke -- change the local byte at off */
+static void poke(struct env *e, uint64_t off)
+{
+	e->local[off] ^= 0x5a;
+}
+
+/* sync_mode -- rpmemctl_pool_sync of the local copy in mode with flags */
+static int sync_mode(struct env *e, enum rpmemctl_sync_mode mode,
+		     unsigned flags, struct rpmemctl_sync_stats *st,
+		     rpmemctl_range_fn range, void *arg)
+{
+	struct rpmemctl_sync_opts o = { .mode = mode, .flags = flags,
+					.source = "unit:/local",
+					.range = range, .arg = arg };
+	return rpmemctl_pool_sync(e->p, e->local, e->size, &o, st);
+}
+
+/* the ranges a sync reported through its range callback */
+struct seen {
+	unsigned n;
+	uint64_t off[64];
+	uint64_t len[64];
+};
+
+static void collect(uint64_t off, uint64_t len, void *arg)
+{
+	struct seen *s = arg;
+	if (s->n < 64) {
+		s->off[s->n] = off;
+		s->len[s->n] = len;
+	}
+	s->n++;
+}
+
+/* check_writes -- the target got exactly n WRITEs of 4 KiB at off[] */
+static void check_writes(struct env *e, const uint64_t *off, size_t n)
+{
+	size_t got;
+	const struct fake_write *w = fake_target_writes(e->ft, &got);
+	assert_int_equal(got, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(w[i].offset, off[i]);
+		assert_int_equal(w[i].len, FB);
+	}
+}
+
+/* check_hash -- the i-th hash record is type at off, count blocks of bs */
+static void check_hash(struct env *e, size_t i, uint16_t type, uint64_t off,
+		       uint32_t bs, uint32_t count)
+{
+	size_t n;
+	const struct fake_hash_req *h = fake_target_hashes(e->ft, &n);
+	assert_true(i < n);
+	assert_int_equal(h[i].type, type);
+	assert_int_equal(h[i].offset, off);
+	assert_int_equal(h[i].block_size, bs);
+	assert_int_equal(h[i].count, count);
+}
+
+/*
+ * push_scattered -- four 4 KiB blocks changed in three coarse blocks
+ * far apart are what a push moves, with or without HASHV
+ */
+static void push_scattered(uint32_t caps)
+{
+	struct env e;
+	env_open(&e, caps, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	const uint64_t changed[] = { 3 * CB + 2 * FB, 20 * CB,
+				     20 * CB + 15 * FB, 40 * CB + 7 * FB };
+	for (size_t i = 0; i < 4; i++)
+		poke(&e, changed[i] + 123);
+
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
+			 0);
+	check_writes(&e, changed, 4);
+	assert_int_equal(fake_target_written(e.ft, 0, 4 * MIB), 4 * FB);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	assert_int_equal(st.blocks_differ, 3);
+	assert_int_equal(st.bytes_differ, 4 * FB);
+	assert_int_equal(st.data_bytes, 4 * FB);
+
+	/* the coarse pass: one HASH of all 64 blocks */
+	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 64);
+	/* the fine pass: the 16 fine blocks of each differing coarse one */
+	uint16_t fine = caps & RPMEM_CAP_HASHV ? RPMEM_MSG_HASHV :
+						 RPMEM_MSG_HASH;
+	check_hash(&e, 1, fine, 3 * CB, FB, 16);
+	check_hash(&e, 2, fine, 20 * CB, FB, 16);
+	check_hash(&e, 3, fine, 40 * CB, FB, 16);
+	size_t n;
+	fake_target_hashes(e.ft, &n);
+	assert_int_equal(n, 4);
+	if (caps & RPMEM_CAP_HASHV) {
+		assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 1);
+		assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 1);
+	} else {
+		assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 4);
+		assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 0);
+	}
+
+	/* syncing before the first byte, consistent after the flush */
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SET_STATE), 2);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 1);
+	uint64_t gen;
+	assert_int_equal(fake_target_state(e.ft, &gen), RPMEM_POOL_CONSISTENT);
+	assert_int_equal(gen, 2);
+	assert_int_equal(st.generation, 2);
+	assert_string_equal(fake_target_source(e.ft), "unit:/local");
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__push_hashv_moves_only_changed_4k_blocks(
+	void **state)
+{
+	(void)state;
+	push_scattered(RPMEM_CAP_HASHV);
+}
+
+static void rpmemctl_pool_sync__push_hash_only_moves_only_changed_4k_blocks(
+	void **state)
+{
+	(void)state;
+	push_scattered(NO_HASHV);
+}
+
+/*
+ * The coarse blocks that differ in the gap tests: 1, 3 and 4 (a gap of
+ * one identical block), 8 (a gap of three: 192 KiB), 13 (a gap of four)
+ */
+static const uint64_t gap_changed[] = { 1 * CB + 5 * FB, 3 * CB,
+					4 * CB + 15 * FB, 8 * CB + 8 * FB,
+					13 * CB + 1 * FB };
+
+static void rpmemctl_pool_sync__hash_only_bridges_gaps_up_to_192k(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NO_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	for (size_t i = 0; i < 5; i++)
+		poke(&e, gap_changed[i] + 9);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
+			 0);
+	/*
+	 * One HASH from block 1 through 8: the identical blocks 2 and 5..7
+	 * are hashed again rather than asked for in requests of their own.
+	 * The gap of four before 13 is not bridged: a HASH of its own.
+	 */
+	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 64);
+	check_hash(&e, 1, RPMEM_MSG_HASH, 1 * CB, FB, 8 * 16);
+	check_hash(&e, 2, RPMEM_MSG_HASH, 13 * CB, FB, 16);
+	size_t n;
+	fake_target_hashes(e.ft, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 0);
+	/* the bridged blocks compare equal and move nothing */
+	check_writes(&e, gap_changed, 5);
+	assert_int_equal(st.blocks_differ, 5);
+	assert_int_equal(st.data_bytes, 5 * FB);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__hashv_does_not_bridge_gaps(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, RPMEM_CAP_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	for (size_t i = 0; i < 5; i++)
+		poke(&e, gap_changed[i] + 9);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
+			 0);
+	/* one HASHV: a range per run of adjacent differing blocks */
+	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 64);
+	check_hash(&e, 1, RPMEM_MSG_HASHV, 1 * CB, FB, 16);
+	check_hash(&e, 2, RPMEM_MSG_HASHV, 3 * CB, FB, 32);
+	check_hash(&e, 3, RPMEM_MSG_HASHV, 8 * CB, FB, 16);
+	check_hash(&e, 4, RPMEM_MSG_HASHV, 13 * CB, FB, 16);
+	size_t n;
+	const struct fake_hash_req *h = fake_target_hashes(e.ft, &n);
+	assert_int_equal(n, 5);
+	assert_int_equal(h[4].seq, h[1].seq); /* the same request */
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 1);
+	check_writes(&e, gap_changed, 5);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__hash_only_splits_long_runs_at_4m(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NO_HASHV, 8 * MIB, RPMEM_POOL_CONSISTENT);
+	/* every coarse block differs: one run of 8 MiB */
+	for (uint64_t off = 0; off < e.size; off += CB)
+		poke(&e, off + CB - 1);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
+			 0);
+	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 128);
+	check_hash(&e, 1, RPMEM_MSG_HASH, 0, FB, 1024);
+	check_hash(&e, 2, RPMEM_MSG_HASH, 4 * MIB, FB, 1024);
+	size_t n;
+	fake_target_hashes(e.ft, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(st.blocks_differ, 128);
+	assert_int_equal(fake_target_written(e.ft, 0, e.size), 128 * FB);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__single_run_goes_as_hash_to_a_hashv_target(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, RPMEM_CAP_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	poke(&e, 10 * CB + 3 * FB);
+	poke(&e, 11 * CB);
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, NULL, NULL, NULL),
+			 0);
+	/* a request of one range is a HASH whatever the target can do */
+	check_hash(&e, 1, RPMEM_MSG_HASH, 10 * CB, FB, 32);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 2);
+	/* the two changed 4 KiB blocks, in one range, in one WRITE */
+	size_t n;
+	const struct fake_write *w = fake_target_writes(e.ft, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(w[0].offset, 10 * CB + 3 * FB);
+	assert_int_equal(w[1].offset, 11 * CB);
+	env_close(&e);
+}
+
+/* verify_reports -- verify (or a dry-run push) reports, moves nothing */
+static void verify_reports(uint32_t caps, enum rpmemctl_sync_mode mode,
+			   unsigned flags)
+{
+	struct env e;
+	env_open(&e, caps, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	/* two adjacent 4 KiB blocks across a coarse boundary, and one more */
+	poke(&e, 5 * CB - FB);
+	poke(&e, 5 * CB);
+	poke(&e, 30 * CB + 4 * FB + 77);
+	struct seen seen = { 0 };
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, mode, flags, &st, collect, &seen), 1);
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(seen.off[0], 5 * CB - FB);
+	assert_int_equal(seen.len[0], 2 * FB);
+	assert_int_equal(seen.off[1], 30 * CB + 4 * FB);
+	assert_int_equal(seen.len[1], FB);
+	assert_int_equal(st.blocks_differ, 3);
+	assert_int_equal(st.bytes_differ, 3 * FB);
+	assert_int_equal(st.data_bytes, 0);
+	/* nothing written, no state change on the target */
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_WRITE), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SET_STATE), 0);
+	uint64_t gen;
+	assert_int_equal(fake_target_state(e.ft, &gen), RPMEM_POOL_CONSISTENT);
+	assert_int_equal(gen, 1);
+	assert_int_not_equal(memcmp(fake_target_pool(e.ft), e.local, e.size),
+			     0);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__verify_reports_ranges_and_writes_nothing(
+	void **state)
+{
+	(void)state;
+	verify_reports(RPMEM_CAP_HASHV, RPMEMCTL_SYNC_VERIFY, 0);
+	verify_reports(NO_HASHV, RPMEMCTL_SYNC_VERIFY, 0);
+}
+
+static void rpmemctl_pool_sync__dry_run_push_reports_and_writes_nothing(
+	void **state)
+{
+	(void)state;
+	verify_reports(RPMEM_CAP_HASHV, RPMEMCTL_SYNC_PUSH,
+		       RPMEMCTL_SYNC_DRY_RUN);
+	verify_reports(NO_HASHV, RPMEMCTL_SYNC_PUSH, RPMEMCTL_SYNC_DRY_RUN);
+}
+
+static void rpmemctl_pool_sync__pull_fills_the_local_copy(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NO_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	memset(e.local + 100 * FB, 0, 10 * FB);
+	poke(&e, 7);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PULL, 0, &st, NULL, NULL),
+			 0);
+	assert_memory_equal(e.local, fake_target_pool(e.ft), e.size);
+	assert_int_equal(st.data_bytes, 11 * FB);
+	/* one READ per differing range; the target is not changed */
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 2);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_WRITE), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SET_STATE), 0);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__pull_from_a_syncing_pool_is_enodata(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NO_HASHV, MIB, RPMEM_POOL_SYNCING);
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PULL, 0, NULL, NULL, NULL),
+			 -ENODATA);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 0);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__nothing_differs_nothing_written(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NO_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
+			 0);
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_VERIFY, 0, NULL, NULL,
+				   NULL),
+			 0);
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PULL, 0, NULL, NULL,
+				   NULL),
+			 0);
+	assert_int_equal(st.blocks_differ, 0);
+	assert_int_equal(st.data_bytes, 0);
+	/* the coarse pass of each, and nothing else */
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 3);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_WRITE), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SET_STATE), 0);
+	uint64_t gen;
+	fake_target_state(e.ft, &gen);
+	assert_int_equal(gen, 1);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__identical_but_not_consistent_is_marked(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NO_HASHV, 4 * MIB, RPMEM_POOL_SYNCING);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
+			 0);
+	/* no data, but the whole pool flushed and the pool consistent */
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_WRITE), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 1);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SET_STATE), 2);
+	uint64_t gen;
+	assert_int_equal(fake_target_state(e.ft, &gen), RPMEM_POOL_CONSISTENT);
+	assert_int_equal(gen, 1);
+	assert_int_equal(st.generation, 1);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__mirror_writes_every_byte_without_hashing(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, RPMEM_CAP_HASHV, 2 * MIB + FB, RPMEM_POOL_EMPTY);
+	pattern(e.local, e.size, 7);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_MIRROR, 0, &st, NULL,
+				   NULL),
+			 0);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_WRITE), 3);
+	assert_int_equal(fake_target_written(e.ft, 0, e.size), e.size);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 0);
+	assert_int_equal(st.data_bytes, e.size);
+	uint64_t gen;
+	assert_int_equal(fake_target_state(e.ft, &gen), RPMEM_POOL_CONSISTENT);
+	assert_int_equal(gen, 1);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__failed_fine_hash_writes_nothing_and_drains(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NO_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	for (uint64_t b = 0; b < 64; b += 8)
+		poke(&e, b * CB);
+	/* the third HASH: the second of the eight fine ones in flight */
+	fake_target_script(e.ft, RPMEM_MSG_HASH, 3, FAKE_ERROR, RPMEM_E_IO);
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, NULL, NULL, NULL),
+			 -EIO);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 9);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_WRITE), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SET_STATE), 0);
+	/* every reply was taken: the next sync works */
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, NULL, NULL, NULL),
+			 0);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	assert_int_equal(fake_target_written(e.ft, 0, e.size), 8 * FB);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__lost_connection_fails_for_good(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, RPMEM_CAP_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	poke(&e, 0);
+	poke(&e, 9 * CB);
+	fake_target_script(e.ft, RPMEM_MSG_HASHV, 1, FAKE_HANG_UP, 0);
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, NULL, NULL, NULL),
+			 -ECONNRESET);
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_VERIFY, 0, NULL, NULL,
+				   NULL),
+			 -ECONNRESET);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_WRITE), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 1);
+	assert_int_equal(rpmemctl_pool_close(&e.p), -ECONNRESET);
+	rpmemctl_session_close(&e.s);
+	assert_int_equal(fake_target_wait_idle(e.ft), 0);
+	fake_target_stop(&e.ft);
+	free(e.local);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+			rpmemctl_pool_sync__push_hashv_moves_only_changed_4k_blocks),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__push_hash_only_moves_only_changed_4k_blocks),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__hash_only_bridges_gaps_up_to_192k),
+		cmocka_unit_test(rpmemctl_pool_sync__hashv_does_not_bridge_gaps),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__hash_only_splits_long_runs_at_4m),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__single_run_goes_as_hash_to_a_hashv_target),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__verify_reports_ranges_and_writes_nothing),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__dry_run_push_reports_and_writes_nothing),
+		cmocka_unit_test(rpmemctl_pool_sync__pull_fills_the_local_copy),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__pull_from_a_syncing_pool_is_enodata),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__nothing_differs_nothing_written),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__identical_but_not_consistent_is_marked),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__mirror_writes_every_byte_without_hashing),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__failed_fine_hash_writes_nothing_and_drains),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__lost_connection_fails_for_good),
+	};
+	return cmocka_run_group_tests_name("client_sync", tests, NULL, NULL);
+}

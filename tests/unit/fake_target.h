@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fake_target.h -- an in-process rpmemd stand-in for the client unit tests */
+#ifndef RPMEM_FAKE_TARGET_H
+#define RPMEM_FAKE_TARGET_H 1
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+/*
+ * A fake target listens on 127.0.0.1, on a port the kernel picks, and
+ * serves one connection at a time in a thread of its own, speaking the
+ * real protocol (lib/common/proto.h, lib/common/net.h): HELLO, CREATE,
+ * REMOVE, OPEN (tcp only), WRITE, READ, FLUSH, HASH, HASHV (only when its
+ * caps have RPMEM_CAP_HASHV, else ERROR as an older rpmemd would),
+ * SET_STATE, CLOSE, BYE. It serves one pool, held in memory. A failed
+ * WRITE is remembered and reported by the next FLUSH (or SET_STATE
+ * consistent), as rpmemd does. It records what it received, so that
+ * tests check what the far end saw, and can be scripted to misbehave.
+ *
+ * The recorded counts and logs are complete for every request whose reply
+ * the client has received (the target works in request order).
+ */
+struct fake_target;
+
+struct fake_target_opts {
+	uint32_t caps;	    /* RPMEM_CAP_* in HELLO_OK */
+	uint16_t version;   /* HELLO_OK's version; 0 = RPMEM_PROTO_VERSION */
+	const char *region; /* the pool's region; NULL = "r1" */
+	const char *pool;   /* the pool's name; NULL = "p1" */
+	uint64_t size;	    /* pool size; 0 = none until a CREATE */
+	uint8_t state;	    /* enum rpmem_pool_state at start */
+	uint64_t generation;
+};
+
+/* what the target does instead of its normal reply */
+enum fake_action {
+	/* ERROR code (WRITE: remembered for the next FLUSH, as rpmemd) */
+	FAKE_ERROR = 1,
+	/* close the connection without replying */
+	FAKE_HANG_UP,
+	/* send the first half of the reply frame (header + payload), close */
+	FAKE_HANG_UP_MID_REPLY,
+	/* the normal reply, with the request id + 1000 */
+	FAKE_WRONG_ID,
+	/* an ERROR code with the id of the request before, then the reply */
+	FAKE_UNSOLICITED_ERROR,
+	/* the normal reply with one byte too many in its payload */
+	FAKE_MALFORMED,
+	/* a frame header with a bad magic instead of the reply */
+	FAKE_BAD_MAGIC,
+};
+
+/* one HASH request, or one range of a HASHV request, as received */
+struct fake_hash_req {
+	uint16_t type; /* RPMEM_MSG_HASH or RPMEM_MSG_HASHV */
+	uint32_t seq;  /* the request's number among HASH and HASHV ones */
+	uint64_t offset;
+	uint32_t block_size;
+	uint32_t count;
+};
+
+/* one WRITE whose data went into the pool */
+struct fake_write {
+	uint64_t offset;
+	uint32_t len;
+};
+
+/*
+ * fake_target_start -- listen and start serving; opts NULL = no caps,
+ * pool r1/p1 of 1 MiB, empty. Fills *out; returns 0 or -errno.
+ */
+int fake_target_start(const struct fake_target_opts *opts,
+		      struct fake_target **out);
+
+/*
+ * fake_target_stop -- end the connection being served, stop and free;
+ * accepts NULL
+ */
+void fake_target_stop(struct fake_target **ft);
+
+/* fake_target_port -- the port it listens on, as text */
+const char *fake_target_port(const struct fake_target *ft);
+
+/*
+ * fake_target_script -- do `action` (code: the ERROR code, where one is
+ * sent) instead of the normal reply to the nth message of `type` (1 =
+ * the first; type 0 = the nth message of any type). At most 32 scripts.
+ */
+void fake_target_script(struct fake_target *ft, uint16_t type, unsigned nth,
+			enum fake_action action, uint32_t code);
+
+/*
+ * fake_target_wait_idle -- wait until every connection accepted so far
+ * has ended (the client said BYE or closed). Returns 0, or -ETIMEDOUT
+ * after 30 s (a test that left a session open).
+ */
+int fake_target_wait_idle(struct fake_target *ft);
+
+/* fake_target_count -- messages of `type` received (0 = of any type) */
+unsigned fake_target_count(struct fake_target *ft, uint16_t type);
+
+/* fake_target_connections -- connections accepted so far */
+unsigned fake_target_connections(struct fake_target *ft);
+
+/*
+ * fake_target_pool -- the pool's bytes (size from opts or the CREATE);
+ * read or change them only while no request is outstanding
+ */
+uint8_t *fake_target_pool(struct fake_target *ft);
+
+/* fake_target_state -- the pool's state and generation on the target */
+uint8_t fake_target_state(struct fake_target *ft, uint64_t *generation);
+
+/* fake_target_source -- the source of the last SET_STATE */
+const char *fake_target_source(struct fake_target *ft);
+
+/*
+ * fake_target_writes -- the WRITEs whose data went into the pool, in
+ * order; *n is their number. Valid until the next call of the client.
+ */
+const struct fake_write *fake_target_writes(struct fake_target *ft,
+					    size_t *n);
+
+/*
+ * fake_target_written -- bytes the WRITEs put into [off, off + len)
+ * (a byte written twice counts twice)
+ */
+uint64_t fake_target_written(struct fake_target *ft, uint64_t off,
+			     uint64_t len);
+
+/*
+ * fake_target_hashes -- the HASH requests and HASHV ranges received, in
+ * order; *n is their number. Valid until the next call of the client.
+ */
+const struct fake_hash_req *fake_target_hashes(struct fake_target *ft,
+					       size_t *n);
+
+#endif
