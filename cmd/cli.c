@@ -74,6 +74,35 @@ void cmd_dbg(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * cmd_log_level -- the library's log priority for -v (err, info, debug);
+ * RPMEM_LOG_LEVEL, which the library applies itself, wins over -v
+ */
+void cmd_log_level(struct rpmemctl_ctx *ctx)
+{
+	const char *env = getenv("RPMEM_LOG_LEVEL");
+
+	if (env && rpmem_log_parse_prio(env) >= 0)
+		return;
+	rpmemctl_log_set_priority(ctx->verbose > 1 ? LOG_DEBUG :
+				  ctx->verbose ? LOG_INFO : LOG_ERR);
+}
+
+/*
+ * cmd_lib_log -- the library's log lines, shown with -v only, as
+ * "rpmemctl: lib: <message>"
+ */
+void cmd_lib_log(int prio, const char *msg, void *arg)
+{
+	struct rpmemctl_ctx *ctx = arg;
+
+	(void)prio;
+	if (!ctx->verbose)
+		return;
+	fflush(stdout); /* keep the order of interleaved stdout and stderr */
+	fprintf(stderr, "rpmemctl: lib: %s\n", msg);
+}
+
 int cmd_human(struct rpmemctl_ctx *ctx)
 {
 	return !ctx->json;
@@ -140,8 +169,7 @@ int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 			return -2;
 		case CMD_OPT_VERBOSE:
 			ctx->verbose++;
-			rpmem_log_set_prio(ctx->verbose > 1 ? LOG_DEBUG :
-					   LOG_INFO);
+			cmd_log_level(ctx);
 			continue;
 		case CMD_OPT_QUIET:
 			ctx->quiet = 1;

@@ -16,6 +16,9 @@ extern "C" {
  * the handle, accept NULL and set it to NULL. Objects are opaque.
  * Errors reported by the target are mapped to errno values and the
  * target's message is kept: rpmemctl_session_errmsg().
+ *
+ * The library writes nothing on standard error unless RPMEM_LOG_LEVEL is
+ * set; rpmemctl_log_set_fn() takes its log lines.
  */
 
 struct rpmemctl_session;
@@ -296,6 +299,27 @@ int rpmemctl_replica_persist(struct rpmemctl_replica *r, const void *addr,
 			     size_t len);
 /* rpmemctl_replica_close -- mark the replica consistent and close */
 int rpmemctl_replica_close(struct rpmemctl_replica **r);
+
+/* --- logging ------------------------------------------------------------- */
+
+/*
+ * A log line of the library: prio is a syslog(3) priority (LOG_ERR ..
+ * LOG_DEBUG), msg one line without a newline.
+ */
+typedef void (*rpmemctl_log_fn)(int prio, const char *msg, void *arg);
+/*
+ * rpmemctl_log_set_fn -- pass the library's log lines to fn; NULL = the
+ * default: nothing, or standard error ("librpmemctl: <level>: <message>")
+ * when RPMEM_LOG_LEVEL is set. Process-wide: call it before other threads
+ * use the library.
+ */
+void rpmemctl_log_set_fn(rpmemctl_log_fn fn, void *arg);
+/*
+ * rpmemctl_log_set_priority -- the highest priority passed on (LOG_ERR ..
+ * LOG_DEBUG; default LOG_WARNING, or RPMEM_LOG_LEVEL when it is set)
+ */
+void rpmemctl_log_set_priority(int prio);
+int rpmemctl_log_get_priority(void);
 
 #ifdef __cplusplus
 }
