@@ -482,16 +482,17 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 		struct rpmemctl_session **out)
 {
 	struct rpmemctl_session *sess = NULL;
+	char why[1536];
 	const char *hint;
 	char hp[300];
 	int ret;
 
 	cmd_hostport(t, hp, sizeof(hp));
 	cmd_dbg(ctx, "connecting to %s", hp);
-	ret = rpmemctl_session_open(t->host, t->port[0] ? t->port : NULL,
-				    transport, &sess);
+	ret = rpmemctl_session_open_err(t->host, t->port[0] ? t->port : NULL,
+					transport, &sess, why, sizeof(why));
 	if (ret) {
-		const char *msg = rpmemctl_strerror(ret);
+		const char *msg = why;
 
 		hint = cmd_hint(ret);
 		switch (-ret) {

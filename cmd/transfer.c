@@ -399,7 +399,7 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 		ret = rpmemctl_pool_attach(pool, local.addr, local.len);
 		if (ret)
 			cmd_dbg(ctx, "attaching the local mapping: %s",
-				rpmemctl_strerror(ret));
+				rpmemctl_pool_errmsg(pool));
 	}
 
 	cmd_progress_init(&cb.prog, ctx, pull ? "pull" : mode_str(x->mode));

@@ -534,13 +534,12 @@ static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 }
 
 /*
- * rpmemctl_pool_sync -- push, pull, mirror or verify (see librpmemctl.h);
- * returns 0, 1 when verify or a dry run found differences, or -errno
+ * pool_sync -- push, pull, mirror or verify (see librpmemctl.h); returns
+ * 0, 1 when verify or a dry run found differences, or -errno
  */
-RPMEM_EXPORT int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local,
-				    size_t len,
-				    const struct rpmemctl_sync_opts *opts,
-				    struct rpmemctl_sync_stats *stats)
+static int pool_sync(struct rpmemctl_pool *pool, void *local, size_t len,
+		     const struct rpmemctl_sync_opts *opts,
+		     struct rpmemctl_sync_stats *stats)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -599,4 +598,20 @@ out:
 	free(c.fine_lh);
 	free(c.diff.v);
 	return ret;
+}
+
+/* rpmemctl_pool_sync -- pool_sync; a failure's message names the pool */
+RPMEM_EXPORT int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local,
+				    size_t len,
+				    const struct rpmemctl_sync_opts *opts,
+				    struct rpmemctl_sync_stats *stats)
+{
+	static const char *const what[] = { "sync", "pull", "verify",
+					    "mirror" };
+	client_pool_begin(pool);
+	int ret = pool_sync(pool, local, len, opts, stats);
+	return client_pool_end(pool, ret,
+			       opts && opts->mode <= RPMEMCTL_SYNC_MIRROR ?
+				       what[opts->mode] :
+				       "sync");
 }
