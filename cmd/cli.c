@@ -307,7 +307,8 @@ static int cmd_is_reply_err(int err)
 
 /*
  * cmd_exit_code -- exit code for -errno from a call on an open session:
- * the connection failed (3), the target refused (4), or something broke
+ * the connection failed (3), the target refused (4, also a rejected RDMA
+ * data connection: the control connection worked), or something broke
  * (6). Never a raw errno.
  */
 int cmd_exit_code(int err)
@@ -328,8 +329,8 @@ int cmd_exit_code(int err)
 	case EPIPE:
 	case ENOTCONN:
 	case EACCES:
-	case EKEYREJECTED:
 		return CMD_EXIT_CONNECT;
+	case EKEYREJECTED: /* the target rejected the RDMA data connection */
 	case ENOENT:
 	case EEXIST:
 	case EBUSY:
@@ -384,8 +385,9 @@ const char *cmd_hint(int err)
 	case ENOTCONN:
 		return "is rpmemd still running? see its log";
 	case EACCES:
-	case EKEYREJECTED:
 		return "check the target's authentication settings";
+	case EKEYREJECTED:
+		return "retry, or try --transport tcp";
 	case EBUSY:
 		return "retry later";
 	case EEXIST:

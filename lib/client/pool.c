@@ -191,14 +191,25 @@ static int open_xport(struct rpmemctl_session *s, const char *region,
 			      "requested", s->host, s->port, pool);
 		return client_lost(s, -EPROTO, "opening a pool");
 	}
+	char why[512];
 	int ret = rpmem_rdma_client_new(s->host, ok->blob, ok->blob_len,
-					ok->size, x);
+					ok->size, x, why, sizeof(why));
 	if (ret == 0)
 		return 0;
+	if (!why[0])
+		rpmem_strlcpy(why, strerror(-ret), sizeof(why));
 	if (wanted == RPMEM_XPORT_AUTO) {
 		DBG("rdma to %s unusable (%s), falling back to tcp", s->host,
-		    strerror(-ret));
+		    why);
 		return -EAGAIN;
+	}
+	if (ret == -EKEYREJECTED) {
+		/* the control connection works: the target said no */
+		client_seterr(s, "%s:%s rejected the RDMA connection for pool "
+			      "'%s' in region '%s' (token refused or expired; "
+			      "see rpmemd's log)", s->host, s->port, pool,
+			      region);
+		return ret;
 	}
 	unsigned long long lim;
 	if (ret == -ENOMEM && rpmem_memlock_limit(&lim)) {
@@ -212,8 +223,7 @@ static int open_xport(struct rpmemctl_session *s, const char *region,
 		return -ENOTSUP;
 	}
 	client_seterr(s, "pool '%s' in region '%s': cannot connect the rdma "
-		      "data plane to %s: %s", pool, region, s->host,
-		      strerror(-ret));
+		      "data plane to %s: %s", pool, region, s->host, why);
 	return ret;
 }
 
