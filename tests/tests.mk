@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tests.mk -- test targets; included by the top-level Makefile
 
-TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example
+TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
+	      $(B)/tests/lib_errors
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -10,6 +11,11 @@ $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
 
 # the example links the shared library, the way applications do
 $(B)/tests/replica_example: tests/example/replica_example.c $(B)/librpmemctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
+
+# so does the error and log probe: only the public API, as an application
+$(B)/tests/lib_errors: tests/tools/lib_errors.c $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
 

@@ -9,7 +9,7 @@
 # --error-exitcode=99 --leak-check=full" runs every test under valgrind.
 
 UNIT_DIR   := $(B)/tests/unit
-UNIT_NAMES := proto util hash config meta devdax pmem
+UNIT_NAMES := proto util hash config meta devdax pmem errors
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -26,6 +26,8 @@ UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o
 
 # the tests include daemon headers by name
 $(UNIT_DIR)/%.o: ALL_CFLAGS += -Idaemon
+# errors tests the CLI's exit codes and hints too (cmd/cli.o, cmd.h)
+$(UNIT_DIR)/errors.o: ALL_CFLAGS += -Icmd
 
 -include $(UNIT_BINS:=.d)
 
@@ -33,6 +35,7 @@ $(UNIT_DIR)/config: $(UNIT_DAEMON_config)
 $(UNIT_DIR)/meta: $(UNIT_DAEMON_meta)
 $(UNIT_DIR)/devdax: $(UNIT_DAEMON_devdax)
 $(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
+$(UNIT_DIR)/errors: $(B)/cmd/cli.o
 
 # objects first, then the archive, then the system libraries
 $(UNIT_BINS): $(UNIT_DIR)/%: $(UNIT_DIR)/%.o $(B)/librpmem.a
