@@ -121,13 +121,13 @@ int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what)
 		pool_seterr(p, "%s on pool '%s' in region '%s' failed: its "
 			    "session was closed", what, p->name, p->region);
 	else if (!s->errmsg[0])
-		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s", what,
-			    p->name, p->region, strerror(-ret));
+		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s",
+			    what, p->name, p->region, strerror(-ret));
 	else if (names_pool(p, s->errmsg))
 		rpmem_strlcpy(p->errmsg, s->errmsg, sizeof(p->errmsg));
 	else
-		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s", what,
-			    p->name, p->region, s->errmsg);
+		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s",
+			    what, p->name, p->region, s->errmsg);
 	/* the session reports its pools' failures too */
 	if (s && !s->errmsg[0])
 		rpmem_strlcpy(s->errmsg, p->errmsg, sizeof(s->errmsg));

@@ -150,9 +150,9 @@ int rdma_reg_failed(const char *what, size_t len, int ret,
 
 	if (rdma_memlock_limited(saved_errno, &lim)) {
 		rdma_err("%s: cannot register %s for RDMA: %s (%s); this process's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK (ulimit -l, or LimitMEMLOCK=infinity in the systemd unit that runs it: rpmemd.service on a target)",
-		    what, rpmem_fmt_size(len, sz, sizeof(sz)),
-		    rpma_err_2str(ret), rdma_last[0] ? rdma_last : "no detail",
-		    lim);
+			 what, rpmem_fmt_size(len, sz, sizeof(sz)),
+			 rpma_err_2str(ret),
+			 rdma_last[0] ? rdma_last : "no detail", lim);
 		rdma_last[0] = '\0';
 		return -ENOMEM;
 	}
@@ -258,7 +258,7 @@ int rdma_blob_decode(const void *buf, size_t len, uint64_t pool_size,
 	ver = rbuf_u16(&r);
 	if (r.err || ver != RDMA_BLOB_VERSION) {
 		rdma_err("rdma: transport parameters of version %u, expected %u",
-		    ver, RDMA_BLOB_VERSION);
+			 ver, RDMA_BLOB_VERSION);
 		return -EPROTO;
 	}
 	b->mode = rbuf_u8(&r);
@@ -269,13 +269,13 @@ int rdma_blob_decode(const void *buf, size_t len, uint64_t pool_size,
 	b->desc_len = rbuf_u16(&r);
 	if (!r.err && b->desc_len > RDMA_DESC_MAX) {
 		rdma_err("rdma: invalid transport parameters: descriptor of %u bytes (at most %u)",
-		    b->desc_len, RDMA_DESC_MAX);
+			 b->desc_len, RDMA_DESC_MAX);
 		return -EPROTO;
 	}
 	rbuf_bytes(&r, b->desc, b->desc_len);
 	if (r.err || rbuf_left(&r)) {
 		rdma_err("rdma: invalid transport parameters (%zu bytes, %s)", len,
-		    r.err ? "truncated" : "trailing bytes");
+			 r.err ? "truncated" : "trailing bytes");
 		return -EPROTO;
 	}
 	if (b->mode != RDMA_MODE_GPSPM && b->mode != RDMA_MODE_APM) {
@@ -284,12 +284,12 @@ int rdma_blob_decode(const void *buf, size_t len, uint64_t pool_size,
 	}
 	if (!b->port[0] || strspn(b->port, "0123456789") != strlen(b->port)) {
 		rdma_err("rdma: invalid RDMA port '%s' in the transport parameters",
-		    b->port);
+			 b->port);
 		return -EPROTO;
 	}
 	if (b->size != pool_size) {
 		rdma_err("rdma: the target exposes %" PRIu64 " bytes, the pool has %" PRIu64,
-		    b->size, pool_size);
+			 b->size, pool_size);
 		return -EPROTO;
 	}
 	return 0;

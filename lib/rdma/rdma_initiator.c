@@ -131,10 +131,10 @@ static void cl_wc(struct rdma_client *c, const struct ibv_wc *wc)
 
 		if (!c->err)
 			rdma_err("rdma: %s to %s:%s failed: %s (vendor error 0x%x)",
-			    wc->wr_id == RDMA_RECV_WRID ? "flush reply" :
-							  "RDMA request",
-			    c->host, c->port, ibv_wc_status_str(wc->status),
-			    wc->vendor_err);
+				 wc->wr_id == RDMA_RECV_WRID ? "flush reply" :
+							       "RDMA request",
+				 c->host, c->port,
+				 ibv_wc_status_str(wc->status), wc->vendor_err);
 		cl_set_err(c, conn ? -ECONNRESET : -EIO);
 		return;
 	}
@@ -144,7 +144,7 @@ static void cl_wc(struct rdma_client *c, const struct ibv_wc *wc)
 		if (wc->byte_len < RDMA_REP_LEN ||
 		    le32_get(p) != RDMA_REP_MAGIC) {
 			rdma_err("rdma: malformed flush reply from %s:%s (%u bytes)",
-			    c->host, c->port, wc->byte_len);
+				 c->host, c->port, wc->byte_len);
 			cl_set_err(c, -EPROTO);
 			return;
 		}
@@ -196,8 +196,9 @@ static void cl_conn_event(struct rdma_client *c)
 		c->closed = 1;
 	if (!c->err)
 		rdma_err("rdma: connection to %s:%s %s", c->host, c->port,
-		    ev == RPMA_CONN_CLOSED ? "closed by the target" :
-					     rpma_utils_conn_event_2str(ev));
+			 ev == RPMA_CONN_CLOSED ?
+				 "closed by the target" :
+				 rpma_utils_conn_event_2str(ev));
 	cl_set_err(c, -ECONNRESET);
 }
 
@@ -260,7 +261,7 @@ static int cl_wait(struct rdma_client *c, int what, uint64_t seq)
 		now = rpmem_now_ns();
 		if (now >= end) {
 			rdma_err("rdma: no completion from %s:%s within %d s",
-			    c->host, c->port, c->timeout_ms / 1000);
+				 c->host, c->port, c->timeout_ms / 1000);
 			cl_set_err(c, -ETIMEDOUT);
 			return c->err;
 		}
@@ -342,7 +343,7 @@ static int cl_range_ok(struct rdma_client *c, uint64_t off, uint64_t len)
 {
 	if (off > c->pool_size || len > c->pool_size - off) {
 		rdma_err("rdma: range %" PRIu64 "+%" PRIu64 " outside the pool (%" PRIu64 " bytes)",
-		    off, len, c->pool_size);
+			 off, len, c->pool_size);
 		return 0;
 	}
 	return 1;
@@ -522,7 +523,7 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
 		return ret;
 	if (c->reply_seq != fseq) {
 		rdma_err("rdma: flush reply %u from %s:%s, expected %u",
-		    c->reply_seq, c->host, c->port, fseq);
+			 c->reply_seq, c->host, c->port, fseq);
 		cl_set_err(c, -EPROTO);
 		return c->err;
 	}
@@ -533,7 +534,8 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
 		return cl_fail(c, "rpma_recv", ret);
 	if (c->reply_status) {
 		rdma_err("rdma: target %s:%s failed to persist %" PRIu64 "+%" PRIu64 ": %s",
-		    c->host, c->port, off, len, strerror(-c->reply_status));
+			 c->host, c->port, off, len,
+			 strerror(-c->reply_status));
 		return cl_fail_once(c, c->reply_status < 0 ? c->reply_status :
 							     -EIO);
 	}
@@ -677,7 +679,7 @@ static int cl_establish(struct rdma_client *c)
 
 		if (now >= end) {
 			rdma_err("rdma: no answer from %s:%s within %d s",
-			    c->host, c->port, c->timeout_ms / 1000);
+				 c->host, c->port, c->timeout_ms / 1000);
 			return -ETIMEDOUT;
 		}
 		ret = rdma_poll1(c->ev_fd, (int)((end - now) / 1000000 + 1));
@@ -707,17 +709,17 @@ static int cl_establish(struct rdma_client *c)
 			 */
 			c->closed = 1;
 			rdma_err("rdma: %s:%s rejected the data connection: the session token is unknown, wrong, already used or expired (or no RDMA listener on port %s)",
-			    c->host, c->port, c->port);
+				 c->host, c->port, c->port);
 			return -EKEYREJECTED;
 		case RPMA_CONN_UNREACHABLE:
 			c->closed = 1;
 			rdma_err("rdma: %s:%s is unreachable over RDMA", c->host,
-			    c->port);
+				 c->port);
 			return -EHOSTUNREACH;
 		default:
 			c->closed = 1;
 			rdma_err("rdma: connecting to %s:%s: %s", c->host, c->port,
-			    rpma_utils_conn_event_2str(ev));
+				 rpma_utils_conn_event_2str(ev));
 			return -ECONNRESET;
 		}
 	}
@@ -922,7 +924,7 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 	ret = rpma_mr_remote_get_size(c->rmr, &rsize);
 	if (ret || rsize != pool_size) {
 		rdma_err("rdma: %s:%s registered %zu bytes for a pool of %" PRIu64,
-		    host, c->port, rsize, pool_size);
+			 host, c->port, rsize, pool_size);
 		ret = -EPROTO;
 		goto err_free;
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* errors.c -- unit tests of where error messages go: calls, objects, the CLI's exit codes */
+/* errors.c -- unit tests: where error messages go; the CLI's exit codes */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -70,7 +70,8 @@ static void cmd_hint__rdma_rejection_does_not_ask_if_rpmemd_runs(void **state)
 	assert_non_null(strstr(cmd_hint(-ECONNREFUSED), "rpmemd running"));
 }
 
-static void rpmemctl_strerror__rdma_rejection_says_the_target_rejected(void **state)
+static void
+rpmemctl_strerror__rdma_rejection_says_the_target_rejected(void **state)
 {
 	(void)state;
 	const char *m = rpmemctl_strerror(-EKEYREJECTED);
@@ -204,8 +205,7 @@ int main(void)
 			cmd_exit_code__refused_or_lost_connection_is_exit_3),
 		cmocka_unit_test(
 			cmd_hint__rdma_rejection_does_not_ask_if_rpmemd_runs),
-		cmocka_unit_test(
-			rpmemctl_strerror__rdma_rejection_says_the_target_rejected),
+		cmocka_unit_test(rpmemctl_strerror__rdma_rejection_says_the_target_rejected),
 		cmocka_unit_test(
 			rpmemctl_strerror__same_errno_later_call_gives_its_own_reason),
 		cmocka_unit_test(
