@@ -47,9 +47,8 @@ static int expect_ok(struct rpmemctl_session *s, uint16_t type,
 }
 
 /* pool_create -- CREATE pool in region with size bytes */
-static int pool_create(struct rpmemctl_session *sess,
-		       const char *region, const char *pool,
-		       uint64_t size)
+static int pool_create(struct rpmemctl_session *sess, const char *region,
+		       const char *pool, uint64_t size)
 {
 	if (!sess)
 		return -EINVAL;
@@ -71,9 +70,8 @@ static int pool_create(struct rpmemctl_session *sess,
 }
 
 /* pool_remove -- REMOVE a pool (FORCE: even if syncing) */
-static int pool_remove(struct rpmemctl_session *sess,
-		       const char *region, const char *pool,
-		       unsigned flags)
+static int pool_remove(struct rpmemctl_session *sess, const char *region,
+		       const char *pool, unsigned flags)
 {
 	if (!sess)
 		return -EINVAL;
@@ -228,9 +226,9 @@ static int open_xport(struct rpmemctl_session *s, const char *region,
 }
 
 /* pool_open -- open a remote pool and its data plane */
-static int pool_open(struct rpmemctl_session *sess,
-		     const char *region, const char *pool,
-		     unsigned flags, struct rpmemctl_pool **out)
+static int pool_open(struct rpmemctl_session *sess, const char *region,
+		     const char *pool, unsigned flags,
+		     struct rpmemctl_pool **out)
 {
 	if (!sess || !out)
 		return -EINVAL;
@@ -410,8 +408,7 @@ static int xport_err(struct rpmemctl_pool *p, const char *what, int ret)
 }
 
 /* pool_attach -- where the local copy of the pool is mapped */
-static int pool_attach(struct rpmemctl_pool *pool, void *base,
-		       size_t len)
+static int pool_attach(struct rpmemctl_pool *pool, void *base, size_t len)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -450,9 +447,8 @@ static int write_checks(struct rpmemctl_pool *pool, const char *what,
 }
 
 /* pool_write -- start a write through the data plane */
-static int pool_write(struct rpmemctl_pool *pool,
-		      const void *src, uint64_t offset,
-		      size_t len)
+static int pool_write(struct rpmemctl_pool *pool, const void *src,
+		      uint64_t offset, size_t len)
 {
 	int ret = write_checks(pool, "write", src, offset, len);
 	if (ret <= 0)
@@ -479,8 +475,8 @@ static int pool_read(struct rpmemctl_pool *pool, void *dst,
 }
 
 /* pool_flush -- FLUSH through the data plane */
-static int pool_flush(struct rpmemctl_pool *pool,
-		      uint64_t offset, uint64_t len)
+static int pool_flush(struct rpmemctl_pool *pool, uint64_t offset,
+		      uint64_t len)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -493,9 +489,8 @@ static int pool_flush(struct rpmemctl_pool *pool,
 }
 
 /* pool_persist -- write and flush, in one step if the data plane can */
-static int pool_persist(struct rpmemctl_pool *pool,
-			const void *src, uint64_t offset,
-			size_t len)
+static int pool_persist(struct rpmemctl_pool *pool, const void *src,
+			uint64_t offset, size_t len)
 {
 	int ret = write_checks(pool, "persist", src, offset, len);
 	if (ret < 0)
@@ -563,9 +558,8 @@ int client_hash_recv(struct rpmemctl_pool *p, uint32_t id, uint32_t count,
 }
 
 /* pool_hash -- the target's hashes of count blocks, HASH_WINDOW in flight */
-static int pool_hash(struct rpmemctl_pool *pool,
-		     uint64_t offset, uint32_t block_size,
-		     uint32_t count, uint64_t *hashes)
+static int pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
+		     uint32_t block_size, uint32_t count, uint64_t *hashes)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -623,8 +617,7 @@ static int pool_hash(struct rpmemctl_pool *pool,
 
 /* pool_set_state -- SET_STATE: syncing, or consistent (generation + 1) */
 static int pool_set_state(struct rpmemctl_pool *pool,
-			  enum rpmemctl_pool_state state,
-			  const char *source)
+			  enum rpmemctl_pool_state state, const char *source)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
