@@ -237,7 +237,7 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		ret = rpmemctl_pool_attach(pool, buf, (size_t)bw_size);
 		if (ret)
 			cmd_dbg(ctx, "attaching the buffer: %s",
-				rpmemctl_strerror(ret));
+				rpmemctl_pool_errmsg(pool));
 	}
 
 	ret = rpmemctl_pool_set_state(pool, RPMEMCTL_POOL_SYNCING,

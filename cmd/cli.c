@@ -74,6 +74,35 @@ void cmd_dbg(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * cmd_log_level -- the library's log priority for -v (err, info, debug);
+ * RPMEM_LOG_LEVEL, which the library applies itself, wins over -v
+ */
+void cmd_log_level(struct rpmemctl_ctx *ctx)
+{
+	const char *env = getenv("RPMEM_LOG_LEVEL");
+
+	if (env && rpmem_log_parse_prio(env) >= 0)
+		return;
+	rpmemctl_log_set_priority(ctx->verbose > 1 ? LOG_DEBUG :
+				  ctx->verbose ? LOG_INFO : LOG_ERR);
+}
+
+/*
+ * cmd_lib_log -- the library's log lines, shown with -v only, as
+ * "rpmemctl: lib: <message>"
+ */
+void cmd_lib_log(int prio, const char *msg, void *arg)
+{
+	struct rpmemctl_ctx *ctx = arg;
+
+	(void)prio;
+	if (!ctx->verbose)
+		return;
+	fflush(stdout); /* keep the order of interleaved stdout and stderr */
+	fprintf(stderr, "rpmemctl: lib: %s\n", msg);
+}
+
 int cmd_human(struct rpmemctl_ctx *ctx)
 {
 	return !ctx->json;
@@ -140,8 +169,7 @@ int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 			return -2;
 		case CMD_OPT_VERBOSE:
 			ctx->verbose++;
-			rpmem_log_set_prio(ctx->verbose > 1 ? LOG_DEBUG :
-					   LOG_INFO);
+			cmd_log_level(ctx);
 			continue;
 		case CMD_OPT_QUIET:
 			ctx->quiet = 1;
@@ -362,7 +390,8 @@ static int cmd_is_reply_err(int err)
 
 /*
  * cmd_exit_code -- exit code for -errno from a call on an open session:
- * the connection failed (3), the target refused (4), or something broke
+ * the connection failed (3), the target refused (4, also a rejected RDMA
+ * data connection: the control connection worked), or something broke
  * (6). Never a raw errno.
  */
 int cmd_exit_code(int err)
@@ -383,8 +412,8 @@ int cmd_exit_code(int err)
 	case EPIPE:
 	case ENOTCONN:
 	case EACCES:
-	case EKEYREJECTED:
 		return CMD_EXIT_CONNECT;
+	case EKEYREJECTED: /* the target rejected the RDMA data connection */
 	case ENOENT:
 	case EEXIST:
 	case EBUSY:
@@ -439,8 +468,9 @@ const char *cmd_hint(int err)
 	case ENOTCONN:
 		return "is rpmemd still running? see its log";
 	case EACCES:
-	case EKEYREJECTED:
 		return "check the target's authentication settings";
+	case EKEYREJECTED:
+		return "retry, or try --transport tcp";
 	case EBUSY:
 		return "retry later";
 	case EEXIST:
@@ -537,6 +567,7 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 		struct rpmemctl_session **out)
 {
 	struct rpmemctl_session *sess = NULL;
+	char why[1536];
 	const char *hint;
 	char hp[300];
 	int ret;
@@ -549,8 +580,10 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 	ret = rpmemctl_session_open_cfg(t->host, t->port[0] ? t->port : NULL,
 					transport, cfg, &sess);
 	rpmemctl_session_cfg_delete(&cfg);
+	if (ret)
+		snprintf(why, sizeof(why), "%s", rpmemctl_strerror(ret));
 	if (ret) {
-		const char *msg = rpmemctl_strerror(ret);
+		const char *msg = why;
 
 		hint = cmd_hint(ret);
 		switch (-ret) {

@@ -122,6 +122,10 @@ void cmd_warn(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 /* cmd_info -- an informational line on stdout (not with -q or --json) */
 void cmd_info(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* cmd_log_level -- the library's log priority for -v, unless RPMEM_LOG_LEVEL */
+void cmd_log_level(struct rpmemctl_ctx *ctx);
+/* cmd_lib_log -- the library's log sink: "rpmemctl: lib: <msg>" with -v */
+void cmd_lib_log(int prio, const char *msg, void *arg);
 /* cmd_dbg -- a detail on stderr with -v */
 void cmd_dbg(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

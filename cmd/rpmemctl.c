@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "log.h"
 
 #ifndef RPMEM_VERSION
 #define RPMEM_VERSION "unknown"
@@ -74,16 +73,6 @@ static const struct cmd_struct *find_command(const char *name)
 		if (!strcmp(commands[i].name, name))
 			return &commands[i];
 	return NULL;
-}
-
-/* lib_log -- library log lines reach stderr only with -v */
-static void lib_log(int prio, const char *msg, void *arg)
-{
-	struct rpmemctl_ctx *ctx = arg;
-
-	(void)prio;
-	if (ctx->verbose)
-		fprintf(stderr, "rpmemctl: lib: %s\n", msg);
 }
 
 /* run_command -- look name up and run it with argv[0] = name */
@@ -175,10 +164,8 @@ int main(int argc, char **argv)
 		return CMD_EXIT_USAGE;
 	}
 
-	rpmem_log_init("rpmemctl",
-		       ctx.verbose > 1 ? LOG_DEBUG :
-		       ctx.verbose ? LOG_INFO : LOG_ERR,
-		       lib_log, &ctx);
+	rpmemctl_log_set_fn(cmd_lib_log, &ctx);
+	cmd_log_level(&ctx);
 
 	if (!strcmp(argv[0], "help"))
 		code = cmd_help(&ctx, argc, argv);

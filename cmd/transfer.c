@@ -459,7 +459,7 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 		ret = rpmemctl_pool_attach(pool, local.addr, local.len);
 		if (ret)
 			cmd_dbg(ctx, "attaching the local mapping: %s",
-				rpmemctl_strerror(ret));
+				rpmemctl_pool_errmsg(pool));
 	}
 
 	ret = make_cfg(x, cmd_source(x->local, src, sizeof(src)), &cb, &cfg);

@@ -81,6 +81,8 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 
+	/* until the configuration says how: standard error, as a program */
+	rpmem_log_init("rpmemd", LOG_WARNING, NULL, NULL);
 	if (rpmemd_config_load(path, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "rpmemd: %s\n", err);
 		return 1;

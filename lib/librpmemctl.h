@@ -15,7 +15,17 @@ extern "C" {
  * constructors fill *out only on success; destructors take a pointer to
  * the handle, accept NULL and set it to NULL. Objects are opaque.
  * Errors reported by the target are mapped to errno values and the
- * target's message is kept: rpmemctl_session_errmsg().
+ * target's message is kept.
+ *
+ * Error messages belong to objects: a failed call on a session leaves
+ * its reason in rpmemctl_session_errmsg(), a failed call on a pool in
+ * rpmemctl_pool_errmsg() (and the session's), a failed replica call in
+ * rpmemctl_replica_errmsg(). A constructor that fails before its object
+ * exists writes the reason into the caller's buffer:
+ * rpmemctl_session_open_err(), rpmemctl_replica_open_err().
+ *
+ * The library writes nothing on standard error unless RPMEM_LOG_LEVEL is
+ * set; rpmemctl_log_set_fn() takes its log lines.
  */
 
 struct rpmemctl_session;
@@ -47,13 +57,32 @@ enum rpmemctl_pool_state {
 int rpmemctl_session_open(const char *host, const char *port,
 			  enum rpmemctl_transport transport,
 			  struct rpmemctl_session **out);
+/*
+ * rpmemctl_session_open_err -- rpmemctl_session_open; on failure the
+ * reason, naming host and port, is written to errbuf (errlen bytes, NUL
+ * terminated, truncated if need be; errbuf may be NULL if errlen is 0)
+ */
+int rpmemctl_session_open_err(const char *host, const char *port,
+			      enum rpmemctl_transport transport,
+			      struct rpmemctl_session **out, char *errbuf,
+			      size_t errlen);
 void rpmemctl_session_close(struct rpmemctl_session **sess);
 
-/* the target's last error message, or a local description; never NULL */
+/*
+ * why the last call on the session or one of its pools failed: the
+ * target's message or a local description ("" if it succeeded; once the
+ * connection is lost, what broke it); never NULL
+ */
 const char *rpmemctl_session_errmsg(const struct rpmemctl_session *sess);
 /* "rpmemd 0.1.0 host" as the target introduced itself */
 const char *rpmemctl_session_server(const struct rpmemctl_session *sess);
-/* the last error as text with no session (e.g. a failed open) */
+/*
+ * rpmemctl_strerror -- text for err: the message of the calling thread's
+ * last library call returning int, if that call failed with err; else a
+ * generic description. Call it right after the failing call (or use the
+ * objects' errmsg and the *_open_err constructors, which cannot mix up
+ * two failures).
+ */
 const char *rpmemctl_strerror(int err);
 
 /*
@@ -233,6 +262,12 @@ int rpmemctl_pool_open(struct rpmemctl_session *sess, const char *region,
 /* rpmemctl_pool_close -- close; pending writes are not flushed */
 int rpmemctl_pool_close(struct rpmemctl_pool **pool);
 
+/*
+ * rpmemctl_pool_errmsg -- why the last failed call on the pool failed,
+ * naming the pool ("" after a call that succeeded); never NULL
+ */
+const char *rpmemctl_pool_errmsg(const struct rpmemctl_pool *pool);
+
 uint64_t rpmemctl_pool_get_size(const struct rpmemctl_pool *pool);
 enum rpmemctl_pool_state rpmemctl_pool_get_state(const struct rpmemctl_pool *pool);
 uint64_t rpmemctl_pool_get_generation(const struct rpmemctl_pool *pool);
@@ -409,6 +444,16 @@ void rpmemctl_hash_blocks(const void *buf, size_t len, uint32_t block_size,
 int rpmemctl_replica_open(const char *path, const char *target,
 			  enum rpmemctl_transport transport,
 			  struct rpmemctl_replica **out);
+/*
+ * rpmemctl_replica_open_err -- rpmemctl_replica_open; on failure the
+ * reason is written to errbuf (errlen bytes, NUL terminated)
+ */
+int rpmemctl_replica_open_err(const char *path, const char *target,
+			      enum rpmemctl_transport transport,
+			      struct rpmemctl_replica **out, char *errbuf,
+			      size_t errlen);
+/* why the last replica call failed ("" if it succeeded); never NULL */
+const char *rpmemctl_replica_errmsg(const struct rpmemctl_replica *r);
 void *rpmemctl_replica_addr(const struct rpmemctl_replica *r);
 size_t rpmemctl_replica_size(const struct rpmemctl_replica *r);
 /*
@@ -420,6 +465,27 @@ int rpmemctl_replica_persist(struct rpmemctl_replica *r, const void *addr,
 			     size_t len);
 /* rpmemctl_replica_close -- mark the replica consistent and close */
 int rpmemctl_replica_close(struct rpmemctl_replica **r);
+
+/* --- logging ------------------------------------------------------------- */
+
+/*
+ * A log line of the library: prio is a syslog(3) priority (LOG_ERR ..
+ * LOG_DEBUG), msg one line without a newline.
+ */
+typedef void (*rpmemctl_log_fn)(int prio, const char *msg, void *arg);
+/*
+ * rpmemctl_log_set_fn -- pass the library's log lines to fn; NULL = the
+ * default: nothing, or standard error ("librpmemctl: <level>: <message>")
+ * when RPMEM_LOG_LEVEL is set. Process-wide: call it before other threads
+ * use the library.
+ */
+void rpmemctl_log_set_fn(rpmemctl_log_fn fn, void *arg);
+/*
+ * rpmemctl_log_set_priority -- the highest priority passed on (LOG_ERR ..
+ * LOG_DEBUG; default LOG_WARNING, or RPMEM_LOG_LEVEL when it is set)
+ */
+void rpmemctl_log_set_priority(int prio);
+int rpmemctl_log_get_priority(void);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
 # tests.mk -- test targets; included by the top-level Makefile
 
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
-	      $(B)/tests/old_sync_user
+	      $(B)/tests/old_sync_user \
+	      $(B)/tests/lib_errors
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -21,6 +22,11 @@ $(B)/tests/old_sync_user: tests/abi/old_sync_user.c tests/abi/librpmemctl-v1.h \
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -D_GNU_SOURCE $(CFLAGS) -o $@ $< \
 		-L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
+
+# so does the error and log probe: only the public API, as an application
+$(B)/tests/lib_errors: tests/tools/lib_errors.c $(B)/librpmemctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
 
 examples: $(TEST_TOOLS)
 

@@ -87,6 +87,7 @@ struct rpmemctl_pool {
 	uint8_t uuid[16];
 	struct rpmem_xport *xport; /* owned; released by ops->close */
 	int xport_broken; /* a data-plane call timed out or was reset */
+	char errmsg[CLIENT_ERRMSG_MAX]; /* why the last call failed, or "" */
 };
 
 /* --- channel.c: framed requests and replies ---------------------------- */
@@ -149,14 +150,41 @@ int client_call(struct rpmemctl_session *s, uint16_t type, const void *req,
 /* client_bad_reply -- a reply payload did not decode: protocol error */
 int client_bad_reply(struct rpmemctl_session *s, uint16_t type);
 
-/* --- session.c --------------------------------------------------------- */
+/* --- errors.c ----------------------------------------------------------- */
 
 /*
- * client_set_last -- remember err and its text for rpmemctl_strerror()
- * in this thread (errors with no session to hold them)
+ * Every public call returning int is bracketed: a *_begin at its start
+ * clears the calling thread's message (and the object's), the matching
+ * *_end on its way out makes sure a failure has a message, in the object
+ * it concerns and in the thread (rpmemctl_strerror, *_open_err). Calls
+ * nested inside another public call do the same; the outer *_end has
+ * the last word.
+ */
+
+/*
+ * client_set_last -- err and its text for this thread's current call
+ * (errors with no object to hold them)
  */
 void client_set_last(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* client_last -- the current call's message if it failed with err, or NULL */
+const char *client_last(int err);
+/* client_api_begin -- a public call starts: forget the thread's message */
+void client_api_begin(void);
+/* client_api_end -- give a failure with no message a generic one */
+int client_api_end(int ret, const char *what);
+/* client_copy_err -- the current call's message for ret into buf */
+void client_copy_err(int ret, char *buf, size_t len);
+/* client_sess_begin / client_sess_end -- bracket a call on session s */
+void client_sess_begin(struct rpmemctl_session *s);
+int client_sess_end(struct rpmemctl_session *s, int ret, const char *what);
+/*
+ * client_pool_begin / client_pool_end -- bracket a call on pool p: a
+ * failure's message names the pool and is kept in the pool, its session
+ * and the thread
+ */
+void client_pool_begin(struct rpmemctl_pool *p);
+int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what);
 
 /* --- pool.c ------------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
 /* pool.c -- remote pools: create, remove, open, I/O, hashes, state */
 #include <errno.h>
 #include <netdb.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -45,10 +46,9 @@ static int expect_ok(struct rpmemctl_session *s, uint16_t type,
 	return rlen ? client_bad_reply(s, RPMEM_MSG_OK) : 0;
 }
 
-/* rpmemctl_pool_create -- create pool in region with size bytes */
-RPMEM_EXPORT int rpmemctl_pool_create(struct rpmemctl_session *sess,
-				      const char *region, const char *pool,
-				      uint64_t size)
+/* pool_create -- CREATE pool in region with size bytes */
+static int pool_create(struct rpmemctl_session *sess, const char *region,
+		       const char *pool, uint64_t size)
 {
 	if (!sess)
 		return -EINVAL;
@@ -69,10 +69,9 @@ RPMEM_EXPORT int rpmemctl_pool_create(struct rpmemctl_session *sess,
 	return expect_ok(sess, RPMEM_MSG_CREATE, buf, (size_t)len);
 }
 
-/* rpmemctl_pool_remove -- remove a pool (FORCE: even if open or syncing) */
-RPMEM_EXPORT int rpmemctl_pool_remove(struct rpmemctl_session *sess,
-				      const char *region, const char *pool,
-				      unsigned flags)
+/* pool_remove -- REMOVE a pool (FORCE: even if syncing) */
+static int pool_remove(struct rpmemctl_session *sess, const char *region,
+		       const char *pool, unsigned flags)
 {
 	if (!sess)
 		return -EINVAL;
@@ -190,14 +189,25 @@ static int open_xport(struct rpmemctl_session *s, const char *region,
 			      "requested", s->host, s->port, pool);
 		return client_lost(s, -EPROTO, "opening a pool");
 	}
+	char why[512];
 	int ret = rpmem_rdma_client_new(s->host, ok->blob, ok->blob_len,
-					ok->size, x);
+					ok->size, x, why, sizeof(why));
 	if (ret == 0)
 		return 0;
+	if (!why[0])
+		rpmem_strlcpy(why, strerror(-ret), sizeof(why));
 	if (wanted == RPMEM_XPORT_AUTO) {
 		DBG("rdma to %s unusable (%s), falling back to tcp", s->host,
-		    strerror(-ret));
+		    why);
 		return -EAGAIN;
+	}
+	if (ret == -EKEYREJECTED) {
+		/* the control connection works: the target said no */
+		client_seterr(s, "%s:%s rejected the RDMA connection for pool "
+			      "'%s' in region '%s' (token refused or expired; "
+			      "see rpmemd's log)", s->host, s->port, pool,
+			      region);
+		return ret;
 	}
 	unsigned long long lim;
 	if (ret == -ENOMEM && rpmem_memlock_limit(&lim)) {
@@ -211,15 +221,14 @@ static int open_xport(struct rpmemctl_session *s, const char *region,
 		return -ENOTSUP;
 	}
 	client_seterr(s, "pool '%s' in region '%s': cannot connect the rdma "
-		      "data plane to %s: %s", pool, region, s->host,
-		      strerror(-ret));
+		      "data plane to %s: %s", pool, region, s->host, why);
 	return ret;
 }
 
-/* rpmemctl_pool_open -- open a remote pool and its data plane */
-RPMEM_EXPORT int rpmemctl_pool_open(struct rpmemctl_session *sess,
-				    const char *region, const char *pool,
-				    unsigned flags, struct rpmemctl_pool **out)
+/* pool_open -- open a remote pool and its data plane */
+static int pool_open(struct rpmemctl_session *sess, const char *region,
+		     const char *pool, unsigned flags,
+		     struct rpmemctl_pool **out)
 {
 	if (!sess || !out)
 		return -EINVAL;
@@ -292,13 +301,11 @@ void client_pool_detach(struct rpmemctl_pool *p)
 }
 
 /*
- * rpmemctl_pool_close -- release the data plane and the handle; pending
- * writes are not flushed. The pool is freed even when the CLOSE fails.
+ * pool_close -- release the data plane and the handle; pending writes are
+ * not flushed. The pool is freed even when the CLOSE fails.
  */
-RPMEM_EXPORT int rpmemctl_pool_close(struct rpmemctl_pool **pool)
+static int pool_close(struct rpmemctl_pool **pool)
 {
-	if (!pool || !*pool)
-		return 0;
 	struct rpmemctl_pool *p = *pool;
 	struct rpmemctl_session *s = p->sess;
 	int ret = 0;
@@ -381,21 +388,27 @@ static int check_writable(struct rpmemctl_pool *p)
 	return -EROFS;
 }
 
-/* xport_err -- give an error of the data plane a message if it has none */
+/*
+ * xport_err -- give an error of the data plane a message if it has none:
+ * the data plane's own account of it (what the RDMA completion or the
+ * connection event said), else the errno's text
+ */
 static int xport_err(struct rpmemctl_pool *p, const char *what, int ret)
 {
 	if (ret == -ETIMEDOUT || ret == -ECONNRESET)
 		p->xport_broken = 1;
-	if (ret && !p->sess->errmsg[0])
-		client_seterr(p->sess, "%s on pool '%s' in region '%s' (%s) "
-			      "failed: %s", what, p->name, p->region,
-			      p->xport->ops->name, strerror(-ret));
+	if (!ret || p->sess->errmsg[0])
+		return ret;
+	const char *why = p->xport->ops->errmsg ?
+				  p->xport->ops->errmsg(p->xport) : "";
+	client_seterr(p->sess, "%s on pool '%s' in region '%s' (%s) failed: %s",
+		      what, p->name, p->region, p->xport->ops->name,
+		      why[0] ? why : strerror(-ret));
 	return ret;
 }
 
-/* rpmemctl_pool_attach -- where the local copy of the pool is mapped */
-RPMEM_EXPORT int rpmemctl_pool_attach(struct rpmemctl_pool *pool, void *base,
-				      size_t len)
+/* pool_attach -- where the local copy of the pool is mapped */
+static int pool_attach(struct rpmemctl_pool *pool, void *base, size_t len)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -409,7 +422,6 @@ RPMEM_EXPORT int rpmemctl_pool_attach(struct rpmemctl_pool *pool, void *base,
 	}
 	if (!pool->xport->ops->attach)
 		return 0;
-	pool->sess->errmsg[0] = '\0';
 	ret = pool->xport->ops->attach(pool->xport, base, len);
 	return xport_err(pool, "attaching the local copy", ret);
 }
@@ -431,13 +443,12 @@ static int write_checks(struct rpmemctl_pool *pool, const char *what,
 		return 0;
 	if (!src)
 		return -EINVAL;
-	pool->sess->errmsg[0] = '\0';
 	return 1;
 }
 
-RPMEM_EXPORT int rpmemctl_pool_write(struct rpmemctl_pool *pool,
-				     const void *src, uint64_t offset,
-				     size_t len)
+/* pool_write -- start a write through the data plane */
+static int pool_write(struct rpmemctl_pool *pool, const void *src,
+		      uint64_t offset, size_t len)
 {
 	int ret = write_checks(pool, "write", src, offset, len);
 	if (ret <= 0)
@@ -446,8 +457,9 @@ RPMEM_EXPORT int rpmemctl_pool_write(struct rpmemctl_pool *pool,
 	return xport_err(pool, "write", ret);
 }
 
-RPMEM_EXPORT int rpmemctl_pool_read(struct rpmemctl_pool *pool, void *dst,
-				    uint64_t offset, size_t len)
+/* pool_read -- read through the data plane */
+static int pool_read(struct rpmemctl_pool *pool, void *dst,
+		     uint64_t offset, size_t len)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -458,13 +470,13 @@ RPMEM_EXPORT int rpmemctl_pool_read(struct rpmemctl_pool *pool, void *dst,
 		return 0;
 	if (!dst)
 		return -EINVAL;
-	pool->sess->errmsg[0] = '\0';
 	ret = pool->xport->ops->read(pool->xport, offset, dst, len);
 	return xport_err(pool, "read", ret);
 }
 
-RPMEM_EXPORT int rpmemctl_pool_flush(struct rpmemctl_pool *pool,
-				     uint64_t offset, uint64_t len)
+/* pool_flush -- FLUSH through the data plane */
+static int pool_flush(struct rpmemctl_pool *pool, uint64_t offset,
+		      uint64_t len)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -472,22 +484,21 @@ RPMEM_EXPORT int rpmemctl_pool_flush(struct rpmemctl_pool *pool,
 	if ((ret = check_writable(pool)) ||
 	    (ret = check_range(pool, "flush", offset, len)))
 		return ret;
-	pool->sess->errmsg[0] = '\0';
 	ret = pool->xport->ops->flush(pool->xport, offset, len);
 	return xport_err(pool, "flush", ret);
 }
 
-RPMEM_EXPORT int rpmemctl_pool_persist(struct rpmemctl_pool *pool,
-				       const void *src, uint64_t offset,
-				       size_t len)
+/* pool_persist -- write and flush, in one step if the data plane can */
+static int pool_persist(struct rpmemctl_pool *pool, const void *src,
+			uint64_t offset, size_t len)
 {
 	int ret = write_checks(pool, "persist", src, offset, len);
 	if (ret < 0)
 		return ret;
 	/* without a one-step persist (and for len 0): write, then FLUSH */
 	if (ret == 0 || !pool->xport->ops->persist) {
-		ret = rpmemctl_pool_write(pool, src, offset, len);
-		return ret ? ret : rpmemctl_pool_flush(pool, offset, len);
+		ret = pool_write(pool, src, offset, len);
+		return ret ? ret : pool_flush(pool, offset, len);
 	}
 	ret = pool->xport->ops->persist(pool->xport, offset, src, len);
 	return xport_err(pool, "persist", ret);
@@ -546,10 +557,9 @@ int client_hash_recv(struct rpmemctl_pool *p, uint32_t id, uint32_t count,
 	return 0;
 }
 
-/* rpmemctl_pool_hash -- the target's hashes of count blocks from offset */
-RPMEM_EXPORT int rpmemctl_pool_hash(struct rpmemctl_pool *pool,
-				    uint64_t offset, uint32_t block_size,
-				    uint32_t count, uint64_t *hashes)
+/* pool_hash -- the target's hashes of count blocks, HASH_WINDOW in flight */
+static int pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
+		     uint32_t block_size, uint32_t count, uint64_t *hashes)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -605,10 +615,9 @@ RPMEM_EXPORT int rpmemctl_pool_hash(struct rpmemctl_pool *pool,
 	return err;
 }
 
-/* rpmemctl_pool_set_state -- syncing, or consistent (generation + 1) */
-RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
-					 enum rpmemctl_pool_state state,
-					 const char *source)
+/* pool_set_state -- SET_STATE: syncing, or consistent (generation + 1) */
+static int pool_set_state(struct rpmemctl_pool *pool,
+			  enum rpmemctl_pool_state state, const char *source)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -634,6 +643,124 @@ RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 	if (state == RPMEMCTL_POOL_CONSISTENT)
 		pool->generation++;
 	return 0;
+}
+
+/* --- the public calls: each keeps its failure's message -------------- */
+
+/* rpmemctl_pool_create -- create pool in region with size bytes */
+RPMEM_EXPORT int rpmemctl_pool_create(struct rpmemctl_session *sess,
+				      const char *region, const char *pool,
+				      uint64_t size)
+{
+	client_sess_begin(sess);
+	return client_sess_end(sess, pool_create(sess, region, pool, size),
+			       "creating a pool");
+}
+
+/* rpmemctl_pool_remove -- remove a pool (FORCE: even if syncing) */
+RPMEM_EXPORT int rpmemctl_pool_remove(struct rpmemctl_session *sess,
+				      const char *region, const char *pool,
+				      unsigned flags)
+{
+	client_sess_begin(sess);
+	return client_sess_end(sess, pool_remove(sess, region, pool, flags),
+			       "removing a pool");
+}
+
+/* rpmemctl_pool_open -- open a remote pool and its data plane */
+RPMEM_EXPORT int rpmemctl_pool_open(struct rpmemctl_session *sess,
+				    const char *region, const char *pool,
+				    unsigned flags, struct rpmemctl_pool **out)
+{
+	client_sess_begin(sess);
+	return client_sess_end(sess, pool_open(sess, region, pool, flags, out),
+			       "opening a pool");
+}
+
+/*
+ * rpmemctl_pool_close -- release the data plane and the handle; pending
+ * writes are not flushed. The pool is freed even when the CLOSE fails;
+ * the reason then stays in the session.
+ */
+RPMEM_EXPORT int rpmemctl_pool_close(struct rpmemctl_pool **pool)
+{
+	client_api_begin();
+	if (!pool || !*pool)
+		return 0;
+	struct rpmemctl_session *s = (*pool)->sess;
+	char what[RPMEM_NAME_MAX * 2 + 32];
+	snprintf(what, sizeof(what), "closing pool '%s' in region '%s'",
+		 (*pool)->name, (*pool)->region);
+	client_sess_begin(s);
+	int ret = pool_close(pool);
+	return s ? client_sess_end(s, ret, what) : ret;
+}
+
+RPMEM_EXPORT const char *rpmemctl_pool_errmsg(const struct rpmemctl_pool *pool)
+{
+	return pool ? pool->errmsg : "no pool";
+}
+
+/* rpmemctl_pool_attach -- where the local copy of the pool is mapped */
+RPMEM_EXPORT int rpmemctl_pool_attach(struct rpmemctl_pool *pool, void *base,
+				      size_t len)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_attach(pool, base, len),
+			       "attaching the local copy");
+}
+
+RPMEM_EXPORT int rpmemctl_pool_write(struct rpmemctl_pool *pool,
+				     const void *src, uint64_t offset,
+				     size_t len)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_write(pool, src, offset, len),
+			       "write");
+}
+
+RPMEM_EXPORT int rpmemctl_pool_read(struct rpmemctl_pool *pool, void *dst,
+				    uint64_t offset, size_t len)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_read(pool, dst, offset, len),
+			       "read");
+}
+
+RPMEM_EXPORT int rpmemctl_pool_flush(struct rpmemctl_pool *pool,
+				     uint64_t offset, uint64_t len)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_flush(pool, offset, len), "flush");
+}
+
+RPMEM_EXPORT int rpmemctl_pool_persist(struct rpmemctl_pool *pool,
+				       const void *src, uint64_t offset,
+				       size_t len)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_persist(pool, src, offset, len),
+			       "persist");
+}
+
+/* rpmemctl_pool_hash -- the target's hashes of count blocks from offset */
+RPMEM_EXPORT int rpmemctl_pool_hash(struct rpmemctl_pool *pool,
+				    uint64_t offset, uint32_t block_size,
+				    uint32_t count, uint64_t *hashes)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_hash(pool, offset, block_size, count,
+					       hashes), "hash");
+}
+
+/* rpmemctl_pool_set_state -- syncing, or consistent (generation + 1) */
+RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
+					 enum rpmemctl_pool_state state,
+					 const char *source)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_set_state(pool, state, source),
+			       "setting the state");
 }
 
 /* rpmemctl_hash_blocks -- the same block hash the target computes */

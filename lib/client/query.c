@@ -21,10 +21,9 @@ struct rpmemctl_status {
 	struct rpmem_msg_status_reply r;
 };
 
-/* rpmemctl_list_get -- fetch regions and pools from the target */
-RPMEM_EXPORT int rpmemctl_list_get(struct rpmemctl_session *sess,
-				   const char *region,
-				   struct rpmemctl_list **out)
+/* list_get -- fetch regions and pools from the target */
+static int list_get(struct rpmemctl_session *sess, const char *region,
+		    struct rpmemctl_list **out)
 {
 	if (!sess || !out)
 		return -EINVAL;
@@ -76,6 +75,16 @@ err_reply:
 err_free:
 	free(l);
 	return ret;
+}
+
+/* rpmemctl_list_get -- fetch regions and pools from the target */
+RPMEM_EXPORT int rpmemctl_list_get(struct rpmemctl_session *sess,
+				   const char *region,
+				   struct rpmemctl_list **out)
+{
+	client_sess_begin(sess);
+	return client_sess_end(sess, list_get(sess, region, out),
+			       "listing regions and pools");
 }
 
 RPMEM_EXPORT void rpmemctl_list_free(struct rpmemctl_list **list)
@@ -242,9 +251,9 @@ RPMEM_EXPORT const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s)
 	return rpmem_state_str((uint8_t)s);
 }
 
-/* rpmemctl_status_get -- the daemon and its sessions */
-RPMEM_EXPORT int rpmemctl_status_get(struct rpmemctl_session *sess,
-				     struct rpmemctl_status **out)
+/* status_get -- the daemon and its sessions */
+static int status_get(struct rpmemctl_session *sess,
+		      struct rpmemctl_status **out)
 {
 	if (!sess || !out)
 		return -EINVAL;
@@ -273,6 +282,15 @@ RPMEM_EXPORT int rpmemctl_status_get(struct rpmemctl_session *sess,
 err_free:
 	free(st);
 	return ret;
+}
+
+/* rpmemctl_status_get -- the daemon and its sessions */
+RPMEM_EXPORT int rpmemctl_status_get(struct rpmemctl_session *sess,
+				     struct rpmemctl_status **out)
+{
+	client_sess_begin(sess);
+	return client_sess_end(sess, status_get(sess, out),
+			       "getting the status");
 }
 
 RPMEM_EXPORT void rpmemctl_status_free(struct rpmemctl_status **st)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libpmem2.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,10 @@
 /*
  * A replica owns everything it opens: the file descriptor, the libpmem2
  * config, source and mapping, the session and the pool. All of it is
- * released by rpmemctl_replica_close. Errors are kept for
- * rpmemctl_strerror() in the calling thread.
+ * released by rpmemctl_replica_close. The message of a failed call is
+ * kept in the replica (rpmemctl_replica_errmsg) and, for the call just
+ * made, in the calling thread (rpmemctl_strerror, and the errbuf of
+ * rpmemctl_replica_open_err when there is no replica yet).
  *
  * States: the open's sync leaves the replica consistent; the first
  * persist marks it syncing (the application is changing it, so a crash
@@ -34,6 +37,7 @@ struct rpmemctl_replica {
 	struct rpmemctl_pool *pool;
 	char name[2 * RPMEM_NAME_MAX + 2]; /* "region/pool" for messages */
 	char source[RPMEM_STR_MAX + 1];	   /* "host:path" */
+	char errmsg[CLIENT_ERRMSG_MAX];	   /* why the last call failed */
 };
 
 /* pmem2_err -- a libpmem2 error as -errno (its own codes become -EINVAL) */
@@ -44,6 +48,17 @@ static int pmem2_err(int ret)
 	return ret == 0 ? 0 : -EINVAL;
 }
 
+/* rerr -- keep the reason of a failure in the replica; returns err */
+__attribute__((format(printf, 3, 4))) static int
+rerr(struct rpmemctl_replica *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
 /* map_local -- open and map path with libpmem2, page granularity or finer */
 static int map_local(struct rpmemctl_replica *r, const char *path)
 {
@@ -51,9 +66,8 @@ static int map_local(struct rpmemctl_replica *r, const char *path)
 	r->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (r->fd < 0) {
 		ret = -errno;
-		client_set_last(ret, "cannot open '%s': %s", path,
-				strerror(-ret));
-		return ret;
+		return rerr(r, ret, "cannot open '%s': %s", path,
+			    strerror(-ret));
 	}
 	ret = pmem2_config_new(&r->cfg);
 	if (ret)
@@ -71,16 +85,13 @@ static int map_local(struct rpmemctl_replica *r, const char *path)
 	r->addr = pmem2_map_get_address(r->map);
 	r->size = pmem2_map_get_size(r->map);
 	r->persist = pmem2_get_persist_fn(r->map);
-	if (r->size == 0) {
-		client_set_last(-EINVAL, "'%s' is empty", path);
-		return -EINVAL;
-	}
+	if (r->size == 0)
+		return rerr(r, -EINVAL, "'%s' is empty", path);
 	return 0;
 
 err_pmem2:
-	client_set_last(pmem2_err(ret), "cannot map '%s': %s", path,
-			pmem2_errormsg());
-	return pmem2_err(ret);
+	return rerr(r, pmem2_err(ret), "cannot map '%s': %s", path,
+		    pmem2_errormsg());
 }
 
 /* open_remote -- session, then the pool read-write, created if missing */
@@ -88,8 +99,8 @@ static int open_remote(struct rpmemctl_replica *r, const struct rpmem_target *t,
 		       enum rpmemctl_transport transport)
 {
 	int ret = rpmemctl_session_open(t->host, t->port, transport, &r->sess);
-	if (ret)
-		return ret; /* the details are kept for rpmemctl_strerror */
+	if (ret) /* the message of the open just made */
+		return rerr(r, ret, "%s", rpmemctl_strerror(ret));
 	ret = rpmemctl_pool_open(r->sess, t->region, t->pool,
 				 RPMEMCTL_OPEN_RDWR, &r->pool);
 	if (ret == -ENOENT) {
@@ -99,19 +110,14 @@ static int open_remote(struct rpmemctl_replica *r, const struct rpmem_target *t,
 			ret = rpmemctl_pool_open(r->sess, t->region, t->pool,
 						 RPMEMCTL_OPEN_RDWR, &r->pool);
 	}
-	if (ret) {
-		client_set_last(ret, "replica %s on %s:%s: %s", r->name,
-				t->host, t->port,
-				rpmemctl_session_errmsg(r->sess));
-		return ret;
-	}
+	if (ret)
+		return rerr(r, ret, "replica %s on %s:%s: %s", r->name,
+			    t->host, t->port, rpmemctl_session_errmsg(r->sess));
 	uint64_t psize = rpmemctl_pool_get_size(r->pool);
-	if (psize != r->size) {
-		client_set_last(-EINVAL, "replica %s on %s:%s is %llu bytes, "
-				"the local file is %zu bytes", r->name, t->host,
-				t->port, (unsigned long long)psize, r->size);
-		return -EINVAL;
-	}
+	if (psize != r->size)
+		return rerr(r, -EINVAL, "replica %s on %s:%s is %llu bytes, "
+			    "the local file is %zu bytes", r->name, t->host,
+			    t->port, (unsigned long long)psize, r->size);
 	return 0;
 }
 
@@ -153,12 +159,12 @@ err_msg:
 }
 
 /*
- * rpmemctl_replica_open -- map path, open (or create) the remote pool at
- * target and bring it up to date with one push
+ * replica_open -- map path, open (or create) the remote pool at target
+ * and bring it up to date with one push
  */
-RPMEM_EXPORT int rpmemctl_replica_open(const char *path, const char *target,
-				       enum rpmemctl_transport transport,
-				       struct rpmemctl_replica **out)
+static int replica_open(const char *path, const char *target,
+			enum rpmemctl_transport transport,
+			struct rpmemctl_replica **out)
 {
 	if (!path || !target || !out) {
 		client_set_last(-EINVAL, "invalid argument");
@@ -171,6 +177,7 @@ RPMEM_EXPORT int rpmemctl_replica_open(const char *path, const char *target,
 		client_set_last(-EINVAL, "%s", err);
 		return -EINVAL;
 	}
+	char msg[CLIENT_ERRMSG_MAX];
 	struct rpmemctl_replica *r = calloc(1, sizeof(*r));
 	if (!r) {
 		client_set_last(-ENOMEM, "out of memory");
@@ -190,22 +197,54 @@ RPMEM_EXPORT int rpmemctl_replica_open(const char *path, const char *target,
 		goto err_release;
 	ret = rpmemctl_pool_attach(r->pool, r->addr, r->size);
 	if (ret) {
-		client_set_last(ret, "replica %s: %s", r->name,
-				rpmemctl_session_errmsg(r->sess));
+		rerr(r, ret, "replica %s: %s", r->name,
+		     rpmemctl_pool_errmsg(r->pool));
 		goto err_release;
 	}
 	ret = initial_sync(r);
 	if (ret) {
-		client_set_last(ret, "initial sync of replica %s failed: %s",
-				r->name, rpmemctl_session_errmsg(r->sess));
+		rerr(r, ret, "initial sync of replica %s failed: %s", r->name,
+		     rpmemctl_pool_errmsg(r->pool));
 		goto err_release;
 	}
 	*out = r;
 	return 0;
 
 err_release:
+	/* release() makes library calls of its own: keep the reason first */
+	rpmem_strlcpy(msg, r->errmsg, sizeof(msg));
 	release(r);
+	client_set_last(ret, "%s", msg);
 	return ret;
+}
+
+/* rpmemctl_replica_open -- replica_open; the reason of a failure is kept */
+RPMEM_EXPORT int rpmemctl_replica_open(const char *path, const char *target,
+				       enum rpmemctl_transport transport,
+				       struct rpmemctl_replica **out)
+{
+	client_api_begin();
+	return client_api_end(replica_open(path, target, transport, out),
+			      "opening a replica");
+}
+
+/* rpmemctl_replica_open_err -- the same, the reason of a failure in errbuf */
+RPMEM_EXPORT int rpmemctl_replica_open_err(const char *path,
+					   const char *target,
+					   enum rpmemctl_transport transport,
+					   struct rpmemctl_replica **out,
+					   char *errbuf, size_t errlen)
+{
+	int ret = rpmemctl_replica_open(path, target, transport, out);
+	client_copy_err(ret, errbuf, errlen);
+	return ret;
+}
+
+/* rpmemctl_replica_errmsg -- why the last call on the replica failed */
+RPMEM_EXPORT const char *
+rpmemctl_replica_errmsg(const struct rpmemctl_replica *r)
+{
+	return r ? r->errmsg : "no replica";
 }
 
 RPMEM_EXPORT void *rpmemctl_replica_addr(const struct rpmemctl_replica *r)
@@ -225,15 +264,18 @@ RPMEM_EXPORT size_t rpmemctl_replica_size(const struct rpmemctl_replica *r)
 RPMEM_EXPORT int rpmemctl_replica_persist(struct rpmemctl_replica *r,
 					  const void *addr, size_t len)
 {
+	client_api_begin();
 	if (!r || !addr) {
-		client_set_last(-EINVAL, "invalid argument");
+		client_set_last(-EINVAL, "replica persist: invalid argument");
 		return -EINVAL;
 	}
+	r->errmsg[0] = '\0';
 	const uint8_t *p = addr;
 	if (p < r->addr || (size_t)(p - r->addr) > r->size ||
 	    len > r->size - (size_t)(p - r->addr)) {
-		client_set_last(-EINVAL, "persist range %p+%zu is outside the "
-				"mapping of replica %s", addr, len, r->name);
+		rerr(r, -EINVAL, "persist range %p+%zu is outside the "
+		     "mapping of replica %s", addr, len, r->name);
+		client_set_last(-EINVAL, "%s", r->errmsg);
 		return -EINVAL;
 	}
 	if (len == 0)
@@ -248,9 +290,11 @@ RPMEM_EXPORT int rpmemctl_replica_persist(struct rpmemctl_replica *r,
 	if (!ret)
 		ret = rpmemctl_pool_persist(r->pool, addr,
 					    (uint64_t)(p - r->addr), len);
-	if (ret)
-		client_set_last(ret, "replica %s: %s", r->name,
-				rpmemctl_session_errmsg(r->sess));
+	if (ret) {
+		rerr(r, ret, "replica %s: %s", r->name,
+		     rpmemctl_pool_errmsg(r->pool));
+		client_set_last(ret, "%s", r->errmsg);
+	}
 	return ret;
 }
 
@@ -260,6 +304,7 @@ RPMEM_EXPORT int rpmemctl_replica_persist(struct rpmemctl_replica *r,
  */
 RPMEM_EXPORT int rpmemctl_replica_close(struct rpmemctl_replica **rp)
 {
+	client_api_begin();
 	if (!rp || !*rp)
 		return 0;
 	struct rpmemctl_replica *r = *rp;
@@ -269,15 +314,20 @@ RPMEM_EXPORT int rpmemctl_replica_close(struct rpmemctl_replica **rp)
 					      RPMEMCTL_POOL_CONSISTENT,
 					      r->source);
 	if (ret)
-		client_set_last(ret, "replica %s: %s", r->name,
-				rpmemctl_session_errmsg(r->sess));
+		rerr(r, ret, "replica %s: %s", r->name,
+		     rpmemctl_pool_errmsg(r->pool));
 	int ret2 = rpmemctl_pool_close(&r->pool);
 	if (ret2 && !ret) {
 		ret = ret2;
-		client_set_last(ret, "closing replica %s: %s", r->name,
-				rpmemctl_session_errmsg(r->sess));
+		rerr(r, ret, "closing replica %s: %s", r->name,
+		     rpmemctl_session_errmsg(r->sess));
 	}
+	/* release() makes library calls of its own: keep the reason first */
+	char msg[CLIENT_ERRMSG_MAX];
+	rpmem_strlcpy(msg, r->errmsg, sizeof(msg));
 	release(r);
 	*rp = NULL;
+	if (ret)
+		client_set_last(ret, "%s", msg);
 	return ret;
 }

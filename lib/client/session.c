@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* session.c -- initiator sessions: connect, handshake, close, errors */
+/* session.c -- initiator sessions: connect, handshake, close */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,19 +17,6 @@
 #ifndef RPMEM_VERSION
 #define RPMEM_VERSION "0"
 #endif
-
-/* the last error of a call that had no session to keep it (per thread) */
-static __thread int last_err;
-static __thread char last_msg[CLIENT_ERRMSG_MAX];
-
-void client_set_last(int err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
-	va_end(ap);
-	last_err = err;
-}
 
 /* handshake -- HELLO, then HELLO_OK or ERROR */
 static int handshake(struct rpmemctl_session *s)
@@ -100,14 +87,14 @@ static int start_tls(struct rpmemctl_session *s,
 }
 
 /*
- * rpmemctl_session_open_cfg -- connect to rpmemd, start TLS if cfg has
- * credentials, and complete the handshake
+ * session_open -- connect to rpmemd, start TLS if cfg has credentials,
+ * and complete the handshake; a failure leaves its message for
+ * client_last()
  */
-RPMEM_EXPORT int
-rpmemctl_session_open_cfg(const char *host, const char *port,
-			  enum rpmemctl_transport transport,
-			  const struct rpmemctl_session_cfg *cfg,
-			  struct rpmemctl_session **out)
+static int session_open(const char *host, const char *port,
+			enum rpmemctl_transport transport,
+			const struct rpmemctl_session_cfg *cfg,
+			struct rpmemctl_session **out)
 {
 	if (!host || !*host || !out || transport > RPMEMCTL_TRANSPORT_RDMA) {
 		client_set_last(-EINVAL, "invalid argument");
@@ -188,14 +175,6 @@ err_free:
 	return ret;
 }
 
-/* rpmemctl_session_open -- a plaintext session (see _open_cfg) */
-RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
-				       enum rpmemctl_transport transport,
-				       struct rpmemctl_session **out)
-{
-	return rpmemctl_session_open_cfg(host, port, transport, NULL, out);
-}
-
 /*
  * rpmemctl_session_close -- say BYE and close; pools still open are
  * closed on the target by the disconnect and detached here (their
@@ -221,6 +200,42 @@ RPMEM_EXPORT void rpmemctl_session_close(struct rpmemctl_session **sess)
 	*sess = NULL;
 }
 
+/* rpmemctl_session_open -- connect to rpmemd and complete the handshake */
+RPMEM_EXPORT int rpmemctl_session_open(const char *host, const char *port,
+				       enum rpmemctl_transport transport,
+				       struct rpmemctl_session **out)
+{
+	client_api_begin();
+	return client_api_end(session_open(host, port, transport, NULL, out),
+			      "opening a session");
+}
+
+/*
+ * rpmemctl_session_open_cfg -- rpmemctl_session_open with the credentials
+ * of cfg (NULL: plaintext)
+ */
+RPMEM_EXPORT int
+rpmemctl_session_open_cfg(const char *host, const char *port,
+			  enum rpmemctl_transport transport,
+			  const struct rpmemctl_session_cfg *cfg,
+			  struct rpmemctl_session **out)
+{
+	client_api_begin();
+	return client_api_end(session_open(host, port, transport, cfg, out),
+			      "opening a session");
+}
+
+/* rpmemctl_session_open_err -- the same, the reason of a failure in errbuf */
+RPMEM_EXPORT int rpmemctl_session_open_err(const char *host, const char *port,
+					   enum rpmemctl_transport transport,
+					   struct rpmemctl_session **out,
+					   char *errbuf, size_t errlen)
+{
+	int ret = rpmemctl_session_open(host, port, transport, out);
+	client_copy_err(ret, errbuf, errlen);
+	return ret;
+}
+
 RPMEM_EXPORT const char *
 rpmemctl_session_errmsg(const struct rpmemctl_session *sess)
 {
@@ -231,46 +246,6 @@ RPMEM_EXPORT const char *
 rpmemctl_session_server(const struct rpmemctl_session *sess)
 {
 	return sess ? sess->server : "";
-}
-
-/*
- * rpmemctl_strerror -- the text of the calling thread's last error when
- * it matches err (a failed session or replica open keeps its details
- * there), else a generic description of err
- */
-RPMEM_EXPORT const char *rpmemctl_strerror(int err)
-{
-	if (err && err == last_err && last_msg[0])
-		return last_msg;
-	switch (err) {
-	case 0:
-		return "success";
-	case -ECONNREFUSED:
-		return "connection refused (is rpmemd running?)";
-	case -ECONNRESET:
-		return "connection to the target lost";
-	case -EPROTO:
-		return "protocol error";
-	case -EPROTONOSUPPORT:
-		return "no common protocol version with the target";
-	case -EACCES:
-		return "authentication required or failed";
-	case -ENODEV:
-		return "no such region";
-	case -ENOENT:
-		return "no such pool";
-	case -EBUSY:
-		return "pool is open for writing by another session";
-	case -EROFS:
-		return "pool is open read-only";
-	case -EUSERS:
-		return "too many sessions or open pools on the target";
-	case -ESHUTDOWN:
-		return "the target is shutting down";
-	case -EREMOTEIO:
-		return "internal error on the target";
-	}
-	return strerror(err < 0 ? -err : err);
 }
 
 RPMEM_EXPORT const char *

@@ -613,12 +613,19 @@ RPMEM_EXPORT int rpmemctl_pool_sync2(struct rpmemctl_pool *pool, void *local,
 				     const struct rpmemctl_sync_cfg *cfg,
 				     struct rpmemctl_sync_result *res)
 {
-	uint32_t bs;
-	int ret = sync_prepare(pool, local, len, cfg, &bs);
-	if (ret)
-		return ret;
+	static const char *const what[] = { "sync", "pull", "verify",
+					    "mirror" };
 	struct rpmemctl_sync_result scratch;
-	return sync_run(pool, local, len, cfg, bs, res ? res : &scratch);
+	uint32_t bs;
+
+	client_pool_begin(pool);
+	int ret = sync_prepare(pool, local, len, cfg, &bs);
+	if (!ret)
+		ret = sync_run(pool, local, len, cfg, bs, res ? res : &scratch);
+	return client_pool_end(pool, ret,
+			       cfg && cfg->mode <= RPMEMCTL_SYNC_MIRROR ?
+				       what[cfg->mode] :
+				       "sync");
 }
 
 /* --- deprecated: LIBRPMEMCTL_1 ------------------------------------------- */
@@ -637,14 +644,13 @@ _Static_assert(sizeof(struct rpmemctl_sync_opts) ==
 	       "struct rpmemctl_sync_opts is frozen: LIBRPMEMCTL_1");
 
 /*
- * rpmemctl_pool_sync -- the LIBRPMEMCTL_1 entry point: rpmemctl_pool_sync2
+ * pool_sync -- the LIBRPMEMCTL_1 entry point: rpmemctl_pool_sync2
  * with a configuration made from opts; stats gets the released fields
  * one by one, never a whole struct, so the result may grow
  */
-RPMEM_EXPORT int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local,
-				    size_t len,
-				    const struct rpmemctl_sync_opts *opts,
-				    struct rpmemctl_sync_stats *stats)
+static int pool_sync(struct rpmemctl_pool *pool, void *local, size_t len,
+		     const struct rpmemctl_sync_opts *opts,
+		     struct rpmemctl_sync_stats *stats)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -681,4 +687,20 @@ RPMEM_EXPORT int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local,
 		stats->elapsed_ns = res.elapsed_ns;
 	}
 	return ret;
+}
+
+/* rpmemctl_pool_sync -- pool_sync; a failure's message names the pool */
+RPMEM_EXPORT int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local,
+				    size_t len,
+				    const struct rpmemctl_sync_opts *opts,
+				    struct rpmemctl_sync_stats *stats)
+{
+	static const char *const what[] = { "sync", "pull", "verify",
+					    "mirror" };
+	client_pool_begin(pool);
+	int ret = pool_sync(pool, local, len, opts, stats);
+	return client_pool_end(pool, ret,
+			       opts && opts->mode <= RPMEMCTL_SYNC_MIRROR ?
+				       what[opts->mode] :
+				       "sync");
 }

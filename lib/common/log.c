@@ -8,23 +8,43 @@
 
 #include "log.h"
 
+/*
+ * Until rpmem_log_init (the programs) or rpmemctl_log_set_fn (an
+ * application) says otherwise, the library's messages go nowhere, or to
+ * standard error when RPMEM_LOG_LEVEL is set: a library does not write on
+ * its application's stderr unasked.
+ */
 static struct {
 	const char *ident;
 	int prio;
 	rpmem_log_fn fn;
 	void *arg;
+	int to_stderr; /* with no fn: 1 writes to stderr, 0 drops */
 	int env_read;
-} ctx = { "librpmemctl", LOG_WARNING, NULL, NULL, 0 };
+} ctx = { "librpmemctl", LOG_WARNING, NULL, NULL, 0, 0 };
+
+/* env_level -- RPMEM_LOG_LEVEL as a LOG_* priority, -1 if unset or bad */
+static int env_level(void)
+{
+	const char *env = getenv("RPMEM_LOG_LEVEL");
+
+	return env ? rpmem_log_parse_prio(env) : -1;
+}
 
 /* env_prio -- apply RPMEM_LOG_LEVEL once, for applications too */
 static void env_prio(void)
 {
-	const char *env = getenv("RPMEM_LOG_LEVEL");
+	int p = env_level();
+
 	ctx.env_read = 1;
-	if (env && rpmem_log_parse_prio(env) >= 0)
-		ctx.prio = rpmem_log_parse_prio(env);
+	if (p >= 0) {
+		ctx.prio = p;
+		if (!ctx.fn)
+			ctx.to_stderr = 1;
+	}
 }
 
+/* rpmem_log_parse_prio -- "err".."debug" or a number to LOG_*; -1 if bad */
 int rpmem_log_parse_prio(const char *s)
 {
 	static const struct {
@@ -46,36 +66,46 @@ int rpmem_log_parse_prio(const char *s)
 	return -1;
 }
 
+/* rpmem_log_init -- a program's identity, priority and sink (NULL = stderr) */
 void rpmem_log_init(const char *ident, int prio, rpmem_log_fn fn, void *arg)
 {
 	ctx.ident = ident;
 	ctx.prio = prio;
 	ctx.fn = fn;
 	ctx.arg = arg;
+	ctx.to_stderr = 1;
 	env_prio();
 }
 
+/* rpmem_log_set_prio -- the highest priority logged from now on */
 void rpmem_log_set_prio(int prio)
 {
+	if (!ctx.env_read)
+		env_prio(); /* read now, or it would undo this later */
 	ctx.prio = prio;
 }
 
+/* rpmem_log_get_prio -- the highest priority logged */
 int rpmem_log_get_prio(void)
 {
+	if (!ctx.env_read)
+		env_prio();
 	return ctx.prio;
 }
 
+/* rpmem_log_syslog -- a sink that writes to syslog/the journal */
 void rpmem_log_syslog(int prio, const char *msg, void *arg)
 {
 	(void)arg;
 	syslog(prio, "%s", msg);
 }
 
+/* rpmem_log -- format and hand a message to the sink, if prio is logged */
 void rpmem_log(int prio, const char *fmt, ...)
 {
 	if (!ctx.env_read)
 		env_prio();
-	if (prio > ctx.prio)
+	if (prio > ctx.prio || (!ctx.fn && !ctx.to_stderr))
 		return;
 	char msg[1024];
 	va_list ap;
@@ -90,4 +120,14 @@ void rpmem_log(int prio, const char *fmt, ...)
 					   "warning", "notice", "info",
 					   "debug" };
 	fprintf(stderr, "%s: %s: %s\n", ctx.ident, tag[prio & 7], msg);
+}
+
+/* rpmem_log_set_fn -- a new sink; NULL = the library's default */
+void rpmem_log_set_fn(rpmem_log_fn fn, void *arg)
+{
+	if (!ctx.env_read)
+		env_prio();
+	ctx.fn = fn;
+	ctx.arg = fn ? arg : NULL;
+	ctx.to_stderr = !fn && env_level() >= 0;
 }

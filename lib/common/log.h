@@ -14,6 +14,12 @@ typedef void (*rpmem_log_fn)(int prio, const char *msg, void *arg);
  * debug or a number) overrides prio.
  */
 void rpmem_log_init(const char *ident, int prio, rpmem_log_fn fn, void *arg);
+/*
+ * rpmem_log_set_fn -- replace the sink; NULL = the library default: no
+ * output, or standard error when RPMEM_LOG_LEVEL is set (also the state
+ * before any rpmem_log_init)
+ */
+void rpmem_log_set_fn(rpmem_log_fn fn, void *arg);
 void rpmem_log_set_prio(int prio);
 int rpmem_log_get_prio(void);
 /* rpmem_log_parse_prio -- "err".."debug" to LOG_*; -1 if unknown */

@@ -31,6 +31,8 @@ struct rpmem_xport_ops {
 		       size_t len);
 	/* release; the control session stays open */
 	void (*close)(struct rpmem_xport *x);
+	/* optional: why the first failed call failed, "" if none */
+	const char *(*errmsg)(struct rpmem_xport *x);
 };
 
 struct rpmem_xport {

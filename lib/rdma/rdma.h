@@ -18,10 +18,14 @@ int rpmem_rdma_usable(const char *addr);
 /*
  * rpmem_rdma_client_new -- connect the RDMA data plane described by the
  * OPEN_OK transport blob (MR descriptor, persistence mode, token, port)
- * to host; fills *out. -ENODEV if no RDMA device reaches host.
+ * to host; fills *out. -ENODEV if no RDMA device reaches host,
+ * -EKEYREJECTED if the target rejected the connection (token refused or
+ * expired). On failure the reason, as logged, is written to errbuf
+ * (errlen bytes; "" if nothing was logged).
  */
 int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
-			  uint64_t pool_size, struct rpmem_xport **out);
+			  uint64_t pool_size, struct rpmem_xport **out,
+			  char *errbuf, size_t errlen);
 
 /* --- target, in rpmemd only (rdma_target.c) ------------------------------ */
 

@@ -30,6 +30,32 @@ static pthread_once_t rdma_log_once = PTHREAD_ONCE_INIT;
 __thread char rdma_last[256];
 __thread int rdma_last_errno;
 
+/* the first error logged since the last rdma_take_err, in this thread */
+static __thread char rdma_pending[512];
+
+void rdma_err(const char *fmt, ...)
+{
+	char msg[sizeof(rdma_pending)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ERR("%s", msg);
+	/* the caller names the transport itself: keep the text without it */
+	if (!rdma_pending[0])
+		rpmem_strlcpy(rdma_pending,
+			      strncmp(msg, "rdma: ", 6) ? msg : msg + 6,
+			      sizeof(rdma_pending));
+}
+
+void rdma_take_err(char *buf, size_t len)
+{
+	if (buf && len)
+		rpmem_strlcpy(buf, rdma_pending, len);
+	rdma_pending[0] = '\0';
+}
+
 /* rdma_log_fn -- librpma's messages go to our log (debug level) */
 __attribute__((format(printf, 5, 6))) static void
 rdma_log_fn(enum rpma_log_level level, const char *file, const int line,
@@ -69,15 +95,16 @@ void rdma_init(void)
 	(void)pthread_once(&rdma_log_once, rdma_log_setup);
 	rdma_last[0] = '\0';
 	rdma_last_errno = 0;
+	rdma_pending[0] = '\0';
 }
 
 /* rdma_fail -- log a failing librpma call with its name and the detail */
 void rdma_fail(const char *what, int ret)
 {
 	if (rdma_last[0])
-		ERR("%s: %s (%s)", what, rpma_err_2str(ret), rdma_last);
+		rdma_err("%s: %s (%s)", what, rpma_err_2str(ret), rdma_last);
 	else
-		ERR("%s: %s", what, rpma_err_2str(ret));
+		rdma_err("%s: %s", what, rpma_err_2str(ret));
 	rdma_last[0] = '\0';
 }
 
@@ -125,10 +152,10 @@ int rdma_reg_failed(const char *what, size_t len, int ret,
 	char sz[32];
 
 	if (rdma_memlock_limited(saved_errno, &lim)) {
-		ERR("%s: cannot register %s for RDMA: %s (%s); this process's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK (ulimit -l, or LimitMEMLOCK=infinity in the systemd unit that runs it: rpmemd.service on a target)",
-		    what, rpmem_fmt_size(len, sz, sizeof(sz)),
-		    rpma_err_2str(ret), rdma_last[0] ? rdma_last : "no detail",
-		    lim);
+		rdma_err("%s: cannot register %s for RDMA: %s (%s); this process's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK (ulimit -l, or LimitMEMLOCK=infinity in the systemd unit that runs it: rpmemd.service on a target)",
+			 what, rpmem_fmt_size(len, sz, sizeof(sz)),
+			 rpma_err_2str(ret),
+			 rdma_last[0] ? rdma_last : "no detail", lim);
 		rdma_last[0] = '\0';
 		return -ENOMEM;
 	}
@@ -233,8 +260,8 @@ int rdma_blob_decode(const void *buf, size_t len, uint64_t pool_size,
 	rbuf_init(&r, buf, len);
 	ver = rbuf_u16(&r);
 	if (r.err || ver != RDMA_BLOB_VERSION) {
-		ERR("rdma: transport parameters of version %u, expected %u",
-		    ver, RDMA_BLOB_VERSION);
+		rdma_err("rdma: transport parameters of version %u, expected %u",
+			 ver, RDMA_BLOB_VERSION);
 		return -EPROTO;
 	}
 	b->mode = rbuf_u8(&r);
@@ -244,28 +271,28 @@ int rdma_blob_decode(const void *buf, size_t len, uint64_t pool_size,
 	b->size = rbuf_u64(&r);
 	b->desc_len = rbuf_u16(&r);
 	if (!r.err && b->desc_len > RDMA_DESC_MAX) {
-		ERR("rdma: invalid transport parameters: descriptor of %u bytes (at most %u)",
-		    b->desc_len, RDMA_DESC_MAX);
+		rdma_err("rdma: invalid transport parameters: descriptor of %u bytes (at most %u)",
+			 b->desc_len, RDMA_DESC_MAX);
 		return -EPROTO;
 	}
 	rbuf_bytes(&r, b->desc, b->desc_len);
 	if (r.err || rbuf_left(&r)) {
-		ERR("rdma: invalid transport parameters (%zu bytes, %s)", len,
-		    r.err ? "truncated" : "trailing bytes");
+		rdma_err("rdma: invalid transport parameters (%zu bytes, %s)", len,
+			 r.err ? "truncated" : "trailing bytes");
 		return -EPROTO;
 	}
 	if (b->mode != RDMA_MODE_GPSPM && b->mode != RDMA_MODE_APM) {
-		ERR("rdma: unknown persistence mode %u", b->mode);
+		rdma_err("rdma: unknown persistence mode %u", b->mode);
 		return -EPROTO;
 	}
 	if (!b->port[0] || strspn(b->port, "0123456789") != strlen(b->port)) {
-		ERR("rdma: invalid RDMA port '%s' in the transport parameters",
-		    b->port);
+		rdma_err("rdma: invalid RDMA port '%s' in the transport parameters",
+			 b->port);
 		return -EPROTO;
 	}
 	if (b->size != pool_size) {
-		ERR("rdma: the target exposes %" PRIu64 " bytes, the pool has %" PRIu64,
-		    b->size, pool_size);
+		rdma_err("rdma: the target exposes %" PRIu64 " bytes, the pool has %" PRIu64,
+			 b->size, pool_size);
 		return -EPROTO;
 	}
 	return 0;

@@ -43,6 +43,7 @@ struct rdma_client {
 	int timeout_ms;
 	int err;    /* sticky: 0 or -errno */
 	int closed; /* CLOSED/LOST seen */
+	char why[512]; /* the reason of the last failure (sticky once err) */
 
 	struct rpma_peer *peer;
 	struct rpma_conn *conn;
@@ -74,10 +75,24 @@ struct rdma_client {
 	int32_t reply_status;
 };
 
+/*
+ * cl_set_err -- the first error makes the transport unusable; its reason
+ * is the RDMA error just logged (rdma_err)
+ */
 static void cl_set_err(struct rdma_client *c, int err)
 {
-	if (!c->err)
+	if (!c->err) {
 		c->err = err;
+		rdma_take_err(c->why, sizeof(c->why));
+	}
+}
+
+/* cl_fail_once -- a failure that leaves the transport usable: its reason */
+static int cl_fail_once(struct rdma_client *c, int err)
+{
+	if (!c->err)
+		rdma_take_err(c->why, sizeof(c->why));
+	return err;
 }
 
 /* cl_fail -- a failing librpma call makes the transport unusable */
@@ -115,11 +130,11 @@ static void cl_wc(struct rdma_client *c, const struct ibv_wc *wc)
 			   wc->status == IBV_WC_RNR_RETRY_EXC_ERR;
 
 		if (!c->err)
-			ERR("rdma: %s to %s:%s failed: %s (vendor error 0x%x)",
-			    wc->wr_id == RDMA_RECV_WRID ? "flush reply" :
-							  "RDMA request",
-			    c->host, c->port, ibv_wc_status_str(wc->status),
-			    wc->vendor_err);
+			rdma_err("rdma: %s to %s:%s failed: %s (vendor error 0x%x)",
+				 wc->wr_id == RDMA_RECV_WRID ? "flush reply" :
+							       "RDMA request",
+				 c->host, c->port,
+				 ibv_wc_status_str(wc->status), wc->vendor_err);
 		cl_set_err(c, conn ? -ECONNRESET : -EIO);
 		return;
 	}
@@ -128,8 +143,8 @@ static void cl_wc(struct rdma_client *c, const struct ibv_wc *wc)
 
 		if (wc->byte_len < RDMA_REP_LEN ||
 		    le32_get(p) != RDMA_REP_MAGIC) {
-			ERR("rdma: malformed flush reply from %s:%s (%u bytes)",
-			    c->host, c->port, wc->byte_len);
+			rdma_err("rdma: malformed flush reply from %s:%s (%u bytes)",
+				 c->host, c->port, wc->byte_len);
 			cl_set_err(c, -EPROTO);
 			return;
 		}
@@ -180,9 +195,10 @@ static void cl_conn_event(struct rdma_client *c)
 	if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
 		c->closed = 1;
 	if (!c->err)
-		ERR("rdma: connection to %s:%s %s", c->host, c->port,
-		    ev == RPMA_CONN_CLOSED ? "closed by the target" :
-					     rpma_utils_conn_event_2str(ev));
+		rdma_err("rdma: connection to %s:%s %s", c->host, c->port,
+			 ev == RPMA_CONN_CLOSED ?
+				 "closed by the target" :
+				 rpma_utils_conn_event_2str(ev));
 	cl_set_err(c, -ECONNRESET);
 }
 
@@ -244,15 +260,15 @@ static int cl_wait(struct rdma_client *c, int what, uint64_t seq)
 			return 0;
 		now = rpmem_now_ns();
 		if (now >= end) {
-			ERR("rdma: no completion from %s:%s within %d s",
-			    c->host, c->port, c->timeout_ms / 1000);
+			rdma_err("rdma: no completion from %s:%s within %d s",
+				 c->host, c->port, c->timeout_ms / 1000);
 			cl_set_err(c, -ETIMEDOUT);
 			return c->err;
 		}
 		r = poll(p, 2, (int)((end - now) / 1000000 + 1));
 		if (r < 0 && errno != EINTR) {
 			r = errno;
-			ERR("rdma: poll: %s", strerror(r));
+			rdma_err("rdma: poll: %s", strerror(r));
 			cl_set_err(c, -r);
 			return c->err;
 		}
@@ -326,8 +342,8 @@ static void cl_ring_push(struct rdma_client *c, uint64_t start, size_t n,
 static int cl_range_ok(struct rdma_client *c, uint64_t off, uint64_t len)
 {
 	if (off > c->pool_size || len > c->pool_size - off) {
-		ERR("rdma: range %" PRIu64 "+%" PRIu64 " outside the pool (%" PRIu64 " bytes)",
-		    off, len, c->pool_size);
+		rdma_err("rdma: range %" PRIu64 "+%" PRIu64 " outside the pool (%" PRIu64 " bytes)",
+			 off, len, c->pool_size);
 		return 0;
 	}
 	return 1;
@@ -354,7 +370,7 @@ static int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 	if (c->err)
 		return c->err;
 	if (!cl_range_ok(c, off, len))
-		return -EINVAL;
+		return cl_fail_once(c, -EINVAL);
 	zc = cl_in_base(c, src, len);
 	while (len) {
 		size_t n = len < RDMA_CHUNK ? len : RDMA_CHUNK;
@@ -411,7 +427,7 @@ static int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 	if (c->err)
 		return c->err;
 	if (!cl_range_ok(c, off, len))
-		return -EINVAL;
+		return cl_fail_once(c, -EINVAL);
 	zc = cl_in_base(c, dst, len);
 	while (len) {
 		size_t n = len < c->read_chunk ? len : c->read_chunk;
@@ -506,8 +522,8 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
 	if (ret)
 		return ret;
 	if (c->reply_seq != fseq) {
-		ERR("rdma: flush reply %u from %s:%s, expected %u",
-		    c->reply_seq, c->host, c->port, fseq);
+		rdma_err("rdma: flush reply %u from %s:%s, expected %u",
+			 c->reply_seq, c->host, c->port, fseq);
 		cl_set_err(c, -EPROTO);
 		return c->err;
 	}
@@ -517,9 +533,11 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
 	if (ret)
 		return cl_fail(c, "rpma_recv", ret);
 	if (c->reply_status) {
-		ERR("rdma: target %s:%s failed to persist %" PRIu64 "+%" PRIu64 ": %s",
-		    c->host, c->port, off, len, strerror(-c->reply_status));
-		return c->reply_status < 0 ? c->reply_status : -EIO;
+		rdma_err("rdma: target %s:%s failed to persist %" PRIu64 "+%" PRIu64 ": %s",
+			 c->host, c->port, off, len,
+			 strerror(-c->reply_status));
+		return cl_fail_once(c, c->reply_status < 0 ? c->reply_status :
+							     -EIO);
 	}
 	return 0;
 }
@@ -532,7 +550,7 @@ static int rdma_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 	if (c->err)
 		return c->err;
 	if (!cl_range_ok(c, off, len))
-		return -EINVAL;
+		return cl_fail_once(c, -EINVAL);
 	if (c->apm)
 		return cl_flush_apm(c, off);
 	return cl_flush_gpspm(c, off, len, NULL);
@@ -551,7 +569,7 @@ static int rdma_persist(struct rpmem_xport *x, uint64_t off, const void *src,
 	if (c->err)
 		return c->err;
 	if (!cl_range_ok(c, off, len))
-		return -EINVAL;
+		return cl_fail_once(c, -EINVAL);
 	if (!c->apm && c->inline_ok && len <= RDMA_INLINE_MAX)
 		return cl_flush_gpspm(c, off, len, src);
 	ret = rdma_write(x, off, src, len);
@@ -623,12 +641,19 @@ static void cl_free(struct rdma_client *c)
 	free(c->ring);
 	free(c->msg);
 	free(c);
+	rdma_take_err(NULL, 0); /* what tearing down logged is no one's cause */
 }
 
 static void rdma_close(struct rpmem_xport *x)
 {
 	if (x)
 		cl_free((struct rdma_client *)x);
+}
+
+/* rdma_errmsg -- the reason of the last failure, "" if none */
+static const char *rdma_errmsg(struct rpmem_xport *x)
+{
+	return ((struct rdma_client *)x)->why;
 }
 
 static const struct rpmem_xport_ops rdma_ops = {
@@ -639,6 +664,7 @@ static const struct rpmem_xport_ops rdma_ops = {
 	.flush = rdma_flush,
 	.persist = rdma_persist,
 	.close = rdma_close,
+	.errmsg = rdma_errmsg,
 };
 
 /* cl_establish -- wait for ESTABLISHED; anything else is a clear error */
@@ -652,13 +678,13 @@ static int cl_establish(struct rdma_client *c)
 		uint64_t now = rpmem_now_ns();
 
 		if (now >= end) {
-			ERR("rdma: no answer from %s:%s within %d s",
-			    c->host, c->port, c->timeout_ms / 1000);
+			rdma_err("rdma: no answer from %s:%s within %d s",
+				 c->host, c->port, c->timeout_ms / 1000);
 			return -ETIMEDOUT;
 		}
 		ret = rdma_poll1(c->ev_fd, (int)((end - now) / 1000000 + 1));
 		if (ret < 0) {
-			ERR("rdma: poll: %s", strerror(-ret));
+			rdma_err("rdma: poll: %s", strerror(-ret));
 			return ret;
 		}
 		if (!ret)
@@ -674,19 +700,26 @@ static int cl_establish(struct rdma_client *c)
 		case RPMA_CONN_ESTABLISHED:
 			return 0;
 		case RPMA_CONN_REJECTED:
+			/*
+			 * rdma_cm's REJECT: the target's listener refused the
+			 * token (unknown, wrong, used or expired) or nothing
+			 * listens on that port. The control connection works,
+			 * so this is the target refusing, not a daemon that
+			 * is down: -EKEYREJECTED, not -ECONNREFUSED.
+			 */
 			c->closed = 1;
-			ERR("rdma: %s:%s rejected the data connection: the session token is unknown, wrong or already used (or no RDMA listener on that port)",
-			    c->host, c->port);
-			return -ECONNREFUSED;
+			rdma_err("rdma: %s:%s rejected the data connection: the session token is unknown, wrong, already used or expired (or no RDMA listener on port %s)",
+				 c->host, c->port, c->port);
+			return -EKEYREJECTED;
 		case RPMA_CONN_UNREACHABLE:
 			c->closed = 1;
-			ERR("rdma: %s:%s is unreachable over RDMA", c->host,
-			    c->port);
+			rdma_err("rdma: %s:%s is unreachable over RDMA", c->host,
+				 c->port);
 			return -EHOSTUNREACH;
 		default:
 			c->closed = 1;
-			ERR("rdma: connecting to %s:%s: %s", c->host, c->port,
-			    rpma_utils_conn_event_2str(ev));
+			rdma_err("rdma: connecting to %s:%s: %s", c->host, c->port,
+				 rpma_utils_conn_event_2str(ev));
 			return -ECONNRESET;
 		}
 	}
@@ -721,7 +754,7 @@ static int cl_connect(struct rdma_client *c, const struct rdma_blob *b)
 	ret = rpma_conn_req_new(c->peer, c->host, c->port, cfg, &req);
 	if (ret) {
 		rdma_fail("rpma_conn_req_new", ret);
-		ERR("rdma: cannot reach %s:%s over RDMA", c->host, c->port);
+		rdma_err("rdma: cannot reach %s:%s over RDMA", c->host, c->port);
 		ret = ret == RPMA_E_PROVIDER ? -EHOSTUNREACH : rdma_errno(ret);
 		goto err_cfg;
 	}
@@ -785,7 +818,8 @@ static int cl_use_apm(struct rdma_client *c, const struct rdma_blob *b)
 }
 
 int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
-			  uint64_t pool_size, struct rpmem_xport **out)
+			  uint64_t pool_size, struct rpmem_xport **out,
+			  char *errbuf, size_t errlen)
 {
 	struct ibv_context *ibv = NULL;
 	struct rdma_client *c;
@@ -793,12 +827,16 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 	size_t rsize = 0;
 	int ret;
 
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
 	if (!host || !*host || !blob || !out || pool_size < 8)
 		return -EINVAL;
 	rdma_init();
 	ret = rdma_blob_decode(blob, blob_len, pool_size, &b);
-	if (ret)
+	if (ret) {
+		rdma_take_err(errbuf, errlen);
 		return ret;
+	}
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -826,7 +864,7 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 	if (ret) {
 		DBG("rpma_utils_get_ibv_context(%s): %s (%s)", host,
 		    rpma_err_2str(ret), rdma_last);
-		ERR("rdma: no RDMA device reaches %s", host);
+		rdma_err("rdma: no RDMA device reaches %s", host);
 		ret = -ENODEV;
 		goto err_free;
 	}
@@ -885,8 +923,8 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 	}
 	ret = rpma_mr_remote_get_size(c->rmr, &rsize);
 	if (ret || rsize != pool_size) {
-		ERR("rdma: %s:%s registered %zu bytes for a pool of %" PRIu64,
-		    host, c->port, rsize, pool_size);
+		rdma_err("rdma: %s:%s registered %zu bytes for a pool of %" PRIu64,
+			 host, c->port, rsize, pool_size);
 		ret = -EPROTO;
 		goto err_free;
 	}
@@ -906,6 +944,8 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 	return 0;
 
 err_free:
+	/* the first error logged on the way is the cause */
+	rdma_take_err(errbuf, errlen);
 	cl_free(c);
 	return ret;
 }

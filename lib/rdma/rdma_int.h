@@ -120,7 +120,19 @@
 extern __thread char rdma_last[256];
 extern __thread int rdma_last_errno;
 
-/* rdma_init -- route librpma's log through ours (once) and clear rdma_last */
+/*
+ * rdma_err -- log an error ("rdma: " is not added) and keep its text as
+ * this thread's pending RDMA error unless one is pending already: the
+ * first failure is the cause, what follows its consequence
+ */
+void rdma_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* rdma_take_err -- the pending RDMA error into buf ("" if none); clears it */
+void rdma_take_err(char *buf, size_t len);
+
+/*
+ * rdma_init -- route librpma's log through ours (once); clear rdma_last
+ * and the pending error
+ */
 void rdma_init(void);
 /* rdma_fail -- log a failing librpma call with its name and the detail */
 void rdma_fail(const char *what, int ret);

@@ -3,6 +3,7 @@
 # errors.bats -- bad input gets a clear message, the documented exit code, and loses nothing
 
 load helpers
+bats_require_minimum_version 1.5.0 # run --separate-stderr
 
 setup() { setup_daemon; }
 teardown() { teardown_daemon; }
@@ -140,4 +141,75 @@ teardown() { teardown_daemon; }
 	rc sync "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p1"
+}
+
+# --- the error channel and the library's log, as applications see them ---
+
+LIBERR=$BUILD/tests/lib_errors
+
+@test "a library application's log lines go nowhere by default: nothing on its stderr" {
+	run --separate-stderr env -u RPMEM_LOG_LEVEL "$LIBERR" log 127.0.0.1 "$PORT"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ -z "$output" ]
+	# the session did happen: the daemon saw it come and go
+	grep -q "(lib_errors librpmemctl/.*) opened" "$DLOG"
+}
+
+@test "a log function installed with rpmemctl_log_set_fn receives the library's lines with syslog priorities" {
+	run --separate-stderr env -u RPMEM_LOG_LEVEL "$LIBERR" log-fn 127.0.0.1 "$PORT"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# LOG_DEBUG is 7
+	[[ "$output" == *"fn: 7 session "*" with 127.0.0.1:$PORT"* ]]
+}
+
+@test "RPMEM_LOG_LEVEL sends the library's lines to stderr as 'librpmemctl: <level>: <message>'" {
+	RPMEM_LOG_LEVEL=debug run --separate-stderr "$LIBERR" log 127.0.0.1 "$PORT"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"librpmemctl: debug: session "*" with 127.0.0.1:$PORT"* ]]
+}
+
+@test "a failed call on a pool leaves a reason naming the pool; the next call that succeeds clears it" {
+	mkfile "$W/src" 1
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	run "$LIBERR" pool 127.0.0.1 "$PORT" r1 p1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"write=-30 pool: pool 'p1' in region 'r1' is open read-only"* ]]
+	[[ "$output" == *"write=-30 session: pool 'p1' in region 'r1' is open read-only"* ]]
+	[[ "$output" == *"read=0 pool: ''"* ]]
+	# the refused write changed nothing on the target
+	cmp "$W/src" "$R1/p1"
+}
+
+@test "the target killed under an open pool: the next flush's reason names the pool and the lost connection" {
+	rc create "$T/r1/p1" 4M
+	[ "$status" -eq 0 ]
+	mkfifo "$W/go"
+	"$LIBERR" kill 127.0.0.1 "$PORT" r1 p1 <"$W/go" >"$W/kill.out" 2>&1 &
+	local lp=$!
+	exec 5>"$W/go"
+	for _ in $(seq 100); do
+		grep -q '^open$' "$W/kill.out" && break
+		sleep 0.05
+	done
+	grep -q '^open$' "$W/kill.out"
+	kill -9 "$DPID"
+	wait "$DPID" || true
+	DPID=
+	echo go >&5
+	exec 5>&-
+	wait "$lp"
+	cat "$W/kill.out"
+	grep -q "^flush=-104 pool: .*pool 'p1' in region 'r1'.*127.0.0.1:$PORT" "$W/kill.out"
+}
+
+@test "rpmemctl prints the library's log lines only with -v, as 'rpmemctl: lib: <message>'" {
+	run --separate-stderr env -u RPMEM_LOG_LEVEL "$RPMEMCTL" list "$T"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"rpmemctl: lib:"* ]]
+	run --separate-stderr env -u RPMEM_LOG_LEVEL "$RPMEMCTL" -v -v list "$T"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"rpmemctl: lib: session "*" with 127.0.0.1:$PORT"* ]]
 }

@@ -464,7 +464,8 @@ static int handle_request(struct fake_target *ft, const struct rpmem_hdr *h,
 }
 
 /* send_error -- an ERROR frame with id and code */
-static int send_error(int fd, uint32_t id, uint32_t code)
+static int send_error(struct rpmem_conn *fd, uint32_t id,
+		      uint32_t code)
 {
 	struct rpmem_msg_error m = { .code = code };
 	snprintf(m.msg, sizeof(m.msg), "scripted %s", rpmem_err_str(code));
@@ -480,7 +481,8 @@ static int send_error(int fd, uint32_t id, uint32_t code)
  * send_reply -- the reply frame (payload already in out), as the script
  * says; returns 0, or -errno to end the connection
  */
-static int send_reply(struct fake_target *ft, int fd, uint32_t id,
+static int send_reply(struct fake_target *ft, struct rpmem_conn *fd,
+		      uint32_t id,
 		      uint16_t rtype, int len, const struct script *sc)
 {
 	if (len < 0)
@@ -511,7 +513,8 @@ static int send_reply(struct fake_target *ft, int fd, uint32_t id,
  * do_write -- WRITE: data into the pool, or a failure remembered for the
  * next FLUSH (the data is dropped to keep the stream in step)
  */
-static int do_write(struct fake_target *ft, int fd, const struct rpmem_hdr *h,
+static int do_write(struct fake_target *ft, struct rpmem_conn *fd,
+		    const struct rpmem_hdr *h,
 		    const struct script *sc)
 {
 	uint8_t head[RPMEM_WRITE_HDR_SIZE];
@@ -571,8 +574,11 @@ static int do_write(struct fake_target *ft, int fd, const struct rpmem_hdr *h,
 }
 
 /* serve -- one connection, until BYE, EOF or a scripted hang-up */
-static void serve(struct fake_target *ft, int fd)
+static void serve(struct fake_target *ft, int sfd)
 {
+	struct rpmem_conn conn, *fd = &conn;
+
+	rpmem_conn_init(&conn, sfd);
 	for (;;) {
 		struct rpmem_hdr h;
 		if (rpmem_recv_hdr(fd, &h))

@@ -12,7 +12,7 @@
 
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
-	      client_session client_pool client_sync
+	      client_session client_pool client_sync errors
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -30,6 +30,8 @@ UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
 $(UNIT_DIR)/%.o: ALL_CFLAGS += -Idaemon
+# errors tests the CLI's exit codes and hints too (cmd/cli.o, cmd.h)
+$(UNIT_DIR)/errors.o: ALL_CFLAGS += -Icmd
 
 -include $(UNIT_BINS:=.d) $(UNIT_FAKE:.o=.d)
 
@@ -39,6 +41,7 @@ $(UNIT_DIR)/devdax: $(UNIT_DAEMON_devdax)
 $(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync: $(UNIT_FAKE)
+$(UNIT_DIR)/errors: $(B)/cmd/cli.o
 
 # objects first, then the archive, then the system libraries
 $(UNIT_BINS): $(UNIT_DIR)/%: $(UNIT_DIR)/%.o $(B)/librpmem.a

@@ -443,6 +443,7 @@ static int client_main(int argc, char **argv)
 	uint8_t blob[RPMEM_XPORT_BLOB_MAX];
 	struct rpmem_xport *x = NULL;
 	struct blob_info bi;
+	char why[512];
 	const char *hex;
 	unsigned iters = 1000;
 	int bad_token = 0, quick = 0, read_only = 0, fails = 0, ret;
@@ -495,10 +496,12 @@ static int client_main(int argc, char **argv)
 	       bi.mode ? "apm" : "gpspm", bi.flags & 1, size);
 
 	t0 = rpmem_now_ns();
-	ret = rpmem_rdma_client_new(argv[2], blob, blob_len, size, &x);
+	ret = rpmem_rdma_client_new(argv[2], blob, blob_len, size, &x, why,
+				    sizeof(why));
 	printf("connect_ms=%.1f\n", (double)(rpmem_now_ns() - t0) / 1e6);
 	if (ret) {
 		printf("error=%s\n", strerror(-ret));
+		printf("why=%s\n", why);
 		return 3;
 	}
 	printf("xport=%s\n", x->ops->name);

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * errors.c -- where an error's message lives: in the session, pool or
+ * replica it concerns, and for the call that failed, in the calling
+ * thread until its next library call (rpmemctl_strerror, *_open_err)
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+#include "util.h"
+
+/*
+ * The message of the failed call that is running or just returned, in
+ * this thread. Every public call returning int starts by clearing it
+ * (client_api_begin), so it never describes an earlier call.
+ */
+static __thread int last_err;
+static __thread char last_msg[CLIENT_ERRMSG_MAX];
+
+void client_set_last(int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	va_end(ap);
+	last_err = err;
+}
+
+void client_api_begin(void)
+{
+	last_err = 0;
+	last_msg[0] = '\0';
+}
+
+const char *client_last(int err)
+{
+	return err && err == last_err && last_msg[0] ? last_msg : NULL;
+}
+
+int client_api_end(int ret, const char *what)
+{
+	if (ret < 0 && !client_last(ret))
+		client_set_last(ret, "%s: %s", what, rpmemctl_strerror(ret));
+	return ret;
+}
+
+void client_copy_err(int ret, char *buf, size_t len)
+{
+	if (!buf || !len)
+		return;
+	const char *msg = ret < 0 ? client_last(ret) : "";
+	snprintf(buf, len, "%s", msg ? msg : rpmemctl_strerror(ret));
+}
+
+void client_sess_begin(struct rpmemctl_session *s)
+{
+	client_api_begin();
+	/* a lost connection keeps what broke it: every call fails with it */
+	if (s && !s->lost)
+		s->errmsg[0] = '\0';
+}
+
+int client_sess_end(struct rpmemctl_session *s, int ret, const char *what)
+{
+	if (ret >= 0)
+		return ret;
+	if (!s) {
+		client_set_last(ret, "%s: no session", what);
+		return ret;
+	}
+	if (!s->errmsg[0])
+		client_seterr(s, "%s on %s:%s failed: %s", what, s->host,
+			      s->port, strerror(-ret));
+	client_set_last(ret, "%s", s->errmsg);
+	return ret;
+}
+
+void client_pool_begin(struct rpmemctl_pool *p)
+{
+	if (!p) {
+		client_api_begin();
+		return;
+	}
+	client_sess_begin(p->sess);
+	p->errmsg[0] = '\0';
+}
+
+/* names_pool -- msg already names pool p ("'name'" or "region/name") */
+static int names_pool(const struct rpmemctl_pool *p, const char *msg)
+{
+	char q[RPMEM_NAME_MAX + 3], rn[2 * RPMEM_NAME_MAX + 2];
+
+	snprintf(q, sizeof(q), "'%s'", p->name);
+	snprintf(rn, sizeof(rn), "%s/%s", p->region, p->name);
+	return strstr(msg, q) || strstr(msg, rn);
+}
+
+/* pool_seterr -- set the pool's message (printf style, truncated) */
+__attribute__((format(printf, 2, 3))) static void
+pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->errmsg, sizeof(p->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what)
+{
+	if (ret >= 0)
+		return ret;
+	if (!p) {
+		client_set_last(ret, "%s: no pool", what);
+		return ret;
+	}
+	struct rpmemctl_session *s = p->sess;
+	if (!s)
+		pool_seterr(p, "%s on pool '%s' in region '%s' failed: its "
+			    "session was closed", what, p->name, p->region);
+	else if (!s->errmsg[0])
+		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s",
+			    what, p->name, p->region, strerror(-ret));
+	else if (names_pool(p, s->errmsg))
+		rpmem_strlcpy(p->errmsg, s->errmsg, sizeof(p->errmsg));
+	else
+		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s",
+			    what, p->name, p->region, s->errmsg);
+	/* the session reports its pools' failures too */
+	if (s && !s->errmsg[0])
+		rpmem_strlcpy(s->errmsg, p->errmsg, sizeof(s->errmsg));
+	client_set_last(ret, "%s", p->errmsg);
+	return ret;
+}
+
+/*
+ * rpmemctl_strerror -- the message of this thread's last call when it
+ * failed with err, else a generic description of err
+ */
+RPMEM_EXPORT const char *rpmemctl_strerror(int err)
+{
+	const char *msg = client_last(err);
+	if (msg)
+		return msg;
+	switch (err) {
+	case 0:
+		return "success";
+	case -ECONNREFUSED:
+		return "connection refused (is rpmemd running?)";
+	case -ECONNRESET:
+		return "connection to the target lost";
+	case -EPROTO:
+		return "protocol error";
+	case -EPROTONOSUPPORT:
+		return "no common protocol version with the target";
+	case -EACCES:
+		return "authentication required or failed";
+	case -EKEYREJECTED:
+		return "the target rejected the RDMA connection (token "
+		       "refused or expired)";
+	case -ENODEV:
+		return "no such region";
+	case -ENOENT:
+		return "no such pool";
+	case -EBUSY:
+		return "pool is open for writing by another session";
+	case -EROFS:
+		return "pool is open read-only";
+	case -EUSERS:
+		return "too many sessions or open pools on the target";
+	case -ESHUTDOWN:
+		return "the target is shutting down";
+	case -EREMOTEIO:
+		return "internal error on the target";
+	}
+	return strerror(err < 0 ? -err : err);
+}
