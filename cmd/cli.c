@@ -500,29 +500,6 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 	return 0;
 }
 
-/*
- * cmd_pool_open -- rpmemctl_pool_open, waiting up to CMD_BUSY_WAIT_MS
- * while the pool is busy: a writer that just died holds it until the
- * target has drained its connection.
- */
-int cmd_pool_open(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
-		  const char *region, const char *pool, unsigned flags,
-		  struct rpmemctl_pool **out)
-{
-	uint64_t deadline = rpmem_now_ns() + CMD_BUSY_WAIT_MS * 1000000ull;
-	const struct timespec ts = { 0, 100 * 1000000L };
-	int ret;
-
-	for (;;) {
-		ret = rpmemctl_pool_open(sess, region, pool, flags, out);
-		if (ret != -EBUSY || rpmem_now_ns() >= deadline)
-			return ret;
-		cmd_dbg(ctx, "pool '%s/%s' is busy, retrying: %s", region,
-			pool, rpmemctl_session_errmsg(sess));
-		nanosleep(&ts, NULL);
-	}
-}
-
 /* cmd_source -- "hostname:/abs/path" recorded as a pool's source */
 const char *cmd_source(const char *path, char *buf, size_t len)
 {

@@ -249,7 +249,34 @@ static void dry_missing(struct xfer_result *r, struct xfer_cb *cb,
 	range_cb(0, size, &cb->ranges);
 }
 
-/* open_pool -- open the remote pool; a missing one is created for a push */
+/*
+ * size_refused -- the pool exists with another size than the local file:
+ * not comparable for verify (a local error), refused for a push
+ */
+static int size_refused(struct rpmemctl_ctx *ctx, const struct xfer_result *r,
+			uint64_t local_len, uint64_t psize)
+{
+	const struct cmd_xfer *x = r->x;
+	char a[64], b[64];
+
+	cmd_fmt_bytes(local_len, a, sizeof(a));
+	cmd_fmt_bytes(psize, b, sizeof(b));
+	if (x->mode == RPMEMCTL_SYNC_VERIFY) {
+		cmd_err(ctx, "cannot compare '%s' with %s: the file's size is "
+			"%s, the pool's size is %s", x->local, r->target, a, b);
+		return CMD_EXIT_LOCAL;
+	}
+	cmd_err(ctx, "pool %s is %s but '%s' is %s; remove the pool or choose "
+		"another name", r->target, b, x->local, a);
+	return CMD_EXIT_REFUSED;
+}
+
+/*
+ * open_pool -- open the remote pool (the library's open-or-create policy):
+ * a missing one is created for a push; but for a pull, the pool must be
+ * as large as the local file. Returns 1 for a dry run of a push to a
+ * missing pool, else an exit code.
+ */
 static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		     const struct rpmem_target *t, const char *hp,
 		     struct xfer_result *r, uint64_t local_len,
@@ -260,39 +287,39 @@ static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		   x->mode == RPMEMCTL_SYNC_MIRROR;
 	unsigned flags = push && !x->dry_run ? RPMEMCTL_OPEN_RDWR :
 					       RPMEMCTL_OPEN_RDONLY;
+	uint64_t size = x->mode == RPMEMCTL_SYNC_PULL ? 0 : local_len;
+	struct rpmemctl_open_info info;
 	char sz[32];
 	int ret;
 
-	ret = cmd_pool_open(ctx, sess, t->region, t->pool, flags, pool);
-	if (ret != -ENOENT || !push || x->dry_run) {
-		if (ret == -ENOENT && x->dry_run && push)
-			return 1; /* report what a real run would do */
-		if (ret)
-			return cmd_remote_err(ctx, sess, ret, NULL,
-					      "cannot open pool '%s/%s' on %s",
-					      t->region, t->pool, hp);
-		return 0;
+	if (push && !x->dry_run && !x->no_create)
+		flags |= RPMEMCTL_OPEN_CREATE;
+	ret = rpmemctl_pool_open_or_create(sess, t->region, t->pool, size,
+					   flags, pool, &info);
+	if (info.created) {
+		r->created_remote = 1;
+		cmd_info(ctx, "created pool '%s/%s' of %s on %s", t->region,
+			 t->pool, rpmem_fmt_size(local_len, sz, sizeof(sz)),
+			 hp);
 	}
-	if (x->no_create)
+	if (!ret)
+		return 0;
+	if (ret == -ENOENT && x->dry_run && push)
+		return 1; /* report what a real run would do */
+	if (ret == -EINVAL && info.size && info.size != size)
+		return size_refused(ctx, r, local_len, info.size);
+	if (info.create_failed)
+		return cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot create pool '%s/%s' on %s",
+				      t->region, t->pool, hp);
+	if (ret == -ENOENT && push && x->no_create)
 		return cmd_remote_err(ctx, sess, ret,
 			"create it with 'rpmemctl create' or drop --no-create",
 			"cannot open pool '%s/%s' on %s", t->region, t->pool,
 			hp);
-
-	ret = rpmemctl_pool_create(sess, t->region, t->pool, local_len);
-	if (ret)
-		return cmd_remote_err(ctx, sess, ret, NULL,
-				      "cannot create pool '%s/%s' on %s",
-				      t->region, t->pool, hp);
-	r->created_remote = 1;
-	cmd_info(ctx, "created pool '%s/%s' of %s on %s", t->region, t->pool,
-		 rpmem_fmt_size(local_len, sz, sizeof(sz)), hp);
-	ret = cmd_pool_open(ctx, sess, t->region, t->pool, flags, pool);
-	if (ret)
-		return cmd_remote_err(ctx, sess, ret, NULL,
-				      "cannot open pool '%s/%s' on %s",
-				      t->region, t->pool, hp);
-	return 0;
+	return cmd_remote_err(ctx, sess, ret, NULL,
+			      "cannot open pool '%s/%s' on %s", t->region,
+			      t->pool, hp);
 }
 
 /* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */
@@ -361,27 +388,14 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 				 rpmem_fmt_size(psize, a, sizeof(a)));
 	}
 
-	if (local.len != psize) {
+	/* the library compared the sizes of a push or verify */
+	if (pull && local.len != psize) {
 		cmd_fmt_bytes(local.len, a, sizeof(a));
 		cmd_fmt_bytes(psize, b, sizeof(b));
-		if (x->mode == RPMEMCTL_SYNC_VERIFY) {
-			/* not comparable: a local error, not a difference */
-			cmd_err(ctx, "cannot compare '%s' with %s: the file's "
-				"size is %s, the pool's size is %s", x->local,
-				r.target, a, b);
-			code = CMD_EXIT_LOCAL;
-		} else if (pull) {
-			cmd_err(ctx, "cannot pull %s into '%s': the pool's "
-				"size is %s, the file's size is %s; remove the "
-				"file or pull into a new one", r.target,
-				x->local, b, a);
-			code = CMD_EXIT_LOCAL;
-		} else {
-			cmd_err(ctx, "pool %s is %s but '%s' is %s; remove the "
-				"pool or choose another name", r.target, b,
-				x->local, a);
-			code = CMD_EXIT_REFUSED;
-		}
+		cmd_err(ctx, "cannot pull %s into '%s': the pool's size is %s, "
+			"the file's size is %s; remove the file or pull into a "
+			"new one", r.target, x->local, b, a);
+		code = CMD_EXIT_LOCAL;
 		goto err_pool;
 	}
 

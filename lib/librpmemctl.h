@@ -182,6 +182,31 @@ int rpmemctl_pool_remove(struct rpmemctl_session *sess, const char *region,
 int rpmemctl_pool_open(struct rpmemctl_session *sess, const char *region,
 		       const char *pool, unsigned flags,
 		       struct rpmemctl_pool **out);
+
+#define RPMEMCTL_OPEN_CREATE (1u << 1) /* create a missing pool of size bytes */
+
+/* what rpmemctl_pool_open_or_create found and did */
+struct rpmemctl_open_info {
+	uint64_t size;	   /* the pool's size once opened, also when refused */
+	int created;	   /* this call created the pool */
+	int create_failed; /* the pool was missing and creating it failed */
+};
+
+/*
+ * rpmemctl_pool_open_or_create -- open a remote pool the way rpmemctl
+ * does. An open refused as busy is retried for up to 2 s (a writer that
+ * just died holds the pool until the target notices). With
+ * RPMEMCTL_OPEN_CREATE a missing pool is created with size bytes; one
+ * that another initiator created in the meantime is opened. A size other
+ * than 0 is the size the pool must have: a pool of another size is
+ * refused with -EINVAL and a message naming both sizes. info (may be
+ * NULL) is filled on success and on failure.
+ */
+int rpmemctl_pool_open_or_create(struct rpmemctl_session *sess,
+				 const char *region, const char *pool,
+				 uint64_t size, unsigned flags,
+				 struct rpmemctl_pool **out,
+				 struct rpmemctl_open_info *info);
 /* rpmemctl_pool_close -- close; pending writes are not flushed */
 int rpmemctl_pool_close(struct rpmemctl_pool **pool);
 

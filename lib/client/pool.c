@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "client.h"
 #include "log.h"
@@ -14,6 +15,13 @@
 
 /* HASH requests in flight at once in rpmemctl_pool_hash */
 #define HASH_WINDOW 4
+/*
+ * rpmemctl_pool_open_or_create retries an open refused as busy this long,
+ * every OPEN_BUSY_RETRY_NS: it absorbs the window in which the target has
+ * not yet seen that the previous writer died
+ */
+#define OPEN_BUSY_WAIT_NS (2000ull * 1000000)
+#define OPEN_BUSY_RETRY_NS (100 * 1000000L)
 
 /* check_names -- valid region and pool names, else -EINVAL with a message */
 static int check_names(struct rpmemctl_session *s, const char *region,
@@ -279,6 +287,74 @@ err_close:
 err_free:
 	free(p);
 	return ret;
+}
+
+/* open_waiting -- rpmemctl_pool_open, retried while the pool is busy */
+static int open_waiting(struct rpmemctl_session *s, const char *region,
+			const char *pool, unsigned flags,
+			struct rpmemctl_pool **out)
+{
+	const struct timespec ts = { 0, OPEN_BUSY_RETRY_NS };
+	uint64_t deadline = rpmem_now_ns() + OPEN_BUSY_WAIT_NS;
+	for (;;) {
+		int ret = rpmemctl_pool_open(s, region, pool, flags, out);
+		if (ret != -EBUSY || rpmem_now_ns() >= deadline)
+			return ret;
+		DBG("pool '%s/%s' is busy, retrying: %s", region, pool,
+		    s->errmsg);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * rpmemctl_pool_open_or_create -- open, waiting out a busy pool; create a
+ * missing one (CREATE); refuse one whose size is not size (if not 0)
+ */
+RPMEM_EXPORT int rpmemctl_pool_open_or_create(struct rpmemctl_session *sess,
+					      const char *region,
+					      const char *pool, uint64_t size,
+					      unsigned flags,
+					      struct rpmemctl_pool **out,
+					      struct rpmemctl_open_info *info)
+{
+	struct rpmemctl_open_info dummy;
+	if (!info)
+		info = &dummy;
+	memset(info, 0, sizeof(*info));
+	if (!sess || !out)
+		return -EINVAL;
+	if (flags & ~(RPMEMCTL_OPEN_RDWR | RPMEMCTL_OPEN_CREATE)) {
+		client_seterr(sess, "unknown open flags 0x%x", flags);
+		return -EINVAL;
+	}
+	unsigned oflags = flags & RPMEMCTL_OPEN_RDWR;
+	struct rpmemctl_pool *p = NULL;
+	int ret = open_waiting(sess, region, pool, oflags, &p);
+	if (ret == -ENOENT && (flags & RPMEMCTL_OPEN_CREATE)) {
+		ret = rpmemctl_pool_create(sess, region, pool, size);
+		info->created = ret == 0;
+		info->create_failed = ret && ret != -EEXIST;
+		/* -EEXIST: another initiator created it since our open */
+		if (ret == 0 || ret == -EEXIST)
+			ret = open_waiting(sess, region, pool, oflags, &p);
+	}
+	if (ret)
+		return ret;
+	info->size = p->size;
+	if (size && p->size != size) {
+		char a[32], b[32];
+		rpmemctl_pool_close(&p);
+		client_seterr(sess, "pool '%s' in region '%s' on %s:%s is %s "
+			      "(%llu bytes), the local copy is %s (%llu "
+			      "bytes)", pool, region, sess->host, sess->port,
+			      rpmem_fmt_size(info->size, a, sizeof(a)),
+			      (unsigned long long)info->size,
+			      rpmem_fmt_size(size, b, sizeof(b)),
+			      (unsigned long long)size);
+		return -EINVAL;
+	}
+	*out = p;
+	return 0;
 }
 
 void client_pool_detach(struct rpmemctl_pool *p)

@@ -90,29 +90,15 @@ static int open_remote(struct rpmemctl_replica *r, const struct rpmem_target *t,
 	int ret = rpmemctl_session_open(t->host, t->port, transport, &r->sess);
 	if (ret)
 		return ret; /* the details are kept for rpmemctl_strerror */
-	ret = rpmemctl_pool_open(r->sess, t->region, t->pool,
-				 RPMEMCTL_OPEN_RDWR, &r->pool);
-	if (ret == -ENOENT) {
-		ret = rpmemctl_pool_create(r->sess, t->region, t->pool,
-					   r->size);
-		if (ret == 0 || ret == -EEXIST) /* -EEXIST: lost a race */
-			ret = rpmemctl_pool_open(r->sess, t->region, t->pool,
-						 RPMEMCTL_OPEN_RDWR, &r->pool);
-	}
-	if (ret) {
+	ret = rpmemctl_pool_open_or_create(r->sess, t->region, t->pool,
+					   r->size, RPMEMCTL_OPEN_RDWR |
+					   RPMEMCTL_OPEN_CREATE, &r->pool,
+					   NULL);
+	if (ret)
 		client_set_last(ret, "replica %s on %s:%s: %s", r->name,
 				t->host, t->port,
 				rpmemctl_session_errmsg(r->sess));
-		return ret;
-	}
-	uint64_t psize = rpmemctl_pool_get_size(r->pool);
-	if (psize != r->size) {
-		client_set_last(-EINVAL, "replica %s on %s:%s is %llu bytes, "
-				"the local file is %zu bytes", r->name, t->host,
-				t->port, (unsigned long long)psize, r->size);
-		return -EINVAL;
-	}
-	return 0;
+	return ret;
 }
 
 /* release -- everything the replica holds, in reverse order of opening */
