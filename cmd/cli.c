@@ -228,7 +228,8 @@ int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
 	ret = cmd_parse_size(ctx, "block size", s, &v);
 	if (ret)
 		return ret;
-	if (v < 4096 || v > (64u << 20) || (v & (v - 1)))
+	if (v < RPMEMCTL_BLOCK_SIZE_MIN || v > RPMEMCTL_BLOCK_SIZE_MAX ||
+	    (v & (v - 1)))
 		return cmd_usage_error(ctx,
 			"invalid block size '%s': a power of two from 4K to 64M",
 			s);

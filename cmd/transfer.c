@@ -10,7 +10,7 @@
 #include "cmd.h"
 #include "json.h"
 
-/* ranges reported by the library, adjacent ones merged */
+/* the differing ranges as the library reports them (sorted and merged) */
 struct ranges {
 	struct { uint64_t off, len; } *v;
 	size_t n, cap;
@@ -22,10 +22,6 @@ static void range_cb(uint64_t off, uint64_t len, void *arg)
 {
 	struct ranges *r = arg;
 
-	if (r->n && r->v[r->n - 1].off + r->v[r->n - 1].len == off) {
-		r->v[r->n - 1].len += len;
-		return;
-	}
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
 		void *v = realloc(r->v, cap * sizeof(*r->v));
@@ -237,7 +233,8 @@ static void report_human(struct rpmemctl_ctx *ctx,
 static void dry_missing(struct xfer_result *r, struct xfer_cb *cb,
 			uint64_t size)
 {
-	uint64_t bs = r->x->block_size ? r->x->block_size : 65536;
+	uint64_t bs = r->x->block_size ? r->x->block_size :
+					  RPMEMCTL_BLOCK_SIZE_DEFAULT;
 
 	r->missing = 1;
 	r->identical = 0;

@@ -257,6 +257,11 @@ enum rpmemctl_sync_mode {
 
 #define RPMEMCTL_SYNC_DRY_RUN (1u << 0) /* compare, report, move nothing */
 
+/* sync block sizes: a power of two from MIN to MAX; 0 in opts = DEFAULT */
+#define RPMEMCTL_BLOCK_SIZE_DEFAULT (64u << 10)
+#define RPMEMCTL_BLOCK_SIZE_MIN (4u << 10)
+#define RPMEMCTL_BLOCK_SIZE_MAX (64u << 20)
+
 struct rpmemctl_sync_stats {
 	uint64_t size;             /* bytes compared */
 	uint64_t block_size;
@@ -271,13 +276,16 @@ struct rpmemctl_sync_stats {
 
 /* called at most a few times a second with bytes done out of total */
 typedef void (*rpmemctl_progress_fn)(uint64_t done, uint64_t total, void *arg);
-/* called for each differing range found (verify, dry runs) */
+/*
+ * called for each differing range found (verify, dry runs), in offset
+ * order, adjacent ones merged
+ */
 typedef void (*rpmemctl_range_fn)(uint64_t offset, uint64_t len, void *arg);
 
 struct rpmemctl_sync_opts {
 	enum rpmemctl_sync_mode mode;
 	unsigned flags;          /* RPMEMCTL_SYNC_* */
-	uint32_t block_size;     /* 0 = 64 KiB; power of two, >= 4 KiB */
+	uint32_t block_size;     /* RPMEMCTL_BLOCK_SIZE_*; 0 = the default */
 	const char *source;      /* recorded in the target's metadata */
 	rpmemctl_progress_fn progress;
 	rpmemctl_range_fn range;

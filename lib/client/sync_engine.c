@@ -17,9 +17,7 @@
  * several hash requests in flight; no data moves until they are all
  * answered, so hash replies and data frames never wait on each other.
  */
-#define SYNC_DEFAULT_BS (64u << 10)
-#define SYNC_FINE_BS 4096u
-#define SYNC_MAX_BS (64u << 20) /* largest HASH block size */
+#define SYNC_FINE_BS RPMEMCTL_BLOCK_SIZE_MIN
 #define COARSE_WINDOW 4	/* coarse HASH requests in flight */
 /*
  * The fine pass asks for the 4 KiB hashes of the runs of differing coarse
@@ -510,8 +508,9 @@ static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 			      (int)o->mode, o->flags);
 		return -EINVAL;
 	}
-	*bs = o->block_size ? o->block_size : SYNC_DEFAULT_BS;
-	if (*bs < SYNC_FINE_BS || *bs > SYNC_MAX_BS || (*bs & (*bs - 1))) {
+	*bs = o->block_size ? o->block_size : RPMEMCTL_BLOCK_SIZE_DEFAULT;
+	if (*bs < RPMEMCTL_BLOCK_SIZE_MIN || *bs > RPMEMCTL_BLOCK_SIZE_MAX ||
+	    (*bs & (*bs - 1))) {
 		client_seterr(s, "invalid block size %u: a power of two from "
 			      "4 KiB to 64 MiB", *bs);
 		return -EINVAL;
