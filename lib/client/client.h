@@ -172,6 +172,45 @@ int client_hashv_send(struct rpmemctl_pool *p, uint32_t bs,
 		      const struct rpmem_hash_range *rv, uint32_t n,
 		      uint32_t *id);
 
+/* --- hash_pipeline.c ----------------------------------------------------- */
+
+/* most requests client_hash_pipeline keeps in flight */
+#define CLIENT_HASH_WINDOW_MAX 32
+
+/* one HASH (nr == 1) or HASHV (several ranges) request of a pipeline */
+struct client_hreq {
+	struct rpmem_hash_range *rv; /* nr ranges */
+	uint32_t nr;
+	uint32_t bs;
+	uint32_t count; /* blocks in all ranges */
+	uint64_t *dst;	/* where its count hashes go */
+	uint32_t id;
+	struct rpmem_hash_range one; /* rv of a single-range request */
+};
+
+/*
+ * what a pipeline asks for: next() fills the request for a ring slot
+ * (returns 0 when there are no more), sent() (may be NULL) works on it
+ * while the target does, done() (may be NULL) consumes each answer in
+ * request order and may fail (-errno)
+ */
+struct client_hash_ops {
+	int (*next)(void *arg, struct client_hreq *r, unsigned slot);
+	void (*sent)(void *arg, struct client_hreq *r, unsigned slot);
+	int (*done)(void *arg, struct client_hreq *r, unsigned slot);
+};
+
+/*
+ * client_hash_pipeline -- keep up to window (<= CLIENT_HASH_WINDOW_MAX)
+ * HASH or HASHV requests of pool p in flight; adds the hash bytes
+ * received to *hash_bytes (may be NULL). After a failed request no new
+ * one is sent and the rest are drained, so the stream stays in step; the
+ * first error is returned.
+ */
+int client_hash_pipeline(struct rpmemctl_pool *p, unsigned window,
+			 const struct client_hash_ops *ops, void *arg,
+			 uint64_t *hash_bytes);
+
 /* --- tcp_initiator.c ---------------------------------------------------- */
 
 /*

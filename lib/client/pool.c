@@ -622,6 +622,34 @@ int client_hash_recv(struct rpmemctl_pool *p, uint32_t id, uint32_t count,
 	return 0;
 }
 
+/* what rpmemctl_pool_hash asks for, and how much of it is asked already */
+struct pool_hash {
+	uint64_t offset;
+	uint32_t bs;
+	uint32_t count;
+	uint32_t sent;
+	uint64_t *hashes;
+};
+
+/* pool_hash_next -- the next RPMEM_MAX_HASHES blocks of rpmemctl_pool_hash */
+static int pool_hash_next(void *arg, struct client_hreq *r, unsigned slot)
+{
+	struct pool_hash *h = arg;
+	(void)slot;
+	if (h->sent >= h->count)
+		return 0;
+	uint32_t n = h->count - h->sent;
+	r->count = n < RPMEM_MAX_HASHES ? n : RPMEM_MAX_HASHES;
+	r->bs = h->bs;
+	r->one = (struct rpmem_hash_range){
+		h->offset + (uint64_t)h->sent * h->bs, r->count };
+	r->rv = &r->one;
+	r->nr = 1;
+	r->dst = h->hashes + h->sent;
+	h->sent += r->count;
+	return 1;
+}
+
 /* rpmemctl_pool_hash -- the target's hashes of count blocks from offset */
 RPMEM_EXPORT int rpmemctl_pool_hash(struct rpmemctl_pool *pool,
 				    uint64_t offset, uint32_t block_size,
@@ -649,36 +677,9 @@ RPMEM_EXPORT int rpmemctl_pool_hash(struct rpmemctl_pool *pool,
 		return -EINVAL;
 	}
 
-	/* pipelined: up to HASH_WINDOW requests in flight */
-	uint32_t ids[HASH_WINDOW], counts[HASH_WINDOW];
-	uint64_t *dst[HASH_WINDOW];
-	unsigned head = 0, nout = 0;
-	uint32_t sent = 0;
-	int err = 0;
-	while (nout || (!err && sent < count)) {
-		while (!err && nout < HASH_WINDOW && sent < count) {
-			unsigned slot = (head + nout) % HASH_WINDOW;
-			uint32_t n = count - sent < RPMEM_MAX_HASHES ?
-					     count - sent : RPMEM_MAX_HASHES;
-			uint64_t off = offset + (uint64_t)sent * bs;
-			ret = client_hash_send(pool, off, bs, n, &ids[slot]);
-			if (ret)
-				return ret;
-			counts[slot] = n;
-			dst[slot] = hashes + sent;
-			sent += n;
-			nout++;
-		}
-		ret = client_hash_recv(pool, ids[head], counts[head],
-				       dst[head]);
-		head = (head + 1) % HASH_WINDOW;
-		nout--;
-		if (ret && s->lost)
-			return ret;
-		if (ret && !err)
-			err = ret;
-	}
-	return err;
+	struct pool_hash h = { offset, bs, count, 0, hashes };
+	static const struct client_hash_ops ops = { .next = pool_hash_next };
+	return client_hash_pipeline(pool, HASH_WINDOW, &ops, &h, NULL);
 }
 
 /* rpmemctl_pool_set_state -- syncing, or consistent (generation + 1) */
