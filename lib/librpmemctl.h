@@ -242,7 +242,10 @@ int rpmemctl_pool_persist(struct rpmemctl_pool *pool, const void *src,
 /* rpmemctl_pool_hash -- XXH3-64 of count blocks of block_size from offset */
 int rpmemctl_pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
 		       uint32_t block_size, uint32_t count, uint64_t *hashes);
-/* rpmemctl_pool_set_state -- syncing, or consistent (generation + 1) */
+/*
+ * rpmemctl_pool_set_state -- syncing, or consistent (generation + 1, as
+ * the target reports it)
+ */
 int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 			    enum rpmemctl_pool_state state, const char *source);
 

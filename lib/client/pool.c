@@ -682,6 +682,55 @@ RPMEM_EXPORT int rpmemctl_pool_hash(struct rpmemctl_pool *pool,
 	return client_hash_pipeline(pool, HASH_WINDOW, &ops, &h, NULL);
 }
 
+/*
+ * send_set_state -- SET_STATE; a target with RPMEM_CAP_STATE says the
+ * resulting state and generation (STATE), an older one only OK: then the
+ * generation is the one it increments on consistent
+ */
+static int send_set_state(struct rpmemctl_pool *pool, uint8_t state,
+			  const char *source)
+{
+	struct rpmemctl_session *s = pool->sess;
+	int says = !!(s->caps & RPMEM_CAP_STATE);
+	struct rpmem_msg_set_state m = {
+		.handle = pool->handle,
+		.state = state,
+		.flags = says ? RPMEM_SET_STATE_REPLY : 0,
+	};
+	rpmem_strlcpy(m.source, source ? source : "", sizeof(m.source));
+	uint8_t buf[RPMEM_STR_MAX + 16];
+	int len = rpmem_set_state_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	if (!says) {
+		int ret = expect_ok(s, RPMEM_MSG_SET_STATE, buf, (size_t)len);
+		if (ret)
+			return ret;
+		pool->state = state;
+		if (state == RPMEM_POOL_CONSISTENT)
+			pool->generation++;
+		return 0;
+	}
+	size_t rlen;
+	int ret = client_call(s, RPMEM_MSG_SET_STATE, buf, (size_t)len,
+			      RPMEM_MSG_STATE, &rlen);
+	if (ret)
+		return ret;
+	struct rpmem_msg_state rep;
+	if (rpmem_state_decode(s->rbuf, rlen, &rep))
+		return client_bad_reply(s, RPMEM_MSG_STATE);
+	if (rep.state != state) {
+		client_seterr(s, "STATE reply from %s:%s says %s after a "
+			      "request for %s", s->host, s->port,
+			      rpmem_state_str(rep.state),
+			      rpmem_state_str(state));
+		return client_lost(s, -EPROTO, "setting a pool's state");
+	}
+	pool->state = rep.state;
+	pool->generation = rep.generation;
+	return 0;
+}
+
 /* rpmemctl_pool_set_state -- syncing, or consistent (generation + 1) */
 RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 					 enum rpmemctl_pool_state state,
@@ -697,20 +746,7 @@ RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 	}
 	if ((ret = check_writable(pool)))
 		return ret;
-	struct rpmem_msg_set_state m = { .handle = pool->handle,
-					 .state = (uint8_t)state };
-	rpmem_strlcpy(m.source, source ? source : "", sizeof(m.source));
-	uint8_t buf[RPMEM_STR_MAX + 16];
-	int len = rpmem_set_state_encode(buf, sizeof(buf), &m);
-	if (len < 0)
-		return len;
-	ret = expect_ok(pool->sess, RPMEM_MSG_SET_STATE, buf, (size_t)len);
-	if (ret)
-		return ret;
-	pool->state = (uint8_t)state;
-	if (state == RPMEMCTL_POOL_CONSISTENT)
-		pool->generation++;
-	return 0;
+	return send_set_state(pool, (uint8_t)state, source);
 }
 
 /* rpmemctl_hash_blocks -- the same block hash the target computes */
