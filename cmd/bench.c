@@ -142,6 +142,7 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct rpmem_target t;
 	char hp[300], tgt[700], a[32], b[32];
 	const char *xname;
+	struct rpmemctl_open_info info;
 	int c, ret, code = 0, created = 0;
 	char *buf = MAP_FAILED;
 	struct json j;
@@ -187,21 +188,23 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	code = cmd_connect(ctx, &t, xport, &sess);
 	if (code)
 		return code;
-	ret = cmd_pool_open(ctx, sess, t.region, t.pool, RPMEMCTL_OPEN_RDWR,
-				 &pool);
-	if (ret == -ENOENT) {
-		ret = rpmemctl_pool_create(sess, t.region, t.pool, size);
-		if (ret) {
-			code = cmd_remote_err(ctx, sess, ret, NULL,
-					      "cannot create pool '%s/%s' on %s",
-					      t.region, t.pool, hp);
-			goto err_session;
-		}
-		created = 1;
+	/* any size will do; a missing pool is created with --size */
+	ret = rpmemctl_pool_open_or_create(sess, t.region, t.pool, 0,
+					   RPMEMCTL_OPEN_RDWR, &pool, &info);
+	if (ret == -ENOENT)
+		ret = rpmemctl_pool_open_or_create(sess, t.region, t.pool,
+						   size, RPMEMCTL_OPEN_RDWR |
+						   RPMEMCTL_OPEN_CREATE, &pool,
+						   &info);
+	created = info.created;
+	if (created)
 		cmd_info(ctx, "created pool '%s/%s' of %s on %s", t.region,
 			 t.pool, rpmem_fmt_size(size, a, sizeof(a)), hp);
-		ret = cmd_pool_open(ctx, sess, t.region, t.pool,
-					 RPMEMCTL_OPEN_RDWR, &pool);
+	if (ret && info.create_failed) {
+		code = cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot create pool '%s/%s' on %s",
+				      t.region, t.pool, hp);
+		goto err_session;
 	}
 	if (ret) {
 		code = cmd_remote_err(ctx, sess, ret, NULL,

@@ -339,7 +339,8 @@ int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
 	ret = cmd_parse_size(ctx, "block size", s, &v);
 	if (ret)
 		return ret;
-	if (v < 4096 || v > (64u << 20) || (v & (v - 1)))
+	if (v < RPMEMCTL_BLOCK_SIZE_MIN || v > RPMEMCTL_BLOCK_SIZE_MAX ||
+	    (v & (v - 1)))
 		return cmd_usage_error(ctx,
 			"invalid block size '%s': a power of two from 4K to 64M",
 			s);
@@ -618,29 +619,6 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 		rpmemctl_session_server(sess));
 	*out = sess;
 	return 0;
-}
-
-/*
- * cmd_pool_open -- rpmemctl_pool_open, waiting up to CMD_BUSY_WAIT_MS
- * while the pool is busy: a writer that just died holds it until the
- * target has drained its connection.
- */
-int cmd_pool_open(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
-		  const char *region, const char *pool, unsigned flags,
-		  struct rpmemctl_pool **out)
-{
-	uint64_t deadline = rpmem_now_ns() + CMD_BUSY_WAIT_MS * 1000000ull;
-	const struct timespec ts = { 0, 100 * 1000000L };
-	int ret;
-
-	for (;;) {
-		ret = rpmemctl_pool_open(sess, region, pool, flags, out);
-		if (ret != -EBUSY || rpmem_now_ns() >= deadline)
-			return ret;
-		cmd_dbg(ctx, "pool '%s/%s' is busy, retrying: %s", region,
-			pool, rpmemctl_session_errmsg(sess));
-		nanosleep(&ts, NULL);
-	}
 }
 
 /* cmd_source -- "hostname:/abs/path" recorded as a pool's source */

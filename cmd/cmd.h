@@ -162,16 +162,6 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 		enum rpmemctl_transport transport,
 		struct rpmemctl_session **out);
 
-#define CMD_BUSY_WAIT_MS 2000
-
-/*
- * cmd_pool_open -- rpmemctl_pool_open, waiting up to CMD_BUSY_WAIT_MS
- * while the pool is busy (a writer that just died still holds it)
- */
-int cmd_pool_open(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
-		  const char *region, const char *pool, unsigned flags,
-		  struct rpmemctl_pool **out);
-
 /* cmd_source -- "hostname:/abs/path" recorded as a pool's source */
 const char *cmd_source(const char *path, char *buf, size_t len);
 

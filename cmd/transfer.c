@@ -10,7 +10,7 @@
 #include "cmd.h"
 #include "json.h"
 
-/* ranges reported by the library, adjacent ones merged */
+/* the differing ranges as the library reports them (sorted and merged) */
 struct ranges {
 	struct { uint64_t off, len; } *v;
 	size_t n, cap;
@@ -22,10 +22,6 @@ static void range_cb(uint64_t off, uint64_t len, void *arg)
 {
 	struct ranges *r = arg;
 
-	if (r->n && r->v[r->n - 1].off + r->v[r->n - 1].len == off) {
-		r->v[r->n - 1].len += len;
-		return;
-	}
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
 		void *v = realloc(r->v, cap * sizeof(*r->v));
@@ -250,7 +246,8 @@ static void report_human(struct rpmemctl_ctx *ctx,
 static void dry_missing(struct xfer_result *r, struct xfer_cb *cb,
 			uint64_t size)
 {
-	uint64_t bs = r->x->block_size ? r->x->block_size : 65536;
+	uint64_t bs = r->x->block_size ? r->x->block_size :
+					  RPMEMCTL_BLOCK_SIZE_DEFAULT;
 
 	r->missing = 1;
 	r->identical = 0;
@@ -262,7 +259,34 @@ static void dry_missing(struct xfer_result *r, struct xfer_cb *cb,
 	range_cb(0, size, &cb->ranges);
 }
 
-/* open_pool -- open the remote pool; a missing one is created for a push */
+/*
+ * size_refused -- the pool exists with another size than the local file:
+ * not comparable for verify (a local error), refused for a push
+ */
+static int size_refused(struct rpmemctl_ctx *ctx, const struct xfer_result *r,
+			uint64_t local_len, uint64_t psize)
+{
+	const struct cmd_xfer *x = r->x;
+	char a[64], b[64];
+
+	cmd_fmt_bytes(local_len, a, sizeof(a));
+	cmd_fmt_bytes(psize, b, sizeof(b));
+	if (x->mode == RPMEMCTL_SYNC_VERIFY) {
+		cmd_err(ctx, "cannot compare '%s' with %s: the file's size is "
+			"%s, the pool's size is %s", x->local, r->target, a, b);
+		return CMD_EXIT_LOCAL;
+	}
+	cmd_err(ctx, "pool %s is %s but '%s' is %s; remove the pool or choose "
+		"another name", r->target, b, x->local, a);
+	return CMD_EXIT_REFUSED;
+}
+
+/*
+ * open_pool -- open the remote pool (the library's open-or-create policy):
+ * a missing one is created for a push; but for a pull, the pool must be
+ * as large as the local file. Returns 1 for a dry run of a push to a
+ * missing pool, else an exit code.
+ */
 static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		     const struct rpmem_target *t, const char *hp,
 		     struct xfer_result *r, uint64_t local_len,
@@ -273,39 +297,39 @@ static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		   x->mode == RPMEMCTL_SYNC_MIRROR;
 	unsigned flags = push && !x->dry_run ? RPMEMCTL_OPEN_RDWR :
 					       RPMEMCTL_OPEN_RDONLY;
+	uint64_t size = x->mode == RPMEMCTL_SYNC_PULL ? 0 : local_len;
+	struct rpmemctl_open_info info;
 	char sz[32];
 	int ret;
 
-	ret = cmd_pool_open(ctx, sess, t->region, t->pool, flags, pool);
-	if (ret != -ENOENT || !push || x->dry_run) {
-		if (ret == -ENOENT && x->dry_run && push)
-			return 1; /* report what a real run would do */
-		if (ret)
-			return cmd_remote_err(ctx, sess, ret, NULL,
-					      "cannot open pool '%s/%s' on %s",
-					      t->region, t->pool, hp);
-		return 0;
+	if (push && !x->dry_run && !x->no_create)
+		flags |= RPMEMCTL_OPEN_CREATE;
+	ret = rpmemctl_pool_open_or_create(sess, t->region, t->pool, size,
+					   flags, pool, &info);
+	if (info.created) {
+		r->created_remote = 1;
+		cmd_info(ctx, "created pool '%s/%s' of %s on %s", t->region,
+			 t->pool, rpmem_fmt_size(local_len, sz, sizeof(sz)),
+			 hp);
 	}
-	if (x->no_create)
+	if (!ret)
+		return 0;
+	if (ret == -ENOENT && x->dry_run && push)
+		return 1; /* report what a real run would do */
+	if (ret == -EINVAL && info.size && info.size != size)
+		return size_refused(ctx, r, local_len, info.size);
+	if (info.create_failed)
+		return cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot create pool '%s/%s' on %s",
+				      t->region, t->pool, hp);
+	if (ret == -ENOENT && push && x->no_create)
 		return cmd_remote_err(ctx, sess, ret,
 			"create it with 'rpmemctl create' or drop --no-create",
 			"cannot open pool '%s/%s' on %s", t->region, t->pool,
 			hp);
-
-	ret = rpmemctl_pool_create(sess, t->region, t->pool, local_len);
-	if (ret)
-		return cmd_remote_err(ctx, sess, ret, NULL,
-				      "cannot create pool '%s/%s' on %s",
-				      t->region, t->pool, hp);
-	r->created_remote = 1;
-	cmd_info(ctx, "created pool '%s/%s' of %s on %s", t->region, t->pool,
-		 rpmem_fmt_size(local_len, sz, sizeof(sz)), hp);
-	ret = cmd_pool_open(ctx, sess, t->region, t->pool, flags, pool);
-	if (ret)
-		return cmd_remote_err(ctx, sess, ret, NULL,
-				      "cannot open pool '%s/%s' on %s",
-				      t->region, t->pool, hp);
-	return 0;
+	return cmd_remote_err(ctx, sess, ret, NULL,
+			      "cannot open pool '%s/%s' on %s", t->region,
+			      t->pool, hp);
 }
 
 /* stats_get -- copy the library's result into the report's counters */
@@ -421,27 +445,14 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 				 rpmem_fmt_size(psize, a, sizeof(a)));
 	}
 
-	if (local.len != psize) {
+	/* the library compared the sizes of a push or verify */
+	if (pull && local.len != psize) {
 		cmd_fmt_bytes(local.len, a, sizeof(a));
 		cmd_fmt_bytes(psize, b, sizeof(b));
-		if (x->mode == RPMEMCTL_SYNC_VERIFY) {
-			/* not comparable: a local error, not a difference */
-			cmd_err(ctx, "cannot compare '%s' with %s: the file's "
-				"size is %s, the pool's size is %s", x->local,
-				r.target, a, b);
-			code = CMD_EXIT_LOCAL;
-		} else if (pull) {
-			cmd_err(ctx, "cannot pull %s into '%s': the pool's "
-				"size is %s, the file's size is %s; remove the "
-				"file or pull into a new one", r.target,
-				x->local, b, a);
-			code = CMD_EXIT_LOCAL;
-		} else {
-			cmd_err(ctx, "pool %s is %s but '%s' is %s; remove the "
-				"pool or choose another name", r.target, b,
-				x->local, a);
-			code = CMD_EXIT_REFUSED;
-		}
+		cmd_err(ctx, "cannot pull %s into '%s': the pool's size is %s, "
+			"the file's size is %s; remove the file or pull into a "
+			"new one", r.target, x->local, b, a);
+		code = CMD_EXIT_LOCAL;
 		goto err_pool;
 	}
 

@@ -33,7 +33,7 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 	set->next_id = 1;
 	set->started_ns = rpmem_now_ns();
 	/* RPMEM_CAP_RDMA: set by the server with set->rdma */
-	set->caps = RPMEM_CAP_HASHV;
+	set->caps = RPMEM_CAP_HASHV | RPMEM_CAP_STATE;
 	rpmem_strlcpy(set->server, server, sizeof(set->server));
 	*out = set;
 	return 0;

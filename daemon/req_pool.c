@@ -246,7 +246,10 @@ int req_close(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	return conn_reply_ok(s, hd->id);
 }
 
-/* req_set_state -- SET_STATE: persisted in the metadata before the reply */
+/*
+ * req_set_state -- SET_STATE: persisted in the metadata before the reply,
+ * OK, or STATE with the resulting state and generation if asked for
+ */
 int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_set_state m;
@@ -275,5 +278,15 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	INFO("session %u: pool %s/%s is %s (generation %llu)", s->id,
 	     h->pool->region->cfg.name, h->pool->name,
 	     rpmem_state_str(meta.state), (unsigned long long)meta.generation);
-	return conn_reply_ok(s, hd->id);
+	if (!(m.flags & RPMEM_SET_STATE_REPLY))
+		return conn_reply_ok(s, hd->id);
+	struct rpmem_msg_state rep = { .state = meta.state,
+				       .generation = meta.generation };
+	uint8_t buf[16];
+	int len = rpmem_state_encode(buf, sizeof(buf), &rep);
+	if (len < 0)
+		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
+				      "cannot encode STATE");
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_STATE, hd->id, buf,
+				(size_t)len, NULL, 0);
 }

@@ -259,6 +259,31 @@ int rpmemctl_pool_remove(struct rpmemctl_session *sess, const char *region,
 int rpmemctl_pool_open(struct rpmemctl_session *sess, const char *region,
 		       const char *pool, unsigned flags,
 		       struct rpmemctl_pool **out);
+
+#define RPMEMCTL_OPEN_CREATE (1u << 1) /* create a missing pool of size bytes */
+
+/* what rpmemctl_pool_open_or_create found and did */
+struct rpmemctl_open_info {
+	uint64_t size;	   /* the pool's size once opened, also when refused */
+	int created;	   /* this call created the pool */
+	int create_failed; /* the pool was missing and creating it failed */
+};
+
+/*
+ * rpmemctl_pool_open_or_create -- open a remote pool the way rpmemctl
+ * does. An open refused as busy is retried for up to 2 s (a writer that
+ * just died holds the pool until the target notices). With
+ * RPMEMCTL_OPEN_CREATE a missing pool is created with size bytes; one
+ * that another initiator created in the meantime is opened. A size other
+ * than 0 is the size the pool must have: a pool of another size is
+ * refused with -EINVAL and a message naming both sizes. info (may be
+ * NULL) is filled on success and on failure.
+ */
+int rpmemctl_pool_open_or_create(struct rpmemctl_session *sess,
+				 const char *region, const char *pool,
+				 uint64_t size, unsigned flags,
+				 struct rpmemctl_pool **out,
+				 struct rpmemctl_open_info *info);
 /* rpmemctl_pool_close -- close; pending writes are not flushed */
 int rpmemctl_pool_close(struct rpmemctl_pool **pool);
 
@@ -300,7 +325,10 @@ int rpmemctl_pool_persist(struct rpmemctl_pool *pool, const void *src,
 /* rpmemctl_pool_hash -- XXH3-64 of count blocks of block_size from offset */
 int rpmemctl_pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
 		       uint32_t block_size, uint32_t count, uint64_t *hashes);
-/* rpmemctl_pool_set_state -- syncing, or consistent (generation + 1) */
+/*
+ * rpmemctl_pool_set_state -- syncing, or consistent (generation + 1, as
+ * the target reports it)
+ */
 int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 			    enum rpmemctl_pool_state state, const char *source);
 
@@ -315,9 +343,17 @@ enum rpmemctl_sync_mode {
 
 #define RPMEMCTL_SYNC_DRY_RUN (1u << 0) /* compare, report, move nothing */
 
+/* sync block sizes: a power of two from MIN to MAX; 0 = DEFAULT */
+#define RPMEMCTL_BLOCK_SIZE_DEFAULT (64u << 10)
+#define RPMEMCTL_BLOCK_SIZE_MIN (4u << 10)
+#define RPMEMCTL_BLOCK_SIZE_MAX (64u << 20)
+
 /* called at most a few times a second with bytes done out of total */
 typedef void (*rpmemctl_progress_fn)(uint64_t done, uint64_t total, void *arg);
-/* called for each differing range found (verify, dry runs) */
+/*
+ * called for each differing range found (verify, dry runs), in offset
+ * order, adjacent ones merged
+ */
 typedef void (*rpmemctl_range_fn)(uint64_t offset, uint64_t len, void *arg);
 
 /*
@@ -414,7 +450,7 @@ struct rpmemctl_sync_stats { /* frozen: LIBRPMEMCTL_1 */
 struct rpmemctl_sync_opts { /* frozen: LIBRPMEMCTL_1 */
 	enum rpmemctl_sync_mode mode;
 	unsigned flags;          /* RPMEMCTL_SYNC_* */
-	uint32_t block_size;     /* 0 = 64 KiB; power of two, >= 4 KiB */
+	uint32_t block_size;     /* RPMEMCTL_BLOCK_SIZE_*; 0 = the default */
 	const char *source;      /* recorded in the target's metadata */
 	rpmemctl_progress_fn progress;
 	rpmemctl_range_fn range;

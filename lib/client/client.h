@@ -216,9 +216,9 @@ int client_hashv_send(struct rpmemctl_pool *p, uint32_t bs,
 
 /* --- sync_cfg.c: the sync configuration and result objects ------------ */
 
-#define CLIENT_SYNC_DEFAULT_BS (64u << 10)
-#define CLIENT_SYNC_MIN_BS 4096u       /* also the fine block size */
-#define CLIENT_SYNC_MAX_BS (64u << 20) /* largest HASH block size */
+#define CLIENT_SYNC_DEFAULT_BS RPMEMCTL_BLOCK_SIZE_DEFAULT
+#define CLIENT_SYNC_MIN_BS RPMEMCTL_BLOCK_SIZE_MIN /* the fine block size */
+#define CLIENT_SYNC_MAX_BS RPMEMCTL_BLOCK_SIZE_MAX /* largest HASH block */
 
 /*
  * struct rpmemctl_sync_cfg -- what a sync does. Internal: the deprecated
@@ -268,6 +268,45 @@ int client_cfg_uses_tls(const struct rpmemctl_session_cfg *c);
 /* client_tls_ctx -- the TLS context cfg describes; err says why not */
 int client_tls_ctx(const struct rpmemctl_session_cfg *c,
 		   struct rpmem_tls_ctx **out, char *err, size_t errlen);
+
+/* --- hash_pipeline.c ----------------------------------------------------- */
+
+/* most requests client_hash_pipeline keeps in flight */
+#define CLIENT_HASH_WINDOW_MAX 32
+
+/* one HASH (nr == 1) or HASHV (several ranges) request of a pipeline */
+struct client_hreq {
+	struct rpmem_hash_range *rv; /* nr ranges */
+	uint32_t nr;
+	uint32_t bs;
+	uint32_t count; /* blocks in all ranges */
+	uint64_t *dst;	/* where its count hashes go */
+	uint32_t id;
+	struct rpmem_hash_range one; /* rv of a single-range request */
+};
+
+/*
+ * what a pipeline asks for: next() fills the request for a ring slot
+ * (returns 0 when there are no more), sent() (may be NULL) works on it
+ * while the target does, done() (may be NULL) consumes each answer in
+ * request order and may fail (-errno)
+ */
+struct client_hash_ops {
+	int (*next)(void *arg, struct client_hreq *r, unsigned slot);
+	void (*sent)(void *arg, struct client_hreq *r, unsigned slot);
+	int (*done)(void *arg, struct client_hreq *r, unsigned slot);
+};
+
+/*
+ * client_hash_pipeline -- keep up to window (<= CLIENT_HASH_WINDOW_MAX)
+ * HASH or HASHV requests of pool p in flight; adds the hash bytes
+ * received to *hash_bytes (may be NULL). After a failed request no new
+ * one is sent and the rest are drained, so the stream stays in step; the
+ * first error is returned.
+ */
+int client_hash_pipeline(struct rpmemctl_pool *p, unsigned window,
+			 const struct client_hash_ops *ops, void *arg,
+			 uint64_t *hash_bytes);
 
 /* --- tcp_initiator.c ---------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "client.h"
 #include "log.h"
@@ -15,6 +16,13 @@
 
 /* HASH requests in flight at once in rpmemctl_pool_hash */
 #define HASH_WINDOW 4
+/*
+ * rpmemctl_pool_open_or_create retries an open refused as busy this long,
+ * every OPEN_BUSY_RETRY_NS: it absorbs the window in which the target has
+ * not yet seen that the previous writer died
+ */
+#define OPEN_BUSY_WAIT_NS (2000ull * 1000000)
+#define OPEN_BUSY_RETRY_NS (100 * 1000000L)
 
 /* check_names -- valid region and pool names, else -EINVAL with a message */
 static int check_names(struct rpmemctl_session *s, const char *region,
@@ -290,6 +298,74 @@ err_free:
 	return ret;
 }
 
+/* open_waiting -- rpmemctl_pool_open, retried while the pool is busy */
+static int open_waiting(struct rpmemctl_session *s, const char *region,
+			const char *pool, unsigned flags,
+			struct rpmemctl_pool **out)
+{
+	const struct timespec ts = { 0, OPEN_BUSY_RETRY_NS };
+	uint64_t deadline = rpmem_now_ns() + OPEN_BUSY_WAIT_NS;
+	for (;;) {
+		int ret = rpmemctl_pool_open(s, region, pool, flags, out);
+		if (ret != -EBUSY || rpmem_now_ns() >= deadline)
+			return ret;
+		DBG("pool '%s/%s' is busy, retrying: %s", region, pool,
+		    s->errmsg);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * rpmemctl_pool_open_or_create -- open, waiting out a busy pool; create a
+ * missing one (CREATE); refuse one whose size is not size (if not 0)
+ */
+RPMEM_EXPORT int rpmemctl_pool_open_or_create(struct rpmemctl_session *sess,
+					      const char *region,
+					      const char *pool, uint64_t size,
+					      unsigned flags,
+					      struct rpmemctl_pool **out,
+					      struct rpmemctl_open_info *info)
+{
+	struct rpmemctl_open_info dummy;
+	if (!info)
+		info = &dummy;
+	memset(info, 0, sizeof(*info));
+	if (!sess || !out)
+		return -EINVAL;
+	if (flags & ~(RPMEMCTL_OPEN_RDWR | RPMEMCTL_OPEN_CREATE)) {
+		client_seterr(sess, "unknown open flags 0x%x", flags);
+		return -EINVAL;
+	}
+	unsigned oflags = flags & RPMEMCTL_OPEN_RDWR;
+	struct rpmemctl_pool *p = NULL;
+	int ret = open_waiting(sess, region, pool, oflags, &p);
+	if (ret == -ENOENT && (flags & RPMEMCTL_OPEN_CREATE)) {
+		ret = rpmemctl_pool_create(sess, region, pool, size);
+		info->created = ret == 0;
+		info->create_failed = ret && ret != -EEXIST;
+		/* -EEXIST: another initiator created it since our open */
+		if (ret == 0 || ret == -EEXIST)
+			ret = open_waiting(sess, region, pool, oflags, &p);
+	}
+	if (ret)
+		return ret;
+	info->size = p->size;
+	if (size && p->size != size) {
+		char a[32], b[32];
+		rpmemctl_pool_close(&p);
+		client_seterr(sess, "pool '%s' in region '%s' on %s:%s is %s "
+			      "(%llu bytes), the local copy is %s (%llu "
+			      "bytes)", pool, region, sess->host, sess->port,
+			      rpmem_fmt_size(info->size, a, sizeof(a)),
+			      (unsigned long long)info->size,
+			      rpmem_fmt_size(size, b, sizeof(b)),
+			      (unsigned long long)size);
+		return -EINVAL;
+	}
+	*out = p;
+	return 0;
+}
+
 void client_pool_detach(struct rpmemctl_pool *p)
 {
 	if (p->xport) {
@@ -557,7 +633,35 @@ int client_hash_recv(struct rpmemctl_pool *p, uint32_t id, uint32_t count,
 	return 0;
 }
 
-/* pool_hash -- the target's hashes of count blocks, HASH_WINDOW in flight */
+/* what rpmemctl_pool_hash asks for, and how much of it is asked already */
+struct pool_hash {
+	uint64_t offset;
+	uint32_t bs;
+	uint32_t count;
+	uint32_t sent;
+	uint64_t *hashes;
+};
+
+/* pool_hash_next -- the next RPMEM_MAX_HASHES blocks of rpmemctl_pool_hash */
+static int pool_hash_next(void *arg, struct client_hreq *r, unsigned slot)
+{
+	struct pool_hash *h = arg;
+	(void)slot;
+	if (h->sent >= h->count)
+		return 0;
+	uint32_t n = h->count - h->sent;
+	r->count = n < RPMEM_MAX_HASHES ? n : RPMEM_MAX_HASHES;
+	r->bs = h->bs;
+	r->one = (struct rpmem_hash_range){
+		h->offset + (uint64_t)h->sent * h->bs, r->count };
+	r->rv = &r->one;
+	r->nr = 1;
+	r->dst = h->hashes + h->sent;
+	h->sent += r->count;
+	return 1;
+}
+
+/* pool_hash -- the target's hashes of count blocks, a pipeline of HASH */
 static int pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
 		     uint32_t block_size, uint32_t count, uint64_t *hashes)
 {
@@ -583,36 +687,58 @@ static int pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
 		return -EINVAL;
 	}
 
-	/* pipelined: up to HASH_WINDOW requests in flight */
-	uint32_t ids[HASH_WINDOW], counts[HASH_WINDOW];
-	uint64_t *dst[HASH_WINDOW];
-	unsigned head = 0, nout = 0;
-	uint32_t sent = 0;
-	int err = 0;
-	while (nout || (!err && sent < count)) {
-		while (!err && nout < HASH_WINDOW && sent < count) {
-			unsigned slot = (head + nout) % HASH_WINDOW;
-			uint32_t n = count - sent < RPMEM_MAX_HASHES ?
-					     count - sent : RPMEM_MAX_HASHES;
-			uint64_t off = offset + (uint64_t)sent * bs;
-			ret = client_hash_send(pool, off, bs, n, &ids[slot]);
-			if (ret)
-				return ret;
-			counts[slot] = n;
-			dst[slot] = hashes + sent;
-			sent += n;
-			nout++;
-		}
-		ret = client_hash_recv(pool, ids[head], counts[head],
-				       dst[head]);
-		head = (head + 1) % HASH_WINDOW;
-		nout--;
-		if (ret && s->lost)
+	struct pool_hash h = { offset, bs, count, 0, hashes };
+	static const struct client_hash_ops ops = { .next = pool_hash_next };
+	return client_hash_pipeline(pool, HASH_WINDOW, &ops, &h, NULL);
+}
+
+/*
+ * send_set_state -- SET_STATE; a target with RPMEM_CAP_STATE says the
+ * resulting state and generation (STATE), an older one only OK: then the
+ * generation is the one it increments on consistent
+ */
+static int send_set_state(struct rpmemctl_pool *pool, uint8_t state,
+			  const char *source)
+{
+	struct rpmemctl_session *s = pool->sess;
+	int says = !!(s->caps & RPMEM_CAP_STATE);
+	struct rpmem_msg_set_state m = {
+		.handle = pool->handle,
+		.state = state,
+		.flags = says ? RPMEM_SET_STATE_REPLY : 0,
+	};
+	rpmem_strlcpy(m.source, source ? source : "", sizeof(m.source));
+	uint8_t buf[RPMEM_STR_MAX + 16];
+	int len = rpmem_set_state_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	if (!says) {
+		int ret = expect_ok(s, RPMEM_MSG_SET_STATE, buf, (size_t)len);
+		if (ret)
 			return ret;
-		if (ret && !err)
-			err = ret;
+		pool->state = state;
+		if (state == RPMEM_POOL_CONSISTENT)
+			pool->generation++;
+		return 0;
 	}
-	return err;
+	size_t rlen;
+	int ret = client_call(s, RPMEM_MSG_SET_STATE, buf, (size_t)len,
+			      RPMEM_MSG_STATE, &rlen);
+	if (ret)
+		return ret;
+	struct rpmem_msg_state rep;
+	if (rpmem_state_decode(s->rbuf, rlen, &rep))
+		return client_bad_reply(s, RPMEM_MSG_STATE);
+	if (rep.state != state) {
+		client_seterr(s, "STATE reply from %s:%s says %s after a "
+			      "request for %s", s->host, s->port,
+			      rpmem_state_str(rep.state),
+			      rpmem_state_str(state));
+		return client_lost(s, -EPROTO, "setting a pool's state");
+	}
+	pool->state = rep.state;
+	pool->generation = rep.generation;
+	return 0;
 }
 
 /* pool_set_state -- SET_STATE: syncing, or consistent (generation + 1) */
@@ -629,20 +755,7 @@ static int pool_set_state(struct rpmemctl_pool *pool,
 	}
 	if ((ret = check_writable(pool)))
 		return ret;
-	struct rpmem_msg_set_state m = { .handle = pool->handle,
-					 .state = (uint8_t)state };
-	rpmem_strlcpy(m.source, source ? source : "", sizeof(m.source));
-	uint8_t buf[RPMEM_STR_MAX + 16];
-	int len = rpmem_set_state_encode(buf, sizeof(buf), &m);
-	if (len < 0)
-		return len;
-	ret = expect_ok(pool->sess, RPMEM_MSG_SET_STATE, buf, (size_t)len);
-	if (ret)
-		return ret;
-	pool->state = (uint8_t)state;
-	if (state == RPMEMCTL_POOL_CONSISTENT)
-		pool->generation++;
-	return 0;
+	return send_set_state(pool, (uint8_t)state, source);
 }
 
 /* --- the public calls: each keeps its failure's message -------------- */

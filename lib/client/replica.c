@@ -101,23 +101,13 @@ static int open_remote(struct rpmemctl_replica *r, const struct rpmem_target *t,
 	int ret = rpmemctl_session_open(t->host, t->port, transport, &r->sess);
 	if (ret) /* the message of the open just made */
 		return rerr(r, ret, "%s", rpmemctl_strerror(ret));
-	ret = rpmemctl_pool_open(r->sess, t->region, t->pool,
-				 RPMEMCTL_OPEN_RDWR, &r->pool);
-	if (ret == -ENOENT) {
-		ret = rpmemctl_pool_create(r->sess, t->region, t->pool,
-					   r->size);
-		if (ret == 0 || ret == -EEXIST) /* -EEXIST: lost a race */
-			ret = rpmemctl_pool_open(r->sess, t->region, t->pool,
-						 RPMEMCTL_OPEN_RDWR, &r->pool);
-	}
+	ret = rpmemctl_pool_open_or_create(r->sess, t->region, t->pool,
+					   r->size, RPMEMCTL_OPEN_RDWR |
+					   RPMEMCTL_OPEN_CREATE, &r->pool,
+					   NULL);
 	if (ret)
 		return rerr(r, ret, "replica %s on %s:%s: %s", r->name,
 			    t->host, t->port, rpmemctl_session_errmsg(r->sess));
-	uint64_t psize = rpmemctl_pool_get_size(r->pool);
-	if (psize != r->size)
-		return rerr(r, -EINVAL, "replica %s on %s:%s is %llu bytes, "
-			    "the local file is %zu bytes", r->name, t->host,
-			    t->port, (unsigned long long)psize, r->size);
 	return 0;
 }
 

@@ -32,6 +32,10 @@
 #define FINE_WINDOW_V 4	    /* HASHV requests in flight */
 #define FINE_MAX 1024u	    /* fine blocks per HASH request (4 MiB) */
 #define FINE_WINDOW 32	    /* HASH requests in flight */
+_Static_assert(FINE_WINDOW <= CLIENT_HASH_WINDOW_MAX &&
+	       FINE_WINDOW_V <= CLIENT_HASH_WINDOW_MAX &&
+	       COARSE_WINDOW <= CLIENT_HASH_WINDOW_MAX,
+	       "the hash pipeline holds every window");
 /*
  * With HASH requests only, a run of differing coarse blocks bridges gaps
  * of identical ones up to this many bytes: hashing a few identical 64 KiB
@@ -52,17 +56,6 @@ struct ranges {
 	struct range *v;
 	size_t n;
 	size_t cap;
-};
-
-/* one HASH (one range) or HASHV (several) request of the pipeline */
-struct hreq {
-	struct rpmem_hash_range *rv; /* nr ranges */
-	uint32_t nr;
-	uint32_t bs;
-	uint32_t count; /* blocks in all ranges */
-	uint64_t *dst;	/* count hashes */
-	uint32_t id;
-	struct rpmem_hash_range one; /* rv of a single-range request */
 };
 
 struct sync_ctx {
@@ -134,72 +127,10 @@ static uint64_t block_len(const struct sync_ctx *c, uint64_t off, uint64_t bs)
 	return c->size - off < bs ? c->size - off : bs;
 }
 
-/*
- * hash_pipeline -- keep up to window HASH or HASHV requests in flight:
- * next() fills the request for a slot (returns 0 when there are no more),
- * sent() (if not NULL) works on it while the target does, done() consumes
- * each answer in request order. After a failed request no new one is sent
- * and the rest are drained, so the stream stays in step; the first error
- * is returned.
- */
-static int hash_pipeline(struct sync_ctx *c, unsigned window,
-			 int (*next)(struct sync_ctx *, struct hreq *,
-				     unsigned slot),
-			 void (*sent)(struct sync_ctx *, struct hreq *,
-				     unsigned slot),
-			 int (*done)(struct sync_ctx *, struct hreq *,
-				     unsigned slot))
-{
-	struct hreq ring[FINE_WINDOW > COARSE_WINDOW ? FINE_WINDOW :
-						       COARSE_WINDOW];
-	unsigned head = 0, nout = 0;
-	int more = 1, err = 0, ret;
-
-	if (window > ARRAY_SIZE(ring))
-		window = ARRAY_SIZE(ring);
-	while (nout || (!err && more)) {
-		while (!err && more && nout < window) {
-			unsigned slot = (head + nout) % window;
-			struct hreq *r = &ring[slot];
-			more = next(c, r, slot);
-			if (!more)
-				break;
-			if (r->nr == 1)
-				ret = client_hash_send(c->p, r->rv[0].offset,
-						       r->bs, r->rv[0].count,
-						       &r->id);
-			else
-				ret = client_hashv_send(c->p, r->bs, r->rv,
-							r->nr, &r->id);
-			if (ret)
-				return ret; /* the connection is gone */
-			nout++;
-			if (sent)
-				sent(c, r, slot);
-		}
-		if (!nout)
-			break;
-		unsigned slot = head;
-		struct hreq *r = &ring[slot];
-		head = (head + 1) % window;
-		nout--;
-		ret = client_hash_recv(c->p, r->id, r->count, r->dst);
-		if (ret && c->s->lost)
-			return ret;
-		if (!ret) {
-			c->st.bytes_transferred += 8ull * r->count;
-			if (!err)
-				ret = done(c, r, slot);
-		}
-		if (ret && !err)
-			err = ret;
-	}
-	return err;
-}
-
 /* coarse_next -- the next RPMEM_MAX_HASHES coarse blocks */
-static int coarse_next(struct sync_ctx *c, struct hreq *r, unsigned slot)
+static int coarse_next(void *arg, struct client_hreq *r, unsigned slot)
 {
+	struct sync_ctx *c = arg;
 	(void)slot;
 	if (c->next_coarse >= c->nblocks)
 		return 0;
@@ -215,8 +146,9 @@ static int coarse_next(struct sync_ctx *c, struct hreq *r, unsigned slot)
 }
 
 /* coarse_done -- report progress of the coarse compare */
-static int coarse_done(struct sync_ctx *c, struct hreq *r, unsigned slot)
+static int coarse_done(void *arg, struct client_hreq *r, unsigned slot)
 {
+	struct sync_ctx *c = arg;
 	(void)slot;
 	uint64_t end = r->one.offset + (uint64_t)r->count * r->bs;
 	progress(c, end < c->size ? end : c->size, c->size, 0);
@@ -256,8 +188,10 @@ static int compare_coarse(struct sync_ctx *c)
 	int threaded = pthread_create(&tid, NULL, local_hash, &job) == 0;
 	if (!threaded)
 		local_hash(&job);
-	int ret = hash_pipeline(c, COARSE_WINDOW, coarse_next, NULL,
-				coarse_done);
+	static const struct client_hash_ops ops = { .next = coarse_next,
+						    .done = coarse_done };
+	int ret = client_hash_pipeline(c->p, COARSE_WINDOW, &ops, c,
+				       &c->st.bytes_transferred);
 	if (threaded)
 		pthread_join(tid, NULL);
 	if (ret)
@@ -296,8 +230,9 @@ static int next_run(struct sync_ctx *c)
  * fine_next -- the next request: up to fine_nr runs or pieces of runs,
  * fine_count fine blocks in all
  */
-static int fine_next(struct sync_ctx *c, struct hreq *r, unsigned slot)
+static int fine_next(void *arg, struct client_hreq *r, unsigned slot)
 {
+	struct sync_ctx *c = arg;
 	r->rv = c->fine_rv + (size_t)slot * c->fine_nr;
 	r->nr = 0;
 	r->bs = SYNC_FINE_BS;
@@ -321,8 +256,9 @@ static int fine_next(struct sync_ctx *c, struct hreq *r, unsigned slot)
 }
 
 /* fine_sent -- hash the request's ranges locally while the target does */
-static void fine_sent(struct sync_ctx *c, struct hreq *r, unsigned slot)
+static void fine_sent(void *arg, struct client_hreq *r, unsigned slot)
 {
+	struct sync_ctx *c = arg;
 	uint64_t *lh = c->fine_lh + (size_t)slot * c->fine_count;
 	for (uint32_t k = 0; k < r->nr; k++) {
 		uint64_t roff = r->rv[k].offset;
@@ -335,8 +271,9 @@ static void fine_sent(struct sync_ctx *c, struct hreq *r, unsigned slot)
 }
 
 /* fine_done -- record the 4 KiB blocks whose hashes differ */
-static int fine_done(struct sync_ctx *c, struct hreq *r, unsigned slot)
+static int fine_done(void *arg, struct client_hreq *r, unsigned slot)
 {
+	struct sync_ctx *c = arg;
 	const uint64_t *lh = c->fine_lh + (size_t)slot * c->fine_count;
 	const uint64_t *rh = r->dst;
 	for (uint32_t k = 0; k < r->nr; k++) {
@@ -397,7 +334,11 @@ static int compare_fine(struct sync_ctx *c)
 		client_seterr(c->s, "out of memory");
 		return -ENOMEM;
 	}
-	return hash_pipeline(c, window, fine_next, fine_sent, fine_done);
+	static const struct client_hash_ops ops = {
+		.next = fine_next, .sent = fine_sent, .done = fine_done
+	};
+	return client_hash_pipeline(c->p, window, &ops, c,
+				    &c->st.bytes_transferred);
 }
 
 /* report -- every differing range to the caller */

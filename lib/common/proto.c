@@ -511,6 +511,8 @@ int rpmem_set_state_encode(void *buf, size_t cap,
 	wbuf_u32(&w, m->handle);
 	wbuf_u8(&w, m->state);
 	wbuf_str(&w, m->source, RPMEM_STR_MAX);
+	if (m->flags)
+		wbuf_u32(&w, m->flags);
 	return enc_end(&w);
 }
 
@@ -521,6 +523,27 @@ int rpmem_set_state_decode(const void *buf, size_t len,
 	m->handle = rbuf_u32(&r);
 	m->state = rbuf_u8(&r);
 	rbuf_str(&r, m->source, sizeof(m->source));
+	if (!r.err && rbuf_left(&r) == 4)
+		m->flags = rbuf_u32(&r);
+	if (m->state > RPMEM_POOL_CONSISTENT ||
+	    (m->flags & ~RPMEM_SET_STATE_REPLY))
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_state_encode(void *buf, size_t cap, const struct rpmem_msg_state *m)
+{
+	ENC_BEGIN;
+	wbuf_u8(&w, m->state);
+	wbuf_u64(&w, m->generation);
+	return enc_end(&w);
+}
+
+int rpmem_state_decode(const void *buf, size_t len, struct rpmem_msg_state *m)
+{
+	DEC_BEGIN;
+	m->state = rbuf_u8(&r);
+	m->generation = rbuf_u64(&r);
 	if (m->state > RPMEM_POOL_CONSISTENT)
 		return -EBADMSG;
 	return dec_end(&r);
@@ -766,6 +789,7 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_HASHES] = "HASHES",	   [RPMEM_MSG_SET_STATE] = "SET_STATE",
 	[RPMEM_MSG_STATUS] = "STATUS",	   [RPMEM_MSG_STATUS_REPLY] = "STATUS_REPLY",
 	[RPMEM_MSG_BYE] = "BYE",	   [RPMEM_MSG_HASHV] = "HASHV",
+	[RPMEM_MSG_STATE] = "STATE",
 };
 
 const char *rpmem_msg_type_str(uint16_t type)

@@ -58,7 +58,8 @@ enum rpmem_msg_type {
 	RPMEM_MSG_STATUS_REPLY = 20,
 	RPMEM_MSG_BYE = 21,
 	RPMEM_MSG_HASHV = 22, /* hashes of several ranges, one HASHES reply */
-	RPMEM_MSG_TYPE_MAX = 22,
+	RPMEM_MSG_STATE = 23, /* SET_STATE reply if asked: state, generation */
+	RPMEM_MSG_TYPE_MAX = 23,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -114,6 +115,8 @@ enum rpmem_ns_mode {
 #define RPMEM_CAP_RDMA (1u << 0)  /* target can serve the rdma data plane */
 #define RPMEM_CAP_APM (1u << 1)   /* direct write to PMem declared (APM) */
 #define RPMEM_CAP_HASHV (1u << 2) /* target answers HASHV requests */
+/* target answers SET_STATE with RPMEM_SET_STATE_REPLY by STATE */
+#define RPMEM_CAP_STATE (1u << 3)
 
 struct rpmem_msg_hello {
 	uint16_t ver_min;
@@ -256,10 +259,24 @@ struct rpmem_msg_hashes {
 	const uint8_t *hashes; /* count * 8 bytes, little-endian u64 each */
 };
 
+/* SET_STATE flags: answer with STATE rather than OK (needs RPMEM_CAP_STATE) */
+#define RPMEM_SET_STATE_REPLY (1u << 0)
+
+/*
+ * SET_STATE: handle u32 | state u8 | source str | [flags u32]; flags are
+ * sent only when not 0 (an older target knows no flags)
+ */
 struct rpmem_msg_set_state {
 	uint32_t handle;
 	uint8_t state;
 	char source[RPMEM_STR_MAX + 1];
+	uint32_t flags; /* RPMEM_SET_STATE_*; 0 when absent */
+};
+
+/* STATE: the pool's state and generation after a SET_STATE */
+struct rpmem_msg_state {
+	uint8_t state;
+	uint64_t generation;
 };
 
 struct rpmem_session_info {
@@ -349,6 +366,7 @@ RPMEM_CODEC(hash, struct rpmem_msg_hash);
 RPMEM_CODEC(hashv, struct rpmem_msg_hashv);
 RPMEM_CODEC(hashes, struct rpmem_msg_hashes);
 RPMEM_CODEC(set_state, struct rpmem_msg_set_state);
+RPMEM_CODEC(state, struct rpmem_msg_state);
 RPMEM_CODEC(status_reply, struct rpmem_msg_status_reply);
 
 void rpmem_list_reply_free(struct rpmem_msg_list_reply *m);

@@ -40,6 +40,24 @@ teardown() { teardown_daemon; }
 	[ "$(json .generation)" -eq 2 ]
 }
 
+@test "the generation mirror and sync report is the one the target records" {
+	mkfile "$W/src" 1
+	rc mirror --json "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	local g=$(json .generation)
+	rc list --json "$T/r1"
+	[ "$(json '.pools[] | select(.name=="p1") | .generation')" -eq "$g" ]
+	for off in 4096 $((512 << 10)); do
+		poke "$W/src" "$off"
+		rc sync --json "$W/src" "$T/r1/p1"
+		[ "$status" -eq 0 ]
+		[ "$(json .generation)" -gt "$g" ]
+		g=$(json .generation)
+		rc list --json "$T/r1"
+		[ "$(json '.pools[] | select(.name=="p1") | .generation')" -eq "$g" ]
+	done
+}
+
 @test "mirror into an existing pool of another size is refused with both sizes named" {
 	mkfile "$W/a" 2
 	mkfile "$W/b" 3

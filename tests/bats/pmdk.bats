@@ -30,3 +30,30 @@ teardown() { teardown_daemon; }
 	rc verify "$W/app.pool" "$T/r1/app"
 	[ "$status" -eq 0 ]
 }
+
+@test "an application's replica into a pool of another size is refused, naming both sizes, and leaves the pool alone" {
+	rc create "$T/r1/app" 1M
+	[ "$status" -eq 0 ]
+	run "$BUILD/tests/replica_example" "$W/app.pool" "$T/r1/app"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"1 MiB"* ]]
+	[[ "$output" == *"4 MiB"* ]]
+	[ "$(stat -c %s "$R1/app")" -eq $((1 << 20)) ]
+	rc list --json "$T/r1"
+	[ "$(json '.pools[] | select(.name=="app") | .state')" = empty ]
+}
+
+@test "an application's replica waits out a writer that lets go, as rpmemctl does" {
+	rc create "$T/r1/app" 4M
+	[ "$status" -eq 0 ]
+	"$BUILD/tests/hold_pool" "$T/r1/app" 1 >"$W/hold.out" 2>&1 &
+	local hp=$!
+	for _ in $(seq 50); do
+		grep -q holding "$W/hold.out" && break
+		sleep 0.1
+	done
+	run "$BUILD/tests/replica_example" "$W/app.pool" "$T/r1/app"
+	wait "$hp"
+	[ "$status" -eq 0 ]
+	cmp "$W/app.pool" "$R1/app"
+}

@@ -312,6 +312,13 @@ static void fill_set_state(void *p)
 	strcpy(m->source, "host-a:/mnt/pmem/db1");
 }
 
+static void fill_state(void *p)
+{
+	struct rpmem_msg_state *m = p;
+	m->state = RPMEM_POOL_CONSISTENT;
+	m->generation = 0x0102030405060708ull;
+}
+
 static void fill_status_reply(void *p)
 {
 	struct rpmem_msg_status_reply *m = p;
@@ -383,6 +390,7 @@ union any_msg {
 	struct rpmem_msg_hashv hashv;
 	struct rpmem_msg_hashes hashes;
 	struct rpmem_msg_set_state set_state;
+	struct rpmem_msg_state state;
 	struct rpmem_msg_status_reply status_reply;
 };
 
@@ -422,6 +430,7 @@ WRAP(hash, struct rpmem_msg_hash)
 WRAP(hashv, struct rpmem_msg_hashv)
 WRAP(hashes, struct rpmem_msg_hashes)
 WRAP(set_state, struct rpmem_msg_set_state)
+WRAP(state, struct rpmem_msg_state)
 WRAP(status_reply, struct rpmem_msg_status_reply)
 
 static void list_reply_fini(void *m)
@@ -485,7 +494,7 @@ static void hashes_cmp(const void *pa, const void *pb)
 enum {
 	C_hello, C_hello_ok, C_error, C_list, C_list_reply, C_create,
 	C_remove, C_open, C_open_ok, C_handle, C_io, C_flush, C_hash,
-	C_hashv, C_hashes, C_set_state, C_status_reply, C_NUM
+	C_hashv, C_hashes, C_set_state, C_state, C_status_reply, C_NUM
 };
 
 #define CODEC(n, T, fi, cm)                                                   \
@@ -509,6 +518,7 @@ static const struct codec codecs[C_NUM] = {
 	CODEC(hashv, struct rpmem_msg_hashv, NULL, hashv_cmp),
 	CODEC(hashes, struct rpmem_msg_hashes, NULL, hashes_cmp),
 	CODEC(set_state, struct rpmem_msg_set_state, NULL, NULL),
+	CODEC(state, struct rpmem_msg_state, NULL, NULL),
 	CODEC(status_reply, struct rpmem_msg_status_reply, status_reply_fini,
 	      status_reply_cmp),
 };
@@ -1390,6 +1400,98 @@ static void rpmem_set_state_decode__bad_state_is_ebadmsg(void **state)
 	expect_fail(c, p.b, p.len, -EBADMSG);
 }
 
+/* set_state_payload -- SET_STATE of handle 1, syncing, source "src" */
+static void set_state_payload(struct pb *p)
+{
+	p->len = 0;
+	pb_u32(p, 1);
+	pb_u8(p, RPMEM_POOL_SYNCING);
+	pb_str(p, "src");
+}
+
+static void rpmem_set_state_encode__flags_only_when_set(void **state)
+{
+	(void)state;
+	struct rpmem_msg_set_state m = { .handle = 1,
+					 .state = RPMEM_POOL_SYNCING };
+	strcpy(m.source, "src");
+	struct pb p;
+	set_state_payload(&p);
+	uint8_t buf[64];
+	/* no flags: what a target without RPMEM_CAP_STATE decodes */
+	assert_int_equal(rpmem_set_state_encode(buf, sizeof(buf), &m),
+			 (int)p.len);
+	assert_memory_equal(buf, p.b, p.len);
+	m.flags = RPMEM_SET_STATE_REPLY;
+	pb_u32(&p, RPMEM_SET_STATE_REPLY);
+	assert_int_equal(rpmem_set_state_encode(buf, sizeof(buf), &m),
+			 (int)p.len);
+	assert_memory_equal(buf, p.b, p.len);
+}
+
+static void rpmem_set_state_decode__flags_are_optional(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_set_state];
+	union any_msg m;
+	struct pb p;
+	set_state_payload(&p);
+	memset(&m, 0xa5, sizeof(m));
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.set_state.flags, 0);
+	pb_u32(&p, RPMEM_SET_STATE_REPLY);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.set_state.flags, RPMEM_SET_STATE_REPLY);
+	assert_int_equal(m.set_state.state, RPMEM_POOL_SYNCING);
+	assert_string_equal(m.set_state.source, "src");
+}
+
+static void
+rpmem_set_state_decode__partial_or_long_flags_are_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_set_state];
+	struct pb p;
+	set_state_payload(&p);
+	size_t base = p.len;
+	pb_u32(&p, RPMEM_SET_STATE_REPLY);
+	pb_u32(&p, 0);
+	for (size_t extra = 1; extra <= 8; extra++)
+		if (extra != 4)
+			expect_fail(c, p.b, base + extra, -EBADMSG);
+}
+
+static void rpmem_set_state_decode__unknown_flag_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_set_state];
+	for (unsigned bit = 1; bit < 32; bit++) {
+		struct pb p;
+		set_state_payload(&p);
+		pb_u32(&p, RPMEM_SET_STATE_REPLY | (1u << bit));
+		expect_fail(c, p.b, p.len, -EBADMSG);
+	}
+}
+
+static void rpmem_state_decode__bad_state_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_state];
+	union any_msg m;
+	for (unsigned s = 0; s <= 0xff; s++) {
+		struct pb p = { .len = 0 };
+		pb_u8(&p, (uint8_t)s);
+		pb_u64(&p, 7);
+		if (s <= RPMEM_POOL_CONSISTENT) {
+			expect_ok(c, p.b, p.len, &m);
+			assert_int_equal(m.state.state, s);
+			assert_int_equal(m.state.generation, 7);
+		} else {
+			expect_fail(c, p.b, p.len, -EBADMSG);
+		}
+	}
+}
+
 /* --- LIST_REPLY ---------------------------------------------------------- */
 
 static void put_region(struct pb *p, const char *name, uint8_t type)
@@ -2156,7 +2258,7 @@ int main(void)
 		GENERIC(remove), GENERIC(open), GENERIC(open_ok),
 		GENERIC(handle), GENERIC(io), GENERIC(flush), GENERIC(hash),
 		GENERIC(hashv), GENERIC(hashes), GENERIC(set_state),
-		GENERIC(status_reply),
+		GENERIC(state), GENERIC(status_reply),
 		T(rpmem_hdr_encode__writes_magic_and_le_fields),
 		T(rpmem_hdr_decode__every_type_round_trips),
 		T(rpmem_hdr_decode__bad_magic_is_ebadmsg),
@@ -2193,6 +2295,11 @@ int main(void)
 		T(rpmem_hashes_decode__count_over_max_is_ebadmsg),
 		T(rpmem_hashes_encode__count_over_max_is_emsgsize),
 		T(rpmem_set_state_decode__bad_state_is_ebadmsg),
+		T(rpmem_set_state_encode__flags_only_when_set),
+		T(rpmem_set_state_decode__flags_are_optional),
+		T(rpmem_set_state_decode__partial_or_long_flags_are_ebadmsg),
+		T(rpmem_set_state_decode__unknown_flag_is_ebadmsg),
+		T(rpmem_state_decode__bad_state_is_ebadmsg),
 		T(rpmem_list_reply_decode__empty_lists_round_trip),
 		T(rpmem_list_reply_decode__bad_region_type_is_ebadmsg),
 		T(rpmem_list_reply_decode__bad_pool_state_is_ebadmsg),
