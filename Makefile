@@ -119,6 +119,7 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/rpmemd \
+		$(DESTDIR)$(SYSCONFDIR)/rpmem \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
 	install -m 755 $(B)/rpmemctl $(DESTDIR)$(BINDIR)/rpmemctl
 	install -m 755 $(B)/rpmemd $(DESTDIR)$(SBINDIR)/rpmemd
@@ -137,6 +138,7 @@ install: all
 	test -e $(DESTDIR)$(SYSCONFDIR)/rpmemd/rpmemd.conf || \
 		install -m 644 etc/rpmemd.conf $(DESTDIR)$(SYSCONFDIR)/rpmemd/rpmemd.conf
 	install -m 644 etc/rpmemd.conf $(DESTDIR)$(DOCDIR)/rpmemd.conf.example
+	install -m 644 etc/rpmemctl.conf $(DESTDIR)$(DOCDIR)/rpmemctl.conf.example
 	install -m 644 systemd/rpmemd.sysusers $(DESTDIR)$(SYSUSERSDIR)/rpmemd.conf
 	install -m 644 systemd/rpmemd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/rpmemd.conf
 	install -m 644 README.md docs/PROTOCOL.md docs/JSON.md LICENSE $(DESTDIR)$(DOCDIR)/

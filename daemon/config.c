@@ -392,10 +392,22 @@ static int get_path(struct cfg_ctx *c, const config_setting_t *g,
 		    const char *name, const char *what, char *out,
 		    size_t len)
 {
-	const char *v;
+	static const char cred[] = "$CREDENTIALS_DIRECTORY/";
+	const char *v, *dir = getenv("CREDENTIALS_DIRECTORY");
+	char buf[RPMEM_STR_MAX + 1];
 	int ret = get_str(c, g, name, what, &v);
 	if (ret || !v)
 		return ret;
+	/* systemd's LoadCredential= puts the files there */
+	if (!strncmp(v, cred, sizeof(cred) - 1)) {
+		if (!dir || !*dir)
+			return cfg_err(c, config_setting_get_member(g, name),
+				       what,
+				       "'%s' names $CREDENTIALS_DIRECTORY, which is not set (LoadCredential= in the unit sets it)",
+				       v);
+		snprintf(buf, sizeof(buf), "%s/%s", dir, v + sizeof(cred) - 1);
+		v = buf;
+	}
 	if (v[0] != '/')
 		return cfg_err(c, config_setting_get_member(g, name), what,
 			       "'%s' is not an absolute path", v);
