@@ -249,11 +249,20 @@ static int tls_frame(struct rpmem_conn *c, const uint8_t *hdr, const void *p1,
 			memcpy(small + RPMEM_HDR_SIZE + l1, p2, l2);
 		return rpmem_tls_write(c->tls, small, total);
 	}
-	if ((ret = rpmem_tls_write(c->tls, hdr, RPMEM_HDR_SIZE)))
-		return ret;
-	if (l1 && (ret = rpmem_tls_write(c->tls, p1, l1)))
-		return ret;
-	return l2 ? rpmem_tls_write(c->tls, p2, l2) : 0;
+	/* header and head in one record, then the data, one flush */
+	if (RPMEM_HDR_SIZE + l1 <= sizeof(small)) {
+		memcpy(small, hdr, RPMEM_HDR_SIZE);
+		if (l1)
+			memcpy(small + RPMEM_HDR_SIZE, p1, l1);
+		struct iovec v[2] = { { small, RPMEM_HDR_SIZE + l1 },
+				      { (void *)p2, l2 } };
+		return rpmem_tls_writev(c->tls, v, 2);
+	}
+	struct iovec v[3] = { { (void *)hdr, RPMEM_HDR_SIZE },
+			      { (void *)p1, l1 },
+			      { (void *)p2, l2 } };
+	(void)ret;
+	return rpmem_tls_writev(c->tls, v, 3);
 }
 
 int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,

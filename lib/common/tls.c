@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include <openssl/err.h>
@@ -21,6 +22,10 @@
 #include "net.h"
 #include "tls.h"
 #include "util.h"
+
+#define RPMEM_TLS_READ_BUF (256u << 10)
+/* records are gathered into writes of up to this much (one per frame) */
+#define RPMEM_TLS_WRITE_BUF (256u << 10)
 
 struct rpmem_tls_ctx {
 	SSL_CTX *ctx;
@@ -319,6 +324,12 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 			ssl_reason(why, sizeof(why)));
 		goto err_free;
 	}
+	/*
+	 * bulk transfers: read whatever has arrived into a large buffer (one
+	 * recv for many records instead of two per record)
+	 */
+	SSL_CTX_set_read_ahead(c->ctx, 1);
+	SSL_CTX_set_default_read_buffer_len(c->ctx, RPMEM_TLS_READ_BUF);
 	/* no tickets: every connection authenticates afresh */
 	SSL_CTX_set_num_tickets(c->ctx, 0);
 	SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_OFF);
@@ -545,7 +556,23 @@ int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 		return -ENOMEM;
 	ERR_clear_error();
 	t->ssl = SSL_new(c->ctx);
-	if (!t->ssl || !SSL_set_fd(t->ssl, conn->fd) ||
+	/*
+	 * reads straight from the socket; writes through a buffer that
+	 * rpmem_tls_writev flushes once per frame, so a 1 MiB WRITE is a few
+	 * large send()s, not one per 16 KiB record
+	 */
+	BIO *sb = BIO_new_socket(conn->fd, BIO_NOCLOSE);
+	BIO *wb = BIO_new(BIO_f_buffer());
+	if (t->ssl && sb && wb &&
+	    BIO_set_write_buffer_size(wb, RPMEM_TLS_WRITE_BUF) > 0 &&
+	    BIO_up_ref(sb)) {
+		BIO_push(wb, sb);
+		SSL_set_bio(t->ssl, sb, wb);
+		sb = wb = NULL;
+	}
+	BIO_free(sb);
+	BIO_free(wb);
+	if (!t->ssl || !SSL_get_wbio(t->ssl) ||
 	    !SSL_set_ex_data(t->ssl, ex_index, t)) {
 		set_err(err, errlen, "cannot start TLS: %s",
 			ssl_reason(why, sizeof(why)));
@@ -672,33 +699,55 @@ ssize_t rpmem_tls_read(struct rpmem_tls *t, void *buf, size_t len)
 	return io_err(t, r, errno);
 }
 
-int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len)
+int rpmem_tls_writev(struct rpmem_tls *t, const struct iovec *iov,
+		     unsigned n)
 {
 	sigset_t pipe_set, old;
-	int ret = 0;
+	int ret = 0, saved = 0;
 
 	/* OpenSSL writes with write(2): keep a closed peer from raising SIGPIPE */
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	while (len) {
-		size_t n = 0;
-		errno = 0;
-		int r = SSL_write_ex(t->ssl, buf, len, &n);
-		if (r != 1) {
-			int saved = errno;
-			ret = io_err(t, r, saved);
-			if (saved == EPIPE && !sigismember(&old, SIGPIPE)) {
-				struct timespec zero = { 0 };
-				sigtimedwait(&pipe_set, NULL, &zero);
+	for (unsigned i = 0; i < n && !ret; i++) {
+		const uint8_t *buf = iov[i].iov_base;
+		size_t len = iov[i].iov_len;
+		while (len) {
+			size_t w = 0;
+			errno = 0;
+			int r = SSL_write_ex(t->ssl, buf, len, &w);
+			if (r != 1) {
+				saved = errno;
+				ret = io_err(t, r, saved);
+				break;
 			}
-			break;
+			buf += w;
+			len -= w;
 		}
-		buf = (const uint8_t *)buf + n;
-		len -= n;
+	}
+	if (!ret) {
+		errno = 0;
+		if (BIO_flush(SSL_get_wbio(t->ssl)) <= 0) {
+			saved = errno;
+			ERR_clear_error();
+			ret = saved == EAGAIN || saved == EWOULDBLOCK ?
+				      -ETIMEDOUT :
+			      saved && saved != EPIPE ? -saved :
+							-ECONNRESET;
+		}
+	}
+	if (saved == EPIPE && !sigismember(&old, SIGPIPE)) {
+		struct timespec zero = { 0 };
+		sigtimedwait(&pipe_set, NULL, &zero);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
+}
+
+int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len)
+{
+	struct iovec v = { (void *)buf, len };
+	return rpmem_tls_writev(t, &v, 1);
 }
 
 void rpmem_tls_free(struct rpmem_tls **pt)

@@ -88,7 +88,15 @@ int rpmem_tls_export(struct rpmem_tls *t, const char *label, uint8_t *out,
  * -ECOMM: a TLS-level failure, rpmem_tls_error says which)
  */
 ssize_t rpmem_tls_read(struct rpmem_tls *t, void *buf, size_t len);
-/* rpmem_tls_write -- all of len bytes; 0 or -errno */
+/*
+ * rpmem_tls_writev -- all of the n pieces, then one flush of the write
+ * buffer (a frame's records leave in as few send()s as possible); 0 or
+ * -errno
+ */
+struct iovec;
+int rpmem_tls_writev(struct rpmem_tls *t, const struct iovec *iov,
+		     unsigned n);
+/* rpmem_tls_write -- all of len bytes, flushed; 0 or -errno */
 int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len);
 /* rpmem_tls_free -- close_notify (best effort) and free; accepts NULL */
 void rpmem_tls_free(struct rpmem_tls **t);
