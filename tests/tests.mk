@@ -3,7 +3,7 @@
 
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
 	      $(B)/tests/old_sync_user \
-	      $(B)/tests/lib_errors
+	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -31,6 +31,7 @@ $(B)/tests/lib_errors: tests/tools/lib_errors.c $(B)/librpmemctl.so
 examples: $(TEST_TOOLS)
 
 -include tests/unit/unit.mk
+-include tests/fuzz/fuzz.mk
 -include tests/vm/rdma.mk
 -include tests/vm/pmem.mk
 

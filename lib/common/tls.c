@@ -453,7 +453,8 @@ static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
 	const char *peer = c->server ? "the client" : "the target";
 	char why[256];
 
-	if (SSL_get_verify_result(ssl) != X509_V_OK) {
+	if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED &&
+	    SSL_get_verify_result(ssl) != X509_V_OK) {
 		long v = SSL_get_verify_result(ssl);
 		ERR_clear_error();
 		set_err(err, errlen, "%s's certificate was not accepted: %s",
@@ -495,6 +496,32 @@ static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
 				" (the target refused our credentials)" :
 				"");
 	return -EACCES;
+}
+
+/*
+ * nopipe_begin / nopipe_end -- OpenSSL writes with write(2): a peer that
+ * closed must not raise SIGPIPE in the application; a SIGPIPE our write
+ * raised is consumed unless one was pending already
+ */
+static void nopipe_begin(sigset_t *old)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+static void nopipe_end(const sigset_t *old)
+{
+	sigset_t s, pend;
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	if (!sigismember(old, SIGPIPE) && !sigpending(&pend) &&
+	    sigismember(&pend, SIGPIPE)) {
+		struct timespec zero = { 0 };
+		sigtimedwait(&s, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 /*
@@ -592,7 +619,10 @@ int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 		    inet_pton(AF_INET6, host, &a6) != 1)
 			SSL_set_tlsext_host_name(t->ssl, host);
 	}
+	sigset_t old;
+	nopipe_begin(&old);
 	int r = handshake_until(c, t->ssl, conn);
+	nopipe_end(&old);
 	if (r == -ETIMEDOUT) {
 		set_err(err, errlen, "the TLS handshake timed out");
 		ret = -ETIMEDOUT;
@@ -702,13 +732,10 @@ ssize_t rpmem_tls_read(struct rpmem_tls *t, void *buf, size_t len)
 int rpmem_tls_writev(struct rpmem_tls *t, const struct iovec *iov,
 		     unsigned n)
 {
-	sigset_t pipe_set, old;
+	sigset_t old;
 	int ret = 0, saved = 0;
 
-	/* OpenSSL writes with write(2): keep a closed peer from raising SIGPIPE */
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	nopipe_begin(&old);
 	for (unsigned i = 0; i < n && !ret; i++) {
 		const uint8_t *buf = iov[i].iov_base;
 		size_t len = iov[i].iov_len;
@@ -736,11 +763,7 @@ int rpmem_tls_writev(struct rpmem_tls *t, const struct iovec *iov,
 							-ECONNRESET;
 		}
 	}
-	if (saved == EPIPE && !sigismember(&old, SIGPIPE)) {
-		struct timespec zero = { 0 };
-		sigtimedwait(&pipe_set, NULL, &zero);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	nopipe_end(&old);
 	return ret;
 }
 

@@ -16,3 +16,10 @@ teardown() { teardown_daemon; }
 	rc mirror "$W/src" "$T/r1/after"
 	[ "$status" -eq 0 ]
 }
+
+@test "the handshake fuzz target: 2,000 mutated PSK ClientHellos and random HELLO, ERROR and PSK-line inputs crash nothing and authenticate nothing" {
+	run "$BUILD/tests/handshake_fuzz" 2000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"nothing accepted, no crash"* ]]
+}
