@@ -543,6 +543,14 @@ out:
 	return ret;
 }
 
+/* sync_what -- how a failure's message names the operation of mode */
+static const char *sync_what(enum rpmemctl_sync_mode mode)
+{
+	static const char *const what[] = { "sync", "pull", "verify",
+					    "mirror" };
+	return mode <= RPMEMCTL_SYNC_MIRROR ? what[mode] : "sync";
+}
+
 /*
  * rpmemctl_pool_sync2 -- push, pull, mirror or verify as cfg says (see
  * librpmemctl.h); returns 0, 1 when verify or a dry run found
@@ -554,8 +562,6 @@ RPMEM_EXPORT int rpmemctl_pool_sync2(struct rpmemctl_pool *pool, void *local,
 				     const struct rpmemctl_sync_cfg *cfg,
 				     struct rpmemctl_sync_result *res)
 {
-	static const char *const what[] = { "sync", "pull", "verify",
-					    "mirror" };
 	struct rpmemctl_sync_result scratch;
 	uint32_t bs;
 
@@ -563,10 +569,7 @@ RPMEM_EXPORT int rpmemctl_pool_sync2(struct rpmemctl_pool *pool, void *local,
 	int ret = sync_prepare(pool, local, len, cfg, &bs);
 	if (!ret)
 		ret = sync_run(pool, local, len, cfg, bs, res ? res : &scratch);
-	return client_pool_end(pool, ret,
-			       cfg && cfg->mode <= RPMEMCTL_SYNC_MIRROR ?
-				       what[cfg->mode] :
-				       "sync");
+	return client_pool_end(pool, ret, sync_what(cfg ? cfg->mode : 0));
 }
 
 /* --- deprecated: LIBRPMEMCTL_1 ------------------------------------------- */
@@ -636,12 +639,7 @@ RPMEM_EXPORT int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local,
 				    const struct rpmemctl_sync_opts *opts,
 				    struct rpmemctl_sync_stats *stats)
 {
-	static const char *const what[] = { "sync", "pull", "verify",
-					    "mirror" };
 	client_pool_begin(pool);
 	int ret = pool_sync(pool, local, len, opts, stats);
-	return client_pool_end(pool, ret,
-			       opts && opts->mode <= RPMEMCTL_SYNC_MIRROR ?
-				       what[opts->mode] :
-				       "sync");
+	return client_pool_end(pool, ret, sync_what(opts ? opts->mode : 0));
 }

@@ -191,21 +191,37 @@ int rpmem_net_read_full(struct rpmem_conn *c, void *buf, size_t len)
 	return 0;
 }
 
-/* sock_write -- send all of buf; -errno */
-static int sock_write(int fd, const void *buf, size_t len)
+/* send_iov -- send all of iov[0..n) in gathered writes; -errno */
+static int send_iov(int fd, struct iovec *iov, size_t n)
 {
-	const uint8_t *p = buf;
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0) {
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
+	size_t left = 0;
+
+	for (size_t i = 0; i < n; i++)
+		left += iov[i].iov_len;
+	while (left) {
+		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return -ETIMEDOUT;
 			return errno == EPIPE ? -ECONNRESET : -errno;
 		}
-		p += n;
-		len -= (size_t)n;
+		left -= (size_t)w;
+		/* advance past what was sent */
+		while (w > 0 && mh.msg_iovlen) {
+			if ((size_t)w >= mh.msg_iov->iov_len) {
+				w -= (ssize_t)mh.msg_iov->iov_len;
+				mh.msg_iov++;
+				mh.msg_iovlen--;
+			} else {
+				mh.msg_iov->iov_base =
+					(uint8_t *)mh.msg_iov->iov_base + w;
+				mh.msg_iov->iov_len -= (size_t)w;
+				w = 0;
+			}
+		}
 	}
 	return 0;
 }
@@ -214,7 +230,8 @@ int rpmem_net_write_full(struct rpmem_conn *c, const void *buf, size_t len)
 {
 	if (c->tls)
 		return rpmem_tls_write(c->tls, buf, len);
-	return sock_write(c->fd, buf, len);
+	struct iovec v = { (void *)buf, len };
+	return send_iov(c->fd, &v, 1);
 }
 
 int rpmem_net_discard(struct rpmem_conn *c, size_t len)
@@ -282,33 +299,7 @@ int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
 		{ (void *)p1, l1 },
 		{ (void *)p2, l2 },
 	};
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
-	size_t left = sizeof(hdr) + l1 + l2;
-	while (left) {
-		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return -ETIMEDOUT;
-			return errno == EPIPE ? -ECONNRESET : -errno;
-		}
-		left -= (size_t)n;
-		/* advance past what was sent */
-		while (n > 0 && mh.msg_iovlen) {
-			if ((size_t)n >= mh.msg_iov->iov_len) {
-				n -= (ssize_t)mh.msg_iov->iov_len;
-				mh.msg_iov++;
-				mh.msg_iovlen--;
-			} else {
-				mh.msg_iov->iov_base =
-					(uint8_t *)mh.msg_iov->iov_base + n;
-				mh.msg_iov->iov_len -= (size_t)n;
-				n = 0;
-			}
-		}
-	}
-	return 0;
+	return send_iov(fd, iov, 3);
 }
 
 int rpmem_recv_hdr(struct rpmem_conn *c, struct rpmem_hdr *h)
