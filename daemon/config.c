@@ -286,7 +286,7 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 		return cfg_err(c, g, what, "missing");
 	if (!rpmem_name_valid(name))
 		return cfg_err(c, config_setting_get_member(g, "name"), what,
-			       "'%s' is not a valid name (1-64 of letters, digits, '.', '_', '-'; not starting with '.')",
+			       "'%s' is not a valid name (" RPMEM_NAME_RULE ")",
 			       name);
 	for (unsigned i = 0; i < cfg->nregions; i++)
 		if (!strcmp(cfg->regions[i].name, name))

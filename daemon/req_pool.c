@@ -22,10 +22,10 @@ static int check_names(struct rpmemd_session *s, uint32_t id,
 	*ok = 0;
 	if (!rpmem_name_valid(region))
 		return conn_reply_err(s, id, RPMEM_E_INVAL,
-				      "invalid region name (1-64 of letters, digits, '.', '_', '-'; not starting with '.')");
+				      "invalid region name (" RPMEM_NAME_RULE ")");
 	if (pool && !rpmem_name_valid(pool))
 		return conn_reply_err(s, id, RPMEM_E_INVAL,
-				      "invalid pool name (1-64 of letters, digits, '.', '_', '-'; not starting with '.')");
+				      "invalid pool name (" RPMEM_NAME_RULE ")");
 	*ok = 1;
 	return 0;
 }

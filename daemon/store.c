@@ -284,7 +284,7 @@ int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 
 	if (!rpmem_name_valid(name)) {
 		snprintf(err, errlen,
-			 "invalid pool name '%s' (1-64 of letters, digits, '.', '_', '-'; not starting with '.')",
+			 "invalid pool name '%s' (" RPMEM_NAME_RULE ")",
 			 name);
 		return -EINVAL;
 	}

@@ -29,15 +29,13 @@ static int check_names(struct rpmemctl_session *s, const char *region,
 		       const char *pool)
 {
 	if (!region || !rpmem_name_valid(region)) {
-		client_seterr(s, "invalid region name '%s'",
+		client_seterr(s, "invalid region name '%s' (" RPMEM_NAME_RULE ")",
 			      region ? region : "(null)");
 		return -EINVAL;
 	}
 	if (!pool || !rpmem_name_valid(pool)) {
-		client_seterr(s,
-			      "invalid pool name '%s': use 1 to %d of "
-			      "A-Z a-z 0-9 . _ -, not starting with '.'",
-			      pool ? pool : "(null)", RPMEM_NAME_MAX);
+		client_seterr(s, "invalid pool name '%s' (" RPMEM_NAME_RULE ")",
+			      pool ? pool : "(null)");
 		return -EINVAL;
 	}
 	return 0;

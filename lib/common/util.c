@@ -17,7 +17,7 @@
 int rpmem_name_valid(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
-	if (n == 0 || n > RPMEM_NAME_MAX || name[0] == '.')
+	if (n == 0 || n > RPMEM_NAME_MAX || name[0] == '.' || name[0] == '-')
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
@@ -175,13 +175,13 @@ int rpmem_parse_target(const char *s, unsigned need, struct rpmem_target *t,
 		t->region[n] = '\0';
 		if (!rpmem_name_valid(t->region))
 			return set_err(err, errlen,
-				       "invalid region name in '%s' (letters, digits, '.', '_', '-'; not starting with '.')",
+				       "invalid region name in '%s' (" RPMEM_NAME_RULE ")",
 				       s);
 		if (slash) {
 			p = slash + 1;
 			if (strlen(p) > RPMEM_NAME_MAX || !rpmem_name_valid(p))
 				return set_err(err, errlen,
-					       "invalid pool name in '%s' (1-64 of letters, digits, '.', '_', '-'; not starting with '.'; no '/')",
+					       "invalid pool name in '%s' (" RPMEM_NAME_RULE "; no '/')",
 					       s);
 			rpmem_strlcpy(t->pool, p, sizeof(t->pool));
 		}

@@ -12,8 +12,17 @@
 #define RPMEM_EXPORT __attribute__((visibility("default")))
 
 /*
- * rpmem_name_valid -- a region or pool name: 1..64 of [A-Za-z0-9._-], not
- * starting with '.', so never "", ".", ".." or a path. Returns 1 or 0.
+ * the rule for region and pool names: a name starting with '-' would read
+ * as an option to the shell scripts that handle pool files, one starting
+ * with '.' could clash with the metadata directory
+ */
+#define RPMEM_NAME_RULE \
+	"1-64 of letters, digits, '.', '_', '-'; not starting with '.' or '-'"
+
+/*
+ * rpmem_name_valid -- a region or pool name (RPMEM_NAME_RULE): 1..64 of
+ * [A-Za-z0-9._-], not starting with '.' or '-', so never "", ".", "..",
+ * an option or a path. Returns 1 or 0.
  */
 int rpmem_name_valid(const char *name);
 

@@ -45,6 +45,15 @@ teardown() { teardown_daemon; }
 	[ ! -e "$R1/a" ]
 }
 
+@test "a pool name starting with '-' is refused (exit 2), so no file '-rf' appears" {
+	mkfile "$W/src" 1
+	rc mirror "$W/src" "$T/r1/-rf"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"not starting with '.' or '-'"* ]]
+	# the target refuses it too: proto_poke.py sends CREATE "-rf" (protocol.bats)
+	[ ! -e "$R1/-rf" ]
+}
+
 @test "a malformed target or size is a usage error (exit 2)" {
 	rc create "$T" 1M
 	[ "$status" -eq 2 ]

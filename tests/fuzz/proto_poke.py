@@ -160,6 +160,8 @@ def request_checks(port, region, pool):
                  E_NOREGION)
     expect_error('path as a pool name', c.req(T['CREATE'], s16(region) +
                  s16('../etc') + struct.pack('<Q', 4096)), E_INVAL)
+    expect_error('a pool name read as an option', c.req(T['CREATE'],
+                 s16(region) + s16('-rf') + struct.pack('<Q', 4096)), E_INVAL)
     expect_error('bad open mode', c.req(T['OPEN'], p + b'\7\0'), E_PROTO)
     expect_error('unaligned size', c.req(T['CREATE'], p +
                  struct.pack('<Q', 1000)), E_INVAL)

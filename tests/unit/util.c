@@ -28,7 +28,7 @@ static void rpmem_name_valid__accepts_the_restricted_set(void **state)
 {
 	(void)state;
 	static const char *const good[] = {
-		"a", "db1", "pool_1.db", "A-Z.0-9_", "x.", "a..b", "-x", "_",
+		"a", "db1", "pool_1.db", "A-Z.0-9_", "x.", "a..b", "x-", "_",
 		"0", "pmem0", "Region-01",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(good); i++)
@@ -44,6 +44,16 @@ static void rpmem_name_valid__rejects_paths_and_dots(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		assert_int_equal(rpmem_name_valid(bad[i]), 0);
 	assert_int_equal(rpmem_name_valid(NULL), 0);
+}
+
+/* a pool file named "-rf" would be read as options by shell scripts */
+static void rpmem_name_valid__rejects_a_leading_dash(void **state)
+{
+	(void)state;
+	assert_int_equal(rpmem_name_valid("-rf"), 0);
+	assert_int_equal(rpmem_name_valid("-"), 0);
+	assert_int_equal(rpmem_name_valid("--help"), 0);
+	assert_int_equal(rpmem_name_valid("a-rf"), 1);
 }
 
 static void rpmem_name_valid__rejects_spaces_controls_and_unicode(
@@ -481,6 +491,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rpmem_name_valid__accepts_the_restricted_set),
 		cmocka_unit_test(rpmem_name_valid__rejects_paths_and_dots),
+		cmocka_unit_test(rpmem_name_valid__rejects_a_leading_dash),
 		cmocka_unit_test(
 			rpmem_name_valid__rejects_spaces_controls_and_unicode),
 		cmocka_unit_test(rpmem_name_valid__64_chars_ok_65_rejected),
