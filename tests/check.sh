@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # check.sh -- run every suite (unit, bats, vm) and print one total line
 #
-# Each suite ends with "<name>: N passed, N failed"; a suite that crashes
-# or prints no such line counts as one failure.
+# Each suite ends with "<name>: N passed, N failed[, N skipped]"; a suite
+# that crashes or prints no such line counts as one failure. The VM bed's
+# own checks (smoke, perftest: "vm-bed: ...") are shown apart; only their
+# failures count.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 total_pass=0
 total_fail=0
+total_skip=0
 status=0
 
 run_suite() {
@@ -25,9 +28,21 @@ run_suite() {
 	else
 		p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
 		f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+		k=0
+		case "$line" in *skipped*)
+			k=$(echo "$line" | sed -E 's/.* ([0-9]+) skipped.*/\1/') ;;
+		esac
 		total_pass=$((total_pass + p))
 		total_fail=$((total_fail + f))
+		total_skip=$((total_skip + k))
 		[ "$f" -eq 0 ] || status=1
+	fi
+	bed=$(grep -E "^$name-bed: [0-9]+ passed, [0-9]+ failed" "$log" | tail -n 1)
+	if [ -n "$bed" ]; then
+		bf=$(echo "$bed" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+		total_fail=$((total_fail + bf))
+		[ "$bf" -eq 0 ] || status=1
+		bed_line=$bed
 	fi
 	rm -f "$log"
 }
@@ -40,5 +55,6 @@ if [ "${RPMEM_SKIP_VM:-0}" = 1 ]; then
 else
 	run_suite vm make --no-print-directory check-vm
 fi
-echo "check: $total_pass passed, $total_fail failed"
+[ -z "${bed_line:-}" ] || echo "test bed (not counted as passes): $bed_line"
+echo "check: $total_pass passed, $total_fail failed, $total_skip skipped"
 exit $status
