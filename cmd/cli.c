@@ -144,6 +144,10 @@ int cmd_usage_error(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 		fprintf(stderr, "; see 'rpmemctl %s --help'\n", ctx->cmd);
 	else
 		fputs("; see 'rpmemctl --help'\n", stderr);
+	/* the command's own usage line, as getopt-style tools print it */
+	if (ctx->usage)
+		fprintf(stderr, "%.*s\n", (int)strcspn(ctx->usage, "\n"),
+			ctx->usage);
 	return CMD_EXIT_USAGE;
 }
 
@@ -160,6 +164,7 @@ int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 	char sopt[3];
 	int c;
 
+	ctx->usage = usage;
 	for (;;) {
 		c = getopt_long(argc, argv, shortopts, longopts, NULL);
 		switch (c) {
@@ -638,19 +643,16 @@ const char *cmd_source(const char *path, char *buf, size_t len)
 
 /* --- local files --------------------------------------------------------- */
 
-/* cmd_local_err -- "rpmemctl: <message>" for a local file problem */
-static int cmd_local_err(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-static int cmd_local_err(const char *fmt, ...)
+/* cmd_local_err -- "rpmemctl: COMMAND: <message>" for a local file problem */
+static int cmd_local_err(struct rpmemctl_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int cmd_local_err(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs("rpmemctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cmd_vmsg(ctx, stderr, "", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return CMD_EXIT_LOCAL;
 }
 
@@ -693,11 +695,11 @@ int cmd_local_open(struct rpmemctl_ctx *ctx, const char *path,
 	if (fd < 0 && errno == ENOENT && (flags & CMD_LOCAL_CREATE)) {
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0)
-			return cmd_local_err("cannot create '%s': %s", path,
+			return cmd_local_err(ctx, "cannot create '%s': %s", path,
 					     strerror(errno));
 		created = 1;
 		if (ftruncate(fd, (off_t)create_size)) {
-			ret = cmd_local_err("cannot size '%s' to %llu bytes: %s",
+			ret = cmd_local_err(ctx, "cannot size '%s' to %llu bytes: %s",
 					    path,
 					    (unsigned long long)create_size,
 					    strerror(errno));
@@ -705,7 +707,7 @@ int cmd_local_open(struct rpmemctl_ctx *ctx, const char *path,
 		}
 		ret = posix_fallocate(fd, 0, (off_t)create_size);
 		if (ret && ret != EOPNOTSUPP && ret != EINVAL) {
-			ret = cmd_local_err("cannot allocate '%s': %s", path,
+			ret = cmd_local_err(ctx, "cannot allocate '%s': %s", path,
 					    strerror(ret));
 			goto err_close;
 		}
@@ -713,11 +715,11 @@ int cmd_local_open(struct rpmemctl_ctx *ctx, const char *path,
 			(unsigned long long)create_size);
 	}
 	if (fd < 0)
-		return cmd_local_err("cannot open '%s': %s", path,
+		return cmd_local_err(ctx, "cannot open '%s': %s", path,
 				     strerror(errno));
 
 	if (fstat(fd, &st)) {
-		ret = cmd_local_err("cannot stat '%s': %s", path,
+		ret = cmd_local_err(ctx, "cannot stat '%s': %s", path,
 				    strerror(errno));
 		goto err_close;
 	}
@@ -725,29 +727,29 @@ int cmd_local_open(struct rpmemctl_ctx *ctx, const char *path,
 		size = (uint64_t)st.st_size;
 	} else if (S_ISCHR(st.st_mode)) {
 		if (cmd_dev_size(&st, &size)) {
-			ret = cmd_local_err("cannot find the size of '%s'",
+			ret = cmd_local_err(ctx, "cannot find the size of '%s'",
 					    path);
 			goto err_close;
 		}
 	} else if (S_ISBLK(st.st_mode)) {
 		if (ioctl(fd, BLKGETSIZE64, &size)) {
-			ret = cmd_local_err("cannot find the size of '%s': %s",
+			ret = cmd_local_err(ctx, "cannot find the size of '%s': %s",
 					    path, strerror(errno));
 			goto err_close;
 		}
 	} else {
-		ret = cmd_local_err("cannot open '%s': %s", path,
+		ret = cmd_local_err(ctx, "cannot open '%s': %s", path,
 				    S_ISDIR(st.st_mode) ?
 				    strerror(EISDIR) :
 				    "not a regular file or device");
 		goto err_close;
 	}
 	if (size == 0) {
-		ret = cmd_local_err("cannot map '%s': the file is empty", path);
+		ret = cmd_local_err(ctx, "cannot map '%s': the file is empty", path);
 		goto err_close;
 	}
 	if (size > SIZE_MAX) {
-		ret = cmd_local_err("cannot map '%s': %s", path,
+		ret = cmd_local_err(ctx, "cannot map '%s': %s", path,
 				    strerror(EFBIG));
 		goto err_close;
 	}
@@ -755,7 +757,7 @@ int cmd_local_open(struct rpmemctl_ctx *ctx, const char *path,
 	addr = mmap(NULL, (size_t)size, PROT_READ | (rw ? PROT_WRITE : 0),
 		    MAP_SHARED, fd, 0);
 	if (addr == MAP_FAILED) {
-		ret = cmd_local_err("cannot map '%s': %s", path,
+		ret = cmd_local_err(ctx, "cannot map '%s': %s", path,
 				    strerror(errno));
 		goto err_close;
 	}
@@ -780,10 +782,10 @@ int cmd_local_persist(struct rpmemctl_ctx *ctx, struct cmd_local *l)
 {
 	(void)ctx;
 	if (msync(l->addr, l->len, MS_SYNC))
-		return cmd_local_err("cannot persist '%s': %s", l->path,
+		return cmd_local_err(ctx, "cannot persist '%s': %s", l->path,
 				     strerror(errno));
 	if (fsync(l->fd) && errno != EINVAL)
-		return cmd_local_err("cannot persist '%s': %s", l->path,
+		return cmd_local_err(ctx, "cannot persist '%s': %s", l->path,
 				     strerror(errno));
 	return 0;
 }

@@ -27,6 +27,7 @@ struct rpmemctl_ctx {
 	int quiet;       /* -q: no informational lines */
 	int json;        /* the command was given --json */
 	const char *cmd; /* name of the running command */
+	const char *usage; /* its usage text, once cmd_getopt has seen it */
 	/* credentials (--config, --psk-file, ...; rpmemctl.conf otherwise) */
 	const char *config;
 	const char *psk_file;

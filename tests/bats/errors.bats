@@ -12,6 +12,8 @@ teardown() { teardown_daemon; }
 	rc mirror "$W/nonexistent" "$T/r1/p1"
 	[ "$status" -eq 5 ]
 	[[ "$output" == *nonexistent* ]]
+	# the documented prefix, as for every other error
+	[[ "$output" == "rpmemctl: mirror: cannot open '$W/nonexistent'"* ]]
 	[ ! -e "$R1/p1" ]
 }
 
@@ -52,6 +54,15 @@ teardown() { teardown_daemon; }
 	[[ "$output" == *"not starting with '.' or '-'"* ]]
 	# the target refuses it too: proto_poke.py sends CREATE "-rf" (protocol.bats)
 	[ ! -e "$R1/-rf" ]
+}
+
+@test "missing arguments exit 2 with the command's usage line" {
+	for c in mirror sync verify create remove; do
+		rc "$c"
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"missing argument"* ]]
+		[[ "$output" == *"usage: rpmemctl $c "* ]]
+	done
 }
 
 @test "a malformed target or size is a usage error (exit 2)" {
