@@ -74,6 +74,7 @@ struct xfer_result {
 	const char *transport;
 	struct xfer_stats st;
 	int identical;
+	uint64_t pool_size; /* differs from st.size only when verify says so */
 	int created_remote;
 	int created_local;
 	int missing; /* dry run: the pool or the local file does not exist */
@@ -131,6 +132,7 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 	json_bool(&j, "dry_run", x->dry_run);
 	json_str(&j, "transport", r->transport);
 	json_u64(&j, "size", r->st.size);
+	json_u64(&j, "pool_size", r->pool_size ? r->pool_size : r->st.size);
 	json_u64(&j, "block_size", r->st.block_size);
 	json_u64(&j, "blocks_total", r->st.blocks_total);
 	json_u64(&j, "blocks_changed", r->st.blocks_differ);
@@ -259,9 +261,13 @@ static void dry_missing(struct xfer_result *r, struct xfer_cb *cb,
 	range_cb(0, size, &cb->ranges);
 }
 
+/* open_pool's answer for a verify that found the sizes different */
+#define XFER_SIZES_DIFFER 0x100
+
 /*
  * size_refused -- the pool exists with another size than the local file:
- * not comparable for verify (a local error), refused for a push
+ * for verify the copies differ (exit 1, both sizes said); a push is
+ * refused
  */
 static int size_refused(struct rpmemctl_ctx *ctx, const struct xfer_result *r,
 			uint64_t local_len, uint64_t psize)
@@ -272,9 +278,19 @@ static int size_refused(struct rpmemctl_ctx *ctx, const struct xfer_result *r,
 	cmd_fmt_bytes(local_len, a, sizeof(a));
 	cmd_fmt_bytes(psize, b, sizeof(b));
 	if (x->mode == RPMEMCTL_SYNC_VERIFY) {
-		cmd_err(ctx, "cannot compare '%s' with %s: the file's size is "
-			"%s, the pool's size is %s", x->local, r->target, a, b);
-		return CMD_EXIT_LOCAL;
+		struct xfer_result d = *r;
+		struct ranges none = { 0 };
+		d.st.size = local_len;
+		d.pool_size = psize;
+		d.identical = 0;
+		if (ctx->json)
+			report_json(&d, &none);
+		else
+			printf("differs in size: '%s' is %s, the pool %s\n",
+			       x->local, a, b);
+		cmd_info(ctx, "'%s' and %s differ: the file's size is %s, the pool's size is %s",
+			 x->local, r->target, a, b);
+		return XFER_SIZES_DIFFER;
 	}
 	cmd_err(ctx, "pool %s is %s but '%s' is %s; remove the pool or choose "
 		"another name", r->target, b, x->local, a);
@@ -412,6 +428,10 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	if (code)
 		goto err_local;
 	code = open_pool(ctx, sess, &t, hp, &r, local.len, &pool);
+	if (code == XFER_SIZES_DIFFER) {
+		code = CMD_EXIT_DIFFER; /* reported: there is nothing to compare */
+		goto err_session;
+	}
 	if (code == 1) {
 		dry_missing(&r, &cb, local.len);
 		code = 0;

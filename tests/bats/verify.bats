@@ -36,10 +36,14 @@ teardown() { teardown_daemon; }
 	[ "$(json .data_bytes)" -eq 0 ]
 }
 
-@test "verify of a local file whose size differs from the pool is an error" {
+@test "verify of a local file whose size differs from the pool says they differ (exit 1) and names both sizes" {
 	head -c 1000 /dev/urandom >"$W/small"
 	rc verify "$W/small" "$T/r1/p1"
-	[ "$status" -ne 0 ]
-	[ "$status" -ne 1 ]
-	[[ "$output" == *size* ]]
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"differs in size"*"1000 bytes"* ]]
+	rc verify --json "$W/small" "$T/r1/p1"
+	[ "$status" -eq 1 ]
+	[ "$(json .identical)" = false ]
+	[ "$(json .size)" -eq 1000 ]
+	[ "$(json .pool_size)" -eq "$(stat -c %s "$R1/p1")" ]
 }
