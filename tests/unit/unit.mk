@@ -9,7 +9,7 @@
 # --error-exitcode=99 --leak-check=full" runs every test under valgrind.
 
 UNIT_DIR   := $(B)/tests/unit
-UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg
+UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg log
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
