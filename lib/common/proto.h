@@ -18,6 +18,11 @@
 #define RPMEM_MAX_HASHES 16384u
 /* most ranges in one HASHV request: 12 + 12 * 340 = 4092 payload bytes */
 #define RPMEM_MAX_HASHV_RANGES 340u
+/*
+ * most pool bytes one HASH or HASHV request may make the target hash (its
+ * ranges' blocks, clipped to the pool); a target refuses more with LIMIT
+ */
+#define RPMEM_MAX_HASH_BYTES (1ull << 30)
 #define RPMEM_NAME_MAX 64      /* region and pool names */
 #define RPMEM_STR_MAX 255      /* peer names, sources, versions */
 #define RPMEM_MSG_MAX 1024     /* error message text */
@@ -58,7 +63,8 @@ enum rpmem_msg_type {
 	RPMEM_MSG_STATUS_REPLY = 20,
 	RPMEM_MSG_BYE = 21,
 	RPMEM_MSG_HASHV = 22, /* hashes of several ranges, one HASHES reply */
-	RPMEM_MSG_TYPE_MAX = 22,
+	RPMEM_MSG_KICK = 23,  /* end another session (administrators) */
+	RPMEM_MSG_TYPE_MAX = 23,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -114,6 +120,7 @@ enum rpmem_ns_mode {
 #define RPMEM_CAP_RDMA (1u << 0)  /* target can serve the rdma data plane */
 #define RPMEM_CAP_APM (1u << 1)   /* direct write to PMem declared (APM) */
 #define RPMEM_CAP_HASHV (1u << 2) /* target answers HASHV requests */
+#define RPMEM_CAP_KICK (1u << 3)  /* target answers KICK requests */
 
 struct rpmem_msg_hello {
 	uint16_t ver_min;
@@ -256,6 +263,12 @@ struct rpmem_msg_hashes {
 	const uint8_t *hashes; /* count * 8 bytes, little-endian u64 each */
 };
 
+/* KICK: session u32 | flags u32 (none defined: 0) */
+struct rpmem_msg_kick {
+	uint32_t session; /* the id STATUS_REPLY lists */
+	uint32_t flags;
+};
+
 struct rpmem_msg_set_state {
 	uint32_t handle;
 	uint8_t state;
@@ -350,6 +363,7 @@ RPMEM_CODEC(hashv, struct rpmem_msg_hashv);
 RPMEM_CODEC(hashes, struct rpmem_msg_hashes);
 RPMEM_CODEC(set_state, struct rpmem_msg_set_state);
 RPMEM_CODEC(status_reply, struct rpmem_msg_status_reply);
+RPMEM_CODEC(kick, struct rpmem_msg_kick);
 
 void rpmem_list_reply_free(struct rpmem_msg_list_reply *m);
 void rpmem_status_reply_free(struct rpmem_msg_status_reply *m);
