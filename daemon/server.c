@@ -315,6 +315,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 	if ((ret = rpmemd_sessions_new(srv->regions, srv->cfg.max_sessions,
 				       server, &srv->sessions)))
 		goto err_regions;
+	rpmemd_sessions_set_limits(srv->sessions, &srv->cfg.limits);
 	if ((ret = open_listeners(srv)))
 		goto err_sessions;
 	open_rdma(srv);
@@ -351,7 +352,7 @@ void rpmemd_server_delete(struct rpmemd_server **psrv)
 /*
  * reload -- SIGHUP: read the configuration again. Regions are reconciled
  * (added ones opened, removed ones closed once unused), the log level
- * and max_sessions applied; a bad configuration is logged and the old
+ * max_sessions and limits applied; a bad configuration is logged and the old
  * one kept. Listeners and the log target change only with a restart.
  */
 static void reload(struct rpmemd_server *srv)
@@ -391,6 +392,10 @@ static void reload(struct rpmemd_server *srv)
 	if (nc.max_sessions != srv->cfg.max_sessions) {
 		rpmemd_sessions_set_max(srv->sessions, nc.max_sessions);
 		INFO("reload: max_sessions is now %u", nc.max_sessions);
+	}
+	if (memcmp(&nc.limits, &srv->cfg.limits, sizeof(nc.limits))) {
+		rpmemd_sessions_set_limits(srv->sessions, &nc.limits);
+		INFO("reload: new limits apply to connections accepted from now on");
 	}
 	/* the listeners keep running on the old addresses */
 	memcpy(nc.listen, srv->cfg.listen, sizeof(nc.listen));

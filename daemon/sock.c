@@ -91,3 +91,31 @@ int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,
 	return rpmem_send_frame(c, RPMEM_MSG_ERROR, id, buf, (size_t)len,
 				NULL, 0);
 }
+
+void rpmemd_refuse(struct rpmem_conn *c, uint32_t code, const char *fmt, ...)
+{
+	struct rpmem_msg_error m = { .code = code };
+	uint8_t buf[RPMEM_HDR_SIZE + RPMEM_MSG_MAX + 8];
+	va_list ap;
+
+	/* over TLS an ERROR needs a record: not before a TLS handshake */
+	if (!c->tls) {
+		va_start(ap, fmt);
+		vsnprintf(m.msg, sizeof(m.msg), fmt, ap);
+		va_end(ap);
+		int len = rpmem_error_encode(buf + RPMEM_HDR_SIZE,
+					     sizeof(buf) - RPMEM_HDR_SIZE, &m);
+		if (len >= 0) {
+			struct rpmem_hdr h = { .type = RPMEM_MSG_ERROR,
+					       .len = (uint32_t)len };
+			rpmem_hdr_encode(buf, &h);
+			ssize_t n = send(c->fd, buf, RPMEM_HDR_SIZE + (size_t)len,
+					 MSG_DONTWAIT | MSG_NOSIGNAL);
+			(void)n;
+		}
+	}
+	shutdown(c->fd, SHUT_WR);
+	for (int i = 0; i < 16; i++)
+		if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+			break;
+}
