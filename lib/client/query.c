@@ -243,6 +243,27 @@ RPMEM_EXPORT const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s)
 }
 
 /* rpmemctl_status_get -- the daemon and its sessions */
+/* rpmemctl_session_kick -- KICK: end session id on the target */
+RPMEM_EXPORT int rpmemctl_session_kick(struct rpmemctl_session *sess,
+				       uint32_t id)
+{
+	struct rpmem_msg_kick m = { .session = id };
+	uint8_t buf[16];
+
+	if (!sess)
+		return -EINVAL;
+	if (!(sess->caps & RPMEM_CAP_KICK)) {
+		client_seterr(sess, "%s:%s (%s) cannot end sessions: it is older than this client",
+			      sess->host, sess->port, sess->server);
+		return -ENOTSUP;
+	}
+	int len = rpmem_kick_encode(buf, sizeof(buf), &m);
+	if (len < 0)
+		return len;
+	return client_call(sess, RPMEM_MSG_KICK, buf, (size_t)len,
+			   RPMEM_MSG_OK, NULL);
+}
+
 RPMEM_EXPORT int rpmemctl_status_get(struct rpmemctl_session *sess,
 				     struct rpmemctl_status **out)
 {
