@@ -39,6 +39,7 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx);
 
 /* --- option parsing ------------------------------------------------------ */
 
