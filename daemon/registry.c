@@ -175,14 +175,16 @@ static unsigned unauth_from(struct rpmemd_sessions *set, const char *addr)
 }
 
 /*
- * evict -- make room among the connections awaiting their handshake: the
- * oldest one of the address that holds the most is closed by its own
- * thread (a read on it fails now) and no longer counted. An honest
- * client completes its handshake in a few round trips, from an address
- * that holds few: a flood from a few addresses evicts itself. Under
- * set->lock.
+ * evict -- make room among the connections awaiting their handshake for
+ * one from an address that holds `mine` of them: the oldest connection of
+ * the address that holds the most is closed by its own thread (a read on
+ * it fails now) and no longer counted, if that address holds more than
+ * `mine`; else -EUSERS (the newcomer is refused: admitting it would not
+ * share the room more fairly). An honest client completes its handshake
+ * in a few round trips, from an address that holds few: a flood from a
+ * few addresses is refused, or evicts its own. Under set->lock.
  */
-static void evict(struct rpmemd_sessions *set)
+static int evict(struct rpmemd_sessions *set, unsigned mine)
 {
 	struct rpmemd_session *v = NULL;
 	unsigned vn = 0;
@@ -196,12 +198,13 @@ static void evict(struct rpmemd_sessions *set)
 			vn = n;
 		}
 	}
-	if (!v)
-		return;
+	if (!v || vn <= mine)
+		return -EUSERS;
 	v->unauth = 0;
 	v->evicted = 1;
 	set->unauth--;
 	shutdown(v->conn.fd, SHUT_RD);
+	return 0;
 }
 
 int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
@@ -212,7 +215,8 @@ int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
 
 	pthread_mutex_lock(&set->lock);
 	*lim = set->limits;
-	if (unauth_from(set, addr) >= lim->max_unauth_per_addr) {
+	unsigned mine = unauth_from(set, addr);
+	if (mine >= lim->max_unauth_per_addr) {
 		snprintf(why, wlen,
 			 "too many connections from %s awaiting their handshake (max_unauthenticated_per_address = %u); retry later",
 			 addr, lim->max_unauth_per_addr);
@@ -223,8 +227,11 @@ int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
 			 "too many connections (max_sessions = %u, max_unauthenticated = %u); retry later",
 			 set->max_sessions, lim->max_unauth);
 		ret = -EUSERS;
-	} else if (set->unauth >= lim->max_unauth) {
-		evict(set);
+	} else if (set->unauth >= lim->max_unauth && evict(set, mine)) {
+		snprintf(why, wlen,
+			 "too many connections awaiting their handshake (max_unauthenticated = %u); retry later",
+			 lim->max_unauth);
+		ret = -EUSERS;
 	}
 	*id = set->next_id++;
 	if (set->next_id == 0)

@@ -445,7 +445,14 @@ static void tune(int fd)
  */
 static int accept_all(struct rpmemd_server *srv, int lfd)
 {
-	for (;;) {
+	for (unsigned n = 1;; n++) {
+		/*
+		 * a flood keeps this loop busy: join the threads of the
+		 * connections it got closed as it goes, or their count
+		 * alone would refuse honest clients
+		 */
+		if (n % 16 == 0)
+			rpmemd_sessions_reap(srv->sessions);
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)

@@ -164,8 +164,8 @@ uint32_t rpmemd_sessions_apm_cap(struct rpmemd_sessions *set);
  * why[] filled when addr has max_unauthenticated_per_address connections
  * awaiting their handshake already, or when max_sessions +
  * max_unauthenticated + RPMEMD_THREAD_SLACK threads exist. When
- * max_unauthenticated are waiting, one of them is evicted to make room
- * (registry.c: evict).
+ * max_unauthenticated are waiting, one from a busier address is evicted
+ * to make room, or if none is busier, -EUSERS (registry.c: evict).
  */
 int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
 			    uint32_t *id, struct rpmemd_limits *lim,

@@ -35,8 +35,13 @@ int rpmemd_listen(const char *addr, const char *port, int *fd)
 		if (ai->ai_family == AF_INET6)
 			setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one,
 				   sizeof(one));
+		/*
+		 * a deep accept queue: under a connection flood a full
+		 * one drops SYNs, and an honest client waits 1 s or more
+		 * for its retransmission before rpmemd even sees it
+		 */
 		if (bind(s, ai->ai_addr, ai->ai_addrlen) < 0 ||
-		    listen(s, 64) < 0) {
+		    listen(s, SOMAXCONN) < 0) {
 			ret = -errno;
 			close(s);
 			continue;
