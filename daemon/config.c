@@ -20,6 +20,11 @@
 #define DEFAULT_LISTEN "127.0.0.1"
 #define DEFAULT_MAX_SESSIONS 64
 #define MAX_SESSIONS_LIMIT 4096
+#define DEFAULT_HANDSHAKE_TIMEOUT 10
+#define DEFAULT_FRAME_TIMEOUT 60
+#define DEFAULT_WRITER_IDLE_TIMEOUT 600
+#define DEFAULT_MAX_UNAUTH 64
+#define DEFAULT_MAX_UNAUTH_PER_ADDR 8
 
 /* parse state: where errors go and which mount table to consult */
 struct cfg_ctx {
@@ -477,6 +482,56 @@ static int parse_auth(struct cfg_ctx *c, const config_setting_t *root,
 	return 0;
 }
 
+/*
+ * parse_limits -- limits = { handshake_timeout = 10; frame_timeout = 60;
+ * writer_idle_timeout = 600; max_unauthenticated = 64;
+ * max_unauthenticated_per_address = 8; } (all optional)
+ */
+static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
+			struct rpmemd_config *cfg)
+{
+	static const char *const known[] = {
+		"handshake_timeout", "frame_timeout", "writer_idle_timeout",
+		"max_unauthenticated", "max_unauthenticated_per_address", NULL
+	};
+	static const struct {
+		const char *name;
+		long long min, max, def;
+		size_t off;
+	} v[] = {
+		{ "handshake_timeout", 1, 3600, DEFAULT_HANDSHAKE_TIMEOUT,
+		  offsetof(struct rpmemd_limits, handshake_timeout) },
+		{ "frame_timeout", 1, 3600, DEFAULT_FRAME_TIMEOUT,
+		  offsetof(struct rpmemd_limits, frame_timeout) },
+		{ "writer_idle_timeout", 0, 604800, DEFAULT_WRITER_IDLE_TIMEOUT,
+		  offsetof(struct rpmemd_limits, writer_idle_timeout) },
+		{ "max_unauthenticated", 1, 65536, DEFAULT_MAX_UNAUTH,
+		  offsetof(struct rpmemd_limits, max_unauth) },
+		{ "max_unauthenticated_per_address", 1, 65536,
+		  DEFAULT_MAX_UNAUTH_PER_ADDR,
+		  offsetof(struct rpmemd_limits, max_unauth_per_addr) },
+	};
+	const config_setting_t *g = config_setting_get_member(root, "limits");
+	int ret;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		*(unsigned *)((char *)&cfg->limits + v[i].off) =
+			(unsigned)v[i].def;
+	if (!g)
+		return 0;
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return cfg_err(c, g, "limits", "must be a group");
+	if ((ret = check_known(c, g, "limits.", known)))
+		return ret;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		long long x = v[i].def;
+		if ((ret = get_int(c, g, v[i].name, v[i].min, v[i].max, &x)))
+			return ret;
+		*(unsigned *)((char *)&cfg->limits + v[i].off) = (unsigned)x;
+	}
+	return 0;
+}
+
 /* parse_root -- every top-level setting, then cross-checks */
 static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 		      struct rpmemd_config *cfg)
@@ -484,7 +539,7 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 	static const char *const known[] = {
 		"listen", "port", "log", "max_sessions", "regions",
 		"regions_auto", "auth", "allow_insecure_remote", "tls",
-		NULL
+		"limits", NULL
 	};
 	long long v;
 	int ret;
@@ -502,6 +557,8 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 		return ret;
 	cfg->max_sessions = (unsigned)v;
 	if ((ret = parse_log(c, root, cfg)))
+		return ret;
+	if ((ret = parse_limits(c, root, cfg)))
 		return ret;
 	if ((ret = get_bool(c, root, "regions_auto", "regions_auto",
 			    &cfg->regions_auto)))

@@ -35,6 +35,18 @@ struct rpmemd_tls_cfg {
 	char psk_file[RPMEM_STR_MAX + 1];
 };
 
+/*
+ * struct rpmemd_limits -- the limits = { ... } group: how long a peer may
+ * take and how many connections may wait for their handshake
+ */
+struct rpmemd_limits {
+	unsigned handshake_timeout;   /* s, from accept to HELLO_OK */
+	unsigned frame_timeout;	      /* s, a frame's payload after its header */
+	unsigned writer_idle_timeout; /* s without a request, RW pool (0: off) */
+	unsigned max_unauth;	      /* connections before HELLO_OK, in all */
+	unsigned max_unauth_per_addr; /* ... from one source address */
+};
+
 struct rpmemd_config {
 	char file[RPMEM_STR_MAX + 1];
 	unsigned nlisten;
@@ -43,6 +55,7 @@ struct rpmemd_config {
 	int log_level;	/* LOG_ERR .. LOG_DEBUG */
 	int log_target; /* enum rpmemd_log_target */
 	unsigned max_sessions;
+	struct rpmemd_limits limits;
 	int regions_auto;	   /* also serve the discovered namespaces */
 	int require_auth;	   /* auth.require_auth (reserved) */
 	int allow_insecure_remote; /* non-loopback listeners without TLS */

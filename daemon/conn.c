@@ -16,6 +16,7 @@
 #include "net.h"
 #include "session_int.h"
 #include "sock.h"
+#include "util.h"
 #include "wire.h"
 
 /* conn_reply_err -- an ERROR reply; returns 0 or the send failure */
@@ -100,15 +101,36 @@ static int frame_error(struct rpmemd_session *s, const uint8_t *raw, int err)
 }
 
 /*
- * conn_recv_request -- read one frame header and (except for WRITE) its
- * payload into s->req. Returns 0 with *hd filled, 1 if the frame was
- * answered already and skipped, or -errno to end the session.
+ * frame_deadline -- a frame's header is in: the rest of it (a WRITE's
+ * data too) must arrive within frame_timeout, and within the handshake's
+ * deadline during the handshake
+ */
+static void frame_deadline(struct rpmemd_session *s)
+{
+	uint64_t d = rpmem_now_ns() + s->lim.frame_timeout * 1000000000ull;
+	if (s->hs_deadline_ns && s->hs_deadline_ns < d)
+		d = s->hs_deadline_ns;
+	rpmem_conn_set_deadline(&s->conn, d);
+	s->in_frame = 1;
+}
+
+/*
+ * conn_recv_request -- read one frame header (under the deadline the
+ * caller set) and (except for WRITE) its payload into s->req, the rest
+ * of the frame under its own deadline (frame_deadline). Returns 0 with
+ * *hd filled, 1 if the frame was answered already and skipped, or -errno
+ * to end the session.
  */
 int conn_recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd)
 {
 	uint8_t raw[RPMEM_HDR_SIZE];
-	int ret = rpmem_net_read_full(&s->conn, raw, sizeof(raw));
+	s->in_frame = 0;
+	/* the first byte may take the caller's deadline, the rest not */
+	int ret = rpmem_net_read_full(&s->conn, raw, 1);
 	if (ret)
+		return ret;
+	frame_deadline(s);
+	if ((ret = rpmem_net_read_full(&s->conn, raw + 1, sizeof(raw) - 1)))
 		return ret;
 	ret = rpmem_hdr_decode(raw, hd);
 	if (ret == -ENOTSUP) {

@@ -2,7 +2,80 @@
 /* dispatch.c -- the request loop of an established session */
 #include <errno.h>
 
+#include "log.h"
 #include "session_int.h"
+#include "sock.h"
+#include "util.h"
+
+static struct rpmem_log_limit log_timeouts =
+	RPMEM_LOG_LIMIT_INIT("session timeouts", 5);
+
+/*
+ * idle_deadline -- when the wait for the next request ends: while a pool
+ * is open for writing over TCP, writer_idle_timeout after the last
+ * request; else never. (Over RDMA the data path bypasses this socket,
+ * with APM even this CPU: an RDMA writer is not timed out.)
+ */
+static uint64_t idle_deadline(struct rpmemd_session *s, int *writer)
+{
+	*writer = 0;
+	if (!s->lim.writer_idle_timeout)
+		return 0;
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++) {
+		if (!s->h[i].id || s->h[i].mode != RPMEM_OPEN_RW)
+			continue;
+		if (s->h[i].xport == RPMEM_XPORT_RDMA)
+			return 0;
+		*writer = 1;
+	}
+	if (!*writer)
+		return 0;
+	return s->last_active_ns + s->lim.writer_idle_timeout * 1000000000ull;
+}
+
+/*
+ * recv_timed_out -- a read timed out: mid-frame (frame_timeout) or
+ * waiting for a request with a pool open for writing (writer_idle_timeout);
+ * tell the client with an unsolicited ERROR and end the session
+ */
+static int recv_timed_out(struct rpmemd_session *s)
+{
+	if (s->in_frame) {
+		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
+				  "session %u from %s: a frame did not arrive within frame_timeout = %u s; closing the session",
+				  s->id, s->peer, s->lim.frame_timeout);
+		conn_reply_err(s, 0, RPMEM_E_LIMIT,
+			       "a request frame did not arrive in full within %u s (frame_timeout); the target closed the session",
+			       s->lim.frame_timeout);
+	} else {
+		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
+				  "session %u from %s: no request for %u s with a pool open for writing (writer_idle_timeout); closing the session",
+				  s->id, s->peer, s->lim.writer_idle_timeout);
+		conn_reply_err(s, 0, RPMEM_E_LIMIT,
+			       "no request for %u s with a pool open for writing (writer_idle_timeout); the target closed the session and released its pools",
+			       s->lim.writer_idle_timeout);
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * recv_failed -- a read failed with ret: if an administrator kicked the
+ * session, tell the client so; returns ret
+ */
+static int recv_failed(struct rpmemd_session *s, int ret)
+{
+	char by[RPMEM_STR_MAX + 1];
+
+	if (rpmemd_sessions_fate(s->set, s, by, sizeof(by)) == SESSION_KICKED) {
+		conn_reply_err(s, 0, RPMEM_E_SHUTDOWN,
+			       "session %u ended by an administrator (%s)",
+			       s->id, by);
+		return -ECONNABORTED;
+	}
+	if (ret == -ETIMEDOUT)
+		return recv_timed_out(s);
+	return ret;
+}
 
 /*
  * rpmemd_serve -- the request loop after the handshake. Returns 0 after BYE,
@@ -12,12 +85,16 @@
 int rpmemd_serve(struct rpmemd_session *s)
 {
 	struct rpmem_hdr hd;
+	int writer;
+
+	s->last_active_ns = rpmem_now_ns();
 	for (;;) {
+		rpmem_conn_set_deadline(&s->conn, idle_deadline(s, &writer));
 		int ret = conn_recv_request(s, &hd);
 		if (ret == 1)
-			continue;
+			goto done;
 		if (ret)
-			return ret;
+			return recv_failed(s, ret);
 		switch (hd.type) {
 		case RPMEM_MSG_WRITE:
 			ret = req_write(s, &hd);
@@ -55,6 +132,9 @@ int rpmemd_serve(struct rpmemd_session *s)
 		case RPMEM_MSG_STATUS:
 			ret = req_status(s, &hd);
 			break;
+		case RPMEM_MSG_KICK:
+			ret = req_kick(s, &hd);
+			break;
 		case RPMEM_MSG_BYE:
 			return 0;
 		case RPMEM_MSG_HELLO:
@@ -67,8 +147,14 @@ int rpmemd_serve(struct rpmemd_session *s)
 					     rpmem_msg_type_str(hd.type));
 			break;
 		}
+		/* WRITE reads its data: a read that failed (sends do not) */
+		if (ret == -ECONNRESET ||
+		    (ret == -ETIMEDOUT && hd.type == RPMEM_MSG_WRITE))
+			return recv_failed(s, ret);
 		if (ret)
 			return ret;
+done:
+		s->last_active_ns = rpmem_now_ns();
 		/* stopping: this request is done, take no other */
 		if (__atomic_load_n(&s->set->stopping, __ATOMIC_RELAXED))
 			return -ESHUTDOWN;

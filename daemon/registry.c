@@ -4,6 +4,7 @@
  * facts STATUS reports
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -28,16 +29,33 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 	}
 	if ((ret = -pthread_mutex_init(&set->lock, NULL)))
 		goto err_close;
+	if ((ret = -pthread_mutex_init(&set->hash_lock, NULL)))
+		goto err_lock;
+	if ((ret = -pthread_cond_init(&set->hash_cond, NULL)))
+		goto err_hash_lock;
+	/* a hashing request runs on two threads (reply_hashes) */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	set->hash_max = ncpu > 2 ? (unsigned)(ncpu / 2) : 1;
+	if (set->hash_max > RPMEMD_HASH_SLOTS_MAX)
+		set->hash_max = RPMEMD_HASH_SLOTS_MAX;
 	set->regions = regions;
 	set->max_sessions = max_sessions;
 	set->next_id = 1;
 	set->started_ns = rpmem_now_ns();
 	/* RPMEM_CAP_RDMA: set by the server with set->rdma */
-	set->caps = RPMEM_CAP_HASHV | RPMEM_CAP_STATE;
+	set->caps = RPMEM_CAP_HASHV | RPMEM_CAP_STATE | RPMEM_CAP_KICK;
 	rpmem_strlcpy(set->server, server, sizeof(set->server));
+	set->limits = (struct rpmemd_limits){ .handshake_timeout = 10,
+					      .frame_timeout = 60,
+					      .max_unauth = 64,
+					      .max_unauth_per_addr = 8 };
 	*out = set;
 	return 0;
 
+err_hash_lock:
+	pthread_mutex_destroy(&set->hash_lock);
+err_lock:
+	pthread_mutex_destroy(&set->lock);
 err_close:
 	close(set->wake_fd);
 err_free:
@@ -50,6 +68,8 @@ void rpmemd_sessions_delete(struct rpmemd_sessions **pset)
 	struct rpmemd_sessions *set = pset ? *pset : NULL;
 	if (!set)
 		return;
+	pthread_cond_destroy(&set->hash_cond);
+	pthread_mutex_destroy(&set->hash_lock);
 	pthread_mutex_destroy(&set->lock);
 	close(set->wake_fd);
 	free(set);
@@ -60,6 +80,14 @@ void rpmemd_sessions_set_max(struct rpmemd_sessions *set, unsigned max)
 {
 	pthread_mutex_lock(&set->lock);
 	set->max_sessions = max;
+	pthread_mutex_unlock(&set->lock);
+}
+
+void rpmemd_sessions_set_limits(struct rpmemd_sessions *set,
+				const struct rpmemd_limits *lim)
+{
+	pthread_mutex_lock(&set->lock);
+	set->limits = *lim;
 	pthread_mutex_unlock(&set->lock);
 }
 
@@ -136,15 +164,80 @@ static int info_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int rpmemd_sessions_reserve(struct rpmemd_sessions *set, uint32_t *id)
+/* unauth_from -- connections awaiting their handshake from addr */
+static unsigned unauth_from(struct rpmemd_sessions *set, const char *addr)
 {
+	unsigned n = 0;
+	for (struct rpmemd_session *o = set->head; o; o = o->next)
+		if (o->unauth && !strcmp(o->addr, addr))
+			n++;
+	return n;
+}
+
+/*
+ * evict -- make room among the connections awaiting their handshake for
+ * one from an address that holds `mine` of them: the oldest connection of
+ * the address that holds the most is closed by its own thread (a read on
+ * it fails now) and no longer counted, if that address holds more than
+ * `mine`; else -EUSERS (the newcomer is refused: admitting it would not
+ * share the room more fairly). An honest client completes its handshake
+ * in a few round trips, from an address that holds few: a flood from a
+ * few addresses is refused, or evicts its own. Under set->lock.
+ */
+static int evict(struct rpmemd_sessions *set, unsigned mine)
+{
+	struct rpmemd_session *v = NULL;
+	unsigned vn = 0;
+
+	for (struct rpmemd_session *o = set->head; o; o = o->next) {
+		if (!o->unauth)
+			continue;
+		unsigned n = unauth_from(set, o->addr);
+		if (!v || n > vn || (n == vn && o->accepted_ns < v->accepted_ns)) {
+			v = o;
+			vn = n;
+		}
+	}
+	if (!v || vn <= mine)
+		return -EUSERS;
+	v->unauth = 0;
+	v->evicted = 1;
+	set->unauth--;
+	shutdown(v->conn.fd, SHUT_RD);
+	return 0;
+}
+
+int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
+			    uint32_t *id, struct rpmemd_limits *lim,
+			    char *why, size_t wlen)
+{
+	int ret = 0;
+
 	pthread_mutex_lock(&set->lock);
-	int over = set->count >= set->max_sessions + RPMEMD_THREAD_SLACK;
+	*lim = set->limits;
+	unsigned mine = unauth_from(set, addr);
+	if (mine >= lim->max_unauth_per_addr) {
+		snprintf(why, wlen,
+			 "too many connections from %s awaiting their handshake (max_unauthenticated_per_address = %u); retry later",
+			 addr, lim->max_unauth_per_addr);
+		ret = -EUSERS;
+	} else if (set->count >= set->max_sessions + lim->max_unauth +
+					 RPMEMD_THREAD_SLACK) {
+		snprintf(why, wlen,
+			 "too many connections (max_sessions = %u, max_unauthenticated = %u); retry later",
+			 set->max_sessions, lim->max_unauth);
+		ret = -EUSERS;
+	} else if (set->unauth >= lim->max_unauth && evict(set, mine)) {
+		snprintf(why, wlen,
+			 "too many connections awaiting their handshake (max_unauthenticated = %u); retry later",
+			 lim->max_unauth);
+		ret = -EUSERS;
+	}
 	*id = set->next_id++;
 	if (set->next_id == 0)
 		set->next_id = 1;
 	pthread_mutex_unlock(&set->lock);
-	return over ? -EUSERS : 0;
+	return ret;
 }
 
 int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
@@ -157,6 +250,8 @@ int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 		s->next = set->head;
 		set->head = s;
 		set->count++;
+		s->unauth = 1;
+		set->unauth++;
 	}
 	pthread_mutex_unlock(&set->lock);
 	return ret;
@@ -171,11 +266,15 @@ int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
 	*max = set->max_sessions;
 	if (set->stopping) {
 		ret = -ESHUTDOWN;
+	} else if (s->evicted) {
+		ret = -ECONNRESET;
 	} else if (set->established >= set->max_sessions) {
 		ret = -EUSERS;
 	} else {
 		set->established++;
 		s->established = 1;
+		s->unauth = 0;
+		set->unauth--;
 		rpmem_strlcpy(s->client, client, sizeof(s->client));
 	}
 	pthread_mutex_unlock(&set->lock);
@@ -190,11 +289,73 @@ void rpmemd_sessions_leave(struct rpmemd_sessions *set,
 	pthread_mutex_lock(&set->lock);
 	if (s->established)
 		set->established--;
+	if (s->unauth)
+		set->unauth--;
+	s->unauth = 0;
 	s->cur_pool[0] = '\0';
 	s->done = 1;
 	pthread_mutex_unlock(&set->lock);
 	if (write(set->wake_fd, &one, sizeof(one)) < 0)
 		WARN("session %u: wake-up: %s", s->id, strerror(errno));
+}
+
+int rpmemd_sessions_kick(struct rpmemd_sessions *set,
+			 struct rpmemd_session *self, uint32_t id,
+			 const char *by, char *victim, size_t vlen)
+{
+	int ret = -ENOENT;
+
+	if (id == self->id)
+		return -EINVAL;
+	pthread_mutex_lock(&set->lock);
+	for (struct rpmemd_session *o = set->head; o; o = o->next) {
+		if (o->id != id || !o->established || o->done)
+			continue;
+		if (!o->kicked_by[0]) {
+			rpmem_strlcpy(o->kicked_by, by, sizeof(o->kicked_by));
+			/* its thread notices at its next read and ends */
+			shutdown(o->conn.fd, SHUT_RD);
+		}
+		snprintf(victim, vlen, "session %u from %s (%s)", o->id,
+			 o->peer, o->client[0] ? o->client : "unnamed client");
+		ret = 0;
+		break;
+	}
+	pthread_mutex_unlock(&set->lock);
+	return ret;
+}
+
+int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
+			 char *by, size_t len)
+{
+	int fate = 0;
+
+	pthread_mutex_lock(&set->lock);
+	if (s->kicked_by[0]) {
+		fate = SESSION_KICKED;
+		rpmem_strlcpy(by, s->kicked_by, len);
+	} else if (s->evicted) {
+		fate = SESSION_EVICTED;
+	}
+	pthread_mutex_unlock(&set->lock);
+	return fate;
+}
+
+void rpmemd_hash_enter(struct rpmemd_sessions *set)
+{
+	pthread_mutex_lock(&set->hash_lock);
+	while (set->hash_busy >= set->hash_max)
+		pthread_cond_wait(&set->hash_cond, &set->hash_lock);
+	set->hash_busy++;
+	pthread_mutex_unlock(&set->hash_lock);
+}
+
+void rpmemd_hash_leave(struct rpmemd_sessions *set)
+{
+	pthread_mutex_lock(&set->hash_lock);
+	set->hash_busy--;
+	pthread_cond_signal(&set->hash_cond);
+	pthread_mutex_unlock(&set->hash_lock);
 }
 
 int rpmemd_sessions_info(struct rpmemd_sessions *set,

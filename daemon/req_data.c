@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "net.h"
 #include "session_int.h"
 #include "sock.h"
@@ -135,22 +136,30 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	return conn_reply_ok(s, hd->id);
 }
 
+static struct rpmem_log_limit log_hash =
+	RPMEM_LOG_LIMIT_INIT("refused hash requests", 5);
+
 /*
  * hash_check -- every block of every range starts inside the pool (the
- * last one of a range may be short); else an ERROR reply naming the first
- * range that does not, and *ok = 0
+ * last one of a range may be short), and the request hashes at most
+ * RPMEM_MAX_HASH_BYTES of it (HASHV ranges may overlap: a 4 KiB request
+ * could ask for the pool 340 times); else an ERROR reply and *ok = 0
  */
 static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		      const struct rpmemd_handle *h, uint32_t bs,
 		      const struct rpmem_hash_range *rv, uint32_t n, int *ok)
 {
-	uint64_t size = h->pool->size;
+	uint64_t size = h->pool->size, bytes = 0;
+	char cap[32];
 
 	*ok = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t off = rv[i].offset;
-		if (off < size && (uint64_t)(rv[i].count - 1) * bs < size - off)
+		if (off < size && (uint64_t)(rv[i].count - 1) * bs < size - off) {
+			uint64_t len = (uint64_t)rv[i].count * bs;
+			bytes += len < size - off ? len : size - off;
 			continue;
+		}
 		if (hd->type == RPMEM_MSG_HASH)
 			return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 					      "HASH of %u blocks of %u bytes at offset %llu goes past the end of pool '%s' (%llu bytes)",
@@ -162,6 +171,18 @@ static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 				      i + 1, n, (unsigned long long)off,
 				      rv[i].count, bs, h->pool->name,
 				      (unsigned long long)size);
+	}
+	if (bytes > RPMEM_MAX_HASH_BYTES) {
+		rpmem_fmt_size(RPMEM_MAX_HASH_BYTES, cap, sizeof(cap));
+		rpmem_log_limited(&log_hash, LOG_NOTICE,
+				  "%s: %s of %llu bytes refused (over %s a request)",
+				  s->holder, rpmem_msg_type_str(hd->type),
+				  (unsigned long long)bytes, cap);
+		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+				      "%s would hash %llu bytes of pool '%s'; this target hashes at most %s (RPMEM_MAX_HASH_BYTES) per request",
+				      rpmem_msg_type_str(hd->type),
+				      (unsigned long long)bytes, h->pool->name,
+				      cap);
 	}
 	*ok = 1;
 	return 0;
@@ -185,6 +206,8 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 	}
 	uint64_t *dst = hashes;
+	/* a bounded number of requests hash at once, daemon-wide */
+	rpmemd_hash_enter(s->set);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t len = (uint64_t)rv[i].count * bs;
 		if (len > size - rv[i].offset)
@@ -193,6 +216,7 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 				  2);
 		dst += rv[i].count;
 	}
+	rpmemd_hash_leave(s->set);
 	/* to little-endian in place */
 	for (uint32_t i = 0; i < total; i++)
 		le64_put((uint8_t *)&hashes[i], hashes[i]);

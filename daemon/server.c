@@ -329,6 +329,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 				       server, &srv->sessions)))
 		goto err_regions;
 	srv->sessions->tls = srv->auth->tls;
+	rpmemd_sessions_set_limits(srv->sessions, &srv->cfg.limits);
 	if ((ret = open_listeners(srv)))
 		goto err_sessions;
 	open_rdma(srv);
@@ -367,7 +368,7 @@ void rpmemd_server_delete(struct rpmemd_server **psrv)
 /*
  * reload -- SIGHUP: read the configuration again. Regions are reconciled
  * (added ones opened, removed ones closed once unused), the log level
- * and max_sessions applied; a bad configuration is logged and the old
+ * max_sessions and limits applied; a bad configuration is logged and the old
  * one kept. Listeners and the log target change only with a restart.
  */
 static void reload(struct rpmemd_server *srv)
@@ -409,6 +410,10 @@ static void reload(struct rpmemd_server *srv)
 	if (nc.max_sessions != srv->cfg.max_sessions) {
 		rpmemd_sessions_set_max(srv->sessions, nc.max_sessions);
 		INFO("reload: max_sessions is now %u", nc.max_sessions);
+	}
+	if (memcmp(&nc.limits, &srv->cfg.limits, sizeof(nc.limits))) {
+		rpmemd_sessions_set_limits(srv->sessions, &nc.limits);
+		INFO("reload: new limits apply to connections accepted from now on");
 	}
 	/* the listeners keep running on the old addresses */
 	memcpy(nc.listen, srv->cfg.listen, sizeof(nc.listen));
@@ -460,7 +465,14 @@ static void tune(int fd)
  */
 static int accept_all(struct rpmemd_server *srv, int lfd)
 {
-	for (;;) {
+	for (unsigned n = 1;; n++) {
+		/*
+		 * a flood keeps this loop busy: join the threads of the
+		 * connections it got closed as it goes, or their count
+		 * alone would refuse honest clients
+		 */
+		if (n % 16 == 0)
+			rpmemd_sessions_reap(srv->sessions);
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)

@@ -6,14 +6,15 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "proto.h"
 #include "region.h"
 
 #define RPMEMD_MAX_HANDLES 16	  /* pools open at once in one session */
-#define RPMEMD_HELLO_TIMEOUT 10	  /* seconds to wait for HELLO */
 #define RPMEMD_SEND_TIMEOUT 60	  /* seconds a reply may stay blocked */
-#define RPMEMD_THREAD_SLACK 16	  /* connections beyond max_sessions that
-				     still get a thread (to be told why) */
+#define RPMEMD_THREAD_SLACK 16	  /* connections beyond max_sessions and
+				     max_unauthenticated that still get a
+				     thread (to be told why) */
 #define RPMEMD_MAX_RDMA 32	  /* RDMA listeners (local addresses) */
 
 struct rpmemd_session;
@@ -34,6 +35,8 @@ struct rpmemd_sessions {
 	unsigned count;	      /* threads not yet reaped */
 	unsigned established; /* sessions past HELLO */
 	unsigned max_sessions;
+	struct rpmemd_limits limits;
+	unsigned unauth; /* connections before HELLO_OK (not evicted) */
 	uint32_t next_id;
 	uint64_t started_ns; /* daemon start, CLOCK_MONOTONIC */
 	uint32_t caps;	     /* RPMEM_CAP_* of the daemon */
@@ -44,6 +47,10 @@ struct rpmemd_sessions {
 	struct rpmem_tls_ctx *tls; /* every connection starts TLS; or NULL */
 	int wake_fd; /* eventfd, written when a session thread ends */
 	int stopping;
+	/* requests hashing pool data at once, at most hash_max (own lock) */
+	pthread_mutex_t hash_lock;
+	pthread_cond_t hash_cond;
+	unsigned hash_busy, hash_max;
 };
 
 /* rpmemd_sessions_new -- an empty session list over regions; fills *out */
@@ -54,6 +61,12 @@ void rpmemd_sessions_delete(struct rpmemd_sessions **set);
 
 /* rpmemd_sessions_set_max -- a new limit for sessions past HELLO */
 void rpmemd_sessions_set_max(struct rpmemd_sessions *set, unsigned max);
+/*
+ * rpmemd_sessions_set_limits -- new timeouts and limits on unauthenticated
+ * connections; a connection takes its timeouts when accepted
+ */
+void rpmemd_sessions_set_limits(struct rpmemd_sessions *set,
+				const struct rpmemd_limits *lim);
 
 /*
  * rpmemd_session_start -- serve the accepted connection fd in a new

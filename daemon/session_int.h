@@ -9,6 +9,7 @@
  *   req_pool.c, req_data.c, req_status.c   the request handlers
  *   handles.c    open pools by handle   expose.c  RDMA exposure of a pool
  *   conn.c       framing and replies    registry.c  the set of sessions
+ *   req_admin.c  KICK (an administrator ends another session)
  */
 #ifndef RPMEMD_SESSION_INT_H
 #define RPMEMD_SESSION_INT_H
@@ -45,6 +46,9 @@ struct rpmemd_session {
 	uint32_t id;
 	uint64_t started; /* unix seconds */
 	char peer[64];			/* "addr:port" */
+	char addr[64];			/* the peer's address alone */
+	uint64_t accepted_ns;		/* CLOCK_MONOTONIC */
+	struct rpmemd_limits lim;	/* the set's limits when accepted */
 	char local[RPMEMD_ADDR_MAX];	/* our address, numeric */
 	struct rpmem_rdma_srv *rdma;	/* RDMA listener on it, or NULL */
 	char holder[RPMEM_STR_MAX + 1]; /* how busy errors name us */
@@ -59,6 +63,9 @@ struct rpmemd_session {
 	uint8_t cur_xport;
 	int established;
 	int done;
+	int unauth;  /* counted in set->unauth: before HELLO_OK */
+	int evicted; /* closed to make room for a newer connection */
+	char kicked_by[RPMEM_STR_MAX + 1]; /* who ended it with KICK, or "" */
 
 	/* the session thread's own */
 	struct rpmemd_handle h[RPMEMD_MAX_HANDLES];
@@ -67,6 +74,9 @@ struct rpmemd_session {
 	char derr_msg[RPMEM_MSG_MAX + 1];
 	uint8_t req[REQ_MAX];
 	uint8_t *out; /* RPMEM_MAX_PAYLOAD, allocated on first use */
+	uint64_t hs_deadline_ns; /* the handshake's deadline, 0 after it */
+	int in_frame;		 /* a frame's header is in, its payload not */
+	uint64_t last_active_ns; /* the last request done */
 
 	/* atomics, read by STATUS */
 	uint64_t bytes_written;
@@ -117,6 +127,12 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h, void *blob,
 
 /* --- the request handlers: 0, or -errno to end the session --------------- */
 
+/*
+ * RPMEMD_HASH_SLOTS_MAX -- at most this many requests hash at once in the
+ * whole daemon (fewer on fewer CPUs), each at most RPMEM_MAX_HASH_BYTES
+ */
+#define RPMEMD_HASH_SLOTS_MAX 8
+
 int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_create(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_remove(struct rpmemd_session *s, const struct rpmem_hdr *hd);
@@ -129,6 +145,7 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_kick(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 
 /* --- handshake.c, dispatch.c --------------------------------------------- */
 
@@ -146,11 +163,21 @@ int rpmemd_serve(struct rpmemd_session *s);
 /* rpmemd_sessions_apm_cap -- RPMEM_CAP_APM if a region declares direct_pmem */
 uint32_t rpmemd_sessions_apm_cap(struct rpmemd_sessions *set);
 /*
- * rpmemd_sessions_reserve -- the id of a new connection; -EUSERS when
- * max_sessions + RPMEMD_THREAD_SLACK threads exist already
+ * rpmemd_sessions_reserve -- admit a new connection from address addr
+ * before its handshake: its id, and its limits into *lim. -EUSERS with
+ * why[] filled when addr has max_unauthenticated_per_address connections
+ * awaiting their handshake already, or when max_sessions +
+ * max_unauthenticated + RPMEMD_THREAD_SLACK threads exist. When
+ * max_unauthenticated are waiting, one from a busier address is evicted
+ * to make room, or if none is busier, -EUSERS (registry.c: evict).
  */
-int rpmemd_sessions_reserve(struct rpmemd_sessions *set, uint32_t *id);
-/* rpmemd_sessions_add -- list the new session s and start its thread fn */
+int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
+			    uint32_t *id, struct rpmemd_limits *lim,
+			    char *why, size_t wlen);
+/*
+ * rpmemd_sessions_add -- list the new session s (counted as
+ * unauthenticated) and start its thread fn
+ */
 int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			void *(*fn)(void *));
 /*
@@ -159,6 +186,25 @@ int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
  */
 int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			  const char *client, unsigned *max);
+/*
+ * rpmemd_sessions_kick -- end session id on behalf of `by`: its socket is
+ * shut down for reading, its thread tells it why and releases its pools.
+ * -ENOENT if no such established session, -EINVAL if id is self's.
+ */
+int rpmemd_sessions_kick(struct rpmemd_sessions *set,
+			 struct rpmemd_session *self, uint32_t id,
+			 const char *by, char *victim, size_t vlen);
+/*
+ * rpmemd_sessions_fate -- why s's socket was shut down under it:
+ * SESSION_EVICTED, SESSION_KICKED (who did it into by[len]) or 0
+ */
+enum { SESSION_EVICTED = 1, SESSION_KICKED = 2 };
+int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
+			 char *by, size_t len);
+/* rpmemd_hash_enter -- wait for a hashing slot (of set->hash_max) */
+void rpmemd_hash_enter(struct rpmemd_sessions *set);
+/* rpmemd_hash_leave -- give the hashing slot back */
+void rpmemd_hash_leave(struct rpmemd_sessions *set);
 /* rpmemd_sessions_leave -- s's thread ends: uncount it, wake the reaper */
 void rpmemd_sessions_leave(struct rpmemd_sessions *set,
 			   struct rpmemd_session *s);

@@ -35,8 +35,13 @@ int rpmemd_listen(const char *addr, const char *port, int *fd)
 		if (ai->ai_family == AF_INET6)
 			setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one,
 				   sizeof(one));
+		/*
+		 * a deep accept queue: under a connection flood a full
+		 * one drops SYNs, and an honest client waits 1 s or more
+		 * for its retransmission before rpmemd even sees it
+		 */
 		if (bind(s, ai->ai_addr, ai->ai_addrlen) < 0 ||
-		    listen(s, 64) < 0) {
+		    listen(s, SOMAXCONN) < 0) {
 			ret = -errno;
 			close(s);
 			continue;
@@ -90,4 +95,32 @@ int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,
 		return len;
 	return rpmem_send_frame(c, RPMEM_MSG_ERROR, id, buf, (size_t)len,
 				NULL, 0);
+}
+
+void rpmemd_refuse(struct rpmem_conn *c, uint32_t code, const char *fmt, ...)
+{
+	struct rpmem_msg_error m = { .code = code };
+	uint8_t buf[RPMEM_HDR_SIZE + RPMEM_MSG_MAX + 8];
+	va_list ap;
+
+	/* over TLS an ERROR needs a record: not before a TLS handshake */
+	if (!c->tls) {
+		va_start(ap, fmt);
+		vsnprintf(m.msg, sizeof(m.msg), fmt, ap);
+		va_end(ap);
+		int len = rpmem_error_encode(buf + RPMEM_HDR_SIZE,
+					     sizeof(buf) - RPMEM_HDR_SIZE, &m);
+		if (len >= 0) {
+			struct rpmem_hdr h = { .type = RPMEM_MSG_ERROR,
+					       .len = (uint32_t)len };
+			rpmem_hdr_encode(buf, &h);
+			ssize_t n = send(c->fd, buf, RPMEM_HDR_SIZE + (size_t)len,
+					 MSG_DONTWAIT | MSG_NOSIGNAL);
+			(void)n;
+		}
+	}
+	shutdown(c->fd, SHUT_WR);
+	for (int i = 0; i < 16; i++)
+		if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+			break;
 }

@@ -20,4 +20,15 @@ int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,
 		      const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/*
+ * rpmemd_refuse -- tell a peer we are closing its connection on us (a
+ * limit, a timeout) without ever blocking: an ERROR with request id 0 if
+ * the connection is plaintext and the socket takes it at once, then the
+ * write side shut down and what the peer sent already drained (so that
+ * the close sends FIN, not RST, and the peer can read the ERROR). The
+ * caller closes the connection.
+ */
+void rpmemd_refuse(struct rpmem_conn *c, uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif

@@ -126,25 +126,63 @@ static int tls_accept(struct rpmemd_session *s)
 	return 0;
 }
 
+/*
+ * Refusals and timeouts happen at a peer's will: each kind is logged at
+ * most a few times a second (rpmem_log_limited).
+ */
+static struct rpmem_log_limit log_refused =
+	RPMEM_LOG_LIMIT_INIT("refused connections", 5);
+static struct rpmem_log_limit log_timeouts =
+	RPMEM_LOG_LIMIT_INIT("handshake timeouts", 5);
+
+/*
+ * handshake_failed -- the handshake ended with ret: say why to a peer
+ * whose socket we shut down (evicted) or who was too slow, and log it
+ */
+static void handshake_failed(struct rpmemd_session *s, int ret)
+{
+	char by[8];
+
+	if (rpmemd_sessions_fate(s->set, s, by, sizeof(by)) ==
+	    SESSION_EVICTED) {
+		rpmem_log_limited(&log_refused, LOG_NOTICE,
+				  "connection %u from %s closed before its handshake completed, to make room for a newer one (max_unauthenticated = %u)",
+				  s->id, s->peer, s->lim.max_unauth);
+		rpmemd_refuse(&s->conn, RPMEM_E_LIMIT,
+			      "too many connections awaiting their handshake (max_unauthenticated = %u); closed to make room; retry later",
+			      s->lim.max_unauth);
+	} else if (ret == -ETIMEDOUT) {
+		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
+				  "connection %u from %s: no handshake within handshake_timeout = %u s; closed",
+				  s->id, s->peer, s->lim.handshake_timeout);
+		rpmemd_refuse(&s->conn, RPMEM_E_LIMIT,
+			      "handshake not completed within %u s (handshake_timeout); closing the connection",
+			      s->lim.handshake_timeout);
+	} else {
+		DBG("connection %u from %s closed before the handshake completed: %s",
+		    s->id, s->peer, end_reason(ret));
+	}
+}
+
 /* session_main -- the session thread */
 static void *session_main(void *arg)
 {
 	struct rpmemd_session *s = arg;
 	struct rpmemd_sessions *set = s->set;
 
-	rpmem_conn_set_rcvtimeo(&s->conn, RPMEMD_HELLO_TIMEOUT * 1000);
 	rpmem_conn_set_sndtimeo(&s->conn, RPMEMD_SEND_TIMEOUT * 1000);
 	s->auth_method = "none";
-	rpmem_conn_set_deadline(&s->conn, rpmem_now_ns() +
-					  RPMEMD_HELLO_TIMEOUT * 1000000000ull);
+	/* from accept to HELLO_OK, the TLS handshake included */
+	s->hs_deadline_ns = s->accepted_ns +
+			    s->lim.handshake_timeout * 1000000000ull;
+	rpmem_conn_set_deadline(&s->conn, s->hs_deadline_ns);
 	int ret = set->tls ? tls_accept(s) : 0;
 	if (ret == 0)
 		ret = rpmemd_handshake(s);
+	s->hs_deadline_ns = 0;
 	rpmem_conn_set_deadline(&s->conn, 0);
-	if (ret == 0) {
-		rpmem_conn_set_rcvtimeo(&s->conn, 0);
+	if (ret == 0)
 		ret = rpmemd_serve(s);
-	}
 	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
 		if (s->h[i].id)
 			handle_close(s, &s->h[i]);
@@ -155,25 +193,41 @@ static void *session_main(void *arg)
 		     (unsigned long long)s->bytes_read,
 		     (unsigned long long)s->flushes);
 	else
-		DBG("connection %u from %s closed before the handshake completed: %s",
-		    s->id, s->peer, end_reason(ret));
+		handshake_failed(s, ret);
 
 	rpmemd_sessions_leave(set, s);
 	return NULL;
 }
 
+/* peer_addr -- the numeric address of fd's peer, without the port */
+static void peer_addr(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) ||
+	    getnameinfo((struct sockaddr *)&ss, sl, buf, len, NULL, 0,
+			NI_NUMERICHOST))
+		rpmem_strlcpy(buf, "?", len);
+}
+
 int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 {
 	struct rpmemd_session *s;
+	struct rpmemd_limits lim;
+	char addr[64], why[RPMEM_MSG_MAX + 1];
 	uint32_t id;
 	int ret;
 
-	if (rpmemd_sessions_reserve(set, &id)) {
-		/* a fresh socket's buffer takes this without blocking */
+	peer_addr(fd, addr, sizeof(addr));
+	if (rpmemd_sessions_reserve(set, addr, &id, &lim, why, sizeof(why))) {
 		struct rpmem_conn c;
+		char peer[64];
 		rpmem_conn_init(&c, fd);
-		rpmemd_send_error(&c, 0, RPMEM_E_LIMIT,
-				 "too many connections; retry later");
+		rpmemd_peer_name(fd, peer, sizeof(peer));
+		rpmem_log_limited(&log_refused, LOG_NOTICE,
+				  "connection from %s refused: %s", peer, why);
+		rpmemd_refuse(&c, RPMEM_E_LIMIT, "%s", why);
 		close(fd);
 		return -EUSERS;
 	}
@@ -187,6 +241,9 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 	s->id = id;
 	s->next_handle = 1;
 	s->started = rpmem_wall_sec();
+	s->accepted_ns = rpmem_now_ns();
+	s->lim = lim;
+	rpmem_strlcpy(s->addr, addr, sizeof(s->addr));
 	rpmemd_peer_name(fd, s->peer, sizeof(s->peer));
 	local_rdma(s, fd);
 	snprintf(s->holder, sizeof(s->holder), "session %u from %s", id,

@@ -168,6 +168,16 @@ uint64_t rpmemctl_list_pool_flushes(const struct rpmemctl_list *l, unsigned i);
 
 const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s);
 
+/*
+ * rpmemctl_session_kick -- end session `id` (as rpmemctl_status_session_id
+ * lists it) on the target: its socket is shut down and its pools are
+ * released. Needs the administrator right on the target. Returns 0,
+ * -EINVAL (no such session, or sess's own), -EACCES, -ENOTSUP (a target
+ * without KICK), or another -errno (rpmemctl_session_errmsg says why).
+ * Since LIBRPMEMCTL_2.
+ */
+int rpmemctl_session_kick(struct rpmemctl_session *sess, uint32_t id);
+
 /* rpmemctl_status_get -- the daemon and its sessions */
 int rpmemctl_status_get(struct rpmemctl_session *sess,
 			struct rpmemctl_status **out);

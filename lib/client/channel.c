@@ -33,10 +33,48 @@ int client_check(struct rpmemctl_session *s)
 	return s->lost ? -ECONNRESET : 0;
 }
 
+/*
+ * take_unsolicited -- an ERROR with request id 0 (the target closing the
+ * session: a limit, a timeout, a kick, a shutdown) is the next frame and
+ * here in full: consume it, keep its message and return its code as
+ * -errno; else 0, nothing consumed. Never blocks; plaintext only (a TLS
+ * record cannot be peeked at).
+ */
+static int take_unsolicited(struct rpmemctl_session *s)
+{
+	uint8_t buf[RPMEM_HDR_SIZE + RPMEM_MSG_MAX + 8];
+	struct rpmem_msg_error m;
+	struct rpmem_hdr h;
+
+	if (s->conn.tls)
+		return 0;
+	ssize_t n = recv(s->conn.fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+	if (n < RPMEM_HDR_SIZE || rpmem_hdr_decode(buf, &h) ||
+	    h.type != RPMEM_MSG_ERROR || h.id != 0 ||
+	    h.len > (size_t)n - RPMEM_HDR_SIZE ||
+	    rpmem_error_decode(buf + RPMEM_HDR_SIZE, h.len, &m))
+		return 0;
+	n = recv(s->conn.fd, buf, RPMEM_HDR_SIZE + h.len, MSG_DONTWAIT);
+	(void)n;
+	client_seterr(s, "%s", m.msg[0] ? m.msg : rpmem_err_str(m.code));
+	int ret = rpmem_errno_from_err(m.code);
+	return ret < 0 ? ret : -EREMOTEIO;
+}
+
 int client_lost(struct rpmemctl_session *s, int err, const char *what)
 {
 	if (s->lost)
 		return -ECONNRESET;
+	if (err == -EPIPE || err == -ECONNABORTED || err == -ENOTCONN ||
+	    err == -ECONNRESET) {
+		/* the target may have said why before it closed */
+		int why = take_unsolicited(s);
+		if (why) {
+			s->lost = why;
+			shutdown(s->conn.fd, SHUT_RDWR);
+			return why;
+		}
+	}
 	if (err == -EPIPE || err == -ECONNABORTED || err == -ENOTCONN)
 		err = -ECONNRESET;
 	if (err == -ECONNRESET)
@@ -129,16 +167,14 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 			return client_lost(s, ret, what);
 		}
 		if (h->type == RPMEM_MSG_ERROR && h->id == 0) {
-			/*
-			 * unsolicited: the target refuses the connection as
-			 * a whole (TLS required, a limit, shutting down) and
-			 * closes it; its words are the error
-			 */
-			ret = recv_error(s, h, s->errmsg, sizeof(s->errmsg));
-			if (!s->lost) {
-				s->lost = ret;
-				shutdown(s->conn.fd, SHUT_RDWR);
-			}
+			/* unsolicited: the target ends the session, says why */
+			char msg[RPMEM_MSG_MAX + 1];
+			ret = recv_error(s, h, msg, sizeof(msg));
+			if (s->lost)
+				return ret;
+			client_seterr(s, "%s", msg);
+			s->lost = ret;
+			shutdown(s->conn.fd, SHUT_RDWR);
 			return ret;
 		}
 		if (h->type == RPMEM_MSG_ERROR && h->id != id &&

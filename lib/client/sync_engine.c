@@ -29,6 +29,8 @@
  * blocks), more of them in flight.
  */
 #define FINE_BATCH 4096u    /* fine blocks per HASHV request (16 MiB) */
+_Static_assert((uint64_t)FINE_BATCH * SYNC_FINE_BS <= RPMEM_MAX_HASH_BYTES,
+	       "a fine HASHV request stays within the target's hashing cap");
 #define FINE_WINDOW_V 4	    /* HASHV requests in flight */
 #define FINE_MAX 1024u	    /* fine blocks per HASH request (4 MiB) */
 #define FINE_WINDOW 32	    /* HASH requests in flight */
@@ -127,7 +129,11 @@ static uint64_t block_len(const struct sync_ctx *c, uint64_t off, uint64_t bs)
 	return c->size - off < bs ? c->size - off : bs;
 }
 
-/* coarse_next -- the next RPMEM_MAX_HASHES coarse blocks */
+/*
+ * coarse_next -- the next coarse blocks: RPMEM_MAX_HASHES, or fewer of a
+ * large block size, so that a request hashes at most RPMEM_MAX_HASH_BYTES
+ * (1 GiB: 16384 blocks of the default 64 KiB)
+ */
 static int coarse_next(void *arg, struct client_hreq *r, unsigned slot)
 {
 	struct sync_ctx *c = arg;
@@ -135,7 +141,10 @@ static int coarse_next(void *arg, struct client_hreq *r, unsigned slot)
 	if (c->next_coarse >= c->nblocks)
 		return 0;
 	uint64_t n = c->nblocks - c->next_coarse;
-	r->count = n < RPMEM_MAX_HASHES ? (uint32_t)n : RPMEM_MAX_HASHES;
+	uint64_t max = RPMEM_MAX_HASH_BYTES / c->bs;
+	if (max > RPMEM_MAX_HASHES)
+		max = RPMEM_MAX_HASHES;
+	r->count = (uint32_t)(n < max ? n : max);
 	r->bs = c->bs;
 	r->one = (struct rpmem_hash_range){ c->next_coarse * c->bs, r->count };
 	r->rv = &r->one;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "log.h"
 
@@ -130,4 +131,46 @@ void rpmem_log_set_fn(rpmem_log_fn fn, void *arg)
 	ctx.fn = fn;
 	ctx.arg = fn ? arg : NULL;
 	ctx.to_stderr = !fn && env_level() >= 0;
+}
+
+/* now_sec -- CLOCK_MONOTONIC seconds */
+static uint64_t now_sec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+int rpmem_log_limited(struct rpmem_log_limit *l, int prio, const char *fmt,
+		      ...)
+{
+	uint64_t sec = now_sec();
+	unsigned long gone = 0;
+	int ok;
+
+	pthread_mutex_lock(&l->lock);
+	if (sec != l->window) {
+		gone = l->suppressed;
+		l->window = sec;
+		l->n = 0;
+		l->suppressed = 0;
+	}
+	ok = l->n < l->per_sec;
+	if (ok)
+		l->n++;
+	else
+		l->suppressed++;
+	pthread_mutex_unlock(&l->lock);
+	if (gone)
+		rpmem_log(prio, "... %lu more %s suppressed (at most %u a second are logged)",
+			  gone, l->kind, l->per_sec);
+	if (!ok)
+		return 0;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rpmem_log(prio, "%s", msg);
+	return 1;
 }

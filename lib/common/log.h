@@ -3,6 +3,8 @@
 #ifndef RPMEM_LOG_H
 #define RPMEM_LOG_H
 
+#include <pthread.h>
+#include <stdint.h>
 #include <syslog.h>
 
 typedef void (*rpmem_log_fn)(int prio, const char *msg, void *arg);
@@ -29,6 +31,31 @@ void rpmem_log_syslog(int prio, const char *msg, void *arg);
 
 void rpmem_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * struct rpmem_log_limit -- one kind of log line that a peer can cause at
+ * will (a refused connection, a timeout): at most per_sec of them a
+ * second; the rest are counted and the count is logged with the next one
+ * that gets through ("... N more <kind> suppressed")
+ */
+struct rpmem_log_limit {
+	pthread_mutex_t lock;
+	const char *kind; /* "refused connections" */
+	unsigned per_sec;
+	uint64_t window; /* the current second, CLOCK_MONOTONIC */
+	unsigned n;	 /* lines logged in it */
+	unsigned long suppressed;
+};
+#define RPMEM_LOG_LIMIT_INIT(kind_, per_sec_)                                  \
+	{ .lock = PTHREAD_MUTEX_INITIALIZER, .kind = (kind_),                 \
+	  .per_sec = (per_sec_) }
+
+/*
+ * rpmem_log_limited -- rpmem_log(prio, ...) unless l's budget for this
+ * second is spent; returns 1 if logged, 0 if suppressed
+ */
+int rpmem_log_limited(struct rpmem_log_limit *l, int prio, const char *fmt,
+		      ...) __attribute__((format(printf, 3, 4)));
 
 #define ERR(...) rpmem_log(LOG_ERR, __VA_ARGS__)
 #define WARN(...) rpmem_log(LOG_WARNING, __VA_ARGS__)

@@ -358,6 +358,24 @@ int rpmem_handle_decode(const void *buf, size_t len, struct rpmem_msg_handle *m)
 	return dec_end(&r);
 }
 
+int rpmem_kick_encode(void *buf, size_t cap, const struct rpmem_msg_kick *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->session);
+	wbuf_u32(&w, m->flags);
+	return enc_end(&w);
+}
+
+int rpmem_kick_decode(const void *buf, size_t len, struct rpmem_msg_kick *m)
+{
+	DEC_BEGIN;
+	m->session = rbuf_u32(&r);
+	m->flags = rbuf_u32(&r);
+	if (r.err == 0 && m->flags != 0)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
 int rpmem_io_encode(void *buf, size_t cap, const struct rpmem_msg_io *m)
 {
 	ENC_BEGIN;
@@ -790,6 +808,7 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_STATUS] = "STATUS",	   [RPMEM_MSG_STATUS_REPLY] = "STATUS_REPLY",
 	[RPMEM_MSG_BYE] = "BYE",	   [RPMEM_MSG_HASHV] = "HASHV",
 	[RPMEM_MSG_STATE] = "STATE",
+	[RPMEM_MSG_KICK] = "KICK",
 };
 
 const char *rpmem_msg_type_str(uint16_t type)

@@ -18,6 +18,11 @@
 #define RPMEM_MAX_HASHES 16384u
 /* most ranges in one HASHV request: 12 + 12 * 340 = 4092 payload bytes */
 #define RPMEM_MAX_HASHV_RANGES 340u
+/*
+ * most pool bytes one HASH or HASHV request may make the target hash (its
+ * ranges' blocks, clipped to the pool); a target refuses more with LIMIT
+ */
+#define RPMEM_MAX_HASH_BYTES (1ull << 30)
 #define RPMEM_NAME_MAX 64      /* region and pool names */
 #define RPMEM_STR_MAX 255      /* peer names, sources, versions */
 #define RPMEM_MSG_MAX 1024     /* error message text */
@@ -59,7 +64,8 @@ enum rpmem_msg_type {
 	RPMEM_MSG_BYE = 21,
 	RPMEM_MSG_HASHV = 22, /* hashes of several ranges, one HASHES reply */
 	RPMEM_MSG_STATE = 23, /* SET_STATE reply if asked: state, generation */
-	RPMEM_MSG_TYPE_MAX = 23,
+	RPMEM_MSG_KICK = 24,  /* end another session (administrators) */
+	RPMEM_MSG_TYPE_MAX = 24,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -117,6 +123,7 @@ enum rpmem_ns_mode {
 #define RPMEM_CAP_HASHV (1u << 2) /* target answers HASHV requests */
 /* target answers SET_STATE with RPMEM_SET_STATE_REPLY by STATE */
 #define RPMEM_CAP_STATE (1u << 3)
+#define RPMEM_CAP_KICK (1u << 4)  /* target answers KICK requests */
 
 struct rpmem_msg_hello {
 	uint16_t ver_min;
@@ -266,6 +273,12 @@ struct rpmem_msg_hashes {
  * SET_STATE: handle u32 | state u8 | source str | [flags u32]; flags are
  * sent only when not 0 (an older target knows no flags)
  */
+/* KICK: session u32 | flags u32 (none defined: 0) */
+struct rpmem_msg_kick {
+	uint32_t session; /* the id STATUS_REPLY lists */
+	uint32_t flags;
+};
+
 struct rpmem_msg_set_state {
 	uint32_t handle;
 	uint8_t state;
@@ -368,6 +381,7 @@ RPMEM_CODEC(hashes, struct rpmem_msg_hashes);
 RPMEM_CODEC(set_state, struct rpmem_msg_set_state);
 RPMEM_CODEC(state, struct rpmem_msg_state);
 RPMEM_CODEC(status_reply, struct rpmem_msg_status_reply);
+RPMEM_CODEC(kick, struct rpmem_msg_kick);
 
 void rpmem_list_reply_free(struct rpmem_msg_list_reply *m);
 void rpmem_status_reply_free(struct rpmem_msg_status_reply *m);

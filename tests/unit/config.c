@@ -136,8 +136,52 @@ static void rpmemd_config_load__empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.require_auth, 0);
 	assert_int_equal(cfg.regions_auto, 0);
 	assert_int_equal(cfg.nregions, 0);
+	assert_int_equal(cfg.limits.handshake_timeout, 10);
+	assert_int_equal(cfg.limits.frame_timeout, 60);
+	assert_int_equal(cfg.limits.writer_idle_timeout, 600);
+	assert_int_equal(cfg.limits.max_unauth, 64);
+	assert_int_equal(cfg.limits.max_unauth_per_addr, 8);
 	assert_string_equal(err, "");
 	rpmemd_config_free(&cfg);
+}
+
+static void rpmemd_config_load__limits_group(void **state)
+{
+	(void)state;
+	assert_int_equal(load("limits = { handshake_timeout = 3;"
+			      " frame_timeout = 4; writer_idle_timeout = 0;"
+			      " max_unauthenticated = 5;"
+			      " max_unauthenticated_per_address = 6; };\n"),
+			 0);
+	assert_int_equal(cfg.limits.handshake_timeout, 3);
+	assert_int_equal(cfg.limits.frame_timeout, 4);
+	assert_int_equal(cfg.limits.writer_idle_timeout, 0);
+	assert_int_equal(cfg.limits.max_unauth, 5);
+	assert_int_equal(cfg.limits.max_unauth_per_addr, 6);
+	rpmemd_config_free(&cfg);
+	/* the ones left out keep their defaults */
+	assert_int_equal(load("limits = { frame_timeout = 7; };\n"), 0);
+	assert_int_equal(cfg.limits.frame_timeout, 7);
+	assert_int_equal(cfg.limits.handshake_timeout, 10);
+	rpmemd_config_free(&cfg);
+}
+
+static void rpmemd_config_load__limits_out_of_range_or_unknown(void **state)
+{
+	(void)state;
+	assert_int_equal(load("\nlimits = { handshake_timeout = 0; };\n"),
+			 -EINVAL);
+	at(2);
+	has("handshake_timeout");
+	has("out of range");
+	assert_int_equal(load("limits = { max_unauthenticated = 0; };\n"),
+			 -EINVAL);
+	has("max_unauthenticated");
+	assert_int_equal(load("limits = { hello_timeout = 5; };\n"), -EINVAL);
+	has("limits.hello_timeout");
+	has("unknown setting");
+	assert_int_equal(load("limits = 5;\n"), -EINVAL);
+	has("must be a group");
 }
 
 static void rpmemd_config_load__minimal_region(void **state)
@@ -765,6 +809,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rpmemd_config_load__empty_file_gives_defaults),
 		cmocka_unit_test(rpmemd_config_load__minimal_region),
+		cmocka_unit_test(rpmemd_config_load__limits_group),
+		cmocka_unit_test(
+			rpmemd_config_load__limits_out_of_range_or_unknown),
 		cmocka_unit_test(rpmemd_config_load__full_file),
 		cmocka_unit_test(rpmemd_config_load__several_regions),
 		cmocka_unit_test(

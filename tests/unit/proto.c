@@ -257,6 +257,12 @@ static void fill_handle(void *p)
 	m->handle = 0x01020304;
 }
 
+static void fill_kick(void *p)
+{
+	struct rpmem_msg_kick *m = p;
+	m->session = 0xfeedf00d;
+}
+
 static void fill_io(void *p)
 {
 	struct rpmem_msg_io *m = p;
@@ -392,6 +398,7 @@ union any_msg {
 	struct rpmem_msg_set_state set_state;
 	struct rpmem_msg_state state;
 	struct rpmem_msg_status_reply status_reply;
+	struct rpmem_msg_kick kick;
 };
 
 struct codec {
@@ -432,6 +439,7 @@ WRAP(hashes, struct rpmem_msg_hashes)
 WRAP(set_state, struct rpmem_msg_set_state)
 WRAP(state, struct rpmem_msg_state)
 WRAP(status_reply, struct rpmem_msg_status_reply)
+WRAP(kick, struct rpmem_msg_kick)
 
 static void list_reply_fini(void *m)
 {
@@ -494,7 +502,7 @@ static void hashes_cmp(const void *pa, const void *pb)
 enum {
 	C_hello, C_hello_ok, C_error, C_list, C_list_reply, C_create,
 	C_remove, C_open, C_open_ok, C_handle, C_io, C_flush, C_hash,
-	C_hashv, C_hashes, C_set_state, C_state, C_status_reply, C_NUM
+	C_hashv, C_hashes, C_set_state, C_state, C_status_reply, C_kick, C_NUM
 };
 
 #define CODEC(n, T, fi, cm)                                                   \
@@ -521,6 +529,7 @@ static const struct codec codecs[C_NUM] = {
 	CODEC(state, struct rpmem_msg_state, NULL, NULL),
 	CODEC(status_reply, struct rpmem_msg_status_reply, status_reply_fini,
 	      status_reply_cmp),
+	CODEC(kick, struct rpmem_msg_kick, NULL, NULL),
 };
 
 /* encode_sample -- the sample message of c encoded into buf; its length */
@@ -1492,6 +1501,24 @@ static void rpmem_state_decode__bad_state_is_ebadmsg(void **state)
 	}
 }
 
+static void rpmem_kick_decode__nonzero_flags_is_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_kick];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	pb_u32(&p, 7);
+	pb_u32(&p, 0);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.kick.session, 7);
+	for (unsigned bit = 0; bit < 32; bit++) {
+		struct pb q = { .len = 0 };
+		pb_u32(&q, 7);
+		pb_u32(&q, 1u << bit);
+		expect_fail(c, q.b, q.len, -EBADMSG);
+	}
+}
+
 /* --- LIST_REPLY ---------------------------------------------------------- */
 
 static void put_region(struct pb *p, const char *name, uint8_t type)
@@ -2300,6 +2327,7 @@ int main(void)
 		T(rpmem_set_state_decode__partial_or_long_flags_are_ebadmsg),
 		T(rpmem_set_state_decode__unknown_flag_is_ebadmsg),
 		T(rpmem_state_decode__bad_state_is_ebadmsg),
+		T(rpmem_kick_decode__nonzero_flags_is_ebadmsg),
 		T(rpmem_list_reply_decode__empty_lists_round_trip),
 		T(rpmem_list_reply_decode__bad_region_type_is_ebadmsg),
 		T(rpmem_list_reply_decode__bad_pool_state_is_ebadmsg),

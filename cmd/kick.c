@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* kick.c -- rpmemctl kick: end another session on a target */
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "json.h"
+
+static const char kick_usage[] =
+	"usage: rpmemctl kick [options] HOST[:PORT] SESSION_ID\n"
+	"\n"
+	"End a session on the target ('rpmemctl status' lists them): its\n"
+	"connection is closed and the pools it holds are released.\n"
+	"\n"
+	"  -j, --json             one JSON object on stdout\n"
+	"  -v, --verbose          more detail on stderr\n"
+	"  -q, --quiet            no informational lines\n"
+	"  -h, --help             this help\n";
+
+static const struct option kick_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "json", no_argument, NULL, 'j' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* parse_id -- a session id: 1 .. 2^32 - 1, decimal */
+static int parse_id(const char *s, uint32_t *id)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v == 0 || v > UINT32_MAX)
+		return -EINVAL;
+	*id = (uint32_t)v;
+	return 0;
+}
+
+/* cmd_kick -- rpmemctl kick */
+int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct rpmemctl_session *sess = NULL;
+	struct rpmem_target t;
+	char hp[300];
+	struct json j;
+	uint32_t id;
+	int c, ret, code = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
+			       kick_opts, kick_usage, &code)) != -1) {
+		switch (c) {
+		case -2:
+			return code;
+		case 'j':
+			ctx->json = 1;
+			break;
+		}
+	}
+	code = cmd_check_args(ctx, argc, argv, 2, 2);
+	if (code)
+		return code;
+	code = cmd_parse_target(ctx, argv[optind], RPMEM_TARGET_NO_PATH, &t);
+	if (code)
+		return code;
+	if (parse_id(argv[optind + 1], &id))
+		return cmd_usage_error(ctx, "'%s' is not a session id (a number from 'rpmemctl status')",
+				       argv[optind + 1]);
+	cmd_hostport(&t, hp, sizeof(hp));
+
+	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
+	if (code)
+		return code;
+	ret = rpmemctl_session_kick(sess, id);
+	if (ret) {
+		code = cmd_remote_err(ctx, sess, ret,
+				      ret == -EINVAL ? "see 'rpmemctl status'" :
+						       NULL,
+				      "cannot end session %u on %s", id, hp);
+		goto out;
+	}
+	if (ctx->json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "target", hp);
+		json_u64(&j, "session", id);
+		json_bool(&j, "kicked", 1);
+		json_end(&j);
+	} else {
+		cmd_info(ctx, "ended session %u on %s", id, hp);
+	}
+out:
+	rpmemctl_session_close(&sess);
+	return code;
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# hostile.py -- hostile and slow rpmem peers for the BATS suites and the bench
+"""Usage: hostile.py PORT COMMAND [ARGS]
+
+  hello [SRC]             HELLO (from source address SRC); print
+                          "HELLO_OK" or the ERROR
+  trickle INTERVAL [SRC]  send HELLO one byte every INTERVAL s (from
+                          source address SRC); print "closed after S s"
+                          and the ERROR the target sent, once closed
+  stall-write POOL        HELLO, open r1/POOL read-write, send a WRITE
+                          header and half its data, then wait; print the
+                          session id, then what the target says on close
+  idle-writer POOL        HELLO, open r1/POOL read-write, wait; as above
+  hashv POOL BS N         HELLO, open r1/POOL, one HASHV of N ranges that
+                          each cover the pool in blocks of BS; print the
+                          reply ("HASHES n" or "ERROR code msg")
+  flood N SRC...          hold N connections from the source addresses
+                          SRC (round robin): a third idle, a third
+                          trickling HELLO, a third sending garbage; open a
+                          new one whenever the target closes one; run
+                          until killed; print "open N" once all are up
+"""
+import os
+import selectors
+import socket
+import struct
+import sys
+import time
+
+MAGIC = 0x4D4D5052
+HELLO, HELLO_OK, ERROR, OK, OPEN, OPEN_OK = 1, 2, 3, 4, 9, 10
+WRITE, HASHES, HASHV = 12, 17, 22
+
+
+def frame(mtype, rid, payload=b""):
+    """one frame: header + payload"""
+    return struct.pack("<IHHII", MAGIC, mtype, 0, rid, len(payload)) + payload
+
+
+def wstr(s):
+    """str(N) on the wire"""
+    b = s.encode()
+    return struct.pack("<H", len(b)) + b
+
+
+def hello_payload():
+    return struct.pack("<HHH", 1, 1, 0) + wstr("hostile.py") + struct.pack("<H", 0)
+
+
+def recv_full(s, n):
+    buf = b""
+    while len(buf) < n:
+        c = s.recv(n - len(buf))
+        if not c:
+            raise ConnectionResetError("closed")
+        buf += c
+    return buf
+
+
+def recv_frame(s):
+    """(type, id, payload) of the next frame"""
+    _, t, _, rid, ln = struct.unpack("<IHHII", recv_full(s, 16))
+    return t, rid, recv_full(s, ln)
+
+
+def error_text(payload):
+    code, ln = struct.unpack("<IH", payload[:6])
+    return "ERROR %d %s" % (code, payload[6 : 6 + ln].decode(errors="replace"))
+
+
+def connect(port, src=None):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if src:
+        s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def session(port, pool):
+    """HELLO and OPEN r1/pool read-write: (socket, session id, handle, size)"""
+    s = connect(port)
+    s.sendall(frame(HELLO, 1, hello_payload()))
+    t, _, p = recv_frame(s)
+    if t != HELLO_OK:
+        sys.exit("no HELLO_OK: " + error_text(p))
+    sid = struct.unpack("<I", p[2:6])[0]
+    s.sendall(frame(OPEN, 2, wstr("r1") + wstr(pool) + bytes([1, 0])))
+    t, _, p = recv_frame(s)
+    if t != OPEN_OK:
+        sys.exit("no OPEN_OK: " + error_text(p))
+    handle, size = struct.unpack("<IQ", p[:12])
+    return s, sid, handle, size
+
+
+def wait_close(s, t0):
+    """wait until the target closes s; print what it said and when"""
+    said = ""
+    try:
+        while True:
+            t, rid, p = recv_frame(s)
+            if t == ERROR:
+                said = " id %d %s" % (rid, error_text(p))
+    except (ConnectionResetError, OSError):
+        pass
+    print("closed after %.1f s%s" % (time.monotonic() - t0, said), flush=True)
+
+
+def cmd_hello(port, src=None):
+    s = connect(port, src)
+    s.sendall(frame(HELLO, 1, hello_payload()))
+    t, _, p = recv_frame(s)
+    print("HELLO_OK" if t == HELLO_OK else error_text(p))
+
+
+def cmd_trickle(port, interval, src=None):
+    s = connect(port, src)
+    t0 = time.monotonic()
+    data = frame(HELLO, 1, hello_payload())
+    s.settimeout(float(interval))
+    got = b""
+    for i in range(len(data) - 1):
+        try:
+            s.send(data[i : i + 1])
+        except OSError:
+            break
+        try:
+            c = s.recv(4096)
+            got += c
+            if not c:
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+    said = ""
+    if len(got) >= 16 and struct.unpack("<IHHII", got[:16])[1] == ERROR:
+        said = " " + error_text(got[16:])
+    print("closed after %.1f s%s" % (time.monotonic() - t0, said), flush=True)
+
+
+def cmd_stall_write(port, pool):
+    s, sid, handle, _ = session(port, pool)
+    n = 1 << 20
+    whole = frame(WRITE, 3, struct.pack("<IQI", handle, 0, n) + bytes(n))
+    s.sendall(whole[: 16 + 16 + n // 2])
+    print("session %d" % sid, flush=True)
+    wait_close(s, time.monotonic())
+
+
+def cmd_idle_writer(port, pool):
+    s, sid, _, _ = session(port, pool)
+    print("session %d" % sid, flush=True)
+    wait_close(s, time.monotonic())
+
+
+def cmd_hashv(port, pool, bs, n):
+    s, _, handle, _ = session(port, pool)
+    bs, n = int(bs), int(n)
+    body = struct.pack("<III", handle, bs, n) + struct.pack("<QI", 0, 1) * n
+    t0 = time.monotonic()
+    s.sendall(frame(HASHV, 3, body))
+    t, _, p = recv_frame(s)
+    dt = time.monotonic() - t0
+    if t == HASHES:
+        print("HASHES %d in %.2f s" % (struct.unpack("<I", p[:4])[0], dt))
+    else:
+        print(error_text(p))
+
+
+def cmd_flood(port, n, srcs):
+    n = int(n)
+    sel = selectors.DefaultSelector()
+    hello = frame(HELLO, 1, hello_payload())
+    state = {}  # socket -> [kind, bytes sent]
+    k = 0
+
+    def open_one():
+        nonlocal k
+        kind = k % 3
+        src = srcs[k % len(srcs)]
+        k += 1
+        try:
+            s = connect(port, src)
+        except OSError:
+            return False
+        s.setblocking(False)
+        state[s] = [kind, 0]
+        sel.register(s, selectors.EVENT_READ)
+        return True
+
+    while len(state) < n:
+        if not open_one():
+            time.sleep(0.01)
+    print("open %d" % len(state), flush=True)
+    last = time.monotonic()
+    while True:
+        for key, _ in sel.select(timeout=1.0):
+            s = key.fileobj
+            try:
+                if s.recv(65536):
+                    continue
+            except BlockingIOError:
+                continue
+            except OSError:
+                pass
+            sel.unregister(s)
+            s.close()
+            del state[s]
+            # the attacker comes straight back
+            open_one()
+        now = time.monotonic()
+        if now - last >= 1.0:
+            last = now
+            for s, st in list(state.items()):
+                try:
+                    if st[0] == 1 and st[1] < len(hello) - 1:
+                        s.send(hello[st[1] : st[1] + 1])
+                        st[1] += 1
+                    elif st[0] == 2:
+                        s.send(os.urandom(7))
+                except OSError:
+                    pass
+            while len(state) < n and open_one():
+                pass
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    port, cmd, args = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+    if cmd == "hello":
+        cmd_hello(port, *args)
+    elif cmd == "trickle":
+        cmd_trickle(port, *args)
+    elif cmd == "stall-write":
+        cmd_stall_write(port, args[0])
+    elif cmd == "idle-writer":
+        cmd_idle_writer(port, args[0])
+    elif cmd == "hashv":
+        cmd_hashv(port, *args)
+    elif cmd == "flood":
+        cmd_flood(port, args[0], args[1:])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
