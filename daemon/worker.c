@@ -65,6 +65,10 @@ static const char *end_reason(int ret)
 	}
 }
 
+/* failed authentications, at a peer's will: a few a second are logged */
+static struct rpmem_log_limit log_auth =
+	RPMEM_LOG_LIMIT_INIT("failed authentications", 5);
+
 /*
  * linger -- after refusing a connection (a TLS alert or a plaintext
  * ERROR sent): stop writing and drain what the client sent for up to a
@@ -104,8 +108,9 @@ static int tls_accept(struct rpmemd_session *s)
 		return n == 0 ? -ECONNRESET :
 		       errno == EAGAIN ? -ETIMEDOUT : -errno;
 	if (first != 0x16) { /* TLS record type "handshake" */
-		NOTICE("connection %u from %s: refused: the client does not use TLS",
-		       s->id, s->peer);
+		rpmem_log_limited(&log_auth, LOG_NOTICE,
+				  "connection %u from %s: refused: the client does not use TLS",
+				  s->id, s->peer);
 		rpmemd_send_error(&s->conn, 0, RPMEM_E_AUTH,
 				  "this target requires TLS: give rpmemctl credentials (--psk-file, or --tls-ca with --tls-cert and --tls-key, or rpmemctl.conf; see rpmemctl(1))");
 		linger(s);
@@ -114,7 +119,8 @@ static int tls_accept(struct rpmemd_session *s)
 	int ret = rpmem_tls_start(s->set->tls, &s->conn, NULL, err,
 				  sizeof(err));
 	if (ret) {
-		NOTICE("connection %u from %s: %s", s->id, s->peer, err);
+		rpmem_log_limited(&log_auth, LOG_NOTICE, "connection %u from %s: %s",
+				  s->id, s->peer, err);
 		linger(s);
 		return ret;
 	}
