@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "log.h"
 #include "session_int.h"
 #include "util.h"
@@ -51,6 +52,7 @@ void rpmemd_sessions_delete(struct rpmemd_sessions **pset)
 	if (!set)
 		return;
 	pthread_mutex_destroy(&set->lock);
+	rpmemd_access_delete(&set->access);
 	close(set->wake_fd);
 	free(set);
 	*pset = NULL;
@@ -198,7 +200,8 @@ void rpmemd_sessions_leave(struct rpmemd_sessions *set,
 }
 
 int rpmemd_sessions_info(struct rpmemd_sessions *set,
-			 struct rpmem_msg_status_reply *rep)
+			 struct rpmem_msg_status_reply *rep,
+			 const char *identity)
 {
 	uint32_t apm = rpmemd_sessions_apm_cap(set);
 
@@ -212,7 +215,8 @@ int rpmemd_sessions_info(struct rpmemd_sessions *set,
 			       sizeof(*rep->sessions));
 	for (struct rpmemd_session *o = set->head; o && rep->sessions;
 	     o = o->next) {
-		if (!o->established || o->done)
+		if (!o->established || o->done ||
+		    (identity && strcmp(o->identity, identity)))
 			continue;
 		struct rpmem_session_info *si =
 			&rep->sessions[rep->nsessions++];
