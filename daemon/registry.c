@@ -34,7 +34,7 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 	set->next_id = 1;
 	set->started_ns = rpmem_now_ns();
 	/* RPMEM_CAP_RDMA: set by the server with set->rdma */
-	set->caps = RPMEM_CAP_HASHV | RPMEM_CAP_STATE;
+	set->caps = RPMEM_CAP_HASHV | RPMEM_CAP_STATE | RPMEM_CAP_IDENTITY;
 	rpmem_strlcpy(set->server, server, sizeof(set->server));
 	*out = set;
 	return 0;
@@ -199,6 +199,16 @@ void rpmemd_sessions_leave(struct rpmemd_sessions *set,
 		WARN("session %u: wake-up: %s", s->id, strerror(errno));
 }
 
+/* auth_kind -- a session's auth_method as STATUS_REPLY carries it */
+static uint8_t auth_kind(const char *method)
+{
+	if (method && !strcmp(method, "psk"))
+		return RPMEM_AUTH_PSK;
+	if (method && !strcmp(method, "x509"))
+		return RPMEM_AUTH_X509;
+	return RPMEM_AUTH_NONE;
+}
+
 int rpmemd_sessions_info(struct rpmemd_sessions *set,
 			 struct rpmem_msg_status_reply *rep,
 			 const char *identity)
@@ -221,6 +231,8 @@ int rpmemd_sessions_info(struct rpmemd_sessions *set,
 		struct rpmem_session_info *si =
 			&rep->sessions[rep->nsessions++];
 		si->id = o->id;
+		rpmem_strlcpy(si->identity, o->identity, sizeof(si->identity));
+		si->auth = auth_kind(o->auth_method);
 		rpmem_strlcpy(si->peer, o->peer, sizeof(si->peer));
 		rpmem_strlcpy(si->client, o->client, sizeof(si->client));
 		si->xport = o->cur_xport;
