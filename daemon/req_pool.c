@@ -91,7 +91,8 @@ int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		v[0] = r;
 		n = 1;
 	} else {
-		ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_READ, NULL, &ok);
+		ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_READ, NULL,
+					 &ok);
 		if (ret || !ok)
 			return ret;
 		if (rpmemd_regions_get_all(s->set->regions, &v, &n))

@@ -26,8 +26,9 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	/* with a PSK file: over TLS as its identity */
-	if (argc == 4 && (rpmemctl_session_cfg_new(&cfg) ||
-			  rpmemctl_session_cfg_set_psk_file(cfg, argv[3], NULL))) {
+	if (argc == 4 &&
+	    (rpmemctl_session_cfg_new(&cfg) ||
+	     rpmemctl_session_cfg_set_psk_file(cfg, argv[3], NULL))) {
 		fprintf(stderr, "hold_pool: %s: %s\n", argv[3],
 			rpmemctl_strerror(-EINVAL));
 		return 2;

@@ -166,7 +166,7 @@ static void capture(int prio, const char *msg, void *arg)
 	strcat(logged, "\n");
 }
 
-static void rpmemd_access_warn__tls_without_rules_and_unknown_regions(
+static void rpmemd_access_warn__no_rules_or_unknown_regions(
 	void **state)
 {
 	(void)state;
@@ -206,7 +206,8 @@ static void rpmemd_access_warn__tls_without_rules_and_unknown_regions(
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(rpmemd_access_allows__writer_on_its_regions_only),
+		cmocka_unit_test(
+			rpmemd_access_allows__writer_on_its_regions_only),
 		cmocka_unit_test(
 			rpmemd_access_allows__rules_of_one_identity_add_up),
 		cmocka_unit_test(rpmemd_access_allows__star_is_every_region),
@@ -220,7 +221,7 @@ int main(void)
 		cmocka_unit_test(rpmemd_access_new__copies_the_rules),
 		cmocka_unit_test(rpmemd_right_str__names),
 		cmocka_unit_test(
-			rpmemd_access_warn__tls_without_rules_and_unknown_regions),
+			rpmemd_access_warn__no_rules_or_unknown_regions),
 	};
 	return cmocka_run_group_tests_name("access", tests, setup, teardown);
 }

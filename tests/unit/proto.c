@@ -2101,8 +2101,7 @@ static void rpmem_status_decode__empty_payload_is_no_flags(void **state)
 	assert_int_equal(m.status.flags, 0);
 }
 
-static void rpmem_status_decode__zero_unknown_or_partial_flags_are_ebadmsg(
-	void **state)
+static void rpmem_status_decode__bad_flags_are_ebadmsg(void **state)
 {
 	(void)state;
 	const struct codec *c = &codecs[C_status];
@@ -2490,7 +2489,7 @@ int main(void)
 		T(rpmem_status_reply_free__twice_is_harmless),
 		T(rpmem_status_encode__flags_only_when_set),
 		T(rpmem_status_decode__empty_payload_is_no_flags),
-		T(rpmem_status_decode__zero_unknown_or_partial_flags_are_ebadmsg),
+		T(rpmem_status_decode__bad_flags_are_ebadmsg),
 		T(rpmem_status_reply_decode__identity_limits_and_auth),
 		T(rpmem_status_reply_decode__layouts_do_not_mix),
 		T(rpmem_status_reply__unknown_flags_are_einval),
