@@ -531,6 +531,9 @@ int cmd_remote_err(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	/* on an open session, EPERM is only ever the target's DENIED */
+	if (!hint && err == -EPERM)
+		hint = "the target's access rules (rpmemd.conf) do not allow it";
 	if (!hint)
 		hint = cmd_hint(err);
 	if (strstr(msg, hint)) /* the target said it already */

@@ -54,6 +54,24 @@ static void namespaces_json(struct json *j, const struct rpmemctl_status *st)
 	json_arr_end(j);
 }
 
+/*
+ * session_identity_json -- "identity" and "auth" of session i: null
+ * both from a target that does not report them
+ */
+static void session_identity_json(struct json *j,
+				  const struct rpmemctl_status *st, unsigned i)
+{
+	const char *auth = rpmemctl_status_session_auth(st, i);
+
+	if (!auth || !auth[0]) {
+		json_null(j, "identity");
+		json_null(j, "auth");
+		return;
+	}
+	json_str(j, "identity", rpmemctl_status_session_identity(st, i));
+	json_str(j, "auth", auth);
+}
+
 /* status_json -- the daemon, its namespaces, the listing and the sessions */
 static void status_json(const char *hp, const struct rpmemctl_status *st,
 			const struct rpmemctl_list *l)
@@ -77,6 +95,7 @@ static void status_json(const char *hp, const struct rpmemctl_status *st,
 		json_u64(&j, "id", rpmemctl_status_session_id(st, i));
 		json_str(&j, "peer", rpmemctl_status_session_peer(st, i));
 		json_str(&j, "client", rpmemctl_status_session_client(st, i));
+		session_identity_json(&j, st, i);
 		json_str(&j, "transport",
 			 rpmemctl_status_session_transport(st, i));
 		json_str(&j, "pool", rpmemctl_status_session_pool(st, i));
@@ -176,10 +195,10 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 			const struct rpmemctl_status *st,
 			const struct rpmemctl_list *l)
 {
-	static const char *const shdr[] = { "ID", "PEER", "CLIENT",
-					    "TRANSPORT", "POOL", "MODE",
-					    "WRITTEN", "READ", "FLUSHES",
-					    "LAST FLUSH" };
+	static const char *const shdr[] = { "ID", "PEER", "IDENTITY",
+					    "CLIENT", "TRANSPORT", "POOL",
+					    "MODE", "WRITTEN", "READ",
+					    "FLUSHES", "LAST FLUSH" };
 	char up[32], b[5][32];
 	struct cmd_table t;
 	unsigned i;
@@ -210,16 +229,17 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 		return ret;
 	fputc('\n', stdout);
 
-	ret = cmd_table_init(&t, 10, (1u << 0) | (1u << 6) | (1u << 7) |
-			     (1u << 8) | (1u << 9), shdr);
+	ret = cmd_table_init(&t, 11, (1u << 0) | (1u << 7) | (1u << 8) |
+			     (1u << 9) | (1u << 10), shdr);
 	for (i = 0; !ret && i < rpmemctl_status_session_count(st); i++) {
 		uint64_t wr = rpmemctl_status_session_bytes_written(st, i);
 		uint64_t rd = rpmemctl_status_session_bytes_read(st, i);
 		uint64_t ns = rpmemctl_status_session_last_flush_ns(st, i);
-		const char *row[10] = {
+		const char *row[11] = {
 			cmd_fmt_u64(rpmemctl_status_session_id(st, i), b[0],
 				    32),
 			rpmemctl_status_session_peer(st, i),
+			rpmemctl_status_session_identity(st, i),
 			rpmemctl_status_session_client(st, i),
 			rpmemctl_status_session_transport(st, i),
 			rpmemctl_status_session_pool(st, i),

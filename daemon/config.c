@@ -459,6 +459,182 @@ static int parse_tls(struct cfg_ctx *c, const config_setting_t *root,
 	return 0;
 }
 
+/* identity_valid -- 1..128 bytes, no control characters, not "*" */
+static int identity_valid(const char *id)
+{
+	size_t n = strlen(id);
+	if (n == 0 || n > RPMEM_IDENTITY_MAX || !strcmp(id, "*"))
+		return 0;
+	for (; *id; id++)
+		if ((unsigned char)*id < 0x20 || *id == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* str_list -- s is a list or array of strings (NULL: not given) */
+static int str_list(struct cfg_ctx *c, const config_setting_t *s,
+		    const char *what, int *n)
+{
+	int t = s ? config_setting_type(s) : CONFIG_TYPE_NONE;
+	*n = 0;
+	if (!s)
+		return 0;
+	if (t != CONFIG_TYPE_LIST && t != CONFIG_TYPE_ARRAY)
+		return cfg_err(c, s, what,
+			       "must be a list of strings, e.g. [ \"read\" ]");
+	*n = config_setting_length(s);
+	for (int i = 0; i < *n; i++) {
+		const config_setting_t *e =
+			config_setting_get_elem(s, (unsigned)i);
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return cfg_err(c, e, what, "must be a list of strings");
+	}
+	return 0;
+}
+
+/* parse_rights -- rights = [ "read", "write", "admin" ] into *out */
+static int parse_rights(struct cfg_ctx *c, const config_setting_t *g,
+			const char *pfx, unsigned *out)
+{
+	const config_setting_t *s = config_setting_get_member(g, "rights");
+	char what[64];
+	int n, ret;
+
+	snprintf(what, sizeof(what), "%srights", pfx);
+	if (!s)
+		return cfg_err(c, g, what, "missing");
+	if ((ret = str_list(c, s, what, &n)))
+		return ret;
+	if (n == 0)
+		return cfg_err(c, s, what,
+			       "needs at least one of read, write, admin");
+	*out = 0;
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e =
+			config_setting_get_elem(s, (unsigned)i);
+		const char *v = config_setting_get_string(e);
+		if (!strcmp(v, "read"))
+			*out |= RPMEMD_RIGHT_READ;
+		else if (!strcmp(v, "write")) /* a writer reads to sync */
+			*out |= RPMEMD_RIGHT_WRITE | RPMEMD_RIGHT_READ;
+		else if (!strcmp(v, "admin"))
+			*out |= RPMEMD_RIGHT_ADMIN;
+		else
+			return cfg_err(c, e, what,
+				       "'%s' is not one of read, write, admin",
+				       v);
+	}
+	return 0;
+}
+
+/* add_rule -- one (identity, region) entry of the access list */
+static int add_rule(struct cfg_ctx *c, const config_setting_t *g,
+		    struct rpmemd_config *cfg, const char *id,
+		    const char *region, unsigned rights)
+{
+	struct rpmemd_access_rule *v, *r;
+
+	if (cfg->naccess >= RPMEMD_MAX_ACCESS)
+		return cfg_err(c, g, "access",
+			       "at most %d identity and region pairs",
+			       RPMEMD_MAX_ACCESS);
+	v = realloc(cfg->access, (cfg->naccess + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	cfg->access = v;
+	r = &v[cfg->naccess++];
+	memset(r, 0, sizeof(*r));
+	rpmem_strlcpy(r->identity, id, sizeof(r->identity));
+	rpmem_strlcpy(r->region, region, sizeof(r->region));
+	r->rights = rights;
+	r->line = config_setting_source_line(g);
+	return 0;
+}
+
+/*
+ * parse_access_rule -- { identity = "..."; regions = [ ... ];
+ * rights = [ ... ]; }: read and write name their regions ("*": all);
+ * admin is daemon-wide and takes none
+ */
+static int parse_access_rule(struct cfg_ctx *c, const config_setting_t *g,
+			     int idx, struct rpmemd_config *cfg)
+{
+	static const char *const known[] = { "identity", "regions", "rights",
+					     NULL };
+	const config_setting_t *rs;
+	char pfx[32], what[64];
+	const char *id;
+	unsigned rights = 0;
+	int n, ret;
+
+	snprintf(pfx, sizeof(pfx), "access[%d].", idx);
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return cfg_err(c, g, pfx,
+			       "must be a group: { identity = \"...\"; regions = [ ... ]; rights = [ ... ]; }");
+	if ((ret = check_known(c, g, pfx, known)))
+		return ret;
+	snprintf(what, sizeof(what), "%sidentity", pfx);
+	if ((ret = get_str(c, g, "identity", what, &id)))
+		return ret;
+	if (!id)
+		return cfg_err(c, g, what, "missing");
+	if (!identity_valid(id))
+		return cfg_err(c, config_setting_get_member(g, "identity"),
+			       what,
+			       "'%s' is not an identity (1-%d characters, no control characters; a PSK identity or a certificate's name, no wildcard)",
+			       id, RPMEM_IDENTITY_MAX);
+	if ((ret = parse_rights(c, g, pfx, &rights)))
+		return ret;
+
+	snprintf(what, sizeof(what), "%sregions", pfx);
+	rs = config_setting_get_member(g, "regions");
+	if ((ret = str_list(c, rs, what, &n)))
+		return ret;
+	if (!(rights & (RPMEMD_RIGHT_READ | RPMEMD_RIGHT_WRITE))) {
+		if (rs)
+			return cfg_err(c, rs, what,
+				       "admin is daemon-wide and takes no regions; give read or write in the same rule, or drop regions");
+		return add_rule(c, g, cfg, id, "", rights);
+	}
+	if (n == 0)
+		return cfg_err(c, rs ? rs : g, what,
+			       "%s: read and write need the regions they apply to (\"*\" for every region)",
+			       rs ? "empty" : "missing");
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e =
+			config_setting_get_elem(rs, (unsigned)i);
+		const char *r = config_setting_get_string(e);
+		if (strcmp(r, "*") && !rpmem_name_valid(r))
+			return cfg_err(c, e, what,
+				       "'%s' is not a region name (1-64 of letters, digits, '.', '_', '-'; not starting with '.') or \"*\"",
+				       r);
+		if ((ret = add_rule(c, g, cfg, id, r, rights)))
+			return ret;
+	}
+	return 0;
+}
+
+/* parse_access -- access = ( { identity = ...; }, ... ) */
+static int parse_access(struct cfg_ctx *c, const config_setting_t *root,
+			struct rpmemd_config *cfg)
+{
+	const config_setting_t *s = config_setting_get_member(root, "access");
+	if (!s)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_LIST)
+		return cfg_err(c, s, "access",
+			       "must be a list: access = ( { identity = \"...\"; regions = [ \"r1\" ]; rights = [ \"read\" ]; }, ... );");
+	cfg->has_access = 1;
+	int n = config_setting_length(s);
+	for (int i = 0; i < n; i++) {
+		int ret = parse_access_rule(
+			c, config_setting_get_elem(s, (unsigned)i), i, cfg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* parse_auth -- auth = { require_auth = false; } (reserved) */
 static int parse_auth(struct cfg_ctx *c, const config_setting_t *root,
 		      struct rpmemd_config *cfg)
@@ -539,7 +715,7 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 	static const char *const known[] = {
 		"listen", "port", "log", "max_sessions", "regions",
 		"regions_auto", "auth", "allow_insecure_remote", "tls",
-		"limits", NULL
+		"limits", "access", NULL
 	};
 	long long v;
 	int ret;
@@ -572,6 +748,8 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 	if ((ret = parse_tls(c, root, cfg)))
 		return ret;
 	if ((ret = parse_regions(c, root, cfg)))
+		return ret;
+	if ((ret = parse_access(c, root, cfg)))
 		return ret;
 
 	/* a non-loopback listener requires TLS, or the explicit opt-out */
@@ -697,4 +875,8 @@ void rpmemd_config_free(struct rpmemd_config *cfg)
 	free(cfg->regions);
 	cfg->regions = NULL;
 	cfg->nregions = 0;
+	free(cfg->access);
+	cfg->access = NULL;
+	cfg->naccess = 0;
+	cfg->has_access = 0;
 }

@@ -12,6 +12,14 @@
 #define RPMEMD_MAX_LISTEN 16
 #define RPMEMD_MAX_REGIONS 256
 #define RPMEMD_ADDR_MAX 64
+#define RPMEMD_MAX_ACCESS 4096 /* (identity, region) entries of access */
+
+/* rights an access rule grants (write includes read) */
+enum rpmemd_right {
+	RPMEMD_RIGHT_READ = 1u << 0,  /* list, pool status, verify, pull */
+	RPMEMD_RIGHT_WRITE = 1u << 1, /* create, mirror, sync, remove */
+	RPMEMD_RIGHT_ADMIN = 1u << 2, /* every session in STATUS, kick */
+};
 
 enum rpmemd_log_target {
 	RPMEMD_LOG_STDERR = 0,
@@ -47,6 +55,18 @@ struct rpmemd_limits {
 	unsigned max_unauth_per_addr; /* ... from one source address */
 };
 
+/*
+ * One (identity, region) entry of the access list: a rule naming n
+ * regions becomes n entries; an admin-only rule one entry with region "".
+ * Region "*" is every region.
+ */
+struct rpmemd_access_rule {
+	char identity[RPMEM_IDENTITY_MAX + 1];
+	char region[RPMEM_NAME_MAX + 1];
+	unsigned rights; /* RPMEMD_RIGHT_*, write with read */
+	unsigned line;	 /* in the configuration file, for warnings */
+};
+
 struct rpmemd_config {
 	char file[RPMEM_STR_MAX + 1];
 	unsigned nlisten;
@@ -60,6 +80,9 @@ struct rpmemd_config {
 	int require_auth;	   /* auth.require_auth (reserved) */
 	int allow_insecure_remote; /* non-loopback listeners without TLS */
 	struct rpmemd_tls_cfg tls;
+	int has_access; /* an access list is present (maybe empty) */
+	unsigned naccess;
+	struct rpmemd_access_rule *access; /* owned; rpmemd_config_free */
 	unsigned nregions;
 	struct rpmemd_region_cfg *regions; /* owned; rpmemd_config_free */
 };

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "log.h"
 #include "session_int.h"
 #include "util.h"
@@ -43,7 +44,8 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 	set->next_id = 1;
 	set->started_ns = rpmem_now_ns();
 	/* RPMEM_CAP_RDMA: set by the server with set->rdma */
-	set->caps = RPMEM_CAP_HASHV | RPMEM_CAP_STATE | RPMEM_CAP_KICK;
+	set->caps = RPMEM_CAP_HASHV | RPMEM_CAP_STATE | RPMEM_CAP_KICK |
+		    RPMEM_CAP_IDENTITY;
 	rpmem_strlcpy(set->server, server, sizeof(set->server));
 	set->limits = (struct rpmemd_limits){ .handshake_timeout = 10,
 					      .frame_timeout = 60,
@@ -71,6 +73,7 @@ void rpmemd_sessions_delete(struct rpmemd_sessions **pset)
 	pthread_cond_destroy(&set->hash_cond);
 	pthread_mutex_destroy(&set->hash_lock);
 	pthread_mutex_destroy(&set->lock);
+	rpmemd_access_delete(&set->access);
 	close(set->wake_fd);
 	free(set);
 	*pset = NULL;
@@ -358,8 +361,19 @@ void rpmemd_hash_leave(struct rpmemd_sessions *set)
 	pthread_mutex_unlock(&set->hash_lock);
 }
 
+/* auth_kind -- a session's auth_method as STATUS_REPLY carries it */
+static uint8_t auth_kind(const char *method)
+{
+	if (method && !strcmp(method, "psk"))
+		return RPMEM_AUTH_PSK;
+	if (method && !strcmp(method, "x509"))
+		return RPMEM_AUTH_X509;
+	return RPMEM_AUTH_NONE;
+}
+
 int rpmemd_sessions_info(struct rpmemd_sessions *set,
-			 struct rpmem_msg_status_reply *rep)
+			 struct rpmem_msg_status_reply *rep,
+			 const char *identity)
 {
 	uint32_t apm = rpmemd_sessions_apm_cap(set);
 
@@ -373,11 +387,14 @@ int rpmemd_sessions_info(struct rpmemd_sessions *set,
 			       sizeof(*rep->sessions));
 	for (struct rpmemd_session *o = set->head; o && rep->sessions;
 	     o = o->next) {
-		if (!o->established || o->done)
+		if (!o->established || o->done ||
+		    (identity && strcmp(o->identity, identity)))
 			continue;
 		struct rpmem_session_info *si =
 			&rep->sessions[rep->nsessions++];
 		si->id = o->id;
+		rpmem_strlcpy(si->identity, o->identity, sizeof(si->identity));
+		si->auth = auth_kind(o->auth_method);
 		rpmem_strlcpy(si->peer, o->peer, sizeof(si->peer));
 		rpmem_strlcpy(si->client, o->client, sizeof(si->client));
 		si->xport = o->cur_xport;

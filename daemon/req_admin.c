@@ -2,22 +2,10 @@
 /* req_admin.c -- administrative requests: KICK (end another session) */
 #include <errno.h>
 
+#include "access.h"
 #include "log.h"
 #include "session_int.h"
 #include "util.h"
-
-/*
- * admin_allowed -- may session s act as an administrator (KICK)? 0 or
- * -EACCES. This version has no client identities: every client may, as
- * every client may already remove any pool. The authorization branch
- * fills this in (the admin right of the authenticated client); it is
- * the one place that decides.
- */
-static int admin_allowed(const struct rpmemd_session *s)
-{
-	(void)s;
-	return 0;
-}
 
 /* req_kick -- KICK: end session m.session, release its pools */
 int req_kick(struct rpmemd_session *s, const struct rpmem_hdr *hd)
@@ -28,12 +16,12 @@ int req_kick(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 
 	if (rpmem_kick_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
-	if (admin_allowed(s)) {
-		NOTICE("%s may not kick session %u: not an administrator",
-		       s->holder, m.session);
-		return conn_reply_err(s, hd->id, RPMEM_E_AUTH,
-				      "kicking a session needs the administrator right");
-	}
+	/* the admin right of the access rules (plaintext daemons: anyone) */
+	int ok;
+	if ((ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_ADMIN, NULL,
+				      &ok)) ||
+	    !ok)
+		return ret;
 	rpmem_strlcpy(by, s->holder, sizeof(by));
 	ret = rpmemd_sessions_kick(s->set, s, m.session, by, victim,
 				   sizeof(victim));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "log.h"
 #include "net.h"
 #include "rdma.h"
@@ -41,6 +42,24 @@ static int get_region(struct rpmemd_session *s, uint32_t id, const char *name,
 			      "no region '%s' on this target", name);
 }
 
+/*
+ * readable_only -- drop the regions of v[n] the session may not read
+ * (they are not listed, as if they did not exist); the number left
+ */
+static unsigned readable_only(struct rpmemd_session *s,
+			      struct rpmemd_region **v, unsigned n)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (rpmemd_may(s, RPMEMD_RIGHT_READ, v[i]->cfg.name))
+			v[k++] = v[i];
+		else
+			rpmemd_region_put(&v[i]);
+	}
+	return k;
+}
+
 /* req_list -- LIST: regions and their pools */
 int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
@@ -56,6 +75,11 @@ int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		struct rpmemd_region *r;
 		if ((ret = check_names(s, hd->id, m.region, NULL, &ok)) || !ok)
 			return ret;
+		/* before the lookup: a refusal does not say if it exists */
+		ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_READ, m.region,
+					 &ok);
+		if (ret || !ok)
+			return ret;
 		if ((ret = get_region(s, hd->id, m.region, &r)) || !r)
 			return ret;
 		v = calloc(1, sizeof(*v));
@@ -66,8 +90,15 @@ int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		}
 		v[0] = r;
 		n = 1;
-	} else if (rpmemd_regions_get_all(s->set->regions, &v, &n)) {
-		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
+	} else {
+		ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_READ, NULL,
+					 &ok);
+		if (ret || !ok)
+			return ret;
+		if (rpmemd_regions_get_all(s->set->regions, &v, &n))
+			return conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+					      "out of memory");
+		n = readable_only(s, v, n);
 	}
 	rep.regions = calloc(n ? n : 1, sizeof(*rep.regions));
 	if (!rep.regions) {
@@ -115,6 +146,9 @@ int req_create(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_bad_payload(s, hd);
 	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
 		return ret;
+	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE, m.region, &ok);
+	if (ret || !ok)
+		return ret;
 	if ((ret = get_region(s, hd->id, m.region, &r)) || !r)
 		return ret;
 	ret = rpmemd_pool_create(r, m.pool, m.size, err, sizeof(err));
@@ -137,6 +171,9 @@ int req_remove(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (rpmem_remove_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
 	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
+		return ret;
+	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE, m.region, &ok);
+	if (ret || !ok)
 		return ret;
 	if ((ret = get_region(s, hd->id, m.region, &r)) || !r)
 		return ret;
@@ -165,6 +202,13 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (rpmem_open_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
 	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
+		return ret;
+	/* an rw open needs write; data requests on the handle inherit it */
+	ret = rpmemd_authz_check(s, hd->id,
+				 m.mode == RPMEM_OPEN_RW ? RPMEMD_RIGHT_WRITE :
+							   RPMEMD_RIGHT_READ,
+				 m.region, &ok);
+	if (ret || !ok)
 		return ret;
 	if (m.xport == RPMEM_XPORT_RDMA && !s->rdma)
 		return conn_reply_err(s, hd->id, RPMEM_E_XPORT,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "log.h"
 #include "net.h"
 #include "pmem.h"
@@ -82,12 +83,20 @@ int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmemd_sessions *set = s->set;
 	struct rpmem_msg_status_reply rep;
-	int ret;
+	struct rpmem_msg_status m;
+	int ret, ok, admin;
 
-	if (hd->len != 0)
+	if (rpmem_status_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
+	/* any rule lets an identity see the daemon; admin every session */
+	if ((ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_READ, NULL,
+				      &ok)) || !ok)
+		return ret;
+	admin = rpmemd_may(s, RPMEMD_RIGHT_ADMIN, NULL);
 	memset(&rep, 0, sizeof(rep));
-	ret = rpmemd_sessions_info(set, &rep);
+	ret = rpmemd_sessions_info(set, &rep, admin ? NULL : s->identity);
+	/* the extended entries only for a client that asked for them */
+	rep.flags = m.flags & RPMEM_STATUS_IDENTITY;
 	uint8_t *buf = conn_out_buf(s);
 	if (ret || !buf || status_namespaces(set, &rep)) {
 		rpmem_status_reply_free(&rep);

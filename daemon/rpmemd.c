@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "auth.h"
 #include "config.h"
 #include "log.h"
@@ -91,6 +92,8 @@ int main(int argc, char *argv[])
 		struct rpmemd_auth *auth = NULL;
 		int bad = rpmemd_auth_new(&cfg, &auth, err, sizeof(err));
 		rpmemd_auth_delete(&auth);
+		if (!bad)
+			rpmemd_access_warn(&cfg);
 		rpmemd_config_free(&cfg);
 		if (bad) {
 			fprintf(stderr, "rpmemd: %s: %s\n", path, err);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "auth.h"
 #include "log.h"
 #include "net.h"
@@ -290,6 +291,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 {
 	char host[256] = "localhost", server[RPMEM_STR_MAX + 1], err[512];
 	struct rpmemd_server *srv = calloc(1, sizeof(*srv));
+	struct rpmemd_access *acc = NULL;
 	int ret;
 
 	if (!srv)
@@ -330,6 +332,10 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 		goto err_regions;
 	srv->sessions->tls = srv->auth->tls;
 	rpmemd_sessions_set_limits(srv->sessions, &srv->cfg.limits);
+	if ((ret = rpmemd_access_new(&srv->cfg, &acc)))
+		goto err_sessions;
+	rpmemd_sessions_set_access(srv->sessions, &acc);
+	rpmemd_access_warn(&srv->cfg);
 	if ((ret = open_listeners(srv)))
 		goto err_sessions;
 	open_rdma(srv);
@@ -373,6 +379,7 @@ void rpmemd_server_delete(struct rpmemd_server **psrv)
  */
 static void reload(struct rpmemd_server *srv)
 {
+	struct rpmemd_access *acc = NULL;
 	struct rpmemd_config nc;
 	char err[1024];
 	int ret;
@@ -385,13 +392,21 @@ static void reload(struct rpmemd_server *srv)
 		return;
 	}
 	discover_pmem(&nc);
+	if (rpmemd_access_new(&nc, &acc)) {
+		ERR("reload failed, keeping the running configuration: out of memory");
+		rpmemd_config_free(&nc);
+		return;
+	}
 	ret = rpmemd_regions_apply(srv->regions, &nc, err, sizeof(err));
 	if (ret) {
 		ERR("reload failed, keeping the running configuration: %s",
 		    err);
+		rpmemd_access_delete(&acc);
 		rpmemd_config_free(&nc);
 		return;
 	}
+	/* rights are checked per request: the next one sees these */
+	rpmemd_sessions_set_access(srv->sessions, &acc);
 	int relisten = nc.nlisten != srv->cfg.nlisten ||
 		       strcmp(nc.port, srv->cfg.port);
 	for (unsigned i = 0; i < nc.nlisten && !relisten; i++)
@@ -424,7 +439,9 @@ static void reload(struct rpmemd_server *srv)
 	nc.allow_insecure_remote = srv->cfg.allow_insecure_remote;
 	rpmemd_config_free(&srv->cfg);
 	srv->cfg = nc;
-	INFO("reload done: %u region(s)", srv->regions->n);
+	rpmemd_access_warn(&srv->cfg);
+	INFO("reload done: %u region(s), %u access rule entries",
+	     srv->regions->n, srv->cfg.naccess);
 }
 
 /*

@@ -17,6 +17,7 @@
 				     thread (to be told why) */
 #define RPMEMD_MAX_RDMA 32	  /* RDMA listeners (local addresses) */
 
+struct rpmemd_access;
 struct rpmemd_session;
 struct rpmem_rdma_srv;
 struct rpmem_tls_ctx;
@@ -40,6 +41,7 @@ struct rpmemd_sessions {
 	uint32_t next_id;
 	uint64_t started_ns; /* daemon start, CLOCK_MONOTONIC */
 	uint32_t caps;	     /* RPMEM_CAP_* of the daemon */
+	struct rpmemd_access *access; /* rules in force (access.h); owned */
 	/* set before the first session starts, constant afterwards */
 	struct rpmemd_rdma_ep rdma[RPMEMD_MAX_RDMA];
 	unsigned nrdma;

@@ -210,9 +210,11 @@ void rpmemd_sessions_leave(struct rpmemd_sessions *set,
 			   struct rpmemd_session *s);
 /*
  * rpmemd_sessions_info -- the daemon facts and established sessions of
- * STATUS_REPLY, sessions by id; -ENOMEM
+ * STATUS_REPLY, sessions by id; with identity, only the sessions of that
+ * identity; -ENOMEM
  */
 int rpmemd_sessions_info(struct rpmemd_sessions *set,
-			 struct rpmem_msg_status_reply *rep);
+			 struct rpmem_msg_status_reply *rep,
+			 const char *identity);
 
 #endif

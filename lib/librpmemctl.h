@@ -208,6 +208,16 @@ uint64_t rpmemctl_status_session_flushes(const struct rpmemctl_status *st,
 					 unsigned i);
 uint64_t rpmemctl_status_session_last_flush_ns(const struct rpmemctl_status *st,
 					       unsigned i);
+/*
+ * (LIBRPMEMCTL_2) who the session proved to be over TLS (its PSK identity
+ * or certificate name; "" over plaintext), and how: "psk", "x509" or
+ * "none". Both are "" from a target that does not report them. A target
+ * with access rules shows a non-admin identity its own sessions only.
+ */
+const char *rpmemctl_status_session_identity(const struct rpmemctl_status *st,
+					     unsigned i);
+const char *rpmemctl_status_session_auth(const struct rpmemctl_status *st,
+					 unsigned i);
 
 /*
  * The target's active PMem namespaces (as `ndctl list -N` shows them on

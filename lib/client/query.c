@@ -279,8 +279,17 @@ static int status_get(struct rpmemctl_session *sess,
 {
 	if (!sess || !out)
 		return -EINVAL;
+	/* identities only from a target that knows the flag */
+	struct rpmem_msg_status req = {
+		.flags = (sess->caps & RPMEM_CAP_IDENTITY) ?
+				 RPMEM_STATUS_IDENTITY : 0,
+	};
+	uint8_t buf[8];
+	int len = rpmem_status_encode(buf, sizeof(buf), &req);
+	if (len < 0)
+		return len;
 	size_t rlen;
-	int ret = client_call(sess, RPMEM_MSG_STATUS, NULL, 0,
+	int ret = client_call(sess, RPMEM_MSG_STATUS, buf, (size_t)len,
 			      RPMEM_MSG_STATUS_REPLY, &rlen);
 	if (ret)
 		return ret;
@@ -289,7 +298,8 @@ static int status_get(struct rpmemctl_session *sess,
 		client_seterr(sess, "out of memory");
 		return -ENOMEM;
 	}
-	ret = rpmem_status_reply_decode(sess->rbuf, rlen, &st->r);
+	ret = rpmem_status_reply_decode_flags(sess->rbuf, rlen, req.flags,
+					      &st->r);
 	if (ret == -ENOMEM) {
 		client_seterr(sess, "out of memory decoding the status");
 		goto err_free;
@@ -409,6 +419,32 @@ rpmemctl_status_session_mode(const struct rpmemctl_status *st, unsigned i)
 	if (!s->pool[0])
 		return "";
 	return s->mode == RPMEM_OPEN_RW ? "rw" : "ro";
+}
+
+/*
+ * rpmemctl_status_session_identity -- who the session proved to be over
+ * TLS, "" over plaintext or from a target that does not say
+ */
+RPMEM_EXPORT const char *
+rpmemctl_status_session_identity(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	return s ? s->identity : NULL;
+}
+
+/*
+ * rpmemctl_status_session_auth -- "psk", "x509" or "none" (plaintext);
+ * "" from a target that does not say
+ */
+RPMEM_EXPORT const char *
+rpmemctl_status_session_auth(const struct rpmemctl_status *st, unsigned i)
+{
+	const struct rpmem_session_info *s = sinfo(st, i);
+	if (!s)
+		return NULL;
+	if (!(st->r.flags & RPMEM_STATUS_IDENTITY))
+		return "";
+	return rpmem_auth_str(s->auth);
 }
 
 RPMEM_EXPORT uint64_t

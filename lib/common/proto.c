@@ -568,6 +568,28 @@ int rpmem_state_decode(const void *buf, size_t len, struct rpmem_msg_state *m)
 }
 
 #define SESSION_MIN_ENC (4 + 2 + 2 + 1 + 2 + 1 + 8 * 6)
+#define SESSION_ID_ENC (2 + 1) /* identity and auth, extended layout */
+
+int rpmem_status_encode(void *buf, size_t cap, const struct rpmem_msg_status *m)
+{
+	ENC_BEGIN;
+	if (m->flags)
+		wbuf_u32(&w, m->flags);
+	return enc_end(&w);
+}
+
+int rpmem_status_decode(const void *buf, size_t len,
+			struct rpmem_msg_status *m)
+{
+	DEC_BEGIN;
+	if (len == 0)
+		return 0;
+	m->flags = rbuf_u32(&r);
+	/* a flag this end does not know asks for a layout it cannot send */
+	if (m->flags == 0 || (m->flags & ~RPMEM_STATUS_IDENTITY))
+		return -EBADMSG;
+	return dec_end(&r);
+}
 #define NS_MIN_ENC (2 + 2 + 2 + 1 + 8 + 4 + 4 + 2)
 #define LINK_MIN_ENC (2 + 4)
 
@@ -581,9 +603,15 @@ int rpmem_status_reply_encode(void *buf, size_t cap,
 	wbuf_u32(&w, m->caps);
 	wbuf_u32(&w, m->max_sessions);
 	wbuf_u32(&w, m->nsessions);
+	if (m->flags & ~RPMEM_STATUS_IDENTITY)
+		return -EINVAL;
 	for (uint32_t i = 0; i < m->nsessions; i++) {
 		const struct rpmem_session_info *s = &m->sessions[i];
 		wbuf_u32(&w, s->id);
+		if (m->flags & RPMEM_STATUS_IDENTITY) {
+			wbuf_str(&w, s->identity, RPMEM_IDENTITY_MAX);
+			wbuf_u8(&w, s->auth);
+		}
 		wbuf_str(&w, s->peer, RPMEM_STR_MAX);
 		wbuf_str(&w, s->client, RPMEM_STR_MAX);
 		wbuf_u8(&w, s->xport);
@@ -667,16 +695,29 @@ static int status_ns_decode(struct rbuf *r, struct rpmem_msg_status_reply *m)
 int rpmem_status_reply_decode(const void *buf, size_t len,
 			      struct rpmem_msg_status_reply *m)
 {
+	return rpmem_status_reply_decode_flags(buf, len, 0, m);
+}
+
+int rpmem_status_reply_decode_flags(const void *buf, size_t len,
+				    uint32_t flags,
+				    struct rpmem_msg_status_reply *m)
+{
+	size_t min = SESSION_MIN_ENC;
 	int ret;
 
 	DEC_BEGIN;
+	if (flags & ~RPMEM_STATUS_IDENTITY)
+		return -EINVAL;
+	m->flags = flags;
+	if (flags & RPMEM_STATUS_IDENTITY)
+		min += SESSION_ID_ENC;
 	rbuf_str(&r, m->server, sizeof(m->server));
 	m->pid = rbuf_u64(&r);
 	m->uptime = rbuf_u64(&r);
 	m->caps = rbuf_u32(&r);
 	m->max_sessions = rbuf_u32(&r);
 	uint32_t n = rbuf_u32(&r);
-	if (r.err || n > rbuf_left(&r) / SESSION_MIN_ENC)
+	if (r.err || n > rbuf_left(&r) / min)
 		return -EBADMSG;
 	m->sessions = calloc(n ? n : 1, sizeof(*m->sessions));
 	if (!m->sessions)
@@ -685,6 +726,12 @@ int rpmem_status_reply_decode(const void *buf, size_t len,
 	for (uint32_t i = 0; i < n; i++) {
 		struct rpmem_session_info *s = &m->sessions[i];
 		s->id = rbuf_u32(&r);
+		if (flags & RPMEM_STATUS_IDENTITY) {
+			rbuf_str(&r, s->identity, sizeof(s->identity));
+			s->auth = rbuf_u8(&r);
+			if (s->auth > RPMEM_AUTH_MAX)
+				r.err = -EBADMSG;
+		}
 		rbuf_str(&r, s->peer, sizeof(s->peer));
 		rbuf_str(&r, s->client, sizeof(s->client));
 		s->xport = rbuf_u8(&r);
@@ -732,6 +779,7 @@ static const char *const err_names[] = {
 	[RPMEM_E_XPORT] = "transport unavailable",
 	[RPMEM_E_SHUTDOWN] = "target shutting down",
 	[RPMEM_E_INTERNAL] = "internal error on the target",
+	[RPMEM_E_DENIED] = "permission denied",
 };
 
 const char *rpmem_err_str(uint32_t code)
@@ -795,6 +843,19 @@ const char *rpmem_ns_mode_str(uint8_t mode)
 	return "unknown";
 }
 
+const char *rpmem_auth_str(uint8_t auth)
+{
+	switch (auth) {
+	case RPMEM_AUTH_NONE:
+		return "none";
+	case RPMEM_AUTH_PSK:
+		return "psk";
+	case RPMEM_AUTH_X509:
+		return "x509";
+	}
+	return "unknown";
+}
+
 static const char *const msg_names[] = {
 	[RPMEM_MSG_HELLO] = "HELLO",	   [RPMEM_MSG_HELLO_OK] = "HELLO_OK",
 	[RPMEM_MSG_ERROR] = "ERROR",	   [RPMEM_MSG_OK] = "OK",
@@ -823,7 +884,8 @@ const char *rpmem_msg_type_str(uint16_t type)
  * rpmemd turns the -errno of a failed pool-store call into a code, the
  * initiator turns a received code back into -errno. Codes marked
  * `explicit` are only ever sent on purpose (a failed handshake, a missing
- * transport, an internal fault), never derived from an errno: an EACCES
+ * transport, a right the identity lacks, an internal fault), never
+ * derived from an errno: an EACCES
  * from the target's file system is an I/O error on the target, not a
  * failed authentication.
  */
@@ -847,6 +909,8 @@ static const struct {
 	{ RPMEM_E_XPORT, ENOTSUP, 1 },
 	{ RPMEM_E_SHUTDOWN, ESHUTDOWN, 0 },
 	{ RPMEM_E_INTERNAL, EREMOTEIO, 1 },
+	/* an EPERM of the target's file system is an I/O error there */
+	{ RPMEM_E_DENIED, EPERM, 1 },
 };
 
 uint32_t rpmem_err_from_errno(int err)

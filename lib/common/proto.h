@@ -85,7 +85,8 @@ enum rpmem_err {
 	RPMEM_E_XPORT = 13,    /* requested transport unavailable */
 	RPMEM_E_SHUTDOWN = 14, /* daemon is stopping */
 	RPMEM_E_INTERNAL = 15,
-	RPMEM_E_MAX = 15,
+	RPMEM_E_DENIED = 16,   /* the identity lacks the right (rpmemd.conf) */
+	RPMEM_E_MAX = 16,
 };
 
 enum rpmem_pool_state {
@@ -124,6 +125,18 @@ enum rpmem_ns_mode {
 /* target answers SET_STATE with RPMEM_SET_STATE_REPLY by STATE */
 #define RPMEM_CAP_STATE (1u << 3)
 #define RPMEM_CAP_KICK (1u << 4)  /* target answers KICK requests */
+/* target answers STATUS with RPMEM_STATUS_IDENTITY: identity, auth */
+#define RPMEM_CAP_IDENTITY (1u << 5)
+
+/* who a session proved to be, carried in extended STATUS_REPLY entries */
+#define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
+
+enum rpmem_auth_kind {
+	RPMEM_AUTH_NONE = 0, /* plaintext */
+	RPMEM_AUTH_PSK = 1,  /* TLS, external pre-shared key */
+	RPMEM_AUTH_X509 = 2, /* TLS, client certificate */
+	RPMEM_AUTH_MAX = 2,
+};
 
 struct rpmem_msg_hello {
 	uint16_t ver_min;
@@ -294,6 +307,9 @@ struct rpmem_msg_state {
 
 struct rpmem_session_info {
 	uint32_t id;
+	/* only in the extended layout (RPMEM_STATUS_IDENTITY), else "", 0 */
+	char identity[RPMEM_IDENTITY_MAX + 1];
+	uint8_t auth; /* enum rpmem_auth_kind */
 	char peer[RPMEM_STR_MAX + 1];
 	char client[RPMEM_STR_MAX + 1];
 	uint8_t xport;
@@ -324,8 +340,24 @@ struct rpmem_ns_link {
 	uint32_t ns;			 /* index into namespaces */
 };
 
+/* STATUS flags: session entries with identity and auth (RPMEM_CAP_IDENTITY) */
+#define RPMEM_STATUS_IDENTITY (1u << 0)
+
+/*
+ * STATUS: empty, or flags u32 when not 0 (an older target refuses a
+ * STATUS with a payload, so flags go only to a target with the cap)
+ */
+struct rpmem_msg_status {
+	uint32_t flags; /* RPMEM_STATUS_*; 0 when absent */
+};
+
 /* STATUS_REPLY: arrays owned by the struct; free with rpmem_status_reply_free */
 struct rpmem_msg_status_reply {
+	/*
+	 * RPMEM_STATUS_* the layout follows: read by the encoder, set by
+	 * the decoder from its flags argument; not sent
+	 */
+	uint32_t flags;
 	char server[RPMEM_STR_MAX + 1];
 	uint64_t pid;
 	uint64_t uptime;
@@ -380,8 +412,17 @@ RPMEM_CODEC(hashv, struct rpmem_msg_hashv);
 RPMEM_CODEC(hashes, struct rpmem_msg_hashes);
 RPMEM_CODEC(set_state, struct rpmem_msg_set_state);
 RPMEM_CODEC(state, struct rpmem_msg_state);
+RPMEM_CODEC(status, struct rpmem_msg_status);
 RPMEM_CODEC(status_reply, struct rpmem_msg_status_reply);
 RPMEM_CODEC(kick, struct rpmem_msg_kick);
+
+/*
+ * rpmem_status_reply_decode_flags -- decode a STATUS_REPLY in the layout
+ * that a STATUS with flags asked for (rpmem_status_reply_decode: flags 0)
+ */
+int rpmem_status_reply_decode_flags(const void *buf, size_t len,
+				    uint32_t flags,
+				    struct rpmem_msg_status_reply *m);
 
 void rpmem_list_reply_free(struct rpmem_msg_list_reply *m);
 void rpmem_status_reply_free(struct rpmem_msg_status_reply *m);
@@ -397,11 +438,12 @@ const char *rpmem_state_str(uint8_t state);
 const char *rpmem_xport_str(uint8_t xport);
 const char *rpmem_region_type_str(uint8_t type);
 const char *rpmem_ns_mode_str(uint8_t mode);
+const char *rpmem_auth_str(uint8_t auth); /* "none", "psk", "x509" */
 const char *rpmem_msg_type_str(uint16_t type);
 
 /*
  * rpmem_err_from_errno -- the ERROR code rpmemd sends for a failed call's
- * -errno (never AUTH, VERSION, XPORT or INTERNAL: those are sent on
+ * -errno (never AUTH, VERSION, XPORT, INTERNAL or DENIED: those are sent on
  * purpose); rpmem_errno_from_err -- the -errno an initiator returns for a
  * received code (-EREMOTEIO for an unknown one). One table, both ends.
  */

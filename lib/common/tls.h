@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "proto.h" /* RPMEM_IDENTITY_MAX */
+
 struct rpmem_conn;
 struct rpmem_tls;     /* one TLS session on a connection */
 struct rpmem_tls_ctx; /* credentials and settings for many sessions */
@@ -15,7 +17,6 @@ struct rpmem_tls_ctx; /* credentials and settings for many sessions */
 #define RPMEM_PSK_LEN 32	 /* bytes of key rpmemctl psk-gen makes */
 #define RPMEM_PSK_MIN 16	 /* shortest external PSK accepted */
 #define RPMEM_PSK_MAX 64
-#define RPMEM_IDENTITY_MAX 128	 /* PSK identity or certificate name */
 #define RPMEM_TLS_EXPORT_LEN 32	 /* keying material for RDMA tokens */
 
 /*

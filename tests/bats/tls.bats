@@ -73,6 +73,7 @@ tls = {
   ca = "$P/ca.crt";
   psk_file = "$W/server.psk";
 };
+access = ( { identity = "alice"; regions = [ "*" ]; rights = [ "write", "admin" ]; } );
 CONF
 	mkfile "$W/src" 4
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* hold_pool.c -- test tool: open a remote pool for writing and hold it */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -11,11 +12,12 @@ int main(int argc, char *argv[])
 {
 	struct rpmem_target t;
 	char err[256];
+	struct rpmemctl_session_cfg *cfg = NULL;
 	struct rpmemctl_session *s;
 	struct rpmemctl_pool *p;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: hold_pool HOST[:PORT]/REGION/POOL SECONDS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: hold_pool HOST[:PORT]/REGION/POOL SECONDS [PSK_FILE]\n");
 		return 2;
 	}
 	if (rpmem_parse_target(argv[1], RPMEM_TARGET_NEED_POOL, &t, err,
@@ -23,8 +25,17 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "hold_pool: %s\n", err);
 		return 2;
 	}
-	int ret = rpmemctl_session_open(t.host, t.port, RPMEMCTL_TRANSPORT_TCP,
-					&s);
+	/* with a PSK file: over TLS as its identity */
+	if (argc == 4 &&
+	    (rpmemctl_session_cfg_new(&cfg) ||
+	     rpmemctl_session_cfg_set_psk_file(cfg, argv[3], NULL))) {
+		fprintf(stderr, "hold_pool: %s: %s\n", argv[3],
+			rpmemctl_strerror(-EINVAL));
+		return 2;
+	}
+	int ret = rpmemctl_session_open_cfg(t.host, t.port,
+					    RPMEMCTL_TRANSPORT_TCP, cfg, &s);
+	rpmemctl_session_cfg_delete(&cfg);
 	if (ret) {
 		fprintf(stderr, "hold_pool: connect: %s\n",
 			rpmemctl_strerror(ret));

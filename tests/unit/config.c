@@ -564,6 +564,122 @@ static void rpmemd_config_load__bad_scalar_settings(void **state)
 	has("not implemented");
 }
 
+/* --- access ------------------------------------------------------------- */
+
+static void rpmemd_config_load__access_rules_become_entries(void **state)
+{
+	(void)state;
+	int ret = load("access = (\n"
+		       "  { identity = \"backup1\"; regions = [ \"r1\", \"r2\" ];\n"
+		       "    rights = [ \"read\", \"write\" ]; },\n"
+		       "  { identity = \"monitor\"; regions = [ \"*\" ];"
+		       " rights = [ \"read\" ]; },\n"
+		       "  { identity = \"ops\"; rights = [ \"admin\" ]; },\n"
+		       "  { identity = \"CN with spaces\"; regions = ( \"r1\" );"
+		       " rights = ( \"write\", \"admin\" ); }\n"
+		       ");\n");
+	assert_int_equal(ret, 0);
+	assert_int_equal(cfg.has_access, 1);
+	assert_int_equal(cfg.naccess, 5);
+	assert_string_equal(cfg.access[0].identity, "backup1");
+	assert_string_equal(cfg.access[0].region, "r1");
+	assert_string_equal(cfg.access[1].region, "r2");
+	assert_int_equal(cfg.access[1].rights,
+			 RPMEMD_RIGHT_READ | RPMEMD_RIGHT_WRITE);
+	assert_int_equal(cfg.access[1].line, 2);
+	assert_string_equal(cfg.access[2].region, "*");
+	assert_int_equal(cfg.access[2].rights, RPMEMD_RIGHT_READ);
+	assert_int_equal(cfg.access[2].line, 4);
+	/* admin alone: one daemon-wide entry */
+	assert_string_equal(cfg.access[3].identity, "ops");
+	assert_string_equal(cfg.access[3].region, "");
+	assert_int_equal(cfg.access[3].rights, RPMEMD_RIGHT_ADMIN);
+	/* write brings read */
+	assert_int_equal(cfg.access[4].rights, RPMEMD_RIGHT_READ |
+						       RPMEMD_RIGHT_WRITE |
+						       RPMEMD_RIGHT_ADMIN);
+	rpmemd_config_free(&cfg);
+	assert_null(cfg.access);
+	assert_int_equal(cfg.naccess, 0);
+}
+
+static void rpmemd_config_load__empty_access_list_is_present(void **state)
+{
+	(void)state;
+	assert_int_equal(load("access = ();\n"), 0);
+	assert_int_equal(cfg.has_access, 1);
+	assert_int_equal(cfg.naccess, 0);
+	rpmemd_config_free(&cfg);
+	assert_int_equal(load("\n"), 0);
+	assert_int_equal(cfg.has_access, 0);
+	rpmemd_config_free(&cfg);
+}
+
+static void rpmemd_config_load__bad_access_rules(void **state)
+{
+	(void)state;
+	assert_int_equal(load("access = { identity = \"a\"; };\n"), -EINVAL);
+	at(1);
+	has("access: must be a list");
+	assert_int_equal(load("access = ( \"a\" );\n"), -EINVAL);
+	has("access[0].: must be a group");
+	assert_int_equal(load("access = (\n { identity = \"a\";\n"
+			      "   rights = [ \"read\", \"delete\" ];"
+			      " regions = [ \"r1\" ]; } );\n"),
+			 -EINVAL);
+	at(3);
+	has("access[0].rights: 'delete' is not one of read, write, admin");
+	assert_int_equal(load("access = ( { rights = [ \"read\" ];"
+			      " regions = [ \"*\" ]; } );\n"),
+			 -EINVAL);
+	has("access[0].identity: missing");
+	assert_int_equal(load("access = ( { identity = \"\"; rights = [ \"read\" ];"
+			      " regions = [ \"*\" ]; } );\n"),
+			 -EINVAL);
+	has("access[0].identity: '' is not an identity");
+	assert_int_equal(load("access = ( { identity = \"*\"; rights = [ \"read\" ];"
+			      " regions = [ \"*\" ]; } );\n"),
+			 -EINVAL);
+	has("no wildcard");
+	assert_int_equal(load("access = ( { identity = \"a\\tb\";"
+			      " rights = [ \"read\" ]; regions = [ \"*\" ]; } );\n"),
+			 -EINVAL);
+	has("is not an identity");
+	assert_int_equal(load("access = ( { identity = \"a\";"
+			      " regions = [ \"*\" ]; } );\n"),
+			 -EINVAL);
+	has("access[0].rights: missing");
+	assert_int_equal(load("access = ( { identity = \"a\"; rights = [];"
+			      " regions = [ \"*\" ]; } );\n"),
+			 -EINVAL);
+	has("needs at least one of read, write, admin");
+	assert_int_equal(load("access = ( { identity = \"a\";"
+			      " rights = \"read\"; regions = [ \"*\" ]; } );\n"),
+			 -EINVAL);
+	has("access[0].rights: must be a list of strings");
+	assert_int_equal(load("access = ( { identity = \"a\";"
+			      " rights = [ \"read\" ]; } );\n"),
+			 -EINVAL);
+	has("access[0].regions: missing: read and write need");
+	assert_int_equal(load("access = ( { identity = \"a\";"
+			      " rights = [ \"write\" ]; regions = []; } );\n"),
+			 -EINVAL);
+	has("access[0].regions: empty");
+	assert_int_equal(load("access = ( { identity = \"a\";"
+			      " rights = [ \"read\" ]; regions = [ \".x\" ]; } );\n"),
+			 -EINVAL);
+	has("'.x' is not a region name");
+	assert_int_equal(load("access = ( { identity = \"a\";"
+			      " rights = [ \"admin\" ]; regions = [ \"r1\" ]; } );\n"),
+			 -EINVAL);
+	has("admin is daemon-wide and takes no regions");
+	assert_int_equal(load("access = ( { identity = \"a\";"
+			      " rights = [ \"read\" ]; regions = [ \"*\" ];"
+			      " region = \"r1\"; } );\n"),
+			 -EINVAL);
+	has("access[0].region: unknown setting");
+}
+
 static void rpmemd_config_load__unknown_settings_are_errors(void **state)
 {
 	(void)state;
@@ -835,6 +951,11 @@ int main(void)
 			rpmemd_config_load__non_loopback_needs_allow_insecure_remote),
 		cmocka_unit_test(rpmemd_config_load__bad_listen_values),
 		cmocka_unit_test(rpmemd_config_load__bad_scalar_settings),
+		cmocka_unit_test(
+			rpmemd_config_load__access_rules_become_entries),
+		cmocka_unit_test(
+			rpmemd_config_load__empty_access_list_is_present),
+		cmocka_unit_test(rpmemd_config_load__bad_access_rules),
 		cmocka_unit_test(
 			rpmemd_config_load__unknown_settings_are_errors),
 		cmocka_unit_test(

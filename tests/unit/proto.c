@@ -336,6 +336,8 @@ static void fill_status_reply(void *p)
 	for (uint32_t i = 0; i < 3; i++) {
 		struct rpmem_session_info *s = &sample_sessions[i];
 		s->id = 100 + i;
+		s->identity[0] = '\0';
+		s->auth = RPMEM_AUTH_NONE;
 		snprintf(s->peer, sizeof(s->peer), "10.0.0.%u:5000%u", i, i);
 		snprintf(s->client, sizeof(s->client), "rpmemctl 0.1.%u", i);
 		s->xport = (uint8_t)(i % 2);
@@ -377,6 +379,27 @@ static void fill_status_reply(void *p)
 	m->links = sample_links;
 }
 
+static void fill_status(void *p)
+{
+	struct rpmem_msg_status *m = p;
+	m->flags = RPMEM_STATUS_IDENTITY;
+}
+
+/* fill_status_reply_id -- the sample reply in the extended layout */
+static void fill_status_reply_id(void *p)
+{
+	struct rpmem_msg_status_reply *m = p;
+	fill_status_reply(p);
+	m->flags = RPMEM_STATUS_IDENTITY;
+	strcpy(sample_sessions[0].identity, "");
+	sample_sessions[0].auth = RPMEM_AUTH_NONE;
+	strcpy(sample_sessions[1].identity, "backup1");
+	sample_sessions[1].auth = RPMEM_AUTH_PSK;
+	memset(sample_sessions[2].identity, 'c', RPMEM_IDENTITY_MAX);
+	sample_sessions[2].identity[RPMEM_IDENTITY_MAX] = '\0';
+	sample_sessions[2].auth = RPMEM_AUTH_X509;
+}
+
 /* --- the codec table ---------------------------------------------------- */
 
 union any_msg {
@@ -397,6 +420,7 @@ union any_msg {
 	struct rpmem_msg_hashes hashes;
 	struct rpmem_msg_set_state set_state;
 	struct rpmem_msg_state state;
+	struct rpmem_msg_status status;
 	struct rpmem_msg_status_reply status_reply;
 	struct rpmem_msg_kick kick;
 };
@@ -438,8 +462,20 @@ WRAP(hashv, struct rpmem_msg_hashv)
 WRAP(hashes, struct rpmem_msg_hashes)
 WRAP(set_state, struct rpmem_msg_set_state)
 WRAP(state, struct rpmem_msg_state)
+WRAP(status, struct rpmem_msg_status)
 WRAP(status_reply, struct rpmem_msg_status_reply)
 WRAP(kick, struct rpmem_msg_kick)
+
+/* the extended STATUS_REPLY: encoded by m->flags, decoded by the flag */
+static int status_reply_id_enc(void *b, size_t c, const void *m)
+{
+	return rpmem_status_reply_encode(b, c, m);
+}
+
+static int status_reply_id_dec(const void *b, size_t l, void *m)
+{
+	return rpmem_status_reply_decode_flags(b, l, RPMEM_STATUS_IDENTITY, m);
+}
 
 static void list_reply_fini(void *m)
 {
@@ -469,6 +505,7 @@ static void status_reply_cmp(const void *pa, const void *pb)
 	assert_int_equal(a->uptime, b->uptime);
 	assert_int_equal(a->caps, b->caps);
 	assert_int_equal(a->max_sessions, b->max_sessions);
+	assert_int_equal(a->flags, b->flags);
 	assert_int_equal(a->nsessions, b->nsessions);
 	assert_memory_equal(a->sessions, b->sessions,
 			    a->nsessions * sizeof(*a->sessions));
@@ -502,7 +539,8 @@ static void hashes_cmp(const void *pa, const void *pb)
 enum {
 	C_hello, C_hello_ok, C_error, C_list, C_list_reply, C_create,
 	C_remove, C_open, C_open_ok, C_handle, C_io, C_flush, C_hash,
-	C_hashv, C_hashes, C_set_state, C_state, C_status_reply, C_kick, C_NUM
+	C_hashv, C_hashes, C_set_state, C_state, C_status, C_status_reply,
+	C_status_reply_id, C_kick, C_NUM
 };
 
 #define CODEC(n, T, fi, cm)                                                   \
@@ -527,8 +565,11 @@ static const struct codec codecs[C_NUM] = {
 	CODEC(hashes, struct rpmem_msg_hashes, NULL, hashes_cmp),
 	CODEC(set_state, struct rpmem_msg_set_state, NULL, NULL),
 	CODEC(state, struct rpmem_msg_state, NULL, NULL),
+	CODEC(status, struct rpmem_msg_status, NULL, NULL),
 	CODEC(status_reply, struct rpmem_msg_status_reply, status_reply_fini,
 	      status_reply_cmp),
+	CODEC(status_reply_id, struct rpmem_msg_status_reply,
+	      status_reply_fini, status_reply_cmp),
 	CODEC(kick, struct rpmem_msg_kick, NULL, NULL),
 };
 
@@ -2064,11 +2105,136 @@ static void rpmem_range_ok__edges(void **state)
 	assert_false(rpmem_range_ok(UINT64_MAX, 2, 4096));
 }
 
+/* --- STATUS and the extended STATUS_REPLY ------------------------------- */
+
+static void rpmem_status_encode__flags_only_when_set(void **state)
+{
+	(void)state;
+	uint8_t b[8];
+	struct rpmem_msg_status m = { 0 };
+	assert_int_equal(rpmem_status_encode(b, sizeof(b), &m), 0);
+	m.flags = RPMEM_STATUS_IDENTITY;
+	assert_int_equal(rpmem_status_encode(b, sizeof(b), &m), 4);
+	static const uint8_t want[4] = { 1, 0, 0, 0 };
+	assert_memory_equal(b, want, sizeof(want));
+}
+
+static void rpmem_status_decode__empty_payload_is_no_flags(void **state)
+{
+	(void)state;
+	union any_msg m;
+	memset(&m, 0x5a, sizeof(m));
+	expect_ok(&codecs[C_status], "", 0, &m);
+	assert_int_equal(m.status.flags, 0);
+}
+
+static void rpmem_status_decode__bad_flags_are_ebadmsg(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_status];
+	static const uint32_t bad[] = { 0, 1u << 1, 1u << 31, UINT32_MAX };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pb p = { .len = 0 };
+		pb_u32(&p, bad[i]);
+		expect_fail(c, p.b, p.len, -EBADMSG);
+	}
+	struct pb p = { .len = 0 };
+	pb_u32(&p, RPMEM_STATUS_IDENTITY);
+	expect_fail(c, p.b, 2, -EBADMSG);
+}
+
+/* put_session_id -- a session entry of the extended layout */
+static void put_session_id(struct pb *p, size_t id_len, uint8_t auth)
+{
+	pb_u32(p, 1);
+	pb_rep(p, id_len);
+	pb_u8(p, auth);
+	pb_str(p, "10.0.0.1:1234");
+	pb_str(p, "rpmemctl");
+	pb_u8(p, RPMEM_XPORT_TCP);
+	pb_rep(p, 0);
+	pb_u8(p, RPMEM_OPEN_RO);
+	for (int i = 0; i < 5; i++)
+		pb_u64(p, (uint64_t)i);
+}
+
+static void rpmem_status_reply_decode__identity_limits_and_auth(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_status_reply_id];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	put_status_head(&p, 1);
+	put_session_id(&p, RPMEM_IDENTITY_MAX, RPMEM_AUTH_X509);
+	put_no_ns(&p);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(strlen(m.status_reply.sessions[0].identity),
+			 RPMEM_IDENTITY_MAX);
+	assert_int_equal(m.status_reply.sessions[0].auth, RPMEM_AUTH_X509);
+	assert_string_equal(m.status_reply.sessions[0].peer, "10.0.0.1:1234");
+	rpmem_status_reply_free(&m.status_reply);
+	p.len = 0;
+	put_status_head(&p, 1);
+	put_session_id(&p, RPMEM_IDENTITY_MAX + 1, RPMEM_AUTH_PSK);
+	put_no_ns(&p);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	put_status_head(&p, 1);
+	put_session_id(&p, 5, RPMEM_AUTH_MAX + 1);
+	put_no_ns(&p);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+/* a reply in one layout does not decode as the other */
+static void rpmem_status_reply_decode__layouts_do_not_mix(void **state)
+{
+	(void)state;
+	uint8_t buf[8192];
+	size_t n = encode_sample(&codecs[C_status_reply_id], buf, sizeof(buf));
+	expect_fail(&codecs[C_status_reply], buf, n, -EBADMSG);
+	n = encode_sample(&codecs[C_status_reply], buf, sizeof(buf));
+	expect_fail(&codecs[C_status_reply_id], buf, n, -EBADMSG);
+	/* with no sessions the layouts agree */
+	struct pb p = { .len = 0 };
+	union any_msg m;
+	put_status_head(&p, 0);
+	put_no_ns(&p);
+	expect_ok(&codecs[C_status_reply_id], p.b, p.len, &m);
+	assert_int_equal(m.status_reply.flags, RPMEM_STATUS_IDENTITY);
+	rpmem_status_reply_free(&m.status_reply);
+}
+
+static void rpmem_status_reply__unknown_flags_are_einval(void **state)
+{
+	(void)state;
+	uint8_t buf[8192];
+	union any_msg m;
+	memset(&m, 0, sizeof(m));
+	fill_status_reply(&m);
+	m.status_reply.flags = 1u << 1;
+	assert_int_equal(rpmem_status_reply_encode(buf, sizeof(buf),
+						   &m.status_reply),
+			 -EINVAL);
+	size_t n = encode_sample(&codecs[C_status_reply], buf, sizeof(buf));
+	assert_int_equal(rpmem_status_reply_decode_flags(buf, n, 1u << 1,
+							 &m.status_reply),
+			 -EINVAL);
+}
+
+static void rpmem_errno_from_err__denied_is_eperm(void **state)
+{
+	(void)state;
+	assert_int_equal(rpmem_errno_from_err(RPMEM_E_DENIED), -EPERM);
+	assert_string_equal(rpmem_err_str(RPMEM_E_DENIED),
+			    "permission denied");
+}
+
 /* the codes only ever sent on purpose, never derived from an errno */
 static int explicit_code(uint32_t code)
 {
 	return code == RPMEM_E_AUTH || code == RPMEM_E_VERSION ||
-	       code == RPMEM_E_XPORT || code == RPMEM_E_INTERNAL;
+	       code == RPMEM_E_XPORT || code == RPMEM_E_INTERNAL ||
+	       code == RPMEM_E_DENIED;
 }
 
 static void rpmem_err_from_errno__round_trips_every_code(void **state)
@@ -2286,6 +2452,14 @@ int main(void)
 		GENERIC(handle), GENERIC(io), GENERIC(flush), GENERIC(hash),
 		GENERIC(hashv), GENERIC(hashes), GENERIC(set_state),
 		GENERIC(state), GENERIC(status_reply),
+		GENERIC(status_reply_id),
+		/* STATUS: an empty prefix is a valid STATUS without flags */
+		{ "rpmem_status_decode__round_trips", test_round_trip, NULL,
+		  NULL, (void *)&codecs[C_status] },
+		{ "rpmem_status_decode__trailing_bytes_are_ebadmsg",
+		  test_trailing, NULL, NULL, (void *)&codecs[C_status] },
+		{ "rpmem_status_encode__small_buffer_is_emsgsize",
+		  test_enc_small, NULL, NULL, (void *)&codecs[C_status] },
 		T(rpmem_hdr_encode__writes_magic_and_le_fields),
 		T(rpmem_hdr_decode__every_type_round_trips),
 		T(rpmem_hdr_decode__bad_magic_is_ebadmsg),
@@ -2341,6 +2515,13 @@ int main(void)
 		T(rpmem_status_reply_decode__huge_count_fails_before_allocating),
 		T(rpmem_status_reply_decode__calloc_failure_is_enomem),
 		T(rpmem_status_reply_free__twice_is_harmless),
+		T(rpmem_status_encode__flags_only_when_set),
+		T(rpmem_status_decode__empty_payload_is_no_flags),
+		T(rpmem_status_decode__bad_flags_are_ebadmsg),
+		T(rpmem_status_reply_decode__identity_limits_and_auth),
+		T(rpmem_status_reply_decode__layouts_do_not_mix),
+		T(rpmem_status_reply__unknown_flags_are_einval),
+		T(rpmem_errno_from_err__denied_is_eperm),
 		T(rpmem_range_ok__edges),
 		T(rpmem_err_from_errno__round_trips_every_code),
 		T(rpmem_errno_from_err__unknown_code_is_eremoteio),

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* access.c -- who may do what: the access rules of rpmemd.conf, matched */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access.h"
+#include "log.h"
+
+int rpmemd_access_new(const struct rpmemd_config *cfg,
+		      struct rpmemd_access **out)
+{
+	struct rpmemd_access *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	a->v = calloc(cfg->naccess ? cfg->naccess : 1, sizeof(*a->v));
+	if (!a->v) {
+		free(a);
+		return -ENOMEM;
+	}
+	if (cfg->naccess)
+		memcpy(a->v, cfg->access, cfg->naccess * sizeof(*a->v));
+	a->n = cfg->naccess;
+	*out = a;
+	return 0;
+}
+
+void rpmemd_access_delete(struct rpmemd_access **pa)
+{
+	struct rpmemd_access *a = pa ? *pa : NULL;
+
+	if (!a)
+		return;
+	free(a->v);
+	free(a);
+	*pa = NULL;
+}
+
+/* grants -- rule r gives right (on region, or daemon-wide if NULL) */
+static int grants(const struct rpmemd_access_rule *r, enum rpmemd_right right,
+		  const char *region)
+{
+	if (!region)
+		return right == RPMEMD_RIGHT_ADMIN ?
+			       !!(r->rights & RPMEMD_RIGHT_ADMIN) : 1;
+	if (right == RPMEMD_RIGHT_ADMIN || !(r->rights & right))
+		return 0;
+	return !strcmp(r->region, "*") || !strcmp(r->region, region);
+}
+
+int rpmemd_access_allows(const struct rpmemd_access *a, const char *identity,
+			 enum rpmemd_right right, const char *region)
+{
+	if (!a || !identity || !identity[0])
+		return 0;
+	for (unsigned i = 0; i < a->n; i++)
+		if (!strcmp(a->v[i].identity, identity) &&
+		    grants(&a->v[i], right, region))
+			return 1;
+	return 0;
+}
+
+const char *rpmemd_right_str(enum rpmemd_right right)
+{
+	switch (right) {
+	case RPMEMD_RIGHT_READ:
+		return "read";
+	case RPMEMD_RIGHT_WRITE:
+		return "write";
+	case RPMEMD_RIGHT_ADMIN:
+		return "admin";
+	}
+	return "unknown";
+}
+
+/* region_known -- cfg serves a region of that name (now) */
+static int region_known(const struct rpmemd_config *cfg, const char *name)
+{
+	for (unsigned i = 0; i < cfg->nregions; i++)
+		if (!strcmp(cfg->regions[i].name, name))
+			return 1;
+	return 0;
+}
+
+int rpmemd_access_warn(const struct rpmemd_config *cfg)
+{
+	int n = 0;
+
+	if (cfg->tls.enabled && !cfg->naccess) {
+		WARN("%s: tls is on but there are no access rules: nobody may do anything (add an access list, see rpmemd.conf(5))",
+		     cfg->file);
+		n++;
+	}
+	if (!cfg->tls.enabled && cfg->has_access) {
+		WARN("%s: access rules apply only to TLS sessions: without a tls group every client may do everything",
+		     cfg->file);
+		n++;
+	}
+	for (unsigned i = 0; i < cfg->naccess; i++) {
+		const struct rpmemd_access_rule *r = &cfg->access[i];
+		if (!r->region[0] || !strcmp(r->region, "*") ||
+		    region_known(cfg, r->region))
+			continue;
+		WARN("%s:%u: access: identity '%s': there is no region '%s' (yet): the rule applies once a reload adds it",
+		     cfg->file, r->line, r->identity, r->region);
+		n++;
+	}
+	return n;
+}

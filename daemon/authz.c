@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * authz.c -- the access rules applied to a session's requests: the one
+ * check every request handler calls, and the refusal it answers
+ */
+#include <pthread.h>
+
+#include "access.h"
+#include "log.h"
+#include "session_int.h"
+
+int rpmemd_may(struct rpmemd_session *s, enum rpmemd_right right,
+	       const char *region)
+{
+	struct rpmemd_sessions *set = s->set;
+	int ok;
+
+	/* plaintext (loopback or allow_insecure_remote): nobody to ask */
+	if (!set->tls)
+		return 1;
+	pthread_mutex_lock(&set->lock);
+	ok = rpmemd_access_allows(set->access, s->identity, right, region);
+	pthread_mutex_unlock(&set->lock);
+	return ok;
+}
+
+int rpmemd_authz_check(struct rpmemd_session *s, uint32_t id,
+		       enum rpmemd_right right, const char *region, int *ok)
+{
+	*ok = rpmemd_may(s, right, region);
+	if (*ok)
+		return 0;
+	if (region) {
+		NOTICE("session %u from %s: refused: identity '%s' may not %s region '%s'",
+		       s->id, s->peer, s->identity, rpmemd_right_str(right),
+		       region);
+		return conn_reply_err(s, id, RPMEM_E_DENIED,
+				      "identity '%s' may not %s region '%s'",
+				      s->identity, rpmemd_right_str(right),
+				      region);
+	}
+	if (right == RPMEMD_RIGHT_ADMIN) {
+		NOTICE("session %u from %s: refused: identity '%s' is not an admin",
+		       s->id, s->peer, s->identity);
+		return conn_reply_err(s, id, RPMEM_E_DENIED,
+				      "identity '%s' is not an admin of this target",
+				      s->identity);
+	}
+	NOTICE("session %u from %s: refused: identity '%s' has no access rules",
+	       s->id, s->peer, s->identity);
+	return conn_reply_err(s, id, RPMEM_E_DENIED,
+			      "identity '%s' has no access rules on this target",
+			      s->identity);
+}
+
+void rpmemd_sessions_set_access(struct rpmemd_sessions *set,
+				struct rpmemd_access **a)
+{
+	struct rpmemd_access *old;
+
+	pthread_mutex_lock(&set->lock);
+	old = set->access;
+	set->access = *a;
+	pthread_mutex_unlock(&set->lock);
+	*a = NULL;
+	rpmemd_access_delete(&old);
+}

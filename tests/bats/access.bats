@@ -1,0 +1,335 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# access.bats -- per-identity access rules over TLS with pre-shared keys:
+# who may read, write and administer which region, and that a refusal
+# changes nothing on the target
+
+load helpers
+
+# default_rules -- backup1 writes r1, monitor reads everything, ops is an
+# admin and writes everywhere (to set the scene); nobody has a key only
+default_rules() {
+	cat <<'RULES'
+access = (
+  { identity = "backup1"; regions = [ "r1" ]; rights = [ "write" ]; },
+  { identity = "monitor"; regions = [ "*" ]; rights = [ "read" ]; },
+  { identity = "ops"; rights = [ "admin" ]; },
+  { identity = "ops"; regions = [ "*" ]; rights = [ "write" ]; }
+);
+RULES
+}
+
+# access_conf -- $CONF with regions r1, r2, TLS (PSK) and the access
+# rules read from stdin
+access_conf() {
+	local rules
+	rules=$(cat)
+	cat >"$CONF" <<CONF
+listen = ["127.0.0.1"];
+port = $PORT;
+log = { level = "info"; target = "stderr"; };
+max_sessions = 16;
+regions = (
+  { name = "r1"; type = "dir"; path = "$R1"; },
+  { name = "r2"; type = "dir"; path = "$R2"; }
+);
+tls = { psk_file = "$W/server.psk"; };
+$rules
+CONF
+}
+
+setup() {
+	setup_env
+	R2=$W/r2
+	mkdir -p "$R2"
+	: >"$W/server.psk"
+	chmod 600 "$W/server.psk"
+	for id in backup1 monitor ops nobody; do
+		"$RPMEMCTL" -q psk-gen -i "$id" "$W/$id.psk"
+		cat "$W/$id.psk" >>"$W/server.psk"
+	done
+	default_rules | access_conf
+	mkfile "$W/src" 4
+	cp "$W/src" "$W/mod"
+	poke "$W/mod" 8192
+}
+
+teardown() { teardown_daemon; }
+
+# as ID COMMAND ARGS... -- rpmemctl COMMAND as identity ID
+as() {
+	local id=$1 cmd=$2
+	shift 2
+	run "$RPMEMCTL" "$cmd" --psk-file "$W/$id.psk" "$@"
+}
+
+# pool_state REGION POOL -- the pool's state as an admin lists it
+pool_state() {
+	run "$RPMEMCTL" list --json --psk-file "$W/ops.psk" "$T/$1"
+	jq -r --arg n "$2" '.pools[] | select(.name == $n) | .state' \
+		<<<"$output"
+}
+
+# reload -- SIGHUP, then wait for the daemon to say it is done
+reload() {
+	local n
+	n=$(grep -c "reload done" "$DLOG" || true)
+	kill -HUP "$DPID"
+	for _ in $(seq 100); do
+		[ "$(grep -c "reload done" "$DLOG" || true)" -gt "$n" ] && return 0
+		sleep 0.05
+	done
+	echo "no reload" >&2
+	return 1
+}
+
+@test "a read-only identity lists every region, verifies and pulls" {
+	start_daemon
+	as ops mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	as monitor list --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '[.regions[].name] | sort | join(",")')" = r1,r2 ]
+	[ "$(json '[.pools[].name] | join(",")')" = p1 ]
+	as monitor verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	as monitor sync --pull "$W/mod" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$W/mod"
+}
+
+@test "a read-only identity cannot create, mirror, sync or remove: exit 4 naming identity, right and region, nothing changed" {
+	start_daemon
+	as ops mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	as monitor create "$T/r1/new" 1M
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'monitor' may not write region 'r1'"* ]]
+	[ ! -e "$R1/new" ]
+	as monitor mirror "$W/mod" "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"may not write region 'r1'"* ]]
+	as monitor mirror "$W/mod" "$T/r1/p2"
+	[ "$status" -eq 4 ]
+	[ ! -e "$R1/p2" ]
+	as monitor sync "$W/mod" "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	as monitor remove "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"may not write region 'r1'"* ]]
+	# the pool is the one ops wrote, still consistent
+	cmp "$W/src" "$R1/p1"
+	[ "$(pool_state r1 p1)" = consistent ]
+	grep -q "notice: .*refused: identity 'monitor' may not write region 'r1'" "$DLOG"
+}
+
+@test "a writer on r1 does everything there" {
+	start_daemon
+	as backup1 create "$T/r1/a" 1M
+	[ "$status" -eq 0 ]
+	[ -e "$R1/a" ]
+	as backup1 mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+	as backup1 sync "$W/mod" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/mod" "$R1/p1"
+	as backup1 verify "$W/mod" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	as backup1 remove "$T/r1/a"
+	[ "$status" -eq 0 ]
+	[ ! -e "$R1/a" ]
+}
+
+@test "a writer on r1 neither sees nor touches r2" {
+	start_daemon
+	as ops mirror "$W/src" "$T/r2/q"
+	[ "$status" -eq 0 ]
+	as backup1 list --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '[.regions[].name] | join(",")')" = r1 ]
+	[ "$(json '[.pools[] | select(.region == "r2")] | length')" -eq 0 ]
+	as backup1 list "$T/r2"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'backup1' may not read region 'r2'"* ]]
+	as backup1 verify "$W/src" "$T/r2/q"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"may not read region 'r2'"* ]]
+	as backup1 sync --pull "$W/mod" "$T/r2/q"
+	[ "$status" -eq 4 ]
+	as backup1 mirror "$W/mod" "$T/r2/q"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"may not write region 'r2'"* ]]
+	as backup1 create "$T/r2/x" 1M
+	[ "$status" -eq 4 ]
+	[ ! -e "$R2/x" ]
+	as backup1 remove "$T/r2/q"
+	[ "$status" -eq 4 ]
+	cmp "$W/src" "$R2/q"
+	[ "$(pool_state r2 q)" = consistent ]
+	# a region that does not exist gets the same answer: nothing leaks
+	as backup1 list "$T/r9"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"may not read region 'r9'"* ]]
+}
+
+@test "an identity without a rule authenticates but is refused everything, list and status included (exit 4)" {
+	start_daemon
+	as ops mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	as nobody list "$T"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'nobody' has no access rules on this target"* ]]
+	as nobody status "$T"
+	[ "$status" -eq 4 ]
+	as nobody verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'nobody' may not read region 'r1'"* ]]
+	as nobody create "$T/r1/x" 1M
+	[ "$status" -eq 4 ]
+	[ ! -e "$R1/x" ]
+	as nobody mirror "$W/mod" "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	as nobody remove "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	cmp "$W/src" "$R1/p1"
+}
+
+@test "status shows a non-admin its own sessions and an admin every session, with identity and auth" {
+	start_daemon
+	as ops create "$T/r1/p1" 1M
+	[ "$status" -eq 0 ]
+	"$BUILD/tests/hold_pool" "$T/r1/p1" 30 "$W/backup1.psk" \
+		>"$W/hold.out" 2>&1 &
+	local hp=$!
+	for _ in $(seq 50); do
+		grep -q holding "$W/hold.out" && break
+		sleep 0.1
+	done
+	as monitor status --json "$T"
+	local mon=$output mon_rc=$status
+	as ops status --json "$T"
+	local adm=$output adm_rc=$status
+	as ops status "$T"
+	local human=$output
+	kill "$hp"
+	wait "$hp" || true
+	[ "$mon_rc" -eq 0 ]
+	[ "$adm_rc" -eq 0 ]
+	# monitor: only its own (the status session itself)
+	[ "$(jq '.sessions | length' <<<"$mon")" -ge 1 ]
+	[ "$(jq '[.sessions[] | select(.identity != "monitor")] | length' \
+		<<<"$mon")" -eq 0 ]
+	# ops: the backup1 writer too, and who it is
+	[ "$(jq -r '.sessions[] | select(.pool == "r1/p1") | .identity' \
+		<<<"$adm")" = backup1 ]
+	[ "$(jq -r '.sessions[] | select(.pool == "r1/p1") | .auth' \
+		<<<"$adm")" = psk ]
+	[ "$(jq -r '.sessions[] | select(.pool == "r1/p1") | .mode' \
+		<<<"$adm")" = rw ]
+	[ "$(jq '[.sessions[] | select(.identity == "ops")] | length' \
+		<<<"$adm")" -ge 1 ]
+	[[ "$human" == *IDENTITY* ]]
+	[[ "$human" == *backup1* ]]
+}
+
+@test "kick needs the admin right: a writer is refused (exit 4), an admin ends the session and frees its pool" {
+	start_daemon
+	as ops create "$T/r1/p1" 1M
+	[ "$status" -eq 0 ]
+	"$BUILD/tests/hold_pool" "$T/r1/p1" 30 "$W/backup1.psk" \
+		>"$W/hold.out" 2>&1 &
+	local hp=$!
+	for _ in $(seq 50); do
+		grep -q holding "$W/hold.out" && break
+		sleep 0.1
+	done
+	as ops status --json "$T"
+	local sid
+	sid=$(jq -r '.sessions[] | select(.pool == "r1/p1") | .id' <<<"$output")
+	[ -n "$sid" ]
+	as backup1 kick "$T" "$sid"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'backup1'"* ]]
+	kill -0 "$hp"
+	as ops kick "$T" "$sid"
+	[ "$status" -eq 0 ]
+	wait "$hp" || true
+	# the daemon's own view: the pool has no writer any more
+	for _ in $(seq 50); do
+		as ops list --json "$T/r1"
+		[ "$(jq -r '.pools[] | select(.name == "p1") | .writer' \
+			<<<"$output")" = "" ] && break
+		sleep 0.1
+	done
+	[ "$(jq -r '.pools[] | select(.name == "p1") | .writer' <<<"$output")" = "" ]
+	grep -q "kicked session $sid" "$DLOG"
+}
+
+@test "a reload that takes away the write right refuses the next mirror and leaves the pool as it was" {
+	start_daemon
+	as backup1 mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	access_conf <<'RULES'
+access = (
+  { identity = "backup1"; regions = [ "r1" ]; rights = [ "read" ]; },
+  { identity = "ops"; rights = [ "admin" ]; },
+  { identity = "ops"; regions = [ "*" ]; rights = [ "write" ]; }
+);
+RULES
+	reload
+	as backup1 mirror "$W/mod" "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'backup1' may not write region 'r1'"* ]]
+	cmp "$W/src" "$R1/p1"
+	[ "$(pool_state r1 p1)" = consistent ]
+	# reading is still allowed; monitor lost every right
+	as backup1 verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	as monitor list "$T"
+	[ "$status" -eq 4 ]
+}
+
+@test "tls without access rules: rpmemd -n and the start warn that nobody may do anything" {
+	: | access_conf
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"no access rules: nobody may do anything"* ]]
+	start_daemon
+	grep -q "no access rules: nobody may do anything" "$DLOG"
+	as ops list "$T"
+	[ "$status" -eq 4 ]
+}
+
+@test "rpmemd -n refuses an unknown right at its line and warns about an unknown region" {
+	access_conf <<'RULES'
+access = (
+  { identity = "ops";
+    rights = [ "admin", "root" ]; }
+);
+RULES
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"rpmemd.conf:12: access[0].rights: 'root' is not one of read, write, admin"* ]]
+	access_conf <<'RULES'
+access = ( { identity = "ops"; regions = [ "r7" ]; rights = [ "read" ]; } );
+RULES
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rpmemd.conf:10: access: identity 'ops': there is no region 'r7'"* ]]
+}
+
+@test "a plaintext daemon ignores access rules: every client may do everything" {
+	write_conf "$CONF" "$PORT"
+	echo 'access = ( { identity = "ops"; rights = [ "admin" ]; } );' >>"$CONF"
+	run "$RPMEMD" -n -c "$CONF"
+	[[ "$output" == *"apply only to TLS sessions"* ]]
+	start_daemon
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+	rc status --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '.sessions[0].auth')" = none ]
+	[ "$(json '.sessions[0].identity')" = "" ]
+}
