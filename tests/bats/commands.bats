@@ -23,7 +23,7 @@ teardown() { teardown_daemon; }
 	rc create --json "$T/r1/db2" 64K
 	[ "$status" -eq 0 ]
 	[ "$(json .pool)" = db2 ]
-	[ "$(json .size)" -eq 65536 ]
+	[ "$(json .pool_size)" -eq 65536 ]
 	[ "$(json .created)" = true ]
 }
 
@@ -98,8 +98,8 @@ teardown() { teardown_daemon; }
 	rc status --json "$T"
 	kill "$hp"; wait "$hp" || true
 	[ "$status" -eq 0 ]
-	[ "$(json '[.sessions[] | select(.pool=="r1/p1")] | length')" -eq 1 ]
-	[ "$(json '.sessions[] | select(.pool=="r1/p1") | .mode')" = rw ]
+	[ "$(json '[.sessions[] | select(.region=="r1" and .pool=="p1")] | length')" -eq 1 ]
+	[ "$(json '.sessions[] | select(.region=="r1" and .pool=="p1") | .access')" = rw ]
 	[ "$(json '.pools[] | select(.name=="p1") | .writer')" != "" ]
 }
 

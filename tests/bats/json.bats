@@ -69,6 +69,7 @@ names_pool() {
 		sleep 0.1
 	done
 	jrun status "$T"
+	cat "$W/hold.out"
 	kill "$hp"
 	wait "$hp" || true
 	[ "$status" -eq 0 ]

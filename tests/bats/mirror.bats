@@ -32,11 +32,11 @@ teardown() { teardown_daemon; }
 	rc mirror --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	[ "$(json .data_bytes)" -eq $((4 << 20)) ]
-	[ "$(json .created_remote)" = true ]
+	[ "$(json .created)" = true ]
 	[ "$(json .generation)" -eq 1 ]
 	rc mirror --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
-	[ "$(json .created_remote)" = false ]
+	[ "$(json .created)" = false ]
 	[ "$(json .generation)" -eq 2 ]
 }
 

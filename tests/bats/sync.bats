@@ -75,7 +75,7 @@ teardown() { teardown_daemon; }
 	poke "$W/src" 7
 	rc sync --pull --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
-	[ "$(json .mode)" = pull ]
+	[ "$(json .operation)" = pull ]
 	cmp "$W/orig" "$W/src"
 }
 
@@ -88,7 +88,7 @@ teardown() { teardown_daemon; }
 @test "sync to a missing remote pool creates it" {
 	rc sync --json "$W/src" "$T/r1/fresh"
 	[ "$status" -eq 0 ]
-	[ "$(json .created_remote)" = true ]
+	[ "$(json .created)" = true ]
 	cmp "$W/src" "$R1/fresh"
 }
 

@@ -44,6 +44,6 @@ teardown() { teardown_daemon; }
 	rc verify --json "$W/small" "$T/r1/p1"
 	[ "$status" -eq 1 ]
 	[ "$(json .identical)" = false ]
-	[ "$(json .size)" -eq 1000 ]
+	[ "$(json .local_size)" -eq 1000 ]
 	[ "$(json .pool_size)" -eq "$(stat -c %s "$R1/p1")" ]
 }
