@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* hold_pool.c -- test tool: open a remote pool for writing and hold it */
+/*
+ * hold_pool.c -- test tool: open a remote pool for writing and hold it;
+ * with BYTES, first write BYTES at offset 0 and flush them once
+ */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "librpmemctl.h"
@@ -14,8 +18,8 @@ int main(int argc, char *argv[])
 	struct rpmemctl_session *s;
 	struct rpmemctl_pool *p;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: hold_pool HOST[:PORT]/REGION/POOL SECONDS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: hold_pool HOST[:PORT]/REGION/POOL SECONDS [BYTES]\n");
 		return 2;
 	}
 	if (rpmem_parse_target(argv[1], RPMEM_TARGET_NEED_POOL, &t, err,
@@ -35,6 +39,21 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "hold_pool: open: %s\n",
 			rpmemctl_session_errmsg(s));
 		return 4;
+	}
+	if (argc == 4) {
+		size_t len = strtoul(argv[3], NULL, 0);
+		char *buf = malloc(len ? len : 1);
+
+		if (!buf)
+			return 6;
+		memset(buf, 0xa5, len);
+		ret = rpmemctl_pool_persist(p, buf, 0, len);
+		free(buf);
+		if (ret) {
+			fprintf(stderr, "hold_pool: persist: %s\n",
+				rpmemctl_pool_errmsg(p));
+			return 4;
+		}
 	}
 	printf("holding\n");
 	fflush(stdout);
