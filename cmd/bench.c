@@ -257,9 +257,9 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	}
 
 	if (ctx->json) {
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "target", tgt);
+		json_begin(&j, stdout, "bench", hp);
+		json_str(&j, "region", t.region);
+		json_str(&j, "pool", t.pool);
 		json_str(&j, "transport", xname);
 		json_u64(&j, "io_size", io_size);
 		json_u64(&j, "count", count);
@@ -268,7 +268,7 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		json_double(&j, "lat_min_us", res.min_us);
 		json_u64(&j, "bw_size", bw_size);
 		json_double(&j, "bw_mib_s", res.bw_mib_s);
-		json_bool(&j, "created_pool", created);
+		json_bool(&j, "created", created);
 		json_end(&j);
 	} else {
 		printf("bench %s, transport %s\n", tgt, xname);

@@ -69,12 +69,10 @@ int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	}
 
 	if (ctx->json) {
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "target", hp);
+		json_begin(&j, stdout, "create", hp);
 		json_str(&j, "region", t.region);
 		json_str(&j, "pool", t.pool);
-		json_u64(&j, "size", size);
+		json_u64(&j, "pool_size", size);
 		json_bool(&j, "created", 1);
 		json_end(&j);
 	} else {

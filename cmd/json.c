@@ -4,50 +4,10 @@
 /*
  * With --json every command writes exactly one JSON object, on one line,
  * to stdout and nothing else there (errors still go to stderr, and on an
- * error no object is written). Keys are snake_case, numbers are numbers,
- * sizes and offsets are in bytes, times are unix seconds unless the key
- * says otherwise. Strings are UTF-8 as received; '"', '\\' and control
- * characters are escaped. See docs/JSON.md (kept in sync with this).
- *
- * list, status:
- *   { "target": "host:port", "server": "rpmemd 0.1.0 host",
- *     "pid": N, "uptime": S, "rdma": bool, "max_sessions": N,  (status)
- *     "namespaces": [ { "name", "nd_region", "device", "mode", "size", (status)
- *                       "align", "numa_node", "mount", "regions": [] } ],
- *     "regions": [ { "name", "type", "path", "size", "free",
- *                    "namespace": null | { "name", "device", "mode",
- *                                          "numa_node" } } ],
- *     "pools": [ { "region", "name", "size", "state", "generation",
- *                  "uuid", "created", "last_sync", "source", "writer",
- *                  "readers", "bytes_written", "flushes" } ],
- *     "sessions": [ { "id", "peer", "client", "transport", "pool",   (status)
- *                     "mode", "bytes_written", "bytes_read", "flushes",
- *                     "last_flush_ns" } ] }
- *   state is "empty", "syncing" or "consistent"; last_sync 0 = never;
- *   writer "" = none; numa_node -1 = unknown; namespaces [] without PMem.
- *
- * create: { "target", "region", "pool", "size", "created": true }
- * remove: { "target", "region", "pool", "forced", "removed": true }
- *
- * mirror, sync, verify:
- *   { "command": "mirror"|"sync"|"verify",
- *     "local": path as given, "target": "host:port/region/pool",
- *     "mode": "mirror"|"push"|"pull"|"verify", "dry_run": bool,
- *     "transport": "tcp"|"rdma", "size", "block_size", "blocks_total",
- *     "blocks_changed", "bytes_changed", "bytes_transferred",
- *     "data_bytes", "generation", "elapsed_s", "mib_per_s",
- *     "created_remote": bool, "created_local": bool, "identical": bool,
- *     "ranges": [ { "offset", "length" } ] (verify and dry runs only) }
- *   blocks_changed counts block_size blocks that differed (or would),
- *   bytes_changed the bytes of the differing sub-blocks, data_bytes the
- *   pool data moved and bytes_transferred all payload moved (data and
- *   hashes). identical: the two copies are (after a push, mirror or pull:
- *   are now) the same. mib_per_s = size / elapsed_s.
- *
- * bench:
- *   { "target", "transport", "io_size", "count", "lat_median_us",
- *     "lat_p99_us", "lat_min_us", "bw_size", "bw_mib_s",
- *     "created_pool": bool }
+ * error no object is written). The keys of every command's object, their
+ * types and meanings are in docs/JSON.md and, machine-readably, in
+ * tests/json/schema.json (tests/bats/json.bats checks the commands against
+ * it); a key is added there first.
  */
 
 #include <math.h>
@@ -93,11 +53,23 @@ void json_escape(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* json_init -- an emitter writing to f, nothing open */
 void json_init(struct json *j, FILE *f)
 {
 	j->f = f;
 	j->depth = 0;
 	j->first[0] = 1;
+}
+
+/* json_begin -- the top-level object and its schema, command and target */
+void json_begin(struct json *j, FILE *f, const char *command,
+		const char *target)
+{
+	json_init(j, f);
+	json_obj_begin(j, NULL);
+	json_u64(j, "schema", RPMEMCTL_JSON_SCHEMA);
+	json_str(j, "command", command);
+	json_str(j, "target", target);
 }
 
 /* json_key -- the separator and, inside an object, the key */

@@ -9,6 +9,13 @@
 #define JSON_MAX_DEPTH 16
 
 /*
+ * the schema of every top-level object (its "schema" key): raised when a
+ * key is renamed, removed or changes its type or meaning; see docs/JSON.md
+ * and tests/json/schema.json
+ */
+#define RPMEMCTL_JSON_SCHEMA 2
+
+/*
  * Values are written as they come, compactly, to one FILE. A key is given
  * inside objects and must be NULL inside arrays and at the top level.
  * json_end() closes what is still open and ends the line.
@@ -21,6 +28,12 @@ struct json {
 };
 
 void json_init(struct json *j, FILE *f);
+/*
+ * json_begin -- json_init and open the top-level object with the keys
+ * every one has: "schema", "command" and "target" (the daemon, HOST:PORT)
+ */
+void json_begin(struct json *j, FILE *f, const char *command,
+		const char *target);
 void json_obj_begin(struct json *j, const char *key);
 void json_obj_end(struct json *j);
 void json_arr_begin(struct json *j, const char *key);

@@ -83,9 +83,7 @@ int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		goto out;
 	}
 	if (ctx->json) {
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "target", hp);
+		json_begin(&j, stdout, "kick", hp);
 		json_u64(&j, "session", id);
 		json_bool(&j, "kicked", 1);
 		json_end(&j);

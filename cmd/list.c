@@ -240,8 +240,9 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 					     rpmemctl_list_pool_state(l, i)));
 		json_u64(j, "generation", rpmemctl_list_pool_generation(l, i));
 		json_str(j, "uuid", rpmemctl_list_pool_uuid(l, i));
-		json_u64(j, "created", rpmemctl_list_pool_created(l, i));
-		json_u64(j, "last_sync", rpmemctl_list_pool_last_sync(l, i));
+		json_u64(j, "created_at", rpmemctl_list_pool_created(l, i));
+		json_u64(j, "last_sync_at",
+			 rpmemctl_list_pool_last_sync(l, i));
 		json_str(j, "source", rpmemctl_list_pool_source(l, i));
 		json_str(j, "writer", rpmemctl_list_pool_writer(l, i));
 		json_u64(j, "readers", rpmemctl_list_pool_readers(l, i));
@@ -325,9 +326,7 @@ int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	}
 
 	if (ctx->json) {
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "target", hp);
+		json_begin(&j, stdout, "list", hp);
 		json_str(&j, "server", rpmemctl_session_server(sess));
 		cmd_list_json(&j, list, st, t.pool);
 		json_end(&j);

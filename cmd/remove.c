@@ -69,9 +69,7 @@ int cmd_remove(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	}
 
 	if (ctx->json) {
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "target", hp);
+		json_begin(&j, stdout, "remove", hp);
 		json_str(&j, "region", t.region);
 		json_str(&j, "pool", t.pool);
 		json_bool(&j, "forced", !!flags);

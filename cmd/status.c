@@ -43,7 +43,7 @@ static void namespaces_json(struct json *j, const struct rpmemctl_status *st)
 		json_i64(j, "numa_node",
 			 rpmemctl_status_namespace_numa_node(st, i));
 		json_str(j, "mount", rpmemctl_status_namespace_mount(st, i));
-		json_arr_begin(j, "regions");
+		json_arr_begin(j, "region_names");
 		n = rpmemctl_status_namespace_region_count(st, i);
 		for (k = 0; k < n; k++)
 			json_str(j, NULL,
@@ -72,6 +72,25 @@ static void session_identity_json(struct json *j,
 	json_str(j, "auth", auth);
 }
 
+/*
+ * session_pool_json -- the "region" and "pool" keys of a session from the
+ * daemon's "region/pool" ("" and "" with no pool open)
+ */
+static void session_pool_json(struct json *j, const char *rp)
+{
+	const char *slash = strchr(rp, '/');
+	char region[RPMEM_NAME_MAX + 1];
+
+	if (!slash) {
+		json_str(j, "region", "");
+		json_str(j, "pool", rp);
+		return;
+	}
+	snprintf(region, sizeof(region), "%.*s", (int)(slash - rp), rp);
+	json_str(j, "region", region);
+	json_str(j, "pool", slash + 1);
+}
+
 /* status_json -- the daemon, its namespaces, the listing and the sessions */
 static void status_json(const char *hp, const struct rpmemctl_status *st,
 			const struct rpmemctl_list *l)
@@ -79,12 +98,10 @@ static void status_json(const char *hp, const struct rpmemctl_status *st,
 	struct json j;
 	unsigned i;
 
-	json_init(&j, stdout);
-	json_obj_begin(&j, NULL);
-	json_str(&j, "target", hp);
+	json_begin(&j, stdout, "status", hp);
 	json_str(&j, "server", rpmemctl_status_server(st));
 	json_u64(&j, "pid", rpmemctl_status_pid(st));
-	json_u64(&j, "uptime", rpmemctl_status_uptime(st));
+	json_u64(&j, "uptime_s", rpmemctl_status_uptime(st));
 	json_bool(&j, "rdma", rpmemctl_status_rdma_capable(st));
 	json_u64(&j, "max_sessions", rpmemctl_status_max_sessions(st));
 	namespaces_json(&j, st);
@@ -98,8 +115,8 @@ static void status_json(const char *hp, const struct rpmemctl_status *st,
 		session_identity_json(&j, st, i);
 		json_str(&j, "transport",
 			 rpmemctl_status_session_transport(st, i));
-		json_str(&j, "pool", rpmemctl_status_session_pool(st, i));
-		json_str(&j, "mode", rpmemctl_status_session_mode(st, i));
+		session_pool_json(&j, rpmemctl_status_session_pool(st, i));
+		json_str(&j, "access", rpmemctl_status_session_mode(st, i));
 		json_u64(&j, "bytes_written",
 			 rpmemctl_status_session_bytes_written(st, i));
 		json_u64(&j, "bytes_read",

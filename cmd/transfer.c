@@ -70,7 +70,9 @@ struct xfer_stats {
 /* everything the report needs */
 struct xfer_result {
 	const struct cmd_xfer *x;
-	char target[700];
+	const struct rpmem_target *t;
+	char hp[300];     /* the daemon, HOST:PORT */
+	char target[700]; /* HOST:PORT/REGION/POOL, for messages */
 	const char *transport;
 	struct xfer_stats st;
 	int identical;
@@ -123,15 +125,14 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 	struct json j;
 	size_t i;
 
-	json_init(&j, stdout);
-	json_obj_begin(&j, NULL);
-	json_str(&j, "command", command_str(x));
+	json_begin(&j, stdout, command_str(x), r->hp);
+	json_str(&j, "region", r->t->region);
+	json_str(&j, "pool", r->t->pool);
 	json_str(&j, "local", x->local);
-	json_str(&j, "target", r->target);
-	json_str(&j, "mode", mode_str(x->mode));
+	json_str(&j, "operation", mode_str(x->mode));
 	json_bool(&j, "dry_run", x->dry_run);
 	json_str(&j, "transport", r->transport);
-	json_u64(&j, "size", r->st.size);
+	json_u64(&j, "local_size", r->st.size);
 	json_u64(&j, "pool_size", r->pool_size ? r->pool_size : r->st.size);
 	json_u64(&j, "block_size", r->st.block_size);
 	json_u64(&j, "blocks_total", r->st.blocks_total);
@@ -141,9 +142,9 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 	json_u64(&j, "data_bytes", r->st.data_bytes);
 	json_u64(&j, "generation", r->st.generation);
 	json_double(&j, "elapsed_s", elapsed_s(&r->st));
-	json_double(&j, "mib_per_s", mib_per_s(&r->st));
-	json_bool(&j, "created_remote", r->created_remote);
-	json_bool(&j, "created_local", r->created_local);
+	json_double(&j, "bw_mib_s", mib_per_s(&r->st));
+	json_bool(&j, "created", r->created_remote);
+	json_bool(&j, "local_created", r->created_local);
 	json_bool(&j, "identical", r->identical);
 	if (x->mode == RPMEMCTL_SYNC_VERIFY || x->dry_run) {
 		json_arr_begin(&j, "ranges");
@@ -415,7 +416,9 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	if (code)
 		return code;
 	cmd_hostport(&t, hp, sizeof(hp));
+	cmd_hostport(&t, r.hp, sizeof(r.hp));
 	cmd_target_str(&t, r.target, sizeof(r.target));
+	r.t = &t;
 
 	/* a missing local file is found before any connection */
 	if (!pull) {

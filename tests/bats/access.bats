@@ -221,11 +221,11 @@ reload() {
 	[ "$(jq '[.sessions[] | select(.identity != "monitor")] | length' \
 		<<<"$mon")" -eq 0 ]
 	# ops: the backup1 writer too, and who it is
-	[ "$(jq -r '.sessions[] | select(.pool == "r1/p1") | .identity' \
+	[ "$(jq -r '.sessions[] | select(.region == "r1" and .pool == "p1") | .identity' \
 		<<<"$adm")" = backup1 ]
-	[ "$(jq -r '.sessions[] | select(.pool == "r1/p1") | .auth' \
+	[ "$(jq -r '.sessions[] | select(.region == "r1" and .pool == "p1") | .auth' \
 		<<<"$adm")" = psk ]
-	[ "$(jq -r '.sessions[] | select(.pool == "r1/p1") | .mode' \
+	[ "$(jq -r '.sessions[] | select(.region == "r1" and .pool == "p1") | .access' \
 		<<<"$adm")" = rw ]
 	[ "$(jq '[.sessions[] | select(.identity == "ops")] | length' \
 		<<<"$adm")" -ge 1 ]
@@ -246,7 +246,7 @@ reload() {
 	done
 	as ops status --json "$T"
 	local sid
-	sid=$(jq -r '.sessions[] | select(.pool == "r1/p1") | .id' <<<"$output")
+	sid=$(jq -r '.sessions[] | select(.region == "r1" and .pool == "p1") | .id' <<<"$output")
 	[ -n "$sid" ]
 	as backup1 kick "$T" "$sid"
 	[ "$status" -eq 4 ]

@@ -23,7 +23,7 @@ teardown() { teardown_daemon; }
 	rc create --json "$T/r1/db2" 64K
 	[ "$status" -eq 0 ]
 	[ "$(json .pool)" = db2 ]
-	[ "$(json .size)" -eq 65536 ]
+	[ "$(json .pool_size)" -eq 65536 ]
 	[ "$(json .created)" = true ]
 }
 
@@ -89,7 +89,8 @@ teardown() { teardown_daemon; }
 
 @test "status counts a writer session's bytes and flushes while it holds a pool" {
 	rc create "$T/r1/p1" 1M
-	"$BUILD/tests/hold_pool" "$T/r1/p1" 3 >"$W/hold.out" 2>&1 &
+	# 64 KiB written and flushed once, then held open
+	"$BUILD/tests/hold_pool" "$T/r1/p1" 3 65536 >"$W/hold.out" 2>&1 &
 	local hp=$!
 	for _ in $(seq 50); do
 		grep -q holding "$W/hold.out" && break
@@ -98,9 +99,18 @@ teardown() { teardown_daemon; }
 	rc status --json "$T"
 	kill "$hp"; wait "$hp" || true
 	[ "$status" -eq 0 ]
-	[ "$(json '[.sessions[] | select(.pool=="r1/p1")] | length')" -eq 1 ]
-	[ "$(json '.sessions[] | select(.pool=="r1/p1") | .mode')" = rw ]
+	local s='.sessions[] | select(.region=="r1" and .pool=="p1")'
+	[ "$(json "[$s] | length")" -eq 1 ]
+	[ "$(json "$s | .access")" = rw ]
+	[ "$(json "$s | .bytes_written")" -eq 65536 ]
+	[ "$(json "$s | .flushes")" -eq 1 ]
+	[ "$(json "$s | .bytes_read")" -eq 0 ]
+	# the pool counts the same, and names its writer
+	[ "$(json '.pools[] | select(.name=="p1") | .bytes_written')" -eq 65536 ]
+	[ "$(json '.pools[] | select(.name=="p1") | .flushes')" -eq 1 ]
 	[ "$(json '.pools[] | select(.name=="p1") | .writer')" != "" ]
+	# and the bytes are on the target
+	cmp -n 65536 "$R1/p1" <(head -c 65536 /dev/zero | tr '\0' '\245')
 }
 
 @test "--help and --version exit 0; help for a command names its options" {

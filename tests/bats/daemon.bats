@@ -80,7 +80,7 @@ CONF2
 	done
 	[ "$(json '.regions | length')" -eq 2 ]
 	rc status --json "$T"
-	[ "$(json '[.sessions[] | select(.pool=="r1/p1")] | length')" -eq 1 ]
+	[ "$(json '[.sessions[] | select(.region=="r1" and .pool=="p1")] | length')" -eq 1 ]
 	wait "$hp"
 	grep -q holding "$W/hold.out"
 }

@@ -101,6 +101,14 @@ poke() {
 		dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
 
+# written POOL -- the bytes the daemon itself counted as written into pool
+# r1/POOL since it started (list --json pools[].bytes_written): over TCP,
+# as here, the payloads of the WRITEs it received into the pool (over RDMA
+# it would be the flushed ranges, see rpmemd(8)). Leaves $output alone.
+written() {
+	"$RPMEMCTL" list --json "$T/r1/$1" | jq -er '.pools[0].bytes_written'
+}
+
 # json EXPR -- evaluate a jq expression on $output
 json() {
 	jq -r "$1" <<<"$output"

@@ -32,11 +32,15 @@ teardown() { teardown_daemon; }
 	rc mirror --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	[ "$(json .data_bytes)" -eq $((4 << 20)) ]
-	[ "$(json .created_remote)" = true ]
+	[ "$(written p1)" -eq $((4 << 20)) ]
+	[ "$(json .created)" = true ]
 	[ "$(json .generation)" -eq 1 ]
+	# a mirror copies everything again, unchanged or not
 	rc mirror --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
-	[ "$(json .created_remote)" = false ]
+	[ "$(json .data_bytes)" -eq $((4 << 20)) ]
+	[ "$(written p1)" -eq $((8 << 20)) ]
+	[ "$(json .created)" = false ]
 	[ "$(json .generation)" -eq 2 ]
 }
 

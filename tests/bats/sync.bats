@@ -13,23 +13,32 @@ setup() {
 teardown() { teardown_daemon; }
 
 @test "sync of an unchanged pool transfers no data blocks" {
+	local w0
+	w0=$(written p1)
+	[ "$w0" -eq $((16 << 20)) ]
 	rc sync --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	[ "$(json .blocks_changed)" -eq 0 ]
 	[ "$(json .data_bytes)" -eq 0 ]
 	[ "$(json .generation)" -eq 1 ]
+	# and the daemon received no byte into the pool
+	[ "$(written p1)" -eq "$w0" ]
 }
 
 @test "sync after changing 5 scattered blocks moves exactly 5 blocks" {
+	local w0
 	for i in 1 40 77 130 255; do
 		poke "$W/src" $((i * 65536 + 100))
 	done
+	w0=$(written p1)
 	rc sync --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	[ "$(json .blocks_changed)" -eq 5 ]
 	[ "$(json .block_size)" -eq 65536 ]
-	# the fine pass moves only the changed 4 KiB pieces
+	# the fine pass moves only the changed 4 KiB pieces: as the client
+	# counts them, and as the daemon received them
 	[ "$(json .data_bytes)" -eq $((5 * 4096)) ]
+	[ "$(($(written p1) - w0))" -eq $((5 * 4096)) ]
 	[ "$(json .generation)" -eq 2 ]
 	cmp "$W/src" "$R1/p1"
 }
@@ -38,44 +47,58 @@ teardown() { teardown_daemon; }
 	# 64 KiB blocks 1, 3 and 4 differ. rpmemd answers HASHV, so the fine
 	# pass asks for blocks 1 and 3-4 as two ranges and bridges nothing;
 	# the bridging of a HASH-only target is in tests/unit/client_sync.c
+	local w0
 	for b in 1 3 4; do
 		poke "$W/src" $((b * 65536 + 4096 * b + 7))
 	done
+	w0=$(written p1)
 	rc sync --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	[ "$(json .blocks_changed)" -eq 3 ]
 	[ "$(json .data_bytes)" -eq $((3 * 4096)) ]
+	[ "$(($(written p1) - w0))" -eq $((3 * 4096)) ]
 	cmp "$W/src" "$R1/p1"
 }
 
 @test "sync --block-size 4K counts 4 KiB blocks" {
+	local w0
 	poke "$W/src" 5000
 	poke "$W/src" 9000
+	w0=$(written p1)
 	rc sync --json --block-size 4K "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	[ "$(json .blocks_changed)" -eq 2 ]
 	[ "$(json .data_bytes)" -eq 8192 ]
+	[ "$(($(written p1) - w0))" -eq 8192 ]
 	cmp "$W/src" "$R1/p1"
 }
 
 @test "sync --dry-run reports what would move and moves nothing" {
+	local w0
 	poke "$W/src" 123456
 	cp "$R1/p1" "$W/before"
+	w0=$(written p1)
 	rc sync --dry-run --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	[ "$(json .blocks_changed)" -eq 1 ]
 	[ "$(json .data_bytes)" -eq 0 ]
 	[ "$(json '.ranges | length')" -eq 1 ]
+	[ "$(written p1)" -eq "$w0" ]
 	cmp "$W/before" "$R1/p1"
 }
 
 @test "sync --pull restores a damaged local copy" {
+	local w0
 	cp "$W/src" "$W/orig"
 	dd if=/dev/zero of="$W/src" bs=4096 seek=100 count=10 conv=notrunc 2>/dev/null
 	poke "$W/src" 7
+	w0=$(written p1)
 	rc sync --pull --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
-	[ "$(json .mode)" = pull ]
+	[ "$(json .operation)" = pull ]
+	# 11 4 KiB blocks came back; nothing was written into the pool
+	[ "$(json .data_bytes)" -eq $((11 * 4096)) ]
+	[ "$(written p1)" -eq "$w0" ]
 	cmp "$W/orig" "$W/src"
 }
 
@@ -88,7 +111,9 @@ teardown() { teardown_daemon; }
 @test "sync to a missing remote pool creates it" {
 	rc sync --json "$W/src" "$T/r1/fresh"
 	[ "$status" -eq 0 ]
-	[ "$(json .created_remote)" = true ]
+	[ "$(json .created)" = true ]
+	[ "$(json .data_bytes)" -eq $((16 << 20)) ]
+	[ "$(written fresh)" -eq $((16 << 20)) ]
 	cmp "$W/src" "$R1/fresh"
 }
 
@@ -135,6 +160,7 @@ PY
 @test "sync with changes scattered over hundreds of runs moves exactly the changed 4 KiB blocks" {
 	# 64 MiB: 1024 blocks of 64 KiB, every other one changed, so the fine
 	# pass has 512 separate runs (more than one HASHV request holds)
+	local w0
 	mkfile "$W/big" 64
 	rc mirror "$W/big" "$T/r1/big"
 	[ "$status" -eq 0 ]
@@ -143,11 +169,13 @@ PY
 	rc verify --json "$W/big" "$T/r1/big"
 	[ "$status" -eq 1 ]
 	[ "$(json '.ranges | length')" -eq "$nruns" ]
+	w0=$(written big)
 	rc sync --json "$W/big" "$T/r1/big"
 	[ "$status" -eq 0 ]
 	[ "$(json .blocks_changed)" -eq "$ncoarse" ]
 	[ "$(json .bytes_changed)" -eq $((nfine * 4096)) ]
 	[ "$(json .data_bytes)" -eq $((nfine * 4096)) ]
+	[ "$(($(written big) - w0))" -eq $((nfine * 4096)) ]
 	# hashes: every 64 KiB block, then 16 fine ones in each differing one
 	[ "$(json .bytes_transferred)" -eq \
 		$((nfine * 4096 + 8 * (1024 + 16 * ncoarse))) ]
@@ -158,7 +186,7 @@ PY
 
 @test "sync of a pool whose size is not a multiple of 64 KiB finds changes at its very end" {
 	# 16 MiB + 12 KiB: the last 64 KiB block is 12 KiB (three 4 KiB blocks)
-	size=$(((16 << 20) + 12288))
+	local w0 size=$(((16 << 20) + 12288))
 	head -c "$size" /dev/urandom >"$W/odd"
 	rc sync "$W/odd" "$T/r1/odd"
 	[ "$status" -eq 0 ]
@@ -166,12 +194,14 @@ PY
 	poke "$W/odd" $((size - 1))     # last byte: 4 KiB block 4098
 	poke "$W/odd" $((size - 12288)) # first byte of the short block
 	poke "$W/odd" $((size - 12289)) # last byte of the block before it
+	w0=$(written odd)
 	rc sync --json "$W/odd" "$T/r1/odd"
 	[ "$status" -eq 0 ]
 	[ "$(json .blocks_total)" -eq 257 ]
 	[ "$(json .blocks_changed)" -eq 2 ]
 	[ "$(json .bytes_changed)" -eq $((3 * 4096)) ]
 	[ "$(json .data_bytes)" -eq $((3 * 4096)) ]
+	[ "$(($(written odd) - w0))" -eq $((3 * 4096)) ]
 	# 257 coarse hashes, 16 + 3 fine ones for the last two blocks
 	[ "$(json .bytes_transferred)" -eq $((3 * 4096 + 8 * (257 + 16 + 3))) ]
 	cmp "$W/odd" "$R1/odd"

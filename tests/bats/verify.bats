@@ -26,14 +26,17 @@ teardown() { teardown_daemon; }
 }
 
 @test "verify --json lists the differing ranges and moves no data" {
+	local w0
 	poke "$W/src" 10
 	poke "$W/src" 3000000
+	w0=$(written p1)
 	rc verify --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 1 ]
 	[ "$(json .identical)" = false ]
 	[ "$(json '.ranges | length')" -eq 2 ]
 	[ "$(json '.ranges[0].offset')" -eq 0 ]
 	[ "$(json .data_bytes)" -eq 0 ]
+	[ "$(written p1)" -eq "$w0" ]
 }
 
 @test "verify of a local file whose size differs from the pool says they differ (exit 1) and names both sizes" {
@@ -44,6 +47,6 @@ teardown() { teardown_daemon; }
 	rc verify --json "$W/small" "$T/r1/p1"
 	[ "$status" -eq 1 ]
 	[ "$(json .identical)" = false ]
-	[ "$(json .size)" -eq 1000 ]
+	[ "$(json .local_size)" -eq 1000 ]
 	[ "$(json .pool_size)" -eq "$(stat -c %s "$R1/p1")" ]
 }

@@ -171,9 +171,10 @@ ft_req_cut()
 
 	for ((i = 0; i < 600; i++)); do
 		st=$("$FT_CTL" status --json 127.0.0.1 2>/dev/null |
-		     jq -c '.sessions[] | select(.pool == "dd/part" and
+		     jq -c '.sessions[] | select(.region == "dd" and
+						 .pool == "part" and
 						 .transport == "rdma")
-			    | {pool, transport, mode}' 2>/dev/null)
+			    | {region, pool, transport, access}' 2>/dev/null)
 		if [ -n "$st" ] &&
 		   [ "$("$FT_CTL" list --json 127.0.0.1/dd/part 2>/dev/null |
 			jq -r '.pools[0].state')" = syncing ]; then
@@ -208,7 +209,8 @@ ft_req_cut()
 ft_part_free()
 {
 	"$FT_CTL" status --json 127.0.0.1 2>/dev/null |
-		jq -e '([.sessions[] | select(.pool == "dd/part")] | length == 0)
+		jq -e '([.sessions[] | select(.region == "dd" and
+					      .pool == "part")] | length == 0)
 		       and ([.pools[] | select(.name == "part" and
 						 .writer == "")] | length == 1)' \
 		>/dev/null

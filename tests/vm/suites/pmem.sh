@@ -246,9 +246,9 @@ pmem_status_check()
 	pmem_same "$1: devdax namespace has no mount" \
 		"x$(pmem_st "$st" devdax mount)" x
 	pmem_same "$1: region ${PMEM_DEV##*/} lies on the fsdax namespace" \
-		"$(pmem_st "$st" fsdax regions)" "${PMEM_DEV##*/}"
+		"$(pmem_st "$st" fsdax region_names)" "${PMEM_DEV##*/}"
 	pmem_same "$1: region ${DEVDAX##*/} lies on the devdax namespace" \
-		"$(pmem_st "$st" devdax regions)" "${DEVDAX##*/}"
+		"$(pmem_st "$st" devdax region_names)" "${DEVDAX##*/}"
 }
 
 # pmem_list_check -- list --json and the human tables

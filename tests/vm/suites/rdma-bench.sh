@@ -209,7 +209,7 @@ rb_mirror()
 	if timeout 600 "$RB_CTL" mirror --json --transport rdma \
 		"$RB_W/m.bin" "$TARGET_IP/dd/m" >"$out" 2>>"$(vm_log)" &&
 	   jq -e '.transport == "rdma"' "$out" >/dev/null; then
-		rb_val "$2_mirror" "$(jq -r .mib_per_s "$out")"
+		rb_val "$2_mirror" "$(jq -r .bw_mib_s "$out")"
 	else
 		tap_not_ok "round $1: mirror $2 (see ${out##*/})"
 	fi

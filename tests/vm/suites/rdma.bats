@@ -166,7 +166,7 @@ rpmemd_log()
 	local pid=$! i seen=''
 	for ((i = 0; i < 300; i++)); do
 		seen=$(ctl status --json "$T" | jq -c '.sessions[] |
-			select(.pool == "dd/st" and .transport == "rdma")')
+			select(.region == "dd" and .pool == "st" and .transport == "rdma")')
 		[ -n "$seen" ] && break
 		sleep 0.1
 	done

@@ -111,9 +111,10 @@ rd_req_kill()
 
 	for ((i = 0; i < 600; i++)); do
 		st=$("$RD_CTL" status --json 127.0.0.1 2>/dev/null |
-		     jq -c '.sessions[] | select(.pool == "dd/big" and
+		     jq -c '.sessions[] | select(.region == "dd" and
+						 .pool == "big" and
 						 .transport == "rdma")
-			    | {pool, transport, mode}' 2>/dev/null)
+			    | {region, pool, transport, access}' 2>/dev/null)
 		if [ -n "$st" ] &&
 		   [ "$("$RD_CTL" list --json 127.0.0.1/dd/big 2>/dev/null |
 			jq -r '.pools[0].state')" = syncing ]; then
