@@ -12,6 +12,10 @@ MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 DOCDIR     ?= $(PREFIX)/share/doc/rpmem
+# where bash-completion looks (its pkg-config file says so)
+COMPLETIONSDIR ?= $(shell $(PKG_CONFIG) --variable=completionsdir \
+		bash-completion 2>/dev/null || \
+		echo /usr/share/bash-completion/completions)
 # sysusers and tmpfiles are read from /usr/lib only, whatever the prefix
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 TMPFILESDIR ?= /usr/lib/tmpfiles.d
@@ -124,8 +128,10 @@ install: all
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/rpmemd \
 		$(DESTDIR)$(SYSCONFDIR)/rpmem \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+		$(DESTDIR)$(COMPLETIONSDIR)
 	install -m 755 $(B)/rpmemctl $(DESTDIR)$(BINDIR)/rpmemctl
+	install -m 644 completion/rpmemctl $(DESTDIR)$(COMPLETIONSDIR)/rpmemctl
 	install -m 755 $(B)/rpmemd $(DESTDIR)$(SBINDIR)/rpmemd
 	install -m 755 $(B)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/librpmemctl.so
