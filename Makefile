@@ -12,6 +12,10 @@ MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 DOCDIR     ?= $(PREFIX)/share/doc/rpmem
+# where bash-completion looks (its pkg-config file says so)
+COMPLETIONSDIR ?= $(shell $(PKG_CONFIG) --variable=completionsdir \
+		bash-completion 2>/dev/null || \
+		echo /usr/share/bash-completion/completions)
 # sysusers and tmpfiles are read from /usr/lib only, whatever the prefix
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 TMPFILESDIR ?= /usr/lib/tmpfiles.d
@@ -21,8 +25,10 @@ B          := build
 CC         ?= gcc
 PKG_CONFIG ?= pkg-config
 DEPS       := libpmem2 libconfig librpma libxxhash libndctl libdaxctl openssl
+# rpmemd alone links these (sd_notify): the library stays free of them
+DAEMON_DEPS := libsystemd
 # librpma and libxxhash ship no .pc file on some distributions
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS) 2>/dev/null)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS) $(DAEMON_DEPS) 2>/dev/null)
 PKG_LIBS   := $(shell for p in $(DEPS); do \
 		$(PKG_CONFIG) --libs $$p 2>/dev/null || \
 		echo -l$$(echo $$p | sed s/^lib//); done)
@@ -40,6 +46,8 @@ INC        := -Ilib -Ilib/common -Ilib/rdma -Ilib/client -Idaemon
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -D_GNU_SOURCE \
 	      -DRPMEM_VERSION=\"$(VERSION)\" $(INC) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS     := $(PKG_LIBS) -lpthread
+DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_DEPS) 2>/dev/null || \
+		echo -lsystemd)
 
 # who links what:
 #   lib/common/             both ends: librpmemctl and rpmemd
@@ -103,7 +111,7 @@ $(B)/librpmemctl.pc: lib/librpmemctl.pc.in Makefile
 	$(PC_SED) $< > $@
 
 $(B)/rpmemd: $(DAEMON_OBJ) $(COMMON_OBJ) $(TARGET_OBJ)
-	$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) -o $@ $^ $(LDFLAGS) $(DAEMON_LIBS) $(LDLIBS)
 
 $(B)/rpmemctl: $(CMD_OBJ) $(B)/librpmemctl.a
 	$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
@@ -120,8 +128,10 @@ install: all
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/rpmemd \
 		$(DESTDIR)$(SYSCONFDIR)/rpmem \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+		$(DESTDIR)$(COMPLETIONSDIR)
 	install -m 755 $(B)/rpmemctl $(DESTDIR)$(BINDIR)/rpmemctl
+	install -m 644 completion/rpmemctl $(DESTDIR)$(COMPLETIONSDIR)/rpmemctl
 	install -m 755 $(B)/rpmemd $(DESTDIR)$(SBINDIR)/rpmemd
 	install -m 755 $(B)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/librpmemctl.so

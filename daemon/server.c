@@ -20,6 +20,7 @@
 #include "auth.h"
 #include "log.h"
 #include "net.h"
+#include "notify.h"
 #include "sock.h"
 #include "pmem.h"
 #include "region.h"
@@ -513,6 +514,7 @@ static void drain(struct rpmemd_server *srv, const sigset_t *mask)
 	int hard = 0;
 
 	INFO("stopping: %u session(s) to close", left);
+	rpmemd_notify_stopping(srv->sessions);
 	close_listeners(srv);
 	rpmemd_sessions_shutdown(srv->sessions, SHUT_RD);
 	while ((left = rpmemd_sessions_reap(srv->sessions)) > 0) {
@@ -527,6 +529,7 @@ static void drain(struct rpmemd_server *srv, const sigset_t *mask)
 				      .events = POLLIN };
 		struct timespec ts = { .tv_sec = 1 };
 		ppoll(&pfd, 1, &ts, mask);
+		rpmemd_notify_tick(srv->sessions);
 	}
 }
 
@@ -558,6 +561,8 @@ int rpmemd_server_run(struct rpmemd_server *srv)
 
 	INFO("ready: %u region(s), max_sessions %u", srv->regions->n,
 	     srv->cfg.max_sessions);
+	rpmemd_notify_init();
+	rpmemd_notify_ready(srv->sessions);
 	int paused = 0;
 	while (!got_term) {
 		struct pollfd pfd[RPMEMD_MAX_LISTEN + 1];
@@ -567,19 +572,28 @@ int rpmemd_server_run(struct rpmemd_server *srv)
 		for (unsigned i = 0; i < srv->nlfd && !paused; i++)
 			pfd[n++] = (struct pollfd){ .fd = srv->lfd[i],
 						    .events = POLLIN };
-		/* out of descriptors: retry accepting in 100 ms */
-		struct timespec pause_ts = { .tv_nsec = 100000000 };
-		int ret = ppoll(pfd, n, paused ? &pause_ts : NULL, &orig);
+		/* systemd's next notification; out of descriptors: retry
+		 * accepting in 100 ms */
+		long ms = rpmemd_notify_due_ms();
+		if (paused && (ms < 0 || ms > 100))
+			ms = 100;
+		struct timespec ts = { .tv_sec = ms / 1000,
+				       .tv_nsec = ms % 1000 * 1000000 };
+		int ret = ppoll(pfd, n, ms < 0 ? NULL : &ts, &orig);
 		if (ret < 0 && errno != EINTR) {
 			ERR("ppoll: %s", strerror(errno));
 			break;
 		}
 		paused = 0;
+		/* the watchdog, and STATUS= when the counts changed */
+		rpmemd_notify_tick(srv->sessions);
 		if (got_term)
 			break;
 		if (got_hup) {
 			got_hup = 0;
+			rpmemd_notify_reloading();
 			reload(srv);
+			rpmemd_notify_ready(srv->sessions);
 		}
 		if (ret <= 0)
 			continue;

@@ -8,10 +8,11 @@ set -eu
 
 BUILD="build-essential pkgconf libpmem2-dev libpmem-dev libconfig-dev
 	librpma-dev libxxhash-dev libndctl-dev libdaxctl-dev uuid-dev
-	libibverbs-dev librdmacm-dev libssl-dev"
+	libibverbs-dev librdmacm-dev libssl-dev libsystemd-dev"
 TEST="libcmocka-dev bats pmdk-tools rsync netcat-openbsd procps openssl
 	openssh-server openssh-client
-	iproute2 xxd jq bc python3"
+	iproute2 xxd jq bc python3 bash-completion
+	dpkg-dev debhelper lintian fakeroot systemd"
 VM="qemu-system-x86 linux-image-amd64 busybox-static rdma-core
 	ibverbs-utils rdmacm-utils ibverbs-providers ndctl daxctl perftest
 	kmod e2fsprogs cpio"

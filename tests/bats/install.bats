@@ -4,7 +4,7 @@
 
 load helpers
 
-@test "make install DESTDIR PREFIX installs binaries, library, header, pkg-config, man pages, unit, config" {
+@test "make install DESTDIR PREFIX installs binaries, library, header, pkg-config, man pages, unit, config, bash completion" {
 	S=$BATS_TEST_TMPDIR/stage
 	run make -C "$TOP" install DESTDIR="$S" PREFIX=/usr
 	[ "$status" -eq 0 ]
@@ -13,7 +13,8 @@ load helpers
 		usr/lib/pkgconfig/librpmemctl.pc usr/share/man/man1/rpmemctl.1 \
 		usr/share/man/man3/librpmemctl.3 usr/share/man/man5/rpmemd.conf.5 \
 		usr/share/man/man8/rpmemd.8 usr/lib/systemd/system/rpmemd.service \
-		etc/rpmemd/rpmemd.conf; do
+		etc/rpmemd/rpmemd.conf \
+		usr/share/bash-completion/completions/rpmemctl; do
 		[ -e "$S/$f" ] || { echo "missing $f"; return 1; }
 	done
 	grep -q '^ExecStart=/usr/sbin/rpmemd' "$S/usr/lib/systemd/system/rpmemd.service"
