@@ -57,7 +57,10 @@ struct rpmemd_pool {
  * full region fails here, not on a later write), then its metadata
  * (state empty); in a devdax region, a zeroed extent of the device and
  * an entry of its pool table. A pool file without metadata (a crash during create or
- * remove) is invisible and reused. Errors: -EINVAL (name, size), -EEXIST,
+ * remove) is invisible and reused if it is rpmemd's own (a regular file,
+ * one link, our owner); another one (a hard link, say) is unlinked and a
+ * new file created in its place, so no file outside the region is ever
+ * truncated or written. Errors: -EINVAL (name, size), -EEXIST,
  * -ENOSPC, -errno; the reason in err[errlen].
  */
 int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
