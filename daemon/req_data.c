@@ -26,6 +26,7 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	struct rpmem_msg_io io;
 	struct rpmemd_handle *h;
 	uint8_t head[RPMEM_WRITE_HDR_SIZE];
+	uint8_t st;
 	int ret;
 
 	if (hd->len < RPMEM_WRITE_HDR_SIZE) {
@@ -67,6 +68,12 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 			   (unsigned long long)h->pool->size);
 		return rpmem_net_discard(&s->conn, dlen);
 	}
+	if ((st = rpmemd_pool_state(h->pool)) != RPMEM_POOL_SYNCING) {
+		conn_defer(s, RPMEM_E_INVAL,
+			   "WRITE to pool '%s' refused: it is %s; a pool must be marked syncing (SET_STATE) before its data changes",
+			   h->pool->name, rpmem_state_str(st));
+		return rpmem_net_discard(&s->conn, dlen);
+	}
 	ret = rpmem_net_read_full(&s->conn, h->pool->addr + io.offset, io.len);
 	if (ret)
 		return ret;
@@ -101,6 +108,7 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_flush m;
 	struct rpmemd_handle *h;
+	uint8_t st;
 	int ret, had;
 
 	if (rpmem_flush_decode(s->req, hd->len, &m))
@@ -120,6 +128,10 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      (unsigned long long)m.len,
 				      (unsigned long long)m.offset, h->pool->name,
 				      (unsigned long long)h->pool->size);
+	if ((st = rpmemd_pool_state(h->pool)) != RPMEM_POOL_SYNCING)
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "FLUSH of pool '%s' refused: it is %s; a pool must be marked syncing (SET_STATE) before its data changes",
+				      h->pool->name, rpmem_state_str(st));
 	uint64_t t0 = rpmem_now_ns();
 	ret = rpmemd_pool_persist(h->pool, m.offset, m.len);
 	uint64_t dt = rpmem_now_ns() - t0;

@@ -963,6 +963,15 @@ void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m)
 	pthread_mutex_unlock(&p->meta_lock);
 }
 
+/* rpmemd_pool_state -- the open pool's state (RPMEM_POOL_*) */
+uint8_t rpmemd_pool_state(struct rpmemd_pool *p)
+{
+	pthread_mutex_lock(&p->meta_lock);
+	uint8_t state = p->meta.state;
+	pthread_mutex_unlock(&p->meta_lock);
+	return state;
+}
+
 /* info_cmp -- order pool infos by name */
 static int info_cmp(const void *a, const void *b)
 {

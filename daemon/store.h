@@ -106,6 +106,13 @@ int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
 /* rpmemd_pool_get_meta -- a copy of the open pool's metadata */
 void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m);
 
+/*
+ * rpmemd_pool_state -- the open pool's state (RPMEM_POOL_*). Its data may
+ * change only while it is RPMEM_POOL_SYNCING: WRITE and FLUSH (and GPSPM
+ * flushes) of a pool in another state are refused.
+ */
+uint8_t rpmemd_pool_state(struct rpmemd_pool *p);
+
 /* rpmemd_pool_count -- account bytes written and flushes */
 static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,
 				     uint64_t flushes)

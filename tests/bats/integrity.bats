@@ -8,6 +8,54 @@ load helpers
 setup() { setup_daemon; }
 teardown() { teardown_daemon; }
 
+# pool_field POOL FIELD -- a field of POOL in 'rpmemctl list --json'
+pool_field() {
+	rc list --json "$T/r1"
+	json ".pools[] | select(.name==\"$1\") | .$2"
+}
+
+# raw_write_flush POOL -- a raw-protocol client: OPEN POOL rw, WRITE 4 KiB
+# of 'X' at offset 0, FLUSH; prints the FLUSH reply as "TYPE CODE MESSAGE"
+raw_write_flush() {
+	python3 - "$PORT" "$1" "$TOP/tests/fuzz" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[3])
+from proto_poke import Conn, T, s16, err_code
+c = Conn(int(sys.argv[1]))
+typ, o = c.req(T['OPEN'], s16('r1') + s16(sys.argv[2]) + b'\1\0')
+assert typ == 'OPEN_OK', typ
+h = struct.unpack_from('<I', o)[0]
+c.send(T['WRITE'], struct.pack('<IQI', h, 0, 4096) + b'X' * 4096)
+typ, p = c.req(T['FLUSH'], struct.pack('<IQQ', h, 0, 4096))
+msg = p[6:].decode(errors='replace') if typ == 'ERROR' else ''
+print(typ, err_code(p) if typ == 'ERROR' else 0, msg)
+PY
+}
+
+# --- issue 9.2: bytes of a pool change only while it is syncing -----------
+
+@test "WRITE and FLUSH on a consistent pool are refused and its bytes stay as they were" {
+	mkfile "$W/src" 1
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	gen=$(pool_field p1 generation)
+	run raw_write_flush p1
+	echo "$output"
+	[[ "$output" == "ERROR 9 "*"syncing"* ]]
+	cmp "$W/src" "$R1/p1"
+	[ "$(pool_field p1 state)" = consistent ]
+	[ "$(pool_field p1 generation)" = "$gen" ]
+}
+
+@test "WRITE on a new (empty) pool is refused until it is marked syncing" {
+	rc create "$T/r1/p1" 1M
+	[ "$status" -eq 0 ]
+	run raw_write_flush p1
+	echo "$output"
+	[[ "$output" == "ERROR 9 "*"syncing"* ]]
+	cmp -n 4096 /dev/zero "$R1/p1"
+}
+
 # --- issue 9.3: CREATE never reuses a file that is not rpmemd's own --------
 
 @test "CREATE over a hard link to a file outside the region leaves that file untouched" {
