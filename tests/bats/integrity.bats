@@ -5,6 +5,8 @@
 
 load helpers
 
+SHIM=$BUILD/tests/truncate_shim.so
+
 setup() { setup_daemon; }
 teardown() { teardown_daemon; }
 
@@ -12,6 +14,15 @@ teardown() { teardown_daemon; }
 pool_field() {
 	rc list --json "$T/r1"
 	json ".pools[] | select(.name==\"$1\") | .$2"
+}
+
+# shim_run FILE TYPE SIZE ARGS... -- rpmemctl ARGS with FILE truncated to
+# SIZE bytes just before the first frame of TYPE (12 WRITE, 16 HASH) goes
+shim_run() {
+	local file=$1 type=$2 size=$3
+	shift 3
+	run env LD_PRELOAD="$SHIM" RPMEM_SHIM_FILE="$file" \
+		RPMEM_SHIM_TYPE="$type" RPMEM_SHIM_SIZE="$size" "$RPMEMCTL" "$@"
 }
 
 # raw_write_flush POOL -- a raw-protocol client: OPEN POOL rw, WRITE 4 KiB
@@ -30,6 +41,25 @@ typ, p = c.req(T['FLUSH'], struct.pack('<IQQ', h, 0, 4096))
 msg = p[6:].decode(errors='replace') if typ == 'ERROR' else ''
 print(typ, err_code(p) if typ == 'ERROR' else 0, msg)
 PY
+}
+
+# --- issue 9.1: a file that changes under sync or verify ------------------
+
+@test "a pool file truncated on the target while rpmemd hashes it fails that verify only; rpmemd serves the next client" {
+	mkfile "$W/src" 32
+	mkfile "$W/other" 4
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	rc mirror "$W/other" "$T/r1/p2"
+	[ "$status" -eq 0 ]
+	shim_run "$R1/p1" 16 $((4 << 20)) verify "$W/src" "$T/r1/p1"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"pool file"*"changed on the target"* ]]
+	kill -0 "$DPID"
+	grep -qi "warn.*p1.*changed" "$DLOG"
+	rc verify "$W/other" "$T/r1/p2"
+	[ "$status" -eq 0 ]
 }
 
 # --- issue 9.2: bytes of a pool change only while it is syncing -----------
