@@ -43,7 +43,50 @@ print(typ, err_code(p) if typ == 'ERROR' else 0, msg)
 PY
 }
 
-# --- issue 9.1: a file that changes under sync or verify ------------------
+# --- issue 9.1: a local file that changes under sync or verify ------------
+
+@test "sync whose local file shrinks while it is sent exits 5 naming the file and leaves the pool syncing" {
+	mkfile "$W/src" 32
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	mkfile "$W/src" 32 # every block differs: the whole file is sent
+	shim_run "$W/src" 12 $((8 << 20)) sync "$W/src" "$T/r1/p1"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"'$W/src'"* ]]
+	[[ "$output" == *"changed"* ]]
+	[[ "$output" != *"Bad address"* ]]
+	[ "$(pool_field p1 state)" = syncing ]
+	kill -0 "$DPID"
+}
+
+@test "verify whose local file shrinks while it is hashed exits 5 naming the file, no signal, nothing changed on the target" {
+	mkfile "$W/src" 32
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	gen=$(pool_field p1 generation)
+	shim_run "$W/src" 16 $((4 << 20)) verify "$W/src" "$T/r1/p1"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"'$W/src'"* ]]
+	[[ "$output" == *"changed"* ]]
+	[ "$(pool_field p1 state)" = consistent ]
+	[ "$(pool_field p1 generation)" = "$gen" ]
+}
+
+@test "a local file that shrinks and grows back during a sync still fails it (exit 5), the pool stays syncing" {
+	mkfile "$W/src" 16
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	mkfile "$W/src" 16
+	# truncated to its own size at the first WRITE: nothing faults, but
+	# the file was changed while it was sent
+	shim_run "$W/src" 12 $((16 << 20)) sync "$W/src" "$T/r1/p1"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"'$W/src'"* ]]
+	[ "$(pool_field p1 state)" = syncing ]
+}
 
 @test "a pool file truncated on the target while rpmemd hashes it fails that verify only; rpmemd serves the next client" {
 	mkfile "$W/src" 32
