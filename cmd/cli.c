@@ -397,7 +397,8 @@ static int cmd_is_reply_err(int err)
 /*
  * cmd_exit_code -- exit code for -errno from a call on an open session:
  * the connection failed (3), the target refused (4, also a rejected RDMA
- * data connection: the control connection worked), or something broke
+ * data connection: the control connection worked), the local file
+ * changed or could not be read under its mapping (5), or something broke
  * (6). Never a raw errno.
  */
 int cmd_exit_code(int err)
@@ -443,6 +444,10 @@ int cmd_exit_code(int err)
 	case ENODATA:
 	case EREMOTEIO:
 		return CMD_EXIT_REFUSED;
+	case EFAULT:	 /* the local file shrank under its mapping */
+	case EHWPOISON:	 /* a media error in the local file */
+	case ESTALE:	 /* the local file changed during the transfer */
+		return CMD_EXIT_LOCAL;
 	case EPROTO:
 	case EBADMSG:
 	case EMSGSIZE:

@@ -365,9 +365,13 @@ static void stats_get(struct xfer_stats *st,
 	st->elapsed_ns = rpmemctl_sync_result_get_elapsed_ns(res);
 }
 
-/* make_cfg -- the library's sync configuration for x; 0 or -errno */
+/*
+ * make_cfg -- the library's sync configuration for x, watching the local
+ * file local_fd for changes; 0 or -errno
+ */
 static int make_cfg(const struct cmd_xfer *x, const char *source,
-		    struct xfer_cb *cb, struct rpmemctl_sync_cfg **out)
+		    int local_fd, struct xfer_cb *cb,
+		    struct rpmemctl_sync_cfg **out)
 {
 	struct rpmemctl_sync_cfg *cfg;
 	int ret;
@@ -387,6 +391,8 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 		ret = rpmemctl_sync_cfg_set_progress(cfg, xfer_progress, cb);
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_range(cfg, xfer_range, cb);
+	if (!ret)
+		ret = rpmemctl_sync_cfg_set_local_fd(cfg, local_fd);
 	if (ret) {
 		rpmemctl_sync_cfg_delete(&cfg);
 		return ret;
@@ -496,7 +502,8 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 				rpmemctl_pool_errmsg(pool));
 	}
 
-	ret = make_cfg(x, cmd_source(x->local, src, sizeof(src)), &cb, &cfg);
+	ret = make_cfg(x, cmd_source(x->local, src, sizeof(src)), local.fd,
+		       &cb, &cfg);
 	if (!ret)
 		ret = rpmemctl_sync_result_new(&res);
 	if (ret) {

@@ -24,6 +24,9 @@ static int rdma_persist(void *arg, uint64_t off, uint64_t len)
 
 	if (h->mode != RPMEM_OPEN_RW)
 		return -EROFS;
+	/* bytes change only while the pool is syncing (the writes are done) */
+	if (rpmemd_pool_state(h->pool) != RPMEM_POOL_SYNCING)
+		return -EINVAL;
 	uint64_t t0 = rpmem_now_ns();
 	int ret = rpmemd_pool_persist(h->pool, off, len);
 	uint64_t dt = rpmem_now_ns() - t0;

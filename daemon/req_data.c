@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard.h"
 #include "log.h"
 #include "net.h"
 #include "session_int.h"
@@ -14,6 +15,56 @@
 #include "store.h"
 #include "util.h"
 #include "wire.h"
+
+/*
+ * changed_msg -- the words for a fault (guard.h) on pool p's mapping: its
+ * file shrank under rpmemd (-EFAULT), or its memory is poisoned
+ */
+static const char *changed_msg(int err)
+{
+	return err == -EHWPOISON ?
+		       "a media error (poisoned memory) in its mapping on the target" :
+		       "the pool file changed on the target (it was truncated while rpmemd used it)";
+}
+
+/* io_args -- one recv into, or send from, a pool mapping */
+struct io_args {
+	struct rpmemd_session *s;
+	const struct rpmem_hdr *hd;
+	uint8_t *addr;
+	size_t len;
+};
+
+/* recv_into -- read a WRITE's data into the mapping (guarded) */
+static int recv_into(void *arg)
+{
+	struct io_args *a = arg;
+	return rpmem_net_read_full(&a->s->conn, a->addr, a->len);
+}
+
+/* send_from -- a DATA reply from the mapping (guarded) */
+static int send_from(void *arg)
+{
+	struct io_args *a = arg;
+	return rpmem_send_frame(&a->s->conn, RPMEM_MSG_DATA, a->hd->id, NULL,
+				0, a->addr, a->len);
+}
+
+/*
+ * mapping_fault -- a fault moving data of pool p: the stream is out of
+ * step (part of a frame went), so the session ends; a plaintext client
+ * is told why first (over TLS the record state is unknown)
+ */
+static int mapping_fault(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			 const struct rpmemd_pool *p, int err)
+{
+	WARN("session %u: pool '%s': %s during %s; ending the session",
+	     s->id, p->name, changed_msg(err), rpmem_msg_type_str(hd->type));
+	if (!s->conn.tls && err == -EFAULT && hd->type == RPMEM_MSG_WRITE)
+		conn_reply_err(s, hd->id, RPMEM_E_IO, "pool '%s': %s",
+			       p->name, changed_msg(err));
+	return -EIO;
+}
 
 /*
  * req_write -- WRITE: receive the data straight into the pool mapping.
@@ -27,6 +78,7 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	struct rpmem_msg_io io;
 	struct rpmemd_handle *h;
 	uint8_t head[RPMEM_WRITE_HDR_SIZE];
+	uint8_t st;
 	int ret;
 
 	if (hd->len < RPMEM_WRITE_HDR_SIZE) {
@@ -68,7 +120,16 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 			   (unsigned long long)h->pool->size);
 		return rpmem_net_discard(&s->conn, dlen);
 	}
-	ret = rpmem_net_read_full(&s->conn, h->pool->addr + io.offset, io.len);
+	if ((st = rpmemd_pool_state(h->pool)) != RPMEM_POOL_SYNCING) {
+		conn_defer(s, RPMEM_E_INVAL,
+			   "WRITE to pool '%s' refused: it is %s; a pool must be marked syncing (SET_STATE) before its data changes",
+			   h->pool->name, rpmem_state_str(st));
+		return rpmem_net_discard(&s->conn, dlen);
+	}
+	struct io_args a = { s, hd, h->pool->addr + io.offset, io.len };
+	ret = rpmem_guard_run(recv_into, &a);
+	if (ret == -EFAULT || ret == -EHWPOISON)
+		return mapping_fault(s, hd, h->pool, ret);
 	if (ret)
 		return ret;
 	rpmemd_pool_count(h->pool, io.len, 0);
@@ -93,8 +154,25 @@ int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      h->pool->name,
 				      (unsigned long long)h->pool->size);
 	__atomic_add_fetch(&s->bytes_read, m.len, __ATOMIC_RELAXED);
-	return rpmem_send_frame(&s->conn, RPMEM_MSG_DATA, hd->id, NULL, 0,
-				h->pool->addr + m.offset, m.len);
+	struct io_args a = { s, hd, h->pool->addr + m.offset, m.len };
+	int ret = rpmem_guard_run(send_from, &a);
+	if (ret == -EFAULT || ret == -EHWPOISON)
+		return mapping_fault(s, hd, h->pool, ret);
+	return ret;
+}
+
+/* persist_args -- a range of a pool to persist */
+struct persist_args {
+	struct rpmemd_pool *p;
+	uint64_t off;
+	uint64_t len;
+};
+
+/* persist_range -- rpmemd_pool_persist (guarded: a cache flush may fault) */
+static int persist_range(void *arg)
+{
+	struct persist_args *a = arg;
+	return rpmemd_pool_persist(a->p, a->off, a->len);
 }
 
 /* req_flush -- FLUSH: persist a range, or report a deferred WRITE error */
@@ -102,6 +180,7 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_flush m;
 	struct rpmemd_handle *h;
+	uint8_t st;
 	int ret, had;
 
 	if (rpmem_flush_decode(s->req, hd->len, &m))
@@ -121,9 +200,21 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      (unsigned long long)m.len,
 				      (unsigned long long)m.offset, h->pool->name,
 				      (unsigned long long)h->pool->size);
+	if ((st = rpmemd_pool_state(h->pool)) != RPMEM_POOL_SYNCING)
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "FLUSH of pool '%s' refused: it is %s; a pool must be marked syncing (SET_STATE) before its data changes",
+				      h->pool->name, rpmem_state_str(st));
 	uint64_t t0 = rpmem_now_ns();
-	ret = rpmemd_pool_persist(h->pool, m.offset, m.len);
+	struct persist_args pa = { h->pool, m.offset, m.len };
+	ret = rpmem_guard_run(persist_range, &pa);
 	uint64_t dt = rpmem_now_ns() - t0;
+	if (ret == -EFAULT || ret == -EHWPOISON) {
+		WARN("session %u: pool '%s': %s during FLUSH", s->id,
+		     h->pool->name, changed_msg(ret));
+		return conn_reply_err(s, hd->id, RPMEM_E_IO,
+				      "persisting pool '%s' failed: %s",
+				      h->pool->name, changed_msg(ret));
+	}
 	if (ret)
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "persisting %llu bytes at offset %llu of pool '%s' failed: %s",
@@ -208,15 +299,25 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	uint64_t *dst = hashes;
 	/* a bounded number of requests hash at once, daemon-wide */
 	rpmemd_hash_enter(s->set);
-	for (uint32_t i = 0; i < n; i++) {
+	int err = 0;
+	for (uint32_t i = 0; i < n && !err; i++) {
 		uint64_t len = (uint64_t)rv[i].count * bs;
 		if (len > size - rv[i].offset)
 			len = size - rv[i].offset;
-		rpmem_hash_blocks(h->pool->addr + rv[i].offset, len, bs, dst,
-				  2);
+		err = rpmem_hash_blocks(h->pool->addr + rv[i].offset, len, bs,
+					dst, 2);
 		dst += rv[i].count;
 	}
 	rpmemd_hash_leave(s->set);
+	if (err) {
+		free(hashes);
+		WARN("session %u: pool '%s': %s during %s", s->id,
+		     h->pool->name, changed_msg(err),
+		     rpmem_msg_type_str(hd->type));
+		return conn_reply_err(s, hd->id, RPMEM_E_IO,
+				      "cannot hash pool '%s': %s",
+				      h->pool->name, changed_msg(err));
+	}
 	/* to little-endian in place */
 	for (uint32_t i = 0; i < total; i++)
 		le64_put((uint8_t *)&hashes[i], hashes[i]);

@@ -236,6 +236,97 @@ static int meta_exists(struct rpmemd_region *r, const char *name)
 	return fstatat(r->metafd, file, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/*
+ * orphan_not_ours -- why an orphan pool file (one without metadata) is
+ * not rpmemd's own and must not be reused: "" if it is a regular file with
+ * one link owned by our effective uid. A second link may be a file outside
+ * the region; truncating and writing it would change that file.
+ */
+static const char *orphan_not_ours(const struct stat *st, char *buf,
+				   size_t len)
+{
+	if (st->st_nlink != 1)
+		snprintf(buf, len, "it has %llu links",
+			 (unsigned long long)st->st_nlink);
+	else if (st->st_uid != geteuid())
+		snprintf(buf, len, "it is owned by uid %u",
+			 (unsigned)st->st_uid);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+/*
+ * create_file -- open the file of a new pool: created afresh (O_EXCL), or
+ * an orphan of rpmemd's own reused. An orphan that is not its own (hard
+ * link, other owner) is unlinked, never opened, and a new file created
+ * in its place; a symbolic link or anything but a regular file is
+ * refused. Returns 0 with *fdp, or -errno with err[] filled.
+ */
+static int create_file(struct rpmemd_region *r, const char *name, int *fdp,
+		       char *err, size_t errlen)
+{
+	char why[64];
+	struct stat st, fst;
+
+	for (int tries = 0; tries < 3; tries++) {
+		int fd = openat(r->dirfd, name,
+				O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+					O_CLOEXEC,
+				0644);
+		if (fd >= 0) {
+			*fdp = fd;
+			return 0;
+		}
+		if (errno != EEXIST || fstatat(r->dirfd, name, &st,
+					       AT_SYMLINK_NOFOLLOW)) {
+			int e = errno;
+			if (e == ENOENT)
+				continue; /* gone in between */
+			snprintf(err, errlen,
+				 "cannot create pool '%s' in region '%s': %s",
+				 name, r->cfg.name, strerror(e));
+			return -e;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(err, errlen,
+				 "cannot create pool '%s' in region '%s': %s",
+				 name, r->cfg.name,
+				 S_ISLNK(st.st_mode) ?
+					 "a symbolic link is in the way" :
+					 "a file that is not a regular file is in the way");
+			return -EINVAL;
+		}
+		if (orphan_not_ours(&st, why, sizeof(why))[0]) {
+			WARN("region '%s': pool '%s': the file without metadata in the way is not rpmemd's own (%s); unlinking it and creating a new one",
+			     r->cfg.name, name, why);
+			if (unlinkat(r->dirfd, name, 0) && errno != ENOENT) {
+				int e = errno;
+				snprintf(err, errlen,
+					 "cannot create pool '%s' in region '%s': cannot unlink the file in the way (%s): %s",
+					 name, r->cfg.name, why, strerror(e));
+				return -e;
+			}
+			continue;
+		}
+		fd = openat(r->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* replaced in between: look again */
+		/* still the file looked at, and still ours */
+		if (!fstat(fd, &fst) && fst.st_dev == st.st_dev &&
+		    fst.st_ino == st.st_ino && S_ISREG(fst.st_mode) &&
+		    !orphan_not_ours(&fst, why, sizeof(why))[0]) {
+			*fdp = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	snprintf(err, errlen,
+		 "cannot create pool '%s' in region '%s': the file in the way keeps changing",
+		 name, r->cfg.name);
+	return -EBUSY;
+}
+
 /* dax_create -- a pool of a devdax region: an extent and a table entry */
 static int dax_create(struct rpmemd_region *r, const char *name,
 		      uint64_t size, char *err, size_t errlen)
@@ -278,9 +369,8 @@ int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 {
 	char need[32], have[32];
 	struct rpmemd_meta m;
-	struct stat st;
 	uint64_t avail;
-	int ret, fd;
+	int ret, fd = -1;
 
 	if (!rpmem_name_valid(name)) {
 		snprintf(err, errlen,
@@ -304,24 +394,9 @@ int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 		ret = -EEXIST;
 		goto err_unlock;
 	}
-	/* an orphan file (no metadata) is reused */
-	fd = openat(r->dirfd, name,
-		    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = errno == ELOOP || errno == EISDIR ? -EINVAL : -errno;
-		snprintf(err, errlen, "cannot create pool '%s' in region '%s': %s",
-			 name, r->cfg.name,
-			 errno == ELOOP ? "a symbolic link is in the way" :
-					  strerror(errno));
+	ret = create_file(r, name, &fd, err, errlen);
+	if (ret)
 		goto err_unlock;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
-		snprintf(err, errlen,
-			 "cannot create pool '%s' in region '%s': %s/%s is not a regular file",
-			 name, r->cfg.name, r->cfg.path, name);
-		goto err_close;
-	}
 	if (ftruncate(fd, 0)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot create pool '%s': truncate: %s",
@@ -367,7 +442,6 @@ int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 
 err_unlink:
 	unlinkat(r->dirfd, name, 0);
-err_close:
 	close(fd);
 err_unlock:
 	pthread_mutex_unlock(&r->lock);
@@ -887,6 +961,15 @@ void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m)
 	pthread_mutex_lock(&p->meta_lock);
 	*m = p->meta;
 	pthread_mutex_unlock(&p->meta_lock);
+}
+
+/* rpmemd_pool_state -- the open pool's state (RPMEM_POOL_*) */
+uint8_t rpmemd_pool_state(struct rpmemd_pool *p)
+{
+	pthread_mutex_lock(&p->meta_lock);
+	uint8_t state = p->meta.state;
+	pthread_mutex_unlock(&p->meta_lock);
+	return state;
 }
 
 /* info_cmp -- order pool infos by name */

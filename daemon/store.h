@@ -57,7 +57,10 @@ struct rpmemd_pool {
  * full region fails here, not on a later write), then its metadata
  * (state empty); in a devdax region, a zeroed extent of the device and
  * an entry of its pool table. A pool file without metadata (a crash during create or
- * remove) is invisible and reused. Errors: -EINVAL (name, size), -EEXIST,
+ * remove) is invisible and reused if it is rpmemd's own (a regular file,
+ * one link, our owner); another one (a hard link, say) is unlinked and a
+ * new file created in its place, so no file outside the region is ever
+ * truncated or written. Errors: -EINVAL (name, size), -EEXIST,
  * -ENOSPC, -errno; the reason in err[errlen].
  */
 int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
@@ -102,6 +105,13 @@ int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
 
 /* rpmemd_pool_get_meta -- a copy of the open pool's metadata */
 void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m);
+
+/*
+ * rpmemd_pool_state -- the open pool's state (RPMEM_POOL_*). Its data may
+ * change only while it is RPMEM_POOL_SYNCING: WRITE and FLUSH (and GPSPM
+ * flushes) of a pool in another state are refused.
+ */
+uint8_t rpmemd_pool_state(struct rpmemd_pool *p);
 
 /* rpmemd_pool_count -- account bytes written and flushes */
 static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,

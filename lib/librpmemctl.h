@@ -408,6 +408,12 @@ int rpmemctl_sync_cfg_set_progress(struct rpmemctl_sync_cfg *cfg,
 				   rpmemctl_progress_fn fn, void *arg);
 int rpmemctl_sync_cfg_set_range(struct rpmemctl_sync_cfg *cfg,
 				rpmemctl_range_fn fn, void *arg);
+/*
+ * the open file behind the local copy (-1 = none, the default): a regular
+ * file whose size, mtime or ctime changed while the sync ran fails it
+ * with -ESTALE, and a push or mirror then leaves the pool syncing
+ */
+int rpmemctl_sync_cfg_set_local_fd(struct rpmemctl_sync_cfg *cfg, int fd);
 
 /* rpmemctl_sync_result_new -- an empty result (every counter 0) */
 int rpmemctl_sync_result_new(struct rpmemctl_sync_result **out);

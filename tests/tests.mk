@@ -3,7 +3,8 @@
 
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
 	      $(B)/tests/old_sync_user \
-	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz
+	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz \
+	      $(B)/tests/truncate_shim.so
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -27,6 +28,11 @@ $(B)/tests/old_sync_user: tests/abi/old_sync_user.c tests/abi/librpmemctl-v1.h \
 $(B)/tests/lib_errors: tests/tools/lib_errors.c $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
+
+# a preload that truncates a file at a chosen frame (tests/bats/integrity.bats)
+$(B)/tests/truncate_shim.so: tests/tools/truncate_shim.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
 examples: $(TEST_TOOLS)
 

@@ -98,6 +98,19 @@ int client_lost(struct rpmemctl_session *s, int err, const char *what)
 	return err;
 }
 
+int client_local_fault(struct rpmemctl_session *s, int err, const char *what)
+{
+	if (err == -EHWPOISON)
+		client_seterr(s, "a media error (poisoned memory) in the local copy while %s",
+			      what);
+	else
+		client_seterr(s, "the local copy changed while %s: part of it is no longer backed by its file (it shrank)",
+			      what);
+	s->lost = err;
+	shutdown(s->conn.fd, SHUT_RDWR);
+	return err;
+}
+
 int client_bad_reply(struct rpmemctl_session *s, uint16_t type)
 {
 	client_seterr(s, "malformed %s reply from %s:%s",

@@ -114,6 +114,15 @@ int client_check(struct rpmemctl_session *s);
 int client_lost(struct rpmemctl_session *s, int err, const char *what);
 
 /*
+ * client_local_fault -- reading (or, for a pull, writing) the caller's
+ * local copy faulted (guard.h: -EFAULT, its file shrank; -EHWPOISON) while
+ * doing `what`: part of a frame may have gone, so the stream is closed for
+ * good, and the message blames the local copy, not the network. Returns
+ * err.
+ */
+int client_local_fault(struct rpmemctl_session *s, int err, const char *what);
+
+/*
  * client_send -- send one frame (header + p1 + p2 in one gathered write)
  * with a fresh request id, returned in *id (may be NULL)
  */
@@ -235,6 +244,7 @@ struct rpmemctl_sync_cfg {
 	void *progress_arg;
 	rpmemctl_range_fn range;
 	void *range_arg;
+	int local_fd; /* the local copy's file, checked for changes; -1 none */
 };
 
 /*

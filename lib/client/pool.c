@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* pool.c -- remote pools: create, remove, open, I/O, hashes, state */
 #include <errno.h>
+#include <signal.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -878,5 +879,10 @@ RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 RPMEM_EXPORT void rpmemctl_hash_blocks(const void *buf, size_t len,
 				       uint32_t block_size, uint64_t *hashes)
 {
-	rpmem_hash_blocks(buf, len, block_size, hashes, 2);
+	/*
+	 * no way to report a fault here (a file that shrank under buf): the
+	 * process gets the SIGBUS it always got
+	 */
+	if (rpmem_hash_blocks(buf, len, block_size, hashes, 2))
+		raise(SIGBUS);
 }

@@ -40,6 +40,7 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_new(struct rpmemctl_sync_cfg **out)
 		return -ENOMEM;
 	}
 	cfg->mode = RPMEMCTL_SYNC_PUSH;
+	cfg->local_fd = -1;
 	*out = cfg;
 	return 0;
 }
@@ -141,6 +142,22 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_set_range(struct rpmemctl_sync_cfg *cfg,
 	}
 	cfg->range = fn;
 	cfg->range_arg = arg;
+	return 0;
+}
+
+/*
+ * rpmemctl_sync_cfg_set_local_fd -- the file behind the local copy (-1 =
+ * none): the sync fails with -ESTALE, before it marks the pool
+ * consistent, if the file changed while it ran
+ */
+RPMEM_EXPORT int rpmemctl_sync_cfg_set_local_fd(struct rpmemctl_sync_cfg *cfg,
+						int fd)
+{
+	if (!cfg || fd < -1) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	cfg->local_fd = fd;
 	return 0;
 }
 

@@ -2,8 +2,10 @@
 /* sync_engine.c -- push, pull, mirror and verify by two-level block hashing */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client.h"
 #include "util.h"
@@ -89,6 +91,11 @@ struct sync_ctx {
 	uint64_t *fine_lh;	    /* fine_count per slot (owned) */
 
 	struct ranges diff;
+
+	/* the local copy's file, when the caller named it (local_fd) */
+	int watch;
+	struct stat st0; /* as it was when the sync began */
+	int local_err;	 /* a fault hashing the local copy (fine level) */
 };
 
 /* ranges_add -- append [off, off + len), merged with an adjacent last range */
@@ -169,14 +176,68 @@ struct local_job {
 	size_t len;
 	uint32_t bs;
 	uint64_t *hashes;
+	int err; /* a fault reading buf */
 };
 
 /* local_hash -- hash the local buffer in coarse blocks (thread body) */
 static void *local_hash(void *arg)
 {
 	struct local_job *j = arg;
-	rpmem_hash_blocks(j->buf, j->len, j->bs, j->hashes, 2);
+	j->err = rpmem_hash_blocks(j->buf, j->len, j->bs, j->hashes, 2);
 	return NULL;
+}
+
+/*
+ * local_fault -- hashing the local copy faulted (guard.h): say so; the
+ * connection is fine
+ */
+static int local_fault(struct sync_ctx *c, int err)
+{
+	if (err == -EHWPOISON)
+		client_seterr(c->s, "a media error (poisoned memory) in the local copy while it was read");
+	else
+		client_seterr(c->s, "the local copy changed while it was read: part of it is no longer backed by its file (it shrank)");
+	return err;
+}
+
+/* ts_differ -- two timestamps differ */
+static int ts_differ(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec != b->tv_sec || a->tv_nsec != b->tv_nsec;
+}
+
+/*
+ * local_check -- the local copy's file (if the caller named it) is as it
+ * was when the sync began: same size, and for anything but a pull (which
+ * writes it) same mtime and ctime; else -ESTALE. A file that shrank and
+ * grew back has another ctime.
+ */
+static int local_check(struct sync_ctx *c, const char *what)
+{
+	struct stat st;
+	char how[96];
+
+	if (!c->watch)
+		return 0;
+	if (fstat(c->o->local_fd, &st)) {
+		int e = errno;
+		client_seterr(c->s, "cannot stat the local file: %s",
+			      strerror(e));
+		return -e;
+	}
+	if (st.st_size != c->st0.st_size || (uint64_t)st.st_size != c->size)
+		snprintf(how, sizeof(how), "its size is now %llu bytes, not %llu",
+			 (unsigned long long)st.st_size,
+			 (unsigned long long)c->size);
+	else if (c->o->mode != RPMEMCTL_SYNC_PULL &&
+		 (ts_differ(&st.st_mtim, &c->st0.st_mtim) ||
+		  ts_differ(&st.st_ctim, &c->st0.st_ctim)))
+		snprintf(how, sizeof(how), "it was modified or truncated");
+	else
+		return 0;
+	client_seterr(c->s, "the local file changed during the %s (%s)", what,
+		      how);
+	return -ESTALE;
 }
 
 /*
@@ -192,7 +253,7 @@ static int compare_coarse(struct sync_ctx *c)
 			      (unsigned long long)c->nblocks);
 		return -ENOMEM;
 	}
-	struct local_job job = { c->local, c->size, c->bs, c->lh };
+	struct local_job job = { c->local, c->size, c->bs, c->lh, 0 };
 	pthread_t tid;
 	int threaded = pthread_create(&tid, NULL, local_hash, &job) == 0;
 	if (!threaded)
@@ -205,6 +266,8 @@ static int compare_coarse(struct sync_ctx *c)
 		pthread_join(tid, NULL);
 	if (ret)
 		return ret;
+	if (job.err)
+		return local_fault(c, job.err);
 	for (uint64_t i = 0; i < c->nblocks; i++)
 		if (c->lh[i] != c->rh[i])
 			c->st.blocks_differ++;
@@ -269,12 +332,13 @@ static void fine_sent(void *arg, struct client_hreq *r, unsigned slot)
 {
 	struct sync_ctx *c = arg;
 	uint64_t *lh = c->fine_lh + (size_t)slot * c->fine_count;
-	for (uint32_t k = 0; k < r->nr; k++) {
+	for (uint32_t k = 0; k < r->nr && !c->local_err; k++) {
 		uint64_t roff = r->rv[k].offset;
 		uint64_t len = (uint64_t)r->rv[k].count * SYNC_FINE_BS;
 		if (len > c->size - roff)
 			len = c->size - roff;
-		rpmem_hash_blocks(c->local + roff, len, SYNC_FINE_BS, lh, 1);
+		c->local_err = rpmem_hash_blocks(c->local + roff, len,
+						 SYNC_FINE_BS, lh, 1);
 		lh += r->rv[k].count;
 	}
 }
@@ -285,6 +349,8 @@ static int fine_done(void *arg, struct client_hreq *r, unsigned slot)
 	struct sync_ctx *c = arg;
 	const uint64_t *lh = c->fine_lh + (size_t)slot * c->fine_count;
 	const uint64_t *rh = r->dst;
+	if (c->local_err)
+		return local_fault(c, c->local_err);
 	for (uint32_t k = 0; k < r->nr; k++) {
 		uint64_t roff = r->rv[k].offset;
 		uint32_t n = r->rv[k].count;
@@ -397,6 +463,9 @@ static int push(struct sync_ctx *c)
 	if (ret)
 		return ret;
 	progress(c, moved, c->st.bytes_differ, 1);
+	/* what was sent is the file's content only if it did not change */
+	if ((ret = local_check(c, "sync")))
+		return ret;
 	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT, src);
 }
 
@@ -444,6 +513,8 @@ static int mirror(struct sync_ctx *c)
 	if (ret)
 		return ret;
 	progress(c, c->size, c->size, 1);
+	if ((ret = local_check(c, "mirror")))
+		return ret;
 	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT,
 				       c->o->source);
 }
@@ -481,6 +552,8 @@ static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 	}
 	return 0;
 }
+
+static const char *sync_what(enum rpmemctl_sync_mode mode);
 
 /* sync_prepare -- a usable pool and a configuration the sync accepts */
 static int sync_prepare(struct rpmemctl_pool *pool, const void *local,
@@ -521,6 +594,15 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 	c.st.blocks_total = c.nblocks;
 
 	int dry = cfg->flags & RPMEMCTL_SYNC_DRY_RUN;
+	if (cfg->local_fd >= 0 && !fstat(cfg->local_fd, &c.st0) &&
+	    S_ISREG(c.st0.st_mode)) {
+		c.watch = 1;
+		/* changed between the caller's mapping and now */
+		c.st0.st_size = (off_t)len;
+		ret = local_check(&c, sync_what(cfg->mode));
+		if (ret)
+			goto out;
+	}
 	if (cfg->mode == RPMEMCTL_SYNC_MIRROR) {
 		ret = mirror(&c);
 		goto out;
@@ -538,6 +620,12 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 		ret = push(&c);
 	} else {
 		ret = pull(&c);
+	}
+	/* a comparison of a file that changed meanwhile says nothing */
+	if (ret >= 0) {
+		int err = local_check(&c, sync_what(cfg->mode));
+		if (err)
+			ret = err;
 	}
 out:
 	c.st.generation = pool->generation;
@@ -621,6 +709,7 @@ static int pool_sync(struct rpmemctl_pool *pool, void *local, size_t len,
 		.progress_arg = opts->arg,
 		.range = opts->range,
 		.range_arg = opts->arg,
+		.local_fd = -1,
 	};
 	uint32_t bs;
 	ret = sync_prepare(pool, local, len, &cfg, &bs);

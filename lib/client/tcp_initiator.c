@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "guard.h"
 #include "net.h"
 #include "util.h"
 
@@ -23,6 +24,23 @@ struct tcp_xport {
 static inline struct tcp_xport *tcp(struct rpmem_xport *x)
 {
 	return (struct tcp_xport *)x;
+}
+
+/* write_args -- one WRITE frame whose data comes from the local copy */
+struct write_args {
+	struct rpmemctl_session *s;
+	const uint8_t *head;
+	size_t hl;
+	const uint8_t *data;
+	size_t len;
+};
+
+/* send_write -- client_send of one WRITE (guarded) */
+static int send_write(void *arg)
+{
+	struct write_args *a = arg;
+	return client_send(a->s, RPMEM_MSG_WRITE, a->head, a->hl, a->data,
+			   a->len, NULL);
 }
 
 /*
@@ -43,8 +61,15 @@ static int tcp_write(struct rpmem_xport *x, uint64_t off, const void *src,
 		int hl = rpmem_io_encode(head, sizeof(head), &io);
 		if (hl < 0)
 			return hl;
-		int ret = client_send(t->s, RPMEM_MSG_WRITE, head, (size_t)hl,
-				      p, n, NULL);
+		/*
+		 * a local copy that shrank: send() says EFAULT (plaintext),
+		 * TLS encryption reading it gets SIGBUS
+		 */
+		struct write_args a = { t->s, head, (size_t)hl, p, n };
+		int ret = rpmem_guard_run(send_write, &a);
+		if (ret == -EFAULT || ret == -EHWPOISON)
+			return client_local_fault(t->s, ret,
+						  "it was being sent");
 		if (ret)
 			return ret;
 		p += n;
@@ -52,6 +77,20 @@ static int tcp_write(struct rpmem_xport *x, uint64_t off, const void *src,
 		len -= n;
 	}
 	return 0;
+}
+
+/* recv_args -- DATA received into the local copy */
+struct recv_args {
+	struct rpmemctl_session *s;
+	uint8_t *dst;
+	size_t len;
+};
+
+/* recv_into -- rpmem_net_read_full into the local copy (guarded) */
+static int recv_into(void *arg)
+{
+	struct recv_args *a = arg;
+	return rpmem_net_read_full(&a->s->conn, a->dst, a->len);
 }
 
 struct read_req {
@@ -119,10 +158,15 @@ static int tcp_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len)
 				      h.len, s->host, s->port, r->len);
 			return client_lost(s, -EPROTO, "reading pool data");
 		}
-		if (err)
+		if (err) {
 			ret = rpmem_net_discard(&s->conn, h.len);
-		else
-			ret = rpmem_net_read_full(&s->conn, r->dst, h.len);
+		} else {
+			struct recv_args a = { s, r->dst, h.len };
+			ret = rpmem_guard_run(recv_into, &a);
+			if (ret == -EFAULT || ret == -EHWPOISON)
+				return client_local_fault(s, ret,
+							  "pool data was written into it");
+		}
 		if (ret)
 			return client_lost(s, ret, "receiving pool data");
 	}

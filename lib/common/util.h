@@ -84,9 +84,13 @@ void rpmem_prefault(const void *addr, size_t len);
 
 /* rpmem_hash_block -- XXH3-64 of one block (lib/hash.c) */
 uint64_t rpmem_hash_block(const void *buf, size_t len);
-/* rpmem_hash_blocks -- hashes of every block of buf; last may be short;
- * uses up to nthreads threads for large inputs */
-void rpmem_hash_blocks(const void *buf, size_t len, uint32_t block_size,
-		       uint64_t *hashes, unsigned nthreads);
+/*
+ * rpmem_hash_blocks -- hashes of every block of buf; last may be short;
+ * uses up to nthreads threads for large inputs. 0, or -EFAULT when buf is
+ * a mapping whose file shrank under it, -EHWPOISON for poisoned memory
+ * (guard.h): the hashes are then incomplete.
+ */
+int rpmem_hash_blocks(const void *buf, size_t len, uint32_t block_size,
+		      uint64_t *hashes, unsigned nthreads);
 
 #endif

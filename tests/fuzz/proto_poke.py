@@ -196,6 +196,10 @@ def request_checks(port, region, pool):
         c.send(T['WRITE'], frame)
         expect_error(what + ', reported by FLUSH', c.req(T['FLUSH'],
                      struct.pack('<IQQ', h, 0, 0)), code)
+    expect_error('FLUSH of a pool that is not syncing', c.req(T['FLUSH'],
+                 struct.pack('<IQQ', h, 0, 4096)), E_INVAL)
+    check('SET_STATE syncing', c.req(T['SET_STATE'],
+          struct.pack('<IB', h, 1) + s16(''))[0] == 'OK')
     check('FLUSH after the errors is OK', c.req(T['FLUSH'],
           struct.pack('<IQQ', h, 0, 4096))[0] == 'OK')
     ro = Conn(port)
@@ -209,7 +213,8 @@ def request_checks(port, region, pool):
     # the read-only session's open is released when the daemon sees its
     # socket close, which may take a moment on a busy machine
     for _ in range(50):
-        typ = c.req(T['REMOVE'], p + b'\0\0\0\0')[0]
+        # the pool is syncing: removing it takes force (flag 1)
+        typ = c.req(T['REMOVE'], p + b'\1\0\0\0')[0]
         if typ == 'OK':
             break
         time.sleep(0.05)

@@ -70,7 +70,11 @@ int main(int argc, char *argv[])
 		if (!buf)
 			return 6;
 		memset(buf, 0xa5, len);
-		ret = rpmemctl_pool_persist(p, buf, 0, len);
+		/* a pool's bytes change only while it is syncing */
+		ret = rpmemctl_pool_set_state(p, RPMEMCTL_POOL_SYNCING,
+					      "hold_pool");
+		if (!ret)
+			ret = rpmemctl_pool_persist(p, buf, 0, len);
 		free(buf);
 		if (ret) {
 			fprintf(stderr, "hold_pool: persist: %s\n",

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -219,6 +221,42 @@ static void rpmem_hash_blocks__thread_failure_still_hashes_everything(
 	assert_int_equal(threads_started, 0);
 }
 
+/*
+ * shrunk_mapping -- a 16 MiB file mapped whole, then truncated to 4 MiB:
+ * reading past 4 MiB raises SIGBUS
+ */
+static uint8_t *shrunk_mapping(size_t len)
+{
+	char path[] = "/tmp/rpmem-hash-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, (off_t)len), 0);
+	uint8_t *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(ftruncate(fd, (off_t)len / 4), 0);
+	close(fd);
+	return p;
+}
+
+static void rpmem_hash_blocks__file_shrunk_under_it_returns_efault(
+	void **state)
+{
+	(void)state;
+	size_t len = 16u << 20, n = len / 65536;
+	uint8_t *p = shrunk_mapping(len);
+	uint64_t *h = calloc(n, sizeof(*h));
+	assert_non_null(h);
+	reset();
+	assert_int_equal(rpmem_hash_blocks(p, len, 65536, h, 1), -EFAULT);
+	assert_int_equal(rpmem_hash_blocks(p, len, 65536, h, 4), -EFAULT);
+	assert_int_equal(threads_started, 3);
+	/* the part still backed by the file hashes as before */
+	assert_int_equal(rpmem_hash_blocks(p, len / 4, 65536, h, 4), 0);
+	free(h);
+	munmap(p, len);
+}
+
 static void rpmemctl_hash_blocks__equals_internal_hash(void **state)
 {
 	(void)state;
@@ -251,6 +289,8 @@ int main(void)
 		cmocka_unit_test(
 			rpmem_hash_blocks__thread_failure_still_hashes_everything),
 		cmocka_unit_test(rpmemctl_hash_blocks__equals_internal_hash),
+		cmocka_unit_test(
+			rpmem_hash_blocks__file_shrunk_under_it_returns_efault),
 	};
 	return cmocka_run_group_tests_name("hash", tests, setup, teardown);
 }

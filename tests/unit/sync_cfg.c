@@ -195,6 +195,21 @@ static void rpmemctl_sync_cfg_setters__null_cfg_is_einval(void **state)
 			 -EINVAL);
 }
 
+static void rpmemctl_sync_cfg_set_local_fd__none_by_default_and_checked(
+	void **state)
+{
+	(void)state;
+	struct rpmemctl_sync_cfg *cfg = cfg_new();
+	assert_int_equal(cfg->local_fd, -1);
+	assert_int_equal(rpmemctl_sync_cfg_set_local_fd(cfg, 7), 0);
+	assert_int_equal(cfg->local_fd, 7);
+	assert_int_equal(rpmemctl_sync_cfg_set_local_fd(cfg, -2), -EINVAL);
+	assert_int_equal(cfg->local_fd, 7);
+	assert_int_equal(rpmemctl_sync_cfg_set_local_fd(cfg, -1), 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_local_fd(NULL, 3), -EINVAL);
+	rpmemctl_sync_cfg_delete(&cfg);
+}
+
 static void rpmemctl_sync_cfg_set_block_size__einval_has_a_message(
 	void **state)
 {
@@ -291,6 +306,8 @@ int main(void)
 		cmocka_unit_test(rpmemctl_sync_result_new__every_counter_is_0),
 		cmocka_unit_test(
 			rpmemctl_sync_result_get__each_getter_reads_its_field),
+		cmocka_unit_test(
+			rpmemctl_sync_cfg_set_local_fd__none_by_default_and_checked),
 		cmocka_unit_test(
 			rpmemctl_pool_sync2__no_pool_is_einval_and_res_untouched),
 	};

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * guard.h -- run code that touches a file mapping so that a SIGBUS (the
+ * file shrank under it, or poisoned memory) fails that call, not the
+ * process
+ */
+#ifndef RPMEM_GUARD_H
+#define RPMEM_GUARD_H
+
+/*
+ * rpmem_guard_run -- fn(arg) with SIGBUS of the calling thread turned
+ * into a return value: fn's result, or -EFAULT when fn touched a page of
+ * a mapping beyond the end of its file, or -EHWPOISON when it touched
+ * poisoned memory. fn is abandoned at the fault (siglongjmp), so it must
+ * hold no lock and own no resource the caller cannot release. Each call
+ * makes sure a SIGBUS handler of this file is installed for the process
+ * (again if something replaced it); a SIGBUS outside a guarded call goes
+ * to the handler the process had before (by default it still ends the
+ * process).
+ */
+int rpmem_guard_run(int (*fn)(void *), void *arg);
+
+#endif
