@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* tls_export.c -- unit tests of TLS exporter keying material (lib/common/tls.c) */
+/* tls_export.c -- unit tests of TLS exporter keying material (tls.c) */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>

@@ -117,7 +117,7 @@ static int blob_parse(const uint8_t *b, size_t len, struct blob_info *bi)
 	return r.err ? -1 : 0;
 }
 
-/* --- TLS control connection (--tls-psk) ------------------------------------ */
+/* --- TLS control connection (--tls-psk) --------------------------------- */
 
 struct psk {
 	char identity[RPMEM_IDENTITY_MAX + 1];
@@ -322,8 +322,8 @@ static void *tls_serve(void *arg)
 		le16_put(len, (uint16_t)blob_len);
 		if (rpmem_net_write_full(&t->conn[k], len, 2) ||
 		    rpmem_net_write_full(&t->conn[k], blob, blob_len))
-			fprintf(stderr, "TLS session %u: cannot send the blob\n",
-				k);
+			fprintf(stderr,
+				"TLS session %u: cannot send the blob\n", k);
 		t->done = k + 1;
 	}
 	return NULL;

@@ -77,14 +77,22 @@ EOF
 	cat "$TL_TMP"/*.conf >>"$(vm_log)"
 }
 
-# tl_start NAME -- rpmemd with NAME.conf; wait until it answers over TLS
+# tl_start NAME -- rpmemd with NAME.conf; wait until both its TCP and
+# its RDMA listener are up (not with a request: an access list may
+# restrict what backup1 can ask)
 tl_start()
 {
 	echo "=== rpmemd -c $1.conf ($(date +%T))" >>"$(tl_out rpmemd.log)"
 	"$TL_RPMEMD" -d -c "$TL_TMP/$1.conf" >>"$(tl_out rpmemd.log)" 2>&1 &
 	TL_PID=$!
-	vm_retry 100 0.2 "$TL_CTL" --psk-file "$TL_TMP/backup1.psk" -q \
-		list "$TARGET_IP" >/dev/null 2>&1
+	vm_retry 100 0.2 tl_up
+}
+
+# tl_up -- rpmemd runs and listens on 7636 (TCP) and 7637 (RDMA)
+tl_up()
+{
+	kill -0 "$TL_PID" 2>/dev/null && vm_listening 7636 &&
+		vm_listening 7637
 }
 
 # tl_stop -- SIGTERM rpmemd and wait; its exit status
