@@ -52,7 +52,10 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h,
 		.len = (size_t)p->size,
 		.apm = p->region->cfg.direct_pmem && p->is_pmem,
 		.is_pmem = p->is_pmem,
+		/* READ_SRC only: the initiator can never RDMA-write it */
 		.readonly = h->mode == RPMEM_OPEN_RO,
+		/* the token is bound to this session's TLS (NULL: none) */
+		.tls = s->conn.tls,
 		.persist = rdma_persist,
 		.arg = h,
 	};

@@ -5,7 +5,7 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
 	      $(B)/tests/old_sync_user \
 	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz \
 	      $(B)/tests/truncate_shim.so
-VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults
+VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
 	@mkdir -p $(dir $@)

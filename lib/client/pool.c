@@ -197,8 +197,9 @@ static int open_xport(struct rpmemctl_session *s, const char *region,
 		return client_lost(s, -EPROTO, "opening a pool");
 	}
 	char why[512];
-	int ret = rpmem_rdma_client_new(s->host, ok->blob, ok->blob_len,
-					ok->size, x, why, sizeof(why));
+	int ret = rpmem_rdma_client_new(s->host, s->conn.tls, ok->blob,
+					ok->blob_len, ok->size, x, why,
+					sizeof(why));
 	if (ret == 0)
 		return 0;
 	if (!why[0])

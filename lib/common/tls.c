@@ -678,11 +678,13 @@ const char *rpmem_tls_method(const struct rpmem_tls *t)
 	return t ? t->method : "none";
 }
 
-int rpmem_tls_export(struct rpmem_tls *t, const char *label, uint8_t *out,
-		     size_t len)
+int rpmem_tls_export(struct rpmem_tls *t, const char *label, const void *ctx,
+		     size_t ctx_len, uint8_t *out, size_t len)
 {
+	if (!t || !label || !out || (!ctx && ctx_len))
+		return -EINVAL;
 	if (SSL_export_keying_material(t->ssl, out, len, label, strlen(label),
-				       NULL, 0, 0) != 1) {
+				       ctx, ctx_len, 1) != 1) {
 		ERR_clear_error();
 		return -EIO;
 	}

@@ -17,7 +17,6 @@ struct rpmem_tls_ctx; /* credentials and settings for many sessions */
 #define RPMEM_PSK_LEN 32	 /* bytes of key rpmemctl psk-gen makes */
 #define RPMEM_PSK_MIN 16	 /* shortest external PSK accepted */
 #define RPMEM_PSK_MAX 64
-#define RPMEM_TLS_EXPORT_LEN 32	 /* keying material for RDMA tokens */
 
 /*
  * server PSK lookup: the key of identity into key[RPMEM_PSK_MAX], its
@@ -79,10 +78,11 @@ const char *rpmem_tls_method(const struct rpmem_tls *t);
 
 /*
  * rpmem_tls_export -- RFC 8446 exporter keying material bound to this
- * session (both ends compute the same bytes)
+ * session, label and context (ctx[ctx_len]; NULL/0: empty): both ends of
+ * the session compute the same len bytes, no other session can
  */
-int rpmem_tls_export(struct rpmem_tls *t, const char *label, uint8_t *out,
-		     size_t len);
+int rpmem_tls_export(struct rpmem_tls *t, const char *label, const void *ctx,
+		     size_t ctx_len, uint8_t *out, size_t len);
 
 /*
  * rpmem_tls_read -- up to len bytes (> 0), or -errno (-ECONNRESET: EOF;

@@ -15,15 +15,21 @@ int rpmem_rdma_usable(const char *addr);
 
 /* --- initiator, in librpmemctl (rdma_initiator.c) ------------------------ */
 
+struct rpmem_tls;
+
 /*
  * rpmem_rdma_client_new -- connect the RDMA data plane described by the
- * OPEN_OK transport blob (MR descriptor, persistence mode, token, port)
- * to host; fills *out. -ENODEV if no RDMA device reaches host,
- * -EKEYREJECTED if the target rejected the connection (token refused or
- * expired). On failure the reason, as logged, is written to errbuf
- * (errlen bytes; "" if nothing was logged).
+ * OPEN_OK transport blob (MR descriptor, persistence mode, token or
+ * nonce, port) to host; tls is the TLS session of the control connection
+ * that carried the blob (NULL over plaintext), from which the token of a
+ * TLS-bound blob is derived. Fills *out. -ENODEV if no RDMA device
+ * reaches host, -EKEYREJECTED if the target rejected the connection
+ * (token refused or expired), -EPROTO for a TLS-bound blob without tls.
+ * On failure the reason, as logged, is written to errbuf (errlen bytes;
+ * "" if nothing was logged).
  */
-int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
+int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
+			  const void *blob, size_t blob_len,
 			  uint64_t pool_size, struct rpmem_xport **out,
 			  char *errbuf, size_t errlen);
 
@@ -41,6 +47,12 @@ struct rpmem_rdma_expo_cfg {
 	int apm;      /* direct write to PMem declared: allow APM flushes */
 	int is_pmem;  /* mapping is PMem (devdax/fsdax) */
 	int readonly; /* the session opened the pool read-only: no remote writes */
+	/*
+	 * the TLS session of the control connection the blob goes out on:
+	 * the token is derived from it (blob v2); NULL over plaintext (a
+	 * random token, blob v1). Used only during rpmem_rdma_expose.
+	 */
+	struct rpmem_tls *tls;
 	rpmem_persist_fn persist;
 	void *arg;
 };
@@ -51,9 +63,11 @@ int rpmem_rdma_srv_new(const char *addr, const char *port,
 void rpmem_rdma_srv_delete(struct rpmem_rdma_srv **srv);
 
 /*
- * rpmem_rdma_expose -- register the pool range, make a single-use token
+ * rpmem_rdma_expose -- register the pool range (READ_SRC only when
+ * cfg->readonly), make a single-use token (bound to cfg->tls when set)
  * and fill blob[*blob_len] (in: capacity) for OPEN_OK; the listener
- * accepts one connection carrying that token.
+ * accepts one connection carrying that token, within 10 s of this call
+ * (RPMEM_RDMA_TOKEN_TTL seconds when set).
  */
 int rpmem_rdma_expose(struct rpmem_rdma_srv *srv,
 		      const struct rpmem_rdma_expo_cfg *cfg, void *blob,

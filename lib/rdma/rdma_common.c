@@ -22,6 +22,7 @@
 #include "wire.h"
 #include "rdma.h"
 #include "rdma_int.h"
+#include "tls.h"
 
 /* --- logging ------------------------------------------------------------ */
 
@@ -229,14 +230,17 @@ void rdma_wait_closed(struct rpma_conn *conn, int ev_fd)
 
 /* --- blob ----------------------------------------------------------------- */
 
-
+/* rdma_blob_encode -- the blob for OPEN_OK into buf[cap] */
 int rdma_blob_encode(const struct rdma_blob *b, void *buf, size_t cap,
 			    size_t *len)
 {
 	struct wbuf w;
 
+	if (b->version != RDMA_BLOB_VERSION &&
+	    b->version != RDMA_BLOB_VERSION_TLS)
+		return -EINVAL;
 	wbuf_init(&w, buf, cap);
-	wbuf_u16(&w, RDMA_BLOB_VERSION);
+	wbuf_u16(&w, (uint16_t)b->version);
 	wbuf_u8(&w, (uint8_t)b->mode);
 	wbuf_u8(&w, (uint8_t)b->flags);
 	wbuf_str(&w, b->port, RDMA_PORT_MAX);
@@ -259,11 +263,13 @@ int rdma_blob_decode(const void *buf, size_t len, uint64_t pool_size,
 
 	rbuf_init(&r, buf, len);
 	ver = rbuf_u16(&r);
-	if (r.err || ver != RDMA_BLOB_VERSION) {
-		rdma_err("rdma: transport parameters of version %u, expected %u",
-			 ver, RDMA_BLOB_VERSION);
+	if (r.err || (ver != RDMA_BLOB_VERSION &&
+		      ver != RDMA_BLOB_VERSION_TLS)) {
+		rdma_err("rdma: transport parameters of version %u, expected %u or %u",
+			 ver, RDMA_BLOB_VERSION, RDMA_BLOB_VERSION_TLS);
 		return -EPROTO;
 	}
+	b->version = ver;
 	b->mode = rbuf_u8(&r);
 	b->flags = rbuf_u8(&r);
 	rbuf_str(&r, b->port, sizeof(b->port));
@@ -296,6 +302,19 @@ int rdma_blob_decode(const void *buf, size_t len, uint64_t pool_size,
 		return -EPROTO;
 	}
 	return 0;
+}
+
+/* rdma_token_bind -- a v2 token from the TLS session and the blob's nonce */
+int rdma_token_bind(struct rpmem_tls *tls, const uint8_t *nonce,
+		    uint8_t *token)
+{
+	int ret = rpmem_tls_export(tls, RDMA_TOKEN_LABEL, nonce,
+				   RPMEM_TOKEN_LEN, token, RPMEM_TOKEN_LEN);
+
+	if (ret)
+		rdma_err("rdma: cannot derive the session token from the TLS session: %s",
+			 strerror(-ret));
+	return ret;
 }
 
 /* rpmem_rdma_usable -- 1 if an RDMA device serves the local address addr */

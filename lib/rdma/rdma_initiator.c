@@ -726,7 +726,7 @@ static int cl_establish(struct rdma_client *c)
 }
 
 /* cl_connect -- connection request with the token, then wait for it */
-static int cl_connect(struct rdma_client *c, const struct rdma_blob *b)
+static int cl_connect(struct rdma_client *c, const uint8_t *token)
 {
 	struct rpma_conn_cfg *cfg = NULL;
 	struct rpma_conn_req *req = NULL;
@@ -767,7 +767,7 @@ static int cl_connect(struct rdma_client *c, const struct rdma_blob *b)
 		goto err_req;
 	}
 	le32_put(pdata, RDMA_PDATA_MAGIC);
-	memcpy(pdata + 4, b->token, RPMEM_TOKEN_LEN);
+	memcpy(pdata + 4, token, RPMEM_TOKEN_LEN);
 	pd.ptr = pdata;
 	pd.len = sizeof(pdata);
 	ret = rpma_conn_req_connect(&req, &pd, &c->conn); /* consumes req */
@@ -817,13 +817,34 @@ static int cl_use_apm(struct rdma_client *c, const struct rdma_blob *b)
 	return 0;
 }
 
-int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
+/*
+ * cl_token -- the token to present: a v1 blob's own, or the one a v2
+ * blob's nonce derives from the TLS session that carried it
+ */
+static int cl_token(const struct rdma_blob *b, struct rpmem_tls *tls,
+		    uint8_t *token)
+{
+	if (b->version == RDMA_BLOB_VERSION) {
+		/* a target that does not bind tokens (plaintext, or older) */
+		memcpy(token, b->token, RPMEM_TOKEN_LEN);
+		return 0;
+	}
+	if (!tls) {
+		rdma_err("rdma: the target bound the session token to a TLS session, but this control connection has none");
+		return -EPROTO;
+	}
+	return rdma_token_bind(tls, b->token, token);
+}
+
+int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
+			  const void *blob, size_t blob_len,
 			  uint64_t pool_size, struct rpmem_xport **out,
 			  char *errbuf, size_t errlen)
 {
 	struct ibv_context *ibv = NULL;
 	struct rdma_client *c;
 	struct rdma_blob b;
+	uint8_t token[RPMEM_TOKEN_LEN];
 	size_t rsize = 0;
 	int ret;
 
@@ -833,6 +854,8 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 		return -EINVAL;
 	rdma_init();
 	ret = rdma_blob_decode(blob, blob_len, pool_size, &b);
+	if (!ret)
+		ret = cl_token(&b, tls, token);
 	if (ret) {
 		rdma_take_err(errbuf, errlen);
 		return ret;
@@ -898,7 +921,8 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 		goto err_free;
 	}
 
-	ret = cl_connect(c, &b);
+	ret = cl_connect(c, token);
+	explicit_bzero(token, sizeof(token));
 	if (ret)
 		goto err_free;
 	ret = rpma_conn_get_event_fd(c->conn, &c->ev_fd);
@@ -944,6 +968,7 @@ int rpmem_rdma_client_new(const char *host, const void *blob, size_t blob_len,
 	return 0;
 
 err_free:
+	explicit_bzero(token, sizeof(token));
 	/* the first error logged on the way is the cause */
 	rdma_take_err(errbuf, errlen);
 	cl_free(c);

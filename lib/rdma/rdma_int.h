@@ -15,10 +15,16 @@
  * - Target: one rpmem_rdma_srv per daemon owns an rpma_peer (protection
  *   domain) and an rpma_ep listening on addr:port, plus one listener
  *   thread that accepts connection requests. rpmem_rdma_expose registers
- *   ONLY the pool range and makes a single-use 16-byte random token. The
- *   initiator sends "RPMT" + token as connection private data; an
- *   unknown, wrong or already used token is rejected (rpma_conn_req_delete
- *   sends a REJECT). An accepted connection gets its own thread that
+ *   ONLY the pool range, with the access of the open (READ_SRC only for
+ *   a read-only one), and makes a single-use 16-byte token. Over a TLS
+ *   control connection the blob carries a random nonce and both ends
+ *   derive the token from the TLS session (exporter label
+ *   RDMA_TOKEN_LABEL, context = nonce; blob version 2), so a blob seen
+ *   outside that session is useless; over plaintext the blob carries a
+ *   random token (version 1). The initiator sends "RPMT" + token as
+ *   connection private data; an unknown, wrong, already used or expired
+ *   (RDMA_TOKEN_TTL_S) token is rejected (rpma_conn_req_delete sends a
+ *   REJECT). An accepted connection gets its own thread that
  *   serves GPSPM flush requests (send/recv) and connection events, so a
  *   slow persist in one session never blocks another one or the listener.
  *
@@ -66,13 +72,23 @@
 
 #include "proto.h"
 
-#define RDMA_BLOB_VERSION 1
+#define RDMA_BLOB_VERSION 1	/* the token field is the token */
+#define RDMA_BLOB_VERSION_TLS 2 /* the token field is a nonce (TLS-bound) */
 #define RDMA_MODE_GPSPM 0
 #define RDMA_MODE_APM 1
 #define RDMA_BLOB_F_STAGING 1u
 #define RDMA_BLOB_F_INLINE 2u /* accepts RPFW requests (write + flush) */
 #define RDMA_PORT_MAX 15
 #define RDMA_DESC_MAX 64
+
+/* the TLS exporter label of a bound token (context: the blob's nonce) */
+#define RDMA_TOKEN_LABEL "EXPORTER-rpmem-rdma-token"
+/*
+ * an exposure whose connection has not arrived within this many seconds
+ * is refused (RPMEM_RDMA_TOKEN_TTL, 1..RDMA_TOKEN_TTL_MAX_S, overrides it)
+ */
+#define RDMA_TOKEN_TTL_S 10
+#define RDMA_TOKEN_TTL_MAX_S 3600
 
 /* connection private data: magic + token */
 #define RDMA_PDATA_MAGIC 0x544d5052u /* "RPMT" */
@@ -153,16 +169,19 @@ void rdma_wait_closed(struct rpma_conn *conn, int ev_fd);
 /* --- the transport blob in OPEN_OK -------------------------------------- */
 
 /*
- * Blob v1 (all little-endian): u16 version | u8 mode (0 GPSPM, 1 APM) |
- * u8 flags (bit 0: staging) | u16 port length + port (<= 15 digits) |
- * 16-byte token | u64 pool size | u16 descriptor length (<= 64) +
- * descriptor. Nothing may follow.
+ * Blob v1 and v2 (all little-endian): u16 version | u8 mode (0 GPSPM, 1
+ * APM) | u8 flags (bit 0: staging, bit 1: inline) | u16 port length +
+ * port (<= 15 digits) | 16 bytes: v1 the token, v2 a nonce | u64 pool
+ * size | u16 descriptor length (<= 64) + descriptor. Nothing may follow.
+ * A v2 blob is sent only on a TLS control connection; its token is
+ * rdma_token_bind(session, nonce).
  */
 struct rdma_blob {
+	unsigned version; /* RDMA_BLOB_VERSION or RDMA_BLOB_VERSION_TLS */
 	unsigned mode;
 	unsigned flags;
 	char port[RDMA_PORT_MAX + 1];
-	uint8_t token[RPMEM_TOKEN_LEN];
+	uint8_t token[RPMEM_TOKEN_LEN]; /* v1: the token; v2: the nonce */
 	uint64_t size;
 	uint16_t desc_len;
 	uint8_t desc[RDMA_DESC_MAX];
@@ -174,5 +193,16 @@ int rdma_blob_encode(const struct rdma_blob *b, void *buf, size_t cap,
 /* rdma_blob_decode -- parse and validate a blob from the wire */
 int rdma_blob_decode(const void *buf, size_t len, uint64_t pool_size,
 		     struct rdma_blob *b);
+
+
+struct rpmem_tls;
+
+/*
+ * rdma_token_bind -- the token of a v2 blob: TLS exporter keying material
+ * of the control connection's session tls (label RDMA_TOKEN_LABEL,
+ * context nonce), RPMEM_TOKEN_LEN bytes into token
+ */
+int rdma_token_bind(struct rpmem_tls *tls, const uint8_t *nonce,
+		    uint8_t *token);
 
 #endif

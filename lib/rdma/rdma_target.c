@@ -34,6 +34,9 @@ struct rpmem_rdma_expo {
 	struct rpmem_rdma_expo *next;
 	uint8_t token[RPMEM_TOKEN_LEN];
 	enum expo_state state;
+	int bound;	     /* the token is derived from a TLS session */
+	unsigned ttl_s;	     /* RPMEM_RDMA_TOKEN_TTL */
+	uint64_t expires_ns; /* a connection after this is refused */
 	struct rpmem_rdma_expo_cfg cfg;
 	int apm;
 	uint8_t *stage; /* DRAM staging copy, NULL if the pool is registered */
@@ -270,9 +273,10 @@ static void *expo_thread(void *arg)
 				break;
 			}
 			if (ev == RPMA_CONN_ESTABLISHED) {
-				INFO("rdma: session connected (%s%s)",
+				INFO("rdma: session connected (%s%s%s)",
 				     e->apm ? "APM" : "GPSPM",
-				     e->stage ? ", staging buffer" : "");
+				     e->stage ? ", staging buffer" : "",
+				     e->bound ? ", token bound to TLS" : "");
 				continue;
 			}
 			INFO("rdma: session disconnected (%s) after %" PRIu64 " GPSPM flushes (%" PRIu64 " with inline data)",
@@ -306,19 +310,39 @@ static void *expo_thread(void *arg)
 	return NULL;
 }
 
-/* srv_find -- the waiting exposure with this token (constant time) */
+/*
+ * srv_find -- the waiting exposure with this token (constant time), or
+ * NULL with the reason in why[wlen]; an expired one is retired on the way
+ */
 static struct rpmem_rdma_expo *srv_find(struct rpmem_rdma_srv *s,
-					const uint8_t *token)
+					const uint8_t *token, char *why,
+					size_t wlen)
 {
 	struct rpmem_rdma_expo *e, *found = NULL;
+	uint64_t now = rpmem_now_ns();
 
 	for (e = s->expos; e; e = e->next) {
 		unsigned diff = 0;
 
 		for (int i = 0; i < RPMEM_TOKEN_LEN; i++)
 			diff |= e->token[i] ^ token[i];
-		if (!diff && e->state == EXPO_WAITING)
+		if (!diff)
 			found = e;
+	}
+	if (!found) {
+		snprintf(why, wlen, "unknown or wrong session token");
+		return NULL;
+	}
+	if (found->state != EXPO_WAITING) {
+		snprintf(why, wlen, "session token already used");
+		return NULL;
+	}
+	if (now > found->expires_ns) {
+		found->state = EXPO_DONE;
+		snprintf(why, wlen,
+			 "session token expired (no connection within %u s of the open)",
+			 found->ttl_s);
+		return NULL;
 	}
 	return found;
 }
@@ -329,6 +353,7 @@ static void srv_accept(struct rpmem_rdma_srv *s)
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn_private_data pd = { 0 };
 	struct rpmem_rdma_expo *e = NULL;
+	char why[128] = "no session token";
 	const uint8_t *p;
 	int ret;
 
@@ -344,14 +369,11 @@ static void srv_accept(struct rpmem_rdma_srv *s)
 	pthread_mutex_lock(&s->lock);
 	if (!ret && p && pd.len >= RDMA_PDATA_LEN &&
 	    le32_get(p) == RDMA_PDATA_MAGIC)
-		e = srv_find(s, p + 4);
+		e = srv_find(s, p + 4, why, sizeof(why));
 	if (!e) {
 		pthread_mutex_unlock(&s->lock);
 		WARN("rdma: rejected a connection on port %s: %s", s->port,
-		     p && pd.len >= RDMA_PDATA_LEN &&
-				     le32_get(p) == RDMA_PDATA_MAGIC ?
-			     "unknown, wrong or already used session token" :
-			     "no session token");
+		     why);
 		(void)rpma_conn_req_delete(&req);
 		return;
 	}
@@ -619,11 +641,23 @@ int rpmem_rdma_expose(struct rpmem_rdma_srv *srv,
 		return -ENOMEM;
 	e->srv = srv;
 	e->cfg = *cfg;
+	e->cfg.tls = NULL; /* used here only, never kept */
 	e->state = EXPO_WAITING;
-	ret = rpmem_random(e->token, sizeof(e->token));
+	/* v1: the token itself; v2: the nonce the token is derived from */
+	ret = rpmem_random(b.token, sizeof(b.token));
 	if (ret) {
 		ERR("rdma: getrandom: %s", strerror(-ret));
 		goto err_free;
+	}
+	if (cfg->tls) {
+		b.version = RDMA_BLOB_VERSION_TLS;
+		e->bound = 1;
+		ret = rdma_token_bind(cfg->tls, b.token, e->token);
+		if (ret)
+			goto err_free;
+	} else {
+		b.version = RDMA_BLOB_VERSION;
+		memcpy(e->token, b.token, sizeof(e->token));
 	}
 	e->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (e->stop_fd < 0) {
@@ -660,7 +694,6 @@ int rpmem_rdma_expose(struct rpmem_rdma_srv *srv,
 	b.mode = e->apm ? RDMA_MODE_APM : RDMA_MODE_GPSPM;
 	b.flags = RDMA_BLOB_F_INLINE | (e->stage ? RDMA_BLOB_F_STAGING : 0);
 	rpmem_strlcpy(b.port, srv->port, sizeof(b.port));
-	memcpy(b.token, e->token, sizeof(b.token));
 	b.size = cfg->len;
 	b.desc_len = (uint16_t)dsize;
 	ret = rdma_blob_encode(&b, blob, *blob_len, blob_len);
@@ -670,9 +703,13 @@ int rpmem_rdma_expose(struct rpmem_rdma_srv *srv,
 		goto err_mr;
 	}
 	pthread_mutex_lock(&srv->lock);
+	e->ttl_s = rdma_env_uint("RPMEM_RDMA_TOKEN_TTL", RDMA_TOKEN_TTL_S, 1,
+				 RDMA_TOKEN_TTL_MAX_S);
+	e->expires_ns = rpmem_now_ns() + e->ttl_s * 1000000000ull;
 	e->next = srv->expos;
 	srv->expos = e;
 	pthread_mutex_unlock(&srv->lock);
+	explicit_bzero(&b, sizeof(b));
 	*out = e;
 	return 0;
 
@@ -687,6 +724,7 @@ err_msg:
 err_fd:
 	close(e->stop_fd);
 err_free:
+	explicit_bzero(e->token, sizeof(e->token));
 	free(e);
 	return ret;
 }

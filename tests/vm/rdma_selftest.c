@@ -10,8 +10,16 @@
  *	first blob offers. Serves until SIGTERM/SIGINT; SIGUSR1 prints "hash=XXH3" of
  *	the mapping.
  *
+ *	--tls-psk FILE --tls-port TP: a TLS (PSK) control connection per
+ *	exposure instead: accepts one TLS client on ADDR:TP at a time,
+ *	exposes the mapping bound to that TLS session (blob v2), prints the
+ *	blob and sends it to the client inside the session (u16 length +
+ *	blob). --readonly exposes the mapping for remote reads only.
+ *
  * rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick]
  *                     [--read-only] [--kill-test GOFILE]
+ *                     [--tls-psk FILE --tls-port TP [--raw-nonce]]
+ *                     [--wait SECS] [--write-refused]
  *	Connects with the blob, writes patterns (staged and zero copy),
  *	flushes, reads back and compares, checks that persists (inline in
  *	the GPSPM flush request when small) land after overlapping writes,
@@ -24,6 +32,14 @@
  *	--kill-test writes and flushes once, waits for GOFILE to appear
  *	(the target kills its server meanwhile), then checks that the next
  *	write + flush fails in bounded time and that the error sticks.
+ *	--tls-psk/--tls-port: get a blob from the server's TLS port and
+ *	derive the token from that session; BLOBHEX "-" uses that blob,
+ *	another BLOBHEX (an earlier session's blob) is presented with this
+ *	session's TLS (a replay); --raw-nonce presents the blob's nonce as a
+ *	plain token, without TLS (what anyone who saw the blob could do).
+ *	--wait SECS sleeps before connecting the data plane (token expiry).
+ *	--write-refused: one write + flush must fail (a read-only exposure);
+ *	prints "write_refused=ok" and exits 0 if it does.
  *
  * rdma_selftest hash PATH SIZE
  *	Prints "hash=XXH3" of the first SIZE bytes of PATH (read(2)).
@@ -31,13 +47,16 @@
  * Exit status: 0 ok, 1 verification failed, 2 usage, 3 connect or
  * expose failed, 4 I/O error.
  *
- * The blob is opaque to everything but lib/rdma.c; this test knows the
- * v1 layout (docs/RDMA.md) only to print it and to corrupt the token.
+ * The blob is opaque to everything but lib/rdma/; this test knows the
+ * v1/v2 layout (docs/RDMA.md) only to print it, to corrupt the token and
+ * to turn a v2 blob into a v1 one (--raw-nonce).
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +67,9 @@
 #include <libpmem2.h>
 
 #include "log.h"
+#include "net.h"
 #include "rdma.h"
+#include "tls.h"
 #include "util.h"
 #include "wire.h"
 
@@ -59,15 +80,17 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: rdma_selftest server ADDR PORT SIZE [--apm] [--file PATH] [--sessions N]\n"
+		"                     [--tls-psk FILE --tls-port TP] [--readonly]\n"
 		"       rdma_selftest client HOST BLOBHEX [--iters N] [--bad-token] [--quick] [--read-only]\n"
-		"                     [--kill-test GOFILE]\n"
+		"                     [--kill-test GOFILE] [--tls-psk FILE --tls-port TP [--raw-nonce]]\n"
+		"                     [--wait SECS] [--write-refused]\n"
 		"       rdma_selftest hash PATH SIZE\n");
 	exit(2);
 }
 
 /* blob_info -- the v1 fields this test cares about */
 struct blob_info {
-	unsigned mode, flags;
+	unsigned version, mode, flags;
 	char port[16];
 	size_t token_off;
 	uint64_t size;
@@ -78,9 +101,13 @@ static int blob_parse(const uint8_t *b, size_t len, struct blob_info *bi)
 	uint8_t tok[RPMEM_TOKEN_LEN];
 	struct rbuf r;
 
+	uint16_t ver;
+
 	rbuf_init(&r, b, len);
-	if (rbuf_u16(&r) != 1)
+	ver = rbuf_u16(&r);
+	if (ver != 1 && ver != 2)
 		return -1;
+	bi->version = ver;
 	bi->mode = rbuf_u8(&r);
 	bi->flags = rbuf_u8(&r);
 	rbuf_str(&r, bi->port, sizeof(bi->port));
@@ -88,6 +115,101 @@ static int blob_parse(const uint8_t *b, size_t len, struct blob_info *bi)
 	rbuf_bytes(&r, tok, sizeof(tok));
 	bi->size = rbuf_u64(&r);
 	return r.err ? -1 : 0;
+}
+
+/* --- TLS control connection (--tls-psk) --------------------------------- */
+
+struct psk {
+	char identity[RPMEM_IDENTITY_MAX + 1];
+	uint8_t key[RPMEM_PSK_MAX];
+	size_t len;
+};
+
+/* psk_load -- the first identity and key of a PSK file */
+static int psk_load(const char *path, struct psk *p)
+{
+	char err[256];
+
+	p->identity[0] = '\0';
+	if (rpmem_psk_read(path, p->identity, p->key, &p->len, err,
+			   sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* psk_lookup -- the server's PSK callback: the file's one identity */
+static int psk_lookup(void *arg, const char *identity, uint8_t *key,
+		      size_t *len)
+{
+	const struct psk *p = arg;
+
+	if (strcmp(identity, p->identity))
+		return -ENOENT;
+	memcpy(key, p->key, p->len);
+	*len = p->len;
+	return 0;
+}
+
+/* tls_ctx -- a PSK TLS context for a server or a client */
+static struct rpmem_tls_ctx *tls_ctx(struct psk *p, int server)
+{
+	struct rpmem_tls_cfg cfg = { .server = server };
+	struct rpmem_tls_ctx *ctx = NULL;
+	char err[256];
+
+	if (server) {
+		cfg.psk_lookup = psk_lookup;
+		cfg.psk_arg = p;
+	} else {
+		cfg.psk_identity = p->identity;
+		cfg.psk = p->key;
+		cfg.psk_len = p->len;
+	}
+	if (rpmem_tls_ctx_new(&cfg, &ctx, err, sizeof(err))) {
+		fprintf(stderr, "TLS context: %s\n", err);
+		return NULL;
+	}
+	return ctx;
+}
+
+/* tcp_listen -- a listening TCP socket on addr:port, or -1 */
+static int tcp_listen(const char *addr, const char *port)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE };
+	struct addrinfo *ai = NULL;
+	int fd = -1, one = 1;
+
+	if (getaddrinfo(addr, port, &hints, &ai) || !ai) {
+		fprintf(stderr, "getaddrinfo %s:%s failed\n", addr, port);
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+				 sizeof(one));
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) ||
+	    listen(fd, 4)) {
+		fprintf(stderr, "listen %s:%s: %s\n", addr, port,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+/* print_blob -- "blob=HEX" */
+static void print_blob(const uint8_t *blob, size_t len)
+{
+	printf("blob=");
+	for (size_t i = 0; i < len; i++)
+		printf("%02x", blob[i]);
+	printf("\n");
+	fflush(stdout);
 }
 
 /* --- server --------------------------------------------------------------- */
@@ -150,11 +272,73 @@ out:
 	return ret;
 }
 
+/* the server's state shared with its TLS accept thread */
+struct srv_tls {
+	struct rpmem_rdma_srv *srv;
+	struct rpmem_rdma_expo_cfg cfg;
+	struct rpmem_rdma_expo **expo;
+	struct rpmem_conn conn[16];
+	struct rpmem_tls_ctx *ctx;
+	unsigned sessions, done;
+	int lfd;
+};
+
+/*
+ * tls_serve -- per exposure: accept a TLS client, expose the mapping with
+ * the token bound to its session, send it the blob inside the session
+ */
+static void *tls_serve(void *arg)
+{
+	struct srv_tls *t = arg;
+	uint8_t blob[RPMEM_XPORT_BLOB_MAX], len[2];
+	char err[256];
+
+	for (unsigned k = 0; k < t->sessions; k++) {
+		size_t blob_len = sizeof(blob);
+		struct rpmem_rdma_expo_cfg cfg = t->cfg;
+		int fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC), ret;
+
+		if (fd < 0)
+			break;
+		rpmem_conn_init(&t->conn[k], fd);
+		(void)rpmem_conn_set_rcvtimeo(&t->conn[k], 30000);
+		ret = rpmem_tls_start(t->ctx, &t->conn[k], NULL, err,
+				      sizeof(err));
+		if (ret) {
+			fprintf(stderr, "TLS session %u: %s\n", k, err);
+			continue;
+		}
+		cfg.tls = t->conn[k].tls;
+		ret = rpmem_rdma_expose(t->srv, &cfg, blob, &blob_len,
+					&t->expo[k]);
+		if (ret) {
+			fprintf(stderr, "rpmem_rdma_expose: %s\n",
+				strerror(-ret));
+			continue;
+		}
+		printf("tls_session=%u identity=%s\n", k,
+		       rpmem_tls_peer(t->conn[k].tls));
+		print_blob(blob, blob_len);
+		le16_put(len, (uint16_t)blob_len);
+		if (rpmem_net_write_full(&t->conn[k], len, 2) ||
+		    rpmem_net_write_full(&t->conn[k], blob, blob_len))
+			fprintf(stderr,
+				"TLS session %u: cannot send the blob\n", k);
+		t->done = k + 1;
+	}
+	return NULL;
+}
+
 static int server_main(int argc, char **argv)
 {
 	struct rpmem_rdma_expo_cfg cfg = { 0 };
 	struct rpmem_rdma_srv *srv = NULL;
 	struct rpmem_rdma_expo *expo[16] = { 0 };
+	struct srv_tls t = { .lfd = -1 };
+	const char *psk_file = NULL, *tls_port = NULL;
+	struct psk psk = { 0 };
+	pthread_t tls_thread;
+	int readonly = 0;
 	struct srv_map m = { 0 };
 	uint8_t blob[RPMEM_XPORT_BLOB_MAX];
 	size_t blob_len = sizeof(blob);
@@ -174,10 +358,17 @@ static int server_main(int argc, char **argv)
 			sessions = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
 			file = argv[++i];
+		else if (!strcmp(argv[i], "--tls-psk") && i + 1 < argc)
+			psk_file = argv[++i];
+		else if (!strcmp(argv[i], "--tls-port") && i + 1 < argc)
+			tls_port = argv[++i];
+		else if (!strcmp(argv[i], "--readonly"))
+			readonly = 1;
 		else
 			usage();
 	}
-	if (sessions < 1 || sessions > ARRAY_SIZE(expo))
+	if (sessions < 1 || sessions > ARRAY_SIZE(expo) ||
+	    !psk_file != !tls_port)
 		usage();
 	/* the library's threads inherit the mask; main takes the signals */
 	sigemptyset(&set);
@@ -209,7 +400,23 @@ static int server_main(int argc, char **argv)
 	cfg.is_pmem = is_pmem;
 	cfg.persist = srv_persist;
 	cfg.arg = &m;
-	for (unsigned k = 0; k < sessions; k++) {
+	cfg.readonly = readonly;
+	if (psk_file) {
+		/* one exposure per TLS client, bound to its session */
+		t.srv = srv;
+		t.cfg = cfg;
+		t.expo = expo;
+		t.sessions = sessions;
+		if (psk_load(psk_file, &psk) || !(t.ctx = tls_ctx(&psk, 1)) ||
+		    (t.lfd = tcp_listen(argv[2], tls_port)) < 0 ||
+		    pthread_create(&tls_thread, NULL, tls_serve, &t)) {
+			rpmem_rdma_srv_delete(&srv);
+			return 3;
+		}
+		printf("tls=listening port=%s\n", tls_port);
+		fflush(stdout);
+	}
+	for (unsigned k = 0; !psk_file && k < sessions; k++) {
 		blob_len = sizeof(blob);
 		ret = rpmem_rdma_expose(srv, &cfg, blob, &blob_len, &expo[k]);
 		if (ret) {
@@ -224,10 +431,7 @@ static int server_main(int argc, char **argv)
 			printf("offer=%s staging=%u port=%s blob_len=%zu\n",
 			       bi.mode ? "apm" : "gpspm", bi.flags & 1,
 			       bi.port, blob_len);
-		printf("blob=");
-		for (size_t i = 0; i < blob_len; i++)
-			printf("%02x", blob[i]);
-		printf("\n");
+		print_blob(blob, blob_len);
 	}
 	fflush(stdout);
 
@@ -240,8 +444,17 @@ static int server_main(int argc, char **argv)
 		       rpmem_hash_block(m.addr, size));
 		fflush(stdout);
 	}
-	for (unsigned k = 0; k < sessions; k++)
+	if (psk_file) {
+		(void)shutdown(t.lfd, SHUT_RDWR); /* ends a waiting accept */
+		(void)pthread_join(tls_thread, NULL);
+		close(t.lfd);
+	}
+	for (unsigned k = 0; k < sessions; k++) {
 		rpmem_rdma_unexpose(&expo[k]);
+		if (psk_file && t.conn[k].fd > 0)
+			rpmem_conn_close(&t.conn[k]);
+	}
+	rpmem_tls_ctx_free(&t.ctx);
 	rpmem_rdma_srv_delete(&srv);
 	if (m.map)
 		pmem2_map_delete(&m.map);
@@ -447,7 +660,13 @@ static int client_main(int argc, char **argv)
 	const char *hex;
 	unsigned iters = 1000;
 	int bad_token = 0, quick = 0, read_only = 0, fails = 0, ret;
-	const char *kill_go = NULL;
+	int raw_nonce = 0, write_refused = 0;
+	unsigned wait_s = 0;
+	const char *kill_go = NULL, *psk_file = NULL, *tls_port = NULL;
+	struct rpmem_conn conn = { .fd = -1 };
+	struct rpmem_tls_ctx *ctx = NULL;
+	struct rpmem_tls *tls = NULL;
+	struct psk psk = { 0 };
 	size_t blob_len, hl;
 	uint8_t *s, *l, *r, *tmp;
 	uint64_t size, t0;
@@ -467,11 +686,56 @@ static int client_main(int argc, char **argv)
 			read_only = 1;
 		else if (!strcmp(argv[i], "--kill-test") && i + 1 < argc)
 			kill_go = argv[++i];
+		else if (!strcmp(argv[i], "--tls-psk") && i + 1 < argc)
+			psk_file = argv[++i];
+		else if (!strcmp(argv[i], "--tls-port") && i + 1 < argc)
+			tls_port = argv[++i];
+		else if (!strcmp(argv[i], "--raw-nonce"))
+			raw_nonce = 1;
+		else if (!strcmp(argv[i], "--wait") && i + 1 < argc)
+			wait_s = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--write-refused"))
+			write_refused = 1;
 		else
 			usage();
 	}
-	if (!iters)
+	if (!iters || !psk_file != !tls_port || (raw_nonce && !psk_file))
 		usage();
+	if (psk_file) {
+		/* a TLS session; its blob is the one to use unless given */
+		char err[256] = "";
+		uint8_t len[2];
+		int fd = -1;
+
+		if (psk_load(psk_file, &psk) || !(ctx = tls_ctx(&psk, 0)))
+			return 3;
+		ret = rpmem_net_connect(argv[2], tls_port, 10000, &fd);
+		if (ret) {
+			fprintf(stderr, "connect %s:%s: %s\n", argv[2],
+				tls_port, strerror(-ret));
+			return 3;
+		}
+		rpmem_conn_init(&conn, fd);
+		(void)rpmem_conn_set_rcvtimeo(&conn, 30000);
+		ret = rpmem_tls_start(ctx, &conn, NULL, err, sizeof(err));
+		if (!ret)
+			ret = rpmem_net_read_full(&conn, len, 2);
+		if (!ret && le16_get(len) > sizeof(blob))
+			ret = -EPROTO;
+		if (!ret)
+			ret = rpmem_net_read_full(&conn, blob, le16_get(len));
+		if (ret) {
+			fprintf(stderr, "TLS session: %s\n",
+				err[0] ? err : strerror(-ret));
+			return 3;
+		}
+		tls = conn.tls;
+		printf("tls_blob_len=%u\n", le16_get(len));
+		if (!strcmp(hex, "-")) {
+			blob_len = le16_get(len);
+			goto parsed;
+		}
+	}
 	hl = strlen(hex);
 	if (hl % 2 || hl / 2 > sizeof(blob))
 		usage();
@@ -483,6 +747,7 @@ static int client_main(int argc, char **argv)
 			usage();
 		blob[i] = (uint8_t)(hi << 4 | lo);
 	}
+parsed:
 	if (blob_parse(blob, blob_len, &bi)) {
 		/* still hand it over: the library must refuse it cleanly */
 		bi.size = 4096;
@@ -491,13 +756,20 @@ static int client_main(int argc, char **argv)
 	if (bad_token && bi.token_off)
 		for (size_t i = 0; i < RPMEM_TOKEN_LEN; i++)
 			blob[bi.token_off + i] ^= 0x5a;
+	if (raw_nonce) {
+		/* v2 -> v1: the nonce goes out as the token, no TLS */
+		le16_put(blob, 1);
+		tls = NULL;
+	}
 	size = bi.size;
-	printf("offer=%s staging=%u size=%" PRIu64 "\n",
-	       bi.mode ? "apm" : "gpspm", bi.flags & 1, size);
+	printf("offer=%s staging=%u size=%" PRIu64 " version=%u\n",
+	       bi.mode ? "apm" : "gpspm", bi.flags & 1, size, bi.version);
+	if (wait_s)
+		sleep(wait_s);
 
 	t0 = rpmem_now_ns();
-	ret = rpmem_rdma_client_new(argv[2], blob, blob_len, size, &x, why,
-				    sizeof(why));
+	ret = rpmem_rdma_client_new(argv[2], tls, blob, blob_len, size, &x,
+				    why, sizeof(why));
 	printf("connect_ms=%.1f\n", (double)(rpmem_now_ns() - t0) / 1e6);
 	if (ret) {
 		printf("error=%s\n", strerror(-ret));
@@ -515,6 +787,19 @@ static int client_main(int argc, char **argv)
 
 	if (kill_go)
 		return kill_test(x, s, kill_go);
+	if (write_refused) {
+		/* a read-only exposure: the write must not get through */
+		fill(s, 4096, 7);
+		ret = x->ops->write(x, 0, s, 4096);
+		if (!ret)
+			ret = x->ops->flush(x, 0, 4096);
+		printf("write_error=%s\n", ret ? strerror(-ret) : "none");
+		printf("write_refused=%s\n", ret ? "ok" : "FAIL");
+		x->ops->close(x);
+		rpmem_conn_close(&conn);
+		rpmem_tls_ctx_free(&ctx);
+		return ret ? 0 : 1;
+	}
 	if (read_only) {
 		/* read bandwidth only: the whole pool, bounced and zero copy */
 		t0 = rpmem_now_ns();
