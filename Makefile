@@ -59,13 +59,18 @@ TARGET_OBJ := $(TARGET_SRC:%.c=$(B)/%.o)
 LIB_OBJ    := $(COMMON_OBJ) $(CLIENT_OBJ) $(TARGET_OBJ)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 CMD_OBJ    := $(CMD_SRC:%.c=$(B)/%.o)
+# librpmem_preload: LD_PRELOAD replication (lib/preload/, on librpmemctl.so)
+PRELOAD_SRC := $(sort $(wildcard lib/preload/*.c))
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/%.o)
+PRELOAD    := librpmem_preload.so
 
 SONAME     := librpmemctl.so.$(SOVERSION)
 # fills lib/librpmemctl.pc.in for the current PREFIX/LIBDIR/INCLUDEDIR
 PC_SED     = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
 		 -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
 TARGETS    := $(B)/rpmemd $(B)/rpmemctl $(B)/$(SONAME) $(B)/librpmemctl.so \
-	      $(B)/librpmemctl.a $(B)/librpmem.a $(B)/librpmemctl.pc
+	      $(B)/librpmemctl.a $(B)/librpmem.a $(B)/librpmemctl.pc \
+	      $(B)/$(PRELOAD)
 
 .PHONY: all clean install check check-unit check-bats check-vm deps demo \
 	bench format examples
@@ -76,12 +81,14 @@ $(B)/lib/rdma/%.o:   INC := $(INC_RDMA)
 $(B)/lib/client/%.o: INC := $(INC_CLIENT)
 $(B)/daemon/%.o:     INC := $(INC_DAEMON)
 $(B)/cmd/%.o:        INC := $(INC_CMD)
+$(B)/lib/preload/%.o: INC := -Ilib -Ilib/common -Ilib/preload
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(LIB_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(CMD_OBJ:.o=.d) \
+	 $(PRELOAD_OBJ:.o=.d)
 
 # librpmemctl, static (rpmemctl links it) and shared: no daemon code
 $(B)/librpmemctl.a: $(COMMON_OBJ) $(CLIENT_OBJ)
@@ -98,6 +105,16 @@ $(B)/$(SONAME): $(COMMON_OBJ) $(CLIENT_OBJ) lib/librpmemctl.map
 
 $(B)/librpmemctl.so: $(B)/$(SONAME)
 	ln -sf $(SONAME) $@
+
+# the public API of librpmemctl.so (found beside it: $$ORIGIN), plus the
+# target parser; exports only what preload.map names
+$(B)/$(PRELOAD): $(PRELOAD_OBJ) $(B)/lib/common/util.o $(B)/$(SONAME) \
+		 lib/preload/preload.map
+	$(CC) -shared -Wl,-soname,$(PRELOAD) \
+		-Wl,--version-script=lib/preload/preload.map -Wl,--no-undefined \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $(PRELOAD_OBJ) \
+		$(B)/lib/common/util.o $(LDFLAGS) -L$(B) -l:$(SONAME) -lpmem2 \
+		-ldl -lpthread
 
 $(B)/librpmemctl.pc: lib/librpmemctl.pc.in Makefile
 	$(PC_SED) $< > $@
@@ -126,6 +143,7 @@ install: all
 	install -m 755 $(B)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/librpmemctl.so
 	install -m 644 $(B)/librpmemctl.a $(DESTDIR)$(LIBDIR)/librpmemctl.a
+	install -m 755 $(B)/$(PRELOAD) $(DESTDIR)$(LIBDIR)/$(PRELOAD)
 	# regenerated here: PREFIX may differ from the one 'make all' used
 	$(PC_SED) lib/librpmemctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librpmemctl.pc
 	install -m 644 lib/librpmemctl.h $(DESTDIR)$(INCLUDEDIR)/
