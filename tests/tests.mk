@@ -3,7 +3,8 @@
 
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
 	      $(B)/tests/old_sync_user \
-	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz
+	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz \
+	      $(B)/tests/pobj_app
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -27,6 +28,11 @@ $(B)/tests/old_sync_user: tests/abi/old_sync_user.c tests/abi/librpmemctl-v1.h \
 $(B)/tests/lib_errors: tests/tools/lib_errors.c $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
+
+# an ordinary libpmemobj application: replication comes by LD_PRELOAD
+$(B)/tests/pobj_app: tests/preload/pobj_app.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmemobj
 
 examples: $(TEST_TOOLS)
 
