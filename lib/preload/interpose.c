@@ -210,6 +210,25 @@ static void resolve_pmem_once(void)
 /* REAL -- the real libpmem function f */
 #define REAL(f) (real.f ? real.f : (resolve_pmem_once(), real.f))
 
+/*
+ * CALL -- the real f(...); libpmem calls its own exported functions
+ * (pmem_persist calls pmem_flush and pmem_drain), which land here too:
+ * pl_busy makes those inner calls forward without doing our part twice
+ */
+#define CALL(f, ...)                                                    \
+	({                                                              \
+		pl_busy++;                                              \
+		__typeof__(REAL(f)(__VA_ARGS__)) r_ = REAL(f)(__VA_ARGS__); \
+		pl_busy--;                                              \
+		r_;                                                     \
+	})
+#define CALL_VOID(f, ...)                                               \
+	do {                                                            \
+		pl_busy++;                                              \
+		REAL(f)(__VA_ARGS__);                                   \
+		pl_busy--;                                              \
+	} while (0)
+
 /* after_flush -- the configured parts of [a, a + n) go to their targets */
 static inline void after_flush(const void *a, size_t n)
 {
@@ -236,27 +255,27 @@ static inline void after_mem(void *d, size_t n, unsigned flags)
 
 RPMEM_EXPORT void pmem_persist(const void *addr, size_t len)
 {
-	REAL(persist)(addr, len);
+	CALL_VOID(persist, addr, len);
 	after_flush(addr, len);
 	after_drain();
 }
 
 RPMEM_EXPORT void pmem_flush(const void *addr, size_t len)
 {
-	REAL(flush)(addr, len);
+	CALL_VOID(flush, addr, len);
 	after_flush(addr, len);
 }
 
 RPMEM_EXPORT void pmem_drain(void)
 {
-	REAL(drain)();
+	CALL_VOID(drain);
 	after_drain();
 }
 
 /* pmem_msync -- a persist when msync succeeded */
 RPMEM_EXPORT int pmem_msync(const void *addr, size_t len)
 {
-	int ret = REAL(msync)(addr, len);
+	int ret = CALL(msync, addr, len);
 	if (!ret) {
 		after_flush(addr, len);
 		after_drain();
@@ -266,20 +285,20 @@ RPMEM_EXPORT int pmem_msync(const void *addr, size_t len)
 
 RPMEM_EXPORT void pmem_deep_flush(const void *addr, size_t len)
 {
-	REAL(deep_flush)(addr, len);
+	CALL_VOID(deep_flush, addr, len);
 	after_flush(addr, len);
 }
 
 RPMEM_EXPORT int pmem_deep_drain(const void *addr, size_t len)
 {
-	int ret = REAL(deep_drain)(addr, len);
+	int ret = CALL(deep_drain, addr, len);
 	after_drain();
 	return ret;
 }
 
 RPMEM_EXPORT int pmem_deep_persist(const void *addr, size_t len)
 {
-	int ret = REAL(deep_persist)(addr, len);
+	int ret = CALL(deep_persist, addr, len);
 	after_flush(addr, len);
 	after_drain();
 	return ret;
@@ -288,7 +307,7 @@ RPMEM_EXPORT int pmem_deep_persist(const void *addr, size_t len)
 RPMEM_EXPORT void *pmem_memcpy(void *dst, const void *src, size_t len,
 			       unsigned flags)
 {
-	void *r = REAL(memcpy)(dst, src, len, flags);
+	void *r = CALL(memcpy, dst, src, len, flags);
 	after_mem(dst, len, flags);
 	return r;
 }
@@ -296,28 +315,28 @@ RPMEM_EXPORT void *pmem_memcpy(void *dst, const void *src, size_t len,
 RPMEM_EXPORT void *pmem_memmove(void *dst, const void *src, size_t len,
 				unsigned flags)
 {
-	void *r = REAL(memmove)(dst, src, len, flags);
+	void *r = CALL(memmove, dst, src, len, flags);
 	after_mem(dst, len, flags);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memset(void *dst, int c, size_t len, unsigned flags)
 {
-	void *r = REAL(memset)(dst, c, len, flags);
+	void *r = CALL(memset, dst, c, len, flags);
 	after_mem(dst, len, flags);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memcpy_persist(void *dst, const void *src, size_t len)
 {
-	void *r = REAL(memcpy_persist)(dst, src, len);
+	void *r = CALL(memcpy_persist, dst, src, len);
 	after_mem(dst, len, 0);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memcpy_nodrain(void *dst, const void *src, size_t len)
 {
-	void *r = REAL(memcpy_nodrain)(dst, src, len);
+	void *r = CALL(memcpy_nodrain, dst, src, len);
 	after_mem(dst, len, PMEM_F_MEM_NODRAIN);
 	return r;
 }
@@ -325,7 +344,7 @@ RPMEM_EXPORT void *pmem_memcpy_nodrain(void *dst, const void *src, size_t len)
 RPMEM_EXPORT void *pmem_memmove_persist(void *dst, const void *src,
 					size_t len)
 {
-	void *r = REAL(memmove_persist)(dst, src, len);
+	void *r = CALL(memmove_persist, dst, src, len);
 	after_mem(dst, len, 0);
 	return r;
 }
@@ -333,21 +352,21 @@ RPMEM_EXPORT void *pmem_memmove_persist(void *dst, const void *src,
 RPMEM_EXPORT void *pmem_memmove_nodrain(void *dst, const void *src,
 					size_t len)
 {
-	void *r = REAL(memmove_nodrain)(dst, src, len);
+	void *r = CALL(memmove_nodrain, dst, src, len);
 	after_mem(dst, len, PMEM_F_MEM_NODRAIN);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memset_persist(void *dst, int c, size_t len)
 {
-	void *r = REAL(memset_persist)(dst, c, len);
+	void *r = CALL(memset_persist, dst, c, len);
 	after_mem(dst, len, 0);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memset_nodrain(void *dst, int c, size_t len)
 {
-	void *r = REAL(memset_nodrain)(dst, c, len);
+	void *r = CALL(memset_nodrain, dst, c, len);
 	after_mem(dst, len, PMEM_F_MEM_NODRAIN);
 	return r;
 }
@@ -375,37 +394,49 @@ static struct {
 #define WRAP2(g)                                                          \
 	static void persist_##g(const void *p, size_t n)                  \
 	{                                                                 \
+		pl_busy++;                                                \
 		real2[g].persist(p, n);                                   \
+		pl_busy--;                                                \
 		after_flush(p, n);                                        \
 		after_drain();                                            \
 	}                                                                 \
 	static void flush_##g(const void *p, size_t n)                    \
 	{                                                                 \
+		pl_busy++;                                                \
 		real2[g].flush(p, n);                                     \
+		pl_busy--;                                                \
 		after_flush(p, n);                                        \
 	}                                                                 \
 	static void drain_##g(void)                                       \
 	{                                                                 \
+		pl_busy++;                                                \
 		real2[g].drain();                                         \
+		pl_busy--;                                                \
 		after_drain();                                            \
 	}                                                                 \
 	static void *memcpy_##g(void *d, const void *s, size_t n,         \
 				unsigned fl)                              \
 	{                                                                 \
+		pl_busy++;                                                \
 		void *r = real2[g].memcpy(d, s, n, fl);                   \
+		pl_busy--;                                                \
 		after_mem(d, n, fl);                                      \
 		return r;                                                 \
 	}                                                                 \
 	static void *memmove_##g(void *d, const void *s, size_t n,        \
 				 unsigned fl)                             \
 	{                                                                 \
+		pl_busy++;                                                \
 		void *r = real2[g].memmove(d, s, n, fl);                  \
+		pl_busy--;                                                \
 		after_mem(d, n, fl);                                      \
 		return r;                                                 \
 	}                                                                 \
 	static void *memset_##g(void *d, int c, size_t n, unsigned fl)    \
 	{                                                                 \
+		pl_busy++;                                                \
 		void *r = real2[g].memset(d, c, n, fl);                   \
+		pl_busy--;                                                \
 		after_mem(d, n, fl);                                      \
 		return r;                                                 \
 	}

@@ -71,8 +71,12 @@ struct pl_config {
 };
 
 extern struct pl_config pl_cfg;
-/* set while the library itself runs librpmemctl: no interposition */
-extern __thread int pl_busy;
+/*
+ * set while the library itself runs librpmemctl or a real libpmem call:
+ * calls made meanwhile are only forwarded (initial-exec: the library is
+ * preloaded, its TLS is static)
+ */
+extern __thread int pl_busy __attribute__((tls_model("initial-exec")));
 
 /* --- config.c ------------------------------------------------------------ */
 

@@ -25,7 +25,7 @@
  * mmap and munmap calls pass straight through.
  */
 
-__thread int pl_busy;
+__thread int pl_busy __attribute__((tls_model("initial-exec")));
 atomic_uint pl_pending_files;
 
 /* ferr -- keep the reason of a failure in f; returns err */
