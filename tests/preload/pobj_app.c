@@ -17,6 +17,7 @@
  *   put:I:TEXT  slot I = TEXT, then pmemobj_persist (no transaction)
  *   get:I       print slot I
  *   loop:N      N transactions of 8 bytes; prints "loop N NS_PER_TX"
+ *   persist:N   N pmemobj_persist calls of 8 bytes; "persist N NS_PER_CALL"
  *   pause       print "paused", wait for a line on standard input
  *   kill        SIGKILL itself (no exit handlers, no close)
  *   exit        exit(0) without closing the pool
@@ -57,10 +58,30 @@ static int tx_set(PMEMobjpool *pop, struct root *r, int i, const char *text)
 	return ret;
 }
 
+/* elapsed_ns -- nanoseconds since a */
+static double elapsed_ns(const struct timespec *a)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1e9 + (b.tv_nsec - a->tv_nsec);
+}
+
+/* persist_loop -- n persists of the counter; prints the time per call */
+static void persist_loop(PMEMobjpool *pop, struct root *r, long n)
+{
+	struct timespec a;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long k = 0; k < n; k++) {
+		r->counter++;
+		pmemobj_persist(pop, &r->counter, sizeof(r->counter));
+	}
+	printf("persist %ld %.0f\n", n, n ? elapsed_ns(&a) / n : 0.0);
+}
+
 /* loop -- n small transactions; prints the time per transaction */
 static int loop(PMEMobjpool *pop, struct root *r, long n)
 {
-	struct timespec a, b;
+	struct timespec a;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (volatile long k = 0; k < n; k++) {
 		TX_BEGIN(pop) {
@@ -71,9 +92,7 @@ static int loop(PMEMobjpool *pop, struct root *r, long n)
 			return -1;
 		} TX_END
 	}
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	double ns = (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec);
-	printf("loop %ld %.0f\n", n, n ? ns / n : 0.0);
+	printf("loop %ld %.0f\n", n, n ? elapsed_ns(&a) / n : 0.0);
 	return 0;
 }
 
@@ -98,6 +117,8 @@ static int step(PMEMobjpool *pop, struct root *r, const char *s)
 	} else if (!strncmp(s, "loop:", 5)) {
 		if (loop(pop, r, atol(s + 5)))
 			return 1;
+	} else if (!strncmp(s, "persist:", 8)) {
+		persist_loop(pop, r, atol(s + 8));
 	} else if (!strcmp(s, "pause")) {
 		char line[64];
 		printf("paused\n");
