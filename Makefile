@@ -134,7 +134,8 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
-		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/rpmemd \
 		$(DESTDIR)$(SYSCONFDIR)/rpmem \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
@@ -150,6 +151,7 @@ install: all
 	install -m 644 man/rpmemctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/librpmemctl.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/rpmemd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 man/rpmem_preload.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 man/rpmemd.8 $(DESTDIR)$(MANDIR)/man8/
 	sed 's|@SBINDIR@|$(SBINDIR)|' systemd/rpmemd.service.in > \
 		$(DESTDIR)$(UNITDIR)/rpmemd.service
