@@ -129,6 +129,17 @@ pool_field() {
 	[ "$ASTATUS" -eq 0 ]
 }
 
+@test "libpmem2: the memcpy, persist and flush/drain functions of a map of a configured file are on the target when they return" {
+	head -c 4M /dev/zero >"$POOL"
+	run env LD_PRELOAD="$PRELOAD" "$BUILD/tests/pmem2_app" "$POOL" \
+		memcpy:4096:copied store:8192:persisted flush:12288:drained kill
+	[ "$status" -eq 137 ]
+	[ "$(pool_field state)" = syncing ]
+	[ "$(dd if="$REP" bs=1 skip=4096 count=6 2>/dev/null)" = copied ]
+	[ "$(dd if="$REP" bs=1 skip=8192 count=9 2>/dev/null)" = persisted ]
+	[ "$(dd if="$REP" bs=1 skip=12288 count=7 2>/dev/null)" = drained ]
+}
+
 @test "the first mapping brings a replica that is behind up to date before the application goes on" {
 	app set:0:first
 	[ "$status" -eq 0 ]
