@@ -67,13 +67,18 @@ TARGET_OBJ := $(TARGET_SRC:%.c=$(B)/%.o)
 LIB_OBJ    := $(COMMON_OBJ) $(CLIENT_OBJ) $(TARGET_OBJ)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 CMD_OBJ    := $(CMD_SRC:%.c=$(B)/%.o)
+# librpmem_preload: LD_PRELOAD replication (lib/preload/, on librpmemctl.so)
+PRELOAD_SRC := $(sort $(wildcard lib/preload/*.c))
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/%.o)
+PRELOAD    := librpmem_preload.so
 
 SONAME     := librpmemctl.so.$(SOVERSION)
 # fills lib/librpmemctl.pc.in for the current PREFIX/LIBDIR/INCLUDEDIR
 PC_SED     = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
 		 -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
 TARGETS    := $(B)/rpmemd $(B)/rpmemctl $(B)/$(SONAME) $(B)/librpmemctl.so \
-	      $(B)/librpmemctl.a $(B)/librpmem.a $(B)/librpmemctl.pc
+	      $(B)/librpmemctl.a $(B)/librpmem.a $(B)/librpmemctl.pc \
+	      $(B)/$(PRELOAD)
 
 .PHONY: all clean install check check-unit check-bats check-vm deps demo \
 	bench format examples
@@ -84,12 +89,14 @@ $(B)/lib/rdma/%.o:   INC := $(INC_RDMA)
 $(B)/lib/client/%.o: INC := $(INC_CLIENT)
 $(B)/daemon/%.o:     INC := $(INC_DAEMON)
 $(B)/cmd/%.o:        INC := $(INC_CMD)
+$(B)/lib/preload/%.o: INC := -Ilib -Ilib/common -Ilib/preload
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(LIB_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(CMD_OBJ:.o=.d) \
+	 $(PRELOAD_OBJ:.o=.d)
 
 # librpmemctl, static (rpmemctl links it) and shared: no daemon code
 $(B)/librpmemctl.a: $(COMMON_OBJ) $(CLIENT_OBJ)
@@ -106,6 +113,18 @@ $(B)/$(SONAME): $(COMMON_OBJ) $(CLIENT_OBJ) lib/librpmemctl.map
 
 $(B)/librpmemctl.so: $(B)/$(SONAME)
 	ln -sf $(SONAME) $@
+
+# the public API of librpmemctl.so (found beside it in build/, one level
+# up once installed in LIBDIR/rpmem/, a private directory: it is a
+# preload module, not a library to link), plus the target parser;
+# exports only what preload.map names
+$(B)/$(PRELOAD): $(PRELOAD_OBJ) $(B)/lib/common/util.o $(B)/$(SONAME) \
+		 lib/preload/preload.map
+	$(CC) -shared -Wl,-soname,$(PRELOAD) \
+		-Wl,--version-script=lib/preload/preload.map -Wl,--no-undefined \
+		-Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' -o $@ $(PRELOAD_OBJ) \
+		$(B)/lib/common/util.o $(LDFLAGS) -L$(B) -l:$(SONAME) -lpmem2 \
+		-ldl -lpthread
 
 $(B)/librpmemctl.pc: lib/librpmemctl.pc.in Makefile
 	$(PC_SED) $< > $@
@@ -125,7 +144,8 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
-		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/rpmemd \
 		$(DESTDIR)$(SYSCONFDIR)/rpmem \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
@@ -136,12 +156,15 @@ install: all
 	install -m 755 $(B)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/librpmemctl.so
 	install -m 644 $(B)/librpmemctl.a $(DESTDIR)$(LIBDIR)/librpmemctl.a
+	install -d $(DESTDIR)$(LIBDIR)/rpmem
+	install -m 644 $(B)/$(PRELOAD) $(DESTDIR)$(LIBDIR)/rpmem/$(PRELOAD)
 	# regenerated here: PREFIX may differ from the one 'make all' used
 	$(PC_SED) lib/librpmemctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librpmemctl.pc
 	install -m 644 lib/librpmemctl.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 man/rpmemctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/librpmemctl.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/rpmemd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 man/rpmem_preload.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 man/rpmemd.8 $(DESTDIR)$(MANDIR)/man8/
 	sed 's|@SBINDIR@|$(SBINDIR)|' systemd/rpmemd.service.in > \
 		$(DESTDIR)$(UNITDIR)/rpmemd.service

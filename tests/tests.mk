@@ -4,7 +4,7 @@
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
 	      $(B)/tests/old_sync_user \
 	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz \
-	      $(B)/tests/truncate_shim.so
+	      $(B)/tests/truncate_shim.so $(B)/tests/pobj_app $(B)/tests/pmem2_app
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -33,6 +33,15 @@ $(B)/tests/lib_errors: tests/tools/lib_errors.c $(B)/librpmemctl.so
 $(B)/tests/truncate_shim.so: tests/tools/truncate_shim.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -ldl
+# an ordinary libpmemobj application: replication comes by LD_PRELOAD
+$(B)/tests/pobj_app: tests/preload/pobj_app.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmemobj
+
+# the same for libpmem2's function pointers
+$(B)/tests/pmem2_app: tests/preload/pmem2_app.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmem2
 
 examples: $(TEST_TOOLS)
 

@@ -13,6 +13,7 @@ load helpers
 		usr/lib/pkgconfig/librpmemctl.pc usr/share/man/man1/rpmemctl.1 \
 		usr/share/man/man3/librpmemctl.3 usr/share/man/man5/rpmemd.conf.5 \
 		usr/share/man/man8/rpmemd.8 usr/lib/systemd/system/rpmemd.service \
+		usr/lib/rpmem/librpmem_preload.so usr/share/man/man7/rpmem_preload.7 \
 		etc/rpmemd/rpmemd.conf \
 		usr/share/bash-completion/completions/rpmemctl; do
 		[ -e "$S/$f" ] || { echo "missing $f"; return 1; }

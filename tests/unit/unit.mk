@@ -12,7 +12,8 @@
 
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
-	      client_session client_pool client_sync errors log access tls_export
+	      client_session client_pool client_sync errors log access tls_export \
+	      preload_config
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -44,6 +45,9 @@ $(UNIT_DIR)/access: $(UNIT_DAEMON_access)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync: $(UNIT_FAKE)
 $(UNIT_DIR)/errors: $(B)/cmd/cli.o
+# the preload library's parser (lib/preload/config.c)
+$(UNIT_DIR)/preload_config.o: ALL_CFLAGS += -Ilib/preload
+$(UNIT_DIR)/preload_config: $(B)/lib/preload/config.o
 
 # objects first, then the archive, then the system libraries
 $(UNIT_BINS): $(UNIT_DIR)/%: $(UNIT_DIR)/%.o $(B)/librpmem.a

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* config.c -- librpmem_preload's configuration from the environment */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+struct pl_config pl_cfg;
+
+/* pl_msg -- "rpmem_preload: ..." on stderr and to syslog at prio */
+void pl_msg(int prio, const char *fmt, ...)
+{
+	char line[2 * PL_MSG_MAX];
+	va_list ap;
+	if (prio > LOG_NOTICE && !pl_cfg.verbose)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "rpmem_preload: %s\n", line);
+	if (prio <= LOG_NOTICE)
+		syslog(LOG_USER | prio, "rpmem_preload: %s", line);
+}
+
+/* cfg_err -- the reason of a refused configuration; returns -EINVAL */
+__attribute__((format(printf, 3, 4))) static int
+cfg_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* add_file -- one "PATH=TARGET" entry (len bytes of s) */
+static int add_file(struct pl_config *c, const char *s, size_t len,
+		    const char *cwd, const char *host, char *err,
+		    size_t errlen)
+{
+	char entry[2 * PATH_MAX];
+	if (len >= sizeof(entry))
+		return cfg_err(err, errlen, "RPMEM_REPLICATE: entry too long");
+	memcpy(entry, s, len);
+	entry[len] = '\0';
+	/* targets have no '=': the last one separates */
+	char *eq = strrchr(entry, '=');
+	if (!eq || eq == entry || !eq[1])
+		return cfg_err(err, errlen,
+			       "RPMEM_REPLICATE: '%s' is not "
+			       "LOCAL_PATH=HOST[:PORT]/REGION/POOL", entry);
+	*eq = '\0';
+	if (c->nfiles == PL_FILES_MAX)
+		return cfg_err(err, errlen,
+			       "RPMEM_REPLICATE: more than %d files",
+			       PL_FILES_MAX);
+	struct pl_file *f = &c->files[c->nfiles];
+	char why[256];
+	if (rpmem_parse_target(eq + 1, RPMEM_TARGET_NEED_POOL, &f->t, why,
+			       sizeof(why)))
+		return cfg_err(err, errlen, "RPMEM_REPLICATE: '%s': %s",
+			       eq + 1, why);
+	char path[PATH_MAX + 1];
+	int n = entry[0] == '/' ?
+		snprintf(path, sizeof(path), "%s", entry) :
+		snprintf(path, sizeof(path), "%s/%s", cwd, entry);
+	if (n < 0 || (size_t)n >= sizeof(f->path))
+		return cfg_err(err, errlen, "RPMEM_REPLICATE: path too long");
+	rpmem_strlcpy(f->path, path, sizeof(f->path));
+	for (unsigned i = 0; i < c->nfiles; i++)
+		if (!strcmp(c->files[i].path, f->path))
+			return cfg_err(err, errlen,
+				       "RPMEM_REPLICATE: '%s' is named twice",
+				       f->path);
+	rpmem_strlcpy(f->target, eq + 1, sizeof(f->target));
+	char src[PATH_MAX + 80]; /* truncated into source */
+	snprintf(src, sizeof(src), "%s:%s", host, path);
+	rpmem_strlcpy(f->source, src, sizeof(f->source));
+	snprintf(f->live_src, sizeof(f->live_src), "%.*s (live)",
+		 (int)sizeof(f->live_src) - 8, src);
+	pthread_mutex_init(&f->lock, NULL);
+	c->nfiles++;
+	return 0;
+}
+
+/* parse_files -- "PATH=TARGET[,PATH=TARGET...]"; empty entries are skipped */
+static int parse_files(struct pl_config *c, const char *spec, const char *cwd,
+		       char *err, size_t errlen)
+{
+	char host[64] = "";
+	gethostname(host, sizeof(host) - 1);
+	for (const char *p = spec; p && *p;) {
+		size_t len = strcspn(p, ",");
+		int ret = len ? add_file(c, p, len, cwd, host, err, errlen) : 0;
+		if (ret)
+			return ret;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* parse_retry -- seconds (0 = at every flush) or "never" (-1) */
+static int parse_retry(struct pl_config *c, const char *retry, char *err,
+		       size_t errlen)
+{
+	c->retry_s = 10;
+	if (!retry || !*retry)
+		return 0;
+	if (!strcmp(retry, "never")) {
+		c->retry_s = -1;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long v = strtol(retry, &end, 10);
+	if (errno || *end || v < 0 || v > 86400)
+		return cfg_err(err, errlen,
+			       "RPMEM_REPLICATE_RETRY: '%s' is not a number of "
+			       "seconds (0 to 86400) or 'never'", retry);
+	c->retry_s = v;
+	return 0;
+}
+
+/*
+ * pl_config_parse -- the environment's values into c (see preload.h);
+ * on failure c may hold part of them and must not be used
+ */
+int pl_config_parse(struct pl_config *c, const char *spec, const char *policy,
+		    const char *retry, const char *transport, const char *cwd,
+		    char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	if (!policy || !*policy || !strcmp(policy, "fail-stop"))
+		c->policy = PL_FAIL_STOP;
+	else if (!strcmp(policy, "degraded"))
+		c->policy = PL_DEGRADED;
+	else
+		return cfg_err(err, errlen,
+			       "RPMEM_REPLICATE_POLICY: '%s' is neither "
+			       "'fail-stop' nor 'degraded'", policy);
+	if (!transport || !*transport || !strcmp(transport, "auto"))
+		c->transport = RPMEMCTL_TRANSPORT_AUTO;
+	else if (!strcmp(transport, "tcp"))
+		c->transport = RPMEMCTL_TRANSPORT_TCP;
+	else if (!strcmp(transport, "rdma"))
+		c->transport = RPMEMCTL_TRANSPORT_RDMA;
+	else
+		return cfg_err(err, errlen,
+			       "RPMEM_REPLICATE_TRANSPORT: '%s' is not auto, "
+			       "tcp or rdma", transport);
+	int ret = parse_retry(c, retry, err, errlen);
+	return ret ? ret : parse_files(c, spec, cwd ? cwd : "", err, errlen);
+}
+
+/* init_once -- read the environment; an invalid one stops the process */
+static void init_once(void)
+{
+	char cwd[PATH_MAX] = "";
+	char err[PL_MSG_MAX];
+	const char *lvl = getenv("RPMEM_LOG_LEVEL");
+	if (!getcwd(cwd, sizeof(cwd)))
+		cwd[0] = '\0';
+	int ret = pl_config_parse(&pl_cfg, getenv("RPMEM_REPLICATE"),
+				  getenv("RPMEM_REPLICATE_POLICY"),
+				  getenv("RPMEM_REPLICATE_RETRY"),
+				  getenv("RPMEM_REPLICATE_TRANSPORT"), cwd, err,
+				  sizeof(err));
+	pl_cfg.verbose = lvl && (!strcmp(lvl, "info") || !strcmp(lvl, "debug"));
+	if (ret) {
+		/* never run unreplicated because of a typo */
+		pl_cfg.nfiles = 0;
+		pl_msg(LOG_CRIT, "%s; stopping", err);
+		abort();
+	}
+}
+
+/* pl_init -- parse the environment once, whichever entry point is first */
+void pl_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, init_once);
+}

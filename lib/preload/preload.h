@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* preload.h -- internals of librpmem_preload, replication by LD_PRELOAD */
+#ifndef RPMEM_PRELOAD_H
+#define RPMEM_PRELOAD_H 1
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "librpmemctl.h"
+#include "util.h"
+
+/*
+ * The library's parts: config.c reads the environment, maps.c knows which
+ * address ranges of the process are mappings of configured files,
+ * remote.c owns one session per configured file (bring-up, writes,
+ * flushes, failures, the final sync), interpose.c holds the interposed
+ * libc, libpmem and libpmem2 entry points.
+ */
+
+#define PL_FILES_MAX 16	   /* configured files */
+#define PL_MAPS_MAX 64	   /* tracked mappings of them */
+#define PL_PENDING_MAX 8   /* written, unflushed ranges per file */
+#define PL_MERGE_GAP (64u << 10) /* pending ranges this close are merged */
+#define PL_MSG_MAX 512
+
+enum pl_policy {
+	PL_FAIL_STOP = 0, /* a failed replication stops the process */
+	PL_DEGRADED = 1,  /* it continues unreplicated and resyncs later */
+};
+
+/* a range of a pool written to the target but not flushed yet */
+struct pl_range {
+	uint64_t off;
+	uint64_t end;
+};
+
+/* a configured local file and its replica */
+struct pl_file {
+	char path[PATH_MAX];		 /* absolute */
+	char target[PATH_MAX];		 /* as configured, for messages */
+	struct rpmem_target t;
+	char source[RPMEM_STR_MAX + 1];	 /* "host:path", for syncs */
+	char live_src[RPMEM_STR_MAX + 1]; /* "host:path (live)" */
+	pthread_mutex_t lock;		 /* the session: one caller at a time */
+	int started;	     /* mapped once: shadow, session or degraded */
+	int live;	     /* the pool is open and replicated into */
+	int degraded;	     /* the replica is behind (policy degraded) */
+	uint64_t retry_at;   /* degraded: next reconnect (monotonic ns) */
+	uint64_t size;	     /* of the file when it was first mapped */
+	dev_t dev;
+	ino_t ino;
+	uint8_t *shadow;     /* our own shared mapping of the whole file */
+	struct rpmemctl_session *sess;
+	struct rpmemctl_pool *pool;
+	atomic_uint npending; /* ranges in pending[] */
+	struct pl_range pending[PL_PENDING_MAX];
+	char errmsg[PL_MSG_MAX];
+};
+
+struct pl_config {
+	unsigned nfiles;
+	struct pl_file files[PL_FILES_MAX];
+	enum pl_policy policy;
+	long retry_s; /* degraded: seconds between reconnects; -1 never */
+	enum rpmemctl_transport transport;
+	int verbose;  /* RPMEM_LOG_LEVEL is info or debug */
+};
+
+extern struct pl_config pl_cfg;
+/*
+ * set while the library itself runs librpmemctl or a real libpmem call:
+ * calls made meanwhile are only forwarded (initial-exec: the library is
+ * preloaded, its TLS is static)
+ */
+extern __thread int pl_busy __attribute__((tls_model("initial-exec")));
+
+/* --- config.c ------------------------------------------------------------ */
+
+/*
+ * pl_config_parse -- fill c from the values of RPMEM_REPLICATE,
+ * RPMEM_REPLICATE_POLICY, RPMEM_REPLICATE_RETRY and
+ * RPMEM_REPLICATE_TRANSPORT (each may be NULL: the default); relative
+ * paths are taken from cwd. Returns 0, or -EINVAL with the reason in err.
+ */
+int pl_config_parse(struct pl_config *c, const char *spec, const char *policy,
+		    const char *retry, const char *transport, const char *cwd,
+		    char *err, size_t errlen);
+/* pl_init -- parse the environment once; an invalid one stops the process */
+void pl_init(void);
+
+/* --- maps.c -------------------------------------------------------------- */
+
+/* a piece of a flushed range that lies in a configured file's mapping */
+struct pl_hit {
+	struct pl_file *f;
+	uint64_t off; /* in the file */
+	uint64_t len;
+};
+
+extern atomic_uint pl_nmaps; /* slots in use, 0 = nothing to look up */
+
+/* pl_maps_add -- [addr, addr + len) maps f from file offset off */
+int pl_maps_add(void *addr, size_t len, uint64_t off, struct pl_file *f);
+/* pl_maps_remove -- forget [addr, addr + len) (munmap, MAP_FIXED) */
+void pl_maps_remove(void *addr, size_t len);
+/* pl_maps_lookup -- the pieces of [addr, addr + len) in configured files */
+unsigned pl_maps_lookup(const void *addr, size_t len, struct pl_hit *hits,
+			unsigned max);
+/* pl_maps_forget_all -- a forked child replicates nothing */
+void pl_maps_forget_all(void);
+
+/* --- remote.c ------------------------------------------------------------ */
+
+extern atomic_uint pl_pending_files; /* files with unflushed writes */
+
+/*
+ * pl_file_start -- the first mapping of f (fd) in this process: map the
+ * whole file, open the replica, bring it up to date, mark it syncing
+ * (live). f->lock held. Returns 0 (also when degraded), or -errno under
+ * fail-stop, with the reason reported.
+ */
+int pl_file_start(struct pl_file *f, int fd);
+/* pl_flushed -- [addr, addr + len) was flushed: write its configured parts */
+void pl_flushed(const void *addr, size_t len);
+/* pl_drain -- every write so far is persistent on its target */
+void pl_drain(void);
+/* pl_stop_all -- clean exit: final sync, replicas consistent, closed */
+void pl_stop_all(void);
+/* pl_forked -- in a forked child: drop every replica without a word */
+void pl_forked(void);
+
+/* --- interpose.c --------------------------------------------------------- */
+
+/* the real mmap and munmap (libc's) */
+void *pl_real_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		   off_t off);
+int pl_real_munmap(void *addr, size_t len);
+
+/* --- log ------------------------------------------------------------------ */
+
+/* pl_msg -- "rpmem_preload: ..." on stderr and to syslog at prio */
+__attribute__((format(printf, 2, 3))) void pl_msg(int prio, const char *fmt,
+						   ...);
+
+#endif

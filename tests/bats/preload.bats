@@ -1,0 +1,246 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# preload.bats -- unmodified libpmemobj applications replicated by LD_PRELOAD
+
+load helpers
+
+PRELOAD=$BUILD/librpmem_preload.so
+APP=$BUILD/tests/pobj_app
+
+setup() {
+	setup_daemon
+	POOL=$W/app.obj
+	REP=$R1/app
+	export RPMEM_REPLICATE="$POOL=$T/r1/app"
+	export PMEM_IS_PMEM_FORCE=0
+	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_RETRY
+}
+
+teardown() {
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	teardown_daemon
+}
+
+# app STEP... -- pobj_app on $POOL under the preload library (bats' run)
+app() {
+	run env LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@"
+}
+
+# app_start STEP... -- the same in the background; each "pause" step
+# waits for app_continue; output in $W/app.out and $W/app.err
+app_start() {
+	mkfifo "$W/ctl"
+	LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@" <"$W/ctl" >"$W/app.out" \
+		2>"$W/app.err" &
+	APID=$!
+	exec 5>"$W/ctl"
+}
+
+# app_paused N -- wait until the application printed its Nth "paused"
+app_paused() {
+	for _ in $(seq 400); do
+		[ "$(grep -c paused "$W/app.out")" -ge "$1" ] && return 0
+		kill -0 "$APID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "the application did not pause:" >&2
+	cat "$W/app.err" >&2
+	return 1
+}
+
+app_continue() {
+	echo go >&5
+}
+
+# app_finish -- close its input, wait; its exit status in $ASTATUS
+app_finish() {
+	exec 5>&-
+	ASTATUS=0
+	wait "$APID" || ASTATUS=$?
+	APID=
+}
+
+# replica_get I -- slot I of the target's pool file, opened by libpmemobj
+# (recovery included) on a copy, without the preload library
+replica_get() {
+	cp "$REP" "$W/copy.obj"
+	"$APP" "$W/copy.obj" "get:$1"
+}
+
+# pool_field F -- field F of the target's pool app (rpmemctl list --json)
+pool_field() {
+	rc list --json "$T/r1"
+	[ "$status" -eq 0 ]
+	json ".pools[] | select(.name==\"app\") | .$1"
+}
+
+@test "an unmodified libpmemobj application under LD_PRELOAD leaves a byte-identical, consistent replica when it exits" {
+	app set:0:alpha put:1:beta
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$REP"
+	[ "$(pool_field state)" = consistent ]
+	[ "$(pool_field source)" = "$(hostname):$POOL" ]
+	[ "$(replica_get 0)" = alpha ]
+	[ "$(replica_get 1)" = beta ]
+}
+
+@test "pmempool create obj under LD_PRELOAD creates the replica, which passes pmempool check on the target" {
+	run env LD_PRELOAD="$PRELOAD" pmempool create obj --size 16M \
+		--layout rpmem "$POOL"
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$REP"
+	[ "$(pool_field state)" = consistent ]
+	run pmempool check -v "$REP"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *consistent* ]]
+}
+
+@test "a transaction and a pmemobj_persist (msync path) are on the target when they return: after SIGKILL the replica holds them, stays syncing (live) and opens with libpmemobj" {
+	app set:0:committed put:1:persisted kill
+	[ "$status" -eq 137 ]
+	[ "$(pool_field state)" = syncing ]
+	[ "$(pool_field source)" = "$(hostname):$POOL (live)" ]
+	[ "$(replica_get 0)" = committed ]
+	[ "$(replica_get 1)" = persisted ]
+	run pmempool check "$W/copy.obj"
+	[ "$status" -eq 0 ]
+}
+
+@test "on persistent memory (flush, drain, pmem_memcpy path) the same holds after SIGKILL" {
+	export PMEM_IS_PMEM_FORCE=1
+	app set:0:committed put:1:persisted kill
+	[ "$status" -eq 137 ]
+	[ "$(pool_field state)" = syncing ]
+	[ "$(replica_get 0)" = committed ]
+	[ "$(replica_get 1)" = persisted ]
+}
+
+@test "a pmemobj_persist has been flushed on the target when it returns: the paused application's value is in the replica and counted as a flush" {
+	app_start put:0:first pause put:1:second pause
+	app_paused 1
+	local flushes
+	flushes=$(pool_field flushes)
+	app_continue
+	app_paused 2
+	[ "$(pool_field flushes)" -gt "$flushes" ]
+	[ "$(replica_get 1)" = second ]
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+}
+
+@test "libpmem2: the memcpy, persist and flush/drain functions of a map of a configured file are on the target when they return" {
+	head -c 4M /dev/zero >"$POOL"
+	run env LD_PRELOAD="$PRELOAD" "$BUILD/tests/pmem2_app" "$POOL" \
+		memcpy:4096:copied store:8192:persisted flush:12288:drained kill
+	[ "$status" -eq 137 ]
+	[ "$(pool_field state)" = syncing ]
+	[ "$(dd if="$REP" bs=1 skip=4096 count=6 2>/dev/null)" = copied ]
+	[ "$(dd if="$REP" bs=1 skip=8192 count=9 2>/dev/null)" = persisted ]
+	[ "$(dd if="$REP" bs=1 skip=12288 count=7 2>/dev/null)" = drained ]
+}
+
+@test "the first mapping brings a replica that is behind up to date before the application goes on" {
+	app set:0:first
+	[ "$status" -eq 0 ]
+	# changed without the library: the replica is behind
+	"$APP" "$POOL" set:0:offline
+	app_start pause
+	app_paused 1
+	[ "$(replica_get 0)" = offline ]
+	[ "$(pool_field state)" = syncing ]
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	cmp "$POOL" "$REP"
+	[ "$(pool_field state)" = consistent ]
+}
+
+@test "a clean exit without closing the pool still leaves the replica consistent, one generation on" {
+	app set:0:one
+	[ "$status" -eq 0 ]
+	local gen
+	gen=$(pool_field generation)
+	app set:0:two exit
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$REP"
+	[ "$(pool_field state)" = consistent ]
+	[ "$(pool_field generation)" -eq $((gen + 1)) ]
+}
+
+@test "fail-stop: a target that goes away mid-run stops the application at its next persist, with the documented message" {
+	app_start set:0:before pause set:1:after
+	app_paused 1
+	stop_daemon
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 134 ] # SIGABRT
+	grep -q "rpmem_preload: fail-stop: cannot replicate '$POOL' to $T/r1/app: .*; aborting" "$W/app.err"
+	start_daemon
+	[ "$(pool_field state)" = syncing ]
+	[ "$(replica_get 0)" = before ]
+}
+
+@test "fail-stop: an unreachable target makes the pool open fail: the application never runs unreplicated" {
+	stop_daemon
+	app set:0:never
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"rpmem_preload: fail-stop: cannot start replicating '$POOL' to $T/r1/app"* ]]
+	[[ "$output" != *never* ]]
+}
+
+@test "degraded: the application finishes when the target goes away; the message says degraded and the replica stays syncing" {
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
+	app_start set:0:before pause set:1:after
+	app_paused 1
+	stop_daemon
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	grep -q "rpmem_preload: degraded: cannot replicate '$POOL' to $T/r1/app" "$W/app.err"
+	grep -q "it stays syncing until the next start resyncs it" "$W/app.err"
+	start_daemon
+	[ "$(pool_field state)" = syncing ]
+	[ "$(replica_get 0)" = before ]
+	# the next start resyncs it
+	app get:1
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$REP"
+	[ "$(pool_field state)" = consistent ]
+	[ "$(replica_get 1)" = after ]
+}
+
+@test "degraded: replication resumes with a resync when the target is back" {
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=0
+	app_start set:0:before pause set:1:unreplicated pause set:2:resumed kill
+	app_paused 1
+	stop_daemon
+	app_continue
+	app_paused 2
+	start_daemon
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 137 ]
+	grep -q "rpmem_preload: degraded:" "$W/app.err"
+	grep -q "rpmem_preload: resynced: '$POOL' is replicated to $T/r1/app again" "$W/app.err"
+	[ "$(pool_field state)" = syncing ]
+	[ "$(replica_get 1)" = unreplicated ]
+	[ "$(replica_get 2)" = resumed ]
+}
+
+@test "a process whose configured files are not the ones it maps replicates nothing" {
+	export RPMEM_REPLICATE="$W/other.obj=$T/r1/other"
+	app set:0:local
+	[ "$status" -eq 0 ]
+	rc list --json "$T/r1"
+	[ "$(json '.pools | length')" -eq 0 ]
+	[ ! -e "$W/other.obj" ]
+}
+
+@test "an invalid RPMEM_REPLICATE stops the process before it runs, saying why" {
+	export RPMEM_REPLICATE="$POOL"
+	app set:0:never
+	[ "$status" -eq 134 ]
+	[[ "$output" == *"rpmem_preload: RPMEM_REPLICATE: '$POOL' is not LOCAL_PATH=HOST[:PORT]/REGION/POOL; stopping"* ]]
+	[ ! -e "$POOL" ]
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* pobj_app.c -- test tool: an unmodified libpmemobj application, by steps */
+#include <errno.h>
+#include <libpmemobj.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * pobj_app POOL STEP...: opens POOL (creating a 16 MiB libpmemobj pool
+ * with layout "rpmem_test" if the file does not exist) and runs the steps
+ * in order. Knows nothing about rpmem: replication is LD_PRELOAD's job.
+ *   set:I:TEXT  slot I = TEXT in a transaction
+ *   put:I:TEXT  slot I = TEXT, then pmemobj_persist (no transaction)
+ *   get:I       print slot I
+ *   loop:N      N transactions of 8 bytes; prints "loop N NS_PER_TX"
+ *   persist:N   N pmemobj_persist calls of 8 bytes; "persist N NS_PER_CALL"
+ *   pause       print "paused", wait for a line on standard input
+ *   kill        SIGKILL itself (no exit handlers, no close)
+ *   exit        exit(0) without closing the pool
+ * Without kill or exit, the pool is closed at the end.
+ */
+
+#define SLOTS 16
+#define SLOT_LEN 64
+#define POOL_SIZE (16u << 20)
+
+struct root {
+	char slot[SLOTS][SLOT_LEN];
+	uint64_t counter;
+};
+
+/* slot_of -- "I:..." -> I, *rest after the colon; -1 if bad */
+static int slot_of(const char *s, const char **rest)
+{
+	char *end;
+	long i = strtol(s, &end, 10);
+	if (end == s || i < 0 || i >= SLOTS || (*end && *end != ':'))
+		return -1;
+	*rest = *end ? end + 1 : end;
+	return (int)i;
+}
+
+/* tx_set -- slot i = text, transactionally */
+static int tx_set(PMEMobjpool *pop, struct root *r, int i, const char *text)
+{
+	volatile int ret = 0;
+	TX_BEGIN(pop) {
+		pmemobj_tx_add_range_direct(r->slot[i], SLOT_LEN);
+		memset(r->slot[i], 0, SLOT_LEN);
+		strncpy(r->slot[i], text, SLOT_LEN - 1);
+	} TX_ONABORT {
+		ret = -1;
+	} TX_END
+	return ret;
+}
+
+/* elapsed_ns -- nanoseconds since a */
+static double elapsed_ns(const struct timespec *a)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1e9 + (b.tv_nsec - a->tv_nsec);
+}
+
+/* persist_loop -- n persists of the counter; prints the time per call */
+static void persist_loop(PMEMobjpool *pop, struct root *r, long n)
+{
+	struct timespec a;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long k = 0; k < n; k++) {
+		r->counter++;
+		pmemobj_persist(pop, &r->counter, sizeof(r->counter));
+	}
+	printf("persist %ld %.0f\n", n, n ? elapsed_ns(&a) / n : 0.0);
+}
+
+/* loop -- n small transactions; prints the time per transaction */
+static int loop(PMEMobjpool *pop, struct root *r, long n)
+{
+	struct timespec a;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (volatile long k = 0; k < n; k++) {
+		TX_BEGIN(pop) {
+			pmemobj_tx_add_range_direct(&r->counter,
+						    sizeof(r->counter));
+			r->counter++;
+		} TX_ONABORT {
+			return -1;
+		} TX_END
+	}
+	printf("loop %ld %.0f\n", n, n ? elapsed_ns(&a) / n : 0.0);
+	return 0;
+}
+
+/* step -- run one step; returns 0, or 1 after printing why it failed */
+static int step(PMEMobjpool *pop, struct root *r, const char *s)
+{
+	const char *rest;
+	int i;
+	if (!strncmp(s, "set:", 4) && (i = slot_of(s + 4, &rest)) >= 0) {
+		if (tx_set(pop, r, i, rest)) {
+			fprintf(stderr, "pobj_app: %s: aborted\n", s);
+			return 1;
+		}
+	} else if (!strncmp(s, "put:", 4) &&
+		   (i = slot_of(s + 4, &rest)) >= 0) {
+		memset(r->slot[i], 0, SLOT_LEN);
+		strncpy(r->slot[i], rest, SLOT_LEN - 1);
+		pmemobj_persist(pop, r->slot[i], SLOT_LEN);
+	} else if (!strncmp(s, "get:", 4) &&
+		   (i = slot_of(s + 4, &rest)) >= 0) {
+		printf("%s\n", r->slot[i]);
+	} else if (!strncmp(s, "loop:", 5)) {
+		if (loop(pop, r, atol(s + 5)))
+			return 1;
+	} else if (!strncmp(s, "persist:", 8)) {
+		persist_loop(pop, r, atol(s + 8));
+	} else if (!strcmp(s, "pause")) {
+		char line[64];
+		printf("paused\n");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return 0;
+	} else if (!strcmp(s, "kill")) {
+		fflush(stdout);
+		raise(SIGKILL);
+	} else if (!strcmp(s, "exit")) {
+		fflush(stdout);
+		exit(0);
+	} else {
+		fprintf(stderr, "pobj_app: unknown step '%s'\n", s);
+		return 1;
+	}
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: pobj_app POOL STEP...\n");
+		return 2;
+	}
+	PMEMobjpool *pop = access(argv[1], F_OK) ?
+		pmemobj_create(argv[1], "rpmem_test", POOL_SIZE, 0600) :
+		pmemobj_open(argv[1], "rpmem_test");
+	if (!pop) {
+		fprintf(stderr, "pobj_app: %s: %s\n", argv[1],
+			pmemobj_errormsg());
+		return 1;
+	}
+	PMEMoid root = pmemobj_root(pop, sizeof(struct root));
+	struct root *r = pmemobj_direct(root);
+	for (int k = 2; k < argc; k++)
+		if (step(pop, r, argv[k])) {
+			pmemobj_close(pop);
+			return 1;
+		}
+	pmemobj_close(pop);
+	return 0;
+}

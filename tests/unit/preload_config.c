@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* preload_config.c -- unit tests of librpmem_preload's environment parser */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "preload.h"
+
+static struct pl_config c;
+static char err[PL_MSG_MAX];
+
+/* parse -- pl_config_parse with cwd "/work" */
+static int parse(const char *spec, const char *policy, const char *retry,
+		 const char *transport)
+{
+	err[0] = '\0';
+	return pl_config_parse(&c, spec, policy, retry, transport, "/work",
+			       err, sizeof(err));
+}
+
+static void pl_config_parse__unset_is_nothing_to_do_fail_stop(void **state)
+{
+	(void)state;
+	assert_int_equal(parse(NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(c.nfiles, 0);
+	assert_int_equal(c.policy, PL_FAIL_STOP);
+	assert_int_equal(c.retry_s, 10);
+	assert_int_equal(c.transport, RPMEMCTL_TRANSPORT_AUTO);
+}
+
+static void pl_config_parse__files_targets_and_relative_paths(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("/p/a.obj=h1/r/a,b.obj=rpmem://h2:7000/r/b,",
+			       "degraded", "never", "tcp"), 0);
+	assert_int_equal(c.nfiles, 2);
+	assert_string_equal(c.files[0].path, "/p/a.obj");
+	assert_string_equal(c.files[0].t.host, "h1");
+	assert_string_equal(c.files[0].t.pool, "a");
+	assert_string_equal(c.files[1].path, "/work/b.obj");
+	assert_string_equal(c.files[1].t.port, "7000");
+	assert_string_equal(c.files[1].target, "rpmem://h2:7000/r/b");
+	assert_true(strstr(c.files[1].live_src, ":/work/b.obj (live)"));
+	assert_int_equal(c.policy, PL_DEGRADED);
+	assert_int_equal(c.retry_s, -1);
+	assert_int_equal(c.transport, RPMEMCTL_TRANSPORT_TCP);
+}
+
+static void pl_config_parse__a_path_may_contain_equals(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("/p/x=y.obj=h/r/p", NULL, "0", NULL), 0);
+	assert_string_equal(c.files[0].path, "/p/x=y.obj");
+	assert_int_equal(c.retry_s, 0);
+}
+
+static void pl_config_parse__refuses_what_it_cannot_use(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"/p/a.obj",		 /* no target */
+		"=h/r/p",		 /* no path */
+		"/p/a.obj=",		 /* empty target */
+		"/p/a.obj=h/r",		 /* no pool */
+		"/p/a.obj=h/r/-p",	 /* a bad pool name */
+		"/p/a=h/r/p,/p/a=h/r/q", /* a file twice */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(bad[i], NULL, NULL, NULL), -EINVAL);
+		assert_true(strstr(err, "RPMEM_REPLICATE:"));
+	}
+	assert_int_equal(parse("/a=h/r/p", "fail", NULL, NULL), -EINVAL);
+	assert_true(strstr(err, "RPMEM_REPLICATE_POLICY: 'fail'"));
+	assert_int_equal(parse("/a=h/r/p", NULL, "5s", NULL), -EINVAL);
+	assert_true(strstr(err, "RPMEM_REPLICATE_RETRY: '5s'"));
+	assert_int_equal(parse("/a=h/r/p", NULL, NULL, "udp"), -EINVAL);
+	assert_true(strstr(err, "RPMEM_REPLICATE_TRANSPORT: 'udp'"));
+}
+
+static void pl_config_parse__at_most_sixteen_files(void **state)
+{
+	(void)state;
+	char spec[4096] = "";
+	for (int i = 0; i <= PL_FILES_MAX; i++) {
+		char e[64];
+		snprintf(e, sizeof(e), "%s/f%d=h/r/p%d", i ? "," : "", i, i);
+		strcat(spec, e);
+	}
+	assert_int_equal(parse(spec, NULL, NULL, NULL), -EINVAL);
+	assert_true(strstr(err, "more than 16 files"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+			pl_config_parse__unset_is_nothing_to_do_fail_stop),
+		cmocka_unit_test(
+			pl_config_parse__files_targets_and_relative_paths),
+		cmocka_unit_test(pl_config_parse__a_path_may_contain_equals),
+		cmocka_unit_test(pl_config_parse__refuses_what_it_cannot_use),
+		cmocka_unit_test(pl_config_parse__at_most_sixteen_files),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
