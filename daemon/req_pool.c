@@ -125,7 +125,7 @@ static int list_pools(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 					      v[i]->cfg.name, strerror(-ret));
 		after[0] = '\0'; /* the next regions from their first pool */
 	}
-	if (rep->npools > RPMEM_PAGE_ENTRIES) {
+	if ((m->flags & RPMEM_LIST_PAGE) && rep->npools > RPMEM_PAGE_ENTRIES) {
 		const struct rpmem_pool_info *last =
 			&rep->pools[RPMEM_PAGE_ENTRIES - 1];
 		rep->npools = RPMEM_PAGE_ENTRIES;
