@@ -142,7 +142,10 @@ static void pools(FILE *f, const char *hp, const struct rpmemctl_list *l)
 		    "Sessions holding the pool open read-only.", pool_readers);
 }
 
-/* session_sample -- "name{target, session, peer, identity, pool" */
+/*
+ * session_sample -- "name{target, session, peer, identity, client,
+ * region, pool" of session i
+ */
 static void session_sample(FILE *f, const char *name, const char *hp,
 			   const struct rpmemctl_status *st, unsigned i)
 {
@@ -158,6 +161,7 @@ static void session_sample(FILE *f, const char *name, const char *hp,
 	label(f, "session", id, 0);
 	label(f, "peer", rpmemctl_status_session_peer(st, i), 0);
 	label(f, "identity", rpmemctl_status_session_identity(st, i), 0);
+	label(f, "client", rpmemctl_status_session_client(st, i), 0);
 	label(f, "region", region, 0);
 	label(f, "pool", slash ? slash + 1 : "", 0);
 }
