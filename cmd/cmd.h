@@ -50,6 +50,15 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx);
 
+/*
+ * cmd_prometheus -- a daemon's status and pools in the Prometheus text
+ * exposition format (rpmemctl status --prometheus); cmd_prometheus_down --
+ * only rpmem_up 0, for a daemon that did not answer
+ */
+void cmd_prometheus(FILE *f, const char *hp, const struct rpmemctl_status *st,
+		    const struct rpmemctl_list *l);
+void cmd_prometheus_down(FILE *f, const char *hp);
+
 /* --- option parsing ------------------------------------------------------ */
 
 /* long options every command accepts besides its own */

@@ -15,6 +15,8 @@ static const char status_usage[] =
 	"and its sessions.\n"
 	"\n"
 	"  -j, --json             one JSON object on stdout\n"
+	"      --prometheus       metrics in the Prometheus text format (for\n"
+	"                         node_exporter's textfile collector)\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            no informational lines\n"
 	"  -h, --help             this help\n";
@@ -22,6 +24,7 @@ static const char status_usage[] =
 static const struct option status_opts[] = {
 	CMD_COMMON_OPTS,
 	{ "json", no_argument, NULL, 'j' },
+	{ "prometheus", no_argument, NULL, 'P' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -287,7 +290,7 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct rpmemctl_list *list = NULL;
 	struct rpmem_target t;
 	char hp[300];
-	int c, ret, code = 0;
+	int c, ret, code = 0, prom = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
 			       status_opts, status_usage, &code)) != -1) {
@@ -297,8 +300,13 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case 'j':
 			ctx->json = 1;
 			break;
+		case 'P':
+			prom = 1;
+			break;
 		}
 	}
+	if (prom && ctx->json)
+		return cmd_usage_error(ctx, "--json and --prometheus exclude each other");
 	code = cmd_check_args(ctx, argc, argv, 0, 1);
 	if (code)
 		return code;
@@ -310,7 +318,7 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
 
 	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
 	if (code)
-		return code;
+		goto out;
 	ret = rpmemctl_status_get(sess, &st);
 	if (ret) {
 		code = cmd_remote_err(ctx, sess, ret, NULL,
@@ -324,11 +332,16 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		goto out;
 	}
 
-	if (ctx->json)
+	if (prom)
+		cmd_prometheus(stdout, hp, st, list);
+	else if (ctx->json)
 		status_json(hp, st, list);
 	else
 		code = status_print(ctx, hp, st, list);
 out:
+	/* a scrape still says that the daemon is down */
+	if (code && prom)
+		cmd_prometheus_down(stdout, hp);
 	rpmemctl_list_free(&list);
 	rpmemctl_status_free(&st);
 	rpmemctl_session_close(&sess);

@@ -60,13 +60,92 @@ static unsigned readable_only(struct rpmemd_session *s,
 	return k;
 }
 
-/* req_list -- LIST: regions and their pools */
+/*
+ * cursor_parse -- a LIST cursor: "" (the first page) or "region/pool",
+ * the last pool of the previous page, both valid names; 0 or -EINVAL
+ */
+static int cursor_parse(const char *cursor, char *region, char *pool)
+{
+	const char *slash = strchr(cursor, '/');
+
+	region[0] = pool[0] = '\0';
+	if (!cursor[0])
+		return 0;
+	if (!slash || (size_t)(slash - cursor) > RPMEM_NAME_MAX)
+		return -EINVAL;
+	memcpy(region, cursor, (size_t)(slash - cursor));
+	region[slash - cursor] = '\0';
+	if (strlen(slash + 1) > RPMEM_NAME_MAX)
+		return -EINVAL;
+	strcpy(pool, slash + 1);
+	return rpmem_name_valid(region) && rpmem_name_valid(pool) ? 0 :
+								    -EINVAL;
+}
+
+/*
+ * list_pools -- the pools of the regions v[n] into rep: all of them, or
+ * with RPMEM_LIST_PAGE at most RPMEM_PAGE_ENTRIES after m's cursor (and
+ * rep->next set when more follow); 0 or the ERROR reply's result
+ */
+static int list_pools(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		      const struct rpmem_msg_list *m,
+		      struct rpmemd_region **v, unsigned n,
+		      struct rpmem_msg_list_reply *rep, int *ok)
+{
+	char region[RPMEM_NAME_MAX + 1], after[RPMEM_NAME_MAX + 1];
+	uint32_t max = UINT32_MAX;
+	unsigned i = 0;
+	int ret;
+
+	*ok = 0;
+	if (m->flags & RPMEM_LIST_PAGE) {
+		/* one more than a page: tells if more follow */
+		max = RPMEM_PAGE_ENTRIES + 1;
+		if (cursor_parse(m->cursor, region, after))
+			return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+					      "invalid LIST cursor '%s'",
+					      m->cursor);
+		for (i = 0; region[0] && i < n; i++)
+			if (!strcmp(v[i]->cfg.name, region))
+				break;
+		if (i == n)
+			return conn_reply_err(s, hd->id, RPMEM_E_NOREGION,
+					      "region '%s' went away while it was listed; list again",
+					      region);
+	} else {
+		after[0] = '\0';
+	}
+	for (; i < n && rep->npools < max; i++) {
+		ret = rpmemd_pool_list_page(v[i], after, max - rep->npools,
+					    &rep->pools, &rep->npools);
+		if (ret)
+			return conn_reply_err(s, hd->id,
+					      rpmem_err_from_errno(ret),
+					      "cannot list region '%s': %s",
+					      v[i]->cfg.name, strerror(-ret));
+		after[0] = '\0'; /* the next regions from their first pool */
+	}
+	if ((m->flags & RPMEM_LIST_PAGE) && rep->npools > RPMEM_PAGE_ENTRIES) {
+		const struct rpmem_pool_info *last =
+			&rep->pools[RPMEM_PAGE_ENTRIES - 1];
+		rep->npools = RPMEM_PAGE_ENTRIES;
+		snprintf(rep->next, sizeof(rep->next), "%s/%s", last->region,
+			 last->name);
+	}
+	*ok = 1;
+	return 0;
+}
+
+/*
+ * req_list -- LIST: regions and their pools; in pages (RPMEM_LIST_PAGE)
+ * the regions come with the first page only
+ */
 int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_list m;
 	struct rpmem_msg_list_reply rep = { 0 };
 	struct rpmemd_region **v = NULL;
-	unsigned n = 0;
+	unsigned n = 0, nr;
 	int ret, ok;
 
 	if (rpmem_list_decode(s->req, hd->len, &m))
@@ -100,30 +179,26 @@ int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 					      "out of memory");
 		n = readable_only(s, v, n);
 	}
-	rep.regions = calloc(n ? n : 1, sizeof(*rep.regions));
+	rep.flags = m.flags & RPMEM_LIST_PAGE;
+	nr = (m.flags & RPMEM_LIST_PAGE) && m.cursor[0] ? 0 : n;
+	rep.regions = calloc(nr ? nr : 1, sizeof(*rep.regions));
 	if (!rep.regions) {
 		ret = conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 		goto out;
 	}
-	rep.nregions = n;
-	for (unsigned i = 0; i < n; i++) {
+	rep.nregions = nr;
+	for (unsigned i = 0; i < nr; i++)
 		if (rpmemd_region_info(v[i], &rep.regions[i]))
 			WARN("region '%s': statvfs %s: %s", v[i]->cfg.name,
 			     v[i]->cfg.path, strerror(errno));
-		ret = rpmemd_pool_list(v[i], &rep.pools, &rep.npools);
-		if (ret) {
-			ret = conn_reply_err(s, hd->id, rpmem_err_from_errno(ret),
-					     "cannot list region '%s': %s",
-					     v[i]->cfg.name, strerror(-ret));
-			goto out;
-		}
-	}
+	if ((ret = list_pools(s, hd, &m, v, n, &rep, &ok)) || !ok)
+		goto out;
 	uint8_t *buf = conn_out_buf(s);
 	int len = buf ? rpmem_list_reply_encode(buf, RPMEM_MAX_PAYLOAD, &rep) :
 			-ENOMEM;
 	if (len < 0)
 		ret = conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
-				     "%u pools do not fit in one reply; list one region at a time",
+				     "%u pools do not fit in one reply; list one region at a time or use a client that lists in pages",
 				     rep.npools);
 	else
 		ret = rpmem_send_frame(&s->conn, RPMEM_MSG_LIST_REPLY, hd->id,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* req_status.c -- STATUS: the daemon, its sessions and its PMem namespaces */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,16 +79,91 @@ out:
 	return ret;
 }
 
-/* req_status -- STATUS: the daemon, its sessions and its PMem namespaces */
+/*
+ * cursor_id -- a STATUS cursor: "" (the first page, 0) or the decimal id
+ * of the last session of the previous page; 0 or -EINVAL
+ */
+static int cursor_id(const char *cursor, uint32_t *id)
+{
+	uint64_t v = 0;
+
+	*id = 0;
+	if (strlen(cursor) > 10)
+		return -EINVAL;
+	for (const char *c = cursor; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*c - '0');
+	}
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*id = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * status_page -- keep the sessions of rep (sorted by id) of one page: at
+ * most RPMEM_PAGE_ENTRIES after the cursor's id; rep->next is set when
+ * more sessions follow. Returns 1 when it did, 0 when this is the last
+ * page of sessions (the namespaces may come with it).
+ */
+static int status_page(struct rpmem_msg_status_reply *rep, uint32_t after)
+{
+	uint32_t i = 0, k;
+
+	while (i < rep->nsessions && rep->sessions[i].id <= after)
+		i++;
+	k = rep->nsessions - i;
+	if (i)
+		memmove(rep->sessions, rep->sessions + i,
+			k * sizeof(*rep->sessions));
+	rep->nsessions = k;
+	if (k <= RPMEM_PAGE_ENTRIES)
+		return 0;
+	rep->nsessions = RPMEM_PAGE_ENTRIES;
+	snprintf(rep->next, sizeof(rep->next), "%u",
+		 rep->sessions[RPMEM_PAGE_ENTRIES - 1].id);
+	return 1;
+}
+
+/*
+ * status_encode -- rep into buf; a page whose sessions leave no room for
+ * the namespaces goes without them, which then come with the next page
+ */
+static int status_encode(uint8_t *buf, struct rpmem_msg_status_reply *rep,
+			 uint32_t after)
+{
+	int len = rpmem_status_reply_encode(buf, RPMEM_MAX_PAYLOAD, rep);
+	if (len != -EMSGSIZE || !(rep->flags & RPMEM_STATUS_PAGE) ||
+	    rep->next[0])
+		return len;
+	uint32_t nns = rep->nnamespaces, nl = rep->nlinks;
+	rep->nnamespaces = rep->nlinks = 0;
+	snprintf(rep->next, sizeof(rep->next), "%u",
+		 rep->nsessions ? rep->sessions[rep->nsessions - 1].id : after);
+	len = rpmem_status_reply_encode(buf, RPMEM_MAX_PAYLOAD, rep);
+	rep->nnamespaces = nns;
+	rep->nlinks = nl;
+	return len;
+}
+
+/*
+ * req_status -- STATUS: the daemon, its sessions and its PMem namespaces;
+ * in pages (RPMEM_STATUS_PAGE) the namespaces come with the last one
+ */
 int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmemd_sessions *set = s->set;
 	struct rpmem_msg_status_reply rep;
 	struct rpmem_msg_status m;
-	int ret, ok, admin;
+	int ret, ok, admin, more = 0;
+	uint32_t after = 0;
 
 	if (rpmem_status_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
+	if ((m.flags & RPMEM_STATUS_PAGE) && cursor_id(m.cursor, &after))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "invalid STATUS cursor '%s'", m.cursor);
 	/* any rule lets an identity see the daemon; admin every session */
 	if ((ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_READ, NULL,
 				      &ok)) || !ok)
@@ -95,14 +171,16 @@ int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	admin = rpmemd_may(s, RPMEMD_RIGHT_ADMIN, NULL);
 	memset(&rep, 0, sizeof(rep));
 	ret = rpmemd_sessions_info(set, &rep, admin ? NULL : s->identity);
-	/* the extended entries only for a client that asked for them */
-	rep.flags = m.flags & RPMEM_STATUS_IDENTITY;
+	/* the extended entries, and pages, only for a client that asked */
+	rep.flags = m.flags & RPMEM_STATUS_FLAGS;
+	if (!ret && (rep.flags & RPMEM_STATUS_PAGE))
+		more = status_page(&rep, after);
 	uint8_t *buf = conn_out_buf(s);
-	if (ret || !buf || status_namespaces(set, &rep)) {
+	if (ret || !buf || (!more && status_namespaces(set, &rep))) {
 		rpmem_status_reply_free(&rep);
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 	}
-	int len = rpmem_status_reply_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
+	int len = status_encode(buf, &rep, after);
 	rpmem_status_reply_free(&rep);
 	if (len < 0)
 		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,

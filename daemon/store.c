@@ -972,13 +972,6 @@ uint8_t rpmemd_pool_state(struct rpmemd_pool *p)
 	return state;
 }
 
-/* info_cmp -- order pool infos by name */
-static int info_cmp(const void *a, const void *b)
-{
-	const struct rpmem_pool_info *x = a, *y = b;
-	return strcmp(x->name, y->name);
-}
-
 /* pool_info -- fill one entry from the metadata and the open table */
 static void pool_info(struct rpmemd_region *r, const char *name,
 		      const struct rpmemd_meta *m, struct rpmem_pool_info *pi)
@@ -1011,38 +1004,90 @@ static void pool_info(struct rpmemd_region *r, const char *name,
 	pthread_mutex_unlock(&r->set->lock);
 }
 
-/* dax_list -- the pools of a devdax region's table */
-static int dax_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
-		    uint32_t *n)
+/* dax_list -- the first max pools of a devdax region's table after `after` */
+static int dax_list(struct rpmemd_region *r, const char *after, uint32_t max,
+		    struct rpmem_pool_info **v, uint32_t *n)
 {
 	struct rpmemd_devdax_pool *dp = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, i, k = 0;
 	int ret;
 
 	pthread_mutex_lock(&r->dax->lock);
 	ret = rpmemd_devdax_list(r->dax->dd, &dp, &cnt);
 	if (ret || !cnt)
 		goto out;
-	struct rpmem_pool_info *nv = realloc(*v, (*n + cnt) * sizeof(**v));
+	/* sorted by name: skip those up to `after` */
+	for (i = 0; i < cnt && strcmp(dp[i].name, after) <= 0; i++)
+		;
+	k = cnt - i < max ? cnt - i : max;
+	if (!k)
+		goto out;
+	struct rpmem_pool_info *nv = realloc(*v, (*n + k) * sizeof(**v));
 	if (!nv) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	*v = nv;
-	for (size_t i = 0; i < cnt; i++)
-		pool_info(r, dp[i].name, &dp[i].meta, &nv[(*n)++]);
+	for (size_t j = i; j < i + k; j++)
+		pool_info(r, dp[j].name, &dp[j].meta, &nv[(*n)++]);
 out:
 	pthread_mutex_unlock(&r->dax->lock);
 	free(dp);
 	return ret;
 }
 
-int rpmemd_pool_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
-		     uint32_t *n)
+/* name_cmp -- order pool names */
+static int name_cmp(const void *a, const void *b)
 {
+	return strcmp(a, b);
+}
+
+/*
+ * dir_names -- the pool names in the metadata directory d that sort after
+ * `after`, sorted, into *out (*cnt of them; the caller frees *out)
+ */
+static int dir_names(DIR *d, const char *after, char (**out)[RPMEM_NAME_MAX + 1],
+		     size_t *cnt)
+{
+	char(*names)[RPMEM_NAME_MAX + 1] = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		char name[RPMEM_NAME_MAX + 1];
+		if (!rpmemd_meta_pool_name(de->d_name, name) ||
+		    strcmp(name, after) <= 0)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			void *nn = realloc(names, nc * sizeof(*names));
+			if (!nn) {
+				free(names);
+				return -ENOMEM;
+			}
+			names = nn;
+			cap = nc;
+		}
+		memcpy(names[n++], name, sizeof(name));
+	}
+	if (n > 1)
+		qsort(names, n, sizeof(*names), name_cmp);
+	*out = names;
+	*cnt = n;
+	return 0;
+}
+
+int rpmemd_pool_list_page(struct rpmemd_region *r, const char *after,
+			  uint32_t max, struct rpmem_pool_info **v,
+			  uint32_t *n)
+{
+	char(*names)[RPMEM_NAME_MAX + 1] = NULL;
+	size_t cnt = 0, got = 0;
 	int ret = 0;
+
 	if (r->dax)
-		return dax_list(r, v, n);
+		return dax_list(r, after, max, v, n);
 	pthread_mutex_lock(&r->lock);
 	int fd = dup(r->metafd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -1052,18 +1097,17 @@ int rpmemd_pool_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
 			close(fd);
 		goto out;
 	}
-	rewinddir(d);
-	uint32_t first = *n;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		char name[RPMEM_NAME_MAX + 1];
+	ret = dir_names(d, after, &names, &cnt);
+	closedir(d);
+	if (ret)
+		goto out;
+	/* the metadata of the page's pools only */
+	for (size_t i = 0; i < cnt && got < max; i++) {
 		struct rpmemd_meta m;
-		if (!rpmemd_meta_pool_name(de->d_name, name))
-			continue;
-		int r2 = rpmemd_meta_read(r->metafd, name, &m);
+		int r2 = rpmemd_meta_read(r->metafd, names[i], &m);
 		if (r2) {
 			WARN("region '%s': pool '%s': metadata unreadable (%s); not listed",
-			     r->cfg.name, name, strerror(-r2));
+			     r->cfg.name, names[i], strerror(-r2));
 			continue;
 		}
 		struct rpmem_pool_info *nv =
@@ -1073,13 +1117,18 @@ int rpmemd_pool_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
 			break;
 		}
 		*v = nv;
-		pool_info(r, name, &m, &nv[*n]);
+		pool_info(r, names[i], &m, &nv[*n]);
 		(*n)++;
+		got++;
 	}
-	closedir(d);
-	if (*n > first)
-		qsort(*v + first, *n - first, sizeof(**v), info_cmp);
 out:
 	pthread_mutex_unlock(&r->lock);
+	free(names);
 	return ret;
+}
+
+int rpmemd_pool_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
+		     uint32_t *n)
+{
+	return rpmemd_pool_list_page(r, "", UINT32_MAX, v, n);
 }

@@ -128,4 +128,13 @@ static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,
 int rpmemd_pool_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
 		     uint32_t *n);
 
+/*
+ * rpmemd_pool_list_page -- as rpmemd_pool_list, but only the first max
+ * pools whose names sort after `after` ("" = from the first); the
+ * metadata of the others is not read
+ */
+int rpmemd_pool_list_page(struct rpmemd_region *r, const char *after,
+			  uint32_t max, struct rpmem_pool_info **v,
+			  uint32_t *n);
+
 #endif

@@ -21,6 +21,109 @@ struct rpmemctl_status {
 	struct rpmem_msg_status_reply r;
 };
 
+/*
+ * append -- move the n entries of size sz at *from behind the *dn at *dst
+ * (*from is freed and set to NULL); 0 or -ENOMEM
+ */
+static int append(void **dst, uint32_t *dn, void **from, uint32_t n,
+		  size_t sz)
+{
+	if (!n)
+		return 0;
+	if (*dn > UINT32_MAX - n)
+		return -ENOMEM;
+	uint8_t *v = realloc(*dst, ((size_t)*dn + n) * sz);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v + (size_t)*dn * sz, *from, (size_t)n * sz);
+	*dst = v;
+	*dn += n;
+	free(*from);
+	*from = NULL;
+	return 0;
+}
+
+/*
+ * page_check -- a page's next cursor moves on: not the one just sent, and
+ * a page with a next cursor is not empty (or a target could loop us)
+ */
+static int page_check(struct rpmemctl_session *sess, uint16_t type,
+		      const char *sent, const char *next, uint32_t n)
+{
+	if (!next[0] || (strcmp(next, sent) && n))
+		return 0;
+	client_seterr(sess, "%s:%s sent a %s page that does not move on (cursor '%s')",
+		      sess->host, sess->port, rpmem_msg_type_str(type), next);
+	return -EPROTO;
+}
+
+/* list_page -- one LIST request from req's cursor, decoded into *page */
+static int list_page(struct rpmemctl_session *sess,
+		     const struct rpmem_msg_list *req,
+		     struct rpmem_msg_list_reply *page)
+{
+	uint8_t buf[512];
+	size_t rlen;
+
+	int len = rpmem_list_encode(buf, sizeof(buf), req);
+	if (len < 0)
+		return len;
+	int ret = client_call(sess, RPMEM_MSG_LIST, buf, (size_t)len,
+			      RPMEM_MSG_LIST_REPLY, &rlen);
+	if (ret)
+		return ret;
+	ret = rpmem_list_reply_decode_flags(sess->rbuf, rlen, req->flags,
+					    page);
+	if (ret == -ENOMEM) {
+		client_seterr(sess, "out of memory decoding the pool list");
+		return ret;
+	}
+	if (ret)
+		return client_bad_reply(sess, RPMEM_MSG_LIST_REPLY);
+	return page_check(sess, RPMEM_MSG_LIST_REPLY, req->cursor, page->next,
+			  page->npools);
+}
+
+/*
+ * list_pages -- LIST into *r: one request, or from a target that lists in
+ * pages (RPMEM_CAP_PAGE) every page, their regions and pools joined
+ */
+static int list_pages(struct rpmemctl_session *sess,
+		      struct rpmem_msg_list *req,
+		      struct rpmem_msg_list_reply *r)
+{
+	struct rpmem_msg_list_reply page;
+	int ret;
+
+	req->flags = (sess->caps & RPMEM_CAP_PAGE) ? RPMEM_LIST_PAGE : 0;
+	if ((ret = list_page(sess, req, r))) {
+		rpmem_list_reply_free(r);
+		return ret;
+	}
+	while (r->next[0]) {
+		rpmem_strlcpy(req->cursor, r->next, sizeof(req->cursor));
+		memset(&page, 0, sizeof(page));
+		ret = list_page(sess, req, &page);
+		if (!ret)
+			ret = append((void **)&r->regions, &r->nregions,
+				     (void **)&page.regions, page.nregions,
+				     sizeof(*r->regions));
+		if (!ret)
+			ret = append((void **)&r->pools, &r->npools,
+				     (void **)&page.pools, page.npools,
+				     sizeof(*r->pools));
+		if (ret == -ENOMEM)
+			client_seterr(sess, "out of memory joining the pool list");
+		memcpy(r->next, page.next, sizeof(r->next));
+		rpmem_list_reply_free(&page);
+		if (ret) {
+			rpmem_list_reply_free(r);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* list_get -- fetch regions and pools from the target */
 static int list_get(struct rpmemctl_session *sess, const char *region,
 		    struct rpmemctl_list **out)
@@ -35,30 +138,14 @@ static int list_get(struct rpmemctl_session *sess, const char *region,
 		}
 		rpmem_strlcpy(req.region, region, sizeof(req.region));
 	}
-	uint8_t buf[256];
-	int len = rpmem_list_encode(buf, sizeof(buf), &req);
-	if (len < 0)
-		return len;
-	size_t rlen;
-	int ret = client_call(sess, RPMEM_MSG_LIST, buf, (size_t)len,
-			      RPMEM_MSG_LIST_REPLY, &rlen);
-	if (ret)
-		return ret;
-
 	struct rpmemctl_list *l = calloc(1, sizeof(*l));
 	if (!l) {
 		client_seterr(sess, "out of memory");
 		return -ENOMEM;
 	}
-	ret = rpmem_list_reply_decode(sess->rbuf, rlen, &l->r);
-	if (ret == -ENOMEM) {
-		client_seterr(sess, "out of memory decoding the pool list");
+	int ret = list_pages(sess, &req, &l->r);
+	if (ret)
 		goto err_free;
-	}
-	if (ret) {
-		ret = client_bad_reply(sess, RPMEM_MSG_LIST_REPLY);
-		goto err_free;
-	}
 	l->uuids = calloc(l->r.npools ? l->r.npools : 1, sizeof(*l->uuids));
 	if (!l->uuids) {
 		ret = -ENOMEM;
@@ -273,6 +360,95 @@ RPMEM_EXPORT int rpmemctl_session_kick(struct rpmemctl_session *sess,
 	return client_sess_end(sess, ret, "ending a session");
 }
 
+/* status_page -- one STATUS request from req's cursor, decoded into *page */
+static int status_page(struct rpmemctl_session *sess,
+		       const struct rpmem_msg_status *req,
+		       struct rpmem_msg_status_reply *page)
+{
+	uint8_t buf[512];
+	size_t rlen;
+
+	int len = rpmem_status_encode(buf, sizeof(buf), req);
+	if (len < 0)
+		return len;
+	int ret = client_call(sess, RPMEM_MSG_STATUS, buf, (size_t)len,
+			      RPMEM_MSG_STATUS_REPLY, &rlen);
+	if (ret)
+		return ret;
+	ret = rpmem_status_reply_decode_flags(sess->rbuf, rlen, req->flags,
+					      page);
+	if (ret == -ENOMEM) {
+		client_seterr(sess, "out of memory decoding the status");
+		return ret;
+	}
+	if (ret)
+		return client_bad_reply(sess, RPMEM_MSG_STATUS_REPLY);
+	/* the namespaces may be alone on the last page */
+	return page_check(sess, RPMEM_MSG_STATUS_REPLY, req->cursor,
+			  page->next, page->next[0] ? page->nsessions : 1);
+}
+
+/*
+ * status_join -- page's sessions behind r's, and its namespaces and links
+ * (they come on one page, the last) into r; page is left to free
+ */
+static int status_join(struct rpmem_msg_status_reply *r,
+		       struct rpmem_msg_status_reply *page)
+{
+	int ret = append((void **)&r->sessions, &r->nsessions,
+			 (void **)&page->sessions, page->nsessions,
+			 sizeof(*r->sessions));
+	if (ret || !page->nnamespaces)
+		return ret;
+	free(r->namespaces);
+	free(r->links);
+	r->namespaces = page->namespaces;
+	r->nnamespaces = page->nnamespaces;
+	r->links = page->links;
+	r->nlinks = page->nlinks;
+	page->namespaces = NULL;
+	page->links = NULL;
+	page->nnamespaces = page->nlinks = 0;
+	/* the daemon's figures as of the last page */
+	r->uptime = page->uptime;
+	return 0;
+}
+
+/*
+ * status_pages -- STATUS into *r: one request, or from a target that
+ * answers in pages (RPMEM_CAP_PAGE) every page, joined
+ */
+static int status_pages(struct rpmemctl_session *sess,
+			struct rpmem_msg_status *req,
+			struct rpmem_msg_status_reply *r)
+{
+	struct rpmem_msg_status_reply page;
+	int ret;
+
+	if (sess->caps & RPMEM_CAP_PAGE)
+		req->flags |= RPMEM_STATUS_PAGE;
+	if ((ret = status_page(sess, req, r))) {
+		rpmem_status_reply_free(r);
+		return ret;
+	}
+	while (r->next[0]) {
+		rpmem_strlcpy(req->cursor, r->next, sizeof(req->cursor));
+		memset(&page, 0, sizeof(page));
+		ret = status_page(sess, req, &page);
+		if (!ret)
+			ret = status_join(r, &page);
+		if (ret == -ENOMEM)
+			client_seterr(sess, "out of memory joining the status");
+		memcpy(r->next, page.next, sizeof(r->next));
+		rpmem_status_reply_free(&page);
+		if (ret) {
+			rpmem_status_reply_free(r);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* status_get -- the daemon and its sessions */
 static int status_get(struct rpmemctl_session *sess,
 		      struct rpmemctl_status **out)
@@ -284,36 +460,18 @@ static int status_get(struct rpmemctl_session *sess,
 		.flags = (sess->caps & RPMEM_CAP_IDENTITY) ?
 				 RPMEM_STATUS_IDENTITY : 0,
 	};
-	uint8_t buf[8];
-	int len = rpmem_status_encode(buf, sizeof(buf), &req);
-	if (len < 0)
-		return len;
-	size_t rlen;
-	int ret = client_call(sess, RPMEM_MSG_STATUS, buf, (size_t)len,
-			      RPMEM_MSG_STATUS_REPLY, &rlen);
-	if (ret)
-		return ret;
 	struct rpmemctl_status *st = calloc(1, sizeof(*st));
 	if (!st) {
 		client_seterr(sess, "out of memory");
 		return -ENOMEM;
 	}
-	ret = rpmem_status_reply_decode_flags(sess->rbuf, rlen, req.flags,
-					      &st->r);
-	if (ret == -ENOMEM) {
-		client_seterr(sess, "out of memory decoding the status");
-		goto err_free;
-	}
+	int ret = status_pages(sess, &req, &st->r);
 	if (ret) {
-		ret = client_bad_reply(sess, RPMEM_MSG_STATUS_REPLY);
-		goto err_free;
+		free(st);
+		return ret;
 	}
 	*out = st;
 	return 0;
-
-err_free:
-	free(st);
-	return ret;
 }
 
 /* rpmemctl_status_get -- the daemon and its sessions */

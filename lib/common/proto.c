@@ -132,7 +132,15 @@ int rpmem_error_decode(const void *buf, size_t len, struct rpmem_msg_error *m)
 int rpmem_list_encode(void *buf, size_t cap, const struct rpmem_msg_list *m)
 {
 	ENC_BEGIN;
+	/* a cursor goes with RPMEM_LIST_PAGE only */
+	if ((m->flags & ~RPMEM_LIST_PAGE) ||
+	    (!(m->flags & RPMEM_LIST_PAGE) && m->cursor[0]))
+		return -EINVAL;
 	wbuf_str(&w, m->region, RPMEM_NAME_MAX);
+	if (m->flags)
+		wbuf_u32(&w, m->flags);
+	if (m->flags & RPMEM_LIST_PAGE)
+		wbuf_str(&w, m->cursor, RPMEM_CURSOR_MAX);
 	return enc_end(&w);
 }
 
@@ -140,6 +148,13 @@ int rpmem_list_decode(const void *buf, size_t len, struct rpmem_msg_list *m)
 {
 	DEC_BEGIN;
 	rbuf_name(&r, m->region);
+	if (r.err || rbuf_left(&r) == 0)
+		return dec_end(&r);
+	m->flags = rbuf_u32(&r);
+	/* flags are never sent as 0; unknown ones ask for an unknown layout */
+	if (m->flags == 0 || (m->flags & ~RPMEM_LIST_PAGE))
+		return -EBADMSG;
+	rbuf_str(&r, m->cursor, sizeof(m->cursor));
 	return dec_end(&r);
 }
 
@@ -179,13 +194,26 @@ int rpmem_list_reply_encode(void *buf, size_t cap,
 		wbuf_u64(&w, p->bytes_written);
 		wbuf_u64(&w, p->flushes);
 	}
+	if (m->flags & ~RPMEM_LIST_PAGE)
+		return -EINVAL;
+	if (m->flags & RPMEM_LIST_PAGE)
+		wbuf_str(&w, m->next, RPMEM_CURSOR_MAX);
 	return enc_end(&w);
 }
 
 int rpmem_list_reply_decode(const void *buf, size_t len,
 			    struct rpmem_msg_list_reply *m)
 {
+	return rpmem_list_reply_decode_flags(buf, len, 0, m);
+}
+
+int rpmem_list_reply_decode_flags(const void *buf, size_t len, uint32_t flags,
+				  struct rpmem_msg_list_reply *m)
+{
 	DEC_BEGIN;
+	if (flags & ~RPMEM_LIST_PAGE)
+		return -EINVAL;
+	m->flags = flags;
 	uint32_t n = rbuf_u32(&r);
 	if (r.err || n > rbuf_left(&r) / REGION_MIN_ENC)
 		return -EBADMSG;
@@ -232,6 +260,8 @@ int rpmem_list_reply_decode(const void *buf, size_t len,
 		if (p->state > RPMEM_POOL_CONSISTENT)
 			r.err = -EBADMSG;
 	}
+	if (flags & RPMEM_LIST_PAGE)
+		rbuf_str(&r, m->next, sizeof(m->next));
 	if (dec_end(&r) == 0)
 		return 0;
 err:
@@ -573,8 +603,14 @@ int rpmem_state_decode(const void *buf, size_t len, struct rpmem_msg_state *m)
 int rpmem_status_encode(void *buf, size_t cap, const struct rpmem_msg_status *m)
 {
 	ENC_BEGIN;
+	/* a cursor goes with RPMEM_STATUS_PAGE only */
+	if ((m->flags & ~RPMEM_STATUS_FLAGS) ||
+	    (!(m->flags & RPMEM_STATUS_PAGE) && m->cursor[0]))
+		return -EINVAL;
 	if (m->flags)
 		wbuf_u32(&w, m->flags);
+	if (m->flags & RPMEM_STATUS_PAGE)
+		wbuf_str(&w, m->cursor, RPMEM_CURSOR_MAX);
 	return enc_end(&w);
 }
 
@@ -586,8 +622,10 @@ int rpmem_status_decode(const void *buf, size_t len,
 		return 0;
 	m->flags = rbuf_u32(&r);
 	/* a flag this end does not know asks for a layout it cannot send */
-	if (m->flags == 0 || (m->flags & ~RPMEM_STATUS_IDENTITY))
+	if (m->flags == 0 || (m->flags & ~RPMEM_STATUS_FLAGS))
 		return -EBADMSG;
+	if (m->flags & RPMEM_STATUS_PAGE)
+		rbuf_str(&r, m->cursor, sizeof(m->cursor));
 	return dec_end(&r);
 }
 #define NS_MIN_ENC (2 + 2 + 2 + 1 + 8 + 4 + 4 + 2)
@@ -603,7 +641,7 @@ int rpmem_status_reply_encode(void *buf, size_t cap,
 	wbuf_u32(&w, m->caps);
 	wbuf_u32(&w, m->max_sessions);
 	wbuf_u32(&w, m->nsessions);
-	if (m->flags & ~RPMEM_STATUS_IDENTITY)
+	if (m->flags & ~RPMEM_STATUS_FLAGS)
 		return -EINVAL;
 	for (uint32_t i = 0; i < m->nsessions; i++) {
 		const struct rpmem_session_info *s = &m->sessions[i];
@@ -643,6 +681,8 @@ int rpmem_status_reply_encode(void *buf, size_t cap,
 		wbuf_str(&w, m->links[i].region, RPMEM_NAME_MAX);
 		wbuf_u32(&w, m->links[i].ns);
 	}
+	if (m->flags & RPMEM_STATUS_PAGE)
+		wbuf_str(&w, m->next, RPMEM_CURSOR_MAX);
 	return enc_end(&w);
 }
 
@@ -706,7 +746,7 @@ int rpmem_status_reply_decode_flags(const void *buf, size_t len,
 	int ret;
 
 	DEC_BEGIN;
-	if (flags & ~RPMEM_STATUS_IDENTITY)
+	if (flags & ~RPMEM_STATUS_FLAGS)
 		return -EINVAL;
 	m->flags = flags;
 	if (flags & RPMEM_STATUS_IDENTITY)
@@ -746,6 +786,8 @@ int rpmem_status_reply_decode_flags(const void *buf, size_t len,
 			r.err = -EBADMSG;
 	}
 	ret = status_ns_decode(&r, m);
+	if (ret == 0 && (flags & RPMEM_STATUS_PAGE))
+		rbuf_str(&r, m->next, sizeof(m->next));
 	if (ret == 0 && dec_end(&r) == 0)
 		return 0;
 	rpmem_status_reply_free(m);

@@ -127,6 +127,17 @@ enum rpmem_ns_mode {
 #define RPMEM_CAP_KICK (1u << 4)  /* target answers KICK requests */
 /* target answers STATUS with RPMEM_STATUS_IDENTITY: identity, auth */
 #define RPMEM_CAP_IDENTITY (1u << 5)
+/* target answers LIST and STATUS in pages (RPMEM_LIST_PAGE, _STATUS_PAGE) */
+#define RPMEM_CAP_PAGE (1u << 6)
+
+/*
+ * paging: a cursor says where the next page starts; the target writes it
+ * (the "next" of a page, "" = the last page), the initiator sends it back
+ * verbatim (the "cursor" of a request, "" = the first page)
+ */
+#define RPMEM_CURSOR_MAX 255
+/* most pools (LIST) or sessions (STATUS) rpmemd puts in one page */
+#define RPMEM_PAGE_ENTRIES 512u
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -159,8 +170,18 @@ struct rpmem_msg_error {
 	char msg[RPMEM_MSG_MAX + 1];
 };
 
+/* LIST flags: answer one page from cursor (needs RPMEM_CAP_PAGE) */
+#define RPMEM_LIST_PAGE (1u << 0)
+
+/*
+ * LIST: region str | [flags u32 | cursor str]; flags are sent only when
+ * not 0 (an older target refuses more than the region), the cursor only
+ * with RPMEM_LIST_PAGE
+ */
 struct rpmem_msg_list {
 	char region[RPMEM_NAME_MAX + 1]; /* "" = all */
+	uint32_t flags;			 /* RPMEM_LIST_*; 0 when absent */
+	char cursor[RPMEM_CURSOR_MAX + 1];
 };
 
 struct rpmem_pool_info {
@@ -189,12 +210,21 @@ struct rpmem_region_info {
 	uint32_t caps; /* RPMEM_CAP_* this region can serve */
 };
 
-/* LIST_REPLY: arrays owned by the struct; free with rpmem_list_reply_free */
+/*
+ * LIST_REPLY: arrays owned by the struct; free with rpmem_list_reply_free.
+ * A page (RPMEM_LIST_PAGE) ends with next str.
+ */
 struct rpmem_msg_list_reply {
 	uint32_t nregions;
 	struct rpmem_region_info *regions;
 	uint32_t npools;
 	struct rpmem_pool_info *pools;
+	/*
+	 * RPMEM_LIST_* the layout follows: read by the encoder, set by the
+	 * decoder from its flags argument; not sent
+	 */
+	uint32_t flags;
+	char next[RPMEM_CURSOR_MAX + 1]; /* a page's: "" = the last */
 };
 
 struct rpmem_msg_create {
@@ -342,13 +372,18 @@ struct rpmem_ns_link {
 
 /* STATUS flags: session entries with identity and auth (RPMEM_CAP_IDENTITY) */
 #define RPMEM_STATUS_IDENTITY (1u << 0)
+/* STATUS flags: answer one page from cursor (RPMEM_CAP_PAGE) */
+#define RPMEM_STATUS_PAGE (1u << 1)
+#define RPMEM_STATUS_FLAGS (RPMEM_STATUS_IDENTITY | RPMEM_STATUS_PAGE)
 
 /*
  * STATUS: empty, or flags u32 when not 0 (an older target refuses a
- * STATUS with a payload, so flags go only to a target with the cap)
+ * STATUS with a payload, so flags go only to a target with the caps),
+ * then cursor str with RPMEM_STATUS_PAGE
  */
 struct rpmem_msg_status {
 	uint32_t flags; /* RPMEM_STATUS_*; 0 when absent */
+	char cursor[RPMEM_CURSOR_MAX + 1];
 };
 
 /* STATUS_REPLY: arrays owned by the struct; free with rpmem_status_reply_free */
@@ -369,6 +404,7 @@ struct rpmem_msg_status_reply {
 	struct rpmem_ns_info *namespaces;
 	uint32_t nlinks; /* <= RPMEM_MAX_NS_LINKS */
 	struct rpmem_ns_link *links;
+	char next[RPMEM_CURSOR_MAX + 1]; /* a page's: "" = the last */
 };
 
 /* --- codec -------------------------------------------------------------- */
@@ -423,6 +459,13 @@ RPMEM_CODEC(kick, struct rpmem_msg_kick);
 int rpmem_status_reply_decode_flags(const void *buf, size_t len,
 				    uint32_t flags,
 				    struct rpmem_msg_status_reply *m);
+
+/*
+ * rpmem_list_reply_decode_flags -- decode a LIST_REPLY in the layout
+ * that a LIST with flags asked for (rpmem_list_reply_decode: flags 0)
+ */
+int rpmem_list_reply_decode_flags(const void *buf, size_t len, uint32_t flags,
+				  struct rpmem_msg_list_reply *m);
 
 void rpmem_list_reply_free(struct rpmem_msg_list_reply *m);
 void rpmem_status_reply_free(struct rpmem_msg_status_reply *m);

@@ -336,7 +336,8 @@ static void fill_status_reply(void *p)
 	for (uint32_t i = 0; i < 3; i++) {
 		struct rpmem_session_info *s = &sample_sessions[i];
 		s->id = 100 + i;
-		s->identity[0] = '\0';
+		/* whole: the extended sample leaves bytes after the NUL */
+		memset(s->identity, 0, sizeof(s->identity));
 		s->auth = RPMEM_AUTH_NONE;
 		snprintf(s->peer, sizeof(s->peer), "10.0.0.%u:5000%u", i, i);
 		snprintf(s->client, sizeof(s->client), "rpmemctl 0.1.%u", i);
@@ -383,6 +384,41 @@ static void fill_status(void *p)
 {
 	struct rpmem_msg_status *m = p;
 	m->flags = RPMEM_STATUS_IDENTITY;
+}
+
+/* fill_list_page -- a LIST asking for the page after a cursor */
+static void fill_list_page(void *p)
+{
+	struct rpmem_msg_list *m = p;
+	fill_list(p);
+	m->flags = RPMEM_LIST_PAGE;
+	strcpy(m->cursor, "pmem0/pool_511.db");
+}
+
+/* fill_list_reply_page -- the sample reply as a page with a next cursor */
+static void fill_list_reply_page(void *p)
+{
+	struct rpmem_msg_list_reply *m = p;
+	fill_list_reply(p);
+	m->flags = RPMEM_LIST_PAGE;
+	strcpy(m->next, "region-0/pool_3.db");
+}
+
+/* fill_status_page -- a STATUS asking for the extended page after 512 */
+static void fill_status_page(void *p)
+{
+	struct rpmem_msg_status *m = p;
+	m->flags = RPMEM_STATUS_IDENTITY | RPMEM_STATUS_PAGE;
+	strcpy(m->cursor, "512");
+}
+
+/* fill_status_reply_page -- the sample reply as a page with a next cursor */
+static void fill_status_reply_page(void *p)
+{
+	struct rpmem_msg_status_reply *m = p;
+	fill_status_reply(p);
+	m->flags = RPMEM_STATUS_PAGE;
+	strcpy(m->next, "1024");
 }
 
 /* fill_status_reply_id -- the sample reply in the extended layout */
@@ -477,6 +513,48 @@ static int status_reply_id_dec(const void *b, size_t l, void *m)
 	return rpmem_status_reply_decode_flags(b, l, RPMEM_STATUS_IDENTITY, m);
 }
 
+/* the paged replies: encoded by m->flags, decoded by the flag */
+static int list_reply_page_enc(void *b, size_t c, const void *m)
+{
+	return rpmem_list_reply_encode(b, c, m);
+}
+
+static int list_reply_page_dec(const void *b, size_t l, void *m)
+{
+	return rpmem_list_reply_decode_flags(b, l, RPMEM_LIST_PAGE, m);
+}
+
+static int status_reply_page_enc(void *b, size_t c, const void *m)
+{
+	return rpmem_status_reply_encode(b, c, m);
+}
+
+static int status_reply_page_dec(const void *b, size_t l, void *m)
+{
+	return rpmem_status_reply_decode_flags(b, l, RPMEM_STATUS_PAGE, m);
+}
+
+/* the paged requests: the same codecs, other samples */
+static int list_page_enc(void *b, size_t c, const void *m)
+{
+	return rpmem_list_encode(b, c, m);
+}
+
+static int list_page_dec(const void *b, size_t l, void *m)
+{
+	return rpmem_list_decode(b, l, m);
+}
+
+static int status_page_enc(void *b, size_t c, const void *m)
+{
+	return rpmem_status_encode(b, c, m);
+}
+
+static int status_page_dec(const void *b, size_t l, void *m)
+{
+	return rpmem_status_decode(b, l, m);
+}
+
 static void list_reply_fini(void *m)
 {
 	rpmem_list_reply_free(m);
@@ -495,6 +573,8 @@ static void list_reply_cmp(const void *pa, const void *pb)
 	assert_memory_equal(a->regions, b->regions,
 			    a->nregions * sizeof(*a->regions));
 	assert_memory_equal(a->pools, b->pools, a->npools * sizeof(*a->pools));
+	assert_int_equal(a->flags, b->flags);
+	assert_string_equal(a->next, b->next);
 }
 
 static void status_reply_cmp(const void *pa, const void *pb)
@@ -514,6 +594,7 @@ static void status_reply_cmp(const void *pa, const void *pb)
 			    a->nnamespaces * sizeof(*a->namespaces));
 	assert_int_equal(a->nlinks, b->nlinks);
 	assert_memory_equal(a->links, b->links, a->nlinks * sizeof(*a->links));
+	assert_string_equal(a->next, b->next);
 }
 
 static void hashv_cmp(const void *pa, const void *pb)
@@ -540,7 +621,8 @@ enum {
 	C_hello, C_hello_ok, C_error, C_list, C_list_reply, C_create,
 	C_remove, C_open, C_open_ok, C_handle, C_io, C_flush, C_hash,
 	C_hashv, C_hashes, C_set_state, C_state, C_status, C_status_reply,
-	C_status_reply_id, C_kick, C_NUM
+	C_status_reply_id, C_kick, C_list_page, C_list_reply_page,
+	C_status_page, C_status_reply_page, C_NUM
 };
 
 #define CODEC(n, T, fi, cm)                                                   \
@@ -571,6 +653,12 @@ static const struct codec codecs[C_NUM] = {
 	CODEC(status_reply_id, struct rpmem_msg_status_reply,
 	      status_reply_fini, status_reply_cmp),
 	CODEC(kick, struct rpmem_msg_kick, NULL, NULL),
+	CODEC(list_page, struct rpmem_msg_list, NULL, NULL),
+	CODEC(list_reply_page, struct rpmem_msg_list_reply, list_reply_fini,
+	      list_reply_cmp),
+	CODEC(status_page, struct rpmem_msg_status, NULL, NULL),
+	CODEC(status_reply_page, struct rpmem_msg_status_reply,
+	      status_reply_fini, status_reply_cmp),
 };
 
 /* encode_sample -- the sample message of c encoded into buf; its length */
@@ -2132,7 +2220,7 @@ static void rpmem_status_decode__bad_flags_are_ebadmsg(void **state)
 {
 	(void)state;
 	const struct codec *c = &codecs[C_status];
-	static const uint32_t bad[] = { 0, 1u << 1, 1u << 31, UINT32_MAX };
+	static const uint32_t bad[] = { 0, 1u << 2, 1u << 31, UINT32_MAX };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct pb p = { .len = 0 };
 		pb_u32(&p, bad[i]);
@@ -2211,12 +2299,12 @@ static void rpmem_status_reply__unknown_flags_are_einval(void **state)
 	union any_msg m;
 	memset(&m, 0, sizeof(m));
 	fill_status_reply(&m);
-	m.status_reply.flags = 1u << 1;
+	m.status_reply.flags = 1u << 2;
 	assert_int_equal(rpmem_status_reply_encode(buf, sizeof(buf),
 						   &m.status_reply),
 			 -EINVAL);
 	size_t n = encode_sample(&codecs[C_status_reply], buf, sizeof(buf));
-	assert_int_equal(rpmem_status_reply_decode_flags(buf, n, 1u << 1,
+	assert_int_equal(rpmem_status_reply_decode_flags(buf, n, 1u << 2,
 							 &m.status_reply),
 			 -EINVAL);
 }
@@ -2371,6 +2459,202 @@ static void fuzz_check(const struct codec *c, const uint8_t *b, size_t n)
 	fuzz_ok[c - codecs]++;
 }
 
+/* --- pages (RPMEM_CAP_PAGE) ---------------------------------------------- */
+
+/*
+ * test_page_request_truncation -- every proper prefix of a paged request
+ * is -EBADMSG, but the one that is the request without flags (short)
+ */
+static void test_page_request_truncation(void **state)
+{
+	const struct codec *c = *state;
+	uint8_t buf[8192];
+	union any_msg m;
+	size_t short_len = c == &codecs[C_list_page] ? 2 + strlen("pmem0") : 0;
+	size_t n = encode_sample(c, buf, sizeof(buf));
+	for (size_t l = 0; l < n; l++) {
+		if (l != short_len) {
+			expect_fail(c, buf, l, -EBADMSG);
+			continue;
+		}
+		expect_ok(c, buf, l, &m);
+		if (c == &codecs[C_list_page]) {
+			assert_int_equal(m.list.flags, 0);
+			assert_string_equal(m.list.cursor, "");
+		} else {
+			assert_int_equal(m.status.flags, 0);
+		}
+	}
+}
+
+static void rpmem_list_encode__flags_and_cursor_only_when_paged(void **state)
+{
+	(void)state;
+	uint8_t b[512];
+	struct rpmem_msg_list m = { .region = "r1" };
+	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), 4);
+	m.flags = RPMEM_LIST_PAGE;
+	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), 4 + 4 + 2);
+	static const uint8_t want[10] = { 2, 0, 'r', '1', 1, 0, 0, 0, 0, 0 };
+	assert_memory_equal(b, want, sizeof(want));
+	/* a cursor without the flag, or an unknown flag, is refused */
+	m.flags = 0;
+	strcpy(m.cursor, "r1/p");
+	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
+	m.flags = RPMEM_LIST_PAGE | (1u << 1);
+	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
+}
+
+static void rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg(void **state)
+{
+	(void)state;
+	static const uint32_t bad[] = { 0, 1u << 1, 1u << 31, UINT32_MAX };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pb p = { .len = 0 };
+		pb_str(&p, "r1");
+		pb_u32(&p, bad[i]);
+		pb_str(&p, "");
+		expect_fail(&codecs[C_list], p.b, p.len, -EBADMSG);
+	}
+	/* the flag without its cursor is short */
+	struct pb p = { .len = 0 };
+	pb_str(&p, "r1");
+	pb_u32(&p, RPMEM_LIST_PAGE);
+	expect_fail(&codecs[C_list], p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_list_decode__cursor_of_255_ok_256_ebadmsg(void **state)
+{
+	(void)state;
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	pb_str(&p, "");
+	pb_u32(&p, RPMEM_LIST_PAGE);
+	pb_rep(&p, RPMEM_CURSOR_MAX);
+	expect_ok(&codecs[C_list], p.b, p.len, &m);
+	assert_int_equal(m.list.flags, RPMEM_LIST_PAGE);
+	assert_int_equal(strlen(m.list.cursor), RPMEM_CURSOR_MAX);
+	p.len = 0;
+	pb_str(&p, "");
+	pb_u32(&p, RPMEM_LIST_PAGE);
+	pb_rep(&p, RPMEM_CURSOR_MAX + 1);
+	expect_fail(&codecs[C_list], p.b, p.len, -EBADMSG);
+	p.len = 0;
+	pb_str(&p, "");
+	pb_u32(&p, RPMEM_LIST_PAGE);
+	pb_strn(&p, "r1\0p", 4);
+	expect_fail(&codecs[C_list], p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_list_reply_decode__page_layouts_do_not_mix(void **state)
+{
+	(void)state;
+	uint8_t buf[8192];
+	union any_msg m;
+	/* a page read as a whole reply has trailing bytes, and back */
+	size_t n = encode_sample(&codecs[C_list_reply_page], buf, sizeof(buf));
+	expect_fail(&codecs[C_list_reply], buf, n, -EBADMSG);
+	n = encode_sample(&codecs[C_list_reply], buf, sizeof(buf));
+	expect_fail(&codecs[C_list_reply_page], buf, n, -EBADMSG);
+	/* the last page: an empty next */
+	struct pb p = { .len = 0 };
+	pb_u32(&p, 0);
+	pb_u32(&p, 0);
+	pb_str(&p, "");
+	expect_ok(&codecs[C_list_reply_page], p.b, p.len, &m);
+	assert_int_equal(m.list_reply.flags, RPMEM_LIST_PAGE);
+	assert_string_equal(m.list_reply.next, "");
+	rpmem_list_reply_free(&m.list_reply);
+	/* a next over its limit */
+	p.len = 0;
+	pb_u32(&p, 0);
+	pb_u32(&p, 0);
+	pb_rep(&p, RPMEM_CURSOR_MAX + 1);
+	expect_fail(&codecs[C_list_reply_page], p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_list_reply__unknown_flags_are_einval(void **state)
+{
+	(void)state;
+	uint8_t buf[8192];
+	union any_msg m;
+	memset(&m, 0, sizeof(m));
+	fill_list_reply(&m);
+	m.list_reply.flags = 1u << 1;
+	assert_int_equal(rpmem_list_reply_encode(buf, sizeof(buf),
+						 &m.list_reply),
+			 -EINVAL);
+	size_t n = encode_sample(&codecs[C_list_reply], buf, sizeof(buf));
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 1,
+						       &m.list_reply),
+			 -EINVAL);
+}
+
+static void rpmem_status_encode__cursor_only_when_paged(void **state)
+{
+	(void)state;
+	uint8_t b[512];
+	struct rpmem_msg_status m = { .flags = RPMEM_STATUS_PAGE };
+	strcpy(m.cursor, "7");
+	assert_int_equal(rpmem_status_encode(b, sizeof(b), &m), 4 + 3);
+	static const uint8_t want[7] = { 2, 0, 0, 0, 1, 0, '7' };
+	assert_memory_equal(b, want, sizeof(want));
+	m.flags = RPMEM_STATUS_IDENTITY;
+	assert_int_equal(rpmem_status_encode(b, sizeof(b), &m), -EINVAL);
+	m.flags = 0;
+	assert_int_equal(rpmem_status_encode(b, sizeof(b), &m), -EINVAL);
+	m.flags = RPMEM_STATUS_PAGE | (1u << 2);
+	assert_int_equal(rpmem_status_encode(b, sizeof(b), &m), -EINVAL);
+}
+
+static void rpmem_status_decode__page_carries_a_cursor(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_status];
+	union any_msg m;
+	struct pb p = { .len = 0 };
+	pb_u32(&p, RPMEM_STATUS_PAGE);
+	pb_str(&p, "42");
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.status.flags, RPMEM_STATUS_PAGE);
+	assert_string_equal(m.status.cursor, "42");
+	/* identity alone carries none: a cursor after it is trailing */
+	p.len = 0;
+	pb_u32(&p, RPMEM_STATUS_IDENTITY);
+	pb_str(&p, "42");
+	expect_fail(c, p.b, p.len, -EBADMSG);
+	p.len = 0;
+	pb_u32(&p, RPMEM_STATUS_PAGE);
+	pb_rep(&p, RPMEM_CURSOR_MAX + 1);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_status_reply_decode__page_layouts_do_not_mix(void **state)
+{
+	(void)state;
+	uint8_t buf[8192];
+	union any_msg m;
+	size_t n = encode_sample(&codecs[C_status_reply_page], buf,
+				 sizeof(buf));
+	expect_fail(&codecs[C_status_reply], buf, n, -EBADMSG);
+	n = encode_sample(&codecs[C_status_reply], buf, sizeof(buf));
+	expect_fail(&codecs[C_status_reply_page], buf, n, -EBADMSG);
+	/* extended and paged at once: the identity entries and a next */
+	memset(&m, 0, sizeof(m));
+	fill_status_reply_id(&m);
+	m.status_reply.flags |= RPMEM_STATUS_PAGE;
+	strcpy(m.status_reply.next, "3");
+	int len = rpmem_status_reply_encode(buf, sizeof(buf), &m.status_reply);
+	assert_true(len > 0);
+	union any_msg out;
+	assert_int_equal(rpmem_status_reply_decode_flags(buf, (size_t)len,
+							 RPMEM_STATUS_FLAGS,
+							 &out.status_reply),
+			 0);
+	status_reply_cmp(&m.status_reply, &out.status_reply);
+	rpmem_status_reply_free(&out.status_reply);
+}
+
 /*
  * fuzz: random buffers and mutated valid payloads through every decoder;
  * each buffer is an exactly sized heap block so valgrind sees overreads
@@ -2453,6 +2737,26 @@ int main(void)
 		GENERIC(hashv), GENERIC(hashes), GENERIC(set_state),
 		GENERIC(state), GENERIC(status_reply),
 		GENERIC(status_reply_id),
+		GENERIC(list_reply_page), GENERIC(status_reply_page),
+		/* paged LIST and STATUS: a short prefix is the unpaged form */
+		{ "rpmem_list_page_decode__round_trips", test_round_trip, NULL,
+		  NULL, (void *)&codecs[C_list_page] },
+		{ "rpmem_list_page_decode__every_truncation_is_ebadmsg_but_the_unpaged",
+		  test_page_request_truncation, NULL, NULL,
+		  (void *)&codecs[C_list_page] },
+		{ "rpmem_list_page_decode__trailing_bytes_are_ebadmsg",
+		  test_trailing, NULL, NULL, (void *)&codecs[C_list_page] },
+		{ "rpmem_list_page_encode__small_buffer_is_emsgsize",
+		  test_enc_small, NULL, NULL, (void *)&codecs[C_list_page] },
+		{ "rpmem_status_page_decode__round_trips", test_round_trip,
+		  NULL, NULL, (void *)&codecs[C_status_page] },
+		{ "rpmem_status_page_decode__every_truncation_is_ebadmsg_but_the_unpaged",
+		  test_page_request_truncation, NULL, NULL,
+		  (void *)&codecs[C_status_page] },
+		{ "rpmem_status_page_decode__trailing_bytes_are_ebadmsg",
+		  test_trailing, NULL, NULL, (void *)&codecs[C_status_page] },
+		{ "rpmem_status_page_encode__small_buffer_is_emsgsize",
+		  test_enc_small, NULL, NULL, (void *)&codecs[C_status_page] },
 		/* STATUS: an empty prefix is a valid STATUS without flags */
 		{ "rpmem_status_decode__round_trips", test_round_trip, NULL,
 		  NULL, (void *)&codecs[C_status] },
@@ -2529,6 +2833,14 @@ int main(void)
 		T(rpmem_err_from_errno__explicit_codes_never_come_from_errno),
 		T(rpmem_err_from_errno__pool_store_errors),
 		T(rpmem_err_str__names_every_code),
+		T(rpmem_list_encode__flags_and_cursor_only_when_paged),
+		T(rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg),
+		T(rpmem_list_decode__cursor_of_255_ok_256_ebadmsg),
+		T(rpmem_list_reply_decode__page_layouts_do_not_mix),
+		T(rpmem_list_reply__unknown_flags_are_einval),
+		T(rpmem_status_encode__cursor_only_when_paged),
+		T(rpmem_status_decode__page_carries_a_cursor),
+		T(rpmem_status_reply_decode__page_layouts_do_not_mix),
 		T(rpmem_decoders__survive_random_input),
 	};
 	return cmocka_run_group_tests_name("proto", tests, NULL, NULL);
