@@ -242,6 +242,7 @@ void cmd_table_free(struct cmd_table *t);
 struct cmd_xfer {
 	enum rpmemctl_sync_mode mode;
 	int dry_run;
+	int full;	     /* verify: the target re-hashes every block */
 	int no_create;       /* push/mirror: never create the remote pool */
 	uint32_t block_size; /* 0 = the library's default */
 	enum rpmemctl_transport transport;

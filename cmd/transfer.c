@@ -381,8 +381,9 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 		return ret;
 	ret = rpmemctl_sync_cfg_set_mode(cfg, x->mode);
 	if (!ret)
-		ret = rpmemctl_sync_cfg_set_flags(cfg, x->dry_run ?
-						  RPMEMCTL_SYNC_DRY_RUN : 0);
+		ret = rpmemctl_sync_cfg_set_flags(
+			cfg, (x->dry_run ? RPMEMCTL_SYNC_DRY_RUN : 0) |
+				     (x->full ? RPMEMCTL_SYNC_FULL : 0));
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_block_size(cfg, x->block_size);
 	if (!ret)

@@ -12,6 +12,8 @@ static const char verify_usage[] =
 	"\n"
 	"  -b, --block-size SIZE  comparison block, power of two, 4K..64M\n"
 	"                         (default 64K)\n"
+	"  -f, --full             the target hashes every block from its data,\n"
+	"                         not from its cache of block hashes\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
 	"  -v, --verbose          more detail on stderr\n"
@@ -21,6 +23,7 @@ static const char verify_usage[] =
 static const struct option verify_opts[] = {
 	CMD_COMMON_OPTS,
 	{ "block-size", required_argument, NULL, 'b' },
+	{ "full", no_argument, NULL, 'f' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "transport", required_argument, NULL, 't' },
 	{ NULL, 0, NULL, 0 },
@@ -32,7 +35,7 @@ int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct cmd_xfer x = { .mode = RPMEMCTL_SYNC_VERIFY };
 	int c, code = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "b:jt:",
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "b:fjt:",
 			       verify_opts, verify_usage, &code)) != -1) {
 		switch (c) {
 		case -2:
@@ -41,6 +44,9 @@ int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			code = cmd_parse_block_size(ctx, optarg, &x.block_size);
 			if (code)
 				return code;
+			break;
+		case 'f':
+			x.full = 1;
 			break;
 		case 'j':
 			ctx->json = 1;

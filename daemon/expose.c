@@ -63,9 +63,18 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h,
 	char sz[32];
 
 	h->s = s;
+	/* RDMA writes bypass rpmemd: no cached hash while they may come */
+	if (h->mode == RPMEM_OPEN_RW && rpmemd_hcache_rdma_begin(p->hc)) {
+		snprintf(why, wlen,
+			 "pool '%s': its hash cache cannot be marked dirty (see rpmemd's log)",
+			 p->name);
+		return -EIO;
+	}
 	int ret = rpmem_rdma_expose(s->rdma, &cfg, blob, blob_len, &h->expo);
 	if (!ret)
 		return 0;
+	if (h->mode == RPMEM_OPEN_RW)
+		rpmemd_hcache_rdma_end(p->hc);
 	if (ret == -ENOMEM && rpmem_memlock_limit(&lim))
 		snprintf(why, wlen,
 			 "registering pool '%s' (%s) for RDMA failed: the target's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK: LimitMEMLOCK=infinity in rpmemd.service, or ulimit -l",

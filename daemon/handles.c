@@ -48,7 +48,11 @@ void handle_update_cur(struct rpmemd_session *s)
 void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 {
 	struct rpmemd_pool *p = h->pool;
+	int rdma_writer = h->expo && h->mode == RPMEM_OPEN_RW;
 	rpmem_rdma_unexpose(&h->expo);
+	/* its RDMA writes are over: the hash cache is on again, all invalid */
+	if (rdma_writer)
+		rpmemd_hcache_rdma_end(p->hc);
 	INFO("session %u: closed pool %s/%s (%s, %s)", s->id,
 	     p->region->cfg.name, p->name,
 	     h->mode == RPMEM_OPEN_RW ? "rw" : "ro",

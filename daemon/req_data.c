@@ -126,8 +126,16 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 			   h->pool->name, rpmem_state_str(st));
 		return rpmem_net_discard(&s->conn, dlen);
 	}
+	/* the block hashes are invalid before the data changes */
+	if (rpmemd_hcache_write_begin(h->pool->hc, io.offset, io.len)) {
+		conn_defer(s, RPMEM_E_IO,
+			   "WRITE to pool '%s' refused: its hash cache cannot be marked dirty (see rpmemd's log)",
+			   h->pool->name);
+		return rpmem_net_discard(&s->conn, dlen);
+	}
 	struct io_args a = { s, hd, h->pool->addr + io.offset, io.len };
 	ret = rpmem_guard_run(recv_into, &a);
+	rpmemd_hcache_write_end(h->pool->hc, io.offset, io.len);
 	if (ret == -EFAULT || ret == -EHWPOISON)
 		return mapping_fault(s, hd, h->pool, ret);
 	if (ret)
@@ -221,6 +229,7 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      (unsigned long long)m.len,
 				      (unsigned long long)m.offset, h->pool->name,
 				      strerror(-ret));
+	rpmemd_hcache_flushed(h->pool->hc, m.offset, m.len);
 	rpmemd_pool_count(h->pool, 0, 1);
 	__atomic_add_fetch(&s->flushes, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->last_flush_ns, dt, __ATOMIC_RELAXED);
@@ -286,8 +295,9 @@ static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			const struct rpmemd_handle *h, uint32_t bs,
 			const struct rpmem_hash_range *rv, uint32_t n,
-			uint32_t total)
+			uint32_t total, uint32_t flags)
 {
+	struct rpmemd_hcache_use use = { 0, 0 };
 	uint64_t size = h->pool->size;
 	uint64_t *hashes = malloc((size_t)total * sizeof(*hashes));
 	uint8_t *buf = conn_out_buf(s);
@@ -297,6 +307,11 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 	}
 	uint64_t *dst = hashes;
+	/* HASH of 64 KiB blocks (a sync's coarse pass) goes through the cache */
+	int cached = hd->type == RPMEM_MSG_HASH && bs == RPMEMD_HCACHE_BS &&
+		     rv[0].offset % bs == 0 && h->pool->hc;
+	if (cached)
+		rpmemd_pool_check_file(h->pool);
 	/* a bounded number of requests hash at once, daemon-wide */
 	rpmemd_hash_enter(s->set);
 	int err = 0;
@@ -304,11 +319,24 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		uint64_t len = (uint64_t)rv[i].count * bs;
 		if (len > size - rv[i].offset)
 			len = size - rv[i].offset;
-		err = rpmem_hash_blocks(h->pool->addr + rv[i].offset, len, bs,
-					dst, 2);
+		if (cached)
+			err = rpmemd_hcache_hash(h->pool->hc, h->pool->addr,
+						 size, rv[i].offset,
+						 rv[i].count, dst, 2,
+						 flags & RPMEM_HASH_FULL, &use);
+		else
+			err = rpmem_hash_blocks(h->pool->addr + rv[i].offset,
+						len, bs, dst, 2);
 		dst += rv[i].count;
 	}
 	rpmemd_hash_leave(s->set);
+	if (cached)
+		DBG("session %u: pool '%s': HASH of %u blocks at offset %llu%s: %llu from the hash cache, %llu hashed",
+		      s->id, h->pool->name, total,
+		      (unsigned long long)rv[0].offset,
+		      flags & RPMEM_HASH_FULL ? " (full)" : "",
+		      (unsigned long long)use.cached,
+		      (unsigned long long)use.hashed);
 	if (err) {
 		free(hashes);
 		WARN("session %u: pool '%s': %s during %s", s->id,
@@ -347,7 +375,7 @@ int req_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	struct rpmem_hash_range rg = { .offset = m.offset, .count = m.count };
 	if ((ret = hash_check(s, hd, h, m.block_size, &rg, 1, &ok)) || !ok)
 		return ret;
-	return reply_hashes(s, hd, h, m.block_size, &rg, 1, m.count);
+	return reply_hashes(s, hd, h, m.block_size, &rg, 1, m.count, m.flags);
 }
 
 /*
@@ -369,5 +397,5 @@ int req_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (ret || !ok)
 		return ret;
 	return reply_hashes(s, hd, h, m.block_size, m.ranges, m.nranges,
-			    m.total);
+			    m.total, 0);
 }

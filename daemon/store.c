@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "devdax.h"
+#include "guard.h"
 #include "log.h"
 #include "store.h"
 #include "util.h"
@@ -518,6 +519,10 @@ int rpmemd_pool_remove(struct rpmemd_region *r, const char *name, int force,
 		goto err_unlock;
 	}
 	/* from here the pool is gone; a leftover file is an invisible orphan */
+	if ((ret = rpmemd_hcache_unlink(r->metafd, name)))
+		WARN("region '%s': pool '%s': cannot remove its hash cache: %s",
+		     r->cfg.name, name, strerror(-ret));
+	ret = 0;
 	stats_drop(r, name);
 	map_cache_drop(r->dirfd, name);
 	if (unlinkat(r->dirfd, name, 0) && errno != ENOENT)
@@ -614,9 +619,80 @@ static int pool_attach(struct rpmemd_pool *p, uint8_t mode, uint32_t sid,
 	return 0;
 }
 
+/* pool_stat -- the pool file's stat now; 0 or -errno */
+static int pool_stat(struct rpmemd_pool *p, struct stat *st)
+{
+	if (fstatat(p->region->dirfd, p->name, st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (st->st_dev != p->dev || st->st_ino != p->ino)
+		return -ESTALE;
+	return 0;
+}
+
+/* hc_commit -- make the hash cache clean (no writer left); logs failures */
+static void hc_commit(struct rpmemd_pool *p)
+{
+	struct stat st;
+	if (!p->hc)
+		return;
+	int ret = pool_stat(p, &st);
+	if (!ret)
+		ret = rpmemd_hcache_commit(p->hc, &st);
+	if (ret)
+		WARN("region '%s': pool '%s': its hash cache stays dirty (every block will be hashed again): %s",
+		     p->region->cfg.name, p->name, strerror(-ret));
+}
+
+void rpmemd_pool_check_file(struct rpmemd_pool *p)
+{
+	struct stat st;
+	if (!p->hc)
+		return;
+	if (pool_stat(p, &st))
+		memset(&st, 0, sizeof(st)); /* gone or replaced: drop all */
+	rpmemd_hcache_check_file(p->hc, &st);
+}
+
+/* persist_args -- a range of a pool to persist (guarded) */
+struct hc_persist_args {
+	struct rpmemd_pool *p;
+	uint64_t off;
+	uint64_t len;
+};
+
+/* hc_persist_run -- rpmemd_pool_persist of one range (guard body) */
+static int hc_persist_run(void *arg)
+{
+	struct hc_persist_args *a = arg;
+	return rpmemd_pool_persist(a->p, a->off, a->len);
+}
+
+/* hc_persist -- the hash cache's persist callback: guarded persist */
+static int hc_persist(void *arg, uint64_t off, uint64_t len)
+{
+	struct hc_persist_args a = { arg, off, len };
+	int ret = rpmem_guard_run(hc_persist_run, &a);
+	return ret == -EHWPOISON ? -EIO : ret;
+}
+
+/*
+ * hc_open -- the pool's hash cache (a regular file pool only); without
+ * one (an error, logged), every HASH hashes the data
+ */
+static void hc_open(struct rpmemd_pool *p, const struct stat *st)
+{
+	int ret = rpmemd_hcache_open(p->region->metafd, p->name, p->meta.uuid,
+				     p->size, st, hc_persist, p, &p->hc);
+	if (ret)
+		WARN("region '%s': pool '%s': no hash cache (every HASH hashes the pool): %s",
+		     p->region->cfg.name, p->name, strerror(-ret));
+}
+
 /* pool_free -- unmap and release a pool nobody has open */
 static void pool_free(struct rpmemd_pool *p)
 {
+	/* a pool never used (a lost race in open): no commit */
+	rpmemd_hcache_close(&p->hc);
 	if (p->map)
 		map_cache_put(p->dev, p->ino, p->size, p->map);
 	pthread_mutex_destroy(&p->meta_lock);
@@ -806,6 +882,7 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	np->ino = st.st_ino;
 	if ((ret = pool_map(np, fd, err, errlen)))
 		goto err_free;
+	hc_open(np, &st);
 
 	pthread_mutex_lock(&set->lock);
 	/* the same file through another region object (after a reload) */
@@ -848,7 +925,10 @@ void rpmemd_pool_close(struct rpmemd_pool **pp, uint8_t mode, uint32_t sid)
 	if (!p)
 		return;
 	*pp = NULL;
-	struct rpmemd_regions *set = p->region->set;
+	struct rpmemd_region *r = p->region;
+	struct rpmemd_regions *set = r->set;
+	/* an open of this pool waits until its hash cache is committed */
+	pthread_mutex_lock(&r->lock);
 	pthread_mutex_lock(&set->lock);
 	if (mode == RPMEM_OPEN_RW && p->writer_sid == sid) {
 		p->writer_sid = 0;
@@ -867,6 +947,11 @@ void rpmemd_pool_close(struct rpmemd_pool **pp, uint8_t mode, uint32_t sid)
 		}
 	}
 	pthread_mutex_unlock(&set->lock);
+	if (last && p->hc) {
+		hc_commit(p);
+		rpmemd_hcache_close(&p->hc);
+	}
+	pthread_mutex_unlock(&r->lock);
 	if (last)
 		pool_free(p);
 }
@@ -953,6 +1038,9 @@ int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
 	*out = m;
 out:
 	pthread_mutex_unlock(&p->meta_lock);
+	/* consistent: no more writes; the written blocks' hashes are kept */
+	if (!ret && state == RPMEM_POOL_CONSISTENT)
+		hc_commit(p);
 	return ret;
 }
 

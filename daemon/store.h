@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "hcache.h"
 #include "meta.h"
 #include "proto.h"
 #include "region.h"
@@ -46,6 +47,9 @@ struct rpmemd_pool {
 	char writer[RPMEM_STR_MAX + 1];
 	unsigned readers;
 	struct rpmemd_pool *next;
+
+	/* the 64 KiB block hashes (hcache.h); NULL: none (devdax, error) */
+	struct rpmemd_hcache *hc;
 
 	/* updated with atomics; kept between opens (region->stats) */
 	uint64_t bytes_written;
@@ -102,6 +106,13 @@ int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len);
 int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
 			  const char *source, struct rpmemd_meta *out,
 			  char *err, size_t errlen);
+
+/*
+ * rpmemd_pool_check_file -- before hashes are taken from the cache: the
+ * pool file's stat still matches the cache's record (else the cache is
+ * dropped: the file changed behind rpmemd's back)
+ */
+void rpmemd_pool_check_file(struct rpmemd_pool *p);
 
 /* rpmemd_pool_get_meta -- a copy of the open pool's metadata */
 void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m);

@@ -362,6 +362,11 @@ enum rpmemctl_sync_mode {
 };
 
 #define RPMEMCTL_SYNC_DRY_RUN (1u << 0) /* compare, report, move nothing */
+/*
+ * the target hashes every block from its data, not from its cache of
+ * block hashes (a target with RPMEM_CAP_HASH_CACHE; others always do)
+ */
+#define RPMEMCTL_SYNC_FULL (1u << 1)
 
 /* sync block sizes: a power of two from MIN to MAX; 0 = DEFAULT */
 #define RPMEMCTL_BLOCK_SIZE_DEFAULT (64u << 10)

@@ -87,6 +87,7 @@ struct rpmemctl_pool {
 	uint8_t uuid[16];
 	struct rpmem_xport *xport; /* owned; released by ops->close */
 	int xport_broken; /* a data-plane call timed out or was reset */
+	uint32_t hash_flags; /* RPMEM_HASH_* of HASH requests (a sync's) */
 	char errmsg[CLIENT_ERRMSG_MAX]; /* why the last call failed, or "" */
 };
 

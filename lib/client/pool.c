@@ -585,6 +585,9 @@ int client_hash_send(struct rpmemctl_pool *p, uint64_t off, uint32_t bs,
 {
 	struct rpmem_msg_hash m = { .handle = p->handle, .offset = off,
 				    .block_size = bs, .count = count };
+	/* a target without the cap takes no flags (and hashes everything) */
+	if (p->sess->caps & RPMEM_CAP_HASH_CACHE)
+		m.flags = p->hash_flags;
 	uint8_t buf[32];
 	int len = rpmem_hash_encode(buf, sizeof(buf), &m);
 	if (len < 0)

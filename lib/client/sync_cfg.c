@@ -17,7 +17,7 @@ int client_sync_mode_valid(enum rpmemctl_sync_mode mode)
 /* client_sync_flags_valid -- only known RPMEMCTL_SYNC_* flags */
 int client_sync_flags_valid(unsigned flags)
 {
-	return !(flags & ~RPMEMCTL_SYNC_DRY_RUN);
+	return !(flags & ~(RPMEMCTL_SYNC_DRY_RUN | RPMEMCTL_SYNC_FULL));
 }
 
 /* client_sync_bs_valid -- a power of two from 4 KiB to 64 MiB (not 0) */

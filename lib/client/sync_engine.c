@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "util.h"
@@ -179,11 +180,22 @@ struct local_job {
 	int err; /* a fault reading buf */
 };
 
+/*
+ * hash_threads -- the initiator hashes its copy with every online CPU
+ * (rpmem_hash_blocks caps it at 8)
+ */
+static unsigned hash_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : (unsigned)n;
+}
+
 /* local_hash -- hash the local buffer in coarse blocks (thread body) */
 static void *local_hash(void *arg)
 {
 	struct local_job *j = arg;
-	j->err = rpmem_hash_blocks(j->buf, j->len, j->bs, j->hashes, 2);
+	j->err = rpmem_hash_blocks(j->buf, j->len, j->bs, j->hashes,
+				   hash_threads());
 	return NULL;
 }
 
@@ -607,7 +619,9 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 		ret = mirror(&c);
 		goto out;
 	}
+	pool->hash_flags = cfg->flags & RPMEMCTL_SYNC_FULL ? RPMEM_HASH_FULL : 0;
 	ret = compare_coarse(&c);
+	pool->hash_flags = 0;
 	if (ret)
 		goto out;
 	ret = compare_fine(&c);

@@ -457,6 +457,9 @@ int rpmem_hash_encode(void *buf, size_t cap, const struct rpmem_msg_hash *m)
 	wbuf_u64(&w, m->offset);
 	wbuf_u32(&w, m->block_size);
 	wbuf_u32(&w, m->count);
+	/* 20 bytes without flags: what a target without the cap expects */
+	if (m->flags)
+		wbuf_u32(&w, m->flags);
 	return enc_end(&w);
 }
 
@@ -473,6 +476,10 @@ int rpmem_hash_decode(const void *buf, size_t len, struct rpmem_msg_hash *m)
 	m->offset = rbuf_u64(&r);
 	m->block_size = rbuf_u32(&r);
 	m->count = rbuf_u32(&r);
+	if (rbuf_left(&r) == 4)
+		m->flags = rbuf_u32(&r);
+	if (m->flags & ~RPMEM_HASH_FLAGS_ALL)
+		return -EBADMSG;
 	uint32_t bs = m->block_size;
 	if (!hash_bs_ok(bs))
 		return -EBADMSG;

@@ -139,6 +139,12 @@ enum rpmem_ns_mode {
 /* most pools (LIST) or sessions (STATUS) rpmemd puts in one page */
 #define RPMEM_PAGE_ENTRIES 512u
 
+/*
+ * target keeps a cache of 64 KiB block hashes and honours HASH's flags
+ * (RPMEM_HASH_FULL); bit 6 is paging, bit 7 the events stream
+ */
+#define RPMEM_CAP_HASH_CACHE (1u << 8)
+
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
 
@@ -282,7 +288,15 @@ struct rpmem_msg_hash {
 	uint64_t offset;
 	uint32_t block_size; /* power of two, 512 .. 64 MiB */
 	uint32_t count;      /* <= RPMEM_MAX_HASHES; last block may be short */
+	uint32_t flags;      /* RPMEM_HASH_*; on the wire only if not 0 */
 };
+
+/*
+ * HASH flags (an optional trailing u32; only to a target with
+ * RPMEM_CAP_HASH_CACHE): hash every block from the data, not the cache
+ */
+#define RPMEM_HASH_FULL (1u << 0)
+#define RPMEM_HASH_FLAGS_ALL RPMEM_HASH_FULL
 
 /* one range of a HASHV request: count blocks from offset */
 struct rpmem_hash_range {

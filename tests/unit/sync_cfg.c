@@ -107,9 +107,12 @@ static void rpmemctl_sync_cfg_set_flags__unknown_bits_are_einval(
 	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg,
 						     RPMEMCTL_SYNC_DRY_RUN), 0);
 	assert_int_equal(cfg->flags, RPMEMCTL_SYNC_DRY_RUN);
-	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, 1u << 1), -EINVAL);
+	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, 1u << 2), -EINVAL);
 	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, ~0u), -EINVAL);
 	assert_int_equal(cfg->flags, RPMEMCTL_SYNC_DRY_RUN);
+	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, RPMEMCTL_SYNC_FULL),
+			 0);
+	assert_int_equal(cfg->flags, RPMEMCTL_SYNC_FULL);
 	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, 0), 0);
 	assert_int_equal(cfg->flags, 0);
 	rpmemctl_sync_cfg_delete(&cfg);

@@ -13,7 +13,7 @@
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync errors log access tls_export \
-	      preload_config
+	      preload_config hcache
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -28,6 +28,7 @@ UNIT_DAEMON_meta   := $(B)/daemon/meta.o
 UNIT_DAEMON_devdax := $(B)/daemon/devdax.o $(B)/daemon/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/access.o
+UNIT_DAEMON_hcache := $(B)/daemon/hcache.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
@@ -42,6 +43,7 @@ $(UNIT_DIR)/meta: $(UNIT_DAEMON_meta)
 $(UNIT_DIR)/devdax: $(UNIT_DAEMON_devdax)
 $(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
 $(UNIT_DIR)/access: $(UNIT_DAEMON_access)
+$(UNIT_DIR)/hcache: $(UNIT_DAEMON_hcache)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync: $(UNIT_FAKE)
 $(UNIT_DIR)/errors: $(B)/cmd/cli.o

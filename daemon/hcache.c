@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* hcache.c -- per-pool cache of 64 KiB block hashes (see hcache.h) */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "hcache.h"
+#include "log.h"
+#include "meta.h"
+#include "proto.h"
+#include "util.h"
+
+#define HC_MAGIC "rpmemd-hashes\0\0"
+#define HC_VERSION 1
+#define HC_HDR_SIZE 4096u
+#define HC_CLEAN 0x6e61656c63ull /* "clean"; anything else is dirty */
+
+struct hc_hdr {
+	char magic[16];
+	uint32_t version;
+	uint32_t block_size;
+	uint8_t uuid[16];
+	uint64_t pool_size;
+	uint64_t nblocks;
+	uint64_t epoch;
+	uint64_t clean; /* HC_CLEAN or 0 */
+	/* the pool file when the header was last made clean */
+	uint64_t f_dev, f_ino, f_size;
+	uint64_t f_mtime_s, f_mtime_ns, f_ctime_s, f_ctime_ns;
+	uint64_t csum; /* XXH3 of everything above */
+};
+
+struct hc_entry {
+	uint64_t hash;
+	uint64_t check; /* 0: invalid */
+};
+
+struct rpmemd_hcache {
+	pthread_mutex_t lock;
+	int fd;
+	uint8_t *map; /* header page, then the entries */
+	size_t map_len;
+	struct hc_entry *ent;
+	uint64_t nblocks;
+	uint64_t size;
+	uint8_t uuid[16];
+	uint64_t epoch;
+	int dirty;	     /* the header on disk says dirty */
+	unsigned rdma;	     /* writable RDMA exposures: the cache is off */
+	uint64_t seq;	     /* bumped by every write_begin/write_end */
+	uint64_t *written;   /* bitmap: blocks written since dirty */
+	int written_all;     /* unknown writes: persist the whole pool */
+	rpmemd_hcache_persist_fn persist;
+	void *arg;
+	char name[RPMEM_NAME_MAX + 1];
+};
+
+/* hdr_csum -- the checksum of a header */
+static uint64_t hdr_csum(const struct hc_hdr *h)
+{
+	return XXH3_64bits(h, offsetof(struct hc_hdr, csum));
+}
+
+/* entry_check -- the check of block i's hash in epoch e (never 0) */
+static uint64_t entry_check(uint64_t hash, uint64_t i, uint64_t e)
+{
+	uint64_t v[2] = { hash, i };
+	return XXH3_64bits_withSeed(v, sizeof(v), e) | 1;
+}
+
+/* hc_sync -- msync [p, p + len) of the mapping (page aligned start) */
+static int hc_sync(struct rpmemd_hcache *hc, const void *p, size_t len)
+{
+	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)p & ~(ps - 1);
+	if (msync((void *)start, (uintptr_t)p + len - start, MS_SYNC))
+		return -errno;
+	(void)hc;
+	return 0;
+}
+
+/* hdr_write -- write and persist the header: clean (with st) or dirty */
+static int hdr_write(struct rpmemd_hcache *hc, const struct stat *st)
+{
+	struct hc_hdr h;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, HC_MAGIC, sizeof(h.magic));
+	h.version = HC_VERSION;
+	h.block_size = RPMEMD_HCACHE_BS;
+	memcpy(h.uuid, hc->uuid, sizeof(h.uuid));
+	h.pool_size = hc->size;
+	h.nblocks = hc->nblocks;
+	h.epoch = hc->epoch;
+	if (st) {
+		h.clean = HC_CLEAN;
+		h.f_dev = (uint64_t)st->st_dev;
+		h.f_ino = (uint64_t)st->st_ino;
+		h.f_size = (uint64_t)st->st_size;
+		h.f_mtime_s = (uint64_t)st->st_mtim.tv_sec;
+		h.f_mtime_ns = (uint64_t)st->st_mtim.tv_nsec;
+		h.f_ctime_s = (uint64_t)st->st_ctim.tv_sec;
+		h.f_ctime_ns = (uint64_t)st->st_ctim.tv_nsec;
+	}
+	h.csum = hdr_csum(&h);
+	memcpy(hc->map, &h, sizeof(h));
+	int ret = hc_sync(hc, hc->map, sizeof(h));
+	if (ret) {
+		ERR("pool '%s': cannot persist its hash cache header: %s",
+		    hc->name, strerror(-ret));
+		return ret;
+	}
+	hc->dirty = !st;
+	return 0;
+}
+
+/* st_matches -- the header recorded exactly this pool file */
+static int st_matches(const struct hc_hdr *h, const struct stat *st)
+{
+	return h->f_dev == (uint64_t)st->st_dev &&
+	       h->f_ino == (uint64_t)st->st_ino &&
+	       h->f_size == (uint64_t)st->st_size &&
+	       h->f_mtime_s == (uint64_t)st->st_mtim.tv_sec &&
+	       h->f_mtime_ns == (uint64_t)st->st_mtim.tv_nsec &&
+	       h->f_ctime_s == (uint64_t)st->st_ctim.tv_sec &&
+	       h->f_ctime_ns == (uint64_t)st->st_ctim.tv_nsec;
+}
+
+/* hdr_usable -- the header on disk keeps its entries valid for st */
+static int hdr_usable(const struct rpmemd_hcache *hc, const struct stat *st)
+{
+	struct hc_hdr h;
+	memcpy(&h, hc->map, sizeof(h));
+	return !memcmp(h.magic, HC_MAGIC, sizeof(h.magic)) &&
+	       h.version == HC_VERSION && h.csum == hdr_csum(&h) &&
+	       h.block_size == RPMEMD_HCACHE_BS &&
+	       !memcmp(h.uuid, hc->uuid, sizeof(h.uuid)) &&
+	       h.pool_size == hc->size && h.nblocks == hc->nblocks &&
+	       h.clean == HC_CLEAN && st_matches(&h, st);
+}
+
+/*
+ * invalidate_all -- a new epoch (every entry invalid), the header dirty
+ * on disk, and the whole pool's durability unknown; hc->lock held
+ */
+static int invalidate_all(struct rpmemd_hcache *hc)
+{
+	uint64_t e;
+	do {
+		if (getrandom(&e, sizeof(e), 0) != sizeof(e))
+			e = rpmem_now_ns() ^ ((uint64_t)getpid() << 32);
+	} while (e == hc->epoch);
+	hc->epoch = e;
+	hc->written_all = 1;
+	return hdr_write(hc, NULL);
+}
+
+int rpmemd_hcache_unlink(int dirfd, const char *pool)
+{
+	char fn[RPMEM_NAME_MAX + sizeof(RPMEMD_HCACHE_SUFFIX)];
+	snprintf(fn, sizeof(fn), "%s%s", pool, RPMEMD_HCACHE_SUFFIX);
+	if (unlinkat(dirfd, fn, 0) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int rpmemd_hcache_open(int dirfd, const char *pool, const uint8_t *uuid,
+		       uint64_t size, const struct stat *st,
+		       rpmemd_hcache_persist_fn persist, void *arg,
+		       struct rpmemd_hcache **out)
+{
+	char fn[RPMEM_NAME_MAX + sizeof(RPMEMD_HCACHE_SUFFIX)];
+	struct rpmemd_hcache *hc = calloc(1, sizeof(*hc));
+	struct stat fst;
+	int ret;
+
+	if (!hc)
+		return -ENOMEM;
+	hc->fd = -1;
+	hc->size = size;
+	hc->nblocks = (size + RPMEMD_HCACHE_BS - 1) / RPMEMD_HCACHE_BS;
+	memcpy(hc->uuid, uuid, sizeof(hc->uuid));
+	hc->persist = persist;
+	hc->arg = arg;
+	rpmem_strlcpy(hc->name, pool, sizeof(hc->name));
+	if ((ret = -pthread_mutex_init(&hc->lock, NULL)))
+		goto err_free;
+	hc->written = calloc((hc->nblocks + 63) / 64 + 1, sizeof(uint64_t));
+	if (!hc->written) {
+		ret = -ENOMEM;
+		goto err_mutex;
+	}
+	snprintf(fn, sizeof(fn), "%s%s", pool, RPMEMD_HCACHE_SUFFIX);
+	hc->fd = openat(dirfd, fn, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (hc->fd < 0 || fstat(hc->fd, &fst)) {
+		ret = -errno;
+		goto err_bitmap;
+	}
+	hc->map_len = HC_HDR_SIZE + hc->nblocks * sizeof(struct hc_entry);
+	if ((uint64_t)fst.st_size != hc->map_len) {
+		/* a new file or another size: nothing in it is usable */
+		if (ftruncate(hc->fd, 0) ||
+		    ftruncate(hc->fd, (off_t)hc->map_len) ||
+		    fsync(hc->fd) || fsync(dirfd)) {
+			ret = -errno;
+			goto err_close;
+		}
+	}
+	hc->map = mmap(NULL, hc->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       hc->fd, 0);
+	if (hc->map == MAP_FAILED) {
+		hc->map = NULL;
+		ret = -errno;
+		goto err_close;
+	}
+	hc->ent = (struct hc_entry *)(hc->map + HC_HDR_SIZE);
+	if (hdr_usable(hc, st)) {
+		hc->epoch = ((const struct hc_hdr *)(void *)hc->map)->epoch;
+	} else {
+		INFO("pool '%s': its hash cache is not usable (new, changed, torn or not cleanly closed): every block will be hashed again",
+		     pool);
+		if ((ret = invalidate_all(hc)))
+			goto err_unmap;
+	}
+	*out = hc;
+	return 0;
+
+err_unmap:
+	munmap(hc->map, hc->map_len);
+err_close:
+	close(hc->fd);
+err_bitmap:
+	free(hc->written);
+err_mutex:
+	pthread_mutex_destroy(&hc->lock);
+err_free:
+	free(hc);
+	return ret;
+}
+
+void rpmemd_hcache_close(struct rpmemd_hcache **hcp)
+{
+	struct rpmemd_hcache *hc = hcp ? *hcp : NULL;
+	if (!hc)
+		return;
+	*hcp = NULL;
+	munmap(hc->map, hc->map_len);
+	close(hc->fd);
+	free(hc->written);
+	pthread_mutex_destroy(&hc->lock);
+	free(hc);
+}
+
+/* mark_written -- invalidate and remember blocks of a range; lock held */
+static void mark_written(struct rpmemd_hcache *hc, uint64_t off, uint64_t len)
+{
+	if (len == 0 || off >= hc->size)
+		return;
+	uint64_t first = off / RPMEMD_HCACHE_BS;
+	uint64_t last = (off + len - 1) / RPMEMD_HCACHE_BS;
+	if (last >= hc->nblocks)
+		last = hc->nblocks - 1;
+	for (uint64_t i = first; i <= last; i++) {
+		__atomic_store_n(&hc->ent[i].check, 0, __ATOMIC_RELAXED);
+		hc->written[i / 64] |= 1ull << (i % 64);
+	}
+	hc->seq++;
+}
+
+int rpmemd_hcache_write_begin(struct rpmemd_hcache *hc, uint64_t off,
+			      uint64_t len)
+{
+	int ret = 0;
+	if (!hc)
+		return 0;
+	pthread_mutex_lock(&hc->lock);
+	/* dirty on disk before any entry or data changes */
+	if (!hc->dirty)
+		ret = hdr_write(hc, NULL);
+	if (!ret)
+		mark_written(hc, off, len);
+	pthread_mutex_unlock(&hc->lock);
+	return ret;
+}
+
+void rpmemd_hcache_write_end(struct rpmemd_hcache *hc, uint64_t off,
+			     uint64_t len)
+{
+	if (!hc)
+		return;
+	pthread_mutex_lock(&hc->lock);
+	mark_written(hc, off, len);
+	pthread_mutex_unlock(&hc->lock);
+}
+
+void rpmemd_hcache_flushed(struct rpmemd_hcache *hc, uint64_t off,
+			   uint64_t len)
+{
+	if (!hc || len == 0 || off >= hc->size)
+		return;
+	uint64_t end = off + len < hc->size ? off + len : hc->size;
+	uint64_t first = (off + RPMEMD_HCACHE_BS - 1) / RPMEMD_HCACHE_BS;
+	/* a short last block ends at the pool's end */
+	uint64_t stop = end == hc->size ? hc->nblocks : end / RPMEMD_HCACHE_BS;
+	pthread_mutex_lock(&hc->lock);
+	for (uint64_t i = first; i < stop; i++)
+		hc->written[i / 64] &= ~(1ull << (i % 64));
+	pthread_mutex_unlock(&hc->lock);
+}
+
+int rpmemd_hcache_rdma_begin(struct rpmemd_hcache *hc)
+{
+	int ret = 0;
+	if (!hc)
+		return 0;
+	pthread_mutex_lock(&hc->lock);
+	if (!hc->dirty)
+		ret = hdr_write(hc, NULL);
+	if (!ret) {
+		hc->rdma++;
+		hc->written_all = 1;
+		hc->seq++;
+	}
+	pthread_mutex_unlock(&hc->lock);
+	return ret;
+}
+
+void rpmemd_hcache_rdma_end(struct rpmemd_hcache *hc)
+{
+	if (!hc)
+		return;
+	pthread_mutex_lock(&hc->lock);
+	if (hc->rdma)
+		hc->rdma--;
+	/* what the exposure wrote is unknown: a new epoch */
+	if (invalidate_all(hc))
+		WARN("pool '%s': its hash cache stays dirty", hc->name);
+	hc->seq++;
+	pthread_mutex_unlock(&hc->lock);
+}
+
+/* persist_written -- persist the data of the written blocks; lock held */
+static int persist_written(struct rpmemd_hcache *hc)
+{
+	if (hc->written_all)
+		return hc->persist(hc->arg, 0, hc->size);
+	uint64_t i = 0;
+	while (i < hc->nblocks) {
+		if (!(hc->written[i / 64] >> (i % 64) & 1)) {
+			i++;
+			continue;
+		}
+		uint64_t j = i;
+		while (j < hc->nblocks && (hc->written[j / 64] >> (j % 64) & 1))
+			j++;
+		uint64_t off = i * RPMEMD_HCACHE_BS;
+		uint64_t end = j * RPMEMD_HCACHE_BS;
+		int ret = hc->persist(hc->arg, off,
+				      (end < hc->size ? end : hc->size) - off);
+		if (ret)
+			return ret;
+		i = j;
+	}
+	return 0;
+}
+
+int rpmemd_hcache_commit(struct rpmemd_hcache *hc, const struct stat *st)
+{
+	int ret = 0;
+	if (!hc)
+		return 0;
+	pthread_mutex_lock(&hc->lock);
+	if (!hc->dirty || hc->rdma)
+		goto out;
+	/* data, then entries, then the clean header */
+	if ((ret = persist_written(hc)) ||
+	    (ret = hc_sync(hc, hc->ent, hc->nblocks * sizeof(*hc->ent)))) {
+		WARN("pool '%s': its hash cache stays dirty: %s", hc->name,
+		     strerror(-ret));
+		goto out;
+	}
+	if ((ret = hdr_write(hc, st)))
+		goto out;
+	memset(hc->written, 0, (hc->nblocks + 63) / 64 * sizeof(uint64_t));
+	hc->written_all = 0;
+out:
+	pthread_mutex_unlock(&hc->lock);
+	return ret;
+}
+
+int rpmemd_hcache_check_file(struct rpmemd_hcache *hc, const struct stat *st)
+{
+	int changed = 0;
+	if (!hc)
+		return 0;
+	pthread_mutex_lock(&hc->lock);
+	if (!hc->dirty && !st_matches((const struct hc_hdr *)(void *)hc->map,
+				      st)) {
+		WARN("pool '%s': its file changed behind rpmemd's back (another mtime, ctime, size or inode): its cached hashes are dropped",
+		     hc->name);
+		invalidate_all(hc);
+		hc->seq++;
+		changed = 1;
+	}
+	pthread_mutex_unlock(&hc->lock);
+	return changed;
+}
+
+/* blk_len -- the bytes of block i (the last one may be short) */
+static uint64_t blk_len(const struct rpmemd_hcache *hc, uint64_t off,
+			uint64_t n)
+{
+	uint64_t end = off + n * RPMEMD_HCACHE_BS;
+	return (end < hc->size ? end : hc->size) - off;
+}
+
+int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
+		       uint64_t size, uint64_t off, uint32_t count,
+		       uint64_t *hashes, unsigned nthreads, int full,
+		       struct rpmemd_hcache_use *use)
+{
+	uint64_t first = off / RPMEMD_HCACHE_BS;
+	int ret;
+
+	if (!hc) {
+		uint64_t end = off + (uint64_t)count * RPMEMD_HCACHE_BS;
+		use->hashed += count;
+		return rpmem_hash_blocks(base + off,
+					 (end < size ? end : size) - off,
+					 RPMEMD_HCACHE_BS, hashes, nthreads);
+	}
+	pthread_mutex_lock(&hc->lock);
+	uint64_t seq = hc->seq, epoch = hc->epoch;
+	int on = !hc->rdma;
+	pthread_mutex_unlock(&hc->lock);
+
+	/* valid entries as they are now; a miss is UINT64_MAX in miss[] */
+	uint8_t *miss = malloc(count);
+	if (!miss)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < count; i++) {
+		struct hc_entry e;
+		e.hash = __atomic_load_n(&hc->ent[first + i].hash,
+					 __ATOMIC_RELAXED);
+		e.check = __atomic_load_n(&hc->ent[first + i].check,
+					  __ATOMIC_RELAXED);
+		miss[i] = full || !on || !e.check ||
+			  e.check != entry_check(e.hash, first + i, epoch);
+		if (!miss[i])
+			hashes[i] = e.hash;
+	}
+	/* hash the runs of misses (a cold cache: one run, all threads) */
+	ret = 0;
+	for (uint32_t i = 0; i < count && !ret;) {
+		if (!miss[i]) {
+			i++;
+			use->cached++;
+			continue;
+		}
+		uint32_t j = i;
+		while (j < count && miss[j])
+			j++;
+		uint64_t o = (first + i) * RPMEMD_HCACHE_BS;
+		ret = rpmem_hash_blocks(base + o, blk_len(hc, o, j - i),
+					RPMEMD_HCACHE_BS, hashes + i, nthreads);
+		use->hashed += j - i;
+		i = j;
+	}
+	/* keep what we hashed, unless a write or new epoch came meanwhile */
+	pthread_mutex_lock(&hc->lock);
+	if (!ret && on && hc->seq == seq && hc->epoch == epoch && !hc->rdma) {
+		for (uint32_t i = 0; i < count; i++) {
+			if (!miss[i])
+				continue;
+			struct hc_entry *e = &hc->ent[first + i];
+			/* check last: a torn entry never looks valid */
+			__atomic_store_n(&e->check, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&e->hash, hashes[i],
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&e->check,
+					 entry_check(hashes[i], first + i,
+						     epoch),
+					 __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&hc->lock);
+	free(miss);
+	return ret;
+}

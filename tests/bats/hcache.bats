@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# hcache.bats -- the target keeps its 64 KiB block hashes between syncs,
+# re-hashes only what was written, and never lets a kept hash hide a change
+
+load helpers
+
+setup() {
+	setup_env
+	# the per-request "N from the hash cache, M hashed" lines are debug
+	sed -i 's/level = "info"/level = "debug"/' "$CONF"
+	start_daemon
+	# 4 MiB: 64 blocks of 64 KiB
+	mkfile "$W/src" 4
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	# the mirror wrote every block: this verify hashes them all once
+	rc verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	grep -q "HASH of 64 blocks at offset 0: 0 from the hash cache, 64 hashed" "$DLOG"
+}
+teardown() { teardown_daemon; }
+
+# last_hash -- the daemon's last HASH line
+last_hash() {
+	grep "HASH of" "$DLOG" | tail -1
+}
+
+# flip_mapped FILE OFFSET -- change a byte through a shared mapping, as a
+# program writing the pool file behind rpmemd's back would
+flip_mapped() {
+	python3 - "$1" "$2" <<'PY'
+import mmap, sys
+with open(sys.argv[1], "r+b") as f:
+    m = mmap.mmap(f.fileno(), 0)
+    off = int(sys.argv[2])
+    m[off] = m[off] ^ 0xff
+    m.close()
+PY
+}
+
+@test "a sync after a change hashes no target block and writes exactly the changed block" {
+	local w0
+	poke "$W/src" 200000
+	w0=$(written p1)
+	rc sync "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	[[ "$(last_hash)" == *"64 from the hash cache, 0 hashed"* ]]
+	[ $(($(written p1) - w0)) -eq 4096 ]
+	cmp "$W/src" "$R1/p1"
+	# the next compare hashes only the block that sync wrote
+	rc verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	[[ "$(last_hash)" == *"63 from the hash cache, 1 hashed"* ]]
+}
+
+@test "the block hashes survive a restart of rpmemd" {
+	stop_daemon
+	start_daemon
+	rc verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	[[ "$(last_hash)" == *"64 from the hash cache, 0 hashed"* ]]
+}
+
+@test "a pool file changed while rpmemd was stopped is hashed again and the change is synced" {
+	stop_daemon
+	poke "$R1/p1" 3000000
+	start_daemon
+	rc verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *0x2dc000* ]]
+	[[ "$(last_hash)" == *"0 from the hash cache, 64 hashed"* ]]
+	rc sync "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+}
+
+@test "a pool file written with write(2) behind a running rpmemd has its block hashes dropped" {
+	poke "$R1/p1" 70000
+	rc verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 1 ]
+	[[ "$(last_hash)" == *"0 from the hash cache, 64 hashed"* ]]
+}
+
+@test "verify --full hashes every target block and finds a byte changed through a mapping behind rpmemd's back" {
+	flip_mapped "$R1/p1" 1000000
+	rc verify --full "$W/src" "$T/r1/p1"
+	[ "$status" -eq 1 ]
+	# 1000000 lies in the 4 KiB block at 0xf4000
+	[[ "$output" == *0xf4000* ]]
+	[[ "$(last_hash)" == *"(full): 0 from the hash cache, 64 hashed"* ]]
+	# what --full hashed is kept: a sync repairs the block
+	rc sync "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+}

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* hcache.c -- unit tests of the per-pool block hash cache (daemon/hcache.c) */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hcache.h"
+#include "util.h"
+
+#define BS RPMEMD_HCACHE_BS
+#define NBLK 8
+/* a short last block, as the protocol allows */
+#define SIZE ((uint64_t)NBLK * BS - 1000)
+
+struct fx {
+	char dir[64];
+	int dirfd;
+	uint8_t *data;
+	uint8_t uuid[16];
+	struct stat st; /* the pool file as the cache is told it is */
+	/* the persist callback's calls: [off, off + len) */
+	uint64_t p_off[64], p_len[64];
+	unsigned persists;
+};
+
+/* rec_persist -- the persist callback: record the range */
+static int rec_persist(void *arg, uint64_t off, uint64_t len)
+{
+	struct fx *f = arg;
+	if (f->persists < 64) {
+		f->p_off[f->persists] = off;
+		f->p_len[f->persists] = len;
+	}
+	f->persists++;
+	return 0;
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	strcpy(f->dir, "/tmp/hcache-unit.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	f->dirfd = open(f->dir, O_RDONLY | O_DIRECTORY);
+	assert_true(f->dirfd >= 0);
+	f->data = malloc(SIZE);
+	assert_non_null(f->data);
+	for (uint64_t i = 0; i < SIZE; i++)
+		f->data[i] = (uint8_t)(i * 7 + i / 4096);
+	memset(f->uuid, 0xab, sizeof(f->uuid));
+	f->st.st_dev = 1;
+	f->st.st_ino = 2;
+	f->st.st_size = (off_t)SIZE;
+	f->st.st_mtim.tv_sec = 1700000000;
+	f->st.st_ctim.tv_sec = 1700000000;
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	rpmemd_hcache_unlink(f->dirfd, "p");
+	close(f->dirfd);
+	rmdir(f->dir);
+	free(f->data);
+	free(f);
+	return 0;
+}
+
+/* fx_open -- the cache of pool "p" as f describes it */
+static struct rpmemd_hcache *fx_open(struct fx *f)
+{
+	struct rpmemd_hcache *hc = NULL;
+	assert_int_equal(rpmemd_hcache_open(f->dirfd, "p", f->uuid, SIZE,
+					    &f->st, rec_persist, f, &hc),
+			 0);
+	assert_non_null(hc);
+	return hc;
+}
+
+/* fx_hash -- all blocks through the cache; checks them against the data */
+static struct rpmemd_hcache_use fx_hash(struct fx *f, struct rpmemd_hcache *hc,
+					int full)
+{
+	uint64_t h[NBLK], want[NBLK];
+	struct rpmemd_hcache_use use = { 0, 0 };
+	assert_int_equal(rpmemd_hcache_hash(hc, f->data, SIZE, 0, NBLK, h, 2,
+					    full, &use),
+			 0);
+	assert_int_equal(rpmem_hash_blocks(f->data, SIZE, BS, want, 1), 0);
+	assert_memory_equal(h, want, sizeof(h));
+	return use;
+}
+
+/* fx_hdr_byte -- flip byte off of the cache file */
+static void fx_flip(struct fx *f, off_t off)
+{
+	int fd = openat(f->dirfd, "p" RPMEMD_HCACHE_SUFFIX, O_RDWR);
+	uint8_t b;
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b ^= 0x40;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	close(fd);
+}
+
+static void rpmemd_hcache_hash__new_cache_hashes_all_then_none(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, NBLK);
+	assert_int_equal(u.cached, 0);
+	u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, 0);
+	assert_int_equal(u.cached, NBLK);
+	rpmemd_hcache_close(&hc);
+	assert_null(hc);
+}
+
+static void rpmemd_hcache_open__committed_cache_survives_reopen(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	/* a fresh cache is dirty until a commit; it persists the whole pool */
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	assert_int_equal(f->persists, 1);
+	assert_int_equal(f->p_off[0], 0);
+	assert_int_equal(f->p_len[0], SIZE);
+	rpmemd_hcache_close(&hc);
+	hc = fx_open(f);
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.cached, NBLK);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_write_begin__invalidates_only_touched_blocks(
+	void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	f->persists = 0;
+	/* 10 bytes across the border of blocks 2 and 3 */
+	uint64_t off = 3 * (uint64_t)BS - 5;
+	assert_int_equal(rpmemd_hcache_write_begin(hc, off, 10), 0);
+	memset(f->data + off, 0x5a, 10);
+	rpmemd_hcache_write_end(hc, off, 10);
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, 2);
+	assert_int_equal(u.cached, NBLK - 2);
+	/* the commit persists exactly the written blocks */
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	assert_int_equal(f->persists, 1);
+	assert_int_equal(f->p_off[0], 2 * (uint64_t)BS);
+	assert_int_equal(f->p_len[0], 2 * (uint64_t)BS);
+	rpmemd_hcache_close(&hc);
+	hc = fx_open(f);
+	u = fx_hash(f, hc, 0);
+	assert_int_equal(u.cached, NBLK);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_flushed__flushed_blocks_need_no_persist(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	f->persists = 0;
+	assert_int_equal(rpmemd_hcache_write_begin(hc, BS, 2 * BS), 0);
+	rpmemd_hcache_write_end(hc, BS, 2 * BS);
+	/* block 1 flushed whole, block 2 only in part */
+	rpmemd_hcache_flushed(hc, BS, BS + 100);
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	assert_int_equal(f->persists, 1);
+	assert_int_equal(f->p_off[0], 2 * (uint64_t)BS);
+	assert_int_equal(f->p_len[0], BS);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_open__uncommitted_write_invalidates_all(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	/* a crash after the first write: the header on disk says dirty */
+	assert_int_equal(rpmemd_hcache_write_begin(hc, 0, 1), 0);
+	rpmemd_hcache_close(&hc);
+	hc = fx_open(f);
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, NBLK);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_open__corrupt_header_invalidates_all(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	rpmemd_hcache_close(&hc);
+	/* a torn header: one byte of its epoch differs from the checksum */
+	fx_flip(f, 56);
+	hc = fx_open(f);
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, NBLK);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_hash__corrupt_entry_is_hashed_again(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	rpmemd_hcache_close(&hc);
+	/* block 5's hash (entries follow the 4 KiB header, 16 bytes each) */
+	fx_flip(f, 4096 + 5 * 16 + 3);
+	hc = fx_open(f);
+	/* fx_hash checks the hashes against the data: never the wrong one */
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, 1);
+	assert_int_equal(u.cached, NBLK - 1);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_open__pool_file_changed_invalidates_all(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	rpmemd_hcache_close(&hc);
+	/* written behind rpmemd's back while it was stopped */
+	f->data[100] ^= 1;
+	f->st.st_mtim.tv_nsec = 5;
+	hc = fx_open(f);
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, NBLK);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_open__other_uuid_invalidates_all(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	rpmemd_hcache_close(&hc);
+	/* a pool of the same name created again */
+	f->uuid[0] ^= 1;
+	hc = fx_open(f);
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, NBLK);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_check_file__changed_stat_drops_all(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	assert_int_equal(rpmemd_hcache_check_file(hc, &f->st), 0);
+	f->data[BS * 4] ^= 1;
+	f->st.st_ctim.tv_sec++;
+	assert_int_equal(rpmemd_hcache_check_file(hc, &f->st), 1);
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, NBLK);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_rdma_begin__cache_off_until_end_then_invalid(
+	void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	assert_int_equal(rpmemd_hcache_rdma_begin(hc), 0);
+	/* an RDMA write the daemon does not see */
+	f->data[BS * 6 + 1] ^= 1;
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, NBLK);
+	f->data[BS * 7 + 1] ^= 1;
+	/* no commit while the RDMA writer is there */
+	f->persists = 0;
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	assert_int_equal(f->persists, 0);
+	rpmemd_hcache_rdma_end(hc);
+	u = fx_hash(f, hc, 0);
+	assert_int_equal(u.hashed, NBLK);
+	/* then the whole pool is persisted before the header is clean */
+	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
+	assert_int_equal(f->persists, 1);
+	assert_int_equal(f->p_len[0], SIZE);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_hash__full_hashes_every_block(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	struct rpmemd_hcache_use u = fx_hash(f, hc, 1);
+	assert_int_equal(u.hashed, NBLK);
+	assert_int_equal(u.cached, 0);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_close__null_is_fine(void **state)
+{
+	struct rpmemd_hcache *hc = NULL;
+	(void)state;
+	rpmemd_hcache_close(&hc);
+	rpmemd_hcache_close(NULL);
+	assert_int_equal(rpmemd_hcache_write_begin(NULL, 0, 1), 0);
+	assert_int_equal(rpmemd_hcache_commit(NULL, NULL), 0);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(rpmemd_hcache_hash__new_cache_hashes_all_then_none),
+		T(rpmemd_hcache_open__committed_cache_survives_reopen),
+		T(rpmemd_hcache_write_begin__invalidates_only_touched_blocks),
+		T(rpmemd_hcache_flushed__flushed_blocks_need_no_persist),
+		T(rpmemd_hcache_open__uncommitted_write_invalidates_all),
+		T(rpmemd_hcache_open__corrupt_header_invalidates_all),
+		T(rpmemd_hcache_hash__corrupt_entry_is_hashed_again),
+		T(rpmemd_hcache_open__pool_file_changed_invalidates_all),
+		T(rpmemd_hcache_open__other_uuid_invalidates_all),
+		T(rpmemd_hcache_check_file__changed_stat_drops_all),
+		T(rpmemd_hcache_rdma_begin__cache_off_until_end_then_invalid),
+		T(rpmemd_hcache_hash__full_hashes_every_block),
+		cmocka_unit_test(rpmemd_hcache_close__null_is_fine),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
