@@ -43,6 +43,27 @@ static int get_region(struct rpmemd_session *s, uint32_t id, const char *name,
 }
 
 /*
+ * allowed_region -- the prologue of a request naming region (and pool):
+ * valid names, then the right (before the lookup: a refusal does not say
+ * whether the region exists), then a reference to the region. On a
+ * refusal the ERROR has been sent and *r is NULL; returns 0 or the send
+ * failure.
+ */
+static int allowed_region(struct rpmemd_session *s, uint32_t id,
+			  const char *region, const char *pool,
+			  enum rpmemd_right right, struct rpmemd_region **r)
+{
+	int ret, ok;
+
+	*r = NULL;
+	if ((ret = check_names(s, id, region, pool, &ok)) || !ok)
+		return ret;
+	if ((ret = rpmemd_authz_check(s, id, right, region, &ok)) || !ok)
+		return ret;
+	return get_region(s, id, region, r);
+}
+
+/*
  * readable_only -- drop the regions of v[n] the session may not read
  * (they are not listed, as if they did not exist); the number left
  */
@@ -215,16 +236,13 @@ int req_create(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	struct rpmem_msg_create m;
 	struct rpmemd_region *r;
 	char err[RPMEM_MSG_MAX], sz[32];
-	int ret, ok;
+	int ret;
 
 	if (rpmem_create_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
-	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
-		return ret;
-	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE, m.region, &ok);
-	if (ret || !ok)
-		return ret;
-	if ((ret = get_region(s, hd->id, m.region, &r)) || !r)
+	ret = allowed_region(s, hd->id, m.region, m.pool, RPMEMD_RIGHT_WRITE,
+			     &r);
+	if (ret || !r)
 		return ret;
 	ret = rpmemd_pool_create(r, m.pool, m.size, err, sizeof(err));
 	rpmemd_region_put(&r);
@@ -241,16 +259,13 @@ int req_remove(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	struct rpmem_msg_remove m;
 	struct rpmemd_region *r;
 	char err[RPMEM_MSG_MAX];
-	int ret, ok;
+	int ret;
 
 	if (rpmem_remove_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
-	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
-		return ret;
-	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE, m.region, &ok);
-	if (ret || !ok)
-		return ret;
-	if ((ret = get_region(s, hd->id, m.region, &r)) || !r)
+	ret = allowed_region(s, hd->id, m.region, m.pool, RPMEMD_RIGHT_WRITE,
+			     &r);
+	if (ret || !r)
 		return ret;
 	ret = rpmemd_pool_remove(r, m.pool, !!(m.flags & RPMEM_REMOVE_FORCE),
 				 err, sizeof(err));

@@ -438,6 +438,28 @@ static void report(struct sync_ctx *c)
 			    c->o->range_arg);
 }
 
+/*
+ * move_ranges -- the differing ranges, to the target (push) or into the
+ * local buffer (pull), counted and reported as progress; *moved bytes
+ */
+static int move_ranges(struct sync_ctx *c, int push_dir, uint64_t *moved)
+{
+	for (size_t i = 0; i < c->diff.n; i++) {
+		const struct range *r = &c->diff.v[i];
+		int ret = push_dir ? rpmemctl_pool_write(c->p, c->local + r->off,
+							 r->off, r->len) :
+				     rpmemctl_pool_read(c->p, c->local + r->off,
+							r->off, r->len);
+		if (ret)
+			return ret;
+		*moved += r->len;
+		c->st.data_bytes += r->len;
+		c->st.bytes_transferred += r->len;
+		progress(c, *moved, c->st.bytes_differ, 0);
+	}
+	return 0;
+}
+
 /* push -- write the differing ranges between syncing and consistent */
 static int push(struct sync_ctx *c)
 {
@@ -450,17 +472,8 @@ static int push(struct sync_ctx *c)
 	if (ret)
 		return ret;
 	uint64_t moved = 0;
-	for (size_t i = 0; i < c->diff.n; i++) {
-		const struct range *r = &c->diff.v[i];
-		ret = rpmemctl_pool_write(p, c->local + r->off, r->off,
-					  r->len);
-		if (ret)
-			return ret;
-		moved += r->len;
-		c->st.data_bytes += r->len;
-		c->st.bytes_transferred += r->len;
-		progress(c, moved, c->st.bytes_differ, 0);
-	}
+	if ((ret = move_ranges(c, 1, &moved)))
+		return ret;
 	/*
 	 * After an interrupted sync, data already in the target's mapping
 	 * may not be persistent yet: persist the whole pool then.
@@ -485,17 +498,9 @@ static int push(struct sync_ctx *c)
 static int pull(struct sync_ctx *c)
 {
 	uint64_t moved = 0;
-	for (size_t i = 0; i < c->diff.n; i++) {
-		const struct range *r = &c->diff.v[i];
-		int ret = rpmemctl_pool_read(c->p, c->local + r->off, r->off,
-					     r->len);
-		if (ret)
-			return ret;
-		moved += r->len;
-		c->st.data_bytes += r->len;
-		c->st.bytes_transferred += r->len;
-		progress(c, moved, c->st.bytes_differ, 0);
-	}
+	int ret = move_ranges(c, 0, &moved);
+	if (ret)
+		return ret;
 	progress(c, moved, c->st.bytes_differ, 1);
 	return 0;
 }
