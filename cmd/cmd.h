@@ -243,6 +243,9 @@ struct cmd_xfer {
 	const char *target; /* TARGET as given */
 	uint64_t follow_ns;  /* sync --follow: rounds this far apart, 0 = once */
 	const char *follow_arg; /* the interval as given, for messages */
+	const char *dirty_log;	/* push: --dirty-log FILE (NULL: LOCAL.rpmemlog
+				 * if it exists) */
+	int no_dirty_log;	/* push: --no-dirty-log */
 };
 
 /* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */

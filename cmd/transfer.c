@@ -46,6 +46,7 @@ static void range_cb(uint64_t off, uint64_t len, void *arg)
 struct xfer_cb {
 	struct cmd_progress prog;
 	struct ranges ranges;
+	struct rpmemctl_dirtylog *log; /* a push's dirty log, or NULL */
 };
 
 static void xfer_progress(uint64_t done, uint64_t total, void *arg)
@@ -86,6 +87,9 @@ struct xfer_result {
 	int missing; /* dry run: the pool or the local file does not exist */
 	uint64_t round; /* --follow: the round's number (1, 2, ...), else 0 */
 	int reconnected; /* --follow: this round opened a new session */
+	char log_path[1040]; /* the dirty log used, "" if none */
+	int dirty_only;	     /* it stood in for the comparison */
+	char dirty_fallback[200]; /* why it did not */
 };
 
 static const char *mode_str(enum rpmemctl_sync_mode m)
@@ -152,6 +156,11 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 	json_bool(&j, "created", r->created_remote);
 	json_bool(&j, "local_created", r->created_local);
 	json_bool(&j, "identical", r->identical);
+	if (r->log_path[0]) {
+		json_str(&j, "dirty_log", r->log_path);
+		json_bool(&j, "dirty_only", r->dirty_only);
+		json_str(&j, "dirty_fallback", r->dirty_fallback);
+	}
 	if (r->round) {
 		json_u64(&j, "round", r->round);
 		json_bool(&j, "reconnected", r->reconnected);
@@ -375,6 +384,52 @@ static void stats_get(struct xfer_stats *st,
 	st->elapsed_ns = rpmemctl_sync_result_get_elapsed_ns(res);
 }
 
+/* dirty_get -- what the push did with its dirty log, said once */
+static void dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
+		      const struct rpmemctl_sync_result *res)
+{
+	if (!r->log_path[0])
+		return;
+	r->dirty_only = rpmemctl_sync_result_get_dirty_only(res);
+	rpmem_strlcpy(r->dirty_fallback,
+		      rpmemctl_sync_result_get_dirty_fallback(res),
+		      sizeof(r->dirty_fallback));
+	if (r->dirty_fallback[0] && !ctx->json)
+		cmd_info(ctx, "dirty log '%s' not used: %s; compared every "
+			 "block", r->log_path, r->dirty_fallback);
+}
+
+/*
+ * dirty_open -- a push's dirty log: --dirty-log FILE, else LOCAL.rpmemlog
+ * if it exists; 0 (also when there is none) or an exit code
+ */
+static int dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+		      const struct cmd_local *local, struct xfer_result *r,
+		      struct xfer_cb *cb)
+{
+	int ret;
+
+	if (x->mode != RPMEMCTL_SYNC_PUSH || x->dry_run || x->no_dirty_log)
+		return 0;
+	if (x->dirty_log) {
+		snprintf(r->log_path, sizeof(r->log_path), "%s", x->dirty_log);
+	} else {
+		snprintf(r->log_path, sizeof(r->log_path), "%s.rpmemlog",
+			 x->local);
+		if (access(r->log_path, F_OK)) {
+			r->log_path[0] = '\0';
+			return 0;
+		}
+	}
+	ret = rpmemctl_dirtylog_open(r->log_path, local->len, 0, &cb->log);
+	if (ret) {
+		cmd_err(ctx, "cannot use the dirty log: %s",
+			rpmemctl_strerror(ret));
+		return CMD_EXIT_LOCAL;
+	}
+	return 0;
+}
+
 /*
  * make_cfg -- the library's sync configuration for x, watching the local
  * file local_fd for changes; 0 or -errno
@@ -403,6 +458,8 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 		ret = rpmemctl_sync_cfg_set_range(cfg, xfer_range, cb);
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_local_fd(cfg, local_fd);
+	if (!ret && cb->log)
+		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, cb->log);
 	if (ret) {
 		rpmemctl_sync_cfg_delete(&cfg);
 		return ret;
@@ -531,6 +588,7 @@ static int follow_sync(struct follow *f, struct xfer_cb *cb,
 				  res);
 	cmd_progress_end(&cb->prog);
 	stats_get(&f->r->st, res);
+	dirty_get(f->ctx, f->r, res);
 	rpmemctl_sync_result_delete(&res);
 	rpmemctl_sync_cfg_delete(&cfg);
 	*msg = rpmemctl_pool_errmsg(f->pool);
@@ -647,6 +705,9 @@ static int follow(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	int code, last = 0;
 
 	cmd_source(x->local, f.src, sizeof(f.src));
+	code = dirty_open(ctx, x, local, r, &cb);
+	if (code)
+		return code;
 	if (follow_signals(&old, &wait_mask)) {
 		cmd_err(ctx, "cannot catch SIGTERM: %s", strerror(errno));
 		return CMD_EXIT_INTERNAL;
@@ -676,6 +737,7 @@ static int follow(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 out:
 	follow_close(&f);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	rpmemctl_dirtylog_close(&cb.log);
 	free(cb.ranges.v);
 	return code;
 }
@@ -786,6 +848,9 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 				rpmemctl_pool_errmsg(pool));
 	}
 
+	code = dirty_open(ctx, x, &local, &r, &cb);
+	if (code)
+		goto err_pool;
 	ret = make_cfg(x, cmd_source(x->local, src, sizeof(src)), local.fd,
 		       &cb, &cfg);
 	if (!ret)
@@ -801,6 +866,7 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	ret = rpmemctl_pool_sync2(pool, local.addr, local.len, cfg, res);
 	cmd_progress_end(&cb.prog);
 	stats_get(&r.st, res);
+	dirty_get(ctx, &r, res);
 	rpmemctl_sync_result_delete(&res);
 	rpmemctl_sync_cfg_delete(&cfg);
 	if (ret < 0) {
@@ -850,6 +916,7 @@ report:
 	}
 	rpmemctl_session_close(&sess);
 	cmd_local_close(&local, 0);
+	rpmemctl_dirtylog_close(&cb.log);
 	free(cb.ranges.v);
 	return code;
 
@@ -860,6 +927,7 @@ err_session:
 err_local:
 	/* a file created for a pull that failed is not left half-written */
 	cmd_local_close(&local, 1);
+	rpmemctl_dirtylog_close(&cb.log);
 	free(cb.ranges.v);
 	return code;
 }
