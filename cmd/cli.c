@@ -353,6 +353,22 @@ int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
 	return 0;
 }
 
+/* cmd_parse_interval -- "500ms", "5s", "1m" (1 ms to 24 h) into ns */
+int cmd_parse_interval(struct rpmemctl_ctx *ctx, const char *s,
+		       uint64_t *out)
+{
+	int ret = rpmem_parse_interval(s, out);
+
+	if (ret == -ERANGE)
+		return cmd_usage_error(ctx, "invalid interval '%s': from 1ms "
+				       "to 24h", s);
+	if (ret)
+		return cmd_usage_error(ctx, "invalid interval '%s': a number "
+				       "with ms, s, m or h (500ms, 5s, 1m)",
+				       s);
+	return 0;
+}
+
 /*
  * cmd_parse_target -- parse and validate a target before any connection;
  * a pool path with '/' or ".." never reaches the network.

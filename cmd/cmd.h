@@ -119,6 +119,9 @@ int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 		   uint64_t *out);
 int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
 			 uint32_t *out);
+/* cmd_parse_interval -- "500ms", "5s", "1m" (1 ms to 24 h) into ns */
+int cmd_parse_interval(struct rpmemctl_ctx *ctx, const char *s,
+		       uint64_t *out);
 int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
 		     struct rpmem_target *t);
 
@@ -248,6 +251,11 @@ struct cmd_xfer {
 	enum rpmemctl_transport transport;
 	const char *local;  /* LOCAL as given */
 	const char *target; /* TARGET as given */
+	uint64_t follow_ns;  /* sync --follow: rounds this far apart, 0 = once */
+	const char *follow_arg; /* the interval as given, for messages */
+	const char *dirty_log;	/* push: --dirty-log FILE (NULL: LOCAL.rpmemlog
+				 * if it exists) */
+	int no_dirty_log;	/* push: --no-dirty-log */
 };
 
 /* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */

@@ -11,12 +11,23 @@ static const char sync_usage[] =
 	"consistent. A missing remote pool is created with the size of LOCAL.\n"
 	"With --pull, fetch the differing blocks into LOCAL instead (created\n"
 	"with the pool's size if missing) and persist it.\n"
+	"With --follow, keep the session and the pool open and push again\n"
+	"every INTERVAL; a round that fails is retried at the next one (a\n"
+	"lost connection is reopened).\n"
 	"\n"
 	"  -p, --pull             remote -> local\n"
 	"  -n, --dry-run          report what would move, move nothing\n"
 	"  -b, --block-size SIZE  comparison block, power of two, 4K..64M\n"
 	"                         (default 64K)\n"
-	"  -j, --json             one JSON object on stdout\n"
+	"  -f, --follow INTERVAL  repeat the sync every INTERVAL (500ms, 5s,\n"
+	"                         1m) until SIGTERM or SIGINT, which end it\n"
+	"                         after the round in progress\n"
+	"  -d, --dirty-log FILE   send only the extents FILE marks, if it is\n"
+	"                         relative to the pool's generation (default:\n"
+	"                         LOCAL.rpmemlog if it exists)\n"
+	"      --no-dirty-log     compare everything, do not clear the log\n"
+	"  -j, --json             one JSON object on stdout (with --follow,\n"
+	"                         one line per round)\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            no informational lines or progress\n"
@@ -27,6 +38,9 @@ static const struct option sync_opts[] = {
 	{ "pull", no_argument, NULL, 'p' },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "block-size", required_argument, NULL, 'b' },
+	{ "follow", required_argument, NULL, 'f' },
+	{ "dirty-log", required_argument, NULL, 'd' },
+	{ "no-dirty-log", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
 	{ "json", no_argument, NULL, 'j' },
 	{ "transport", required_argument, NULL, 't' },
 	{ NULL, 0, NULL, 0 },
@@ -38,7 +52,7 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct cmd_xfer x = { .mode = RPMEMCTL_SYNC_PUSH };
 	int c, code = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "pnb:jt:",
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "pnb:f:d:jt:",
 			       sync_opts, sync_usage, &code)) != -1) {
 		switch (c) {
 		case -2:
@@ -54,6 +68,18 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			if (code)
 				return code;
 			break;
+		case 'f':
+			code = cmd_parse_interval(ctx, optarg, &x.follow_ns);
+			if (code)
+				return code;
+			x.follow_arg = optarg;
+			break;
+		case 'd':
+			x.dirty_log = optarg;
+			break;
+		case CMD_OPT_FIRST_PRIVATE:
+			x.no_dirty_log = 1;
+			break;
 		case 'j':
 			ctx->json = 1;
 			break;
@@ -67,6 +93,16 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	code = cmd_check_args(ctx, argc, argv, 2, 2);
 	if (code)
 		return code;
+	if (x.follow_ns && (x.mode == RPMEMCTL_SYNC_PULL || x.dry_run))
+		return cmd_usage_error(ctx, "--follow pushes: it cannot be "
+				       "combined with %s",
+				       x.dry_run ? "--dry-run" : "--pull");
+	if (x.dirty_log && (x.mode == RPMEMCTL_SYNC_PULL || x.dry_run ||
+			    x.no_dirty_log))
+		return cmd_usage_error(ctx, "--dirty-log is for a push: not "
+				       "with %s", x.no_dirty_log ?
+				       "--no-dirty-log" : x.dry_run ?
+				       "--dry-run" : "--pull");
 	x.local = argv[optind];
 	x.target = argv[optind + 1];
 	return cmd_transfer(ctx, &x);

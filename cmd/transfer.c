@@ -3,8 +3,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -42,6 +46,7 @@ static void range_cb(uint64_t off, uint64_t len, void *arg)
 struct xfer_cb {
 	struct cmd_progress prog;
 	struct ranges ranges;
+	struct rpmemctl_dirtylog *log; /* a push's dirty log, or NULL */
 };
 
 static void xfer_progress(uint64_t done, uint64_t total, void *arg)
@@ -80,6 +85,11 @@ struct xfer_result {
 	int created_remote;
 	int created_local;
 	int missing; /* dry run: the pool or the local file does not exist */
+	uint64_t round; /* --follow: the round's number (1, 2, ...), else 0 */
+	int reconnected; /* --follow: this round opened a new session */
+	char log_path[1040]; /* the dirty log used, "" if none */
+	int dirty_only;	     /* it stood in for the comparison */
+	char dirty_fallback[200]; /* why it did not */
 };
 
 static const char *mode_str(enum rpmemctl_sync_mode m)
@@ -146,6 +156,15 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 	json_bool(&j, "created", r->created_remote);
 	json_bool(&j, "local_created", r->created_local);
 	json_bool(&j, "identical", r->identical);
+	if (r->log_path[0]) {
+		json_str(&j, "dirty_log", r->log_path);
+		json_bool(&j, "dirty_only", r->dirty_only);
+		json_str(&j, "dirty_fallback", r->dirty_fallback);
+	}
+	if (r->round) {
+		json_u64(&j, "round", r->round);
+		json_bool(&j, "reconnected", r->reconnected);
+	}
 	if (x->mode == RPMEMCTL_SYNC_VERIFY || x->dry_run) {
 		json_arr_begin(&j, "ranges");
 		for (i = 0; i < rg->n; i++) {
@@ -365,6 +384,52 @@ static void stats_get(struct xfer_stats *st,
 	st->elapsed_ns = rpmemctl_sync_result_get_elapsed_ns(res);
 }
 
+/* dirty_get -- what the push did with its dirty log, said once */
+static void dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
+		      const struct rpmemctl_sync_result *res)
+{
+	if (!r->log_path[0])
+		return;
+	r->dirty_only = rpmemctl_sync_result_get_dirty_only(res);
+	rpmem_strlcpy(r->dirty_fallback,
+		      rpmemctl_sync_result_get_dirty_fallback(res),
+		      sizeof(r->dirty_fallback));
+	if (r->dirty_fallback[0] && !ctx->json)
+		cmd_info(ctx, "dirty log '%s' not used: %s; compared every "
+			 "block", r->log_path, r->dirty_fallback);
+}
+
+/*
+ * dirty_open -- a push's dirty log: --dirty-log FILE, else LOCAL.rpmemlog
+ * if it exists; 0 (also when there is none) or an exit code
+ */
+static int dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+		      const struct cmd_local *local, struct xfer_result *r,
+		      struct xfer_cb *cb)
+{
+	int ret;
+
+	if (x->mode != RPMEMCTL_SYNC_PUSH || x->dry_run || x->no_dirty_log)
+		return 0;
+	if (x->dirty_log) {
+		snprintf(r->log_path, sizeof(r->log_path), "%s", x->dirty_log);
+	} else {
+		snprintf(r->log_path, sizeof(r->log_path), "%s.rpmemlog",
+			 x->local);
+		if (access(r->log_path, F_OK)) {
+			r->log_path[0] = '\0';
+			return 0;
+		}
+	}
+	ret = rpmemctl_dirtylog_open(r->log_path, local->len, 0, &cb->log);
+	if (ret) {
+		cmd_err(ctx, "cannot use the dirty log: %s",
+			rpmemctl_strerror(ret));
+		return CMD_EXIT_LOCAL;
+	}
+	return 0;
+}
+
 /*
  * make_cfg -- the library's sync configuration for x, watching the local
  * file local_fd for changes; 0 or -errno
@@ -394,12 +459,288 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 		ret = rpmemctl_sync_cfg_set_range(cfg, xfer_range, cb);
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_local_fd(cfg, local_fd);
+	if (!ret && cb->log)
+		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, cb->log);
 	if (ret) {
 		rpmemctl_sync_cfg_delete(&cfg);
 		return ret;
 	}
 	*out = cfg;
 	return 0;
+}
+
+/* --- sync --follow -------------------------------------------------------- */
+
+/* set by SIGTERM and SIGINT while following: stop after this round */
+static volatile sig_atomic_t follow_stop;
+
+/* follow_signal -- the handler: only note that we were asked to stop */
+static void follow_signal(int sig)
+{
+	(void)sig;
+	follow_stop = 1;
+}
+
+/*
+ * follow_signals -- catch SIGTERM and SIGINT, blocked except while waiting
+ * between rounds (a round is never interrupted); *wait_mask gets the mask
+ * to wait with, *old the caller's
+ */
+static int follow_signals(sigset_t *old, sigset_t *wait_mask)
+{
+	struct sigaction sa = { .sa_handler = follow_signal };
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &block, old))
+		return -errno;
+	*wait_mask = *old;
+	sigdelset(wait_mask, SIGTERM);
+	sigdelset(wait_mask, SIGINT);
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+/* follow_wait -- sleep ns unless (or until) a stop signal arrives */
+static void follow_wait(uint64_t ns, const sigset_t *wait_mask)
+{
+	uint64_t end = rpmem_now_ns() + ns;
+
+	while (!follow_stop) {
+		uint64_t now = rpmem_now_ns();
+		struct timespec ts;
+
+		if (now >= end)
+			return;
+		ts.tv_sec = (time_t)((end - now) / 1000000000ull);
+		ts.tv_nsec = (long)((end - now) % 1000000000ull);
+		/* the signals are unblocked only inside ppoll: no lost wakeup */
+		ppoll(NULL, 0, &ts, wait_mask);
+	}
+}
+
+/* follow_state -- what the loop keeps between rounds */
+struct follow {
+	struct rpmemctl_ctx *ctx;
+	const struct cmd_xfer *x;
+	const struct rpmem_target *t;
+	struct xfer_result *r;
+	struct cmd_local *local;
+	struct rpmemctl_session *sess; /* NULL after a lost connection */
+	struct rpmemctl_pool *pool;
+	char src[1024];
+};
+
+/* follow_close -- drop the pool and the session (a lost connection) */
+static void follow_close(struct follow *f)
+{
+	rpmemctl_pool_close(&f->pool);
+	rpmemctl_session_close(&f->sess);
+}
+
+/* follow_open -- connect and open the pool for writing; an exit code */
+static int follow_open(struct follow *f)
+{
+	int code;
+
+	code = cmd_connect(f->ctx, f->t, f->x->transport, &f->sess);
+	if (code)
+		return code;
+	code = open_pool(f->ctx, f->sess, f->t, f->r->hp, f->r,
+			 f->local->len, &f->pool);
+	if (code == XFER_SIZES_DIFFER || code == 1)
+		code = CMD_EXIT_INTERNAL; /* not for a push that is not dry */
+	if (code) {
+		rpmemctl_session_close(&f->sess);
+		return code;
+	}
+	f->r->transport = rpmemctl_pool_get_transport(f->pool);
+	if (rpmemctl_pool_attach(f->pool, f->local->addr, f->local->len))
+		cmd_dbg(f->ctx, "attaching the local mapping: %s",
+			rpmemctl_pool_errmsg(f->pool));
+	return 0;
+}
+
+/*
+ * follow_sync -- one push of the local file over the open pool: 0 with
+ * the round reported, or -errno with the library's message in *msg
+ */
+static int follow_sync(struct follow *f, struct xfer_cb *cb,
+		       const char **msg)
+{
+	struct rpmemctl_sync_result *res = NULL;
+	struct rpmemctl_sync_cfg *cfg = NULL;
+	int ret;
+
+	ret = make_cfg(f->x, f->src, f->local->fd, cb, &cfg);
+	if (!ret)
+		ret = rpmemctl_sync_result_new(&res);
+	if (ret) {
+		rpmemctl_sync_cfg_delete(&cfg);
+		*msg = rpmemctl_strerror(ret);
+		return ret;
+	}
+	cmd_progress_init(&cb->prog, f->ctx, "sync");
+	ret = rpmemctl_pool_sync2(f->pool, f->local->addr, f->local->len, cfg,
+				  res);
+	cmd_progress_end(&cb->prog);
+	stats_get(&f->r->st, res);
+	dirty_get(f->ctx, f->r, res);
+	rpmemctl_sync_result_delete(&res);
+	rpmemctl_sync_cfg_delete(&cfg);
+	*msg = rpmemctl_pool_errmsg(f->pool);
+	return ret < 0 ? ret : 0;
+}
+
+/* follow_report -- one line (or JSON object) for a round that completed */
+static void follow_report(struct follow *f)
+{
+	struct xfer_result *r = f->r;
+	char a[32], b[32];
+	struct ranges none = { 0 };
+
+	r->identical = 1;
+	if (f->ctx->json) {
+		report_json(r, &none);
+	} else if (!r->st.blocks_differ && !r->reconnected) {
+		cmd_info(f->ctx, "round %" PRIu64 ": '%s' and %s are identical, "
+			 "generation %" PRIu64, r->round, f->x->local,
+			 r->target, r->st.generation);
+	} else {
+		cmd_info(f->ctx, "round %" PRIu64 ": %ssynced '%s' to %s: %"
+			 PRIu64 " of %" PRIu64 " blocks differed, sent %s (%s "
+			 "in all) in %.2f s, generation %" PRIu64, r->round,
+			 r->reconnected ? "reconnected, " : "", f->x->local,
+			 r->target, r->st.blocks_differ, r->st.blocks_total,
+			 rpmem_fmt_size(r->st.data_bytes, a, sizeof(a)),
+			 rpmem_fmt_size(r->st.bytes_transferred, b, sizeof(b)),
+			 elapsed_s(&r->st), r->st.generation);
+	}
+	fflush(stdout);
+}
+
+/* follow_transient -- a failure the next round may not see again */
+static int follow_transient(int err)
+{
+	return err != -EACCES && cmd_exit_code(err) == CMD_EXIT_CONNECT;
+}
+
+/*
+ * follow_round -- connect if need be and push once. Returns 0 when the
+ * round completed (the pool is consistent), minus the exit code of a
+ * failure the next round may not meet again (said on stderr), else the
+ * exit code to stop with.
+ */
+static int follow_round(struct follow *f, struct xfer_cb *cb)
+{
+	struct rpmemctl_ctx *ctx = f->ctx;
+	const char *every = f->x->follow_arg;
+	const char *msg;
+	struct stat st;
+	int ret, code;
+
+	if (!f->sess) {
+		code = follow_open(f);
+		if (code == CMD_EXIT_CONNECT) {
+			cmd_warn(ctx, "round %" PRIu64 ": %s is unreachable; "
+				 "retrying in %s", f->r->round, f->r->hp,
+				 every);
+			return -CMD_EXIT_CONNECT;
+		}
+		if (code)
+			return code;
+		f->r->reconnected = 1;
+	}
+	ret = follow_sync(f, cb, &msg);
+	if (!ret)
+		follow_report(f);
+	/* said once, by the round that did it */
+	f->r->reconnected = 0;
+	f->r->created_remote = 0;
+	if (!ret)
+		return 0;
+	if (ret == -ESTALE && !fstat(f->local->fd, &st) &&
+	    (uint64_t)st.st_size == f->local->len) {
+		/* written to while we read it: what we sent may be torn */
+		cmd_warn(ctx, "round %" PRIu64 ": '%s' changed during the "
+			 "round; the pool stays syncing; retrying in %s",
+			 f->r->round, f->x->local, every);
+		return -CMD_EXIT_LOCAL;
+	}
+	if (ret == -ESTALE) {
+		cmd_err(ctx, "'%s' changed size during round %" PRIu64
+			" (%s); --follow cannot go on with it", f->x->local,
+			f->r->round, msg);
+		return CMD_EXIT_LOCAL;
+	}
+	if (follow_transient(ret)) {
+		cmd_warn(ctx, "round %" PRIu64 ": connection to %s lost (%s); "
+			 "reconnecting in %s", f->r->round, f->r->hp, msg,
+			 every);
+		follow_close(f);
+		return -CMD_EXIT_CONNECT;
+	}
+	return cmd_remote_err(ctx, f->sess, ret, NULL,
+			      "round %" PRIu64 ": cannot sync '%s' to %s",
+			      f->r->round, f->x->local, f->r->target);
+}
+
+/*
+ * follow -- sync --follow: rounds INTERVAL apart on one session until a
+ * stop signal; exit 0 if the last round left the pool consistent, the
+ * failed round's code otherwise, or at once on a failure no later round
+ * can mend
+ */
+static int follow(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+		  const struct rpmem_target *t, struct xfer_result *r,
+		  struct cmd_local *local)
+{
+	struct follow f = { .ctx = ctx, .x = x, .t = t, .r = r,
+			    .local = local };
+	struct xfer_cb cb = { 0 };
+	sigset_t old, wait_mask;
+	int code, last = 0;
+
+	cmd_source(x->local, f.src, sizeof(f.src));
+	code = dirty_open(ctx, x, local, r, &cb);
+	if (code)
+		return code;
+	if (follow_signals(&old, &wait_mask)) {
+		cmd_err(ctx, "cannot catch SIGTERM: %s", strerror(errno));
+		return CMD_EXIT_INTERNAL;
+	}
+	/* the first connection must work: a typo is not transient */
+	code = follow_open(&f);
+	if (code)
+		goto out;
+	for (r->round = 1;; r->round++) {
+		code = follow_round(&f, &cb);
+		if (code > 0)
+			goto out;
+		last = -code; /* a failed round's code, if it is the last */
+		if (follow_stop)
+			break;
+		follow_wait(x->follow_ns, &wait_mask);
+		if (follow_stop)
+			break;
+	}
+	code = last;
+	if (code)
+		cmd_warn(ctx, "stopped after round %" PRIu64 ", which failed: "
+			 "the pool is not consistent", r->round);
+	else
+		cmd_info(ctx, "stopped after round %" PRIu64 ": %s is "
+			 "consistent", r->round, r->target);
+out:
+	follow_close(&f);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	rpmemctl_dirtylog_close(&cb.log);
+	free(cb.ranges.v);
+	return code;
 }
 
 /* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */
@@ -432,6 +773,11 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 		code = cmd_local_open(ctx, x->local, 0, 0, &local);
 		if (code)
 			return code;
+	}
+	if (x->follow_ns) {
+		code = follow(ctx, x, &t, &r, &local);
+		cmd_local_close(&local, 0);
+		return code;
 	}
 
 	code = cmd_connect(ctx, &t, x->transport, &sess);
@@ -503,6 +849,9 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 				rpmemctl_pool_errmsg(pool));
 	}
 
+	code = dirty_open(ctx, x, &local, &r, &cb);
+	if (code)
+		goto err_pool;
 	ret = make_cfg(x, cmd_source(x->local, src, sizeof(src)), local.fd,
 		       &cb, &cfg);
 	if (!ret)
@@ -518,6 +867,7 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	ret = rpmemctl_pool_sync2(pool, local.addr, local.len, cfg, res);
 	cmd_progress_end(&cb.prog);
 	stats_get(&r.st, res);
+	dirty_get(ctx, &r, res);
 	rpmemctl_sync_result_delete(&res);
 	rpmemctl_sync_cfg_delete(&cfg);
 	if (ret < 0) {
@@ -567,6 +917,7 @@ report:
 	}
 	rpmemctl_session_close(&sess);
 	cmd_local_close(&local, 0);
+	rpmemctl_dirtylog_close(&cb.log);
 	free(cb.ranges.v);
 	return code;
 
@@ -577,6 +928,7 @@ err_session:
 err_local:
 	/* a file created for a pull that failed is not left half-written */
 	cmd_local_close(&local, 1);
+	rpmemctl_dirtylog_close(&cb.log);
 	free(cb.ranges.v);
 	return code;
 }

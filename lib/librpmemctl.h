@@ -448,6 +448,61 @@ uint64_t
 rpmemctl_sync_result_get_elapsed_ns(const struct rpmemctl_sync_result *res);
 
 /*
+ * --- dirty logs (LIBRPMEMCTL_2) -------------------------------------------
+ *
+ * A dirty log is a small file beside a local pool (rpmemctl uses
+ * POOL.rpmemlog) recording which extents of the pool were written since
+ * the remote pool was last known equal to it, relative to that pool's
+ * uuid and generation. Marking an extent persists the mark before
+ * returning, once per extent until the log is cleared. Given to a push
+ * (rpmemctl_sync_cfg_set_dirty_log), it lets the push send only the
+ * marked extents, without hashing, when the remote pool is still the one
+ * and the generation the log is relative to (and, if it is syncing, was
+ * last marked so by this source); otherwise the push compares everything
+ * as usual. Either way, a push that succeeds binds the log to the pool's
+ * new generation and clears it. A verify ignores it.
+ */
+struct rpmemctl_dirtylog;
+
+#define RPMEMCTL_DIRTYLOG_EXTENT_DEFAULT (1u << 20)
+
+/*
+ * rpmemctl_dirtylog_open -- open the log at path (created, bound to
+ * nothing, if missing) for a pool of pool_size bytes in extents of
+ * extent_size (0 = 1 MiB; a power of two from 4 KiB to 1 GiB). A log
+ * made for another size is refused with -EINVAL.
+ */
+int rpmemctl_dirtylog_open(const char *path, uint64_t pool_size,
+			   uint32_t extent_size,
+			   struct rpmemctl_dirtylog **out);
+void rpmemctl_dirtylog_close(struct rpmemctl_dirtylog **log);
+/*
+ * rpmemctl_dirtylog_mark -- mark the extents of [offset, offset + len);
+ * they are persistently marked when it returns 0. Call it before the
+ * data can become persistent locally. Thread-safe; an extent already
+ * marked costs no I/O.
+ */
+int rpmemctl_dirtylog_mark(struct rpmemctl_dirtylog *log, uint64_t offset,
+			   uint64_t len);
+/* rpmemctl_dirtylog_count -- the extents marked */
+uint64_t rpmemctl_dirtylog_count(const struct rpmemctl_dirtylog *log);
+/*
+ * rpmemctl_sync_cfg_set_dirty_log -- a push consults and then clears log
+ * (NULL = none; not owned: it must outlive the sync)
+ */
+int rpmemctl_sync_cfg_set_dirty_log(struct rpmemctl_sync_cfg *cfg,
+				    struct rpmemctl_dirtylog *log);
+/* a push with a dirty log sent only its marked extents: 1, else 0 */
+int rpmemctl_sync_result_get_dirty_only(
+	const struct rpmemctl_sync_result *res);
+/*
+ * why a push with a dirty log compared everything instead ("" if it did
+ * not, or had no log); valid as long as res
+ */
+const char *rpmemctl_sync_result_get_dirty_fallback(
+	const struct rpmemctl_sync_result *res);
+
+/*
  * rpmemctl_pool_sync2 -- bring the remote pool (push, mirror) or the local
  * buffer (pull) up to date, or compare them (verify), as cfg says. local
  * must be exactly rpmemctl_pool_get_size() bytes. Push and mirror mark

@@ -2,7 +2,7 @@
 # tests.mk -- test targets; included by the top-level Makefile
 
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
-	      $(B)/tests/old_sync_user \
+	      $(B)/tests/old_sync_user $(B)/tests/dirty_writer \
 	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz \
 	      $(B)/tests/truncate_shim.so $(B)/tests/pobj_app $(B)/tests/pmem2_app
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
@@ -26,6 +26,11 @@ $(B)/tests/old_sync_user: tests/abi/old_sync_user.c tests/abi/librpmemctl-v1.h \
 
 # so does the error and log probe: only the public API, as an application
 $(B)/tests/lib_errors: tests/tools/lib_errors.c $(B)/librpmemctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
+
+# replica persists while the target is gone (tests/bats/dirtylog.bats)
+$(B)/tests/dirty_writer: tests/tools/dirty_writer.c $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
 

@@ -246,6 +246,7 @@ struct rpmemctl_sync_cfg {
 	rpmemctl_range_fn range;
 	void *range_arg;
 	int local_fd; /* the local copy's file, checked for changes; -1 none */
+	struct rpmemctl_dirtylog *dirty_log; /* push: consulted, cleared */
 };
 
 /*
@@ -263,7 +264,22 @@ struct rpmemctl_sync_result {
 	uint64_t data_bytes;
 	uint64_t generation;
 	uint64_t elapsed_ns;
+	int dirty_only;		 /* sent only the dirty log's extents */
+	char dirty_fallback[200]; /* why not, with a log; "" otherwise */
 };
+
+/* --- dirtylog.c: the persistent dirty log -------------------------------- */
+
+uint64_t client_dirtylog_extent(const struct rpmemctl_dirtylog *l);
+uint64_t client_dirtylog_nextents(const struct rpmemctl_dirtylog *l);
+int client_dirtylog_marked(const struct rpmemctl_dirtylog *l, uint64_t e);
+uint64_t client_dirtylog_generation(const struct rpmemctl_dirtylog *l);
+/* client_dirtylog_bound -- relative to pool uuid at generation (intact) */
+int client_dirtylog_bound(const struct rpmemctl_dirtylog *l,
+			  const uint8_t uuid[16], uint64_t generation);
+/* client_dirtylog_reset -- bind to uuid, generation, then clear the marks */
+int client_dirtylog_reset(struct rpmemctl_dirtylog *l, const uint8_t uuid[16],
+			  uint64_t generation);
 
 /* client_sync_mode_valid -- a known enum rpmemctl_sync_mode */
 int client_sync_mode_valid(enum rpmemctl_sync_mode mode);

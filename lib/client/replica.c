@@ -23,6 +23,12 @@
  * States: the open's sync leaves the replica consistent; the first
  * persist marks it syncing (the application is changing it, so a crash
  * leaves it marked); close marks it consistent again (generation + 1).
+ *
+ * The dirty log PATH.rpmemlog records the extents every persist covers,
+ * before their local persist: after a persist that reached only the
+ * local file (the target gone, or a crash in between), the next open (or
+ * `rpmemctl sync`) sends only those extents. The open's sync and a clean
+ * close, which leave the two copies equal, clear it.
  */
 struct rpmemctl_replica {
 	int fd;
@@ -35,6 +41,7 @@ struct rpmemctl_replica {
 	size_t size;
 	struct rpmemctl_session *sess;
 	struct rpmemctl_pool *pool;
+	struct rpmemctl_dirtylog *log; /* PATH.rpmemlog */
 	char name[2 * RPMEM_NAME_MAX + 2]; /* "region/pool" for messages */
 	char source[RPMEM_STR_MAX + 1];	   /* "host:path" */
 	char errmsg[CLIENT_ERRMSG_MAX];	   /* why the last call failed */
@@ -116,6 +123,7 @@ static void release(struct rpmemctl_replica *r)
 {
 	rpmemctl_pool_close(&r->pool);
 	rpmemctl_session_close(&r->sess);
+	rpmemctl_dirtylog_close(&r->log);
 	if (r->map)
 		pmem2_map_delete(&r->map);
 	if (r->src)
@@ -135,6 +143,8 @@ static int initial_sync(struct rpmemctl_replica *r)
 	if (ret)
 		goto err_msg;
 	ret = rpmemctl_sync_cfg_set_source(cfg, r->source);
+	if (!ret)
+		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, r->log);
 	if (ret)
 		goto err_delete;
 	ret = rpmemctl_pool_sync2(r->pool, r->addr, r->size, cfg, NULL);
@@ -182,6 +192,13 @@ static int replica_open(const char *path, const char *target,
 	int ret = map_local(r, path);
 	if (ret)
 		goto err_release;
+	char lpath[RPMEM_STR_MAX + 16];
+	snprintf(lpath, sizeof(lpath), "%s.rpmemlog", path);
+	ret = rpmemctl_dirtylog_open(lpath, r->size, 0, &r->log);
+	if (ret) {
+		rerr(r, ret, "%s", rpmemctl_strerror(ret));
+		goto err_release;
+	}
 	ret = open_remote(r, &t, transport);
 	if (ret)
 		goto err_release;
@@ -270,8 +287,15 @@ RPMEM_EXPORT int rpmemctl_replica_persist(struct rpmemctl_replica *r,
 	}
 	if (len == 0)
 		return 0;
+	/* marked before the data can be persistent locally */
+	int ret = rpmemctl_dirtylog_mark(r->log, (uint64_t)(p - r->addr), len);
+	if (ret) {
+		rerr(r, ret, "replica %s: cannot mark the dirty log: %s",
+		     r->name, strerror(-ret));
+		client_set_last(ret, "%s", r->errmsg);
+		return ret;
+	}
 	r->persist(addr, len);
-	int ret = 0;
 	if (!r->dirty) {
 		ret = rpmemctl_pool_set_state(r->pool, RPMEMCTL_POOL_SYNCING,
 					      r->source);
@@ -306,6 +330,10 @@ RPMEM_EXPORT int rpmemctl_replica_close(struct rpmemctl_replica **rp)
 	if (ret)
 		rerr(r, ret, "replica %s: %s", r->name,
 		     rpmemctl_pool_errmsg(r->pool));
+	else if (r->dirty && r->pool)
+		/* every persist reached both copies: the log is void */
+		(void)client_dirtylog_reset(r->log, r->pool->uuid,
+					    r->pool->generation);
 	int ret2 = rpmemctl_pool_close(&r->pool);
 	if (ret2 && !ret) {
 		ret = ret2;

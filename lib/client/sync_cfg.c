@@ -161,6 +161,33 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_set_local_fd(struct rpmemctl_sync_cfg *cfg,
 	return 0;
 }
 
+/* rpmemctl_sync_cfg_set_dirty_log -- a push consults and clears log */
+RPMEM_EXPORT int
+rpmemctl_sync_cfg_set_dirty_log(struct rpmemctl_sync_cfg *cfg,
+				struct rpmemctl_dirtylog *log)
+{
+	if (!cfg) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	cfg->dirty_log = log;
+	return 0;
+}
+
+/* rpmemctl_sync_result_get_dirty_only -- only the marked extents moved */
+RPMEM_EXPORT int
+rpmemctl_sync_result_get_dirty_only(const struct rpmemctl_sync_result *res)
+{
+	return res ? res->dirty_only : 0;
+}
+
+/* rpmemctl_sync_result_get_dirty_fallback -- why everything was compared */
+RPMEM_EXPORT const char *
+rpmemctl_sync_result_get_dirty_fallback(const struct rpmemctl_sync_result *res)
+{
+	return res ? res->dirty_fallback : "";
+}
+
 /* rpmemctl_sync_result_new -- a result with every counter 0 */
 RPMEM_EXPORT int rpmemctl_sync_result_new(struct rpmemctl_sync_result **out)
 {

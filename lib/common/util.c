@@ -72,6 +72,38 @@ int rpmem_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* rpmem_parse_interval -- a duration with a unit into nanoseconds */
+int rpmem_parse_interval(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = {
+		{ "ms", 1000000ull },	     { "s", 1000000000ull },
+		{ "", 1000000000ull },	     { "m", 60000000000ull },
+		{ "h", 3600000000000ull },
+	};
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v > 24ull * 3600000000000ull / units[i].ns)
+			return -ERANGE;
+		uint64_t t = (uint64_t)v * units[i].ns;
+		if (t < 1000000ull)
+			return -ERANGE;
+		*ns = t;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int rpmem_memlock_limit(unsigned long long *lim)
 {
 	struct rlimit rl;

@@ -32,6 +32,11 @@ int rpmem_name_valid(const char *name);
  * (empty, junk, negative) or -ERANGE (overflow).
  */
 int rpmem_parse_size(const char *s, uint64_t *out);
+/*
+ * rpmem_parse_interval -- "500ms", "5s", "1m", "2h" (a bare number is
+ * seconds) into nanoseconds; from 1 ms to 24 h, else -EINVAL or -ERANGE
+ */
+int rpmem_parse_interval(const char *s, uint64_t *ns);
 /* rpmem_fmt_size -- "64 MiB", "1.5 GiB" into buf */
 const char *rpmem_fmt_size(uint64_t v, char *buf, size_t len);
 /*

@@ -122,6 +122,48 @@ static void rpmem_parse_size__junk_is_einval(void **state)
 	expect_size_err(NULL, -EINVAL);
 }
 
+/* --- rpmem_parse_interval ------------------------------------------------ */
+
+static void rpmem_parse_interval__units_ms_s_m_h_and_bare_seconds(void **state)
+{
+	(void)state;
+	uint64_t v = 0;
+	assert_int_equal(rpmem_parse_interval("500ms", &v), 0);
+	assert_int_equal(v, 500000000ull);
+	assert_int_equal(rpmem_parse_interval("5s", &v), 0);
+	assert_int_equal(v, 5000000000ull);
+	assert_int_equal(rpmem_parse_interval("5", &v), 0);
+	assert_int_equal(v, 5000000000ull);
+	assert_int_equal(rpmem_parse_interval("1m", &v), 0);
+	assert_int_equal(v, 60000000000ull);
+	assert_int_equal(rpmem_parse_interval("2h", &v), 0);
+	assert_int_equal(v, 7200000000000ull);
+	assert_int_equal(rpmem_parse_interval("1ms", &v), 0);
+	assert_int_equal(v, 1000000ull);
+	assert_int_equal(rpmem_parse_interval("24h", &v), 0);
+	assert_int_equal(v, 86400000000000ull);
+}
+
+static void rpmem_parse_interval__junk_and_out_of_range_leave_it(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"", "ms", "-1s", "1.5s", " 1s", "1s ", "1S", "1d", "1 m",
+		"5mss", "0x5s", "+5s",
+	};
+	uint64_t v = 7;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_int_equal(rpmem_parse_interval(bad[i], &v), -EINVAL);
+	assert_int_equal(rpmem_parse_interval(NULL, &v), -EINVAL);
+	assert_int_equal(rpmem_parse_interval("0s", &v), -ERANGE);
+	assert_int_equal(rpmem_parse_interval("0ms", &v), -ERANGE);
+	assert_int_equal(rpmem_parse_interval("25h", &v), -ERANGE);
+	assert_int_equal(rpmem_parse_interval("1441m", &v), -ERANGE);
+	assert_int_equal(rpmem_parse_interval("99999999999999999999999s", &v),
+			 -ERANGE);
+	assert_int_equal(v, 7);
+}
+
 static void rpmem_parse_size__overflow_is_erange(void **state)
 {
 	(void)state;
@@ -498,6 +540,10 @@ int main(void)
 		cmocka_unit_test(rpmem_parse_size__plain_and_suffixed),
 		cmocka_unit_test(rpmem_parse_size__junk_is_einval),
 		cmocka_unit_test(rpmem_parse_size__overflow_is_erange),
+		cmocka_unit_test(
+			rpmem_parse_interval__units_ms_s_m_h_and_bare_seconds),
+		cmocka_unit_test(
+			rpmem_parse_interval__junk_and_out_of_range_leave_it),
 		cmocka_unit_test(rpmem_fmt_size__binary_units),
 		cmocka_unit_test(rpmem_fmt_size__small_buffer_is_truncated),
 		cmocka_unit_test(rpmem_parse_target__host_region_pool),
