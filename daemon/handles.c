@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "events.h"
 #include "log.h"
 #include "rdma.h"
 #include "session_int.h"
@@ -49,6 +50,9 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 {
 	struct rpmemd_pool *p = h->pool;
 	rpmem_rdma_unexpose(&h->expo);
+	if (h->xfer == 2)
+		rpmemd_ev_transfer(s, h, RPMEM_EV_DESTROY,
+				   "aborted: the pool was closed before it was consistent");
 	INFO("session %u: closed pool %s/%s (%s, %s)", s->id,
 	     p->region->cfg.name, p->name,
 	     h->mode == RPMEM_OPEN_RW ? "rw" : "ro",
