@@ -49,6 +49,7 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx);
 
 /* --- option parsing ------------------------------------------------------ */
 
