@@ -67,6 +67,7 @@ enum {
 	CMD_OPT_TLS_CA,
 	CMD_OPT_TLS_CERT,
 	CMD_OPT_TLS_KEY,
+	CMD_OPT_BWLIMIT,
 	CMD_OPT_FIRST_PRIVATE, /* first value free for a command's options */
 };
 
@@ -109,6 +110,11 @@ int cmd_parse_transport(struct rpmemctl_ctx *ctx, const char *s,
 			enum rpmemctl_transport *out);
 int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 		   uint64_t *out);
+/*
+ * cmd_parse_bwlimit -- --bwlimit RATE: bytes per second with K, M, G
+ * (powers of 1024) and an optional "/s"; at least 4K
+ */
+int cmd_parse_bwlimit(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out);
 int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
 			 uint32_t *out);
 int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
@@ -236,6 +242,7 @@ struct cmd_xfer {
 	int dry_run;
 	int no_create;       /* push/mirror: never create the remote pool */
 	uint32_t block_size; /* 0 = the library's default */
+	uint64_t bwlimit;    /* bytes per second of data sent; 0 = none */
 	enum rpmemctl_transport transport;
 	const char *local;  /* LOCAL as given */
 	const char *target; /* TARGET as given */
