@@ -3,9 +3,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "client.h"
 #include "util.h"
+
+#define CLIENT_EVENTS_RCVBUF (32 << 10)
 
 /* a subscription: its session, its request id, the last event read */
 struct rpmemctl_events {
@@ -42,6 +45,13 @@ RPMEM_EXPORT int rpmemctl_events_subscribe(struct rpmemctl_session *sess,
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return client_sess_end(sess, -ENOMEM, "subscribing to events");
+	/*
+	 * an event stream is a trickle: a small receive buffer lets the
+	 * target's bounded queue, not megabytes of kernel buffers, absorb a
+	 * subscriber that stalls (the target reports what it had to drop)
+	 */
+	int sz = CLIENT_EVENTS_RCVBUF;
+	setsockopt(sess->conn.fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	len = rpmem_events_encode(buf, sizeof(buf), &m);
 	ret = len < 0 ? len :
 			client_send(sess, RPMEM_MSG_EVENTS, buf, (size_t)len,
