@@ -35,11 +35,18 @@ uint64_t rpmemd_pacer_take(struct rpmemd_pacer *p, uint64_t n)
 	pthread_mutex_lock(&p->lock);
 	if (p->rate) {
 		uint64_t now = rpmem_now_ns();
-		/* an idle link saves up no burst: start no earlier than now */
-		uint64_t start = p->next_ns > now ? p->next_ns : now;
+		/*
+		 * an idle link saves up at most RPMEMD_PACE_SLACK_NS of
+		 * credit: enough to make up for sleeps that overshoot, so
+		 * the average holds, and no real burst
+		 */
+		uint64_t floor = now > RPMEMD_PACE_SLACK_NS ?
+					 now - RPMEMD_PACE_SLACK_NS :
+					 0;
+		uint64_t start = p->next_ns > floor ? p->next_ns : floor;
 		p->next_ns = start + (uint64_t)((unsigned __int128)n *
 						1000000000u / p->rate);
-		wait = start - now;
+		wait = start > now ? start - now : 0;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return wait;

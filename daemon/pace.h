@@ -8,6 +8,8 @@
 
 /* bytes of WRITE data received between two looks at the limit */
 #define RPMEMD_PACE_CHUNK (64u << 10)
+/* credit an idle pacer keeps: makes up for late wake-ups, 10 ms */
+#define RPMEMD_PACE_SLACK_NS 10000000ull
 
 /*
  * struct rpmemd_pacer -- one virtual clock for all sessions: each chunk
