@@ -334,6 +334,26 @@ int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 	return 0;
 }
 
+/* cmd_parse_bwlimit -- bytes per second, K/M/G, "/s" allowed, >= 4 KiB */
+int cmd_parse_bwlimit(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
+{
+	char buf[64];
+	size_t n = strlen(s);
+	uint64_t v = 0;
+
+	if (n >= sizeof(buf))
+		return cmd_usage_error(ctx, "invalid --bwlimit '%s'", s);
+	memcpy(buf, s, n + 1);
+	if (n > 2 && !strcmp(buf + n - 2, "/s"))
+		buf[n - 2] = '\0';
+	if (rpmem_parse_size(buf, &v) || v < 4096)
+		return cmd_usage_error(ctx,
+			"invalid --bwlimit '%s' (bytes per second, at least 4K; K, M and G allowed, e.g. 50M)",
+			s);
+	*out = v;
+	return 0;
+}
+
 /* cmd_parse_block_size -- a power of two from 4 KiB to 64 MiB */
 int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
 			 uint32_t *out)

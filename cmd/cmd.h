@@ -49,6 +49,7 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx);
 
 /*
  * cmd_prometheus -- a daemon's status and pools in the Prometheus text
@@ -75,6 +76,7 @@ enum {
 	CMD_OPT_TLS_CA,
 	CMD_OPT_TLS_CERT,
 	CMD_OPT_TLS_KEY,
+	CMD_OPT_BWLIMIT,
 	CMD_OPT_FIRST_PRIVATE, /* first value free for a command's options */
 };
 
@@ -117,6 +119,11 @@ int cmd_parse_transport(struct rpmemctl_ctx *ctx, const char *s,
 			enum rpmemctl_transport *out);
 int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 		   uint64_t *out);
+/*
+ * cmd_parse_bwlimit -- --bwlimit RATE: bytes per second with K, M, G
+ * (powers of 1024) and an optional "/s"; at least 4K
+ */
+int cmd_parse_bwlimit(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out);
 int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
 			 uint32_t *out);
 /* cmd_parse_interval -- "500ms", "5s", "1m" (1 ms to 24 h) into ns */
@@ -248,6 +255,7 @@ struct cmd_xfer {
 	int full;	     /* verify: the target re-hashes every block */
 	int no_create;       /* push/mirror: never create the remote pool */
 	uint32_t block_size; /* 0 = the library's default */
+	uint64_t bwlimit;    /* bytes per second of data sent; 0 = none */
 	enum rpmemctl_transport transport;
 	const char *local;  /* LOCAL as given */
 	const char *target; /* TARGET as given */

@@ -12,6 +12,8 @@ static const char mirror_usage[] =
 	"\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
+	"      --bwlimit RATE     send at most RATE bytes a second (K, M, G:\n"
+	"                         powers of 1024; e.g. 50M)\n"
 	"  -n, --no-create        fail if the remote pool does not exist\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            no informational lines or progress\n"
@@ -21,6 +23,7 @@ static const struct option mirror_opts[] = {
 	CMD_COMMON_OPTS,
 	{ "json", no_argument, NULL, 'j' },
 	{ "transport", required_argument, NULL, 't' },
+	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },
 	{ "no-create", no_argument, NULL, 'n' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -41,6 +44,11 @@ int cmd_mirror(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		case 't':
 			code = cmd_parse_transport(ctx, optarg, &x.transport);
+			if (code)
+				return code;
+			break;
+		case CMD_OPT_BWLIMIT:
+			code = cmd_parse_bwlimit(ctx, optarg, &x.bwlimit);
 			if (code)
 				return code;
 			break;

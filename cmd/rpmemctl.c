@@ -28,6 +28,7 @@ static const struct cmd_struct commands[] = {
 	{ "verify", cmd_verify, "compare a local pool file with its replica" },
 	{ "status", cmd_status, "show a daemon, its pools and its sessions" },
 	{ "kick", cmd_kick, "end a session on a target, releasing its pools" },
+	{ "events", cmd_events, "print what happens on a target as it happens" },
 	{ "bench", cmd_bench, "measure persist latency and bandwidth" },
 	{ "psk-gen", cmd_psk_gen, "write a new TLS pre-shared key file" },
 };

@@ -29,6 +29,8 @@ static const char sync_usage[] =
 	"  -j, --json             one JSON object on stdout (with --follow,\n"
 	"                         one line per round)\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
+	"      --bwlimit RATE     send at most RATE bytes a second (K, M, G:\n"
+	"                         powers of 1024; e.g. 50M)\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            no informational lines or progress\n"
 	"  -h, --help             this help\n";
@@ -43,6 +45,7 @@ static const struct option sync_opts[] = {
 	{ "no-dirty-log", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
 	{ "json", no_argument, NULL, 'j' },
 	{ "transport", required_argument, NULL, 't' },
+	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -85,6 +88,11 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		case 't':
 			code = cmd_parse_transport(ctx, optarg, &x.transport);
+			if (code)
+				return code;
+			break;
+		case CMD_OPT_BWLIMIT:
+			code = cmd_parse_bwlimit(ctx, optarg, &x.bwlimit);
 			if (code)
 				return code;
 			break;

@@ -452,6 +452,8 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_block_size(cfg, x->block_size);
 	if (!ret)
+		ret = rpmemctl_sync_cfg_set_bwlimit(cfg, x->bwlimit);
+	if (!ret)
 		ret = rpmemctl_sync_cfg_set_source(cfg, source);
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_progress(cfg, xfer_progress, cb);

@@ -25,6 +25,8 @@
 #define DEFAULT_WRITER_IDLE_TIMEOUT 600
 #define DEFAULT_MAX_UNAUTH 64
 #define DEFAULT_MAX_UNAUTH_PER_ADDR 8
+#define DEFAULT_EVENT_QUEUE 1024
+#define BWLIMIT_MIN 4096 /* bytes per second */
 
 /* parse state: where errors go and which mount table to consult */
 struct cfg_ctx {
@@ -668,7 +670,8 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 {
 	static const char *const known[] = {
 		"handshake_timeout", "frame_timeout", "writer_idle_timeout",
-		"max_unauthenticated", "max_unauthenticated_per_address", NULL
+		"max_unauthenticated", "max_unauthenticated_per_address",
+		"event_queue", NULL
 	};
 	static const struct {
 		const char *name;
@@ -686,6 +689,8 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 		{ "max_unauthenticated_per_address", 1, 65536,
 		  DEFAULT_MAX_UNAUTH_PER_ADDR,
 		  offsetof(struct rpmemd_limits, max_unauth_per_addr) },
+		{ "event_queue", 2, 1 << 20, DEFAULT_EVENT_QUEUE,
+		  offsetof(struct rpmemd_limits, event_queue) },
 	};
 	const config_setting_t *g = config_setting_get_member(root, "limits");
 	int ret;
@@ -708,6 +713,39 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 	return 0;
 }
 
+/*
+ * parse_bwlimit -- bwlimit = 104857600; or "100M" (K, M, G: powers of
+ * 1024): bytes of WRITE data a second for all sessions together; absent
+ * or 0: no limit
+ */
+static int parse_bwlimit(struct cfg_ctx *c, const config_setting_t *root,
+			 struct rpmemd_config *cfg)
+{
+	const config_setting_t *s = config_setting_get_member(root, "bwlimit");
+	uint64_t v = 0;
+
+	cfg->bwlimit = 0;
+	if (!s)
+		return 0;
+	int t = config_setting_type(s);
+	if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
+		long long x = config_setting_get_int64(s);
+		if (x < 0)
+			return cfg_err(c, s, "bwlimit", "must not be negative");
+		v = (uint64_t)x;
+	} else if (t != CONFIG_TYPE_STRING ||
+		   rpmem_parse_size(config_setting_get_string(s), &v)) {
+		return cfg_err(c, s, "bwlimit",
+			       "must be bytes per second: a number, or a string like \"100M\" (K, M, G)");
+	}
+	if (v && v < BWLIMIT_MIN)
+		return cfg_err(c, s, "bwlimit",
+			       "%llu bytes per second is below the least, %d (0: no limit)",
+			       (unsigned long long)v, BWLIMIT_MIN);
+	cfg->bwlimit = v;
+	return 0;
+}
+
 /* parse_root -- every top-level setting, then cross-checks */
 static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 		      struct rpmemd_config *cfg)
@@ -715,7 +753,7 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 	static const char *const known[] = {
 		"listen", "port", "log", "max_sessions", "regions",
 		"regions_auto", "auth", "allow_insecure_remote", "tls",
-		"limits", "access", NULL
+		"limits", "access", "bwlimit", NULL
 	};
 	long long v;
 	int ret;
@@ -735,6 +773,8 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 	if ((ret = parse_log(c, root, cfg)))
 		return ret;
 	if ((ret = parse_limits(c, root, cfg)))
+		return ret;
+	if ((ret = parse_bwlimit(c, root, cfg)))
 		return ret;
 	if ((ret = get_bool(c, root, "regions_auto", "regions_auto",
 			    &cfg->regions_auto)))

@@ -53,6 +53,7 @@ struct rpmemd_limits {
 	unsigned writer_idle_timeout; /* s without a request, RW pool (0: off) */
 	unsigned max_unauth;	      /* connections before HELLO_OK, in all */
 	unsigned max_unauth_per_addr; /* ... from one source address */
+	unsigned event_queue;	      /* events a subscriber may fall behind */
 };
 
 /*
@@ -75,6 +76,7 @@ struct rpmemd_config {
 	int log_level;	/* LOG_ERR .. LOG_DEBUG */
 	int log_target; /* enum rpmemd_log_target */
 	unsigned max_sessions;
+	uint64_t bwlimit; /* bytes/s of WRITE data, all sessions; 0 = none */
 	struct rpmemd_limits limits;
 	int regions_auto;	   /* also serve the discovered namespaces */
 	int require_auth;	   /* auth.require_auth (reserved) */

@@ -2,6 +2,7 @@
 /* dispatch.c -- the request loop of an established session */
 #include <errno.h>
 
+#include "events.h"
 #include "log.h"
 #include "session_int.h"
 #include "sock.h"
@@ -41,6 +42,9 @@ static uint64_t idle_deadline(struct rpmemd_session *s, int *writer)
 static int recv_timed_out(struct rpmemd_session *s)
 {
 	if (s->in_frame) {
+		rpmemd_ev_refuse(s->set, s, NULL, "frame_timeout",
+				 "a request frame did not arrive in full within %u s",
+				 s->lim.frame_timeout);
 		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
 				  "session %u from %s: a frame did not arrive within frame_timeout = %u s; closing the session",
 				  s->id, s->peer, s->lim.frame_timeout);
@@ -48,6 +52,9 @@ static int recv_timed_out(struct rpmemd_session *s)
 			       "a request frame did not arrive in full within %u s (frame_timeout); the target closed the session",
 			       s->lim.frame_timeout);
 	} else {
+		rpmemd_ev_refuse(s->set, s, NULL, "writer_idle_timeout",
+				 "no request for %u s with a pool open for writing",
+				 s->lim.writer_idle_timeout);
 		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
 				  "session %u from %s: no request for %u s with a pool open for writing (writer_idle_timeout); closing the session",
 				  s->id, s->peer, s->lim.writer_idle_timeout);
@@ -135,6 +142,14 @@ int rpmemd_serve(struct rpmemd_session *s)
 		case RPMEM_MSG_KICK:
 			ret = req_kick(s, &hd);
 			break;
+		case RPMEM_MSG_EVENTS: {
+			int over;
+			ret = req_events(s, &hd, &over);
+			if (over) /* the subscription was this session's end */
+				return ret == -ECONNRESET ? recv_failed(s, ret) :
+							    ret;
+			break;
+		}
 		case RPMEM_MSG_BYE:
 			return 0;
 		case RPMEM_MSG_HELLO:

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "events.h"
 #include "log.h"
 #include "rdma.h"
 #include "session_int.h"
@@ -53,6 +54,9 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 	/* its RDMA writes are over: the hash cache is on again, all invalid */
 	if (rdma_writer)
 		rpmemd_hcache_rdma_end(p->hc);
+	if (h->xfer == 2)
+		rpmemd_ev_transfer(s, h, RPMEM_EV_DESTROY,
+				   "aborted: the pool was closed before it was consistent");
 	INFO("session %u: closed pool %s/%s (%s, %s)", s->id,
 	     p->region->cfg.name, p->name,
 	     h->mode == RPMEM_OPEN_RW ? "rw" : "ro",

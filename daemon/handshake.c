@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "events.h"
 #include "log.h"
 #include "net.h"
 #include "session_int.h"
@@ -68,6 +69,8 @@ int rpmemd_handshake(struct rpmemd_session *s)
 		return -EUSERS;
 	}
 	if (ret) {
+		rpmemd_ev_refuse(set, s, NULL, "max_sessions",
+				 "too many sessions (max_sessions = %u)", max);
 		conn_reply_err(s, hd.id, RPMEM_E_LIMIT,
 			       "too many sessions (max_sessions = %u); retry later",
 			       max);
@@ -94,6 +97,7 @@ int rpmemd_handshake(struct rpmemd_session *s)
 		return len;
 	INFO("session %u from %s (%s) opened", s->id, s->peer,
 	     m.client[0] ? m.client : "unnamed client");
+	rpmemd_ev_session(s, RPMEM_EV_CREATE, NULL);
 	return rpmem_send_frame(&s->conn, RPMEM_MSG_HELLO_OK, hd.id, buf,
 				(size_t)len, NULL, 0);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "events.h"
 #include "log.h"
 #include "session_int.h"
 #include "util.h"
@@ -34,6 +35,10 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 		goto err_lock;
 	if ((ret = -pthread_cond_init(&set->hash_cond, NULL)))
 		goto err_hash_lock;
+	if ((ret = rpmemd_pacer_init(&set->pacer)))
+		goto err_hash_cond;
+	if ((ret = rpmemd_events_new(&set->events)))
+		goto err_pacer;
 	/* a hashing request runs on two threads (reply_hashes) */
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	set->hash_max = ncpu > 2 ? (unsigned)(ncpu / 2) : 1;
@@ -45,15 +50,22 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 	set->started_ns = rpmem_now_ns();
 	/* RPMEM_CAP_RDMA: set by the server with set->rdma */
 	set->caps = RPMEM_CAP_HASHV | RPMEM_CAP_STATE | RPMEM_CAP_KICK |
-		    RPMEM_CAP_IDENTITY | RPMEM_CAP_PAGE | RPMEM_CAP_HASH_CACHE;
+		    RPMEM_CAP_IDENTITY | RPMEM_CAP_PAGE | RPMEM_CAP_HASH_CACHE |
+		    RPMEM_CAP_EVENTS;
 	rpmem_strlcpy(set->server, server, sizeof(set->server));
 	set->limits = (struct rpmemd_limits){ .handshake_timeout = 10,
 					      .frame_timeout = 60,
 					      .max_unauth = 64,
-					      .max_unauth_per_addr = 8 };
+					      .max_unauth_per_addr = 8,
+					      .event_queue =
+						      RPMEMD_EVENT_QUEUE_DEFAULT };
 	*out = set;
 	return 0;
 
+err_pacer:
+	rpmemd_pacer_fini(&set->pacer);
+err_hash_cond:
+	pthread_cond_destroy(&set->hash_cond);
 err_hash_lock:
 	pthread_mutex_destroy(&set->hash_lock);
 err_lock:
@@ -70,6 +82,8 @@ void rpmemd_sessions_delete(struct rpmemd_sessions **pset)
 	struct rpmemd_sessions *set = pset ? *pset : NULL;
 	if (!set)
 		return;
+	rpmemd_events_delete(&set->events);
+	rpmemd_pacer_fini(&set->pacer);
 	pthread_cond_destroy(&set->hash_cond);
 	pthread_mutex_destroy(&set->hash_lock);
 	pthread_mutex_destroy(&set->lock);

@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "guard.h"
+#include "events.h"
 #include "log.h"
 #include "net.h"
 #include "session_int.h"
@@ -15,6 +17,40 @@
 #include "store.h"
 #include "util.h"
 #include "wire.h"
+
+/*
+ * paced_read -- a WRITE's data under the daemon's bwlimit: a chunk at a
+ * time, each when the pacer lets it in. The frame's deadline moves on by
+ * the time the daemon itself waited: a limit that makes a frame take
+ * longer than frame_timeout does not time the client out.
+ */
+static int paced_read(struct rpmemd_session *s, uint8_t *dst, size_t len)
+{
+	struct rpmemd_pacer *pc = &s->set->pacer;
+
+	if (!rpmemd_pacer_rate(pc))
+		return rpmem_net_read_full(&s->conn, dst, len);
+	while (len) {
+		size_t n = len < RPMEMD_PACE_CHUNK ? len : RPMEMD_PACE_CHUNK;
+		uint64_t wait = rpmemd_pacer_take(pc, n);
+		if (wait) {
+			struct timespec ts = { .tv_sec = (time_t)(wait / 1000000000u),
+					       .tv_nsec = (long)(wait % 1000000000u) };
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
+			if (s->conn.deadline_ns)
+				rpmem_conn_set_deadline(&s->conn,
+							s->conn.deadline_ns +
+								wait);
+		}
+		int ret = rpmem_net_read_full(&s->conn, dst, n);
+		if (ret)
+			return ret;
+		dst += n;
+		len -= n;
+	}
+	return 0;
+}
 
 /*
  * changed_msg -- the words for a fault (guard.h) on pool p's mapping: its
@@ -39,7 +75,7 @@ struct io_args {
 static int recv_into(void *arg)
 {
 	struct io_args *a = arg;
-	return rpmem_net_read_full(&a->s->conn, a->addr, a->len);
+	return paced_read(a->s, a->addr, a->len);
 }
 
 /* send_from -- a DATA reply from the mapping (guarded) */
@@ -133,6 +169,10 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 			   h->pool->name);
 		return rpmem_net_discard(&s->conn, dlen);
 	}
+	if (h->xfer == 1) {
+		h->xfer = 2;
+		rpmemd_ev_transfer(s, h, RPMEM_EV_CREATE, NULL);
+	}
 	struct io_args a = { s, hd, h->pool->addr + io.offset, io.len };
 	ret = rpmem_guard_run(recv_into, &a);
 	rpmemd_hcache_write_end(h->pool->hc, io.offset, io.len);
@@ -140,6 +180,7 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return mapping_fault(s, hd, h->pool, ret);
 	if (ret)
 		return ret;
+	h->xfer_bytes += io.len;
 	rpmemd_pool_count(h->pool, io.len, 0);
 	__atomic_add_fetch(&s->bytes_written, io.len, __ATOMIC_RELAXED);
 	return 0;
@@ -274,6 +315,10 @@ static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	}
 	if (bytes > RPMEM_MAX_HASH_BYTES) {
 		rpmem_fmt_size(RPMEM_MAX_HASH_BYTES, cap, sizeof(cap));
+		rpmemd_ev_refuse(s->set, s, NULL, "RPMEM_MAX_HASH_BYTES",
+				 "%s of %llu bytes of pool '%s' refused (over %s)",
+				 rpmem_msg_type_str(hd->type),
+				 (unsigned long long)bytes, h->pool->name, cap);
 		rpmem_log_limited(&log_hash, LOG_NOTICE,
 				  "%s: %s of %llu bytes refused (over %s a request)",
 				  s->holder, rpmem_msg_type_str(hd->type),

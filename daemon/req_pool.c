@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "access.h"
+#include "events.h"
 #include "log.h"
 #include "net.h"
 #include "rdma.h"
@@ -250,6 +251,8 @@ int req_create(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
 	INFO("session %u: created pool %s/%s (%s)", s->id, m.region, m.pool,
 	     rpmem_fmt_size(m.size, sz, sizeof(sz)));
+	rpmemd_ev_pool(s, RPMEM_EV_CREATE, m.region, m.pool, RPMEM_POOL_EMPTY,
+		       0, m.size);
 	return conn_reply_ok(s, hd->id);
 }
 
@@ -274,6 +277,7 @@ int req_remove(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
 	INFO("session %u: removed pool %s/%s%s", s->id, m.region, m.pool,
 	     (m.flags & RPMEM_REMOVE_FORCE) ? " (forced)" : "");
+	rpmemd_ev_pool(s, RPMEM_EV_DESTROY, m.region, m.pool, 0, 0, 0);
 	return conn_reply_ok(s, hd->id);
 }
 
@@ -412,6 +416,20 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	INFO("session %u: pool %s/%s is %s (generation %llu)", s->id,
 	     h->pool->region->cfg.name, h->pool->name,
 	     rpmem_state_str(meta.state), (unsigned long long)meta.generation);
+	rpmemd_ev_pool(s, RPMEM_EV_CHANGE, h->pool->region->cfg.name,
+		       h->pool->name, meta.state, meta.generation,
+		       h->pool->size);
+	if (meta.state == RPMEM_POOL_SYNCING && h->xfer != 2) {
+		h->xfer = 1; /* the transfer starts with its first WRITE */
+		h->xfer_bytes = 0;
+	} else if (meta.state != RPMEM_POOL_SYNCING) {
+		if (h->xfer == 2)
+			rpmemd_ev_transfer(s, h, RPMEM_EV_DESTROY,
+					   meta.state == RPMEM_POOL_CONSISTENT ?
+						   "consistent" :
+						   "aborted: the pool was set empty");
+		h->xfer = 0;
+	}
 	if (!(m.flags & RPMEM_SET_STATE_REPLY))
 		return conn_reply_ok(s, hd->id);
 	struct rpmem_msg_state rep = { .state = meta.state,

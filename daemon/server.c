@@ -333,6 +333,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 		goto err_regions;
 	srv->sessions->tls = srv->auth->tls;
 	rpmemd_sessions_set_limits(srv->sessions, &srv->cfg.limits);
+	rpmemd_pacer_set_rate(&srv->sessions->pacer, srv->cfg.bwlimit);
 	if ((ret = rpmemd_access_new(&srv->cfg, &acc)))
 		goto err_sessions;
 	rpmemd_sessions_set_access(srv->sessions, &acc);
@@ -430,6 +431,12 @@ static void reload(struct rpmemd_server *srv)
 	if (memcmp(&nc.limits, &srv->cfg.limits, sizeof(nc.limits))) {
 		rpmemd_sessions_set_limits(srv->sessions, &nc.limits);
 		INFO("reload: new limits apply to connections accepted from now on");
+	}
+	if (nc.bwlimit != srv->cfg.bwlimit) {
+		rpmemd_pacer_set_rate(&srv->sessions->pacer, nc.bwlimit);
+		INFO("reload: bwlimit is now %llu bytes per second%s",
+		     (unsigned long long)nc.bwlimit,
+		     nc.bwlimit ? "" : " (no limit)");
 	}
 	/* the listeners keep running on the old addresses */
 	memcpy(nc.listen, srv->cfg.listen, sizeof(nc.listen));

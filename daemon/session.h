@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "pace.h"
 #include "proto.h"
 #include "region.h"
 
@@ -18,6 +19,7 @@
 #define RPMEMD_MAX_RDMA 32	  /* RDMA listeners (local addresses) */
 
 struct rpmemd_access;
+struct rpmemd_events;
 struct rpmemd_session;
 struct rpmem_rdma_srv;
 struct rpmem_tls_ctx;
@@ -42,6 +44,8 @@ struct rpmemd_sessions {
 	uint64_t started_ns; /* daemon start, CLOCK_MONOTONIC */
 	uint32_t caps;	     /* RPMEM_CAP_* of the daemon */
 	struct rpmemd_access *access; /* rules in force (access.h); owned */
+	struct rpmemd_events *events; /* subscribers (events.h); own lock */
+	struct rpmemd_pacer pacer;    /* bwlimit on WRITE data; own lock */
 	/* set before the first session starts, constant afterwards */
 	struct rpmemd_rdma_ep rdma[RPMEMD_MAX_RDMA];
 	unsigned nrdma;

@@ -36,6 +36,9 @@ struct rpmemd_handle {
 	struct rpmemd_pool *pool;
 	struct rpmemd_session *s;     /* for the RDMA persist callback */
 	struct rpmem_rdma_expo *expo; /* the pool exposed over RDMA */
+	/* a transfer for the event stream: SET_STATE syncing .. consistent */
+	uint8_t xfer;	     /* 0 none, 1 syncing, 2 written to (started) */
+	uint64_t xfer_bytes; /* WRITE bytes since syncing */
 };
 
 struct rpmemd_session {
@@ -77,6 +80,7 @@ struct rpmemd_session {
 	uint64_t hs_deadline_ns; /* the handshake's deadline, 0 after it */
 	int in_frame;		 /* a frame's header is in, its payload not */
 	uint64_t last_active_ns; /* the last request done */
+	struct rpmemd_sub *sub;	 /* an event subscriber (events.c), or NULL */
 
 	/* atomics, read by STATUS */
 	uint64_t bytes_written;
@@ -146,6 +150,13 @@ int req_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_kick(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/*
+ * req_events -- EVENTS: the session becomes an event subscriber and
+ * serves its subscription until it ends (*over set, the subscription's
+ * end in the return value), or the request is refused (ERROR sent)
+ */
+int req_events(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+	       int *over);
 
 /* --- handshake.c, dispatch.c --------------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "log.h"
 #include "session_int.h"
 #include "sock.h"
@@ -154,6 +155,9 @@ static void handshake_failed(struct rpmemd_session *s, int ret)
 		rpmem_log_limited(&log_refused, LOG_NOTICE,
 				  "connection %u from %s closed before its handshake completed, to make room for a newer one (max_unauthenticated = %u)",
 				  s->id, s->peer, s->lim.max_unauth);
+		rpmemd_ev_refuse(s->set, s, NULL, "max_unauthenticated",
+				 "closed before its handshake to make room for a newer connection (max_unauthenticated = %u)",
+				 s->lim.max_unauth);
 		rpmemd_refuse(&s->conn, RPMEM_E_LIMIT,
 			      "too many connections awaiting their handshake (max_unauthenticated = %u); closed to make room; retry later",
 			      s->lim.max_unauth);
@@ -161,6 +165,9 @@ static void handshake_failed(struct rpmemd_session *s, int ret)
 		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
 				  "connection %u from %s: no handshake within handshake_timeout = %u s; closed",
 				  s->id, s->peer, s->lim.handshake_timeout);
+		rpmemd_ev_refuse(s->set, s, NULL, "handshake_timeout",
+				 "no handshake within %u s",
+				 s->lim.handshake_timeout);
 		rpmemd_refuse(&s->conn, RPMEM_E_LIMIT,
 			      "handshake not completed within %u s (handshake_timeout); closing the connection",
 			      s->lim.handshake_timeout);
@@ -192,17 +199,30 @@ static void *session_main(void *arg)
 	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
 		if (s->h[i].id)
 			handle_close(s, &s->h[i]);
-	if (s->established)
+	if (s->established) {
 		INFO("session %u from %s closed: %s (%llu bytes written, %llu read, %llu flushes)",
 		     s->id, s->peer, end_reason(ret),
 		     (unsigned long long)s->bytes_written,
 		     (unsigned long long)s->bytes_read,
 		     (unsigned long long)s->flushes);
-	else
+		rpmemd_ev_session(s, RPMEM_EV_DESTROY, end_reason(ret));
+	} else
 		handshake_failed(s, ret);
 
 	rpmemd_sessions_leave(set, s);
 	return NULL;
+}
+
+/* limit_named -- the configuration name of the limit a refusal names */
+static const char *limit_named(const char *why)
+{
+	static const char *const names[] = { "max_unauthenticated_per_address",
+					     "max_sessions",
+					     "max_unauthenticated" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strstr(why, names[i]))
+			return names[i];
+	return "connections";
 }
 
 /* peer_addr -- the numeric address of fd's peer, without the port */
@@ -233,6 +253,7 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 		rpmemd_peer_name(fd, peer, sizeof(peer));
 		rpmem_log_limited(&log_refused, LOG_NOTICE,
 				  "connection from %s refused: %s", peer, why);
+		rpmemd_ev_refuse(set, NULL, peer, limit_named(why), "%s", why);
 		rpmemd_refuse(&c, RPMEM_E_LIMIT, "%s", why);
 		close(fd);
 		return -EUSERS;

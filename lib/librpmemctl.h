@@ -178,6 +178,87 @@ const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s);
  */
 int rpmemctl_session_kick(struct rpmemctl_session *sess, uint32_t id);
 
+/*
+ * --- the event stream (LIBRPMEMCTL_2) -------------------------------------
+ *
+ * rpmemctl_events_subscribe turns a session into a subscription to what
+ * happens on the target: sessions opened and closed, pools created,
+ * removed and changing state (with the generation), transfers started and
+ * finished (with the bytes written), refusals at limits. An identity sees
+ * the pools and transfers of the regions it may read, and the sessions
+ * and refusals of its own identity (an admin: all). From then on the
+ * session takes no other request (-EBUSY); close it when done.
+ */
+#define RPMEMCTL_EVENTS_NOW (1u << 0) /* the current state first, then a marker */
+
+struct rpmemctl_events;
+struct rpmemctl_event;
+
+enum rpmemctl_event_type {
+	RPMEMCTL_EVENT_EXISTS = 0,   /* the current state (RPMEMCTL_EVENTS_NOW) */
+	RPMEMCTL_EVENT_CREATE = 1,   /* a session opened, a pool or transfer began */
+	RPMEMCTL_EVENT_CHANGE = 2,   /* a pool's state changed */
+	RPMEMCTL_EVENT_DESTROY = 3,  /* a session closed, a pool or transfer ended */
+	RPMEMCTL_EVENT_REFUSE = 4,   /* a connection or request refused at a limit */
+	RPMEMCTL_EVENT_OVERFLOW = 5, /* the subscriber fell behind: lost events */
+};
+
+enum rpmemctl_event_object {
+	RPMEMCTL_EVENT_NONE = 0, /* EXISTS: end of the current state; OVERFLOW */
+	RPMEMCTL_EVENT_SESSION = 1,
+	RPMEMCTL_EVENT_POOL = 2,
+	RPMEMCTL_EVENT_TRANSFER = 3,
+	RPMEMCTL_EVENT_CONNECTION = 4, /* REFUSE */
+};
+
+/*
+ * rpmemctl_events_subscribe -- subscribe sess (flags: RPMEMCTL_EVENTS_*);
+ * fills *out. -ENOTSUP from a target without events, -EACCES, -errno.
+ */
+int rpmemctl_events_subscribe(struct rpmemctl_session *sess, unsigned flags,
+			      struct rpmemctl_events **out);
+/*
+ * rpmemctl_events_next -- wait up to timeout_ms (< 0: for ever) for the
+ * next event: 0 with *out (valid until the next call on ev), -ETIMEDOUT
+ * if none came (ev stays usable), or the -errno that ended the
+ * subscription (rpmemctl_session_errmsg says why)
+ */
+int rpmemctl_events_next(struct rpmemctl_events *ev, int timeout_ms,
+			 const struct rpmemctl_event **out);
+/* rpmemctl_events_delete -- forget the subscription; NULL is fine */
+void rpmemctl_events_delete(struct rpmemctl_events **ev);
+
+enum rpmemctl_event_type rpmemctl_event_type(const struct rpmemctl_event *e);
+enum rpmemctl_event_object
+rpmemctl_event_object(const struct rpmemctl_event *e);
+/* "exists", "create", "change", "destroy", "refuse", "overflow" */
+const char *rpmemctl_event_type_str(enum rpmemctl_event_type t);
+/* "-", "session", "pool", "transfer", "connection" */
+const char *rpmemctl_event_object_str(enum rpmemctl_event_object o);
+/* when it happened on the target: unix milliseconds */
+uint64_t rpmemctl_event_time_ms(const struct rpmemctl_event *e);
+/* the session it concerns or that did it (0: none) */
+uint32_t rpmemctl_event_session_id(const struct rpmemctl_event *e);
+/* a pool's or a transfer's region and pool ("" otherwise) */
+const char *rpmemctl_event_region(const struct rpmemctl_event *e);
+const char *rpmemctl_event_pool(const struct rpmemctl_event *e);
+enum rpmemctl_pool_state rpmemctl_event_state(const struct rpmemctl_event *e);
+uint64_t rpmemctl_event_generation(const struct rpmemctl_event *e);
+/* a pool's size in bytes */
+uint64_t rpmemctl_event_size(const struct rpmemctl_event *e);
+/* a transfer's bytes written; a session's bytes written in all */
+uint64_t rpmemctl_event_bytes(const struct rpmemctl_event *e);
+/* OVERFLOW: how many events were lost in its place */
+uint64_t rpmemctl_event_lost(const struct rpmemctl_event *e);
+const char *rpmemctl_event_peer(const struct rpmemctl_event *e);
+/* a session's client; an existing pool's writer */
+const char *rpmemctl_event_client(const struct rpmemctl_event *e);
+const char *rpmemctl_event_identity(const struct rpmemctl_event *e);
+/* REFUSE: the limit's name in rpmemd.conf ("max_sessions", ...) */
+const char *rpmemctl_event_limit(const struct rpmemctl_event *e);
+/* why: a refusal, a session's end, a transfer's end ("consistent") */
+const char *rpmemctl_event_text(const struct rpmemctl_event *e);
+
 /* rpmemctl_status_get -- the daemon and its sessions */
 int rpmemctl_status_get(struct rpmemctl_session *sess,
 			struct rpmemctl_status **out);
@@ -419,6 +500,13 @@ int rpmemctl_sync_cfg_set_range(struct rpmemctl_sync_cfg *cfg,
  * with -ESTALE, and a push or mirror then leaves the pool syncing
  */
 int rpmemctl_sync_cfg_set_local_fd(struct rpmemctl_sync_cfg *cfg, int fd);
+
+/*
+ * rpmemctl_sync_cfg_set_bwlimit -- send pool data (push, mirror) at most
+ * bytes_per_s on average (0: no limit; else at least 4096)
+ */
+int rpmemctl_sync_cfg_set_bwlimit(struct rpmemctl_sync_cfg *cfg,
+				  uint64_t bytes_per_s);
 
 /* rpmemctl_sync_result_new -- an empty result (every counter 0) */
 int rpmemctl_sync_result_new(struct rpmemctl_sync_result **out);

@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tests.mk -- test targets; included by the top-level Makefile
 
-TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/replica_example \
+TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_example \
 	      $(B)/tests/old_sync_user $(B)/tests/dirty_writer \
 	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz \
 	      $(B)/tests/truncate_shim.so $(B)/tests/pobj_app $(B)/tests/pmem2_app
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librpmem.a $(LDFLAGS) $(LDLIBS)
+
+$(B)/tests/state_churn: tests/tools/state_churn.c $(B)/librpmem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librpmem.a $(LDFLAGS) $(LDLIBS)
 

@@ -30,7 +30,14 @@ void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
 
 int client_check(struct rpmemctl_session *s)
 {
-	return s->lost ? -ECONNRESET : 0;
+	if (s->lost)
+		return -ECONNRESET;
+	if (s->subscribed) {
+		client_seterr(s, "the session to %s:%s is an event subscription: it takes no other request",
+			      s->host, s->port);
+		return -EBUSY;
+	}
+	return 0;
 }
 
 /*

@@ -67,6 +67,7 @@ struct rpmemctl_session {
 	char pending_msg[RPMEM_MSG_MAX + 1];
 	uint8_t *rbuf; /* RPMEM_MAX_PAYLOAD bytes; owned, reply payloads */
 	struct rpmemctl_pool *pools; /* open pools, linked by ->next */
+	int subscribed; /* an event subscription: no other request now */
 };
 
 /*
@@ -247,7 +248,11 @@ struct rpmemctl_sync_cfg {
 	void *range_arg;
 	int local_fd; /* the local copy's file, checked for changes; -1 none */
 	struct rpmemctl_dirtylog *dirty_log; /* push: consulted, cleared */
+	uint64_t bwlimit; /* bytes per second of pool data sent; 0 = none */
 };
+
+/* the least bwlimit a sync takes, bytes per second */
+#define CLIENT_BWLIMIT_MIN 4096
 
 /*
  * struct rpmemctl_sync_result -- what a sync did. Internal, free to grow:

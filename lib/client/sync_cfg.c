@@ -188,6 +188,21 @@ rpmemctl_sync_result_get_dirty_fallback(const struct rpmemctl_sync_result *res)
 	return res ? res->dirty_fallback : "";
 }
 
+/* rpmemctl_sync_cfg_set_bwlimit -- pace pool data sent (0: no limit) */
+RPMEM_EXPORT int rpmemctl_sync_cfg_set_bwlimit(struct rpmemctl_sync_cfg *cfg,
+					       uint64_t bytes_per_s)
+{
+	if (!cfg || (bytes_per_s && bytes_per_s < CLIENT_BWLIMIT_MIN)) {
+		client_set_last(-EINVAL,
+				"invalid bandwidth limit %llu bytes per second (0, or at least %d)",
+				(unsigned long long)bytes_per_s,
+				CLIENT_BWLIMIT_MIN);
+		return -EINVAL;
+	}
+	cfg->bwlimit = bytes_per_s;
+	return 0;
+}
+
 /* rpmemctl_sync_result_new -- a result with every counter 0 */
 RPMEM_EXPORT int rpmemctl_sync_result_new(struct rpmemctl_sync_result **out)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "client.h"
 #include "log.h"
@@ -98,7 +99,61 @@ struct sync_ctx {
 	int watch;
 	struct stat st0; /* as it was when the sync began */
 	int local_err;	 /* a fault hashing the local copy (fine level) */
+	/* bwlimit: data bytes sent since pace_t0 (0: not started) */
+	uint64_t pace_t0;
+	uint64_t pace_bytes;
 };
+
+/*
+ * pace_chunk -- how much pool data one WRITE carries under the limit:
+ * about 50 ms worth (at least 4 KiB, at most RPMEM_MAX_IO), so the data
+ * flows evenly and no frame crawls
+ */
+static size_t pace_chunk(const struct sync_ctx *c)
+{
+	uint64_t n = c->o->bwlimit / 20;
+	if (!c->o->bwlimit || n > RPMEM_MAX_IO)
+		return RPMEM_MAX_IO;
+	return n < 4096 ? 4096 : (size_t)n;
+}
+
+/*
+ * paced_write -- rpmemctl_pool_write under the sync's bwlimit: each
+ * chunk goes when the bytes before it have had their time at the rate
+ * (one clock from the first chunk: the average holds, with no burst)
+ */
+static int paced_write(struct sync_ctx *c, uint64_t off, uint64_t len)
+{
+	uint64_t rate = c->o->bwlimit;
+
+	if (!rate)
+		return rpmemctl_pool_write(c->p, c->local + off, off, len);
+	size_t chunk = pace_chunk(c);
+	while (len) {
+		size_t n = len < chunk ? (size_t)len : chunk;
+		uint64_t now = rpmem_now_ns();
+		if (!c->pace_t0)
+			c->pace_t0 = now;
+		uint64_t due = c->pace_t0 +
+			       (uint64_t)((unsigned __int128)c->pace_bytes *
+					  1000000000u / rate);
+		if (due > now) {
+			struct timespec ts = {
+				.tv_sec = (time_t)((due - now) / 1000000000u),
+				.tv_nsec = (long)((due - now) % 1000000000u)
+			};
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
+		}
+		int ret = rpmemctl_pool_write(c->p, c->local + off, off, n);
+		if (ret)
+			return ret;
+		c->pace_bytes += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
 
 /* ranges_add -- append [off, off + len), merged with an adjacent last range */
 static int ranges_add(struct ranges *r, uint64_t off, uint64_t len)
@@ -447,8 +502,7 @@ static int move_ranges(struct sync_ctx *c, int push_dir, uint64_t *moved)
 {
 	for (size_t i = 0; i < c->diff.n; i++) {
 		const struct range *r = &c->diff.v[i];
-		int ret = push_dir ? rpmemctl_pool_write(c->p, c->local + r->off,
-							 r->off, r->len) :
+		int ret = push_dir ? paced_write(c, r->off, r->len) :
 				     rpmemctl_pool_read(c->p, c->local + r->off,
 							r->off, r->len);
 		if (ret)
@@ -636,7 +690,7 @@ static int mirror(struct sync_ctx *c)
 		return ret;
 	for (uint64_t off = 0; off < c->size; off += RPMEM_MAX_IO) {
 		size_t n = (size_t)block_len(c, off, RPMEM_MAX_IO);
-		ret = rpmemctl_pool_write(p, c->local + off, off, n);
+		ret = paced_write(c, off, n);
 		if (ret)
 			return ret;
 		c->st.data_bytes += n;

@@ -406,6 +406,71 @@ int rpmem_kick_decode(const void *buf, size_t len, struct rpmem_msg_kick *m)
 	return dec_end(&r);
 }
 
+int rpmem_events_encode(void *buf, size_t cap,
+			const struct rpmem_msg_events *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->flags);
+	return enc_end(&w);
+}
+
+int rpmem_events_decode(const void *buf, size_t len,
+			struct rpmem_msg_events *m)
+{
+	DEC_BEGIN;
+	m->flags = rbuf_u32(&r);
+	if (r.err == 0 && (m->flags & ~RPMEM_EVENTS_NOW))
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_event_encode(void *buf, size_t cap, const struct rpmem_msg_event *m)
+{
+	ENC_BEGIN;
+	wbuf_u8(&w, m->verb);
+	wbuf_u8(&w, m->object);
+	wbuf_u64(&w, m->time_ms);
+	wbuf_u32(&w, m->session);
+	wbuf_str(&w, m->region, RPMEM_NAME_MAX);
+	wbuf_str(&w, m->pool, RPMEM_NAME_MAX);
+	wbuf_u8(&w, m->state);
+	wbuf_u64(&w, m->generation);
+	wbuf_u64(&w, m->size);
+	wbuf_u64(&w, m->bytes);
+	wbuf_u64(&w, m->lost);
+	wbuf_str(&w, m->peer, RPMEM_STR_MAX);
+	wbuf_str(&w, m->client, RPMEM_STR_MAX);
+	wbuf_str(&w, m->identity, RPMEM_IDENTITY_MAX);
+	wbuf_str(&w, m->limit, RPMEM_EV_LIMIT_MAX);
+	wbuf_str(&w, m->text, RPMEM_STR_MAX);
+	return enc_end(&w);
+}
+
+int rpmem_event_decode(const void *buf, size_t len, struct rpmem_msg_event *m)
+{
+	DEC_BEGIN;
+	m->verb = rbuf_u8(&r);
+	m->object = rbuf_u8(&r);
+	m->time_ms = rbuf_u64(&r);
+	m->session = rbuf_u32(&r);
+	rbuf_str(&r, m->region, sizeof(m->region));
+	rbuf_str(&r, m->pool, sizeof(m->pool));
+	m->state = rbuf_u8(&r);
+	m->generation = rbuf_u64(&r);
+	m->size = rbuf_u64(&r);
+	m->bytes = rbuf_u64(&r);
+	m->lost = rbuf_u64(&r);
+	rbuf_str(&r, m->peer, sizeof(m->peer));
+	rbuf_str(&r, m->client, sizeof(m->client));
+	rbuf_str(&r, m->identity, sizeof(m->identity));
+	rbuf_str(&r, m->limit, sizeof(m->limit));
+	rbuf_str(&r, m->text, sizeof(m->text));
+	if (m->verb > RPMEM_EV_VERB_MAX || m->object > RPMEM_EVO_OBJECT_MAX ||
+	    m->state > RPMEM_POOL_CONSISTENT)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
 int rpmem_io_encode(void *buf, size_t cap, const struct rpmem_msg_io *m)
 {
 	ENC_BEGIN;
@@ -919,7 +984,32 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_BYE] = "BYE",	   [RPMEM_MSG_HASHV] = "HASHV",
 	[RPMEM_MSG_STATE] = "STATE",
 	[RPMEM_MSG_KICK] = "KICK",
+	[25] = "RESERVED_25",
+	[RPMEM_MSG_EVENTS] = "EVENTS",	   [RPMEM_MSG_EVENT] = "EVENT",
 };
+
+static const char *const verb_names[] = {
+	[RPMEM_EV_EXISTS] = "exists",	[RPMEM_EV_CREATE] = "create",
+	[RPMEM_EV_CHANGE] = "change",	[RPMEM_EV_DESTROY] = "destroy",
+	[RPMEM_EV_REFUSE] = "refuse",	[RPMEM_EV_OVERFLOW] = "overflow",
+};
+
+static const char *const object_names[] = {
+	[RPMEM_EVO_NONE] = "-",		[RPMEM_EVO_SESSION] = "session",
+	[RPMEM_EVO_POOL] = "pool",	[RPMEM_EVO_TRANSFER] = "transfer",
+	[RPMEM_EVO_CONNECTION] = "connection",
+};
+
+const char *rpmem_event_verb_str(uint8_t verb)
+{
+	return verb <= RPMEM_EV_VERB_MAX ? verb_names[verb] : "unknown";
+}
+
+const char *rpmem_event_object_str(uint8_t object)
+{
+	return object <= RPMEM_EVO_OBJECT_MAX ? object_names[object] :
+						 "unknown";
+}
 
 const char *rpmem_msg_type_str(uint16_t type)
 {

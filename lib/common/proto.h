@@ -65,7 +65,10 @@ enum rpmem_msg_type {
 	RPMEM_MSG_HASHV = 22, /* hashes of several ranges, one HASHES reply */
 	RPMEM_MSG_STATE = 23, /* SET_STATE reply if asked: state, generation */
 	RPMEM_MSG_KICK = 24,  /* end another session (administrators) */
-	RPMEM_MSG_TYPE_MAX = 24,
+	/* 25 is reserved */
+	RPMEM_MSG_EVENTS = 26, /* turn the session into an event subscriber */
+	RPMEM_MSG_EVENT = 27,  /* one event of a subscription (T -> I) */
+	RPMEM_MSG_TYPE_MAX = 27,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -141,9 +144,11 @@ enum rpmem_ns_mode {
 
 /*
  * target keeps a cache of 64 KiB block hashes and honours HASH's flags
- * (RPMEM_HASH_FULL); bit 6 is paging, bit 7 the events stream
+ * (RPMEM_HASH_FULL); bit 6 is paging
  */
 #define RPMEM_CAP_HASH_CACHE (1u << 8)
+/* the target answers EVENTS and streams EVENT frames */
+#define RPMEM_CAP_EVENTS (1u << 7)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -336,6 +341,63 @@ struct rpmem_msg_kick {
 	uint32_t flags;
 };
 
+/* EVENTS flags: first the current state as "exists" events, then a marker */
+#define RPMEM_EVENTS_NOW (1u << 0)
+
+/* EVENTS: flags u32 */
+struct rpmem_msg_events {
+	uint32_t flags; /* RPMEM_EVENTS_* */
+};
+
+/* what happened (EVENT verb) */
+enum rpmem_event_verb {
+	RPMEM_EV_EXISTS = 0,   /* the current state (--now); object none: end */
+	RPMEM_EV_CREATE = 1,   /* a session opened, a pool or transfer began */
+	RPMEM_EV_CHANGE = 2,   /* a pool's state changed */
+	RPMEM_EV_DESTROY = 3,  /* a session closed, a pool or transfer ended */
+	RPMEM_EV_REFUSE = 4,   /* a connection or request refused at a limit */
+	RPMEM_EV_OVERFLOW = 5, /* events were dropped: `lost` of them */
+	RPMEM_EV_VERB_MAX = 5,
+};
+
+/* what it happened to (EVENT object) */
+enum rpmem_event_object {
+	RPMEM_EVO_NONE = 0, /* the stream itself: end of --now, overflow */
+	RPMEM_EVO_SESSION = 1,
+	RPMEM_EVO_POOL = 2,
+	RPMEM_EVO_TRANSFER = 3,	  /* a sync: first WRITE .. consistent */
+	RPMEM_EVO_CONNECTION = 4, /* a refusal: of whom */
+	RPMEM_EVO_OBJECT_MAX = 4,
+};
+
+#define RPMEM_EV_LIMIT_MAX 64 /* the name of a limit */
+
+/*
+ * EVENT: verb u8 | object u8 | time u64 (unix ms) | session u32 |
+ * region str(64) | pool str(64) | state u8 | generation u64 | size u64 |
+ * bytes u64 | lost u64 | peer str(255) | client str(255) |
+ * identity str(128) | limit str(64) | text str(255). Fields that do not
+ * apply are 0 or "".
+ */
+struct rpmem_msg_event {
+	uint8_t verb;	/* enum rpmem_event_verb */
+	uint8_t object; /* enum rpmem_event_object */
+	uint64_t time_ms;
+	uint32_t session;
+	char region[RPMEM_NAME_MAX + 1];
+	char pool[RPMEM_NAME_MAX + 1];
+	uint8_t state;
+	uint64_t generation;
+	uint64_t size;
+	uint64_t bytes; /* transfer: written; session: written in all */
+	uint64_t lost;	/* overflow: events dropped */
+	char peer[RPMEM_STR_MAX + 1];
+	char client[RPMEM_STR_MAX + 1];
+	char identity[RPMEM_IDENTITY_MAX + 1];
+	char limit[RPMEM_EV_LIMIT_MAX + 1]; /* refuse: the limit's name */
+	char text[RPMEM_STR_MAX + 1];	    /* why: a refusal, a close */
+};
+
 struct rpmem_msg_set_state {
 	uint32_t handle;
 	uint8_t state;
@@ -465,6 +527,8 @@ RPMEM_CODEC(state, struct rpmem_msg_state);
 RPMEM_CODEC(status, struct rpmem_msg_status);
 RPMEM_CODEC(status_reply, struct rpmem_msg_status_reply);
 RPMEM_CODEC(kick, struct rpmem_msg_kick);
+RPMEM_CODEC(events, struct rpmem_msg_events);
+RPMEM_CODEC(event, struct rpmem_msg_event);
 
 /*
  * rpmem_status_reply_decode_flags -- decode a STATUS_REPLY in the layout
@@ -497,6 +561,8 @@ const char *rpmem_region_type_str(uint8_t type);
 const char *rpmem_ns_mode_str(uint8_t mode);
 const char *rpmem_auth_str(uint8_t auth); /* "none", "psk", "x509" */
 const char *rpmem_msg_type_str(uint16_t type);
+const char *rpmem_event_verb_str(uint8_t verb);	    /* "exists", ... */
+const char *rpmem_event_object_str(uint8_t object); /* "-", "pool", ... */
 
 /*
  * rpmem_err_from_errno -- the ERROR code rpmemd sends for a failed call's

@@ -1648,6 +1648,79 @@ static void rpmem_kick_decode__nonzero_flags_is_ebadmsg(void **state)
 	}
 }
 
+/* --- EVENTS, EVENT -------------------------------------------------------- */
+
+static void rpmem_events_decode__unknown_flags_are_ebadmsg(void **state)
+{
+	(void)state;
+	struct rpmem_msg_events m = { .flags = RPMEM_EVENTS_NOW }, o;
+	uint8_t b[8];
+	int len = rpmem_events_encode(b, sizeof(b), &m);
+	assert_int_equal(len, 4);
+	assert_int_equal(rpmem_events_decode(b, 4, &o), 0);
+	assert_int_equal(o.flags, RPMEM_EVENTS_NOW);
+	for (unsigned bit = 1; bit < 32; bit++) {
+		struct pb q = { .len = 0 };
+		pb_u32(&q, 1u << bit);
+		assert_int_equal(rpmem_events_decode(q.b, q.len, &o), -EBADMSG);
+	}
+	assert_int_equal(rpmem_events_decode(b, 3, &o), -EBADMSG);
+}
+
+static void rpmem_event_decode__round_trips_every_field(void **state)
+{
+	(void)state;
+	struct rpmem_msg_event m = { .verb = RPMEM_EV_DESTROY,
+				     .object = RPMEM_EVO_TRANSFER,
+				     .time_ms = 1718000000123ull,
+				     .session = 42,
+				     .region = "r1",
+				     .pool = "db",
+				     .state = RPMEM_POOL_CONSISTENT,
+				     .generation = 7,
+				     .size = 1ull << 30,
+				     .bytes = 12345,
+				     .lost = 3,
+				     .peer = "127.0.0.1:4000",
+				     .client = "rpmemctl x",
+				     .identity = "alice",
+				     .limit = "frame_timeout",
+				     .text = "consistent" },
+				o;
+	uint8_t b[2048];
+	int len = rpmem_event_encode(b, sizeof(b), &m);
+	assert_true(len > 0);
+	assert_int_equal(rpmem_event_decode(b, (size_t)len, &o), 0);
+	assert_memory_equal(&m, &o, sizeof(m));
+	/* short or long by a byte: malformed */
+	assert_int_equal(rpmem_event_decode(b, (size_t)len - 1, &o), -EBADMSG);
+	assert_int_equal(rpmem_event_decode(b, (size_t)len + 1, &o), -EBADMSG);
+}
+
+static void rpmem_event_decode__verb_object_state_out_of_range_are_ebadmsg(
+	void **state)
+{
+	(void)state;
+	struct rpmem_msg_event m = { 0 }, o;
+	uint8_t b[2048];
+	int len;
+
+	m.verb = RPMEM_EV_VERB_MAX + 1;
+	len = rpmem_event_encode(b, sizeof(b), &m);
+	assert_int_equal(rpmem_event_decode(b, (size_t)len, &o), -EBADMSG);
+	m.verb = 0;
+	m.object = RPMEM_EVO_OBJECT_MAX + 1;
+	len = rpmem_event_encode(b, sizeof(b), &m);
+	assert_int_equal(rpmem_event_decode(b, (size_t)len, &o), -EBADMSG);
+	m.object = 0;
+	m.state = RPMEM_POOL_CONSISTENT + 1;
+	len = rpmem_event_encode(b, sizeof(b), &m);
+	assert_int_equal(rpmem_event_decode(b, (size_t)len, &o), -EBADMSG);
+	assert_string_equal(rpmem_event_verb_str(RPMEM_EV_OVERFLOW), "overflow");
+	assert_string_equal(rpmem_event_object_str(RPMEM_EVO_NONE), "-");
+	assert_string_equal(rpmem_event_verb_str(99), "unknown");
+}
+
 /* --- LIST_REPLY ---------------------------------------------------------- */
 
 static void put_region(struct pb *p, const char *name, uint8_t type)
@@ -2806,6 +2879,9 @@ int main(void)
 		T(rpmem_set_state_decode__unknown_flag_is_ebadmsg),
 		T(rpmem_state_decode__bad_state_is_ebadmsg),
 		T(rpmem_kick_decode__nonzero_flags_is_ebadmsg),
+		T(rpmem_events_decode__unknown_flags_are_ebadmsg),
+		T(rpmem_event_decode__round_trips_every_field),
+		T(rpmem_event_decode__verb_object_state_out_of_range_are_ebadmsg),
 		T(rpmem_list_reply_decode__empty_lists_round_trip),
 		T(rpmem_list_reply_decode__bad_region_type_is_ebadmsg),
 		T(rpmem_list_reply_decode__bad_pool_state_is_ebadmsg),

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* events.c -- rpmemctl events: what happens on a target, as it happens */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "json.h"
+
+static const char events_usage[] =
+	"usage: rpmemctl events [options] HOST[:PORT]\n"
+	"\n"
+	"Print what happens on the target, one line per event, until\n"
+	"interrupted: sessions opened and closed, pools created, removed and\n"
+	"changing state, transfers started and finished, refusals at limits.\n"
+	"\n"
+	"  -n, --now              first the current pools and sessions\n"
+	"                         ('exists' lines), then 'exists -'\n"
+	"  -c, --count N          exit after N events (0 after N, 1 if\n"
+	"                         --timeout came first)\n"
+	"  -t, --timeout S        exit after S seconds\n"
+	"  -j, --json             one JSON object per event, one a line\n"
+	"  -v, --verbose          more detail on stderr\n"
+	"  -q, --quiet            no informational lines\n"
+	"  -h, --help             this help\n";
+
+static const struct option events_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "json", no_argument, NULL, 'j' },
+	{ "now", no_argument, NULL, 'n' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* parse_num -- a decimal number 1 .. max */
+static int parse_num(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v == 0 || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* kv -- " key:value", the value quoted (JSON style) if it needs it */
+static void kv(const char *key, const char *v)
+{
+	printf(" %s:", key);
+	if (!*v || strpbrk(v, " \t\"\\"))
+		json_escape(stdout, v);
+	else
+		fputs(v, stdout);
+}
+
+/* kv_u64 -- " key:N" */
+static void kv_u64(const char *key, uint64_t v)
+{
+	printf(" %s:%llu", key, (unsigned long long)v);
+}
+
+/* print_line -- one event as "VERB OBJECT key:value ..." */
+static void print_line(const struct rpmemctl_event *e)
+{
+	enum rpmemctl_event_type t = rpmemctl_event_type(e);
+	enum rpmemctl_event_object o = rpmemctl_event_object(e);
+	char name[2 * 65 + 2];
+
+	printf("%s %s", rpmemctl_event_type_str(t),
+	       rpmemctl_event_object_str(o));
+	snprintf(name, sizeof(name), "%s/%s", rpmemctl_event_region(e),
+		 rpmemctl_event_pool(e));
+	switch (o) {
+	case RPMEMCTL_EVENT_POOL:
+		kv("name", name);
+		if (t != RPMEMCTL_EVENT_DESTROY) {
+			kv("state", rpmemctl_pool_state_str(
+					    rpmemctl_event_state(e)));
+			kv_u64("generation", rpmemctl_event_generation(e));
+			kv_u64("size", rpmemctl_event_size(e));
+		}
+		if (t == RPMEMCTL_EVENT_EXISTS && *rpmemctl_event_client(e))
+			kv("writer", rpmemctl_event_client(e));
+		if (t != RPMEMCTL_EVENT_EXISTS)
+			kv_u64("session", rpmemctl_event_session_id(e));
+		break;
+	case RPMEMCTL_EVENT_SESSION:
+		kv_u64("id", rpmemctl_event_session_id(e));
+		kv("peer", rpmemctl_event_peer(e));
+		kv("client", rpmemctl_event_client(e));
+		if (*rpmemctl_event_identity(e))
+			kv("identity", rpmemctl_event_identity(e));
+		if (t != RPMEMCTL_EVENT_CREATE)
+			kv_u64("bytes_written", rpmemctl_event_bytes(e));
+		if (*rpmemctl_event_text(e))
+			kv("reason", rpmemctl_event_text(e));
+		break;
+	case RPMEMCTL_EVENT_TRANSFER:
+		kv("pool", name);
+		kv_u64("session", rpmemctl_event_session_id(e));
+		kv("peer", rpmemctl_event_peer(e));
+		if (t == RPMEMCTL_EVENT_DESTROY) {
+			kv_u64("bytes", rpmemctl_event_bytes(e));
+			kv("result", rpmemctl_event_text(e));
+		}
+		break;
+	case RPMEMCTL_EVENT_CONNECTION:
+		kv("peer", rpmemctl_event_peer(e));
+		if (rpmemctl_event_session_id(e))
+			kv_u64("session", rpmemctl_event_session_id(e));
+		kv("limit", rpmemctl_event_limit(e));
+		kv("reason", rpmemctl_event_text(e));
+		break;
+	default:
+		if (t == RPMEMCTL_EVENT_OVERFLOW) {
+			kv_u64("lost", rpmemctl_event_lost(e));
+			kv("reason", rpmemctl_event_text(e));
+		}
+		break;
+	}
+	putchar('\n');
+}
+
+/* print_json -- one event as one JSON object on a line */
+static void print_json(const struct rpmemctl_event *e, const char *hp)
+{
+	struct json j;
+
+	json_begin(&j, stdout, "events", hp);
+	json_str(&j, "event", rpmemctl_event_type_str(rpmemctl_event_type(e)));
+	json_str(&j, "object",
+		 rpmemctl_event_object_str(rpmemctl_event_object(e)));
+	json_u64(&j, "time_ms", rpmemctl_event_time_ms(e));
+	json_u64(&j, "session", rpmemctl_event_session_id(e));
+	json_str(&j, "region", rpmemctl_event_region(e));
+	json_str(&j, "pool", rpmemctl_event_pool(e));
+	json_str(&j, "state", rpmemctl_pool_state_str(rpmemctl_event_state(e)));
+	json_u64(&j, "generation", rpmemctl_event_generation(e));
+	json_u64(&j, "pool_size", rpmemctl_event_size(e));
+	json_u64(&j, "bytes", rpmemctl_event_bytes(e));
+	json_u64(&j, "lost", rpmemctl_event_lost(e));
+	json_str(&j, "peer", rpmemctl_event_peer(e));
+	json_str(&j, "client", rpmemctl_event_client(e));
+	json_str(&j, "identity", rpmemctl_event_identity(e));
+	json_str(&j, "limit", rpmemctl_event_limit(e));
+	json_str(&j, "text", rpmemctl_event_text(e));
+	json_end(&j);
+}
+
+/* cmd_events -- rpmemctl events */
+int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct rpmemctl_session *sess = NULL;
+	struct rpmemctl_events *ev = NULL;
+	const struct rpmemctl_event *e;
+	struct rpmem_target t;
+	uint64_t count = 0, timeout_s = 0, seen = 0;
+	unsigned flags = 0;
+	char hp[300];
+	int c, ret, code = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "jnc:t:",
+			       events_opts, events_usage, &code)) != -1) {
+		switch (c) {
+		case -2:
+			return code;
+		case 'j':
+			ctx->json = 1;
+			break;
+		case 'n':
+			flags |= RPMEMCTL_EVENTS_NOW;
+			break;
+		case 'c':
+			if (parse_num(optarg, UINT32_MAX, &count))
+				return cmd_usage_error(ctx, "invalid --count '%s' (a number of events, at least 1)",
+						       optarg);
+			break;
+		case 't':
+			if (parse_num(optarg, 86400 * 365, &timeout_s))
+				return cmd_usage_error(ctx, "invalid --timeout '%s' (seconds, at least 1)",
+						       optarg);
+			break;
+		}
+	}
+	code = cmd_check_args(ctx, argc, argv, 1, 1);
+	if (code)
+		return code;
+	code = cmd_parse_target(ctx, argv[optind], RPMEM_TARGET_NO_PATH, &t);
+	if (code)
+		return code;
+	cmd_hostport(&t, hp, sizeof(hp));
+
+	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
+	if (code)
+		return code;
+	ret = rpmemctl_events_subscribe(sess, flags, &ev);
+	if (ret) {
+		code = cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot subscribe to the events of %s",
+				      hp);
+		goto out;
+	}
+	uint64_t end = timeout_s ? rpmem_now_ns() + timeout_s * 1000000000ull :
+				   0;
+	while (!count || seen < count) {
+		int ms = -1;
+		if (end) {
+			uint64_t now = rpmem_now_ns();
+			if (now >= end)
+				break;
+			ms = (int)((end - now + 999999) / 1000000);
+		}
+		ret = rpmemctl_events_next(ev, ms, &e);
+		if (ret == -ETIMEDOUT && end)
+			break;
+		if (ret) {
+			code = cmd_remote_err(ctx, sess, ret, NULL,
+					      "event stream of %s ended", hp);
+			goto out;
+		}
+		if (ctx->json)
+			print_json(e, hp);
+		else
+			print_line(e);
+		if (fflush(stdout)) {
+			code = CMD_EXIT_INTERNAL;
+			goto out;
+		}
+		seen++;
+	}
+	code = count && seen < count ? CMD_EXIT_DIFFER : CMD_EXIT_OK;
+out:
+	rpmemctl_events_delete(&ev);
+	rpmemctl_session_close(&sess);
+	return code;
+}
