@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "devdax.h"
@@ -549,6 +550,23 @@ static void pool_use_map(struct rpmemd_pool *p, struct pmem2_map *map)
 		     PMEM2_GRANULARITY_PAGE;
 }
 
+#define TMPFS_FS_MAGIC 0x01021994
+#define RAMFS_FS_MAGIC 0x858458f6
+
+/*
+ * in_memory -- fd is a file of tmpfs or ramfs: its pages are the file,
+ * there is no writeback, msync has nothing to do
+ */
+static int in_memory(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf))
+		return 0;
+	return (unsigned long)sf.f_type == TMPFS_FS_MAGIC ||
+	       (unsigned long)sf.f_type == RAMFS_FS_MAGIC;
+}
+
 /* pool_map -- map the pool file with libpmem2 (or reuse a cached mapping) */
 static int pool_map(struct rpmemd_pool *p, int fd, char *err, size_t errlen)
 {
@@ -557,6 +575,7 @@ static int pool_map(struct rpmemd_pool *p, int fd, char *err, size_t errlen)
 	struct pmem2_map *map;
 	int ret;
 
+	p->in_memory = in_memory(fd);
 	if ((map = map_cache_take(p->dev, p->ino, p->size))) {
 		pool_use_map(p, map);
 		return 0;
@@ -973,6 +992,9 @@ int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len)
 		p->persist(p->addr + off, len);
 		return 0;
 	}
+	/* a msync of tmpfs or ramfs pages writes nothing back: skip it */
+	if (p->in_memory)
+		return 0;
 	/*
 	 * Page granularity: libpmem2's persist function is msync, but it
 	 * swallows msync's errors (and pmem2_deep_flush is a no-op here),

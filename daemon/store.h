@@ -35,6 +35,7 @@ struct rpmemd_pool {
 	uint8_t *addr;
 	uint64_t size;
 	int is_pmem; /* the mapping is PMem (store granularity below page) */
+	int in_memory; /* the file lives in tmpfs or ramfs: no writeback */
 	void (*persist)(const void *ptr, size_t size); /* files; NULL devdax */
 	size_t pagesize;
 

@@ -9,7 +9,8 @@ set -eu
 BUILD="build-essential pkgconf libpmem2-dev libpmem-dev libconfig-dev
 	librpma-dev libxxhash-dev libndctl-dev libdaxctl-dev uuid-dev
 	libibverbs-dev librdmacm-dev libssl-dev libsystemd-dev"
-TEST="libcmocka-dev bats pmdk-tools libpmemobj-dev rsync netcat-openbsd procps openssl
+TEST="libcmocka-dev bats pmdk-tools libpmemobj-dev rsync netcat-openbsd
+	iperf3 procps openssl
 	openssh-server openssh-client
 	iproute2 xxd jq bc python3 bash-completion
 	dpkg-dev debhelper lintian fakeroot systemd"

@@ -73,5 +73,10 @@ $(B)/tests/hashbench: tests/bench/hashbench.c $(B)/librpmem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librpmem.a $(LDFLAGS) $(LDLIBS)
 
-bench: all $(B)/tests/hashbench
+# a blocking TCP ping-pong: the yardstick of a persist (tests/bench/persist.sh)
+$(B)/tests/pingpong: tests/bench/pingpong.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -lpthread
+
+bench: all $(B)/tests/hashbench $(B)/tests/pingpong
 	tests/bench/run.sh

@@ -146,6 +146,27 @@ int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
 	return 0;
 }
 
+int client_send_frames(struct rpmemctl_session *s, struct rpmem_frame *f,
+		       size_t n)
+{
+	int ret = client_check(s);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		f[i].id = s->next_id++;
+		if (s->next_id == 0)
+			s->next_id = 1;
+	}
+	ret = rpmem_send_frames(&s->conn, f, n);
+	if (ret) {
+		char what[64];
+		snprintf(what, sizeof(what), "sending %s",
+			 rpmem_msg_type_str(f[0].type));
+		return client_lost(s, ret, what);
+	}
+	return 0;
+}
+
 /* recv_error -- consume an ERROR payload; message into buf, -errno back */
 static int recv_error(struct rpmemctl_session *s, const struct rpmem_hdr *h,
 		      char *buf, size_t len)

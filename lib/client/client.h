@@ -125,6 +125,13 @@ int client_lost(struct rpmemctl_session *s, int err, const char *what);
 int client_local_fault(struct rpmemctl_session *s, int err, const char *what);
 
 /*
+ * client_send_frames -- send n (<= RPMEM_SEND_FRAMES_MAX) frames in one
+ * gathered write, each with a fresh request id (into f[i].id)
+ */
+int client_send_frames(struct rpmemctl_session *s, struct rpmem_frame *f,
+		       size_t n);
+
+/*
  * client_send -- send one frame (header + p1 + p2 in one gathered write)
  * with a fresh request id, returned in *id (may be NULL)
  */

@@ -193,6 +193,63 @@ static int tcp_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* persist_args -- a WRITE and the FLUSH of its range, sent together */
+struct persist_args {
+	struct rpmemctl_session *s;
+	struct rpmem_frame f[2];
+};
+
+/* send_persist -- client_send_frames of the WRITE and FLUSH (guarded) */
+static int send_persist(void *arg)
+{
+	struct persist_args *a = arg;
+	return client_send_frames(a->s, a->f, 2);
+}
+
+/*
+ * tcp_persist -- a WRITE of at most RPMEM_MAX_IO bytes and the FLUSH of
+ * its range in one gathered write: one segment, one wake-up of the
+ * target, where a write and a flush would send two; then the FLUSH's OK.
+ * Longer ranges are written, then flushed.
+ */
+static int tcp_persist(struct rpmem_xport *x, uint64_t off, const void *src,
+		       size_t len)
+{
+	struct tcp_xport *t = tcp(x);
+	if (len > RPMEM_MAX_IO) {
+		int ret = tcp_write(x, off, src, len);
+		return ret ? ret : tcp_flush(x, off, len);
+	}
+	struct rpmem_msg_io io = { .handle = t->handle, .offset = off,
+				   .len = (uint32_t)len };
+	struct rpmem_msg_flush fl = { .handle = t->handle, .offset = off,
+				      .len = len };
+	uint8_t head[RPMEM_WRITE_HDR_SIZE], req[32];
+	int hl = rpmem_io_encode(head, sizeof(head), &io);
+	int rl = rpmem_flush_encode(req, sizeof(req), &fl);
+	if (hl < 0)
+		return hl;
+	if (rl < 0)
+		return rl;
+	struct persist_args a = {
+		t->s,
+		{ { RPMEM_MSG_WRITE, 0, head, (size_t)hl, src, len },
+		  { RPMEM_MSG_FLUSH, 0, req, (size_t)rl, NULL, 0 } },
+	};
+	int ret = rpmem_guard_run(send_persist, &a);
+	if (ret == -EFAULT || ret == -EHWPOISON)
+		return client_local_fault(t->s, ret, "it was being sent");
+	if (ret)
+		return ret;
+	size_t rlen;
+	ret = client_recv(t->s, a.f[1].id, RPMEM_MSG_OK, &rlen);
+	if (ret)
+		return ret;
+	if (rlen != 0)
+		return client_bad_reply(t->s, RPMEM_MSG_OK);
+	return 0;
+}
+
 /* tcp_close -- nothing to tear down: the control session stays open */
 static void tcp_close(struct rpmem_xport *x)
 {
@@ -205,6 +262,7 @@ static const struct rpmem_xport_ops tcp_ops = {
 	.write = tcp_write,
 	.read = tcp_read,
 	.flush = tcp_flush,
+	.persist = tcp_persist,
 	.close = tcp_close,
 };
 

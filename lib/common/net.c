@@ -121,6 +121,7 @@ static int set_timeo(int fd, int opt, int ms)
 int rpmem_conn_set_rcvtimeo(struct rpmem_conn *c, int ms)
 {
 	c->rcvtimeo_ms = ms;
+	c->armed_ms = ms;
 	return set_timeo(c->fd, SO_RCVTIMEO, ms);
 }
 
@@ -129,34 +130,57 @@ int rpmem_conn_set_sndtimeo(struct rpmem_conn *c, int ms)
 	return set_timeo(c->fd, SO_SNDTIMEO, ms);
 }
 
+/* the socket's timeout may outlast a deadline by this much (see arm) */
+#define ARM_SLACK_MS 50
+
 void rpmem_conn_set_deadline(struct rpmem_conn *c, uint64_t abs_ns)
 {
-	if (!abs_ns && c->deadline_ns)
-		set_timeo(c->fd, SO_RCVTIMEO, c->rcvtimeo_ms);
+	/* the socket's timeout is set by the next read that waits (arm) */
 	c->deadline_ns = abs_ns;
 }
 
+/* arm_ms -- SO_RCVTIMEO to ms unless it is set so already */
+static int arm_ms(struct rpmem_conn *c, int ms)
+{
+	if (c->armed_ms == ms)
+		return 0;
+	int ret = set_timeo(c->fd, SO_RCVTIMEO, ms);
+	if (!ret)
+		c->armed_ms = ms;
+	return ret;
+}
+
 /*
- * arm -- before a blocking read under a deadline: bound the read by the
- * time left instead of SO_RCVTIMEO (a recv's SO_RCVTIMEO covers the whole
- * call, MSG_WAITALL included); -ETIMEDOUT if none is left
+ * arm -- before a blocking read: outside a deadline, the socket's own
+ * timeout; under one, bound the read by the time left instead (a recv's
+ * SO_RCVTIMEO covers the whole call, MSG_WAITALL included); -ETIMEDOUT if
+ * none is left. A timeout already set that ends at most ARM_SLACK_MS after
+ * the deadline, and not before half the time left, is kept: a read that
+ * times out early is retried, so only the setsockopt is saved.
  */
 static int arm(struct rpmem_conn *c)
 {
 	if (!c->deadline_ns)
-		return 0;
+		return arm_ms(c, c->rcvtimeo_ms);
 	uint64_t now = rpmem_now_ns();
 	if (now >= c->deadline_ns)
 		return -ETIMEDOUT;
 	uint64_t left_ms = (c->deadline_ns - now + 999999) / 1000000;
-	return set_timeo(c->fd, SO_RCVTIMEO, (int)left_ms);
+	uint64_t armed = (uint64_t)c->armed_ms;
+	if (armed && armed <= left_ms + ARM_SLACK_MS && 2 * armed >= left_ms)
+		return 0;
+	return arm_ms(c, (int)left_ms);
 }
 
-/* sock_read -- one plaintext recv of up to len bytes; >0, or -errno */
-static ssize_t sock_read(struct rpmem_conn *c, void *buf, size_t len)
+/*
+ * sock_read -- one plaintext recv of up to len bytes (all of them with
+ * MSG_WAITALL in flags); >0, or -errno
+ */
+static ssize_t sock_read(struct rpmem_conn *c, void *buf, size_t len,
+			 int flags)
 {
 	for (;;) {
-		ssize_t n = recv(c->fd, buf, len, MSG_WAITALL);
+		ssize_t n = recv(c->fd, buf, len, flags);
 		if (n > 0)
 			return n;
 		if (n == 0)
@@ -169,15 +193,48 @@ static ssize_t sock_read(struct rpmem_conn *c, void *buf, size_t len)
 	}
 }
 
+/* take_ahead -- up to len bytes read ahead already into buf; how many */
+static size_t take_ahead(struct rpmem_conn *c, uint8_t *buf, size_t len)
+{
+	size_t n = c->ra_len - c->ra_pos;
+	if (n > len)
+		n = len;
+	memcpy(buf, c->ra + c->ra_pos, n);
+	c->ra_pos += (uint32_t)n;
+	if (c->ra_pos == c->ra_len)
+		c->ra_pos = c->ra_len = 0;
+	return n;
+}
+
+/*
+ * conn_read -- one read towards len bytes into p: what was read ahead;
+ * else a read ahead for a short rest (plaintext), or a read straight
+ * into p; >0, or -errno
+ */
+static ssize_t conn_read(struct rpmem_conn *c, uint8_t *p, size_t len)
+{
+	if (c->ra_len > c->ra_pos)
+		return (ssize_t)take_ahead(c, p, len);
+	int ret = arm(c);
+	if (ret)
+		return ret;
+	if (c->tls)
+		return rpmem_tls_read(c->tls, p, len);
+	if (len >= sizeof(c->ra))
+		return sock_read(c, p, len, MSG_WAITALL);
+	ssize_t n = sock_read(c, c->ra, sizeof(c->ra), 0);
+	if (n < 0)
+		return n;
+	c->ra_pos = 0;
+	c->ra_len = (uint32_t)n;
+	return (ssize_t)take_ahead(c, p, len);
+}
+
 int rpmem_net_read_full(struct rpmem_conn *c, void *buf, size_t len)
 {
 	uint8_t *p = buf;
 	while (len) {
-		int ret = arm(c);
-		if (ret)
-			return ret;
-		ssize_t n = c->tls ? rpmem_tls_read(c->tls, p, len) :
-				     sock_read(c, p, len);
+		ssize_t n = conn_read(c, p, len);
 		if (n < 0) {
 			/* a timeout that only the deadline made */
 			if (n == -ETIMEDOUT && c->deadline_ns &&
@@ -300,6 +357,38 @@ int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
 		{ (void *)p2, l2 },
 	};
 	return send_iov(fd, iov, 3);
+}
+
+int rpmem_send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
+		      size_t n)
+{
+	uint8_t hdr[RPMEM_SEND_FRAMES_MAX][RPMEM_HDR_SIZE];
+	struct iovec iov[3 * RPMEM_SEND_FRAMES_MAX];
+
+	if (n > RPMEM_SEND_FRAMES_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (f[i].l1 + f[i].l2 > RPMEM_MAX_PAYLOAD)
+			return -EMSGSIZE;
+	if (c->tls) {
+		for (size_t i = 0; i < n; i++) {
+			int ret = rpmem_send_frame(c, f[i].type, f[i].id,
+						   f[i].p1, f[i].l1, f[i].p2,
+						   f[i].l2);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rpmem_hdr h = { .type = f[i].type, .id = f[i].id,
+				       .len = (uint32_t)(f[i].l1 + f[i].l2) };
+		rpmem_hdr_encode(hdr[i], &h);
+		iov[3 * i] = (struct iovec){ hdr[i], RPMEM_HDR_SIZE };
+		iov[3 * i + 1] = (struct iovec){ (void *)f[i].p1, f[i].l1 };
+		iov[3 * i + 2] = (struct iovec){ (void *)f[i].p2, f[i].l2 };
+	}
+	return send_iov(c->fd, iov, 3 * n);
 }
 
 int rpmem_recv_hdr(struct rpmem_conn *c, struct rpmem_hdr *h)

@@ -20,6 +20,9 @@ int rpmem_net_connect(const char *host, const char *port, int timeout_ms,
 
 struct rpmem_tls; /* tls.c */
 
+/* bytes a short plaintext read may take ahead (a 4 KiB persist fits) */
+#define RPMEM_READ_AHEAD 8192
+
 /*
  * struct rpmem_conn -- one control connection as both ends use it: the
  * socket, and the TLS session on it once one is established. Everything
@@ -35,6 +38,16 @@ struct rpmem_conn {
 	 */
 	uint64_t deadline_ns;
 	int rcvtimeo_ms; /* the socket's SO_RCVTIMEO outside deadlines */
+	int armed_ms;	 /* the SO_RCVTIMEO set on the socket now */
+	/*
+	 * read-ahead (plaintext only): a short read takes whatever the
+	 * socket holds, up to RPMEM_READ_AHEAD bytes, so that a small frame,
+	 * or a WRITE and the FLUSH behind it, cost one recv, not one per
+	 * header and payload; ra[ra_pos, ra_len) is not consumed yet
+	 */
+	uint32_t ra_pos;
+	uint32_t ra_len;
+	uint8_t ra[RPMEM_READ_AHEAD];
 };
 
 /* rpmem_conn_init -- a plaintext connection on fd */
@@ -65,6 +78,27 @@ int rpmem_net_discard(struct rpmem_conn *c, size_t len);
  */
 int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
 		     const void *p1, size_t l1, const void *p2, size_t l2);
+
+/* struct rpmem_frame -- one frame of rpmem_send_frames */
+struct rpmem_frame {
+	uint16_t type;
+	uint32_t id;
+	const void *p1; /* payload */
+	size_t l1;
+	const void *p2; /* extra data (may be NULL) */
+	size_t l2;
+};
+
+/* most frames rpmem_send_frames takes at once */
+#define RPMEM_SEND_FRAMES_MAX 4
+
+/*
+ * rpmem_send_frames -- n (<= RPMEM_SEND_FRAMES_MAX) frames back to back
+ * in one gathered write (plaintext), so that with TCP_NODELAY they leave
+ * in one segment and wake the peer once; over TLS one after the other
+ */
+int rpmem_send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
+		      size_t n);
 
 /* rpmem_recv_hdr -- read and check a frame header (rpmem_hdr_decode) */
 int rpmem_recv_hdr(struct rpmem_conn *c, struct rpmem_hdr *h);

@@ -284,13 +284,43 @@ static void rpmemctl_pool_sync__hash_only_splits_long_runs_at_4m(
 	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
 			 0);
 	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 128);
-	check_hash(&e, 1, RPMEM_MSG_HASH, 0, FB, 1024);
-	check_hash(&e, 2, RPMEM_MSG_HASH, 4 * MIB, FB, 1024);
+	/* all differ: 8 of them are sampled (one 4 KiB block of 16 each) */
+	for (size_t k = 0; k < 8; k++)
+		check_hash(&e, 1 + k, RPMEM_MSG_HASH, k * 16 * CB, FB, 16);
+	check_hash(&e, 9, RPMEM_MSG_HASH, 0, FB, 1024);
+	check_hash(&e, 10, RPMEM_MSG_HASH, 4 * MIB, FB, 1024);
 	size_t n;
 	fake_target_hashes(e.ft, &n);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 11);
 	assert_int_equal(st.blocks_differ, 128);
 	assert_int_equal(fake_target_written(e.ft, 0, e.size), 128 * FB);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__dense_changes_write_coarse_blocks_whole(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, RPMEM_CAP_HASHV, 8 * MIB, RPMEM_POOL_CONSISTENT);
+	/* every 4 KiB block changed but the last of each coarse block */
+	for (uint64_t off = 0; off < e.size; off += FB)
+		if ((off + FB) % CB)
+			poke(&e, off);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
+			 0);
+	/* the coarse compare and a sample of 8 blocks; no fine pass */
+	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 128);
+	for (size_t k = 0; k < 8; k++)
+		check_hash(&e, 1 + k, RPMEM_MSG_HASH, k * 16 * CB, FB, 16);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 9);
+	/* the coarse blocks went whole, the unchanged 4 KiB blocks too */
+	assert_int_equal(st.blocks_differ, 128);
+	assert_int_equal(st.bytes_differ, e.size);
+	assert_int_equal(fake_target_written(e.ft, 0, e.size), e.size);
 	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
 	env_close(&e);
 }
@@ -527,6 +557,8 @@ int main(void)
 		cmocka_unit_test(rpmemctl_pool_sync__hashv_does_not_bridge_gaps),
 		cmocka_unit_test(
 			rpmemctl_pool_sync__hash_only_splits_long_runs_at_4m),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__dense_changes_write_coarse_blocks_whole),
 		cmocka_unit_test(
 			rpmemctl_pool_sync__single_run_goes_as_hash_to_a_hashv_target),
 		cmocka_unit_test(
