@@ -48,7 +48,7 @@ void handle_update_cur(struct rpmemd_session *s)
 void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 {
 	struct rpmemd_pool *p = h->pool;
-	rpmem_rdma_unexpose(&h->expo);
+	unexpose_pool(h);
 	INFO("session %u: closed pool %s/%s (%s, %s)", s->id,
 	     p->region->cfg.name, p->name,
 	     h->mode == RPMEM_OPEN_RW ? "rw" : "ro",

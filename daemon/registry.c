@@ -50,7 +50,9 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 	set->limits = (struct rpmemd_limits){ .handshake_timeout = 10,
 					      .frame_timeout = 60,
 					      .max_unauth = 64,
-					      .max_unauth_per_addr = 8 };
+					      .max_unauth_per_addr = 8,
+					      .rdma_staging_max =
+						      RPMEMD_STAGING_AUTO };
 	*out = set;
 	return 0;
 

@@ -36,6 +36,7 @@ struct rpmemd_handle {
 	struct rpmemd_pool *pool;
 	struct rpmemd_session *s;     /* for the RDMA persist callback */
 	struct rpmem_rdma_expo *expo; /* the pool exposed over RDMA */
+	size_t staged; /* bytes of its DRAM staging copy (expose.c counts) */
 };
 
 struct rpmemd_session {
@@ -124,6 +125,15 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h);
  */
 int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h, void *blob,
 		size_t *blob_len, char *why, size_t wlen);
+
+/*
+ * unexpose_pool -- end the RDMA exposure of h, if any, and give back its
+ * staging bytes
+ */
+void unexpose_pool(struct rpmemd_handle *h);
+
+/* rpmemd_staging_limit -- limits.rdma_staging_max in bytes (AUTO resolved) */
+uint64_t rpmemd_staging_limit(const struct rpmemd_limits *lim);
 
 /* --- the request handlers: 0, or -errno to end the session --------------- */
 
