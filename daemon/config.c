@@ -661,9 +661,43 @@ static int parse_auth(struct cfg_ctx *c, const config_setting_t *root,
 }
 
 /*
+ * get_staging_max -- limits.rdma_staging_max: a size string ("512M",
+ * "4G") or an integer of bytes; 0 serves no pool through a staging copy
+ */
+static int get_staging_max(struct cfg_ctx *c, const config_setting_t *g,
+			   uint64_t *out)
+{
+	static const char what[] = "limits.rdma_staging_max";
+	const config_setting_t *s =
+		config_setting_get_member(g, "rdma_staging_max");
+	int t;
+
+	*out = RPMEMD_STAGING_AUTO;
+	if (!s)
+		return 0;
+	t = config_setting_type(s);
+	if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
+		long long v = config_setting_get_int64(s);
+		if (v < 0)
+			return cfg_err(c, s, what,
+				       "%lld is negative: a size like \"4G\", or 0 for no staging",
+				       v);
+		*out = (uint64_t)v;
+		return 0;
+	}
+	if (t != CONFIG_TYPE_STRING ||
+	    rpmem_parse_size(config_setting_get_string(s), out) ||
+	    *out == RPMEMD_STAGING_AUTO)
+		return cfg_err(c, s, what,
+			       "must be a size like \"512M\" or \"4G\" (or bytes; 0: no staging)");
+	return 0;
+}
+
+/*
  * parse_limits -- limits = { handshake_timeout = 10; frame_timeout = 60;
  * writer_idle_timeout = 600; max_unauthenticated = 64;
- * max_unauthenticated_per_address = 8; } (all optional)
+ * max_unauthenticated_per_address = 8; rdma_staging_max = "4G"; } (all
+ * optional)
  */
 static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 			struct rpmemd_config *cfg)
@@ -671,7 +705,7 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 	static const char *const known[] = {
 		"handshake_timeout", "frame_timeout", "writer_idle_timeout",
 		"max_unauthenticated", "max_unauthenticated_per_address",
-		"event_queue", NULL
+		"event_queue", "rdma_staging_max", NULL
 	};
 	static const struct {
 		const char *name;
@@ -698,6 +732,7 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		*(unsigned *)((char *)&cfg->limits + v[i].off) =
 			(unsigned)v[i].def;
+	cfg->limits.rdma_staging_max = RPMEMD_STAGING_AUTO;
 	if (!g)
 		return 0;
 	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
@@ -710,7 +745,7 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 			return ret;
 		*(unsigned *)((char *)&cfg->limits + v[i].off) = (unsigned)x;
 	}
-	return 0;
+	return get_staging_max(c, g, &cfg->limits.rdma_staging_max);
 }
 
 /*

@@ -45,7 +45,8 @@ struct rpmemd_tls_cfg {
 
 /*
  * struct rpmemd_limits -- the limits = { ... } group: how long a peer may
- * take and how many connections may wait for their handshake
+ * take, how many connections may wait for their handshake, how much DRAM
+ * RDMA staging copies may pin
  */
 struct rpmemd_limits {
 	unsigned handshake_timeout;   /* s, from accept to HELLO_OK */
@@ -54,7 +55,12 @@ struct rpmemd_limits {
 	unsigned max_unauth;	      /* connections before HELLO_OK, in all */
 	unsigned max_unauth_per_addr; /* ... from one source address */
 	unsigned event_queue;	      /* events a subscriber may fall behind */
+	/* bytes of DRAM staging copies of all RDMA exposures together */
+	uint64_t rdma_staging_max; /* RPMEMD_STAGING_AUTO: see expose.c */
 };
+
+/* limits.rdma_staging_max not set: the lesser of 4 GiB and half the RAM */
+#define RPMEMD_STAGING_AUTO UINT64_MAX
 
 /*
  * One (identity, region) entry of the access list: a rule naming n

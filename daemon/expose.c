@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * expose.c -- a session's open pool exposed over RDMA: registration and
- * the GPSPM persist callback (lib/rdma/rdma_target.c does the RDMA)
+ * expose.c -- a session's open pool exposed over RDMA: registration, the
+ * GPSPM persist callback and the daemon-wide budget of DRAM staging copies
+ * (lib/rdma/rdma_target.c does the RDMA)
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "log.h"
 #include "rdma.h"
 #include "session_int.h"
 #include "store.h"
@@ -39,6 +43,98 @@ static int rdma_persist(void *arg, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* the bytes of DRAM staging copies of every exposure of this daemon */
+static pthread_mutex_t staging_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t staging_used;
+
+#define STAGING_AUTO_CAP (4ull << 30)
+
+uint64_t rpmemd_staging_limit(const struct rpmemd_limits *lim)
+{
+	if (lim->rdma_staging_max != RPMEMD_STAGING_AUTO)
+		return lim->rdma_staging_max;
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long psize = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || psize <= 0)
+		return STAGING_AUTO_CAP;
+	uint64_t half = (uint64_t)pages * (uint64_t)psize / 2;
+	return half < STAGING_AUTO_CAP ? half : STAGING_AUTO_CAP;
+}
+
+/*
+ * rdma_stage -- the staging callback of an exposure: a read-only open is
+ * not served from a staging copy (it would be a snapshot that other
+ * sessions' writes leave behind, read while hashes come from the
+ * mapping); a read-write one takes len bytes of the daemon's budget
+ */
+static int rdma_stage(void *arg, size_t len)
+{
+	struct rpmemd_handle *h = arg;
+	uint64_t max = rpmemd_staging_limit(&h->s->lim), used;
+	char a[32], b[32], c[32];
+
+	if (h->mode != RPMEM_OPEN_RW)
+		return -EROFS;
+	pthread_mutex_lock(&staging_lock);
+	used = staging_used;
+	if (len > max || used > max - len) {
+		pthread_mutex_unlock(&staging_lock);
+		return -EDQUOT;
+	}
+	staging_used += len;
+	pthread_mutex_unlock(&staging_lock);
+	h->staged = len;
+	INFO("session %u: pool %s/%s: DRAM staging copy of %s (staging in use: %s of limits.rdma_staging_max %s)",
+	     h->s->id, h->pool->region->cfg.name, h->pool->name,
+	     rpmem_fmt_size(len, a, sizeof(a)),
+	     rpmem_fmt_size(used + len, b, sizeof(b)),
+	     rpmem_fmt_size(max, c, sizeof(c)));
+	return 0;
+}
+
+/* staging_put -- give back the staging bytes h holds, if any */
+static void staging_put(struct rpmemd_handle *h)
+{
+	if (!h->staged)
+		return;
+	pthread_mutex_lock(&staging_lock);
+	staging_used -= h->staged;
+	pthread_mutex_unlock(&staging_lock);
+	h->staged = 0;
+}
+
+/* staging_why -- why[] for an exposure refused by rdma_stage (ret) */
+static void staging_why(struct rpmemd_handle *h, int ret, char *why,
+			size_t wlen)
+{
+	struct rpmemd_pool *p = h->pool;
+	uint64_t max = rpmemd_staging_limit(&h->s->lim), used;
+	const char *type = rpmem_region_type_str(p->region->cfg.type);
+	char a[32], b[32], c[32];
+
+	if (ret == -EROFS) {
+		snprintf(why, wlen,
+			 "pool '%s' on %s %s region needs a DRAM staging copy on this RNIC (no on-demand paging); read-only opens use tcp: --transport auto or tcp",
+			 p->name, type[0] == 'd' ? "a" : "an", type);
+		return;
+	}
+	pthread_mutex_lock(&staging_lock);
+	used = staging_used;
+	pthread_mutex_unlock(&staging_lock);
+	snprintf(why, wlen,
+		 "pool '%s' on %s %s region needs a DRAM staging copy of %s on this RNIC (no on-demand paging): with %s in use that exceeds limits.rdma_staging_max (%s) in rpmemd.conf; use --transport auto or tcp, or raise the limit",
+		 p->name, type[0] == 'd' ? "a" : "an", type,
+		 rpmem_fmt_size(p->size, a, sizeof(a)),
+		 rpmem_fmt_size(used, b, sizeof(b)),
+		 rpmem_fmt_size(max, c, sizeof(c)));
+}
+
+void unexpose_pool(struct rpmemd_handle *h)
+{
+	rpmem_rdma_unexpose(&h->expo);
+	staging_put(h);
+}
+
 /*
  * expose_pool -- expose the pool of h to this session over RDMA; fills
  * blob[*blob_len] (in: capacity). On failure, why[] says why.
@@ -58,6 +154,7 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h,
 		.tls = s->conn.tls,
 		.persist = rdma_persist,
 		.arg = h,
+		.stage = rdma_stage,
 	};
 	unsigned long long lim;
 	char sz[32];
@@ -75,7 +172,10 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h,
 		return 0;
 	if (h->mode == RPMEM_OPEN_RW)
 		rpmemd_hcache_rdma_end(p->hc);
-	if (ret == -ENOMEM && rpmem_memlock_limit(&lim))
+	staging_put(h); /* taken before a later step failed */
+	if (ret == -EROFS || ret == -EDQUOT)
+		staging_why(h, ret, why, wlen);
+	else if (ret == -ENOMEM && rpmem_memlock_limit(&lim))
 		snprintf(why, wlen,
 			 "registering pool '%s' (%s) for RDMA failed: the target's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK: LimitMEMLOCK=infinity in rpmemd.service, or ulimit -l",
 			 p->name, rpmem_fmt_size(p->size, sz, sizeof(sz)),

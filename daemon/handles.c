@@ -50,7 +50,7 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 {
 	struct rpmemd_pool *p = h->pool;
 	int rdma_writer = h->expo && h->mode == RPMEM_OPEN_RW;
-	rpmem_rdma_unexpose(&h->expo);
+	unexpose_pool(h);
 	/* its RDMA writes are over: the hash cache is on again, all invalid */
 	if (rdma_writer)
 		rpmemd_hcache_rdma_end(p->hc);

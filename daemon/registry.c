@@ -58,7 +58,9 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 					      .max_unauth = 64,
 					      .max_unauth_per_addr = 8,
 					      .event_queue =
-						      RPMEMD_EVENT_QUEUE_DEFAULT };
+						      RPMEMD_EVENT_QUEUE_DEFAULT,
+					      .rdma_staging_max =
+						      RPMEMD_STAGING_AUTO };
 	*out = set;
 	return 0;
 

@@ -39,6 +39,7 @@ struct rpmemd_handle {
 	/* a transfer for the event stream: SET_STATE syncing .. consistent */
 	uint8_t xfer;	     /* 0 none, 1 syncing, 2 written to (started) */
 	uint64_t xfer_bytes; /* WRITE bytes since syncing */
+	size_t staged; /* bytes of its DRAM staging copy (expose.c counts) */
 };
 
 struct rpmemd_session {
@@ -128,6 +129,15 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h);
  */
 int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h, void *blob,
 		size_t *blob_len, char *why, size_t wlen);
+
+/*
+ * unexpose_pool -- end the RDMA exposure of h, if any, and give back its
+ * staging bytes
+ */
+void unexpose_pool(struct rpmemd_handle *h);
+
+/* rpmemd_staging_limit -- limits.rdma_staging_max in bytes (AUTO resolved) */
+uint64_t rpmemd_staging_limit(const struct rpmemd_limits *lim);
 
 /* --- the request handlers: 0, or -errno to end the session --------------- */
 

@@ -55,6 +55,13 @@ struct rpmem_rdma_expo_cfg {
 	struct rpmem_tls *tls;
 	rpmem_persist_fn persist;
 	void *arg;
+	/*
+	 * the mapping cannot be registered (fsdax without on-demand paging):
+	 * may the pool be served through a DRAM staging copy of len bytes?
+	 * 0 takes it (the caller counts it until rpmem_rdma_unexpose), -errno
+	 * refuses it and rpmem_rdma_expose returns that. NULL: always.
+	 */
+	int (*stage)(void *arg, size_t len);
 };
 
 /* rpmem_rdma_srv_new -- listen for RDMA connections on addr:port */

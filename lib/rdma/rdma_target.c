@@ -597,6 +597,16 @@ static int expo_register(struct rpmem_rdma_srv *s, struct rpmem_rdma_expo *e)
 	}
 	if (rdma_memlock_limited(saved, &lim))
 		return rdma_reg_failed("rpma_mr_reg", cfg->len, ret, saved);
+	if (cfg->stage) {
+		saved = cfg->stage(cfg->arg, cfg->len);
+		if (saved) {
+			DBG("rdma: cannot register the pool mapping (%s%s%s); no staging buffer: %s",
+			    rpma_err_2str(ret), rdma_last[0] ? ": " : "",
+			    rdma_last, strerror(-saved));
+			rdma_last[0] = '\0';
+			return saved;
+		}
+	}
 
 	INFO("rdma: cannot register the pool mapping (%s%s%s); serving it through a DRAM staging buffer of %s (GPSPM only)",
 	     rpma_err_2str(ret), rdma_last[0] ? ": " : "", rdma_last,

@@ -32,6 +32,18 @@ teardown() { teardown_daemon; }
 	[[ "$output" == *missing* ]]
 }
 
+@test "rpmemd -n accepts limits.rdma_staging_max as a size and names it when it is not one" {
+	echo 'limits = { rdma_staging_max = "512M"; };' >>"$CONF"
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"configuration OK"* ]]
+	sed -i 's/"512M"/"half"/' "$CONF"
+	run "$RPMEMD" -n -c "$CONF"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"limits.rdma_staging_max: must be a size like"* ]]
+}
+
 @test "rpmemd refuses a non-loopback listener without authentication" {
 	printf 'listen = ["0.0.0.0"];\nregions = ( { name = "x"; type = "dir"; path = "%s"; } );\n' "$R1" >"$W/open.conf"
 	run "$RPMEMD" -n -c "$W/open.conf"

@@ -141,6 +141,7 @@ static void rpmemd_config_load__empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.limits.writer_idle_timeout, 600);
 	assert_int_equal(cfg.limits.max_unauth, 64);
 	assert_int_equal(cfg.limits.max_unauth_per_addr, 8);
+	assert_true(cfg.limits.rdma_staging_max == RPMEMD_STAGING_AUTO);
 	assert_string_equal(err, "");
 	rpmemd_config_free(&cfg);
 }
@@ -182,6 +183,52 @@ static void rpmemd_config_load__limits_out_of_range_or_unknown(void **state)
 	has("unknown setting");
 	assert_int_equal(load("limits = 5;\n"), -EINVAL);
 	has("must be a group");
+}
+
+static void rpmemd_config_load__rdma_staging_max_size_or_bytes(void **state)
+{
+	(void)state;
+	assert_int_equal(load("limits = { rdma_staging_max = \"4G\"; };\n"),
+			 0);
+	assert_true(cfg.limits.rdma_staging_max == 4ull << 30);
+	rpmemd_config_free(&cfg);
+	assert_int_equal(load("limits = { rdma_staging_max = \"512MiB\"; };\n"),
+			 0);
+	assert_true(cfg.limits.rdma_staging_max == 512ull << 20);
+	rpmemd_config_free(&cfg);
+	assert_int_equal(load("limits = { rdma_staging_max = 1048576; };\n"),
+			 0);
+	assert_true(cfg.limits.rdma_staging_max == 1048576);
+	rpmemd_config_free(&cfg);
+	/* 0: no pool is served through a staging copy */
+	assert_int_equal(load("limits = { rdma_staging_max = 0; };\n"), 0);
+	assert_true(cfg.limits.rdma_staging_max == 0);
+	rpmemd_config_free(&cfg);
+	/* the other limits keep their defaults */
+	assert_int_equal(load("limits = { rdma_staging_max = \"1M\"; };\n"),
+			 0);
+	assert_int_equal(cfg.limits.frame_timeout, 60);
+	rpmemd_config_free(&cfg);
+}
+
+static void rpmemd_config_load__rdma_staging_max_invalid(void **state)
+{
+	(void)state;
+	assert_int_equal(load("\nlimits = { rdma_staging_max = \"lots\"; };\n"),
+			 -EINVAL);
+	at(2);
+	has("limits.rdma_staging_max");
+	has("must be a size");
+	assert_int_equal(load("limits = { rdma_staging_max = -1; };\n"),
+			 -EINVAL);
+	has("limits.rdma_staging_max");
+	has("negative");
+	assert_int_equal(load("limits = { rdma_staging_max = true; };\n"),
+			 -EINVAL);
+	has("must be a size");
+	/* a top-level rdma_staging_max is not where the limits live */
+	assert_int_equal(load("rdma_staging_max = \"4G\";\n"), -EINVAL);
+	has("unknown setting");
 }
 
 static void rpmemd_config_load__minimal_region(void **state)
@@ -928,6 +975,9 @@ int main(void)
 		cmocka_unit_test(rpmemd_config_load__limits_group),
 		cmocka_unit_test(
 			rpmemd_config_load__limits_out_of_range_or_unknown),
+		cmocka_unit_test(
+			rpmemd_config_load__rdma_staging_max_size_or_bytes),
+		cmocka_unit_test(rpmemd_config_load__rdma_staging_max_invalid),
 		cmocka_unit_test(rpmemd_config_load__full_file),
 		cmocka_unit_test(rpmemd_config_load__several_regions),
 		cmocka_unit_test(

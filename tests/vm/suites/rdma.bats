@@ -127,23 +127,72 @@ rpmemd_log()
 	cp a.bin "$RESULTS/rdma.a.bin"
 }
 
-@test "mirror, sync, verify and pull over rdma: fsdax pool" {
+@test "fsdax pool: mirror and sync over rdma (read-write), verify and pull read it over tcp" {
 	cp c.bin fs.bin
 	json_is '.transport == "rdma"' \
 		ctl mirror --json --transport rdma fs.bin "$T/fs/rdma-c"
-	ctl -q verify --transport rdma fs.bin "$T/fs/rdma-c"
+	json_is '.transport == "tcp" and .identical' \
+		ctl verify --json --transport auto fs.bin "$T/fs/rdma-c"
 	poke fs.bin 4097
 	poke fs.bin $((7 * MIB))
 	json_is '.transport == "rdma" and .blocks_changed == 2' \
 		ctl sync --json --transport rdma fs.bin "$T/fs/rdma-c"
-	ctl -q verify --transport rdma fs.bin "$T/fs/rdma-c"
+	json_is '.transport == "tcp" and .identical' \
+		ctl verify --json fs.bin "$T/fs/rdma-c"
 	rm -f fs.back
-	ctl -q sync --pull --transport rdma fs.back "$T/fs/rdma-c"
+	json_is '.transport == "tcp"' \
+		ctl sync --json --pull --transport auto fs.back "$T/fs/rdma-c"
 	cmp fs.bin fs.back
+}
+
+@test "verify and sync --pull --transport rdma of an fsdax pool: exit 4, a read-only open is not served from a staging copy" {
+	local msg="pool 'rdma-c' on an fsdax region needs a DRAM staging copy on this RNIC (no on-demand paging); read-only opens use tcp: --transport auto or tcp"
+
+	run ctl -q verify --transport rdma fs.bin "$T/fs/rdma-c"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"$msg"* ]]
+	rm -f fs.none
+	run ctl -q sync --pull --transport rdma fs.none "$T/fs/rdma-c"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"$msg"* ]]
+	# rpmemd says why an auto open of the pool went over tcp
+	rpmemd_log | grep -F "pool fs/rdma-c: $msg; using tcp"
+}
+
+@test "pull from an fsdax pool after another session wrote it over tcp: the new bytes" {
+	# the reader is not handed a staging copy made before the write
+	json_is '.transport == "rdma"' \
+		ctl mirror --json --transport rdma fs.bin "$T/fs/rdma-c"
+	poke fs.bin 0
+	poke fs.bin $((5 * MIB))
+	json_is '.transport == "tcp" and .blocks_changed == 2' \
+		ctl sync --json --transport tcp fs.bin "$T/fs/rdma-c"
+	rm -f fs.back
+	json_is '.transport == "tcp"' \
+		ctl sync --json --pull --transport auto fs.back "$T/fs/rdma-c"
+	cmp fs.bin fs.back
+	cp fs.bin "$RESULTS/rdma.fs.bin"
+}
+
+@test "an rw open over rdma whose staging copy exceeds limits.rdma_staging_max: exit 4 naming the limit, auto uses tcp" {
+	head -c $((32 * MIB)) /dev/urandom >fsbig.bin
+	run ctl -q mirror --transport rdma fsbig.bin "$T/fs/rdma-big"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"pool 'rdma-big' on an fsdax region needs a DRAM staging copy of 32 MiB on this RNIC"* ]]
+	[[ "$output" == *"exceeds limits.rdma_staging_max (24 MiB) in rpmemd.conf"* ]]
+	json_is '.transport == "tcp" and .identical' \
+		ctl mirror --json --transport auto fsbig.bin "$T/fs/rdma-big"
+	rpmemd_log | grep -F "pool fs/rdma-big: pool 'rdma-big' on an fsdax region needs a DRAM staging copy of 32 MiB"
+	rpmemd_log | grep -F "limits.rdma_staging_max (24 MiB) in rpmemd.conf; use --transport auto or tcp, or raise the limit; using tcp"
+	cp fsbig.bin "$RESULTS/rdma.fsbig.bin"
 }
 
 @test "fsdax on Soft-RoCE: rpmemd serves the pool through a DRAM staging buffer (logged)" {
 	rpmemd_log | grep "DRAM staging buffer of 8 MiB"
+	rpmemd_log | grep -E "pool fs/rdma-c: DRAM staging copy of 8 MiB \(staging in use: (8|16) MiB of limits.rdma_staging_max 24 MiB\)"
 }
 
 @test "mirror, sync, verify and pull over rdma: dir pool" {

@@ -5,17 +5,19 @@
 # Target: build/rpmemd listening on 127.0.0.1, $TARGET_IP (Soft-RoCE: an
 # RDMA listener on port 7637) and $RD_NORDMA_IP (an address on lo: no RDMA
 # device, tcp only), with a devdax region on $DEVDAX ("dd"), an fsdax
-# region on $FSDAX_DIR ("fs", served through a DRAM staging buffer since
-# Soft-RoCE cannot register FS-DAX pages) and a dir region ("dir"). A
-# second configuration declares direct_pmem = true on the devdax region
-# (APM). The initiator runs suites/rdma.bats: transfers with --transport
-# rdma into each region type, status, auto, a PMDK pool, GPSPM and APM,
-# and rpmemd killed with SIGKILL in the middle of a mirror. The bats tests
+# region on $FSDAX_DIR ("fs": Soft-RoCE cannot register FS-DAX pages, so
+# rw opens are served through a DRAM staging buffer, at most 24 MiB of
+# them (limits.rdma_staging_max), and ro opens go over tcp) and a dir
+# region ("dir"). A second configuration declares direct_pmem = true on
+# the devdax region (APM). The initiator runs suites/rdma.bats: transfers
+# with --transport rdma into each region type, status, auto, a PMDK pool,
+# GPSPM and APM, the staging rules, and rpmemd killed with SIGKILL in the
+# middle of a mirror. The bats tests
 # ask the target to act (kill, switch configurations) through request
 # markers (req-NAME in $RESULTS/.sync, answered by rep-NAME). At the end
 # the target stops rpmemd and checks the replicas independently: daxio
-# reads of the devdax pools equal the initiator's files, pmempool check
-# accepts the PMDK pools.
+# reads of the devdax pools and the fsdax pool files equal the initiator's
+# files, pmempool check accepts the PMDK pools.
 #
 # The wrong-token, replayed-token and truncated-blob refusals are the
 # rdma-lib suite's (rdma_selftest), not repeated here.
@@ -57,6 +59,7 @@ rd_write_configs()
 		cat >"$RD_TMP/$([ $apm = true ] && echo apm || echo main).conf" <<EOF
 listen = ["127.0.0.1", "$TARGET_IP", "$RD_NORDMA_IP"];
 allow_insecure_remote = true;
+limits = { rdma_staging_max = "24M"; };
 regions = (
 	{ name = "dd"; type = "devdax"; path = "$DEVDAX"; direct_pmem = $apm; },
 	{ name = "fs"; type = "fsdax"; path = "$FSDAX_DIR"; },
@@ -218,6 +221,14 @@ rd_target_check()
 	done
 	tap_check "pmempool check accepts the PMDK pool mirrored into the dir region" \
 		pmempool check "$RD_TMP/dir/obj"
+	for f in c:fs big:fsbig; do
+		if [ -r "$RESULTS/$VM_SUITE.${f#*:}.bin" ]; then
+			tap_check "fsdax pool rdma-${f%%:*} holds the initiator's last write" \
+				cmp "$FSDAX_DIR/rdma-${f%%:*}" "$RESULTS/$VM_SUITE.${f#*:}.bin"
+		else
+			tap_not_ok "the initiator left no copy of fsdax pool rdma-${f%%:*}"
+		fi
+	done
 	tap_check "pmempool check accepts the PMDK pool mirrored into the fsdax region" \
 		pmempool check "$FSDAX_DIR/rdma-obj"
 	tap_check "pmempool check accepts the PMDK pool in the devdax region (read with daxio)" \

@@ -60,15 +60,21 @@ tl_keys()
 	chmod 600 "$TL_TMP/server.psk"
 }
 
-# tl_write_configs -- main.conf; access.conf adds the access list
+# tl_write_configs -- main.conf (backup1 may write: a TLS daemon without
+# access rules allows nothing); access.conf adds a read-only identity
 tl_write_configs()
 {
-	cat >"$TL_TMP/main.conf" <<EOF
+	cat >"$TL_TMP/base.conf" <<EOF
 listen = ["$TARGET_IP"];
 tls = { psk_file = "$TL_TMP/server.psk"; };
 regions = ( { name = "dir"; type = "dir"; path = "$TL_TMP/dir"; } );
 EOF
-	cat "$TL_TMP/main.conf" - >"$TL_TMP/access.conf" <<EOF
+	cat "$TL_TMP/base.conf" - >"$TL_TMP/main.conf" <<EOF
+access = (
+	{ identity = "backup1"; regions = ["*"]; rights = ["read", "write"]; }
+);
+EOF
+	cat "$TL_TMP/base.conf" - >"$TL_TMP/access.conf" <<EOF
 access = (
 	{ identity = "backup1"; regions = ["*"]; rights = ["read", "write"]; },
 	{ identity = "reader"; regions = ["dir"]; rights = ["read"]; }
