@@ -43,6 +43,19 @@ static int rdma_persist(void *arg, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/*
+ * rdma_may_write -- the RDMA side may copy bytes into the pool's mapping
+ * (inline data, a staging copy's range) only while it is syncing
+ */
+static int rdma_may_write(void *arg)
+{
+	struct rpmemd_handle *h = arg;
+
+	if (h->mode != RPMEM_OPEN_RW)
+		return -EROFS;
+	return rpmemd_pool_state(h->pool) == RPMEM_POOL_SYNCING ? 0 : -EINVAL;
+}
+
 /* the bytes of DRAM staging copies of every exposure of this daemon */
 static pthread_mutex_t staging_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t staging_used;
@@ -155,6 +168,7 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h,
 		.persist = rdma_persist,
 		.arg = h,
 		.stage = rdma_stage,
+		.may_write = rdma_may_write,
 	};
 	unsigned long long lim;
 	char sz[32];

@@ -62,6 +62,12 @@ struct rpmem_rdma_expo_cfg {
 	 * refuses it and rpmem_rdma_expose returns that. NULL: always.
 	 */
 	int (*stage)(void *arg, size_t len);
+	/*
+	 * may the daemon's side change the mapping now (a write + flush
+	 * request's data, a staging copy's flushed range)? 0, or -errno to
+	 * refuse the request before any byte moves. NULL: always.
+	 */
+	int (*may_write)(void *arg);
 };
 
 /* rpmem_rdma_srv_new -- listen for RDMA connections on addr:port */

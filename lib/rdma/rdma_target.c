@@ -133,6 +133,12 @@ static int expo_persist(struct rpmem_rdma_expo *e, uint64_t off, uint64_t len,
 	}
 	if (!len)
 		return 0;
+	/* nothing reaches the mapping of a pool that may not change now */
+	if ((data || e->stage) && cfg->may_write) {
+		int ret = cfg->may_write(cfg->arg);
+		if (ret)
+			return ret;
+	}
 	if (data) /* the staging copy, if any, stays the registered truth */
 		memcpy((e->stage ? e->stage : (uint8_t *)cfg->addr) + off, data,
 		       len);
