@@ -639,6 +639,21 @@ static int push(struct sync_ctx *c)
 }
 
 /*
+ * same_source -- the pool's recorded source is src, or "src (live)": the
+ * preload library's mark while it replicates src's writes as they happen
+ * (docs/ARCHITECTURE.md, "Continuous replication"), which its dirty log
+ * covers too
+ */
+static int same_source(const char *recorded, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (strncmp(recorded, src, n))
+		return 0;
+	return !recorded[n] || !strcmp(recorded + n, " (live)");
+}
+
+/*
  * dirty_usable -- the dirty log of the push may stand in for the
  * comparison: the pool is the one and at the generation the log is
  * relative to, and if it is syncing, this source marked it so (another
@@ -680,7 +695,7 @@ static int dirty_usable(struct sync_ctx *c)
 			     i++)
 				if (!strcmp(rpmemctl_list_pool_name(ls, i),
 					    p->name))
-					same = !strcmp(
+					same = same_source(
 						rpmemctl_list_pool_source(ls,
 									  i),
 						c->o->source);
