@@ -14,9 +14,12 @@
 #include "preload.h"
 
 /*
- * Every entry point does the real call first (dlsym(RTLD_NEXT)), then its
+ * Every entry point does the real call (dlsym(RTLD_NEXT)), then its
  * part: a flush writes the ranges that lie in configured mappings to their
- * targets, a drain waits until the targets have persisted them. When no
+ * targets, a drain waits until the targets have persisted them. Before a
+ * call that flushes (or stores), the ranges are marked in the files'
+ * dirty logs, so that they are marked before they can be persistent
+ * locally. When no
  * configured file is mapped a call costs one relaxed load more than
  * without the library. The version script (preload.map) gives the libpmem
  * and libpmem2 definitions the versions their callers reference, and
@@ -229,9 +232,27 @@ static void resolve_pmem_once(void)
 		pl_busy--;                                              \
 	} while (0)
 
-/* after_flush -- the configured parts of [a, a + n) go to their targets */
-static inline void after_flush(const void *a, size_t n)
+/*
+ * before_flush -- [a, a + n) is about to be flushed (or stored and
+ * flushed): its configured parts are marked in their dirty logs first.
+ * Returns what after_flush takes.
+ */
+static inline int before_flush(const void *a, size_t n)
 {
+	if (atomic_load_explicit(&pl_nmaps, memory_order_relaxed) &&
+	    !pl_busy)
+		return pl_mark(a, n);
+	return 0;
+}
+
+/*
+ * after_flush -- the configured parts of [a, a + n) go to their targets;
+ * marked: what before_flush returned
+ */
+static inline void after_flush(const void *a, size_t n, int marked)
+{
+	if (marked)
+		pl_mark_done();
 	if (atomic_load_explicit(&pl_nmaps, memory_order_relaxed) &&
 	    !pl_busy)
 		pl_flushed(a, n);
@@ -245,25 +266,29 @@ static inline void after_drain(void)
 }
 
 /* after_mem -- a pmem_mem* call with flags wrote [d, d + n) */
-static inline void after_mem(void *d, size_t n, unsigned flags)
+static inline void after_mem(void *d, size_t n, unsigned flags, int marked)
 {
 	if (!(flags & PMEM_F_MEM_NOFLUSH))
-		after_flush(d, n);
+		after_flush(d, n, marked);
+	else if (marked)
+		pl_mark_done();
 	if (!(flags & PMEM_F_MEM_NODRAIN))
 		after_drain();
 }
 
 RPMEM_EXPORT void pmem_persist(const void *addr, size_t len)
 {
+	int m = before_flush(addr, len);
 	CALL_VOID(persist, addr, len);
-	after_flush(addr, len);
+	after_flush(addr, len, m);
 	after_drain();
 }
 
 RPMEM_EXPORT void pmem_flush(const void *addr, size_t len)
 {
+	int m = before_flush(addr, len);
 	CALL_VOID(flush, addr, len);
-	after_flush(addr, len);
+	after_flush(addr, len, m);
 }
 
 RPMEM_EXPORT void pmem_drain(void)
@@ -275,18 +300,22 @@ RPMEM_EXPORT void pmem_drain(void)
 /* pmem_msync -- a persist when msync succeeded */
 RPMEM_EXPORT int pmem_msync(const void *addr, size_t len)
 {
+	int m = before_flush(addr, len);
 	int ret = CALL(msync, addr, len);
 	if (!ret) {
-		after_flush(addr, len);
+		after_flush(addr, len, m);
 		after_drain();
+	} else if (m) {
+		pl_mark_done();
 	}
 	return ret;
 }
 
 RPMEM_EXPORT void pmem_deep_flush(const void *addr, size_t len)
 {
+	int m = before_flush(addr, len);
 	CALL_VOID(deep_flush, addr, len);
-	after_flush(addr, len);
+	after_flush(addr, len, m);
 }
 
 RPMEM_EXPORT int pmem_deep_drain(const void *addr, size_t len)
@@ -298,8 +327,9 @@ RPMEM_EXPORT int pmem_deep_drain(const void *addr, size_t len)
 
 RPMEM_EXPORT int pmem_deep_persist(const void *addr, size_t len)
 {
+	int m = before_flush(addr, len);
 	int ret = CALL(deep_persist, addr, len);
-	after_flush(addr, len);
+	after_flush(addr, len, m);
 	after_drain();
 	return ret;
 }
@@ -307,67 +337,76 @@ RPMEM_EXPORT int pmem_deep_persist(const void *addr, size_t len)
 RPMEM_EXPORT void *pmem_memcpy(void *dst, const void *src, size_t len,
 			       unsigned flags)
 {
+	int m = before_flush(dst, len);
 	void *r = CALL(memcpy, dst, src, len, flags);
-	after_mem(dst, len, flags);
+	after_mem(dst, len, flags, m);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memmove(void *dst, const void *src, size_t len,
 				unsigned flags)
 {
+	int m = before_flush(dst, len);
 	void *r = CALL(memmove, dst, src, len, flags);
-	after_mem(dst, len, flags);
+	after_mem(dst, len, flags, m);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memset(void *dst, int c, size_t len, unsigned flags)
 {
+	int m = before_flush(dst, len);
 	void *r = CALL(memset, dst, c, len, flags);
-	after_mem(dst, len, flags);
+	after_mem(dst, len, flags, m);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memcpy_persist(void *dst, const void *src, size_t len)
 {
+	int m = before_flush(dst, len);
 	void *r = CALL(memcpy_persist, dst, src, len);
-	after_mem(dst, len, 0);
+	after_mem(dst, len, 0, m);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memcpy_nodrain(void *dst, const void *src, size_t len)
 {
+	int m = before_flush(dst, len);
 	void *r = CALL(memcpy_nodrain, dst, src, len);
-	after_mem(dst, len, PMEM_F_MEM_NODRAIN);
+	after_mem(dst, len, PMEM_F_MEM_NODRAIN, m);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memmove_persist(void *dst, const void *src,
 					size_t len)
 {
+	int m = before_flush(dst, len);
 	void *r = CALL(memmove_persist, dst, src, len);
-	after_mem(dst, len, 0);
+	after_mem(dst, len, 0, m);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memmove_nodrain(void *dst, const void *src,
 					size_t len)
 {
+	int m = before_flush(dst, len);
 	void *r = CALL(memmove_nodrain, dst, src, len);
-	after_mem(dst, len, PMEM_F_MEM_NODRAIN);
+	after_mem(dst, len, PMEM_F_MEM_NODRAIN, m);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memset_persist(void *dst, int c, size_t len)
 {
+	int m = before_flush(dst, len);
 	void *r = CALL(memset_persist, dst, c, len);
-	after_mem(dst, len, 0);
+	after_mem(dst, len, 0, m);
 	return r;
 }
 
 RPMEM_EXPORT void *pmem_memset_nodrain(void *dst, int c, size_t len)
 {
+	int m = before_flush(dst, len);
 	void *r = CALL(memset_nodrain, dst, c, len);
-	after_mem(dst, len, PMEM_F_MEM_NODRAIN);
+	after_mem(dst, len, PMEM_F_MEM_NODRAIN, m);
 	return r;
 }
 
@@ -394,18 +433,20 @@ static struct {
 #define WRAP2(g)                                                          \
 	static void persist_##g(const void *p, size_t n)                  \
 	{                                                                 \
+		int m = before_flush(p, n);                               \
 		pl_busy++;                                                \
 		real2[g].persist(p, n);                                   \
 		pl_busy--;                                                \
-		after_flush(p, n);                                        \
+		after_flush(p, n, m);                                     \
 		after_drain();                                            \
 	}                                                                 \
 	static void flush_##g(const void *p, size_t n)                    \
 	{                                                                 \
+		int m = before_flush(p, n);                               \
 		pl_busy++;                                                \
 		real2[g].flush(p, n);                                     \
 		pl_busy--;                                                \
-		after_flush(p, n);                                        \
+		after_flush(p, n, m);                                     \
 	}                                                                 \
 	static void drain_##g(void)                                       \
 	{                                                                 \
@@ -417,27 +458,30 @@ static struct {
 	static void *memcpy_##g(void *d, const void *s, size_t n,         \
 				unsigned fl)                              \
 	{                                                                 \
+		int m = before_flush(d, n);                               \
 		pl_busy++;                                                \
 		void *r = real2[g].memcpy(d, s, n, fl);                   \
 		pl_busy--;                                                \
-		after_mem(d, n, fl);                                      \
+		after_mem(d, n, fl, m);                                   \
 		return r;                                                 \
 	}                                                                 \
 	static void *memmove_##g(void *d, const void *s, size_t n,        \
 				 unsigned fl)                             \
 	{                                                                 \
+		int m = before_flush(d, n);                               \
 		pl_busy++;                                                \
 		void *r = real2[g].memmove(d, s, n, fl);                  \
 		pl_busy--;                                                \
-		after_mem(d, n, fl);                                      \
+		after_mem(d, n, fl, m);                                   \
 		return r;                                                 \
 	}                                                                 \
 	static void *memset_##g(void *d, int c, size_t n, unsigned fl)    \
 	{                                                                 \
+		int m = before_flush(d, n);                               \
 		pl_busy++;                                                \
 		void *r = real2[g].memset(d, c, n, fl);                   \
 		pl_busy--;                                                \
-		after_mem(d, n, fl);                                      \
+		after_mem(d, n, fl, m);                                   \
 		return r;                                                 \
 	}
 

@@ -56,6 +56,12 @@ struct pl_file {
 	uint8_t *shadow;     /* our own shared mapping of the whole file */
 	struct rpmemctl_session *sess;
 	struct rpmemctl_pool *pool;
+	/*
+	 * PATH.rpmemlog: the extents written since the replica was last
+	 * equal; set before the first mapping is tracked, never closed
+	 */
+	struct rpmemctl_dirtylog *log;
+	atomic_int log_bad;  /* a mark failed: the log is not to be used */
 	atomic_uint npending; /* ranges in pending[] */
 	struct pl_range pending[PL_PENDING_MAX];
 	char errmsg[PL_MSG_MAX];
@@ -124,6 +130,15 @@ extern atomic_uint pl_pending_files; /* files with unflushed writes */
  * fail-stop, with the reason reported.
  */
 int pl_file_start(struct pl_file *f, int fd);
+/*
+ * pl_mark -- [addr, addr + len) is about to be flushed: mark its configured
+ * parts in their dirty logs. Returns 1 if it did, with the sync lock held
+ * for reading until pl_mark_done (no push may clear the logs between a
+ * mark and the local flush it precedes), else 0.
+ */
+int pl_mark(const void *addr, size_t len);
+/* pl_mark_done -- the flush that pl_mark preceded is done */
+void pl_mark_done(void);
 /* pl_flushed -- [addr, addr + len) was flushed: write its configured parts */
 void pl_flushed(const void *addr, size_t len);
 /* pl_drain -- every write so far is persistent on its target */

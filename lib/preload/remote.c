@@ -23,10 +23,136 @@
  * that differ) and leaves it consistent. Every call into librpmemctl is
  * made with the file's lock held and pl_busy set, so the library's own
  * mmap and munmap calls pass straight through.
+ *
+ * The dirty log PATH.rpmemlog (the replica API's format and extent size)
+ * records the extents every flush covers, before the flush reaches the
+ * local file (once per extent until cleared: the hot path is a lookup).
+ * Each push (bring-up, degraded resync, clean exit) hands it to the sync,
+ * which then sends only the marked extents if the log is relative to the
+ * pool's generation, and clears it once the copies are equal. A push
+ * holds sync_lock for writing, a flush from its mark to its end for
+ * reading: a push cannot clear a mark whose data it may not have read.
  */
 
 __thread int pl_busy __attribute__((tls_model("initial-exec")));
 atomic_uint pl_pending_files;
+static pthread_rwlock_t sync_lock =
+	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+
+/* log_path -- PATH.rpmemlog of f into buf */
+static void log_path(const struct pl_file *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.rpmemlog", f->path);
+}
+
+/*
+ * open_log -- open (or create) the dirty log of f; without one every
+ * push compares the whole file. A log for another size or version is
+ * replaced (a new one is bound to nothing: the next push compares all).
+ */
+static void open_log(struct pl_file *f)
+{
+	char lp[PATH_MAX + 16];
+	struct stat ls, ps;
+	if (f->log)
+		return; /* started before in this process: the same file */
+	log_path(f, lp, sizeof(lp));
+	if (!stat(lp, &ls) &&
+	    (stat(f->path, &ps) || ls.st_mtim.tv_sec != ps.st_mtim.tv_sec ||
+	     ls.st_mtim.tv_nsec != ps.st_mtim.tv_nsec)) {
+		/* not as the library left it (see stamp): trust nothing */
+		pl_msg(LOG_INFO, "'%s' may have changed since the library "
+		       "last left it: the bring-up compares the whole file",
+		       f->path);
+		if (unlink(lp))
+			pl_msg(LOG_WARNING, "cannot remove '%s': %s", lp,
+			       strerror(errno));
+	}
+	pl_busy++;
+	int ret = rpmemctl_dirtylog_open(lp, f->size, 0, &f->log);
+	if (ret == -EINVAL && !unlink(lp))
+		ret = rpmemctl_dirtylog_open(lp, f->size, 0, &f->log);
+	const char *why = rpmemctl_strerror(ret);
+	pl_busy--;
+	if (ret)
+		pl_msg(LOG_WARNING, "no dirty log for '%s': %s; every sync "
+		       "compares the whole file", f->path, why);
+}
+
+/*
+ * stamp -- the process is done with f: give the file and its log one
+ * mtime, 1 ns before the file's (any later write or store sets the
+ * current time, later than that), so that the next start knows whether
+ * the file changed without the library since; after a crash they differ
+ * and the next bring-up compares the whole file
+ */
+static void stamp(struct pl_file *f)
+{
+	char lp[PATH_MAX + 16];
+	struct stat st;
+	if (!f->log || atomic_load(&f->log_bad) || stat(f->path, &st))
+		return;
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, st.st_mtim };
+	if (ts[1].tv_nsec) {
+		ts[1].tv_nsec--;
+	} else {
+		ts[1].tv_sec--;
+		ts[1].tv_nsec = 999999999;
+	}
+	log_path(f, lp, sizeof(lp));
+	/* the log last: a stamped log means a stamped file */
+	if (!utimensat(AT_FDCWD, f->path, ts, 0))
+		(void)utimensat(AT_FDCWD, lp, ts, 0);
+}
+
+/*
+ * log_failed -- a mark of f's log failed: the log no longer covers every
+ * write, so it goes (a new one at the next start is bound to nothing)
+ */
+static void log_failed(struct pl_file *f, int err)
+{
+	char lp[PATH_MAX + 16];
+	if (atomic_exchange(&f->log_bad, 1))
+		return;
+	log_path(f, lp, sizeof(lp));
+	if (unlink(lp) && errno != ENOENT)
+		pl_msg(LOG_ERR, "cannot mark the dirty log '%s' (%s) nor "
+		       "remove it (%s): remove it before the next start, or "
+		       "its sync misses writes", lp, strerror(-err),
+		       strerror(errno));
+	else
+		pl_msg(LOG_WARNING, "cannot mark the dirty log '%s': %s; "
+		       "removed it: the next syncs compare the whole file",
+		       lp, strerror(-err));
+}
+
+/* pl_mark -- mark the configured parts of [addr, addr + len) */
+int pl_mark(const void *addr, size_t len)
+{
+	struct pl_hit hits[4];
+	unsigned n = pl_maps_lookup(addr, len, hits, 4);
+	if (!n)
+		return 0;
+	pthread_rwlock_rdlock(&sync_lock);
+	pl_busy++;
+	for (unsigned i = 0; i < n; i++) {
+		struct pl_file *f = hits[i].f;
+		if (!f->log || atomic_load(&f->log_bad))
+			continue;
+		int ret = rpmemctl_dirtylog_mark(f->log, hits[i].off,
+						 hits[i].len);
+		if (ret)
+			log_failed(f, ret);
+	}
+	pl_busy--;
+	return 1;
+}
+
+/* pl_mark_done -- the flush that pl_mark preceded is done */
+void pl_mark_done(void)
+{
+	pthread_rwlock_unlock(&sync_lock);
+}
 
 /* ferr -- keep the reason of a failure in f; returns err */
 __attribute__((format(printf, 3, 4))) static int
@@ -51,11 +177,16 @@ static void disconnect(struct pl_file *f)
 		atomic_fetch_sub(&pl_pending_files, 1);
 }
 
-/* push -- bring the pool up to date from the shadow; bytes moved in *moved */
+/*
+ * push -- bring the pool up to date from the shadow, only the extents of
+ * the dirty log if it may stand in for the comparison; bytes moved in
+ * *moved
+ */
 static int push(struct pl_file *f, uint64_t *moved)
 {
 	struct rpmemctl_sync_cfg *cfg = NULL;
 	struct rpmemctl_sync_result *res = NULL;
+	struct rpmemctl_dirtylog *log = NULL;
 	int ret = rpmemctl_sync_cfg_new(&cfg);
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_source(cfg, f->source);
@@ -65,11 +196,28 @@ static int push(struct pl_file *f, uint64_t *moved)
 		ferr(f, ret, "%s", rpmemctl_strerror(ret));
 		goto err_free;
 	}
-	ret = rpmemctl_pool_sync2(f->pool, f->shadow, f->size, cfg, res);
-	if (ret)
+	/* no flush between a mark and its end while the log is cleared */
+	pthread_rwlock_wrlock(&sync_lock);
+	if (f->log && !atomic_load(&f->log_bad)) {
+		log = f->log;
+		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, log);
+	}
+	if (!ret)
+		ret = rpmemctl_pool_sync2(f->pool, f->shadow, f->size, cfg,
+					  res);
+	pthread_rwlock_unlock(&sync_lock);
+	if (ret) {
 		ferr(f, ret, "sync: %s", rpmemctl_pool_errmsg(f->pool));
-	else if (moved)
+		goto err_free;
+	}
+	if (moved)
 		*moved = rpmemctl_sync_result_get_data_bytes(res);
+	if (log && rpmemctl_sync_result_get_dirty_only(res))
+		pl_msg(LOG_INFO, "'%s': synced only the extents its dirty "
+		       "log marked", f->path);
+	else if (log)
+		pl_msg(LOG_INFO, "'%s': compared the whole file: %s",
+		       f->path, rpmemctl_sync_result_get_dirty_fallback(res));
 err_free:
 	rpmemctl_sync_result_delete(&res);
 	rpmemctl_sync_cfg_delete(&cfg);
@@ -217,6 +365,7 @@ int pl_file_start(struct pl_file *f, int fd)
 		ferr(f, ret, "cannot map '%s': %s", f->path, strerror(-ret));
 		goto err_failed;
 	}
+	open_log(f);
 	uint64_t moved = 0;
 	ret = connect_live(f, &moved);
 	if (ret)
@@ -358,6 +507,8 @@ static void stop(struct pl_file *f)
 		       "behind (degraded); it stays syncing until the next "
 		       "start resyncs it", f->path, f->target);
 	}
+	if (f->started)
+		stamp(f);
 	f->started = 0;
 	f->degraded = 0;
 	pthread_mutex_unlock(&f->lock);
