@@ -385,7 +385,7 @@ tl_rpmemctl()
 	pid=$!
 	for ((i = 0; i < 600; i++)); do
 		seen=$(tl_ctl status --json "$T" 2>/dev/null |
-		       jq -c '.sessions[] | select(.pool == "dir/st" and
+		       jq -c '.sessions[] | select(.region == "dir" and .pool == "st" and
 						   .transport == "rdma")' \
 			       2>/dev/null)
 		[ -n "$seen" ] && break
