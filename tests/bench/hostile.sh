@@ -32,19 +32,8 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((2 * N + 100)) ]; t
 	exit 77
 fi
 
-mkdir -p "$W/r1"
-cat >"$W/rpmemd.conf" <<CONF
-listen = ["127.0.0.1"];
-port = $PORT;
-log = { level = "notice"; target = "stderr"; };
-regions = ( { name = "r1"; type = "dir"; path = "$W/r1"; } );
-CONF
-"$B/rpmemd" -c "$W/rpmemd.conf" 2>"$W/rpmemd.log" &
-DPID=$!
-for _ in $(seq 100); do
-	(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-	sleep 0.05
-done
+. "$(dirname "$0")/lib.sh"
+bench_daemon r1 r1 notice
 head -c 64M /dev/urandom >"$W/src"
 "$B/rpmemctl" -q mirror "$W/src" "$T/r1/p1"
 

@@ -30,23 +30,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
-mkdir -p "$W/region"
-cat >"$W/rpmemd.conf" <<CONF
-listen = ["127.0.0.1"];
-port = $PORT;
-log = { level = "warning"; target = "stderr"; };
-regions = ( { name = "bench"; type = "dir"; path = "$W/region"; } );
-CONF
-"$B/rpmemd" -c "$W/rpmemd.conf" 2>"$W/rpmemd.log" &
-DPID=$!
-for _ in $(seq 100); do
-	(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-	sleep 0.05
-done
-export XDG_CONFIG_HOME=$W/xdg # no credentials of the user: plaintext
+. "$(dirname "$0")/lib.sh"
+bench_daemon region bench warning
 "$B/rpmemctl" -q create "$T/bench/p" 64M
 
 echo "TCP persist vs ping-pong, loopback, median of $ROUNDS rounds of $COUNT each, $(nproc) cores."

@@ -32,23 +32,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 
-mkdir -p "$W/r"
-cat >"$W/rpmemd.conf" <<CONF
-listen = ["127.0.0.1"];
-port = $PORT;
-log = { level = "warning"; target = "stderr"; };
-regions = ( { name = "bench"; type = "dir"; path = "$W/r"; } );
-CONF
-"$B/rpmemd" -c "$W/rpmemd.conf" 2>"$W/rpmemd.log" &
-DPID=$!
-for _ in $(seq 100); do
-	(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-	sleep 0.05
-done
-export XDG_CONFIG_HOME=$W/xdg # no credentials of the user: plaintext
+. "$(dirname "$0")/lib.sh"
+bench_daemon r bench warning
 
 # run MODE FORCE N -- "TX_NS PERSIST_NS" of one run
 run() {

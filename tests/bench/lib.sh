@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# lib.sh -- what the benchmark scripts share; sourced, not run
+#
+# Expects B (the build directory), W (a work directory), PORT and T
+# (127.0.0.1:$PORT) to be set by the script.
+
+# median -- the median of the numbers on stdin, one a line
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# bench_daemon DIR REGION LEVEL -- rpmemd on 127.0.0.1:$PORT with the dir
+# region REGION in $W/DIR, logging at LEVEL to $W/rpmemd.log; returns
+# once it accepts connections (DPID is its pid). The user's own client
+# credentials are kept out: the benchmarks speak plaintext on loopback.
+bench_daemon() {
+	mkdir -p "$W/$1"
+	cat >"$W/rpmemd.conf" <<CONF
+listen = ["127.0.0.1"];
+port = $PORT;
+log = { level = "$3"; target = "stderr"; };
+regions = ( { name = "$2"; type = "dir"; path = "$W/$1"; } );
+CONF
+	"$B/rpmemd" -c "$W/rpmemd.conf" 2>"$W/rpmemd.log" &
+	DPID=$!
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+		sleep 0.05
+	done
+	export XDG_CONFIG_HOME=$W/xdg
+}
