@@ -44,7 +44,10 @@ port = $port;
 log = { level = "warning"; target = "stderr"; };
 regions = ( { name = "bench"; type = "dir"; path = "$W/$d"; } );
 CONF
-	[ $d = tls ] && echo "tls = { psk_file = \"$W/server.psk\"; };" >>"$W/$d.conf"
+	[ $d = tls ] && cat >>"$W/$d.conf" <<CONF
+tls = { psk_file = "$W/server.psk"; };
+access = ( { identity = "bench"; regions = [ "*" ]; rights = [ "write" ]; } );
+CONF
 	"$B/rpmemd" -c "$W/$d.conf" 2>"$W/$d.log" &
 	DPIDS="${DPIDS:-} $!"
 done
