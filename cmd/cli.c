@@ -534,7 +534,8 @@ const char *cmd_hint(int err)
 	case ENFILE:
 	case EUSERS:
 	case EAGAIN:
-		return "the target is at its session limit; retry later";
+		/* sessions, handshakes, hashing, staging: the message names it */
+		return "a limit of the target was reached (named above); retry later or see rpmemd.conf(5), limits";
 	case EPROTO:
 	case EBADMSG:
 		return "client and target versions may not match";
