@@ -656,7 +656,7 @@ static int parse_auth(struct cfg_ctx *c, const config_setting_t *root,
 	if (cfg->require_auth)
 		return cfg_err(c, config_setting_get_member(g, "require_auth"),
 			       "auth.require_auth",
-			       "client authentication is not implemented in this version");
+			       "not used: clients authenticate through TLS; configure the tls group (rpmemd.conf(5)) and leave this false");
 	return 0;
 }
 

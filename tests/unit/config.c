@@ -608,7 +608,7 @@ static void rpmemd_config_load__bad_scalar_settings(void **state)
 	has("true or false");
 	assert_int_equal(load("auth = { require_auth = true; };\n"), -EINVAL);
 	has("auth.require_auth");
-	has("not implemented");
+	has("clients authenticate through TLS");
 }
 
 /* --- access ------------------------------------------------------------- */
