@@ -247,6 +247,7 @@ static int coarse_done(void *arg, struct client_hreq *r, unsigned slot)
 
 struct local_job {
 	const void *buf;
+	int fd; /* >= 0: read the file instead of buf */
 	size_t len;
 	uint32_t bs;
 	uint64_t *hashes;
@@ -267,8 +268,12 @@ static unsigned hash_threads(void)
 static void *local_hash(void *arg)
 {
 	struct local_job *j = arg;
-	j->err = rpmem_hash_blocks(j->buf, j->len, j->bs, j->hashes,
-				   hash_threads());
+	if (j->fd >= 0)
+		j->err = rpmem_hash_fd_blocks(j->fd, 0, j->len, j->bs,
+					      j->hashes, hash_threads());
+	else
+		j->err = rpmem_hash_blocks(j->buf, j->len, j->bs, j->hashes,
+					   hash_threads());
 	return NULL;
 }
 
@@ -280,6 +285,9 @@ static int local_fault(struct sync_ctx *c, int err)
 {
 	if (err == -EHWPOISON)
 		client_seterr(c->s, "a media error (poisoned memory) in the local copy while it was read");
+	else if (err != -EFAULT)
+		client_seterr(c->s, "cannot read the local copy: %s",
+			      strerror(-err));
 	else
 		client_seterr(c->s, "the local copy changed while it was read: part of it is no longer backed by its file (it shrank)");
 	return err;
@@ -338,7 +346,13 @@ static int compare_coarse(struct sync_ctx *c)
 			      (unsigned long long)c->nblocks);
 		return -ENOMEM;
 	}
-	struct local_job job = { c->local, c->size, c->bs, c->lh, 0 };
+	/*
+	 * a regular file the caller named is read rather than touched through
+	 * the mapping: filling and tearing down the page tables of a large
+	 * mapping cost more than the copy into a cache-sized buffer
+	 */
+	struct local_job job = { c->local, c->watch ? c->o->local_fd : -1,
+				 c->size, c->bs, c->lh, 0 };
 	pthread_t tid;
 	int threaded = pthread_create(&tid, NULL, local_hash, &job) == 0;
 	if (!threaded)

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* hash.c -- XXH3-64 block hashing, split across threads for large inputs */
+#include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "guard.h"
@@ -10,6 +13,8 @@
 #define HASH_MT_MIN (8u << 20)
 #define HASH_MAX_THREADS 8
 #define HASH_PREFAULT_MIN (1u << 20)
+/* what one pread of rpmem_hash_fd_blocks reads: stays in a core's L2 */
+#define HASH_FD_CHUNK (256u << 10)
 
 uint64_t rpmem_hash_block(const void *buf, size_t len)
 {
@@ -88,6 +93,92 @@ int rpmem_hash_blocks(const void *buf, size_t len, uint32_t block_size,
 		else if (jobs[t].len)
 			hash_run(&jobs[t]);
 		if (jobs[t].len && !err)
+			err = jobs[t].err;
+	}
+	return err;
+}
+
+struct hash_fd_job {
+	int fd;
+	uint64_t off; /* in the file */
+	uint64_t len;
+	uint32_t bs;
+	uint64_t *hashes;
+	int err;
+};
+
+/* hash_fd_share -- read one job's share in chunks and hash its blocks */
+static void *hash_fd_share(void *arg)
+{
+	struct hash_fd_job *j = arg;
+	size_t chunk = HASH_FD_CHUNK < j->bs ? j->bs
+					     : HASH_FD_CHUNK / j->bs * j->bs;
+	uint8_t *buf = NULL;
+	if (posix_memalign((void **)&buf, 4096, chunk)) {
+		j->err = -ENOMEM;
+		return NULL;
+	}
+	uint64_t done = 0, *h = j->hashes;
+	while (done < j->len && !j->err) {
+		size_t want = j->len - done < chunk ? (size_t)(j->len - done)
+						    : chunk;
+		size_t got = 0;
+		while (got < want) {
+			ssize_t n = pread(j->fd, buf + got, want - got,
+					  (off_t)(j->off + done + got));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				/* 0: the file ended early, it shrank */
+				j->err = n < 0 ? -errno : -EFAULT;
+				break;
+			}
+			got += (size_t)n;
+		}
+		for (size_t o = 0; o < got; o += j->bs) {
+			size_t l = got - o < j->bs ? got - o : j->bs;
+			*h++ = XXH3_64bits(buf + o, l);
+		}
+		done += got;
+	}
+	free(buf);
+	return NULL;
+}
+
+int rpmem_hash_fd_blocks(int fd, uint64_t off, uint64_t len,
+			 uint32_t block_size, uint64_t *hashes,
+			 unsigned nthreads)
+{
+	uint64_t nblocks = (len + block_size - 1) / block_size;
+	if (nthreads > HASH_MAX_THREADS)
+		nthreads = HASH_MAX_THREADS;
+	if (nthreads < 2 || len < HASH_MT_MIN || nblocks < nthreads)
+		nthreads = 1;
+	struct hash_fd_job jobs[HASH_MAX_THREADS];
+	pthread_t tid[HASH_MAX_THREADS];
+	int started[HASH_MAX_THREADS] = { 0 };
+	uint64_t per = (nblocks + nthreads - 1) / nthreads;
+	for (unsigned t = 0; t < nthreads; t++) {
+		uint64_t first = per * t;
+		uint64_t b = first * block_size;
+		uint64_t e = (first + per) * (uint64_t)block_size;
+		jobs[t] = (struct hash_fd_job){
+			fd, off + b, first < nblocks ? (e < len ? e : len) - b : 0,
+			block_size, hashes + (first < nblocks ? first : 0), 0
+		};
+		/* thread 0's share runs on the caller below */
+		if (t > 0 && jobs[t].len)
+			started[t] = !pthread_create(&tid[t], NULL,
+						     hash_fd_share, &jobs[t]);
+	}
+	hash_fd_share(&jobs[0]);
+	int err = jobs[0].err;
+	for (unsigned t = 1; t < nthreads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else if (jobs[t].len)
+			hash_fd_share(&jobs[t]);
+		if (!err)
 			err = jobs[t].err;
 	}
 	return err;

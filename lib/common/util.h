@@ -97,5 +97,15 @@ uint64_t rpmem_hash_block(const void *buf, size_t len);
  */
 int rpmem_hash_blocks(const void *buf, size_t len, uint32_t block_size,
 		      uint64_t *hashes, unsigned nthreads);
+/*
+ * rpmem_hash_fd_blocks -- the same for [off, off + len) of the file fd,
+ * read with pread(2) in chunks that stay in cache: for a large file read
+ * once, cheaper than mapping it (no page tables to fill and tear down).
+ * 0, -EFAULT when the file ended before off + len (it shrank), or the
+ * read's -errno: the hashes are then incomplete.
+ */
+int rpmem_hash_fd_blocks(int fd, uint64_t off, uint64_t len,
+			 uint32_t block_size, uint64_t *hashes,
+			 unsigned nthreads);
 
 #endif
