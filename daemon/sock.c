@@ -13,6 +13,7 @@
 #include "net.h"
 #include "proto.h"
 #include "sock.h"
+#include "util.h"
 
 int rpmemd_listen(const char *addr, const char *port, int *fd)
 {
@@ -119,8 +120,26 @@ void rpmemd_refuse(struct rpmem_conn *c, uint32_t code, const char *fmt, ...)
 			(void)n;
 		}
 	}
+	rpmemd_drain(c, 0);
+}
+
+void rpmemd_drain(struct rpmem_conn *c, unsigned wait_ms)
+{
+	uint64_t end = rpmem_now_ns() + wait_ms * 1000000ull;
+	char buf[4096];
+
 	shutdown(c->fd, SHUT_WR);
-	for (int i = 0; i < 16; i++)
-		if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+	if (!wait_ms) {
+		for (int i = 0; i < 16; i++)
+			if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+				break;
+		return;
+	}
+	rpmem_conn_set_deadline(c, end);
+	while (rpmem_now_ns() < end) {
+		rpmem_conn_set_rcvtimeo(c, 100);
+		if (recv(c->fd, buf, sizeof(buf), 0) <= 0 && errno != EAGAIN &&
+		    errno != EINTR)
 			break;
+	}
 }

@@ -31,4 +31,13 @@ int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,
 void rpmemd_refuse(struct rpmem_conn *c, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * rpmemd_drain -- after a refusal was sent: shut the write side down and
+ * drain what the peer sends, so that closing sends FIN, not RST, and the
+ * refusal is not destroyed before the peer read it. wait_ms 0: only what
+ * has arrived, never blocking (the accept loop); else for up to wait_ms
+ * (a session's own thread, which may wait for a TLS alert to be read)
+ */
+void rpmemd_drain(struct rpmem_conn *c, unsigned wait_ms);
+
 #endif

@@ -71,27 +71,6 @@ static struct rpmem_log_limit log_auth =
 	RPMEM_LOG_LIMIT_INIT("failed authentications", 5);
 
 /*
- * linger -- after refusing a connection (a TLS alert or a plaintext
- * ERROR sent): stop writing and drain what the client sent for up to a
- * second, so closing does not reset the connection and destroy the
- * refusal before the client has read it
- */
-static void linger(struct rpmemd_session *s)
-{
-	uint64_t end = rpmem_now_ns() + 1000000000ull;
-	char buf[4096];
-
-	shutdown(s->conn.fd, SHUT_WR);
-	rpmem_conn_set_deadline(&s->conn, end);
-	while (rpmem_now_ns() < end) {
-		rpmem_conn_set_rcvtimeo(&s->conn, 100);
-		if (recv(s->conn.fd, buf, sizeof(buf), 0) <= 0 &&
-		    errno != EAGAIN && errno != EINTR)
-			break;
-	}
-}
-
-/*
  * tls_accept -- a TLS daemon's first step: a client that starts with
  * anything but a TLS handshake record is told in plaintext that TLS is
  * required; then the TLS handshake, within the handshake's time
@@ -114,7 +93,7 @@ static int tls_accept(struct rpmemd_session *s)
 				  s->id, s->peer);
 		rpmemd_send_error(&s->conn, 0, RPMEM_E_AUTH,
 				  "this target requires TLS: give rpmemctl credentials (--psk-file, or --tls-ca with --tls-cert and --tls-key, or rpmemctl.conf; see rpmemctl(1))");
-		linger(s);
+		rpmemd_drain(&s->conn, 1000);
 		return -EACCES;
 	}
 	int ret = rpmem_tls_start(s->set->tls, &s->conn, NULL, err,
@@ -122,7 +101,7 @@ static int tls_accept(struct rpmemd_session *s)
 	if (ret) {
 		rpmem_log_limited(&log_auth, LOG_NOTICE, "connection %u from %s: %s",
 				  s->id, s->peer, err);
-		linger(s);
+		rpmemd_drain(&s->conn, 1000);
 		return ret;
 	}
 	rpmem_strlcpy(s->identity, rpmem_tls_peer(s->conn.tls),
