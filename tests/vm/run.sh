@@ -21,9 +21,12 @@
 #   VM_TARGET_MEM    target RAM (default 2G; PMem ranges sit at 1G-1.75G)
 #   VM_INITIATOR_MEM initiator RAM (default 1G)
 #   VM_SMP           virtual CPUs per guest (default 1)
-#   VM_NET           udp (default): -netdev socket,udp=..,localaddr=..;
+#   VM_NET           unix (default): -netdev stream over a unix socket
+#                    (lossless: a slow guest holds its peer back);
+#                    udp: -netdev socket,udp=..,localaddr=.. (drops packets
+#                    when a guest falls behind, see README.md);
 #                    tcp: -netdev socket,listen=../connect=.. (adds ~20 ms
-#                    of Nagle delay to every RDMA round trip, see README.md)
+#                    of Nagle delay to every RDMA round trip)
 #   VM_QEMU          qemu binary (default qemu-system-x86_64)
 #   VM_ACCEL         qemu -accel argument (default tcg,thread=multi)
 #   VM_APPEND        extra kernel command line for both guests
@@ -49,7 +52,7 @@ VM_WAIT_TIMEOUT=${VM_WAIT_TIMEOUT:-300}
 VM_TARGET_MEM=${VM_TARGET_MEM:-2G}
 VM_INITIATOR_MEM=${VM_INITIATOR_MEM:-1G}
 VM_SMP=${VM_SMP:-1}
-VM_NET=${VM_NET:-udp}
+VM_NET=${VM_NET:-unix}
 VM_QEMU=${VM_QEMU:-qemu-system-x86_64}
 VM_ACCEL=${VM_ACCEL:-tcg,thread=multi}
 VM_APPEND=${VM_APPEND:-}
@@ -224,21 +227,31 @@ start_target()
 		PORT=$((20000 + (RANDOM * 7 + $$) % 40000))
 		port_busy "$PORT" && continue
 		PORT2=$((PORT + 1))
-		if [ "$VM_NET" = udp ]; then
+		LINK_SOCK=$WORK/link.$PORT.sock
+		case "$VM_NET" in
+		unix)
+			TARGET_NET=stream,server=on,addr.type=unix,addr.path=$LINK_SOCK
+			INITIATOR_NET=stream,server=off,addr.type=unix,addr.path=$LINK_SOCK
+			;;
+		udp)
 			port_busy "$PORT2" && continue
-			TARGET_NET=udp=127.0.0.1:$PORT2,localaddr=127.0.0.1:$PORT
-			INITIATOR_NET=udp=127.0.0.1:$PORT,localaddr=127.0.0.1:$PORT2
-		else
-			TARGET_NET=listen=127.0.0.1:$PORT
-			INITIATOR_NET=connect=127.0.0.1:$PORT
-		fi
+			TARGET_NET=socket,udp=127.0.0.1:$PORT2,localaddr=127.0.0.1:$PORT
+			INITIATOR_NET=socket,udp=127.0.0.1:$PORT,localaddr=127.0.0.1:$PORT2
+			;;
+		*)
+			TARGET_NET=socket,listen=127.0.0.1:$PORT
+			INITIATOR_NET=socket,connect=127.0.0.1:$PORT
+			;;
+		esac
 		start_guest target "$VM_TARGET_MEM" "$TARGET_MAC" \
 			"$TARGET_NET" "$PMEM_MEMMAP"
 		for _ in $(seq 50); do
 			if ! kill -0 "${PID[target]}" 2>/dev/null; then
 				break
 			fi
-			if [ -n "$(ss -Htuln "sport = :$PORT" 2>/dev/null)" ]; then
+			if [ "$VM_NET" = unix ]; then
+				[ -S "$LINK_SOCK" ] && return 0
+			elif [ -n "$(ss -Htuln "sport = :$PORT" 2>/dev/null)" ]; then
 				return 0
 			fi
 			sleep 0.2
@@ -275,7 +288,7 @@ start_guest()
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$RESULTS,mount_tag=results,security_model=none,multidevs=remap" \
 		-virtfs "local,path=$RPMEM_SRC,mount_tag=srctree,security_model=none,readonly=on,multidevs=remap" \
-		-netdev "socket,id=n0,$addr" \
+		-netdev "$addr,id=n0" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac" \
 		</dev/null >"$RESULTS/$role.qemu.log" 2>&1 &
 	PID[$role]=$!
