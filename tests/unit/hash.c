@@ -270,6 +270,82 @@ static void rpmemctl_hash_blocks__equals_internal_hash(void **state)
 	free(got);
 }
 
+/* big_file -- a temporary file holding len bytes of big; its fd */
+static int big_file(size_t len)
+{
+	char path[] = "/tmp/rpmem-hash-fd.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(write(fd, big, len), (ssize_t)len);
+	return fd;
+}
+
+static void rpmem_hash_fd_blocks__matches_the_mapped_hashes(void **state)
+{
+	(void)state;
+	/* one thread, two, three; the last block short; chunk boundaries */
+	static const uint32_t bss[] = { 4096, 65536, 1u << 20 };
+	int fd = big_file(BIG);
+	for (unsigned b = 0; b < 3; b++) {
+		for (unsigned t = 1; t <= 3; t++) {
+			size_t n;
+			uint64_t *want = reference(big, BIG, bss[b], &n);
+			uint64_t *got = calloc(n, sizeof(*got));
+			assert_non_null(got);
+			assert_int_equal(rpmem_hash_fd_blocks(fd, 0, BIG, bss[b],
+							      got, t),
+					 0);
+			assert_memory_equal(got, want, n * sizeof(*got));
+			free(got);
+			free(want);
+		}
+	}
+	close(fd);
+}
+
+static void rpmem_hash_fd_blocks__from_an_offset(void **state)
+{
+	(void)state;
+	int fd = big_file(BIG);
+	size_t n;
+	uint64_t *want = reference(big + 65536, BIG - 65536, 65536, &n);
+	uint64_t *got = calloc(n, sizeof(*got));
+	assert_non_null(got);
+	assert_int_equal(rpmem_hash_fd_blocks(fd, 65536, BIG - 65536, 65536,
+					      got, 2),
+			 0);
+	assert_memory_equal(got, want, n * sizeof(*got));
+	free(got);
+	free(want);
+	close(fd);
+}
+
+static void rpmem_hash_fd_blocks__file_shorter_than_len_returns_efault(
+	void **state)
+{
+	(void)state;
+	int fd = big_file(BIG / 2);
+	size_t n = (BIG + 65535) / 65536;
+	uint64_t *got = calloc(n, sizeof(*got));
+	assert_non_null(got);
+	for (unsigned t = 1; t <= 2; t++)
+		assert_int_equal(rpmem_hash_fd_blocks(fd, 0, BIG, 65536, got,
+						      t),
+				 -EFAULT);
+	free(got);
+	close(fd);
+}
+
+static void rpmem_hash_fd_blocks__unreadable_fd_returns_its_errno(
+	void **state)
+{
+	(void)state;
+	uint64_t h[4];
+	assert_int_equal(rpmem_hash_fd_blocks(-1, 0, 4 * 4096, 4096, h, 1),
+			 -EBADF);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +367,12 @@ int main(void)
 		cmocka_unit_test(rpmemctl_hash_blocks__equals_internal_hash),
 		cmocka_unit_test(
 			rpmem_hash_blocks__file_shrunk_under_it_returns_efault),
+		cmocka_unit_test(rpmem_hash_fd_blocks__matches_the_mapped_hashes),
+		cmocka_unit_test(rpmem_hash_fd_blocks__from_an_offset),
+		cmocka_unit_test(
+			rpmem_hash_fd_blocks__file_shorter_than_len_returns_efault),
+		cmocka_unit_test(
+			rpmem_hash_fd_blocks__unreadable_fd_returns_its_errno),
 	};
 	return cmocka_run_group_tests_name("hash", tests, setup, teardown);
 }
