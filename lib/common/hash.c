@@ -21,12 +21,15 @@ uint64_t rpmem_hash_block(const void *buf, size_t len)
 	return XXH3_64bits(buf, len);
 }
 
+/* one thread's share: blocks of a buffer (buf), or of a file (fd, off) */
 struct hash_job {
 	const uint8_t *buf;
-	size_t len;
+	int fd;
+	uint64_t off;
+	uint64_t len;
 	uint32_t bs;
 	uint64_t *hashes;
-	int err; /* a fault reading buf (guard.h) */
+	int err; /* a fault reading buf (guard.h), or the file's -errno */
 };
 
 /* hash_share -- hash the blocks of one job's share */
@@ -45,78 +48,15 @@ static int hash_share(void *arg)
 	return 0;
 }
 
-/* hash_run -- one job's share, a SIGBUS of a shrunk file caught */
-static void *hash_run(void *arg)
-{
-	struct hash_job *j = arg;
-	j->err = rpmem_guard_run(hash_share, j);
-	return NULL;
-}
-
-int rpmem_hash_blocks(const void *buf, size_t len, uint32_t block_size,
-		      uint64_t *hashes, unsigned nthreads)
-{
-	size_t nblocks = (len + block_size - 1) / block_size;
-	if (nthreads > HASH_MAX_THREADS)
-		nthreads = HASH_MAX_THREADS;
-	if (nthreads < 2 || len < HASH_MT_MIN || nblocks < nthreads) {
-		struct hash_job j = { buf, len, block_size, hashes, 0 };
-		hash_run(&j);
-		return j.err;
-	}
-	struct hash_job jobs[HASH_MAX_THREADS];
-	pthread_t tid[HASH_MAX_THREADS];
-	int started[HASH_MAX_THREADS] = { 0 };
-	size_t per = (nblocks + nthreads - 1) / nthreads;
-	for (unsigned t = 0; t < nthreads; t++) {
-		size_t first = per * t;
-		if (first >= nblocks) {
-			jobs[t].len = 0;
-			jobs[t].err = 0;
-			continue;
-		}
-		size_t off = first * block_size;
-		size_t end = (first + per) * (size_t)block_size;
-		jobs[t] = (struct hash_job){ (const uint8_t *)buf + off,
-					     (end < len ? end : len) - off,
-					     block_size, hashes + first, 0 };
-		/* thread 0's share runs on the caller below */
-		if (t > 0)
-			started[t] = !pthread_create(&tid[t], NULL, hash_run,
-						     &jobs[t]);
-	}
-	hash_run(&jobs[0]);
-	int err = jobs[0].err;
-	for (unsigned t = 1; t < nthreads; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else if (jobs[t].len)
-			hash_run(&jobs[t]);
-		if (jobs[t].len && !err)
-			err = jobs[t].err;
-	}
-	return err;
-}
-
-struct hash_fd_job {
-	int fd;
-	uint64_t off; /* in the file */
-	uint64_t len;
-	uint32_t bs;
-	uint64_t *hashes;
-	int err;
-};
-
 /* hash_fd_share -- read one job's share in chunks and hash its blocks */
-static void *hash_fd_share(void *arg)
+static void hash_fd_share(struct hash_job *j)
 {
-	struct hash_fd_job *j = arg;
 	size_t chunk = HASH_FD_CHUNK < j->bs ? j->bs
 					     : HASH_FD_CHUNK / j->bs * j->bs;
 	uint8_t *buf = NULL;
 	if (posix_memalign((void **)&buf, 4096, chunk)) {
 		j->err = -ENOMEM;
-		return NULL;
+		return;
 	}
 	uint64_t done = 0, *h = j->hashes;
 	while (done < j->len && !j->err) {
@@ -142,44 +82,78 @@ static void *hash_fd_share(void *arg)
 		done += got;
 	}
 	free(buf);
+}
+
+/* hash_run -- one job's share; a SIGBUS of a shrunk mapping caught */
+static void *hash_run(void *arg)
+{
+	struct hash_job *j = arg;
+	if (j->buf)
+		j->err = rpmem_guard_run(hash_share, j);
+	else
+		hash_fd_share(j);
 	return NULL;
 }
 
-int rpmem_hash_fd_blocks(int fd, uint64_t off, uint64_t len,
-			 uint32_t block_size, uint64_t *hashes,
-			 unsigned nthreads)
+/*
+ * hash_split -- the blocks of [0, len) of buf, or of [off, off + len) of
+ * fd when buf is NULL, in nthreads contiguous shares: shares 1.. on their
+ * own threads (inline if one cannot start), share 0 on the caller
+ */
+static int hash_split(const uint8_t *buf, int fd, uint64_t off, uint64_t len,
+		      uint32_t block_size, uint64_t *hashes, unsigned nthreads)
 {
 	uint64_t nblocks = (len + block_size - 1) / block_size;
 	if (nthreads > HASH_MAX_THREADS)
 		nthreads = HASH_MAX_THREADS;
 	if (nthreads < 2 || len < HASH_MT_MIN || nblocks < nthreads)
 		nthreads = 1;
-	struct hash_fd_job jobs[HASH_MAX_THREADS];
+	struct hash_job jobs[HASH_MAX_THREADS];
 	pthread_t tid[HASH_MAX_THREADS];
 	int started[HASH_MAX_THREADS] = { 0 };
 	uint64_t per = (nblocks + nthreads - 1) / nthreads;
 	for (unsigned t = 0; t < nthreads; t++) {
-		uint64_t first = per * t;
+		uint64_t first = per * t < nblocks ? per * t : nblocks;
 		uint64_t b = first * block_size;
 		uint64_t e = (first + per) * (uint64_t)block_size;
-		jobs[t] = (struct hash_fd_job){
-			fd, off + b, first < nblocks ? (e < len ? e : len) - b : 0,
-			block_size, hashes + (first < nblocks ? first : 0), 0
-		};
-		/* thread 0's share runs on the caller below */
+		jobs[t] = (struct hash_job){ buf ? buf + b : NULL,
+					     fd,
+					     off + b,
+					     first < nblocks ? (e < len ? e : len) - b
+							     : 0,
+					     block_size,
+					     hashes + first,
+					     0 };
 		if (t > 0 && jobs[t].len)
-			started[t] = !pthread_create(&tid[t], NULL,
-						     hash_fd_share, &jobs[t]);
+			started[t] = !pthread_create(&tid[t], NULL, hash_run,
+						     &jobs[t]);
 	}
-	hash_fd_share(&jobs[0]);
+	hash_run(&jobs[0]);
 	int err = jobs[0].err;
 	for (unsigned t = 1; t < nthreads; t++) {
 		if (started[t])
 			pthread_join(tid[t], NULL);
 		else if (jobs[t].len)
-			hash_fd_share(&jobs[t]);
+			hash_run(&jobs[t]);
 		if (!err)
 			err = jobs[t].err;
 	}
 	return err;
+}
+
+int rpmem_hash_blocks(const void *buf, size_t len, uint32_t block_size,
+		      uint64_t *hashes, unsigned nthreads)
+{
+	if (!len)
+		return 0;
+	return hash_split(buf, -1, 0, len, block_size, hashes, nthreads);
+}
+
+int rpmem_hash_fd_blocks(int fd, uint64_t off, uint64_t len,
+			 uint32_t block_size, uint64_t *hashes,
+			 unsigned nthreads)
+{
+	if (!len)
+		return 0;
+	return hash_split(NULL, fd, off, len, block_size, hashes, nthreads);
 }
