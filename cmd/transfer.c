@@ -64,6 +64,7 @@ struct xfer_stats {
 	uint64_t size;
 	uint64_t block_size;
 	uint64_t blocks_total;
+	uint64_t blocks_compared;
 	uint64_t blocks_differ;
 	uint64_t bytes_differ;
 	uint64_t bytes_transferred;
@@ -146,6 +147,7 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 	json_u64(&j, "pool_size", r->pool_size ? r->pool_size : r->st.size);
 	json_u64(&j, "block_size", r->st.block_size);
 	json_u64(&j, "blocks_total", r->st.blocks_total);
+	json_u64(&j, "blocks_compared", r->st.blocks_compared);
 	json_u64(&j, "blocks_changed", r->st.blocks_differ);
 	json_u64(&j, "bytes_changed", r->st.bytes_differ);
 	json_u64(&j, "bytes_transferred", r->st.bytes_transferred);
@@ -244,12 +246,23 @@ static void report_human(struct rpmemctl_ctx *ctx,
 			 st->generation, r->transport);
 		break;
 	case RPMEMCTL_SYNC_PUSH:
-		cmd_info(ctx, "synced '%s' to %s: %" PRIu64 " of %" PRIu64
-			 " blocks differed, sent %s (%s in all) in %.2f s, "
-			 "generation %" PRIu64,
-			 x->local, r->target, st->blocks_differ,
-			 st->blocks_total, b, c, elapsed_s(st),
-			 st->generation);
+		if (st->blocks_compared && st->blocks_compared <
+		    st->blocks_total && !r->dirty_only)
+			cmd_info(ctx, "synced '%s' to %s: a sample of %" PRIu64
+				 " blocks showed most of them changed, so %"
+				 PRIu64 " of %" PRIu64 " blocks were sent "
+				 "whole, %s (%s in all) in %.2f s, generation %"
+				 PRIu64, x->local, r->target,
+				 st->blocks_compared, st->blocks_differ,
+				 st->blocks_total, b, c, elapsed_s(st),
+				 st->generation);
+		else
+			cmd_info(ctx, "synced '%s' to %s: %" PRIu64 " of %"
+				 PRIu64 " blocks differed, sent %s (%s in "
+				 "all) in %.2f s, generation %" PRIu64,
+				 x->local, r->target, st->blocks_differ,
+				 st->blocks_total, b, c, elapsed_s(st),
+				 st->generation);
 		break;
 	case RPMEMCTL_SYNC_PULL:
 		cmd_info(ctx, "pulled %s into '%s': %" PRIu64 " of %" PRIu64
@@ -375,6 +388,7 @@ static void stats_get(struct xfer_stats *st,
 	st->size = rpmemctl_sync_result_get_size(res);
 	st->block_size = rpmemctl_sync_result_get_block_size(res);
 	st->blocks_total = rpmemctl_sync_result_get_blocks_total(res);
+	st->blocks_compared = rpmemctl_sync_result_get_blocks_compared(res);
 	st->blocks_differ = rpmemctl_sync_result_get_blocks_differ(res);
 	st->bytes_differ = rpmemctl_sync_result_get_bytes_differ(res);
 	st->bytes_transferred =

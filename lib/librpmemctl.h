@@ -520,6 +520,14 @@ rpmemctl_sync_result_get_blocks_total(const struct rpmemctl_sync_result *res);
 /* coarse blocks that differed */
 uint64_t
 rpmemctl_sync_result_get_blocks_differ(const struct rpmemctl_sync_result *res);
+/*
+ * coarse blocks whose hashes were compared: all of them, or for a push
+ * that a sample of them showed dense only the sample (the others were
+ * sent whole and count as differing); 0 for a mirror or a push that sent
+ * only its dirty log's extents
+ */
+uint64_t rpmemctl_sync_result_get_blocks_compared(
+	const struct rpmemctl_sync_result *res);
 /* bytes in differing fine blocks */
 uint64_t
 rpmemctl_sync_result_get_bytes_differ(const struct rpmemctl_sync_result *res);

@@ -276,6 +276,7 @@ struct rpmemctl_sync_result {
 	uint64_t data_bytes;
 	uint64_t generation;
 	uint64_t elapsed_ns;
+	uint64_t blocks_compared; /* coarse blocks whose hashes were compared */
 	int dirty_only;		 /* sent only the dirty log's extents */
 	char dirty_fallback[200]; /* why not, with a log; "" otherwise */
 };

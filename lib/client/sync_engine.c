@@ -54,7 +54,7 @@ _Static_assert(FINE_WINDOW <= CLIENT_HASH_WINDOW_MAX &&
 #define PROGRESS_NS 100000000ull /* at most ~10 progress calls a second */
 /*
  * A push whose coarse compare found more than WHOLE_PCT percent of the
- * coarse blocks differing, and in which more than a quarter of the 4 KiB
+ * coarse blocks differing, and in which more than a fifth of the 4 KiB
  * blocks of a sample of them differ too, writes the differing coarse
  * blocks whole, without the fine pass: hashing them again in 4 KiB blocks
  * on both ends and writing many short ranges then costs more than the
@@ -63,12 +63,39 @@ _Static_assert(FINE_WINDOW <= CLIENT_HASH_WINDOW_MAX &&
  * differs and the fine pass took 1.5-2.4x a mirror, writing them whole
  * 1.2-1.6x; with 10%, 81% of the coarse blocks differ and the fine pass
  * stays). The sample, WHOLE_SAMPLES coarse blocks spread over the
- * differing ones, at most WHOLE_SAMPLE_BYTES of each, keeps one changed
- * byte per coarse block on the fine pass.
+ * differing ones, at most WHOLE_SAMPLE_BYTES of each (256 4 KiB blocks),
+ * keeps one changed byte per coarse block on the fine pass; a fifth, not
+ * a quarter, so that 25% changed is reliably dense (a quarter made it a
+ * coin toss) while 10% (12% of the blocks of a differing coarse one)
+ * stays far below.
  */
 #define WHOLE_PCT 90
-#define WHOLE_SAMPLES 8u
+#define WHOLE_SAMPLES 16u
 #define WHOLE_SAMPLE_BYTES (64u << 10)
+#define SAMPLE_FINE (WHOLE_SAMPLE_BYTES / SYNC_FINE_BS)
+_Static_assert(WHOLE_SAMPLES <= CLIENT_HASH_WINDOW_MAX,
+	       "the sample's requests are all in flight at once");
+/*
+ * The dense probe. Before a push (not a dry run) of a pool of at least
+ * PROBE_MIN_BLOCKS coarse blocks hashes it all, it compares PROBE_BLOCKS
+ * of them: one in each of PROBE_BLOCKS equal strata of the pool, at a
+ * fixed pseudo-random place inside it (so neither a hot head nor a
+ * regular pattern fools it), in one HASHV request (a HASH each without
+ * RPMEM_CAP_HASHV). If more than WHOLE_PCT percent of them differ and
+ * the sample of their 4 KiB blocks is dense (sample_dense), the push
+ * writes every coarse block but those the probe found equal, as a mirror
+ * does, and nobody hashes the rest: the coarse compare (both ends hashing
+ * the pool, a quarter of a dense push on loopback) was what such a push
+ * cost above a mirror. Sending a block that did not change is always
+ * correct, so a wrong guess costs at most a mirror. Otherwise the probe's
+ * hashes are dropped and the push compares every block as before
+ * (64 blocks of a 512 MiB pool: about 1% more hashing).
+ */
+#define PROBE_BLOCKS 64u
+#define PROBE_MIN_BLOCKS 256u
+_Static_assert(PROBE_BLOCKS <= RPMEM_MAX_HASHV_RANGES &&
+	       PROBE_BLOCKS < PROBE_MIN_BLOCKS,
+	       "the probe is one HASHV request and a part of the pool");
 
 struct range {
 	uint64_t off;
@@ -111,6 +138,20 @@ struct sync_ctx {
 	uint64_t *fine_lh;	    /* fine_count per slot (owned) */
 
 	struct ranges diff;
+
+	/* the dense probe: its coarse blocks and their hashes */
+	uint64_t probe_idx[PROBE_BLOCKS];
+	struct rpmem_hash_range probe_rv[PROBE_BLOCKS];
+	uint64_t probe_lh[PROBE_BLOCKS];
+	uint64_t probe_rh[PROBE_BLOCKS];
+	unsigned probe_next; /* next probe block to request */
+
+	/* sample_dense: its requests (one 4 KiB HASH each) and hashes */
+	struct rpmem_hash_range sample_rv[WHOLE_SAMPLES];
+	uint64_t sample_lh[WHOLE_SAMPLES * SAMPLE_FINE];
+	uint64_t sample_rh[WHOLE_SAMPLES * SAMPLE_FINE];
+	unsigned sample_n;    /* requests */
+	unsigned sample_next; /* next to send */
 
 	/* the local copy's file, when the caller named it (local_fd) */
 	int watch;
@@ -515,53 +556,88 @@ static int compare_fine(struct sync_ctx *c)
 				    &c->st.bytes_transferred);
 }
 
-/*
- * sample_dense -- 1 if more than a quarter of the 4 KiB blocks differ in
- * the first WHOLE_SAMPLE_BYTES of WHOLE_SAMPLES differing coarse blocks
- * spread over them (one HASH request each), else 0, or -errno
- */
-static int sample_dense(struct sync_ctx *c)
+/* sample_next -- the next request of the sample */
+static int sample_next(void *arg, struct client_hreq *r, unsigned slot)
 {
-	uint64_t lh[WHOLE_SAMPLE_BYTES / SYNC_FINE_BS];
-	uint64_t rh[WHOLE_SAMPLE_BYTES / SYNC_FINE_BS];
-	uint64_t step = c->st.blocks_differ / WHOLE_SAMPLES, seen = 0;
+	struct sync_ctx *c = arg;
+	unsigned k = c->sample_next;
+	(void)slot;
+	if (k >= c->sample_n)
+		return 0;
+	r->rv = &c->sample_rv[k];
+	r->nr = 1;
+	r->count = r->rv->count;
+	r->bs = SYNC_FINE_BS;
+	r->dst = c->sample_rh + (size_t)k * SAMPLE_FINE;
+	c->sample_next++;
+	return 1;
+}
+
+/* sample_sent -- hash the request's 4 KiB blocks locally */
+static void sample_sent(void *arg, struct client_hreq *r, unsigned slot)
+{
+	struct sync_ctx *c = arg;
+	uint64_t off = r->rv->offset;
+	uint64_t len = (uint64_t)r->count * SYNC_FINE_BS;
+	(void)slot;
+	if (len > c->size - off)
+		len = c->size - off;
+	if (!c->local_err)
+		c->local_err = rpmem_hash_blocks(
+			c->local + off, len, SYNC_FINE_BS,
+			c->sample_lh + (r->dst - c->sample_rh), 1);
+}
+
+/*
+ * sample_dense -- 1 if more than a fifth of the 4 KiB blocks differ in
+ * the first WHOLE_SAMPLE_BYTES of WHOLE_SAMPLES differing coarse blocks
+ * spread over them (one HASH request each, all in flight), else 0, or
+ * -errno. The candidates are nc coarse blocks, idx[j] (j itself if idx
+ * is NULL) with the hashes lhs[j] and rhs[j], ndiffer of them differing.
+ */
+static int sample_dense(struct sync_ctx *c, const uint64_t *idx, uint64_t nc,
+			uint64_t ndiffer, const uint64_t *lhs,
+			const uint64_t *rhs)
+{
+	static const struct client_hash_ops ops = { .next = sample_next,
+						    .sent = sample_sent };
+	uint64_t step = ndiffer / WHOLE_SAMPLES, seen = 0;
 	uint64_t total = 0, differ = 0;
-	unsigned taken = 0;
 
 	if (!step)
 		step = 1; /* fewer differing blocks than samples: all of them */
-	for (uint64_t i = 0; i < c->nblocks && taken < WHOLE_SAMPLES; i++) {
-		if (c->lh[i] == c->rh[i] || seen++ % step)
+	c->sample_n = c->sample_next = 0;
+	for (uint64_t j = 0; j < nc && c->sample_n < WHOLE_SAMPLES; j++) {
+		if (lhs[j] == rhs[j] || seen++ % step)
 			continue;
-		uint64_t off = i * c->bs;
+		uint64_t off = (idx ? idx[j] : j) * c->bs;
 		uint64_t len = block_len(c, off, c->bs);
 		if (len > WHOLE_SAMPLE_BYTES)
 			len = WHOLE_SAMPLE_BYTES;
-		uint32_t n = (uint32_t)((len + SYNC_FINE_BS - 1) /
-					SYNC_FINE_BS);
-		uint32_t id;
-		int ret = client_hash_send(c->p, off, SYNC_FINE_BS, n, &id);
-		if (!ret)
-			ret = client_hash_recv(c->p, id, n, rh);
-		if (ret)
-			return ret;
-		c->st.bytes_transferred += (uint64_t)n * sizeof(*rh);
-		ret = rpmem_hash_blocks(c->local + off, len, SYNC_FINE_BS, lh,
-					1);
-		if (ret)
-			return local_fault(c, ret);
-		for (uint32_t k = 0; k < n; k++)
-			differ += lh[k] != rh[k];
-		total += n;
-		taken++;
+		c->sample_rv[c->sample_n++] = (struct rpmem_hash_range){
+			off, (uint32_t)((len + SYNC_FINE_BS - 1) / SYNC_FINE_BS)
+		};
 	}
-	return differ * 4 > total;
+	int ret = client_hash_pipeline(c->p, WHOLE_SAMPLES, &ops, c,
+				       &c->st.bytes_transferred);
+	if (ret)
+		return ret;
+	if (c->local_err)
+		return local_fault(c, c->local_err);
+	for (unsigned k = 0; k < c->sample_n; k++) {
+		const uint64_t *lh = c->sample_lh + (size_t)k * SAMPLE_FINE;
+		const uint64_t *rh = c->sample_rh + (size_t)k * SAMPLE_FINE;
+		for (uint32_t i = 0; i < c->sample_rv[k].count; i++)
+			differ += lh[i] != rh[i];
+		total += c->sample_rv[k].count;
+	}
+	return differ * 5 > total;
 }
 
 /*
  * whole_coarse -- the differing coarse blocks are the ranges to write
  * when the sync is a push, more than WHOLE_PCT percent of them differ and
- * the sample says most of their bytes do (sample_dense); 1 when so, 0
+ * the sample says many of their bytes do (sample_dense); 1 when so, 0
  * when the fine pass decides, or -errno
  */
 static int whole_coarse(struct sync_ctx *c)
@@ -571,7 +647,8 @@ static int whole_coarse(struct sync_ctx *c)
 	    c->st.blocks_differ * 100 <= c->nblocks * WHOLE_PCT ||
 	    c->bs == SYNC_FINE_BS)
 		return 0;
-	int ret = sample_dense(c);
+	int ret = sample_dense(c, NULL, c->nblocks, c->st.blocks_differ,
+			       c->lh, c->rh);
 	if (ret <= 0)
 		return ret;
 	for (uint64_t i = 0; i < c->nblocks; i++) {
@@ -585,6 +662,138 @@ static int whole_coarse(struct sync_ctx *c)
 		c->st.bytes_differ += bl;
 	}
 	return 1;
+}
+
+/*
+ * probe_next -- the probe's blocks: all in one HASHV request, or one HASH
+ * request each for a target without RPMEM_CAP_HASHV
+ */
+static int probe_next(void *arg, struct client_hreq *r, unsigned slot)
+{
+	struct sync_ctx *c = arg;
+	unsigned k = c->probe_next;
+	(void)slot;
+	if (k >= PROBE_BLOCKS)
+		return 0;
+	r->nr = c->s->caps & RPMEM_CAP_HASHV ? PROBE_BLOCKS : 1;
+	r->rv = c->probe_rv + k;
+	r->count = r->nr;
+	r->bs = c->bs;
+	r->dst = c->probe_rh + k;
+	c->probe_next += r->nr;
+	return 1;
+}
+
+/* probe_sent -- hash the request's blocks locally while the target does */
+static void probe_sent(void *arg, struct client_hreq *r, unsigned slot)
+{
+	struct sync_ctx *c = arg;
+	uint64_t *lh = c->probe_lh + (r->dst - c->probe_rh);
+	(void)slot;
+	for (uint32_t k = 0; k < r->nr && !c->local_err; k++) {
+		uint64_t off = r->rv[k].offset;
+		c->local_err = rpmem_hash_blocks(c->local + off,
+						 block_len(c, off, c->bs),
+						 c->bs, lh + k, 1);
+	}
+}
+
+/*
+ * probe_ranges -- every coarse block but those the probe found equal, as
+ * the ranges to write; they count as differing, as a mirror's do
+ */
+static int probe_ranges(struct sync_ctx *c)
+{
+	uint64_t from = 0; /* the first block not yet added */
+
+	for (unsigned k = 0; k <= PROBE_BLOCKS; k++) {
+		uint64_t to = c->nblocks;
+		if (k < PROBE_BLOCKS) {
+			if (c->probe_lh[k] != c->probe_rh[k])
+				continue;
+			to = c->probe_idx[k];
+		}
+		if (to > from) {
+			uint64_t off = from * c->bs;
+			uint64_t end = to * c->bs < c->size ? to * c->bs :
+							      c->size;
+			if (ranges_add(&c->diff, off, end - off)) {
+				client_seterr(c->s, "out of memory");
+				return -ENOMEM;
+			}
+			c->st.bytes_differ += end - off;
+			c->st.blocks_differ += to - from;
+		}
+		from = to + 1;
+	}
+	return 0;
+}
+
+/*
+ * probe_dense -- for a push, the dense probe (see PROBE_BLOCKS): 1 when
+ * it found the pool dense and set the ranges to write, 0 when every block
+ * is to be compared, or -errno
+ */
+static int probe_dense(struct sync_ctx *c)
+{
+	static const struct client_hash_ops ops = { .next = probe_next,
+						    .sent = probe_sent };
+	uint64_t stride = c->nblocks / PROBE_BLOCKS, differ = 0;
+
+	if (c->o->mode != RPMEMCTL_SYNC_PUSH ||
+	    (c->o->flags & RPMEMCTL_SYNC_DRY_RUN) ||
+	    c->bs == SYNC_FINE_BS || c->nblocks < PROBE_MIN_BLOCKS ||
+	    c->bs > RPMEM_MAX_HASH_BYTES / PROBE_BLOCKS)
+		return 0;
+	for (unsigned k = 0; k < PROBE_BLOCKS; k++) {
+		/* a fixed odd multiplier spreads the places in the strata */
+		uint64_t at = ((k + 1) * 0x9e3779b97f4a7c15ull >> 32) % stride;
+		c->probe_idx[k] = k * stride + at;
+		c->probe_rv[k] = (struct rpmem_hash_range){
+			c->probe_idx[k] * c->bs, 1
+		};
+	}
+	int ret = client_hash_pipeline(c->p, FINE_WINDOW, &ops, c,
+				       &c->st.bytes_transferred);
+	if (ret)
+		return ret;
+	if (c->local_err)
+		return local_fault(c, c->local_err);
+	for (unsigned k = 0; k < PROBE_BLOCKS; k++)
+		differ += c->probe_lh[k] != c->probe_rh[k];
+	c->st.blocks_compared = PROBE_BLOCKS;
+	if (differ * 100 <= PROBE_BLOCKS * WHOLE_PCT)
+		return 0;
+	ret = sample_dense(c, c->probe_idx, PROBE_BLOCKS, differ, c->probe_lh,
+			   c->probe_rh);
+	if (ret <= 0)
+		return ret;
+	ret = probe_ranges(c);
+	return ret ? ret : 1;
+}
+
+/*
+ * compare -- the ranges that differ, into c->diff: for a dense push the
+ * probe's, else those of the coarse compare, then the coarse blocks whole
+ * (whole_coarse) or the fine pass's 4 KiB blocks
+ */
+static int compare(struct sync_ctx *c)
+{
+	struct rpmemctl_pool *p = c->p;
+
+	p->hash_flags = c->o->flags & RPMEMCTL_SYNC_FULL ? RPMEM_HASH_FULL : 0;
+	int ret = probe_dense(c);
+	if (!ret) {
+		ret = compare_coarse(c);
+		c->st.blocks_compared = c->nblocks;
+	}
+	p->hash_flags = 0;
+	if (ret)
+		return ret < 0 ? ret : 0;
+	ret = whole_coarse(c);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	return compare_fine(c);
 }
 
 /* report -- every differing range to the caller */
@@ -764,9 +973,7 @@ static int push_dirty(struct sync_ctx *c)
 			ret = push(c);
 		c->st.dirty_only = !ret;
 	} else {
-		ret = compare_coarse(c);
-		if (!ret)
-			ret = compare_fine(c);
+		ret = compare(c);
 		if (!ret)
 			ret = push(c);
 	}
@@ -917,15 +1124,7 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 		ret = push_dirty(&c);
 		goto out;
 	}
-	pool->hash_flags = cfg->flags & RPMEMCTL_SYNC_FULL ? RPMEM_HASH_FULL : 0;
-	ret = compare_coarse(&c);
-	pool->hash_flags = 0;
-	if (ret)
-		goto out;
-	ret = whole_coarse(&c);
-	if (ret < 0)
-		goto out;
-	if (!ret && (ret = compare_fine(&c)))
+	if ((ret = compare(&c)))
 		goto out;
 	if (cfg->mode == RPMEMCTL_SYNC_VERIFY || dry) {
 		report(&c);

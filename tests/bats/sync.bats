@@ -176,9 +176,11 @@ PY
 	[ "$(json .bytes_changed)" -eq $((nfine * 4096)) ]
 	[ "$(json .data_bytes)" -eq $((nfine * 4096)) ]
 	[ "$(($(written big) - w0))" -eq $((nfine * 4096)) ]
-	# hashes: every 64 KiB block, then 16 fine ones in each differing one
+	# hashes: the dense probe's 64 blocks (half of them differ: not
+	# dense), every 64 KiB block, then 16 fine ones in each differing one
+	[ "$(json .blocks_compared)" -eq 1024 ]
 	[ "$(json .bytes_transferred)" -eq \
-		$((nfine * 4096 + 8 * (1024 + 16 * ncoarse))) ]
+		$((nfine * 4096 + 8 * (64 + 1024 + 16 * ncoarse))) ]
 	cmp "$W/big" "$R1/big"
 	rc verify "$W/big" "$T/r1/big"
 	[ "$status" -eq 0 ]
@@ -202,8 +204,10 @@ PY
 	[ "$(json .bytes_changed)" -eq $((3 * 4096)) ]
 	[ "$(json .data_bytes)" -eq $((3 * 4096)) ]
 	[ "$(($(written odd) - w0))" -eq $((3 * 4096)) ]
-	# 257 coarse hashes, 16 + 3 fine ones for the last two blocks
-	[ "$(json .bytes_transferred)" -eq $((3 * 4096 + 8 * (257 + 16 + 3))) ]
+	# 64 for the dense probe (none differ), 257 coarse hashes, 16 + 3
+	# fine ones for the last two blocks
+	[ "$(json .bytes_transferred)" -eq \
+		$((3 * 4096 + 8 * (64 + 257 + 16 + 3))) ]
 	cmp "$W/odd" "$R1/odd"
 	rc verify "$W/odd" "$T/r1/odd"
 	[ "$status" -eq 0 ]
@@ -214,4 +218,68 @@ PY
 	rc sync --pull --json "$W/odd" "$T/r1/odd"
 	[ "$status" -eq 0 ]
 	cmp "$W/good" "$W/odd"
+}
+
+@test "sync of a pool in which every block changed sends it whole, as a mirror does, and stays exact" {
+	# 64 MiB: 1024 blocks of 64 KiB; a sample of 64 shows them all
+	# changed, so the push writes the pool without hashing the rest
+	local w0 size=$((64 << 20))
+	mkfile "$W/big" 64
+	rc mirror "$W/big" "$T/r1/big"
+	[ "$status" -eq 0 ]
+	mkfile "$W/big" 64
+	w0=$(written big)
+	rc sync --json "$W/big" "$T/r1/big"
+	[ "$status" -eq 0 ]
+	[ "$(json .blocks_total)" -eq 1024 ]
+	[ "$(json .blocks_compared)" -eq 64 ]
+	[ "$(json .blocks_changed)" -eq 1024 ]
+	[ "$(json .data_bytes)" -eq "$size" ]
+	# the daemon received exactly the pool, once
+	[ "$(($(written big) - w0))" -eq "$size" ]
+	[ "$(json .generation)" -eq 2 ]
+	cmp "$W/big" "$R1/big"
+	rc list --json "$T/r1/big"
+	[ "$(json '.pools[0].state')" = consistent ]
+	# the target's hash cache forgot every block written: a verify finds
+	# the copies equal, and one changed byte moves one 4 KiB block
+	rc verify "$W/big" "$T/r1/big"
+	[ "$status" -eq 0 ]
+	poke "$W/big" $((777 * 65536 + 5))
+	w0=$(written big)
+	rc sync --json "$W/big" "$T/r1/big"
+	[ "$status" -eq 0 ]
+	[ "$(json .blocks_compared)" -eq 1024 ]
+	[ "$(json .data_bytes)" -eq 4096 ]
+	[ "$(($(written big) - w0))" -eq 4096 ]
+	cmp "$W/big" "$R1/big"
+}
+
+@test "sync of a large pool with 1% of its 4 KiB blocks changed compares every block and moves only those" {
+	local w0 nfine
+	mkfile "$W/big" 64
+	rc mirror "$W/big" "$T/r1/big"
+	[ "$status" -eq 0 ]
+	nfine=$(python3 - "$W/big" <<'PY'
+import random, sys
+rnd = random.Random(7)
+blocks = rnd.sample(range(16384), 164)
+with open(sys.argv[1], "r+b") as f:
+    for b in blocks:
+        off = b * 4096 + rnd.randrange(4096)
+        f.seek(off)
+        c = f.read(1)[0]
+        f.seek(off)
+        f.write(bytes([c ^ 0xff]))
+print(len(blocks))
+PY
+)
+	w0=$(written big)
+	rc sync --json "$W/big" "$T/r1/big"
+	[ "$status" -eq 0 ]
+	[ "$(json .blocks_compared)" -eq 1024 ]
+	[ "$(json .bytes_changed)" -eq $((nfine * 4096)) ]
+	[ "$(json .data_bytes)" -eq $((nfine * 4096)) ]
+	[ "$(($(written big) - w0))" -eq $((nfine * 4096)) ]
+	cmp "$W/big" "$R1/big"
 }

@@ -284,14 +284,14 @@ static void rpmemctl_pool_sync__hash_only_splits_long_runs_at_4m(
 	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
 			 0);
 	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 128);
-	/* all differ: 8 of them are sampled (one 4 KiB block of 16 each) */
-	for (size_t k = 0; k < 8; k++)
-		check_hash(&e, 1 + k, RPMEM_MSG_HASH, k * 16 * CB, FB, 16);
-	check_hash(&e, 9, RPMEM_MSG_HASH, 0, FB, 1024);
-	check_hash(&e, 10, RPMEM_MSG_HASH, 4 * MIB, FB, 1024);
+	/* all differ: 16 of them are sampled (one 4 KiB block of 16 each) */
+	for (size_t k = 0; k < 16; k++)
+		check_hash(&e, 1 + k, RPMEM_MSG_HASH, k * 8 * CB, FB, 16);
+	check_hash(&e, 17, RPMEM_MSG_HASH, 0, FB, 1024);
+	check_hash(&e, 18, RPMEM_MSG_HASH, 4 * MIB, FB, 1024);
 	size_t n;
 	fake_target_hashes(e.ft, &n);
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 19);
 	assert_int_equal(st.blocks_differ, 128);
 	assert_int_equal(fake_target_written(e.ft, 0, e.size), 128 * FB);
 	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
@@ -311,12 +311,12 @@ static void rpmemctl_pool_sync__dense_changes_write_coarse_blocks_whole(
 	struct rpmemctl_sync_stats st;
 	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
 			 0);
-	/* the coarse compare and a sample of 8 blocks; no fine pass */
+	/* the coarse compare and a sample of 16 blocks; no fine pass */
 	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 128);
-	for (size_t k = 0; k < 8; k++)
-		check_hash(&e, 1 + k, RPMEM_MSG_HASH, k * 16 * CB, FB, 16);
+	for (size_t k = 0; k < 16; k++)
+		check_hash(&e, 1 + k, RPMEM_MSG_HASH, k * 8 * CB, FB, 16);
 	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 0);
-	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 9);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 17);
 	/* the coarse blocks went whole, the unchanged 4 KiB blocks too */
 	assert_int_equal(st.blocks_differ, 128);
 	assert_int_equal(st.bytes_differ, e.size);
@@ -545,6 +545,156 @@ static void rpmemctl_pool_sync__lost_connection_fails_for_good(void **state)
 	free(e.local);
 }
 
+/*
+ * push2 -- rpmemctl_pool_sync2 push of the local copy; *compared gets the
+ * coarse blocks whose hashes were compared
+ */
+static int push2(struct env *e, struct rpmemctl_sync_stats *st,
+		 uint64_t *compared)
+{
+	struct rpmemctl_sync_cfg *cfg;
+	struct rpmemctl_sync_result *res;
+	assert_int_equal(rpmemctl_sync_cfg_new(&cfg), 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_source(cfg, "unit:/local"), 0);
+	assert_int_equal(rpmemctl_sync_result_new(&res), 0);
+	int ret = rpmemctl_pool_sync2(e->p, e->local, e->size, cfg, res);
+	*compared = rpmemctl_sync_result_get_blocks_compared(res);
+	st->blocks_differ = rpmemctl_sync_result_get_blocks_differ(res);
+	st->bytes_differ = rpmemctl_sync_result_get_bytes_differ(res);
+	st->data_bytes = rpmemctl_sync_result_get_data_bytes(res);
+	rpmemctl_sync_result_delete(&res);
+	rpmemctl_sync_cfg_delete(&cfg);
+	return ret;
+}
+
+/* poke_all -- change every 4 KiB block of the local copy */
+static void poke_all(struct env *e)
+{
+	for (uint64_t off = 0; off < e->size; off += FB)
+		poke(e, off + 17);
+}
+
+/*
+ * check_probe -- hash records first..first+63 are the probe: one coarse
+ * block in each 64th of the pool (256 blocks: one in each 4), of type
+ */
+static void check_probe(struct env *e, size_t first, uint16_t type)
+{
+	size_t n;
+	const struct fake_hash_req *h = fake_target_hashes(e->ft, &n);
+	assert_true(first + 64 <= n);
+	for (size_t k = 0; k < 64; k++) {
+		assert_int_equal(h[first + k].type, type);
+		assert_int_equal(h[first + k].block_size, CB);
+		assert_int_equal(h[first + k].count, 1);
+		assert_int_equal(h[first + k].offset / CB / 4, k);
+	}
+}
+
+static void rpmemctl_pool_sync__dense_probe_sends_the_pool_without_hashing_it(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	struct rpmemctl_sync_stats st;
+	uint64_t compared;
+	env_open(&e, RPMEM_CAP_HASHV, 16 * MIB, RPMEM_POOL_CONSISTENT);
+	poke_all(&e);
+	assert_int_equal(push2(&e, &st, &compared), 0);
+	/* the probe in one HASHV, 16 samples of 4 KiB blocks, nothing else */
+	check_probe(&e, 0, RPMEM_MSG_HASHV);
+	uint64_t probed[64];
+	size_t n;
+	const struct fake_hash_req *h = fake_target_hashes(e.ft, &n);
+	for (size_t k = 0; k < 64; k++)
+		probed[k] = h[k].offset;
+	for (size_t k = 0; k < 16; k++)
+		check_hash(&e, 64 + k, RPMEM_MSG_HASH, probed[4 * k], FB, 16);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 1);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 16);
+	assert_int_equal(compared, 64);
+	assert_int_equal(st.blocks_differ, 256);
+	assert_int_equal(st.data_bytes, e.size);
+	assert_int_equal(fake_target_written(e.ft, 0, e.size), e.size);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	uint64_t gen;
+	assert_int_equal(fake_target_state(e.ft, &gen), RPMEM_POOL_CONSISTENT);
+	assert_int_equal(gen, 2);
+
+	/* again, all changed but the first probe block: it is not sent */
+	uint64_t keep = probed[0];
+	uint8_t saved[CB];
+	memcpy(saved, e.local + keep, CB);
+	poke_all(&e);
+	memcpy(e.local + keep, saved, CB);
+	assert_int_equal(push2(&e, &st, &compared), 0);
+	assert_int_equal(st.blocks_differ, 255);
+	assert_int_equal(st.bytes_differ, e.size - CB);
+	assert_int_equal(fake_target_written(e.ft, keep, CB), CB);
+	assert_int_equal(fake_target_written(e.ft, 0, e.size),
+			 2 * e.size - CB);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__dense_probe_goes_as_hash_requests_without_hashv(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	struct rpmemctl_sync_stats st;
+	uint64_t compared;
+	env_open(&e, NO_HASHV, 16 * MIB, RPMEM_POOL_CONSISTENT);
+	poke_all(&e);
+	assert_int_equal(push2(&e, &st, &compared), 0);
+	check_probe(&e, 0, RPMEM_MSG_HASH);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 64 + 16);
+	assert_int_equal(compared, 64);
+	assert_int_equal(fake_target_written(e.ft, 0, e.size), e.size);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__sparse_probe_compares_every_block(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	struct rpmemctl_sync_stats st;
+	uint64_t compared;
+	env_open(&e, RPMEM_CAP_HASHV, 16 * MIB, RPMEM_POOL_CONSISTENT);
+	/* one 4 KiB block in every coarse block: all differ, sparsely */
+	for (uint64_t off = 0; off < e.size; off += CB)
+		poke(&e, off + 5 * FB + 1);
+	assert_int_equal(push2(&e, &st, &compared), 0);
+	/* the probe, its sample, the coarse compare, the fine pass */
+	check_probe(&e, 0, RPMEM_MSG_HASHV);
+	check_hash(&e, 64 + 16, RPMEM_MSG_HASH, 0, CB, 256);
+	assert_int_equal(compared, 256);
+	assert_int_equal(st.blocks_differ, 256);
+	assert_int_equal(st.data_bytes, 256 * FB);
+	assert_int_equal(fake_target_written(e.ft, 0, e.size), 256 * FB);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__dry_run_push_takes_no_probe(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, RPMEM_CAP_HASHV, 16 * MIB, RPMEM_POOL_CONSISTENT);
+	poke_all(&e);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH,
+				   RPMEMCTL_SYNC_DRY_RUN, &st, NULL, NULL),
+			 1);
+	/* every block compared, exact counts, nothing written */
+	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 256);
+	assert_int_equal(st.bytes_differ, e.size);
+	assert_int_equal(fake_target_written(e.ft, 0, e.size), 0);
+	env_close(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,6 +709,14 @@ int main(void)
 			rpmemctl_pool_sync__hash_only_splits_long_runs_at_4m),
 		cmocka_unit_test(
 			rpmemctl_pool_sync__dense_changes_write_coarse_blocks_whole),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__dense_probe_sends_the_pool_without_hashing_it),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__dense_probe_goes_as_hash_requests_without_hashv),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__sparse_probe_compares_every_block),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__dry_run_push_takes_no_probe),
 		cmocka_unit_test(
 			rpmemctl_pool_sync__single_run_goes_as_hash_to_a_hashv_target),
 		cmocka_unit_test(

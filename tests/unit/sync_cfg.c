@@ -241,6 +241,7 @@ static void rpmemctl_sync_result_new__every_counter_is_0(void **state)
 	assert_int_equal(rpmemctl_sync_result_get_data_bytes(res), 0);
 	assert_int_equal(rpmemctl_sync_result_get_generation(res), 0);
 	assert_int_equal(rpmemctl_sync_result_get_elapsed_ns(res), 0);
+	assert_int_equal(rpmemctl_sync_result_get_blocks_compared(res), 0);
 	rpmemctl_sync_result_delete(&res);
 	assert_null(res);
 	rpmemctl_sync_result_delete(&res);
@@ -255,7 +256,7 @@ static void rpmemctl_sync_result_get__each_getter_reads_its_field(
 		.size = 1, .block_size = 2, .blocks_total = 3,
 		.blocks_differ = 4, .bytes_differ = 5,
 		.bytes_transferred = 6, .data_bytes = 7, .generation = 8,
-		.elapsed_ns = 9,
+		.elapsed_ns = 9, .blocks_compared = 10,
 	};
 	assert_int_equal(rpmemctl_sync_result_get_size(&r), 1);
 	assert_int_equal(rpmemctl_sync_result_get_block_size(&r), 2);
@@ -266,6 +267,7 @@ static void rpmemctl_sync_result_get__each_getter_reads_its_field(
 	assert_int_equal(rpmemctl_sync_result_get_data_bytes(&r), 7);
 	assert_int_equal(rpmemctl_sync_result_get_generation(&r), 8);
 	assert_int_equal(rpmemctl_sync_result_get_elapsed_ns(&r), 9);
+	assert_int_equal(rpmemctl_sync_result_get_blocks_compared(&r), 10);
 	assert_int_equal(rpmemctl_sync_result_get_generation(NULL), 0);
 }
 
