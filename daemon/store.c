@@ -714,6 +714,8 @@ static void pool_free(struct rpmemd_pool *p)
 	rpmemd_hcache_close(&p->hc);
 	if (p->map)
 		map_cache_put(p->dev, p->ino, p->size, p->map);
+	if (p->fd >= 0)
+		close(p->fd);
 	pthread_mutex_destroy(&p->meta_lock);
 	rpmemd_region_put(&p->region);
 	free(p);
@@ -741,6 +743,7 @@ static int pool_new(struct rpmemd_region *r, const char *name,
 	np->size = m->size;
 	np->meta = *m;
 	np->pagesize = (size_t)sysconf(_SC_PAGESIZE);
+	np->fd = -1;
 	*out = np;
 	return 0;
 }
@@ -901,6 +904,9 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	np->ino = st.st_ino;
 	if ((ret = pool_map(np, fd, err, errlen)))
 		goto err_free;
+	/* kept open: a new pool's WRITEs go through the file (req_write) */
+	np->fd = fd;
+	fd = -1;
 	hc_open(np, &st);
 
 	pthread_mutex_lock(&set->lock);
@@ -923,7 +929,8 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	if (np)
 		pool_free(np);
 done:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	pthread_mutex_unlock(&r->lock);
 	*out = p;
 	return 0;
@@ -932,7 +939,8 @@ err_free:
 	if (np)
 		pool_free(np);
 err_close:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 err_unlock:
 	pthread_mutex_unlock(&r->lock);
 	return ret;

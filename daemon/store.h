@@ -32,6 +32,7 @@ struct rpmemd_pool {
 	ino_t ino;
 	struct rpmemd_dax *dax; /* devdax: identity is (dax, name) */
 	struct pmem2_map *map;	/* NULL for devdax */
+	int fd; /* the pool file, open read-write; -1 for devdax */
 	uint8_t *addr;
 	uint64_t size;
 	int is_pmem; /* the mapping is PMem (store granularity below page) */
