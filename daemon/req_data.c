@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "guard.h"
@@ -93,14 +92,18 @@ static int paced_read(struct io_args *a, take_fn take)
 }
 
 /*
- * changed_msg -- the words for a fault (guard.h) on pool p's mapping: its
- * file shrank under rpmemd (-EFAULT), or its memory is poisoned
+ * changed_msg -- the words for a fault (guard.h) on pool p's mapping:
+ * poisoned memory (-EHWPOISON); else its file shrank under rpmemd, or,
+ * still whole, its file system had no page for it (a full tmpfs under a
+ * pool with holes: rpmemd_pool_sparse)
  */
-static const char *changed_msg(int err)
+static const char *changed_msg(const struct rpmemd_pool *p, int err)
 {
-	return err == -EHWPOISON ?
-		       "a media error (poisoned memory) in its mapping on the target" :
-		       "the pool file changed on the target (it was truncated while rpmemd used it)";
+	if (err == -EHWPOISON)
+		return "a media error (poisoned memory) in its mapping on the target";
+	if (p->fd >= 0 && !rpmemd_pool_shrunk(p))
+		return "the target's file system could not allocate a page of the pool file (is the region full?)";
+	return "the pool file changed on the target (it was truncated while rpmemd used it)";
 }
 
 /* recv_into -- read a WRITE's data into the mapping (guarded) */
@@ -126,10 +129,10 @@ static int mapping_fault(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			 const struct rpmemd_pool *p, int err)
 {
 	WARN("session %u: pool '%s': %s during %s; ending the session",
-	     s->id, p->name, changed_msg(err), rpmem_msg_type_str(hd->type));
+	     s->id, p->name, changed_msg(p, err), rpmem_msg_type_str(hd->type));
 	if (!s->conn.tls && err == -EFAULT && hd->type == RPMEM_MSG_WRITE)
 		conn_reply_err(s, hd->id, RPMEM_E_IO, "pool '%s': %s",
-			       p->name, changed_msg(err));
+			       p->name, changed_msg(p, err));
 	return -EIO;
 }
 
@@ -166,12 +169,9 @@ static int recv_to_file(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	struct rpmemd_pool *p = h->pool;
 	struct io_args a = { s, hd, p->addr + io->offset, io->len, p->fd,
 			     io->offset, 0 };
-	struct stat st;
 	int ret;
 
-	if (fstat(p->fd, &st))
-		a.ferr = -errno;
-	else if ((uint64_t)st.st_size < p->size)
+	if (rpmemd_pool_shrunk(p))
 		return -EFAULT;
 	ret = paced_read(&a, take_file);
 	if (ret || !a.ferr)
@@ -350,10 +350,10 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	uint64_t dt = rpmem_now_ns() - t0;
 	if (ret == -EFAULT || ret == -EHWPOISON) {
 		WARN("session %u: pool '%s': %s during FLUSH", s->id,
-		     h->pool->name, changed_msg(ret));
+		     h->pool->name, changed_msg(h->pool, ret));
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "persisting pool '%s' failed: %s",
-				      h->pool->name, changed_msg(ret));
+				      h->pool->name, changed_msg(h->pool, ret));
 	}
 	if (ret)
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
@@ -476,11 +476,11 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	if (err) {
 		free(hashes);
 		WARN("session %u: pool '%s': %s during %s", s->id,
-		     h->pool->name, changed_msg(err),
+		     h->pool->name, changed_msg(h->pool, err),
 		     rpmem_msg_type_str(hd->type));
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "cannot hash pool '%s': %s",
-				      h->pool->name, changed_msg(err));
+				      h->pool->name, changed_msg(h->pool, err));
 	}
 	/* to little-endian in place */
 	for (uint32_t i = 0; i < total; i++)

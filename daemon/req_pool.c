@@ -416,12 +416,13 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
 	if (meta.state != RPMEM_POOL_SYNCING)
 		h->by_file = 0;
-	else if (was == RPMEM_POOL_EMPTY)
+	else if (was == RPMEM_POOL_EMPTY || rpmemd_pool_sparse(h->pool))
 		h->by_file = write_by_file(s, h);
 	INFO("session %u: pool %s/%s is %s (generation %llu)%s", s->id,
 	     h->pool->region->cfg.name, h->pool->name,
 	     rpmem_state_str(meta.state), (unsigned long long)meta.generation,
-	     h->by_file ? "; a new pool: WRITEs go through its file" : "");
+	     h->by_file ? "; WRITEs go through its file (pages not written yet)" :
+			    "");
 	rpmemd_ev_pool(s, RPMEM_EV_CHANGE, h->pool->region->cfg.name,
 		       h->pool->name, meta.state, meta.generation,
 		       h->pool->size);
