@@ -18,20 +18,60 @@
 #include "util.h"
 #include "wire.h"
 
+/* io_args -- one transfer between the connection and a pool */
+struct io_args {
+	struct rpmemd_session *s;
+	const struct rpmem_hdr *hd;
+	uint8_t *addr; /* in the mapping */
+	size_t len;
+	int fd;	      /* take_file: the pool file */
+	uint64_t off; /* take_file: addr's offset in it */
+	int ferr;     /* take_file: the first failed write into the file */
+};
+
+/* take_fn -- the n bytes of a WRITE's data from done on into the pool */
+typedef int (*take_fn)(struct io_args *a, size_t done, size_t n);
+
+/* take_mapped -- read them into the mapping (guarded by the caller) */
+static int take_mapped(struct io_args *a, size_t done, size_t n)
+{
+	return rpmem_net_read_full(&a->s->conn, a->addr + done, n);
+}
+
+/*
+ * take_file -- move them into the pool file with its write path; after
+ * a failed write into the file (a->ferr), drop the rest
+ */
+static int take_file(struct io_args *a, size_t done, size_t n)
+{
+	int ferr, ret;
+
+	if (a->ferr)
+		return rpmem_net_discard(&a->s->conn, n);
+	ret = rpmem_net_read_to_file(&a->s->conn, a->fd, a->off + done, n,
+				     &ferr);
+	a->ferr = ferr;
+	return ret;
+}
+
 /*
  * paced_read -- a WRITE's data under the daemon's bwlimit: a chunk at a
  * time, each when the pacer lets it in. The frame's deadline moves on by
  * the time the daemon itself waited: a limit that makes a frame take
  * longer than frame_timeout does not time the client out.
  */
-static int paced_read(struct rpmemd_session *s, uint8_t *dst, size_t len)
+static int paced_read(struct io_args *a, take_fn take)
 {
+	struct rpmemd_session *s = a->s;
 	struct rpmemd_pacer *pc = &s->set->pacer;
+	size_t done = 0;
 
 	if (!rpmemd_pacer_rate(pc))
-		return rpmem_net_read_full(&s->conn, dst, len);
-	while (len) {
-		size_t n = len < RPMEMD_PACE_CHUNK ? len : RPMEMD_PACE_CHUNK;
+		return take(a, 0, a->len);
+	while (done < a->len) {
+		size_t n = a->len - done;
+		if (n > RPMEMD_PACE_CHUNK)
+			n = RPMEMD_PACE_CHUNK;
 		uint64_t wait = rpmemd_pacer_take(pc, n);
 		if (wait) {
 			struct timespec ts = { .tv_sec = (time_t)(wait / 1000000000u),
@@ -43,39 +83,33 @@ static int paced_read(struct rpmemd_session *s, uint8_t *dst, size_t len)
 							s->conn.deadline_ns +
 								wait);
 		}
-		int ret = rpmem_net_read_full(&s->conn, dst, n);
+		int ret = take(a, done, n);
 		if (ret)
 			return ret;
-		dst += n;
-		len -= n;
+		done += n;
 	}
 	return 0;
 }
 
 /*
- * changed_msg -- the words for a fault (guard.h) on pool p's mapping: its
- * file shrank under rpmemd (-EFAULT), or its memory is poisoned
+ * changed_msg -- the words for a fault (guard.h) on pool p's mapping:
+ * poisoned memory (-EHWPOISON); else its file shrank under rpmemd, or,
+ * still whole, its file system had no page for it (a full tmpfs under a
+ * pool with holes: rpmemd_pool_sparse)
  */
-static const char *changed_msg(int err)
+static const char *changed_msg(const struct rpmemd_pool *p, int err)
 {
-	return err == -EHWPOISON ?
-		       "a media error (poisoned memory) in its mapping on the target" :
-		       "the pool file changed on the target (it was truncated while rpmemd used it)";
+	if (err == -EHWPOISON)
+		return "a media error (poisoned memory) in its mapping on the target";
+	if (p->fd >= 0 && !rpmemd_pool_shrunk(p))
+		return "the target's file system could not allocate a page of the pool file (is the region full?)";
+	return "the pool file changed on the target (it was truncated while rpmemd used it)";
 }
-
-/* io_args -- one recv into, or send from, a pool mapping */
-struct io_args {
-	struct rpmemd_session *s;
-	const struct rpmem_hdr *hd;
-	uint8_t *addr;
-	size_t len;
-};
 
 /* recv_into -- read a WRITE's data into the mapping (guarded) */
 static int recv_into(void *arg)
 {
-	struct io_args *a = arg;
-	return paced_read(a->s, a->addr, a->len);
+	return paced_read(arg, take_mapped);
 }
 
 /* send_from -- a DATA reply from the mapping (guarded) */
@@ -95,15 +129,66 @@ static int mapping_fault(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			 const struct rpmemd_pool *p, int err)
 {
 	WARN("session %u: pool '%s': %s during %s; ending the session",
-	     s->id, p->name, changed_msg(err), rpmem_msg_type_str(hd->type));
+	     s->id, p->name, changed_msg(p, err), rpmem_msg_type_str(hd->type));
 	if (!s->conn.tls && err == -EFAULT && hd->type == RPMEM_MSG_WRITE)
 		conn_reply_err(s, hd->id, RPMEM_E_IO, "pool '%s': %s",
-			       p->name, changed_msg(err));
+			       p->name, changed_msg(p, err));
 	return -EIO;
 }
 
 /*
- * req_write -- WRITE: receive the data straight into the pool mapping.
+ * write_by_file -- a new pool's data goes through the file, not the
+ * mapping: on tmpfs (and a disk file system's unwritten extents) the
+ * first touch of a page through the mapping faults and zeroes it before
+ * the data overwrites it, while a write of whole pages into the file
+ * skips the zeroing and the fault. That pays only where the pages are
+ * not in use yet (a pool that was empty), and only for page-granularity
+ * files: on PMem (fsdax, devdax) persistence is the mapping's cache
+ * flush, and over TLS the data is decrypted into user memory anyway.
+ * A FLUSH persists the range as before (msync of a mapping range syncs
+ * the file's pages however they were written; tmpfs has nothing to do).
+ */
+int write_by_file(const struct rpmemd_session *s,
+		  const struct rpmemd_handle *h)
+{
+	const struct rpmemd_pool *p = h->pool;
+
+	return p->fd >= 0 && !p->dax && !p->is_pmem && !s->conn.tls;
+}
+
+/*
+ * recv_to_file -- a WRITE's data into the pool file (write_by_file). A
+ * file shrunk under rpmemd fails it as a fault of the mapping would (a
+ * write would grow it back); a failed write into the file (ENOSPC, EIO)
+ * is deferred to the next FLUSH like any failed WRITE, and the session
+ * goes on (the data left the stream whole).
+ */
+static int recv_to_file(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			struct rpmemd_handle *h, const struct rpmem_msg_io *io)
+{
+	struct rpmemd_pool *p = h->pool;
+	struct io_args a = { s, hd, p->addr + io->offset, io->len, p->fd,
+			     io->offset, 0 };
+	int ret;
+
+	if (rpmemd_pool_shrunk(p))
+		return -EFAULT;
+	ret = paced_read(&a, take_file);
+	if (ret || !a.ferr)
+		return ret;
+	WARN("session %u: pool '%s': writing %u bytes at offset %llu into %s/%s failed: %s",
+	     s->id, p->name, io->len, (unsigned long long)io->offset,
+	     p->region->cfg.path, p->name, strerror(-a.ferr));
+	conn_defer(s, rpmem_err_from_errno(a.ferr),
+		   "WRITE of %u bytes at offset %llu into pool '%s' failed on the target: %s",
+		   io->len, (unsigned long long)io->offset, p->name,
+		   strerror(-a.ferr));
+	return 1;
+}
+
+/*
+ * req_write -- WRITE: receive the data straight into the pool mapping
+ * (a new pool's through its file: write_by_file).
  * WRITE has no reply, so whatever is wrong with it (a malformed head, an
  * unknown or read-only handle, a range outside the pool) is remembered
  * and reported by the next FLUSH; the data is read and dropped so the
@@ -173,13 +258,18 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		h->xfer = 2;
 		rpmemd_ev_transfer(s, h, RPMEM_EV_CREATE, NULL);
 	}
-	struct io_args a = { s, hd, h->pool->addr + io.offset, io.len };
-	ret = rpmem_guard_run(recv_into, &a);
+	if (h->by_file) {
+		ret = recv_to_file(s, hd, h, &io);
+	} else {
+		struct io_args a = { s, hd, h->pool->addr + io.offset, io.len,
+				     -1, 0, 0 };
+		ret = rpmem_guard_run(recv_into, &a);
+	}
 	rpmemd_hcache_write_end(h->pool->hc, io.offset, io.len);
 	if (ret == -EFAULT || ret == -EHWPOISON)
 		return mapping_fault(s, hd, h->pool, ret);
 	if (ret)
-		return ret;
+		return ret > 0 ? 0 : ret; /* > 0: deferred to the FLUSH */
 	h->xfer_bytes += io.len;
 	rpmemd_pool_count(h->pool, io.len, 0);
 	__atomic_add_fetch(&s->bytes_written, io.len, __ATOMIC_RELAXED);
@@ -203,7 +293,8 @@ int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      h->pool->name,
 				      (unsigned long long)h->pool->size);
 	__atomic_add_fetch(&s->bytes_read, m.len, __ATOMIC_RELAXED);
-	struct io_args a = { s, hd, h->pool->addr + m.offset, m.len };
+	struct io_args a = { s, hd, h->pool->addr + m.offset, m.len, -1, 0,
+			     0 };
 	int ret = rpmem_guard_run(send_from, &a);
 	if (ret == -EFAULT || ret == -EHWPOISON)
 		return mapping_fault(s, hd, h->pool, ret);
@@ -259,10 +350,10 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	uint64_t dt = rpmem_now_ns() - t0;
 	if (ret == -EFAULT || ret == -EHWPOISON) {
 		WARN("session %u: pool '%s': %s during FLUSH", s->id,
-		     h->pool->name, changed_msg(ret));
+		     h->pool->name, changed_msg(h->pool, ret));
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "persisting pool '%s' failed: %s",
-				      h->pool->name, changed_msg(ret));
+				      h->pool->name, changed_msg(h->pool, ret));
 	}
 	if (ret)
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
@@ -385,11 +476,11 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	if (err) {
 		free(hashes);
 		WARN("session %u: pool '%s': %s during %s", s->id,
-		     h->pool->name, changed_msg(err),
+		     h->pool->name, changed_msg(h->pool, err),
 		     rpmem_msg_type_str(hd->type));
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "cannot hash pool '%s': %s",
-				      h->pool->name, changed_msg(err));
+				      h->pool->name, changed_msg(h->pool, err));
 	}
 	/* to little-endian in place */
 	for (uint32_t i = 0; i < total; i++)

@@ -409,13 +409,20 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (m.state == RPMEM_POOL_CONSISTENT &&
 	    ((ret = conn_take_deferred(s, hd->id, &had)) || had))
 		return ret;
+	uint8_t was = rpmemd_pool_state(h->pool);
 	ret = rpmemd_pool_set_state(h->pool, m.state, m.source, &meta, err,
 				    sizeof(err));
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
-	INFO("session %u: pool %s/%s is %s (generation %llu)", s->id,
+	if (meta.state != RPMEM_POOL_SYNCING)
+		h->by_file = 0;
+	else if (was == RPMEM_POOL_EMPTY || rpmemd_pool_sparse(h->pool))
+		h->by_file = write_by_file(s, h);
+	INFO("session %u: pool %s/%s is %s (generation %llu)%s", s->id,
 	     h->pool->region->cfg.name, h->pool->name,
-	     rpmem_state_str(meta.state), (unsigned long long)meta.generation);
+	     rpmem_state_str(meta.state), (unsigned long long)meta.generation,
+	     h->by_file ? "; WRITEs go through its file (pages not written yet)" :
+			    "");
 	rpmemd_ev_pool(s, RPMEM_EV_CHANGE, h->pool->region->cfg.name,
 		       h->pool->name, meta.state, meta.generation,
 		       h->pool->size);

@@ -39,6 +39,8 @@ struct rpmemd_handle {
 	/* a transfer for the event stream: SET_STATE syncing .. consistent */
 	uint8_t xfer;	     /* 0 none, 1 syncing, 2 written to (started) */
 	uint64_t xfer_bytes; /* WRITE bytes since syncing */
+	/* WRITEs go through the pool file, not its mapping (req_write) */
+	uint8_t by_file;
 	size_t staged; /* bytes of its DRAM staging copy (expose.c counts) */
 };
 
@@ -154,6 +156,12 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_close(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/*
+ * write_by_file -- whether the WRITEs into h's pool, new (empty) until
+ * now, go through its file rather than its mapping (req_data.c)
+ */
+int write_by_file(const struct rpmemd_session *s,
+		  const struct rpmemd_handle *h);
 int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd);

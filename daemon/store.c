@@ -366,6 +366,43 @@ static int dax_create(struct rpmemd_region *r, const char *name,
 	return ret;
 }
 
+#define TMPFS_FS_MAGIC 0x01021994
+#define RAMFS_FS_MAGIC 0x858458f6
+
+/*
+ * in_memory -- fd is a file of tmpfs or ramfs: its pages are the file,
+ * there is no writeback, msync has nothing to do
+ */
+static int in_memory(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf))
+		return 0;
+	return (unsigned long)sf.f_type == TMPFS_FS_MAGIC ||
+	       (unsigned long)sf.f_type == RAMFS_FS_MAGIC;
+}
+
+/*
+ * allocate -- give the new pool file fd its size bytes: allocated, so
+ * that a full region fails the CREATE, not a later write; in memory
+ * (tmpfs) only sized: allocating there is the page allocation that the
+ * first mirror's writes would do anyway, and doing it all ahead doubles
+ * a first mirror's time on the target. Its free space was checked; the
+ * pool's holes are written through the file (ENOSPC reaches the client
+ * as a failed WRITE; rpmemd_pool_sparse). 0 or -errno.
+ */
+static int allocate(int fd, uint64_t size)
+{
+	int ret;
+
+	if (in_memory(fd))
+		return ftruncate(fd, (off_t)size) ? -errno : 0;
+	if ((ret = posix_fallocate(fd, 0, (off_t)size)))
+		return -ret;
+	return fsync(fd) ? -errno : 0;
+}
+
 int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 		       uint64_t size, char *err, size_t errlen)
 {
@@ -409,11 +446,7 @@ int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 	if (ret == 0 && size > avail)
 		ret = -ENOSPC;
 	if (ret == 0) {
-		ret = posix_fallocate(fd, 0, (off_t)size);
-		if (ret == 0)
-			ret = fsync(fd) ? -errno : 0;
-		else
-			ret = -ret;
+		ret = allocate(fd, size);
 		if (ret == -ENOSPC)
 			rpmemd_region_free_space(r, &avail);
 	}
@@ -548,23 +581,6 @@ static void pool_use_map(struct rpmemd_pool *p, struct pmem2_map *map)
 	p->persist = pmem2_get_persist_fn(map);
 	p->is_pmem = pmem2_map_get_store_granularity(map) !=
 		     PMEM2_GRANULARITY_PAGE;
-}
-
-#define TMPFS_FS_MAGIC 0x01021994
-#define RAMFS_FS_MAGIC 0x858458f6
-
-/*
- * in_memory -- fd is a file of tmpfs or ramfs: its pages are the file,
- * there is no writeback, msync has nothing to do
- */
-static int in_memory(int fd)
-{
-	struct statfs sf;
-
-	if (fstatfs(fd, &sf))
-		return 0;
-	return (unsigned long)sf.f_type == TMPFS_FS_MAGIC ||
-	       (unsigned long)sf.f_type == RAMFS_FS_MAGIC;
 }
 
 /* pool_map -- map the pool file with libpmem2 (or reuse a cached mapping) */
@@ -714,6 +730,8 @@ static void pool_free(struct rpmemd_pool *p)
 	rpmemd_hcache_close(&p->hc);
 	if (p->map)
 		map_cache_put(p->dev, p->ino, p->size, p->map);
+	if (p->fd >= 0)
+		close(p->fd);
 	pthread_mutex_destroy(&p->meta_lock);
 	rpmemd_region_put(&p->region);
 	free(p);
@@ -741,6 +759,7 @@ static int pool_new(struct rpmemd_region *r, const char *name,
 	np->size = m->size;
 	np->meta = *m;
 	np->pagesize = (size_t)sysconf(_SC_PAGESIZE);
+	np->fd = -1;
 	*out = np;
 	return 0;
 }
@@ -901,6 +920,9 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	np->ino = st.st_ino;
 	if ((ret = pool_map(np, fd, err, errlen)))
 		goto err_free;
+	/* kept open: a new pool's WRITEs go through the file (req_write) */
+	np->fd = fd;
+	fd = -1;
 	hc_open(np, &st);
 
 	pthread_mutex_lock(&set->lock);
@@ -923,7 +945,8 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	if (np)
 		pool_free(np);
 done:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	pthread_mutex_unlock(&r->lock);
 	*out = p;
 	return 0;
@@ -932,7 +955,8 @@ err_free:
 	if (np)
 		pool_free(np);
 err_close:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 err_unlock:
 	pthread_mutex_unlock(&r->lock);
 	return ret;
@@ -973,6 +997,24 @@ void rpmemd_pool_close(struct rpmemd_pool **pp, uint8_t mode, uint32_t sid)
 	pthread_mutex_unlock(&r->lock);
 	if (last)
 		pool_free(p);
+}
+
+int rpmemd_pool_sparse(const struct rpmemd_pool *p)
+{
+	struct stat st;
+
+	if (p->fd < 0 || !p->in_memory || fstat(p->fd, &st))
+		return 0;
+	return (uint64_t)st.st_blocks * 512 < p->size;
+}
+
+int rpmemd_pool_shrunk(const struct rpmemd_pool *p)
+{
+	struct stat st;
+
+	if (p->fd < 0 || fstat(p->fd, &st))
+		return 0;
+	return (uint64_t)st.st_size < p->size;
 }
 
 int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len)

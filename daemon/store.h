@@ -32,6 +32,7 @@ struct rpmemd_pool {
 	ino_t ino;
 	struct rpmemd_dax *dax; /* devdax: identity is (dax, name) */
 	struct pmem2_map *map;	/* NULL for devdax */
+	int fd; /* the pool file, open read-write; -1 for devdax */
 	uint8_t *addr;
 	uint64_t size;
 	int is_pmem; /* the mapping is PMem (store granularity below page) */
@@ -59,7 +60,8 @@ struct rpmemd_pool {
 
 /*
  * rpmemd_pool_create -- a pool file of exactly size bytes (allocated, so a
- * full region fails here, not on a later write), then its metadata
+ * full region fails here, not on a later write; in tmpfs only checked
+ * against the free space, see allocate in store.c), then its metadata
  * (state empty); in a devdax region, a zeroed extent of the device and
  * an entry of its pool table. A pool file without metadata (a crash during create or
  * remove) is invisible and reused if it is rpmemd's own (a regular file,
@@ -98,6 +100,20 @@ void rpmemd_pool_close(struct rpmemd_pool **pool, uint8_t mode, uint32_t sid);
  * be valid.
  */
 int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len);
+
+/*
+ * rpmemd_pool_sparse -- the pool file (tmpfs) has pages not allocated yet
+ * (created sparse, its first mirror cut short): a write through the
+ * mapping could fault there on a full region (req_write writes through
+ * the file instead)
+ */
+int rpmemd_pool_sparse(const struct rpmemd_pool *p);
+
+/*
+ * rpmemd_pool_shrunk -- the pool file is shorter than the pool now (it
+ * was truncated behind rpmemd's back); 0 if unknown (devdax)
+ */
+int rpmemd_pool_shrunk(const struct rpmemd_pool *p);
 
 /*
  * rpmemd_pool_set_state -- apply a state transition (rpmemd_meta_transition)

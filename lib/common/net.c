@@ -99,6 +99,7 @@ void rpmem_conn_init(struct rpmem_conn *c, int fd)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
+	c->pipe_rd = c->pipe_wr = -1;
 }
 
 void rpmem_conn_close(struct rpmem_conn *c)
@@ -108,6 +109,11 @@ void rpmem_conn_close(struct rpmem_conn *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
+	if (c->pipe_rd >= 0) {
+		close(c->pipe_rd);
+		close(c->pipe_wr);
+	}
+	c->pipe_rd = c->pipe_wr = -1;
 }
 
 /* set_timeo -- SO_RCVTIMEO or SO_SNDTIMEO in ms (0: none) */
@@ -243,6 +249,159 @@ int rpmem_net_read_full(struct rpmem_conn *c, void *buf, size_t len)
 			return (int)n;
 		}
 		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * file_put -- write buf[0, len) at *off of file fd (unless an earlier
+ * write failed: *ferr) and move *off past it either way
+ */
+static void file_put(int fd, uint64_t *off, const uint8_t *buf, size_t len,
+		     int *ferr)
+{
+	uint64_t o = *off;
+
+	*off += len;
+	while (len && !*ferr) {
+		ssize_t w = pwrite(fd, buf, len, (off_t)o);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			*ferr = w < 0 ? -errno : -EIO;
+			break;
+		}
+		buf += w;
+		len -= (size_t)w;
+		o += (uint64_t)w;
+	}
+}
+
+/*
+ * pipe_get -- the connection's pipe for splicing, made on first use as
+ * large as one WRITE (or what the user's pipe quota allows); 0 or -errno
+ */
+static int pipe_get(struct rpmem_conn *c)
+{
+	int p[2];
+
+	if (c->pipe_rd >= 0)
+		return 0;
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	int sz = fcntl(p[1], F_SETPIPE_SZ, (int)RPMEM_MAX_IO);
+	if (sz < 0)
+		sz = fcntl(p[1], F_GETPIPE_SZ);
+	if (sz <= 0) {
+		int ret = sz < 0 ? -errno : -EINVAL;
+		close(p[0]);
+		close(p[1]);
+		return ret;
+	}
+	c->pipe_rd = p[0];
+	c->pipe_wr = p[1];
+	c->pipe_size = (size_t)sz;
+	return 0;
+}
+
+/*
+ * pipe_to_file -- move n bytes the pipe holds into file fd at *off (moved
+ * past them): spliced while *spliced and the file takes it, else read and
+ * written; after a failed file write (*ferr) read and dropped. 0, or
+ * -errno of the pipe (the connection is then unusable).
+ */
+static int pipe_to_file(struct rpmem_conn *c, int fd, uint64_t *off, size_t n,
+			int *spliced, int *ferr)
+{
+	uint8_t buf[16384];
+
+	while (n) {
+		if (*spliced && !*ferr) {
+			loff_t o = (loff_t)*off;
+			ssize_t w = splice(c->pipe_rd, NULL, fd, &o, n,
+					   SPLICE_F_MOVE);
+			if (w > 0) {
+				*off += (uint64_t)w;
+				n -= (size_t)w;
+				continue;
+			}
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0 && errno == EINVAL) {
+				*spliced = 0; /* no splice into this file */
+				continue;
+			}
+			*ferr = w < 0 ? -errno : -EIO;
+		}
+		ssize_t r = read(c->pipe_rd, buf, n < sizeof(buf) ? n :
+								  sizeof(buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		file_put(fd, off, buf, (size_t)r, ferr);
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* sock_splice -- one splice of up to len bytes of the socket into its pipe */
+static ssize_t sock_splice(struct rpmem_conn *c, size_t len)
+{
+	int ret = arm(c);
+
+	if (ret)
+		return ret;
+	if (len > c->pipe_size)
+		len = c->pipe_size;
+	for (;;) {
+		ssize_t n = splice(c->fd, NULL, c->pipe_wr, NULL, len,
+				   SPLICE_F_MOVE);
+		if (n > 0)
+			return n;
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -ETIMEDOUT;
+		return -errno;
+	}
+}
+
+int rpmem_net_read_to_file(struct rpmem_conn *c, int fd, uint64_t off,
+			   size_t len, int *ferr)
+{
+	uint8_t buf[16384];
+	int spliced = 1;
+
+	*ferr = 0;
+	if (!c->tls)
+		(void)pipe_get(c); /* without a pipe: through buf */
+	while (len) {
+		ssize_t n;
+		if (c->tls || c->pipe_rd < 0 || c->ra_len > c->ra_pos) {
+			n = conn_read(c, buf, len < sizeof(buf) ? len :
+								  sizeof(buf));
+			if (n > 0)
+				file_put(fd, &off, buf, (size_t)n, ferr);
+		} else {
+			n = sock_splice(c, len);
+			if (n > 0) {
+				int ret = pipe_to_file(c, fd, &off, (size_t)n,
+						       &spliced, ferr);
+				if (ret)
+					return ret;
+			}
+		}
+		if (n < 0) {
+			/* a timeout that only the deadline made */
+			if (n == -ETIMEDOUT && c->deadline_ns &&
+			    rpmem_now_ns() < c->deadline_ns)
+				continue;
+			return (int)n;
+		}
 		len -= (size_t)n;
 	}
 	return 0;

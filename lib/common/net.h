@@ -48,6 +48,10 @@ struct rpmem_conn {
 	uint32_t ra_pos;
 	uint32_t ra_len;
 	uint8_t ra[RPMEM_READ_AHEAD];
+	/* the pipe of rpmem_net_read_to_file; -1 until its first use */
+	int pipe_rd;
+	int pipe_wr;
+	size_t pipe_size;
 };
 
 /* rpmem_conn_init -- a plaintext connection on fd */
@@ -71,6 +75,18 @@ int rpmem_net_read_full(struct rpmem_conn *c, void *buf, size_t len);
 int rpmem_net_write_full(struct rpmem_conn *c, const void *buf, size_t len);
 /* rpmem_net_discard -- read and drop len bytes */
 int rpmem_net_discard(struct rpmem_conn *c, size_t len);
+/*
+ * rpmem_net_read_to_file -- the next len bytes of the stream into file fd
+ * at offset off with the file's write path, not a mapping of it: over
+ * plaintext spliced (socket -> pipe -> file, no copy in user space),
+ * over TLS or into a file that takes no splice through a buffer and
+ * pwrite. Returns 0 once all len bytes are off the stream, with *ferr 0
+ * or the -errno of the first failed write to the file (the bytes from
+ * there on are dropped; a short write is -EIO); or the -errno of the
+ * connection (then the stream is out of step).
+ */
+int rpmem_net_read_to_file(struct rpmem_conn *c, int fd, uint64_t off,
+			   size_t len, int *ferr);
 
 /*
  * rpmem_send_frame -- header + payload (p1, l1) + extra data (p2, l2) in
