@@ -33,8 +33,7 @@ T=127.0.0.1:$PORT
 . "$top/tests/bench/lib.sh"
 
 cleanup() {
-	[ -n "${CPID:-}" ] && kill "$CPID" 2>/dev/null
-	[ -n "${DPID:-}" ] && kill "$DPID" 2>/dev/null
+	for p in ${CPID:-} ${DPID:-}; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$W"
 }
