@@ -4,10 +4,12 @@
  * and ERRORs, keep a WRITE's error for the next FLUSH
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -46,6 +48,49 @@ uint8_t *conn_out_buf(struct rpmemd_session *s)
 	if (!s->out)
 		s->out = malloc(RPMEM_MAX_PAYLOAD);
 	return s->out;
+}
+
+/*
+ * stack_trim -- discard the pages of the thread's stack below this
+ * function's frame (and 512 bytes of margin): nothing lives there while the
+ * session waits, and a deep call (a TLS handshake) touched up to 40 KiB
+ * that would stay resident for the session's whole life
+ */
+static void __attribute__((noinline)) stack_trim(struct rpmemd_session *s)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t lo = (uintptr_t)s->stack_lo;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	/* what conn_idle calls next (a poll) fits in a few hundred bytes */
+	uintptr_t end = (here - 512) & ~(pg - 1);
+
+	if (lo && end > lo)
+		madvise((void *)lo, end - lo, MADV_DONTNEED);
+}
+
+/*
+ * conn_idle -- give back the reply buffer, TLS buffers and deep stack
+ * pages of an idle session, then wait for the next request (until
+ * deadline_ns, 0: none) without taking them again
+ */
+void conn_idle(struct rpmemd_session *s, uint64_t deadline_ns)
+{
+	if (!s->trim || rpmem_conn_wait(&s->conn, RPMEMD_IDLE_MS))
+		return;
+	free(s->out);
+	s->out = NULL;
+	rpmem_conn_trim(&s->conn);
+	stack_trim(s);
+	s->trim = 0;
+	/* a TLS read would take its buffer at once: poll first */
+	int ms = -1;
+	if (deadline_ns) {
+		uint64_t now = rpmem_now_ns();
+		uint64_t left = deadline_ns > now ? deadline_ns - now : 0;
+		ms = left / 1000000 < INT_MAX ? (int)(left / 1000000) + 1 :
+						INT_MAX;
+	}
+	rpmem_conn_wait(&s->conn, ms);
 }
 
 /* conn_defer -- remember the first failed WRITE for the next FLUSH */

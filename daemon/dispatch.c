@@ -91,12 +91,15 @@ static int recv_failed(struct rpmemd_session *s, int ret)
  */
 int rpmemd_serve(struct rpmemd_session *s)
 {
-	struct rpmem_hdr hd;
+	struct rpmem_hdr hd = { 0 };
 	int writer;
 
 	s->last_active_ns = rpmem_now_ns();
+	s->trim = 1; /* the handshake's TLS buffers */
 	for (;;) {
-		rpmem_conn_set_deadline(&s->conn, idle_deadline(s, &writer));
+		uint64_t deadline = idle_deadline(s, &writer);
+		rpmem_conn_set_deadline(&s->conn, deadline);
+		conn_idle(s, deadline);
 		int ret = conn_recv_request(s, &hd);
 		if (ret == 1)
 			goto done;
@@ -170,6 +173,11 @@ int rpmemd_serve(struct rpmemd_session *s)
 			return ret;
 done:
 		s->last_active_ns = rpmem_now_ns();
+		/* not after each WRITE, READ, FLUSH of plaintext's data path */
+		if (s->out || s->conn.tls || (hd.type != RPMEM_MSG_WRITE &&
+					      hd.type != RPMEM_MSG_READ &&
+					      hd.type != RPMEM_MSG_FLUSH))
+			s->trim = 1;
 		/* stopping: this request is done, take no other */
 		if (__atomic_load_n(&s->set->stopping, __ATOMIC_RELAXED))
 			return -ESHUTDOWN;

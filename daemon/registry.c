@@ -4,10 +4,12 @@
  * facts STATUS reports
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +18,20 @@
 #include "log.h"
 #include "session_int.h"
 #include "util.h"
+
+struct rpmemd_session *rpmemd_session_alloc(void)
+{
+	void *p = mmap(NULL, sizeof(struct rpmemd_session),
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void rpmemd_session_free(struct rpmemd_session *s)
+{
+	if (s)
+		munmap(s, sizeof(*s));
+}
 
 int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 			const char *server, struct rpmemd_sessions **out)
@@ -148,13 +164,24 @@ unsigned rpmemd_sessions_reap(struct rpmemd_sessions *set)
 	}
 	unsigned left = set->count;
 	pthread_mutex_unlock(&set->lock);
+	unsigned reaped = 0;
 	while (dead) {
 		struct rpmemd_session *s = dead;
 		dead = s->next;
 		pthread_join(s->thread, NULL);
 		rpmem_conn_close(&s->conn);
 		free(s->out);
-		free(s);
+		rpmemd_session_free(s);
+		reaped++;
+	}
+	/*
+	 * what the sessions freed is scattered over the allocator's arenas:
+	 * give the free pages back when the last one left, or once many did
+	 */
+	set->reaped += reaped;
+	if (set->reaped && (!left || set->reaped >= RPMEMD_TRIM_REAPED)) {
+		malloc_trim(0);
+		set->reaped = 0;
 	}
 	return left;
 }
@@ -262,9 +289,15 @@ int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
 int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			void *(*fn)(void *))
 {
+	pthread_attr_t attr;
+	int ret = -pthread_attr_init(&attr);
+	if (ret)
+		return ret;
+	/* RPMEMD_STACK_SIZE, or the default if refused */
+	pthread_attr_setstacksize(&attr, RPMEMD_STACK_SIZE);
 	/* under the lock: the thread cannot leave before it is listed */
 	pthread_mutex_lock(&set->lock);
-	int ret = -pthread_create(&s->thread, NULL, fn, s);
+	ret = -pthread_create(&s->thread, &attr, fn, s);
 	if (!ret) {
 		s->next = set->head;
 		set->head = s;
@@ -273,6 +306,7 @@ int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 		set->unauth++;
 	}
 	pthread_mutex_unlock(&set->lock);
+	pthread_attr_destroy(&attr);
 	return ret;
 }
 

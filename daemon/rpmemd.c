@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rpmemd.c -- rpmemd: command line, configuration check, start and stop */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,16 @@
 #include "config.h"
 #include "log.h"
 #include "server.h"
+
+/* blocks from this size on are mappings of their own (malloc_setup) */
+#define RPMEMD_MMAP_THRESHOLD (128 << 10)
+/*
+ * malloc arenas shared by the session threads (glibc's default: 8 per
+ * core). Fewer arenas hold fewer half-used pages; sessions allocate
+ * little once they run (the data path not at all), so more would not
+ * buy concurrency.
+ */
+#define RPMEMD_ARENA_MAX 4
 
 #ifndef RPMEM_VERSION
 #define RPMEM_VERSION "unknown"
@@ -34,6 +45,20 @@ static void usage(FILE *f)
 		RPMEMD_DEFAULT_CONFIG);
 }
 
+/*
+ * malloc_setup -- blocks of 128 KiB and more (a TLS connection's read
+ * buffer, a large reply) get mappings of their own, returned to the
+ * system when freed. glibc's default raises that threshold to the
+ * largest such block freed so far, after which these buffers come from
+ * the per-thread arenas and stay resident there once freed: with 1,024
+ * sessions, hundreds of MiB (docs/PERFORMANCE.md).
+ */
+static void malloc_setup(void)
+{
+	mallopt(M_MMAP_THRESHOLD, RPMEMD_MMAP_THRESHOLD);
+	mallopt(M_ARENA_MAX, RPMEMD_ARENA_MAX);
+}
+
 int main(int argc, char *argv[])
 {
 	static const struct option opts[] = {
@@ -51,6 +76,7 @@ int main(int argc, char *argv[])
 	char err[1024];
 	int check = 0, debug = 0, c;
 
+	malloc_setup();
 	while ((c = getopt_long(argc, argv, "c:ndfhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':

@@ -17,6 +17,7 @@
 				     max_unauthenticated that still get a
 				     thread (to be told why) */
 #define RPMEMD_MAX_RDMA 32	  /* RDMA listeners (local addresses) */
+#define RPMEMD_TRIM_REAPED 64	  /* reaped between two malloc_trims */
 
 struct rpmemd_access;
 struct rpmemd_events;
@@ -57,6 +58,8 @@ struct rpmemd_sessions {
 	pthread_mutex_t hash_lock;
 	pthread_cond_t hash_cond;
 	unsigned hash_busy, hash_max;
+	/* sessions reaped since the last malloc_trim (the reaper's own) */
+	unsigned reaped;
 };
 
 /* rpmemd_sessions_new -- an empty session list over regions; fills *out */

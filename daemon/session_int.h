@@ -48,7 +48,6 @@ struct rpmemd_session {
 	struct rpmemd_sessions *set;
 	struct rpmemd_session *next;
 	pthread_t thread;
-	struct rpmem_conn conn; /* closed by the reaper, after the join */
 	uint32_t id;
 	uint64_t started; /* unix seconds */
 	char peer[64];			/* "addr:port" */
@@ -80,6 +79,8 @@ struct rpmemd_session {
 	char derr_msg[RPMEM_MSG_MAX + 1];
 	uint8_t req[REQ_MAX];
 	uint8_t *out; /* RPMEM_MAX_PAYLOAD, allocated on first use */
+	int trim;     /* out or TLS buffers to give back once idle */
+	void *stack_lo; /* the lowest address of the thread's stack */
 	uint64_t hs_deadline_ns; /* the handshake's deadline, 0 after it */
 	int in_frame;		 /* a frame's header is in, its payload not */
 	uint64_t last_active_ns; /* the last request done */
@@ -90,6 +91,13 @@ struct rpmemd_session {
 	uint64_t bytes_read;
 	uint64_t flushes;
 	uint64_t last_flush_ns;
+
+	/*
+	 * closed by the reaper, after the join. Last: the pages of its
+	 * read-ahead buffer, which a TLS session never uses, are never
+	 * touched (rpmemd_session_alloc)
+	 */
+	struct rpmem_conn conn;
 };
 
 /* --- conn.c: framing and replies ---------------------------------------- */
@@ -101,6 +109,25 @@ int conn_reply_err(struct rpmemd_session *s, uint32_t id, uint32_t code,
 int conn_reply_ok(struct rpmemd_session *s, uint32_t id);
 /* conn_out_buf -- the large reply buffer (RPMEM_MAX_PAYLOAD), or NULL */
 uint8_t *conn_out_buf(struct rpmemd_session *s);
+/*
+ * RPMEMD_IDLE_MS -- a session that received no request for this long
+ * gives back its large reply buffer, TLS buffers and the stack pages its
+ * deepest calls touched (conn_idle)
+ */
+#define RPMEMD_IDLE_MS 100
+/*
+ * RPMEMD_STACK_SIZE -- a session thread's stack. The deepest path
+ * measured (an X.509 TLS handshake) touches 40 KiB; 512 KiB leaves room
+ * for what was not measured (RDMA, ndctl), and is too small to be backed
+ * by a transparent huge page.
+ */
+#define RPMEMD_STACK_SIZE (512u << 10)
+/*
+ * conn_idle -- before waiting for the next request: if none comes within
+ * RPMEMD_IDLE_MS, give back what the last ones took, and wait for one
+ * (until deadline_ns, 0: none) without taking it again
+ */
+void conn_idle(struct rpmemd_session *s, uint64_t deadline_ns);
 /* conn_defer -- remember the first failed WRITE for the next FLUSH */
 void conn_defer(struct rpmemd_session *s, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -188,6 +215,14 @@ int rpmemd_handshake(struct rpmemd_session *s);
 int rpmemd_serve(struct rpmemd_session *s);
 
 /* --- registry.c: what needs the set's lock ------------------------------- */
+
+/*
+ * rpmemd_session_alloc -- a zeroed session, a mapping of its own: only
+ * the pages it uses become resident (calloc would clear them all); NULL
+ */
+struct rpmemd_session *rpmemd_session_alloc(void);
+/* rpmemd_session_free -- give back a session of rpmemd_session_alloc */
+void rpmemd_session_free(struct rpmemd_session *s);
 
 /* rpmemd_sessions_apm_cap -- RPMEM_CAP_APM if a region declares direct_pmem */
 uint32_t rpmemd_sessions_apm_cap(struct rpmemd_sessions *set);

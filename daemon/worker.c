@@ -161,7 +161,15 @@ static void *session_main(void *arg)
 {
 	struct rpmemd_session *s = arg;
 	struct rpmemd_sessions *set = s->set;
+	pthread_attr_t attr;
+	size_t size;
 
+	/* for conn_idle's stack_trim; without it, none */
+	if (!pthread_getattr_np(pthread_self(), &attr)) {
+		if (pthread_attr_getstack(&attr, &s->stack_lo, &size))
+			s->stack_lo = NULL;
+		pthread_attr_destroy(&attr);
+	}
 	rpmem_conn_set_sndtimeo(&s->conn, RPMEMD_SEND_TIMEOUT * 1000);
 	s->auth_method = "none";
 	/* from accept to HELLO_OK, the TLS handshake included */
@@ -237,7 +245,7 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 		close(fd);
 		return -EUSERS;
 	}
-	s = calloc(1, sizeof(*s));
+	s = rpmemd_session_alloc();
 	if (!s) {
 		close(fd);
 		return -ENOMEM;
@@ -260,7 +268,7 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 		ERR("connection from %s: cannot start a session thread: %s",
 		    s->peer, strerror(-ret));
 		close(fd);
-		free(s);
+		rpmemd_session_free(s);
 		return ret;
 	}
 	DBG("connection %u from %s accepted", id, s->peer);

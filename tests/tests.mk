@@ -4,7 +4,8 @@
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_example \
 	      $(B)/tests/old_sync_user $(B)/tests/dirty_writer \
 	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz \
-	      $(B)/tests/truncate_shim.so $(B)/tests/pobj_app $(B)/tests/pmem2_app
+	      $(B)/tests/truncate_shim.so $(B)/tests/pobj_app $(B)/tests/pmem2_app \
+	      $(B)/tests/sessclient
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -78,5 +79,12 @@ $(B)/tests/pingpong: tests/bench/pingpong.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -lpthread
 
-bench: all $(B)/tests/hashbench $(B)/tests/pingpong
+# many concurrent sessions that work, then idle (tests/bench/sessions.sh):
+# the public API through the shared library, as an application
+$(B)/tests/sessclient: tests/bench/sessclient.c $(B)/librpmemctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -lxxhash \
+		-Wl,-rpath,'$$ORIGIN/..'
+
+bench: all $(B)/tests/hashbench $(B)/tests/pingpong $(B)/tests/sessclient
 	tests/bench/run.sh

@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
@@ -97,7 +98,8 @@ int rpmem_net_connect(const char *host, const char *port, int timeout_ms,
 
 void rpmem_conn_init(struct rpmem_conn *c, int fd)
 {
-	memset(c, 0, sizeof(*c));
+	/* not the read-ahead buffer: its pages stay untouched until used */
+	memset(c, 0, offsetof(struct rpmem_conn, ra));
 	c->fd = fd;
 	c->pipe_rd = c->pipe_wr = -1;
 }
@@ -234,6 +236,22 @@ static ssize_t conn_read(struct rpmem_conn *c, uint8_t *p, size_t len)
 	c->ra_pos = 0;
 	c->ra_len = (uint32_t)n;
 	return (ssize_t)take_ahead(c, p, len);
+}
+
+int rpmem_conn_wait(struct rpmem_conn *c, int ms)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+
+	if (c->ra_len > c->ra_pos || (c->tls && rpmem_tls_pending(c->tls)))
+		return 1;
+	/* a failed poll: let the read say what is wrong */
+	return poll(&pfd, 1, ms) != 0;
+}
+
+void rpmem_conn_trim(struct rpmem_conn *c)
+{
+	if (c->tls)
+		rpmem_tls_trim(c->tls);
 }
 
 int rpmem_net_read_full(struct rpmem_conn *c, void *buf, size_t len)

@@ -47,11 +47,11 @@ struct rpmem_conn {
 	 */
 	uint32_t ra_pos;
 	uint32_t ra_len;
-	uint8_t ra[RPMEM_READ_AHEAD];
 	/* the pipe of rpmem_net_read_to_file; -1 until its first use */
 	int pipe_rd;
 	int pipe_wr;
 	size_t pipe_size;
+	uint8_t ra[RPMEM_READ_AHEAD]; /* last: rpmem_conn_init leaves it */
 };
 
 /* rpmem_conn_init -- a plaintext connection on fd */
@@ -69,6 +69,18 @@ int rpmem_conn_set_sndtimeo(struct rpmem_conn *c, int ms);
  * CLOCK_MONOTONIC abs_ns (0: no deadline), however the bytes trickle in
  */
 void rpmem_conn_set_deadline(struct rpmem_conn *c, uint64_t abs_ns);
+
+/*
+ * rpmem_conn_wait -- whether a read would find data (or the end of the
+ * connection) within ms: 1, or 0 if nothing came. Data already buffered
+ * (read-ahead, TLS) answers at once.
+ */
+int rpmem_conn_wait(struct rpmem_conn *c, int ms);
+/*
+ * rpmem_conn_trim -- give back the TLS buffers of an idle connection
+ * (rpmem_tls_trim); nothing for plaintext
+ */
+void rpmem_conn_trim(struct rpmem_conn *c);
 
 /* full-length I/O; EOF is -ECONNRESET; EINTR is retried */
 int rpmem_net_read_full(struct rpmem_conn *c, void *buf, size_t len);

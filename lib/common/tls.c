@@ -24,8 +24,14 @@
 #include "util.h"
 
 #define RPMEM_TLS_READ_BUF (256u << 10)
-/* records are gathered into writes of up to this much (one per frame) */
+/*
+ * the records of a frame longer than one record are gathered into writes
+ * of up to this much, so that a 1 MiB WRITE is a few large send()s, not
+ * one per 16 KiB record (wbuf_on); a shorter frame is one record and one
+ * send() without it
+ */
 #define RPMEM_TLS_WRITE_BUF (256u << 10)
+#define RPMEM_TLS_RECORD (16u << 10)
 
 struct rpmem_tls_ctx {
 	SSL_CTX *ctx;
@@ -45,6 +51,7 @@ struct rpmem_tls {
 	/* server: the identity a PSK client claimed, known or not */
 	char claimed[RPMEM_IDENTITY_MAX + 1];
 	char err[160]; /* the first TLS-level failure after the handshake */
+	int wbuf;      /* writes go through a buffer (wbuf_on) */
 };
 
 /* the one TLS 1.3 suite external PSKs are bound to (SHA-256) */
@@ -583,22 +590,13 @@ int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 		return -ENOMEM;
 	ERR_clear_error();
 	t->ssl = SSL_new(c->ctx);
-	/*
-	 * reads straight from the socket; writes through a buffer that
-	 * rpmem_tls_writev flushes once per frame, so a 1 MiB WRITE is a few
-	 * large send()s, not one per 16 KiB record
-	 */
+	/* straight to the socket; long frames through a buffer (wbuf_on) */
 	BIO *sb = BIO_new_socket(conn->fd, BIO_NOCLOSE);
-	BIO *wb = BIO_new(BIO_f_buffer());
-	if (t->ssl && sb && wb &&
-	    BIO_set_write_buffer_size(wb, RPMEM_TLS_WRITE_BUF) > 0 &&
-	    BIO_up_ref(sb)) {
-		BIO_push(wb, sb);
-		SSL_set_bio(t->ssl, sb, wb);
-		sb = wb = NULL;
+	if (t->ssl && sb) {
+		SSL_set_bio(t->ssl, sb, sb);
+		sb = NULL;
 	}
 	BIO_free(sb);
-	BIO_free(wb);
 	if (!t->ssl || !SSL_get_wbio(t->ssl) ||
 	    !SSL_set_ex_data(t->ssl, ex_index, t)) {
 		set_err(err, errlen, "cannot start TLS: %s",
@@ -731,12 +729,50 @@ ssize_t rpmem_tls_read(struct rpmem_tls *t, void *buf, size_t len)
 	return io_err(t, r, errno);
 }
 
+/*
+ * wbuf_on -- put a write buffer of RPMEM_TLS_WRITE_BUF before the socket
+ * (between frames, when it is empty); failing, records go one by one
+ */
+static void wbuf_on(struct rpmem_tls *t)
+{
+	BIO *sb = SSL_get_rbio(t->ssl);
+	BIO *wb = BIO_new(BIO_f_buffer());
+
+	if (!wb || BIO_set_write_buffer_size(wb, RPMEM_TLS_WRITE_BUF) <= 0 ||
+	    !BIO_up_ref(sb)) {
+		BIO_free(wb);
+		return;
+	}
+	BIO_push(wb, sb);
+	/* the SSL's reference to the bare socket BIO goes to the chain */
+	SSL_set0_wbio(t->ssl, wb);
+	t->wbuf = 1;
+}
+
+/* wbuf_off -- write straight to the socket again, the buffer freed */
+static void wbuf_off(struct rpmem_tls *t)
+{
+	BIO *sb = SSL_get_rbio(t->ssl);
+
+	if (!t->wbuf || BIO_wpending(SSL_get_wbio(t->ssl)) ||
+	    !BIO_up_ref(sb))
+		return;
+	/* frees the buffer BIO, and its reference to the socket BIO */
+	SSL_set0_wbio(t->ssl, sb);
+	t->wbuf = 0;
+}
+
 int rpmem_tls_writev(struct rpmem_tls *t, const struct iovec *iov,
 		     unsigned n)
 {
 	sigset_t old;
 	int ret = 0, saved = 0;
+	size_t total = 0;
 
+	for (unsigned i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	if (total > RPMEM_TLS_RECORD && !t->wbuf)
+		wbuf_on(t);
 	nopipe_begin(&old);
 	for (unsigned i = 0; i < n && !ret; i++) {
 		const uint8_t *buf = iov[i].iov_base;
@@ -773,6 +809,20 @@ int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len)
 {
 	struct iovec v = { (void *)buf, len };
 	return rpmem_tls_writev(t, &v, 1);
+}
+
+int rpmem_tls_pending(const struct rpmem_tls *t)
+{
+	return SSL_has_pending(t->ssl);
+}
+
+void rpmem_tls_trim(struct rpmem_tls *t)
+{
+	if (SSL_has_pending(t->ssl))
+		return;
+	/* 0: in use (a record half read or written), kept */
+	SSL_free_buffers(t->ssl);
+	wbuf_off(t);
 }
 
 void rpmem_tls_free(struct rpmem_tls **pt)

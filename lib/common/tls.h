@@ -99,6 +99,14 @@ int rpmem_tls_writev(struct rpmem_tls *t, const struct iovec *iov,
 		     unsigned n);
 /* rpmem_tls_write -- all of len bytes, flushed; 0 or -errno */
 int rpmem_tls_write(struct rpmem_tls *t, const void *buf, size_t len);
+/* rpmem_tls_pending -- received bytes wait in the TLS buffers */
+int rpmem_tls_pending(const struct rpmem_tls *t);
+/*
+ * rpmem_tls_trim -- give back the buffers of an idle connection (the
+ * record layer's, a grown write buffer); the next read or write takes
+ * them again. Nothing is given back while received data waits.
+ */
+void rpmem_tls_trim(struct rpmem_tls *t);
 /* rpmem_tls_free -- close_notify (best effort) and free; accepts NULL */
 void rpmem_tls_free(struct rpmem_tls **t);
 

@@ -7,10 +7,12 @@
 # median -- the median of the numbers on stdin, one a line
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# bench_daemon DIR REGION LEVEL -- rpmemd on 127.0.0.1:$PORT with the dir
-# region REGION in $W/DIR, logging at LEVEL to $W/rpmemd.log; returns
-# once it accepts connections (DPID is its pid). The user's own client
-# credentials are kept out: the benchmarks speak plaintext on loopback.
+# bench_daemon DIR REGION LEVEL [CONF] -- rpmemd on 127.0.0.1:$PORT with
+# the dir region REGION in $W/DIR, logging at LEVEL to $W/rpmemd.log, and
+# the lines CONF added to its configuration (max_sessions, tls, access);
+# returns once it accepts connections (DPID is its pid). The user's own
+# client credentials are kept out: the benchmarks speak plaintext on
+# loopback unless CONF asks for TLS.
 bench_daemon() {
 	mkdir -p "$W/$1"
 	cat >"$W/rpmemd.conf" <<CONF
@@ -18,6 +20,7 @@ listen = ["127.0.0.1"];
 port = $PORT;
 log = { level = "$3"; target = "stderr"; };
 regions = ( { name = "$2"; type = "dir"; path = "$W/$1"; } );
+${4:-}
 CONF
 	"$B/rpmemd" -c "$W/rpmemd.conf" 2>"$W/rpmemd.log" &
 	DPID=$!
