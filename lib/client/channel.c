@@ -146,31 +146,6 @@ int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
 	return 0;
 }
 
-int client_send_file(struct rpmemctl_session *s, uint16_t type,
-		     const void *p1, size_t l1, int fd, uint64_t foff,
-		     size_t len)
-{
-	int ret = client_check(s);
-	if (ret)
-		return ret;
-	if (s->conn.tls)
-		return -ENOTSUP;
-	uint32_t rid = s->next_id++;
-	if (s->next_id == 0)
-		s->next_id = 1;
-	ret = rpmem_send_frame_file(&s->conn, type, rid, p1, l1, fd, foff,
-				    len);
-	if (ret == -EFAULT)
-		return client_local_fault(s, ret, "it was being sent");
-	if (ret) {
-		char what[64];
-		snprintf(what, sizeof(what), "sending %s",
-			 rpmem_msg_type_str(type));
-		return client_lost(s, ret, what);
-	}
-	return 0;
-}
-
 int client_send_frames(struct rpmemctl_session *s, struct rpmem_frame *f,
 		       size_t n)
 {

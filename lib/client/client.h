@@ -132,17 +132,6 @@ int client_send_frames(struct rpmemctl_session *s, struct rpmem_frame *f,
 		       size_t n);
 
 /*
- * client_send_file -- client_send of a frame whose data is len bytes of
- * the file fd from foff (rpmem_send_frame_file: plaintext only, -ENOTSUP
- * over TLS with nothing sent). A file that ended early (-EFAULT) has cut
- * the frame short: the session is lost, with the local fault as its
- * message.
- */
-int client_send_file(struct rpmemctl_session *s, uint16_t type,
-		     const void *p1, size_t l1, int fd, uint64_t foff,
-		     size_t len);
-
-/*
  * client_send -- send one frame (header + p1 + p2 in one gathered write)
  * with a fresh request id, returned in *id (may be NULL)
  */
@@ -216,15 +205,6 @@ void client_pool_begin(struct rpmemctl_pool *p);
 int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what);
 
 /* --- pool.c ------------------------------------------------------------- */
-
-/*
- * client_pool_write_file -- rpmemctl_pool_write of [offset, offset + len)
- * from the same range of the file fd, where the transport can send a
- * file without a copy (plaintext TCP); -ENOTSUP, with nothing sent and no
- * error recorded, where it cannot: write from memory instead
- */
-int client_pool_write_file(struct rpmemctl_pool *pool, int fd,
-			   uint64_t offset, size_t len);
 
 /* client_pool_usable -- the pool's session is open and connected */
 int client_pool_usable(struct rpmemctl_pool *p);

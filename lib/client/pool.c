@@ -533,22 +533,6 @@ static int pool_write(struct rpmemctl_pool *pool, const void *src,
 	return xport_err(pool, "write", ret);
 }
 
-int client_pool_write_file(struct rpmemctl_pool *pool, int fd,
-			   uint64_t offset, size_t len)
-{
-	if (!pool || !pool->xport || !pool->xport->ops->write_file ||
-	    (pool->sess && pool->sess->conn.tls))
-		return -ENOTSUP;
-	client_pool_begin(pool);
-	int ret = write_checks(pool, "write", &fd, offset, len);
-	if (ret > 0) {
-		ret = pool->xport->ops->write_file(pool->xport, offset, fd,
-						   len);
-		ret = xport_err(pool, "write", ret);
-	}
-	return client_pool_end(pool, ret, "write");
-}
-
 /* pool_read -- read through the data plane */
 static int pool_read(struct rpmemctl_pool *pool, void *dst,
 		     uint64_t offset, size_t len)

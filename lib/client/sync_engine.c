@@ -155,7 +155,6 @@ struct sync_ctx {
 
 	/* the local copy's file, when the caller named it (local_fd) */
 	int watch;
-	int no_sendfile; /* the transport cannot send from the file */
 	struct stat st0; /* as it was when the sync began */
 	int local_err;	 /* a fault hashing the local copy (fine level) */
 	/* bwlimit: data bytes sent since pace_t0 (0: not started) */
@@ -177,23 +176,6 @@ static size_t pace_chunk(const struct sync_ctx *c)
 }
 
 /*
- * local_write -- write [off, off + len) of the local copy: from its file
- * without a copy through user space where the transport can (plaintext
- * TCP, sendfile), else from the mapping
- */
-static int local_write(struct sync_ctx *c, uint64_t off, size_t len)
-{
-	if (c->watch && !c->no_sendfile) {
-		int ret = client_pool_write_file(c->p, c->o->local_fd, off,
-						 len);
-		if (ret != -ENOTSUP)
-			return ret;
-		c->no_sendfile = 1;
-	}
-	return rpmemctl_pool_write(c->p, c->local + off, off, len);
-}
-
-/*
  * paced_write -- rpmemctl_pool_write under the sync's bwlimit: each
  * chunk goes when the bytes before it have had their time at the rate
  * (one clock from the first chunk: the average holds, with no burst)
@@ -203,7 +185,7 @@ static int paced_write(struct sync_ctx *c, uint64_t off, uint64_t len)
 	uint64_t rate = c->o->bwlimit;
 
 	if (!rate)
-		return local_write(c, off, len);
+		return rpmemctl_pool_write(c->p, c->local + off, off, len);
 	size_t chunk = pace_chunk(c);
 	while (len) {
 		size_t n = len < chunk ? (size_t)len : chunk;
@@ -221,7 +203,7 @@ static int paced_write(struct sync_ctx *c, uint64_t off, uint64_t len)
 			while (nanosleep(&ts, &ts) && errno == EINTR)
 				;
 		}
-		int ret = local_write(c, off, n);
+		int ret = rpmemctl_pool_write(c->p, c->local + off, off, n);
 		if (ret)
 			return ret;
 		c->pace_bytes += n;

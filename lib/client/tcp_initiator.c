@@ -79,32 +79,6 @@ static int tcp_write(struct rpmem_xport *x, uint64_t off, const void *src,
 	return 0;
 }
 
-/*
- * tcp_write_file -- WRITE frames of at most RPMEM_MAX_IO bytes whose data
- * goes from the file to the socket by sendfile(2) (plaintext only)
- */
-static int tcp_write_file(struct rpmem_xport *x, uint64_t off, int fd,
-			  size_t len)
-{
-	struct tcp_xport *t = tcp(x);
-	while (len) {
-		uint32_t n = len < RPMEM_MAX_IO ? (uint32_t)len : RPMEM_MAX_IO;
-		struct rpmem_msg_io io = { .handle = t->handle, .offset = off,
-					   .len = n };
-		uint8_t head[RPMEM_WRITE_HDR_SIZE];
-		int hl = rpmem_io_encode(head, sizeof(head), &io);
-		if (hl < 0)
-			return hl;
-		int ret = client_send_file(t->s, RPMEM_MSG_WRITE, head,
-					   (size_t)hl, fd, off, n);
-		if (ret)
-			return ret;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* recv_args -- DATA received into the local copy */
 struct recv_args {
 	struct rpmemctl_session *s;
@@ -286,7 +260,6 @@ static const struct rpmem_xport_ops tcp_ops = {
 	.name = "tcp",
 	.attach = NULL, /* frames are sent from and received into any buffer */
 	.write = tcp_write,
-	.write_file = tcp_write_file,
 	.read = tcp_read,
 	.flush = tcp_flush,
 	.persist = tcp_persist,

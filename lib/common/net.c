@@ -11,8 +11,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/sendfile.h>
-#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -427,8 +425,8 @@ int rpmem_net_read_to_file(struct rpmem_conn *c, int fd, uint64_t off,
 	return 0;
 }
 
-/* send_iov -- send all of iov[0..n) in gathered writes (flags: MSG_MORE); -errno */
-static int send_iov(int fd, struct iovec *iov, size_t n, int flags)
+/* send_iov -- send all of iov[0..n) in gathered writes; -errno */
+static int send_iov(int fd, struct iovec *iov, size_t n)
 {
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
 	size_t left = 0;
@@ -436,7 +434,7 @@ static int send_iov(int fd, struct iovec *iov, size_t n, int flags)
 	for (size_t i = 0; i < n; i++)
 		left += iov[i].iov_len;
 	while (left) {
-		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | flags);
+		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -467,7 +465,7 @@ int rpmem_net_write_full(struct rpmem_conn *c, const void *buf, size_t len)
 	if (c->tls)
 		return rpmem_tls_write(c->tls, buf, len);
 	struct iovec v = { (void *)buf, len };
-	return send_iov(c->fd, &v, 1, 0);
+	return send_iov(c->fd, &v, 1);
 }
 
 int rpmem_net_discard(struct rpmem_conn *c, size_t len)
@@ -535,41 +533,7 @@ int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
 		{ (void *)p1, l1 },
 		{ (void *)p2, l2 },
 	};
-	return send_iov(fd, iov, 3, 0);
-}
-
-int rpmem_send_frame_file(struct rpmem_conn *c, uint16_t type, uint32_t id,
-			  const void *p1, size_t l1, int fd, uint64_t foff,
-			  size_t len)
-{
-	uint8_t hdr[RPMEM_HDR_SIZE];
-	if (c->tls)
-		return -ENOTSUP;
-	if (l1 + len > RPMEM_MAX_PAYLOAD)
-		return -EMSGSIZE;
-	struct rpmem_hdr h = { .type = type, .id = id,
-			       .len = (uint32_t)(l1 + len) };
-	rpmem_hdr_encode(hdr, &h);
-	/* the header goes with the data's first segment (MSG_MORE) */
-	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)p1, l1 } };
-	int ret = send_iov(c->fd, iov, 2, MSG_MORE);
-	if (ret)
-		return ret;
-	off_t off = (off_t)foff;
-	while (len) {
-		ssize_t w = sendfile(c->fd, fd, &off, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return -ETIMEDOUT;
-			return errno == EPIPE ? -ECONNRESET : -errno;
-		}
-		if (w == 0)
-			return -EFAULT; /* the file ends before the range */
-		len -= (size_t)w;
-	}
-	return 0;
+	return send_iov(fd, iov, 3);
 }
 
 int rpmem_send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
@@ -601,7 +565,7 @@ int rpmem_send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
 		iov[3 * i + 1] = (struct iovec){ (void *)f[i].p1, f[i].l1 };
 		iov[3 * i + 2] = (struct iovec){ (void *)f[i].p2, f[i].l2 };
 	}
-	return send_iov(c->fd, iov, 3 * n, 0);
+	return send_iov(c->fd, iov, 3 * n);
 }
 
 int rpmem_recv_hdr(struct rpmem_conn *c, struct rpmem_hdr *h)

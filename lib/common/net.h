@@ -107,18 +107,6 @@ int rpmem_net_read_to_file(struct rpmem_conn *c, int fd, uint64_t off,
 int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
 		     const void *p1, size_t l1, const void *p2, size_t l2);
 
-/*
- * rpmem_send_frame_file -- a frame whose payload is p1 (l1 bytes) and then
- * len bytes of the file fd from foff, sent by sendfile(2): the file's
- * pages go to the socket without a copy through user space. Plaintext
- * only (-ENOTSUP over TLS, before anything is sent). -EFAULT if the file
- * ended before foff + len (it shrank); the frame is then cut short and
- * the connection unusable.
- */
-int rpmem_send_frame_file(struct rpmem_conn *c, uint16_t type, uint32_t id,
-			  const void *p1, size_t l1, int fd, uint64_t foff,
-			  size_t len);
-
 /* struct rpmem_frame -- one frame of rpmem_send_frames */
 struct rpmem_frame {
 	uint16_t type;

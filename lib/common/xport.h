@@ -22,13 +22,6 @@ struct rpmem_xport_ops {
 	/* start a write; src is reusable on return; errors may be deferred */
 	int (*write)(struct rpmem_xport *x, uint64_t off, const void *src,
 		     size_t len);
-	/*
-	 * optional: write [off, off + len) from the file fd at the same
-	 * offset, without a copy through user space; -ENOTSUP (nothing sent)
-	 * where the transport cannot, and the caller writes from memory
-	 */
-	int (*write_file)(struct rpmem_xport *x, uint64_t off, int fd,
-			  size_t len);
 	/* read synchronously into dst */
 	int (*read)(struct rpmem_xport *x, uint64_t off, void *dst, size_t len);
 	/* every earlier write is persistent on the target when this returns */

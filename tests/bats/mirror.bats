@@ -96,17 +96,3 @@ teardown() { teardown_daemon; }
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p2"
 }
-
-@test "a plaintext mirror sends the pool's data from the file by sendfile, and the target holds the same bytes by its own count" {
-	command -v strace >/dev/null ||
-		skip "strace is not installed (packaging/install-deps.sh installs it)"
-	mkfile "$W/src" 8
-	run strace -f -qq -e trace=sendfile -o "$W/trace" \
-		"$RPMEMCTL" mirror "$W/src" "$T/r1/p1"
-	[ "$status" -eq 0 ]
-	cmp "$W/src" "$W/r1/p1"
-	[ "$(written p1)" -eq $((8 << 20)) ]
-	# every byte of the pool went through sendfile(2), none through a copy
-	sent=$(awk -F' = ' '/sendfile\(/ {s += $NF} END {print s + 0}' "$W/trace")
-	[ "$sent" -eq $((8 << 20)) ]
-}
