@@ -181,6 +181,24 @@ static int arm(struct rpmem_conn *c)
 }
 
 /*
+ * recv_result -- what a receive from the socket returned: n > 0 as it is,
+ * 0 (the peer closed) as -ECONNRESET, a receive timeout as -ETIMEDOUT,
+ * another failure as -errno; 0 for EINTR (receive again)
+ */
+static ssize_t recv_result(ssize_t n)
+{
+	if (n > 0)
+		return n;
+	if (n == 0)
+		return -ECONNRESET;
+	if (errno == EINTR)
+		return 0;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return -ETIMEDOUT;
+	return -errno;
+}
+
+/*
  * sock_read -- one plaintext recv of up to len bytes (all of them with
  * MSG_WAITALL in flags); >0, or -errno
  */
@@ -188,16 +206,9 @@ static ssize_t sock_read(struct rpmem_conn *c, void *buf, size_t len,
 			 int flags)
 {
 	for (;;) {
-		ssize_t n = recv(c->fd, buf, len, flags);
-		if (n > 0)
+		ssize_t n = recv_result(recv(c->fd, buf, len, flags));
+		if (n)
 			return n;
-		if (n == 0)
-			return -ECONNRESET;
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return -ETIMEDOUT;
-		return -errno;
 	}
 }
 
@@ -374,17 +385,10 @@ static ssize_t sock_splice(struct rpmem_conn *c, size_t len)
 	if (len > c->pipe_size)
 		len = c->pipe_size;
 	for (;;) {
-		ssize_t n = splice(c->fd, NULL, c->pipe_wr, NULL, len,
-				   SPLICE_F_MOVE);
-		if (n > 0)
+		ssize_t n = recv_result(splice(c->fd, NULL, c->pipe_wr, NULL,
+					       len, SPLICE_F_MOVE));
+		if (n)
 			return n;
-		if (n == 0)
-			return -ECONNRESET;
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return -ETIMEDOUT;
-		return -errno;
 	}
 }
 
