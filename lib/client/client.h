@@ -206,6 +206,14 @@ int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what);
 
 /* --- pool.c ------------------------------------------------------------- */
 
+/*
+ * client_pool_write_ranges -- rpmemctl_pool_write of n ranges whose data
+ * is at base + off (the local copy), short ones gathered into one send
+ * where the transport can (TCP); base is reusable on return
+ */
+int client_pool_write_ranges(struct rpmemctl_pool *pool, const void *base,
+			     const struct rpmem_xrange *r, size_t n);
+
 /* client_pool_usable -- the pool's session is open and connected */
 int client_pool_usable(struct rpmemctl_pool *p);
 

@@ -533,6 +533,26 @@ static int pool_write(struct rpmemctl_pool *pool, const void *src,
 	return xport_err(pool, "write", ret);
 }
 
+int client_pool_write_ranges(struct rpmemctl_pool *pool, const void *base,
+			     const struct rpmem_xrange *r, size_t n)
+{
+	client_pool_begin(pool);
+	int ret = write_checks(pool, "write", base, 0, 0);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = check_range(pool, "write", r[i].off, r[i].len);
+	if (!ret && !base)
+		ret = -EINVAL;
+	if (!ret && pool->xport->ops->write_ranges) {
+		ret = pool->xport->ops->write_ranges(pool->xport, base, r, n);
+		ret = xport_err(pool, "write", ret);
+	} else {
+		for (size_t i = 0; !ret && i < n; i++)
+			ret = pool_write(pool, (const uint8_t *)base + r[i].off,
+					 r[i].off, (size_t)r[i].len);
+	}
+	return client_pool_end(pool, ret, "write");
+}
+
 /* pool_read -- read through the data plane */
 static int pool_read(struct rpmemctl_pool *pool, void *dst,
 		     uint64_t offset, size_t len)

@@ -806,12 +806,45 @@ static void report(struct sync_ctx *c)
 			    c->o->range_arg);
 }
 
+/* ranges handed to the transport at once by push_gathered */
+#define GATHER_RANGES 256u
+
+/*
+ * push_gathered -- the differing ranges to the target, GATHER_RANGES at a
+ * time, so that the transport can send many short ones (a fine pass's
+ * 4 KiB blocks) together; counted and reported as progress per batch
+ */
+static int push_gathered(struct sync_ctx *c, uint64_t *moved)
+{
+	struct rpmem_xrange xr[GATHER_RANGES];
+
+	for (size_t i = 0; i < c->diff.n;) {
+		size_t n = 0;
+		uint64_t bytes = 0;
+		for (; i < c->diff.n && n < GATHER_RANGES; i++, n++) {
+			xr[n] = (struct rpmem_xrange){ c->diff.v[i].off,
+						       c->diff.v[i].len };
+			bytes += c->diff.v[i].len;
+		}
+		int ret = client_pool_write_ranges(c->p, c->local, xr, n);
+		if (ret)
+			return ret;
+		*moved += bytes;
+		c->st.data_bytes += bytes;
+		c->st.bytes_transferred += bytes;
+		progress(c, *moved, c->st.bytes_differ, 0);
+	}
+	return 0;
+}
+
 /*
  * move_ranges -- the differing ranges, to the target (push) or into the
  * local buffer (pull), counted and reported as progress; *moved bytes
  */
 static int move_ranges(struct sync_ctx *c, int push_dir, uint64_t *moved)
 {
+	if (push_dir && !c->o->bwlimit)
+		return push_gathered(c, moved);
 	for (size_t i = 0; i < c->diff.n; i++) {
 		const struct range *r = &c->diff.v[i];
 		int ret = push_dir ? paced_write(c, r->off, r->len) :

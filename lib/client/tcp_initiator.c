@@ -79,6 +79,72 @@ static int tcp_write(struct rpmem_xport *x, uint64_t off, const void *src,
 	return 0;
 }
 
+/* ranges up to this long go in gathered sends, longer ones on their own */
+#define TCP_GATHER_MAX (64u << 10)
+
+/* gather_args -- WRITE frames gathered into one send */
+struct gather_args {
+	struct rpmemctl_session *s;
+	struct rpmem_frame *f;
+	size_t n;
+};
+
+/* send_gathered -- client_send_frames of the gathered WRITEs (guarded) */
+static int send_gathered(void *arg)
+{
+	struct gather_args *a = arg;
+	return client_send_frames(a->s, a->f, a->n);
+}
+
+/*
+ * tcp_write_ranges -- WRITE frames for n ranges of the local copy: short
+ * ones (a fine pass's 4 KiB blocks) up to RPMEM_SEND_FRAMES_MAX in one
+ * gathered send instead of one send each, long ones as tcp_write does
+ */
+static int tcp_write_ranges(struct rpmem_xport *x, const uint8_t *base,
+			    const struct rpmem_xrange *r, size_t n)
+{
+	struct tcp_xport *t = tcp(x);
+	struct rpmem_frame f[RPMEM_SEND_FRAMES_MAX];
+	uint8_t head[RPMEM_SEND_FRAMES_MAX][RPMEM_WRITE_HDR_SIZE];
+	size_t nf = 0;
+	int ret;
+
+	for (size_t i = 0; i <= n; i++) {
+		int big = i < n && r[i].len > TCP_GATHER_MAX;
+		if (nf && (i == n || big || nf == RPMEM_SEND_FRAMES_MAX)) {
+			struct gather_args a = { t->s, f, nf };
+			ret = rpmem_guard_run(send_gathered, &a);
+			if (ret == -EFAULT || ret == -EHWPOISON)
+				return client_local_fault(t->s, ret,
+							  "it was being sent");
+			if (ret)
+				return ret;
+			nf = 0;
+		}
+		if (i == n)
+			break;
+		if (big) {
+			ret = tcp_write(x, r[i].off, base + r[i].off,
+					(size_t)r[i].len);
+			if (ret)
+				return ret;
+			continue;
+		}
+		struct rpmem_msg_io io = { .handle = t->handle,
+					   .offset = r[i].off,
+					   .len = (uint32_t)r[i].len };
+		int hl = rpmem_io_encode(head[nf], sizeof(head[nf]), &io);
+		if (hl < 0)
+			return hl;
+		f[nf] = (struct rpmem_frame){ RPMEM_MSG_WRITE, 0, head[nf],
+					      (size_t)hl, base + r[i].off,
+					      (size_t)r[i].len };
+		nf++;
+	}
+	return 0;
+}
+
 /* recv_args -- DATA received into the local copy */
 struct recv_args {
 	struct rpmemctl_session *s;
@@ -260,6 +326,7 @@ static const struct rpmem_xport_ops tcp_ops = {
 	.name = "tcp",
 	.attach = NULL, /* frames are sent from and received into any buffer */
 	.write = tcp_write,
+	.write_ranges = tcp_write_ranges,
 	.read = tcp_read,
 	.flush = tcp_flush,
 	.persist = tcp_persist,

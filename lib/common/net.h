@@ -118,7 +118,7 @@ struct rpmem_frame {
 };
 
 /* most frames rpmem_send_frames takes at once */
-#define RPMEM_SEND_FRAMES_MAX 4
+#define RPMEM_SEND_FRAMES_MAX 64
 
 /*
  * rpmem_send_frames -- n (<= RPMEM_SEND_FRAMES_MAX) frames back to back

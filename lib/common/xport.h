@@ -15,6 +15,12 @@
  */
 struct rpmem_xport;
 
+/* one range of a pool: [off, off + len) */
+struct rpmem_xrange {
+	uint64_t off;
+	uint64_t len;
+};
+
 struct rpmem_xport_ops {
 	const char *name; /* "tcp", "rdma" */
 	/* optional: the local copy of the pool lives at base (zero copy) */
@@ -22,6 +28,13 @@ struct rpmem_xport_ops {
 	/* start a write; src is reusable on return; errors may be deferred */
 	int (*write)(struct rpmem_xport *x, uint64_t off, const void *src,
 		     size_t len);
+	/*
+	 * optional: write n ranges whose data is at base + off (the local
+	 * copy), small ones gathered into one send; base is reusable on
+	 * return; errors may be deferred
+	 */
+	int (*write_ranges)(struct rpmem_xport *x, const uint8_t *base,
+			    const struct rpmem_xrange *r, size_t n);
 	/* read synchronously into dst */
 	int (*read)(struct rpmem_xport *x, uint64_t off, void *dst, size_t len);
 	/* every earlier write is persistent on the target when this returns */

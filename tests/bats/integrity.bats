@@ -60,6 +60,23 @@ PY
 	kill -0 "$DPID"
 }
 
+@test "sync of scattered 4 KiB changes whose local file shrinks while they are sent together exits 5 and leaves the pool syncing" {
+	mkfile "$W/src" 32
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	# one byte in each of 40 coarse blocks, the last ones past 8 MiB: a
+	# fine pass, its 4 KiB WRITEs gathered into one send
+	for i in $(seq 0 39); do poke "$W/src" $((i * (800 << 10) + 4097)); done
+	shim_run "$W/src" 12 $((8 << 20)) sync "$W/src" "$T/r1/p1"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"'$W/src'"* ]]
+	[[ "$output" == *"changed"* ]]
+	[[ "$output" != *"Bad address"* ]]
+	[ "$(pool_field p1 state)" = syncing ]
+	kill -0 "$DPID"
+}
+
 @test "verify whose local file shrinks while it is hashed exits 5 naming the file, no signal, nothing changed on the target" {
 	mkfile "$W/src" 32
 	rc mirror "$W/src" "$T/r1/p1"
