@@ -319,6 +319,21 @@ static void *local_hash(void *arg)
 }
 
 /*
+ * local_hash_range -- the hashes of the bs-blocks of [off, off + len) of
+ * the local copy on one thread: read from its file where the caller named
+ * one (as the coarse pass does: the mapping's pages are then never
+ * faulted in for hashing), else from the mapping
+ */
+static int local_hash_range(struct sync_ctx *c, uint64_t off, uint64_t len,
+			    uint32_t bs, uint64_t *hashes)
+{
+	if (c->watch)
+		return rpmem_hash_fd_blocks(c->o->local_fd, off, len, bs,
+					    hashes, 1);
+	return rpmem_hash_blocks(c->local + off, (size_t)len, bs, hashes, 1);
+}
+
+/*
  * local_fault -- hashing the local copy faulted (guard.h): say so; the
  * connection is fine
  */
@@ -477,8 +492,8 @@ static void fine_sent(void *arg, struct client_hreq *r, unsigned slot)
 		uint64_t len = (uint64_t)r->rv[k].count * SYNC_FINE_BS;
 		if (len > c->size - roff)
 			len = c->size - roff;
-		c->local_err = rpmem_hash_blocks(c->local + roff, len,
-						 SYNC_FINE_BS, lh, 1);
+		c->local_err = local_hash_range(c, roff, len, SYNC_FINE_BS,
+						lh);
 		lh += r->rv[k].count;
 	}
 }
@@ -583,9 +598,9 @@ static void sample_sent(void *arg, struct client_hreq *r, unsigned slot)
 	if (len > c->size - off)
 		len = c->size - off;
 	if (!c->local_err)
-		c->local_err = rpmem_hash_blocks(
-			c->local + off, len, SYNC_FINE_BS,
-			c->sample_lh + (r->dst - c->sample_rh), 1);
+		c->local_err = local_hash_range(
+			c, off, len, SYNC_FINE_BS,
+			c->sample_lh + (r->dst - c->sample_rh));
 }
 
 /*
@@ -692,9 +707,9 @@ static void probe_sent(void *arg, struct client_hreq *r, unsigned slot)
 	(void)slot;
 	for (uint32_t k = 0; k < r->nr && !c->local_err; k++) {
 		uint64_t off = r->rv[k].offset;
-		c->local_err = rpmem_hash_blocks(c->local + off,
-						 block_len(c, off, c->bs),
-						 c->bs, lh + k, 1);
+		c->local_err = local_hash_range(c, off,
+						block_len(c, off, c->bs), c->bs,
+						lh + k);
 	}
 }
 

@@ -53,6 +53,9 @@ static void hash_fd_share(struct hash_job *j)
 {
 	size_t chunk = HASH_FD_CHUNK < j->bs ? j->bs
 					     : HASH_FD_CHUNK / j->bs * j->bs;
+	/* a short range (a fine pass's run) needs no more than itself */
+	if (j->len < chunk)
+		chunk = (j->len + j->bs - 1) / j->bs * j->bs;
 	uint8_t *buf = NULL;
 	if (posix_memalign((void **)&buf, 4096, chunk)) {
 		j->err = -ENOMEM;
