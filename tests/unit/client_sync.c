@@ -70,6 +70,16 @@ static void env_open(struct env *e, uint32_t caps, size_t size, uint8_t state)
 			 0);
 }
 
+/*
+ * check_written_whole -- every byte of the pool was written to the target
+ * and the target's pool now equals the local copy
+ */
+static void check_written_whole(struct env *e)
+{
+	assert_int_equal(fake_target_written(e->ft, 0, e->size), e->size);
+	assert_memory_equal(fake_target_pool(e->ft), e->local, e->size);
+}
+
 /* env_close -- close and free everything */
 static void env_close(struct env *e)
 {
@@ -320,8 +330,7 @@ static void rpmemctl_pool_sync__dense_changes_write_coarse_blocks_whole(
 	/* the coarse blocks went whole, the unchanged 4 KiB blocks too */
 	assert_int_equal(st.blocks_differ, 128);
 	assert_int_equal(st.bytes_differ, e.size);
-	assert_int_equal(fake_target_written(e.ft, 0, e.size), e.size);
-	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	check_written_whole(&e);
 	env_close(&e);
 }
 
@@ -615,8 +624,7 @@ static void rpmemctl_pool_sync__dense_probe_sends_the_pool_without_hashing_it(
 	assert_int_equal(compared, 64);
 	assert_int_equal(st.blocks_differ, 256);
 	assert_int_equal(st.data_bytes, e.size);
-	assert_int_equal(fake_target_written(e.ft, 0, e.size), e.size);
-	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	check_written_whole(&e);
 	uint64_t gen;
 	assert_int_equal(fake_target_state(e.ft, &gen), RPMEM_POOL_CONSISTENT);
 	assert_int_equal(gen, 2);
@@ -650,8 +658,7 @@ static void rpmemctl_pool_sync__dense_probe_goes_as_hash_requests_without_hashv(
 	check_probe(&e, 0, RPMEM_MSG_HASH);
 	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASH), 64 + 16);
 	assert_int_equal(compared, 64);
-	assert_int_equal(fake_target_written(e.ft, 0, e.size), e.size);
-	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	check_written_whole(&e);
 	env_close(&e);
 }
 
