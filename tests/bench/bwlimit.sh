@@ -12,6 +12,8 @@
 # Usage: tests/bench/bwlimit.sh [SIZE_MIB (256)] [RUNS (3)]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/bench/lib.sh
+. "$top/tests/bench/lib.sh"
 B=${RPMEM_BUILD:-$top/build}
 SIZE=${1:-256}
 RUNS=${2:-3}
@@ -26,8 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # start PORT DIR EXTRA -- an rpmemd on loopback serving DIR as region r1
 start() {

@@ -17,6 +17,8 @@
 # machine whose /dev/shm cannot hold the pool's worst case.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/bench/lib.sh
+. "$top/tests/bench/lib.sh"
 B=${RPMEM_BUILD:-$top/build}
 SIZE_GIB=${SIZE_GIB:-4}
 NS=("$@")
@@ -56,7 +58,6 @@ stop() {
 	wait "$DPID" || true
 	DPID=
 }
-now() { date +%s.%N; }
 written() {
 	"$B/rpmemctl" list --json "$T" | jq -r '.pools[0].bytes_written'
 }

@@ -6,6 +6,12 @@
 
 # median -- the median of the numbers on stdin, one a line
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# now -- seconds since the epoch, with nanoseconds
+now() { date +%s.%N; }
+# ratio A B -- A / B to two decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+# mibs SECONDS -- MiB/s of $SIZE MiB moved in SECONDS
+mibs() { awk -v s="$SIZE" -v t="$1" 'BEGIN {printf "%.0f", s / t}'; }
 
 # bench_daemon DIR REGION LEVEL [CONF] -- rpmemd on 127.0.0.1:$PORT with
 # the dir region REGION in $W/DIR, logging at LEVEL to $W/rpmemd.log, and

@@ -18,6 +18,8 @@
 # Files live in /dev/shm so that neither side waits for a disk.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/bench/lib.sh
+. "$top/tests/bench/lib.sh"
 B=${RPMEM_BUILD:-$top/build}
 SIZE=${1:-1024}
 RUNS=${2:-5}
@@ -37,20 +39,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
-mibs() { awk -v s="$SIZE" -v t="$1" 'BEGIN {printf "%.0f", s / t}'; }
 # since T0 -- seconds from T0 to now
 since() { echo "$(now) - $1" | bc -l; }
-# wait_port P -- until something listens on 127.0.0.1:P
-wait_port() {
-	for _ in $(seq 200); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.02
-	done
-	return 1
-}
 # wait_listen P -- until a socket listens on P, without connecting to it
 wait_listen() {
 	for _ in $(seq 200); do
@@ -60,17 +50,7 @@ wait_listen() {
 	return 1
 }
 
-mkdir -p "$W/region"
-cat >"$W/rpmemd.conf" <<CONF
-listen = ["127.0.0.1"];
-port = $PORT;
-log = { level = "warning"; target = "stderr"; };
-regions = ( { name = "bench"; type = "dir"; path = "$W/region"; } );
-CONF
-"$B/rpmemd" -c "$W/rpmemd.conf" 2>"$W/rpmemd.log" &
-DPID=$!
-wait_port "$PORT"
-export XDG_CONFIG_HOME=$W/xdg # no credentials of the user: plaintext
+bench_daemon region bench warning
 
 echo "preparing a $SIZE MiB pool file" >&2
 head -c $((SIZE << 20)) /dev/urandom >"$W/src"

@@ -30,7 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
 . "$(dirname "$0")/lib.sh"
 bench_daemon region bench warning

@@ -32,9 +32,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
-
 . "$(dirname "$0")/lib.sh"
+# ratio A B -- A / B to three decimals (lib.sh's gives two)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 bench_daemon r bench warning
 
 # run MODE FORCE N -- "TX_NS PERSIST_NS" of one run

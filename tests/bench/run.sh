@@ -15,6 +15,8 @@
 # for a disk; results go to stdout as a markdown table.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/bench/lib.sh
+. "$top/tests/bench/lib.sh"
 B=${RPMEM_BUILD:-$top/build}
 SIZE=${1:-1024}
 RUNS=${2:-5}
@@ -32,20 +34,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
-mibs() { awk -v s="$SIZE" -v t="$1" 'BEGIN {printf "%.0f", s / t}'; }
 
-mkdir -p "$W/region" "$W/rsync"
-cat >"$W/rpmemd.conf" <<CONF
-listen = ["127.0.0.1"];
-port = $PORT;
-log = { level = "warning"; target = "stderr"; };
-regions = ( { name = "bench"; type = "dir"; path = "$W/region"; } );
-CONF
-"$B/rpmemd" -c "$W/rpmemd.conf" 2>"$W/rpmemd.log" &
-DPID=$!
+mkdir -p "$W/rsync"
+bench_daemon region bench warning
 cat >"$W/rsyncd.conf" <<CONF
 use chroot = no
 uid = $(id -u)

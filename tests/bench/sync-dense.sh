@@ -28,8 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now() { date +%s.%N; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 since() { echo "$(now) - $1" | bc -l; }
 
 . "$(dirname "$0")/lib.sh"

@@ -21,6 +21,8 @@
 # to that rate in both directions, as two hosts on a real link would be.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/bench/lib.sh
+. "$top/tests/bench/lib.sh"
 B=${RPMEM_BUILD:-$top/build}
 SIZE=${1:-1024}
 RUNS=${2:-5}
@@ -68,10 +70,6 @@ if [ -n "$LINK" ]; then
 	link_up
 fi
 
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
-mibs() { awk -v s="$SIZE" -v t="$1" 'BEGIN {printf "%.0f", s / t}'; }
 
 mkdir -p "$W/plain" "$W/tls" "$W/ssh"
 "$B/rpmemctl" -q psk-gen -i bench "$W/bench.psk"
