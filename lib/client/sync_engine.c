@@ -232,6 +232,18 @@ static int ranges_add(struct ranges *r, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* diff_add -- [off, off + len) differs: into c->diff, counted; -ENOMEM */
+static int diff_add(struct sync_ctx *c, uint64_t off, uint64_t len)
+{
+	if (ranges_add(&c->diff, off, len)) {
+		client_seterr(c->s, "out of memory");
+		return -ENOMEM;
+	}
+	c->st.bytes_differ += len;
+	return 0;
+}
+
+
 /* progress -- report at most every PROGRESS_NS, or now if force */
 static void progress(struct sync_ctx *c, uint64_t done, uint64_t total,
 		     int force)
@@ -249,6 +261,19 @@ static void progress(struct sync_ctx *c, uint64_t done, uint64_t total,
 static uint64_t block_len(const struct sync_ctx *c, uint64_t off, uint64_t bs)
 {
 	return c->size - off < bs ? c->size - off : bs;
+}
+
+/* diff_coarse -- every differing coarse block into c->diff; -ENOMEM */
+static int diff_coarse(struct sync_ctx *c)
+{
+	for (uint64_t i = 0; i < c->nblocks; i++) {
+		if (c->lh[i] == c->rh[i])
+			continue;
+		uint64_t off = i * c->bs;
+		if (diff_add(c, off, block_len(c, off, c->bs)))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
@@ -513,12 +538,8 @@ static int fine_done(void *arg, struct client_hreq *r, unsigned slot)
 			if (lh[i] == rh[i])
 				continue;
 			uint64_t off = roff + (uint64_t)i * SYNC_FINE_BS;
-			uint64_t bl = block_len(c, off, SYNC_FINE_BS);
-			if (ranges_add(&c->diff, off, bl)) {
-				client_seterr(c->s, "out of memory");
+			if (diff_add(c, off, block_len(c, off, SYNC_FINE_BS)))
 				return -ENOMEM;
-			}
-			c->st.bytes_differ += bl;
 		}
 		lh += n;
 		rh += n;
@@ -533,17 +554,7 @@ static int compare_fine(struct sync_ctx *c)
 		return 0;
 	if (c->bs == SYNC_FINE_BS) {
 		/* the coarse blocks are the fine blocks */
-		for (uint64_t i = 0; i < c->nblocks; i++) {
-			if (c->lh[i] == c->rh[i])
-				continue;
-			uint64_t off = i * c->bs, bl = block_len(c, off, c->bs);
-			if (ranges_add(&c->diff, off, bl)) {
-				client_seterr(c->s, "out of memory");
-				return -ENOMEM;
-			}
-			c->st.bytes_differ += bl;
-		}
-		return 0;
+		return diff_coarse(c);
 	}
 	unsigned window;
 	if (c->s->caps & RPMEM_CAP_HASHV) {
@@ -666,17 +677,8 @@ static int whole_coarse(struct sync_ctx *c)
 			       c->lh, c->rh);
 	if (ret <= 0)
 		return ret;
-	for (uint64_t i = 0; i < c->nblocks; i++) {
-		if (c->lh[i] == c->rh[i])
-			continue;
-		uint64_t off = i * c->bs, bl = block_len(c, off, c->bs);
-		if (ranges_add(&c->diff, off, bl)) {
-			client_seterr(c->s, "out of memory");
-			return -ENOMEM;
-		}
-		c->st.bytes_differ += bl;
-	}
-	return 1;
+	ret = diff_coarse(c);
+	return ret ? ret : 1;
 }
 
 /*
@@ -732,11 +734,8 @@ static int probe_ranges(struct sync_ctx *c)
 			uint64_t off = from * c->bs;
 			uint64_t end = to * c->bs < c->size ? to * c->bs :
 							      c->size;
-			if (ranges_add(&c->diff, off, end - off)) {
-				client_seterr(c->s, "out of memory");
+			if (diff_add(c, off, end - off))
 				return -ENOMEM;
-			}
-			c->st.bytes_differ += end - off;
 			c->st.blocks_differ += to - from;
 		}
 		from = to + 1;
