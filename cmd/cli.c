@@ -287,6 +287,21 @@ static int session_cfg(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 }
 
 /* cmd_check_args -- min..max positional arguments remain after options */
+int cmd_parse_num(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v == 0 || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int cmd_check_args(struct rpmemctl_ctx *ctx, int argc, char **argv, int min,
 		   int max)
 {

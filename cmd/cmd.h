@@ -111,6 +111,11 @@ int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 /* cmd_usage_error -- report a usage problem; returns CMD_EXIT_USAGE */
 int cmd_usage_error(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * cmd_parse_num -- a plain decimal number 1 .. max (no sign, nothing
+ * after it) into *out; 0, or -EINVAL
+ */
+int cmd_parse_num(const char *s, uint64_t max, uint64_t *out);
 /* cmd_check_args -- min..max positional arguments remain after options */
 int cmd_check_args(struct rpmemctl_ctx *ctx, int argc, char **argv, int min,
 		   int max);

@@ -34,22 +34,6 @@ static const struct option events_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* parse_num -- a decimal number 1 .. max */
-static int parse_num(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 /* kv -- " key:value", the value quoted (JSON style) if it needs it */
 static void kv(const char *key, const char *v)
 {
@@ -178,12 +162,12 @@ int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			flags |= RPMEMCTL_EVENTS_NOW;
 			break;
 		case 'c':
-			if (parse_num(optarg, UINT32_MAX, &count))
+			if (cmd_parse_num(optarg, UINT32_MAX, &count))
 				return cmd_usage_error(ctx, "invalid --count '%s' (a number of events, at least 1)",
 						       optarg);
 			break;
 		case 't':
-			if (parse_num(optarg, 86400 * 365, &timeout_s))
+			if (cmd_parse_num(optarg, 86400 * 365, &timeout_s))
 				return cmd_usage_error(ctx, "invalid --timeout '%s' (seconds, at least 1)",
 						       optarg);
 			break;

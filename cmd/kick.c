@@ -24,22 +24,6 @@ static const struct option kick_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* parse_id -- a session id: 1 .. 2^32 - 1, decimal */
-static int parse_id(const char *s, uint32_t *id)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v > UINT32_MAX)
-		return -EINVAL;
-	*id = (uint32_t)v;
-	return 0;
-}
-
 /* cmd_kick -- rpmemctl kick */
 int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
@@ -48,6 +32,7 @@ int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	char hp[300];
 	struct json j;
 	uint32_t id;
+	uint64_t v; /* the id as given: 1 .. 2^32 - 1 */
 	int c, ret, code = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
@@ -66,9 +51,10 @@ int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	code = cmd_parse_target(ctx, argv[optind], RPMEM_TARGET_NO_PATH, &t);
 	if (code)
 		return code;
-	if (parse_id(argv[optind + 1], &id))
+	if (cmd_parse_num(argv[optind + 1], UINT32_MAX, &v))
 		return cmd_usage_error(ctx, "'%s' is not a session id (a number from 'rpmemctl status')",
 				       argv[optind + 1]);
+	id = (uint32_t)v;
 	cmd_hostport(&t, hp, sizeof(hp));
 
 	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
