@@ -548,6 +548,9 @@ int rpmem_hash_decode(const void *buf, size_t len, struct rpmem_msg_hash *m)
 	uint32_t bs = m->block_size;
 	if (!hash_bs_ok(bs))
 		return -EBADMSG;
+	/* a tree hash is made of whole 4 KiB pieces */
+	if ((m->flags & RPMEM_HASH_TREE) && bs < RPMEM_HASH_PIECE)
+		return -EBADMSG;
 	if (m->count == 0 || m->count > RPMEM_MAX_HASHES)
 		return -EBADMSG;
 	if (m->offset > UINT64_MAX - (uint64_t)bs * m->count)

@@ -149,6 +149,11 @@ enum rpmem_ns_mode {
 #define RPMEM_CAP_HASH_CACHE (1u << 8)
 /* the target answers EVENTS and streams EVENT frames */
 #define RPMEM_CAP_EVENTS (1u << 7)
+/*
+ * the target answers HASH with RPMEM_HASH_TREE (tree hashes of blocks of
+ * 4 KiB or more) and keeps its hash cache in 4 KiB pieces
+ */
+#define RPMEM_CAP_HASH_TREE (1u << 9)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -301,7 +306,14 @@ struct rpmem_msg_hash {
  * RPMEM_CAP_HASH_CACHE): hash every block from the data, not the cache
  */
 #define RPMEM_HASH_FULL (1u << 0)
-#define RPMEM_HASH_FLAGS_ALL RPMEM_HASH_FULL
+/*
+ * HASH flag (only to a target with RPMEM_CAP_HASH_TREE; block_size 4 KiB
+ * or more): each hash is a tree hash, the XXH3-64 of the little-endian
+ * XXH3-64 hashes of the block's 4 KiB pieces (util.h, rpmem_hash_tree)
+ */
+#define RPMEM_HASH_TREE (1u << 1)
+#define RPMEM_HASH_PIECE 4096u /* the piece of a tree hash */
+#define RPMEM_HASH_FLAGS_ALL (RPMEM_HASH_FULL | RPMEM_HASH_TREE)
 
 /* one range of a HASHV request: count blocks from offset */
 struct rpmem_hash_range {

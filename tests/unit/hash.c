@@ -346,6 +346,85 @@ static void rpmem_hash_fd_blocks__unreadable_fd_returns_its_errno(
 			 -EBADF);
 }
 
+/*
+ * tree_reference -- the tree hashes of buf in blocks of bs, by definition:
+ * XXH3-64 over the XXH3-64 hashes (little-endian) of each block's 4 KiB
+ * pieces; the pieces' hashes to *fine (allocated)
+ */
+static uint64_t *tree_reference(const uint8_t *buf, size_t len, uint32_t bs,
+				size_t *n, uint64_t **fine)
+{
+	size_t np = (len + 4095) / 4096;
+	*n = (len + bs - 1) / bs;
+	*fine = reference(buf, len, 4096, &np);
+	uint64_t *h = calloc(*n, sizeof(*h));
+	assert_non_null(h);
+	for (size_t i = 0; i < *n; i++) {
+		size_t k0 = i * (bs / 4096);
+		size_t k1 = k0 + bs / 4096 < np ? k0 + bs / 4096 : np;
+		static uint8_t le[8 * ((64u << 20) / 4096)];
+		for (size_t k = k0; k < k1; k++)
+			for (unsigned b = 0; b < 8; b++)
+				le[(k - k0) * 8 + b] =
+					(uint8_t)((*fine)[k] >> (8 * b));
+		h[i] = rpmem_hash_block(le, (k1 - k0) * 8);
+	}
+	return h;
+}
+
+static void rpmem_hash_tree_blocks__hashes_the_pieces_hashes(void **state)
+{
+	(void)state;
+	/* one block of one piece, 64 KiB and 1 MiB blocks; the last short */
+	static const uint32_t bss[] = { 4096, 65536, 1u << 20 };
+	int fd = big_file(BIG);
+	for (unsigned b = 0; b < 3; b++) {
+		for (unsigned t = 1; t <= 3; t++) {
+			size_t n, np = (BIG + 4095) / 4096;
+			uint64_t *wf, *want = tree_reference(big, BIG, bss[b],
+							     &n, &wf);
+			uint64_t *got = calloc(n, sizeof(*got));
+			uint64_t *gf = calloc(np, sizeof(*gf));
+			assert_non_null(got);
+			assert_non_null(gf);
+			assert_int_equal(rpmem_hash_tree_blocks(big, BIG, bss[b],
+								got, gf, t),
+					 0);
+			assert_memory_equal(got, want, n * sizeof(*got));
+			assert_memory_equal(gf, wf, np * sizeof(*gf));
+			/* from the file, with and without the pieces kept */
+			memset(got, 0, n * sizeof(*got));
+			memset(gf, 0, np * sizeof(*gf));
+			assert_int_equal(rpmem_hash_fd_tree(fd, 0, BIG, bss[b],
+							    got, gf, t),
+					 0);
+			assert_memory_equal(got, want, n * sizeof(*got));
+			assert_memory_equal(gf, wf, np * sizeof(*gf));
+			memset(got, 0, n * sizeof(*got));
+			assert_int_equal(rpmem_hash_fd_tree(fd, 0, BIG, bss[b],
+							    got, NULL, t),
+					 0);
+			assert_memory_equal(got, want, n * sizeof(*got));
+			free(gf);
+			free(got);
+			free(wf);
+			free(want);
+		}
+	}
+	close(fd);
+}
+
+static void rpmem_hash_tree_blocks__block_under_a_piece_is_einval(
+	void **state)
+{
+	(void)state;
+	uint64_t h[4];
+	assert_int_equal(rpmem_hash_tree_blocks(big, 8192, 2048, h, NULL, 1),
+			 -EINVAL);
+	assert_int_equal(rpmem_hash_fd_tree(0, 0, 8192, 2048, h, NULL, 1),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +452,10 @@ int main(void)
 			rpmem_hash_fd_blocks__file_shorter_than_len_returns_efault),
 		cmocka_unit_test(
 			rpmem_hash_fd_blocks__unreadable_fd_returns_its_errno),
+		cmocka_unit_test(
+			rpmem_hash_tree_blocks__hashes_the_pieces_hashes),
+		cmocka_unit_test(
+			rpmem_hash_tree_blocks__block_under_a_piece_is_einval),
 	};
 	return cmocka_run_group_tests_name("hash", tests, setup, teardown);
 }
