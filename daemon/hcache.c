@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* hcache.c -- per-pool cache of 64 KiB block hashes (see hcache.h) */
+/* hcache.c -- per-pool cache of 4 KiB piece hashes (see hcache.h) */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -18,7 +18,7 @@
 #include "util.h"
 
 #define HC_MAGIC "rpmemd-hashes\0\0"
-#define HC_VERSION 1
+#define HC_VERSION 2 /* 1 kept 64 KiB blocks: such a file is rebuilt */
 #define HC_HDR_SIZE 4096u
 #define HC_CLEAN 0x6e61656c63ull /* "clean"; anything else is dirty */
 
@@ -28,7 +28,7 @@ struct hc_hdr {
 	uint32_t block_size;
 	uint8_t uuid[16];
 	uint64_t pool_size;
-	uint64_t nblocks;
+	uint64_t nblocks; /* entries: the pool's 4 KiB pieces */
 	uint64_t epoch;
 	uint64_t clean; /* HC_CLEAN or 0 */
 	/* the pool file when the header was last made clean */
@@ -47,8 +47,9 @@ struct rpmemd_hcache {
 	int fd;
 	uint8_t *map; /* header page, then the entries */
 	size_t map_len;
-	struct hc_entry *ent;
-	uint64_t nblocks;
+	struct hc_entry *ent; /* one per 4 KiB piece */
+	uint64_t npieces;
+	uint64_t nblocks; /* 64 KiB blocks, the unit of written */
 	uint64_t size;
 	uint8_t uuid[16];
 	uint64_t epoch;
@@ -68,7 +69,7 @@ static uint64_t hdr_csum(const struct hc_hdr *h)
 	return XXH3_64bits(h, offsetof(struct hc_hdr, csum));
 }
 
-/* entry_check -- the check of block i's hash in epoch e (never 0) */
+/* entry_check -- the check of piece i's hash in epoch e (never 0) */
 static uint64_t entry_check(uint64_t hash, uint64_t i, uint64_t e)
 {
 	uint64_t v[2] = { hash, i };
@@ -93,10 +94,10 @@ static int hdr_write(struct rpmemd_hcache *hc, const struct stat *st)
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, HC_MAGIC, sizeof(h.magic));
 	h.version = HC_VERSION;
-	h.block_size = RPMEMD_HCACHE_BS;
+	h.block_size = RPMEM_HASH_PIECE;
 	memcpy(h.uuid, hc->uuid, sizeof(h.uuid));
 	h.pool_size = hc->size;
-	h.nblocks = hc->nblocks;
+	h.nblocks = hc->npieces;
 	h.epoch = hc->epoch;
 	if (st) {
 		h.clean = HC_CLEAN;
@@ -139,9 +140,9 @@ static int hdr_usable(const struct rpmemd_hcache *hc, const struct stat *st)
 	memcpy(&h, hc->map, sizeof(h));
 	return !memcmp(h.magic, HC_MAGIC, sizeof(h.magic)) &&
 	       h.version == HC_VERSION && h.csum == hdr_csum(&h) &&
-	       h.block_size == RPMEMD_HCACHE_BS &&
+	       h.block_size == RPMEM_HASH_PIECE &&
 	       !memcmp(h.uuid, hc->uuid, sizeof(h.uuid)) &&
-	       h.pool_size == hc->size && h.nblocks == hc->nblocks &&
+	       h.pool_size == hc->size && h.nblocks == hc->npieces &&
 	       h.clean == HC_CLEAN && st_matches(&h, st);
 }
 
@@ -185,6 +186,7 @@ int rpmemd_hcache_open(int dirfd, const char *pool, const uint8_t *uuid,
 	hc->fd = -1;
 	hc->size = size;
 	hc->nblocks = (size + RPMEMD_HCACHE_BS - 1) / RPMEMD_HCACHE_BS;
+	hc->npieces = (size + RPMEM_HASH_PIECE - 1) / RPMEM_HASH_PIECE;
 	memcpy(hc->uuid, uuid, sizeof(hc->uuid));
 	hc->persist = persist;
 	hc->arg = arg;
@@ -203,7 +205,7 @@ int rpmemd_hcache_open(int dirfd, const char *pool, const uint8_t *uuid,
 		ret = -errno;
 		goto err_bitmap;
 	}
-	hc->map_len = HC_HDR_SIZE + hc->nblocks * sizeof(struct hc_entry);
+	hc->map_len = HC_HDR_SIZE + hc->npieces * sizeof(struct hc_entry);
 	if ((uint64_t)fst.st_size != hc->map_len) {
 		/* a new file or another size: nothing in it is usable */
 		if (ftruncate(hc->fd, 0) ||
@@ -213,6 +215,13 @@ int rpmemd_hcache_open(int dirfd, const char *pool, const uint8_t *uuid,
 			goto err_close;
 		}
 	}
+	/*
+	 * every page allocated now: a store to a hole of a mapped file on a
+	 * full file system (tmpfs: a region a first mirror filled) is a
+	 * SIGBUS; without the space, the pool goes without a cache
+	 */
+	if ((ret = -posix_fallocate(hc->fd, 0, (off_t)hc->map_len)))
+		goto err_close;
 	hc->map = mmap(NULL, hc->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       hc->fd, 0);
 	if (hc->map == MAP_FAILED) {
@@ -258,19 +267,21 @@ void rpmemd_hcache_close(struct rpmemd_hcache **hcp)
 	free(hc);
 }
 
-/* mark_written -- invalidate and remember blocks of a range; lock held */
+/*
+ * mark_written -- invalidate the pieces of a range and remember its 64 KiB
+ * blocks as written; lock held
+ */
 static void mark_written(struct rpmemd_hcache *hc, uint64_t off, uint64_t len)
 {
 	if (len == 0 || off >= hc->size)
 		return;
-	uint64_t first = off / RPMEMD_HCACHE_BS;
-	uint64_t last = (off + len - 1) / RPMEMD_HCACHE_BS;
-	if (last >= hc->nblocks)
-		last = hc->nblocks - 1;
-	for (uint64_t i = first; i <= last; i++) {
+	uint64_t end = off + len < hc->size ? off + len : hc->size;
+	uint64_t last = (end - 1) / RPMEM_HASH_PIECE;
+	for (uint64_t i = off / RPMEM_HASH_PIECE; i <= last; i++)
 		__atomic_store_n(&hc->ent[i].check, 0, __ATOMIC_RELAXED);
+	last = (end - 1) / RPMEMD_HCACHE_BS;
+	for (uint64_t i = off / RPMEMD_HCACHE_BS; i <= last; i++)
 		hc->written[i / 64] |= 1ull << (i % 64);
-	}
 	hc->seq++;
 }
 
@@ -381,7 +392,7 @@ int rpmemd_hcache_commit(struct rpmemd_hcache *hc, const struct stat *st)
 		goto out;
 	/* data, then entries, then the clean header */
 	if ((ret = persist_written(hc)) ||
-	    (ret = hc_sync(hc, hc->ent, hc->nblocks * sizeof(*hc->ent)))) {
+	    (ret = hc_sync(hc, hc->ent, hc->npieces * sizeof(*hc->ent)))) {
 		WARN("pool '%s': its hash cache stays dirty: %s", hc->name,
 		     strerror(-ret));
 		goto out;
@@ -413,84 +424,134 @@ int rpmemd_hcache_check_file(struct rpmemd_hcache *hc, const struct stat *st)
 	return changed;
 }
 
-/* blk_len -- the bytes of block i (the last one may be short) */
-static uint64_t blk_len(const struct rpmemd_hcache *hc, uint64_t off,
-			uint64_t n)
+/*
+ * pieces_get -- the hashes of the n pieces from piece first: valid entries
+ * as they are, the runs of the others (all when full) hashed from the
+ * pool mapped at base and kept unless a write or a new epoch came
+ * meanwhile; miss[k] says which were hashed. 0 or the hashing's fault.
+ */
+static int pieces_get(struct rpmemd_hcache *hc, const uint8_t *base,
+		      uint64_t first, uint64_t n, uint64_t *out, uint8_t *miss,
+		      unsigned nthreads, int full)
 {
-	uint64_t end = off + n * RPMEMD_HCACHE_BS;
-	return (end < hc->size ? end : hc->size) - off;
-}
-
-int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
-		       uint64_t size, uint64_t off, uint32_t count,
-		       uint64_t *hashes, unsigned nthreads, int full,
-		       struct rpmemd_hcache_use *use)
-{
-	uint64_t first = off / RPMEMD_HCACHE_BS;
-	int ret;
-
-	if (!hc) {
-		uint64_t end = off + (uint64_t)count * RPMEMD_HCACHE_BS;
-		use->hashed += count;
-		return rpmem_hash_blocks(base + off,
-					 (end < size ? end : size) - off,
-					 RPMEMD_HCACHE_BS, hashes, nthreads);
-	}
 	pthread_mutex_lock(&hc->lock);
 	uint64_t seq = hc->seq, epoch = hc->epoch;
 	int on = !hc->rdma;
 	pthread_mutex_unlock(&hc->lock);
 
-	/* valid entries as they are now; a miss is UINT64_MAX in miss[] */
-	uint8_t *miss = malloc(count);
-	if (!miss)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < count; i++) {
+	for (uint64_t k = 0; k < n; k++) {
 		struct hc_entry e;
-		e.hash = __atomic_load_n(&hc->ent[first + i].hash,
+		e.hash = __atomic_load_n(&hc->ent[first + k].hash,
 					 __ATOMIC_RELAXED);
-		e.check = __atomic_load_n(&hc->ent[first + i].check,
-					  __ATOMIC_RELAXED);
-		miss[i] = full || !on || !e.check ||
-			  e.check != entry_check(e.hash, first + i, epoch);
-		if (!miss[i])
-			hashes[i] = e.hash;
+		e.check = __atomic_load_n(&hc->ent[first + k].check,
+					  __ATOMIC_ACQUIRE);
+		miss[k] = full || !on || !e.check ||
+			  e.check != entry_check(e.hash, first + k, epoch);
+		if (!miss[k])
+			out[k] = e.hash;
 	}
 	/* hash the runs of misses (a cold cache: one run, all threads) */
-	ret = 0;
-	for (uint32_t i = 0; i < count && !ret;) {
-		if (!miss[i]) {
-			i++;
-			use->cached++;
+	int ret = 0;
+	for (uint64_t k = 0; k < n && !ret;) {
+		if (!miss[k]) {
+			k++;
 			continue;
 		}
-		uint32_t j = i;
-		while (j < count && miss[j])
+		uint64_t j = k;
+		while (j < n && miss[j])
 			j++;
-		uint64_t o = (first + i) * RPMEMD_HCACHE_BS;
-		ret = rpmem_hash_blocks(base + o, blk_len(hc, o, j - i),
-					RPMEMD_HCACHE_BS, hashes + i, nthreads);
-		use->hashed += j - i;
-		i = j;
+		uint64_t o = (first + k) * RPMEM_HASH_PIECE;
+		uint64_t e = (first + j) * RPMEM_HASH_PIECE;
+		ret = rpmem_hash_blocks(base + o, (e < hc->size ? e : hc->size) - o,
+					RPMEM_HASH_PIECE, out + k, nthreads);
+		k = j;
 	}
 	/* keep what we hashed, unless a write or new epoch came meanwhile */
 	pthread_mutex_lock(&hc->lock);
 	if (!ret && on && hc->seq == seq && hc->epoch == epoch && !hc->rdma) {
-		for (uint32_t i = 0; i < count; i++) {
-			if (!miss[i])
+		for (uint64_t k = 0; k < n; k++) {
+			if (!miss[k])
 				continue;
-			struct hc_entry *e = &hc->ent[first + i];
+			struct hc_entry *e = &hc->ent[first + k];
 			/* check last: a torn entry never looks valid */
 			__atomic_store_n(&e->check, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&e->hash, hashes[i],
-					 __ATOMIC_RELAXED);
+			__atomic_store_n(&e->hash, out[k], __ATOMIC_RELAXED);
 			__atomic_store_n(&e->check,
-					 entry_check(hashes[i], first + i,
-						     epoch),
+					 entry_check(out[k], first + k, epoch),
 					 __ATOMIC_RELEASE);
 		}
 	}
 	pthread_mutex_unlock(&hc->lock);
+	return ret;
+}
+
+/*
+ * pieces a tree HASH composes at once: 32 KiB of hashes (16 MiB of pool,
+ * enough for two hashing threads), kept off the mmap threshold so that a
+ * request does not fault in fresh zeroed pages every time
+ */
+#define HC_BATCH_PIECES 4096u
+
+int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
+		       uint64_t size, uint64_t off, uint32_t bs, uint32_t count,
+		       int tree, uint64_t *hashes, unsigned nthreads, int full,
+		       struct rpmemd_hcache_use *use)
+{
+	uint64_t end = off + (uint64_t)count * bs;
+	if (end > size)
+		end = size;
+	if (off >= end)
+		return 0;
+	if (bs < RPMEM_HASH_PIECE || bs % RPMEM_HASH_PIECE ||
+	    off % RPMEM_HASH_PIECE || (!tree && bs != RPMEM_HASH_PIECE))
+		return -EINVAL;
+	if (!hc) {
+		use->hashed += count;
+		use->pieces += (end - off + RPMEM_HASH_PIECE - 1) /
+			       RPMEM_HASH_PIECE;
+		return tree ? rpmem_hash_tree_blocks(base + off, end - off, bs,
+						     hashes, NULL, nthreads)
+			    : rpmem_hash_blocks(base + off, end - off, bs,
+						hashes, nthreads);
+	}
+	uint64_t per = bs / RPMEM_HASH_PIECE;
+	uint64_t batch = per < HC_BATCH_PIECES ? HC_BATCH_PIECES / per : 1;
+	uint64_t npieces = (end - off + RPMEM_HASH_PIECE - 1) /
+			   RPMEM_HASH_PIECE;
+	uint64_t cap = batch * per < npieces ? batch * per : npieces;
+	uint64_t *pieces = tree ? malloc(cap * sizeof(*pieces)) : NULL;
+	uint8_t *miss = malloc(cap);
+	int ret = -ENOMEM;
+	if ((tree && !pieces) || !miss)
+		goto out;
+	ret = 0;
+	for (uint64_t b0 = 0; b0 < count && !ret; b0 += batch) {
+		uint64_t nb = count - b0 < batch ? count - b0 : batch;
+		uint64_t first = off / RPMEM_HASH_PIECE + b0 * per;
+		uint64_t n = b0 * per + nb * per < npieces ? nb * per
+							  : npieces - b0 * per;
+		uint64_t *dst = tree ? pieces : hashes + b0;
+		ret = pieces_get(hc, base, first, n, dst, miss, nthreads,
+				 full);
+		/* a block is hashed if any of its pieces was */
+		for (uint64_t i = 0; i < nb && !ret; i++) {
+			uint64_t k0 = i * per, k1 = k0 + per < n ? k0 + per : n;
+			int hashed = 0;
+			for (uint64_t k = k0; k < k1; k++) {
+				use->pieces += miss[k];
+				hashed |= miss[k];
+			}
+			if (hashed)
+				use->hashed++;
+			else
+				use->cached++;
+			if (tree)
+				hashes[b0 + i] =
+					rpmem_hash_tree(pieces + k0, k1 - k0);
+		}
+	}
+out:
+	free(pieces);
 	free(miss);
 	return ret;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* hcache.h -- per-pool cache of 64 KiB block hashes, kept beside the pool */
+/* hcache.h -- per-pool cache of 4 KiB piece hashes, kept beside the pool */
 #ifndef RPMEMD_HCACHE_H
 #define RPMEMD_HCACHE_H
 
@@ -7,18 +7,21 @@
 #include <sys/stat.h>
 
 /*
- * <region>/.rpmemd/<pool>.hashes holds the XXH3-64 hash of every 64 KiB
- * block of the pool (the last one may be short), so that a HASH request
- * of the default coarse blocks does not re-hash blocks nobody wrote since
- * they were hashed. The file is mapped; its layout (host byte order):
+ * <region>/.rpmemd/<pool>.hashes holds the XXH3-64 hash of every 4 KiB
+ * piece of the pool (the last one may be short), so that a HASH request
+ * does not re-hash pieces nobody wrote since they were hashed: a tree
+ * HASH (RPMEM_HASH_TREE, a sync's coarse pass) composes each block's hash
+ * from its pieces', and a HASH or HASHV of 4 KiB blocks (its fine pass)
+ * takes them as they are. A write invalidates only the pieces it touched.
+ * The file is mapped; its layout (host byte order):
  *
  *	page 0		header: magic, version, block size, the pool's
  *			uuid and size, an epoch, clean or dirty, the pool
  *			file's dev, ino, size, mtime and ctime when it was
  *			last made clean, and an XXH3 checksum of all that
- *	page 1 ...	one 16-byte entry per block: hash, check
+ *	page 1 ...	one 16-byte entry per piece: hash, check
  *
- * An entry is valid only if its check is XXH3(hash, block index) seeded
+ * An entry is valid only if its check is XXH3(hash, piece index) seeded
  * with the epoch (never 0; an invalid entry has check 0), the header's
  * checksum is right, the header says clean and the pool file's stat
  * matches it. A torn or corrupt header, a dirty one, a new epoch or a
@@ -37,7 +40,8 @@
  * ends, and then every entry is invalid. See docs/ARCHITECTURE.md.
  */
 #define RPMEMD_HCACHE_SUFFIX ".hashes"
-#define RPMEMD_HCACHE_BS (64u << 10) /* the coarse block of a sync */
+/* the unit in which writes are remembered for the commit's persist */
+#define RPMEMD_HCACHE_BS (64u << 10)
 
 struct rpmemd_hcache;
 
@@ -111,22 +115,26 @@ int rpmemd_hcache_commit(struct rpmemd_hcache *hc, const struct stat *st);
  */
 int rpmemd_hcache_check_file(struct rpmemd_hcache *hc, const struct stat *st);
 
-/* what one rpmemd_hcache_hash call did, in blocks */
+/* what rpmemd_hcache_hash calls did */
 struct rpmemd_hcache_use {
-	uint64_t cached; /* answered from the cache */
-	uint64_t hashed; /* hashed from the pool's data */
+	uint64_t cached; /* blocks answered from the cache alone */
+	uint64_t hashed; /* blocks with a piece hashed from the pool's data */
+	uint64_t pieces; /* 4 KiB pieces hashed from the pool's data */
 };
 
 /*
- * rpmemd_hcache_hash -- the hashes of the count RPMEMD_HCACHE_BS blocks
- * at off (block aligned) of the pool mapped at base: valid entries from
- * the cache, the others hashed with nthreads threads and kept (unless a
- * write touched the pool meanwhile). full: hash every block, keeping the
- * results. 0, or the fault of rpmem_hash_blocks. NULL hc: hash all.
+ * rpmemd_hcache_hash -- the hashes of the count blocks of bs bytes at off
+ * (4 KiB aligned) of the pool mapped at base: tree hashes (tree: bs a
+ * multiple of 4 KiB), or plain hashes of 4 KiB blocks. Pieces with valid
+ * entries come from the cache, the others are hashed with nthreads
+ * threads and kept (unless a write touched the pool meanwhile). full:
+ * hash every piece, keeping the results. 0, -EINVAL for another block
+ * size or alignment, -ENOMEM, or the fault of rpmem_hash_blocks. NULL hc:
+ * hash all.
  */
 int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
-		       uint64_t size, uint64_t off, uint32_t count,
-		       uint64_t *hashes, unsigned nthreads, int full,
+		       uint64_t size, uint64_t off, uint32_t bs, uint32_t count,
+		       int tree, uint64_t *hashes, unsigned nthreads, int full,
 		       struct rpmemd_hcache_use *use);
 
 #endif

@@ -433,7 +433,7 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			const struct rpmem_hash_range *rv, uint32_t n,
 			uint32_t total, uint32_t flags)
 {
-	struct rpmemd_hcache_use use = { 0, 0 };
+	struct rpmemd_hcache_use use = { 0, 0, 0 };
 	uint64_t size = h->pool->size;
 	uint64_t *hashes = malloc((size_t)total * sizeof(*hashes));
 	uint8_t *buf = conn_out_buf(s);
@@ -443,9 +443,14 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 	}
 	uint64_t *dst = hashes;
-	/* HASH of 64 KiB blocks (a sync's coarse pass) goes through the cache */
-	int cached = hd->type == RPMEM_MSG_HASH && bs == RPMEMD_HCACHE_BS &&
-		     rv[0].offset % bs == 0 && h->pool->hc;
+	/*
+	 * tree hashes (a sync's coarse pass) and 4 KiB ones (its fine pass)
+	 * go through the cache, which keeps 4 KiB pieces
+	 */
+	int tree = (flags & RPMEM_HASH_TREE) != 0;
+	int cached = h->pool->hc && (tree || bs == RPMEM_HASH_PIECE);
+	for (uint32_t i = 0; i < n && cached; i++)
+		cached = rv[i].offset % RPMEM_HASH_PIECE == 0;
 	if (cached)
 		rpmemd_pool_check_file(h->pool);
 	/* a bounded number of requests hash at once, daemon-wide */
@@ -457,9 +462,13 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			len = size - rv[i].offset;
 		if (cached)
 			err = rpmemd_hcache_hash(h->pool->hc, h->pool->addr,
-						 size, rv[i].offset,
-						 rv[i].count, dst, 2,
+						 size, rv[i].offset, bs,
+						 rv[i].count, tree, dst, 2,
 						 flags & RPMEM_HASH_FULL, &use);
+		else if (tree)
+			err = rpmem_hash_tree_blocks(h->pool->addr +
+							     rv[i].offset,
+						     len, bs, dst, NULL, 2);
 		else
 			err = rpmem_hash_blocks(h->pool->addr + rv[i].offset,
 						len, bs, dst, 2);
@@ -467,12 +476,13 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	}
 	rpmemd_hash_leave(s->set);
 	if (cached)
-		DBG("session %u: pool '%s': HASH of %u blocks at offset %llu%s: %llu from the hash cache, %llu hashed",
-		      s->id, h->pool->name, total,
-		      (unsigned long long)rv[0].offset,
+		DBG("session %u: pool '%s': %s of %u blocks at offset %llu%s: %llu from the hash cache, %llu hashed (%llu KiB read)",
+		      s->id, h->pool->name, rpmem_msg_type_str(hd->type),
+		      total, (unsigned long long)rv[0].offset,
 		      flags & RPMEM_HASH_FULL ? " (full)" : "",
 		      (unsigned long long)use.cached,
-		      (unsigned long long)use.hashed);
+		      (unsigned long long)use.hashed,
+		      (unsigned long long)use.pieces * 4);
 	if (err) {
 		free(hashes);
 		WARN("session %u: pool '%s': %s during %s", s->id,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: BSD-3-Clause
-# hcache.bats -- the target keeps its 64 KiB block hashes between syncs,
-# re-hashes only what was written, and never lets a kept hash hide a change
+# hcache.bats -- the target keeps its block hashes (in 4 KiB pieces) between
+# syncs, re-hashes only what was written, and never lets a kept hash hide a
+# change
 
 load helpers
 
@@ -21,9 +22,10 @@ setup() {
 }
 teardown() { teardown_daemon; }
 
-# last_hash -- the daemon's last HASH line
+# last_hash -- the daemon's last coarse HASH line (the whole pool; a fine
+# pass's requests of 4 KiB blocks are logged too)
 last_hash() {
-	grep "HASH of" "$DLOG" | tail -1
+	grep "HASH of 64 blocks at offset 0" "$DLOG" | tail -1
 }
 
 # flip_mapped FILE OFFSET -- change a byte through a shared mapping, as a
@@ -45,13 +47,27 @@ PY
 	w0=$(written p1)
 	rc sync "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
-	[[ "$(last_hash)" == *"64 from the hash cache, 0 hashed"* ]]
+	[[ "$(last_hash)" == *"64 from the hash cache, 0 hashed (0 KiB read)"* ]]
+	# the fine pass over the differing 64 KiB block: from the cache too
+	[[ "$(grep -E "HASHV? of 16 blocks at offset 196608" "$DLOG" | tail -1)" == *": 16 from the hash cache, 0 hashed (0 KiB read)"* ]]
 	[ $(($(written p1) - w0)) -eq 4096 ]
 	cmp "$W/src" "$R1/p1"
-	# the next compare hashes only the block that sync wrote
+	# the next compare reads only the 4 KiB piece that sync wrote
 	rc verify "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
-	[[ "$(last_hash)" == *"63 from the hash cache, 1 hashed"* ]]
+	[[ "$(last_hash)" == *"63 from the hash cache, 1 hashed (4 KiB read)"* ]]
+}
+
+@test "a hash cache file of the 64 KiB layout (version 1) is rebuilt, not misread" {
+	local hf="$R1/.rpmemd/p1.hashes"
+	stop_daemon
+	[ -f "$hf" ]
+	# the version field follows the 16-byte magic
+	printf '\x01\x00\x00\x00' | dd of="$hf" bs=1 seek=16 conv=notrunc status=none
+	start_daemon
+	rc verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	[[ "$(last_hash)" == *"0 from the hash cache, 64 hashed (4096 KiB read)"* ]]
 }
 
 @test "the block hashes survive a restart of rpmemd" {

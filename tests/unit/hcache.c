@@ -89,19 +89,26 @@ static struct rpmemd_hcache *fx_open(struct fx *f)
 	return hc;
 }
 
-/* fx_hash -- all blocks through the cache; checks them against the data */
+/*
+ * fx_hash -- the tree hashes of all blocks through the cache (a sync's
+ * coarse pass); checks them against the data
+ */
 static struct rpmemd_hcache_use fx_hash(struct fx *f, struct rpmemd_hcache *hc,
 					int full)
 {
 	uint64_t h[NBLK], want[NBLK];
-	struct rpmemd_hcache_use use = { 0, 0 };
-	assert_int_equal(rpmemd_hcache_hash(hc, f->data, SIZE, 0, NBLK, h, 2,
-					    full, &use),
+	struct rpmemd_hcache_use use = { 0, 0, 0 };
+	assert_int_equal(rpmemd_hcache_hash(hc, f->data, SIZE, 0, BS, NBLK, 1,
+					    h, 2, full, &use),
 			 0);
-	assert_int_equal(rpmem_hash_blocks(f->data, SIZE, BS, want, 1), 0);
+	assert_int_equal(rpmem_hash_tree_blocks(f->data, SIZE, BS, want, NULL,
+						1),
+			 0);
 	assert_memory_equal(h, want, sizeof(h));
 	return use;
 }
+
+#define NPIECES ((SIZE + 4095) / 4096)
 
 /* fx_hdr_byte -- flip byte off of the cache file */
 static void fx_flip(struct fx *f, off_t off)
@@ -162,6 +169,8 @@ static void rpmemd_hcache_write_begin__invalidates_only_touched_blocks(
 	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
 	assert_int_equal(u.hashed, 2);
 	assert_int_equal(u.cached, NBLK - 2);
+	/* of those two blocks, only the two 4 KiB pieces written */
+	assert_int_equal(u.pieces, 2);
 	/* the commit persists exactly the written blocks */
 	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
 	assert_int_equal(f->persists, 1);
@@ -228,13 +237,65 @@ static void rpmemd_hcache_hash__corrupt_entry_is_hashed_again(void **state)
 	fx_hash(f, hc, 0);
 	assert_int_equal(rpmemd_hcache_commit(hc, &f->st), 0);
 	rpmemd_hcache_close(&hc);
-	/* block 5's hash (entries follow the 4 KiB header, 16 bytes each) */
-	fx_flip(f, 4096 + 5 * 16 + 3);
+	/* piece 21's hash (block 1; the entries follow the 4 KiB header) */
+	fx_flip(f, 4096 + 21 * 16 + 3);
 	hc = fx_open(f);
 	/* fx_hash checks the hashes against the data: never the wrong one */
 	struct rpmemd_hcache_use u = fx_hash(f, hc, 0);
 	assert_int_equal(u.hashed, 1);
 	assert_int_equal(u.cached, NBLK - 1);
+	assert_int_equal(u.pieces, 1);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_hash__fine_hashes_come_from_the_cache(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	fx_hash(f, hc, 0);
+	/* a fine pass: plain 4 KiB hashes of pieces 16 .. 47 */
+	uint64_t h[32], want[32];
+	struct rpmemd_hcache_use u = { 0, 0, 0 };
+	assert_int_equal(rpmemd_hcache_hash(hc, f->data, SIZE, 16 * 4096, 4096,
+					    32, 0, h, 2, 0, &u),
+			 0);
+	assert_int_equal(rpmem_hash_blocks(f->data + 16 * 4096, 32 * 4096,
+					   4096, want, 1),
+			 0);
+	assert_memory_equal(h, want, sizeof(h));
+	assert_int_equal(u.cached, 32);
+	assert_int_equal(u.pieces, 0);
+	/* and the short last piece */
+	assert_int_equal(rpmemd_hcache_hash(hc, f->data, SIZE,
+					    (NPIECES - 1) * 4096, 4096, 1, 0,
+					    h, 1, 0, &u),
+			 0);
+	assert_int_equal(h[0], rpmem_hash_block(f->data + (NPIECES - 1) * 4096,
+						SIZE - (NPIECES - 1) * 4096));
+	assert_int_equal(u.cached, 33);
+	rpmemd_hcache_close(&hc);
+}
+
+static void rpmemd_hcache_hash__other_sizes_and_offsets_are_einval(
+	void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_hcache *hc = fx_open(f);
+	uint64_t h[NBLK];
+	struct rpmemd_hcache_use u = { 0, 0, 0 };
+	/* plain 64 KiB hashes are not what the cache keeps */
+	assert_int_equal(rpmemd_hcache_hash(hc, f->data, SIZE, 0, BS, NBLK, 0,
+					    h, 1, 0, &u),
+			 -EINVAL);
+	/* a tree of pieces smaller than a piece */
+	assert_int_equal(rpmemd_hcache_hash(hc, f->data, SIZE, 0, 2048, 4, 1,
+					    h, 1, 0, &u),
+			 -EINVAL);
+	/* a block that does not start on a piece */
+	assert_int_equal(rpmemd_hcache_hash(hc, f->data, SIZE, 512, 4096, 1, 0,
+					    h, 1, 0, &u),
+			 -EINVAL);
+	assert_int_equal(u.cached + u.hashed + u.pieces, 0);
 	rpmemd_hcache_close(&hc);
 }
 
@@ -343,6 +404,8 @@ int main(void)
 		T(rpmemd_hcache_open__uncommitted_write_invalidates_all),
 		T(rpmemd_hcache_open__corrupt_header_invalidates_all),
 		T(rpmemd_hcache_hash__corrupt_entry_is_hashed_again),
+		T(rpmemd_hcache_hash__fine_hashes_come_from_the_cache),
+		T(rpmemd_hcache_hash__other_sizes_and_offsets_are_einval),
 		T(rpmemd_hcache_open__pool_file_changed_invalidates_all),
 		T(rpmemd_hcache_open__other_uuid_invalidates_all),
 		T(rpmemd_hcache_check_file__changed_stat_drops_all),
