@@ -208,8 +208,8 @@ int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what);
 
 /*
  * client_pool_write_ranges -- rpmemctl_pool_write of n ranges whose data
- * is at base + off (the local copy), short ones gathered into one send
- * where the transport can (TCP); base is reusable on return
+ * is at their src, or at base + off (the local copy), short ones gathered
+ * into one send where the transport can (TCP); reusable on return
  */
 int client_pool_write_ranges(struct rpmemctl_pool *pool, const void *base,
 			     const struct rpmem_xrange *r, size_t n);
@@ -223,10 +223,12 @@ void client_pool_detach(struct rpmemctl_pool *p);
 /*
  * client_hash_send / client_hash_recv -- one HASH request (count <=
  * RPMEM_MAX_HASHES) and its reply, split so that several can be in
- * flight; replies arrive in request order
+ * flight; replies arrive in request order. flags: RPMEM_HASH_TREE (only
+ * to a target with RPMEM_CAP_HASH_TREE, else -EOPNOTSUPP), added to the
+ * pool's hash_flags.
  */
 int client_hash_send(struct rpmemctl_pool *p, uint64_t off, uint32_t bs,
-		     uint32_t count, uint32_t *id);
+		     uint32_t count, uint32_t flags, uint32_t *id);
 int client_hash_recv(struct rpmemctl_pool *p, uint32_t id, uint32_t count,
 		     uint64_t *hashes);
 
@@ -328,6 +330,7 @@ struct client_hreq {
 	uint32_t nr;
 	uint32_t bs;
 	uint32_t count; /* blocks in all ranges */
+	uint32_t flags; /* RPMEM_HASH_* of this HASH request (TREE) */
 	uint64_t *dst;	/* where its count hashes go */
 	uint32_t id;
 	struct rpmem_hash_range one; /* rv of a single-range request */

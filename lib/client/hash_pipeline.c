@@ -23,12 +23,14 @@ int client_hash_pipeline(struct rpmemctl_pool *p, unsigned window,
 		while (!err && more && nout < window) {
 			unsigned slot = (head + nout) % window;
 			struct client_hreq *r = &ring[slot];
+			*r = (struct client_hreq){ 0 };
 			more = ops->next(arg, r, slot);
 			if (!more)
 				break;
 			if (r->nr == 1)
 				ret = client_hash_send(p, r->rv[0].offset, r->bs,
-						       r->rv[0].count, &r->id);
+						       r->rv[0].count, r->flags,
+						       &r->id);
 			else
 				ret = client_hashv_send(p, r->bs, r->rv, r->nr,
 							&r->id);

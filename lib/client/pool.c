@@ -547,7 +547,10 @@ int client_pool_write_ranges(struct rpmemctl_pool *pool, const void *base,
 		ret = xport_err(pool, "write", ret);
 	} else {
 		for (size_t i = 0; !ret && i < n; i++)
-			ret = pool_write(pool, (const uint8_t *)base + r[i].off,
+			ret = pool_write(pool,
+					 r[i].src ? r[i].src
+						  : (const uint8_t *)base +
+							    r[i].off,
 					 r[i].off, (size_t)r[i].len);
 	}
 	return client_pool_end(pool, ret, "write");
@@ -601,13 +604,17 @@ static int pool_persist(struct rpmemctl_pool *pool, const void *src,
 }
 
 int client_hash_send(struct rpmemctl_pool *p, uint64_t off, uint32_t bs,
-		     uint32_t count, uint32_t *id)
+		     uint32_t count, uint32_t flags, uint32_t *id)
 {
 	struct rpmem_msg_hash m = { .handle = p->handle, .offset = off,
 				    .block_size = bs, .count = count };
 	/* a target without the cap takes no flags (and hashes everything) */
 	if (p->sess->caps & RPMEM_CAP_HASH_CACHE)
 		m.flags = p->hash_flags;
+	/* tree hashes compared with plain ones would all differ */
+	if ((flags & RPMEM_HASH_TREE) && !(p->sess->caps & RPMEM_CAP_HASH_TREE))
+		return -EOPNOTSUPP;
+	m.flags |= flags & RPMEM_HASH_TREE;
 	uint8_t buf[32];
 	int len = rpmem_hash_encode(buf, sizeof(buf), &m);
 	if (len < 0)

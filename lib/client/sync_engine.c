@@ -92,6 +92,16 @@ _Static_assert(WHOLE_SAMPLES <= CLIENT_HASH_WINDOW_MAX,
  * (64 blocks of a 512 MiB pool: about 1% more hashing).
  */
 #define PROBE_BLOCKS 64u
+/*
+ * Tree hashes. With a target that has RPMEM_CAP_HASH_TREE, the coarse
+ * pass asks for tree hashes (util.h) and the initiator hashes its copy in
+ * 4 KiB pieces, composing each coarse block's hash from them, at the same
+ * cost as hashing the blocks whole. It keeps the pieces' hashes (8 bytes
+ * per 4 KiB, up to FINE_KEEP_MAX: pools up to 64 GiB), so the fine pass
+ * reads nothing again, and the target answers both passes from its cache
+ * of 4 KiB hashes. A larger pool hashes the fine pass's runs again.
+ */
+#define FINE_KEEP_MAX (128ull << 20)
 #define PROBE_MIN_BLOCKS 256u
 _Static_assert(PROBE_BLOCKS <= RPMEM_MAX_HASHV_RANGES &&
 	       PROBE_BLOCKS < PROBE_MIN_BLOCKS,
@@ -124,6 +134,8 @@ struct sync_ctx {
 	/* coarse level: local and remote hashes (owned) */
 	uint64_t *lh;
 	uint64_t *rh;
+	int tree;    /* tree hashes (RPMEM_HASH_TREE) at the coarse level */
+	uint64_t *fl; /* tree: the local copy's 4 KiB hashes, or NULL (owned) */
 	uint64_t next_coarse; /* next block to request */
 
 	/* fine level */
@@ -293,6 +305,7 @@ static int coarse_next(void *arg, struct client_hreq *r, unsigned slot)
 		max = RPMEM_MAX_HASHES;
 	r->count = (uint32_t)(n < max ? n : max);
 	r->bs = c->bs;
+	r->flags = c->tree ? RPMEM_HASH_TREE : 0;
 	r->one = (struct rpmem_hash_range){ c->next_coarse * c->bs, r->count };
 	r->rv = &r->one;
 	r->nr = 1;
@@ -317,6 +330,8 @@ struct local_job {
 	size_t len;
 	uint32_t bs;
 	uint64_t *hashes;
+	int tree;      /* tree hashes */
+	uint64_t *fine; /* tree: the 4 KiB hashes too, or NULL */
 	int err; /* a fault reading buf */
 };
 
@@ -334,12 +349,19 @@ static unsigned hash_threads(void)
 static void *local_hash(void *arg)
 {
 	struct local_job *j = arg;
-	if (j->fd >= 0)
+	unsigned nt = hash_threads();
+	if (j->tree && j->fd >= 0)
+		j->err = rpmem_hash_fd_tree(j->fd, 0, j->len, j->bs, j->hashes,
+					    j->fine, nt);
+	else if (j->tree)
+		j->err = rpmem_hash_tree_blocks(j->buf, j->len, j->bs,
+						j->hashes, j->fine, nt);
+	else if (j->fd >= 0)
 		j->err = rpmem_hash_fd_blocks(j->fd, 0, j->len, j->bs,
-					      j->hashes, hash_threads());
+					      j->hashes, nt);
 	else
 		j->err = rpmem_hash_blocks(j->buf, j->len, j->bs, j->hashes,
-					   hash_threads());
+					   nt);
 	return NULL;
 }
 
@@ -427,13 +449,17 @@ static int compare_coarse(struct sync_ctx *c)
 			      (unsigned long long)c->nblocks);
 		return -ENOMEM;
 	}
+	/* a verify or dry run keeps them too: it has a fine pass */
+	uint64_t npieces = (c->size + SYNC_FINE_BS - 1) / SYNC_FINE_BS;
+	if (c->tree && npieces * sizeof(*c->fl) <= FINE_KEEP_MAX)
+		c->fl = malloc(npieces * sizeof(*c->fl)); /* NULL: rehash */
 	/*
 	 * a regular file the caller named is read rather than touched through
 	 * the mapping: filling and tearing down the page tables of a large
 	 * mapping cost more than the copy into a cache-sized buffer
 	 */
 	struct local_job job = { c->local, c->watch ? c->o->local_fd : -1,
-				 c->size, c->bs, c->lh, 0 };
+				 c->size, c->bs, c->lh, c->tree, c->fl, 0 };
 	pthread_t tid;
 	int threaded = pthread_create(&tid, NULL, local_hash, &job) == 0;
 	if (!threaded)
@@ -517,8 +543,13 @@ static void fine_sent(void *arg, struct client_hreq *r, unsigned slot)
 		uint64_t len = (uint64_t)r->rv[k].count * SYNC_FINE_BS;
 		if (len > c->size - roff)
 			len = c->size - roff;
-		c->local_err = local_hash_range(c, roff, len, SYNC_FINE_BS,
-						lh);
+		/* the coarse pass kept them: nothing to read again */
+		if (c->fl)
+			memcpy(lh, c->fl + roff / SYNC_FINE_BS,
+			       r->rv[k].count * sizeof(*lh));
+		else
+			c->local_err = local_hash_range(c, roff, len,
+							SYNC_FINE_BS, lh);
 		lh += r->rv[k].count;
 	}
 }
@@ -796,6 +827,8 @@ static int compare(struct sync_ctx *c)
 	struct rpmemctl_pool *p = c->p;
 
 	p->hash_flags = c->o->flags & RPMEMCTL_SYNC_FULL ? RPMEM_HASH_FULL : 0;
+	/* tree hashes are made of 4 KiB pieces, the fine blocks */
+	c->tree = (c->s->caps & RPMEM_CAP_HASH_TREE) && c->bs > SYNC_FINE_BS;
 	int ret = probe_dense(c);
 	if (!ret) {
 		ret = compare_coarse(c);
@@ -822,6 +855,33 @@ static void report(struct sync_ctx *c)
 
 /* ranges handed to the transport at once by push_gathered */
 #define GATHER_RANGES 256u
+/*
+ * With the local file named, push_gathered reads ranges up to GATHER_SHORT
+ * with pread into a buffer of GATHER_BUF bytes instead of sending them
+ * from the mapping: the coarse pass read the file, not the mapping, so
+ * every scattered 4 KiB block sent from it costs a page fault, and its
+ * page tables must be torn down at the end (a 1 GiB sync with 1% changed
+ * spent more on that than on sending).
+ */
+#define GATHER_SHORT (64u << 10)
+#define GATHER_BUF (1u << 20)
+
+/* local_read -- len bytes of the local file at off into dst; -errno */
+static int local_read(struct sync_ctx *c, uint8_t *dst, uint64_t off,
+		      uint64_t len)
+{
+	while (len) {
+		ssize_t n = pread(c->o->local_fd, dst, (size_t)len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EFAULT; /* 0: it shrank */
+		dst += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
 
 /*
  * push_gathered -- the differing ranges to the target, GATHER_RANGES at a
@@ -831,24 +891,42 @@ static void report(struct sync_ctx *c)
 static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 {
 	struct rpmem_xrange xr[GATHER_RANGES];
+	/* without it, everything goes from the mapping */
+	uint8_t *buf = c->watch ? malloc(GATHER_BUF) : NULL;
+	int ret = 0;
 
-	for (size_t i = 0; i < c->diff.n;) {
-		size_t n = 0;
+	for (size_t i = 0; i < c->diff.n && !ret;) {
+		size_t n = 0, used = 0;
 		uint64_t bytes = 0;
 		for (; i < c->diff.n && n < GATHER_RANGES; i++, n++) {
-			xr[n] = (struct rpmem_xrange){ c->diff.v[i].off,
-						       c->diff.v[i].len };
-			bytes += c->diff.v[i].len;
+			const struct range *d = &c->diff.v[i];
+			xr[n] = (struct rpmem_xrange){ d->off, d->len, NULL };
+			if (buf && d->len <= GATHER_SHORT) {
+				if (used + d->len > GATHER_BUF)
+					break;
+				ret = local_read(c, buf + used, d->off,
+						 d->len);
+				if (ret)
+					break;
+				xr[n].src = buf + used;
+				used += d->len;
+			}
+			bytes += d->len;
 		}
-		int ret = client_pool_write_ranges(c->p, c->local, xr, n);
+		if (ret) {
+			ret = local_fault(c, ret);
+			break;
+		}
+		ret = client_pool_write_ranges(c->p, c->local, xr, n);
 		if (ret)
-			return ret;
+			break;
 		*moved += bytes;
 		c->st.data_bytes += bytes;
 		c->st.bytes_transferred += bytes;
 		progress(c, *moved, c->st.bytes_differ, 0);
 	}
-	return 0;
+	free(buf);
+	return ret;
 }
 
 /*
@@ -1193,6 +1271,7 @@ out:
 	*res = c.st;
 	free(c.lh);
 	free(c.rh);
+	free(c.fl);
 	free(c.fine_rv);
 	free(c.fine_rh);
 	free(c.fine_lh);

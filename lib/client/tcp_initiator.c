@@ -124,9 +124,9 @@ static int tcp_write_ranges(struct rpmem_xport *x, const uint8_t *base,
 		}
 		if (i == n)
 			break;
+		const uint8_t *src = r[i].src ? r[i].src : base + r[i].off;
 		if (big) {
-			ret = tcp_write(x, r[i].off, base + r[i].off,
-					(size_t)r[i].len);
+			ret = tcp_write(x, r[i].off, src, (size_t)r[i].len);
 			if (ret)
 				return ret;
 			continue;
@@ -138,7 +138,7 @@ static int tcp_write_ranges(struct rpmem_xport *x, const uint8_t *base,
 		if (hl < 0)
 			return hl;
 		f[nf] = (struct rpmem_frame){ RPMEM_MSG_WRITE, 0, head[nf],
-					      (size_t)hl, base + r[i].off,
+					      (size_t)hl, src,
 					      (size_t)r[i].len };
 		nf++;
 	}

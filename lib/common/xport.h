@@ -15,10 +15,14 @@
  */
 struct rpmem_xport;
 
-/* one range of a pool: [off, off + len) */
+/*
+ * one range of a pool: [off, off + len), whose data is at src, or at
+ * base + off (the local copy) when src is NULL
+ */
 struct rpmem_xrange {
 	uint64_t off;
 	uint64_t len;
+	const uint8_t *src;
 };
 
 struct rpmem_xport_ops {
@@ -29,9 +33,9 @@ struct rpmem_xport_ops {
 	int (*write)(struct rpmem_xport *x, uint64_t off, const void *src,
 		     size_t len);
 	/*
-	 * optional: write n ranges whose data is at base + off (the local
-	 * copy), small ones gathered into one send; base is reusable on
-	 * return; errors may be deferred
+	 * optional: write n ranges whose data is at their src or at
+	 * base + off (the local copy), small ones gathered into one send;
+	 * both are reusable on return; errors may be deferred
 	 */
 	int (*write_ranges)(struct rpmem_xport *x, const uint8_t *base,
 			    const struct rpmem_xrange *r, size_t n);

@@ -276,7 +276,39 @@ static void rpmemctl_pool_sync__hashv_does_not_bridge_gaps(void **state)
 	assert_int_equal(n, 5);
 	assert_int_equal(h[4].seq, h[1].seq); /* the same request */
 	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HASHV), 1);
+	/* a target without RPMEM_CAP_HASH_TREE gets plain hashes */
+	assert_int_equal(h[0].flags, 0);
 	check_writes(&e, gap_changed, 5);
+	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
+	env_close(&e);
+}
+
+/*
+ * a push to a target with tree hashes finds exactly the changed 4 KiB
+ * blocks; only the coarse requests ask for tree hashes
+ */
+static void rpmemctl_pool_sync__tree_hashes_find_exactly_the_changes(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, RPMEM_CAP_HASHV | RPMEM_CAP_HASH_CACHE |
+			     RPMEM_CAP_HASH_TREE,
+		 4 * MIB, RPMEM_POOL_CONSISTENT);
+	for (size_t i = 0; i < 5; i++)
+		poke(&e, gap_changed[i] + 9);
+	struct rpmemctl_sync_stats st;
+	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
+			 0);
+	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 64);
+	check_hash(&e, 1, RPMEM_MSG_HASHV, 1 * CB, FB, 16);
+	size_t n;
+	const struct fake_hash_req *h = fake_target_hashes(e.ft, &n);
+	assert_int_equal(h[0].flags, RPMEM_HASH_TREE);
+	assert_int_equal(h[1].flags, 0);
+	check_writes(&e, gap_changed, 5);
+	assert_int_equal(st.blocks_differ, 5);
+	assert_int_equal(st.data_bytes, 5 * FB);
 	assert_memory_equal(fake_target_pool(e.ft), e.local, e.size);
 	env_close(&e);
 }
@@ -712,6 +744,8 @@ int main(void)
 		cmocka_unit_test(
 			rpmemctl_pool_sync__hash_only_bridges_gaps_up_to_192k),
 		cmocka_unit_test(rpmemctl_pool_sync__hashv_does_not_bridge_gaps),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__tree_hashes_find_exactly_the_changes),
 		cmocka_unit_test(
 			rpmemctl_pool_sync__hash_only_splits_long_runs_at_4m),
 		cmocka_unit_test(

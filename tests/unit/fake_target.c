@@ -140,14 +140,14 @@ static int grow(void **v, size_t n, size_t *cap, size_t elem)
 
 /* log_hash -- record one HASH request or HASHV range */
 static void log_hash(struct fake_target *ft, uint16_t type, uint64_t off,
-		     uint32_t bs, uint32_t count)
+		     uint32_t bs, uint32_t count, uint32_t flags)
 {
 	if (grow((void **)&ft->hashes, ft->nhashes, &ft->caphashes,
 		 sizeof(*ft->hashes)))
 		return;
 	ft->hashes[ft->nhashes++] = (struct fake_hash_req){
 		.type = type, .seq = ft->hash_seq, .offset = off,
-		.block_size = bs, .count = count };
+		.block_size = bs, .count = count, .flags = flags };
 }
 
 /* find_script -- the script for the message just counted, if any */
@@ -319,10 +319,18 @@ static int do_flush(struct fake_target *ft, uint32_t len, uint16_t *rtype)
 	return 0;
 }
 
-/* reply_hashes -- HASHES of n ranges of blocks of bs bytes */
+/*
+ * reply_hashes -- HASHES of n ranges of blocks of bs bytes, tree hashes
+ * if the flags say so (the caps permitting, as rpmemd)
+ */
 static int reply_hashes(struct fake_target *ft, uint16_t *rtype, uint32_t bs,
-			const struct rpmem_hash_range *rv, uint32_t n)
+			const struct rpmem_hash_range *rv, uint32_t n,
+			uint32_t flags)
 {
+	int tree = (flags & RPMEM_HASH_TREE) != 0;
+	if (tree && !(ft->caps & RPMEM_CAP_HASH_TREE))
+		return reply_error(ft, rtype, RPMEM_E_PROTO,
+				   "unexpected tree HASH from a client");
 	uint32_t total = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t off = rv[i].offset;
@@ -340,7 +348,12 @@ static int reply_hashes(struct fake_target *ft, uint16_t *rtype, uint32_t bs,
 		uint64_t len = (uint64_t)rv[i].count * bs;
 		if (len > ft->size - rv[i].offset)
 			len = ft->size - rv[i].offset;
-		rpmem_hash_blocks(ft->mem + rv[i].offset, len, bs, dst, 1);
+		if (tree)
+			rpmem_hash_tree_blocks(ft->mem + rv[i].offset, len, bs,
+					       dst, NULL, 1);
+		else
+			rpmem_hash_blocks(ft->mem + rv[i].offset, len, bs, dst,
+					  1);
 		dst += rv[i].count;
 	}
 	for (uint32_t i = 0; i < total; i++)
@@ -361,12 +374,12 @@ static int do_hash(struct fake_target *ft, uint32_t len, uint16_t *rtype)
 	if (rpmem_hash_decode(ft->req, len, &m))
 		return reply_error(ft, rtype, RPMEM_E_PROTO, "bad HASH");
 	ft->hash_seq++;
-	log_hash(ft, RPMEM_MSG_HASH, m.offset, m.block_size, m.count);
+	log_hash(ft, RPMEM_MSG_HASH, m.offset, m.block_size, m.count, m.flags);
 	if (!handle_get(ft, m.handle))
 		return reply_error(ft, rtype, RPMEM_E_INVAL,
 				   "HASH of unknown handle %u", m.handle);
 	struct rpmem_hash_range rg = { .offset = m.offset, .count = m.count };
-	return reply_hashes(ft, rtype, m.block_size, &rg, 1);
+	return reply_hashes(ft, rtype, m.block_size, &rg, 1, m.flags);
 }
 
 /* do_hashv -- HASHV: several ranges, if the caps say so */
@@ -386,13 +399,13 @@ static int do_hashv(struct fake_target *ft, uint32_t len, uint16_t *rtype)
 	ft->hash_seq++;
 	for (uint32_t i = 0; i < m->nranges; i++)
 		log_hash(ft, RPMEM_MSG_HASHV, m->ranges[i].offset,
-			 m->block_size, m->ranges[i].count);
+			 m->block_size, m->ranges[i].count, 0);
 	if (!handle_get(ft, m->handle))
 		ret = reply_error(ft, rtype, RPMEM_E_INVAL,
 				  "HASHV of unknown handle %u", m->handle);
 	else
 		ret = reply_hashes(ft, rtype, m->block_size, m->ranges,
-				   m->nranges);
+				   m->nranges, 0);
 out:
 	free(m);
 	return ret;

@@ -59,6 +59,7 @@ struct fake_hash_req {
 	uint64_t offset;
 	uint32_t block_size;
 	uint32_t count;
+	uint32_t flags; /* HASH: RPMEM_HASH_* as sent */
 };
 
 /* one WRITE whose data went into the pool */
