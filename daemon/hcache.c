@@ -69,11 +69,26 @@ static uint64_t hdr_csum(const struct hc_hdr *h)
 	return XXH3_64bits(h, offsetof(struct hc_hdr, csum));
 }
 
-/* entry_check -- the check of piece i's hash in epoch e (never 0) */
+/* mix64 -- the splitmix64 finalizer: a bijection of 64-bit values */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * entry_check -- the check of piece i's hash in epoch e (never 0). A
+ * coarse pass checks an entry per 4 KiB of pool, so it costs a few
+ * multiplications, not a hash call. Before the low bit is set it is a
+ * bijection in hash and in i ^ e: an entry of another epoch or piece, or
+ * a torn one (new hash, old check), matches only by that bit (2^-63).
+ */
 static uint64_t entry_check(uint64_t hash, uint64_t i, uint64_t e)
 {
-	uint64_t v[2] = { hash, i };
-	return XXH3_64bits_withSeed(v, sizeof(v), e) | 1;
+	return mix64(hash ^ mix64(i ^ e)) | 1;
 }
 
 /* hc_sync -- msync [p, p + len) of the mapping (page aligned start) */

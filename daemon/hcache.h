@@ -21,7 +21,7 @@
  *			last made clean, and an XXH3 checksum of all that
  *	page 1 ...	one 16-byte entry per piece: hash, check
  *
- * An entry is valid only if its check is XXH3(hash, piece index) seeded
+ * An entry is valid only if its check is mix(hash, piece index) keyed
  * with the epoch (never 0; an invalid entry has check 0), the header's
  * checksum is right, the header says clean and the pool file's stat
  * matches it. A torn or corrupt header, a dirty one, a new epoch or a
