@@ -224,17 +224,27 @@ static const uint64_t gap_changed[] = { 1 * CB + 5 * FB, 3 * CB,
 					4 * CB + 15 * FB, 8 * CB + 8 * FB,
 					13 * CB + 1 * FB };
 
+/*
+ * push_gaps -- a 4 MiB pool on a target with caps, the gap_changed blocks
+ * changed locally, pushed
+ */
+static void push_gaps(struct env *e, uint32_t caps,
+		      struct rpmemctl_sync_stats *st)
+{
+	env_open(e, caps, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	for (size_t i = 0; i < 5; i++)
+		poke(e, gap_changed[i] + 9);
+	assert_int_equal(sync_mode(e, RPMEMCTL_SYNC_PUSH, 0, st, NULL, NULL),
+			 0);
+}
+
 static void rpmemctl_pool_sync__hash_only_bridges_gaps_up_to_192k(
 	void **state)
 {
 	(void)state;
 	struct env e;
-	env_open(&e, NO_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
-	for (size_t i = 0; i < 5; i++)
-		poke(&e, gap_changed[i] + 9);
 	struct rpmemctl_sync_stats st;
-	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
-			 0);
+	push_gaps(&e, NO_HASHV, &st);
 	/*
 	 * One HASH from block 1 through 8: the identical blocks 2 and 5..7
 	 * are hashed again rather than asked for in requests of their own.
@@ -259,12 +269,8 @@ static void rpmemctl_pool_sync__hashv_does_not_bridge_gaps(void **state)
 {
 	(void)state;
 	struct env e;
-	env_open(&e, RPMEM_CAP_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
-	for (size_t i = 0; i < 5; i++)
-		poke(&e, gap_changed[i] + 9);
 	struct rpmemctl_sync_stats st;
-	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
-			 0);
+	push_gaps(&e, RPMEM_CAP_HASHV, &st);
 	/* one HASHV: a range per run of adjacent differing blocks */
 	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 64);
 	check_hash(&e, 1, RPMEM_MSG_HASHV, 1 * CB, FB, 16);
@@ -292,14 +298,10 @@ static void rpmemctl_pool_sync__tree_hashes_find_exactly_the_changes(
 {
 	(void)state;
 	struct env e;
-	env_open(&e, RPMEM_CAP_HASHV | RPMEM_CAP_HASH_CACHE |
-			     RPMEM_CAP_HASH_TREE,
-		 4 * MIB, RPMEM_POOL_CONSISTENT);
-	for (size_t i = 0; i < 5; i++)
-		poke(&e, gap_changed[i] + 9);
 	struct rpmemctl_sync_stats st;
-	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_PUSH, 0, &st, NULL, NULL),
-			 0);
+	push_gaps(&e, RPMEM_CAP_HASHV | RPMEM_CAP_HASH_CACHE |
+			      RPMEM_CAP_HASH_TREE,
+		  &st);
 	check_hash(&e, 0, RPMEM_MSG_HASH, 0, CB, 64);
 	check_hash(&e, 1, RPMEM_MSG_HASHV, 1 * CB, FB, 16);
 	size_t n;
