@@ -856,9 +856,9 @@ static void report(struct sync_ctx *c)
 /* ranges handed to the transport at once by push_gathered */
 #define GATHER_RANGES 256u
 /*
- * With the local file named, push_gathered reads ranges up to GATHER_SHORT
- * with pread into a buffer of GATHER_BUF bytes instead of sending them
- * from the mapping: the coarse pass read the file, not the mapping, so
+ * With the local file named and a transport that gathers short writes
+ * (TCP), push_gathered reads ranges up to GATHER_SHORT with pread into a
+ * buffer of GATHER_BUF bytes instead of sending them from the mapping: the coarse pass read the file, not the mapping, so
  * every scattered 4 KiB block sent from it costs a page fault, and its
  * page tables must be torn down at the end (a 1 GiB sync with 1% changed
  * spent more on that than on sending).
@@ -891,8 +891,14 @@ static int local_read(struct sync_ctx *c, uint8_t *dst, uint64_t off,
 static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 {
 	struct rpmem_xrange xr[GATHER_RANGES];
-	/* without it, everything goes from the mapping */
-	uint8_t *buf = c->watch ? malloc(GATHER_BUF) : NULL;
+	/*
+	 * a transport that gathers (TCP) copies anyway; RDMA writes from the
+	 * registered mapping without a copy. Without a buffer, everything
+	 * goes from the mapping.
+	 */
+	const struct rpmem_xport *x = c->p->xport;
+	uint8_t *buf = c->watch && x && x->ops->write_ranges ? malloc(GATHER_BUF)
+							     : NULL;
 	int ret = 0;
 
 	for (size_t i = 0; i < c->diff.n && !ret;) {
