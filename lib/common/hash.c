@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <xxhash.h>
+#if defined(__x86_64__)
+/*
+ * libxxhash's runtime dispatch: XXH3 with the widest vectors the CPU has
+ * (AVX-512, AVX2, else SSE2), the same hashes; the plain entry points are
+ * built for the baseline (SSE2) and ran at about half the speed of AVX2
+ */
+#include <xxh_x86dispatch.h>
+#endif
 
 #include "guard.h"
 #include "util.h"

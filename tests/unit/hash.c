@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <xxhash.h>
 
 #include "librpmemctl.h"
 #include "util.h"
@@ -117,6 +118,21 @@ static void rpmem_hash_block__is_xxh3_64(void **state)
 	b[4095] = 1;
 	assert_int_not_equal(rpmem_hash_block(a, sizeof(a)),
 			     rpmem_hash_block(b, sizeof(b)));
+}
+
+/*
+ * the hashes on the wire are XXH3-64 whatever vectors the CPU has: the
+ * dispatched hashing (AVX-512, AVX2) equals the baseline build of the
+ * library for long inputs (the vector paths) and short ones
+ */
+static void rpmem_hash_block__equals_the_baseline_xxh3(void **state)
+{
+	(void)state;
+	static const size_t lens[] = { 1, 17, 129, 240, 241, 1000, 4096,
+				       4097, 65536, 1u << 20, BIG };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		assert_int_equal(rpmem_hash_block(big, lens[i]),
+				 XXH3_64bits(big, lens[i]));
 }
 
 static void rpmem_hash_blocks__matches_per_block_hashes(void **state)
@@ -429,6 +445,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rpmem_hash_block__is_xxh3_64),
+		cmocka_unit_test(rpmem_hash_block__equals_the_baseline_xxh3),
 		cmocka_unit_test(rpmem_hash_blocks__matches_per_block_hashes),
 		cmocka_unit_test(rpmem_hash_blocks__short_last_block),
 		cmocka_unit_test(rpmem_hash_blocks__empty_input_writes_nothing),
