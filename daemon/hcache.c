@@ -477,8 +477,10 @@ static int pieces_get(struct rpmemd_hcache *hc, const uint8_t *base,
 			j++;
 		uint64_t o = (first + k) * RPMEM_HASH_PIECE;
 		uint64_t e = (first + j) * RPMEM_HASH_PIECE;
-		ret = rpmem_hash_blocks(base + o, (e < hc->size ? e : hc->size) - o,
-					RPMEM_HASH_PIECE, out + k, nthreads);
+		if (e > hc->size)
+			e = hc->size;
+		ret = rpmem_hash_blocks(base + o, e - o, RPMEM_HASH_PIECE,
+					out + k, nthreads);
 		k = j;
 	}
 	/* keep what we hashed, unless a write or new epoch came meanwhile */

@@ -92,6 +92,10 @@ _Static_assert(WHOLE_SAMPLES <= CLIENT_HASH_WINDOW_MAX,
  * (64 blocks of a 512 MiB pool: about 1% more hashing).
  */
 #define PROBE_BLOCKS 64u
+#define PROBE_MIN_BLOCKS 256u
+_Static_assert(PROBE_BLOCKS <= RPMEM_MAX_HASHV_RANGES &&
+	       PROBE_BLOCKS < PROBE_MIN_BLOCKS,
+	       "the probe is one HASHV request and a part of the pool");
 /*
  * Tree hashes. With a target that has RPMEM_CAP_HASH_TREE, the coarse
  * pass asks for tree hashes (util.h) and the initiator hashes its copy in
@@ -102,10 +106,6 @@ _Static_assert(WHOLE_SAMPLES <= CLIENT_HASH_WINDOW_MAX,
  * of 4 KiB hashes. A larger pool hashes the fine pass's runs again.
  */
 #define FINE_KEEP_MAX (128ull << 20)
-#define PROBE_MIN_BLOCKS 256u
-_Static_assert(PROBE_BLOCKS <= RPMEM_MAX_HASHV_RANGES &&
-	       PROBE_BLOCKS < PROBE_MIN_BLOCKS,
-	       "the probe is one HASHV request and a part of the pool");
 
 struct range {
 	uint64_t off;
@@ -858,10 +858,11 @@ static void report(struct sync_ctx *c)
 /*
  * With the local file named and a transport that gathers short writes
  * (TCP), push_gathered reads ranges up to GATHER_SHORT with pread into a
- * buffer of GATHER_BUF bytes instead of sending them from the mapping: the coarse pass read the file, not the mapping, so
- * every scattered 4 KiB block sent from it costs a page fault, and its
- * page tables must be torn down at the end (a 1 GiB sync with 1% changed
- * spent more on that than on sending).
+ * buffer of GATHER_BUF bytes instead of sending them from the mapping:
+ * the coarse pass read the file, not the mapping, so every scattered
+ * 4 KiB block sent from it would cost a page fault, and its page tables
+ * a teardown at the end (a 1 GiB sync with 1% changed spent more on that
+ * than on sending).
  */
 #define GATHER_SHORT (64u << 10)
 #define GATHER_BUF (1u << 20)
@@ -897,8 +898,9 @@ static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 	 * goes from the mapping.
 	 */
 	const struct rpmem_xport *x = c->p->xport;
-	uint8_t *buf = c->watch && x && x->ops->write_ranges ? malloc(GATHER_BUF)
-							     : NULL;
+	uint8_t *buf = NULL;
+	if (c->watch && x && x->ops->write_ranges)
+		buf = malloc(GATHER_BUF);
 	int ret = 0;
 
 	for (size_t i = 0; i < c->diff.n && !ret;) {

@@ -204,7 +204,8 @@ static int hash_split(const uint8_t *buf, int fd, uint64_t off, uint64_t len,
 					     block_size,
 					     hashes + first,
 					     tree,
-					     fine ? fine + first * pieces : NULL,
+					     fine ? fine + first * pieces
+						  : NULL,
 					     0 };
 		if (t > 0 && jobs[t].len)
 			started[t] = !pthread_create(&tid[t], NULL, hash_run,
