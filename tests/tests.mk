@@ -5,12 +5,16 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_exa
 	      $(B)/tests/old_sync_user $(B)/tests/dirty_writer \
 	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz \
 	      $(B)/tests/truncate_shim.so $(B)/tests/pobj_app $(B)/tests/pmem2_app \
-	      $(B)/tests/sessclient
+	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librpmem.a $(LDFLAGS) $(LDLIBS)
+
+$(B)/tests/xxh3_blocks: tests/tools/xxh3_blocks.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -lxxhash
 
 $(B)/tests/state_churn: tests/tools/state_churn.c $(B)/librpmem.a
 	@mkdir -p $(dir $@)

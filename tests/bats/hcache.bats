@@ -110,3 +110,31 @@ PY
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p1"
 }
+
+@test "rpmemd answers plain 64 KiB hashes (an older initiator's) with the XXH3 of each block, tree and 4 KiB hashes from its cache, all as libxxhash reckons them" {
+	local hostile="python3 $TOP/tests/bats/hostile.py"
+	# the pool's bytes are the source's: the mirror wrote them
+	cmp "$W/src" "$R1/p1"
+	$hostile "$PORT" hash p1 65536 64 0 >"$W/plain"
+	"$BUILD/tests/xxh3_blocks" "$W/src" 65536 >"$W/plain.want"
+	cmp "$W/plain" "$W/plain.want"
+	# RPMEM_HASH_TREE (bit 1)
+	$hostile "$PORT" hash p1 65536 64 2 >"$W/tree"
+	"$BUILD/tests/xxh3_blocks" "$W/src" 65536 tree >"$W/tree.want"
+	cmp "$W/tree" "$W/tree.want"
+	# the tree and the plain hashes differ: the flag is not ignored
+	run cmp -s "$W/tree" "$W/plain"
+	[ "$status" -ne 0 ]
+	[[ "$(last_hash)" == *"64 from the hash cache, 0 hashed (0 KiB read)"* ]]
+	$hostile "$PORT" hash p1 4096 1024 0 >"$W/fine"
+	"$BUILD/tests/xxh3_blocks" "$W/src" 4096 >"$W/fine.want"
+	cmp "$W/fine" "$W/fine.want"
+	grep -q "HASH of 1024 blocks at offset 0: 1024 from the hash cache, 0 hashed (0 KiB read)" "$DLOG"
+}
+
+@test "a tree HASH of blocks under 4 KiB is malformed: ERROR PROTO, and rpmemd serves on" {
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" hash p1 2048 4 2
+	[[ "$output" == "ERROR 1 "* ]]
+	rc verify "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+}

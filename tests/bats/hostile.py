@@ -12,6 +12,9 @@
                           header and half its data, then wait; print the
                           session id, then what the target says on close
   idle-writer POOL        HELLO, open r1/POOL read-write, wait; as above
+  hash POOL BS N FLAGS    HELLO, open r1/POOL, one HASH of N blocks of BS
+                          from offset 0 with FLAGS; print each hash (16 hex
+                          digits a line) or "ERROR code msg"
   hashv POOL BS N         HELLO, open r1/POOL, one HASHV of N ranges that
                           each cover the pool in blocks of BS; print the
                           reply ("HASHES n" or "ERROR code msg")
@@ -30,7 +33,7 @@ import time
 
 MAGIC = 0x4D4D5052
 HELLO, HELLO_OK, ERROR, OK, OPEN, OPEN_OK = 1, 2, 3, 4, 9, 10
-WRITE, HASHES, HASHV = 12, 17, 22
+WRITE, HASH, HASHES, HASHV = 12, 16, 17, 22
 
 
 def frame(mtype, rid, payload=b""):
@@ -154,6 +157,20 @@ def cmd_idle_writer(port, pool):
     wait_close(s, time.monotonic())
 
 
+def cmd_hash(port, pool, bs, n, flags):
+    s, _, handle, _ = session(port, pool)
+    bs, n, flags = int(bs), int(n), int(flags)
+    body = struct.pack("<IQIII", handle, 0, bs, n, flags)
+    s.sendall(frame(HASH, 3, body))
+    t, _, p = recv_frame(s)
+    if t != HASHES:
+        print(error_text(p))
+        return
+    count = struct.unpack("<I", p[:4])[0]
+    for h in struct.unpack("<%dQ" % count, p[4 : 4 + 8 * count]):
+        print("%016x" % h)
+
+
 def cmd_hashv(port, pool, bs, n):
     s, _, handle, _ = session(port, pool)
     bs, n = int(bs), int(n)
@@ -237,6 +254,8 @@ def main():
         cmd_stall_write(port, args[0])
     elif cmd == "idle-writer":
         cmd_idle_writer(port, args[0])
+    elif cmd == "hash":
+        cmd_hash(port, *args)
     elif cmd == "hashv":
         cmd_hashv(port, *args)
     elif cmd == "flood":
