@@ -136,21 +136,11 @@ static void hash_fd_share(struct hash_job *j)
 	while (done < j->len && !j->err) {
 		size_t want = j->len - done < chunk ? (size_t)(j->len - done)
 						    : chunk;
-		size_t got = 0;
-		while (got < want) {
-			ssize_t n = pread(j->fd, buf + got, want - got,
-					  (off_t)(j->off + done + got));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				/* 0: the file ended early, it shrank */
-				j->err = n < 0 ? -errno : -EFAULT;
-				break;
-			}
-			got += (size_t)n;
-		}
-		hash_chunk(j, buf, got, &h, &fine, scratch);
-		done += got;
+		j->err = rpmem_pread_full(j->fd, buf, want, j->off + done);
+		if (j->err)
+			break;
+		hash_chunk(j, buf, want, &h, &fine, scratch);
+		done += want;
 	}
 	free(scratch);
 	free(buf);

@@ -301,6 +301,22 @@ size_t rpmem_strlcpy(char *dst, const char *src, size_t size)
 #define MADV_POPULATE_READ 22
 #endif
 
+int rpmem_pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EFAULT; /* 0: it shrank */
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 void rpmem_prefault(const void *addr, size_t len)
 {
 	static size_t pg;

@@ -87,6 +87,12 @@ size_t rpmem_strlcpy(char *dst, const char *src, size_t size);
  */
 void rpmem_prefault(const void *addr, size_t len);
 
+/*
+ * rpmem_pread_full -- len bytes of file fd at off into buf: 0, -EFAULT
+ * when the file ends first (it shrank), or the read's -errno
+ */
+int rpmem_pread_full(int fd, void *buf, size_t len, uint64_t off);
+
 /* rpmem_hash_block -- XXH3-64 of one block (lib/hash.c) */
 uint64_t rpmem_hash_block(const void *buf, size_t len);
 /*
