@@ -255,7 +255,6 @@ static int diff_add(struct sync_ctx *c, uint64_t off, uint64_t len)
 	return 0;
 }
 
-
 /* progress -- report at most every PROGRESS_NS, or now if force */
 static void progress(struct sync_ctx *c, uint64_t done, uint64_t total,
 		     int force)
@@ -867,23 +866,6 @@ static void report(struct sync_ctx *c)
 #define GATHER_SHORT (64u << 10)
 #define GATHER_BUF (1u << 20)
 
-/* local_read -- len bytes of the local file at off into dst; -errno */
-static int local_read(struct sync_ctx *c, uint8_t *dst, uint64_t off,
-		      uint64_t len)
-{
-	while (len) {
-		ssize_t n = pread(c->o->local_fd, dst, (size_t)len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EFAULT; /* 0: it shrank */
-		dst += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
 /*
  * push_gathered -- the differing ranges to the target, GATHER_RANGES at a
  * time, so that the transport can send many short ones (a fine pass's
@@ -912,8 +894,9 @@ static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 			if (buf && d->len <= GATHER_SHORT) {
 				if (used + d->len > GATHER_BUF)
 					break;
-				ret = local_read(c, buf + used, d->off,
-						 d->len);
+				ret = rpmem_pread_full(c->o->local_fd,
+						       buf + used,
+						       (size_t)d->len, d->off);
 				if (ret)
 					break;
 				xr[n].src = buf + used;
