@@ -522,15 +522,6 @@ int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
 	if (bs < RPMEM_HASH_PIECE || bs % RPMEM_HASH_PIECE ||
 	    off % RPMEM_HASH_PIECE || (!tree && bs != RPMEM_HASH_PIECE))
 		return -EINVAL;
-	if (!hc) {
-		use->hashed += count;
-		use->pieces += (end - off + RPMEM_HASH_PIECE - 1) /
-			       RPMEM_HASH_PIECE;
-		return tree ? rpmem_hash_tree_blocks(base + off, end - off, bs,
-						     hashes, NULL, nthreads)
-			    : rpmem_hash_blocks(base + off, end - off, bs,
-						hashes, nthreads);
-	}
 	uint64_t per = bs / RPMEM_HASH_PIECE;
 	uint64_t batch = per < HC_BATCH_PIECES ? HC_BATCH_PIECES / per : 1;
 	uint64_t npieces = (end - off + RPMEM_HASH_PIECE - 1) /

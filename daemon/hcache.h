@@ -129,8 +129,8 @@ struct rpmemd_hcache_use {
  * entries come from the cache, the others are hashed with nthreads
  * threads and kept (unless a write touched the pool meanwhile). full:
  * hash every piece, keeping the results. 0, -EINVAL for another block
- * size or alignment, -ENOMEM, or the fault of rpmem_hash_blocks. NULL hc:
- * hash all.
+ * size or alignment, -ENOMEM, or the fault of rpmem_hash_blocks. A pool
+ * without a cache (hc NULL) is hashed by its caller.
  */
 int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
 		       uint64_t size, uint64_t off, uint32_t bs, uint32_t count,
