@@ -547,10 +547,7 @@ int client_pool_write_ranges(struct rpmemctl_pool *pool, const void *base,
 		ret = xport_err(pool, "write", ret);
 	} else {
 		for (size_t i = 0; !ret && i < n; i++)
-			ret = pool_write(pool,
-					 r[i].src ? r[i].src
-						  : (const uint8_t *)base +
-							    r[i].off,
+			ret = pool_write(pool, rpmem_xrange_src(&r[i], base),
 					 r[i].off, (size_t)r[i].len);
 	}
 	return client_pool_end(pool, ret, "write");

@@ -124,7 +124,7 @@ static int tcp_write_ranges(struct rpmem_xport *x, const uint8_t *base,
 		}
 		if (i == n)
 			break;
-		const uint8_t *src = r[i].src ? r[i].src : base + r[i].off;
+		const uint8_t *src = rpmem_xrange_src(&r[i], base);
 		if (big) {
 			ret = tcp_write(x, r[i].off, src, (size_t)r[i].len);
 			if (ret)

@@ -25,6 +25,13 @@ struct rpmem_xrange {
 	const uint8_t *src;
 };
 
+/* rpmem_xrange_src -- where the data of range r is, base the local copy */
+static inline const uint8_t *rpmem_xrange_src(const struct rpmem_xrange *r,
+					      const uint8_t *base)
+{
+	return r->src ? r->src : base + r->off;
+}
+
 struct rpmem_xport_ops {
 	const char *name; /* "tcp", "rdma" */
 	/* optional: the local copy of the pool lives at base (zero copy) */
