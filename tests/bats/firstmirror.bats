@@ -65,6 +65,18 @@ allocated() {
 	echo $(($(stat -c '%b * %B' "$1")))
 }
 
+# first_mirror_8m REGION DIR -- mirror the 8 MiB $W/src into REGION/p1 (in
+# DIR): it succeeds, the pool holds the same bytes, its syncing period went
+# through the file once, and the daemon counted 8 MiB written, once
+first_mirror_8m() {
+	rc mirror "$W/src" "$T/$1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$2/p1"
+	[ "$(by_file "$1" p1)" -eq 1 ]
+	[ "$(pool_written "$1" p1)" -eq $((8 << 20)) ]
+	[ "$(session_written)" -eq $((8 << 20)) ]
+}
+
 # session_written -- the bytes the last session that wrote any counted
 session_written() {
 	grep -E "closed: client said BYE \([1-9][0-9]* bytes written" "$DLOG" |
@@ -79,12 +91,7 @@ session_written() {
 	[ "$status" -eq 0 ]
 	# a new pool in memory is sized, not allocated: its writes allocate it
 	[ "$(allocated "$SHM/p1")" -eq 0 ]
-	rc mirror "$W/src" "$T/shm/p1"
-	[ "$status" -eq 0 ]
-	cmp "$W/src" "$SHM/p1"
-	[ "$(by_file shm p1)" -eq 1 ]
-	[ "$(pool_written shm p1)" -eq $((8 << 20)) ]
-	[ "$(session_written)" -eq $((8 << 20)) ]
+	first_mirror_8m shm "$SHM"
 	[ "$(allocated "$SHM/p1")" -eq $((8 << 20)) ]
 	[ "$(pool_state shm p1)" = consistent ]
 	# a pool whose pages are all written takes its next mirror through
@@ -102,12 +109,7 @@ session_written() {
 @test "a first mirror into a disk directory goes through the file: the same bytes, counted once, allocated at create" {
 	[ -n "$DISK" ] || skip "no disk file system at /var/tmp"
 	mkfile "$W/src" 8
-	rc mirror "$W/src" "$T/disk/p1"
-	[ "$status" -eq 0 ]
-	cmp "$W/src" "$DISK/p1"
-	[ "$(by_file disk p1)" -eq 1 ]
-	[ "$(pool_written disk p1)" -eq $((8 << 20)) ]
-	[ "$(session_written)" -eq $((8 << 20)) ]
+	first_mirror_8m disk "$DISK"
 	[ "$(allocated "$DISK/p1")" -ge $((8 << 20)) ]
 	[ "$(pool_state disk p1)" = consistent ]
 	# a sync that changes one block goes through the mapping
