@@ -246,7 +246,6 @@ int client_hashv_send(struct rpmemctl_pool *p, uint32_t bs,
 
 #define CLIENT_SYNC_DEFAULT_BS RPMEMCTL_BLOCK_SIZE_DEFAULT
 #define CLIENT_SYNC_MIN_BS RPMEMCTL_BLOCK_SIZE_MIN /* the fine block size */
-#define CLIENT_SYNC_MAX_BS RPMEMCTL_BLOCK_SIZE_MAX /* largest HASH block */
 
 /*
  * struct rpmemctl_sync_cfg -- what a sync does. Internal: the deprecated

@@ -697,7 +697,7 @@ static int pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
 		return ret;
 	struct rpmemctl_session *s = pool->sess;
 	uint32_t bs = block_size;
-	if (bs < 512 || bs > (64u << 20) || (bs & (bs - 1))) {
+	if (!rpmem_bs_ok(bs, RPMEM_HASH_BS_MIN)) {
 		client_seterr(s, "invalid hash block size %u: a power of two "
 			      "from 512 to 64 MiB", bs);
 		return -EINVAL;

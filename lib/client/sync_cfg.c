@@ -23,8 +23,7 @@ int client_sync_flags_valid(unsigned flags)
 /* client_sync_bs_valid -- a power of two from 4 KiB to 64 MiB (not 0) */
 int client_sync_bs_valid(uint32_t bs)
 {
-	return bs >= CLIENT_SYNC_MIN_BS && bs <= CLIENT_SYNC_MAX_BS &&
-	       !(bs & (bs - 1));
+	return rpmem_bs_ok(bs, CLIENT_SYNC_MIN_BS);
 }
 
 /* rpmemctl_sync_cfg_new -- push, no flags, default blocks, no callbacks */

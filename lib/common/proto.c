@@ -528,12 +528,6 @@ int rpmem_hash_encode(void *buf, size_t cap, const struct rpmem_msg_hash *m)
 	return enc_end(&w);
 }
 
-/* hash_bs_ok -- a HASH block size: a power of two, 512 .. 64 MiB */
-static int hash_bs_ok(uint32_t bs)
-{
-	return bs >= 512 && bs <= (64u << 20) && !(bs & (bs - 1));
-}
-
 int rpmem_hash_decode(const void *buf, size_t len, struct rpmem_msg_hash *m)
 {
 	DEC_BEGIN;
@@ -546,7 +540,7 @@ int rpmem_hash_decode(const void *buf, size_t len, struct rpmem_msg_hash *m)
 	if (m->flags & ~RPMEM_HASH_FLAGS_ALL)
 		return -EBADMSG;
 	uint32_t bs = m->block_size;
-	if (!hash_bs_ok(bs))
+	if (!rpmem_bs_ok(bs, RPMEM_HASH_BS_MIN))
 		return -EBADMSG;
 	/* a tree hash is made of whole 4 KiB pieces */
 	if ((m->flags & RPMEM_HASH_TREE) && bs < RPMEM_HASH_PIECE)
@@ -588,7 +582,7 @@ int rpmem_hashv_decode(const void *buf, size_t len, struct rpmem_msg_hashv *m)
 	m->handle = rbuf_u32(&r);
 	m->block_size = rbuf_u32(&r);
 	m->nranges = rbuf_u32(&r);
-	if (r.err || !hash_bs_ok(m->block_size) || m->nranges == 0 ||
+	if (r.err || !rpmem_bs_ok(m->block_size, RPMEM_HASH_BS_MIN) || m->nranges == 0 ||
 	    m->nranges > RPMEM_MAX_HASHV_RANGES ||
 	    rbuf_left(&r) != (size_t)m->nranges * HASHV_RANGE_ENC)
 		return -EBADMSG;

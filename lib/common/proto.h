@@ -293,6 +293,20 @@ struct rpmem_msg_flush {
 	uint64_t len;
 };
 
+/*
+ * The block size rule, in one place: a power of two from min to
+ * RPMEM_BS_MAX. HASH and HASHV take RPMEM_HASH_BS_MIN and up on the wire;
+ * a sync's blocks start at its 4 KiB fine block (RPMEMCTL_BLOCK_SIZE_MIN).
+ */
+#define RPMEM_HASH_BS_MIN 512u
+#define RPMEM_BS_MAX (64u << 20)
+
+/* rpmem_bs_ok -- bs is a power of two from min to RPMEM_BS_MAX */
+static inline int rpmem_bs_ok(uint64_t bs, uint64_t min)
+{
+	return bs >= min && bs <= RPMEM_BS_MAX && !(bs & (bs - 1));
+}
+
 struct rpmem_msg_hash {
 	uint32_t handle;
 	uint64_t offset;
