@@ -56,7 +56,7 @@ struct rpmemd_region {
 	unsigned refs;
 	int retired; /* no longer in the configuration */
 	struct rpmemd_region *next; /* retired list */
-	struct rpmemd_pool_stats *stats; /* of its pools, see pool.c */
+	struct rpmemd_pool_stats *stats; /* of its pools, see store.c */
 };
 
 /* the set of regions and of the pools open in them */
@@ -65,7 +65,7 @@ struct rpmemd_regions {
 	struct rpmemd_region **v; /* active, in configuration order */
 	unsigned n;
 	struct rpmemd_region *retired; /* still referenced */
-	struct rpmemd_pool *open;      /* open pools, see pool.c */
+	struct rpmemd_pool *open;      /* open pools, see store.c */
 };
 
 /* rpmemd_regions_new -- an empty set; fills *out */

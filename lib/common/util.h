@@ -93,7 +93,7 @@ void rpmem_prefault(const void *addr, size_t len);
  */
 int rpmem_pread_full(int fd, void *buf, size_t len, uint64_t off);
 
-/* rpmem_hash_block -- XXH3-64 of one block (lib/hash.c) */
+/* rpmem_hash_block -- XXH3-64 of one block (lib/common/hash.c) */
 uint64_t rpmem_hash_block(const void *buf, size_t len);
 /*
  * rpmem_hash_blocks -- hashes of every block of buf; last may be short;
