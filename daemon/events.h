@@ -19,6 +19,13 @@ struct rpmemd_handle;
 /* a subscriber's socket send buffer: the queue, not the kernel, absorbs */
 #define RPMEMD_EVENT_SNDBUF (32 << 10)
 
+/* one queued event: an encoded EVENT payload, or (p NULL) an overflow */
+struct rpmemd_ev_item {
+	uint8_t *p;
+	uint32_t len;
+	uint64_t lost; /* overflow: events dropped in this place */
+};
+
 /* the subscribers of one daemon */
 struct rpmemd_events;
 
@@ -65,6 +72,17 @@ void rpmemd_ev_refuse(struct rpmemd_sessions *set, struct rpmemd_session *s,
  * it is one already
  */
 int rpmemd_events_subscribe(struct rpmemd_session *s, unsigned cap);
+
+/* rpmemd_events_unsubscribe -- take s off the list and drop its queue */
+void rpmemd_events_unsubscribe(struct rpmemd_session *s);
+/* rpmemd_events_take -- subscriber s's oldest queued event, or 0 if none */
+int rpmemd_events_take(struct rpmemd_session *s, struct rpmemd_ev_item *it);
+/* rpmemd_events_fd -- readable (an eventfd) when s's queue gains an event */
+int rpmemd_events_fd(const struct rpmemd_session *s);
+/* rpmemd_events_cap -- the length of subscriber s's queue */
+unsigned rpmemd_events_cap(const struct rpmemd_session *s);
+/* rpmemd_events_now_ms -- unix time in milliseconds, as events carry it */
+uint64_t rpmemd_events_now_ms(void);
 
 /*
  * rpmemd_events_serve -- the session thread of subscriber s from here on:
