@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "hcache.h"
+#include "hash.h"
 #include "log.h"
 #include "meta.h"
 #include "proto.h"

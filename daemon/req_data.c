@@ -10,6 +10,7 @@
 
 #include "guard.h"
 #include "events.h"
+#include "hash.h"
 #include "log.h"
 #include "net.h"
 #include "session_int.h"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "hash.h"
 #include "util.h"
 
 /*

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "client.h"
+#include "hash.h"
 #include "log.h"
 #include "rdma.h"
 #include "util.h"

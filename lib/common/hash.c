@@ -16,6 +16,7 @@
 #endif
 
 #include "guard.h"
+#include "hash.h"
 #include "util.h"
 
 /* below this much data a second thread costs more than it saves */

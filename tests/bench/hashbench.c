@@ -5,6 +5,7 @@
 #include <string.h>
 #include <xxhash.h> /* the plain (baseline-built) XXH3 entry points */
 
+#include "hash.h"
 #include "util.h"
 
 /* the in-cache case: a 256 KiB buffer, as a pread chunk of a sync */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fake_target.h"
+#include "hash.h"
 #include "net.h"
 #include "util.h"
 #include "wire.h"

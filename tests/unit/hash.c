@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "librpmemctl.h"
+#include "hash.h"
 #include "util.h"
 
 /*

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "hcache.h"
+#include "hash.h"
 #include "util.h"
 
 #define BS RPMEMD_HCACHE_BS

@@ -66,6 +66,7 @@
 
 #include <libpmem2.h>
 
+#include "hash.h"
 #include "log.h"
 #include "net.h"
 #include "rdma.h"
