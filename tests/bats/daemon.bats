@@ -101,7 +101,13 @@ CONF2
 	start_daemon
 	echo 'this is not a config' >"$CONF"
 	kill -HUP "$DPID"
-	sleep 0.3
+	# the reload has happened (and failed) once the daemon says so
+	for _ in $(seq 100); do
+		grep -q "reload failed, keeping the running configuration" \
+			"$DLOG" && break
+		sleep 0.05
+	done
+	grep -q "reload failed, keeping the running configuration" "$DLOG"
 	kill -0 "$DPID"
 	rc list --json "$T"
 	[ "$status" -eq 0 ]

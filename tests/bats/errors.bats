@@ -152,12 +152,22 @@ teardown() { teardown_daemon; }
 
 @test "a client that disappears mid-transfer leaves the daemon serving" {
 	mkfile "$W/src" 128
-	"$RPMEMCTL" mirror "$W/src" "$T/r1/p1" >/dev/null 2>&1 &
+	# paced to about 8 s, so the kill surely lands mid-transfer
+	"$RPMEMCTL" mirror --bwlimit 16M "$W/src" "$T/r1/p1" >/dev/null 2>&1 &
 	local mp=$!
-	sleep 0.3
-	kill -9 "$mp" || true
+	for _ in $(seq 100); do
+		rc list --json "$T/r1"
+		[ "$(json '.pools[] | select(.name=="p1") | .state')" = syncing ] &&
+			break
+		sleep 0.05
+	done
+	kill -9 "$mp"
 	wait "$mp" || true
 	kill -0 "$DPID"
+	# it was interrupted: the pool is not the source yet, and says so
+	rc list --json "$T/r1"
+	[ "$(json '.pools[] | select(.name=="p1") | .state')" = syncing ]
+	! cmp -s "$W/src" "$R1/p1"
 	rc sync "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p1"
