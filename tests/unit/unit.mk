@@ -13,12 +13,13 @@
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync errors log access tls_export \
-	      preload_config hcache net
+	      preload_config hcache net rdma_blob pace
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
 UNIT_WRAP_proto := -Wl,--wrap=calloc -Wl,--wrap=free
 UNIT_WRAP_hash  := -Wl,--wrap=pthread_create
+UNIT_WRAP_pace  := -Wl,--wrap=rpmem_now_ns
 UNIT_WRAP_meta  := -Wl,--wrap=fsync -Wl,--wrap=renameat -Wl,--wrap=write
 UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
 		    -Wl,--wrap=pmem2_map_get_address
@@ -29,6 +30,7 @@ UNIT_DAEMON_devdax := $(B)/daemon/devdax.o $(B)/daemon/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/access.o
 UNIT_DAEMON_hcache := $(B)/daemon/hcache.o
+UNIT_DAEMON_pace   := $(B)/daemon/pace.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
@@ -44,6 +46,7 @@ $(UNIT_DIR)/devdax: $(UNIT_DAEMON_devdax)
 $(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
 $(UNIT_DIR)/access: $(UNIT_DAEMON_access)
 $(UNIT_DIR)/hcache: $(UNIT_DAEMON_hcache)
+$(UNIT_DIR)/pace: $(UNIT_DAEMON_pace)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync: $(UNIT_FAKE)
 $(UNIT_DIR)/errors: $(B)/cmd/cli.o
