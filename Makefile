@@ -80,7 +80,7 @@ TARGETS    := $(B)/rpmemd $(B)/rpmemctl $(B)/$(SONAME) $(B)/librpmemctl.so \
 	      $(B)/librpmemctl.a $(B)/librpmem.a $(B)/librpmemctl.pc \
 	      $(B)/$(PRELOAD)
 
-.PHONY: all clean install check check-unit check-bats check-vm deps demo \
+.PHONY: all clean install check check-unit check-bats check-vm check-asan deps demo \
 	bench format examples
 all: $(TARGETS)
 

@@ -589,7 +589,8 @@ static int dd_check(struct rpmemd_devdax *dd)
 			return -EUCLEAN;
 		}
 	}
-	qsort(v, dd->npools, sizeof(*v), cmp_name);
+	if (v) /* none without pools: qsort takes no NULL */
+		qsort(v, dd->npools, sizeof(*v), cmp_name);
 	for (uint32_t i = 1; i < dd->npools; i++) {
 		if (!strcmp(v[i - 1]->rec.name, v[i]->rec.name)) {
 			ERR("devdax %s: two pools named '%s'", dd->path,

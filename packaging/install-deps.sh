@@ -10,6 +10,7 @@ BUILD="build-essential pkgconf libpmem2-dev libpmem-dev libconfig-dev
 	librpma-dev libxxhash-dev libndctl-dev libdaxctl-dev uuid-dev
 	libibverbs-dev librdmacm-dev libssl-dev libsystemd-dev"
 TEST="libcmocka-dev bats pmdk-tools libpmemobj-dev rsync netcat-openbsd
+	clang libclang-rt-14-dev
 	iperf3 procps openssl
 	openssh-server openssh-client
 	iproute2 xxd jq bc python3 bash-completion

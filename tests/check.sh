@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# check.sh -- run every suite (unit, bats, vm) and print one total line
+# check.sh -- run every suite (unit, asan, fuzz, bats, vm) and print one
+# total line
 #
 # Each suite ends with "<name>: N passed, N failed[, N skipped]"; a suite
 # that crashes or prints no such line counts as one failure. The VM bed's
@@ -64,6 +65,10 @@ vm_with_retry() {
 }
 
 run_suite unit make --no-print-directory check-unit
+# the unit tests again under ASan and UBSan, and each fuzz target for a
+# fixed time (FUZZ_SECONDS, 45 s by default)
+run_suite asan make --no-print-directory check-asan
+run_suite fuzz make --no-print-directory check-fuzz
 run_suite bats tests/run-bats.sh
 if [ "${RPMEM_SKIP_VM:-0}" = 1 ]; then
 	# only for quick local runs; CI never sets it

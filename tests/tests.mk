@@ -3,7 +3,7 @@
 
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_example \
 	      $(B)/tests/old_sync_user $(B)/tests/dirty_writer \
-	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz \
+	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz $(B)/tests/decode_fuzz \
 	      $(B)/tests/truncate_shim.so $(B)/tests/pobj_app $(B)/tests/pmem2_app \
 	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
@@ -69,6 +69,17 @@ check-bats: all $(TEST_TOOLS)
 
 check-vm: all $(TEST_TOOLS) $(B)/tests/pmem_probe
 	tests/vm/run.sh $(VM_SUITES)
+
+# check-asan -- the unit tests built (in build/asan) and run with
+# AddressSanitizer and UndefinedBehaviorSanitizer: any report fails them
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+check-asan:
+	@mkdir -p $(B)
+	@$(MAKE) --no-print-directory -j2 B=$(B)/asan \
+		CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)" \
+		LDFLAGS="$(SAN_FLAGS)" check-unit >$(B)/asan.log 2>&1; \
+	rc=$$?; sed 's/^unit: \([0-9]* passed\)/asan: \1/' $(B)/asan.log; \
+	exit $$rc
 
 # check -- every suite; the last line is "check: N passed, N failed"
 check: all $(TEST_TOOLS)

@@ -23,3 +23,17 @@ teardown() { teardown_daemon; }
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"nothing accepted, no crash"* ]]
 }
+
+@test "the decode fuzz target's corpus (real traffic of every message type): every accepted payload survives a round trip through its encoder" {
+	local seeds=("$TOP"/tests/fuzz/corpus/decode_fuzz/*)
+	[ "${#seeds[@]}" -gt 100 ]
+	run "$BUILD/tests/decode_fuzz" "${seeds[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"${#seeds[@]} inputs"* ]]
+	# the layouts of LIST_REPLY and STATUS_REPLY are seeded to both of
+	# their decoders, one of which refuses each: the rest is accepted
+	local acc=${output#*inputs, }
+	acc=${acc%% accepted*}
+	[ "$acc" -ge $((${#seeds[@]} - 6)) ]
+}

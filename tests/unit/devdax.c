@@ -451,7 +451,7 @@ static void create__full_table_is_enospc(void **state)
 {
 	struct fx *fx = *state;
 	struct rpmemd_devdax *dd;
-	char name[8];
+	char name[16];
 
 	dd = open_ok(fx, RPMEMD_DEVDAX_FORMAT_BLANK, 0, 4);
 	for (int i = 0; i < 4; i++) {

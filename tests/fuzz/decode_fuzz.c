@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * decode_fuzz.c -- fuzz target for every wire decoder: the frame header,
+ * each message codec of lib/common/proto.h (with both layouts of the
+ * paged replies) and the RDMA transport blob. The first byte picks the
+ * decoder, the rest is its payload. A payload a decoder accepts must
+ * encode, the encoding decode, and that encode to the same bytes again
+ * (nothing is lost or changed between the two ends).
+ *
+ * Built two ways (tests/fuzz/fuzz.mk):
+ * - with clang -fsanitize=fuzzer,address,undefined: a libFuzzer target,
+ *   run for a bounded time by `make check-fuzz` from the seeds in
+ *   tests/fuzz/corpus/decode_fuzz;
+ * - with the normal compiler (-DFUZZ_DRIVER): `decode_fuzz FILE...` runs
+ *   each file once, as libFuzzer would (the corpus as a regression test).
+ * The seeds are real traffic, captured by tests/fuzz/make_seeds.sh.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "rdma_int.h"
+#include "log.h"
+
+/* the most a decoded payload's encoding may take */
+#define OUT_MAX (RPMEM_MAX_PAYLOAD + 4096)
+
+static uint8_t out[OUT_MAX], out2[OUT_MAX];
+static unsigned accepted; /* inputs a decoder accepted */
+
+/*
+ * same -- what an accepted payload encodes to (e1, len1, in out) decoded
+ * and encoded again (e2, len2): the same bytes
+ */
+static void same(const char *what, int len1, int len2)
+{
+	if (len1 < 0 || len2 != len1 || memcmp(out, out2, (size_t)len1)) {
+		fprintf(stderr, "%s: an accepted payload encodes to %d bytes, "
+				"and those to %d other bytes\n", what, len1,
+			len2);
+		abort();
+	}
+	accepted++;
+}
+
+/*
+ * CODEC -- decode; if accepted, encode, decode that and encode again:
+ * both encodings the same (fr frees what a decode allocated, if anything)
+ */
+#define CODEC(name, type, fr)                                                  \
+	static void fuzz_##name(const uint8_t *p, size_t n)                    \
+	{                                                                      \
+		type m, m2;                                                    \
+		memset(&m, 0, sizeof(m));                                      \
+		memset(&m2, 0, sizeof(m2));                                    \
+		if (rpmem_##name##_decode(p, n, &m))                           \
+			return;                                                \
+		int l1 = rpmem_##name##_encode(out, OUT_MAX, &m);              \
+		if (l1 < 0 || rpmem_##name##_decode(out, (size_t)l1, &m2))     \
+			abort();                                               \
+		same(#name, l1, rpmem_##name##_encode(out2, OUT_MAX, &m2));    \
+		fr(&m);                                                        \
+		fr(&m2);                                                       \
+	}
+
+#define NOFREE(m) ((void)(m))
+
+CODEC(hello, struct rpmem_msg_hello, NOFREE)
+CODEC(hello_ok, struct rpmem_msg_hello_ok, NOFREE)
+CODEC(error, struct rpmem_msg_error, NOFREE)
+CODEC(list, struct rpmem_msg_list, NOFREE)
+CODEC(list_reply, struct rpmem_msg_list_reply, rpmem_list_reply_free)
+CODEC(create, struct rpmem_msg_create, NOFREE)
+CODEC(remove, struct rpmem_msg_remove, NOFREE)
+CODEC(open, struct rpmem_msg_open, NOFREE)
+CODEC(open_ok, struct rpmem_msg_open_ok, NOFREE)
+CODEC(handle, struct rpmem_msg_handle, NOFREE)
+CODEC(io, struct rpmem_msg_io, NOFREE)
+CODEC(flush, struct rpmem_msg_flush, NOFREE)
+CODEC(hash, struct rpmem_msg_hash, NOFREE)
+CODEC(hashv, struct rpmem_msg_hashv, NOFREE)
+CODEC(hashes, struct rpmem_msg_hashes, NOFREE)
+CODEC(set_state, struct rpmem_msg_set_state, NOFREE)
+CODEC(state, struct rpmem_msg_state, NOFREE)
+CODEC(status, struct rpmem_msg_status, NOFREE)
+CODEC(status_reply, struct rpmem_msg_status_reply, rpmem_status_reply_free)
+CODEC(kick, struct rpmem_msg_kick, NOFREE)
+CODEC(events, struct rpmem_msg_events, NOFREE)
+CODEC(event, struct rpmem_msg_event, NOFREE)
+
+/* fuzz_list_paged -- LIST_REPLY in the paged layout */
+static void fuzz_list_paged(const uint8_t *p, size_t n)
+{
+	struct rpmem_msg_list_reply m = { 0 }, m2 = { 0 };
+	if (rpmem_list_reply_decode_flags(p, n, RPMEM_LIST_PAGE, &m))
+		return;
+	int l1 = rpmem_list_reply_encode(out, OUT_MAX, &m);
+	if (l1 < 0 || rpmem_list_reply_decode_flags(out, (size_t)l1,
+						    RPMEM_LIST_PAGE, &m2))
+		abort();
+	same("list_reply (paged)", l1,
+	     rpmem_list_reply_encode(out2, OUT_MAX, &m2));
+	rpmem_list_reply_free(&m);
+	rpmem_list_reply_free(&m2);
+}
+
+/* fuzz_status_flags -- STATUS_REPLY with identities and pages */
+static void fuzz_status_flags(const uint8_t *p, size_t n)
+{
+	struct rpmem_msg_status_reply m = { 0 }, m2 = { 0 };
+	if (rpmem_status_reply_decode_flags(p, n, RPMEM_STATUS_FLAGS, &m))
+		return;
+	int l1 = rpmem_status_reply_encode(out, OUT_MAX, &m);
+	if (l1 < 0 || rpmem_status_reply_decode_flags(out, (size_t)l1,
+						      RPMEM_STATUS_FLAGS, &m2))
+		abort();
+	same("status_reply (flags)", l1,
+	     rpmem_status_reply_encode(out2, OUT_MAX, &m2));
+	rpmem_status_reply_free(&m);
+	rpmem_status_reply_free(&m2);
+}
+
+/* fuzz_hdr -- a frame header: 16 bytes or nothing */
+static void fuzz_hdr(const uint8_t *p, size_t n)
+{
+	struct rpmem_hdr h;
+	if (n < RPMEM_HDR_SIZE)
+		return;
+	if (rpmem_hdr_decode(p, &h))
+		return;
+	if (h.len > RPMEM_MAX_PAYLOAD)
+		abort();
+	accepted++;
+}
+
+/* fuzz_blob -- the RDMA transport blob of OPEN_OK (a 1 MiB pool) */
+static void fuzz_blob(const uint8_t *p, size_t n)
+{
+	struct rdma_blob b, b2;
+	size_t l1 = 0, l2 = 0;
+	if (rdma_blob_decode(p, n, 1u << 20, &b))
+		return;
+	if (rdma_blob_encode(&b, out, OUT_MAX, &l1) ||
+	    rdma_blob_decode(out, l1, 1u << 20, &b2) ||
+	    rdma_blob_encode(&b2, out2, OUT_MAX, &l2))
+		abort();
+	same("rdma blob", (int)l1, (int)l2);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(const uint8_t *p, size_t n);
+} decoders[] = {
+	{ "hdr", fuzz_hdr },
+	{ "hello", fuzz_hello },
+	{ "hello_ok", fuzz_hello_ok },
+	{ "error", fuzz_error },
+	{ "list", fuzz_list },
+	{ "list_reply", fuzz_list_reply },
+	{ "list_paged", fuzz_list_paged },
+	{ "create", fuzz_create },
+	{ "remove", fuzz_remove },
+	{ "open", fuzz_open },
+	{ "open_ok", fuzz_open_ok },
+	{ "handle", fuzz_handle },
+	{ "io", fuzz_io },
+	{ "flush", fuzz_flush },
+	{ "hash", fuzz_hash },
+	{ "hashv", fuzz_hashv },
+	{ "hashes", fuzz_hashes },
+	{ "set_state", fuzz_set_state },
+	{ "state", fuzz_state },
+	{ "status", fuzz_status },
+	{ "status_reply", fuzz_status_reply },
+	{ "status_flags", fuzz_status_flags },
+	{ "kick", fuzz_kick },
+	{ "events", fuzz_events },
+	{ "event", fuzz_event },
+	{ "rdma_blob", fuzz_blob },
+};
+#define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
+
+/* one_input -- the first byte picks the decoder */
+static int one_input(const uint8_t *data, size_t size)
+{
+	static int quiet;
+	if (!quiet) {
+		rpmem_log_init("fuzz", LOG_EMERG, NULL, NULL);
+		quiet = 1;
+	}
+	if (size < 1 || size - 1 > RPMEM_MAX_PAYLOAD)
+		return 0;
+	decoders[data[0] % NDECODERS].fn(data + 1, size - 1);
+	return 0;
+}
+
+#ifndef FUZZ_DRIVER
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return one_input(data, size);
+}
+#else
+int main(int argc, char **argv)
+{
+	static uint8_t in[RPMEM_MAX_PAYLOAD + 2];
+	int n = 0;
+
+	for (int i = 1; i < argc; i++) {
+		FILE *f = fopen(argv[i], "rb");
+		if (!f) {
+			perror(argv[i]);
+			return 1;
+		}
+		size_t len = fread(in, 1, sizeof(in), f);
+		fclose(f);
+		one_input(in, len);
+		n++;
+	}
+	printf("decode_fuzz: %d inputs, %u accepted, each round trip stable"
+	       "\n", n, accepted);
+	return 0;
+}
+#endif
