@@ -28,7 +28,7 @@ UNIT_DAEMON_meta   := $(B)/daemon/meta.o
 UNIT_DAEMON_devdax := $(B)/daemon/devdax.o $(B)/daemon/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/access.o
-UNIT_DAEMON_hcache := $(B)/daemon/hcache.o
+UNIT_DAEMON_hcache := $(B)/daemon/hcache.o $(B)/daemon/meta.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
