@@ -155,27 +155,28 @@ plant_link() {
 	plant_link "$R1/p1" $((4 << 20))
 	poke "$W/src" 100
 	rc sync "$W/src" "$T/r1/p1"
+	cmp "$W/outside" "$W/outside.orig"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"pool 'p1' in region 'r1': its file has more than one hard link"* ]]
 	grep -q "refusing to write 'p1': it has 2 hard links" "$DLOG"
-	cmp "$W/outside" "$W/outside.orig"
 }
 
 @test "a hash cache file hard-linked to a file outside the region is neither truncated nor written: the pool goes without a cache, saying why" {
 	plant_link "$R1/.rpmemd/p1.hashes" 8192
 	poke "$W/src" 100
 	rc sync "$W/src" "$T/r1/p1"
+	cmp "$W/outside" "$W/outside.orig"
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p1"
 	grep -q "refusing to write 'p1.hashes': it has 2 hard links" "$DLOG"
 	grep -q "pool 'p1': no hash cache (every HASH hashes the pool): Too many links" "$DLOG"
-	cmp "$W/outside" "$W/outside.orig"
 }
 
 @test "a metadata temporary file hard-linked to a file outside the region is neither truncated nor written: the state change fails with the reason" {
 	plant_link "$R1/.rpmemd/p1.meta.tmp" 8192
 	poke "$W/src" 100
 	rc sync "$W/src" "$T/r1/p1"
+	cmp "$W/outside" "$W/outside.orig"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"cannot write the metadata of pool 'p1': Too many links"* ]]
 	grep -q "refusing to write 'p1.meta.tmp': it has 2 hard links" "$DLOG"
