@@ -449,8 +449,8 @@ static int dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	}
 	ret = rpmemctl_dirtylog_open_pool(r->log_path, local->fd, local->len,
 					  0, 0, &cb->log);
-	if (ret == -ELOOP || ret == -EPERM) {
-		/* not trusted: the push compares everything */
+	if (ret == -ELOOP || ret == -EPERM || ret == -EINVAL) {
+		/* not trusted or not usable: the push compares everything */
 		const char *why = rpmemctl_strerror(ret);
 		size_t n = strlen(r->log_path);
 		/* "dirty log 'PATH' is ...": the reason only */

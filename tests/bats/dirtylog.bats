@@ -253,3 +253,12 @@ EOF2
 	rc list --json "$T/r1/app"
 	[ "$(json '.pools[0].state')" = consistent ]
 }
+
+@test "a dirty log of another version (left by an older library) means a full hashed sync, said once, and is left alone" {
+	bound_then_changed
+	# version 1: the header before the clean mark
+	printf '\001' | dd of="$W/src.rpmemlog" bs=1 seek=8 conv=notrunc 2>/dev/null
+	cp "$W/src.rpmemlog" "$W/v1"
+	sync_full_said "$W/src.rpmemlog" "it is not a dirty log of this version"
+	cmp "$W/src.rpmemlog" "$W/v1"
+}
