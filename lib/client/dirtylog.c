@@ -135,7 +135,8 @@ static int trust_check(const struct stat *ls, const struct stat *ps,
 			 (unsigned)ls->st_uid, (unsigned)uid);
 	else if (ls->st_mode & 022 & ~w)
 		snprintf(why, wl, "is writable by %s (mode %03o), the pool "
-			 "file is not", ls->st_mode & 002 ? "others" : "its group",
+			 "file is not",
+			 ls->st_mode & 002 ? "others" : "its group",
 			 (unsigned)(ls->st_mode & 0777));
 	else if ((ls->st_mode & 020) && ls->st_gid != ps->st_gid)
 		snprintf(why, wl, "is writable by group %u, the pool file by "
