@@ -2,6 +2,7 @@
 /* transfer.c -- rpmemctl: the mirror, push, pull and verify engine */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -398,19 +399,29 @@ static void stats_get(struct xfer_stats *st,
 	st->elapsed_ns = rpmemctl_sync_result_get_elapsed_ns(res);
 }
 
-/* dirty_get -- what the push did with its dirty log, said once */
+/*
+ * dirty_say -- why the dirty log was not used, if so: one line on stderr
+ * (with --json, its dirty_fallback says it)
+ */
+static void dirty_say(struct rpmemctl_ctx *ctx, const struct xfer_result *r)
+{
+	if (r->dirty_fallback[0] && !ctx->json)
+		cmd_warn(ctx, "dirty log '%s' not used: %s; compared every "
+			 "block", r->log_path, r->dirty_fallback);
+}
+
+/* dirty_get -- what the push did with its dirty log (log), said once */
 static void dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
+		      const struct rpmemctl_dirtylog *log,
 		      const struct rpmemctl_sync_result *res)
 {
-	if (!r->log_path[0])
-		return;
+	if (!r->log_path[0] || !log)
+		return; /* not opened: said when it was not */
 	r->dirty_only = rpmemctl_sync_result_get_dirty_only(res);
 	rpmem_strlcpy(r->dirty_fallback,
 		      rpmemctl_sync_result_get_dirty_fallback(res),
 		      sizeof(r->dirty_fallback));
-	if (r->dirty_fallback[0] && !ctx->json)
-		cmd_info(ctx, "dirty log '%s' not used: %s; compared every "
-			 "block", r->log_path, r->dirty_fallback);
+	dirty_say(ctx, r);
 }
 
 /*
@@ -430,12 +441,27 @@ static int dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	} else {
 		snprintf(r->log_path, sizeof(r->log_path), "%s.rpmemlog",
 			 x->local);
-		if (access(r->log_path, F_OK)) {
+		if (faccessat(AT_FDCWD, r->log_path, F_OK,
+			      AT_SYMLINK_NOFOLLOW)) {
 			r->log_path[0] = '\0';
 			return 0;
 		}
 	}
-	ret = rpmemctl_dirtylog_open(r->log_path, local->len, 0, &cb->log);
+	ret = rpmemctl_dirtylog_open_pool(r->log_path, local->fd, local->len,
+					  0, 0, &cb->log);
+	if (ret == -ELOOP || ret == -EPERM || ret == -EINVAL) {
+		/* not trusted or not usable: the push compares everything */
+		const char *why = rpmemctl_strerror(ret);
+		size_t n = strlen(r->log_path);
+		/* "dirty log 'PATH' is ...": the reason only */
+		if (!strncmp(why, "dirty log '", 11) &&
+		    !strncmp(why + 11, r->log_path, n) && why[11 + n] == '\'')
+			why += 13 + n;
+		snprintf(r->dirty_fallback, sizeof(r->dirty_fallback),
+			 "it %s", why);
+		dirty_say(ctx, r);
+		return 0;
+	}
 	if (ret) {
 		cmd_err(ctx, "cannot use the dirty log: %s",
 			rpmemctl_strerror(ret));
@@ -605,7 +631,7 @@ static int follow_sync(struct follow *f, struct xfer_cb *cb,
 				  res);
 	cmd_progress_end(&cb->prog);
 	stats_get(&f->r->st, res);
-	dirty_get(f->ctx, f->r, res);
+	dirty_get(f->ctx, f->r, cb->log, res);
 	rpmemctl_sync_result_delete(&res);
 	rpmemctl_sync_cfg_delete(&cfg);
 	*msg = rpmemctl_pool_errmsg(f->pool);
@@ -883,7 +909,7 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	ret = rpmemctl_pool_sync2(pool, local.addr, local.len, cfg, res);
 	cmd_progress_end(&cb.prog);
 	stats_get(&r.st, res);
-	dirty_get(ctx, &r, res);
+	dirty_get(ctx, &r, cb.log, res);
 	rpmemctl_sync_result_delete(&res);
 	rpmemctl_sync_cfg_delete(&cfg);
 	if (ret < 0) {

@@ -215,11 +215,14 @@ int rpmemd_hcache_open(int dirfd, const char *pool, const uint8_t *uuid,
 		goto err_mutex;
 	}
 	snprintf(fn, sizeof(fn), "%s%s", pool, RPMEMD_HCACHE_SUFFIX);
-	hc->fd = openat(dirfd, fn, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-			0600);
-	if (hc->fd < 0 || fstat(hc->fd, &fst)) {
-		ret = -errno;
+	hc->fd = rpmemd_open_own(dirfd, fn, O_RDWR | O_CREAT);
+	if (hc->fd < 0) {
+		ret = hc->fd;
 		goto err_bitmap;
+	}
+	if (fstat(hc->fd, &fst)) {
+		ret = -errno;
+		goto err_close;
 	}
 	hc->map_len = HC_HDR_SIZE + hc->npieces * sizeof(struct hc_entry);
 	if ((uint64_t)fst.st_size != hc->map_len) {

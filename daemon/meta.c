@@ -7,6 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "log.h"
 #include "meta.h"
 #include "util.h"
 
@@ -224,6 +227,29 @@ err_close:
 	return ret;
 }
 
+int rpmemd_open_own(int dirfd, const char *name, int flags)
+{
+	struct stat st;
+	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		int ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (S_ISREG(st.st_mode) && st.st_nlink == 1)
+		return fd;
+	close(fd);
+	if (!S_ISREG(st.st_mode)) {
+		WARN("refusing to write '%s': not a regular file", name);
+		return -EINVAL;
+	}
+	WARN("refusing to write '%s': it has %llu hard links (another may be a file outside the region)",
+	     name, (unsigned long long)st.st_nlink);
+	return -EMLINK;
+}
+
 /* write_all -- the whole buffer to fd */
 static int write_all(int fd, const char *p, size_t len)
 {
@@ -251,10 +277,14 @@ int rpmemd_meta_write(int dirfd, const char *pool, const struct rpmemd_meta *m)
 	len = rpmemd_meta_format(m, buf, sizeof(buf));
 	if (len < 0)
 		return len;
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-			O_CLOEXEC, 0644);
+	/* truncated only once known to be ours alone (a left-over of ours) */
+	fd = rpmemd_open_own(dirfd, tmp, O_WRONLY | O_CREAT);
 	if (fd < 0)
-		return -errno;
+		return fd;
+	if (ftruncate(fd, 0)) {
+		ret = -errno;
+		goto err_unlink;
+	}
 	if ((ret = write_all(fd, buf, (size_t)len)))
 		goto err_unlink;
 	if (fsync(fd)) {

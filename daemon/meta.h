@@ -72,6 +72,16 @@ int rpmemd_meta_parse(const char *buf, size_t len, struct rpmemd_meta *m);
  */
 int rpmemd_meta_read(int dirfd, const char *pool, struct rpmemd_meta *m);
 
+/*
+ * rpmemd_open_own -- open name in dirfd (a region's directory or its
+ * metadata directory) for writing with flags (O_CREAT: 0600), without
+ * following a symbolic link and never truncating: the fd if it is a
+ * regular file with one link, else -EMLINK (a hard link: the other may be
+ * a file outside the region) or -EINVAL, the refusal logged. Every file
+ * rpmemd writes in a region is opened so.
+ */
+int rpmemd_open_own(int dirfd, const char *name, int flags);
+
 /* rpmemd_meta_write -- replace <pool>.meta crash-safely */
 int rpmemd_meta_write(int dirfd, const char *pool,
 		      const struct rpmemd_meta *m);

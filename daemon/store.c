@@ -275,7 +275,7 @@ static int create_file(struct rpmemd_region *r, const char *name, int *fdp,
 		int fd = openat(r->dirfd, name,
 				O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
 					O_CLOEXEC,
-				0644);
+				0600);
 		if (fd >= 0) {
 			*fdp = fd;
 			return 0;
@@ -878,11 +878,15 @@ int rpmemd_pool_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 			ret = -EIO;
 		goto err_unlock;
 	}
-	fd = openat(r->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	fd = rpmemd_open_own(r->dirfd, name, O_RDWR);
 	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot open pool '%s' (%s/%s): %s", name,
-			 r->cfg.path, name, strerror(errno));
+		ret = fd;
+		if (ret == -EMLINK)
+			snprintf(err, errlen, "pool '%s' in region '%s': its file has more than one hard link (another may be a file outside the region): refusing to open it",
+				 name, r->cfg.name);
+		else
+			snprintf(err, errlen, "cannot open pool '%s' (%s/%s): %s",
+				 name, r->cfg.path, name, strerror(-ret));
 		if (ret == -ENOENT)
 			ret = -EIO; /* metadata without its file */
 		goto err_unlock;

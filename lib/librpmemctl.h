@@ -571,6 +571,30 @@ struct rpmemctl_dirtylog;
 int rpmemctl_dirtylog_open(const char *path, uint64_t pool_size,
 			   uint32_t extent_size,
 			   struct rpmemctl_dirtylog **out);
+/* an existing log that cannot be used is replaced by a new one */
+#define RPMEMCTL_DIRTYLOG_REPLACE 1u
+/*
+ * rpmemctl_dirtylog_open_pool -- the same for the pool file open at
+ * pool_fd. A log is opened without following a symbolic link and trusted
+ * only if it is a regular file with one link, owned by the pool file's
+ * owner and writable by no group or others that cannot write the pool
+ * file (rpmemctl_dirtylog_open: by the caller, writable by no one else).
+ * A log it may not trust is -ELOOP (a link) or -EPERM, one for another
+ * size or version -EINVAL; with RPMEMCTL_DIRTYLOG_REPLACE in flags such a
+ * log, or one without the clean mark, is replaced by a new one bound to
+ * nothing instead.
+ */
+int rpmemctl_dirtylog_open_pool(const char *path, int pool_fd,
+				uint64_t pool_size, uint32_t extent_size,
+				unsigned flags, struct rpmemctl_dirtylog **out);
+/*
+ * rpmemctl_dirtylog_set_clean -- set (clean != 0) or clear the log's
+ * clean mark, persistently. A new log has it. A push uses a log without
+ * it only through the handle that cleared it: a writer that cannot
+ * vouch for every change through a crash clears it at its start and
+ * sets it at its clean exit, so a crash means a full comparison.
+ */
+int rpmemctl_dirtylog_set_clean(struct rpmemctl_dirtylog *log, int clean);
 void rpmemctl_dirtylog_close(struct rpmemctl_dirtylog **log);
 /*
  * rpmemctl_dirtylog_mark -- mark the extents of [offset, offset + len);

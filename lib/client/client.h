@@ -296,6 +296,8 @@ uint64_t client_dirtylog_extent(const struct rpmemctl_dirtylog *l);
 uint64_t client_dirtylog_nextents(const struct rpmemctl_dirtylog *l);
 int client_dirtylog_marked(const struct rpmemctl_dirtylog *l, uint64_t e);
 uint64_t client_dirtylog_generation(const struct rpmemctl_dirtylog *l);
+/* client_dirtylog_clean -- it has the clean mark, or we cleared it */
+int client_dirtylog_clean(const struct rpmemctl_dirtylog *l);
 /* client_dirtylog_bound -- relative to pool uuid at generation (intact) */
 int client_dirtylog_bound(const struct rpmemctl_dirtylog *l,
 			  const uint8_t uuid[16], uint64_t generation);

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +14,7 @@
 
 #include "client.h"
 #include "hash.h"
+#include "log.h"
 #include "util.h"
 
 /*
@@ -22,13 +24,25 @@
  * it fits in one 512-byte sector and carries a checksum, so a torn write
  * reads as "bound to nothing", which only costs a full sync.
  *
+ * The header also holds the clean mark: set, every change to the pool
+ * file since the binding is marked. The replica API keeps it set (each
+ * mark is persistent before its persist, so a crash keeps the promise);
+ * the preload library, which cannot vouch for what a crash leaves
+ * (write(2), stores never flushed), clears it at its start and sets it at
+ * its clean exit. A log without it is used only by the handle that
+ * cleared it. Trust: the file is opened without following links and is
+ * used only if it is a regular file with one link, owned by the pool
+ * file's owner and writable by no one the pool file is not writable by
+ * (docs/ARCHITECTURE.md, "Follow mode and the dirty log").
+ *
  * A bit set in the mapping is persistent: it is set and msynced under the
  * lock before mark returns, and only then copied into the in-memory hot
  * set that the lock-free fast path reads. An extent is therefore made
  * persistent once per clear, however often it is written.
  */
 #define DL_MAGIC "RPMEMDL"
-#define DL_VERSION 1u
+#define DL_VERSION 2u
+#define DL_CLEAN 1u /* the clean mark */
 #define DL_HDR_SIZE 4096u
 
 struct dl_header {
@@ -39,6 +53,8 @@ struct dl_header {
 	uint64_t nextents;
 	uint8_t uuid[16]; /* the remote pool's; zero: bound to nothing */
 	uint64_t generation;
+	uint32_t flags; /* DL_CLEAN */
+	uint32_t reserved;
 	uint64_t checksum; /* XXH3 of the bytes above */
 };
 
@@ -51,6 +67,7 @@ struct rpmemctl_dirtylog {
 	_Atomic uint8_t *hot;	 /* persistent bits, as the fast path sees */
 	uint64_t nextents;
 	unsigned shift;
+	int cleared; /* this handle cleared the clean mark */
 	pthread_mutex_t lock;
 };
 
@@ -84,7 +101,8 @@ static int dl_init(int fd, uint64_t pool_size, unsigned shift,
 	struct dl_header h = { .version = DL_VERSION,
 			       .extent_shift = shift,
 			       .pool_size = pool_size,
-			       .nextents = nextents };
+			       .nextents = nextents,
+			       .flags = DL_CLEAN };
 	memcpy(h.magic, DL_MAGIC, sizeof(h.magic));
 	h.checksum = hdr_sum(&h);
 	if (ftruncate(fd, (off_t)(DL_HDR_SIZE + bitmap_len(nextents))))
@@ -97,97 +115,239 @@ static int dl_init(int fd, uint64_t pool_size, unsigned shift,
 }
 
 /*
- * rpmemctl_dirtylog_open -- open path (created if missing) for a pool of
- * pool_size bytes in extents of extent_size (0 = 1 MiB; a power of two
- * from 4 KiB to 1 GiB); an existing log for another size is -EINVAL
+ * trust_check -- the log file (ls) may speak for the pool file (ps; NULL:
+ * a pool of the effective user that no one else may write): a regular
+ * file with one link, the pool file's owner's, writable by no one who
+ * cannot write the pool file; 0, or -EPERM with the reason in why
  */
-RPMEM_EXPORT int rpmemctl_dirtylog_open(const char *path, uint64_t pool_size,
-					uint32_t extent_size,
-					struct rpmemctl_dirtylog **out)
+static int trust_check(const struct stat *ls, const struct stat *ps,
+		       char *why, size_t wl)
+{
+	uid_t uid = ps ? ps->st_uid : geteuid();
+	mode_t w = ps ? ps->st_mode & 022 : 0;
+
+	if (!S_ISREG(ls->st_mode))
+		snprintf(why, wl, "is not a regular file");
+	else if (ls->st_nlink != 1)
+		snprintf(why, wl, "has %lu hard links",
+			 (unsigned long)ls->st_nlink);
+	else if (ls->st_uid != uid)
+		snprintf(why, wl, "is owned by uid %u, the pool file by uid %u",
+			 (unsigned)ls->st_uid, (unsigned)uid);
+	else if (ls->st_mode & 022 & ~w)
+		snprintf(why, wl, "is writable by %s (mode %03o), the pool "
+			 "file is not",
+			 ls->st_mode & 002 ? "others" : "its group",
+			 (unsigned)(ls->st_mode & 0777));
+	else if ((ls->st_mode & 020) && ls->st_gid != ps->st_gid)
+		snprintf(why, wl, "is writable by group %u, the pool file by "
+			 "group %u", (unsigned)ls->st_gid,
+			 (unsigned)ps->st_gid);
+	else
+		return 0;
+	return -EPERM;
+}
+
+/*
+ * open_file -- open path without following a symbolic link, or create it
+ * (exclusively, 0600: then it is ours) if missing; an existing file must
+ * pass trust_check against ps. The fd, or -errno with the reason in why.
+ */
+static int open_file(const char *path, const struct stat *ps, int *created,
+		     char *why, size_t wl)
+{
+	struct stat st;
+	int fd, ret;
+
+	*created = 0;
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+				O_CLOEXEC, 0600);
+		*created = fd >= 0;
+	}
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ELOOP)
+			snprintf(why, wl, "is a symbolic link");
+		else
+			snprintf(why, wl, "cannot be opened: %s",
+				 strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(why, wl, "%s", strerror(-ret));
+	} else {
+		ret = *created ? 0 : trust_check(&st, ps, why, wl);
+	}
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/*
+ * check_header -- the existing log at fd is of this version, for this
+ * pool size and extent shift, and (need_clean) has the clean mark; 0, or
+ * -EINVAL with the reason in why
+ */
+static int check_header(int fd, uint64_t pool_size, unsigned shift,
+			int need_clean, char *why, size_t wl)
+{
+	struct dl_header h;
+
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, DL_MAGIC, sizeof(h.magic)) ||
+	    h.version != DL_VERSION)
+		snprintf(why, wl, "is not a dirty log of this version");
+	else if (h.pool_size != pool_size || h.extent_shift != shift)
+		snprintf(why, wl, "is for a pool of %llu bytes in %u-byte "
+			 "extents, not %llu in %u",
+			 (unsigned long long)h.pool_size,
+			 1u << (h.extent_shift & 31),
+			 (unsigned long long)pool_size, 1u << shift);
+	else if (need_clean && h.checksum == hdr_sum(&h) &&
+		 !(h.flags & DL_CLEAN))
+		snprintf(why, wl, "was not left by a clean exit");
+	else
+		return 0;
+	return -EINVAL;
+}
+
+/* map_log -- map the header and bitmap of l->fd; 0 or -errno (why) */
+static int map_log(struct rpmemctl_dirtylog *l, char *why, size_t wl)
+{
+	struct stat st;
+
+	l->map_len = DL_HDR_SIZE + bitmap_len(l->nextents);
+	if (fstat(l->fd, &st) || (uint64_t)st.st_size < l->map_len) {
+		snprintf(why, wl, "is truncated");
+		return -EINVAL;
+	}
+	l->map = mmap(NULL, l->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      l->fd, 0);
+	if (l->map == MAP_FAILED) {
+		l->map = NULL;
+		snprintf(why, wl, "%s", strerror(errno));
+		return -errno;
+	}
+	l->hdr = (struct dl_header *)l->map;
+	l->bits = l->map + DL_HDR_SIZE;
+	l->hot = calloc(1, bitmap_len(l->nextents));
+	if (!l->hot) {
+		snprintf(why, wl, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy((void *)l->hot, l->bits, bitmap_len(l->nextents));
+	return 0;
+}
+
+/* attach -- open (or create) the file of l and map it; 0 or -errno (why) */
+static int attach(struct rpmemctl_dirtylog *l, const char *path,
+		  const struct stat *ps, uint64_t pool_size, unsigned flags,
+		  char *why, size_t wl)
+{
+	int created, ret;
+
+	l->fd = open_file(path, ps, &created, why, wl);
+	if (l->fd < 0)
+		return l->fd;
+	if (created)
+		ret = dl_init(l->fd, pool_size, l->shift, l->nextents);
+	else
+		ret = check_header(l->fd, pool_size, l->shift,
+				   flags & RPMEMCTL_DIRTYLOG_REPLACE, why, wl);
+	if (created && ret)
+		snprintf(why, wl, "cannot be created: %s", strerror(-ret));
+	return ret ? ret : map_log(l, why, wl);
+}
+
+/* detach -- undo attach (a failed one) */
+static void detach(struct rpmemctl_dirtylog *l)
+{
+	if (l->map)
+		munmap(l->map, l->map_len);
+	if (l->fd >= 0)
+		close(l->fd);
+	free((void *)l->hot);
+	l->map = NULL;
+	l->hot = NULL;
+	l->fd = -1;
+}
+
+/* replaceable -- a failure of attach that a new log mends */
+static int replaceable(int err)
+{
+	return err == -ELOOP || err == -EPERM || err == -EINVAL;
+}
+
+/*
+ * rpmemctl_dirtylog_open_pool -- open path for the pool file open at
+ * pool_fd (-1: a pool of the caller's, see trust_check), created if
+ * missing, in extents of extent_size (0 = 1 MiB; a power of two from
+ * 4 KiB to 1 GiB); an existing log it may not trust is -ELOOP (a link)
+ * or -EPERM, one for another size or version -EINVAL, unless flags has
+ * RPMEMCTL_DIRTYLOG_REPLACE: then such a log, or one without the clean
+ * mark, is replaced by a new one bound to nothing
+ */
+RPMEM_EXPORT int rpmemctl_dirtylog_open_pool(const char *path, int pool_fd,
+					     uint64_t pool_size,
+					     uint32_t extent_size,
+					     unsigned flags,
+					     struct rpmemctl_dirtylog **out)
 {
 	struct rpmemctl_dirtylog *l;
-	struct dl_header h;
-	struct stat st;
-	unsigned shift;
+	struct stat ps;
+	char why[200] = "";
 	int ret;
 
 	client_api_begin();
 	if (!extent_size)
 		extent_size = RPMEMCTL_DIRTYLOG_EXTENT_DEFAULT;
 	if (!path || !out || !pool_size || extent_size < 4096 ||
-	    extent_size > (1u << 30) || (extent_size & (extent_size - 1))) {
+	    extent_size > (1u << 30) || (extent_size & (extent_size - 1)) ||
+	    (flags & ~RPMEMCTL_DIRTYLOG_REPLACE) ||
+	    (pool_fd >= 0 && fstat(pool_fd, &ps))) {
 		client_set_last(-EINVAL, "dirty log: invalid argument");
 		return -EINVAL;
 	}
-	shift = (unsigned)__builtin_ctz(extent_size);
 	l = calloc(1, sizeof(*l));
 	if (!l) {
 		client_set_last(-ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&l->lock, NULL);
-	l->nextents = (pool_size + extent_size - 1) >> shift;
-	l->shift = shift;
-	l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (l->fd < 0 || fstat(l->fd, &st)) {
-		ret = -errno;
-		client_set_last(ret, "dirty log '%s': %s", path,
-				strerror(-ret));
-		goto err_free;
+	l->fd = -1;
+	l->shift = (unsigned)__builtin_ctz(extent_size);
+	l->nextents = (pool_size + extent_size - 1) >> l->shift;
+	ret = attach(l, path, pool_fd >= 0 ? &ps : NULL, pool_size, flags,
+		     why, sizeof(why));
+	if (ret && replaceable(ret) && (flags & RPMEMCTL_DIRTYLOG_REPLACE)) {
+		rpmem_log(LOG_NOTICE, "dirty log '%s' %s: replaced by a new "
+			  "one (the next sync compares everything)", path, why);
+		detach(l);
+		if (!unlink(path) || errno == ENOENT)
+			ret = attach(l, path, pool_fd >= 0 ? &ps : NULL,
+				     pool_size, flags, why, sizeof(why));
 	}
-	if (st.st_size == 0) {
-		ret = dl_init(l->fd, pool_size, shift, l->nextents);
-		if (ret) {
-			client_set_last(ret, "dirty log '%s': cannot create "
-					"it: %s", path, strerror(-ret));
-			goto err_free;
-		}
-	} else if (pread(l->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-		   memcmp(h.magic, DL_MAGIC, sizeof(h.magic)) ||
-		   h.version != DL_VERSION) {
-		ret = -EINVAL;
-		client_set_last(ret, "'%s' is not a dirty log of this version",
-				path);
-		goto err_free;
-	} else if (h.pool_size != pool_size || h.extent_shift != shift) {
-		ret = -EINVAL;
-		client_set_last(ret, "dirty log '%s' is for a pool of %llu "
-				"bytes in %u-byte extents, not %llu in %u",
-				path, (unsigned long long)h.pool_size,
-				1u << (h.extent_shift & 31),
-				(unsigned long long)pool_size, extent_size);
-		goto err_free;
+	if (ret) {
+		client_set_last(ret, "dirty log '%s' %s", path, why);
+		rpmemctl_dirtylog_close(&l);
+		return ret;
 	}
-	l->map_len = DL_HDR_SIZE + bitmap_len(l->nextents);
-	if (fstat(l->fd, &st) || (uint64_t)st.st_size < l->map_len) {
-		ret = -EINVAL;
-		client_set_last(ret, "dirty log '%s' is truncated", path);
-		goto err_free;
-	}
-	l->map = mmap(NULL, l->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      l->fd, 0);
-	if (l->map == MAP_FAILED) {
-		l->map = NULL;
-		ret = -errno;
-		client_set_last(ret, "dirty log '%s': %s", path,
-				strerror(-ret));
-		goto err_free;
-	}
-	l->hdr = (struct dl_header *)l->map;
-	l->bits = l->map + DL_HDR_SIZE;
-	l->hot = calloc(1, bitmap_len(l->nextents));
-	if (!l->hot) {
-		ret = -ENOMEM;
-		client_set_last(ret, "out of memory");
-		goto err_free;
-	}
-	memcpy((void *)l->hot, l->bits, bitmap_len(l->nextents));
 	*out = l;
 	return 0;
+}
 
-err_free:
-	rpmemctl_dirtylog_close(&l);
-	return ret;
+/* rpmemctl_dirtylog_open -- rpmemctl_dirtylog_open_pool for a pool of ours */
+RPMEM_EXPORT int rpmemctl_dirtylog_open(const char *path, uint64_t pool_size,
+					uint32_t extent_size,
+					struct rpmemctl_dirtylog **out)
+{
+	return rpmemctl_dirtylog_open_pool(path, -1, pool_size, extent_size,
+					   0, out);
 }
 
 /* rpmemctl_dirtylog_close -- unmap and close (the marks stay in the file) */
@@ -197,11 +357,7 @@ RPMEM_EXPORT void rpmemctl_dirtylog_close(struct rpmemctl_dirtylog **lp)
 
 	if (!l)
 		return;
-	if (l->map)
-		munmap(l->map, l->map_len);
-	if (l->fd >= 0)
-		close(l->fd);
-	free((void *)l->hot);
+	detach(l);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 	*lp = NULL;
@@ -262,6 +418,39 @@ rpmemctl_dirtylog_count(const struct rpmemctl_dirtylog *l)
 	for (size_t i = 0; i < bitmap_len(l->nextents); i++)
 		n += (uint64_t)__builtin_popcount(l->bits[i]);
 	return n;
+}
+
+/*
+ * rpmemctl_dirtylog_set_clean -- set (clean) or clear the clean mark,
+ * persistently: a writer that cannot vouch for its changes through a
+ * crash clears it at its start and sets it at its clean exit
+ */
+RPMEM_EXPORT int rpmemctl_dirtylog_set_clean(struct rpmemctl_dirtylog *l,
+					     int clean)
+{
+	int ret;
+
+	if (!l)
+		return -EINVAL;
+	pthread_mutex_lock(&l->lock);
+	if (clean)
+		l->hdr->flags |= DL_CLEAN;
+	else
+		l->hdr->flags &= ~DL_CLEAN;
+	l->hdr->checksum = hdr_sum(l->hdr);
+	ret = sync_range(l, 0, sizeof(*l->hdr));
+	l->cleared = !clean;
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
+/*
+ * client_dirtylog_clean -- the log may stand for the changes: it has the
+ * clean mark, or this handle cleared it (its writer is us)
+ */
+int client_dirtylog_clean(const struct rpmemctl_dirtylog *l)
+{
+	return (l->hdr->flags & DL_CLEAN) || l->cleared;
 }
 
 /* client_dirtylog_extent -- the extent size in bytes */

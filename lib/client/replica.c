@@ -28,7 +28,8 @@
  * before their local persist: after a persist that reached only the
  * local file (the target gone, or a crash in between), the next open (or
  * `rpmemctl sync`) sends only those extents. The open's sync and a clean
- * close, which leave the two copies equal, clear it.
+ * close, which leave the two copies equal, clear it. Its clean mark stays
+ * set: a mark is persistent before its persist, so a crash keeps it true.
  */
 struct rpmemctl_replica {
 	int fd;
@@ -194,7 +195,9 @@ static int replica_open(const char *path, const char *target,
 		goto err_release;
 	char lpath[RPMEM_STR_MAX + 16];
 	snprintf(lpath, sizeof(lpath), "%s.rpmemlog", path);
-	ret = rpmemctl_dirtylog_open(lpath, r->size, 0, &r->log);
+	/* one it may not trust or use is replaced: a full sync */
+	ret = rpmemctl_dirtylog_open_pool(lpath, r->fd, r->size, 0,
+					  RPMEMCTL_DIRTYLOG_REPLACE, &r->log);
 	if (ret) {
 		rerr(r, ret, "%s", rpmemctl_strerror(ret));
 		goto err_release;

@@ -1012,6 +1012,11 @@ static int dirty_usable(struct sync_ctx *c)
 		snprintf(why, wl, "the dirty log is for a pool of another size");
 		return 0;
 	}
+	if (!client_dirtylog_clean(l)) {
+		snprintf(why, wl, "the dirty log has no clean mark (its writer "
+			 "crashed or still runs)");
+		return 0;
+	}
 	if (!client_dirtylog_bound(l, p->uuid, p->generation)) {
 		if (client_dirtylog_bound(l, p->uuid,
 					  client_dirtylog_generation(l)))
@@ -1098,6 +1103,9 @@ static int push_dirty(struct sync_ctx *c)
 		ret = local_check(c, "sync");
 	if (ret)
 		return ret;
+	/* a log without the clean mark is its writer's to clear */
+	if (!client_dirtylog_clean(c->o->dirty_log))
+		return 0;
 	/* the two copies are equal now: what the log says is void */
 	ret = client_dirtylog_reset(c->o->dirty_log, c->p->uuid,
 				    c->p->generation);

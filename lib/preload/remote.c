@@ -39,6 +39,8 @@ atomic_uint pl_pending_files;
 static pthread_rwlock_t sync_lock =
 	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
+static void log_failed(struct pl_file *f, int err);
+
 /* log_path -- PATH.rpmemlog of f into buf */
 static void log_path(const struct pl_file *f, char *buf, size_t len)
 {
@@ -46,19 +48,21 @@ static void log_path(const struct pl_file *f, char *buf, size_t len)
 }
 
 /*
- * open_log -- open (or create) the dirty log of f; without one every
- * push compares the whole file. A log for another size or version is
- * replaced (a new one is bound to nothing: the next push compares all).
+ * open_log -- open (or create) the dirty log of f (open at fd) and clear
+ * its clean mark until the clean exit; without one every push compares
+ * the whole file. One that cannot be trusted or used, or has no clean
+ * mark (a crash), is replaced (a new one is bound to nothing: the next
+ * push compares all).
  */
-static void open_log(struct pl_file *f)
+static void open_log(struct pl_file *f, int fd)
 {
 	char lp[PATH_MAX + 16];
 	struct stat ls, ps;
 	if (f->log)
 		return; /* started before in this process: the same file */
 	log_path(f, lp, sizeof(lp));
-	if (!stat(lp, &ls) &&
-	    (stat(f->path, &ps) || ls.st_mtim.tv_sec != ps.st_mtim.tv_sec ||
+	if (!lstat(lp, &ls) &&
+	    (fstat(fd, &ps) || ls.st_mtim.tv_sec != ps.st_mtim.tv_sec ||
 	     ls.st_mtim.tv_nsec != ps.st_mtim.tv_nsec)) {
 		/* not as the library left it (see stamp): trust nothing */
 		pl_msg(LOG_INFO, "'%s' may have changed since the library "
@@ -69,28 +73,34 @@ static void open_log(struct pl_file *f)
 			       strerror(errno));
 	}
 	pl_busy++;
-	int ret = rpmemctl_dirtylog_open(lp, f->size, 0, &f->log);
-	if (ret == -EINVAL && !unlink(lp))
-		ret = rpmemctl_dirtylog_open(lp, f->size, 0, &f->log);
+	int ret = rpmemctl_dirtylog_open_pool(lp, fd, f->size, 0,
+					      RPMEMCTL_DIRTYLOG_REPLACE,
+					      &f->log);
+	if (!ret)
+		ret = rpmemctl_dirtylog_set_clean(f->log, 0);
 	const char *why = rpmemctl_strerror(ret);
 	pl_busy--;
-	if (ret)
+	if (ret && f->log)
+		log_failed(f, ret);
+	else if (ret)
 		pl_msg(LOG_WARNING, "no dirty log for '%s': %s; every sync "
 		       "compares the whole file", f->path, why);
 }
 
 /*
- * stamp -- the process is done with f: give the file and its log one
- * mtime, 1 ns before the file's (any later write or store sets the
- * current time, later than that), so that the next start knows whether
- * the file changed without the library since; after a crash they differ
- * and the next bring-up compares the whole file
+ * stamp -- the process is done with f: the log gets its clean mark, then
+ * the file and its log one mtime, 1 ns before the file's (any later
+ * write or store sets the current time, later than that), so that the
+ * next start knows whether the file changed without the library since;
+ * after a crash the mark is missing and the next bring-up compares the
+ * whole file (the mtimes alone may match: they are as coarse as a tick)
  */
 static void stamp(struct pl_file *f)
 {
 	char lp[PATH_MAX + 16];
 	struct stat st;
-	if (!f->log || atomic_load(&f->log_bad) || stat(f->path, &st))
+	if (!f->log || atomic_load(&f->log_bad) ||
+	    rpmemctl_dirtylog_set_clean(f->log, 1) || stat(f->path, &st))
 		return;
 	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, st.st_mtim };
 	if (ts[1].tv_nsec) {
@@ -102,7 +112,7 @@ static void stamp(struct pl_file *f)
 	log_path(f, lp, sizeof(lp));
 	/* the log last: a stamped log means a stamped file */
 	if (!utimensat(AT_FDCWD, f->path, ts, 0))
-		(void)utimensat(AT_FDCWD, lp, ts, 0);
+		(void)utimensat(AT_FDCWD, lp, ts, AT_SYMLINK_NOFOLLOW);
 }
 
 /*
@@ -365,7 +375,7 @@ int pl_file_start(struct pl_file *f, int fd)
 		ferr(f, ret, "cannot map '%s': %s", f->path, strerror(-ret));
 		goto err_failed;
 	}
-	open_log(f);
+	open_log(f, fd);
 	uint64_t moved = 0;
 	ret = connect_live(f, &moved);
 	if (ret)

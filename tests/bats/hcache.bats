@@ -138,3 +138,61 @@ PY
 	rc verify "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 }
+
+# plant_link FILE SIZE -- with rpmemd stopped, FILE (in the region)
+# becomes a hard link to $W/outside, SIZE bytes outside the region (a
+# copy in $W/outside.orig); then rpmemd starts again
+plant_link() {
+	stop_daemon
+	head -c "$2" /dev/urandom >"$W/outside"
+	cp "$W/outside" "$W/outside.orig"
+	rm -f "$1"
+	ln "$W/outside" "$1"
+	start_daemon
+}
+
+@test "a pool file hard-linked to a file outside the region is refused: the client gets the reason, the outside file is unchanged" {
+	plant_link "$R1/p1" $((4 << 20))
+	poke "$W/src" 100
+	rc sync "$W/src" "$T/r1/p1"
+	cmp "$W/outside" "$W/outside.orig"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"pool 'p1' in region 'r1': its file has more than one hard link"* ]]
+	grep -q "refusing to write 'p1': it has 2 hard links" "$DLOG"
+}
+
+@test "a hash cache file hard-linked to a file outside the region is neither truncated nor written: the pool goes without a cache, saying why" {
+	plant_link "$R1/.rpmemd/p1.hashes" 8192
+	poke "$W/src" 100
+	rc sync "$W/src" "$T/r1/p1"
+	cmp "$W/outside" "$W/outside.orig"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+	grep -q "refusing to write 'p1.hashes': it has 2 hard links" "$DLOG"
+	grep -q "pool 'p1': no hash cache (every HASH hashes the pool): Too many links" "$DLOG"
+}
+
+@test "a metadata temporary file hard-linked to a file outside the region is neither truncated nor written: the state change fails with the reason" {
+	plant_link "$R1/.rpmemd/p1.meta.tmp" 8192
+	poke "$W/src" 100
+	rc sync "$W/src" "$T/r1/p1"
+	cmp "$W/outside" "$W/outside.orig"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"cannot write the metadata of pool 'p1': Too many links"* ]]
+	grep -q "refusing to write 'p1.meta.tmp': it has 2 hard links" "$DLOG"
+	cmp "$W/outside" "$W/outside.orig"
+	# the pool's metadata is the one before
+	rc list --json "$T/r1/p1"
+	[ "$(json '.pools[0].state')" = consistent ]
+}
+
+@test "pool and metadata files are created 0600 (only rpmemd's user may read them)" {
+	rc create "$T/r1/p2" 1M
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$R1/p2")" = 600 ]
+	[ "$(stat -c %a "$R1/.rpmemd/p2.meta")" = 600 ]
+	[ "$(stat -c %a "$R1/.rpmemd/p1.hashes")" = 600 ]
+	# a metadata rewrite (the state change of a sync) keeps it so
+	rc sync "$W/src" "$T/r1/p1"
+	[ "$(stat -c %a "$R1/.rpmemd/p1.meta")" = 600 ]
+}

@@ -679,6 +679,53 @@ static void rpmemd_meta_read__leftover_tmp_file_is_ignored(void **state)
 	assert_int_equal(out.generation, 7);
 }
 
+/* planted -- a tmp file planted as a link to "target" is refused untouched */
+static void planted(int (*plant)(void), int err)
+{
+	struct rpmemd_meta m = sample(), out;
+	assert_int_equal(rpmemd_meta_write(dfd, "db1", &m), 0);
+	put_file("target", "outside", 7);
+	assert_int_equal(plant(), 0);
+	m.generation = 8;
+	assert_int_equal(rpmemd_meta_write(dfd, "db1", &m), err);
+	assert_string_equal(file_text("target"), "outside");
+	assert_int_equal(rpmemd_meta_read(dfd, "db1", &out), 0);
+	assert_int_equal(out.generation, 3);
+}
+
+static int plant_hard(void)
+{
+	return linkat(dfd, "target", dfd, "db1.meta.tmp", 0);
+}
+
+static int plant_sym(void)
+{
+	return symlinkat("target", dfd, "db1.meta.tmp");
+}
+
+static void rpmemd_meta_write__hard_linked_tmp_is_emlink_untouched(
+	void **state)
+{
+	(void)state;
+	planted(plant_hard, -EMLINK);
+}
+
+static void rpmemd_meta_write__symlinked_tmp_is_eloop_untouched(void **state)
+{
+	(void)state;
+	planted(plant_sym, -ELOOP);
+}
+
+static void rpmemd_meta_write__file_is_0600(void **state)
+{
+	(void)state;
+	struct rpmemd_meta m = sample();
+	struct stat st;
+	assert_int_equal(rpmemd_meta_write(dfd, "db1", &m), 0);
+	assert_int_equal(fstatat(dfd, "db1.meta", &st, 0), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+}
+
 static void rpmemd_meta_read__missing_is_enoent(void **state)
 {
 	(void)state;
@@ -808,6 +855,9 @@ int main(void)
 		T(rpmemd_meta_read__missing_is_enoent),
 		T(rpmemd_meta_read__corrupt_file_is_ebadmsg),
 		T(rpmemd_meta_read__oversize_file_is_ebadmsg),
+		T(rpmemd_meta_write__hard_linked_tmp_is_emlink_untouched),
+		T(rpmemd_meta_write__symlinked_tmp_is_eloop_untouched),
+		T(rpmemd_meta_write__file_is_0600),
 		T(rpmemd_meta_read__symlink_is_refused),
 		T(rpmemd_meta__bad_pool_names_are_einval),
 		T(rpmemd_meta_unlink__removes_the_file),

@@ -13,7 +13,7 @@
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync errors log access tls_export \
-	      preload_config hcache net rdma_blob pace
+	      preload_config hcache net rdma_blob pace dirtylog
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -29,7 +29,7 @@ UNIT_DAEMON_meta   := $(B)/daemon/meta.o
 UNIT_DAEMON_devdax := $(B)/daemon/devdax.o $(B)/daemon/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/access.o
-UNIT_DAEMON_hcache := $(B)/daemon/hcache.o
+UNIT_DAEMON_hcache := $(B)/daemon/hcache.o $(B)/daemon/meta.o
 UNIT_DAEMON_pace   := $(B)/daemon/pace.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
