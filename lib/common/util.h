@@ -80,6 +80,20 @@ uint64_t rpmem_wall_sec(void); /* CLOCK_REALTIME seconds */
 size_t rpmem_strlcpy(char *dst, const char *src, size_t size);
 
 /*
+ * rpmem_utf8_len -- the length in bytes (1 to 4) of the well-formed UTF-8
+ * character s starts with, 0 if it starts with none (a stray continuation
+ * byte, an overlong form, a surrogate, beyond U+10FFFF, a truncated one)
+ */
+size_t rpmem_utf8_len(const char *s);
+
+/*
+ * rpmem_str_sanitize -- make s fit for one line of text and for JSON: a
+ * control character and every byte that is not part of well-formed UTF-8
+ * become '?', in place
+ */
+void rpmem_str_sanitize(char *s);
+
+/*
  * rpmem_prefault -- map in the pages of [addr, addr + len) for reading in
  * one call (MADV_POPULATE_READ), which is much cheaper than a page fault per
  * page when a large mapping is about to be read once; a no-op where the
