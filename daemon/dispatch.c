@@ -77,6 +77,7 @@ static int recv_failed(struct rpmemd_session *s, int ret)
 		conn_reply_err(s, 0, RPMEM_E_SHUTDOWN,
 			       "session %u ended by an administrator (%s)",
 			       s->id, by);
+		rpmem_conn_close_notify(&s->conn);
 		return -ECONNABORTED;
 	}
 	if (ret == -ETIMEDOUT)
@@ -99,8 +100,10 @@ int rpmemd_serve(struct rpmemd_session *s)
 	for (;;) {
 		uint64_t deadline = idle_deadline(s, &writer);
 		rpmem_conn_set_deadline(&s->conn, deadline);
-		conn_idle(s, deadline);
-		int ret = conn_recv_request(s, &hd);
+		int ret = conn_idle(s, deadline);
+		if (ret)
+			return recv_failed(s, ret);
+		ret = conn_recv_request(s, &hd);
 		if (ret == 1)
 			goto done;
 		if (ret)
@@ -149,8 +152,10 @@ int rpmemd_serve(struct rpmemd_session *s)
 			int over;
 			ret = req_events(s, &hd, &over);
 			if (over) /* the subscription was this session's end */
-				return ret == -ECONNRESET ? recv_failed(s, ret) :
-							    ret;
+				return ret == -ECONNRESET ||
+						       ret == -ECONNABORTED ?
+					       recv_failed(s, ret) :
+					       ret;
 			break;
 		}
 		case RPMEM_MSG_BYE:

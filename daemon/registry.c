@@ -170,6 +170,8 @@ unsigned rpmemd_sessions_reap(struct rpmemd_sessions *set)
 		dead = s->next;
 		pthread_join(s->thread, NULL);
 		rpmem_conn_close(&s->conn);
+		if (s->kick_fd >= 0)
+			close(s->kick_fd);
 		free(s->out);
 		rpmemd_session_free(s);
 		reaped++;
@@ -352,6 +354,22 @@ void rpmemd_sessions_leave(struct rpmemd_sessions *set,
 		WARN("session %u: wake-up: %s", s->id, strerror(errno));
 }
 
+/*
+ * kick_wake -- make o's thread notice its kick: over TLS through its
+ * kick_fd (it then sends the notice and a close_notify itself: a socket
+ * shut down under a TLS read ends it with an alert, as if tampered with);
+ * over plaintext its next read ends
+ */
+static void kick_wake(struct rpmemd_session *o)
+{
+	uint64_t one = 1;
+
+	if (o->kick_fd >= 0 &&
+	    write(o->kick_fd, &one, sizeof(one)) == sizeof(one))
+		return;
+	shutdown(o->conn.fd, SHUT_RD);
+}
+
 int rpmemd_sessions_kick(struct rpmemd_sessions *set,
 			 struct rpmemd_session *self, uint32_t id,
 			 const char *by, char *victim, size_t vlen)
@@ -366,8 +384,7 @@ int rpmemd_sessions_kick(struct rpmemd_sessions *set,
 			continue;
 		if (!o->kicked_by[0]) {
 			rpmem_strlcpy(o->kicked_by, by, sizeof(o->kicked_by));
-			/* its thread notices at its next read and ends */
-			shutdown(o->conn.fd, SHUT_RD);
+			kick_wake(o);
 		}
 		snprintf(victim, vlen, "session %u from %s (%s)", o->id,
 			 o->peer, o->client[0] ? o->client : "unnamed client");

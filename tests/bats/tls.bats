@@ -251,3 +251,52 @@ CONF
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p1"
 }
+
+# session_of KEY VALUE -- the id of the session whose KEY is VALUE, as the
+# daemon lists them (empty if none)
+session_of() {
+	"$RPMEMCTL" status --json --psk-file "$W/alice.psk" "$T" |
+		jq -r --arg v "$2" ".sessions[] | select(.$1 == \$v) | .id"
+}
+
+@test "a session kicked over TLS is told an administrator ended it (exit 4, as rpmemctl(1) says), not that its records were tampered with" {
+	start_daemon
+	local ep hp sid wid
+	# an idle event subscriber and a writer holding a pool, both TLS
+	"$RPMEMCTL" events --psk-file "$W/alice.psk" "$T" \
+		>"$W/ev.out" 2>"$W/ev.err" &
+	ep=$!
+	"$RPMEMCTL" -q create --psk-file "$W/alice.psk" "$T/r1/held" 1M
+	"$BUILD/tests/hold_pool" "$T/r1/held" 30 "" "$W/alice.psk" \
+		>"$W/hold.out" 2>&1 &
+	hp=$!
+	for _ in $(seq 50); do
+		wid=$(session_of pool held)
+		[ -n "$wid" ] && grep -q holding "$W/hold.out" &&
+			grep -q "subscribed to events" "$DLOG" && break
+		sleep 0.1
+	done
+	[ -n "$wid" ]
+	rc kick --psk-file "$W/alice.psk" "$T" "$wid"
+	[ "$status" -eq 0 ]
+	wait "$hp" || true
+	# the subscriber: the oldest session without a pool
+	sid=$("$RPMEMCTL" status --json --psk-file "$W/alice.psk" "$T" |
+		jq -r '[.sessions[] | select(.pool == "" and .region == "")] | min_by(.id) | .id')
+	rc kick --psk-file "$W/alice.psk" "$T" "$sid"
+	[ "$status" -eq 0 ]
+	local st=0
+	wait "$ep" || st=$?
+	cat "$W/ev.err"
+	[ "$st" -eq 4 ]
+	grep -q "session $sid ended by an administrator" "$W/ev.err"
+	! grep -qi "TLS failure\|tamper\|alert" "$W/ev.err"
+	# the daemon's side: both ended by the kick, not by a TLS failure,
+	# and the pool is free again
+	grep -q "session $wid from .* closed: ended by an administrator" "$DLOG"
+	grep -q "session $sid from .* closed: ended by an administrator" "$DLOG"
+	! grep -q "TLS failure" "$DLOG"
+	[ "$(session_of pool held)" = "" ]
+	run "$RPMEMCTL" list --json --psk-file "$W/alice.psk" "$T/r1/held"
+	[ "$(jq -r '.pools[0].writer' <<<"$output")" = "" ]
+}
