@@ -300,3 +300,38 @@ session_of() {
 	run "$RPMEMCTL" list --json --psk-file "$W/alice.psk" "$T/r1/held"
 	[ "$(jq -r '.pools[0].writer' <<<"$output")" = "" ]
 }
+
+# check_at SETTING -- rpmemd -n on $CONF exits 1 and names the file, the
+# line of SETTING (as grep -n finds it) and the setting, then the reason
+check_at() {
+	local line
+	line=$(grep -n "^ *${1#tls.} = " "$CONF" | cut -d: -f1)
+	[ -n "$line" ]
+	run "$RPMEMD" -n -c "$CONF"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "rpmemd: $CONF:$line: $1: "* ]]
+}
+
+@test "rpmemd -n reports a key file problem as FILE:LINE: SETTING: reason (a psk_file others can read, a missing one, a key others can read, a missing CA)" {
+	chmod 644 "$W/server.psk"
+	check_at tls.psk_file
+	[[ "$output" == *"(mode 0644): run chmod 600 $W/server.psk" ]]
+	rm "$W/server.psk"
+	check_at tls.psk_file
+	[[ "$output" == *"key file $W/server.psk: No such file or directory" ]]
+	cp "$W/alice.psk" "$W/server.psk"
+	cp "$P/server.key" "$W/server.key"
+	chmod 640 "$W/server.key"
+	sed -i "s|key = \"$P/server.key\"|key = \"$W/server.key\"|" "$CONF"
+	check_at tls.key
+	[[ "$output" == *"(mode 0640): run chmod 600 $W/server.key" ]]
+	sed -i "s|ca = \"$P/ca.crt\"|ca = \"$W/none.crt\"|" "$CONF"
+	chmod 600 "$W/server.key"
+	check_at tls.ca
+	[[ "$output" == *"$W/none.crt: No such file or directory" ]]
+	# and the daemon itself does not start, saying the same
+	run "$RPMEMD" -c "$CONF"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$CONF:"*": tls.ca: $W/none.crt: No such file or directory"* ]]
+}
