@@ -337,8 +337,10 @@ int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 	int ret;
 
 	ret = rpmem_parse_size(s, &v);
-	if (ret == -ERANGE)
-		return cmd_usage_error(ctx, "%s '%s' is too large", what, s);
+	if (ret == -ERANGE || (!ret && v > RPMEM_SIZE_MAX))
+		return cmd_usage_error(ctx,
+			"%s '%s' is larger than the largest size supported (%llu bytes: 8 EiB less one byte)",
+			what, s, (unsigned long long)RPMEM_SIZE_MAX);
 	if (ret)
 		return cmd_usage_error(ctx,
 			"invalid %s '%s' (bytes, or a number with K, M, G or T)",

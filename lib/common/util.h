@@ -27,6 +27,12 @@
 int rpmem_name_valid(const char *name);
 
 /*
+ * RPMEM_SIZE_MAX -- the largest size of a pool or a file (off_t:
+ * 8 EiB less one byte); larger sizes are refused as such, by both ends
+ */
+#define RPMEM_SIZE_MAX ((uint64_t)INT64_MAX)
+
+/*
  * rpmem_parse_size -- "4096", "64K", "64KiB", "1M", "2G", "1T" (powers of
  * 1024; a trailing "B" is allowed) into bytes. Returns 0 or -EINVAL
  * (empty, junk, negative) or -ERANGE (overflow).
