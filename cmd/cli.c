@@ -351,7 +351,7 @@ int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 	return 0;
 }
 
-/* cmd_parse_bwlimit -- bytes per second, K/M/G, "/s" allowed, >= 4 KiB */
+/* cmd_parse_bwlimit -- bytes per second, K/M/G/T, "/s" allowed, >= 4 KiB */
 int cmd_parse_bwlimit(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
 {
 	char buf[64];
@@ -365,7 +365,7 @@ int cmd_parse_bwlimit(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
 		buf[n - 2] = '\0';
 	if (rpmem_parse_size(buf, &v) || v < 4096)
 		return cmd_usage_error(ctx,
-			"invalid --bwlimit '%s' (bytes per second, at least 4K; K, M and G allowed, e.g. 50M)",
+			"invalid --bwlimit '%s' (bytes per second, at least 4K; K, M, G and T allowed, e.g. 50M)",
 			s);
 	*out = v;
 	return 0;

@@ -774,7 +774,7 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 }
 
 /*
- * parse_bwlimit -- bwlimit = 104857600; or "100M" (K, M, G: powers of
+ * parse_bwlimit -- bwlimit = 104857600; or "100M" (K, M, G, T: powers of
  * 1024): bytes of WRITE data a second for all sessions together; absent
  * or 0: no limit
  */
@@ -796,7 +796,7 @@ static int parse_bwlimit(struct cfg_ctx *c, const config_setting_t *root,
 	} else if (t != CONFIG_TYPE_STRING ||
 		   rpmem_parse_size(config_setting_get_string(s), &v)) {
 		return cfg_err(c, s, "bwlimit",
-			       "must be bytes per second: a number, or a string like \"100M\" (K, M, G)");
+			       "must be bytes per second: a number, or a string like \"100M\" (K, M, G, T)");
 	}
 	if (v && v < BWLIMIT_MIN)
 		return cfg_err(c, s, "bwlimit",
