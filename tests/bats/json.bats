@@ -289,3 +289,33 @@ for f in sys.argv[1:]:
 	strict_json "$W/out"
 	[ "$(json '.pools[0].source')" = "old??" ]
 }
+
+# man_summary ARRAY -- the keys rpmemctl(1)'s JSON summary gives for
+# ARRAY[] (from ".BR ARRAY []" to its closing ".BR KEY )." or ");", or
+# the next array), one a line
+man_summary() {
+	awk -v start=".BR $1 []" '
+		$0 == start { on = 1; next }
+		!on { next }
+		/^\.BR [a-z_]+ \[\]$/ { exit }
+		/^\.BR? [a-z_]+ \)[.;]$/ { last = 1 }
+		/^\.R?BR? / {
+			sub(/^\.R?BR? (\( )?/, "")
+			if ($1 ~ /^[a-z_]+$/) print $1
+		}
+		last { exit }
+	' "$TOP/man/rpmemctl.1"
+}
+
+@test "rpmemctl(1)'s JSON summary names every key of sessions[], pools[] and regions[] that the schema (and docs/JSON.md) has" {
+	local o k missing=
+	for o in session:sessions pool:pools region:regions; do
+		man_summary "${o#*:}" >"$W/man.keys"
+		[ -s "$W/man.keys" ]
+		for k in $(jq -r --arg o "${o%:*}" '.objects[$o] | keys[]' "$SCHEMA"); do
+			grep -qx "$k" "$W/man.keys" || missing="$missing ${o#*:}[].$k"
+		done
+	done
+	echo "not in rpmemctl(1):$missing"
+	[ -z "$missing" ]
+}
