@@ -66,8 +66,10 @@ static int recv_timed_out(struct rpmemd_session *s)
 }
 
 /*
- * recv_failed -- a read failed with ret: if an administrator kicked the
- * session, tell the client so; returns ret
+ * recv_failed -- a read failed with ret (or a wait was woken): if an
+ * administrator kicked the session, tell the client so (-ECONNABORTED); if
+ * the daemon is stopping, end it (-ESHUTDOWN); over TLS with a
+ * close_notify either way. Else returns ret.
  */
 static int recv_failed(struct rpmemd_session *s, int ret)
 {
@@ -79,6 +81,10 @@ static int recv_failed(struct rpmemd_session *s, int ret)
 			       s->id, by);
 		rpmem_conn_close_notify(&s->conn);
 		return -ECONNABORTED;
+	}
+	if (__atomic_load_n(&s->set->stopping, __ATOMIC_RELAXED)) {
+		rpmem_conn_close_notify(&s->conn); /* as plaintext: closed */
+		return -ESHUTDOWN;
 	}
 	if (ret == -ETIMEDOUT)
 		return recv_timed_out(s);
@@ -185,6 +191,6 @@ done:
 			s->trim = 1;
 		/* stopping: this request is done, take no other */
 		if (__atomic_load_n(&s->set->stopping, __ATOMIC_RELAXED))
-			return -ESHUTDOWN;
+			return recv_failed(s, -ESHUTDOWN);
 	}
 }

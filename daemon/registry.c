@@ -134,13 +134,34 @@ unsigned rpmemd_sessions_count(struct rpmemd_sessions *set)
 	return n;
 }
 
+/*
+ * session_wake -- make o's thread notice a kick or a stop: over TLS
+ * through its kick_fd (it then ends the TLS session cleanly itself: a
+ * socket shut down under a TLS read ends it with an alert, as if tampered
+ * with); over plaintext its next read ends
+ */
+static void session_wake(struct rpmemd_session *o)
+{
+	uint64_t one = 1;
+
+	if (o->kick_fd >= 0 &&
+	    write(o->kick_fd, &one, sizeof(one)) == sizeof(one))
+		return;
+	shutdown(o->conn.fd, SHUT_RD);
+}
+
 void rpmemd_sessions_shutdown(struct rpmemd_sessions *set, int how)
 {
 	pthread_mutex_lock(&set->lock);
 	__atomic_store_n(&set->stopping, 1, __ATOMIC_RELAXED);
-	for (struct rpmemd_session *s = set->head; s; s = s->next)
-		if (!s->done)
+	for (struct rpmemd_session *s = set->head; s; s = s->next) {
+		if (s->done)
+			continue;
+		if (how == SHUT_RD && s->established)
+			session_wake(s);
+		else
 			shutdown(s->conn.fd, how);
+	}
 	pthread_mutex_unlock(&set->lock);
 }
 
@@ -354,22 +375,6 @@ void rpmemd_sessions_leave(struct rpmemd_sessions *set,
 		WARN("session %u: wake-up: %s", s->id, strerror(errno));
 }
 
-/*
- * kick_wake -- make o's thread notice its kick: over TLS through its
- * kick_fd (it then sends the notice and a close_notify itself: a socket
- * shut down under a TLS read ends it with an alert, as if tampered with);
- * over plaintext its next read ends
- */
-static void kick_wake(struct rpmemd_session *o)
-{
-	uint64_t one = 1;
-
-	if (o->kick_fd >= 0 &&
-	    write(o->kick_fd, &one, sizeof(one)) == sizeof(one))
-		return;
-	shutdown(o->conn.fd, SHUT_RD);
-}
-
 int rpmemd_sessions_kick(struct rpmemd_sessions *set,
 			 struct rpmemd_session *self, uint32_t id,
 			 const char *by, char *victim, size_t vlen)
@@ -384,7 +389,7 @@ int rpmemd_sessions_kick(struct rpmemd_sessions *set,
 			continue;
 		if (!o->kicked_by[0]) {
 			rpmem_strlcpy(o->kicked_by, by, sizeof(o->kicked_by));
-			kick_wake(o);
+			session_wake(o);
 		}
 		snprintf(victim, vlen, "session %u from %s (%s)", o->id,
 			 o->peer, o->client[0] ? o->client : "unnamed client");

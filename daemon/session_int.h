@@ -72,9 +72,10 @@ struct rpmemd_session {
 	int evicted; /* closed to make room for a newer connection */
 	char kicked_by[RPMEM_STR_MAX + 1]; /* who ended it with KICK, or "" */
 	/*
-	 * TLS: an eventfd that KICK writes to wake the session's thread from
-	 * its wait for a request (a shut-down socket would end a TLS read
-	 * with an alert); -1 over plaintext, or when none could be made
+	 * TLS: an eventfd that KICK and a stopping daemon write to wake the
+	 * session's thread from its wait for a request (a shut-down socket
+	 * would end a TLS read with an alert); -1 over plaintext, or when
+	 * none could be made
 	 */
 	int kick_fd;
 

@@ -335,3 +335,23 @@ check_at() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"$CONF:"*": tls.ca: $W/none.crt: No such file or directory"* ]]
 }
+
+@test "rpmemd stopping under an idle TLS subscriber: the client reads a lost connection, as over plaintext, not a tampered record" {
+	start_daemon
+	local ep st=0
+	"$RPMEMCTL" events --psk-file "$W/alice.psk" "$T" \
+		>"$W/ev.out" 2>"$W/ev.err" &
+	ep=$!
+	for _ in $(seq 50); do
+		grep -q "subscribed to events" "$DLOG" && break
+		sleep 0.1
+	done
+	stop_daemon
+	wait "$ep" || st=$?
+	cat "$W/ev.err"
+	[ "$st" -eq 3 ]
+	grep -q "lost while waiting for an event" "$W/ev.err"
+	! grep -qi "TLS failure\|tamper\|alert" "$W/ev.err"
+	grep -q "closed: the daemon is stopping" "$DLOG"
+	! grep -q "TLS failure" "$DLOG"
+}
