@@ -355,3 +355,39 @@ check_at() {
 	grep -q "closed: the daemon is stopping" "$DLOG"
 	! grep -q "TLS failure" "$DLOG"
 }
+
+@test "a certificate name that is not UTF-8 (a T61String CN): the admin's status --json and --prometheus stay UTF-8, the name's stray byte U+FFFD" {
+	# a client certificate of the test CA whose CN is "caf" and byte 0xE9
+	printf '[ req ]\ndistinguished_name = dn\nstring_mask = nombstr\nprompt = no\n[ dn ]\nCN = caf\xe9\n' >"$W/latin.cnf"
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-config "$W/latin.cnf" -keyout "$W/latin.key" \
+		-out "$W/latin.csr" 2>/dev/null
+	openssl x509 -req -in "$W/latin.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" \
+		-CAserial "$W/latin.srl" -CAcreateserial -days 2 \
+		-out "$W/latin.crt" 2>/dev/null
+	chmod 600 "$W/latin.key"
+	printf 'access = ( { identity = "alice"; regions = [ "*" ]; rights = [ "write", "admin" ]; },\n  { identity = "caf\xe9"; regions = [ "r1" ]; rights = [ "read" ]; } );\n' >"$W/rules"
+	sed -i '/^access = /d' "$CONF"
+	cat "$W/rules" >>"$CONF"
+	start_daemon
+	"$RPMEMCTL" events --tls-ca "$P/ca.crt" --tls-cert "$W/latin.crt" \
+		--tls-key "$W/latin.key" "$T" >"$W/ev.out" 2>"$W/ev.err" &
+	local ep=$!
+	for _ in $(seq 50); do
+		grep -q "subscribed to events" "$DLOG" && break
+		sleep 0.1
+	done
+	"$RPMEMCTL" status --json --psk-file "$W/alice.psk" "$T" >"$W/st.json"
+	"$RPMEMCTL" status --prometheus --psk-file "$W/alice.psk" "$T" \
+		>"$W/st.prom"
+	kill "$ep"
+	wait "$ep" || true
+	cat "$W/ev.err"
+	python3 -c 'import json, sys
+d = json.loads(open(sys.argv[1], "rb").read())
+ids = [s["identity"] for s in d["sessions"]]
+assert "caf\ufffd" in ids, ids
+open(sys.argv[2], "rb").read().decode("utf-8")' "$W/st.json" "$W/st.prom"
+	grep -q 'identity="caf'$'\xef\xbf\xbd''"' "$W/st.prom"
+	python3 "$TOP/tests/bats/promparse.py" <"$W/st.prom" >/dev/null
+}
