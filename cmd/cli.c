@@ -337,8 +337,10 @@ int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 	int ret;
 
 	ret = rpmem_parse_size(s, &v);
-	if (ret == -ERANGE)
-		return cmd_usage_error(ctx, "%s '%s' is too large", what, s);
+	if (ret == -ERANGE || (!ret && v > RPMEM_SIZE_MAX))
+		return cmd_usage_error(ctx,
+			"%s '%s' is larger than the largest size supported (%llu bytes: 8 EiB less one byte)",
+			what, s, (unsigned long long)RPMEM_SIZE_MAX);
 	if (ret)
 		return cmd_usage_error(ctx,
 			"invalid %s '%s' (bytes, or a number with K, M, G or T)",
@@ -349,7 +351,7 @@ int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 	return 0;
 }
 
-/* cmd_parse_bwlimit -- bytes per second, K/M/G, "/s" allowed, >= 4 KiB */
+/* cmd_parse_bwlimit -- bytes per second, K/M/G/T, "/s" allowed, >= 4 KiB */
 int cmd_parse_bwlimit(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
 {
 	char buf[64];
@@ -363,7 +365,7 @@ int cmd_parse_bwlimit(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
 		buf[n - 2] = '\0';
 	if (rpmem_parse_size(buf, &v) || v < 4096)
 		return cmd_usage_error(ctx,
-			"invalid --bwlimit '%s' (bytes per second, at least 4K; K, M and G allowed, e.g. 50M)",
+			"invalid --bwlimit '%s' (bytes per second, at least 4K; K, M, G and T allowed, e.g. 50M)",
 			s);
 	*out = v;
 	return 0;

@@ -13,11 +13,17 @@
 #include <math.h>
 
 #include "json.h"
+#include "util.h"
 
-/* json_escape -- write s as a quoted JSON string */
+/*
+ * json_escape -- write s as a quoted JSON string; UTF-8 passes through,
+ * a byte that is not part of well-formed UTF-8 (a file name in another
+ * encoding) becomes U+FFFD, written \ufffd, so that the document is UTF-8
+ */
 void json_escape(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
 
 	fputc('"', f);
 	for (; *p; p++) {
@@ -44,10 +50,14 @@ void json_escape(FILE *f, const char *s)
 			fputs("\\t", f);
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
+			if (*p < 0x20 || *p == 0x7f) {
 				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f); /* UTF-8 passes through */
+			} else if (!(n = rpmem_utf8_len((const char *)p))) {
+				fputs("\\ufffd", f);
+			} else {
+				fwrite(p, 1, n, f);
+				p += n - 1;
+			}
 		}
 	}
 	fputc('"', f);

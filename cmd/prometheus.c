@@ -5,20 +5,32 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "util.h"
 
-/* label -- one label NAME="VALUE", the value escaped (\\, \", \n) */
+/*
+ * label -- one label NAME="VALUE", the value escaped (\\, \", \n) and UTF-8
+ * as the format requires: a byte that is not part of well-formed UTF-8
+ * becomes U+FFFD
+ */
 static void label(FILE *f, const char *name, const char *value, int first)
 {
+	size_t n;
+
 	fprintf(f, "%s%s=\"", first ? "" : ",", name);
-	for (const char *c = value ? value : ""; *c; c++) {
-		if (*c == '\\')
+	for (const char *c = value ? value : ""; *c; c += n) {
+		n = rpmem_utf8_len(c);
+		if (!n) {
+			fputs("\xef\xbf\xbd", f); /* U+FFFD */
+			n = 1;
+		} else if (*c == '\\') {
 			fputs("\\\\", f);
-		else if (*c == '"')
+		} else if (*c == '"') {
 			fputs("\\\"", f);
-		else if (*c == '\n')
+		} else if (*c == '\n') {
 			fputs("\\n", f);
-		else
-			fputc(*c, f);
+		} else {
+			fwrite(c, 1, n, f);
+		}
 	}
 	fputc('"', f);
 }

@@ -29,8 +29,8 @@ static const char sync_usage[] =
 	"  -j, --json             one JSON object on stdout (with --follow,\n"
 	"                         one line per round)\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
-	"      --bwlimit RATE     send at most RATE bytes a second (K, M, G:\n"
-	"                         powers of 1024; e.g. 50M)\n"
+	"      --bwlimit RATE     send at most RATE bytes a second (K, M, G,\n"
+	"                         T: powers of 1024; e.g. 50M)\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            no informational lines or progress\n"
 	"  -h, --help             this help\n";

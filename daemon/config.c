@@ -15,6 +15,7 @@
 #include "net.h"
 #include "sock.h"
 #include "pmem.h"
+#include "tls.h"
 #include "util.h"
 
 #define DEFAULT_LISTEN "127.0.0.1"
@@ -426,6 +427,30 @@ static int get_path(struct cfg_ctx *c, const config_setting_t *g,
 }
 
 /*
+ * tls_file -- get_path of a file of the tls group, which must exist; a
+ * secret one (the key, the PSK file) also only for its owner
+ * (rpmem_key_file_check): a problem is reported at its setting's line
+ */
+static int tls_file(struct cfg_ctx *c, const config_setting_t *g,
+		    const char *name, char *out, size_t len, int secret)
+{
+	char what[32], why[RPMEM_STR_MAX + 128];
+	struct stat st;
+	int ret;
+
+	snprintf(what, sizeof(what), "tls.%s", name);
+	if ((ret = get_path(c, g, name, what, out, len)) || !out[0])
+		return ret;
+	if (secret && rpmem_key_file_check(out, why, sizeof(why)))
+		return cfg_err(c, config_setting_get_member(g, name), what,
+			       "%s", why);
+	if (!secret && stat(out, &st))
+		return cfg_err(c, config_setting_get_member(g, name), what,
+			       "%s: %s", out, strerror(errno));
+	return 0;
+}
+
+/*
  * parse_tls -- tls = { certificate = "..."; key = "..."; ca = "...";
  * psk_file = "..."; }: X.509 (all three) and/or PSK identities
  */
@@ -443,12 +468,12 @@ static int parse_tls(struct cfg_ctx *c, const config_setting_t *root,
 	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
 		return cfg_err(c, g, "tls", "must be a group");
 	if ((ret = check_known(c, g, "tls.", known)) ||
-	    (ret = get_path(c, g, "certificate", "tls.certificate",
-			    t->certificate, sizeof(t->certificate))) ||
-	    (ret = get_path(c, g, "key", "tls.key", t->key, sizeof(t->key))) ||
-	    (ret = get_path(c, g, "ca", "tls.ca", t->ca, sizeof(t->ca))) ||
-	    (ret = get_path(c, g, "psk_file", "tls.psk_file", t->psk_file,
-			    sizeof(t->psk_file))))
+	    (ret = tls_file(c, g, "certificate", t->certificate,
+			    sizeof(t->certificate), 0)) ||
+	    (ret = tls_file(c, g, "key", t->key, sizeof(t->key), 1)) ||
+	    (ret = tls_file(c, g, "ca", t->ca, sizeof(t->ca), 0)) ||
+	    (ret = tls_file(c, g, "psk_file", t->psk_file,
+			    sizeof(t->psk_file), 1)))
 		return ret;
 	int x509 = t->certificate[0] || t->key[0] || t->ca[0];
 	if (x509 && !(t->certificate[0] && t->key[0] && t->ca[0]))
@@ -749,7 +774,7 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 }
 
 /*
- * parse_bwlimit -- bwlimit = 104857600; or "100M" (K, M, G: powers of
+ * parse_bwlimit -- bwlimit = 104857600; or "100M" (K, M, G, T: powers of
  * 1024): bytes of WRITE data a second for all sessions together; absent
  * or 0: no limit
  */
@@ -771,7 +796,7 @@ static int parse_bwlimit(struct cfg_ctx *c, const config_setting_t *root,
 	} else if (t != CONFIG_TYPE_STRING ||
 		   rpmem_parse_size(config_setting_get_string(s), &v)) {
 		return cfg_err(c, s, "bwlimit",
-			       "must be bytes per second: a number, or a string like \"100M\" (K, M, G)");
+			       "must be bytes per second: a number, or a string like \"100M\" (K, M, G, T)");
 	}
 	if (v && v < BWLIMIT_MIN)
 		return cfg_err(c, s, "bwlimit",

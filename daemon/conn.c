@@ -68,29 +68,43 @@ static void __attribute__((noinline)) stack_trim(struct rpmemd_session *s)
 		madvise((void *)lo, end - lo, MADV_DONTNEED);
 }
 
+/* deadline_ms -- the ms until deadline_ns (rounded up), -1 for 0 (none) */
+static int deadline_ms(uint64_t deadline_ns)
+{
+	if (!deadline_ns)
+		return -1;
+	uint64_t now = rpmem_now_ns();
+	uint64_t left = deadline_ns > now ? deadline_ns - now : 0;
+	return left / 1000000 < INT_MAX ? (int)(left / 1000000) + 1 : INT_MAX;
+}
+
 /*
  * conn_idle -- give back the reply buffer, TLS buffers and deep stack
  * pages of an idle session, then wait for the next request (until
  * deadline_ns, 0: none) without taking them again
  */
-void conn_idle(struct rpmemd_session *s, uint64_t deadline_ns)
+int conn_idle(struct rpmemd_session *s, uint64_t deadline_ns)
 {
-	if (!s->trim || rpmem_conn_wait(&s->conn, RPMEMD_IDLE_MS))
-		return;
-	free(s->out);
-	s->out = NULL;
-	rpmem_conn_trim(&s->conn);
-	stack_trim(s);
-	s->trim = 0;
-	/* a TLS read would take its buffer at once: poll first */
-	int ms = -1;
-	if (deadline_ns) {
-		uint64_t now = rpmem_now_ns();
-		uint64_t left = deadline_ns > now ? deadline_ns - now : 0;
-		ms = left / 1000000 < INT_MAX ? (int)(left / 1000000) + 1 :
-						INT_MAX;
+	int r;
+
+	if (s->trim) {
+		r = rpmem_conn_wait_or(&s->conn, s->kick_fd, RPMEMD_IDLE_MS);
+		if (r)
+			return r == 2 ? -ECONNABORTED : 0;
+		free(s->out);
+		s->out = NULL;
+		rpmem_conn_trim(&s->conn);
+		stack_trim(s);
+		s->trim = 0;
+	} else if (!s->conn.tls) {
+		return 0; /* a plaintext read waits in recv */
 	}
-	rpmem_conn_wait(&s->conn, ms);
+	/*
+	 * a TLS read would take its buffer at once, and a kick must not end
+	 * it mid-record: poll first
+	 */
+	r = rpmem_conn_wait_or(&s->conn, s->kick_fd, deadline_ms(deadline_ns));
+	return r == 2 ? -ECONNABORTED : 0;
 }
 
 /* conn_defer -- remember the first failed WRITE for the next FLUSH */

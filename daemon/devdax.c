@@ -256,6 +256,7 @@ static int slot_decode(const struct rpmemd_devdax *dd, uint32_t idx,
 	memcpy(r->name, buf + SLOT_NAME_OFF, RPMEM_NAME_MAX + 1);
 	memcpy(r->meta.source, buf + SLOT_SOURCE_OFF,
 	       sizeof(r->meta.source) - 1);
+	rpmem_str_sanitize(r->meta.source);
 	if (!rpmem_name_valid(r->name) || r->meta.state > RPMEM_POOL_CONSISTENT)
 		return -EUCLEAN;
 	return 1;

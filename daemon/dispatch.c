@@ -66,8 +66,10 @@ static int recv_timed_out(struct rpmemd_session *s)
 }
 
 /*
- * recv_failed -- a read failed with ret: if an administrator kicked the
- * session, tell the client so; returns ret
+ * recv_failed -- a read failed with ret (or a wait was woken): if an
+ * administrator kicked the session, tell the client so (-ECONNABORTED); if
+ * the daemon is stopping, end it (-ESHUTDOWN); over TLS with a
+ * close_notify either way. Else returns ret.
  */
 static int recv_failed(struct rpmemd_session *s, int ret)
 {
@@ -77,7 +79,12 @@ static int recv_failed(struct rpmemd_session *s, int ret)
 		conn_reply_err(s, 0, RPMEM_E_SHUTDOWN,
 			       "session %u ended by an administrator (%s)",
 			       s->id, by);
+		rpmem_conn_close_notify(&s->conn);
 		return -ECONNABORTED;
+	}
+	if (__atomic_load_n(&s->set->stopping, __ATOMIC_RELAXED)) {
+		rpmem_conn_close_notify(&s->conn); /* as plaintext: closed */
+		return -ESHUTDOWN;
 	}
 	if (ret == -ETIMEDOUT)
 		return recv_timed_out(s);
@@ -99,8 +106,10 @@ int rpmemd_serve(struct rpmemd_session *s)
 	for (;;) {
 		uint64_t deadline = idle_deadline(s, &writer);
 		rpmem_conn_set_deadline(&s->conn, deadline);
-		conn_idle(s, deadline);
-		int ret = conn_recv_request(s, &hd);
+		int ret = conn_idle(s, deadline);
+		if (ret)
+			return recv_failed(s, ret);
+		ret = conn_recv_request(s, &hd);
 		if (ret == 1)
 			goto done;
 		if (ret)
@@ -149,8 +158,10 @@ int rpmemd_serve(struct rpmemd_session *s)
 			int over;
 			ret = req_events(s, &hd, &over);
 			if (over) /* the subscription was this session's end */
-				return ret == -ECONNRESET ? recv_failed(s, ret) :
-							    ret;
+				return ret == -ECONNRESET ||
+						       ret == -ECONNABORTED ?
+					       recv_failed(s, ret) :
+					       ret;
 			break;
 		}
 		case RPMEM_MSG_BYE:
@@ -180,6 +191,6 @@ done:
 			s->trim = 1;
 		/* stopping: this request is done, take no other */
 		if (__atomic_load_n(&s->set->stopping, __ATOMIC_RELAXED))
-			return -ESHUTDOWN;
+			return recv_failed(s, -ESHUTDOWN);
 	}
 }

@@ -10,14 +10,6 @@
 #include "session_int.h"
 #include "util.h"
 
-/* sanitize -- replace control characters in a string from the wire */
-static void sanitize(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
-
 /*
  * rpmemd_handshake -- HELLO with a common version, no authentication, a free
  * session slot; replies HELLO_OK. Returns 0 or -errno (session ends).
@@ -59,7 +51,7 @@ int rpmemd_handshake(struct rpmemd_session *s)
 			       m.auth_method);
 		return -EACCES;
 	}
-	sanitize(m.client);
+	rpmem_str_sanitize(m.client);
 	ret = rpmemd_sessions_admit(set, s, m.client, &max);
 	if (ret == -ECONNRESET) /* evicted: the worker says so */
 		return ret;

@@ -55,10 +55,8 @@ int rpmemd_meta_transition(struct rpmemd_meta *m, uint8_t new_state)
 void rpmemd_meta_set_source(struct rpmemd_meta *m, const char *source)
 {
 	rpmem_strlcpy(m->source, source, sizeof(m->source));
-	/* one line per key: no control characters */
-	for (char *p = m->source; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	/* one line per key, and UTF-8 for every client's JSON */
+	rpmem_str_sanitize(m->source);
 }
 
 /* state_parse -- a state name to its value, -1 if unknown */
@@ -139,7 +137,8 @@ static int parse_kv(int k, const char *v, struct rpmemd_meta *m)
 	case K_SOURCE:
 		if (strlen(v) > RPMEM_STR_MAX)
 			return -1;
-		rpmem_strlcpy(m->source, v, sizeof(m->source));
+		/* a file written before sources were sanitized */
+		rpmemd_meta_set_source(m, v);
 		return 0;
 	}
 	return -1;

@@ -134,13 +134,34 @@ unsigned rpmemd_sessions_count(struct rpmemd_sessions *set)
 	return n;
 }
 
+/*
+ * session_wake -- make o's thread notice a kick or a stop: over TLS
+ * through its kick_fd (it then ends the TLS session cleanly itself: a
+ * socket shut down under a TLS read ends it with an alert, as if tampered
+ * with); over plaintext its next read ends
+ */
+static void session_wake(struct rpmemd_session *o)
+{
+	uint64_t one = 1;
+
+	if (o->kick_fd >= 0 &&
+	    write(o->kick_fd, &one, sizeof(one)) == sizeof(one))
+		return;
+	shutdown(o->conn.fd, SHUT_RD);
+}
+
 void rpmemd_sessions_shutdown(struct rpmemd_sessions *set, int how)
 {
 	pthread_mutex_lock(&set->lock);
 	__atomic_store_n(&set->stopping, 1, __ATOMIC_RELAXED);
-	for (struct rpmemd_session *s = set->head; s; s = s->next)
-		if (!s->done)
+	for (struct rpmemd_session *s = set->head; s; s = s->next) {
+		if (s->done)
+			continue;
+		if (how == SHUT_RD && s->established)
+			session_wake(s);
+		else
 			shutdown(s->conn.fd, how);
+	}
 	pthread_mutex_unlock(&set->lock);
 }
 
@@ -170,6 +191,8 @@ unsigned rpmemd_sessions_reap(struct rpmemd_sessions *set)
 		dead = s->next;
 		pthread_join(s->thread, NULL);
 		rpmem_conn_close(&s->conn);
+		if (s->kick_fd >= 0)
+			close(s->kick_fd);
 		free(s->out);
 		rpmemd_session_free(s);
 		reaped++;
@@ -366,8 +389,7 @@ int rpmemd_sessions_kick(struct rpmemd_sessions *set,
 			continue;
 		if (!o->kicked_by[0]) {
 			rpmem_strlcpy(o->kicked_by, by, sizeof(o->kicked_by));
-			/* its thread notices at its next read and ends */
-			shutdown(o->conn.fd, SHUT_RD);
+			session_wake(o);
 		}
 		snprintf(victim, vlen, "session %u from %s (%s)", o->id,
 			 o->peer, o->client[0] ? o->client : "unnamed client");

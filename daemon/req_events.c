@@ -166,12 +166,17 @@ int rpmemd_events_serve(struct rpmemd_session *s, uint32_t id,
 			ret = send_item(s, id, &it);
 			continue;
 		}
-		struct pollfd p[2] = { { .fd = s->conn.fd, .events = POLLIN },
-				       { .fd = rpmemd_events_fd(s), .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
+		struct pollfd p[3] = { { .fd = s->conn.fd, .events = POLLIN },
+				       { .fd = rpmemd_events_fd(s), .events = POLLIN },
+				       { .fd = s->kick_fd, .events = POLLIN } };
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			ret = -errno;
+			break;
+		}
+		if (p[2].revents) { /* kicked (TLS): the caller says so */
+			ret = -ECONNABORTED;
 			break;
 		}
 		if (p[1].revents) {

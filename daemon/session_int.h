@@ -71,6 +71,13 @@ struct rpmemd_session {
 	int unauth;  /* counted in set->unauth: before HELLO_OK */
 	int evicted; /* closed to make room for a newer connection */
 	char kicked_by[RPMEM_STR_MAX + 1]; /* who ended it with KICK, or "" */
+	/*
+	 * TLS: an eventfd that KICK and a stopping daemon write to wake the
+	 * session's thread from its wait for a request (a shut-down socket
+	 * would end a TLS read with an alert); -1 over plaintext, or when
+	 * none could be made
+	 */
+	int kick_fd;
 
 	/* the session thread's own */
 	struct rpmemd_handle h[RPMEMD_MAX_HANDLES];
@@ -125,9 +132,11 @@ uint8_t *conn_out_buf(struct rpmemd_session *s);
 /*
  * conn_idle -- before waiting for the next request: if none comes within
  * RPMEMD_IDLE_MS, give back what the last ones took, and wait for one
- * (until deadline_ns, 0: none) without taking it again
+ * (until deadline_ns, 0: none) without taking it again. Over TLS it always
+ * waits before the read, for a request or a KICK (s->kick_fd). 0 to read
+ * the request, -ECONNABORTED once kicked.
  */
-void conn_idle(struct rpmemd_session *s, uint64_t deadline_ns);
+int conn_idle(struct rpmemd_session *s, uint64_t deadline_ns);
 /* conn_defer -- remember the first failed WRITE for the next FLUSH */
 void conn_defer(struct rpmemd_session *s, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -251,8 +260,10 @@ int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			  const char *client, unsigned *max);
 /*
- * rpmemd_sessions_kick -- end session id on behalf of `by`: its socket is
- * shut down for reading, its thread tells it why and releases its pools.
+ * rpmemd_sessions_kick -- end session id on behalf of `by`: its thread is
+ * woken (TLS: by its kick_fd, at its next wait for a request; plaintext:
+ * its socket is shut down for reading), tells its client why, ends the
+ * connection and releases its pools.
  * -ENOENT if no such established session, -EINVAL if id is self's.
  */
 int rpmemd_sessions_kick(struct rpmemd_sessions *set,

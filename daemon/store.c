@@ -417,7 +417,14 @@ int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 			 name);
 		return -EINVAL;
 	}
-	if (size == 0 || size % r->align || size > (uint64_t)INT64_MAX) {
+	if (size > RPMEM_SIZE_MAX) {
+		snprintf(err, errlen,
+			 "size %llu of pool '%s' is larger than the largest size supported (%llu bytes: 8 EiB less one byte)",
+			 (unsigned long long)size, name,
+			 (unsigned long long)RPMEM_SIZE_MAX);
+		return -EFBIG;
+	}
+	if (size == 0 || size % r->align) {
 		snprintf(err, errlen,
 			 "invalid size %llu for pool '%s': a positive multiple of %u bytes is required",
 			 (unsigned long long)size, name, r->align);

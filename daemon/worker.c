@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -61,6 +62,8 @@ static const char *end_reason(int ret)
 		return "TLS failure: a record failed authentication (corrupted or tampered with on the way)";
 	case -ESHUTDOWN:
 		return "the daemon is stopping";
+	case -ECONNABORTED:
+		return "ended by an administrator (kick)";
 	default:
 		return strerror(-ret);
 	}
@@ -252,6 +255,7 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 	}
 	s->set = set;
 	rpmem_conn_init(&s->conn, fd);
+	s->kick_fd = set->tls ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
 	s->id = id;
 	s->next_handle = 1;
 	s->started = rpmem_wall_sec();
@@ -268,6 +272,8 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 		ERR("connection from %s: cannot start a session thread: %s",
 		    s->peer, strerror(-ret));
 		close(fd);
+		if (s->kick_fd >= 0)
+			close(s->kick_fd);
 		rpmemd_session_free(s);
 		return ret;
 	}

@@ -251,12 +251,28 @@ static ssize_t conn_read(struct rpmem_conn *c, uint8_t *p, size_t len)
 
 int rpmem_conn_wait(struct rpmem_conn *c, int ms)
 {
-	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	return rpmem_conn_wait_or(c, -1, ms);
+}
+
+int rpmem_conn_wait_or(struct rpmem_conn *c, int wake_fd, int ms)
+{
+	/* poll(2) skips a negative fd */
+	struct pollfd pfd[2] = { { .fd = c->fd, .events = POLLIN },
+				 { .fd = wake_fd, .events = POLLIN } };
 
 	if (c->ra_len > c->ra_pos || (c->tls && rpmem_tls_pending(c->tls)))
 		return 1;
+	int n = poll(pfd, 2, ms);
+	if (n > 0 && pfd[1].revents)
+		return 2;
 	/* a failed poll: let the read say what is wrong */
-	return poll(&pfd, 1, ms) != 0;
+	return n != 0;
+}
+
+void rpmem_conn_close_notify(struct rpmem_conn *c)
+{
+	if (c->tls)
+		rpmem_tls_close_notify(c->tls);
 }
 
 void rpmem_conn_trim(struct rpmem_conn *c)

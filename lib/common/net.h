@@ -77,6 +77,18 @@ void rpmem_conn_set_deadline(struct rpmem_conn *c, uint64_t abs_ns);
  */
 int rpmem_conn_wait(struct rpmem_conn *c, int ms);
 /*
+ * rpmem_conn_wait_or -- rpmem_conn_wait that also ends when wake_fd (an
+ * eventfd or a pipe; -1: none) is readable: 2 then, else as
+ * rpmem_conn_wait
+ */
+int rpmem_conn_wait_or(struct rpmem_conn *c, int wake_fd, int ms);
+/*
+ * rpmem_conn_close_notify -- over TLS, end the session cleanly: a
+ * close_notify after what was sent (best effort, nothing awaited); nothing
+ * for plaintext
+ */
+void rpmem_conn_close_notify(struct rpmem_conn *c);
+/*
  * rpmem_conn_trim -- give back the TLS buffers of an idle connection
  * (rpmem_tls_trim); nothing for plaintext
  */

@@ -825,6 +825,16 @@ void rpmem_tls_trim(struct rpmem_tls *t)
 	wbuf_off(t);
 }
 
+void rpmem_tls_close_notify(struct rpmem_tls *t)
+{
+	sigset_t old;
+
+	nopipe_begin(&old);
+	if (SSL_shutdown(t->ssl) < 0 || BIO_flush(SSL_get_wbio(t->ssl)) <= 0)
+		ERR_clear_error();
+	nopipe_end(&old);
+}
+
 void rpmem_tls_free(struct rpmem_tls **pt)
 {
 	struct rpmem_tls *t = pt ? *pt : NULL;

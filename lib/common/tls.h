@@ -107,7 +107,12 @@ int rpmem_tls_pending(const struct rpmem_tls *t);
  * them again. Nothing is given back while received data waits.
  */
 void rpmem_tls_trim(struct rpmem_tls *t);
-/* rpmem_tls_free -- close_notify (best effort) and free; accepts NULL */
+/*
+ * rpmem_tls_close_notify -- send close_notify once (SSL_shutdown, best
+ * effort): the peer reads a clean end of the session, not a broken one
+ */
+void rpmem_tls_close_notify(struct rpmem_tls *t);
+/* rpmem_tls_free -- free, without a close_notify; accepts NULL */
 void rpmem_tls_free(struct rpmem_tls **t);
 
 /* --- key files ----------------------------------------------------------- */

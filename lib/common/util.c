@@ -297,6 +297,48 @@ size_t rpmem_strlcpy(char *dst, const char *src, size_t size)
 	return n;
 }
 
+size_t rpmem_utf8_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		n = 2;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		n = 3;
+		lo = p[0] == 0xe0 ? 0xa0 : 0x80; /* no overlong form */
+		hi = p[0] == 0xed ? 0x9f : 0xbf; /* no surrogate */
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		lo = p[0] == 0xf0 ? 0x90 : 0x80; /* no overlong form */
+		hi = p[0] == 0xf4 ? 0x8f : 0xbf; /* up to U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+void rpmem_str_sanitize(char *s)
+{
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+		size_t n = rpmem_utf8_len(s);
+
+		if (!n || c < 0x20 || c == 0x7f)
+			*s++ = '?';
+		else
+			s += n;
+	}
+}
+
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif

@@ -27,6 +27,12 @@
 int rpmem_name_valid(const char *name);
 
 /*
+ * RPMEM_SIZE_MAX -- the largest size of a pool or a file (off_t:
+ * 8 EiB less one byte); larger sizes are refused as such, by both ends
+ */
+#define RPMEM_SIZE_MAX ((uint64_t)INT64_MAX)
+
+/*
  * rpmem_parse_size -- "4096", "64K", "64KiB", "1M", "2G", "1T" (powers of
  * 1024; a trailing "B" is allowed) into bytes. Returns 0 or -EINVAL
  * (empty, junk, negative) or -ERANGE (overflow).
@@ -78,6 +84,20 @@ uint64_t rpmem_wall_sec(void); /* CLOCK_REALTIME seconds */
 
 /* rpmem_strlcpy -- bounded copy, always NUL-terminated; returns strlen(src) */
 size_t rpmem_strlcpy(char *dst, const char *src, size_t size);
+
+/*
+ * rpmem_utf8_len -- the length in bytes (1 to 4) of the well-formed UTF-8
+ * character s starts with, 0 if it starts with none (a stray continuation
+ * byte, an overlong form, a surrogate, beyond U+10FFFF, a truncated one)
+ */
+size_t rpmem_utf8_len(const char *s);
+
+/*
+ * rpmem_str_sanitize -- make s fit for one line of text and for JSON: a
+ * control character and every byte that is not part of well-formed UTF-8
+ * become '?', in place
+ */
+void rpmem_str_sanitize(char *s);
 
 /*
  * rpmem_prefault -- map in the pages of [addr, addr + len) for reading in

@@ -266,6 +266,31 @@ reload() {
 	grep -q "kicked session $sid" "$DLOG"
 }
 
+# man_section PAGE HEADING -- the source of section HEADING of PAGE (its
+# .SS or .SH line up to the next one)
+man_section() {
+	awk -v h="$2" 'index($0, h) == 1 { on = 1; print; next }
+		on && /^\.S[SH] / { exit }
+		on' "$TOP/man/$1"
+}
+
+@test "the man pages and PROTOCOL.md describe the admin right and authentication as the test above finds them enforced, not as future work" {
+	local kick notes
+	kick=$(man_section rpmemctl.1 ".SS kick")
+	notes=$(man_section rpmemctl.1 ".SH NOTES")
+	[ -n "$kick" ] && [ -n "$notes" ]
+	# kick: the admin right of the access rules, not "everyone, for now"
+	[[ "$kick" != *"in this version"* ]]
+	[[ "$kick" == *$'.B admin\nright of the target\'s access rules'* ]]
+	[[ "$kick" == *"rpmemd.conf (5)"* ]]
+	# ... which rpmemd.conf(5) defines as the right to disconnect sessions
+	grep -A3 '^\.B admin$' "$TOP/man/rpmemd.conf.5" | grep -q "may disconnect"
+	# NOTES: rpmemd authenticates (TLS) and enforces rules; no "until"
+	[[ "$notes" != *"Until"* ]]
+	[[ "$notes" == *"access rules"* ]]
+	! grep -q "does not check that yet" "$TOP/docs/PROTOCOL.md"
+}
+
 @test "a reload that takes away the write right refuses the next mirror and leaves the pool as it was" {
 	start_daemon
 	as backup1 mirror "$W/src" "$T/r1/p1"

@@ -67,3 +67,25 @@ CONF
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"bwlimit: 100 bytes per second is below the least"* ]]
 }
+
+@test "--bwlimit takes the size parser's suffixes, T included, on both ends, and says so in the help, rpmemctl(1) and rpmemd.conf(5)" {
+	start_daemon
+	rc mirror --bwlimit 1T "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	[ "$(written p1)" -eq $((4 << 20)) ]
+	# beyond any rate: refused as the size parser refuses it
+	rc mirror --bwlimit 16777216T "$W/src" "$T/r1/p1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"K, M, G and T allowed"* ]]
+	for c in mirror sync; do
+		"$RPMEMCTL" "$c" --help | grep -A1 -e "--bwlimit" | tr -s ' \n' ' ' |
+			grep -q "(K, M, G, T: powers of 1024"
+	done
+	grep -A3 'bwlimit " " \\fIRATE' "$TOP/man/rpmemctl.1" | tr '\n' ' ' |
+		grep -q "K, M, G or T (powers of 1024"
+	grep -A3 '^\.B bwlimit$' "$TOP/man/rpmemd.conf.5" | tr '\n' ' ' |
+		grep -q "K, M, G or T (powers of 1024)"
+	echo 'bwlimit = "1T";' >>"$CONF"
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 0 ]
+}

@@ -87,6 +87,33 @@ teardown() { teardown_daemon; }
 	[ "$(json '.pools | length')" -eq 0 ]
 }
 
+@test "a size beyond what any pool can have says so, never 'a positive multiple of 4096' (client and target), and leaves nothing" {
+	# 2^63, 2^64 (would wrap to 0), far beyond, 2^64 in bytes
+	for s in 8388608T 16777216T 99999999999T 18446744073709551616; do
+		rc create "$T/r1/huge" "$s"
+		echo "$s: $output"
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"size '$s' is larger than the largest size supported (9223372036854775807 bytes"* ]]
+		[[ "$output" != *"multiple"* ]]
+	done
+	# the largest size a pool may have is a matter of free space
+	rc create "$T/r1/huge" 9223372036854771712
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"needs 8192.0 PiB but region 'r1' has"* ]]
+	# the target, asked by a peer that does not check (2^63, 2^64 - 1)
+	for s in 9223372036854775808 18446744073709551615; do
+		run python3 "$TOP/tests/bats/hostile.py" "$PORT" create huge "$s"
+		echo "$s: $output"
+		[[ "$output" == "ERROR "*" size $s of pool 'huge' is larger than the largest size supported (9223372036854775807 bytes"* ]]
+	done
+	# a size that is not a multiple of the alignment still says that
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" create huge 4097
+	[[ "$output" == *"a positive multiple of 4096 bytes is required"* ]]
+	[ ! -e "$R1/huge" ]
+	rc list --json "$T/r1"
+	[ "$(json '.pools | length')" -eq 0 ]
+}
+
 @test "an unreachable target exits 3 and says it cannot connect" {
 	mkfile "$W/src" 1
 	rc mirror "$W/src" "127.0.0.1:$(free_port)/r1/p1"

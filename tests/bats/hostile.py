@@ -18,6 +18,8 @@
   hashv POOL BS N         HELLO, open r1/POOL, one HASHV of N ranges that
                           each cover the pool in blocks of BS; print the
                           reply ("HASHES n" or "ERROR code msg")
+  create POOL SIZE        HELLO, CREATE r1/POOL of SIZE bytes (any u64, as
+                          no rpmemctl sends it); print "OK" or the ERROR
   flood N SRC...          hold N connections from the source addresses
                           SRC (round robin): a third idle, a third
                           trickling HELLO, a third sending garbage; open a
@@ -32,7 +34,7 @@ import sys
 import time
 
 MAGIC = 0x4D4D5052
-HELLO, HELLO_OK, ERROR, OK, OPEN, OPEN_OK = 1, 2, 3, 4, 9, 10
+HELLO, HELLO_OK, ERROR, OK, CREATE, OPEN, OPEN_OK = 1, 2, 3, 4, 7, 9, 10
 WRITE, HASH, HASHES, HASHV = 12, 16, 17, 22
 
 
@@ -114,6 +116,18 @@ def cmd_hello(port, src=None):
     s.sendall(frame(HELLO, 1, hello_payload()))
     t, _, p = recv_frame(s)
     print("HELLO_OK" if t == HELLO_OK else error_text(p))
+
+
+def cmd_create(port, pool, size):
+    s = connect(port)
+    s.sendall(frame(HELLO, 1, hello_payload()))
+    t, _, p = recv_frame(s)
+    if t != HELLO_OK:
+        sys.exit("no HELLO_OK: " + error_text(p))
+    payload = wstr("r1") + wstr(pool) + struct.pack("<Q", int(size))
+    s.sendall(frame(CREATE, 2, payload))
+    t, _, p = recv_frame(s)
+    print("OK" if t == OK else error_text(p))
 
 
 def cmd_trickle(port, interval, src=None):
@@ -258,6 +272,8 @@ def main():
         cmd_hash(port, *args)
     elif cmd == "hashv":
         cmd_hashv(port, *args)
+    elif cmd == "create":
+        cmd_create(port, *args)
     elif cmd == "flood":
         cmd_flood(port, args[0], args[1:])
     else:

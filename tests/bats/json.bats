@@ -224,3 +224,98 @@ names_pool() {
 	# and the schema number the documentation describes is the file's
 	grep -q "describes \*\*schema $(jq .schema "$SCHEMA")\*\*" "$TOP/docs/JSON.md"
 }
+
+# strict_json FILE... -- each file is one JSON document as strict parsers
+# see it: Python's json.loads on its raw bytes (which must be UTF-8)
+strict_json() {
+	python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    json.loads(open(f, "rb").read())' "$@"
+}
+
+# strict_utf8 FILE... -- each file is well-formed UTF-8
+strict_utf8() {
+	python3 -c 'import sys
+for f in sys.argv[1:]:
+    open(f, "rb").read().decode("utf-8")' "$@"
+}
+
+@test "a local file name and a client name that are not UTF-8: mirror, list, status --json and --prometheus stay UTF-8, the target stores them as UTF-8" {
+	local bad hold
+	bad=$W/$(printf 'db\xe9\xff')
+	cp "$W/src" "$bad"
+	jrun mirror "$bad" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cp "$W/out" "$W/mirror.json"
+	# the client's own string: each stray byte is U+FFFD
+	[ "$(json .local)" = "$W/db"$'\uFFFD\uFFFD' ]
+	# the target stored the source as UTF-8 ('?' for each stray byte)
+	strict_utf8 "$R1/.rpmemd/p1.meta"
+	grep -q "^source=.*/db??\$" "$R1/.rpmemd/p1.meta"
+	# a writer whose program name (its HELLO's client) is not UTF-8
+	hold=$W/$(printf 'hold\xe9\xff')
+	ln -s "$BUILD/tests/hold_pool" "$hold"
+	"$hold" "$T/r1/p1" 30 >"$W/hold.out" 2>&1 &
+	local hp=$!
+	for _ in $(seq 50); do
+		grep -q holding "$W/hold.out" && break
+		sleep 0.1
+	done
+	jrun list "$T"
+	cp "$W/out" "$W/list.json"
+	jrun status "$T"
+	cp "$W/out" "$W/status.json"
+	"$RPMEMCTL" status "$T" >"$W/status.txt"
+	"$RPMEMCTL" status --prometheus "$T" >"$W/status.prom"
+	kill "$hp"
+	wait "$hp" || true
+	strict_json "$W/mirror.json" "$W/list.json" "$W/status.json"
+	# the text output is what the target sent, byte for byte
+	strict_utf8 "$W/status.txt" "$W/status.prom"
+	[ "$(json '.pools[0].source')" = "$(hostname):$W/db??" ]
+	[ "$(json '.sessions[] | select(.pool == "p1") | .client')" != "" ]
+	python3 "$TOP/tests/bats/promparse.py" <"$W/status.prom" >/dev/null
+}
+
+@test "a pool whose stored source is not UTF-8 (written by an older rpmemd): the target sends it as UTF-8" {
+	"$RPMEMCTL" mirror "$W/src" "$T/r1/p1"
+	stop_daemon
+	sed -i "s|^source=.*|source=$(printf 'old\xe9\xff')|" "$R1/.rpmemd/p1.meta"
+	start_daemon
+	"$RPMEMCTL" status "$T" >"$W/status.txt"
+	strict_utf8 "$W/status.txt"
+	grep -q "old??" "$W/status.txt"
+	jrun list "$T"
+	strict_json "$W/out"
+	[ "$(json '.pools[0].source')" = "old??" ]
+}
+
+# man_summary ARRAY -- the keys rpmemctl(1)'s JSON summary gives for
+# ARRAY[] (from ".BR ARRAY []" to its closing ".BR KEY )." or ");", or
+# the next array), one a line
+man_summary() {
+	awk -v start=".BR $1 []" '
+		$0 == start { on = 1; next }
+		!on { next }
+		/^\.BR [a-z_]+ \[\]$/ { exit }
+		/^\.BR? [a-z_]+ \)[.;]$/ { last = 1 }
+		/^\.R?BR? / {
+			sub(/^\.R?BR? (\( )?/, "")
+			if ($1 ~ /^[a-z_]+$/) print $1
+		}
+		last { exit }
+	' "$TOP/man/rpmemctl.1"
+}
+
+@test "rpmemctl(1)'s JSON summary names every key of sessions[], pools[] and regions[] that the schema (and docs/JSON.md) has" {
+	local o k missing=
+	for o in session:sessions pool:pools region:regions; do
+		man_summary "${o#*:}" >"$W/man.keys"
+		[ -s "$W/man.keys" ]
+		for k in $(jq -r --arg o "${o%:*}" '.objects[$o] | keys[]' "$SCHEMA"); do
+			grep -qx "$k" "$W/man.keys" || missing="$missing ${o#*:}[].$k"
+		done
+	done
+	echo "not in rpmemctl(1):$missing"
+	[ -z "$missing" ]
+}

@@ -251,3 +251,143 @@ CONF
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p1"
 }
+
+# session_of KEY VALUE -- the id of the session whose KEY is VALUE, as the
+# daemon lists them (empty if none)
+session_of() {
+	"$RPMEMCTL" status --json --psk-file "$W/alice.psk" "$T" |
+		jq -r --arg v "$2" ".sessions[] | select(.$1 == \$v) | .id"
+}
+
+@test "a session kicked over TLS is told an administrator ended it (exit 4, as rpmemctl(1) says), not that its records were tampered with" {
+	start_daemon
+	local ep hp sid wid
+	# an idle event subscriber and a writer holding a pool, both TLS
+	"$RPMEMCTL" events --psk-file "$W/alice.psk" "$T" \
+		>"$W/ev.out" 2>"$W/ev.err" &
+	ep=$!
+	"$RPMEMCTL" -q create --psk-file "$W/alice.psk" "$T/r1/held" 1M
+	"$BUILD/tests/hold_pool" "$T/r1/held" 30 "" "$W/alice.psk" \
+		>"$W/hold.out" 2>&1 &
+	hp=$!
+	for _ in $(seq 50); do
+		wid=$(session_of pool held)
+		[ -n "$wid" ] && grep -q holding "$W/hold.out" &&
+			grep -q "subscribed to events" "$DLOG" && break
+		sleep 0.1
+	done
+	[ -n "$wid" ]
+	rc kick --psk-file "$W/alice.psk" "$T" "$wid"
+	[ "$status" -eq 0 ]
+	wait "$hp" || true
+	# the subscriber: the oldest session without a pool
+	sid=$("$RPMEMCTL" status --json --psk-file "$W/alice.psk" "$T" |
+		jq -r '[.sessions[] | select(.pool == "" and .region == "")] | min_by(.id) | .id')
+	rc kick --psk-file "$W/alice.psk" "$T" "$sid"
+	[ "$status" -eq 0 ]
+	local st=0
+	wait "$ep" || st=$?
+	cat "$W/ev.err"
+	[ "$st" -eq 4 ]
+	grep -q "session $sid ended by an administrator" "$W/ev.err"
+	! grep -qi "TLS failure\|tamper\|alert" "$W/ev.err"
+	# the daemon's side: both ended by the kick, not by a TLS failure,
+	# and the pool is free again
+	grep -q "session $wid from .* closed: ended by an administrator" "$DLOG"
+	grep -q "session $sid from .* closed: ended by an administrator" "$DLOG"
+	! grep -q "TLS failure" "$DLOG"
+	[ "$(session_of pool held)" = "" ]
+	run "$RPMEMCTL" list --json --psk-file "$W/alice.psk" "$T/r1/held"
+	[ "$(jq -r '.pools[0].writer' <<<"$output")" = "" ]
+}
+
+# check_at SETTING -- rpmemd -n on $CONF exits 1 and names the file, the
+# line of SETTING (as grep -n finds it) and the setting, then the reason
+check_at() {
+	local line
+	line=$(grep -n "^ *${1#tls.} = " "$CONF" | cut -d: -f1)
+	[ -n "$line" ]
+	run "$RPMEMD" -n -c "$CONF"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "rpmemd: $CONF:$line: $1: "* ]]
+}
+
+@test "rpmemd -n reports a key file problem as FILE:LINE: SETTING: reason (a psk_file others can read, a missing one, a key others can read, a missing CA)" {
+	chmod 644 "$W/server.psk"
+	check_at tls.psk_file
+	[[ "$output" == *"(mode 0644): run chmod 600 $W/server.psk" ]]
+	rm "$W/server.psk"
+	check_at tls.psk_file
+	[[ "$output" == *"key file $W/server.psk: No such file or directory" ]]
+	cp "$W/alice.psk" "$W/server.psk"
+	cp "$P/server.key" "$W/server.key"
+	chmod 640 "$W/server.key"
+	sed -i "s|key = \"$P/server.key\"|key = \"$W/server.key\"|" "$CONF"
+	check_at tls.key
+	[[ "$output" == *"(mode 0640): run chmod 600 $W/server.key" ]]
+	sed -i "s|ca = \"$P/ca.crt\"|ca = \"$W/none.crt\"|" "$CONF"
+	chmod 600 "$W/server.key"
+	check_at tls.ca
+	[[ "$output" == *"$W/none.crt: No such file or directory" ]]
+	# and the daemon itself does not start, saying the same
+	run "$RPMEMD" -c "$CONF"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$CONF:"*": tls.ca: $W/none.crt: No such file or directory"* ]]
+}
+
+@test "rpmemd stopping under an idle TLS subscriber: the client reads a lost connection, as over plaintext, not a tampered record" {
+	start_daemon
+	local ep st=0
+	"$RPMEMCTL" events --psk-file "$W/alice.psk" "$T" \
+		>"$W/ev.out" 2>"$W/ev.err" &
+	ep=$!
+	for _ in $(seq 50); do
+		grep -q "subscribed to events" "$DLOG" && break
+		sleep 0.1
+	done
+	stop_daemon
+	wait "$ep" || st=$?
+	cat "$W/ev.err"
+	[ "$st" -eq 3 ]
+	grep -q "lost while waiting for an event" "$W/ev.err"
+	! grep -qi "TLS failure\|tamper\|alert" "$W/ev.err"
+	grep -q "closed: the daemon is stopping" "$DLOG"
+	! grep -q "TLS failure" "$DLOG"
+}
+
+@test "a certificate name that is not UTF-8 (a T61String CN): the admin's status --json and --prometheus stay UTF-8, the name's stray byte U+FFFD" {
+	# a client certificate of the test CA whose CN is "caf" and byte 0xE9
+	printf '[ req ]\ndistinguished_name = dn\nstring_mask = nombstr\nprompt = no\n[ dn ]\nCN = caf\xe9\n' >"$W/latin.cnf"
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-config "$W/latin.cnf" -keyout "$W/latin.key" \
+		-out "$W/latin.csr" 2>/dev/null
+	openssl x509 -req -in "$W/latin.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" \
+		-CAserial "$W/latin.srl" -CAcreateserial -days 2 \
+		-out "$W/latin.crt" 2>/dev/null
+	chmod 600 "$W/latin.key"
+	printf 'access = ( { identity = "alice"; regions = [ "*" ]; rights = [ "write", "admin" ]; },\n  { identity = "caf\xe9"; regions = [ "r1" ]; rights = [ "read" ]; } );\n' >"$W/rules"
+	sed -i '/^access = /d' "$CONF"
+	cat "$W/rules" >>"$CONF"
+	start_daemon
+	"$RPMEMCTL" events --tls-ca "$P/ca.crt" --tls-cert "$W/latin.crt" \
+		--tls-key "$W/latin.key" "$T" >"$W/ev.out" 2>"$W/ev.err" &
+	local ep=$!
+	for _ in $(seq 50); do
+		grep -q "subscribed to events" "$DLOG" && break
+		sleep 0.1
+	done
+	"$RPMEMCTL" status --json --psk-file "$W/alice.psk" "$T" >"$W/st.json"
+	"$RPMEMCTL" status --prometheus --psk-file "$W/alice.psk" "$T" \
+		>"$W/st.prom"
+	kill "$ep"
+	wait "$ep" || true
+	cat "$W/ev.err"
+	python3 -c 'import json, sys
+d = json.loads(open(sys.argv[1], "rb").read())
+ids = [s["identity"] for s in d["sessions"]]
+assert "caf\ufffd" in ids, ids
+open(sys.argv[2], "rb").read().decode("utf-8")' "$W/st.json" "$W/st.prom"
+	grep -q 'identity="caf'$'\xef\xbf\xbd''"' "$W/st.prom"
+	python3 "$TOP/tests/bats/promparse.py" <"$W/st.prom" >/dev/null
+}

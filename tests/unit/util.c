@@ -504,6 +504,33 @@ static void rpmem_strlcpy__truncates_and_terminates(void **state)
 	assert_string_equal(d, "");
 }
 
+/* rpmem_utf8_len: well-formed UTF-8 only (RFC 3629) */
+static void rpmem_utf8_len__well_formed_only(void **state)
+{
+	(void)state;
+	assert_int_equal(rpmem_utf8_len("a"), 1);
+	assert_int_equal(rpmem_utf8_len("\xc3\xa9"), 2);	 /* e acute */
+	assert_int_equal(rpmem_utf8_len("\xe2\x82\xac"), 3); /* euro */
+	assert_int_equal(rpmem_utf8_len("\xf0\x9f\x98\x80"), 4);
+	assert_int_equal(rpmem_utf8_len("\xe9\xff"), 0); /* Latin-1 */
+	assert_int_equal(rpmem_utf8_len("\x80"), 0);	  /* continuation */
+	assert_int_equal(rpmem_utf8_len("\xc0\xaf"), 0); /* overlong */
+	assert_int_equal(rpmem_utf8_len("\xe0\x80\xaf"), 0);
+	assert_int_equal(rpmem_utf8_len("\xed\xa0\x80"), 0); /* surrogate */
+	assert_int_equal(rpmem_utf8_len("\xf4\x90\x80\x80"), 0);
+	assert_int_equal(rpmem_utf8_len("\xe2\x82"), 0); /* truncated */
+}
+
+/* rpmem_str_sanitize: control characters and stray bytes to '?' */
+static void rpmem_str_sanitize__control_and_stray_bytes(void **state)
+{
+	char s[] = "a\tb\xc3\xa9\xe9\xff\xe2\x82";
+
+	(void)state;
+	rpmem_str_sanitize(s);
+	assert_string_equal(s, "a?b\xc3\xa9????");
+}
+
 static void rpmem_random__fills_the_buffer(void **state)
 {
 	(void)state;
@@ -570,6 +597,8 @@ int main(void)
 		cmocka_unit_test(rpmem_uuid_parse__round_trips),
 		cmocka_unit_test(rpmem_uuid_parse__bad_input_is_einval),
 		cmocka_unit_test(rpmem_strlcpy__truncates_and_terminates),
+		cmocka_unit_test(rpmem_utf8_len__well_formed_only),
+		cmocka_unit_test(rpmem_str_sanitize__control_and_stray_bytes),
 		cmocka_unit_test(rpmem_random__fills_the_buffer),
 		cmocka_unit_test(rpmem_now_ns__is_monotonic),
 	};
