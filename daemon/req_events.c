@@ -166,9 +166,11 @@ int rpmemd_events_serve(struct rpmemd_session *s, uint32_t id,
 			ret = send_item(s, id, &it);
 			continue;
 		}
-		struct pollfd p[3] = { { .fd = s->conn.fd, .events = POLLIN },
-				       { .fd = rpmemd_events_fd(s), .events = POLLIN },
-				       { .fd = s->kick_fd, .events = POLLIN } };
+		struct pollfd p[3] = {
+			{ .fd = s->conn.fd, .events = POLLIN },
+			{ .fd = rpmemd_events_fd(s), .events = POLLIN },
+			{ .fd = s->kick_fd, .events = POLLIN },
+		};
 		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
