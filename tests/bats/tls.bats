@@ -203,3 +203,98 @@ CONF
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p1"
 }
+
+@test "a wrong key and an unknown identity fail identically for the client; the daemon's log says which" {
+	start_daemon
+	rc list --psk-file "$W/wrong.psk" "$T"
+	[ "$status" -eq 3 ]
+	local wrong=${output//alice/ID}
+	rc list --psk-file "$W/carol.psk" "$T"
+	[ "$status" -eq 3 ]
+	local unknown=${output//carol/ID}
+	echo "wrong key: $wrong"
+	echo "unknown:   $unknown"
+	[ "$wrong" = "$unknown" ]
+	grep -q "claimed identity 'alice' (in tls.psk_file: a wrong key?)" "$DLOG"
+	grep -q "claimed identity 'carol' (not in tls.psk_file)" "$DLOG"
+}
+
+@test "a PSK-only target never completes a certificate handshake (openssl s_client without the key fails)" {
+	sed -i '/^tls = {/,/^};/d' "$CONF"
+	cat >>"$CONF" <<CONF
+tls = { psk_file = "$W/server.psk"; };
+CONF
+	start_daemon
+	run timeout 20 openssl s_client -connect "$T" -tls1_3 -brief \
+		-ciphersuites TLS_AES_128_GCM_SHA256 </dev/null
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"handshake failure"* || "$output" == *"alert"* ]]
+	[[ "$output" != *"Peer certificate"* ]]
+	# the same client with the key completes it (the check above is not
+	# a broken s_client)
+	local key
+	key=$(cut -d: -f2 "$W/alice.psk")
+	run timeout 20 openssl s_client -connect "$T" -tls1_3 -brief \
+		-ciphersuites TLS_AES_128_GCM_SHA256 \
+		-psk_identity alice -psk "$key" </dev/null
+	echo "$output"
+	[[ "$output" == *"CONNECTION ESTABLISHED"* ]]
+}
+
+@test "the target's certificate must carry the name given by --tls-name or tls_name" {
+	start_daemon
+	local x509=(--tls-ca "$P/ca.crt" --tls-cert "$P/alice.crt"
+		--tls-key "$P/alice.key")
+	rc list "${x509[@]}" --tls-name localhost "$T"
+	[ "$status" -eq 0 ]
+	rc mirror "${x509[@]}" --tls-name elsewhere.example "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"certificate was not accepted: hostname mismatch"* ||
+		"$output" == *"certificate was not accepted: Hostname mismatch"* ]]
+	pool_absent p1
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	cat >"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf" <<CONF
+targets = ( { host = "127.0.0.1"; ca = "$P/ca.crt";
+  certificate = "$P/alice.crt"; key = "$P/alice.key";
+  tls_name = "elsewhere.example"; } );
+CONF
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+	pool_absent p1
+	sed -i 's/elsewhere.example/localhost/' "$XDG_CONFIG_HOME/rpmem/rpmemctl.conf"
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+}
+
+# global_addr -- an IPv4 address of this host that is not loopback
+global_addr() {
+	ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' |
+		cut -d/ -f1 | head -n 1
+}
+
+@test "no credentials for a target not on loopback: refused before anything is sent, unless --plaintext or plaintext = true" {
+	local a
+	a=$(global_addr)
+	[ -n "$a" ] || skip "this host has no non-loopback IPv4 address"
+	sed -i '/^tls = {/,/^};/d; s/^listen = .*/listen = ["0.0.0.0"];/' "$CONF"
+	echo "allow_insecure_remote = true;" >>"$CONF"
+	start_daemon
+	rc mirror "$W/src" "$a:$PORT/r1/p1"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"refusing to talk to it in plaintext"* ]]
+	[[ "$output" == *"--plaintext"* ]]
+	[ ! -e "$R1/p1" ]
+	! grep -q "session .* opened" "$DLOG"
+	rc mirror --plaintext "$W/src" "$a:$PORT/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	cat >"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf" <<CONF
+targets = ( { host = "$a"; plaintext = true; } );
+CONF
+	rc verify "$W/src" "$a:$PORT/r1/p1"
+	[ "$status" -eq 0 ]
+}
