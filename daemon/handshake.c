@@ -10,12 +10,13 @@
 #include "session_int.h"
 #include "util.h"
 
-/* sanitize -- replace control characters in a string from the wire */
-static void sanitize(char *s)
+/* escape -- a string from the wire as text for logs, in place (cut to fit) */
+static void escape(char *s, size_t size)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	char e[RPMEM_STR_MAX + 1];
+
+	rpmem_escape(s, strlen(s), e, sizeof(e) < size ? sizeof(e) : size);
+	rpmem_strlcpy(s, e, size);
 }
 
 /*
@@ -59,7 +60,7 @@ int rpmemd_handshake(struct rpmemd_session *s)
 			       m.auth_method);
 		return -EACCES;
 	}
-	sanitize(m.client);
+	escape(m.client, sizeof(m.client));
 	ret = rpmemd_sessions_admit(set, s, m.client, &max);
 	if (ret == -ECONNRESET) /* evicted: the worker says so */
 		return ret;
