@@ -298,3 +298,46 @@ CONF
 	rc verify "$W/src" "$a:$PORT/r1/p1"
 	[ "$status" -eq 0 ]
 }
+
+# evil_cert NAME CN -- a client certificate of the test CA whose subject CN
+# is CN (Python escapes: NUL, newline, any length)
+evil_cert() {
+	python3 "$TOP/tests/bats/mkcert.py" "$2" "$P/ca.crt" "$P/ca.key" "$W/$1"
+}
+
+@test "certificate names with a NUL, a control character or over 128 bytes are refused, not cut (exit 3, nothing written, the log escaped)" {
+	python3 -c 'import cryptography' 2>/dev/null ||
+		skip "no python3 cryptography module to write the certificates"
+	local long
+	long=$(printf 'a%.0s' $(seq 128))
+	sed -i "s/^access = ( /&{ identity = \"certrw\"; regions = [ \"*\" ]; rights = [ \"write\" ]; }, { identity = \"$long\"; regions = [ \"*\" ]; rights = [ \"write\" ]; }, /" "$CONF"
+	start_daemon
+	# the rules work: certrw and the 128-byte name get in
+	evil_cert ok certrw
+	evil_cert ok128 "$long"
+	for c in ok ok128; do
+		rc mirror --tls-ca "$P/ca.crt" --tls-cert "$W/$c.crt" \
+			--tls-key "$W/$c.key" "$W/src" "$T/r1/$c"
+		[ "$status" -eq 0 ]
+	done
+	evil_cert nul 'certrw\x00junk'
+	evil_cert nl 'certrw\nrpmemd: notice: forged'
+	evil_cert long "${long}b"
+	for c in nul nl long; do
+		rc mirror --tls-ca "$P/ca.crt" --tls-cert "$W/$c.crt" \
+			--tls-key "$W/$c.key" "$W/src" "$T/r1/p_$c"
+		echo "$c: $output"
+		[ "$status" -eq 3 ]
+		pool_absent "p_$c"
+	done
+	grep -c "client's certificate's subject CN holds a NUL or a control character" "$DLOG" |
+		grep -qx 2
+	grep -q "client's certificate's subject CN is longer than the 128 bytes" "$DLOG"
+	# a PSK identity with a newline, from a client of our own: escaped
+	run timeout 20 openssl s_client -connect "$T" -tls1_3 -brief \
+		-ciphersuites TLS_AES_128_GCM_SHA256 \
+		-psk_identity $'x\nrpmemd: notice: forged' \
+		-psk 00112233445566778899aabbccddeeff </dev/null
+	grep -qF "claimed identity 'x\\x0arpmemd: notice: forged'" "$DLOG"
+	! grep -q "^rpmemd: notice: forged" "$DLOG"
+}
