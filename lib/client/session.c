@@ -167,7 +167,17 @@ static int session_open(const char *host, const char *port,
 	if (ret)
 		goto err_close;
 	ret = handshake(s);
+	if (ret && s->conn.tls && rpmem_tls_error(s->conn.tls)[0] &&
+	    !rpmem_tls_refused(s->conn.tls)) {
+		/* closed or cut (made room for others, stopping), not refused */
+		client_set_last(-ECONNRESET,
+				"TLS with %s:%s failed: the target closed the connection during the handshake (%s), not refusing our credentials: it may be busy or stopping; retry, or check its log",
+				host, port, rpmem_tls_error(s->conn.tls));
+		ret = -ECONNRESET;
+		goto err_close;
+	}
 	if (ret && s->conn.tls && rpmem_tls_error(s->conn.tls)[0]) {
+		/* in TLS 1.3 a refused client certificate is an alert here */
 		client_set_last(-EACCES,
 				"TLS with %s:%s failed: the target refused our credentials (%s)%s",
 				host, port ? port : RPMEM_DEFAULT_PORT,

@@ -52,6 +52,7 @@ struct rpmem_tls {
 	char claimed[RPMEM_IDENTITY_MAX + 1];
 	char err[160]; /* the first TLS-level failure after the handshake */
 	int wbuf;      /* writes go through a buffer (wbuf_on) */
+	int refused;	  /* the first failure was an alert refusing us */
 	int cert_offered; /* client with a PSK: the target sent a certificate */
 	int unknown_id;	  /* server: the claimed identity is not known */
 };
@@ -298,6 +299,8 @@ static int refuse_cert_cb(int ok, X509_STORE_CTX *x)
 	return 0;
 }
 
+static int client_cert_cb(int ok, X509_STORE_CTX *x);
+
 void rpmem_tls_ctx_free(struct rpmem_tls_ctx **pc)
 {
 	struct rpmem_tls_ctx *c = pc ? *pc : NULL;
@@ -400,7 +403,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 		SSL_CTX_set_verify(c->ctx,
 				   SSL_VERIFY_PEER |
 					   SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
-				   NULL);
+				   cfg->server ? client_cert_cb : NULL);
 	} else if (c->x509) {
 		set_err(err, errlen,
 			"certificates need a CA file to verify the peer's");
@@ -509,6 +512,47 @@ static int cert_identity(X509 *cert, char *buf, char *why, size_t wlen)
 }
 
 /*
+ * client_cert_cb -- server: a client certificate that verified must also
+ * name an identity we can use, refused in the handshake (with an alert
+ * the client sees) if not; why in t->err
+ */
+static int client_cert_cb(int ok, X509_STORE_CTX *x)
+{
+	SSL *ssl = X509_STORE_CTX_get_ex_data(
+		x, SSL_get_ex_data_X509_STORE_CTX_idx());
+	struct rpmem_tls *t = ssl ? SSL_get_ex_data(ssl, ex_index) : NULL;
+	char id[RPMEM_IDENTITY_MAX + 1];
+
+	if (!ok || !t || X509_STORE_CTX_get_error_depth(x) != 0)
+		return ok;
+	if (!cert_identity(X509_STORE_CTX_get_current_cert(x), id, t->err,
+			   sizeof(t->err)))
+		return 1;
+	X509_STORE_CTX_set_error(x, X509_V_ERR_APPLICATION_VERIFICATION);
+	return 0;
+}
+
+/*
+ * cred_alert -- OpenSSL's reason is an alert from the peer that refuses
+ * our credentials (not one about a malformed or cut message)
+ */
+static int cred_alert(int reason)
+{
+	static const int ad[] = {
+		SSL_AD_HANDSHAKE_FAILURE,	 SSL_AD_BAD_CERTIFICATE,
+		SSL_AD_UNSUPPORTED_CERTIFICATE, SSL_AD_CERTIFICATE_REVOKED,
+		SSL_AD_CERTIFICATE_EXPIRED,	 SSL_AD_CERTIFICATE_UNKNOWN,
+		SSL_AD_ILLEGAL_PARAMETER,	 SSL_AD_UNKNOWN_CA,
+		SSL_AD_ACCESS_DENIED,		 SSL_AD_DECRYPT_ERROR,
+		SSL_AD_CERTIFICATE_REQUIRED,	 SSL_AD_UNKNOWN_PSK_IDENTITY,
+	};
+	for (size_t i = 0; i < sizeof(ad) / sizeof(ad[0]); i++)
+		if (reason == SSL_AD_REASON_OFFSET + ad[i])
+			return 1;
+	return 0;
+}
+
+/*
  * handshake_err -- why SSL_connect/SSL_accept returned r: the message
  * into err, and -EACCES (credentials), -EPROTO (not TLS) or -errno
  */
@@ -531,6 +575,11 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 			c->psk_id);
 		return -EACCES;
 	}
+	if (c->server && t->err[0]) {
+		ERR_clear_error();
+		set_err(err, errlen, "the client's %s", t->err);
+		return -EACCES;
+	}
 	if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED &&
 	    SSL_get_verify_result(ssl) != X509_V_OK) {
 		long v = SSL_get_verify_result(ssl);
@@ -540,7 +589,8 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 			X509_verify_cert_error_string(v));
 		return -EACCES;
 	}
-	if (e == SSL_ERROR_SYSCALL && !q) {
+	if ((e == SSL_ERROR_SYSCALL && !q) ||
+	    reason == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
 		ERR_clear_error();
 		if (saved == EAGAIN || saved == EWOULDBLOCK) {
 			set_err(err, errlen, "the TLS handshake timed out");
@@ -564,6 +614,14 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 		return -EPROTO;
 	}
 	ssl_reason(why, sizeof(why));
+	if (!c->server && !cred_alert(reason)) {
+		set_err(err, errlen,
+			"TLS handshake failed: %s%s", why,
+			reason > SSL_AD_REASON_OFFSET ?
+				" (the target closed the connection during the handshake, not refusing our credentials: it may be busy or stopping; retry, or check its log)" :
+				"");
+		return reason > SSL_AD_REASON_OFFSET ? -ECONNRESET : -EACCES;
+	}
 	if (c->server && claimed[0])
 		set_err(err, errlen,
 			"TLS handshake failed for claimed identity '%s'%s: %s",
@@ -573,9 +631,7 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 			why);
 	else
 		set_err(err, errlen, "TLS handshake failed: %s%s", why,
-			!c->server && strstr(why, "alert") ?
-				" (the target refused our credentials)" :
-				"");
+			c->server ? "" : " (the target refused our credentials)");
 	return -EACCES;
 }
 
@@ -786,6 +842,11 @@ const char *rpmem_tls_error(const struct rpmem_tls *t)
 	return t ? t->err : "";
 }
 
+int rpmem_tls_refused(const struct rpmem_tls *t)
+{
+	return t && t->refused;
+}
+
 const char *rpmem_tls_method(const struct rpmem_tls *t)
 {
 	return t ? t->method : "none";
@@ -809,8 +870,10 @@ static int io_err(struct rpmem_tls *t, int r, int saved)
 {
 	SSL *ssl = t->ssl;
 	int e = SSL_get_error(ssl, r);
-	if (e == SSL_ERROR_SSL && !t->err[0])
+	if (e == SSL_ERROR_SSL && !t->err[0]) {
+		t->refused = cred_alert(ERR_GET_REASON(ERR_peek_error()));
 		ssl_reason(t->err, sizeof(t->err));
+	}
 	ERR_clear_error();
 	switch (e) {
 	case SSL_ERROR_ZERO_RETURN:
