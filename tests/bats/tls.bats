@@ -341,3 +341,40 @@ evil_cert() {
 	grep -qF "claimed identity 'x\\x0arpmemd: notice: forged'" "$DLOG"
 	! grep -q "^rpmemd: notice: forged" "$DLOG"
 }
+
+# wait_for FILE TEXT -- until FILE holds TEXT (at most 10 s)
+wait_for() {
+	for _ in $(seq 100); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "a client closed in mid-handshake to make room (max_unauthenticated) is told so, not that its credentials were refused" {
+	echo "limits = { max_unauthenticated = 2; handshake_timeout = 30; };" >>"$CONF"
+	start_daemon
+	local pp vpid vst=0
+	pp=$(free_port)
+	python3 "$TOP/tests/bats/hostile.py" "$PORT" stall-proxy "$pp" 127.0.0.2 \
+		>"$W/proxy.out" 2>&1 &
+	wait_for "$W/proxy.out" ready
+	"$RPMEMCTL" list --psk-file "$W/alice.psk" "127.0.0.1:$pp" \
+		>"$W/victim.out" 2>&1 &
+	vpid=$!
+	# the victim waits in mid-handshake; a second one from its address
+	wait_for "$W/proxy.out" holding
+	python3 "$TOP/tests/bats/hostile.py" "$PORT" idle 127.0.0.2 \
+		>"$W/idle.out" 2>&1 &
+	wait_for "$W/idle.out" open
+	# a newcomer from another address: the oldest handshake of the
+	# busiest address (the victim's) is closed to make room
+	rc list --psk-file "$W/alice.psk" "$T"
+	[ "$status" -eq 0 ]
+	wait "$vpid" || vst=$?
+	cat "$W/victim.out"
+	[ "$vst" -eq 3 ]
+	grep -q "to make room" "$DLOG"
+	! grep -q "refused our credentials" "$W/victim.out"
+	grep -Eq "closed the connection during the (TLS )?handshake" "$W/victim.out"
+}
