@@ -169,7 +169,7 @@ static int session_open(const char *host, const char *port,
 	ret = handshake(s);
 	if (ret && s->conn.tls && rpmem_tls_error(s->conn.tls)[0] &&
 	    !rpmem_tls_refused(s->conn.tls)) {
-		/* closed or cut (made room for others, stopping), not refused */
+		/* closed or cut (room made for others, stopping): not refused */
 		client_set_last(-ECONNRESET,
 				"TLS with %s:%s failed: the target closed the connection during the handshake (%s), not refusing our credentials: it may be busy or stopping; retry, or check its log",
 				host, port, rpmem_tls_error(s->conn.tls));

@@ -472,6 +472,39 @@ static const char *take_name(const unsigned char *s, int n, char *buf)
 	return NULL;
 }
 
+/* cn_name -- the subject CN at i of name into buf; NULL, or why not */
+static const char *cn_name(X509_NAME *name, int i, char *buf)
+{
+	unsigned char *u = NULL;
+
+	if (X509_NAME_get_index_by_NID(name, NID_commonName, i) >= 0)
+		return "is given more than once";
+	X509_NAME_ENTRY *e = X509_NAME_get_entry(name, i);
+	int n = ASN1_STRING_to_UTF8(&u, X509_NAME_ENTRY_get_data(e));
+	const char *bad = n < 0 ? "is not text" : take_name(u, n, buf);
+	OPENSSL_free(u);
+	return bad;
+}
+
+/* dns_name -- the first DNS name of cert into buf; NULL, or why not */
+static const char *dns_name(X509 *cert, char *buf)
+{
+	GENERAL_NAMES *names =
+		X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+	const char *bad = "is missing";
+
+	for (int k = 0; names && k < sk_GENERAL_NAME_num(names); k++) {
+		GENERAL_NAME *g = sk_GENERAL_NAME_value(names, k);
+		if (g->type != GEN_DNS)
+			continue;
+		bad = take_name(ASN1_STRING_get0_data(g->d.dNSName),
+				ASN1_STRING_length(g->d.dNSName), buf);
+		break;
+	}
+	GENERAL_NAMES_free(names);
+	return bad;
+}
+
 /*
  * cert_identity -- the subject CN of cert (one only), else its first DNS
  * name, into buf[RPMEM_IDENTITY_MAX + 1]; 0, or -EACCES and why in
@@ -481,33 +514,14 @@ static int cert_identity(X509 *cert, char *buf, char *why, size_t wlen)
 {
 	X509_NAME *name = X509_get_subject_name(cert);
 	int i = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
-	const char *what = "subject CN", *bad = "is missing";
 
 	buf[0] = '\0';
-	if (i >= 0 && X509_NAME_get_index_by_NID(name, NID_commonName, i) >= 0) {
-		bad = "is given more than once";
-	} else if (i >= 0) {
-		unsigned char *u = NULL;
-		int n = ASN1_STRING_to_UTF8(
-			&u, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i)));
-		bad = n < 0 ? "is not text" : take_name(u, n, buf);
-		OPENSSL_free(u);
-	} else {
-		GENERAL_NAMES *names =
-			X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
-		what = "subject CN is missing and its first DNS name";
-		for (int k = 0; names && k < sk_GENERAL_NAME_num(names); k++) {
-			GENERAL_NAME *g = sk_GENERAL_NAME_value(names, k);
-			if (g->type != GEN_DNS)
-				continue;
-			bad = take_name(ASN1_STRING_get0_data(g->d.dNSName),
-					ASN1_STRING_length(g->d.dNSName), buf);
-			break;
-		}
-		GENERAL_NAMES_free(names);
-	}
+	const char *bad = i >= 0 ? cn_name(name, i, buf) : dns_name(cert, buf);
 	if (bad)
-		set_err(why, wlen, "certificate's %s %s", what, bad);
+		set_err(why, wlen, "certificate's %s %s",
+			i >= 0 ? "subject CN" :
+				 "subject CN is missing and its first DNS name",
+			bad);
 	return bad ? -EACCES : 0;
 }
 
@@ -539,12 +553,13 @@ static int client_cert_cb(int ok, X509_STORE_CTX *x)
 static int cred_alert(int reason)
 {
 	static const int ad[] = {
-		SSL_AD_HANDSHAKE_FAILURE,	 SSL_AD_BAD_CERTIFICATE,
-		SSL_AD_UNSUPPORTED_CERTIFICATE, SSL_AD_CERTIFICATE_REVOKED,
-		SSL_AD_CERTIFICATE_EXPIRED,	 SSL_AD_CERTIFICATE_UNKNOWN,
-		SSL_AD_ILLEGAL_PARAMETER,	 SSL_AD_UNKNOWN_CA,
-		SSL_AD_ACCESS_DENIED,		 SSL_AD_DECRYPT_ERROR,
-		SSL_AD_CERTIFICATE_REQUIRED,	 SSL_AD_UNKNOWN_PSK_IDENTITY,
+		SSL_AD_HANDSHAKE_FAILURE,    SSL_AD_BAD_CERTIFICATE,
+		SSL_AD_UNSUPPORTED_CERTIFICATE,
+		SSL_AD_CERTIFICATE_REVOKED,  SSL_AD_CERTIFICATE_EXPIRED,
+		SSL_AD_CERTIFICATE_UNKNOWN,  SSL_AD_ILLEGAL_PARAMETER,
+		SSL_AD_UNKNOWN_CA,	     SSL_AD_ACCESS_DENIED,
+		SSL_AD_DECRYPT_ERROR,	     SSL_AD_CERTIFICATE_REQUIRED,
+		SSL_AD_UNKNOWN_PSK_IDENTITY,
 	};
 	for (size_t i = 0; i < sizeof(ad) / sizeof(ad[0]); i++)
 		if (reason == SSL_AD_REASON_OFFSET + ad[i])
@@ -650,12 +665,11 @@ static int expect_name(SSL *ssl, const char *host, char *err, size_t errlen)
 			"no name to check the target's certificate against");
 		return -EINVAL;
 	}
-	if (inet_pton(AF_INET, host, &a4) == 1 ||
-	    inet_pton(AF_INET6, host, &a6) == 1)
-		return X509_VERIFY_PARAM_set1_ip_asc(vp, host) == 1 ? 0 :
-								      -EINVAL;
-	if (X509_VERIFY_PARAM_set1_host(vp, host, 0) != 1 ||
-	    SSL_set_tlsext_host_name(ssl, host) != 1) {
+	int ip = inet_pton(AF_INET, host, &a4) == 1 ||
+		 inet_pton(AF_INET6, host, &a6) == 1;
+	if (ip ? X509_VERIFY_PARAM_set1_ip_asc(vp, host) != 1 :
+		 X509_VERIFY_PARAM_set1_host(vp, host, 0) != 1 ||
+			 SSL_set_tlsext_host_name(ssl, host) != 1) {
 		set_err(err, errlen, "'%s' cannot be a certificate's name",
 			host);
 		return -EINVAL;
