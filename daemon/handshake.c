@@ -10,13 +10,12 @@
 #include "session_int.h"
 #include "util.h"
 
-/* escape -- a string from the wire as text for logs, in place (cut to fit) */
-static void escape(char *s, size_t size)
+/* sanitize -- replace control characters in a string from the wire */
+static void sanitize(char *s)
 {
-	char e[RPMEM_STR_MAX + 1];
-
-	rpmem_escape(s, strlen(s), e, sizeof(e) < size ? sizeof(e) : size);
-	rpmem_strlcpy(s, e, size);
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
 }
 
 /*
@@ -60,7 +59,7 @@ int rpmemd_handshake(struct rpmemd_session *s)
 			       m.auth_method);
 		return -EACCES;
 	}
-	escape(m.client, sizeof(m.client));
+	sanitize(m.client);
 	ret = rpmemd_sessions_admit(set, s, m.client, &max);
 	if (ret == -ECONNRESET) /* evicted: the worker says so */
 		return ret;
