@@ -185,6 +185,8 @@ int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 		case CMD_OPT_TLS_CA:
 		case CMD_OPT_TLS_CERT:
 		case CMD_OPT_TLS_KEY:
+		case CMD_OPT_TLS_NAME:
+		case CMD_OPT_PLAINTEXT:
 			cmd_cred_opt(ctx, c, optarg);
 			continue;
 		case ':':
@@ -231,6 +233,12 @@ int cmd_cred_opt(struct rpmemctl_ctx *ctx, int c, const char *arg)
 		return 1;
 	case CMD_OPT_TLS_KEY:
 		ctx->tls_key = arg;
+		return 1;
+	case CMD_OPT_TLS_NAME:
+		ctx->tls_name = arg;
+		return 1;
+	case CMD_OPT_PLAINTEXT:
+		ctx->plaintext = 1;
 		return 1;
 	}
 	return 0;
@@ -281,6 +289,12 @@ static int session_cfg(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 		rpmemctl_session_cfg_delete(&cfg);
 		return cmd_usage_error(ctx,
 				       "invalid --psk-identity (1-128 of letters, digits, '.', '_', '@', '-')");
+	}
+	if ((ctx->tls_name &&
+	     rpmemctl_session_cfg_set_tls_name(cfg, ctx->tls_name)) ||
+	    (ctx->plaintext && rpmemctl_session_cfg_set_plaintext(cfg, 1))) {
+		rpmemctl_session_cfg_delete(&cfg);
+		return cmd_usage_error(ctx, "invalid --tls-name (too long)");
 	}
 	*out = cfg;
 	return 0;

@@ -35,6 +35,8 @@ struct rpmemctl_ctx {
 	const char *tls_ca;
 	const char *tls_cert;
 	const char *tls_key;
+	const char *tls_name; /* --tls-name: the target's certificate name */
+	int plaintext;	      /* --plaintext: no credentials, not loopback */
 };
 
 typedef int (*cmd_fn)(int argc, char **argv, struct rpmemctl_ctx *ctx);
@@ -76,6 +78,8 @@ enum {
 	CMD_OPT_TLS_CA,
 	CMD_OPT_TLS_CERT,
 	CMD_OPT_TLS_KEY,
+	CMD_OPT_TLS_NAME,
+	CMD_OPT_PLAINTEXT,
 	CMD_OPT_BWLIMIT,
 	CMD_OPT_FIRST_PRIVATE, /* first value free for a command's options */
 };
@@ -86,7 +90,9 @@ enum {
 	{ "psk-identity", required_argument, NULL, CMD_OPT_PSK_IDENTITY },    \
 	{ "tls-ca", required_argument, NULL, CMD_OPT_TLS_CA },                \
 	{ "tls-cert", required_argument, NULL, CMD_OPT_TLS_CERT },            \
-	{ "tls-key", required_argument, NULL, CMD_OPT_TLS_KEY }
+	{ "tls-key", required_argument, NULL, CMD_OPT_TLS_KEY },              \
+	{ "tls-name", required_argument, NULL, CMD_OPT_TLS_NAME },            \
+	{ "plaintext", no_argument, NULL, CMD_OPT_PLAINTEXT }
 
 #define CMD_COMMON_OPTS                                                       \
 	{ "help", no_argument, NULL, CMD_OPT_HELP },                          \

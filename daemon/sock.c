@@ -98,27 +98,31 @@ int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,
 				NULL, 0);
 }
 
-void rpmemd_refuse(struct rpmem_conn *c, uint32_t code, const char *fmt, ...)
+void rpmemd_refuse(struct rpmem_conn *c, int tls_daemon, uint32_t code,
+		   const char *fmt, ...)
 {
 	struct rpmem_msg_error m = { .code = code };
 	uint8_t buf[RPMEM_HDR_SIZE + RPMEM_MSG_MAX + 8];
 	va_list ap;
 
-	/* over TLS an ERROR needs a record: not before a TLS handshake */
-	if (!c->tls) {
-		va_start(ap, fmt);
-		vsnprintf(m.msg, sizeof(m.msg), fmt, ap);
-		va_end(ap);
-		int len = rpmem_error_encode(buf + RPMEM_HDR_SIZE,
-					     sizeof(buf) - RPMEM_HDR_SIZE, &m);
-		if (len >= 0) {
-			struct rpmem_hdr h = { .type = RPMEM_MSG_ERROR,
-					       .len = (uint32_t)len };
-			rpmem_hdr_encode(buf, &h);
-			ssize_t n = send(c->fd, buf, RPMEM_HDR_SIZE + (size_t)len,
-					 MSG_DONTWAIT | MSG_NOSIGNAL);
-			(void)n;
-		}
+	va_start(ap, fmt);
+	vsnprintf(m.msg, sizeof(m.msg), fmt, ap);
+	va_end(ap);
+	int len = rpmem_error_encode(buf + RPMEM_HDR_SIZE,
+				     sizeof(buf) - RPMEM_HDR_SIZE, &m);
+	if (len >= 0 && c->tls) {
+		/* a few hundred bytes on a connection that has sent little */
+		rpmem_conn_set_sndtimeo(c, 100);
+		(void)rpmem_send_frame(c, RPMEM_MSG_ERROR, 0,
+				       buf + RPMEM_HDR_SIZE, (size_t)len, NULL,
+				       0);
+	} else if (len >= 0 && !tls_daemon) {
+		struct rpmem_hdr h = { .type = RPMEM_MSG_ERROR,
+				       .len = (uint32_t)len };
+		rpmem_hdr_encode(buf, &h);
+		ssize_t n = send(c->fd, buf, RPMEM_HDR_SIZE + (size_t)len,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)n;
 	}
 	rpmemd_drain(c, 0);
 }

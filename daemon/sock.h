@@ -22,14 +22,16 @@ int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,
 
 /*
  * rpmemd_refuse -- tell a peer we are closing its connection on us (a
- * limit, a timeout) without ever blocking: an ERROR with request id 0 if
- * the connection is plaintext and the socket takes it at once, then the
- * write side shut down and what the peer sent already drained (so that
- * the close sends FIN, not RST, and the peer can read the ERROR). The
- * caller closes the connection.
+ * limit, a timeout) without blocking for long: an ERROR with request id 0
+ * if the socket takes it at once (over TLS once the handshake is done; on
+ * a TLS daemon's connection, never in plaintext before that: the client
+ * would take it for a target that does not speak TLS), then the write
+ * side shut down and what the peer sent already drained (so that the
+ * close sends FIN, not RST, and the peer can read the ERROR). The caller
+ * closes the connection.
  */
-void rpmemd_refuse(struct rpmem_conn *c, uint32_t code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void rpmemd_refuse(struct rpmem_conn *c, int tls_daemon, uint32_t code,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /*
  * rpmemd_drain -- after a refusal was sent: shut the write side down and

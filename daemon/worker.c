@@ -102,6 +102,11 @@ static int tls_accept(struct rpmemd_session *s)
 	int ret = rpmem_tls_start(s->set->tls, &s->conn, NULL, err,
 				  sizeof(err));
 	if (ret) {
+		char by[8];
+		/* closed to make room: handshake_failed says so */
+		if (rpmemd_sessions_fate(s->set, s, by, sizeof(by)) ==
+		    SESSION_EVICTED)
+			return ret;
 		rpmem_log_limited(&log_auth, LOG_NOTICE, "connection %u from %s: %s",
 				  s->id, s->peer, err);
 		rpmemd_drain(&s->conn, 1000);
@@ -140,7 +145,7 @@ static void handshake_failed(struct rpmemd_session *s, int ret)
 		rpmemd_ev_refuse(s->set, s, NULL, "max_unauthenticated",
 				 "closed before its handshake to make room for a newer connection (max_unauthenticated = %u)",
 				 s->lim.max_unauth);
-		rpmemd_refuse(&s->conn, RPMEM_E_LIMIT,
+		rpmemd_refuse(&s->conn, !!s->set->tls, RPMEM_E_LIMIT,
 			      "too many connections awaiting their handshake (max_unauthenticated = %u); closed to make room; retry later",
 			      s->lim.max_unauth);
 	} else if (ret == -ETIMEDOUT) {
@@ -150,7 +155,7 @@ static void handshake_failed(struct rpmemd_session *s, int ret)
 		rpmemd_ev_refuse(s->set, s, NULL, "handshake_timeout",
 				 "no handshake within %u s",
 				 s->lim.handshake_timeout);
-		rpmemd_refuse(&s->conn, RPMEM_E_LIMIT,
+		rpmemd_refuse(&s->conn, !!s->set->tls, RPMEM_E_LIMIT,
 			      "handshake not completed within %u s (handshake_timeout); closing the connection",
 			      s->lim.handshake_timeout);
 	} else {
@@ -244,7 +249,7 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 		rpmem_log_limited(&log_refused, LOG_NOTICE,
 				  "connection from %s refused: %s", peer, why);
 		rpmemd_ev_refuse(set, NULL, peer, limit_named(why), "%s", why);
-		rpmemd_refuse(&c, RPMEM_E_LIMIT, "%s", why);
+		rpmemd_refuse(&c, !!set->tls, RPMEM_E_LIMIT, "%s", why);
 		close(fd);
 		return -EUSERS;
 	}

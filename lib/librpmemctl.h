@@ -92,7 +92,10 @@ const char *rpmemctl_strerror(int err);
  * with an external pre-shared key (a PSK file as `rpmemctl psk-gen`
  * writes it, "IDENTITY:HEXKEY"), or with X.509 (the CA that signed the
  * target's certificate, and our certificate and key). Without any, the
- * session is plaintext, which rpmemd accepts on loopback only.
+ * session is plaintext, which rpmemd accepts on loopback only (unless it
+ * sets allow_insecure_remote); a session configuration without
+ * credentials reaches a target not on loopback only with
+ * rpmemctl_session_cfg_set_plaintext.
  */
 struct rpmemctl_session_cfg;
 
@@ -107,6 +110,22 @@ int rpmemctl_session_cfg_set_tls_cert(struct rpmemctl_session_cfg *cfg,
 int rpmemctl_session_cfg_set_psk_file(struct rpmemctl_session_cfg *cfg,
 				      const char *psk_file,
 				      const char *identity);
+/*
+ * rpmemctl_session_cfg_set_tls_name -- the name (DNS name or IP address)
+ * the target's certificate must carry, if not the host connected to
+ * (NULL: that host). A session with a PSK accepts only the PSK handshake,
+ * and one with certificates only a target certificate that the CA signed
+ * and that carries this name.
+ */
+int rpmemctl_session_cfg_set_tls_name(struct rpmemctl_session_cfg *cfg,
+				      const char *name);
+/*
+ * rpmemctl_session_cfg_set_plaintext -- allow (1) a session without
+ * credentials to a target that is not on loopback; without it such a
+ * session is refused (-EACCES) before anything is sent
+ */
+int rpmemctl_session_cfg_set_plaintext(struct rpmemctl_session_cfg *cfg,
+				       int allow);
 /*
  * rpmemctl_session_cfg_load -- the entry of a client configuration file
  * (rpmemctl.conf(5) format, see rpmemctl(1)) for host[:port], else its

@@ -33,6 +33,8 @@ struct rpmemctl_session_cfg {
 	char *key;
 	char *psk_file;
 	char *psk_identity;
+	char *tls_name; /* the name the target's certificate must carry */
+	int plaintext;	/* no credentials to a non-loopback target is fine */
 	char *source; /* the configuration file the entry came from */
 };
 

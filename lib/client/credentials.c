@@ -53,6 +53,7 @@ RPMEM_EXPORT void rpmemctl_session_cfg_delete(struct rpmemctl_session_cfg **pc)
 	free(c->key);
 	free(c->psk_file);
 	free(c->psk_identity);
+	free(c->tls_name);
 	free(c->source);
 	free(c);
 	*pc = NULL;
@@ -89,6 +90,24 @@ rpmemctl_session_cfg_set_psk_file(struct rpmemctl_session_cfg *c,
 			     identity && *identity ? identity : NULL);
 }
 
+RPMEM_EXPORT int
+rpmemctl_session_cfg_set_tls_name(struct rpmemctl_session_cfg *c,
+				  const char *name)
+{
+	if (!c || (name && strlen(name) > 253))
+		return -EINVAL;
+	return set_str(&c->tls_name, name && *name ? name : NULL);
+}
+
+RPMEM_EXPORT int
+rpmemctl_session_cfg_set_plaintext(struct rpmemctl_session_cfg *c, int allow)
+{
+	if (!c)
+		return -EINVAL;
+	c->plaintext = !!allow;
+	return 0;
+}
+
 /* expand -- "~/x" as $HOME/x into buf; other paths as they are */
 static const char *expand(const char *p, char *buf, size_t len)
 {
@@ -119,11 +138,14 @@ static int entry_matches(const config_setting_t *e, const char *host,
 static int apply(struct rpmemctl_session_cfg *c, const config_setting_t *e,
 		 const char *file)
 {
-	static const char *const known[] = { "host", "port", "ca",
-					      "certificate", "key", "psk_file",
-					      "psk_identity", NULL };
+	static const char *const known[] = { "host",	     "port",
+					      "ca",	     "certificate",
+					      "key",	     "psk_file",
+					      "psk_identity", "tls_name",
+					      "plaintext",   NULL };
 	const char *ca = NULL, *cert = NULL, *key = NULL, *psk = NULL,
-		   *id = NULL;
+		   *id = NULL, *name = NULL;
+	int plain = 0;
 	char b1[4096], b2[4096], b3[4096], b4[4096];
 	int ret;
 
@@ -145,6 +167,14 @@ static int apply(struct rpmemctl_session_cfg *c, const config_setting_t *e,
 	config_setting_lookup_string(e, "key", &key);
 	config_setting_lookup_string(e, "psk_file", &psk);
 	config_setting_lookup_string(e, "psk_identity", &id);
+	config_setting_lookup_string(e, "tls_name", &name);
+	if (config_setting_lookup_bool(e, "plaintext", &plain))
+		c->plaintext = plain;
+	if (name && (ret = rpmemctl_session_cfg_set_tls_name(c, name))) {
+		client_set_last(ret, "%s:%d: invalid tls_name '%s'", file,
+				config_setting_source_line(e), name);
+		return ret;
+	}
 	if (!cert != !key) {
 		client_set_last(-EINVAL,
 				"%s:%d: a certificate needs its key and a key its certificate",

@@ -71,7 +71,8 @@ static int start_tls(struct rpmemctl_session *s,
 				s->port, err);
 		return -EINVAL;
 	}
-	ret = rpmem_tls_start(s->tls_ctx, &s->conn, s->host, err,
+	ret = rpmem_tls_start(s->tls_ctx, &s->conn,
+			      cfg->tls_name ? cfg->tls_name : s->host, err,
 			      sizeof(err));
 	if (ret) {
 		client_set_last(ret, "TLS with %s:%s failed: %s", s->host,
@@ -84,6 +85,22 @@ static int start_tls(struct rpmemctl_session *s,
 	DBG("TLS with %s:%s (%s)", s->host, s->port,
 	    rpmem_tls_method(s->conn.tls));
 	return 0;
+}
+
+/*
+ * plaintext_ok -- a configuration without credentials may talk to the
+ * connected peer: it is on loopback, or plaintext was asked for; else
+ * nothing is sent and -EACCES says why
+ */
+static int plaintext_ok(struct rpmemctl_session *s,
+			const struct rpmemctl_session_cfg *cfg)
+{
+	if (cfg->plaintext || rpmem_net_peer_loopback(s->conn.fd))
+		return 0;
+	client_set_last(-EACCES,
+			"no credentials for %s:%s (no --psk-file or --tls-ca, no entry in rpmemctl.conf), and it is not on loopback: refusing to talk to it in plaintext; give credentials, or --plaintext (plaintext = true in its rpmemctl.conf entry) if its rpmemd sets allow_insecure_remote on a network you trust",
+			s->host, s->port);
+	return -EACCES;
 }
 
 /*
@@ -143,10 +160,24 @@ static int session_open(const char *host, const char *port,
 				strerror(-ret));
 		goto err_close;
 	}
-	if (client_cfg_uses_tls(cfg) && (ret = start_tls(s, cfg)))
+	if (client_cfg_uses_tls(cfg))
+		ret = start_tls(s, cfg);
+	else if (cfg)
+		ret = plaintext_ok(s, cfg);
+	if (ret)
 		goto err_close;
 	ret = handshake(s);
+	if (ret && s->conn.tls && rpmem_tls_error(s->conn.tls)[0] &&
+	    !rpmem_tls_refused(s->conn.tls)) {
+		/* closed or cut (room made for others, stopping): not refused */
+		client_set_last(-ECONNRESET,
+				"TLS with %s:%s failed: the target closed the connection during the handshake (%s), not refusing our credentials: it may be busy or stopping; retry, or check its log",
+				host, port, rpmem_tls_error(s->conn.tls));
+		ret = -ECONNRESET;
+		goto err_close;
+	}
 	if (ret && s->conn.tls && rpmem_tls_error(s->conn.tls)[0]) {
+		/* in TLS 1.3 a refused client certificate is an alert here */
 		client_set_last(-EACCES,
 				"TLS with %s:%s failed: the target refused our credentials (%s)%s",
 				host, port ? port : RPMEM_DEFAULT_PORT,

@@ -76,6 +76,25 @@ err:
 	return ret;
 }
 
+int rpmem_net_peer_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >>
+			       24 ==
+		       127;
+	if (ss.ss_family != AF_INET6)
+		return 0;
+	const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	/* ::1, or an IPv4 loopback address mapped */
+	return IN6_IS_ADDR_LOOPBACK(a) ||
+	       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+}
+
 int rpmem_net_connect(const char *host, const char *port, int timeout_ms,
 		      int *fd)
 {

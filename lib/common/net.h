@@ -18,6 +18,9 @@
 int rpmem_net_connect(const char *host, const char *port, int timeout_ms,
 		      int *fd);
 
+/* rpmem_net_peer_loopback -- fd's peer is a loopback address (127/8, ::1) */
+int rpmem_net_peer_loopback(int fd);
+
 struct rpmem_tls; /* tls.c */
 
 /* bytes a short plaintext read may take ahead (a 4 KiB persist fits) */

@@ -52,6 +52,9 @@ struct rpmem_tls {
 	char claimed[RPMEM_IDENTITY_MAX + 1];
 	char err[160]; /* the first TLS-level failure after the handshake */
 	int wbuf;      /* writes go through a buffer (wbuf_on) */
+	int refused;	  /* the first failure was an alert refusing us */
+	int cert_offered; /* client with a PSK: the target sent a certificate */
+	int unknown_id;	  /* server: the claimed identity is not known */
 };
 
 /* the one TLS 1.3 suite external PSKs are bound to (SHA-256) */
@@ -245,35 +248,58 @@ static int use_psk_cb(SSL *ssl, const EVP_MD *md, const unsigned char **id,
 	return 1;
 }
 
-/* find_psk_cb -- server: the key of the identity the client offers */
+/*
+ * find_psk_cb -- server: the key of the identity the client offers; an
+ * unknown identity gets a random key of the usual length, so that it fails
+ * at the binder check exactly as a known one with a wrong key does (the
+ * client cannot tell which identities exist); t->unknown_id says which
+ */
 static int find_psk_cb(SSL *ssl, const unsigned char *identity, size_t idlen,
 		       SSL_SESSION **sess)
 {
 	struct rpmem_tls_ctx *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
 	struct rpmem_tls *t = SSL_get_ex_data(ssl, ex_index);
-	char id[RPMEM_IDENTITY_MAX + 1];
+	char id[RPMEM_IDENTITY_MAX + 1] = "";
 	uint8_t key[RPMEM_PSK_MAX];
 	size_t klen = 0;
 
 	*sess = NULL;
-	if (idlen > RPMEM_IDENTITY_MAX || memchr(identity, 0, idlen))
-		return 1;
-	memcpy(id, identity, idlen);
-	id[idlen] = '\0';
-	if (t) {
-		rpmem_strlcpy(t->claimed, id, sizeof(t->claimed));
-		/* shown in logs: nothing that could forge a line */
-		for (char *p = t->claimed; *p; p++)
-			if (!isprint((unsigned char)*p))
-				*p = '?';
-	}
+	/* shown in logs: escaped, nothing that could forge a line */
+	if (t)
+		rpmem_escape(identity, idlen, t->claimed, sizeof(t->claimed));
+	if (idlen <= RPMEM_IDENTITY_MAX && !memchr(identity, 0, idlen))
+		memcpy(id, identity, idlen), id[idlen] = '\0';
 	if (!rpmem_psk_valid_identity(id) || !c->lookup ||
-	    c->lookup(c->arg, id, key, &klen))
-		return 1; /* unknown: no PSK, the handshake fails */
+	    c->lookup(c->arg, id, key, &klen)) {
+		if (t)
+			t->unknown_id = 1;
+		klen = RPMEM_PSK_LEN;
+		if (rpmem_random(key, klen))
+			return 0;
+	}
 	*sess = psk_session(ssl, key, klen);
 	OPENSSL_cleanse(key, sizeof(key));
 	return *sess ? 1 : 0;
 }
+
+/*
+ * refuse_cert_cb -- client with a PSK: the target answered with a
+ * certificate instead of our key; whatever signed it, it is refused
+ */
+static int refuse_cert_cb(int ok, X509_STORE_CTX *x)
+{
+	SSL *ssl = X509_STORE_CTX_get_ex_data(
+		x, SSL_get_ex_data_X509_STORE_CTX_idx());
+	struct rpmem_tls *t = ssl ? SSL_get_ex_data(ssl, ex_index) : NULL;
+
+	(void)ok;
+	if (t)
+		t->cert_offered = 1;
+	X509_STORE_CTX_set_error(x, X509_V_ERR_APPLICATION_VERIFICATION);
+	return 0;
+}
+
+static int client_cert_cb(int ok, X509_STORE_CTX *x);
 
 void rpmem_tls_ctx_free(struct rpmem_tls_ctx **pc)
 {
@@ -377,7 +403,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 		SSL_CTX_set_verify(c->ctx,
 				   SSL_VERIFY_PEER |
 					   SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
-				   NULL);
+				   cfg->server ? client_cert_cb : NULL);
 	} else if (c->x509) {
 		set_err(err, errlen,
 			"certificates need a CA file to verify the peer's");
@@ -408,6 +434,12 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 		memcpy(c->psk, cfg->psk, cfg->psk_len);
 		c->psk_len = cfg->psk_len;
 		SSL_CTX_set_psk_use_session_callback(c->ctx, use_psk_cb);
+		/*
+		 * a target that holds our key proves it with the PSK
+		 * handshake; one that answers with a certificate does not
+		 * hold it, whoever signed the certificate
+		 */
+		SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, refuse_cert_cb);
 	} else if (!cfg->ca_file) {
 		set_err(err, errlen,
 			"TLS needs a CA file to verify the target, or a PSK");
@@ -421,38 +453,129 @@ err_free:
 	return ret;
 }
 
-/* cert_identity -- the subject CN of cert, else its first DNS name */
-static void cert_identity(X509 *cert, char *buf, size_t len)
+/*
+ * take_name -- s[n] as an identity into buf[RPMEM_IDENTITY_MAX + 1]:
+ * NULL, or why it cannot be one (a name is refused, never cut or read up
+ * to a NUL)
+ */
+static const char *take_name(const unsigned char *s, int n, char *buf)
 {
-	buf[0] = '\0';
-	if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert),
-				      NID_commonName, buf, (int)len) > 0)
-		return;
-	buf[0] = '\0';
+	if (n <= 0)
+		return "is empty";
+	if (n > RPMEM_IDENTITY_MAX)
+		return "is longer than the 128 bytes of an identity";
+	for (int i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] == 0x7f)
+			return "holds a NUL or a control character";
+	memcpy(buf, s, (size_t)n);
+	buf[n] = '\0';
+	return NULL;
+}
+
+/* cn_name -- the subject CN at i of name into buf; NULL, or why not */
+static const char *cn_name(X509_NAME *name, int i, char *buf)
+{
+	unsigned char *u = NULL;
+
+	if (X509_NAME_get_index_by_NID(name, NID_commonName, i) >= 0)
+		return "is given more than once";
+	X509_NAME_ENTRY *e = X509_NAME_get_entry(name, i);
+	int n = ASN1_STRING_to_UTF8(&u, X509_NAME_ENTRY_get_data(e));
+	const char *bad = n < 0 ? "is not text" : take_name(u, n, buf);
+	OPENSSL_free(u);
+	return bad;
+}
+
+/* dns_name -- the first DNS name of cert into buf; NULL, or why not */
+static const char *dns_name(X509 *cert, char *buf)
+{
 	GENERAL_NAMES *names =
 		X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
-	for (int i = 0; names && i < sk_GENERAL_NAME_num(names); i++) {
-		GENERAL_NAME *g = sk_GENERAL_NAME_value(names, i);
+	const char *bad = "is missing";
+
+	for (int k = 0; names && k < sk_GENERAL_NAME_num(names); k++) {
+		GENERAL_NAME *g = sk_GENERAL_NAME_value(names, k);
 		if (g->type != GEN_DNS)
 			continue;
-		const unsigned char *s = ASN1_STRING_get0_data(g->d.dNSName);
-		int n = ASN1_STRING_length(g->d.dNSName);
-		if (n > 0 && (size_t)n < len && !memchr(s, 0, (size_t)n)) {
-			memcpy(buf, s, (size_t)n);
-			buf[n] = '\0';
-			break;
-		}
+		bad = take_name(ASN1_STRING_get0_data(g->d.dNSName),
+				ASN1_STRING_length(g->d.dNSName), buf);
+		break;
 	}
 	GENERAL_NAMES_free(names);
+	return bad;
+}
+
+/*
+ * cert_identity -- the subject CN of cert (one only), else its first DNS
+ * name, into buf[RPMEM_IDENTITY_MAX + 1]; 0, or -EACCES and why in
+ * why[wlen]
+ */
+static int cert_identity(X509 *cert, char *buf, char *why, size_t wlen)
+{
+	X509_NAME *name = X509_get_subject_name(cert);
+	int i = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
+
+	buf[0] = '\0';
+	const char *bad = i >= 0 ? cn_name(name, i, buf) : dns_name(cert, buf);
+	if (bad)
+		set_err(why, wlen, "certificate's %s %s",
+			i >= 0 ? "subject CN" :
+				 "subject CN is missing and its first DNS name",
+			bad);
+	return bad ? -EACCES : 0;
+}
+
+/*
+ * client_cert_cb -- server: a client certificate that verified must also
+ * name an identity we can use, refused in the handshake (with an alert
+ * the client sees) if not; why in t->err
+ */
+static int client_cert_cb(int ok, X509_STORE_CTX *x)
+{
+	SSL *ssl = X509_STORE_CTX_get_ex_data(
+		x, SSL_get_ex_data_X509_STORE_CTX_idx());
+	struct rpmem_tls *t = ssl ? SSL_get_ex_data(ssl, ex_index) : NULL;
+	char id[RPMEM_IDENTITY_MAX + 1];
+
+	if (!ok || !t || X509_STORE_CTX_get_error_depth(x) != 0)
+		return ok;
+	if (!cert_identity(X509_STORE_CTX_get_current_cert(x), id, t->err,
+			   sizeof(t->err)))
+		return 1;
+	X509_STORE_CTX_set_error(x, X509_V_ERR_APPLICATION_VERIFICATION);
+	return 0;
+}
+
+/*
+ * cred_alert -- OpenSSL's reason is an alert from the peer that refuses
+ * our credentials (not one about a malformed or cut message)
+ */
+static int cred_alert(int reason)
+{
+	static const int ad[] = {
+		SSL_AD_HANDSHAKE_FAILURE,    SSL_AD_BAD_CERTIFICATE,
+		SSL_AD_UNSUPPORTED_CERTIFICATE,
+		SSL_AD_CERTIFICATE_REVOKED,  SSL_AD_CERTIFICATE_EXPIRED,
+		SSL_AD_CERTIFICATE_UNKNOWN,  SSL_AD_ILLEGAL_PARAMETER,
+		SSL_AD_UNKNOWN_CA,	     SSL_AD_ACCESS_DENIED,
+		SSL_AD_DECRYPT_ERROR,	     SSL_AD_CERTIFICATE_REQUIRED,
+		SSL_AD_UNKNOWN_PSK_IDENTITY,
+	};
+	for (size_t i = 0; i < sizeof(ad) / sizeof(ad[0]); i++)
+		if (reason == SSL_AD_REASON_OFFSET + ad[i])
+			return 1;
+	return 0;
 }
 
 /*
  * handshake_err -- why SSL_connect/SSL_accept returned r: the message
  * into err, and -EACCES (credentials), -EPROTO (not TLS) or -errno
  */
-static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
-			 const char *claimed, char *err, size_t errlen)
+static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
+			 char *err, size_t errlen)
 {
+	SSL *ssl = t->ssl;
+	const char *claimed = t->claimed;
 	int e = SSL_get_error(ssl, r);
 	int saved = errno;
 	unsigned long q = ERR_peek_error();
@@ -460,6 +583,18 @@ static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
 	const char *peer = c->server ? "the client" : "the target";
 	char why[256];
 
+	if (t->cert_offered) {
+		ERR_clear_error();
+		set_err(err, errlen,
+			"the target answered with a certificate instead of proving it holds our pre-shared key (identity '%s'): it is not the target we share the key with, refused",
+			c->psk_id);
+		return -EACCES;
+	}
+	if (c->server && t->err[0]) {
+		ERR_clear_error();
+		set_err(err, errlen, "the client's %s", t->err);
+		return -EACCES;
+	}
 	if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED &&
 	    SSL_get_verify_result(ssl) != X509_V_OK) {
 		long v = SSL_get_verify_result(ssl);
@@ -469,17 +604,18 @@ static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
 			X509_verify_cert_error_string(v));
 		return -EACCES;
 	}
-	if (e == SSL_ERROR_SYSCALL && !q) {
+	if ((e == SSL_ERROR_SYSCALL && !q) ||
+	    reason == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
 		ERR_clear_error();
 		if (saved == EAGAIN || saved == EWOULDBLOCK) {
 			set_err(err, errlen, "the TLS handshake timed out");
 			return -ETIMEDOUT;
 		}
 		set_err(err, errlen,
-			"%s closed the connection during the TLS handshake%s",
+			"%s closed the connection during the TLS handshake without a TLS alert%s",
 			peer,
 			c->server ? "" :
-				    " (it may not accept our credentials, or not use TLS)");
+				    " (it may be busy or stopping, or not a TLS target; retry, or check its log)");
 		return saved && saved != EPIPE ? -saved : -ECONNRESET;
 	}
 	if (reason == SSL_R_WRONG_VERSION_NUMBER ||
@@ -493,16 +629,92 @@ static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
 		return -EPROTO;
 	}
 	ssl_reason(why, sizeof(why));
+	if (!c->server && !cred_alert(reason)) {
+		set_err(err, errlen,
+			"TLS handshake failed: %s%s", why,
+			reason > SSL_AD_REASON_OFFSET ?
+				" (the target closed the connection during the handshake, not refusing our credentials: it may be busy or stopping; retry, or check its log)" :
+				"");
+		return reason > SSL_AD_REASON_OFFSET ? -ECONNRESET : -EACCES;
+	}
 	if (c->server && claimed[0])
 		set_err(err, errlen,
-			"TLS handshake failed for claimed identity '%s': %s",
-			claimed, why);
+			"TLS handshake failed for claimed identity '%s'%s: %s",
+			claimed,
+			t->unknown_id ? " (not in tls.psk_file)" :
+					" (in tls.psk_file: a wrong key?)",
+			why);
 	else
 		set_err(err, errlen, "TLS handshake failed: %s%s", why,
-			!c->server && strstr(why, "alert") ?
-				" (the target refused our credentials)" :
-				"");
+			c->server ? "" : " (the target refused our credentials)");
 	return -EACCES;
+}
+
+/*
+ * expect_name -- client with certificates: the target's certificate must
+ * name host (a DNS name, or an IP address); there is always one to check
+ */
+static int expect_name(SSL *ssl, const char *host, char *err, size_t errlen)
+{
+	X509_VERIFY_PARAM *vp = SSL_get0_param(ssl);
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (!host || !*host) {
+		set_err(err, errlen,
+			"no name to check the target's certificate against");
+		return -EINVAL;
+	}
+	int ip = inet_pton(AF_INET, host, &a4) == 1 ||
+		 inet_pton(AF_INET6, host, &a6) == 1;
+	if (ip ? X509_VERIFY_PARAM_set1_ip_asc(vp, host) != 1 :
+		 X509_VERIFY_PARAM_set1_host(vp, host, 0) != 1 ||
+			 SSL_set_tlsext_host_name(ssl, host) != 1) {
+		set_err(err, errlen, "'%s' cannot be a certificate's name",
+			host);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * peer_authenticated -- after the handshake, whatever the callbacks did:
+ * the peer proved a PSK we know (and a client holding one accepts nothing
+ * else), or presented a certificate that verified (for a client, naming
+ * the target) and names an identity; else -EACCES and why
+ */
+static int peer_authenticated(struct rpmem_tls_ctx *c, struct rpmem_tls *t,
+			      char *err, size_t errlen)
+{
+	const char *who = c->server ? "the client" : "the target";
+	char why[200];
+
+	if (SSL_session_reused(t->ssl) && !t->unknown_id) {
+		t->method = "psk";
+		rpmem_strlcpy(t->peer, c->server ? t->claimed : c->psk_id,
+			      sizeof(t->peer));
+		return 0;
+	}
+	if (c->psk_len) {
+		set_err(err, errlen,
+			"the target did not authenticate with our pre-shared key (identity '%s'): refused",
+			c->psk_id);
+		return -EACCES;
+	}
+	X509 *cert = SSL_get0_peer_certificate(t->ssl);
+	long v = SSL_get_verify_result(t->ssl);
+	if (!cert || v != X509_V_OK || (c->server && !c->x509)) {
+		set_err(err, errlen, "%s's certificate was not accepted: %s",
+			who, cert ? X509_verify_cert_error_string(v) :
+				    "it presented none");
+		return -EACCES;
+	}
+	if (cert_identity(cert, t->peer, why, sizeof(why))) {
+		set_err(err, errlen, "%s's %s", who, why);
+		return -EACCES;
+	}
+	t->method = "x509";
+	return 0;
 }
 
 /*
@@ -604,19 +816,9 @@ int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	if (!c->server && host && c->x509 + !c->psk_len) {
-		struct in6_addr a6;
-		struct in_addr a4;
-		X509_VERIFY_PARAM *vp = SSL_get0_param(t->ssl);
-		if (inet_pton(AF_INET, host, &a4) == 1 ||
-		    inet_pton(AF_INET6, host, &a6) == 1)
-			X509_VERIFY_PARAM_set1_ip_asc(vp, host);
-		else
-			X509_VERIFY_PARAM_set1_host(vp, host, 0);
-		if (inet_pton(AF_INET, host, &a4) != 1 &&
-		    inet_pton(AF_INET6, host, &a6) != 1)
-			SSL_set_tlsext_host_name(t->ssl, host);
-	}
+	if (!c->server && !c->psk_len &&
+	    (ret = expect_name(t->ssl, host, err, errlen)))
+		goto err_free;
 	sigset_t old;
 	nopipe_begin(&old);
 	int r = handshake_until(c, t->ssl, conn);
@@ -627,28 +829,11 @@ int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 		goto err_free;
 	}
 	if (r != 1) {
-		ret = handshake_err(c, t->ssl, r, t->claimed, err, errlen);
+		ret = handshake_err(c, t, r, err, errlen);
 		goto err_free;
 	}
-	if (SSL_session_reused(t->ssl)) {
-		t->method = "psk";
-		rpmem_strlcpy(t->peer, c->server ? t->claimed : c->psk_id,
-			      sizeof(t->peer));
-	} else {
-		t->method = "x509";
-		X509 *cert = SSL_get1_peer_certificate(t->ssl);
-		if (cert) {
-			cert_identity(cert, t->peer, sizeof(t->peer));
-			X509_free(cert);
-		}
-		if (!cert || !t->peer[0]) {
-			set_err(err, errlen,
-				"%s's certificate names no identity (no subject CN, no DNS name)",
-				c->server ? "the client" : "the target");
-			ret = -EACCES;
-			goto err_free;
-		}
-	}
+	if ((ret = peer_authenticated(c, t, err, errlen)))
+		goto err_free;
 	conn->tls = t;
 	return 0;
 
@@ -669,6 +854,11 @@ const char *rpmem_tls_peer(const struct rpmem_tls *t)
 const char *rpmem_tls_error(const struct rpmem_tls *t)
 {
 	return t ? t->err : "";
+}
+
+int rpmem_tls_refused(const struct rpmem_tls *t)
+{
+	return t && t->refused;
 }
 
 const char *rpmem_tls_method(const struct rpmem_tls *t)
@@ -694,8 +884,10 @@ static int io_err(struct rpmem_tls *t, int r, int saved)
 {
 	SSL *ssl = t->ssl;
 	int e = SSL_get_error(ssl, r);
-	if (e == SSL_ERROR_SSL && !t->err[0])
+	if (e == SSL_ERROR_SSL && !t->err[0]) {
+		t->refused = cred_alert(ERR_GET_REASON(ERR_peek_error()));
 		ssl_reason(t->err, sizeof(t->err));
+	}
 	ERR_clear_error();
 	switch (e) {
 	case SSL_ERROR_ZERO_RETURN:

@@ -73,6 +73,12 @@ const char *rpmem_tls_peer(const struct rpmem_tls *t);
  * certificate only after the client's handshake has completed
  */
 const char *rpmem_tls_error(const struct rpmem_tls *t);
+/*
+ * rpmem_tls_refused -- that first failure was the peer's alert refusing
+ * our credentials (a certificate or key it does not accept), not a
+ * connection closed or cut (e.g. by a target making room under its limits)
+ */
+int rpmem_tls_refused(const struct rpmem_tls *t);
 /* rpmem_tls_method -- "psk" or "x509" */
 const char *rpmem_tls_method(const struct rpmem_tls *t);
 

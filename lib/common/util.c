@@ -339,6 +339,27 @@ void rpmem_str_sanitize(char *s)
 	}
 }
 
+char *rpmem_escape(const void *in, size_t n, char *out, size_t size)
+{
+	const unsigned char *s = in;
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && size; i++) {
+		int esc = s[i] < 0x20 || s[i] == 0x7f || s[i] == '\\';
+		size_t w = esc ? 4 : 1;
+		if (o + w >= size)
+			break;
+		if (esc)
+			snprintf(out + o, 5, "\\x%02x", s[i]);
+		else
+			out[o] = (char)s[i];
+		o += w;
+	}
+	if (size)
+		out[o] = '\0';
+	return out;
+}
+
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif

@@ -100,6 +100,13 @@ size_t rpmem_utf8_len(const char *s);
 void rpmem_str_sanitize(char *s);
 
 /*
+ * rpmem_escape -- in[n] (bytes from a peer) as text fit for a log line:
+ * NUL, control characters, DEL and '\\' as \\xHH; as much as fits in
+ * out[size] (whole escapes only), always NUL-terminated. Returns out.
+ */
+char *rpmem_escape(const void *in, size_t n, char *out, size_t size);
+
+/*
  * rpmem_prefault -- map in the pages of [addr, addr + len) for reading in
  * one call (MADV_POPULATE_READ), which is much cheaper than a page fault per
  * page when a large mapping is about to be read once; a no-op where the

@@ -25,6 +25,16 @@
                           trickling HELLO, a third sending garbage; open a
                           new one whenever the target closes one; run
                           until killed; print "open N" once all are up
+  idle SRC                connect from source address SRC, send nothing;
+                          print "open", then "closed" when the target
+                          closes
+  stall-proxy LPORT SRC   relay one client on 127.0.0.1:LPORT to the
+                          target from source address SRC: its first
+                          flight (a TLS ClientHello) passes, what it sends
+                          after the target's answer is held (the target
+                          waits in mid-handshake); print "ready", then
+                          "holding"; once the target closes, pass on what
+                          it sent last and close the client
 """
 import os
 import selectors
@@ -256,6 +266,46 @@ def cmd_flood(port, n, srcs):
                 pass
 
 
+def cmd_idle(port, src):
+    s = connect(port, src)
+    print("open", flush=True)
+    try:
+        while s.recv(4096):
+            pass
+    except OSError:
+        pass
+    print("closed", flush=True)
+
+
+def cmd_stall_proxy(port, lport, src):
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", int(lport)))
+    ls.listen(1)
+    print("ready", flush=True)
+    c, _ = ls.accept()
+    t = connect(port, src)
+    t.sendall(c.recv(65536))  # the ClientHello
+    held = False
+    sel = selectors.DefaultSelector()
+    sel.register(c, selectors.EVENT_READ)
+    sel.register(t, selectors.EVENT_READ)
+    while True:
+        for key, _ in sel.select():
+            b = key.fileobj.recv(65536)
+            if key.fileobj is t:
+                if not b:
+                    c.shutdown(socket.SHUT_WR)
+                    time.sleep(1)
+                    return
+                c.sendall(b)
+            elif b and not held:
+                held = True
+                print("holding", flush=True)
+            elif not b:
+                sel.unregister(c)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -274,6 +324,10 @@ def main():
         cmd_hashv(port, *args)
     elif cmd == "create":
         cmd_create(port, *args)
+    elif cmd == "idle":
+        cmd_idle(port, args[0])
+    elif cmd == "stall-proxy":
+        cmd_stall_proxy(port, args[0], args[1])
     elif cmd == "flood":
         cmd_flood(port, args[0], args[1:])
     else:

@@ -4,55 +4,7 @@
 # not, what each refusal says, and that nothing is written for them
 
 load helpers
-
-# make_pki DIR -- a CA, a server certificate for 127.0.0.1/localhost, a
-# client certificate (CN alice), one signed by another CA, an expired one
-make_pki() {
-	local d=$1
-	mkdir -p "$d"
-	(
-		cd "$d" || exit 1
-		ossl() { openssl "$@" 2>/dev/null; }
-		for ca in ca other; do
-			ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-				-nodes -days 2 -subj "/CN=rpmem test $ca" \
-				-keyout $ca.key -out $ca.crt
-		done
-		csr() { # NAME CN
-			ossl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-				-nodes -subj "/CN=$2" -keyout "$1.key" -out "$1.csr"
-		}
-		sign() { # NAME CA [EXTFILE]
-			ossl x509 -req -in "$1.csr" -CA "$2.crt" -CAkey "$2.key" \
-				-CAcreateserial -days 2 ${3:+-extfile "$3"} \
-				-out "$1.crt"
-		}
-		printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >srv.ext
-		csr server localhost && sign server ca srv.ext
-		csr alice alice && sign alice ca
-		csr mallory mallory && sign mallory other
-		# expired: valid for one day in 2020
-		csr old old
-		mkdir -p db && : >db/index.txt && echo 01 >db/serial
-		cat >ca.cnf <<CNF
-[ ca ]
-default_ca = d
-[ d ]
-dir = $d/db
-database = $d/db/index.txt
-new_certs_dir = $d/db
-serial = $d/db/serial
-default_md = sha256
-policy = p
-[ p ]
-commonName = supplied
-CNF
-		ossl ca -batch -config ca.cnf -cert ca.crt -keyfile ca.key \
-			-in old.csr -out old.crt -startdate 20200101000000Z \
-			-enddate 20200102000000Z
-		chmod 600 ./*.key
-	)
-}
+load pki
 
 setup_file() {
 	make_pki "$BATS_FILE_TMPDIR/pki"
@@ -390,4 +342,179 @@ assert "caf\ufffd" in ids, ids
 open(sys.argv[2], "rb").read().decode("utf-8")' "$W/st.json" "$W/st.prom"
 	grep -q 'identity="caf'$'\xef\xbf\xbd''"' "$W/st.prom"
 	python3 "$TOP/tests/bats/promparse.py" <"$W/st.prom" >/dev/null
+}
+
+@test "a wrong key and an unknown identity fail identically for the client; the daemon's log says which" {
+	start_daemon
+	rc list --psk-file "$W/wrong.psk" "$T"
+	[ "$status" -eq 3 ]
+	local wrong=${output//alice/ID}
+	rc list --psk-file "$W/carol.psk" "$T"
+	[ "$status" -eq 3 ]
+	local unknown=${output//carol/ID}
+	echo "wrong key: $wrong"
+	echo "unknown:   $unknown"
+	[ "$wrong" = "$unknown" ]
+	grep -q "claimed identity 'alice' (in tls.psk_file: a wrong key?)" "$DLOG"
+	grep -q "claimed identity 'carol' (not in tls.psk_file)" "$DLOG"
+}
+
+@test "a PSK-only target never completes a certificate handshake (openssl s_client without the key fails)" {
+	sed -i '/^tls = {/,/^};/d' "$CONF"
+	cat >>"$CONF" <<CONF
+tls = { psk_file = "$W/server.psk"; };
+CONF
+	start_daemon
+	run timeout 20 openssl s_client -connect "$T" -tls1_3 -brief \
+		-ciphersuites TLS_AES_128_GCM_SHA256 </dev/null
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"handshake failure"* || "$output" == *"alert"* ]]
+	[[ "$output" != *"Peer certificate"* ]]
+	# the same client with the key completes it (the check above is not
+	# a broken s_client)
+	local key
+	key=$(cut -d: -f2 "$W/alice.psk")
+	run timeout 20 openssl s_client -connect "$T" -tls1_3 -brief \
+		-ciphersuites TLS_AES_128_GCM_SHA256 \
+		-psk_identity alice -psk "$key" </dev/null
+	echo "$output"
+	[[ "$output" == *"CONNECTION ESTABLISHED"* ]]
+}
+
+@test "the target's certificate must carry the name given by --tls-name or tls_name" {
+	start_daemon
+	local x509=(--tls-ca "$P/ca.crt" --tls-cert "$P/alice.crt"
+		--tls-key "$P/alice.key")
+	rc list "${x509[@]}" --tls-name localhost "$T"
+	[ "$status" -eq 0 ]
+	rc mirror "${x509[@]}" --tls-name elsewhere.example "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"certificate was not accepted: hostname mismatch"* ||
+		"$output" == *"certificate was not accepted: Hostname mismatch"* ]]
+	pool_absent p1
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	cat >"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf" <<CONF
+targets = ( { host = "127.0.0.1"; ca = "$P/ca.crt";
+  certificate = "$P/alice.crt"; key = "$P/alice.key";
+  tls_name = "elsewhere.example"; } );
+CONF
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 3 ]
+	pool_absent p1
+	sed -i 's/elsewhere.example/localhost/' "$XDG_CONFIG_HOME/rpmem/rpmemctl.conf"
+	rc mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+}
+
+# global_addr -- an IPv4 address of this host that is not loopback
+global_addr() {
+	ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' |
+		cut -d/ -f1 | head -n 1
+}
+
+@test "no credentials for a target not on loopback: refused before anything is sent, unless --plaintext or plaintext = true" {
+	local a
+	a=$(global_addr)
+	[ -n "$a" ] || skip "this host has no non-loopback IPv4 address"
+	sed -i '/^tls = {/,/^};/d; s/^listen = .*/listen = ["0.0.0.0"];/' "$CONF"
+	echo "allow_insecure_remote = true;" >>"$CONF"
+	start_daemon
+	rc mirror "$W/src" "$a:$PORT/r1/p1"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"refusing to talk to it in plaintext"* ]]
+	[[ "$output" == *"--plaintext"* ]]
+	[ ! -e "$R1/p1" ]
+	! grep -q "session .* opened" "$DLOG"
+	rc mirror --plaintext "$W/src" "$a:$PORT/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	cat >"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf" <<CONF
+targets = ( { host = "$a"; plaintext = true; } );
+CONF
+	rc verify "$W/src" "$a:$PORT/r1/p1"
+	[ "$status" -eq 0 ]
+}
+
+# evil_cert NAME CN -- a client certificate of the test CA whose subject CN
+# is CN (Python escapes: NUL, newline, any length)
+evil_cert() {
+	python3 "$TOP/tests/bats/mkcert.py" "$2" "$P/ca.crt" "$P/ca.key" "$W/$1"
+}
+
+@test "certificate names with a NUL, a control character or over 128 bytes are refused, not cut (exit 3, nothing written, the log escaped)" {
+	python3 -c 'import cryptography' 2>/dev/null ||
+		skip "no python3 cryptography module to write the certificates"
+	local long
+	long=$(printf 'a%.0s' $(seq 128))
+	sed -i "s/^access = ( /&{ identity = \"certrw\"; regions = [ \"*\" ]; rights = [ \"write\" ]; }, { identity = \"$long\"; regions = [ \"*\" ]; rights = [ \"write\" ]; }, /" "$CONF"
+	start_daemon
+	# the rules work: certrw and the 128-byte name get in
+	evil_cert ok certrw
+	evil_cert ok128 "$long"
+	for c in ok ok128; do
+		rc mirror --tls-ca "$P/ca.crt" --tls-cert "$W/$c.crt" \
+			--tls-key "$W/$c.key" "$W/src" "$T/r1/$c"
+		[ "$status" -eq 0 ]
+	done
+	evil_cert nul 'certrw\x00junk'
+	evil_cert nl 'certrw\nrpmemd: notice: forged'
+	evil_cert long "${long}b"
+	for c in nul nl long; do
+		rc mirror --tls-ca "$P/ca.crt" --tls-cert "$W/$c.crt" \
+			--tls-key "$W/$c.key" "$W/src" "$T/r1/p_$c"
+		echo "$c: $output"
+		[ "$status" -eq 3 ]
+		pool_absent "p_$c"
+	done
+	grep -c "client's certificate's subject CN holds a NUL or a control character" "$DLOG" |
+		grep -qx 2
+	grep -q "client's certificate's subject CN is longer than the 128 bytes" "$DLOG"
+	# a PSK identity with a newline, from a client of our own: escaped
+	run timeout 20 openssl s_client -connect "$T" -tls1_3 -brief \
+		-ciphersuites TLS_AES_128_GCM_SHA256 \
+		-psk_identity $'x\nrpmemd: notice: forged' \
+		-psk 00112233445566778899aabbccddeeff </dev/null
+	grep -qF "claimed identity 'x\\x0arpmemd: notice: forged'" "$DLOG"
+	! grep -q "^rpmemd: notice: forged" "$DLOG"
+}
+
+# wait_for FILE TEXT -- until FILE holds TEXT (at most 10 s)
+wait_for() {
+	for _ in $(seq 100); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "a client closed in mid-handshake to make room (max_unauthenticated) is told so, not that its credentials were refused" {
+	echo "limits = { max_unauthenticated = 2; handshake_timeout = 30; };" >>"$CONF"
+	start_daemon
+	local pp vpid vst=0
+	pp=$(free_port)
+	python3 "$TOP/tests/bats/hostile.py" "$PORT" stall-proxy "$pp" 127.0.0.2 \
+		>"$W/proxy.out" 2>&1 &
+	wait_for "$W/proxy.out" ready
+	"$RPMEMCTL" list --psk-file "$W/alice.psk" "127.0.0.1:$pp" \
+		>"$W/victim.out" 2>&1 &
+	vpid=$!
+	# the victim waits in mid-handshake; a second one from its address
+	wait_for "$W/proxy.out" holding
+	python3 "$TOP/tests/bats/hostile.py" "$PORT" idle 127.0.0.2 \
+		>"$W/idle.out" 2>&1 &
+	wait_for "$W/idle.out" open
+	# a newcomer from another address: the oldest handshake of the
+	# busiest address (the victim's) is closed to make room
+	rc list --psk-file "$W/alice.psk" "$T"
+	[ "$status" -eq 0 ]
+	wait "$vpid" || vst=$?
+	cat "$W/victim.out"
+	[ "$vst" -eq 3 ]
+	grep -q "to make room" "$DLOG"
+	! grep -q "refused our credentials" "$W/victim.out"
+	grep -Eq "closed the connection during the (TLS )?handshake" "$W/victim.out"
 }

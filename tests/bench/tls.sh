@@ -127,7 +127,9 @@ head -c $((SIZE << 20)) /dev/urandom >"$W/src"
 TP=$HOST:$P1
 TT=$HOST:$P2
 PSK=(--psk-file "$W/bench.psk")
-"$B/rpmemctl" -q mirror "$W/src" "$TP/bench/m"
+# the plaintext target is not on loopback: rpmemctl needs the opt-in
+PLAIN=(--plaintext)
+"$B/rpmemctl" -q mirror "${PLAIN[@]}" "$W/src" "$TP/bench/m"
 "$B/rpmemctl" -q mirror "${PSK[@]}" "$W/src" "$TT/bench/m"
 
 : >"$W/t_plain"
@@ -135,7 +137,7 @@ PSK=(--psk-file "$W/bench.psk")
 : >"$W/t_ssh"
 for r in $(seq "$RUNS"); do
 	t0=$(now)
-	"$B/rpmemctl" -q mirror "$W/src" "$TP/bench/m"
+	"$B/rpmemctl" -q mirror "${PLAIN[@]}" "$W/src" "$TP/bench/m"
 	t1=$(now)
 	echo "$t1 - $t0" | bc -l >>"$W/t_plain"
 	cmp "$W/src" "$W/plain/m"
@@ -174,7 +176,7 @@ for io in 4096 256; do
 	: >"$W/l_plain_$io"
 	: >"$W/l_tls_$io"
 	for r in $(seq "$RUNS"); do
-		lat "$TP" $io >>"$W/l_plain_$io"
+		lat "$TP" $io "${PLAIN[@]}" >>"$W/l_plain_$io"
 		lat "$TT" $io "${PSK[@]}" >>"$W/l_tls_$io"
 	done
 done

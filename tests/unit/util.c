@@ -531,6 +531,21 @@ static void rpmem_str_sanitize__control_and_stray_bytes(void **state)
 	assert_string_equal(s, "a?b\xc3\xa9????");
 }
 
+static void rpmem_escape__controls_nul_and_backslash_as_hex(void **state)
+{
+	(void)state;
+	char d[64];
+	static const char in[] = "a\nb\0c\\d\x7f\x1b[2Je\xc3\xa9";
+	assert_ptr_equal(rpmem_escape(in, sizeof(in) - 1, d, sizeof(d)), d);
+	assert_string_equal(d, "a\\x0ab\\x00c\\x5cd\\x7f\\x1b[2Je\xc3\xa9");
+	/* whole escapes only, always terminated */
+	assert_string_equal(rpmem_escape("ab\ncd", 5, d, 5), "ab");
+	assert_string_equal(rpmem_escape("ab\ncd", 5, d, 7), "ab\\x0a");
+	memset(d, 'z', sizeof(d));
+	rpmem_escape("ab", 2, d, 0);
+	assert_int_equal(d[0], 'z');
+}
+
 static void rpmem_random__fills_the_buffer(void **state)
 {
 	(void)state;
@@ -599,6 +614,7 @@ int main(void)
 		cmocka_unit_test(rpmem_strlcpy__truncates_and_terminates),
 		cmocka_unit_test(rpmem_utf8_len__well_formed_only),
 		cmocka_unit_test(rpmem_str_sanitize__control_and_stray_bytes),
+		cmocka_unit_test(rpmem_escape__controls_nul_and_backslash_as_hex),
 		cmocka_unit_test(rpmem_random__fills_the_buffer),
 		cmocka_unit_test(rpmem_now_ns__is_monotonic),
 	};

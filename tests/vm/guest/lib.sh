@@ -185,6 +185,18 @@ tap_bats()
 	return "$rc"
 }
 
+# vm_plaintext_targets -- the suite's targets run rpmemd with
+# allow_insecure_remote: let rpmemctl (and the preload library) reach
+# them without credentials, as rpmemctl(1) asks (an rpmemctl.conf "*"
+# entry with plaintext = true, for this suite's subshell only)
+vm_plaintext_targets()
+{
+	export XDG_CONFIG_HOME=/tmp/$VM_SUITE.xdg
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	echo 'targets = ( { host = "*"; plaintext = true; } );' \
+		>"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf"
+}
+
 # vm_run_suite NAME -- run one suite's function for this role, in step
 # with the peer:
 #   target:    target_main; wait initiator done; target_post; signal done

@@ -19,6 +19,8 @@
 
 DD_RPMEMD=$RPMEM_BUILD/rpmemd
 DD_CTL=$RPMEM_BUILD/rpmemctl
+# its rpmemd allows plaintext from the other guest: so must rpmemctl
+vm_plaintext_targets
 DD_PROBE=$RPMEM_BUILD/tests/pmem_probe
 DD_HOLD=$RPMEM_BUILD/tests/hold_pool
 DD_AUTO_PORT=7640

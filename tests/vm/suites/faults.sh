@@ -37,6 +37,8 @@
 
 FT_RPMEMD=$RPMEM_BUILD/rpmemd
 FT_CTL=$RPMEM_BUILD/rpmemctl
+# its rpmemd allows plaintext from the other guest: so must rpmemctl
+vm_plaintext_targets
 FT_SYNC=$RESULTS/.sync
 FT_MIB=$((1024 * 1024))
 FT_SMALL=65536

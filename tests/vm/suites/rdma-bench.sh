@@ -31,6 +31,8 @@
 
 RB_RPMEMD=$RPMEM_BUILD/rpmemd
 RB_CTL=$RPMEM_BUILD/rpmemctl
+# its rpmemd allows plaintext from the other guest: so must rpmemctl
+vm_plaintext_targets
 RB_RUNS=${SUITE_BENCH_RUNS:-3}
 RB_COUNT=${SUITE_BENCH_COUNT:-1000}
 RB_MIB=64

@@ -26,6 +26,8 @@
 
 RD_RPMEMD=$RPMEM_BUILD/rpmemd
 RD_CTL=$RPMEM_BUILD/rpmemctl
+# its rpmemd allows plaintext from the other guest: so must rpmemctl
+vm_plaintext_targets
 RD_PROBE=$RPMEM_BUILD/tests/pmem_probe
 RD_NORDMA_IP=10.99.0.1
 RD_SYNC=$RESULTS/.sync
