@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -126,20 +127,26 @@ void rpmemd_refuse(struct rpmem_conn *c, uint32_t code, const char *fmt, ...)
 void rpmemd_drain(struct rpmem_conn *c, unsigned wait_ms)
 {
 	uint64_t end = rpmem_now_ns() + wait_ms * 1000000ull;
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 	char buf[4096];
 
 	shutdown(c->fd, SHUT_WR);
-	if (!wait_ms) {
-		for (int i = 0; i < 16; i++)
-			if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
-				break;
-		return;
-	}
-	rpmem_conn_set_deadline(c, end);
-	while (rpmem_now_ns() < end) {
-		rpmem_conn_set_rcvtimeo(c, 100);
-		if (recv(c->fd, buf, sizeof(buf), 0) <= 0 && errno != EAGAIN &&
-		    errno != EINTR)
-			break;
+	for (int i = 0; !wait_ms && i < 16; i++)
+		if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+			return;
+	while (wait_ms) {
+		uint64_t now = rpmem_now_ns();
+		if (now >= end)
+			return;
+		/* nothing yet: wait for it, not past the end */
+		int n = poll(&pfd, 1, (int)((end - now) / 1000000) + 1);
+		if (n < 0 && errno != EINTR)
+			return;
+		if (n <= 0)
+			continue;
+		ssize_t r = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		/* the peer closed (0), or the connection failed */
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return;
 	}
 }

@@ -35,8 +35,9 @@ void rpmemd_refuse(struct rpmem_conn *c, uint32_t code, const char *fmt, ...)
  * rpmemd_drain -- after a refusal was sent: shut the write side down and
  * drain what the peer sends, so that closing sends FIN, not RST, and the
  * refusal is not destroyed before the peer read it. wait_ms 0: only what
- * has arrived, never blocking (the accept loop); else for up to wait_ms
- * (a session's own thread, which may wait for a TLS alert to be read)
+ * has arrived, never blocking (the accept loop); else until the peer
+ * closes, for up to wait_ms (a session's own thread, which may wait for a
+ * TLS alert to be read), sleeping while nothing arrives
  */
 void rpmemd_drain(struct rpmem_conn *c, unsigned wait_ms);
 

@@ -23,6 +23,16 @@
                           trickling HELLO, a third sending garbage; open a
                           new one whenever the target closes one; run
                           until killed; print "open N" once all are up
+  garbage N [SRC]         N connections one after the other: 9 bytes
+                          (a TLS handshake record's type, then junk),
+                          150 ms, close; print "sent N"
+  linger N WHAT MAX [SRC] open N connections (from SRC), send WHAT on
+                          each ("silent": nothing, "byte": one byte of a
+                          HELLO, "hello-part": a HELLO but its last byte,
+                          "tls-byte": one byte of a TLS record, "tls-part":
+                          a partial ClientHello), then read until the
+                          target closes each; print "closed K of N, the
+                          last after S s" (after MAX s at most)
 """
 import os
 import selectors
@@ -242,6 +252,60 @@ def cmd_flood(port, n, srcs):
                 pass
 
 
+def cmd_garbage(port, n, src=None):
+    for _ in range(int(n)):
+        s = connect(port, src)
+        s.sendall(b"\x16garbage!")
+        time.sleep(0.15)
+        s.close()
+    print("sent %d" % int(n), flush=True)
+
+
+def client_hello_part():
+    """a TLS record header announcing a 512-byte ClientHello, and 40 of it"""
+    body = b"\x01\x00\x01\xfc\x03\x03" + os.urandom(34)
+    return b"\x16\x03\x01\x02\x00" + body
+
+
+def linger_bytes(what):
+    hello = frame(HELLO, 1, hello_payload())
+    return {"silent": b"", "byte": hello[:1], "hello-part": hello[:-1],
+            "tls-byte": b"\x16", "tls-part": client_hello_part()}[what]
+
+
+def cmd_linger(port, n, what, most, src=None):
+    n, most = int(n), float(most)
+    data = linger_bytes(what)
+    socks = []
+    t0 = time.monotonic()
+    for _ in range(n):
+        s = connect(port, src)
+        if data:
+            s.sendall(data)
+        socks.append(s)
+    sel = selectors.DefaultSelector()
+    for s in socks:
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ)
+    closed, last = 0, 0.0
+    while closed < n and time.monotonic() - t0 < most:
+        for key, _ in sel.select(timeout=0.1):
+            s = key.fileobj
+            try:
+                if s.recv(65536):
+                    continue
+            except BlockingIOError:
+                continue
+            except OSError:
+                pass
+            sel.unregister(s)
+            s.close()
+            closed += 1
+            last = time.monotonic() - t0
+    print("closed %d of %d, the last after %.1f s" % (closed, n, last),
+          flush=True)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -258,6 +322,10 @@ def main():
         cmd_hash(port, *args)
     elif cmd == "hashv":
         cmd_hashv(port, *args)
+    elif cmd == "garbage":
+        cmd_garbage(port, *args)
+    elif cmd == "linger":
+        cmd_linger(port, *args)
     elif cmd == "flood":
         cmd_flood(port, args[0], args[1:])
     else:

@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# accept.bats -- from accept to HELLO_OK: every connection ends by
+# handshake_timeout whatever it sends, a refusal costs the daemon little
+# CPU, a vanished TLS client is not called a tamperer, and only loopback
+# addresses listen without TLS
+
+load helpers
+
+HOSTILE="python3 $TOP/tests/bats/hostile.py"
+
+setup() {
+	setup_env
+	# debug: each connection's end is logged, which the tests wait for
+	sed -i 's/level = "info"/level = "debug"/' "$CONF"
+}
+teardown() {
+	for p in ${BG:-}; do
+		kill -9 "$p" 2>/dev/null || true
+	done
+	teardown_daemon
+}
+
+# with_tls -- TLS with the pre-shared key of identity alice ($W/alice.psk)
+with_tls() {
+	"$RPMEMCTL" -q psk-gen -i alice "$W/alice.psk"
+	cat >>"$CONF" <<CONF
+tls = { psk_file = "$W/alice.psk"; };
+access = ( { identity = "alice"; regions = [ "*" ]; rights = [ "write", "admin" ]; } );
+CONF
+}
+
+# logged N PATTERN -- the daemon log has at least N lines matching PATTERN
+logged() {
+	[ "$(grep -c -- "$2" "$DLOG")" -ge "$1" ]
+}
+
+# wait_for CMD... -- until CMD succeeds (at most 60 s: a wait, not a check)
+wait_for() {
+	for _ in $(seq 600); do
+		if "$@"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "gave up waiting for: $*" >&2
+	return 1
+}
+
+# cpu_ms PID -- the process's user + system CPU time so far, in ms
+cpu_ms() {
+	awk -v hz="$(getconf CLK_TCK)" \
+		'{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' \
+		"/proc/$1/stat"
+}
+
+# ended -- how many connections the daemon logged as ended before HELLO_OK
+ended() {
+	grep -c "closed before the handshake completed" "$DLOG" || true
+}
+
+@test "connections refused at the TLS handshake cost the daemon little CPU, even when they close early" {
+	with_tls
+	start_daemon
+	wait_for logged 1 "closed before the handshake completed"
+	local n0 c0 c1
+	n0=$(ended)
+	c0=$(cpu_ms "$DPID")
+	run $HOSTILE "$PORT" garbage 20
+	[ "$output" = "sent 20" ]
+	wait_for logged $((n0 + 20)) "closed before the handshake completed"
+	c1=$(cpu_ms "$DPID")
+	echo "daemon CPU for 20 refused connections: $((c1 - c0)) ms"
+	# a refusal drains for up to 1 s; polling, that costs well under 1 ms
+	[ $((c1 - c0)) -lt 400 ]
+}
