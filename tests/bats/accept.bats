@@ -74,3 +74,35 @@ ended() {
 	# a refusal drains for up to 1 s; polling, that costs well under 1 ms
 	[ $((c1 - c0)) -lt 400 ]
 }
+
+# linger_closed KIND... -- for each KIND, 9 connections (one more than
+# max_unauthenticated_per_address) that send KIND and then nothing are
+# all closed by the daemon (EOF) within 3 x handshake_timeout (2 s), and
+# an honest client from the same address is served after them (ARGS:
+# its credentials)
+linger_closed() {
+	local k
+	for k in "$@"; do
+		run $HOSTILE "$PORT" linger 9 "$k" 6
+		echo "$k: $output"
+		[[ "$output" == "closed 9 of 9,"* ]]
+		rc list ${CREDS:-} "$T"
+		[ "$status" -eq 0 ]
+	done
+}
+
+@test "without TLS, connections silent, sending a byte or all of HELLO but one are closed at handshake_timeout" {
+	echo "limits = { handshake_timeout = 2; };" >>"$CONF"
+	start_daemon
+	linger_closed silent byte hello-part
+	grep -q "no handshake within handshake_timeout = 2 s; closed" "$DLOG"
+}
+
+@test "with TLS, connections silent, sending a byte or a partial ClientHello are closed at handshake_timeout" {
+	with_tls
+	echo "limits = { handshake_timeout = 2; };" >>"$CONF"
+	start_daemon
+	CREDS="--psk-file $W/alice.psk"
+	linger_closed silent tls-byte tls-part
+	grep -q "no handshake within handshake_timeout = 2 s; closed" "$DLOG"
+}
