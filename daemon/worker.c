@@ -57,6 +57,8 @@ static const char *end_reason(int ret)
 		return "protocol error";
 	case -EACCES:
 		return "not authenticated";
+	case -ENOTCONN:
+		return "the client disconnected without closing the session (no TLS close_notify)";
 	case -ECOMM:
 		return "TLS failure: a record failed authentication (corrupted or tampered with on the way)";
 	case -ESHUTDOWN:

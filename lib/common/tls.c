@@ -469,7 +469,10 @@ static int handshake_err(struct rpmem_tls_ctx *c, SSL *ssl, int r,
 			X509_verify_cert_error_string(v));
 		return -EACCES;
 	}
-	if (e == SSL_ERROR_SYSCALL && !q) {
+	if (reason == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+		saved = 0; /* an EOF: errno is a stale one */
+	if ((e == SSL_ERROR_SYSCALL && !q) ||
+	    reason == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
 		ERR_clear_error();
 		if (saved == EAGAIN || saved == EWOULDBLOCK) {
 			set_err(err, errlen, "the TLS handshake timed out");
@@ -694,9 +697,14 @@ static int io_err(struct rpmem_tls *t, int r, int saved)
 {
 	SSL *ssl = t->ssl;
 	int e = SSL_get_error(ssl, r);
+	unsigned long q = ERR_peek_error();
 	if (e == SSL_ERROR_SSL && !t->err[0])
 		ssl_reason(t->err, sizeof(t->err));
 	ERR_clear_error();
+	/* the peer's socket closed without a close_notify: not tampering */
+	if (e == SSL_ERROR_SSL && q &&
+	    ERR_GET_REASON(q) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+		return -ENOTCONN;
 	switch (e) {
 	case SSL_ERROR_ZERO_RETURN:
 		return -ECONNRESET;
@@ -706,7 +714,9 @@ static int io_err(struct rpmem_tls *t, int r, int saved)
 	case SSL_ERROR_SYSCALL:
 		if (saved == EAGAIN || saved == EWOULDBLOCK)
 			return -ETIMEDOUT;
-		if (!saved || saved == EPIPE)
+		if (!saved)
+			return -ENOTCONN;
+		if (saved == EPIPE)
 			return -ECONNRESET;
 		return -saved;
 	default:

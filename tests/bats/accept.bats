@@ -106,3 +106,21 @@ linger_closed() {
 	linger_closed silent tls-byte tls-part
 	grep -q "no handshake within handshake_timeout = 2 s; closed" "$DLOG"
 }
+
+@test "a TLS client killed mid-transfer is logged as gone without closing its session, not as tampering" {
+	with_tls
+	start_daemon
+	mkfile "$W/src" 16
+	# 16 MiB at 1 MiB/s: killed long before the end
+	"$RPMEMCTL" mirror --psk-file "$W/alice.psk" --bwlimit 1M "$W/src" \
+		"$T/r1/p1" >/dev/null 2>&1 &
+	local pid=$!
+	BG="$pid"
+	wait_for logged 1 "session .*: opened pool r1/p1"
+	sleep 1
+	kill -9 "$pid"
+	wait_for logged 1 "session .* closed: "
+	grep "session .* closed: " "$DLOG"
+	grep -q "closed: the client disconnected without closing the session" "$DLOG"
+	! grep -q "tampered" "$DLOG"
+}
