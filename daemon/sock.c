@@ -70,17 +70,33 @@ void rpmemd_peer_name(int fd, char *buf, size_t len)
 		snprintf(buf, len, "%s:%s", host, port);
 }
 
+/* sa_loopback -- the socket address is in 127/8, ::1 or ::ffff:127/104 */
+static int sa_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >>
+			24) == 127;
+	if (sa->sa_family != AF_INET6)
+		return 0;
+	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+	return IN6_IS_ADDR_LOOPBACK(a6) ||
+	       (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+}
+
 int rpmemd_is_loopback(const char *addr)
 {
-	struct in_addr a4;
-	struct in6_addr a6;
-	if (!strcmp(addr, "localhost"))
-		return 1;
-	if (inet_pton(AF_INET, addr, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, addr, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return 0;
+	/* what rpmemd_listen would bind: every address the name gives */
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE };
+	struct addrinfo *res;
+	int all = 1;
+
+	if (getaddrinfo(addr, NULL, &hints, &res))
+		return 0;
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next)
+		all &= sa_loopback(ai->ai_addr);
+	freeaddrinfo(res);
+	return all;
 }
 
 int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,

@@ -11,7 +11,11 @@ int rpmemd_listen(const char *addr, const char *port, int *fd);
 
 /* rpmemd_peer_name -- "addr:port" of the socket's peer into buf */
 void rpmemd_peer_name(int fd, char *buf, size_t len);
-/* rpmemd_is_loopback -- the textual address is 127/8, ::1 or localhost */
+/*
+ * rpmemd_is_loopback -- addr (numeric, or a name such as localhost) gives
+ * loopback addresses only (127/8, ::1): a name is resolved, and one that
+ * does not resolve is not loopback
+ */
 int rpmemd_is_loopback(const char *addr);
 
 /* rpmemd_send_error -- an ERROR reply with code and printf-style message */

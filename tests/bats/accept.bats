@@ -124,3 +124,31 @@ linger_closed() {
 	grep -q "closed: the client disconnected without closing the session" "$DLOG"
 	! grep -q "tampered" "$DLOG"
 }
+
+# check_listen ADDR -- rpmemd -n on the configuration listening on ADDR
+# without TLS, with /etc/hosts replaced by $W/hosts (a mount namespace)
+check_listen() {
+	sed -i "s/^listen = .*/listen = [\"$1\"];/" "$CONF"
+	run unshare -rm sh -c 'mount --bind "$1" /etc/hosts && exec "$2" -n -c "$3"' \
+		sh "$W/hosts" "$RPMEMD" "$CONF"
+	echo "$1: $output"
+}
+
+@test "a listen name is loopback only if every address it resolves to is: a localhost that is not is refused without TLS" {
+	unshare -rm true 2>/dev/null ||
+		skip "no user and mount namespaces to replace /etc/hosts in"
+	printf '192.0.2.2 localhost\n' >"$W/hosts"
+	check_listen localhost
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"'localhost' is not a loopback address"* ]]
+	printf '127.0.0.1 localhost\n192.0.2.2 localhost\n' >"$W/hosts"
+	check_listen localhost
+	[ "$status" -ne 0 ]
+	printf '127.0.0.1 localhost\n::1 localhost\n' >"$W/hosts"
+	check_listen localhost
+	[ "$status" -eq 0 ]
+	check_listen 127.0.0.2
+	[ "$status" -eq 0 ]
+	check_listen 192.0.2.2
+	[ "$status" -ne 0 ]
+}
