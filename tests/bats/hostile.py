@@ -18,11 +18,15 @@
   hashv POOL BS N         HELLO, open r1/POOL, one HASHV of N ranges that
                           each cover the pool in blocks of BS; print the
                           reply ("HASHES n" or "ERROR code msg")
-  flood N SRC...          hold N connections from the source addresses
+  flood [--tls] N SRC...  hold N connections from the source addresses
                           SRC (round robin): a third idle, a third
-                          trickling HELLO, a third sending garbage; open a
-                          new one whenever the target closes one; run
-                          until killed; print "open N" once all are up
+                          trickling HELLO (a byte a second), a third
+                          sending garbage (7 bytes a second); with --tls
+                          a quarter each, the trickle of a ClientHello,
+                          and a quarter TLS clients the target refuses
+                          (no credentials it accepts); open a new one
+                          whenever the target closes one; run until
+                          killed; print "open N" once all are up
   garbage N [SRC]         N connections one after the other: 9 bytes
                           (a TLS handshake record's type, then junk),
                           150 ms, close; print "sent N"
@@ -37,6 +41,7 @@
 import os
 import selectors
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -195,16 +200,51 @@ def cmd_hashv(port, pool, bs, n):
         print(error_text(p))
 
 
-def cmd_flood(port, n, srcs):
+def wrong_tls(s):
+    """s as a TLS client that offers no credentials the target accepts"""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    t = ctx.wrap_socket(s, do_handshake_on_connect=False)
+    return t if tls_step(t) else None
+
+
+def tls_step(t):
+    """advance t's handshake; False once it failed (the target refused)"""
+    try:
+        t.do_handshake()
+    except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+        pass
+    except OSError:
+        return False
+    return True
+
+
+def flood_read(s, kind):
+    """s is readable: False once the target closed it"""
+    try:
+        if kind == 3:
+            s.do_handshake()  # nothing once done
+        return bool(s.recv(65536))
+    except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+        return True
+    except OSError:
+        return False
+
+
+def cmd_flood(port, n, srcs, tls=False):
     n = int(n)
     sel = selectors.DefaultSelector()
-    hello = frame(HELLO, 1, hello_payload())
+    kinds = 4 if tls else 3
+    # with TLS a trickle is of a ClientHello, without of a HELLO
+    trickle = client_hello_part() if tls else frame(HELLO, 1, hello_payload())
     state = {}  # socket -> [kind, bytes sent]
     k = 0
 
     def open_one():
         nonlocal k
-        kind = k % 3
+        kind = k % kinds
         src = srcs[k % len(srcs)]
         k += 1
         try:
@@ -212,6 +252,10 @@ def cmd_flood(port, n, srcs):
         except OSError:
             return False
         s.setblocking(False)
+        if kind == 3:
+            s = wrong_tls(s)
+            if not s:
+                return True
         state[s] = [kind, 0]
         sel.register(s, selectors.EVENT_READ)
         return True
@@ -224,13 +268,8 @@ def cmd_flood(port, n, srcs):
     while True:
         for key, _ in sel.select(timeout=1.0):
             s = key.fileobj
-            try:
-                if s.recv(65536):
-                    continue
-            except BlockingIOError:
+            if flood_read(s, state[s][0]):
                 continue
-            except OSError:
-                pass
             sel.unregister(s)
             s.close()
             del state[s]
@@ -241,8 +280,8 @@ def cmd_flood(port, n, srcs):
             last = now
             for s, st in list(state.items()):
                 try:
-                    if st[0] == 1 and st[1] < len(hello) - 1:
-                        s.send(hello[st[1] : st[1] + 1])
+                    if st[0] == 1 and st[1] < len(trickle) - 1:
+                        s.send(trickle[st[1] : st[1] + 1])
                         st[1] += 1
                     elif st[0] == 2:
                         s.send(os.urandom(7))
@@ -326,6 +365,8 @@ def main():
         cmd_garbage(port, *args)
     elif cmd == "linger":
         cmd_linger(port, *args)
+    elif cmd == "flood" and args[0] == "--tls":
+        cmd_flood(port, args[1], args[2:], tls=True)
     elif cmd == "flood":
         cmd_flood(port, args[0], args[1:])
     else:
