@@ -149,9 +149,9 @@ static struct rpmem_log_limit log_timeouts =
 static void handshake_failed(struct rpmemd_session *s, int ret)
 {
 	char by[8];
+	int fate = rpmemd_sessions_fate(s->set, s, by, sizeof(by));
 
-	if (rpmemd_sessions_fate(s->set, s, by, sizeof(by)) ==
-	    SESSION_EVICTED) {
+	if (fate == SESSION_EVICTED) {
 		rpmem_log_limited(&log_refused, LOG_NOTICE,
 				  "connection %u from %s closed before its handshake completed, to make room for a newer one (max_unauthenticated = %u)",
 				  s->id, s->peer, s->lim.max_unauth);
@@ -161,7 +161,7 @@ static void handshake_failed(struct rpmemd_session *s, int ret)
 		rpmemd_refuse(&s->conn, RPMEM_E_LIMIT,
 			      "too many connections awaiting their handshake (max_unauthenticated = %u); closed to make room; retry later",
 			      s->lim.max_unauth);
-	} else if (ret == -ETIMEDOUT) {
+	} else if (ret == -ETIMEDOUT || fate == SESSION_EXPIRED) {
 		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
 				  "connection %u from %s: no handshake within handshake_timeout = %u s; closed",
 				  s->id, s->peer, s->lim.handshake_timeout);

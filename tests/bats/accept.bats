@@ -122,7 +122,48 @@ linger_closed() {
 	wait_for logged 1 "session .* closed: "
 	grep "session .* closed: " "$DLOG"
 	grep -q "closed: the client disconnected without closing the session" "$DLOG"
-	! grep -q "tampered" "$DLOG"
+	[ "$(grep -c "tampered" "$DLOG")" -eq 0 ]
+}
+
+# with_x509 -- TLS with certificates: a CA, the target's, alice's
+with_x509() {
+	local d=$W/pki
+	mkdir -p "$d"
+	(
+		cd "$d" || exit 1
+		ossl() { openssl "$@" 2>/dev/null; }
+		ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+			-nodes -days 2 -subj "/CN=rpmem test ca" -keyout ca.key \
+			-out ca.crt
+		printf 'subjectAltName=DNS:localhost\n' >srv.ext
+		for n in server alice; do
+			ossl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+				-nodes -subj "/CN=$n" -keyout $n.key -out $n.csr
+			ossl x509 -req -in $n.csr -CA ca.crt -CAkey ca.key \
+				-CAcreateserial -days 2 -extfile srv.ext -out $n.crt
+		done
+		chmod 600 ./*.key
+	)
+	cat >>"$CONF" <<CONF
+tls = { certificate = "$d/server.crt"; key = "$d/server.key"; ca = "$d/ca.crt"; };
+access = ( { identity = "alice"; regions = [ "*" ]; rights = [ "write" ]; } );
+CONF
+}
+
+@test "an authenticated TLS client trickling its HELLO record is closed at handshake_timeout" {
+	with_x509
+	echo "limits = { handshake_timeout = 2; };" >>"$CONF"
+	start_daemon
+	local d=$W/pki
+	# a 60-byte record at 2 bytes a second would take 30 s
+	run timeout 20 $HOSTILE "$PORT" tls-trickle "$d/ca.crt" "$d/alice.crt" \
+		"$d/alice.key" 0.5
+	echo "$output"
+	[[ "$output" == "closed after "* ]]
+	local t=${output#closed after }
+	[ "${t%% *}" != "" ]
+	awk -v t="${t%% *}" 'BEGIN { exit !(t < 6) }'
+	grep -q "no handshake within handshake_timeout = 2 s; closed" "$DLOG"
 }
 
 # check_listen ADDR -- rpmemd -n on the configuration listening on ADDR

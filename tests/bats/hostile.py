@@ -18,6 +18,12 @@
   hashv POOL BS N         HELLO, open r1/POOL, one HASHV of N ranges that
                           each cover the pool in blocks of BS; print the
                           reply ("HASHES n" or "ERROR code msg")
+  tls-trickle CA CERT KEY INTERVAL
+                          a TLS handshake with the client certificate
+                          CERT (key KEY, the target's checked against CA),
+                          then the HELLO's record one byte every INTERVAL
+                          s; print "closed after S s" once the target
+                          closes
   flood [--tls] N SRC...  hold N connections from the source addresses
                           SRC (round robin): a third idle, a third
                           trickling HELLO (a byte a second), a third
@@ -345,6 +351,41 @@ def cmd_linger(port, n, what, most, src=None):
           flush=True)
 
 
+def cmd_tls_trickle(port, ca, cert, key, interval):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(ca)
+    ctx.load_cert_chain(cert, key)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, out, server_hostname="localhost")
+    s = connect(port)
+    t0 = time.monotonic()
+    while True:
+        try:
+            obj.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            s.sendall(out.read())
+            got = s.recv(65536)
+            if not got:
+                sys.exit("the target closed during the TLS handshake")
+            inc.write(got)
+    s.sendall(out.read())
+    obj.write(frame(HELLO, 1, hello_payload()))
+    record = out.read()
+    s.settimeout(float(interval))
+    for i in range(len(record) - 1):
+        try:
+            s.send(record[i : i + 1])
+            if not s.recv(65536):
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+    print("closed after %.1f s" % (time.monotonic() - t0), flush=True)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -361,6 +402,8 @@ def main():
         cmd_hash(port, *args)
     elif cmd == "hashv":
         cmd_hashv(port, *args)
+    elif cmd == "tls-trickle":
+        cmd_tls_trickle(port, *args)
     elif cmd == "garbage":
         cmd_garbage(port, *args)
     elif cmd == "linger":
