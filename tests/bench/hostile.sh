@@ -17,6 +17,8 @@
 # RssAnon under the flood.
 #
 # Usage: tests/bench/hostile.sh [RUNS (5)] [HOSTILE (1000)]
+#        LIMITS=default tests/bench/hostile.sh ...  (the default limits:
+#        most of the flood is refused at once and reconnects)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/bench/lib.sh
@@ -45,7 +47,7 @@ fi
 "$B/rpmemctl" -q psk-gen -i bench "$W/bench.psk"
 bench_daemon r1 r1 notice "tls = { psk_file = \"$W/bench.psk\"; };
 access = ( { identity = \"bench\"; regions = [ \"*\" ]; rights = [ \"write\", \"admin\" ]; } );
-limits = { max_unauthenticated = $((N + 64)); max_unauthenticated_per_address = 64; };"
+$([ "${LIMITS:-}" = default ] || echo "limits = { max_unauthenticated = $((N + 64)); max_unauthenticated_per_address = 64; };")"
 head -c 64M /dev/urandom >"$W/src"
 "$B/rpmemctl" -q mirror --psk-file "$W/bench.psk" "$W/src" "$T/r1/warm"
 
