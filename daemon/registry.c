@@ -319,7 +319,7 @@ int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
 	*max = set->max_sessions;
 	if (set->stopping) {
 		ret = -ESHUTDOWN;
-	} else if (s->evicted) {
+	} else if (s->evicted || s->expired) {
 		ret = -ECONNRESET;
 	} else if (set->established >= set->max_sessions) {
 		ret = -EUSERS;

@@ -247,7 +247,8 @@ int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			void *(*fn)(void *));
 /*
  * rpmemd_sessions_admit -- s passed HELLO as client: count it against
- * max_sessions. -ESHUTDOWN when stopping, -EUSERS at the limit (*max).
+ * max_sessions. -ESHUTDOWN when stopping, -EUSERS at the limit (*max),
+ * -ECONNRESET if s was evicted or expired (its socket is shut down).
  */
 int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			  const char *client, unsigned *max);
