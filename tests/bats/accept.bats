@@ -125,6 +125,23 @@ linger_closed() {
 	[ "$(grep -c "tampered" "$DLOG")" -eq 0 ]
 }
 
+@test "a TLS target killed under a reading client is reported as a lost connection, not as tampering" {
+	with_tls
+	start_daemon
+	# an events subscriber waits in a TLS read
+	"$RPMEMCTL" events --psk-file "$W/alice.psk" "$T" >"$W/client.out" 2>&1 &
+	local pid=$! rc=0
+	BG="$pid"
+	wait_for logged 1 "subscribed to events"
+	kill -9 "$DPID"
+	wait "$pid" || rc=$?
+	DPID=
+	cat "$W/client.out"
+	[ "$rc" -eq 3 ]
+	grep -q "connection to 127.0.0.1:$PORT lost while" "$W/client.out"
+	[ "$(grep -c "tampered" "$W/client.out")" -eq 0 ]
+}
+
 # with_x509 -- TLS with certificates: a CA, the target's, alice's
 with_x509() {
 	local d=$W/pki
