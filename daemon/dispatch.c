@@ -93,7 +93,8 @@ static int recv_failed(struct rpmemd_session *s, int ret)
 
 /*
  * rpmemd_serve -- the request loop after the handshake. Returns 0 after BYE,
- * -ECONNRESET when the client went away, -ESHUTDOWN when the daemon
+ * -ECONNRESET when the client went away (-ENOTCONN: over TLS, without
+ * closing the session), -ESHUTDOWN when the daemon
  * stops, or another -errno.
  */
 int rpmemd_serve(struct rpmemd_session *s)
@@ -159,7 +160,8 @@ int rpmemd_serve(struct rpmemd_session *s)
 			ret = req_events(s, &hd, &over);
 			if (over) /* the subscription was this session's end */
 				return ret == -ECONNRESET ||
-						       ret == -ECONNABORTED ?
+						       ret == -ECONNABORTED ||
+						       ret == -ENOTCONN ?
 					       recv_failed(s, ret) :
 					       ret;
 			break;
@@ -177,7 +179,7 @@ int rpmemd_serve(struct rpmemd_session *s)
 			break;
 		}
 		/* WRITE reads its data: a read that failed (sends do not) */
-		if (ret == -ECONNRESET ||
+		if (ret == -ECONNRESET || ret == -ENOTCONN ||
 		    (ret == -ETIMEDOUT && hd.type == RPMEM_MSG_WRITE))
 			return recv_failed(s, ret);
 		if (ret)

@@ -53,7 +53,7 @@ int rpmemd_handshake(struct rpmemd_session *s)
 	}
 	rpmem_str_sanitize(m.client);
 	ret = rpmemd_sessions_admit(set, s, m.client, &max);
-	if (ret == -ECONNRESET) /* evicted: the worker says so */
+	if (ret == -ECONNRESET) /* evicted, expired: the worker says so */
 		return ret;
 	if (ret == -ESHUTDOWN) {
 		conn_reply_err(s, hd.id, RPMEM_E_SHUTDOWN,

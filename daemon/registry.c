@@ -342,7 +342,7 @@ int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
 	*max = set->max_sessions;
 	if (set->stopping) {
 		ret = -ESHUTDOWN;
-	} else if (s->evicted) {
+	} else if (s->evicted || s->expired) {
 		ret = -ECONNRESET;
 	} else if (set->established >= set->max_sessions) {
 		ret = -EUSERS;
@@ -400,6 +400,25 @@ int rpmemd_sessions_kick(struct rpmemd_sessions *set,
 	return ret;
 }
 
+unsigned rpmemd_sessions_expire(struct rpmemd_sessions *set, uint64_t now_ns)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&set->lock);
+	for (struct rpmemd_session *s = set->head; s; s = s->next) {
+		uint64_t end = s->accepted_ns +
+			       s->lim.handshake_timeout * 1000000000ull +
+			       RPMEMD_HS_GRACE_MS * 1000000ull;
+		if (!s->unauth || s->expired || now_ns < end)
+			continue;
+		s->expired = 1;
+		shutdown(s->conn.fd, SHUT_RD);
+	}
+	n = set->unauth;
+	pthread_mutex_unlock(&set->lock);
+	return n;
+}
+
 int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			 char *by, size_t len)
 {
@@ -411,6 +430,8 @@ int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
 		rpmem_strlcpy(by, s->kicked_by, len);
 	} else if (s->evicted) {
 		fate = SESSION_EVICTED;
+	} else if (s->expired) {
+		fate = SESSION_EXPIRED;
 	}
 	pthread_mutex_unlock(&set->lock);
 	return fate;

@@ -513,6 +513,23 @@ static int accept_all(struct rpmemd_server *srv, int lfd)
 	}
 }
 
+/* how often the main loop runs the handshake deadline's backstop */
+#define EXPIRE_MS 250
+
+/*
+ * expire -- rpmemd_sessions_expire at most every EXPIRE_MS (*next: when
+ * next); whether the loop must come back within EXPIRE_MS (a connection
+ * may still await its handshake)
+ */
+static int expire(struct rpmemd_server *srv, uint64_t *next)
+{
+	uint64_t now = rpmem_now_ns();
+	if (now < *next)
+		return 1;
+	*next = now + EXPIRE_MS * 1000000ull;
+	return rpmemd_sessions_expire(srv->sessions, now) > 0;
+}
+
 /* drain -- SIGTERM: let sessions end after their current request */
 static void drain(struct rpmemd_server *srv, const sigset_t *mask)
 {
@@ -570,7 +587,8 @@ int rpmemd_server_run(struct rpmemd_server *srv)
 	     srv->cfg.max_sessions);
 	rpmemd_notify_init();
 	rpmemd_notify_ready(srv->sessions);
-	int paused = 0;
+	int paused = 0, waiting = 0;
+	uint64_t next_expire = 0;
 	while (!got_term) {
 		struct pollfd pfd[RPMEMD_MAX_LISTEN + 1];
 		nfds_t n = 0;
@@ -580,10 +598,12 @@ int rpmemd_server_run(struct rpmemd_server *srv)
 			pfd[n++] = (struct pollfd){ .fd = srv->lfd[i],
 						    .events = POLLIN };
 		/* systemd's next notification; out of descriptors: retry
-		 * accepting in 100 ms */
+		 * accepting in 100 ms; handshakes pending: the backstop */
 		long ms = rpmemd_notify_due_ms();
 		if (paused && (ms < 0 || ms > 100))
 			ms = 100;
+		if (waiting && (ms < 0 || ms > EXPIRE_MS))
+			ms = EXPIRE_MS;
 		struct timespec ts = { .tv_sec = ms / 1000,
 				       .tv_nsec = ms % 1000 * 1000000 };
 		int ret = ppoll(pfd, n, ms < 0 ? NULL : &ts, &orig);
@@ -602,13 +622,12 @@ int rpmemd_server_run(struct rpmemd_server *srv)
 			reload(srv);
 			rpmemd_notify_ready(srv->sessions);
 		}
-		if (ret <= 0)
-			continue;
-		if (pfd[0].revents)
+		if (ret > 0 && pfd[0].revents)
 			rpmemd_sessions_reap(srv->sessions);
-		for (nfds_t i = 1; i < n; i++)
+		for (nfds_t i = 1; ret > 0 && i < n; i++)
 			if (pfd[i].revents & POLLIN)
 				paused |= accept_all(srv, pfd[i].fd);
+		waiting = expire(srv, &next_expire);
 	}
 	drain(srv, &orig);
 	INFO("stopped");

@@ -96,6 +96,17 @@ unsigned rpmemd_sessions_reap(struct rpmemd_sessions *set);
  */
 void rpmemd_sessions_shutdown(struct rpmemd_sessions *set, int how);
 
+/*
+ * rpmemd_sessions_expire -- the handshake deadline's backstop: the socket
+ * of every connection still awaiting its handshake RPMEMD_HS_GRACE_MS
+ * past its handshake_timeout (at now_ns) is shut down for reading, so
+ * that a read a peer keeps alive byte by byte (inside a TLS record) ends
+ * and its thread reports the timeout. Returns how many connections await
+ * their handshake.
+ */
+#define RPMEMD_HS_GRACE_MS 500
+unsigned rpmemd_sessions_expire(struct rpmemd_sessions *set, uint64_t now_ns);
+
 /* rpmemd_sessions_count -- sessions not yet reaped */
 unsigned rpmemd_sessions_count(struct rpmemd_sessions *set);
 

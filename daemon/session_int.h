@@ -70,6 +70,7 @@ struct rpmemd_session {
 	int done;
 	int unauth;  /* counted in set->unauth: before HELLO_OK */
 	int evicted; /* closed to make room for a newer connection */
+	int expired; /* shut down past its handshake's deadline */
 	char kicked_by[RPMEM_STR_MAX + 1]; /* who ended it with KICK, or "" */
 	/*
 	 * TLS: an eventfd that KICK and a stopping daemon write to wake the
@@ -255,7 +256,8 @@ int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			void *(*fn)(void *));
 /*
  * rpmemd_sessions_admit -- s passed HELLO as client: count it against
- * max_sessions. -ESHUTDOWN when stopping, -EUSERS at the limit (*max).
+ * max_sessions. -ESHUTDOWN when stopping, -EUSERS at the limit (*max),
+ * -ECONNRESET if s was evicted or expired (its socket is shut down).
  */
 int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			  const char *client, unsigned *max);
@@ -271,9 +273,10 @@ int rpmemd_sessions_kick(struct rpmemd_sessions *set,
 			 const char *by, char *victim, size_t vlen);
 /*
  * rpmemd_sessions_fate -- why s's socket was shut down under it:
- * SESSION_EVICTED, SESSION_KICKED (who did it into by[len]) or 0
+ * SESSION_EVICTED, SESSION_KICKED (who did it into by[len]),
+ * SESSION_EXPIRED (rpmemd_sessions_expire) or 0
  */
-enum { SESSION_EVICTED = 1, SESSION_KICKED = 2 };
+enum { SESSION_EVICTED = 1, SESSION_KICKED = 2, SESSION_EXPIRED = 3 };
 int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			 char *by, size_t len);
 /* rpmemd_hash_enter -- wait for a hashing slot (of set->hash_max) */

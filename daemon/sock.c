@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,17 +70,33 @@ void rpmemd_peer_name(int fd, char *buf, size_t len)
 		snprintf(buf, len, "%s:%s", host, port);
 }
 
+/* sa_loopback -- the socket address is in 127/8, ::1 or ::ffff:127/104 */
+static int sa_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >>
+			24) == 127;
+	if (sa->sa_family != AF_INET6)
+		return 0;
+	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+	return IN6_IS_ADDR_LOOPBACK(a6) ||
+	       (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+}
+
 int rpmemd_is_loopback(const char *addr)
 {
-	struct in_addr a4;
-	struct in6_addr a6;
-	if (!strcmp(addr, "localhost"))
-		return 1;
-	if (inet_pton(AF_INET, addr, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, addr, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return 0;
+	/* what rpmemd_listen would bind: every address the name gives */
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE };
+	struct addrinfo *res;
+	int all = 1;
+
+	if (getaddrinfo(addr, NULL, &hints, &res))
+		return 0;
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next)
+		all &= sa_loopback(ai->ai_addr);
+	freeaddrinfo(res);
+	return all;
 }
 
 int rpmemd_send_error(struct rpmem_conn *c, uint32_t id, uint32_t code,
@@ -130,20 +147,26 @@ void rpmemd_refuse(struct rpmem_conn *c, int tls_daemon, uint32_t code,
 void rpmemd_drain(struct rpmem_conn *c, unsigned wait_ms)
 {
 	uint64_t end = rpmem_now_ns() + wait_ms * 1000000ull;
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 	char buf[4096];
 
 	shutdown(c->fd, SHUT_WR);
-	if (!wait_ms) {
-		for (int i = 0; i < 16; i++)
-			if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
-				break;
-		return;
-	}
-	rpmem_conn_set_deadline(c, end);
-	while (rpmem_now_ns() < end) {
-		rpmem_conn_set_rcvtimeo(c, 100);
-		if (recv(c->fd, buf, sizeof(buf), 0) <= 0 && errno != EAGAIN &&
-		    errno != EINTR)
-			break;
+	for (int i = 0; !wait_ms && i < 16; i++)
+		if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+			return;
+	while (wait_ms) {
+		uint64_t now = rpmem_now_ns();
+		if (now >= end)
+			return;
+		/* nothing yet: wait for it, not past the end */
+		int n = poll(&pfd, 1, (int)((end - now) / 1000000) + 1);
+		if (n < 0 && errno != EINTR)
+			return;
+		if (n <= 0)
+			continue;
+		ssize_t r = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		/* the peer closed (0), or the connection failed */
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return;
 	}
 }

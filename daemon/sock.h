@@ -11,7 +11,11 @@ int rpmemd_listen(const char *addr, const char *port, int *fd);
 
 /* rpmemd_peer_name -- "addr:port" of the socket's peer into buf */
 void rpmemd_peer_name(int fd, char *buf, size_t len);
-/* rpmemd_is_loopback -- the textual address is 127/8, ::1 or localhost */
+/*
+ * rpmemd_is_loopback -- addr (numeric, or a name such as localhost) gives
+ * loopback addresses only (127/8, ::1): a name is resolved, and one that
+ * does not resolve is not loopback
+ */
 int rpmemd_is_loopback(const char *addr);
 
 /* rpmemd_send_error -- an ERROR reply with code and printf-style message */
@@ -37,8 +41,9 @@ void rpmemd_refuse(struct rpmem_conn *c, int tls_daemon, uint32_t code,
  * rpmemd_drain -- after a refusal was sent: shut the write side down and
  * drain what the peer sends, so that closing sends FIN, not RST, and the
  * refusal is not destroyed before the peer read it. wait_ms 0: only what
- * has arrived, never blocking (the accept loop); else for up to wait_ms
- * (a session's own thread, which may wait for a TLS alert to be read)
+ * has arrived, never blocking (the accept loop); else until the peer
+ * closes, for up to wait_ms (a session's own thread, which may wait for a
+ * TLS alert to be read), sleeping while nothing arrives
  */
 void rpmemd_drain(struct rpmem_conn *c, unsigned wait_ms);
 

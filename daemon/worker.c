@@ -58,6 +58,8 @@ static const char *end_reason(int ret)
 		return "protocol error";
 	case -EACCES:
 		return "not authenticated";
+	case -ENOTCONN:
+		return "the client disconnected without closing the session (no TLS close_notify)";
 	case -ECOMM:
 		return "TLS failure: a record failed authentication (corrupted or tampered with on the way)";
 	case -ESHUTDOWN:
@@ -73,10 +75,27 @@ static const char *end_reason(int ret)
 static struct rpmem_log_limit log_auth =
 	RPMEM_LOG_LIMIT_INIT("failed authentications", 5);
 
+/* hs_left_ms -- the time left until the handshake's deadline, in ms */
+static unsigned hs_left_ms(const struct rpmemd_session *s)
+{
+	uint64_t now = rpmem_now_ns();
+	return s->hs_deadline_ns > now ?
+		       (unsigned)((s->hs_deadline_ns - now + 999999) / 1000000) :
+		       0;
+}
+
+/* hs_drain -- rpmemd_drain for up to 1 s, not past the handshake's deadline */
+static void hs_drain(struct rpmemd_session *s)
+{
+	unsigned ms = hs_left_ms(s);
+	rpmemd_drain(&s->conn, ms < 1000 ? ms : 1000);
+}
+
 /*
  * tls_accept -- a TLS daemon's first step: a client that starts with
  * anything but a TLS handshake record is told in plaintext that TLS is
- * required; then the TLS handshake, within the handshake's time
+ * required; then the TLS handshake, within the handshake's time (the
+ * wait for the first byte included)
  */
 static int tls_accept(struct rpmemd_session *s)
 {
@@ -84,8 +103,10 @@ static int tls_accept(struct rpmemd_session *s)
 	uint8_t first;
 	ssize_t n;
 
+	if (!rpmem_conn_wait(&s->conn, (int)hs_left_ms(s)))
+		return -ETIMEDOUT;
 	do
-		n = recv(s->conn.fd, &first, 1, MSG_PEEK);
+		n = recv(s->conn.fd, &first, 1, MSG_PEEK | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return n == 0 ? -ECONNRESET :
@@ -96,7 +117,7 @@ static int tls_accept(struct rpmemd_session *s)
 				  s->id, s->peer);
 		rpmemd_send_error(&s->conn, 0, RPMEM_E_AUTH,
 				  "this target requires TLS: give rpmemctl credentials (--psk-file, or --tls-ca with --tls-cert and --tls-key, or rpmemctl.conf; see rpmemctl(1))");
-		rpmemd_drain(&s->conn, 1000);
+		hs_drain(s);
 		return -EACCES;
 	}
 	int ret = rpmem_tls_start(s->set->tls, &s->conn, NULL, err,
@@ -109,7 +130,7 @@ static int tls_accept(struct rpmemd_session *s)
 			return ret;
 		rpmem_log_limited(&log_auth, LOG_NOTICE, "connection %u from %s: %s",
 				  s->id, s->peer, err);
-		rpmemd_drain(&s->conn, 1000);
+		hs_drain(s);
 		return ret;
 	}
 	rpmem_strlcpy(s->identity, rpmem_tls_peer(s->conn.tls),
@@ -136,9 +157,9 @@ static struct rpmem_log_limit log_timeouts =
 static void handshake_failed(struct rpmemd_session *s, int ret)
 {
 	char by[8];
+	int fate = rpmemd_sessions_fate(s->set, s, by, sizeof(by));
 
-	if (rpmemd_sessions_fate(s->set, s, by, sizeof(by)) ==
-	    SESSION_EVICTED) {
+	if (fate == SESSION_EVICTED) {
 		rpmem_log_limited(&log_refused, LOG_NOTICE,
 				  "connection %u from %s closed before its handshake completed, to make room for a newer one (max_unauthenticated = %u)",
 				  s->id, s->peer, s->lim.max_unauth);
@@ -148,7 +169,7 @@ static void handshake_failed(struct rpmemd_session *s, int ret)
 		rpmemd_refuse(&s->conn, !!s->set->tls, RPMEM_E_LIMIT,
 			      "too many connections awaiting their handshake (max_unauthenticated = %u); closed to make room; retry later",
 			      s->lim.max_unauth);
-	} else if (ret == -ETIMEDOUT) {
+	} else if (ret == -ETIMEDOUT || fate == SESSION_EXPIRED) {
 		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
 				  "connection %u from %s: no handshake within handshake_timeout = %u s; closed",
 				  s->id, s->peer, s->lim.handshake_timeout);

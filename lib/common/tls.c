@@ -604,6 +604,8 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 			X509_verify_cert_error_string(v));
 		return -EACCES;
 	}
+	if (reason == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+		saved = 0; /* an EOF: errno is a stale one */
 	if ((e == SSL_ERROR_SYSCALL && !q) ||
 	    reason == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
 		ERR_clear_error();
@@ -884,11 +886,16 @@ static int io_err(struct rpmem_tls *t, int r, int saved)
 {
 	SSL *ssl = t->ssl;
 	int e = SSL_get_error(ssl, r);
+	unsigned long q = ERR_peek_error();
 	if (e == SSL_ERROR_SSL && !t->err[0]) {
-		t->refused = cred_alert(ERR_GET_REASON(ERR_peek_error()));
+		t->refused = cred_alert(ERR_GET_REASON(q));
 		ssl_reason(t->err, sizeof(t->err));
 	}
 	ERR_clear_error();
+	/* the peer's socket closed without a close_notify: not tampering */
+	if (e == SSL_ERROR_SSL && q &&
+	    ERR_GET_REASON(q) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+		return -ENOTCONN;
 	switch (e) {
 	case SSL_ERROR_ZERO_RETURN:
 		return -ECONNRESET;
@@ -898,7 +905,9 @@ static int io_err(struct rpmem_tls *t, int r, int saved)
 	case SSL_ERROR_SYSCALL:
 		if (saved == EAGAIN || saved == EWOULDBLOCK)
 			return -ETIMEDOUT;
-		if (!saved || saved == EPIPE)
+		if (!saved)
+			return -ENOTCONN;
+		if (saved == EPIPE)
 			return -ECONNRESET;
 		return -saved;
 	default:

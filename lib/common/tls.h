@@ -91,8 +91,10 @@ int rpmem_tls_export(struct rpmem_tls *t, const char *label, const void *ctx,
 		     size_t ctx_len, uint8_t *out, size_t len);
 
 /*
- * rpmem_tls_read -- up to len bytes (> 0), or -errno (-ECONNRESET: EOF;
- * -ECOMM: a TLS-level failure, rpmem_tls_error says which)
+ * rpmem_tls_read -- up to len bytes (> 0), or -errno (-ECONNRESET: the
+ * peer closed the session, close_notify; -ENOTCONN: its socket closed
+ * without one, as when the peer process died; -ECOMM: a TLS-level
+ * failure, rpmem_tls_error says which)
  */
 ssize_t rpmem_tls_read(struct rpmem_tls *t, void *buf, size_t len);
 /*

@@ -20,11 +20,6 @@
                           reply ("HASHES n" or "ERROR code msg")
   create POOL SIZE        HELLO, CREATE r1/POOL of SIZE bytes (any u64, as
                           no rpmemctl sends it); print "OK" or the ERROR
-  flood N SRC...          hold N connections from the source addresses
-                          SRC (round robin): a third idle, a third
-                          trickling HELLO, a third sending garbage; open a
-                          new one whenever the target closes one; run
-                          until killed; print "open N" once all are up
   idle SRC                connect from source address SRC, send nothing;
                           print "open", then "closed" when the target
                           closes
@@ -35,10 +30,36 @@
                           waits in mid-handshake); print "ready", then
                           "holding"; once the target closes, pass on what
                           it sent last and close the client
+  tls-trickle CA CERT KEY INTERVAL
+                          a TLS handshake with the client certificate
+                          CERT (key KEY, the target's checked against CA),
+                          then the HELLO's record one byte every INTERVAL
+                          s; print "closed after S s" once the target
+                          closes
+  flood [--tls] N SRC...  hold N connections from the source addresses
+                          SRC (round robin): a third idle, a third
+                          trickling HELLO (a byte a second), a third
+                          sending garbage (7 bytes a second); with --tls
+                          a quarter each, the trickle of a ClientHello,
+                          and a quarter TLS clients the target refuses
+                          (no credentials it accepts); open a new one
+                          whenever the target closes one; run until
+                          killed; print "open N" once all are up
+  garbage N [SRC]         N connections one after the other: 9 bytes
+                          (a TLS handshake record's type, then junk),
+                          150 ms, close; print "sent N"
+  linger N WHAT MAX [SRC] open N connections (from SRC), send WHAT on
+                          each ("silent": nothing, "byte": one byte of a
+                          HELLO, "hello-part": a HELLO but its last byte,
+                          "tls-byte": one byte of a TLS record, "tls-part":
+                          a partial ClientHello), then read until the
+                          target closes each; print "closed K of N, the
+                          last after S s" (after MAX s at most)
 """
 import os
 import selectors
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -209,16 +230,51 @@ def cmd_hashv(port, pool, bs, n):
         print(error_text(p))
 
 
-def cmd_flood(port, n, srcs):
+def wrong_tls(s):
+    """s as a TLS client that offers no credentials the target accepts"""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    t = ctx.wrap_socket(s, do_handshake_on_connect=False)
+    return t if tls_step(t) else None
+
+
+def tls_step(t):
+    """advance t's handshake; False once it failed (the target refused)"""
+    try:
+        t.do_handshake()
+    except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+        pass
+    except OSError:
+        return False
+    return True
+
+
+def flood_read(s, kind):
+    """s is readable: False once the target closed it"""
+    try:
+        if kind == 3:
+            s.do_handshake()  # nothing once done
+        return bool(s.recv(65536))
+    except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+        return True
+    except OSError:
+        return False
+
+
+def cmd_flood(port, n, srcs, tls=False):
     n = int(n)
     sel = selectors.DefaultSelector()
-    hello = frame(HELLO, 1, hello_payload())
+    kinds = 4 if tls else 3
+    # with TLS a trickle is of a ClientHello, without of a HELLO
+    trickle = client_hello_part() if tls else frame(HELLO, 1, hello_payload())
     state = {}  # socket -> [kind, bytes sent]
     k = 0
 
     def open_one():
         nonlocal k
-        kind = k % 3
+        kind = k % kinds
         src = srcs[k % len(srcs)]
         k += 1
         try:
@@ -226,6 +282,10 @@ def cmd_flood(port, n, srcs):
         except OSError:
             return False
         s.setblocking(False)
+        if kind == 3:
+            s = wrong_tls(s)
+            if not s:
+                return True
         state[s] = [kind, 0]
         sel.register(s, selectors.EVENT_READ)
         return True
@@ -238,13 +298,8 @@ def cmd_flood(port, n, srcs):
     while True:
         for key, _ in sel.select(timeout=1.0):
             s = key.fileobj
-            try:
-                if s.recv(65536):
-                    continue
-            except BlockingIOError:
+            if flood_read(s, state[s][0]):
                 continue
-            except OSError:
-                pass
             sel.unregister(s)
             s.close()
             del state[s]
@@ -255,8 +310,8 @@ def cmd_flood(port, n, srcs):
             last = now
             for s, st in list(state.items()):
                 try:
-                    if st[0] == 1 and st[1] < len(hello) - 1:
-                        s.send(hello[st[1] : st[1] + 1])
+                    if st[0] == 1 and st[1] < len(trickle) - 1:
+                        s.send(trickle[st[1] : st[1] + 1])
                         st[1] += 1
                     elif st[0] == 2:
                         s.send(os.urandom(7))
@@ -306,6 +361,95 @@ def cmd_stall_proxy(port, lport, src):
                 sel.unregister(c)
 
 
+def cmd_garbage(port, n, src=None):
+    for _ in range(int(n)):
+        s = connect(port, src)
+        s.sendall(b"\x16garbage!")
+        time.sleep(0.15)
+        s.close()
+    print("sent %d" % int(n), flush=True)
+
+
+def client_hello_part():
+    """a TLS record header announcing a 512-byte ClientHello, and 40 of it"""
+    body = b"\x01\x00\x01\xfc\x03\x03" + os.urandom(34)
+    return b"\x16\x03\x01\x02\x00" + body
+
+
+def linger_bytes(what):
+    hello = frame(HELLO, 1, hello_payload())
+    return {"silent": b"", "byte": hello[:1], "hello-part": hello[:-1],
+            "tls-byte": b"\x16", "tls-part": client_hello_part()}[what]
+
+
+def cmd_linger(port, n, what, most, src=None):
+    n, most = int(n), float(most)
+    data = linger_bytes(what)
+    socks = []
+    t0 = time.monotonic()
+    for _ in range(n):
+        s = connect(port, src)
+        if data:
+            s.sendall(data)
+        socks.append(s)
+    sel = selectors.DefaultSelector()
+    for s in socks:
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ)
+    closed, last = 0, 0.0
+    while closed < n and time.monotonic() - t0 < most:
+        for key, _ in sel.select(timeout=0.1):
+            s = key.fileobj
+            try:
+                if s.recv(65536):
+                    continue
+            except BlockingIOError:
+                continue
+            except OSError:
+                pass
+            sel.unregister(s)
+            s.close()
+            closed += 1
+            last = time.monotonic() - t0
+    print("closed %d of %d, the last after %.1f s" % (closed, n, last),
+          flush=True)
+
+
+def cmd_tls_trickle(port, ca, cert, key, interval):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(ca)
+    ctx.load_cert_chain(cert, key)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, out, server_hostname="localhost")
+    s = connect(port)
+    t0 = time.monotonic()
+    while True:
+        try:
+            obj.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            s.sendall(out.read())
+            got = s.recv(65536)
+            if not got:
+                sys.exit("the target closed during the TLS handshake")
+            inc.write(got)
+    s.sendall(out.read())
+    obj.write(frame(HELLO, 1, hello_payload()))
+    record = out.read()
+    s.settimeout(float(interval))
+    for i in range(len(record) - 1):
+        try:
+            s.send(record[i : i + 1])
+            if not s.recv(65536):
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+    print("closed after %.1f s" % (time.monotonic() - t0), flush=True)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -328,6 +472,14 @@ def main():
         cmd_idle(port, args[0])
     elif cmd == "stall-proxy":
         cmd_stall_proxy(port, args[0], args[1])
+    elif cmd == "tls-trickle":
+        cmd_tls_trickle(port, *args)
+    elif cmd == "garbage":
+        cmd_garbage(port, *args)
+    elif cmd == "linger":
+        cmd_linger(port, *args)
+    elif cmd == "flood" and args[0] == "--tls":
+        cmd_flood(port, args[1], args[2:], tls=True)
     elif cmd == "flood":
         cmd_flood(port, args[0], args[1:])
     else:
