@@ -333,3 +333,27 @@ RULES
 	[ "$(json '.sessions[0].auth')" = none ]
 	[ "$(json '.sessions[0].identity')" = "" ]
 }
+
+@test "an admin-only identity (the man page's ops) lists no regions and sees status: exit 0, not NOREGION" {
+	access_conf <<'RULES'
+access = (
+  { identity = "backup1"; regions = [ "r1" ]; rights = [ "write" ]; },
+  { identity = "ops"; rights = [ "admin" ]; }
+);
+RULES
+	start_daemon
+	as backup1 create "$T/r1/p1" 1M
+	[ "$status" -eq 0 ]
+	as ops list --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '.regions | length')" -eq 0 ]
+	[ "$(json '.pools | length')" -eq 0 ]
+	as ops status --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '[.sessions[] | select(.identity == "ops")] | length')" -ge 1 ]
+	as ops status "$T"
+	[ "$status" -eq 0 ]
+	# a region it may not read is still refused, as before
+	as ops list "$T/r1"
+	[ "$status" -eq 4 ]
+}

@@ -121,3 +121,25 @@ crowd_sessions() {
 	rc status "$T"
 	[[ "$output" == *"sessions: 701 of 800"* ]]
 }
+
+@test "a daemon with no regions answers list and status with an empty list, and a first page with no pools" {
+	cat >"$CONF" <<CONF
+listen = ["127.0.0.1"];
+port = $PORT;
+log = { level = "info"; target = "stderr"; };
+regions = ();
+CONF
+	start_daemon
+	run $CROWD list "$PORT" ""
+	[ "$output" = "LIST_REPLY regions 0 pools 0 next " ]
+	rc list --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '.regions | length')" -eq 0 ]
+	[ "$(json '.pools | length')" -eq 0 ]
+	rc status "$T"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sessions: 1 of "* ]]
+	# a cursor naming a region that is not there is still refused
+	run $CROWD list "$PORT" "r1/p00001"
+	[[ "$output" == "ERROR "*"region 'r1' went away"* ]]
+}
