@@ -128,6 +128,11 @@ uint8_t *conn_out_buf(struct rpmemd_session *s);
  * (until deadline_ns, 0: none) without taking it again
  */
 void conn_idle(struct rpmemd_session *s, uint64_t deadline_ns);
+/*
+ * rpmemd_log_write_failed -- the warnings about failed WRITEs, at a
+ * peer's will: a few a second are logged (rpmem_log_limited)
+ */
+extern struct rpmem_log_limit rpmemd_log_write_failed;
 /* conn_defer -- remember the first failed WRITE for the next FLUSH */
 void conn_defer(struct rpmemd_session *s, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

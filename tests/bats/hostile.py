@@ -18,6 +18,9 @@
   hashv POOL BS N         HELLO, open r1/POOL, one HASHV of N ranges that
                           each cover the pool in blocks of BS; print the
                           reply ("HASHES n" or "ERROR code msg")
+  bad-writes N            HELLO, then N times a WRITE to a handle never
+                          opened and the FLUSH that reports it; print
+                          "refused K of N" (the FLUSHes answered ERROR)
   flood N SRC...          hold N connections from the source addresses
                           SRC (round robin): a third idle, a third
                           trickling HELLO, a third sending garbage; open a
@@ -33,7 +36,7 @@ import time
 
 MAGIC = 0x4D4D5052
 HELLO, HELLO_OK, ERROR, OK, OPEN, OPEN_OK = 1, 2, 3, 4, 9, 10
-WRITE, HASH, HASHES, HASHV = 12, 16, 17, 22
+WRITE, FLUSH, HASH, HASHES, HASHV = 12, 15, 16, 17, 22
 
 
 def frame(mtype, rid, payload=b""):
@@ -185,6 +188,27 @@ def cmd_hashv(port, pool, bs, n):
         print(error_text(p))
 
 
+def cmd_bad_writes(port, n):
+    s = connect(port)
+    s.sendall(frame(HELLO, 1, hello_payload()))
+    t, _, p = recv_frame(s)
+    if t != HELLO_OK:
+        sys.exit("no HELLO_OK: " + error_text(p))
+    n, refused, batch = int(n), 0, 100
+    for first in range(0, n, batch):
+        k = min(batch, n - first)
+        out = b""
+        for i in range(k):
+            rid = 2 + 2 * (first + i)
+            out += frame(WRITE, rid, struct.pack("<IQI", 999, 0, 8) + bytes(8))
+            out += frame(FLUSH, rid + 1, struct.pack("<IQQ", 999, 0, 8))
+        s.sendall(out)
+        for i in range(k):
+            t, _, p = recv_frame(s)
+            refused += t == ERROR
+    print("refused %d of %d" % (refused, n), flush=True)
+
+
 def cmd_flood(port, n, srcs):
     n = int(n)
     sel = selectors.DefaultSelector()
@@ -258,6 +282,8 @@ def main():
         cmd_hash(port, *args)
     elif cmd == "hashv":
         cmd_hashv(port, *args)
+    elif cmd == "bad-writes":
+        cmd_bad_writes(port, args[0])
     elif cmd == "flood":
         cmd_flood(port, args[0], args[1:])
     else:
