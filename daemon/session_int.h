@@ -249,12 +249,21 @@ int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
  */
 int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			void *(*fn)(void *));
+/* why rpmemd_sessions_admit refused a session */
+struct rpmemd_refusal {
+	const char *limit; /* "max_sessions", "admin_reserved_sessions",
+			      "max_sessions_per_identity" or "access" */
+	unsigned value;	   /* the limit's value in force */
+	unsigned max_sessions;
+};
 /*
  * rpmemd_sessions_admit -- s passed HELLO as client: count it against
- * max_sessions. -ESHUTDOWN when stopping, -EUSERS at the limit (*max).
+ * max_sessions and, over TLS, the bounds of its identity (registry.c:
+ * admit_identity). -ESHUTDOWN when stopping, -EUSERS at a limit, -EACCES
+ * for an identity without any access rule (the limit in *why).
  */
 int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
-			  const char *client, unsigned *max);
+			  const char *client, struct rpmemd_refusal *why);
 /*
  * rpmemd_sessions_kick -- end session id on behalf of `by`: its socket is
  * shut down for reading, its thread tells it why and releases its pools.
