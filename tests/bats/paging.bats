@@ -192,6 +192,11 @@ CONF
 	[ "$status" -eq 0 ]
 	"$BUILD/tests/state_churn" "$T/r1/churn" 1000000 >"$W/churn.out" 2>&1 &
 	local sc=$!
+	# its first change of state, before the lists begin
+	for _ in $(seq 100); do
+		grep -q "pool r1/churn is syncing" "$DLOG" && break
+		sleep 0.05
+	done
 	(
 		i=0
 		while [ ! -e "$W/stop" ]; do
@@ -207,12 +212,18 @@ CONF
 		run "$RPMEMCTL" list --json "$T"
 		[ "$status" -eq 0 ] || { echo "list $i: $output"; bad=1; }
 		# the crowd, whole; the churned pools whole or absent
-		[ "$(json '[.pools[] | select(.name | test("^p[0-9]{5}$"))] | length')" -eq 1500 ] || bad=1
+		[ "$(json '[.pools[] | select(.name | test("^p[0-9]{5}$"))] | length')" -eq 1500 ] || {
+			echo "list $i: $(json '[.pools[] | select(.name | test("^p[0-9]{5}$"))] | length') of the crowd"
+			bad=1
+		}
 		[ "$(json '[.pools[] | select((.uuid | length) != 36 or (.size != 4096 and .size != 1048576) or (.state | IN("empty", "syncing", "consistent") | not))] | length')" -eq 0 ] || {
 			json '.pools[] | select(.name | test("^p") | not)'
 			bad=1
 		}
-		[ "$(json '.pools[] | select(.name == "churn") | .state' | grep -cE '^(syncing|consistent)$')" -eq 1 ] || bad=1
+		[ "$(json '.pools[] | select(.name == "churn") | .state' | grep -cE '^(syncing|consistent)$')" -eq 1 ] || {
+			echo "list $i: churn $(json '.pools[] | select(.name == "churn")')"
+			bad=1
+		}
 		run $CROWD list "$PORT"
 		[[ "$output" == "LIST_REPLY regions 2 pools 15"0[1-5] ]] || { echo "unpaged $i: $output"; bad=1; }
 	done
