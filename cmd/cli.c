@@ -694,6 +694,8 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
 				cmd_err(ctx, "%s%s%s", msg,
 					hint[0] ? "; " : "", hint);
 		}
+		if (ret == -EPERM || ret == -EUSERS)
+			return CMD_EXIT_REFUSED; /* DENIED, LIMIT: it said no */
 		return ret == -ENOMEM ? CMD_EXIT_INTERNAL : CMD_EXIT_CONNECT;
 	}
 	cmd_dbg(ctx, "connected to %s (%s)", hp,

@@ -24,6 +24,10 @@ int rpmemd_may(struct rpmemd_session *s, enum rpmemd_right right,
 	return ok;
 }
 
+/* refused requests, at a peer's will: a few a second are logged */
+static struct rpmem_log_limit log_denied =
+	RPMEM_LOG_LIMIT_INIT("refused requests", 5);
+
 int rpmemd_authz_check(struct rpmemd_session *s, uint32_t id,
 		       enum rpmemd_right right, const char *region, int *ok)
 {
@@ -31,23 +35,26 @@ int rpmemd_authz_check(struct rpmemd_session *s, uint32_t id,
 	if (*ok)
 		return 0;
 	if (region) {
-		NOTICE("session %u from %s: refused: identity '%s' may not %s region '%s'",
-		       s->id, s->peer, s->identity, rpmemd_right_str(right),
-		       region);
+		rpmem_log_limited(&log_denied, LOG_NOTICE,
+				  "session %u from %s: refused: identity '%s' may not %s region '%s'",
+				  s->id, s->peer, s->identity,
+				  rpmemd_right_str(right), region);
 		return conn_reply_err(s, id, RPMEM_E_DENIED,
 				      "identity '%s' may not %s region '%s'",
 				      s->identity, rpmemd_right_str(right),
 				      region);
 	}
 	if (right == RPMEMD_RIGHT_ADMIN) {
-		NOTICE("session %u from %s: refused: identity '%s' is not an admin",
-		       s->id, s->peer, s->identity);
+		rpmem_log_limited(&log_denied, LOG_NOTICE,
+				  "session %u from %s: refused: identity '%s' is not an admin",
+				  s->id, s->peer, s->identity);
 		return conn_reply_err(s, id, RPMEM_E_DENIED,
 				      "identity '%s' is not an admin of this target",
 				      s->identity);
 	}
-	NOTICE("session %u from %s: refused: identity '%s' has no access rules",
-	       s->id, s->peer, s->identity);
+	rpmem_log_limited(&log_denied, LOG_NOTICE,
+			  "session %u from %s: refused: identity '%s' has no access rules",
+			  s->id, s->peer, s->identity);
 	return conn_reply_err(s, id, RPMEM_E_DENIED,
 			      "identity '%s' has no access rules on this target",
 			      s->identity);

@@ -52,6 +52,10 @@ struct rpmemd_limits {
 	unsigned handshake_timeout;   /* s, from accept to HELLO_OK */
 	unsigned frame_timeout;	      /* s, a frame's payload after its header */
 	unsigned writer_idle_timeout; /* s without a request, RW pool (0: off) */
+	unsigned session_idle_timeout; /* s without a request, no pool (0: off) */
+	unsigned max_per_identity;     /* sessions of one identity (0: half of
+					  max_sessions) */
+	unsigned admin_reserved;       /* of max_sessions, for admins only */
 	unsigned max_unauth;	      /* connections before HELLO_OK, in all */
 	unsigned max_unauth_per_addr; /* ... from one source address */
 	unsigned event_queue;	      /* events a subscriber may fall behind */

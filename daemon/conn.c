@@ -107,6 +107,9 @@ int conn_idle(struct rpmemd_session *s, uint64_t deadline_ns)
 	return r == 2 ? -ECONNABORTED : 0;
 }
 
+struct rpmem_log_limit rpmemd_log_write_failed =
+	RPMEM_LOG_LIMIT_INIT("failed WRITE warnings", 5);
+
 /* conn_defer -- remember the first failed WRITE for the next FLUSH */
 void __attribute__((format(printf, 3, 4)))
 conn_defer(struct rpmemd_session *s, uint32_t code, const char *fmt, ...)
@@ -118,8 +121,9 @@ conn_defer(struct rpmemd_session *s, uint32_t code, const char *fmt, ...)
 	vsnprintf(s->derr_msg, sizeof(s->derr_msg), fmt, ap);
 	va_end(ap);
 	s->derr_code = code;
-	WARN("session %u: %s (reported at the next FLUSH)", s->id,
-	     s->derr_msg);
+	rpmem_log_limited(&rpmemd_log_write_failed, LOG_WARNING,
+			  "session %u: %s (reported at the next FLUSH)", s->id,
+			  s->derr_msg);
 }
 
 /* conn_take_deferred -- reply the remembered WRITE failure, if any */

@@ -11,57 +11,82 @@
 static struct rpmem_log_limit log_timeouts =
 	RPMEM_LOG_LIMIT_INIT("session timeouts", 5);
 
-/*
- * idle_deadline -- when the wait for the next request ends: while a pool
- * is open for writing over TCP, writer_idle_timeout after the last
- * request; else never. (Over RDMA the data path bypasses this socket,
- * with APM even this CPU: an RDMA writer is not timed out.)
- */
-static uint64_t idle_deadline(struct rpmemd_session *s, int *writer)
+/* holds_pool -- the session has a pool open */
+static int holds_pool(const struct rpmemd_session *s)
 {
-	*writer = 0;
-	if (!s->lim.writer_idle_timeout)
-		return 0;
-	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++) {
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
+		if (s->h[i].id)
+			return 1;
+	return 0;
+}
+
+/*
+ * idle_deadline -- when the wait for the next request ends: with no pool
+ * open, session_idle_timeout after the last request (a session is not
+ * kept for free); while a pool is open for writing over TCP,
+ * writer_idle_timeout; else never. (Over RDMA the data path bypasses
+ * this socket, with APM even this CPU: an RDMA writer is not timed out.)
+ */
+static uint64_t idle_deadline(struct rpmemd_session *s)
+{
+	unsigned t = 0;
+
+	if (!holds_pool(s))
+		t = s->lim.session_idle_timeout;
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES && s->lim.writer_idle_timeout;
+	     i++) {
 		if (!s->h[i].id || s->h[i].mode != RPMEM_OPEN_RW)
 			continue;
 		if (s->h[i].xport == RPMEM_XPORT_RDMA)
 			return 0;
-		*writer = 1;
+		t = s->lim.writer_idle_timeout;
 	}
-	if (!*writer)
-		return 0;
-	return s->last_active_ns + s->lim.writer_idle_timeout * 1000000000ull;
+	return t ? s->last_active_ns + t * 1000000000ull : 0;
+}
+
+/* idle_timed_out -- tell why an idle session ends: holding a pool or not */
+static void idle_timed_out(struct rpmemd_session *s)
+{
+	const char *lim = "writer_idle_timeout", *what = "a pool open for writing",
+		   *tail = " and released its pools";
+	unsigned t = s->lim.writer_idle_timeout;
+
+	if (!holds_pool(s)) {
+		lim = "session_idle_timeout";
+		what = "no pool open";
+		tail = "";
+		t = s->lim.session_idle_timeout;
+	}
+	rpmemd_ev_refuse(s->set, s, NULL, lim, "no request for %u s with %s",
+			 t, what);
+	rpmem_log_limited(&log_timeouts, LOG_NOTICE,
+			  "session %u from %s: no request for %u s with %s (%s); closing the session",
+			  s->id, s->peer, t, what, lim);
+	conn_reply_err(s, 0, RPMEM_E_LIMIT,
+		       "no request for %u s with %s (%s); the target closed the session%s",
+		       t, what, lim, tail);
 }
 
 /*
  * recv_timed_out -- a read timed out: mid-frame (frame_timeout) or
- * waiting for a request with a pool open for writing (writer_idle_timeout);
- * tell the client with an unsolicited ERROR and end the session
+ * waiting for a request (idle_deadline); tell the client with an
+ * unsolicited ERROR and end the session
  */
 static int recv_timed_out(struct rpmemd_session *s)
 {
-	if (s->in_frame) {
-		rpmemd_ev_refuse(s->set, s, NULL, "frame_timeout",
-				 "a request frame did not arrive in full within %u s",
-				 s->lim.frame_timeout);
-		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
-				  "session %u from %s: a frame did not arrive within frame_timeout = %u s; closing the session",
-				  s->id, s->peer, s->lim.frame_timeout);
-		conn_reply_err(s, 0, RPMEM_E_LIMIT,
-			       "a request frame did not arrive in full within %u s (frame_timeout); the target closed the session",
-			       s->lim.frame_timeout);
-	} else {
-		rpmemd_ev_refuse(s->set, s, NULL, "writer_idle_timeout",
-				 "no request for %u s with a pool open for writing",
-				 s->lim.writer_idle_timeout);
-		rpmem_log_limited(&log_timeouts, LOG_NOTICE,
-				  "session %u from %s: no request for %u s with a pool open for writing (writer_idle_timeout); closing the session",
-				  s->id, s->peer, s->lim.writer_idle_timeout);
-		conn_reply_err(s, 0, RPMEM_E_LIMIT,
-			       "no request for %u s with a pool open for writing (writer_idle_timeout); the target closed the session and released its pools",
-			       s->lim.writer_idle_timeout);
+	if (!s->in_frame) {
+		idle_timed_out(s);
+		return -ETIMEDOUT;
 	}
+	rpmemd_ev_refuse(s->set, s, NULL, "frame_timeout",
+			 "a request frame did not arrive in full within %u s",
+			 s->lim.frame_timeout);
+	rpmem_log_limited(&log_timeouts, LOG_NOTICE,
+			  "session %u from %s: a frame did not arrive within frame_timeout = %u s; closing the session",
+			  s->id, s->peer, s->lim.frame_timeout);
+	conn_reply_err(s, 0, RPMEM_E_LIMIT,
+		       "a request frame did not arrive in full within %u s (frame_timeout); the target closed the session",
+		       s->lim.frame_timeout);
 	return -ETIMEDOUT;
 }
 
@@ -100,12 +125,11 @@ static int recv_failed(struct rpmemd_session *s, int ret)
 int rpmemd_serve(struct rpmemd_session *s)
 {
 	struct rpmem_hdr hd = { 0 };
-	int writer;
 
 	s->last_active_ns = rpmem_now_ns();
 	s->trim = 1; /* the handshake's TLS buffers */
 	for (;;) {
-		uint64_t deadline = idle_deadline(s, &writer);
+		uint64_t deadline = idle_deadline(s);
 		rpmem_conn_set_deadline(&s->conn, deadline);
 		int ret = conn_idle(s, deadline);
 		if (ret)

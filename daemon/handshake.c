@@ -10,6 +10,46 @@
 #include "session_int.h"
 #include "util.h"
 
+/* sessions refused in the handshake, at a peer's will: a few a second */
+static struct rpmem_log_limit log_refused =
+	RPMEM_LOG_LIMIT_INIT("refused sessions", 5);
+
+/*
+ * refuse_session -- answer the HELLO that rpmemd_sessions_admit refused
+ * (ret, the limit in *why) with the reason; returns the session's end
+ */
+static int refuse_session(struct rpmemd_session *s, uint32_t id, int ret,
+			  const struct rpmemd_refusal *why)
+{
+	char msg[RPMEM_MSG_MAX + 1];
+	uint32_t code = RPMEM_E_LIMIT;
+
+	if (ret == -EACCES) {
+		code = RPMEM_E_DENIED;
+		snprintf(msg, sizeof(msg),
+			 "identity '%s' has no access rules on this target; closing the connection",
+			 s->identity);
+	} else if (!strcmp(why->limit, "admin_reserved_sessions")) {
+		snprintf(msg, sizeof(msg),
+			 "too many sessions: the last %u of max_sessions = %u are reserved for administrators (admin_reserved_sessions); retry later",
+			 why->value, why->max_sessions);
+	} else if (!strcmp(why->limit, "max_sessions_per_identity")) {
+		snprintf(msg, sizeof(msg),
+			 "identity '%s' has %u sessions already (max_sessions_per_identity = %u); retry later",
+			 s->identity, why->value, why->value);
+	} else {
+		snprintf(msg, sizeof(msg),
+			 "too many sessions (max_sessions = %u); retry later",
+			 why->value);
+	}
+	rpmem_log_limited(&log_refused, LOG_NOTICE,
+			  "connection %u from %s (identity '%s'): session refused: %s",
+			  s->id, s->peer, s->identity, msg);
+	rpmemd_ev_refuse(s->set, s, NULL, why->limit, "%s", msg);
+	conn_reply_err(s, id, code, "%s", msg);
+	return ret == -EACCES ? -EACCES : -EUSERS;
+}
+
 /*
  * rpmemd_handshake -- HELLO with a common version, no authentication, a free
  * session slot; replies HELLO_OK. Returns 0 or -errno (session ends).
@@ -20,7 +60,7 @@ int rpmemd_handshake(struct rpmemd_session *s)
 	struct rpmem_msg_hello m;
 	struct rpmem_hdr hd;
 	uint8_t buf[SMALL_REPLY];
-	unsigned max = 0;
+	struct rpmemd_refusal why;
 	int ret, len;
 
 	ret = conn_recv_request(s, &hd);
@@ -52,7 +92,7 @@ int rpmemd_handshake(struct rpmemd_session *s)
 		return -EACCES;
 	}
 	rpmem_str_sanitize(m.client);
-	ret = rpmemd_sessions_admit(set, s, m.client, &max);
+	ret = rpmemd_sessions_admit(set, s, m.client, &why);
 	if (ret == -ECONNRESET) /* evicted, expired: the worker says so */
 		return ret;
 	if (ret == -ESHUTDOWN) {
@@ -60,14 +100,8 @@ int rpmemd_handshake(struct rpmemd_session *s)
 			       "the target is shutting down");
 		return -EUSERS;
 	}
-	if (ret) {
-		rpmemd_ev_refuse(set, s, NULL, "max_sessions",
-				 "too many sessions (max_sessions = %u)", max);
-		conn_reply_err(s, hd.id, RPMEM_E_LIMIT,
-			       "too many sessions (max_sessions = %u); retry later",
-			       max);
-		return -EUSERS;
-	}
+	if (ret)
+		return refuse_session(s, hd.id, ret, &why);
 	if (m.client[0])
 		snprintf(s->holder, sizeof(s->holder), "session %u from %s (%.160s)",
 			 s->id, s->peer, m.client);

@@ -71,6 +71,8 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 	rpmem_strlcpy(set->server, server, sizeof(set->server));
 	set->limits = (struct rpmemd_limits){ .handshake_timeout = 10,
 					      .frame_timeout = 60,
+					      .session_idle_timeout = 600,
+					      .admin_reserved = 2,
 					      .max_unauth = 64,
 					      .max_unauth_per_addr = 8,
 					      .event_queue =
@@ -333,20 +335,75 @@ int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 	return ret;
 }
 
+/* identity_sessions -- established sessions of identity (set->lock) */
+static unsigned identity_sessions(struct rpmemd_sessions *set,
+				  const char *identity)
+{
+	unsigned n = 0;
+	for (struct rpmemd_session *o = set->head; o; o = o->next)
+		if (o->established && !o->done &&
+		    !strcmp(o->identity, identity))
+			n++;
+	return n;
+}
+
+/*
+ * admit_identity -- the bounds that depend on who s proved to be (TLS
+ * only; a plaintext client may do everything): an identity without any
+ * access rule gets no session, the last admin_reserved slots of
+ * max_sessions are an admin's, one identity holds at most
+ * max_per_identity (0: half of max_sessions). Under set->lock; 0,
+ * -EACCES or -EUSERS, with the limit in *why.
+ */
+static int admit_identity(struct rpmemd_sessions *set,
+			  struct rpmemd_session *s, struct rpmemd_refusal *why)
+{
+	const struct rpmemd_limits *lim = &s->lim;
+	unsigned max = set->max_sessions;
+	unsigned reserve = lim->admin_reserved < max ? lim->admin_reserved :
+						       max - 1;
+	unsigned per_id = lim->max_per_identity ? lim->max_per_identity :
+						  (max + 1) / 2;
+
+	if (!set->tls)
+		return 0;
+	if (!rpmemd_access_allows(set->access, s->identity, RPMEMD_RIGHT_READ,
+				  NULL)) {
+		why->limit = "access";
+		return -EACCES;
+	}
+	if (rpmemd_access_allows(set->access, s->identity, RPMEMD_RIGHT_ADMIN,
+				 NULL))
+		return 0; /* the reserve is theirs, no share applies */
+	if (set->established >= max - reserve) {
+		why->limit = "admin_reserved_sessions";
+		why->value = reserve;
+		return -EUSERS;
+	}
+	if (identity_sessions(set, s->identity) >= per_id) {
+		why->limit = "max_sessions_per_identity";
+		why->value = per_id;
+		return -EUSERS;
+	}
+	return 0;
+}
+
 int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
-			  const char *client, unsigned *max)
+			  const char *client, struct rpmemd_refusal *why)
 {
 	int ret = 0;
 
 	pthread_mutex_lock(&set->lock);
-	*max = set->max_sessions;
+	*why = (struct rpmemd_refusal){ .limit = "max_sessions",
+					.value = set->max_sessions,
+					.max_sessions = set->max_sessions };
 	if (set->stopping) {
 		ret = -ESHUTDOWN;
 	} else if (s->evicted || s->expired) {
 		ret = -ECONNRESET;
 	} else if (set->established >= set->max_sessions) {
 		ret = -EUSERS;
-	} else {
+	} else if (!(ret = admit_identity(set, s, why))) {
 		set->established++;
 		s->established = 1;
 		s->unauth = 0;

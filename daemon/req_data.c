@@ -177,9 +177,11 @@ static int recv_to_file(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	ret = paced_read(&a, take_file);
 	if (ret || !a.ferr)
 		return ret;
-	WARN("session %u: pool '%s': writing %u bytes at offset %llu into %s/%s failed: %s",
-	     s->id, p->name, io->len, (unsigned long long)io->offset,
-	     p->region->cfg.path, p->name, strerror(-a.ferr));
+	rpmem_log_limited(&rpmemd_log_write_failed, LOG_WARNING,
+			  "session %u: pool '%s': writing %u bytes at offset %llu into %s/%s failed: %s",
+			  s->id, p->name, io->len,
+			  (unsigned long long)io->offset, p->region->cfg.path,
+			  p->name, strerror(-a.ferr));
 	conn_defer(s, rpmem_err_from_errno(a.ferr),
 		   "WRITE of %u bytes at offset %llu into pool '%s' failed on the target: %s",
 		   io->len, (unsigned long long)io->offset, p->name,

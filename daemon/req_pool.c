@@ -127,10 +127,11 @@ static int list_pools(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 					      "invalid LIST cursor '%s'",
 					      m->cursor);
+		/* the first page ("" cursor) of no regions: an empty list */
 		for (i = 0; region[0] && i < n; i++)
 			if (!strcmp(v[i]->cfg.name, region))
 				break;
-		if (i == n)
+		if (region[0] && i == n)
 			return conn_reply_err(s, hd->id, RPMEM_E_NOREGION,
 					      "region '%s' went away while it was listed; list again",
 					      region);

@@ -138,6 +138,11 @@ uint8_t *conn_out_buf(struct rpmemd_session *s);
  * the request, -ECONNABORTED once kicked.
  */
 int conn_idle(struct rpmemd_session *s, uint64_t deadline_ns);
+/*
+ * rpmemd_log_write_failed -- the warnings about failed WRITEs, at a
+ * peer's will: a few a second are logged (rpmem_log_limited)
+ */
+extern struct rpmem_log_limit rpmemd_log_write_failed;
 /* conn_defer -- remember the first failed WRITE for the next FLUSH */
 void conn_defer(struct rpmemd_session *s, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -254,13 +259,22 @@ int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
  */
 int rpmemd_sessions_add(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			void *(*fn)(void *));
+/* why rpmemd_sessions_admit refused a session */
+struct rpmemd_refusal {
+	const char *limit; /* "max_sessions", "admin_reserved_sessions",
+			      "max_sessions_per_identity" or "access" */
+	unsigned value;	   /* the limit's value in force */
+	unsigned max_sessions;
+};
 /*
  * rpmemd_sessions_admit -- s passed HELLO as client: count it against
- * max_sessions. -ESHUTDOWN when stopping, -EUSERS at the limit (*max),
+ * max_sessions and, over TLS, the bounds of its identity (registry.c:
+ * admit_identity). -ESHUTDOWN when stopping, -EUSERS at a limit, -EACCES
+ * for an identity without any access rule (the limit in *why),
  * -ECONNRESET if s was evicted or expired (its socket is shut down).
  */
 int rpmemd_sessions_admit(struct rpmemd_sessions *set, struct rpmemd_session *s,
-			  const char *client, unsigned *max);
+			  const char *client, struct rpmemd_refusal *why);
 /*
  * rpmemd_sessions_kick -- end session id on behalf of `by`: its thread is
  * woken (TLS: by its kick_fd, at its next wait for a request; plaintext:

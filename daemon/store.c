@@ -1241,33 +1241,57 @@ static int dir_names(DIR *d, const char *after, char (**out)[RPMEM_NAME_MAX + 1]
 	return 0;
 }
 
+/*
+ * names_after -- a snapshot of the pool names of r's directory that sort
+ * after `after`, taken under r->lock (a consistent view of creates and
+ * removes); the caller frees *names
+ */
+static int names_after(struct rpmemd_region *r, const char *after,
+		       char (**names)[RPMEM_NAME_MAX + 1], size_t *cnt)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	int fd = dup(r->metafd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d) {
+		ret = dir_names(d, after, names, cnt);
+		closedir(d);
+	} else {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/*
+ * rpmemd_pool_list_page -- the names are taken under r->lock, the
+ * metadata read without it: a LIST of thousands of pools does not hold
+ * up the opens, creates and removes of the region meanwhile. A metadata
+ * file is replaced whole (rpmemd_meta_write renames it into place), so
+ * each read is one version of it; a pool removed since the snapshot is
+ * left out.
+ */
 int rpmemd_pool_list_page(struct rpmemd_region *r, const char *after,
 			  uint32_t max, struct rpmem_pool_info **v,
 			  uint32_t *n)
 {
 	char(*names)[RPMEM_NAME_MAX + 1] = NULL;
 	size_t cnt = 0, got = 0;
-	int ret = 0;
+	int ret;
 
 	if (r->dax)
 		return dax_list(r, after, max, v, n);
-	pthread_mutex_lock(&r->lock);
-	int fd = dup(r->metafd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		ret = -errno;
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	ret = dir_names(d, after, &names, &cnt);
-	closedir(d);
-	if (ret)
-		goto out;
+	if ((ret = names_after(r, after, &names, &cnt)))
+		return ret;
 	/* the metadata of the page's pools only */
 	for (size_t i = 0; i < cnt && got < max; i++) {
 		struct rpmemd_meta m;
 		int r2 = rpmemd_meta_read(r->metafd, names[i], &m);
+		if (r2 == -ENOENT) /* removed since the snapshot */
+			continue;
 		if (r2) {
 			WARN("region '%s': pool '%s': metadata unreadable (%s); not listed",
 			     r->cfg.name, names[i], strerror(-r2));
@@ -1284,8 +1308,6 @@ int rpmemd_pool_list_page(struct rpmemd_region *r, const char *after,
 		(*n)++;
 		got++;
 	}
-out:
-	pthread_mutex_unlock(&r->lock);
 	free(names);
 	return ret;
 }

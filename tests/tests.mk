@@ -5,7 +5,8 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_exa
 	      $(B)/tests/old_sync_user $(B)/tests/dirty_writer \
 	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz $(B)/tests/decode_fuzz \
 	      $(B)/tests/truncate_shim.so $(B)/tests/pobj_app $(B)/tests/pmem2_app \
-	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks
+	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks \
+	      $(B)/tests/sess_probe
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -35,6 +36,11 @@ $(B)/tests/old_sync_user: tests/abi/old_sync_user.c tests/abi/librpmemctl-v1.h \
 
 # so does the error and log probe: only the public API, as an application
 $(B)/tests/lib_errors: tests/tools/lib_errors.c $(B)/librpmemctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
+
+# a session holding no pool, or asking what it may not (access.bats)
+$(B)/tests/sess_probe: tests/tools/sess_probe.c $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -Wl,-rpath,'$$ORIGIN/..'
 

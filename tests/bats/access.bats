@@ -173,7 +173,7 @@ reload() {
 	[[ "$output" == *"may not read region 'r9'"* ]]
 }
 
-@test "an identity without a rule authenticates but is refused everything, list and status included (exit 4)" {
+@test "an identity without a rule authenticates but gets no session: list, status and everything else refused (exit 4)" {
 	start_daemon
 	as ops mirror "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
@@ -184,7 +184,7 @@ reload() {
 	[ "$status" -eq 4 ]
 	as nobody verify "$W/src" "$T/r1/p1"
 	[ "$status" -eq 4 ]
-	[[ "$output" == *"identity 'nobody' may not read region 'r1'"* ]]
+	[[ "$output" == *"identity 'nobody' has no access rules on this target"* ]]
 	as nobody create "$T/r1/x" 1M
 	[ "$status" -eq 4 ]
 	[ ! -e "$R1/x" ]
@@ -357,4 +357,161 @@ RULES
 	[ "$status" -eq 0 ]
 	[ "$(json '.sessions[0].auth')" = none ]
 	[ "$(json '.sessions[0].identity')" = "" ]
+}
+
+@test "an admin-only identity (the man page's ops) lists no regions and sees status: exit 0, not NOREGION" {
+	access_conf <<'RULES'
+access = (
+  { identity = "backup1"; regions = [ "r1" ]; rights = [ "write" ]; },
+  { identity = "ops"; rights = [ "admin" ]; }
+);
+RULES
+	start_daemon
+	as backup1 create "$T/r1/p1" 1M
+	[ "$status" -eq 0 ]
+	as ops list --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '.regions | length')" -eq 0 ]
+	[ "$(json '.pools | length')" -eq 0 ]
+	as ops status --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '[.sessions[] | select(.identity == "ops")] | length')" -ge 1 ]
+	as ops status "$T"
+	[ "$status" -eq 0 ]
+	# a region it may not read is still refused, as before
+	as ops list "$T/r1"
+	[ "$status" -eq 4 ]
+}
+
+# probe ID NAME ARGS... -- sess_probe as identity ID in the background,
+# output in $W/NAME.out; waits until it holds its session (or ended)
+probe() {
+	local id=$1 name=$2
+	shift 2
+	"$BUILD/tests/sess_probe" 127.0.0.1 "$PORT" "$W/$id.psk" "$@" \
+		>"$W/$name.out" 2>&1 &
+	PROBES+=("$!")
+	for _ in $(seq 100); do
+		grep -q holding "$W/$name.out" && return 0
+		kill -0 "$!" 2>/dev/null || return 0
+		sleep 0.05
+	done
+}
+
+# end_probes -- stop the probes still running
+end_probes() {
+	local p
+	for p in "${PROBES[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	PROBES=()
+}
+
+# sessions_of ID -- established sessions of identity ID, as ops sees them
+sessions_of() {
+	"$RPMEMCTL" status --json --psk-file "$W/ops.psk" "$T" |
+		jq --arg i "$1" '[.sessions[] | select(.identity == $i)] | length'
+}
+
+@test "a session holding no pool is closed after session_idle_timeout, told why; one holding a pool is not" {
+	{ default_rules; echo 'limits = { session_idle_timeout = 1; };'; } |
+		access_conf
+	start_daemon
+	as ops create "$T/r1/p1" 1M
+	[ "$status" -eq 0 ]
+	"$BUILD/tests/hold_pool" "$T/r1/p1" 30 "$W/backup1.psk" \
+		>"$W/hold.out" 2>&1 &
+	PROBES=("$!")
+	probe monitor idle hold 30
+	grep -q holding "$W/hold.out"
+	grep -q holding "$W/idle.out"
+	# the daemon closes the idle one by itself
+	for _ in $(seq 100); do
+		[ "$(sessions_of monitor)" -eq 0 ] && break
+		sleep 0.1
+	done
+	[ "$(sessions_of monitor)" -eq 0 ]
+	grep -q "no request for 1 s with no pool open (session_idle_timeout); closing the session" "$DLOG"
+	# the writer keeps its pool and its session
+	sleep 1.5
+	[ "$(sessions_of backup1)" -eq 1 ]
+	as ops list --json "$T/r1"
+	[ "$(json '.pools[] | select(.name == "p1") | .writer')" != "" ]
+	end_probes
+	# a client told why: its next request fails with the reason
+	run "$BUILD/tests/sess_probe" 127.0.0.1 "$PORT" "$W/monitor.psk" hold 3
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"closed: "*"session_idle_timeout"* ]]
+}
+
+@test "max_sessions_per_identity refuses an identity's next session with the reason, and other identities still connect" {
+	{ default_rules; echo 'limits = { max_sessions_per_identity = 2; };'; } |
+		access_conf
+	start_daemon
+	PROBES=()
+	probe backup1 b1 hold 30
+	probe backup1 b2 hold 30
+	grep -q holding "$W/b1.out"
+	grep -q holding "$W/b2.out"
+	as backup1 list "$T/r1"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'backup1' has 2 sessions already (max_sessions_per_identity = 2)"* ]]
+	as monitor list "$T/r1"
+	[ "$status" -eq 0 ]
+	[ "$(sessions_of backup1)" -eq 2 ]
+	grep -q "identity 'backup1'): session refused: .*max_sessions_per_identity" "$DLOG"
+	end_probes
+}
+
+@test "with the defaults, non-admins fill max_sessions but the reserved slots: an admin still connects and kicks one" {
+	# max_sessions = 16: at most 8 per identity, the last 2 for admins
+	start_daemon
+	PROBES=()
+	for i in $(seq 8); do
+		probe backup1 "b$i" hold 60
+		grep -q holding "$W/b$i.out"
+	done
+	as backup1 list "$T/r1"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'backup1' has 8 sessions already (max_sessions_per_identity = 8)"* ]]
+	for i in $(seq 6); do
+		probe monitor "m$i" hold 60
+		grep -q holding "$W/m$i.out"
+	done
+	# 14 taken: the last 2 slots are an admin's
+	as monitor list "$T"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"the last 2 of max_sessions = 16 are reserved for administrators"* ]]
+	as ops status --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '[.sessions[] | select(.identity != "ops")] | length')" -eq 14 ]
+	local sid
+	sid=$(json '[.sessions[] | select(.identity == "backup1")][0].id')
+	as ops kick "$T" "$sid"
+	[ "$status" -eq 0 ]
+	for _ in $(seq 50); do
+		[ "$(sessions_of backup1)" -eq 7 ] && break
+		sleep 0.1
+	done
+	[ "$(sessions_of backup1)" -eq 7 ]
+	grep -q "kicked session $sid" "$DLOG"
+	end_probes
+}
+
+@test "an identity without any rule is refused at the handshake (exit 4, told why) and keeps no session" {
+	start_daemon
+	PROBES=()
+	run "$BUILD/tests/sess_probe" 127.0.0.1 "$PORT" "$W/nobody.psk" hold 5
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"identity 'nobody' has no access rules on this target"* ]]
+	[[ "$output" != *holding* ]]
+	as nobody status "$T"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'nobody' has no access rules on this target"* ]]
+	[ "$(sessions_of nobody)" -eq 0 ]
+	grep -q "identity 'nobody'): session refused: identity 'nobody' has no access rules" "$DLOG"
+	# no session was opened for it (sessions opened are logged at info)
+	[ "$(grep -c "session refused: identity 'nobody'" "$DLOG")" -eq 2 ]
+	[ "$(grep -c ') opened$' "$DLOG")" -eq 1 ]
 }

@@ -36,6 +36,9 @@
                           then the HELLO's record one byte every INTERVAL
                           s; print "closed after S s" once the target
                           closes
+  bad-writes N            HELLO, then N times a WRITE to a handle never
+                          opened and the FLUSH that reports it; print
+                          "refused K of N" (the FLUSHes answered ERROR)
   flood [--tls] N SRC...  hold N connections from the source addresses
                           SRC (round robin): a third idle, a third
                           trickling HELLO (a byte a second), a third
@@ -66,7 +69,7 @@ import time
 
 MAGIC = 0x4D4D5052
 HELLO, HELLO_OK, ERROR, OK, CREATE, OPEN, OPEN_OK = 1, 2, 3, 4, 7, 9, 10
-WRITE, HASH, HASHES, HASHV = 12, 16, 17, 22
+WRITE, FLUSH, HASH, HASHES, HASHV = 12, 15, 16, 17, 22
 
 
 def frame(mtype, rid, payload=b""):
@@ -228,6 +231,27 @@ def cmd_hashv(port, pool, bs, n):
         print("HASHES %d in %.2f s" % (struct.unpack("<I", p[:4])[0], dt))
     else:
         print(error_text(p))
+
+
+def cmd_bad_writes(port, n):
+    s = connect(port)
+    s.sendall(frame(HELLO, 1, hello_payload()))
+    t, _, p = recv_frame(s)
+    if t != HELLO_OK:
+        sys.exit("no HELLO_OK: " + error_text(p))
+    n, refused, batch = int(n), 0, 100
+    for first in range(0, n, batch):
+        k = min(batch, n - first)
+        out = b""
+        for i in range(k):
+            rid = 2 + 2 * (first + i)
+            out += frame(WRITE, rid, struct.pack("<IQI", 999, 0, 8) + bytes(8))
+            out += frame(FLUSH, rid + 1, struct.pack("<IQQ", 999, 0, 8))
+        s.sendall(out)
+        for i in range(k):
+            t, _, p = recv_frame(s)
+            refused += t == ERROR
+    print("refused %d of %d" % (refused, n), flush=True)
 
 
 def wrong_tls(s):
@@ -480,6 +504,8 @@ def main():
         cmd_linger(port, *args)
     elif cmd == "flood" and args[0] == "--tls":
         cmd_flood(port, args[1], args[2:], tls=True)
+    elif cmd == "bad-writes":
+        cmd_bad_writes(port, args[0])
     elif cmd == "flood":
         cmd_flood(port, args[0], args[1:])
     else:

@@ -71,6 +71,8 @@ hold_sessions() {
 	cat >>"$CONF" <<CONF
 tls = { psk_file = "$W/server.psk"; };
 access = ( { identity = "bench"; regions = [ "*" ]; rights = [ "write" ]; } );
+# all 200 are one identity's (by default it may hold half of max_sessions)
+limits = { max_sessions_per_identity = $((N + 16)); };
 CONF
 	hold_sessions 96 "$W/bench.psk"
 }

@@ -24,6 +24,10 @@ CONF
 
 teardown() {
 	exec 9>&- || true
+	# a LIST left inside the FIFO test's read: let it out
+	if [ -p "$R1/.rpmemd/zz.meta" ]; then
+		timeout 5 sh -c "echo x >'$R1/.rpmemd/zz.meta'" || true
+	fi
 	if [ -n "${BG:-}" ]; then
 		kill "$BG" 2>/dev/null || true
 		wait "$BG" 2>/dev/null || true
@@ -120,4 +124,115 @@ crowd_sessions() {
 	# the human form counts them too
 	rc status "$T"
 	[[ "$output" == *"sessions: 701 of 800"* ]]
+}
+
+@test "a daemon with no regions answers list and status with an empty list, and a first page with no pools" {
+	cat >"$CONF" <<CONF
+listen = ["127.0.0.1"];
+port = $PORT;
+log = { level = "info"; target = "stderr"; };
+regions = ();
+CONF
+	start_daemon
+	run $CROWD list "$PORT" ""
+	[ "$output" = "LIST_REPLY regions 0 pools 0 next " ]
+	rc list --json "$T"
+	[ "$status" -eq 0 ]
+	[ "$(json '.regions | length')" -eq 0 ]
+	[ "$(json '.pools | length')" -eq 0 ]
+	rc status "$T"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sessions: 1 of "* ]]
+	# a cursor naming a region that is not there is still refused
+	run $CROWD list "$PORT" "r1/p00001"
+	[[ "$output" == "ERROR "*"region 'r1' went away"* ]]
+}
+
+@test "a LIST stuck reading one pool's metadata does not hold up a create, an open or a remove in the region" {
+	$CROWD pools "$R1" 50
+	start_daemon
+	rc create "$T/r1/p1" 1M
+	[ "$status" -eq 0 ]
+	# a metadata read that blocks until someone writes the FIFO: a LIST
+	# that reaches it stays inside that read
+	mkfifo "$R1/.rpmemd/zz.meta"
+	"$RPMEMCTL" list --json "$T" >"$W/stuck.out" 2>&1 &
+	BG=$!
+	# until a daemon thread waits in that open (for the FIFO's writer)
+	for _ in $(seq 200); do
+		grep -qx wait_for_partner /proc/"$DPID"/task/*/wchan && break
+		sleep 0.05
+	done
+	grep -qx wait_for_partner /proc/"$DPID"/task/*/wchan
+	kill -0 "$BG"
+	# the region's other requests go on meanwhile (each bounded by
+	# timeout only so that a failure does not hang the suite)
+	run timeout 20 "$RPMEMCTL" create "$T/r1/new" 1M
+	[ "$status" -eq 0 ]
+	head -c 1M /dev/zero >"$W/zero"
+	run timeout 20 "$RPMEMCTL" verify "$W/zero" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	run timeout 20 "$RPMEMCTL" remove "$T/r1/new"
+	[ "$status" -eq 0 ]
+	[ ! -e "$R1/new" ]
+	kill -0 "$BG"
+	# let the LIST go on: the FIFO's content is no metadata
+	echo garbage >"$R1/.rpmemd/zz.meta"
+	wait "$BG"
+	BG=
+	[ "$(jq '[.pools[] | select(.region == "r1")] | length' "$W/stuck.out")" -ge 51 ]
+	grep -q "pool 'zz': metadata unreadable" "$DLOG"
+	rm "$R1/.rpmemd/zz.meta"
+}
+
+@test "lists, paged and unpaged, while pools are created, removed and change state: no error, no torn entry" {
+	$CROWD pools "$R1" 1500
+	start_daemon
+	rc create "$T/r1/churn" 1M
+	[ "$status" -eq 0 ]
+	"$BUILD/tests/state_churn" "$T/r1/churn" 1000000 >"$W/churn.out" 2>&1 &
+	local sc=$!
+	# its first change of state, before the lists begin
+	for _ in $(seq 100); do
+		grep -q "pool r1/churn is syncing" "$DLOG" && break
+		sleep 0.05
+	done
+	(
+		i=0
+		while [ ! -e "$W/stop" ]; do
+			i=$((i + 1))
+			"$RPMEMCTL" create "$T/r1/c$((i % 4))" 1M >/dev/null 2>&1 || true
+			"$RPMEMCTL" remove "$T/r1/c$(((i + 2) % 4))" >/dev/null 2>&1 || true
+		done
+		exit 0
+	) &
+	BG=$!
+	local bad=0
+	for i in $(seq 15); do
+		run "$RPMEMCTL" list --json "$T"
+		[ "$status" -eq 0 ] || { echo "list $i: $output"; bad=1; }
+		# the crowd, whole; the churned pools whole or absent
+		[ "$(json '[.pools[] | select(.name | test("^p[0-9]{5}$"))] | length')" -eq 1500 ] || {
+			echo "list $i: $(json '[.pools[] | select(.name | test("^p[0-9]{5}$"))] | length') of the crowd"
+			bad=1
+		}
+		[ "$(json '[.pools[] | select((.uuid | length) != 36 or (.size != 4096 and .size != 1048576) or (.state | IN("empty", "syncing", "consistent") | not))] | length')" -eq 0 ] || {
+			json '.pools[] | select(.name | test("^p") | not)'
+			bad=1
+		}
+		[ "$(json '.pools[] | select(.name == "churn") | .state' | grep -cE '^(syncing|consistent)$')" -eq 1 ] || {
+			echo "list $i: churn $(json '.pools[] | select(.name == "churn")')"
+			bad=1
+		}
+		run $CROWD list "$PORT"
+		[[ "$output" == "LIST_REPLY regions 2 pools 15"0[1-5] ]] || { echo "unpaged $i: $output"; bad=1; }
+	done
+	touch "$W/stop"
+	wait "$BG"
+	BG=
+	cat "$W/churn.out"
+	kill "$sc"
+	wait "$sc" || true
+	[ "$bad" -eq 0 ]
+	! grep -q "metadata unreadable" "$DLOG"
 }

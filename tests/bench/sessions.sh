@@ -89,7 +89,8 @@ wave() {
 }
 
 TLS_CONF="tls = { psk_file = \"$W/server.psk\"; };
-access = ( { identity = \"bench\"; regions = [ \"*\" ]; rights = [ \"write\" ]; } );"
+access = ( { identity = \"bench\"; regions = [ \"*\" ]; rights = [ \"write\" ]; } );
+limits = { max_sessions_per_identity = $((COUNT + 16)); };"
 
 for r in $(seq "$ROUNDS"); do
 	for kind in plain tls; do

@@ -139,6 +139,9 @@ static void rpmemd_config_load__empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.limits.handshake_timeout, 10);
 	assert_int_equal(cfg.limits.frame_timeout, 60);
 	assert_int_equal(cfg.limits.writer_idle_timeout, 600);
+	assert_int_equal(cfg.limits.session_idle_timeout, 600);
+	assert_int_equal(cfg.limits.max_per_identity, 0); /* max_sessions/2 */
+	assert_int_equal(cfg.limits.admin_reserved, 2);
 	assert_int_equal(cfg.limits.max_unauth, 64);
 	assert_int_equal(cfg.limits.max_unauth_per_addr, 8);
 	assert_true(cfg.limits.rdma_staging_max == RPMEMD_STAGING_AUTO);
@@ -152,8 +155,14 @@ static void rpmemd_config_load__limits_group(void **state)
 	assert_int_equal(load("limits = { handshake_timeout = 3;"
 			      " frame_timeout = 4; writer_idle_timeout = 0;"
 			      " max_unauthenticated = 5;"
-			      " max_unauthenticated_per_address = 6; };\n"),
+			      " max_unauthenticated_per_address = 6;"
+			      " session_idle_timeout = 0;"
+			      " max_sessions_per_identity = 3;"
+			      " admin_reserved_sessions = 0; };\n"),
 			 0);
+	assert_int_equal(cfg.limits.session_idle_timeout, 0);
+	assert_int_equal(cfg.limits.max_per_identity, 3);
+	assert_int_equal(cfg.limits.admin_reserved, 0);
 	assert_int_equal(cfg.limits.handshake_timeout, 3);
 	assert_int_equal(cfg.limits.frame_timeout, 4);
 	assert_int_equal(cfg.limits.writer_idle_timeout, 0);
@@ -178,6 +187,10 @@ static void rpmemd_config_load__limits_out_of_range_or_unknown(void **state)
 	assert_int_equal(load("limits = { max_unauthenticated = 0; };\n"),
 			 -EINVAL);
 	has("max_unauthenticated");
+	assert_int_equal(load("limits = { max_sessions_per_identity = 0; };\n"),
+			 -EINVAL);
+	has("max_sessions_per_identity");
+	has("out of range");
 	assert_int_equal(load("limits = { hello_timeout = 5; };\n"), -EINVAL);
 	has("limits.hello_timeout");
 	has("unknown setting");
