@@ -8,7 +8,7 @@ set -eu
 
 BUILD="build-essential pkgconf libpmem2-dev libpmem-dev libconfig-dev
 	librpma-dev libxxhash-dev libndctl-dev libdaxctl-dev uuid-dev
-	libibverbs-dev librdmacm-dev libssl-dev libsystemd-dev"
+	libibverbs-dev librdmacm-dev libssl-dev libsystemd-dev libseccomp-dev"
 TEST="libcmocka-dev bats pmdk-tools libpmemobj-dev rsync netcat-openbsd
 	iperf3 procps openssl
 	openssh-server openssh-client
