@@ -12,7 +12,7 @@ BUILD="build-essential pkgconf libpmem2-dev libpmem-dev libconfig-dev
 TEST="libcmocka-dev bats pmdk-tools libpmemobj-dev rsync netcat-openbsd
 	iperf3 procps openssl
 	openssh-server openssh-client
-	iproute2 xxd jq bc python3 bash-completion
+	iproute2 xxd jq bc python3 bash-completion strace
 	dpkg-dev debhelper lintian fakeroot systemd"
 VM="qemu-system-x86 linux-image-amd64 busybox-static rdma-core
 	ibverbs-utils rdmacm-utils ibverbs-providers ndctl daxctl perftest
