@@ -136,8 +136,9 @@ static int add_args(scmp_filter_ctx ctx)
 	ret |= seccomp_rule_add(ctx, A, SCMP_SYS(clone), 1,
 				SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD,
 					CLONE_THREAD));
-	ret |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone),
-				1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+	ret |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS,
+				SCMP_SYS(clone), 1,
+				SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
 	ret |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
 				0);
 	ret |= seccomp_rule_add(ctx, A, SCMP_SYS(mmap), 1,
