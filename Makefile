@@ -25,8 +25,9 @@ B          := build
 CC         ?= gcc
 PKG_CONFIG ?= pkg-config
 DEPS       := libpmem2 libconfig librpma libxxhash libndctl libdaxctl openssl
-# rpmemd alone links these (sd_notify): the library stays free of them
-DAEMON_DEPS := libsystemd
+# rpmemd alone links these (sd_notify, its system call filter): the
+# library stays free of them
+DAEMON_DEPS := libsystemd libseccomp
 # librpma and libxxhash ship no .pc file on some distributions
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS) $(DAEMON_DEPS) 2>/dev/null)
 PKG_LIBS   := $(shell for p in $(DEPS); do \
@@ -47,7 +48,7 @@ ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -D_GNU_SOURCE \
 	      -DRPMEM_VERSION=\"$(VERSION)\" $(INC) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS     := $(PKG_LIBS) -lpthread
 DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_DEPS) 2>/dev/null || \
-		echo -lsystemd)
+		echo -lsystemd -lseccomp)
 
 # who links what:
 #   lib/common/             both ends: librpmemctl and rpmemd

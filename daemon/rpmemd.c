@@ -9,6 +9,7 @@
 #include "access.h"
 #include "auth.h"
 #include "config.h"
+#include "confine.h"
 #include "log.h"
 #include "server.h"
 
@@ -30,13 +31,14 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rpmemd [-c FILE] [-n] [-d] [-f] [-h] [-V]\n"
+		"Usage: rpmemd [-c FILE] [-n] [-d] [-f] [-S] [-h] [-V]\n"
 		"Serve persistent-memory pools to rpmemctl initiators.\n"
 		"\n"
 		"  -c, --config FILE  configuration file (default %s)\n"
 		"  -n, --check        check the configuration and exit\n"
 		"  -d, --debug        log everything to stderr\n"
 		"  -f, --foreground   stay in the foreground (always the case)\n"
+		"  -S, --no-seccomp   no system call filter (for debugging)\n"
 		"  -h, --help         show this help\n"
 		"  -V, --version      show the version\n"
 		"\n"
@@ -66,6 +68,7 @@ int main(int argc, char *argv[])
 		{ "check", no_argument, NULL, 'n' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "no-seccomp", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -74,10 +77,10 @@ int main(int argc, char *argv[])
 	struct rpmemd_config cfg;
 	struct rpmemd_server *srv;
 	char err[1024];
-	int check = 0, debug = 0, c;
+	int check = 0, debug = 0, filter = 1, c;
 
 	malloc_setup();
-	while ((c = getopt_long(argc, argv, "c:ndfhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:ndfShV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			path = optarg;
@@ -89,6 +92,9 @@ int main(int argc, char *argv[])
 			debug = 1;
 			break;
 		case 'f':
+			break;
+		case 'S':
+			filter = 0;
 			break;
 		case 'h':
 			usage(stdout);
@@ -130,8 +136,17 @@ int main(int argc, char *argv[])
 	}
 
 	rpmemd_log_setup(&cfg, debug);
+	rpmemd_root_warn();
 	if (rpmemd_server_new(&cfg, debug, &srv)) {
 		ERR("startup failed");
+		return 1;
+	}
+	/* listeners bound, TLS keys read, regions open: the steady state */
+	if (!filter) {
+		WARN("seccomp: filter off (-S): rpmemd may call anything");
+	} else if (rpmemd_seccomp_apply()) {
+		ERR("startup failed");
+		rpmemd_server_delete(&srv);
 		return 1;
 	}
 	int ret = rpmemd_server_run(srv);

@@ -59,6 +59,25 @@ static void on_signal(int sig)
 		got_term++;
 }
 
+/*
+ * catch_signals -- SIGHUP, SIGTERM and SIGINT only set a flag, from
+ * before the listeners open: a client (or systemd) that sees the port
+ * accept may signal at once, before the main loop runs
+ */
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
 void rpmemd_log_setup(const struct rpmemd_config *cfg, int debug)
 {
 	if (debug) {
@@ -306,6 +325,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 
 	INFO("rpmemd %s starting (pid %d, configuration %s)", RPMEM_VERSION,
 	     (int)getpid(), srv->cfg.file);
+	catch_signals();
 	if ((ret = rpmemd_auth_new(&srv->cfg, &srv->auth, err, sizeof(err)))) {
 		ERR("%s: %s", srv->cfg.file, err);
 		goto err_free;
@@ -559,17 +579,8 @@ static void drain(struct rpmemd_server *srv, const sigset_t *mask)
 
 int rpmemd_server_run(struct rpmemd_server *srv)
 {
-	struct sigaction sa;
 	sigset_t block, orig;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
 	/*
 	 * The signals stay blocked except inside ppoll() of the main
 	 * thread; session threads inherit the blocked mask.

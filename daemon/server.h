@@ -13,7 +13,8 @@ void rpmemd_log_setup(const struct rpmemd_config *cfg, int debug);
 /*
  * rpmemd_server_new -- open the regions and the listeners of cfg (whose
  * contents the server takes over; cfg is cleared); fills *out. Returns
- * -errno after logging what failed.
+ * -errno after logging what failed. SIGHUP, SIGTERM and SIGINT are caught
+ * from here on; rpmemd_server_run acts upon them.
  */
 int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 		      struct rpmemd_server **out);

@@ -8,12 +8,12 @@ set -eu
 
 BUILD="build-essential pkgconf libpmem2-dev libpmem-dev libconfig-dev
 	librpma-dev libxxhash-dev libndctl-dev libdaxctl-dev uuid-dev
-	libibverbs-dev librdmacm-dev libssl-dev libsystemd-dev"
+	libibverbs-dev librdmacm-dev libssl-dev libsystemd-dev libseccomp-dev"
 TEST="libcmocka-dev bats pmdk-tools libpmemobj-dev rsync netcat-openbsd
 	clang libclang-rt-14-dev
 	iperf3 procps openssl
 	openssh-server openssh-client
-	iproute2 xxd jq bc python3 python3-cryptography bash-completion
+	iproute2 xxd jq bc python3 python3-cryptography bash-completion strace
 	dpkg-dev debhelper lintian fakeroot systemd"
 VM="qemu-system-x86 linux-image-amd64 busybox-static rdma-core
 	ibverbs-utils rdmacm-utils ibverbs-providers ndctl daxctl perftest

@@ -4,7 +4,8 @@
 TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_example \
 	      $(B)/tests/old_sync_user $(B)/tests/dirty_writer \
 	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz $(B)/tests/decode_fuzz \
-	      $(B)/tests/truncate_shim.so $(B)/tests/pobj_app $(B)/tests/pmem2_app \
+	      $(B)/tests/truncate_shim.so $(B)/tests/seccomp_probe.so \
+	      $(B)/tests/pobj_app $(B)/tests/pmem2_app \
 	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks \
 	      $(B)/tests/sess_probe
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
@@ -53,6 +54,11 @@ $(B)/tests/dirty_writer: tests/tools/dirty_writer.c $(B)/librpmemctl.so
 $(B)/tests/truncate_shim.so: tests/tools/truncate_shim.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -ldl
+# what a compromised rpmemd could still call (tests/bats/confine.bats)
+$(B)/tests/seccomp_probe.so: tests/tools/seccomp_probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $<
+
 # an ordinary libpmemobj application: replication comes by LD_PRELOAD
 $(B)/tests/pobj_app: tests/preload/pobj_app.c
 	@mkdir -p $(dir $@)

@@ -68,11 +68,14 @@ teardown() { teardown_daemon; }
 	run dpkg -c "$DEBS"/librpmemctl-dev_*.deb
 	[[ "$output" == *"./usr/include/librpmemctl.h"* ]]
 	[[ "$output" == *"./usr/lib/$MA/pkgconfig/librpmemctl.pc"* ]]
-	# rpmemd depends on libsystemd (sd_notify), the library does not
+	# rpmemd depends on libsystemd (sd_notify) and libseccomp (its
+	# filter), the library on neither
 	run dpkg-deb -f "$DEBS"/rpmemd_*.deb Depends
 	[[ "$output" == *libsystemd0* ]]
+	[[ "$output" == *libseccomp2* ]]
 	run dpkg-deb -f "$DEBS"/librpmemctl1_*.deb Depends
 	[[ "$output" != *libsystemd0* ]]
+	[[ "$output" != *libseccomp2* ]]
 }
 
 @test "the installed rpmemd and rpmemctl run the demo: mirror, sync, verify, status, stop" {

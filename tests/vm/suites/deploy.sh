@@ -18,7 +18,8 @@
 # and the build tree first in PATH.
 #
 # Checks: each block exits 0; the walk-through never sets
-# allow_insecure_remote; rpmemd runs as the user rpmemd and listens on
+# allow_insecure_remote; rpmemd runs as the user rpmemd, under its
+# seccomp filter (the RDMA sessions below run with it), and listens on
 # the target's address only; the target's pool file equals the
 # initiator's pool.bin byte for byte; rpmemd's log shows the sessions
 # over RDMA with a TLS-bound token and no plaintext connection.
@@ -145,6 +146,11 @@ target_main()
 	tap_check "rpmemd runs as the user rpmemd with an unlimited locked-memory limit" \
 		sh -c "[ -n '$pid' ] &&
 		       grep -E '^Max locked memory +unlimited' /proc/$pid/limits"
+	# the filter goes on once the RDMA listeners are up: wait for it
+	tap_check "rpmemd serves under its own seccomp filter, with no_new_privs" \
+		vm_retry 50 0.2 sh -c "[ -n '$pid' ] &&
+		       grep -qx 'Seccomp:[[:space:]]*2' /proc/$pid/status &&
+		       grep -qx 'NoNewPrivs:[[:space:]]*1' /proc/$pid/status"
 	tap_check "rpmemd listens on the target's address only, RDMA included" \
 		sh -c "ss -Hltn | awk '{ print \$4 }' | grep -qx '$TARGET_IP:7636' &&
 		       ! ss -Hltn | awk '{ print \$4 }' | grep -E ':7636\$' |
