@@ -764,6 +764,7 @@ int rpmemctl_target_parse(const char *s, unsigned flags,
 			  struct rpmemctl_target **out, char *errbuf,
 			  size_t errlen);
 void rpmemctl_target_delete(struct rpmemctl_target **t);
+/* its parts, never NULL ("" for a NULL t) */
 const char *rpmemctl_target_get_host(const struct rpmemctl_target *t);
 /* the port given, else RPMEMCTL_DEFAULT_PORT */
 const char *rpmemctl_target_get_port(const struct rpmemctl_target *t);

@@ -71,28 +71,29 @@ RPMEM_EXPORT void rpmemctl_target_delete(struct rpmemctl_target **t)
 	*t = NULL;
 }
 
+/* the parts of a parsed target; "" for a NULL one */
 RPMEM_EXPORT const char *
 rpmemctl_target_get_host(const struct rpmemctl_target *t)
 {
-	return t->t.host;
+	return t ? t->t.host : "";
 }
 
 RPMEM_EXPORT const char *
 rpmemctl_target_get_port(const struct rpmemctl_target *t)
 {
-	return t->t.port;
+	return t ? t->t.port : "";
 }
 
 RPMEM_EXPORT const char *
 rpmemctl_target_get_region(const struct rpmemctl_target *t)
 {
-	return t->t.region;
+	return t ? t->t.region : "";
 }
 
 RPMEM_EXPORT const char *
 rpmemctl_target_get_pool(const struct rpmemctl_target *t)
 {
-	return t->t.pool;
+	return t ? t->t.pool : "";
 }
 
 /* rpmemctl_size_parse -- bytes with K/M/G/T, at most RPMEMCTL_SIZE_MAX */

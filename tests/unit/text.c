@@ -48,6 +48,8 @@ static void target_parse__fields_and_default_port(void **state)
 	rpmemctl_target_delete(&t);
 	rpmemctl_target_delete(&t); /* a pointer to NULL */
 	rpmemctl_target_delete(NULL);
+	assert_string_equal(rpmemctl_target_get_host(NULL), "");
+	assert_string_equal(rpmemctl_target_get_pool(NULL), "");
 }
 
 /* a refused target leaves *out alone and says why, naming the string */
@@ -263,7 +265,7 @@ static void utf8_len__well_formed_only(void **state)
 {
 	(void)state;
 	assert_int_equal(rpmemctl_utf8_len("a"), 1);
-	assert_int_equal(rpmemctl_utf8_len("\xc3\xa9"), 2);	    /* e acute */
+	assert_int_equal(rpmemctl_utf8_len("\xc3\xa9"), 2); /* e acute */
 	assert_int_equal(rpmemctl_utf8_len("\xe2\x82\xac"), 3);	    /* euro */
 	assert_int_equal(rpmemctl_utf8_len("\xf0\x9f\x98\x80"), 4); /* emoji */
 	assert_int_equal(rpmemctl_utf8_len("\x80"), 0);     /* continuation */
