@@ -41,7 +41,8 @@ INC_COMMON := -Ilib/common
 INC_RDMA   := -Ilib/common -Ilib/rdma
 INC_CLIENT := -Ilib -Ilib/common -Ilib/rdma -Ilib/client
 INC_DAEMON := -Ilib/common -Ilib/rdma -Idaemon
-INC_CMD    := -Ilib -Ilib/common -Icmd
+# rpmemctl sees only the public librpmemctl.h: the CLI is built on the API
+INC_CMD    := -Ilib -Icmd
 # tests and tools may look inside everything
 INC        := -Ilib -Ilib/common -Ilib/rdma -Ilib/client -Idaemon
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -D_GNU_SOURCE \

@@ -10,6 +10,8 @@
 #include "json.h"
 
 #define BENCH_CHUNK (1u << 20) /* streaming write size */
+/* the largest I/O one request carries, so that one --io-size is one request */
+#define BENCH_IO_MAX (1u << 20)
 #define BENCH_WARMUP 10u
 #define BENCH_MAX_COUNT 100000000ul
 
@@ -56,7 +58,7 @@ static int cmp_u64(const void *a, const void *b)
 /* fill -- a cheap non-repeating pattern (xorshift64) */
 static void fill(void *buf, size_t len)
 {
-	uint64_t x = rpmem_now_ns() | 1, *p = buf;
+	uint64_t x = cmd_now_ns() | 1, *p = buf;
 	size_t i;
 
 	for (i = 0; i < len / 8; i++) {
@@ -81,13 +83,13 @@ static int bench_run(struct rpmemctl_pool *pool, char *buf, uint64_t bw_size,
 		return -ENOMEM;
 	for (i = 0; i < BENCH_WARMUP + count; i++) {
 		off = (i % slots) * io_size;
-		t0 = rpmem_now_ns();
+		t0 = cmd_now_ns();
 		ret = rpmemctl_pool_persist(pool, buf + off, off,
 					    (size_t)io_size);
 		if (ret)
 			goto out;
 		if (i >= BENCH_WARMUP)
-			lat[i - BENCH_WARMUP] = rpmem_now_ns() - t0;
+			lat[i - BENCH_WARMUP] = cmd_now_ns() - t0;
 	}
 	qsort(lat, count, sizeof(*lat), cmp_u64);
 	res->min_us = (double)lat[0] / 1e3;
@@ -95,7 +97,7 @@ static int bench_run(struct rpmemctl_pool *pool, char *buf, uint64_t bw_size,
 		(double)(lat[count / 2 - 1] + lat[count / 2]) / 2e3;
 	res->p99_us = (double)lat[(count * 99 + 99) / 100 - 1] / 1e3;
 
-	t0 = rpmem_now_ns();
+	t0 = cmd_now_ns();
 	for (off = 0; off < bw_size; off += n) {
 		n = bw_size - off < BENCH_CHUNK ? bw_size - off : BENCH_CHUNK;
 		ret = rpmemctl_pool_write(pool, buf + off, off, (size_t)n);
@@ -105,7 +107,7 @@ static int bench_run(struct rpmemctl_pool *pool, char *buf, uint64_t bw_size,
 	ret = rpmemctl_pool_flush(pool, 0, bw_size);
 	if (ret)
 		goto out;
-	t0 = rpmem_now_ns() - t0;
+	t0 = cmd_now_ns() - t0;
 	res->bw_mib_s = t0 ? (double)bw_size / (1024.0 * 1024.0) /
 			     ((double)t0 / 1e9) : 0;
 out:
@@ -139,7 +141,7 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	uint64_t size = 64ull << 20, io_size = 4096, psize, bw_size;
 	unsigned long count = 1000;
 	struct bench_res res = { 0 };
-	struct rpmem_target t;
+	struct cmd_target t;
 	char hp[300], tgt[700], a[32], b[32];
 	const char *xname;
 	struct rpmemctl_open_info info;
@@ -176,10 +178,11 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		return code;
 	if (io_size > size)
 		return cmd_usage_error(ctx, "--io-size is larger than --size");
-	if (io_size > RPMEM_MAX_IO)
+	if (io_size > BENCH_IO_MAX)
 		return cmd_usage_error(ctx, "--io-size is larger than %u",
-				       RPMEM_MAX_IO);
-	code = cmd_parse_target(ctx, argv[optind], RPMEM_TARGET_NEED_POOL, &t);
+				       BENCH_IO_MAX);
+	code = cmd_parse_target(ctx, argv[optind], RPMEMCTL_TARGET_NEED_POOL,
+				 &t);
 	if (code)
 		return code;
 	cmd_hostport(&t, hp, sizeof(hp));
@@ -199,7 +202,7 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	created = info.created;
 	if (created)
 		cmd_info(ctx, "created pool '%s/%s' of %s on %s", t.region,
-			 t.pool, rpmem_fmt_size(size, a, sizeof(a)), hp);
+			 t.pool, rpmemctl_size_format(size, a, sizeof(a)), hp);
 	if (ret && info.create_failed) {
 		code = cmd_remote_err(ctx, sess, ret, NULL,
 				      "cannot create pool '%s/%s' on %s",
@@ -217,8 +220,8 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	bw_size = size < psize ? size : psize;
 	if (io_size > bw_size) {
 		cmd_err(ctx, "pool %s is %s, smaller than --io-size %s", tgt,
-			rpmem_fmt_size(psize, a, sizeof(a)),
-			rpmem_fmt_size(io_size, b, sizeof(b)));
+			rpmemctl_size_format(psize, a, sizeof(a)),
+			rpmemctl_size_format(io_size, b, sizeof(b)));
 		code = CMD_EXIT_USAGE;
 		goto err_pool;
 	}
@@ -230,7 +233,8 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED) {
 		cmd_err(ctx, "cannot allocate %s: %s",
-			rpmem_fmt_size(bw_size, a, sizeof(a)), strerror(errno));
+			rpmemctl_size_format(bw_size, a, sizeof(a)),
+			strerror(errno));
 		code = CMD_EXIT_INTERNAL;
 		goto err_pool;
 	}
@@ -274,10 +278,11 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		printf("bench %s, transport %s\n", tgt, xname);
 		printf("persist latency (%s write + flush, %lu times): "
 		       "median %.1f us, p99 %.1f us, min %.1f us\n",
-		       rpmem_fmt_size(io_size, a, sizeof(a)), count,
+		       rpmemctl_size_format(io_size, a, sizeof(a)), count,
 		       res.median_us, res.p99_us, res.min_us);
 		printf("bandwidth (%s in 1 MiB writes + 1 flush): %.1f MiB/s\n",
-		       rpmem_fmt_size(bw_size, b, sizeof(b)), res.bw_mib_s);
+		       rpmemctl_size_format(bw_size, b, sizeof(b)),
+		       res.bw_mib_s);
 	}
 
 err_buf:

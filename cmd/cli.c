@@ -12,11 +12,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
-#include "log.h"
 
 /* --- messages ------------------------------------------------------------ */
 
@@ -82,7 +82,7 @@ void cmd_log_level(struct rpmemctl_ctx *ctx)
 {
 	const char *env = getenv("RPMEM_LOG_LEVEL");
 
-	if (env && rpmem_log_parse_prio(env) >= 0)
+	if (env && rpmemctl_log_parse_priority(env) >= 0)
 		return;
 	rpmemctl_log_set_priority(ctx->verbose > 1 ? LOG_DEBUG :
 				  ctx->verbose ? LOG_INFO : LOG_ERR);
@@ -106,6 +106,15 @@ void cmd_lib_log(int prio, const char *msg, void *arg)
 int cmd_human(struct rpmemctl_ctx *ctx)
 {
 	return !ctx->json;
+}
+
+/* cmd_now_ns -- CLOCK_MONOTONIC in nanoseconds */
+uint64_t cmd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* cmd_finish -- flush stdout; a failed write turns code into an error */
@@ -249,7 +258,7 @@ int cmd_cred_opt(struct rpmemctl_ctx *ctx, int c, const char *arg)
  * (--config, else the user's and the system's rpmemctl.conf), then the
  * command line on top; returns 0 or an exit code, the problem reported
  */
-static int session_cfg(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
+static int session_cfg(struct rpmemctl_ctx *ctx, const struct cmd_target *t,
 		       struct rpmemctl_session_cfg **out)
 {
 	struct rpmemctl_session_cfg *cfg = NULL;
@@ -350,11 +359,11 @@ int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 	uint64_t v = 0;
 	int ret;
 
-	ret = rpmem_parse_size(s, &v);
-	if (ret == -ERANGE || (!ret && v > RPMEM_SIZE_MAX))
+	ret = rpmemctl_size_parse(s, &v);
+	if (ret == -ERANGE)
 		return cmd_usage_error(ctx,
 			"%s '%s' is larger than the largest size supported (%llu bytes: 8 EiB less one byte)",
-			what, s, (unsigned long long)RPMEM_SIZE_MAX);
+			what, s, (unsigned long long)RPMEMCTL_SIZE_MAX);
 	if (ret)
 		return cmd_usage_error(ctx,
 			"invalid %s '%s' (bytes, or a number with K, M, G or T)",
@@ -377,7 +386,7 @@ int cmd_parse_bwlimit(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
 	memcpy(buf, s, n + 1);
 	if (n > 2 && !strcmp(buf + n - 2, "/s"))
 		buf[n - 2] = '\0';
-	if (rpmem_parse_size(buf, &v) || v < 4096)
+	if (rpmemctl_size_parse(buf, &v) || v < 4096)
 		return cmd_usage_error(ctx,
 			"invalid --bwlimit '%s' (bytes per second, at least 4K; K, M, G and T allowed, e.g. 50M)",
 			s);
@@ -408,7 +417,7 @@ int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
 int cmd_parse_interval(struct rpmemctl_ctx *ctx, const char *s,
 		       uint64_t *out)
 {
-	int ret = rpmem_parse_interval(s, out);
+	int ret = rpmemctl_interval_parse(s, out);
 
 	if (ret == -ERANGE)
 		return cmd_usage_error(ctx, "invalid interval '%s': from 1ms "
@@ -425,12 +434,17 @@ int cmd_parse_interval(struct rpmemctl_ctx *ctx, const char *s,
  * a pool path with '/' or ".." never reaches the network.
  */
 int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
-		     struct rpmem_target *t)
+		     struct cmd_target *t)
 {
+	struct rpmemctl_target *pt = NULL;
 	char err[256] = "";
 	int ret;
 
-	ret = rpmem_parse_target(s, need, t, err, sizeof(err));
+	ret = rpmemctl_target_parse(s, need, &pt, err, sizeof(err));
+	if (ret == -ENOMEM) {
+		cmd_err(ctx, "out of memory");
+		return CMD_EXIT_INTERNAL;
+	}
 	if (ret) {
 		/* the parser's message names the target */
 		if (err[0])
@@ -439,27 +453,17 @@ int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
 			cmd_err(ctx, "invalid target '%s'", s);
 		return CMD_EXIT_USAGE;
 	}
-	/* the parser validates names; stay safe if it is lenient */
-	if ((t->region[0] && !rpmem_name_valid(t->region)) ||
-	    (t->pool[0] && !rpmem_name_valid(t->pool))) {
-		cmd_err(ctx, "invalid region or pool name in '%s'", s);
-		return CMD_EXIT_USAGE;
-	}
+	snprintf(t->host, sizeof(t->host), "%s", rpmemctl_target_get_host(pt));
+	snprintf(t->port, sizeof(t->port), "%s", rpmemctl_target_get_port(pt));
+	snprintf(t->region, sizeof(t->region), "%s",
+		 rpmemctl_target_get_region(pt));
+	snprintf(t->pool, sizeof(t->pool), "%s",
+		 rpmemctl_target_get_pool(pt));
+	rpmemctl_target_delete(&pt);
 	return 0;
 }
 
 /* --- errors from the library --------------------------------------------- */
-
-/* cmd_is_reply_err -- err is what the library makes of an ERROR reply */
-static int cmd_is_reply_err(int err)
-{
-	uint32_t code;
-
-	for (code = RPMEM_E_NOREGION; code <= RPMEM_E_MAX; code++)
-		if (rpmem_errno_from_err(code) == err)
-			return 1;
-	return 0;
-}
 
 /*
  * cmd_exit_code -- exit code for -errno from a call on an open session:
@@ -523,8 +527,6 @@ int cmd_exit_code(int err)
 	default:
 		break;
 	}
-	if (cmd_is_reply_err(err))
-		return CMD_EXIT_REFUSED;
 	return CMD_EXIT_INTERNAL;
 }
 
@@ -617,9 +619,9 @@ int cmd_remote_err(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 
 /* --- connections --------------------------------------------------------- */
 
-const char *cmd_hostport(const struct rpmem_target *t, char *buf, size_t len)
+const char *cmd_hostport(const struct cmd_target *t, char *buf, size_t len)
 {
-	const char *port = t->port[0] ? t->port : RPMEM_DEFAULT_PORT;
+	const char *port = t->port[0] ? t->port : RPMEMCTL_DEFAULT_PORT;
 
 	if (strchr(t->host, ':'))
 		snprintf(buf, len, "[%s]:%s", t->host, port);
@@ -628,7 +630,7 @@ const char *cmd_hostport(const struct rpmem_target *t, char *buf, size_t len)
 	return buf;
 }
 
-const char *cmd_target_str(const struct rpmem_target *t, char *buf,
+const char *cmd_target_str(const struct cmd_target *t, char *buf,
 			   size_t len)
 {
 	char hp[300];
@@ -644,7 +646,7 @@ const char *cmd_target_str(const struct rpmem_target *t, char *buf,
 }
 
 /* cmd_connect -- open a session or report why not; returns an exit code */
-int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
+int cmd_connect(struct rpmemctl_ctx *ctx, const struct cmd_target *t,
 		enum rpmemctl_transport transport,
 		struct rpmemctl_session **out)
 {
@@ -888,7 +890,7 @@ void cmd_progress_init(struct cmd_progress *p, struct rpmemctl_ctx *ctx,
 {
 	p->ctx = ctx;
 	p->label = label;
-	p->start_ns = rpmem_now_ns();
+	p->start_ns = cmd_now_ns();
 	p->enabled = !ctx->quiet && !ctx->json && isatty(STDERR_FILENO);
 	p->shown = 0;
 }
@@ -904,15 +906,15 @@ void cmd_progress_cb(uint64_t done, uint64_t total, void *arg)
 
 	if (!p || !p->enabled)
 		return;
-	el = rpmem_now_ns() - p->start_ns;
+	el = cmd_now_ns() - p->start_ns;
 	if (el < 1000000000ull)
 		return;
 	rate = (double)done / ((double)el / 1e9);
 	pct = total ? (unsigned)(done * 100.0 / (double)total) : 100;
 	fprintf(stderr, "\r%s: %s / %s  %3u%%  %s/s\033[K", p->label,
-		rpmem_fmt_size(done, d, sizeof(d)),
-		rpmem_fmt_size(total, t, sizeof(t)), pct,
-		rpmem_fmt_size((uint64_t)rate, r, sizeof(r)));
+		rpmemctl_size_format(done, d, sizeof(d)),
+		rpmemctl_size_format(total, t, sizeof(t)), pct,
+		rpmemctl_size_format((uint64_t)rate, r, sizeof(r)));
 	fflush(stderr);
 	p->shown = 1;
 }
@@ -1026,7 +1028,7 @@ const char *cmd_fmt_bytes(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%llu bytes", (unsigned long long)v);
 	else
 		snprintf(buf, len, "%s (%llu bytes)",
-			 rpmem_fmt_size(v, h, sizeof(h)),
+			 rpmemctl_size_format(v, h, sizeof(h)),
 			 (unsigned long long)v);
 	return buf;
 }

@@ -9,7 +9,8 @@
 #include <stdio.h>
 
 #include "librpmemctl.h"
-#include "util.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* exit codes of rpmemctl (documented in rpmemctl(1)) */
 enum cmd_exit {
@@ -140,8 +141,24 @@ int cmd_parse_block_size(struct rpmemctl_ctx *ctx, const char *s,
 /* cmd_parse_interval -- "500ms", "5s", "1m" (1 ms to 24 h) into ns */
 int cmd_parse_interval(struct rpmemctl_ctx *ctx, const char *s,
 		       uint64_t *out);
+/*
+ * struct cmd_target -- a target as rpmemctl_target_parse read it: port
+ * always set (RPMEMCTL_DEFAULT_PORT if not given), region and pool ""
+ * if not given
+ */
+struct cmd_target {
+	char host[256];
+	char port[16];
+	char region[RPMEMCTL_NAME_MAX + 1];
+	char pool[RPMEMCTL_NAME_MAX + 1];
+};
+
+/*
+ * cmd_parse_target -- a target (flags RPMEMCTL_TARGET_*) into t before any
+ * connection, or report why not; returns an exit code
+ */
 int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
-		     struct rpmem_target *t);
+		     struct cmd_target *t);
 
 /* --- messages ------------------------------------------------------------ */
 
@@ -164,6 +181,9 @@ void cmd_dbg(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 /* cmd_human -- data lines on stdout (not with --json) */
 int cmd_human(struct rpmemctl_ctx *ctx);
 
+/* cmd_now_ns -- CLOCK_MONOTONIC in nanoseconds */
+uint64_t cmd_now_ns(void);
+
 /* cmd_finish -- flush stdout; a failed write turns code into an error */
 int cmd_finish(struct rpmemctl_ctx *ctx, int code);
 
@@ -184,13 +204,13 @@ int cmd_remote_err(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 /* --- connections and pools ----------------------------------------------- */
 
 /* cmd_hostport -- "host:port" ("[v6]:port") of a target into buf */
-const char *cmd_hostport(const struct rpmem_target *t, char *buf, size_t len);
+const char *cmd_hostport(const struct cmd_target *t, char *buf, size_t len);
 /* cmd_target_str -- "host:port/region/pool" into buf */
-const char *cmd_target_str(const struct rpmem_target *t, char *buf,
+const char *cmd_target_str(const struct cmd_target *t, char *buf,
 			   size_t len);
 
 /* cmd_connect -- open a session or report why not; returns an exit code */
-int cmd_connect(struct rpmemctl_ctx *ctx, const struct rpmem_target *t,
+int cmd_connect(struct rpmemctl_ctx *ctx, const struct cmd_target *t,
 		enum rpmemctl_transport transport,
 		struct rpmemctl_session **out);
 

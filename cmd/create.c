@@ -27,7 +27,7 @@ static const struct option create_opts[] = {
 int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	struct rpmemctl_session *sess = NULL;
-	struct rpmem_target t;
+	struct cmd_target t;
 	char hp[300], sz[64];
 	uint64_t size = 0;
 	struct json j;
@@ -46,7 +46,8 @@ int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	code = cmd_check_args(ctx, argc, argv, 2, 2);
 	if (code)
 		return code;
-	code = cmd_parse_target(ctx, argv[optind], RPMEM_TARGET_NEED_POOL, &t);
+	code = cmd_parse_target(ctx, argv[optind], RPMEMCTL_TARGET_NEED_POOL,
+				 &t);
 	if (code)
 		return code;
 	code = cmd_parse_size(ctx, "size", argv[optind + 1], &size);

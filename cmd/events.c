@@ -144,7 +144,7 @@ int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_events *ev = NULL;
 	const struct rpmemctl_event *e;
-	struct rpmem_target t;
+	struct cmd_target t;
 	uint64_t count = 0, timeout_s = 0, seen = 0;
 	unsigned flags = 0;
 	char hp[300];
@@ -176,7 +176,7 @@ int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	code = cmd_check_args(ctx, argc, argv, 1, 1);
 	if (code)
 		return code;
-	code = cmd_parse_target(ctx, argv[optind], RPMEM_TARGET_NO_PATH, &t);
+	code = cmd_parse_target(ctx, argv[optind], RPMEMCTL_TARGET_NO_PATH, &t);
 	if (code)
 		return code;
 	cmd_hostport(&t, hp, sizeof(hp));
@@ -191,12 +191,12 @@ int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 				      hp);
 		goto out;
 	}
-	uint64_t end = timeout_s ? rpmem_now_ns() + timeout_s * 1000000000ull :
+	uint64_t end = timeout_s ? cmd_now_ns() + timeout_s * 1000000000ull :
 				   0;
 	while (!count || seen < count) {
 		int ms = -1;
 		if (end) {
-			uint64_t now = rpmem_now_ns();
+			uint64_t now = cmd_now_ns();
 			if (now >= end)
 				break;
 			ms = (int)((end - now + 999999) / 1000000);

@@ -13,7 +13,7 @@
 #include <math.h>
 
 #include "json.h"
-#include "util.h"
+#include "librpmemctl.h"
 
 /*
  * json_escape -- write s as a quoted JSON string; UTF-8 passes through,
@@ -52,7 +52,7 @@ void json_escape(FILE *f, const char *s)
 		default:
 			if (*p < 0x20 || *p == 0x7f) {
 				fprintf(f, "\\u%04x", *p);
-			} else if (!(n = rpmem_utf8_len((const char *)p))) {
+			} else if (!(n = rpmemctl_utf8_len((const char *)p))) {
 				fputs("\\ufffd", f);
 			} else {
 				fwrite(p, 1, n, f);

@@ -28,7 +28,7 @@ static const struct option kick_opts[] = {
 int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	struct rpmemctl_session *sess = NULL;
-	struct rpmem_target t;
+	struct cmd_target t;
 	char hp[300];
 	struct json j;
 	uint32_t id;
@@ -48,7 +48,7 @@ int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	code = cmd_check_args(ctx, argc, argv, 2, 2);
 	if (code)
 		return code;
-	code = cmd_parse_target(ctx, argv[optind], RPMEM_TARGET_NO_PATH, &t);
+	code = cmd_parse_target(ctx, argv[optind], RPMEMCTL_TARGET_NO_PATH, &t);
 	if (code)
 		return code;
 	if (cmd_parse_num(argv[optind + 1], UINT32_MAX, &v))

@@ -73,10 +73,10 @@ static int regions_print(struct rpmemctl_ctx *ctx,
 		const char *row[8] = {
 			rpmemctl_list_region_name(l, i),
 			rpmemctl_list_region_type(l, i),
-			rpmem_fmt_size(rpmemctl_list_region_size(l, i), b[0],
-				       64),
-			rpmem_fmt_size(rpmemctl_list_region_free(l, i), b[1],
-				       64),
+			rpmemctl_size_format(rpmemctl_list_region_size(l, i),
+					     b[0], 64),
+			rpmemctl_size_format(rpmemctl_list_region_free(l, i),
+					     b[1], 64),
 		};
 		if (ncols == 5) {
 			row[4] = rpmemctl_list_region_path(l, i);
@@ -133,7 +133,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 				      (1u << 6) | (1u << 7), dhdr) :
 		       cmd_table_init(&t, 5, 1u << 4, phdr);
 	for (i = 0; !ret && i < rpmemctl_list_pool_count(l); i++) {
-		char name[2 * RPMEM_NAME_MAX + 2];
+		char name[2 * RPMEMCTL_NAME_MAX + 2];
 
 		if (!pool_match(l, i, pool))
 			continue;
@@ -143,8 +143,9 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 		if (detail) {
 			const char *row[10] = {
 				name,
-				rpmem_fmt_size(rpmemctl_list_pool_size(l, i),
-					       b[0], 64),
+				rpmemctl_size_format(
+					rpmemctl_list_pool_size(l, i), b[0],
+					64),
 				rpmemctl_pool_state_str(
 					rpmemctl_list_pool_state(l, i)),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
@@ -152,7 +153,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 				rpmemctl_list_pool_writer(l, i),
 				cmd_fmt_u64(rpmemctl_list_pool_readers(l, i),
 					    b[2], 64),
-				rpmem_fmt_size(
+				rpmemctl_size_format(
 					rpmemctl_list_pool_bytes_written(l, i),
 					b[3], 64),
 				cmd_fmt_u64(rpmemctl_list_pool_flushes(l, i),
@@ -166,8 +167,9 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 			const char *row[5] = {
 				rpmemctl_list_pool_region(l, i),
 				rpmemctl_list_pool_name(l, i),
-				rpmem_fmt_size(rpmemctl_list_pool_size(l, i),
-					       b[0], 64),
+				rpmemctl_size_format(
+					rpmemctl_list_pool_size(l, i), b[0],
+					64),
 				rpmemctl_pool_state_str(
 					rpmemctl_list_pool_state(l, i)),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
@@ -272,7 +274,7 @@ int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_status *st = NULL;
 	struct rpmemctl_list *list = NULL;
-	struct rpmem_target t;
+	struct cmd_target t;
 	char hp[300];
 	struct json j;
 	int c, code = 0;

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "util.h"
 
 /*
  * label -- one label NAME="VALUE", the value escaped (\\, \", \n) and UTF-8
@@ -18,7 +17,7 @@ static void label(FILE *f, const char *name, const char *value, int first)
 
 	fprintf(f, "%s%s=\"", first ? "" : ",", name);
 	for (const char *c = value ? value : ""; *c; c += n) {
-		n = rpmem_utf8_len(c);
+		n = rpmemctl_utf8_len(c);
 		if (!n) {
 			fputs("\xef\xbf\xbd", f); /* U+FFFD */
 			n = 1;
@@ -164,7 +163,7 @@ static void session_sample(FILE *f, const char *name, const char *hp,
 	char id[16];
 	const char *rp = rpmemctl_status_session_pool(st, i);
 	const char *slash = rp ? strchr(rp, '/') : NULL;
-	char region[RPMEM_NAME_MAX + 1] = "";
+	char region[RPMEMCTL_NAME_MAX + 1] = "";
 
 	if (slash)
 		snprintf(region, sizeof(region), "%.*s", (int)(slash - rp), rp);

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "tls.h"
 
 static const char psk_gen_usage[] =
 	"usage: rpmemctl psk-gen [options] FILE\n"
@@ -50,9 +49,9 @@ static void default_identity(char *id, size_t len)
 /* cmd_psk_gen -- rpmemctl psk-gen */
 int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
-	char id[RPMEM_IDENTITY_MAX + 1] = "", line[RPMEM_IDENTITY_MAX + 80];
-	uint8_t key[RPMEM_PSK_LEN];
-	int c, code = 0, force = 0;
+	char id[RPMEMCTL_PSK_IDENTITY_MAX + 1] = "";
+	char line[RPMEMCTL_PSK_LINE_MAX];
+	int c, code = 0, force = 0, ret;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "i:f",
 			       psk_gen_opts, psk_gen_usage, &code)) != -1) {
@@ -60,7 +59,7 @@ int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case -2:
 			return code;
 		case 'i':
-			if (!rpmem_psk_valid_identity(optarg))
+			if (rpmemctl_psk_identity_check(optarg))
 				return cmd_usage_error(ctx,
 						       "invalid identity '%s' (1-128 of letters, digits, '.', '_', '@', '-')",
 						       optarg);
@@ -77,16 +76,12 @@ int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	const char *path = argv[optind];
 	if (!id[0])
 		default_identity(id, sizeof(id));
-	if (rpmem_random(key, sizeof(key))) {
-		cmd_err(ctx, "cannot read random bytes: %s", strerror(errno));
+	ret = rpmemctl_psk_generate(id, line, sizeof(line));
+	if (ret) {
+		cmd_err(ctx, "cannot make a key: %s", strerror(-ret));
 		return CMD_EXIT_INTERNAL;
 	}
-	int n = snprintf(line, sizeof(line), "%s:", id);
-	for (size_t i = 0; i < sizeof(key); i++)
-		n += snprintf(line + n, sizeof(line) - (size_t)n, "%02x",
-			      key[i]);
-	line[n++] = '\n';
-	memset(key, 0, sizeof(key));
+	ssize_t n = (ssize_t)strlen(line);
 
 	if (force && unlink(path) && errno != ENOENT) {
 		cmd_err(ctx, "cannot replace %s: %s", path, strerror(errno));
@@ -109,6 +104,6 @@ int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	}
 	cmd_info(ctx,
 		 "wrote a %d-byte key for identity '%s' to %s; append its line to the target's tls.psk_file over a channel you trust",
-		 RPMEM_PSK_LEN, id, path);
+		 RPMEMCTL_PSK_LEN, id, path);
 	return CMD_EXIT_OK;
 }

@@ -28,7 +28,7 @@ static const struct option remove_opts[] = {
 int cmd_remove(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	struct rpmemctl_session *sess = NULL;
-	struct rpmem_target t;
+	struct cmd_target t;
 	unsigned flags = 0;
 	char hp[300];
 	struct json j;
@@ -50,7 +50,8 @@ int cmd_remove(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	code = cmd_check_args(ctx, argc, argv, 1, 1);
 	if (code)
 		return code;
-	code = cmd_parse_target(ctx, argv[optind], RPMEM_TARGET_NEED_POOL, &t);
+	code = cmd_parse_target(ctx, argv[optind], RPMEMCTL_TARGET_NEED_POOL,
+				 &t);
 	if (code)
 		return code;
 	cmd_hostport(&t, hp, sizeof(hp));

@@ -39,7 +39,7 @@ static const char main_usage_head[] =
 	"\n"
 	"Mirror persistent-memory pool files to rpmemd targets.\n"
 	"Targets are HOST[:PORT]/REGION/POOL or rpmem://HOST[:PORT]/REGION/POOL\n"
-	"(default port " RPMEM_DEFAULT_PORT "); sizes take K, M, G or T.\n"
+	"(default port " RPMEMCTL_DEFAULT_PORT "); sizes take K, M, G or T.\n"
 	"\n"
 	"Commands:\n";
 

@@ -82,7 +82,7 @@ static void session_identity_json(struct json *j,
 static void session_pool_json(struct json *j, const char *rp)
 {
 	const char *slash = strchr(rp, '/');
-	char region[RPMEM_NAME_MAX + 1];
+	char region[RPMEMCTL_NAME_MAX + 1];
 
 	if (!slash) {
 		json_str(j, "region", "");
@@ -189,9 +189,10 @@ static int namespaces_print(struct rpmemctl_ctx *ctx,
 			rpmemctl_status_namespace_nd_region(st, i),
 			rpmemctl_status_namespace_mode(st, i),
 			rpmemctl_status_namespace_device(st, i),
-			rpmem_fmt_size(rpmemctl_status_namespace_size(st, i),
-				       b[0], 64),
-			align ? rpmem_fmt_size(align, b[1], 64) : NULL,
+			rpmemctl_size_format(
+				rpmemctl_status_namespace_size(st, i), b[0],
+				64),
+			align ? rpmemctl_size_format(align, b[1], 64) : NULL,
 			numa < 0 ? NULL : cmd_fmt_u64((uint64_t)numa, b[2], 64),
 			ns_regions(st, i, regions, sizeof(regions)),
 			rpmemctl_status_namespace_mount(st, i),
@@ -264,8 +265,8 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 			rpmemctl_status_session_transport(st, i),
 			rpmemctl_status_session_pool(st, i),
 			rpmemctl_status_session_mode(st, i),
-			rpmem_fmt_size(wr, b[1], 32),
-			rpmem_fmt_size(rd, b[2], 32),
+			rpmemctl_size_format(wr, b[1], 32),
+			rpmemctl_size_format(rd, b[2], 32),
 			cmd_fmt_u64(rpmemctl_status_session_flushes(st, i),
 				    b[3], 32),
 			fmt_latency(ns, b[4], 32),
@@ -288,7 +289,7 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_status *st = NULL;
 	struct rpmemctl_list *list = NULL;
-	struct rpmem_target t;
+	struct cmd_target t;
 	char hp[300];
 	int c, ret, code = 0, prom = 0;
 
@@ -311,7 +312,7 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	if (code)
 		return code;
 	code = cmd_parse_target(ctx, optind < argc ? argv[optind] : "127.0.0.1",
-				RPMEM_TARGET_NO_PATH, &t);
+				RPMEMCTL_TARGET_NO_PATH, &t);
 	if (code)
 		return code;
 	cmd_hostport(&t, hp, sizeof(hp));

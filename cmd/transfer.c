@@ -77,7 +77,7 @@ struct xfer_stats {
 /* everything the report needs */
 struct xfer_result {
 	const struct cmd_xfer *x;
-	const struct rpmem_target *t;
+	const struct cmd_target *t;
 	char hp[300];     /* the daemon, HOST:PORT */
 	char target[700]; /* HOST:PORT/REGION/POOL, for messages */
 	const char *transport;
@@ -195,9 +195,9 @@ static void report_human(struct rpmemctl_ctx *ctx,
 			printf("differs at 0x%" PRIx64 " length %" PRIu64 "\n",
 			       rg->v[i].off, rg->v[i].len);
 
-	rpmem_fmt_size(st->size, a, sizeof(a));
-	rpmem_fmt_size(st->data_bytes, b, sizeof(b));
-	rpmem_fmt_size(st->bytes_transferred, c, sizeof(c));
+	rpmemctl_size_format(st->size, a, sizeof(a));
+	rpmemctl_size_format(st->data_bytes, b, sizeof(b));
+	rpmemctl_size_format(st->bytes_transferred, c, sizeof(c));
 
 	if (x->mode == RPMEMCTL_SYNC_VERIFY) {
 		if (r->identical)
@@ -234,7 +234,8 @@ static void report_human(struct rpmemctl_ctx *ctx,
 				 x->mode == RPMEMCTL_SYNC_PULL ?
 				 "fetch" : "send", st->blocks_differ,
 				 st->blocks_total,
-				 rpmem_fmt_size(st->bytes_differ, b, sizeof(b)),
+				 rpmemctl_size_format(st->bytes_differ, b,
+						      sizeof(b)),
 				 x->mode == RPMEMCTL_SYNC_PULL ? "from" : "to",
 				 r->target);
 		return;
@@ -338,7 +339,7 @@ static int size_refused(struct rpmemctl_ctx *ctx, const struct xfer_result *r,
  * missing pool, else an exit code.
  */
 static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
-		     const struct rpmem_target *t, const char *hp,
+		     const struct cmd_target *t, const char *hp,
 		     struct xfer_result *r, uint64_t local_len,
 		     struct rpmemctl_pool **pool)
 {
@@ -359,8 +360,8 @@ static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 	if (info.created) {
 		r->created_remote = 1;
 		cmd_info(ctx, "created pool '%s/%s' of %s on %s", t->region,
-			 t->pool, rpmem_fmt_size(local_len, sz, sizeof(sz)),
-			 hp);
+			 t->pool,
+			 rpmemctl_size_format(local_len, sz, sizeof(sz)), hp);
 	}
 	if (!ret)
 		return 0;
@@ -418,9 +419,8 @@ static void dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
 	if (!r->log_path[0] || !log)
 		return; /* not opened: said when it was not */
 	r->dirty_only = rpmemctl_sync_result_get_dirty_only(res);
-	rpmem_strlcpy(r->dirty_fallback,
-		      rpmemctl_sync_result_get_dirty_fallback(res),
-		      sizeof(r->dirty_fallback));
+	snprintf(r->dirty_fallback, sizeof(r->dirty_fallback), "%s",
+		 rpmemctl_sync_result_get_dirty_fallback(res));
 	dirty_say(ctx, r);
 }
 
@@ -550,10 +550,10 @@ static int follow_signals(sigset_t *old, sigset_t *wait_mask)
 /* follow_wait -- sleep ns unless (or until) a stop signal arrives */
 static void follow_wait(uint64_t ns, const sigset_t *wait_mask)
 {
-	uint64_t end = rpmem_now_ns() + ns;
+	uint64_t end = cmd_now_ns() + ns;
 
 	while (!follow_stop) {
-		uint64_t now = rpmem_now_ns();
+		uint64_t now = cmd_now_ns();
 		struct timespec ts;
 
 		if (now >= end)
@@ -569,7 +569,7 @@ static void follow_wait(uint64_t ns, const sigset_t *wait_mask)
 struct follow {
 	struct rpmemctl_ctx *ctx;
 	const struct cmd_xfer *x;
-	const struct rpmem_target *t;
+	const struct cmd_target *t;
 	struct xfer_result *r;
 	struct cmd_local *local;
 	struct rpmemctl_session *sess; /* NULL after a lost connection */
@@ -658,8 +658,9 @@ static void follow_report(struct follow *f)
 			 "in all) in %.2f s, generation %" PRIu64, r->round,
 			 r->reconnected ? "reconnected, " : "", f->x->local,
 			 r->target, r->st.blocks_differ, r->st.blocks_total,
-			 rpmem_fmt_size(r->st.data_bytes, a, sizeof(a)),
-			 rpmem_fmt_size(r->st.bytes_transferred, b, sizeof(b)),
+			 rpmemctl_size_format(r->st.data_bytes, a, sizeof(a)),
+			 rpmemctl_size_format(r->st.bytes_transferred, b,
+					      sizeof(b)),
 			 elapsed_s(&r->st), r->st.generation);
 	}
 	fflush(stdout);
@@ -738,7 +739,7 @@ static int follow_round(struct follow *f, struct xfer_cb *cb)
  * can mend
  */
 static int follow(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
-		  const struct rpmem_target *t, struct xfer_result *r,
+		  const struct cmd_target *t, struct xfer_result *r,
 		  struct cmd_local *local)
 {
 	struct follow f = { .ctx = ctx, .x = x, .t = t, .r = r,
@@ -798,11 +799,12 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	int pull = x->mode == RPMEMCTL_SYNC_PULL;
 	char hp[300], src[1024], a[64], b[64];
 	enum rpmemctl_pool_state state;
-	struct rpmem_target t;
+	struct cmd_target t;
 	uint64_t psize;
 	int ret, code;
 
-	code = cmd_parse_target(ctx, x->target, RPMEM_TARGET_NEED_POOL, &t);
+	code = cmd_parse_target(ctx, x->target, RPMEMCTL_TARGET_NEED_POOL,
+				 &t);
 	if (code)
 		return code;
 	cmd_hostport(&t, hp, sizeof(hp));
@@ -860,7 +862,7 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 		r.created_local = local.created;
 		if (local.created)
 			cmd_info(ctx, "created '%s' of %s", x->local,
-				 rpmem_fmt_size(psize, a, sizeof(a)));
+				 rpmemctl_size_format(psize, a, sizeof(a)));
 	}
 
 	/* the library compared the sizes of a push or verify */

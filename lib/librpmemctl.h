@@ -727,6 +727,82 @@ int rpmemctl_replica_persist(struct rpmemctl_replica *r, const void *addr,
 /* rpmemctl_replica_close -- mark the replica consistent and close */
 int rpmemctl_replica_close(struct rpmemctl_replica **r);
 
+/*
+ * --- targets, sizes, names and keys as text (LIBRPMEMCTL_2) --------------
+ *
+ * What rpmemctl accepts on its command line, for applications and scripts
+ * that take the same input: a target "[rpmem://]HOST[:PORT][/REGION[/POOL]]"
+ * (HOST a name, an IPv4 address or "[IPv6]"), a size with K, M, G or T
+ * (powers of 1024, a trailing "B" or "iB" allowed), an interval with ms,
+ * s, m or h, a region or pool name, a PSK identity and a PSK file line.
+ */
+#define RPMEMCTL_DEFAULT_PORT "7636"
+/* region and pool names: 1-64 of [A-Za-z0-9._-], not starting '.' or '-' */
+#define RPMEMCTL_NAME_MAX 64
+/* the largest pool or file size (8 EiB less one byte, as off_t) */
+#define RPMEMCTL_SIZE_MAX ((uint64_t)INT64_MAX)
+#define RPMEMCTL_PSK_LEN 32 /* bytes of key rpmemctl_psk_generate makes */
+#define RPMEMCTL_PSK_IDENTITY_MAX 128 /* 1-128 of [A-Za-z0-9._@-] */
+/* "IDENTITY:HEXKEY\n" and its NUL */
+#define RPMEMCTL_PSK_LINE_MAX                                                  \
+	(RPMEMCTL_PSK_IDENTITY_MAX + 1 + 2 * RPMEMCTL_PSK_LEN + 2)
+
+struct rpmemctl_target;
+
+#define RPMEMCTL_TARGET_NEED_REGION (1u << 0)
+#define RPMEMCTL_TARGET_NEED_POOL (1u << 1) /* and a region */
+#define RPMEMCTL_TARGET_NO_PATH (1u << 2)   /* HOST[:PORT] only */
+
+/*
+ * rpmemctl_target_parse -- a target string into *out; flags say what it
+ * must (NEED_*) or must not (NO_PATH) name; names are checked as by
+ * rpmemctl_name_check. -EINVAL with the reason,
+ * naming the string, in errbuf (errlen bytes, NUL terminated; errbuf may
+ * be NULL if errlen is 0), -ENOMEM.
+ */
+int rpmemctl_target_parse(const char *s, unsigned flags,
+			  struct rpmemctl_target **out, char *errbuf,
+			  size_t errlen);
+void rpmemctl_target_delete(struct rpmemctl_target **t);
+/* its parts, never NULL ("" for a NULL t) */
+const char *rpmemctl_target_get_host(const struct rpmemctl_target *t);
+/* the port given, else RPMEMCTL_DEFAULT_PORT */
+const char *rpmemctl_target_get_port(const struct rpmemctl_target *t);
+/* the region and pool names, "" when not given */
+const char *rpmemctl_target_get_region(const struct rpmemctl_target *t);
+const char *rpmemctl_target_get_pool(const struct rpmemctl_target *t);
+
+/*
+ * rpmemctl_size_parse -- "4096", "64K", "1MiB", "2G" into bytes: 0,
+ * -EINVAL (empty, junk, a sign) or -ERANGE (above RPMEMCTL_SIZE_MAX)
+ */
+int rpmemctl_size_parse(const char *s, uint64_t *out);
+/* rpmemctl_size_format -- "512 B", "64 MiB", "1.5 GiB" into buf */
+const char *rpmemctl_size_format(uint64_t size, char *buf, size_t len);
+/*
+ * rpmemctl_interval_parse -- "500ms", "5s", "1m", "2h" (a bare number is
+ * seconds) into nanoseconds: 0, -EINVAL or -ERANGE (not 1 ms to 24 h)
+ */
+int rpmemctl_interval_parse(const char *s, uint64_t *ns);
+/* rpmemctl_name_check -- a valid region or pool name: 0, else -EINVAL */
+int rpmemctl_name_check(const char *name);
+/* rpmemctl_psk_identity_check -- a valid PSK identity: 0, else -EINVAL */
+int rpmemctl_psk_identity_check(const char *identity);
+/*
+ * rpmemctl_psk_generate -- a PSK file line "IDENTITY:HEXKEY\n" with a new
+ * random key of RPMEMCTL_PSK_LEN bytes into line (len bytes, at least
+ * RPMEMCTL_PSK_LINE_MAX will do): 0, -EINVAL (identity), -ENOSPC (len),
+ * or getrandom(2)'s error. The caller should clear line after use.
+ */
+int rpmemctl_psk_generate(const char *identity, char *line, size_t len);
+/*
+ * rpmemctl_utf8_len -- the length in bytes (1 to 4) of the well-formed
+ * UTF-8 character s starts with, 0 if none (a stray continuation byte,
+ * an overlong form, a surrogate, beyond U+10FFFF, a truncated one); the
+ * rule by which the library's strings are made UTF-8
+ */
+size_t rpmemctl_utf8_len(const char *s);
+
 /* --- logging ------------------------------------------------------------- */
 
 /*
@@ -747,6 +823,12 @@ void rpmemctl_log_set_fn(rpmemctl_log_fn fn, void *arg);
  */
 void rpmemctl_log_set_priority(int prio);
 int rpmemctl_log_get_priority(void);
+/*
+ * rpmemctl_log_parse_priority -- a level as RPMEM_LOG_LEVEL takes it
+ * ("err", "warning", "notice", "info", "debug" or a number 0-7) as a
+ * LOG_* priority; -EINVAL if it names none (LIBRPMEMCTL_2)
+ */
+int rpmemctl_log_parse_priority(const char *level);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@
 
 #include "cmd.h"
 #include "librpmemctl.h"
+#include "proto.h" /* RPMEM_E_*, rpmem_errno_from_err */
 
 /* refusing_port -- a loopback port bound but not listening: connect gets RST */
 static int refusing_port(char *port, size_t len)
@@ -58,6 +59,25 @@ static void cmd_exit_code__refused_or_lost_connection_is_exit_3(void **state)
 	assert_int_equal(cmd_exit_code(-ECONNRESET), CMD_EXIT_CONNECT);
 	assert_int_equal(cmd_exit_code(-EACCES), CMD_EXIT_CONNECT);
 	assert_int_equal(CMD_EXIT_CONNECT, 3);
+}
+
+/*
+ * every refusal the target can send (an ERROR reply past the handshake's
+ * codes) reaches rpmemctl as an errno its table calls refused (exit 4):
+ * the CLI knows the library's errno values only, not the protocol's
+ * codes, so a new code needs its errno in cmd_exit_code
+ */
+static void cmd_exit_code__every_error_reply_is_refused(void **state)
+{
+	(void)state;
+	for (uint32_t code = RPMEM_E_NOREGION; code <= RPMEM_E_MAX; code++)
+		assert_int_equal(cmd_exit_code(rpmem_errno_from_err(code)),
+				 CMD_EXIT_REFUSED);
+	/* an unknown code (a newer target) is a remote error: refused */
+	assert_int_equal(cmd_exit_code(rpmem_errno_from_err(RPMEM_E_MAX + 1)),
+			 CMD_EXIT_REFUSED);
+	assert_int_equal(cmd_exit_code(rpmem_errno_from_err(RPMEM_E_AUTH)),
+			 CMD_EXIT_CONNECT);
 }
 
 static void cmd_hint__rdma_rejection_does_not_ask_if_rpmemd_runs(void **state)
@@ -203,6 +223,7 @@ int main(void)
 			cmd_exit_code__rdma_rejection_is_refused_by_the_target),
 		cmocka_unit_test(
 			cmd_exit_code__refused_or_lost_connection_is_exit_3),
+		cmocka_unit_test(cmd_exit_code__every_error_reply_is_refused),
 		cmocka_unit_test(
 			cmd_hint__rdma_rejection_does_not_ask_if_rpmemd_runs),
 		cmocka_unit_test(rpmemctl_strerror__rdma_rejection_says_the_target_rejected),
