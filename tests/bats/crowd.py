@@ -25,8 +25,11 @@ import struct
 import sys
 import uuid
 
-MAGIC = 0x4D4D5052
-HELLO, HELLO_OK, ERROR, LIST, LIST_REPLY = 1, 2, 3, 5, 6
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
+from rpmem_wire import (ERROR, HELLO, HELLO_OK, LIST, Reader,  # noqa: E402
+                        hello_payload, request, wstr)
+
 LIST_PAGE = 1
 POOL_SIZE = 4096
 
@@ -53,35 +56,10 @@ def pools(region, n, prefix="p"):
     print("pools %d" % n)
 
 
-def wstr(s):
-    """str(N) on the wire"""
-    b = s.encode()
-    return struct.pack("<H", len(b)) + b
-
-
-def recv_full(s, n):
-    buf = b""
-    while len(buf) < n:
-        c = s.recv(n - len(buf))
-        if not c:
-            raise ConnectionResetError("closed")
-        buf += c
-    return buf
-
-
-def request(s, mtype, rid, payload):
-    """send one frame, return the reply's (type, payload)"""
-    s.sendall(struct.pack("<IHHII", MAGIC, mtype, 0, rid, len(payload)) +
-              payload)
-    _, rtype, _, _, ln = struct.unpack("<IHHII", recv_full(s, 16))
-    return rtype, recv_full(s, ln)
-
-
 def hello(port, client="crowd.py"):
     """a connection past HELLO_OK and its session id"""
     s = socket.create_connection(("127.0.0.1", port))
-    p = struct.pack("<HHH", 1, 1, 0) + wstr(client) + struct.pack("<H", 0)
-    mtype, body = request(s, HELLO, 1, p)
+    mtype, body = request(s, HELLO, 1, hello_payload(client))
     if mtype != HELLO_OK:
         raise RuntimeError("no HELLO_OK: type %d %r" % (mtype, body))
     return s, struct.unpack_from("<I", body, 2)[0]
@@ -98,23 +76,6 @@ def sessions(port, n, client):
     sys.stdin.read()
     for s in held:
         s.close()
-
-
-class Reader:
-    """little-endian fields of a payload"""
-
-    def __init__(self, b):
-        self.b, self.i = b, 0
-
-    def take(self, fmt):
-        v = struct.unpack_from("<" + fmt, self.b, self.i)
-        self.i += struct.calcsize("<" + fmt)
-        return v[0] if len(v) == 1 else v
-
-    def str(self):
-        n = self.take("H")
-        self.i += n
-        return self.b[self.i - n:self.i].decode()
 
 
 def list_once(port, cursor):

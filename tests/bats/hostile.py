@@ -67,53 +67,16 @@ import struct
 import sys
 import time
 
-MAGIC = 0x4D4D5052
-HELLO, HELLO_OK, ERROR, OK, CREATE, OPEN, OPEN_OK = 1, 2, 3, 4, 7, 9, 10
-WRITE, FLUSH, HASH, HASHES, HASHV = 12, 15, 16, 17, 22
-
-
-def frame(mtype, rid, payload=b""):
-    """one frame: header + payload"""
-    return struct.pack("<IHHII", MAGIC, mtype, 0, rid, len(payload)) + payload
-
-
-def wstr(s):
-    """str(N) on the wire"""
-    b = s.encode()
-    return struct.pack("<H", len(b)) + b
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
+from rpmem_wire import (CREATE, ERROR, FLUSH, HASH, HASHES, HASHV,  # noqa: E402
+                        HELLO, HELLO_OK, OK, OPEN, OPEN_OK, WRITE,
+                        connect, error_text, frame, recv_frame, wstr)
+from rpmem_wire import hello_payload as _hello  # noqa: E402
 
 
 def hello_payload():
-    return struct.pack("<HHH", 1, 1, 0) + wstr("hostile.py") + struct.pack("<H", 0)
-
-
-def recv_full(s, n):
-    buf = b""
-    while len(buf) < n:
-        c = s.recv(n - len(buf))
-        if not c:
-            raise ConnectionResetError("closed")
-        buf += c
-    return buf
-
-
-def recv_frame(s):
-    """(type, id, payload) of the next frame"""
-    _, t, _, rid, ln = struct.unpack("<IHHII", recv_full(s, 16))
-    return t, rid, recv_full(s, ln)
-
-
-def error_text(payload):
-    code, ln = struct.unpack("<IH", payload[:6])
-    return "ERROR %d %s" % (code, payload[6 : 6 + ln].decode(errors="replace"))
-
-
-def connect(port, src=None):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if src:
-        s.bind((src, 0))
-    s.connect(("127.0.0.1", port))
-    return s
+    return _hello("hostile.py")
 
 
 def session(port, pool):

@@ -17,6 +17,20 @@ teardown() { teardown_daemon; }
 	[ "$status" -eq 0 ]
 }
 
+@test "the Python test peers' wire module reads every message type and error code of lib/common/proto.h" {
+	run python3 -c 'import sys; sys.path.insert(0, sys.argv[1])
+import rpmem_wire as w
+print(len(w.MSG), max(w.MSG.values()), len(w.ERR), max(w.ERR.values()))
+assert w.HELLO == 1 and w.E_PROTO == 1 and w.MAGIC == 0x4D4D5052' "$TOP/tests/tools"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# as many as the C enums declare (25 of types is reserved)
+	local types errs
+	types=$(grep -cE '^\s+RPMEM_MSG_[A-Z_]+ = [0-9]+' "$TOP/lib/common/proto.h")
+	errs=$(grep -cE '^\s+RPMEM_E_[A-Z_]+ = [0-9]+' "$TOP/lib/common/proto.h")
+	[ "$output" = "$((types - 1)) 27 $((errs - 1)) 16" ]
+}
+
 @test "the handshake fuzz target: 2,000 mutated PSK ClientHellos and random HELLO, ERROR and PSK-line inputs crash nothing and authenticate nothing" {
 	run "$BUILD/tests/handshake_fuzz" 2000
 	echo "$output"

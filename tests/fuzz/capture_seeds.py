@@ -11,9 +11,12 @@
 import hashlib
 import os
 import socket
-import struct
 import sys
 import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
+import rpmem_wire as w  # noqa: E402
 
 # the decoders' order in decode_fuzz.c
 DECODERS = ["hdr", "hello", "hello_ok", "error", "list", "list_reply",
@@ -23,14 +26,15 @@ DECODERS = ["hdr", "hello", "hello_ok", "error", "list", "list_reply",
             "event", "rdma_blob"]
 # message type -> the decoders its payload is a seed of (replies whose
 # layout a request flag chose go to both)
-BY_TYPE = {1: ["hello"], 2: ["hello_ok"], 3: ["error"], 5: ["list"],
-           6: ["list_reply", "list_paged"], 7: ["create"], 8: ["remove"],
-           9: ["open"], 10: ["open_ok"], 11: ["handle"], 13: ["io"],
-           15: ["flush"], 16: ["hash"], 17: ["hashes"], 18: ["set_state"],
-           19: ["status"], 20: ["status_reply", "status_flags"],
-           22: ["hashv"], 23: ["state"], 24: ["kick"], 26: ["events"],
-           27: ["event"]}
-MAGIC = None
+BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
+           w.LIST: ["list"], w.LIST_REPLY: ["list_reply", "list_paged"],
+           w.CREATE: ["create"], w.REMOVE: ["remove"], w.OPEN: ["open"],
+           w.OPEN_OK: ["open_ok"], w.CLOSE: ["handle"], w.READ: ["io"],
+           w.FLUSH: ["flush"], w.HASH: ["hash"], w.HASHES: ["hashes"],
+           w.SET_STATE: ["set_state"], w.STATUS: ["status"],
+           w.STATUS_REPLY: ["status_reply", "status_flags"],
+           w.HASHV: ["hashv"], w.STATE: ["state"], w.KICK: ["kick"],
+           w.EVENTS: ["events"], w.EVENT: ["event"]}
 lock = threading.Lock()
 
 
@@ -51,9 +55,9 @@ def pump(src, dst, out):
                 break
             dst.sendall(data)
             buf += data
-            while len(buf) >= 16:
-                _, typ, _, _, ln = struct.unpack("<IHHII", buf[:16])
-                if typ == 12:  # WRITE: its 16-byte head, not the data
+            while len(buf) >= w.HDR_SIZE:
+                _, typ, _, _, ln = w.HDR.unpack(buf[:w.HDR_SIZE])
+                if typ == w.WRITE:  # its 16-byte head, not the data
                     if len(buf) < 32:
                         break
                     save(out, "hdr", buf[:16])

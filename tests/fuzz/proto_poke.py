@@ -19,25 +19,24 @@ import struct
 import sys
 import time
 
-MAGIC = 0x4D4D5052
-T = dict(HELLO=1, HELLO_OK=2, ERROR=3, OK=4, LIST=5, LIST_REPLY=6, CREATE=7,
-         REMOVE=8, OPEN=9, OPEN_OK=10, CLOSE=11, WRITE=12, READ=13, DATA=14,
-         FLUSH=15, HASH=16, HASHES=17, SET_STATE=18, STATUS=19,
-         STATUS_REPLY=20, BYE=21, HASHV=22)
-NAMES = {v: k for k, v in T.items()}
-E_PROTO, E_VERSION, E_AUTH, E_NOREGION, E_INVAL, E_RDONLY = 1, 2, 3, 4, 9, 12
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'tools'))
+import rpmem_wire as w  # noqa: E402
+
+MAGIC = w.MAGIC
+T = dict(w.MSG)
+NAMES = w.NAMES
+E_PROTO, E_VERSION, E_AUTH = w.E_PROTO, w.E_VERSION, w.E_AUTH
+E_NOREGION, E_INVAL, E_RDONLY = w.E_NOREGION, w.E_INVAL, w.E_RDONLY
 
 failures = 0
 
 
-def s16(text):
-    """a wire string: u16 length + bytes"""
-    b = text.encode() if isinstance(text, str) else text
-    return struct.pack('<H', len(b)) + b
+s16 = w.wstr
 
 
 def hello(vmin=1, vmax=1, auth=0, client='proto_poke'):
-    return struct.pack('<HHH', vmin, vmax, auth) + s16(client) + b'\0\0'
+    return w.hello_payload(client, vmin, vmax, auth)
 
 
 class Conn:
@@ -46,32 +45,26 @@ class Conn:
     def __init__(self, port, handshake=True):
         self.s = socket.create_connection(('127.0.0.1', port), timeout=20)
         self.id = 0
+        self.sid = None
         if handshake:
-            typ, _ = self.req(T['HELLO'], hello())
+            typ, p = self.req(T['HELLO'], hello())
             if typ != 'HELLO_OK':
                 raise RuntimeError('handshake refused')
+            self.sid = struct.unpack_from('<I', p, 2)[0]
 
     def send(self, typ, payload=b'', magic=MAGIC, length=None):
         self.id += 1
         n = len(payload) if length is None else length
-        self.s.sendall(struct.pack('<IHHII', magic, typ, 0, self.id, n) +
-                       payload)
+        self.s.sendall(w.frame(typ, self.id, payload, magic=magic,
+                               length=n))
         return self.id
 
-    def recv_exact(self, n):
-        b = b''
-        while len(b) < n:
-            c = self.s.recv(n - len(b))
-            if not c:
-                raise EOFError
-            b += c
-        return b
-
     def recv(self):
-        magic, typ, _, rid, n = struct.unpack('<IHHII', self.recv_exact(16))
-        if magic != MAGIC:
-            raise RuntimeError('bad magic from the daemon')
-        return NAMES.get(typ, typ), rid, self.recv_exact(n)
+        try:
+            typ, rid, p = w.recv_frame(self.s)
+        except ConnectionResetError:
+            raise EOFError
+        return NAMES.get(typ, typ), rid, p
 
     def req(self, typ, payload=b'', **kw):
         sent = self.send(typ, payload, **kw)
@@ -222,6 +215,33 @@ def request_checks(port, region, pool):
     c.close()
 
 
+def later_message_checks(port):
+    """the messages added after version 1's first set: KICK, EVENTS,
+    STATUS with flags, and those only a target may send"""
+    c = Conn(port)
+    u32 = struct.Struct('<I')
+    for what, typ, payload, code in (
+            ('short KICK', 'KICK', b'\1\0', E_PROTO),
+            ('KICK with unknown flags', 'KICK',
+             struct.pack('<II', 999999, 0x80), E_PROTO),
+            ('KICK of no such session', 'KICK',
+             struct.pack('<II', 999999, 0), E_INVAL),
+            ('KICK of the asking session', 'KICK',
+             struct.pack('<II', c.sid, 0), E_INVAL),
+            ('short EVENTS', 'EVENTS', b'\1', E_PROTO),
+            ('EVENTS with unknown flags', 'EVENTS', u32.pack(0x80), E_PROTO),
+            ('short STATUS', 'STATUS', b'\1', E_PROTO),
+            ('STATUS with unknown flags', 'STATUS',
+             u32.pack(0x80) + s16(''), E_PROTO),
+            ('STATE from a client', 'STATE', b'', E_PROTO),
+            ('EVENT from a client', 'EVENT', b'', E_PROTO),
+            ('the reserved type 25', 25, b'', E_PROTO)):
+        expect_error(what, c.req(T.get(typ, typ), payload), code)
+    check('  the session goes on', c.req(T['LIST'], s16(''))[0] ==
+          'LIST_REPLY')
+    c.close()
+
+
 def hashv(h, bs, ranges, nranges=None):
     """a HASHV payload: ranges is a list of (offset, count)"""
     n = len(ranges) if nranges is None else nranges
@@ -297,6 +317,7 @@ def main():
     handshake_checks(a.port)
     framing_checks(a.port)
     request_checks(a.port, a.region, 'poke-%d' % os.getpid())
+    later_message_checks(a.port)
     garbage_rounds(a.port, a.rounds, random.Random(seed))
     check('the daemon still serves new sessions', alive(a.port))
     print('# %d failed' % failures)

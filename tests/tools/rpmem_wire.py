@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# rpmem_wire.py -- the rpmem wire format for the test peers written in
+# Python (tests/bats/hostile.py, crowd.py, tests/fuzz/proto_poke.py,
+# capture_seeds.py): frames, strings, HELLO, and the message types and
+# error codes, read from lib/common/proto.h itself so they cannot drift
+# from the C code. Import it with
+#     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+#     import rpmem_wire as w
+"""The rpmem wire format (docs/PROTOCOL.md) for Python test peers."""
+import os
+import re
+import socket
+import struct
+
+HDR = struct.Struct("<IHHII")  # magic, type, flags, request id, length
+HDR_SIZE = HDR.size
+
+
+def _proto_h():
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "..", "..", "lib", "common", "proto.h")
+    with open(path) as f:
+        return f.read()
+
+
+def _constants(text):
+    magic = int(re.search(r"#define RPMEM_PROTO_MAGIC (0x[0-9a-fA-F]+)u?",
+                          text).group(1), 16)
+    version = int(re.search(r"#define RPMEM_PROTO_VERSION (\d+)",
+                            text).group(1))
+    msgs = {m: int(v) for m, v in
+            re.findall(r"\bRPMEM_MSG_([A-Z_]+) = (\d+)", text)
+            if m != "TYPE_MAX"}
+    errs = {m: int(v) for m, v in
+            re.findall(r"\bRPMEM_E_([A-Z_]+) = (\d+)", text) if m != "MAX"}
+    return magic, version, msgs, errs
+
+
+MAGIC, VERSION, MSG, ERR = _constants(_proto_h())
+NAMES = {v: k for k, v in MSG.items()}  # message type -> name
+globals().update(MSG)  # HELLO, HELLO_OK, ... as module constants
+globals().update({"E_" + k: v for k, v in ERR.items()})  # E_PROTO, ...
+
+
+def frame(mtype, rid, payload=b"", magic=None, length=None):
+    """one frame: header + payload (magic and length may lie, for tests)"""
+    n = len(payload) if length is None else length
+    return HDR.pack(MAGIC if magic is None else magic, mtype, 0, rid,
+                    n) + payload
+
+
+def wstr(text):
+    """a wire string: u16 length + bytes"""
+    b = text.encode() if isinstance(text, str) else text
+    return struct.pack("<H", len(b)) + b
+
+
+def hello_payload(client="test", vmin=VERSION, vmax=VERSION, auth=0):
+    """HELLO: versions, auth method, client name, no auth data"""
+    return struct.pack("<HHH", vmin, vmax, auth) + wstr(client) + b"\0\0"
+
+
+def recv_full(s, n):
+    """exactly n bytes of s; ConnectionResetError if it ends first"""
+    buf = b""
+    while len(buf) < n:
+        c = s.recv(n - len(buf))
+        if not c:
+            raise ConnectionResetError("closed")
+        buf += c
+    return buf
+
+
+def recv_frame(s):
+    """(type, id, payload) of the next frame of s"""
+    magic, t, _, rid, ln = HDR.unpack(recv_full(s, HDR_SIZE))
+    if magic != MAGIC:
+        raise RuntimeError("bad magic 0x%08x from the daemon" % magic)
+    return t, rid, recv_full(s, ln)
+
+
+def request(s, mtype, rid, payload=b""):
+    """send one frame, return the reply's (type, payload)"""
+    s.sendall(frame(mtype, rid, payload))
+    t, _, p = recv_frame(s)
+    return t, p
+
+
+def error_code(payload):
+    """the code of an ERROR payload, None if it is too short"""
+    return struct.unpack_from("<I", payload)[0] if len(payload) >= 4 else None
+
+
+def error_text(payload):
+    """an ERROR payload as "ERROR code message" """
+    code, ln = struct.unpack("<IH", payload[:6])
+    return "ERROR %d %s" % (code, payload[6:6 + ln].decode(errors="replace"))
+
+
+def connect(port, src=None, timeout=None):
+    """a TCP connection to 127.0.0.1:port, from source address src"""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if timeout is not None:
+        s.settimeout(timeout)
+    if src:
+        s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+class Reader:
+    """little-endian fields of a payload, in order"""
+
+    def __init__(self, b):
+        self.b, self.i = b, 0
+
+    def take(self, fmt):
+        v = struct.unpack_from("<" + fmt, self.b, self.i)
+        self.i += struct.calcsize("<" + fmt)
+        return v[0] if len(v) == 1 else v
+
+    def str(self):
+        n = self.take("H")
+        self.i += n
+        return self.b[self.i - n:self.i].decode()
+
+    def left(self):
+        return len(self.b) - self.i
