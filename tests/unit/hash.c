@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* hash.c -- unit tests of block hashing (lib/hash.c) */
+/* hash.c -- unit tests of block hashing (lib/common/hash.c) */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>

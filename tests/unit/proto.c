@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* proto.c -- unit tests of the protocol codec (lib/proto.c, lib/wire.c) */
+/*
+ * proto.c -- unit tests of the protocol codec (lib/common/proto.c,
+ * lib/common/wire.c)
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,7 +76,7 @@ static int mem_live(void)
 	return n;
 }
 
-/* --- a payload builder independent of lib/wire.c ------------------------ */
+/* --- a payload builder independent of lib/common/wire.c ------------------- */
 
 struct pb {
 	uint8_t b[32768]; /* room for RPMEM_MAX_NAMESPACES small entries */

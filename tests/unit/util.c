@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* util.c -- unit tests of names, sizes, targets and uuids (lib/util.c) */
+/* util.c -- unit tests of names, sizes, targets and uuids (lib/common/util.c) */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

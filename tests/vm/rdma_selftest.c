@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rdma_selftest.c -- exercise lib/rdma.c (both ends) without the daemon */
+/* rdma_selftest.c -- exercise lib/rdma/ (both ends) without the daemon */
 
 /*
  * rdma_selftest server ADDR PORT SIZE [--apm] [--file PATH] [--sessions N]
