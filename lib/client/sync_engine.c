@@ -23,7 +23,6 @@
  * and move no data. A HASHV range costs 12 bytes: no bridging then.
  */
 #define FINE_GAP_BYTES (192u << 10)
-#define PROGRESS_NS 100000000ull /* at most ~10 progress calls a second */
 /*
  * Tree hashes. With a target that has RPMEM_CAP_HASH_TREE, the coarse
  * pass asks for tree hashes (util.h) and the initiator hashes its copy in
@@ -86,55 +85,6 @@ static int paced_write(struct sync_ctx *c, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/* ranges_add -- append [off, off + len), merged with an adjacent last range */
-static int ranges_add(struct ranges *r, uint64_t off, uint64_t len)
-{
-	if (r->n && r->v[r->n - 1].off + r->v[r->n - 1].len == off) {
-		r->v[r->n - 1].len += len;
-		return 0;
-	}
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 64;
-		struct range *v = realloc(r->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
-	r->v[r->n++] = (struct range){ off, len };
-	return 0;
-}
-
-/* diff_add -- [off, off + len) differs: into c->diff, counted; -ENOMEM */
-static int diff_add(struct sync_ctx *c, uint64_t off, uint64_t len)
-{
-	if (ranges_add(&c->diff, off, len)) {
-		client_seterr(c->s, "out of memory");
-		return -ENOMEM;
-	}
-	c->st.bytes_differ += len;
-	return 0;
-}
-
-/* progress -- report at most every PROGRESS_NS, or now if force */
-static void progress(struct sync_ctx *c, uint64_t done, uint64_t total,
-		     int force)
-{
-	if (!c->o->progress)
-		return;
-	uint64_t now = rpmem_now_ns();
-	if (!force && now - c->last_progress < PROGRESS_NS)
-		return;
-	c->last_progress = now;
-	c->o->progress(done, total, c->o->progress_arg);
-}
-
-/* block_len -- length of the block of size bs at off, short at the end */
-static uint64_t block_len(const struct sync_ctx *c, uint64_t off, uint64_t bs)
-{
-	return c->size - off < bs ? c->size - off : bs;
-}
-
 /* diff_coarse -- every differing coarse block into c->diff; -ENOMEM */
 static int diff_coarse(struct sync_ctx *c)
 {
@@ -142,7 +92,7 @@ static int diff_coarse(struct sync_ctx *c)
 		if (c->lh[i] == c->rh[i])
 			continue;
 		uint64_t off = i * c->bs;
-		if (diff_add(c, off, block_len(c, off, c->bs)))
+		if (sync_diff_add(c, off, sync_block_len(c, off, c->bs)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -180,7 +130,7 @@ static int coarse_done(void *arg, struct client_hreq *r, unsigned slot)
 	struct sync_ctx *c = arg;
 	(void)slot;
 	uint64_t end = r->one.offset + (uint64_t)r->count * r->bs;
-	progress(c, end < c->size ? end : c->size, c->size, 0);
+	sync_progress(c, end < c->size ? end : c->size, c->size, 0);
 	return 0;
 }
 
@@ -226,77 +176,6 @@ static void *local_hash(void *arg)
 }
 
 /*
- * local_hash_range -- the hashes of the bs-blocks of [off, off + len) of
- * the local copy on one thread: read from its file where the caller named
- * one (as the coarse pass does: the mapping's pages are then never
- * faulted in for hashing), else from the mapping
- */
-static int local_hash_range(struct sync_ctx *c, uint64_t off, uint64_t len,
-			    uint32_t bs, uint64_t *hashes)
-{
-	if (c->watch)
-		return rpmem_hash_fd_blocks(c->o->local_fd, off, len, bs,
-					    hashes, 1);
-	return rpmem_hash_blocks(c->local + off, (size_t)len, bs, hashes, 1);
-}
-
-/*
- * local_fault -- hashing the local copy faulted (guard.h): say so; the
- * connection is fine
- */
-static int local_fault(struct sync_ctx *c, int err)
-{
-	if (err == -EHWPOISON)
-		client_seterr(c->s, "a media error (poisoned memory) in the local copy while it was read");
-	else if (err != -EFAULT)
-		client_seterr(c->s, "cannot read the local copy: %s",
-			      strerror(-err));
-	else
-		client_seterr(c->s, "the local copy changed while it was read: part of it is no longer backed by its file (it shrank)");
-	return err;
-}
-
-/* ts_differ -- two timestamps differ */
-static int ts_differ(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec != b->tv_sec || a->tv_nsec != b->tv_nsec;
-}
-
-/*
- * local_check -- the local copy's file (if the caller named it) is as it
- * was when the sync began: same size, and for anything but a pull (which
- * writes it) same mtime and ctime; else -ESTALE. A file that shrank and
- * grew back has another ctime.
- */
-static int local_check(struct sync_ctx *c, const char *what)
-{
-	struct stat st;
-	char how[96];
-
-	if (!c->watch)
-		return 0;
-	if (fstat(c->o->local_fd, &st)) {
-		int e = errno;
-		client_seterr(c->s, "cannot stat the local file: %s",
-			      strerror(e));
-		return -e;
-	}
-	if (st.st_size != c->st0.st_size || (uint64_t)st.st_size != c->size)
-		snprintf(how, sizeof(how), "its size is now %llu bytes, not %llu",
-			 (unsigned long long)st.st_size,
-			 (unsigned long long)c->size);
-	else if (c->o->mode != RPMEMCTL_SYNC_PULL &&
-		 (ts_differ(&st.st_mtim, &c->st0.st_mtim) ||
-		  ts_differ(&st.st_ctim, &c->st0.st_ctim)))
-		snprintf(how, sizeof(how), "it was modified or truncated");
-	else
-		return 0;
-	client_seterr(c->s, "the local file changed during the %s (%s)", what,
-		      how);
-	return -ESTALE;
-}
-
-/*
  * compare_coarse -- local coarse hashes (in a thread) and the target's
  * (pipelined) at the same time, then count the differing blocks
  */
@@ -333,11 +212,11 @@ static int compare_coarse(struct sync_ctx *c)
 	if (ret)
 		return ret;
 	if (job.err)
-		return local_fault(c, job.err);
+		return sync_local_fault(c, job.err);
 	for (uint64_t i = 0; i < c->nblocks; i++)
 		if (c->lh[i] != c->rh[i])
 			c->st.blocks_differ++;
-	progress(c, c->size, c->size, 1);
+	sync_progress(c, c->size, c->size, 1);
 	return 0;
 }
 
@@ -408,7 +287,7 @@ static void fine_sent(void *arg, struct client_hreq *r, unsigned slot)
 			memcpy(lh, c->fl + roff / SYNC_FINE_BS,
 			       r->rv[k].count * sizeof(*lh));
 		else
-			c->local_err = local_hash_range(c, roff, len,
+			c->local_err = sync_local_hash_range(c, roff, len,
 							SYNC_FINE_BS, lh);
 		lh += r->rv[k].count;
 	}
@@ -421,7 +300,7 @@ static int fine_done(void *arg, struct client_hreq *r, unsigned slot)
 	const uint64_t *lh = c->fine_lh + (size_t)slot * c->fine_count;
 	const uint64_t *rh = r->dst;
 	if (c->local_err)
-		return local_fault(c, c->local_err);
+		return sync_local_fault(c, c->local_err);
 	for (uint32_t k = 0; k < r->nr; k++) {
 		uint64_t roff = r->rv[k].offset;
 		uint32_t n = r->rv[k].count;
@@ -429,7 +308,8 @@ static int fine_done(void *arg, struct client_hreq *r, unsigned slot)
 			if (lh[i] == rh[i])
 				continue;
 			uint64_t off = roff + (uint64_t)i * SYNC_FINE_BS;
-			if (diff_add(c, off, block_len(c, off, SYNC_FINE_BS)))
+			if (sync_diff_add(c, off, sync_block_len(c, off,
+								 SYNC_FINE_BS)))
 				return -ENOMEM;
 		}
 		lh += n;
@@ -500,7 +380,7 @@ static void sample_sent(void *arg, struct client_hreq *r, unsigned slot)
 	if (len > c->size - off)
 		len = c->size - off;
 	if (!c->local_err)
-		c->local_err = local_hash_range(
+		c->local_err = sync_local_hash_range(
 			c, off, len, SYNC_FINE_BS,
 			c->sample_lh + (r->dst - c->sample_rh));
 }
@@ -528,7 +408,7 @@ static int sample_dense(struct sync_ctx *c, const uint64_t *idx, uint64_t nc,
 		if (lhs[j] == rhs[j] || seen++ % step)
 			continue;
 		uint64_t off = (idx ? idx[j] : j) * c->bs;
-		uint64_t len = block_len(c, off, c->bs);
+		uint64_t len = sync_block_len(c, off, c->bs);
 		if (len > WHOLE_SAMPLE_BYTES)
 			len = WHOLE_SAMPLE_BYTES;
 		c->sample_rv[c->sample_n++] = (struct rpmem_hash_range){
@@ -540,7 +420,7 @@ static int sample_dense(struct sync_ctx *c, const uint64_t *idx, uint64_t nc,
 	if (ret)
 		return ret;
 	if (c->local_err)
-		return local_fault(c, c->local_err);
+		return sync_local_fault(c, c->local_err);
 	for (unsigned k = 0; k < c->sample_n; k++) {
 		const uint64_t *lh = c->sample_lh + (size_t)k * SAMPLE_FINE;
 		const uint64_t *rh = c->sample_rh + (size_t)k * SAMPLE_FINE;
@@ -600,9 +480,8 @@ static void probe_sent(void *arg, struct client_hreq *r, unsigned slot)
 	(void)slot;
 	for (uint32_t k = 0; k < r->nr && !c->local_err; k++) {
 		uint64_t off = r->rv[k].offset;
-		c->local_err = local_hash_range(c, off,
-						block_len(c, off, c->bs), c->bs,
-						lh + k);
+		c->local_err = sync_local_hash_range(
+			c, off, sync_block_len(c, off, c->bs), c->bs, lh + k);
 	}
 }
 
@@ -625,7 +504,7 @@ static int probe_ranges(struct sync_ctx *c)
 			uint64_t off = from * c->bs;
 			uint64_t end = to * c->bs < c->size ? to * c->bs :
 							      c->size;
-			if (diff_add(c, off, end - off))
+			if (sync_diff_add(c, off, end - off))
 				return -ENOMEM;
 			c->st.blocks_differ += to - from;
 		}
@@ -663,7 +542,7 @@ static int probe_dense(struct sync_ctx *c)
 	if (ret)
 		return ret;
 	if (c->local_err)
-		return local_fault(c, c->local_err);
+		return sync_local_fault(c, c->local_err);
 	for (unsigned k = 0; k < PROBE_BLOCKS; k++)
 		differ += c->probe_lh[k] != c->probe_rh[k];
 	c->st.blocks_compared = PROBE_BLOCKS;
@@ -766,7 +645,7 @@ static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 			bytes += d->len;
 		}
 		if (ret) {
-			ret = local_fault(c, ret);
+			ret = sync_local_fault(c, ret);
 			break;
 		}
 		ret = client_pool_write_ranges(c->p, c->local, xr, n);
@@ -775,7 +654,7 @@ static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 		*moved += bytes;
 		c->st.data_bytes += bytes;
 		c->st.bytes_transferred += bytes;
-		progress(c, *moved, c->st.bytes_differ, 0);
+		sync_progress(c, *moved, c->st.bytes_differ, 0);
 	}
 	free(buf);
 	return ret;
@@ -799,7 +678,7 @@ static int move_ranges(struct sync_ctx *c, int push_dir, uint64_t *moved)
 		*moved += r->len;
 		c->st.data_bytes += r->len;
 		c->st.bytes_transferred += r->len;
-		progress(c, *moved, c->st.bytes_differ, 0);
+		sync_progress(c, *moved, c->st.bytes_differ, 0);
 	}
 	return 0;
 }
@@ -831,9 +710,9 @@ static int push(struct sync_ctx *c)
 	ret = rpmemctl_pool_flush(p, foff, flen);
 	if (ret)
 		return ret;
-	progress(c, moved, c->st.bytes_differ, 1);
+	sync_progress(c, moved, c->st.bytes_differ, 1);
 	/* what was sent is the file's content only if it did not change */
-	if ((ret = local_check(c, "sync")))
+	if ((ret = sync_local_check(c, "sync")))
 		return ret;
 	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT, src);
 }
@@ -926,7 +805,7 @@ static int dirty_ranges(struct sync_ctx *c)
 			continue;
 		uint64_t off = e * ext;
 		uint64_t len = off + ext > c->size ? c->size - off : ext;
-		int ret = ranges_add(&c->diff, off, len);
+		int ret = sync_ranges_add(&c->diff, off, len);
 		if (ret)
 			return ret;
 		c->st.bytes_differ += len;
@@ -960,7 +839,7 @@ static int push_dirty(struct sync_ctx *c)
 			ret = push(c);
 	}
 	if (!ret)
-		ret = local_check(c, "sync");
+		ret = sync_local_check(c, "sync");
 	if (ret)
 		return ret;
 	/* a log without the clean mark is its writer's to clear */
@@ -982,7 +861,7 @@ static int pull(struct sync_ctx *c)
 	int ret = move_ranges(c, 0, &moved);
 	if (ret)
 		return ret;
-	progress(c, moved, c->st.bytes_differ, 1);
+	sync_progress(c, moved, c->st.bytes_differ, 1);
 	return 0;
 }
 
@@ -999,19 +878,19 @@ static int mirror(struct sync_ctx *c)
 	if (ret)
 		return ret;
 	for (uint64_t off = 0; off < c->size; off += RPMEM_MAX_IO) {
-		size_t n = (size_t)block_len(c, off, RPMEM_MAX_IO);
+		size_t n = (size_t)sync_block_len(c, off, RPMEM_MAX_IO);
 		ret = paced_write(c, off, n);
 		if (ret)
 			return ret;
 		c->st.data_bytes += n;
 		c->st.bytes_transferred += n;
-		progress(c, off + n, c->size, 0);
+		sync_progress(c, off + n, c->size, 0);
 	}
 	ret = rpmemctl_pool_flush(p, 0, c->size);
 	if (ret)
 		return ret;
-	progress(c, c->size, c->size, 1);
-	if ((ret = local_check(c, "mirror")))
+	sync_progress(c, c->size, c->size, 1);
+	if ((ret = sync_local_check(c, "mirror")))
 		return ret;
 	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT,
 				       c->o->source);
@@ -1097,7 +976,7 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 		c.watch = 1;
 		/* changed between the caller's mapping and now */
 		c.st0.st_size = (off_t)len;
-		ret = local_check(&c, sync_what(cfg->mode));
+		ret = sync_local_check(&c, sync_what(cfg->mode));
 		if (ret)
 			goto out;
 	}
@@ -1121,7 +1000,7 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 	}
 	/* a comparison of a file that changed meanwhile says nothing */
 	if (ret >= 0) {
-		int err = local_check(&c, sync_what(cfg->mode));
+		int err = sync_local_check(&c, sync_what(cfg->mode));
 		if (err)
 			ret = err;
 	}

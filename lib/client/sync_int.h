@@ -156,4 +156,28 @@ struct sync_ctx {
 	uint64_t pace_bytes;
 };
 
+/* sync_block_len -- length of the block of size bs at off, short at the end */
+static inline uint64_t sync_block_len(const struct sync_ctx *c, uint64_t off,
+				      uint64_t bs)
+{
+	return c->size - off < bs ? c->size - off : bs;
+}
+
+/* --- sync_ctx.c: differing ranges, progress, the local copy ------------- */
+
+/* sync_ranges_add -- append [off, off + len), merged with an adjacent last */
+int sync_ranges_add(struct ranges *r, uint64_t off, uint64_t len);
+/* sync_diff_add -- [off, off + len) differs: into c->diff, counted */
+int sync_diff_add(struct sync_ctx *c, uint64_t off, uint64_t len);
+/* sync_progress -- report at most every PROGRESS_NS, or now if force */
+void sync_progress(struct sync_ctx *c, uint64_t done, uint64_t total,
+		   int force);
+/* sync_local_hash_range -- the bs-block hashes of a local range, 1 thread */
+int sync_local_hash_range(struct sync_ctx *c, uint64_t off, uint64_t len,
+			  uint32_t bs, uint64_t *hashes);
+/* sync_local_fault -- hashing the local copy faulted: say so, return err */
+int sync_local_fault(struct sync_ctx *c, int err);
+/* sync_local_check -- the local file is as when the sync began; -ESTALE */
+int sync_local_check(struct sync_ctx *c, const char *what);
+
 #endif
