@@ -180,4 +180,13 @@ int sync_local_fault(struct sync_ctx *c, int err);
 /* sync_local_check -- the local file is as when the sync began; -ESTALE */
 int sync_local_check(struct sync_ctx *c, const char *what);
 
+/* --- sync_move.c: the differing ranges moved ---------------------------- */
+
+/* sync_push -- write the differing ranges between syncing and consistent */
+int sync_push(struct sync_ctx *c);
+/* sync_pull -- read the differing ranges into the local buffer */
+int sync_pull(struct sync_ctx *c);
+/* sync_mirror -- every byte, no hashing: syncing, writes, flush, consistent */
+int sync_mirror(struct sync_ctx *c);
+
 #endif
