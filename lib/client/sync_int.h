@@ -180,6 +180,16 @@ int sync_local_fault(struct sync_ctx *c, int err);
 /* sync_local_check -- the local file is as when the sync began; -ESTALE */
 int sync_local_check(struct sync_ctx *c, const char *what);
 
+/* --- sync_engine.c: the driver ------------------------------------------ */
+
+/* sync_compare -- the ranges that differ, into c->diff, phase by phase */
+int sync_compare(struct sync_ctx *c);
+
+/* --- sync_dirty.c: a push with a dirty log ------------------------------ */
+
+/* sync_push_dirty -- only the dirty log's extents if it may stand in */
+int sync_push_dirty(struct sync_ctx *c);
+
 /* --- sync_move.c: the differing ranges moved ---------------------------- */
 
 /* sync_push -- write the differing ranges between syncing and consistent */
