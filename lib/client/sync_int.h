@@ -4,6 +4,10 @@
  * of the two-level compare, and the calls between its phases.
  *
  *   sync_engine.c  the driver: arguments, the phases in order, the result
+ *   sync_dirty.c   a push whose dirty log may stand in for the compare
+ *   sync_dense.c   a dense push: the probe and the sample, blocks sent whole
+ *   sync_move.c    the differing ranges moved: push, pull, mirror, bwlimit
+ *   sync_ctx.c     what the phases share: ranges, progress, the local copy
  */
 #ifndef RPMEM_SYNC_INT_H
 #define RPMEM_SYNC_INT_H
@@ -184,6 +188,15 @@ int sync_local_check(struct sync_ctx *c, const char *what);
 
 /* sync_compare -- the ranges that differ, into c->diff, phase by phase */
 int sync_compare(struct sync_ctx *c);
+/* sync_diff_coarse -- every differing coarse block into c->diff; -ENOMEM */
+int sync_diff_coarse(struct sync_ctx *c);
+
+/* --- sync_dense.c: the dense probe and sample --------------------------- */
+
+/* sync_probe_dense -- a dense push sets the ranges to write: 1, else 0 */
+int sync_probe_dense(struct sync_ctx *c);
+/* sync_whole_coarse -- a dense push writes the coarse blocks whole: 1 */
+int sync_whole_coarse(struct sync_ctx *c);
 
 /* --- sync_dirty.c: a push with a dirty log ------------------------------ */
 
