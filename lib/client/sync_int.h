@@ -6,6 +6,7 @@
  *   sync_engine.c  the driver: arguments, the phases in order, the result
  *   sync_dirty.c   a push whose dirty log may stand in for the compare
  *   sync_dense.c   a dense push: the probe and the sample, blocks sent whole
+ *   sync_coarse.c  the coarse pass: both copies hashed in coarse blocks
  *   sync_fine.c    the fine pass: 4 KiB hashes inside differing coarse blocks
  *   sync_move.c    the differing ranges moved: push, pull, mirror, bwlimit
  *   sync_ctx.c     what the phases share: ranges, progress, the local copy
@@ -189,6 +190,11 @@ int sync_local_check(struct sync_ctx *c, const char *what);
 
 /* sync_compare -- the ranges that differ, into c->diff, phase by phase */
 int sync_compare(struct sync_ctx *c);
+
+/* --- sync_coarse.c: the coarse pass ------------------------------------- */
+
+/* sync_compare_coarse -- both copies' coarse hashes, the differing counted */
+int sync_compare_coarse(struct sync_ctx *c);
 /* sync_diff_coarse -- every differing coarse block into c->diff; -ENOMEM */
 int sync_diff_coarse(struct sync_ctx *c);
 
