@@ -580,6 +580,8 @@ static inline int rpmem_range_ok(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+/* --- proto_codes.c: codes as text, the errno map ----------------------- */
+
 const char *rpmem_err_str(uint32_t code);
 const char *rpmem_state_str(uint8_t state);
 const char *rpmem_xport_str(uint8_t xport);
