@@ -40,11 +40,17 @@ CFLAGS     ?= -O2 -g
 INC_COMMON := -Ilib/common
 INC_RDMA   := -Ilib/common -Ilib/rdma
 INC_CLIENT := -Ilib -Ilib/common -Ilib/rdma -Ilib/client
-INC_DAEMON := -Ilib/common -Ilib/rdma -Idaemon
+# the daemon's layers (docs/ARCHITECTURE.md): storage/ and config/ never
+# see session/; the service on top (daemon/) and session/ see all
+INC_DAEMON := -Ilib/common -Ilib/rdma -Idaemon -Idaemon/session \
+	      -Idaemon/storage -Idaemon/config
+INC_DAEMON_LOW := -Ilib/common -Ilib/rdma -Idaemon -Idaemon/storage \
+	      -Idaemon/config
 # rpmemctl sees only the public librpmemctl.h: the CLI is built on the API
 INC_CMD    := -Ilib -Icmd
 # tests and tools may look inside everything
-INC        := -Ilib -Ilib/common -Ilib/rdma -Ilib/client -Idaemon
+INC        := -Ilib -Ilib/common -Ilib/rdma -Ilib/client -Idaemon \
+	      -Idaemon/session -Idaemon/storage -Idaemon/config
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -D_GNU_SOURCE \
 	      -DRPMEM_VERSION=\"$(VERSION)\" $(INC) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS     := $(PKG_LIBS) -lpthread
@@ -61,7 +67,7 @@ DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_DEPS) 2>/dev/null || \
 COMMON_SRC := $(sort $(wildcard lib/common/*.c)) lib/rdma/rdma_common.c
 CLIENT_SRC := $(sort $(wildcard lib/client/*.c)) lib/rdma/rdma_initiator.c
 TARGET_SRC := lib/rdma/rdma_target.c
-DAEMON_SRC := $(sort $(wildcard daemon/*.c))
+DAEMON_SRC := $(sort $(wildcard daemon/*.c daemon/*/*.c))
 CMD_SRC    := $(sort $(wildcard cmd/*.c))
 COMMON_OBJ := $(COMMON_SRC:%.c=$(B)/%.o)
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(B)/%.o)
@@ -90,6 +96,8 @@ $(B)/lib/common/%.o: INC := $(INC_COMMON)
 $(B)/lib/rdma/%.o:   INC := $(INC_RDMA)
 $(B)/lib/client/%.o: INC := $(INC_CLIENT)
 $(B)/daemon/%.o:     INC := $(INC_DAEMON)
+$(B)/daemon/storage/%.o: INC := $(INC_DAEMON_LOW)
+$(B)/daemon/config/%.o: INC := $(INC_DAEMON_LOW)
 $(B)/cmd/%.o:        INC := $(INC_CMD)
 $(B)/lib/preload/%.o: INC := -Ilib -Ilib/common -Ilib/preload
 
@@ -179,7 +187,7 @@ install: all
 	install -m 644 README.md docs/PROTOCOL.md docs/JSON.md LICENSE $(DESTDIR)$(DOCDIR)/
 
 format:
-	clang-format -i lib/*.h lib/*/*.[ch] daemon/*.[ch] cmd/*.[ch]
+	clang-format -i lib/*.h lib/*/*.[ch] daemon/*.[ch] daemon/*/*.[ch] cmd/*.[ch]
 
 clean:
 	rm -rf $(B)

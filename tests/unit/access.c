@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* access.c -- unit tests of the access rule matching (daemon/access.c) */
+/* access.c -- unit tests of the access rule matching (daemon/config/access.c) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* config.c -- unit tests of the rpmemd configuration file (daemon/config.c) */
+/* config.c -- unit tests of the rpmemd configuration file (daemon/config/config.c) */
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>

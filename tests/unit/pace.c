@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pace.c -- unit tests of the daemon-wide bandwidth limit (daemon/pace.c)
+ * pace.c -- unit tests of the daemon-wide bandwidth limit (daemon/session/pace.c)
  * against a clock the test moves (rpmem_now_ns wrapped)
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* pmem.c -- unit tests of DAX mounts and auto regions (daemon/pmem.c) */
+/* pmem.c -- unit tests of DAX mounts and auto regions (daemon/config/pmem.c) */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>

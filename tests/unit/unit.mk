@@ -24,13 +24,13 @@ UNIT_WRAP_meta  := -Wl,--wrap=fsync -Wl,--wrap=renameat -Wl,--wrap=write
 UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
 		    -Wl,--wrap=pmem2_map_get_address
 
-UNIT_DAEMON_config := $(B)/daemon/config.o $(B)/daemon/pmem.o $(B)/daemon/sock.o
-UNIT_DAEMON_meta   := $(B)/daemon/meta.o
-UNIT_DAEMON_devdax := $(B)/daemon/devdax.o $(B)/daemon/meta.o
-UNIT_DAEMON_pmem   := $(B)/daemon/pmem.o
-UNIT_DAEMON_access := $(B)/daemon/access.o
-UNIT_DAEMON_hcache := $(B)/daemon/hcache.o $(B)/daemon/meta.o
-UNIT_DAEMON_pace   := $(B)/daemon/pace.o
+UNIT_DAEMON_config := $(B)/daemon/config/config.o $(B)/daemon/config/pmem.o $(B)/daemon/sock.o
+UNIT_DAEMON_meta   := $(B)/daemon/storage/meta.o
+UNIT_DAEMON_devdax := $(B)/daemon/storage/devdax.o $(B)/daemon/storage/meta.o
+UNIT_DAEMON_pmem   := $(B)/daemon/config/pmem.o
+UNIT_DAEMON_access := $(B)/daemon/config/access.o
+UNIT_DAEMON_hcache := $(B)/daemon/storage/hcache.o $(B)/daemon/storage/meta.o
+UNIT_DAEMON_pace   := $(B)/daemon/session/pace.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name

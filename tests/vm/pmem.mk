@@ -2,7 +2,7 @@
 # pmem.mk -- build/tests/pmem_probe for tests/vm/suites/pmem.sh; included
 # by the top-level Makefile (needs B, CC, ALL_CFLAGS, LDFLAGS, LDLIBS)
 
-PMEM_PROBE_OBJ := $(B)/daemon/pmem.o $(B)/daemon/devdax.o $(B)/daemon/meta.o
+PMEM_PROBE_OBJ := $(B)/daemon/config/pmem.o $(B)/daemon/storage/devdax.o $(B)/daemon/storage/meta.o
 
 .PHONY: pmem-probe
 pmem-probe: $(B)/tests/pmem_probe
