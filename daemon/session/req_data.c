@@ -154,7 +154,7 @@ int write_by_file(const struct rpmemd_session *s,
 {
 	const struct rpmemd_pool *p = h->pool;
 
-	return p->fd >= 0 && !p->dax && !p->is_pmem && !s->conn.tls;
+	return p->fd >= 0 && !p->is_pmem && !s->conn.tls;
 }
 
 /*

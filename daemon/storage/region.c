@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "devdax.h"
 #include "log.h"
 #include "meta.h"
@@ -194,10 +194,13 @@ static int region_open(struct rpmemd_regions *set,
 	r->align = pg > (long)REGION_MIN_ALIGN ? (uint32_t)pg :
 						  REGION_MIN_ALIGN;
 
-	if (cfg->type == RPMEM_REGION_DEVDAX)
+	if (cfg->type == RPMEM_REGION_DEVDAX) {
+		r->ops = &rpmemd_backend_devdax;
 		ret = region_open_dax(r, err, errlen);
-	else
+	} else {
+		r->ops = &rpmemd_backend_file;
 		ret = region_open_dir(r, err, errlen);
+	}
 	if (ret)
 		goto err_free;
 	ret = pthread_mutex_init(&r->lock, NULL);
@@ -441,22 +444,12 @@ void rpmemd_regions_put_all(struct rpmemd_region ***pv, unsigned n)
 
 int rpmemd_region_free_space(struct rpmemd_region *r, uint64_t *avail)
 {
-	struct statvfs vfs;
-	if (r->dax) {
-		struct rpmemd_devdax_info di;
-		rpmemd_devdax_info(r->dax->dd, &di);
-		*avail = di.free;
-		return 0;
-	}
-	if (fstatvfs(r->dirfd, &vfs))
-		return -errno;
-	*avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-	return 0;
+	uint64_t size;
+	return r->ops->space(r, &size, avail);
 }
 
 int rpmemd_region_info(struct rpmemd_region *r, struct rpmem_region_info *ri)
 {
-	struct statvfs vfs;
 	memset(ri, 0, sizeof(*ri));
 	rpmem_strlcpy(ri->name, r->cfg.name, sizeof(ri->name));
 	ri->type = r->cfg.type;
@@ -464,17 +457,5 @@ int rpmemd_region_info(struct rpmemd_region *r, struct rpmem_region_info *ri)
 	ri->align = r->align;
 	/* RPMEM_CAP_RDMA comes with the rdma data plane */
 	ri->caps = r->cfg.direct_pmem ? RPMEM_CAP_APM : 0;
-	if (r->dax) {
-		struct rpmemd_devdax_info di;
-		rpmemd_devdax_info(r->dax->dd, &di);
-		/* the bytes pools can use: the device minus its table */
-		ri->size = di.dev_size - di.data_offset;
-		ri->free = di.free;
-		return 0;
-	}
-	if (fstatvfs(r->dirfd, &vfs))
-		return -errno;
-	ri->size = (uint64_t)vfs.f_blocks * vfs.f_frsize;
-	ri->free = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-	return 0;
+	return r->ops->space(r, &ri->size, &ri->free);
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "proto.h"
 
+struct rpmemd_backend_ops;
 struct rpmemd_devdax;
 struct rpmemd_pool;
 struct rpmemd_regions;
@@ -46,6 +47,7 @@ struct rpmemd_pool_stats {
 struct rpmemd_region {
 	struct rpmemd_regions *set;
 	struct rpmemd_region_cfg cfg; /* name, type, path, direct_pmem */
+	const struct rpmemd_backend_ops *ops; /* by type (backend.h) */
 	int dirfd;		      /* the region directory; -1 for devdax */
 	int metafd;		      /* its .rpmemd directory; -1 for devdax */
 	struct rpmemd_dax *dax;	      /* devdax only, else NULL */

@@ -61,14 +61,14 @@ struct rpmemd_pool {
 /*
  * rpmemd_pool_create -- a pool file of exactly size bytes (allocated, so a
  * full region fails here, not on a later write; in tmpfs only checked
- * against the free space, see allocate in store.c), then its metadata
- * (state empty); in a devdax region, a zeroed extent of the device and
- * an entry of its pool table. A pool file without metadata (a crash during create or
- * remove) is invisible and reused if it is rpmemd's own (a regular file,
- * one link, our owner); another one (a hard link, say) is unlinked and a
- * new file created in its place, so no file outside the region is ever
- * truncated or written. Errors: -EINVAL (name, size), -EEXIST,
- * -ENOSPC, -errno; the reason in err[errlen].
+ * against the free space, see allocate in backend_file.c), then its
+ * metadata (state empty); in a devdax region, a zeroed extent of the
+ * device and an entry of its pool table. A pool file without metadata (a
+ * crash during create or remove) is invisible and reused if it is
+ * rpmemd's own (a regular file, one link, our owner); another one (a hard
+ * link, say) is unlinked and a new file created in its place, so no file
+ * outside the region is ever truncated or written. Errors: -EINVAL (name,
+ * size), -EEXIST, -ENOSPC, -errno; the reason in err[errlen].
  */
 int rpmemd_pool_create(struct rpmemd_region *r, const char *name,
 		       uint64_t size, char *err, size_t errlen);

@@ -13,7 +13,7 @@
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync errors log access tls_export \
-	      preload_config hcache net rdma_blob pace dirtylog text
+	      preload_config hcache net rdma_blob pace dirtylog text store
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -31,6 +31,11 @@ UNIT_DAEMON_pmem   := $(B)/daemon/config/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/config/access.o
 UNIT_DAEMON_hcache := $(B)/daemon/storage/hcache.o $(B)/daemon/storage/meta.o
 UNIT_DAEMON_pace   := $(B)/daemon/session/pace.o
+UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
+		      $(B)/daemon/storage/backend_file.o \
+		      $(B)/daemon/storage/backend_devdax.o \
+		      $(B)/daemon/storage/mapcache.o $(B)/daemon/storage/devdax.o \
+		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
@@ -47,6 +52,7 @@ $(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
 $(UNIT_DIR)/access: $(UNIT_DAEMON_access)
 $(UNIT_DIR)/hcache: $(UNIT_DAEMON_hcache)
 $(UNIT_DIR)/pace: $(UNIT_DAEMON_pace)
+$(UNIT_DIR)/store: $(UNIT_DAEMON_store)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync: $(UNIT_FAKE)
 $(UNIT_DIR)/errors: $(B)/cmd/cli.o

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* store.c -- unit tests of the pool store over both backends (daemon/) */
+
+/*
+ * A dir region in a temporary directory and a devdax region on a regular
+ * temporary file (devdax.c formats it; libpmem2 maps it with page
+ * granularity) go through the same calls: the store asks neither which
+ * backend it has. What a real device adds (PMem granularity, the CPU
+ * cache flush of rpmemd_devdax_persist) is left to the VM bed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backend.h"
+#include "config.h"
+#include "region.h"
+#include "store.h"
+#include "util.h"
+
+#define MiB (1024ull * 1024)
+
+struct fx {
+	char dir[64];
+	char pools[96];	 /* the dir region */
+	char dev[96];	 /* the devdax region's stand-in */
+	struct rpmemd_regions *set;
+};
+
+/* fx_setup -- a dir region "d" and a devdax region "x", both open */
+static int fx_setup(void **state)
+{
+	struct rpmemd_region_cfg rc[2] = { 0 };
+	struct rpmemd_config cfg = { 0 };
+	struct fx *fx = calloc(1, sizeof(*fx));
+	char err[256];
+	int fd;
+
+	if (!fx)
+		return -1;
+	strcpy(fx->dir, "/tmp/rpmem-store-test.XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	snprintf(fx->pools, sizeof(fx->pools), "%s/pools", fx->dir);
+	snprintf(fx->dev, sizeof(fx->dev), "%s/dax", fx->dir);
+	fd = open(fx->dev, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (mkdir(fx->pools, 0700) || fd < 0 ||
+	    ftruncate(fd, (off_t)(16 * MiB)))
+		return -1;
+	close(fd);
+	rpmem_strlcpy(rc[0].name, "d", sizeof(rc[0].name));
+	rc[0].type = RPMEM_REGION_DIR;
+	rpmem_strlcpy(rc[0].path, fx->pools, sizeof(rc[0].path));
+	rpmem_strlcpy(rc[1].name, "x", sizeof(rc[1].name));
+	rc[1].type = RPMEM_REGION_DEVDAX;
+	rpmem_strlcpy(rc[1].path, fx->dev, sizeof(rc[1].path));
+	cfg.regions = rc;
+	cfg.nregions = 2;
+	if (rpmemd_regions_new(&fx->set) ||
+	    rpmemd_regions_apply(fx->set, &cfg, err, sizeof(err)))
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+/* fx_teardown -- close the regions, remove the files */
+static int fx_teardown(void **state)
+{
+	struct fx *fx = *state;
+	char cmd[128];
+
+	rpmemd_regions_delete(&fx->set);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+	if (system(cmd))
+		return -1;
+	free(fx);
+	return 0;
+}
+
+/* region -- a reference to region name of the fixture */
+static struct rpmemd_region *region(struct fx *fx, const char *name)
+{
+	struct rpmemd_region *r = NULL;
+
+	assert_int_equal(rpmemd_region_get(fx->set, name, &r), 0);
+	return r;
+}
+
+static void region_ops__set_by_type(void **state)
+{
+	struct fx *fx = *state;
+	struct rpmemd_region *d = region(fx, "d"), *x = region(fx, "x");
+
+	assert_ptr_equal(d->ops, &rpmemd_backend_file);
+	assert_ptr_equal(x->ops, &rpmemd_backend_devdax);
+	assert_string_equal(d->ops->name, "file");
+	assert_string_equal(x->ops->name, "devdax");
+	rpmemd_region_put(&d);
+	rpmemd_region_put(&x);
+}
+
+/* list_one -- region r lists exactly pool name in state */
+static void list_one(struct rpmemd_region *r, const char *name, uint8_t state)
+{
+	struct rpmem_pool_info *v = NULL;
+	uint32_t n = 0;
+
+	assert_int_equal(rpmemd_pool_list(r, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].name, name);
+	assert_int_equal(v[0].size, 2 * MiB);
+	assert_int_equal(v[0].state, state);
+	free(v);
+}
+
+/*
+ * lifecycle -- create, list, open, write, persist, state changes, the
+ * busy and exists errors, reopen, remove: one pool of region name
+ */
+static void lifecycle(struct fx *fx, const char *name)
+{
+	struct rpmemd_region *r = region(fx, name);
+	struct rpmemd_pool *p = NULL, *q = NULL;
+	struct rpmemd_meta m;
+	struct rpmem_pool_info *v = NULL;
+	struct rpmem_region_info ri0, ri1;
+	uint32_t n = 0;
+	char err[256];
+
+	assert_int_equal(rpmemd_pool_create(r, "big", 1ull << 50, err,
+					    sizeof(err)),
+			 -ENOSPC);
+	assert_non_null(strstr(err, "pool 'big' needs 1"));
+	assert_int_equal(rpmemd_region_info(r, &ri0), 0);
+	assert_int_equal(rpmemd_pool_create(r, "p", 2 * MiB, err, sizeof(err)),
+			 0);
+	assert_int_equal(rpmemd_region_info(r, &ri1), 0);
+	assert_true(ri1.size > 0 && ri1.free <= ri1.size);
+	/* a device's free bytes are its own; a file system's are shared */
+	if (r->cfg.type == RPMEM_REGION_DEVDAX)
+		assert_int_equal(ri0.free - ri1.free, 2 * MiB);
+	assert_int_equal(rpmemd_pool_create(r, "p", 2 * MiB, err, sizeof(err)),
+			 -EEXIST);
+	assert_non_null(strstr(err, "already exists"));
+	list_one(r, "p", RPMEM_POOL_EMPTY);
+
+	assert_int_equal(rpmemd_pool_open(r, "p", RPMEM_OPEN_RW, 7, "s7", &p,
+					  err, sizeof(err)),
+			 0);
+	assert_int_equal(rpmemd_pool_open(r, "p", RPMEM_OPEN_RW, 8, "s8", &q,
+					  err, sizeof(err)),
+			 -EBUSY);
+	assert_non_null(strstr(err, "open for writing by s7"));
+	assert_int_equal(rpmemd_pool_remove(r, "p", 1, err, sizeof(err)),
+			 -EBUSY);
+	assert_int_equal(rpmemd_pool_set_state(p, RPMEM_POOL_SYNCING, "src",
+					       &m, err, sizeof(err)),
+			 0);
+	memset(p->addr + MiB, 0xa5, 4096);
+	assert_int_equal(rpmemd_pool_persist(p, MiB, 4096), 0);
+	rpmemd_pool_count(p, 4096, 1);
+	assert_int_equal(rpmemd_pool_set_state(p, RPMEM_POOL_CONSISTENT, "",
+					       &m, err, sizeof(err)),
+			 0);
+	assert_int_equal(m.state, RPMEM_POOL_CONSISTENT);
+	assert_string_equal(m.source, "src");
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 7);
+
+	/* the counters and the data outlive the open */
+	assert_int_equal(rpmemd_pool_list(r, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].bytes_written, 4096);
+	assert_int_equal(v[0].flushes, 1);
+	free(v);
+	assert_int_equal(rpmemd_pool_open(r, "p", RPMEM_OPEN_RO, 9, "s9", &p,
+					  err, sizeof(err)),
+			 0);
+	assert_int_equal(p->addr[MiB], 0xa5);
+	assert_int_equal(p->addr[MiB + 4095], 0xa5);
+	assert_int_equal(rpmemd_pool_state(p), RPMEM_POOL_CONSISTENT);
+	rpmemd_pool_close(&p, RPMEM_OPEN_RO, 9);
+
+	assert_int_equal(rpmemd_pool_remove(r, "p", 0, err, sizeof(err)), 0);
+	assert_int_equal(rpmemd_pool_remove(r, "p", 0, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "no pool 'p'"));
+	v = NULL;
+	n = 0;
+	assert_int_equal(rpmemd_pool_list(r, &v, &n), 0);
+	assert_int_equal(n, 0);
+	free(v);
+	rpmemd_region_put(&r);
+}
+
+static void pool_lifecycle__dir_region(void **state)
+{
+	lifecycle(*state, "d");
+}
+
+static void pool_lifecycle__devdax_region(void **state)
+{
+	lifecycle(*state, "x");
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(region_ops__set_by_type),
+		T(pool_lifecycle__dir_region),
+		T(pool_lifecycle__devdax_region),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
