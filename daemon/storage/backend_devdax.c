@@ -106,7 +106,7 @@ static int dax_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	struct rpmemd_regions *set = r->set;
 	struct rpmemd_devdax_pool dp;
 	struct rpmemd_devdax_info di;
-	struct rpmemd_pool *p, *np = NULL;
+	struct rpmemd_pool *p = NULL, *np = NULL;
 	void *addr;
 	uint64_t size;
 	int ret;

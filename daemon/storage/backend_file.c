@@ -422,7 +422,7 @@ static int file_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 		     char *err, size_t errlen)
 {
 	struct rpmemd_regions *set = r->set;
-	struct rpmemd_pool *p, *np = NULL;
+	struct rpmemd_pool *p = NULL, *np = NULL;
 	struct rpmemd_meta m;
 	struct stat st;
 	int ret, fd;
