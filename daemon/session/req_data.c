@@ -304,20 +304,6 @@ int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	return ret;
 }
 
-/* persist_args -- a range of a pool to persist */
-struct persist_args {
-	struct rpmemd_pool *p;
-	uint64_t off;
-	uint64_t len;
-};
-
-/* persist_range -- rpmemd_pool_persist (guarded: a cache flush may fault) */
-static int persist_range(void *arg)
-{
-	struct persist_args *a = arg;
-	return rpmemd_pool_persist(a->p, a->off, a->len);
-}
-
 /* req_flush -- FLUSH: persist a range, or report a deferred WRITE error */
 int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
@@ -348,8 +334,7 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      "FLUSH of pool '%s' refused: it is %s; a pool must be marked syncing (SET_STATE) before its data changes",
 				      h->pool->name, rpmem_state_str(st));
 	uint64_t t0 = rpmem_now_ns();
-	struct persist_args pa = { h->pool, m.offset, m.len };
-	ret = rpmem_guard_run(persist_range, &pa);
+	ret = rpmemd_pool_persist_guarded(h->pool, m.offset, m.len);
 	uint64_t dt = rpmem_now_ns() - t0;
 	if (ret == -EFAULT || ret == -EHWPOISON) {
 		WARN("session %u: pool '%s': %s during FLUSH", s->id,

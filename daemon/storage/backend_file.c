@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "guard.h"
 #include "log.h"
 #include "mapcache.h"
 #include "util.h"
@@ -378,25 +377,10 @@ static int file_stat(struct rpmemd_pool *p, struct stat *st)
 	return 0;
 }
 
-/* persist_args -- a range of a pool to persist (guarded) */
-struct hc_persist_args {
-	struct rpmemd_pool *p;
-	uint64_t off;
-	uint64_t len;
-};
-
-/* hc_persist_run -- rpmemd_pool_persist of one range (guard body) */
-static int hc_persist_run(void *arg)
-{
-	struct hc_persist_args *a = arg;
-	return rpmemd_pool_persist(a->p, a->off, a->len);
-}
-
 /* hc_persist -- the hash cache's persist callback: guarded persist */
 static int hc_persist(void *arg, uint64_t off, uint64_t len)
 {
-	struct hc_persist_args a = { arg, off, len };
-	int ret = rpmem_guard_run(hc_persist_run, &a);
+	int ret = rpmemd_pool_persist_guarded(arg, off, len);
 	return ret == -EHWPOISON ? -EIO : ret;
 }
 

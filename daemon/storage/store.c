@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "guard.h"
 #include "log.h"
 #include "store.h"
 #include "util.h"
@@ -289,6 +290,27 @@ int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len)
 	if (len == 0)
 		return 0;
 	return p->region->ops->persist(p, off, len);
+}
+
+/* a range of a pool to persist under the guard */
+struct persist_args {
+	struct rpmemd_pool *p;
+	uint64_t off;
+	uint64_t len;
+};
+
+/* persist_range -- rpmemd_pool_persist of one range (the guard's body) */
+static int persist_range(void *arg)
+{
+	struct persist_args *a = arg;
+	return rpmemd_pool_persist(a->p, a->off, a->len);
+}
+
+int rpmemd_pool_persist_guarded(struct rpmemd_pool *p, uint64_t off,
+				uint64_t len)
+{
+	struct persist_args a = { p, off, len };
+	return rpmem_guard_run(persist_range, &a);
 }
 
 int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,

@@ -100,6 +100,12 @@ void rpmemd_pool_close(struct rpmemd_pool **pool, uint8_t mode, uint32_t sid);
  * be valid.
  */
 int rpmemd_pool_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len);
+/*
+ * rpmemd_pool_persist_guarded -- rpmemd_pool_persist under rpmem_guard_run:
+ * a cache flush of poisoned PMem is -EHWPOISON (guard.h), not a SIGBUS
+ */
+int rpmemd_pool_persist_guarded(struct rpmemd_pool *p, uint64_t off,
+				uint64_t len);
 
 /*
  * rpmemd_pool_sparse -- the pool file (tmpfs) has pages not allocated yet
