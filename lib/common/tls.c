@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tls.c -- TLS 1.3 on a control connection (OpenSSL 3), both ends */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -10,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -68,18 +66,6 @@ static void ex_init(void)
 	ex_index = SSL_get_ex_new_index(0, "rpmem", NULL, NULL, NULL);
 }
 
-/* set_err -- printf into err[errlen] (may be NULL) */
-static void __attribute__((format(printf, 3, 4)))
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* ssl_reason -- the first queued OpenSSL error as text, queue cleared */
 static const char *ssl_reason(char *buf, size_t len)
 {
@@ -94,119 +80,6 @@ static const char *ssl_reason(char *buf, size_t len)
 		rpmem_strlcpy(buf, "no detail", len);
 	ERR_clear_error();
 	return buf;
-}
-
-int rpmem_key_file_check(const char *path, char *err, size_t errlen)
-{
-	struct stat st;
-
-	if (stat(path, &st)) {
-		int e = errno;
-		set_err(err, errlen, "key file %s: %s", path, strerror(e));
-		return -e;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		set_err(err, errlen, "key file %s is not a regular file", path);
-		return -EINVAL;
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		set_err(err, errlen,
-			"key file %s is accessible by group or others (mode %04o): run chmod 600 %s",
-			path, (unsigned)(st.st_mode & 07777), path);
-		return -EPERM;
-	}
-	return 0;
-}
-
-int rpmem_psk_valid_identity(const char *id)
-{
-	size_t n = strlen(id);
-	if (n == 0 || n > RPMEM_IDENTITY_MAX)
-		return 0;
-	for (; *id; id++)
-		if (!isalnum((unsigned char)*id) && !strchr("._@-", *id))
-			return 0;
-	return 1;
-}
-
-/* hexval -- one hex digit, or -1 */
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-int rpmem_psk_parse_line(const char *line, char *identity, uint8_t *key,
-			 size_t *len)
-{
-	const char *colon = strchr(line, ':');
-	if (!colon || (size_t)(colon - line) > RPMEM_IDENTITY_MAX)
-		return -EINVAL;
-	memcpy(identity, line, (size_t)(colon - line));
-	identity[colon - line] = '\0';
-	if (!rpmem_psk_valid_identity(identity))
-		return -EINVAL;
-	const char *h = colon + 1;
-	size_t n = 0;
-	while (h[0] && h[0] != '\n' && h[0] != '\r') {
-		int hi = hexval((unsigned char)h[0]);
-		int lo = h[1] ? hexval((unsigned char)h[1]) : -1;
-		if (hi < 0 || lo < 0 || n == RPMEM_PSK_MAX)
-			return -EINVAL;
-		key[n++] = (uint8_t)(hi << 4 | lo);
-		h += 2;
-	}
-	if (n < RPMEM_PSK_MIN)
-		return -EINVAL;
-	*len = n;
-	return 0;
-}
-
-int rpmem_psk_read(const char *path, char *identity, uint8_t *key,
-		   size_t *len, char *err, size_t errlen)
-{
-	char want[RPMEM_IDENTITY_MAX + 1], id[RPMEM_IDENTITY_MAX + 1];
-	char line[512];
-	unsigned lineno = 0;
-	int ret;
-
-	if ((ret = rpmem_key_file_check(path, err, errlen)))
-		return ret;
-	rpmem_strlcpy(want, identity, sizeof(want));
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		ret = -errno;
-		set_err(err, errlen, "PSK file %s: %s", path, strerror(-ret));
-		return ret;
-	}
-	ret = -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		char *p = line + strspn(line, " \t");
-		if (*p == '#' || *p == '\n' || !*p)
-			continue;
-		if (rpmem_psk_parse_line(p, id, key, len)) {
-			set_err(err, errlen,
-				"PSK file %s:%u: expected IDENTITY:HEXKEY (identity of letters, digits, '.', '_', '@', '-'; a key of %d to %d bytes in hex)",
-				path, lineno, RPMEM_PSK_MIN, RPMEM_PSK_MAX);
-			ret = -EINVAL;
-			break;
-		}
-		if (want[0] && strcmp(want, id))
-			continue;
-		rpmem_strlcpy(identity, id, RPMEM_IDENTITY_MAX + 1);
-		ret = 0;
-		break;
-	}
-	fclose(f);
-	if (ret == -ENOENT)
-		set_err(err, errlen, "PSK file %s has no key%s%s", path,
-			want[0] ? " for identity " : "", want);
-	return ret;
 }
 
 /* psk_session -- an SSL_SESSION carrying an external PSK for TLS 1.3 */
@@ -326,7 +199,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 	c->ctx = SSL_CTX_new(cfg->server ? TLS_server_method() :
 					   TLS_client_method());
 	if (!c->ctx) {
-		set_err(err, errlen, "cannot create a TLS context: %s",
+		rpmem_set_err(err, errlen, "cannot create a TLS context: %s",
 			ssl_reason(why, sizeof(why)));
 		ret = -ENOMEM;
 		goto err_free;
@@ -334,7 +207,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 	SSL_CTX_set_app_data(c->ctx, c);
 	if (!SSL_CTX_set_min_proto_version(c->ctx, TLS1_3_VERSION) ||
 	    !SSL_CTX_set_max_proto_version(c->ctx, TLS1_3_VERSION)) {
-		set_err(err, errlen, "TLS 1.3 is not available: %s",
+		rpmem_set_err(err, errlen, "TLS 1.3 is not available: %s",
 			ssl_reason(why, sizeof(why)));
 		goto err_free;
 	}
@@ -345,7 +218,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 	if (!SSL_CTX_set_ciphersuites(c->ctx, "TLS_AES_128_GCM_SHA256:"
 					      "TLS_AES_256_GCM_SHA384:"
 					      "TLS_CHACHA20_POLY1305_SHA256")) {
-		set_err(err, errlen, "cannot set the TLS 1.3 suites: %s",
+		rpmem_set_err(err, errlen, "cannot set the TLS 1.3 suites: %s",
 			ssl_reason(why, sizeof(why)));
 		goto err_free;
 	}
@@ -353,7 +226,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 	if (cfg->server &&
 	    !SSL_CTX_set_session_id_context(c->ctx, (const uint8_t *)"rpmemd",
 					    6)) {
-		set_err(err, errlen, "cannot set the TLS session context: %s",
+		rpmem_set_err(err, errlen, "cannot set the TLS session context: %s",
 			ssl_reason(why, sizeof(why)));
 		goto err_free;
 	}
@@ -370,7 +243,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 
 	if (cfg->cert_file || cfg->key_file) {
 		if (!cfg->cert_file || !cfg->key_file) {
-			set_err(err, errlen,
+			rpmem_set_err(err, errlen,
 				"a TLS certificate needs its key, and a key its certificate");
 			goto err_free;
 		}
@@ -379,14 +252,14 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 		ret = -EINVAL;
 		if (SSL_CTX_use_certificate_chain_file(c->ctx,
 						       cfg->cert_file) != 1) {
-			set_err(err, errlen, "certificate %s: %s",
+			rpmem_set_err(err, errlen, "certificate %s: %s",
 				cfg->cert_file, ssl_reason(why, sizeof(why)));
 			goto err_free;
 		}
 		if (SSL_CTX_use_PrivateKey_file(c->ctx, cfg->key_file,
 						SSL_FILETYPE_PEM) != 1 ||
 		    SSL_CTX_check_private_key(c->ctx) != 1) {
-			set_err(err, errlen, "key %s (for %s): %s",
+			rpmem_set_err(err, errlen, "key %s (for %s): %s",
 				cfg->key_file, cfg->cert_file,
 				ssl_reason(why, sizeof(why)));
 			goto err_free;
@@ -396,7 +269,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 	if (cfg->ca_file) {
 		if (SSL_CTX_load_verify_locations(c->ctx, cfg->ca_file,
 						  NULL) != 1) {
-			set_err(err, errlen, "CA file %s: %s", cfg->ca_file,
+			rpmem_set_err(err, errlen, "CA file %s: %s", cfg->ca_file,
 				ssl_reason(why, sizeof(why)));
 			goto err_free;
 		}
@@ -405,7 +278,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 					   SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
 				   cfg->server ? client_cert_cb : NULL);
 	} else if (c->x509) {
-		set_err(err, errlen,
+		rpmem_set_err(err, errlen,
 			"certificates need a CA file to verify the peer's");
 		goto err_free;
 	}
@@ -416,7 +289,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 			SSL_CTX_set_psk_find_session_callback(c->ctx,
 							      find_psk_cb);
 		if (!c->lookup && !c->x509) {
-			set_err(err, errlen,
+			rpmem_set_err(err, errlen,
 				"TLS needs a certificate and key, or PSK identities");
 			goto err_free;
 		}
@@ -425,7 +298,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 		    !rpmem_psk_valid_identity(cfg->psk_identity) ||
 		    cfg->psk_len < RPMEM_PSK_MIN ||
 		    cfg->psk_len > RPMEM_PSK_MAX) {
-			set_err(err, errlen,
+			rpmem_set_err(err, errlen,
 				"a PSK needs a valid identity and %d to %d bytes of key",
 				RPMEM_PSK_MIN, RPMEM_PSK_MAX);
 			goto err_free;
@@ -441,7 +314,7 @@ int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 		 */
 		SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, refuse_cert_cb);
 	} else if (!cfg->ca_file) {
-		set_err(err, errlen,
+		rpmem_set_err(err, errlen,
 			"TLS needs a CA file to verify the target, or a PSK");
 		goto err_free;
 	}
@@ -518,7 +391,7 @@ static int cert_identity(X509 *cert, char *buf, char *why, size_t wlen)
 	buf[0] = '\0';
 	const char *bad = i >= 0 ? cn_name(name, i, buf) : dns_name(cert, buf);
 	if (bad)
-		set_err(why, wlen, "certificate's %s %s",
+		rpmem_set_err(why, wlen, "certificate's %s %s",
 			i >= 0 ? "subject CN" :
 				 "subject CN is missing and its first DNS name",
 			bad);
@@ -585,21 +458,21 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 
 	if (t->cert_offered) {
 		ERR_clear_error();
-		set_err(err, errlen,
+		rpmem_set_err(err, errlen,
 			"the target answered with a certificate instead of proving it holds our pre-shared key (identity '%s'): it is not the target we share the key with, refused",
 			c->psk_id);
 		return -EACCES;
 	}
 	if (c->server && t->err[0]) {
 		ERR_clear_error();
-		set_err(err, errlen, "the client's %s", t->err);
+		rpmem_set_err(err, errlen, "the client's %s", t->err);
 		return -EACCES;
 	}
 	if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED &&
 	    SSL_get_verify_result(ssl) != X509_V_OK) {
 		long v = SSL_get_verify_result(ssl);
 		ERR_clear_error();
-		set_err(err, errlen, "%s's certificate was not accepted: %s",
+		rpmem_set_err(err, errlen, "%s's certificate was not accepted: %s",
 			c->server ? "the client" : "the target",
 			X509_verify_cert_error_string(v));
 		return -EACCES;
@@ -610,10 +483,10 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 	    reason == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
 		ERR_clear_error();
 		if (saved == EAGAIN || saved == EWOULDBLOCK) {
-			set_err(err, errlen, "the TLS handshake timed out");
+			rpmem_set_err(err, errlen, "the TLS handshake timed out");
 			return -ETIMEDOUT;
 		}
-		set_err(err, errlen,
+		rpmem_set_err(err, errlen,
 			"%s closed the connection during the TLS handshake without a TLS alert%s",
 			peer,
 			c->server ? "" :
@@ -624,7 +497,7 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 	    reason == SSL_R_PACKET_LENGTH_TOO_LONG ||
 	    reason == SSL_R_HTTP_REQUEST || reason == SSL_R_UNKNOWN_PROTOCOL) {
 		ERR_clear_error();
-		set_err(err, errlen,
+		rpmem_set_err(err, errlen,
 			c->server ?
 				"the client does not speak TLS (a plaintext rpmemctl? give it credentials)" :
 				"the target does not answer with TLS (is it a plaintext rpmemd? check the tls settings of both ends)");
@@ -632,7 +505,7 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 	}
 	ssl_reason(why, sizeof(why));
 	if (!c->server && !cred_alert(reason)) {
-		set_err(err, errlen,
+		rpmem_set_err(err, errlen,
 			"TLS handshake failed: %s%s", why,
 			reason > SSL_AD_REASON_OFFSET ?
 				" (the target closed the connection during the handshake, not refusing our credentials: it may be busy or stopping; retry, or check its log)" :
@@ -640,14 +513,14 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 		return reason > SSL_AD_REASON_OFFSET ? -ECONNRESET : -EACCES;
 	}
 	if (c->server && claimed[0])
-		set_err(err, errlen,
+		rpmem_set_err(err, errlen,
 			"TLS handshake failed for claimed identity '%s'%s: %s",
 			claimed,
 			t->unknown_id ? " (not in tls.psk_file)" :
 					" (in tls.psk_file: a wrong key?)",
 			why);
 	else
-		set_err(err, errlen, "TLS handshake failed: %s%s", why,
+		rpmem_set_err(err, errlen, "TLS handshake failed: %s%s", why,
 			c->server ? "" : " (the target refused our credentials)");
 	return -EACCES;
 }
@@ -663,7 +536,7 @@ static int expect_name(SSL *ssl, const char *host, char *err, size_t errlen)
 	struct in_addr a4;
 
 	if (!host || !*host) {
-		set_err(err, errlen,
+		rpmem_set_err(err, errlen,
 			"no name to check the target's certificate against");
 		return -EINVAL;
 	}
@@ -672,7 +545,7 @@ static int expect_name(SSL *ssl, const char *host, char *err, size_t errlen)
 	if (ip ? X509_VERIFY_PARAM_set1_ip_asc(vp, host) != 1 :
 		 X509_VERIFY_PARAM_set1_host(vp, host, 0) != 1 ||
 			 SSL_set_tlsext_host_name(ssl, host) != 1) {
-		set_err(err, errlen, "'%s' cannot be a certificate's name",
+		rpmem_set_err(err, errlen, "'%s' cannot be a certificate's name",
 			host);
 		return -EINVAL;
 	}
@@ -698,7 +571,7 @@ static int peer_authenticated(struct rpmem_tls_ctx *c, struct rpmem_tls *t,
 		return 0;
 	}
 	if (c->psk_len) {
-		set_err(err, errlen,
+		rpmem_set_err(err, errlen,
 			"the target did not authenticate with our pre-shared key (identity '%s'): refused",
 			c->psk_id);
 		return -EACCES;
@@ -706,13 +579,13 @@ static int peer_authenticated(struct rpmem_tls_ctx *c, struct rpmem_tls *t,
 	X509 *cert = SSL_get0_peer_certificate(t->ssl);
 	long v = SSL_get_verify_result(t->ssl);
 	if (!cert || v != X509_V_OK || (c->server && !c->x509)) {
-		set_err(err, errlen, "%s's certificate was not accepted: %s",
+		rpmem_set_err(err, errlen, "%s's certificate was not accepted: %s",
 			who, cert ? X509_verify_cert_error_string(v) :
 				    "it presented none");
 		return -EACCES;
 	}
 	if (cert_identity(cert, t->peer, why, sizeof(why))) {
-		set_err(err, errlen, "%s's %s", who, why);
+		rpmem_set_err(err, errlen, "%s's %s", who, why);
 		return -EACCES;
 	}
 	t->method = "x509";
@@ -813,7 +686,7 @@ int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 	BIO_free(sb);
 	if (!t->ssl || !SSL_get_wbio(t->ssl) ||
 	    !SSL_set_ex_data(t->ssl, ex_index, t)) {
-		set_err(err, errlen, "cannot start TLS: %s",
+		rpmem_set_err(err, errlen, "cannot start TLS: %s",
 			ssl_reason(why, sizeof(why)));
 		ret = -ENOMEM;
 		goto err_free;
@@ -826,7 +699,7 @@ int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 	int r = handshake_until(c, t->ssl, conn);
 	nopipe_end(&old);
 	if (r == -ETIMEDOUT) {
-		set_err(err, errlen, "the TLS handshake timed out");
+		rpmem_set_err(err, errlen, "the TLS handshake timed out");
 		ret = -ETIMEDOUT;
 		goto err_free;
 	}

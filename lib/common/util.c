@@ -131,9 +131,7 @@ const char *rpmem_fmt_size(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-/* set_err -- printf into the caller's error buffer; returns -EINVAL */
-static int __attribute__((format(printf, 3, 4)))
-set_err(char *err, size_t errlen, const char *fmt, ...)
+int rpmem_set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -151,11 +149,11 @@ int rpmem_parse_target(const char *s, unsigned need, struct rpmem_target *t,
 	memset(t, 0, sizeof(*t));
 	rpmem_strlcpy(t->port, RPMEM_DEFAULT_PORT, sizeof(t->port));
 	if (!s || !*s)
-		return set_err(err, errlen, "empty target%s", "");
+		return rpmem_set_err(err, errlen, "empty target%s", "");
 	if (!strncmp(p, "rpmem://", 8))
 		p += 8;
 	else if (strstr(p, "://"))
-		return set_err(err, errlen,
+		return rpmem_set_err(err, errlen,
 			       "invalid target '%s': only rpmem:// URIs", s);
 
 	/* host: [v6] or up to ':' or '/' */
@@ -163,17 +161,17 @@ int rpmem_parse_target(const char *s, unsigned need, struct rpmem_target *t,
 	if (*p == '[') {
 		hend = strchr(p, ']');
 		if (!hend)
-			return set_err(err, errlen,
+			return rpmem_set_err(err, errlen,
 				       "invalid target '%s': missing ']'", s);
 		if ((size_t)(hend - p - 1) >= sizeof(t->host) || hend == p + 1)
-			return set_err(err, errlen,
+			return rpmem_set_err(err, errlen,
 				       "invalid target '%s': bad host", s);
 		memcpy(t->host, p + 1, (size_t)(hend - p - 1));
 		p = hend + 1;
 	} else {
 		hend = p + strcspn(p, ":/");
 		if (hend == p || (size_t)(hend - p) >= sizeof(t->host))
-			return set_err(err, errlen,
+			return rpmem_set_err(err, errlen,
 				       "invalid target '%s': bad host", s);
 		memcpy(t->host, p, (size_t)(hend - p));
 		p = hend;
@@ -184,46 +182,46 @@ int rpmem_parse_target(const char *s, unsigned need, struct rpmem_target *t,
 		long port = strtol(p, NULL, 10);
 		if (n == 0 || n > 5 || port < 1 || port > 65535 ||
 		    (p[n] && p[n] != '/'))
-			return set_err(err, errlen,
+			return rpmem_set_err(err, errlen,
 				       "invalid target '%s': bad port", s);
 		memcpy(t->port, p, n);
 		t->port[n] = '\0';
 		p += n;
 	}
 	if (*p && *p != '/')
-		return set_err(err, errlen, "invalid target '%s'", s);
+		return rpmem_set_err(err, errlen, "invalid target '%s'", s);
 	if (*p == '/' && p[1]) {
 		if (need & RPMEM_TARGET_NO_PATH)
-			return set_err(err, errlen,
+			return rpmem_set_err(err, errlen,
 				       "invalid target '%s': expected HOST[:PORT]",
 				       s);
 		p++;
 		const char *slash = strchr(p, '/');
 		size_t n = slash ? (size_t)(slash - p) : strlen(p);
 		if (n > RPMEM_NAME_MAX)
-			return set_err(err, errlen,
+			return rpmem_set_err(err, errlen,
 				       "invalid region name in '%s'", s);
 		memcpy(t->region, p, n);
 		t->region[n] = '\0';
 		if (!rpmem_name_valid(t->region))
-			return set_err(err, errlen,
+			return rpmem_set_err(err, errlen,
 				       "invalid region name in '%s' (" RPMEM_NAME_RULE ")",
 				       s);
 		if (slash) {
 			p = slash + 1;
 			if (strlen(p) > RPMEM_NAME_MAX || !rpmem_name_valid(p))
-				return set_err(err, errlen,
+				return rpmem_set_err(err, errlen,
 					       "invalid pool name in '%s' (" RPMEM_NAME_RULE "; no '/')",
 					       s);
 			rpmem_strlcpy(t->pool, p, sizeof(t->pool));
 		}
 	}
 	if ((need & RPMEM_TARGET_NEED_POOL) && !t->pool[0])
-		return set_err(err, errlen,
+		return rpmem_set_err(err, errlen,
 			       "invalid target '%s': expected HOST[:PORT]/REGION/POOL",
 			       s);
 	if ((need & RPMEM_TARGET_NEED_REGION) && !t->region[0])
-		return set_err(err, errlen,
+		return rpmem_set_err(err, errlen,
 			       "invalid target '%s': expected HOST[:PORT]/REGION",
 			       s);
 	return 0;

@@ -86,6 +86,13 @@ uint64_t rpmem_wall_sec(void); /* CLOCK_REALTIME seconds */
 size_t rpmem_strlcpy(char *dst, const char *src, size_t size);
 
 /*
+ * rpmem_set_err -- printf into the caller's error buffer err[errlen] (NULL
+ * or 0 bytes: nothing); returns -EINVAL
+ */
+int rpmem_set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
  * rpmem_utf8_len -- the length in bytes (1 to 4) of the well-formed UTF-8
  * character s starts with, 0 if it starts with none (a stray continuation
  * byte, an overlong form, a surrogate, beyond U+10FFFF, a truncated one)
