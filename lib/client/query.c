@@ -338,28 +338,6 @@ RPMEM_EXPORT const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s)
 	return rpmem_state_str((uint8_t)s);
 }
 
-/* rpmemctl_session_kick -- KICK: end session id on the target */
-RPMEM_EXPORT int rpmemctl_session_kick(struct rpmemctl_session *sess,
-				       uint32_t id)
-{
-	struct rpmem_msg_kick m = { .session = id };
-	uint8_t buf[16];
-
-	if (!sess)
-		return -EINVAL;
-	client_sess_begin(sess);
-	if (!(sess->caps & RPMEM_CAP_KICK)) {
-		client_seterr(sess, "%s:%s (%s) cannot end sessions: it is older than this client",
-			      sess->host, sess->port, sess->server);
-		return client_sess_end(sess, -ENOTSUP, "ending a session");
-	}
-	int len = rpmem_kick_encode(buf, sizeof(buf), &m);
-	int ret = len < 0 ? len :
-			    client_call(sess, RPMEM_MSG_KICK, buf, (size_t)len,
-					RPMEM_MSG_OK, NULL);
-	return client_sess_end(sess, ret, "ending a session");
-}
-
 /* status_page -- one STATUS request from req's cursor, decoded into *page */
 static int status_page(struct rpmemctl_session *sess,
 		       const struct rpmem_msg_status *req,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* session.c -- initiator sessions: connect, handshake, close */
+/* session.c -- initiator sessions: connect, handshake, close; KICK */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -283,4 +283,26 @@ RPMEM_EXPORT const char *
 rpmemctl_session_identity(const struct rpmemctl_session *sess)
 {
 	return sess ? sess->identity : "";
+}
+
+/* rpmemctl_session_kick -- KICK: end session id on the target */
+RPMEM_EXPORT int rpmemctl_session_kick(struct rpmemctl_session *sess,
+				       uint32_t id)
+{
+	struct rpmem_msg_kick m = { .session = id };
+	uint8_t buf[16];
+
+	if (!sess)
+		return -EINVAL;
+	client_sess_begin(sess);
+	if (!(sess->caps & RPMEM_CAP_KICK)) {
+		client_seterr(sess, "%s:%s (%s) cannot end sessions: it is older than this client",
+			      sess->host, sess->port, sess->server);
+		return client_sess_end(sess, -ENOTSUP, "ending a session");
+	}
+	int len = rpmem_kick_encode(buf, sizeof(buf), &m);
+	int ret = len < 0 ? len :
+			    client_call(sess, RPMEM_MSG_KICK, buf, (size_t)len,
+					RPMEM_MSG_OK, NULL);
+	return client_sess_end(sess, ret, "ending a session");
 }
