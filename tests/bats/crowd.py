@@ -20,15 +20,14 @@
                         "ERROR code message"
 """
 import os
-import socket
 import struct
 import sys
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
-from rpmem_wire import (ERROR, HELLO, HELLO_OK, LIST, Reader,  # noqa: E402
-                        hello_payload, request, wstr)
+from rpmem_wire import (ERROR, LIST, Reader, hello_session,  # noqa: E402
+                        request, wstr)
 
 LIST_PAGE = 1
 POOL_SIZE = 4096
@@ -58,11 +57,7 @@ def pools(region, n, prefix="p"):
 
 def hello(port, client="crowd.py"):
     """a connection past HELLO_OK and its session id"""
-    s = socket.create_connection(("127.0.0.1", port))
-    mtype, body = request(s, HELLO, 1, hello_payload(client))
-    if mtype != HELLO_OK:
-        raise RuntimeError("no HELLO_OK: type %d %r" % (mtype, body))
-    return s, struct.unpack_from("<I", body, 2)[0]
+    return hello_session(port, client)
 
 
 def sessions(port, n, client):

@@ -73,20 +73,24 @@ from rpmem_wire import (CREATE, ERROR, FLUSH, HASH, HASHES, HASHV,  # noqa: E402
                         HELLO, HELLO_OK, OK, OPEN, OPEN_OK, WRITE,
                         connect, error_text, frame, recv_frame, wstr)
 from rpmem_wire import hello_payload as _hello  # noqa: E402
+from rpmem_wire import hello_session as _hello_session  # noqa: E402
 
 
 def hello_payload():
     return _hello("hostile.py")
 
 
+def hello_session(port):
+    """a connection past HELLO_OK and its session id (exit if refused)"""
+    try:
+        return _hello_session(port, "hostile.py")
+    except RuntimeError as e:
+        sys.exit(str(e))
+
+
 def session(port, pool):
     """HELLO and OPEN r1/pool read-write: (socket, session id, handle, size)"""
-    s = connect(port)
-    s.sendall(frame(HELLO, 1, hello_payload()))
-    t, _, p = recv_frame(s)
-    if t != HELLO_OK:
-        sys.exit("no HELLO_OK: " + error_text(p))
-    sid = struct.unpack("<I", p[2:6])[0]
+    s, sid = hello_session(port)
     s.sendall(frame(OPEN, 2, wstr("r1") + wstr(pool) + bytes([1, 0])))
     t, _, p = recv_frame(s)
     if t != OPEN_OK:
@@ -116,11 +120,7 @@ def cmd_hello(port, src=None):
 
 
 def cmd_create(port, pool, size):
-    s = connect(port)
-    s.sendall(frame(HELLO, 1, hello_payload()))
-    t, _, p = recv_frame(s)
-    if t != HELLO_OK:
-        sys.exit("no HELLO_OK: " + error_text(p))
+    s, _ = hello_session(port)
     payload = wstr("r1") + wstr(pool) + struct.pack("<Q", int(size))
     s.sendall(frame(CREATE, 2, payload))
     t, _, p = recv_frame(s)
@@ -197,11 +197,7 @@ def cmd_hashv(port, pool, bs, n):
 
 
 def cmd_bad_writes(port, n):
-    s = connect(port)
-    s.sendall(frame(HELLO, 1, hello_payload()))
-    t, _, p = recv_frame(s)
-    if t != HELLO_OK:
-        sys.exit("no HELLO_OK: " + error_text(p))
+    s, _ = hello_session(port)
     n, refused, batch = int(n), 0, 100
     for first in range(0, n, batch):
         k = min(batch, n - first)

@@ -108,6 +108,17 @@ def connect(port, src=None, timeout=None):
     return s
 
 
+def hello_session(port, client="test", src=None):
+    """a connection past HELLO_OK and its session id; RuntimeError (the
+    target's ERROR as text) if refused"""
+    s = connect(port, src)
+    t, p = request(s, MSG["HELLO"], 1, hello_payload(client))
+    if t != MSG["HELLO_OK"]:
+        s.close()
+        raise RuntimeError("no HELLO_OK: " + error_text(p))
+    return s, struct.unpack_from("<I", p, 2)[0]
+
+
 class Reader:
     """little-endian fields of a payload, in order"""
 
