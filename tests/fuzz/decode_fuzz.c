@@ -47,24 +47,29 @@ static void same(const char *what, int len1, int len2)
 }
 
 /*
- * CODEC -- decode; if accepted, encode, decode that and encode again:
- * both encodings the same (fr frees what a decode allocated, if anything)
+ * ROUND_TRIP -- fn: dec; if accepted, enc, dec that and enc again: both
+ * encodings the same (fr frees what a dec allocated, if anything)
  */
-#define CODEC(name, type, fr)                                                  \
-	static void fuzz_##name(const uint8_t *p, size_t n)                    \
+#define ROUND_TRIP(fn, what, type, dec, enc, fr)                               \
+	static void fn(const uint8_t *p, size_t n)                             \
 	{                                                                      \
 		type m, m2;                                                    \
 		memset(&m, 0, sizeof(m));                                      \
 		memset(&m2, 0, sizeof(m2));                                    \
-		if (rpmem_##name##_decode(p, n, &m))                           \
+		if (dec(p, n, &m))                                             \
 			return;                                                \
-		int l1 = rpmem_##name##_encode(out, OUT_MAX, &m);              \
-		if (l1 < 0 || rpmem_##name##_decode(out, (size_t)l1, &m2))     \
+		int l1 = enc(out, OUT_MAX, &m);                                \
+		if (l1 < 0 || dec(out, (size_t)l1, &m2))                       \
 			abort();                                               \
-		same(#name, l1, rpmem_##name##_encode(out2, OUT_MAX, &m2));    \
+		same(what, l1, enc(out2, OUT_MAX, &m2));                       \
 		fr(&m);                                                        \
 		fr(&m2);                                                       \
 	}
+
+/* CODEC -- ROUND_TRIP of a codec of proto.h: fuzz_NAME */
+#define CODEC(name, type, fr)                                                  \
+	ROUND_TRIP(fuzz_##name, #name, type, rpmem_##name##_decode,           \
+		   rpmem_##name##_encode, fr)
 
 #define NOFREE(m) ((void)(m))
 
@@ -91,37 +96,27 @@ CODEC(kick, struct rpmem_msg_kick, NOFREE)
 CODEC(events, struct rpmem_msg_events, NOFREE)
 CODEC(event, struct rpmem_msg_event, NOFREE)
 
-/* fuzz_list_paged -- LIST_REPLY in the paged layout */
-static void fuzz_list_paged(const uint8_t *p, size_t n)
+/* list_paged_decode -- LIST_REPLY in the paged layout */
+static int list_paged_decode(const void *buf, size_t len,
+			     struct rpmem_msg_list_reply *m)
 {
-	struct rpmem_msg_list_reply m = { 0 }, m2 = { 0 };
-	if (rpmem_list_reply_decode_flags(p, n, RPMEM_LIST_PAGE, &m))
-		return;
-	int l1 = rpmem_list_reply_encode(out, OUT_MAX, &m);
-	if (l1 < 0 || rpmem_list_reply_decode_flags(out, (size_t)l1,
-						    RPMEM_LIST_PAGE, &m2))
-		abort();
-	same("list_reply (paged)", l1,
-	     rpmem_list_reply_encode(out2, OUT_MAX, &m2));
-	rpmem_list_reply_free(&m);
-	rpmem_list_reply_free(&m2);
+	return rpmem_list_reply_decode_flags(buf, len, RPMEM_LIST_PAGE, m);
 }
 
-/* fuzz_status_flags -- STATUS_REPLY with identities and pages */
-static void fuzz_status_flags(const uint8_t *p, size_t n)
+/* status_flags_decode -- STATUS_REPLY with identities and pages */
+static int status_flags_decode(const void *buf, size_t len,
+			       struct rpmem_msg_status_reply *m)
 {
-	struct rpmem_msg_status_reply m = { 0 }, m2 = { 0 };
-	if (rpmem_status_reply_decode_flags(p, n, RPMEM_STATUS_FLAGS, &m))
-		return;
-	int l1 = rpmem_status_reply_encode(out, OUT_MAX, &m);
-	if (l1 < 0 || rpmem_status_reply_decode_flags(out, (size_t)l1,
-						      RPMEM_STATUS_FLAGS, &m2))
-		abort();
-	same("status_reply (flags)", l1,
-	     rpmem_status_reply_encode(out2, OUT_MAX, &m2));
-	rpmem_status_reply_free(&m);
-	rpmem_status_reply_free(&m2);
+	return rpmem_status_reply_decode_flags(buf, len, RPMEM_STATUS_FLAGS,
+					       m);
 }
+
+ROUND_TRIP(fuzz_list_paged, "list_reply (paged)",
+	   struct rpmem_msg_list_reply, list_paged_decode,
+	   rpmem_list_reply_encode, rpmem_list_reply_free)
+ROUND_TRIP(fuzz_status_flags, "status_reply (flags)",
+	   struct rpmem_msg_status_reply, status_flags_decode,
+	   rpmem_status_reply_encode, rpmem_status_reply_free)
 
 /* fuzz_hdr -- a frame header: 16 bytes or nothing */
 static void fuzz_hdr(const uint8_t *p, size_t n)
