@@ -21,8 +21,8 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${SC_PID:-}" ]; then
-		kill "$SC_PID" 2>/dev/null || true
+	if [ -n "${CLIENT_PID:-}" ]; then
+		kill "$CLIENT_PID" 2>/dev/null || true
 	fi
 	teardown_daemon
 }
@@ -42,6 +42,8 @@ hold_sessions() {
 	start_daemon
 	base=$(status_kib RssAnon)
 	coproc SC { "$SESSCLIENT" 127.0.0.1 "$PORT" r1 "$N" "$@"; }
+	# bash unsets SC_PID when it reaps the coprocess: keep the pid
+	CLIENT_PID=$SC_PID
 	read -r -t 120 line <&"${SC[0]}"
 	[ "$line" = "open $N" ]
 	[ "$(status_kib Threads)" -gt "$N" ]
@@ -59,8 +61,8 @@ hold_sessions() {
 	read -r -t 60 line <&"${SC[0]}"
 	[ "$line" = closed ]
 	echo >&"${SC[1]}"
-	wait "$SC_PID"
-	SC_PID=
+	wait "$CLIENT_PID"
+	CLIENT_PID=
 }
 
 @test "200 idle plaintext sessions that did a mirror's work keep under 64 KiB of anonymous memory each in rpmemd" {
