@@ -728,6 +728,138 @@ int rpmemctl_replica_persist(struct rpmemctl_replica *r, const void *addr,
 int rpmemctl_replica_close(struct rpmemctl_replica **r);
 
 /*
+ * --- replication links (LIBRPMEMCTL_2) -------------------------------------
+ *
+ * A link keeps one remote pool up to date with local data that lives at
+ * an address the caller gives (its own mapping of a file, or an
+ * application's mapping). It owns the session and the pool, and follows
+ * the states below; the replica calls above, the preload library and
+ * `rpmemctl sync --follow` are all built on it (librpmemctl(3), "Links").
+ *
+ *	DOWN --connect--> OPEN --push--> SYNCED --write--> LIVE
+ *	LIVE --push or stop--> SYNCED;  stop: back to DOWN
+ *	any failure: DEGRADED (policy degrade) or FAILED (policy fail-stop)
+ *	DEGRADED --connect or push (or write/drain once retry is due)--> ...
+ *
+ * A link is used by one thread at a time. Its calls return 0 or -errno;
+ * rpmemctl_link_errmsg says why the last call failed.
+ */
+struct rpmemctl_link;
+
+enum rpmemctl_link_state {
+	RPMEMCTL_LINK_DOWN = 0,	 /* not connected: not yet, or stopped */
+	RPMEMCTL_LINK_OPEN,	 /* pool open; not known equal to the data */
+	RPMEMCTL_LINK_SYNCED,	 /* pool consistent, equal as of a push */
+	RPMEMCTL_LINK_LIVE,	 /* pool syncing (live): writes go to it */
+	RPMEMCTL_LINK_DEGRADED,	 /* lost; the data goes on; retried later */
+	RPMEMCTL_LINK_FAILED,	 /* fail-stop: only delete is left */
+};
+
+enum rpmemctl_link_policy {
+	/* a failure ends the link: FAILED, every later call fails */
+	RPMEMCTL_LINK_FAIL_STOP = 0,
+	/* a failure drops the connection: DEGRADED, writes only marked */
+	RPMEMCTL_LINK_DEGRADE = 1,
+};
+
+/*
+ * rpmemctl_link_open_fn -- how a link connects: open a session and the
+ * pool read-write; 0 or -errno (the reason in the session's errmsg or
+ * the thread's rpmemctl_strerror)
+ */
+typedef int (*rpmemctl_link_open_fn)(void *arg,
+				     struct rpmemctl_session **sess,
+				     struct rpmemctl_pool **pool);
+/* rpmemctl_link_notify_fn -- the link went from one state to another */
+typedef void (*rpmemctl_link_notify_fn)(void *arg, struct rpmemctl_link *link,
+					enum rpmemctl_link_state from,
+					enum rpmemctl_link_state to);
+
+/*
+ * rpmemctl_link_new -- a link to target ("host[:port]/region/pool" or
+ * rpmem://...), DOWN. By default it connects with the credentials
+ * rpmemctl would use (rpmemctl_session_cfg_load_default) and opens the
+ * pool read-write, creating it with the data's size if missing.
+ */
+int rpmemctl_link_new(const char *target, enum rpmemctl_transport transport,
+		      struct rpmemctl_link **out);
+/* rpmemctl_link_delete -- disconnect without a word and free; NULL is ok */
+void rpmemctl_link_delete(struct rpmemctl_link **link);
+/* rpmemctl_link_set_data -- where the local copy is: [addr, addr + len) */
+int rpmemctl_link_set_data(struct rpmemctl_link *link, void *addr,
+			   uint64_t len);
+/*
+ * rpmemctl_link_set_dirty_log -- the log marked before local writes
+ * (borrowed: it must outlive the link); pushes send only its extents
+ * where it may stand in for the comparison, and clear it
+ */
+int rpmemctl_link_set_dirty_log(struct rpmemctl_link *link,
+				struct rpmemctl_dirtylog *log);
+/*
+ * rpmemctl_link_set_source -- the source recorded by pushes ("host:path")
+ * and while live (live, e.g. "host:path (live)"); NULL keeps a value
+ */
+int rpmemctl_link_set_source(struct rpmemctl_link *link, const char *source,
+			     const char *live);
+/* rpmemctl_link_set_policy -- failure policy; retry_ms < 0: never retry */
+int rpmemctl_link_set_policy(struct rpmemctl_link *link,
+			     enum rpmemctl_link_policy policy, long retry_ms);
+/* rpmemctl_link_set_open -- connect through fn instead of the default */
+int rpmemctl_link_set_open(struct rpmemctl_link *link,
+			   rpmemctl_link_open_fn fn, void *arg);
+/* rpmemctl_link_set_notify -- call fn at every change of state */
+int rpmemctl_link_set_notify(struct rpmemctl_link *link,
+			     rpmemctl_link_notify_fn fn, void *arg);
+/* rpmemctl_link_connect -- DOWN or DEGRADED to OPEN */
+int rpmemctl_link_connect(struct rpmemctl_link *link);
+/*
+ * rpmemctl_link_push -- bring the pool up to date with the data (a sync;
+ * cfg NULL: the link's source and dirty log; res may be NULL), connecting
+ * first if need be: the pool is consistent and SYNCED. A push that read
+ * the data while it changed (-ESTALE) leaves the link OPEN.
+ */
+int rpmemctl_link_push(struct rpmemctl_link *link,
+		       const struct rpmemctl_sync_cfg *cfg,
+		       struct rpmemctl_sync_result *res);
+/*
+ * rpmemctl_link_mark -- mark [offset, offset + len) in the dirty log
+ * before it is written locally; a failed mark stops the log's use
+ */
+int rpmemctl_link_mark(struct rpmemctl_link *link, uint64_t offset,
+		       uint64_t len);
+/*
+ * rpmemctl_link_write -- send [offset, offset + len) of the data (the
+ * first write of a SYNCED link marks the pool syncing: LIVE); DEGRADED:
+ * 0 without sending, or a reconnect and push once the retry is due
+ */
+int rpmemctl_link_write(struct rpmemctl_link *link, uint64_t offset,
+			uint64_t len);
+/* rpmemctl_link_drain -- every write so far is persistent on the target */
+int rpmemctl_link_drain(struct rpmemctl_link *link);
+/*
+ * rpmemctl_link_stop -- the clean end: drain, push what was written since
+ * the last push (the pool consistent), disconnect: DOWN. DEGRADED or
+ * FAILED: disconnect, the pool stays syncing for the next start.
+ */
+int rpmemctl_link_stop(struct rpmemctl_link *link);
+enum rpmemctl_link_state
+rpmemctl_link_get_state(const struct rpmemctl_link *link);
+/*
+ * rpmemctl_link_get_retry_ns -- DEGRADED: nanoseconds until a write or a
+ * drain reconnects (0: due; UINT64_MAX: never); 0 in other states
+ */
+uint64_t rpmemctl_link_get_retry_ns(const struct rpmemctl_link *link);
+/* the open pool (NULL unless OPEN, SYNCED or LIVE), owned by the link */
+struct rpmemctl_pool *rpmemctl_link_get_pool(const struct rpmemctl_link *link);
+/* the last push's result, owned by the link; NULL before one */
+const struct rpmemctl_sync_result *
+rpmemctl_link_get_result(const struct rpmemctl_link *link);
+/* why the last call on the link failed ("" if it succeeded); never NULL */
+const char *rpmemctl_link_errmsg(const struct rpmemctl_link *link);
+/* rpmemctl_link_state_str -- "down", "open", "synced", "live", ... */
+const char *rpmemctl_link_state_str(enum rpmemctl_link_state state);
+
+/*
  * --- targets, sizes, names and keys as text (LIBRPMEMCTL_2) --------------
  *
  * What rpmemctl accepts on its command line, for applications and scripts

@@ -14,22 +14,26 @@
 
 /*
  * A replica owns everything it opens: the file descriptor, the libpmem2
- * config, source and mapping, the session and the pool. All of it is
- * released by rpmemctl_replica_close. The message of a failed call is
- * kept in the replica (rpmemctl_replica_errmsg) and, for the call just
- * made, in the calling thread (rpmemctl_strerror, and the errbuf of
- * rpmemctl_replica_open_err when there is no replica yet).
+ * config, source and mapping, the dirty log and the link (link.c) that
+ * keeps the remote pool up to date with the mapping under the fail-stop
+ * policy. All of it is released by rpmemctl_replica_close. The message of
+ * a failed call is kept in the replica (rpmemctl_replica_errmsg) and, for
+ * the call just made, in the calling thread (rpmemctl_strerror, and the
+ * errbuf of rpmemctl_replica_open_err when there is no replica yet).
  *
- * States: the open's sync leaves the replica consistent; the first
- * persist marks it syncing (the application is changing it, so a crash
- * leaves it marked); close marks it consistent again (generation + 1).
+ * States are the link's: the open's push leaves the pool consistent
+ * (SYNCED); the first persist marks it syncing (LIVE: the application is
+ * changing it, so a crash leaves it marked); close pushes what the
+ * persists marked (only the extents of the dirty log, which compare
+ * equal unless the mapping was written without a persist) and leaves it
+ * consistent (generation + 1).
  *
  * The dirty log PATH.rpmemlog records the extents every persist covers,
  * before their local persist: after a persist that reached only the
  * local file (the target gone, or a crash in between), the next open (or
- * `rpmemctl sync`) sends only those extents. The open's sync and a clean
- * close, which leave the two copies equal, clear it. Its clean mark stays
- * set: a mark is persistent before its persist, so a crash keeps it true.
+ * `rpmemctl sync`) sends only those extents. A push that leaves the two
+ * copies equal clears it. Its clean mark stays set: a mark is persistent
+ * before its persist, so a crash keeps it true.
  */
 struct rpmemctl_replica {
 	int fd;
@@ -37,14 +41,11 @@ struct rpmemctl_replica {
 	struct pmem2_source *src;
 	struct pmem2_map *map;
 	pmem2_persist_fn persist;
-	int dirty; /* marked syncing by a persist since the open */
 	uint8_t *addr;
 	size_t size;
-	struct rpmemctl_session *sess;
-	struct rpmemctl_pool *pool;
+	struct rpmemctl_link *link;
 	struct rpmemctl_dirtylog *log; /* PATH.rpmemlog */
 	char name[2 * RPMEM_NAME_MAX + 2]; /* "region/pool" for messages */
-	char source[RPMEM_STR_MAX + 1];	   /* "host:path" */
 	char errmsg[CLIENT_ERRMSG_MAX];	   /* why the last call failed */
 };
 
@@ -102,28 +103,10 @@ err_pmem2:
 		    pmem2_errormsg());
 }
 
-/* open_remote -- session, then the pool read-write, created if missing */
-static int open_remote(struct rpmemctl_replica *r, const struct rpmem_target *t,
-		       enum rpmemctl_transport transport)
-{
-	int ret = rpmemctl_session_open(t->host, t->port, transport, &r->sess);
-	if (ret) /* the message of the open just made */
-		return rerr(r, ret, "%s", rpmemctl_strerror(ret));
-	ret = rpmemctl_pool_open_or_create(r->sess, t->region, t->pool,
-					   r->size, RPMEMCTL_OPEN_RDWR |
-					   RPMEMCTL_OPEN_CREATE, &r->pool,
-					   NULL);
-	if (ret)
-		return rerr(r, ret, "replica %s on %s:%s: %s", r->name,
-			    t->host, t->port, rpmemctl_session_errmsg(r->sess));
-	return 0;
-}
-
 /* release -- everything the replica holds, in reverse order of opening */
 static void release(struct rpmemctl_replica *r)
 {
-	rpmemctl_pool_close(&r->pool);
-	rpmemctl_session_close(&r->sess);
+	rpmemctl_link_delete(&r->link);
 	rpmemctl_dirtylog_close(&r->log);
 	if (r->map)
 		pmem2_map_delete(&r->map);
@@ -136,27 +119,27 @@ static void release(struct rpmemctl_replica *r)
 	free(r);
 }
 
-/* initial_sync -- push the local file to the replica, recording its source */
-static int initial_sync(struct rpmemctl_replica *r)
+/* start -- the link to target over transport, its first push */
+static int start(struct rpmemctl_replica *r, const char *target,
+		 enum rpmemctl_transport transport, const char *path)
 {
-	struct rpmemctl_sync_cfg *cfg;
-	int ret = rpmemctl_sync_cfg_new(&cfg);
-	if (ret)
-		goto err_msg;
-	ret = rpmemctl_sync_cfg_set_source(cfg, r->source);
+	char source[RPMEM_STR_MAX + 1], host[64] = "";
+	gethostname(host, sizeof(host) - 1);
+	snprintf(source, sizeof(source), "%s:%s", host, path);
+	int ret = rpmemctl_link_new(target, transport, &r->link);
 	if (!ret)
-		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, r->log);
+		ret = rpmemctl_link_set_data(r->link, r->addr, r->size);
+	if (!ret)
+		ret = rpmemctl_link_set_dirty_log(r->link, r->log);
+	if (!ret)
+		ret = rpmemctl_link_set_source(r->link, source, source);
 	if (ret)
-		goto err_delete;
-	ret = rpmemctl_pool_sync2(r->pool, r->addr, r->size, cfg, NULL);
-	rpmemctl_sync_cfg_delete(&cfg);
-	return ret;
-
-err_delete:
-	rpmemctl_sync_cfg_delete(&cfg);
-err_msg:
-	client_seterr(r->sess, "%s", rpmemctl_strerror(ret));
-	return ret;
+		return rerr(r, ret, "%s", rpmemctl_strerror(ret));
+	ret = rpmemctl_link_push(r->link, NULL, NULL);
+	if (ret)
+		return rerr(r, ret, "initial sync of replica %s failed: %s",
+			    r->name, rpmemctl_link_errmsg(r->link));
+	return 0;
 }
 
 /*
@@ -186,9 +169,6 @@ static int replica_open(const char *path, const char *target,
 	}
 	r->fd = -1;
 	snprintf(r->name, sizeof(r->name), "%s/%s", t.region, t.pool);
-	char host[64] = "";
-	gethostname(host, sizeof(host) - 1);
-	snprintf(r->source, sizeof(r->source), "%s:%s", host, path);
 
 	int ret = map_local(r, path);
 	if (ret)
@@ -202,21 +182,9 @@ static int replica_open(const char *path, const char *target,
 		rerr(r, ret, "%s", rpmemctl_strerror(ret));
 		goto err_release;
 	}
-	ret = open_remote(r, &t, transport);
+	ret = start(r, target, transport, path);
 	if (ret)
 		goto err_release;
-	ret = rpmemctl_pool_attach(r->pool, r->addr, r->size);
-	if (ret) {
-		rerr(r, ret, "replica %s: %s", r->name,
-		     rpmemctl_pool_errmsg(r->pool));
-		goto err_release;
-	}
-	ret = initial_sync(r);
-	if (ret) {
-		rerr(r, ret, "initial sync of replica %s failed: %s", r->name,
-		     rpmemctl_pool_errmsg(r->pool));
-		goto err_release;
-	}
 	*out = r;
 	return 0;
 
@@ -291,33 +259,25 @@ RPMEM_EXPORT int rpmemctl_replica_persist(struct rpmemctl_replica *r,
 	if (len == 0)
 		return 0;
 	/* marked before the data can be persistent locally */
-	int ret = rpmemctl_dirtylog_mark(r->log, (uint64_t)(p - r->addr), len);
-	if (ret) {
-		rerr(r, ret, "replica %s: cannot mark the dirty log: %s",
-		     r->name, strerror(-ret));
-		client_set_last(ret, "%s", r->errmsg);
-		return ret;
-	}
-	r->persist(addr, len);
-	if (!r->dirty) {
-		ret = rpmemctl_pool_set_state(r->pool, RPMEMCTL_POOL_SYNCING,
-					      r->source);
-		r->dirty = ret == 0;
+	uint64_t off = (uint64_t)(p - r->addr);
+	int ret = rpmemctl_link_mark(r->link, off, len);
+	if (!ret) {
+		r->persist(addr, len);
+		ret = rpmemctl_link_write(r->link, off, len);
 	}
 	if (!ret)
-		ret = rpmemctl_pool_persist(r->pool, addr,
-					    (uint64_t)(p - r->addr), len);
+		ret = rpmemctl_link_drain(r->link);
 	if (ret) {
 		rerr(r, ret, "replica %s: %s", r->name,
-		     rpmemctl_pool_errmsg(r->pool));
+		     rpmemctl_link_errmsg(r->link));
 		client_set_last(ret, "%s", r->errmsg);
 	}
 	return ret;
 }
 
 /*
- * rpmemctl_replica_close -- mark the replica consistent if it was changed
- * since the open (every persist is flushed already) and release it
+ * rpmemctl_replica_close -- stop the link (a push of what the persists
+ * marked, the pool consistent) and release everything
  */
 RPMEM_EXPORT int rpmemctl_replica_close(struct rpmemctl_replica **rp)
 {
@@ -325,24 +285,10 @@ RPMEM_EXPORT int rpmemctl_replica_close(struct rpmemctl_replica **rp)
 	if (!rp || !*rp)
 		return 0;
 	struct rpmemctl_replica *r = *rp;
-	int ret = 0;
-	if (r->dirty)
-		ret = rpmemctl_pool_set_state(r->pool,
-					      RPMEMCTL_POOL_CONSISTENT,
-					      r->source);
+	int ret = rpmemctl_link_stop(r->link);
 	if (ret)
-		rerr(r, ret, "replica %s: %s", r->name,
-		     rpmemctl_pool_errmsg(r->pool));
-	else if (r->dirty && r->pool)
-		/* every persist reached both copies: the log is void */
-		(void)client_dirtylog_reset(r->log, r->pool->uuid,
-					    r->pool->generation);
-	int ret2 = rpmemctl_pool_close(&r->pool);
-	if (ret2 && !ret) {
-		ret = ret2;
 		rerr(r, ret, "closing replica %s: %s", r->name,
-		     rpmemctl_session_errmsg(r->sess));
-	}
+		     rpmemctl_link_errmsg(r->link));
 	/* release() makes library calls of its own: keep the reason first */
 	char msg[CLIENT_ERRMSG_MAX];
 	rpmem_strlcpy(msg, r->errmsg, sizeof(msg));

@@ -16,26 +16,18 @@
 /*
  * The library's parts: config.c reads the environment, maps.c knows which
  * address ranges of the process are mappings of configured files,
- * remote.c owns one session per configured file (bring-up, writes,
- * flushes, failures, the final sync), interpose.c holds the interposed
+ * remote.c drives one replication link (librpmemctl) per configured
+ * file (bring-up, writes, drains, failures, the final sync), interpose.c holds the interposed
  * libc, libpmem and libpmem2 entry points.
  */
 
 #define PL_FILES_MAX 16	   /* configured files */
 #define PL_MAPS_MAX 64	   /* tracked mappings of them */
-#define PL_PENDING_MAX 8   /* written, unflushed ranges per file */
-#define PL_MERGE_GAP (64u << 10) /* pending ranges this close are merged */
 #define PL_MSG_MAX 512
 
 enum pl_policy {
 	PL_FAIL_STOP = 0, /* a failed replication stops the process */
 	PL_DEGRADED = 1,  /* it continues unreplicated and resyncs later */
-};
-
-/* a range of a pool written to the target but not flushed yet */
-struct pl_range {
-	uint64_t off;
-	uint64_t end;
 };
 
 /* a configured local file and its replica */
@@ -45,25 +37,21 @@ struct pl_file {
 	struct rpmem_target t;
 	char source[RPMEM_STR_MAX + 1];	 /* "host:path", for syncs */
 	char live_src[RPMEM_STR_MAX + 1]; /* "host:path (live)" */
-	pthread_mutex_t lock;		 /* the session: one caller at a time */
-	int started;	     /* mapped once: shadow, session or degraded */
-	int live;	     /* the pool is open and replicated into */
-	int degraded;	     /* the replica is behind (policy degraded) */
-	uint64_t retry_at;   /* degraded: next reconnect (monotonic ns) */
+	pthread_mutex_t lock;		 /* the link: one caller at a time */
+	int started;	     /* mapped once: shadow, link or degraded */
+	int behind;	     /* degraded since the last push: a resync due */
 	uint64_t size;	     /* of the file when it was first mapped */
 	dev_t dev;
 	ino_t ino;
 	uint8_t *shadow;     /* our own shared mapping of the whole file */
-	struct rpmemctl_session *sess;
-	struct rpmemctl_pool *pool;
+	struct rpmemctl_link *link; /* the replication lifecycle */
 	/*
 	 * PATH.rpmemlog: the extents written since the replica was last
 	 * equal; set before the first mapping is tracked, never closed
 	 */
 	struct rpmemctl_dirtylog *log;
 	atomic_int log_bad;  /* a mark failed: the log is not to be used */
-	atomic_uint npending; /* ranges in pending[] */
-	struct pl_range pending[PL_PENDING_MAX];
+	atomic_uint npending; /* 1: written, not yet drained */
 	char errmsg[PL_MSG_MAX];
 };
 

@@ -14,24 +14,29 @@
 #include "preload.h"
 
 /*
- * States of a replica, as the target records them (docs/ARCHITECTURE.md,
- * "Continuous replication"): the bring-up pushes the file (syncing, then
- * consistent), then marks the pool syncing with the source "HOST:PATH
- * (live)" while the application writes into it; from then on the pool
- * holds every range whose drain returned, i.e. a crash-consistent image
- * as of the last drain. A clean exit pushes once more (only the blocks
- * that differ) and leaves it consistent. Every call into librpmemctl is
- * made with the file's lock held and pl_busy set, so the library's own
- * mmap and munmap calls pass straight through.
+ * Each configured file has a replication link (librpmemctl's
+ * rpmemctl_link_*, docs/ARCHITECTURE.md "Replication links") over our
+ * own shared mapping of the file (the shadow): the bring-up pushes the
+ * file (the pool consistent, SYNCED); the first flushed write marks the
+ * pool syncing with the source "HOST:PATH (live)" (LIVE); from then on
+ * the pool holds every range whose drain returned, i.e. a crash-
+ * consistent image as of the last drain. A clean exit stops the link:
+ * one more push (only the blocks that differ) leaves it consistent. The
+ * policy (RPMEM_REPLICATE_POLICY) is the link's: fail-stop aborts the
+ * process at a failure, degraded goes on and lets the link reconnect and
+ * resync every RPMEM_REPLICATE_RETRY seconds. Every call into librpmemctl
+ * is made with the file's lock held and pl_busy set, so the library's
+ * own mmap and munmap calls pass straight through.
  *
  * The dirty log PATH.rpmemlog (the replica API's format and extent size)
  * records the extents every flush covers, before the flush reaches the
  * local file (once per extent until cleared: the hot path is a lookup).
- * Each push (bring-up, degraded resync, clean exit) hands it to the sync,
- * which then sends only the marked extents if the log is relative to the
- * pool's generation, and clears it once the copies are equal. A push
- * holds sync_lock for writing, a flush from its mark to its end for
- * reading: a push cannot clear a mark whose data it may not have read.
+ * The link hands it to every push (bring-up, degraded resync, clean
+ * exit), which then sends only the marked extents if the log is relative
+ * to the pool's generation, and clears it once the copies are equal. A
+ * link call that may push holds sync_lock for writing, a flush from its
+ * mark to its end for reading: a push cannot clear a mark whose data it
+ * may not have read.
  */
 
 __thread int pl_busy __attribute__((tls_model("initial-exec")));
@@ -164,172 +169,120 @@ void pl_mark_done(void)
 	pthread_rwlock_unlock(&sync_lock);
 }
 
-/* ferr -- keep the reason of a failure in f; returns err */
-__attribute__((format(printf, 3, 4))) static int
-ferr(struct pl_file *f, int err, const char *fmt, ...)
+/* push_lock -- the calls that may push hold sync_lock for writing */
+static int push_lock(const struct pl_file *f)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(f->errmsg, sizeof(f->errmsg), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-/* disconnect -- close the pool and the session, dropping pending ranges */
-static void disconnect(struct pl_file *f)
-{
-	pl_busy++;
-	rpmemctl_pool_close(&f->pool);
-	rpmemctl_session_close(&f->sess);
-	pl_busy--;
-	f->live = 0;
-	if (atomic_exchange(&f->npending, 0))
-		atomic_fetch_sub(&pl_pending_files, 1);
-}
-
-/*
- * push -- bring the pool up to date from the shadow, only the extents of
- * the dirty log if it may stand in for the comparison; bytes moved in
- * *moved
- */
-static int push(struct pl_file *f, uint64_t *moved)
-{
-	struct rpmemctl_sync_cfg *cfg = NULL;
-	struct rpmemctl_sync_result *res = NULL;
-	struct rpmemctl_dirtylog *log = NULL;
-	int ret = rpmemctl_sync_cfg_new(&cfg);
-	if (!ret)
-		ret = rpmemctl_sync_cfg_set_source(cfg, f->source);
-	if (!ret)
-		ret = rpmemctl_sync_result_new(&res);
-	if (ret) {
-		ferr(f, ret, "%s", rpmemctl_strerror(ret));
-		goto err_free;
-	}
+	enum rpmemctl_link_state s = rpmemctl_link_get_state(f->link);
+	if (s == RPMEMCTL_LINK_LIVE || s == RPMEMCTL_LINK_SYNCED)
+		return 0;
 	/* no flush between a mark and its end while the log is cleared */
 	pthread_rwlock_wrlock(&sync_lock);
-	if (f->log && !atomic_load(&f->log_bad)) {
-		log = f->log;
-		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, log);
-	}
-	if (!ret)
-		ret = rpmemctl_pool_sync2(f->pool, f->shadow, f->size, cfg,
-					  res);
-	pthread_rwlock_unlock(&sync_lock);
-	if (ret) {
-		ferr(f, ret, "sync: %s", rpmemctl_pool_errmsg(f->pool));
-		goto err_free;
-	}
-	if (moved)
-		*moved = rpmemctl_sync_result_get_data_bytes(res);
-	if (log && rpmemctl_sync_result_get_dirty_only(res))
-		pl_msg(LOG_INFO, "'%s': synced only the extents its dirty "
-		       "log marked", f->path);
-	else if (log)
-		pl_msg(LOG_INFO, "'%s': compared the whole file: %s",
-		       f->path, rpmemctl_sync_result_get_dirty_fallback(res));
-err_free:
-	rpmemctl_sync_result_delete(&res);
-	rpmemctl_sync_cfg_delete(&cfg);
-	return ret;
-}
-
-/* open_pool -- session with the user's credentials, pool read-write */
-static int open_pool(struct pl_file *f)
-{
-	struct rpmemctl_session_cfg *cfg = NULL;
-	const struct rpmem_target *t = &f->t;
-	int ret = rpmemctl_session_cfg_new(&cfg);
-	if (ret)
-		return ferr(f, ret, "%s", rpmemctl_strerror(ret));
-	ret = rpmemctl_session_cfg_load_default(cfg, t->host, t->port);
-	if (ret < 0 && ret != -ENOENT) {
-		ferr(f, ret, "credentials: %s", rpmemctl_strerror(ret));
-		goto err_cfg;
-	}
-	ret = rpmemctl_session_open_cfg(t->host, t->port, pl_cfg.transport,
-					cfg, &f->sess);
-	if (ret) {
-		ferr(f, ret, "%s", rpmemctl_strerror(ret));
-		goto err_cfg;
-	}
-	rpmemctl_session_cfg_delete(&cfg);
-	ret = rpmemctl_pool_open_or_create(f->sess, t->region, t->pool,
-					   f->size, RPMEMCTL_OPEN_RDWR |
-					   RPMEMCTL_OPEN_CREATE, &f->pool,
-					   NULL);
-	if (ret)
-		return ferr(f, ret, "%s", rpmemctl_session_errmsg(f->sess));
-	/* optional: lets RDMA send from the mapping without a copy */
-	(void)rpmemctl_pool_attach(f->pool, f->shadow, f->size);
-	return 0;
-
-err_cfg:
-	rpmemctl_session_cfg_delete(&cfg);
-	return ret;
-}
-
-/* connect_live -- open, push, mark syncing (live); f->lock held */
-static int connect_live(struct pl_file *f, uint64_t *moved)
-{
-	pl_busy++;
-	int ret = open_pool(f);
-	if (!ret)
-		ret = push(f, moved);
-	if (!ret) {
-		ret = rpmemctl_pool_set_state(f->pool, RPMEMCTL_POOL_SYNCING,
-					      f->live_src);
-		if (ret)
-			ferr(f, ret, "%s", rpmemctl_pool_errmsg(f->pool));
-	}
-	pl_busy--;
-	if (ret) {
-		disconnect(f);
-		return ret;
-	}
-	f->live = 1;
-	f->degraded = 0;
-	return 0;
+	/* a push may trust the log only while every mark succeeded */
+	if (atomic_load(&f->log_bad))
+		(void)rpmemctl_link_set_dirty_log(f->link, NULL);
+	return 1;
 }
 
 /*
- * failed -- the replica of f failed (f->errmsg says why): fail-stop
- * aborts the process; degraded drops the connection and goes on
+ * call -- run a link call (op, on off and len) with the library's
+ * interposition off and, where it may push, sync_lock held
  */
-static void failed(struct pl_file *f)
+enum pl_op { PL_PUSH, PL_WRITE, PL_DRAIN, PL_STOP };
+static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 {
-	if (pl_cfg.policy == PL_FAIL_STOP) {
+	int locked = op == PL_STOP ? (pthread_rwlock_wrlock(&sync_lock), 1) :
+				     push_lock(f);
+	int ret = 0;
+	pl_busy++;
+	switch (op) {
+	case PL_PUSH:
+		ret = rpmemctl_link_push(f->link, NULL, NULL);
+		break;
+	case PL_WRITE:
+		ret = rpmemctl_link_write(f->link, off, len);
+		break;
+	case PL_DRAIN:
+		ret = rpmemctl_link_drain(f->link);
+		break;
+	case PL_STOP:
+		ret = rpmemctl_link_stop(f->link);
+		break;
+	}
+	pl_busy--;
+	if (locked)
+		pthread_rwlock_unlock(&sync_lock);
+	return ret;
+}
+
+/* report_push -- what the last push of f sent, for the log */
+static uint64_t report_push(struct pl_file *f)
+{
+	const struct rpmemctl_sync_result *res =
+		rpmemctl_link_get_result(f->link);
+	if (!res)
+		return 0;
+	if (rpmemctl_sync_result_get_dirty_only(res))
+		pl_msg(LOG_INFO, "'%s': synced only the extents its dirty "
+		       "log marked", f->path);
+	else if (f->log && !atomic_load(&f->log_bad))
+		pl_msg(LOG_INFO, "'%s': compared the whole file: %s",
+		       f->path, rpmemctl_sync_result_get_dirty_fallback(res));
+	return rpmemctl_sync_result_get_data_bytes(res);
+}
+
+/*
+ * on_state -- the link of f changed state: fail-stop aborts a started
+ * replica (one that has not started fails its mapping instead), degraded
+ * says so once, a resync says so
+ */
+static void on_state(void *arg, struct rpmemctl_link *link,
+		     enum rpmemctl_link_state from __attribute__((unused)),
+		     enum rpmemctl_link_state to)
+{
+	struct pl_file *f = arg;
+	const char *why = rpmemctl_link_errmsg(link);
+	if (to == RPMEMCTL_LINK_FAILED && f->started) {
 		/* no goodbye to a target that may not answer: stop now */
 		pl_msg(LOG_CRIT, "fail-stop: cannot replicate '%s' to %s: %s; "
-		       "aborting", f->path, f->target, f->errmsg);
+		       "aborting", f->path, f->target, why);
 		abort();
 	}
-	disconnect(f);
-	if (!f->degraded)
+	if (to == RPMEMCTL_LINK_DEGRADED && f->started)
 		pl_msg(LOG_WARNING, "degraded: cannot replicate '%s' to %s: "
 		       "%s; continuing without the replica, which stays "
 		       "syncing until it is resynced", f->path, f->target,
-		       f->errmsg);
-	f->degraded = 1;
-	f->retry_at = rpmem_now_ns() + (uint64_t)pl_cfg.retry_s * 1000000000u;
+		       why);
+	if (to == RPMEMCTL_LINK_DEGRADED)
+		f->behind = 1;
+	/* through OPEN: the reconnect comes before the push */
+	if (to == RPMEMCTL_LINK_SYNCED && f->behind) {
+		f->behind = 0;
+		pl_msg(LOG_NOTICE, "resynced: '%s' is replicated to %s again "
+		       "(%llu bytes moved)", f->path, f->target,
+		       (unsigned long long)report_push(f));
+	}
 }
 
-/* retry -- degraded: reconnect and resync if it is time; f->lock held */
-static void retry(struct pl_file *f)
+/* link_new -- f's link: its shadow, log, sources, policy and hook */
+static int link_new(struct pl_file *f)
 {
-	if (pl_cfg.retry_s < 0 || !f->shadow || rpmem_now_ns() < f->retry_at)
-		return;
-	uint64_t moved = 0;
-	if (connect_live(f, &moved)) {
-		f->retry_at = rpmem_now_ns() +
-			      (uint64_t)pl_cfg.retry_s * 1000000000u;
-		pl_msg(LOG_INFO, "still degraded: '%s' to %s: %s", f->path,
-		       f->target, f->errmsg);
-		return;
-	}
-	pl_msg(LOG_NOTICE, "resynced: '%s' is replicated to %s again "
-	       "(%llu bytes moved)", f->path, f->target,
-	       (unsigned long long)moved);
+	int ret = rpmemctl_link_new(f->target, pl_cfg.transport, &f->link);
+	if (!ret)
+		ret = rpmemctl_link_set_data(f->link, f->shadow, f->size);
+	if (!ret)
+		ret = rpmemctl_link_set_dirty_log(f->link, f->log);
+	if (!ret)
+		ret = rpmemctl_link_set_source(f->link, f->source, f->live_src);
+	if (!ret)
+		ret = rpmemctl_link_set_policy(f->link, pl_cfg.policy ==
+					       PL_FAIL_STOP ?
+					       RPMEMCTL_LINK_FAIL_STOP :
+					       RPMEMCTL_LINK_DEGRADE,
+					       pl_cfg.retry_s < 0 ? -1 :
+					       pl_cfg.retry_s * 1000);
+	if (!ret)
+		ret = rpmemctl_link_set_notify(f->link, on_state, f);
+	return ret;
 }
 
 /*
@@ -344,6 +297,44 @@ static void stop_at_exit(void)
 		atexit(pl_stop_all);
 }
 
+/* pending -- whether f has writes to drain, from its link's state */
+static void pending(struct pl_file *f, int written)
+{
+	int live = rpmemctl_link_get_state(f->link) == RPMEMCTL_LINK_LIVE;
+	if (live && written) {
+		if (!atomic_exchange(&f->npending, 1))
+			atomic_fetch_add(&pl_pending_files, 1);
+	} else if (!live || !written) {
+		if (atomic_exchange(&f->npending, 0))
+			atomic_fetch_sub(&pl_pending_files, 1);
+	}
+}
+
+/* shadow_map -- our own shared mapping of the whole file open at fd */
+static int shadow_map(struct pl_file *f, int fd)
+{
+	/*
+	 * our own open file description: a mapping of the application's
+	 * would keep its flock (libpmemobj's pool lock) alive after it
+	 * closed the file
+	 */
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	int own = open(self, O_RDWR | O_CLOEXEC);
+	f->shadow = own < 0 ? MAP_FAILED :
+		    pl_real_mmap(NULL, f->size, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, own, 0);
+	int ret = -errno;
+	if (own >= 0)
+		close(own);
+	if (f->shadow != MAP_FAILED)
+		return 0;
+	f->shadow = NULL;
+	snprintf(f->errmsg, sizeof(f->errmsg), "cannot map '%.*s': %s", 300,
+		 f->path, strerror(-ret));
+	return ret;
+}
+
 /* pl_file_start -- the first mapping of f in this process; f->lock held */
 int pl_file_start(struct pl_file *f, int fd)
 {
@@ -356,34 +347,29 @@ int pl_file_start(struct pl_file *f, int fd)
 	f->size = (uint64_t)st.st_size;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
-	/*
-	 * our own open file description: a mapping of the application's
-	 * would keep its flock (libpmemobj's pool lock) alive after it
-	 * closed the file
-	 */
-	char self[64];
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	int own = open(self, O_RDWR | O_CLOEXEC);
-	f->shadow = own < 0 ? MAP_FAILED :
-		    pl_real_mmap(NULL, f->size, PROT_READ | PROT_WRITE,
-				 MAP_SHARED, own, 0);
-	ret = -errno;
-	if (own >= 0)
-		close(own);
-	if (f->shadow == MAP_FAILED) {
-		f->shadow = NULL;
-		ferr(f, ret, "cannot map '%s': %s", f->path, strerror(-ret));
+	if ((ret = shadow_map(f, fd)))
+		goto err_failed;
+	open_log(f, fd);
+	pl_busy++;
+	ret = link_new(f);
+	pl_busy--;
+	if (ret) {
+		snprintf(f->errmsg, sizeof(f->errmsg), "%s",
+			 rpmemctl_strerror(ret));
 		goto err_failed;
 	}
-	open_log(f, fd);
-	uint64_t moved = 0;
-	ret = connect_live(f, &moved);
-	if (ret)
+	/* the bring-up: the pool consistent, live at the first write */
+	ret = call(f, PL_PUSH, 0, 0);
+	if (ret) {
+		snprintf(f->errmsg, sizeof(f->errmsg), "%s",
+			 rpmemctl_link_errmsg(f->link));
 		goto err_failed;
+	}
 	f->started = 1;
 	stop_at_exit();
 	pl_msg(LOG_INFO, "replicating '%s' to %s (%llu bytes brought up to "
-	       "date)", f->path, f->target, (unsigned long long)moved);
+	       "date)", f->path, f->target,
+	       (unsigned long long)report_push(f));
 	return 0;
 
 err_failed:
@@ -391,6 +377,7 @@ err_failed:
 		pl_msg(LOG_CRIT, "fail-stop: cannot start replicating '%s' to "
 		       "%s: %s; the mapping fails", f->path, f->target,
 		       f->errmsg);
+		rpmemctl_link_delete(&f->link);
 		if (f->shadow)
 			pl_real_munmap(f->shadow, f->size);
 		f->shadow = NULL;
@@ -398,57 +385,25 @@ err_failed:
 	}
 	f->started = 1;
 	stop_at_exit();
-	failed(f);
+	pl_msg(LOG_WARNING, "degraded: cannot replicate '%s' to %s: %s; "
+	       "continuing without the replica, which stays syncing until "
+	       "it is resynced", f->path, f->target, f->errmsg);
 	return 0;
-}
-
-/* add_pending -- remember [off, off + len) for the next drain; lock held */
-static void add_pending(struct pl_file *f, uint64_t off, uint64_t len)
-{
-	uint64_t end = off + len;
-	unsigned n = atomic_load(&f->npending);
-	for (unsigned i = 0; i < n; i++) {
-		struct pl_range *r = &f->pending[i];
-		/* overlapping or close enough: one flush covers both */
-		if (off <= r->end + PL_MERGE_GAP &&
-		    r->off <= end + PL_MERGE_GAP) {
-			r->off = off < r->off ? off : r->off;
-			r->end = end > r->end ? end : r->end;
-			return;
-		}
-	}
-	if (n == PL_PENDING_MAX) {
-		/* full: the last one grows to cover the new range */
-		struct pl_range *r = &f->pending[n - 1];
-		r->off = off < r->off ? off : r->off;
-		r->end = end > r->end ? end : r->end;
-		return;
-	}
-	f->pending[n] = (struct pl_range){ off, end };
-	atomic_store(&f->npending, n + 1);
-	if (n == 0)
-		atomic_fetch_add(&pl_pending_files, 1);
 }
 
 /* write_range -- send [off, off + len) of f to its target */
 static void write_range(struct pl_file *f, uint64_t off, uint64_t len)
 {
 	pthread_mutex_lock(&f->lock);
-	if (!f->live) {
-		/* a resync reads the mapping as it is now: off included */
-		if (f->degraded)
-			retry(f);
-		goto out;
-	}
-	pl_busy++;
-	int ret = rpmemctl_pool_write(f->pool, f->shadow + off, off, len);
-	pl_busy--;
-	if (ret) {
-		ferr(f, ret, "%s", rpmemctl_pool_errmsg(f->pool));
-		failed(f);
-	} else {
-		add_pending(f, off, len);
-	}
+	enum rpmemctl_link_state s = rpmemctl_link_get_state(f->link);
+	if (!f->link || (s == RPMEMCTL_LINK_DEGRADED &&
+			 rpmemctl_link_get_retry_ns(f->link)))
+		goto out; /* only local until the retry is due */
+	int ret = call(f, PL_WRITE, off, len);
+	if (ret && s == RPMEMCTL_LINK_DEGRADED)
+		pl_msg(LOG_INFO, "still degraded: '%s' to %s: %s", f->path,
+		       f->target, rpmemctl_link_errmsg(f->link));
+	pending(f, !ret);
 out:
 	pthread_mutex_unlock(&f->lock);
 }
@@ -462,26 +417,6 @@ void pl_flushed(const void *addr, size_t len)
 		write_range(hits[i].f, hits[i].off, hits[i].len);
 }
 
-/* flush_pending -- FLUSH every pending range of f; lock held. 0 or -errno */
-static int flush_pending(struct pl_file *f)
-{
-	unsigned n = atomic_load(&f->npending);
-	int ret = 0;
-	pl_busy++;
-	for (unsigned i = 0; i < n && !ret; i++) {
-		struct pl_range *r = &f->pending[i];
-		ret = rpmemctl_pool_flush(f->pool, r->off, r->end - r->off);
-	}
-	pl_busy--;
-	if (ret)
-		return ferr(f, ret, "%s", rpmemctl_pool_errmsg(f->pool));
-	if (n) {
-		atomic_store(&f->npending, 0);
-		atomic_fetch_sub(&pl_pending_files, 1);
-	}
-	return 0;
-}
-
 /* pl_drain -- every write so far is persistent on its target */
 void pl_drain(void)
 {
@@ -490,8 +425,9 @@ void pl_drain(void)
 		if (!atomic_load(&f->npending))
 			continue;
 		pthread_mutex_lock(&f->lock);
-		if (f->live && flush_pending(f))
-			failed(f);
+		if (rpmemctl_link_get_state(f->link) == RPMEMCTL_LINK_LIVE)
+			(void)call(f, PL_DRAIN, 0, 0);
+		pending(f, 0);
 		pthread_mutex_unlock(&f->lock);
 	}
 }
@@ -500,27 +436,22 @@ void pl_drain(void)
 static void stop(struct pl_file *f)
 {
 	pthread_mutex_lock(&f->lock);
-	if (f->live) {
-		/* a push marks it consistent (generation + 1) */
-		pl_busy++;
-		int ret = flush_pending(f);
-		if (!ret)
-			ret = push(f, NULL);
-		pl_busy--;
-		if (ret)
-			pl_msg(LOG_WARNING, "at exit: cannot mark the replica "
-			       "of '%s' on %s consistent: %s; it stays syncing",
-			       f->path, f->target, f->errmsg);
-		disconnect(f);
-	} else if (f->degraded) {
+	enum rpmemctl_link_state s = rpmemctl_link_get_state(f->link);
+	if (f->link && s != RPMEMCTL_LINK_DEGRADED &&
+	    call(f, PL_STOP, 0, 0))
+		pl_msg(LOG_WARNING, "at exit: cannot mark the replica "
+		       "of '%s' on %s consistent: %s; it stays syncing",
+		       f->path, f->target, rpmemctl_link_errmsg(f->link));
+	else if (s == RPMEMCTL_LINK_DEGRADED)
 		pl_msg(LOG_WARNING, "at exit: the replica of '%s' on %s is "
 		       "behind (degraded); it stays syncing until the next "
 		       "start resyncs it", f->path, f->target);
-	}
+	if (f->link)
+		pending(f, 0);
+	rpmemctl_link_delete(&f->link);
 	if (f->started)
 		stamp(f);
 	f->started = 0;
-	f->degraded = 0;
 	pthread_mutex_unlock(&f->lock);
 }
 

@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* link.c -- the replication lifecycle: one remote pool kept up to date */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "util.h"
+
+/*
+ * A link owns a session and one pool opened read-write on it, and knows
+ * where the local copy of the data is. Its states (librpmemctl.h, and
+ * docs/ARCHITECTURE.md "Replication links"):
+ *
+ *	DOWN	  no connection
+ *	OPEN	  pool open; its contents not known to match the data
+ *	SYNCED	  a push left the pool consistent and equal to the data
+ *	LIVE	  writes go to the pool as they are made: it is marked
+ *		  syncing (the live source), and holds every range whose
+ *		  drain returned
+ *	DEGRADED  a failure under the degrade policy: disconnected; the
+ *		  data goes on alone (the dirty log still marks it) until a
+ *		  reconnect and push bring the pool up to date again
+ *	FAILED	  a failure under the fail-stop policy: every call fails
+ *
+ * The pool's own state follows from these: a push marks it syncing
+ * while it runs and consistent (generation + 1) when it completes; the
+ * first write after a push marks it syncing with the live source; only
+ * a push or the clean stop marks it consistent again. A crash at any
+ * point leaves it syncing, or consistent with the data it says.
+ */
+#define LINK_PENDING_MAX 8	     /* written, unflushed ranges */
+#define LINK_MERGE_GAP (64u << 10) /* pending ranges this close merge */
+
+struct link_range {
+	uint64_t off;
+	uint64_t end;
+};
+
+struct rpmemctl_link {
+	enum rpmemctl_link_state state;
+	enum rpmemctl_link_policy policy;
+	long retry_ms;	   /* degraded: between reconnects; < 0 never */
+	uint64_t retry_at; /* degraded: next automatic reconnect (ns) */
+	int fail_err;	   /* FAILED: the failure every call returns */
+	struct rpmem_target t;
+	enum rpmemctl_transport transport;
+	rpmemctl_link_open_fn open_fn;
+	void *open_arg;
+	rpmemctl_link_notify_fn notify_fn;
+	void *notify_arg;
+	uint8_t *addr; /* the data */
+	uint64_t len;
+	struct rpmemctl_dirtylog *log; /* borrowed; NULL after a failed mark */
+	struct rpmemctl_session *sess;
+	struct rpmemctl_pool *pool;
+	struct rpmemctl_sync_result res; /* of the last push */
+	int pushed;			 /* res holds one */
+	unsigned npending;
+	struct link_range pending[LINK_PENDING_MAX];
+	char source[RPMEM_STR_MAX + 1];
+	char live[RPMEM_STR_MAX + 1];
+	char errmsg[CLIENT_ERRMSG_MAX];
+};
+
+/* lerr -- keep the reason of a failure in the link; returns err */
+__attribute__((format(printf, 3, 4))) static int
+lerr(struct rpmemctl_link *l, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(l->errmsg, sizeof(l->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* set_state -- move to `to`, telling the notify hook */
+static void set_state(struct rpmemctl_link *l, enum rpmemctl_link_state to)
+{
+	enum rpmemctl_link_state from = l->state;
+	if (from == to)
+		return;
+	l->state = to;
+	if (l->notify_fn)
+		l->notify_fn(l->notify_arg, l, from, to);
+}
+
+/* disconnect -- close the pool and the session; pending ranges dropped */
+static void disconnect(struct rpmemctl_link *l)
+{
+	rpmemctl_pool_close(&l->pool);
+	rpmemctl_session_close(&l->sess);
+	l->npending = 0;
+}
+
+/*
+ * failed -- a call failed (l->errmsg says why) with err: the policy
+ * decides between DEGRADED (retry later) and FAILED; returns err
+ */
+static int failed(struct rpmemctl_link *l, int err)
+{
+	disconnect(l);
+	if (l->policy == RPMEMCTL_LINK_FAIL_STOP) {
+		l->fail_err = err;
+		set_state(l, RPMEMCTL_LINK_FAILED);
+		return err;
+	}
+	l->retry_at = l->retry_ms < 0 ? UINT64_MAX :
+		      rpmem_now_ns() + (uint64_t)l->retry_ms * 1000000u;
+	set_state(l, RPMEMCTL_LINK_DEGRADED);
+	return err;
+}
+
+/* pool_failed -- failed() with the pool's message */
+static int pool_failed(struct rpmemctl_link *l, int err, const char *what)
+{
+	lerr(l, err, "%s%s", what, rpmemctl_pool_errmsg(l->pool));
+	return failed(l, err);
+}
+
+/* open_default -- the credentials rpmemctl would use, pool read-write */
+static int open_default(struct rpmemctl_link *l)
+{
+	struct rpmemctl_session_cfg *cfg = NULL;
+	const struct rpmem_target *t = &l->t;
+	int ret = rpmemctl_session_cfg_new(&cfg);
+	if (!ret) {
+		ret = rpmemctl_session_cfg_load_default(cfg, t->host, t->port);
+		ret = ret == -ENOENT ? 0 : ret;
+	}
+	if (!ret)
+		ret = rpmemctl_session_open_cfg(t->host, t->port, l->transport,
+						cfg, &l->sess);
+	rpmemctl_session_cfg_delete(&cfg);
+	if (ret)
+		return lerr(l, ret, "%s", rpmemctl_strerror(ret));
+	ret = rpmemctl_pool_open_or_create(l->sess, t->region, t->pool,
+					   l->len, RPMEMCTL_OPEN_RDWR |
+					   RPMEMCTL_OPEN_CREATE, &l->pool,
+					   NULL);
+	if (ret)
+		return lerr(l, ret, "%s", rpmemctl_session_errmsg(l->sess));
+	return 0;
+}
+
+/* do_connect -- open through the hook, attach the data: OPEN */
+static int do_connect(struct rpmemctl_link *l)
+{
+	int ret;
+	disconnect(l);
+	if (l->open_fn) {
+		ret = l->open_fn(l->open_arg, &l->sess, &l->pool);
+		if (ret)
+			lerr(l, ret, "%s", l->sess ?
+			     rpmemctl_session_errmsg(l->sess) :
+			     rpmemctl_strerror(ret));
+	} else {
+		ret = open_default(l);
+	}
+	if (!ret && !l->pool)
+		ret = lerr(l, -EINVAL, "the link's open hook opened no pool");
+	if (ret)
+		return failed(l, ret);
+	/* optional: lets RDMA send from the data without a copy */
+	(void)rpmemctl_pool_attach(l->pool, l->addr, l->len);
+	set_state(l, RPMEMCTL_LINK_OPEN);
+	return 0;
+}
+
+/* usable -- 0, or the error of a call on a FAILED or misconfigured link */
+static int usable(struct rpmemctl_link *l)
+{
+	l->errmsg[0] = '\0';
+	if (l->state == RPMEMCTL_LINK_FAILED)
+		return lerr(l, l->fail_err, "the replica of %s/%s failed "
+			    "before (fail-stop)", l->t.region, l->t.pool);
+	if (!l->addr)
+		return lerr(l, -EINVAL, "the link has no data to replicate");
+	return 0;
+}
+
+/* do_push -- a sync of the data into the pool; connected first if need be */
+static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg)
+{
+	struct rpmemctl_sync_cfg *cfg = NULL;
+	int ret = 0;
+	if (!l->pool && (ret = do_connect(l)))
+		return ret;
+	if (!ucfg) {
+		ret = rpmemctl_sync_cfg_new(&cfg);
+		if (!ret && l->source[0])
+			ret = rpmemctl_sync_cfg_set_source(cfg, l->source);
+		if (!ret && l->log)
+			ret = rpmemctl_sync_cfg_set_dirty_log(cfg, l->log);
+		if (ret) {
+			rpmemctl_sync_cfg_delete(&cfg);
+			return lerr(l, ret, "%s", rpmemctl_strerror(ret));
+		}
+		ucfg = cfg;
+	}
+	memset(&l->res, 0, sizeof(l->res));
+	ret = rpmemctl_pool_sync2(l->pool, l->addr, l->len, ucfg, &l->res);
+	rpmemctl_sync_cfg_delete(&cfg);
+	l->pushed = 1;
+	l->npending = 0; /* a push covers every write before it */
+	if (ret == -ESTALE && l->pool->sess && !l->sess->lost) {
+		/* the data changed while read: the pool stays syncing */
+		lerr(l, ret, "%s", rpmemctl_pool_errmsg(l->pool));
+		set_state(l, RPMEMCTL_LINK_OPEN);
+		return ret;
+	}
+	if (ret)
+		return pool_failed(l, ret, "sync: ");
+	set_state(l, RPMEMCTL_LINK_SYNCED);
+	return 0;
+}
+
+/* retry_due -- DEGRADED and time to reconnect: reconnect and push */
+static int retry_due(struct rpmemctl_link *l)
+{
+	if (l->retry_ms < 0 || rpmem_now_ns() < l->retry_at)
+		return 0;
+	return do_push(l, NULL);
+}
+
+/* go_live -- the first write after a push marks the pool syncing (live) */
+static int go_live(struct rpmemctl_link *l)
+{
+	int ret = rpmemctl_pool_set_state(l->pool, RPMEMCTL_POOL_SYNCING,
+					  l->live[0] ? l->live : l->source);
+	if (ret)
+		return pool_failed(l, ret, "");
+	set_state(l, RPMEMCTL_LINK_LIVE);
+	return 0;
+}
+
+/* add_pending -- remember [off, off + len) for the next drain */
+static void add_pending(struct rpmemctl_link *l, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len;
+	struct link_range *r;
+	for (unsigned i = 0; i < l->npending; i++) {
+		r = &l->pending[i];
+		/* overlapping or close enough: one flush covers both */
+		if (off <= r->end + LINK_MERGE_GAP &&
+		    r->off <= end + LINK_MERGE_GAP)
+			goto grow;
+	}
+	if (l->npending < LINK_PENDING_MAX) {
+		l->pending[l->npending++] = (struct link_range){ off, end };
+		return;
+	}
+	/* full: the last one grows to cover the new range */
+	r = &l->pending[LINK_PENDING_MAX - 1];
+grow:
+	r->off = off < r->off ? off : r->off;
+	r->end = end > r->end ? end : r->end;
+}
+
+/* rpmemctl_link_new -- a DOWN link to target with the default policy */
+RPMEM_EXPORT int rpmemctl_link_new(const char *target,
+				   enum rpmemctl_transport transport,
+				   struct rpmemctl_link **out)
+{
+	client_api_begin();
+	char err[256];
+	if (!target || !out) {
+		client_set_last(-EINVAL, "link: invalid argument");
+		return -EINVAL;
+	}
+	struct rpmemctl_link *l = calloc(1, sizeof(*l));
+	if (!l) {
+		client_set_last(-ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	if (rpmem_parse_target(target, RPMEM_TARGET_NEED_POOL, &l->t, err,
+			       sizeof(err))) {
+		free(l);
+		client_set_last(-EINVAL, "%s", err);
+		return -EINVAL;
+	}
+	l->transport = transport;
+	l->retry_ms = -1;
+	*out = l;
+	return 0;
+}
+
+/* rpmemctl_link_delete -- disconnect without a word and free */
+RPMEM_EXPORT void rpmemctl_link_delete(struct rpmemctl_link **lp)
+{
+	if (!lp || !*lp)
+		return;
+	disconnect(*lp);
+	free(*lp);
+	*lp = NULL;
+}
+
+/* check -- a setter's argument check; the setters change no state */
+static int check(struct rpmemctl_link *l, int ok)
+{
+	client_api_begin();
+	if (l && ok)
+		return 0;
+	client_set_last(-EINVAL, "link: invalid argument");
+	return -EINVAL;
+}
+
+RPMEM_EXPORT int rpmemctl_link_set_data(struct rpmemctl_link *l, void *addr,
+					uint64_t len)
+{
+	int ret = check(l, addr && len && !(l && l->pool));
+	if (!ret) {
+		l->addr = addr;
+		l->len = len;
+	}
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_link_set_dirty_log(struct rpmemctl_link *l,
+					     struct rpmemctl_dirtylog *log)
+{
+	int ret = check(l, 1);
+	if (!ret)
+		l->log = log;
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_link_set_source(struct rpmemctl_link *l,
+					  const char *source, const char *live)
+{
+	int ret = check(l, 1);
+	if (!ret && source)
+		rpmem_strlcpy(l->source, source, sizeof(l->source));
+	if (!ret && live)
+		rpmem_strlcpy(l->live, live, sizeof(l->live));
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_link_set_policy(struct rpmemctl_link *l,
+					  enum rpmemctl_link_policy policy,
+					  long retry_ms)
+{
+	int ret = check(l, policy == RPMEMCTL_LINK_FAIL_STOP ||
+			   policy == RPMEMCTL_LINK_DEGRADE);
+	if (!ret) {
+		l->policy = policy;
+		l->retry_ms = retry_ms < 0 ? -1 : retry_ms;
+	}
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_link_set_open(struct rpmemctl_link *l,
+					rpmemctl_link_open_fn fn, void *arg)
+{
+	int ret = check(l, 1);
+	if (!ret) {
+		l->open_fn = fn;
+		l->open_arg = arg;
+	}
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_link_set_notify(struct rpmemctl_link *l,
+					  rpmemctl_link_notify_fn fn, void *arg)
+{
+	int ret = check(l, 1);
+	if (!ret) {
+		l->notify_fn = fn;
+		l->notify_arg = arg;
+	}
+	return ret;
+}
+
+/* api_end -- the thread's message is the link's */
+static int api_end(struct rpmemctl_link *l, int ret)
+{
+	if (ret)
+		client_set_last(ret, "%s", l->errmsg);
+	return ret;
+}
+
+/* rpmemctl_link_connect -- DOWN or DEGRADED to OPEN */
+RPMEM_EXPORT int rpmemctl_link_connect(struct rpmemctl_link *l)
+{
+	if (check(l, 1))
+		return -EINVAL;
+	int ret = usable(l);
+	if (!ret)
+		ret = do_connect(l);
+	return api_end(l, ret);
+}
+
+/* rpmemctl_link_push -- a sync; the pool consistent and SYNCED */
+RPMEM_EXPORT int rpmemctl_link_push(struct rpmemctl_link *l,
+				    const struct rpmemctl_sync_cfg *cfg,
+				    struct rpmemctl_sync_result *res)
+{
+	if (check(l, 1))
+		return -EINVAL;
+	int ret = usable(l);
+	if (!ret)
+		ret = do_push(l, cfg);
+	if (res && l->pushed)
+		*res = l->res;
+	return api_end(l, ret);
+}
+
+/* rpmemctl_link_mark -- mark the dirty log; a failed mark drops it */
+RPMEM_EXPORT int rpmemctl_link_mark(struct rpmemctl_link *l, uint64_t off,
+				    uint64_t len)
+{
+	if (check(l, 1))
+		return -EINVAL;
+	l->errmsg[0] = '\0';
+	if (!l->log)
+		return 0;
+	int ret = rpmemctl_dirtylog_mark(l->log, off, len);
+	if (ret) {
+		/* it no longer covers every write: no push may trust it */
+		l->log = NULL;
+		lerr(l, ret, "cannot mark the dirty log: %s", strerror(-ret));
+	}
+	return api_end(l, ret);
+}
+
+/* write_live -- SYNCED or LIVE: go live if need be, write, remember */
+static int write_live(struct rpmemctl_link *l, uint64_t off, uint64_t len)
+{
+	int ret = 0;
+	if (l->state == RPMEMCTL_LINK_SYNCED && (ret = go_live(l)))
+		return ret;
+	ret = rpmemctl_pool_write(l->pool, l->addr + off, off, len);
+	if (ret)
+		return pool_failed(l, ret, "");
+	add_pending(l, off, len);
+	return 0;
+}
+
+/* rpmemctl_link_write -- send a range of the data (LIVE from SYNCED) */
+RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
+				     uint64_t len)
+{
+	if (check(l, 1))
+		return -EINVAL;
+	int ret = usable(l);
+	if (!ret && (off > l->len || len > l->len - off))
+		ret = lerr(l, -EINVAL, "write %llu+%llu is outside the %llu "
+			   "bytes of the data", (unsigned long long)off,
+			   (unsigned long long)len,
+			   (unsigned long long)l->len);
+	if (ret || len == 0)
+		return api_end(l, ret);
+	switch (l->state) {
+	case RPMEMCTL_LINK_DEGRADED:
+		/* a resync reads the data as it is now: this range too */
+		ret = retry_due(l);
+		break;
+	case RPMEMCTL_LINK_DOWN:
+	case RPMEMCTL_LINK_OPEN:
+		/* not known equal: bring it up to date, which covers it */
+		ret = do_push(l, NULL);
+		break;
+	default:
+		ret = write_live(l, off, len);
+	}
+	return api_end(l, ret);
+}
+
+/* flush_pending -- FLUSH every pending range */
+static int flush_pending(struct rpmemctl_link *l)
+{
+	for (unsigned i = 0; i < l->npending; i++) {
+		struct link_range *r = &l->pending[i];
+		int ret = rpmemctl_pool_flush(l->pool, r->off, r->end - r->off);
+		if (ret)
+			return pool_failed(l, ret, "");
+	}
+	l->npending = 0;
+	return 0;
+}
+
+/* rpmemctl_link_drain -- every write so far is persistent on the target */
+RPMEM_EXPORT int rpmemctl_link_drain(struct rpmemctl_link *l)
+{
+	if (check(l, 1))
+		return -EINVAL;
+	int ret = usable(l);
+	if (!ret && l->state == RPMEMCTL_LINK_DEGRADED)
+		ret = retry_due(l);
+	else if (!ret && l->pool)
+		ret = flush_pending(l);
+	return api_end(l, ret);
+}
+
+/* rpmemctl_link_stop -- drain, push if written since the last, DOWN */
+RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
+{
+	if (check(l, 1))
+		return -EINVAL;
+	int ret = usable(l);
+	enum rpmemctl_link_state s = l->state;
+	if (!ret && (s == RPMEMCTL_LINK_LIVE || s == RPMEMCTL_LINK_OPEN)) {
+		ret = flush_pending(l);
+		if (!ret)
+			ret = do_push(l, NULL);
+	}
+	if (l->state != RPMEMCTL_LINK_FAILED) {
+		disconnect(l);
+		if (l->state != RPMEMCTL_LINK_DEGRADED)
+			set_state(l, RPMEMCTL_LINK_DOWN);
+	}
+	return api_end(l, ret);
+}
+
+RPMEM_EXPORT enum rpmemctl_link_state
+rpmemctl_link_get_state(const struct rpmemctl_link *l)
+{
+	return l ? l->state : RPMEMCTL_LINK_DOWN;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_link_get_retry_ns(const struct rpmemctl_link *l)
+{
+	if (!l || l->state != RPMEMCTL_LINK_DEGRADED)
+		return 0;
+	if (l->retry_at == UINT64_MAX)
+		return UINT64_MAX;
+	uint64_t now = rpmem_now_ns();
+	return now >= l->retry_at ? 0 : l->retry_at - now;
+}
+
+RPMEM_EXPORT struct rpmemctl_pool *
+rpmemctl_link_get_pool(const struct rpmemctl_link *l)
+{
+	return l ? l->pool : NULL;
+}
+
+RPMEM_EXPORT const struct rpmemctl_sync_result *
+rpmemctl_link_get_result(const struct rpmemctl_link *l)
+{
+	return l && l->pushed ? &l->res : NULL;
+}
+
+RPMEM_EXPORT const char *rpmemctl_link_errmsg(const struct rpmemctl_link *l)
+{
+	return l ? l->errmsg : "no link";
+}
+
+RPMEM_EXPORT const char *rpmemctl_link_state_str(enum rpmemctl_link_state s)
+{
+	static const char *const names[] = {
+		[RPMEMCTL_LINK_DOWN] = "down",
+		[RPMEMCTL_LINK_OPEN] = "open",
+		[RPMEMCTL_LINK_SYNCED] = "synced",
+		[RPMEMCTL_LINK_LIVE] = "live",
+		[RPMEMCTL_LINK_DEGRADED] = "degraded",
+		[RPMEMCTL_LINK_FAILED] = "failed",
+	};
+	if ((unsigned)s < sizeof(names) / sizeof(names[0]))
+		return names[s];
+	return "unknown";
+}
