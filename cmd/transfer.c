@@ -565,51 +565,69 @@ static void follow_wait(uint64_t ns, const sigset_t *wait_mask)
 	}
 }
 
-/* follow_state -- what the loop keeps between rounds */
+/*
+ * follow_state -- what the loop keeps between rounds: a replication link
+ * (librpmemctl's rpmemctl_link_*) over the local mapping, under the
+ * degrade policy with no automatic retry: each round's push reconnects
+ * a link that lost its target
+ */
 struct follow {
 	struct rpmemctl_ctx *ctx;
 	const struct cmd_xfer *x;
 	const struct cmd_target *t;
 	struct xfer_result *r;
 	struct cmd_local *local;
-	struct rpmemctl_session *sess; /* NULL after a lost connection */
-	struct rpmemctl_pool *pool;
+	struct rpmemctl_link *link;
+	int open_code; /* the exit code of the link's last failed open */
 	char src[1024];
 };
 
-/* follow_close -- drop the pool and the session (a lost connection) */
-static void follow_close(struct follow *f)
+/*
+ * follow_open -- the link's open hook: connect and open the pool for
+ * writing, saying why not on stderr (the code in f->open_code)
+ */
+static int follow_open(void *arg, struct rpmemctl_session **sess,
+		       struct rpmemctl_pool **pool)
 {
-	rpmemctl_pool_close(&f->pool);
-	rpmemctl_session_close(&f->sess);
-}
-
-/* follow_open -- connect and open the pool for writing; an exit code */
-static int follow_open(struct follow *f)
-{
+	struct follow *f = arg;
 	int code;
 
-	code = cmd_connect(f->ctx, f->t, f->x->transport, &f->sess);
-	if (code)
-		return code;
-	code = open_pool(f->ctx, f->sess, f->t, f->r->hp, f->r,
-			 f->local->len, &f->pool);
-	if (code == XFER_SIZES_DIFFER || code == 1)
-		code = CMD_EXIT_INTERNAL; /* not for a push that is not dry */
-	if (code) {
-		rpmemctl_session_close(&f->sess);
-		return code;
+	code = cmd_connect(f->ctx, f->t, f->x->transport, sess);
+	if (!code) {
+		code = open_pool(f->ctx, *sess, f->t, f->r->hp, f->r,
+				 f->local->len, pool);
+		if (code == XFER_SIZES_DIFFER || code == 1)
+			code = CMD_EXIT_INTERNAL; /* not for a real push */
 	}
-	f->r->transport = rpmemctl_pool_get_transport(f->pool);
-	if (rpmemctl_pool_attach(f->pool, f->local->addr, f->local->len))
-		cmd_dbg(f->ctx, "attaching the local mapping: %s",
-			rpmemctl_pool_errmsg(f->pool));
+	f->open_code = code;
+	if (!code)
+		f->r->transport = rpmemctl_pool_get_transport(*pool);
+	return code ? -ENOTCONN : 0;
+}
+
+/* follow_link -- the link of f over the local mapping */
+static int follow_link(struct follow *f)
+{
+	struct rpmemctl_link *l = NULL;
+	int ret = rpmemctl_link_new(NULL, f->x->transport, &l);
+	if (!ret)
+		ret = rpmemctl_link_set_data(l, f->local->addr, f->local->len);
+	if (!ret)
+		ret = rpmemctl_link_set_policy(l, RPMEMCTL_LINK_DEGRADE, -1);
+	if (!ret)
+		ret = rpmemctl_link_set_open(l, follow_open, f);
+	if (ret) {
+		rpmemctl_link_delete(&l);
+		cmd_err(f->ctx, "%s", rpmemctl_strerror(ret));
+		return CMD_EXIT_INTERNAL;
+	}
+	f->link = l;
 	return 0;
 }
 
 /*
- * follow_sync -- one push of the local file over the open pool: 0 with
- * the round reported, or -errno with the library's message in *msg
+ * follow_sync -- one push of the local file over the link: 0 with the
+ * round reported, or -errno with the library's message in *msg
  */
 static int follow_sync(struct follow *f, struct xfer_cb *cb,
 		       const char **msg)
@@ -627,14 +645,13 @@ static int follow_sync(struct follow *f, struct xfer_cb *cb,
 		return ret;
 	}
 	cmd_progress_init(&cb->prog, f->ctx, "sync");
-	ret = rpmemctl_pool_sync2(f->pool, f->local->addr, f->local->len, cfg,
-				  res);
+	ret = rpmemctl_link_push(f->link, cfg, res);
 	cmd_progress_end(&cb->prog);
 	stats_get(&f->r->st, res);
 	dirty_get(f->ctx, f->r, cb->log, res);
 	rpmemctl_sync_result_delete(&res);
 	rpmemctl_sync_cfg_delete(&cfg);
-	*msg = rpmemctl_pool_errmsg(f->pool);
+	*msg = rpmemctl_link_errmsg(f->link);
 	return ret < 0 ? ret : 0;
 }
 
@@ -686,16 +703,16 @@ static int follow_round(struct follow *f, struct xfer_cb *cb)
 	struct stat st;
 	int ret, code;
 
-	if (!f->sess) {
-		code = follow_open(f);
-		if (code == CMD_EXIT_CONNECT) {
+	if (rpmemctl_link_get_state(f->link) == RPMEMCTL_LINK_DEGRADED) {
+		if (rpmemctl_link_connect(f->link)) {
+			code = f->open_code;
+			if (code != CMD_EXIT_CONNECT)
+				return code ? code : CMD_EXIT_INTERNAL;
 			cmd_warn(ctx, "round %" PRIu64 ": %s is unreachable; "
 				 "retrying in %s", f->r->round, f->r->hp,
 				 every);
 			return -CMD_EXIT_CONNECT;
 		}
-		if (code)
-			return code;
 		f->r->reconnected = 1;
 	}
 	ret = follow_sync(f, cb, &msg);
@@ -721,15 +738,16 @@ static int follow_round(struct follow *f, struct xfer_cb *cb)
 		return CMD_EXIT_LOCAL;
 	}
 	if (follow_transient(ret)) {
+		/* the link dropped the connection: the next round's push */
 		cmd_warn(ctx, "round %" PRIu64 ": connection to %s lost (%s); "
 			 "reconnecting in %s", f->r->round, f->r->hp, msg,
 			 every);
-		follow_close(f);
 		return -CMD_EXIT_CONNECT;
 	}
-	return cmd_remote_err(ctx, f->sess, ret, NULL,
-			      "round %" PRIu64 ": cannot sync '%s' to %s",
-			      f->r->round, f->x->local, f->r->target);
+	cmd_err(ctx, "round %" PRIu64 ": cannot sync '%s' to %s: %s%s%s",
+		f->r->round, f->x->local, f->r->target, msg,
+		cmd_hint(ret)[0] ? "; " : "", cmd_hint(ret));
+	return cmd_exit_code(ret);
 }
 
 /*
@@ -757,7 +775,9 @@ static int follow(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		return CMD_EXIT_INTERNAL;
 	}
 	/* the first connection must work: a typo is not transient */
-	code = follow_open(&f);
+	code = follow_link(&f);
+	if (!code && rpmemctl_link_connect(f.link))
+		code = f.open_code ? f.open_code : CMD_EXIT_INTERNAL;
 	if (code)
 		goto out;
 	for (r->round = 1;; r->round++) {
@@ -779,7 +799,7 @@ static int follow(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		cmd_info(ctx, "stopped after round %" PRIu64 ": %s is "
 			 "consistent", r->round, r->target);
 out:
-	follow_close(&f);
+	rpmemctl_link_delete(&f.link);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	rpmemctl_dirtylog_close(&cb.log);
 	free(cb.ranges.v);

@@ -779,7 +779,8 @@ typedef void (*rpmemctl_link_notify_fn)(void *arg, struct rpmemctl_link *link,
  * rpmemctl_link_new -- a link to target ("host[:port]/region/pool" or
  * rpmem://...), DOWN. By default it connects with the credentials
  * rpmemctl would use (rpmemctl_session_cfg_load_default) and opens the
- * pool read-write, creating it with the data's size if missing.
+ * pool read-write, creating it with the data's size if missing. target
+ * may be NULL for a link that connects only through its open hook.
  */
 int rpmemctl_link_new(const char *target, enum rpmemctl_transport transport,
 		      struct rpmemctl_link **out);

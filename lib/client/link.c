@@ -156,8 +156,11 @@ static int do_connect(struct rpmemctl_link *l)
 			lerr(l, ret, "%s", l->sess ?
 			     rpmemctl_session_errmsg(l->sess) :
 			     rpmemctl_strerror(ret));
-	} else {
+	} else if (l->t.host[0]) {
 		ret = open_default(l);
+	} else {
+		ret = lerr(l, -EINVAL, "a link without a target needs an open "
+			   "hook");
 	}
 	if (!ret && !l->pool)
 		ret = lerr(l, -EINVAL, "the link's open hook opened no pool");
@@ -174,8 +177,8 @@ static int usable(struct rpmemctl_link *l)
 {
 	l->errmsg[0] = '\0';
 	if (l->state == RPMEMCTL_LINK_FAILED)
-		return lerr(l, l->fail_err, "the replica of %s/%s failed "
-			    "before (fail-stop)", l->t.region, l->t.pool);
+		return lerr(l, l->fail_err, "the link failed before "
+			    "(fail-stop): no call is possible but delete");
 	if (!l->addr)
 		return lerr(l, -EINVAL, "the link has no data to replicate");
 	return 0;
@@ -266,7 +269,7 @@ RPMEM_EXPORT int rpmemctl_link_new(const char *target,
 {
 	client_api_begin();
 	char err[256];
-	if (!target || !out) {
+	if (!out) {
 		client_set_last(-EINVAL, "link: invalid argument");
 		return -EINVAL;
 	}
@@ -275,7 +278,7 @@ RPMEM_EXPORT int rpmemctl_link_new(const char *target,
 		client_set_last(-ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
-	if (rpmem_parse_target(target, RPMEM_TARGET_NEED_POOL, &l->t, err,
+	if (target && rpmem_parse_target(target, RPMEM_TARGET_NEED_POOL, &l->t, err,
 			       sizeof(err))) {
 		free(l);
 		client_set_last(-EINVAL, "%s", err);
