@@ -267,6 +267,11 @@ struct rpmemctl_sync_cfg {
 	int local_fd; /* the local copy's file, checked for changes; -1 none */
 	struct rpmemctl_dirtylog *dirty_log; /* push: consulted, cleared */
 	uint64_t bwlimit; /* bytes per second of pool data sent; 0 = none */
+	/*
+	 * set by a link (link.c) that marked the pool syncing itself, on
+	 * this session: no other writer can have written since
+	 */
+	int syncing_ours;
 };
 
 /* the least bwlimit a sync takes, bytes per second */

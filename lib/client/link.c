@@ -201,6 +201,8 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 			rpmemctl_sync_cfg_delete(&cfg);
 			return lerr(l, ret, "%s", rpmemctl_strerror(ret));
 		}
+		/* live on this session since the last push: ours alone */
+		cfg->syncing_ours = l->state == RPMEMCTL_LINK_LIVE;
 		ucfg = cfg;
 	}
 	memset(&l->res, 0, sizeof(l->res));

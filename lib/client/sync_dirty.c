@@ -58,7 +58,7 @@ static int dirty_usable(struct sync_ctx *c)
 				 "this pool");
 		return 0;
 	}
-	if (p->state == RPMEM_POOL_CONSISTENT)
+	if (p->state == RPMEM_POOL_CONSISTENT || c->o->syncing_ours)
 		return 1;
 	if (p->state == RPMEM_POOL_SYNCING && c->o->source) {
 		struct rpmemctl_list *ls = NULL;

@@ -43,6 +43,8 @@ struct fake_target {
 	int lfd;
 	int wake[2]; /* a byte in wake[1] stops the accept loop */
 	int stopping;
+	int down; /* fake_target_set_down: connections closed at once */
+	unsigned refused; /* connections closed while down */
 	int conn; /* the connection being served, -1 if none */
 	char port[16];
 
@@ -653,6 +655,13 @@ static void *accept_loop(void *arg)
 			close(fd);
 			break;
 		}
+		if (ft->down) {
+			/* gone: the client's HELLO meets a closed socket */
+			ft->refused++;
+			pthread_mutex_unlock(&ft->lock);
+			close(fd);
+			continue;
+		}
 		ft->conn = fd;
 		ft->accepted++;
 		memset(ft->handles, 0, sizeof(ft->handles));
@@ -743,6 +752,23 @@ err_free:
 	free(ft->out);
 	free(ft);
 	return ret;
+}
+
+void fake_target_set_down(struct fake_target *ft, int down)
+{
+	pthread_mutex_lock(&ft->lock);
+	ft->down = down;
+	if (down && ft->conn >= 0)
+		shutdown(ft->conn, SHUT_RDWR);
+	pthread_mutex_unlock(&ft->lock);
+}
+
+unsigned fake_target_refused(struct fake_target *ft)
+{
+	pthread_mutex_lock(&ft->lock);
+	unsigned n = ft->refused;
+	pthread_mutex_unlock(&ft->lock);
+	return n;
 }
 
 void fake_target_stop(struct fake_target **pft)

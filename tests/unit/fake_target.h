@@ -99,6 +99,16 @@ void fake_target_script(struct fake_target *ft, uint16_t type, unsigned nth,
  */
 int fake_target_wait_idle(struct fake_target *ft);
 
+/*
+ * fake_target_set_down -- down != 0: the target disappears (the connection
+ * being served is shut down; new ones are closed as soon as accepted,
+ * before HELLO); 0: it is back, with the pool as it was
+ */
+void fake_target_set_down(struct fake_target *ft, int down);
+
+/* fake_target_refused -- connections closed because the target was down */
+unsigned fake_target_refused(struct fake_target *ft);
+
 /* fake_target_count -- messages of `type` received (0 = of any type) */
 unsigned fake_target_count(struct fake_target *ft, uint16_t type);
 
