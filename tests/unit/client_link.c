@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -351,6 +352,58 @@ static void link__a_target_that_disappears_and_returns_is_resynced(
 	env_stop(&e);
 }
 
+/* touch_once -- a progress callback that changes the local file once */
+static void touch_once(uint64_t done, uint64_t total, void *arg)
+{
+	int *fd = arg;
+	(void)done;
+	(void)total;
+	if (*fd < 0)
+		return;
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_sec = 1000000000, .tv_nsec = 1 } };
+	assert_int_equal(futimens(*fd, ts), 0);
+	*fd = -1;
+}
+
+static void link__a_push_that_saw_the_data_change_stays_open(void **state)
+{
+	(void)state;
+	struct env e;
+	uint64_t gen;
+	char path[] = "/tmp/rpmem-link-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, SIZE), 0);
+	int touch = fd;
+	struct rpmemctl_sync_cfg *cfg = NULL;
+	assert_int_equal(rpmemctl_sync_cfg_new(&cfg), 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_local_fd(cfg, fd), 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_progress(cfg, touch_once,
+							&touch), 0);
+	env_start(&e, RPMEMCTL_LINK_DEGRADE, -1);
+	/* the sync may read the local copy through the file */
+	assert_int_equal(pwrite(fd, e.data, SIZE, 0), (ssize_t)SIZE);
+	assert_int_equal(rpmemctl_link_push(e.l, cfg, NULL), -ESTALE);
+	assert_int_equal(rpmemctl_link_get_state(e.l), RPMEMCTL_LINK_OPEN);
+	assert_non_null(strstr(rpmemctl_link_errmsg(e.l), "changed"));
+	/* no new generation: the pool does not claim the data */
+	(void)target_state(&e, &gen);
+	assert_int_equal(gen, 1);
+	/* the next push goes on over the same connection */
+	unsigned conns = fake_target_connections(e.ft);
+	assert_int_equal(rpmemctl_link_push(e.l, cfg, NULL), 0);
+	assert_int_equal(fake_target_connections(e.ft), conns);
+	assert_int_equal(rpmemctl_link_get_state(e.l), RPMEMCTL_LINK_SYNCED);
+	assert_memory_equal(fake_target_pool(e.ft), e.data, SIZE);
+	assert_int_equal(target_state(&e, &gen), RPMEM_POOL_CONSISTENT);
+	saw(&e, 0, 2, RPMEMCTL_LINK_OPEN, RPMEMCTL_LINK_SYNCED);
+	env_stop(&e);
+	rpmemctl_sync_cfg_delete(&cfg);
+	close(fd);
+}
+
 /* a custom open hook's record */
 struct hook {
 	const char *port;
@@ -444,6 +497,8 @@ int main(void)
 		  link__degraded_goes_on_alone_until_the_retry_is_due),
 		cmocka_unit_test(
 		  link__a_target_that_disappears_and_returns_is_resynced),
+		cmocka_unit_test(
+			link__a_push_that_saw_the_data_change_stays_open),
 		cmocka_unit_test(link__connects_through_its_open_hook),
 		cmocka_unit_test(link__bad_arguments_change_nothing),
 	};
