@@ -838,8 +838,9 @@ int rpmemctl_link_write(struct rpmemctl_link *link, uint64_t offset,
 /* rpmemctl_link_drain -- every write so far is persistent on the target */
 int rpmemctl_link_drain(struct rpmemctl_link *link);
 /*
- * rpmemctl_link_stop -- the clean end: drain, push what was written since
- * the last push (the pool consistent), disconnect: DOWN. DEGRADED or
+ * rpmemctl_link_stop -- the clean end: drain; if written since the last
+ * push, push comparing every block (the pool byte-identical and
+ * consistent); disconnect: DOWN. DEGRADED or
  * FAILED: disconnect, the pool stays syncing for the next start.
  */
 int rpmemctl_link_stop(struct rpmemctl_link *link);

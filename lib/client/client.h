@@ -272,6 +272,12 @@ struct rpmemctl_sync_cfg {
 	 * this session: no other writer can have written since
 	 */
 	int syncing_ours;
+	/*
+	 * set by a link's stop: a push given a dirty log compares every
+	 * block anyway (stores never flushed are not marked), then clears
+	 * the log as usual
+	 */
+	int compare_all;
 };
 
 /* the least bwlimit a sync takes, bytes per second */

@@ -184,8 +184,12 @@ static int usable(struct rpmemctl_link *l)
 	return 0;
 }
 
-/* do_push -- a sync of the data into the pool; connected first if need be */
-static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg)
+/*
+ * do_push -- a sync of the data into the pool; connected first if need
+ * be; all: compare every block even where the dirty log could stand in
+ */
+static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg,
+		   int all)
 {
 	struct rpmemctl_sync_cfg *cfg = NULL;
 	int ret = 0;
@@ -203,6 +207,7 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 		}
 		/* live on this session since the last push: ours alone */
 		cfg->syncing_ours = l->state == RPMEMCTL_LINK_LIVE;
+		cfg->compare_all = all;
 		ucfg = cfg;
 	}
 	memset(&l->res, 0, sizeof(l->res));
@@ -227,7 +232,7 @@ static int retry_due(struct rpmemctl_link *l)
 {
 	if (l->retry_ms < 0 || rpmem_now_ns() < l->retry_at)
 		return 0;
-	return do_push(l, NULL);
+	return do_push(l, NULL, 0);
 }
 
 /* go_live -- the first write after a push marks the pool syncing (live) */
@@ -406,7 +411,7 @@ RPMEM_EXPORT int rpmemctl_link_push(struct rpmemctl_link *l,
 		return -EINVAL;
 	int ret = usable(l);
 	if (!ret)
-		ret = do_push(l, cfg);
+		ret = do_push(l, cfg, 0);
 	if (res && l->pushed)
 		*res = l->res;
 	return api_end(l, ret);
@@ -465,7 +470,7 @@ RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
 	case RPMEMCTL_LINK_DOWN:
 	case RPMEMCTL_LINK_OPEN:
 		/* not known equal: bring it up to date, which covers it */
-		ret = do_push(l, NULL);
+		ret = do_push(l, NULL, 0);
 		break;
 	default:
 		ret = write_live(l, off, len);
@@ -508,8 +513,9 @@ RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
 	enum rpmemctl_link_state s = l->state;
 	if (!ret && (s == RPMEMCTL_LINK_LIVE || s == RPMEMCTL_LINK_OPEN)) {
 		ret = flush_pending(l);
+		/* byte-identical: what was stored but never flushed too */
 		if (!ret)
-			ret = do_push(l, NULL);
+			ret = do_push(l, NULL, 1);
 	}
 	if (l->state != RPMEMCTL_LINK_FAILED) {
 		disconnect(l);

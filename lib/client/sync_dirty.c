@@ -117,7 +117,7 @@ int sync_push_dirty(struct sync_ctx *c)
 {
 	int ret;
 
-	if (dirty_usable(c)) {
+	if (!c->o->compare_all && dirty_usable(c)) {
 		ret = dirty_ranges(c);
 		if (!ret)
 			ret = sync_push(c);

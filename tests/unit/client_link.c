@@ -193,7 +193,7 @@ static void link__first_write_goes_live_and_drain_flushes_it(void **state)
 	env_stop(&e);
 }
 
-static void link__stop_pushes_a_live_pool_consistent_and_goes_down(
+static void link__stop_leaves_a_live_pool_byte_identical_and_goes_down(
 	void **state)
 {
 	(void)state;
@@ -209,23 +209,57 @@ static void link__stop_pushes_a_live_pool_consistent_and_goes_down(
 	env_start(&e, RPMEMCTL_LINK_FAIL_STOP, -1);
 	assert_int_equal(rpmemctl_link_set_dirty_log(e.l, log), 0);
 	synced(&e);
-	/* a write made without the link: only the stop's push sends it */
+	/* most of a marked range is never written through the link */
 	assert_int_equal(rpmemctl_link_mark(e.l, 300 * KIB, 4 * KIB), 0);
 	memset(e.data + 300 * KIB, 0x11, 4 * KIB);
 	assert_int_equal(rpmemctl_link_write(e.l, 300 * KIB, 1), 0);
+	/* and a store that was never flushed, so never marked */
+	memset(e.data + 700 * KIB, 0x22, 8);
 	assert_int_equal(rpmemctl_link_stop(e.l), 0);
 	assert_int_equal(rpmemctl_link_get_state(e.l), RPMEMCTL_LINK_DOWN);
 	assert_int_equal(target_state(&e, &gen), RPMEM_POOL_CONSISTENT);
 	assert_int_equal(gen, 3);
 	assert_string_equal(fake_target_source(e.ft), "h:/p");
 	assert_memory_equal(fake_target_pool(e.ft), e.data, SIZE);
-	/* the stop's push compared only the extent the log marked */
+	/* the stop's push compared every block, not only the marked */
 	const struct rpmemctl_sync_result *res = rpmemctl_link_get_result(e.l);
-	assert_string_equal(rpmemctl_sync_result_get_dirty_fallback(res), "");
-	assert_int_equal(rpmemctl_sync_result_get_dirty_only(res), 1);
+	assert_int_equal(rpmemctl_sync_result_get_dirty_only(res), 0);
+	assert_int_equal(rpmemctl_sync_result_get_blocks_compared(res),
+			 rpmemctl_sync_result_get_blocks_total(res));
 	assert_null(rpmemctl_link_get_pool(e.l));
 	saw(&e, 0, 5, RPMEMCTL_LINK_OPEN, RPMEMCTL_LINK_SYNCED,
 	    RPMEMCTL_LINK_LIVE, RPMEMCTL_LINK_SYNCED, RPMEMCTL_LINK_DOWN);
+	env_stop(&e);
+	rpmemctl_dirtylog_close(&log);
+	unlink(lp);
+}
+
+static void link__a_push_of_a_live_link_trusts_its_own_dirty_log(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	char lp[] = "/tmp/rpmem-link-XXXXXX";
+	int fd = mkstemp(lp);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(lp);
+	struct rpmemctl_dirtylog *log = NULL;
+	assert_int_equal(rpmemctl_dirtylog_open(lp, SIZE, 0, &log), 0);
+	env_start(&e, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_link_set_dirty_log(e.l, log), 0);
+	synced(&e);
+	assert_int_equal(rpmemctl_link_mark(e.l, 0, 4 * KIB), 0);
+	memset(e.data, 0x33, 4 * KIB);
+	assert_int_equal(rpmemctl_link_write(e.l, 0, 16), 0);
+	assert_int_equal(rpmemctl_link_get_state(e.l), RPMEMCTL_LINK_LIVE);
+	/* the pool is syncing (live), by this link alone: no LIST needed */
+	assert_int_equal(rpmemctl_link_push(e.l, NULL, NULL), 0);
+	const struct rpmemctl_sync_result *res = rpmemctl_link_get_result(e.l);
+	assert_string_equal(rpmemctl_sync_result_get_dirty_fallback(res), "");
+	assert_int_equal(rpmemctl_sync_result_get_dirty_only(res), 1);
+	assert_memory_equal(fake_target_pool(e.ft), e.data, SIZE);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_LIST), 0);
 	env_stop(&e);
 	rpmemctl_dirtylog_close(&log);
 	unlink(lp);
@@ -489,7 +523,9 @@ int main(void)
 		cmocka_unit_test(
 			link__first_write_goes_live_and_drain_flushes_it),
 		cmocka_unit_test(
-		  link__stop_pushes_a_live_pool_consistent_and_goes_down),
+		  link__stop_leaves_a_live_pool_byte_identical_and_goes_down),
+		cmocka_unit_test(
+		  link__a_push_of_a_live_link_trusts_its_own_dirty_log),
 		cmocka_unit_test(link__stop_of_a_synced_link_sends_nothing),
 		cmocka_unit_test(
 		  link__fail_stop_fails_for_good_and_leaves_the_pool_syncing),
