@@ -51,6 +51,7 @@ struct pl_file {
 	 */
 	struct rpmemctl_dirtylog *log;
 	atomic_int log_bad;  /* a mark failed: the log is not to be used */
+	int log_new;	     /* this process created the log */
 	atomic_uint npending; /* 1: written, not yet drained */
 	char errmsg[PL_MSG_MAX];
 };

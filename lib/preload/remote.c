@@ -77,6 +77,7 @@ static void open_log(struct pl_file *f, int fd)
 			pl_msg(LOG_WARNING, "cannot remove '%s': %s", lp,
 			       strerror(errno));
 	}
+	f->log_new = lstat(lp, &ls) != 0;
 	pl_busy++;
 	int ret = rpmemctl_dirtylog_open_pool(lp, fd, f->size, 0,
 					      RPMEMCTL_DIRTYLOG_REPLACE,
@@ -90,6 +91,24 @@ static void open_log(struct pl_file *f, int fd)
 	else if (ret)
 		pl_msg(LOG_WARNING, "no dirty log for '%s': %s; every sync "
 		       "compares the whole file", f->path, why);
+}
+
+/*
+ * drop_new_log -- a start that failed for good leaves no log it created
+ * (one that was there holds marks of earlier runs: it stays)
+ */
+static void drop_new_log(struct pl_file *f)
+{
+	char lp[PATH_MAX + 16];
+	if (!f->log || !f->log_new)
+		return;
+	pl_busy++;
+	rpmemctl_dirtylog_close(&f->log);
+	pl_busy--;
+	log_path(f, lp, sizeof(lp));
+	if (unlink(lp) && errno != ENOENT)
+		pl_msg(LOG_WARNING, "cannot remove '%s': %s", lp,
+		       strerror(errno));
 }
 
 /*
@@ -378,6 +397,7 @@ err_failed:
 		       "%s: %s; the mapping fails", f->path, f->target,
 		       f->errmsg);
 		rpmemctl_link_delete(&f->link);
+		drop_new_log(f);
 		if (f->shadow)
 			pl_real_munmap(f->shadow, f->size);
 		f->shadow = NULL;
@@ -385,9 +405,11 @@ err_failed:
 	}
 	f->started = 1;
 	stop_at_exit();
-	pl_msg(LOG_WARNING, "degraded: cannot replicate '%s' to %s: %s; "
-	       "continuing without the replica, which stays syncing until "
-	       "it is resynced", f->path, f->target, f->errmsg);
+	/* never reached: the target still lists its last image */
+	pl_msg(LOG_WARNING, "degraded: cannot start replicating '%s' to %s: "
+	       "%s; continuing without the replica, which keeps the image "
+	       "it had (behind this file) until it is resynced", f->path,
+	       f->target, f->errmsg);
 	return 0;
 }
 

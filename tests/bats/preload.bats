@@ -196,6 +196,23 @@ pool_field() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"rpmem_preload: fail-stop: cannot start replicating '$POOL' to $T/r1/app"* ]]
 	[[ "$output" != *never* ]]
+	# nothing was replicated: no dirty log is left beside the pool
+	[ ! -e "$POOL.rpmemlog" ]
+}
+
+@test "degraded: a replica that cannot start says the target keeps its last image, not that it is syncing" {
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
+	app set:0:first
+	[ "$status" -eq 0 ]
+	[ "$(pool_field state)" = consistent ]
+	stop_daemon
+	app set:1:alone
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rpmem_preload: degraded: cannot start replicating '$POOL' to $T/r1/app"*"keeps the image it had"* ]]
+	[[ "$output" != *"stays syncing until it is resynced"* ]]
+	start_daemon
+	[ "$(pool_field state)" = consistent ]
+	[ "$(replica_get 1)" != alone ]
 }
 
 @test "degraded: the application finishes when the target goes away; the message says degraded and the replica stays syncing" {
