@@ -436,6 +436,16 @@ int rpmemctl_pool_write(struct rpmemctl_pool *pool, const void *src,
 			uint64_t offset, size_t len);
 int rpmemctl_pool_read(struct rpmemctl_pool *pool, void *dst, uint64_t offset,
 		       size_t len);
+/*
+ * rpmemctl_pool_barrier -- (LIBRPMEMCTL_2) the target persists
+ * [offset, offset + len) before it applies any later write of this
+ * session, and the call returns without waiting for it: an ordered
+ * barrier. A failure is reported by the next rpmemctl_pool_flush. A
+ * target or data plane without barriers (RDMA) gets a flush instead,
+ * which waits.
+ */
+int rpmemctl_pool_barrier(struct rpmemctl_pool *pool, uint64_t offset,
+			  uint64_t len);
 /* rpmemctl_pool_flush -- every write so far is persistent on the target */
 int rpmemctl_pool_flush(struct rpmemctl_pool *pool, uint64_t offset,
 			uint64_t len);
@@ -835,6 +845,12 @@ int rpmemctl_link_mark(struct rpmemctl_link *link, uint64_t offset,
  */
 int rpmemctl_link_write(struct rpmemctl_link *link, uint64_t offset,
 			uint64_t len);
+/*
+ * rpmemctl_link_barrier -- every write so far is persisted on the target
+ * before any later one, without waiting (rpmemctl_pool_barrier); the
+ * next drain waits for them too
+ */
+int rpmemctl_link_barrier(struct rpmemctl_link *link);
 /* rpmemctl_link_drain -- every write so far is persistent on the target */
 int rpmemctl_link_drain(struct rpmemctl_link *link);
 /*

@@ -149,6 +149,9 @@ int rpmemd_serve(struct rpmemd_session *s)
 		case RPMEM_MSG_FLUSH:
 			ret = req_flush(s, &hd);
 			break;
+		case RPMEM_MSG_BARRIER:
+			ret = req_barrier(s, &hd);
+			break;
 		case RPMEM_MSG_HASH:
 			ret = req_hash(s, &hd);
 			break;
@@ -213,7 +216,8 @@ done:
 		/* not after each WRITE, READ, FLUSH of plaintext's data path */
 		if (s->out || s->conn.tls || (hd.type != RPMEM_MSG_WRITE &&
 					      hd.type != RPMEM_MSG_READ &&
-					      hd.type != RPMEM_MSG_FLUSH))
+					      hd.type != RPMEM_MSG_FLUSH &&
+					      hd.type != RPMEM_MSG_BARRIER))
 			s->trim = 1;
 		/* stopping: this request is done, take no other */
 		if (__atomic_load_n(&s->set->stopping, __ATOMIC_RELAXED))

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -304,56 +305,104 @@ int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	return ret;
 }
 
+/*
+ * flush_apply -- the checks and the persist of a FLUSH or BARRIER (what:
+ * its name): 0, or an RPMEM_E_* code with the reason in why
+ */
+static uint32_t flush_apply(struct rpmemd_session *s, const char *what,
+			    const struct rpmem_msg_flush *m, char *why,
+			    size_t wl)
+{
+	struct rpmemd_handle *h;
+	uint8_t st;
+
+	if (!(h = handle_get(s, m->handle))) {
+		snprintf(why, wl, "%s of unknown handle %u", what, m->handle);
+		return RPMEM_E_INVAL;
+	}
+	if (h->mode != RPMEM_OPEN_RW) {
+		snprintf(why, wl, "%s of pool '%s' opened read-only", what,
+			 h->pool->name);
+		return RPMEM_E_RDONLY;
+	}
+	if (!rpmem_range_ok(m->offset, m->len, h->pool->size)) {
+		snprintf(why, wl, "%s of %llu bytes at offset %llu is outside "
+			 "pool '%s' (%llu bytes)", what,
+			 (unsigned long long)m->len,
+			 (unsigned long long)m->offset, h->pool->name,
+			 (unsigned long long)h->pool->size);
+		return RPMEM_E_INVAL;
+	}
+	if ((st = rpmemd_pool_state(h->pool)) != RPMEM_POOL_SYNCING) {
+		snprintf(why, wl, "%s of pool '%s' refused: it is %s; a pool "
+			 "must be marked syncing (SET_STATE) before its data "
+			 "changes", what, h->pool->name, rpmem_state_str(st));
+		return RPMEM_E_INVAL;
+	}
+	uint64_t t0 = rpmem_now_ns();
+	int ret = rpmemd_pool_persist_guarded(h->pool, m->offset, m->len);
+	uint64_t dt = rpmem_now_ns() - t0;
+	if (ret == -EFAULT || ret == -EHWPOISON) {
+		WARN("session %u: pool '%s': %s during %s", s->id,
+		     h->pool->name, changed_msg(h->pool, ret), what);
+		snprintf(why, wl, "persisting pool '%s' failed: %s",
+			 h->pool->name, changed_msg(h->pool, ret));
+		return RPMEM_E_IO;
+	}
+	if (ret) {
+		snprintf(why, wl, "persisting %llu bytes at offset %llu of pool "
+			 "'%s' failed: %s", (unsigned long long)m->len,
+			 (unsigned long long)m->offset, h->pool->name,
+			 strerror(-ret));
+		return RPMEM_E_IO;
+	}
+	rpmemd_hcache_flushed(h->pool->hc, m->offset, m->len);
+	rpmemd_pool_count(h->pool, 0, 1);
+	__atomic_store_n(&s->last_flush_ns, dt, __ATOMIC_RELAXED);
+	return 0;
+}
+
 /* req_flush -- FLUSH: persist a range, or report a deferred WRITE error */
 int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_flush m;
-	struct rpmemd_handle *h;
-	uint8_t st;
+	char why[RPMEM_MSG_MAX];
+	uint32_t code;
 	int ret, had;
 
 	if (rpmem_flush_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
 	if ((ret = conn_take_deferred(s, hd->id, &had)) || had)
 		return ret;
-	if (!(h = handle_get(s, m.handle)))
-		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
-				      "FLUSH of unknown handle %u", m.handle);
-	if (h->mode != RPMEM_OPEN_RW)
-		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
-				      "FLUSH of pool '%s' opened read-only",
-				      h->pool->name);
-	if (!rpmem_range_ok(m.offset, m.len, h->pool->size))
-		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
-				      "FLUSH of %llu bytes at offset %llu is outside pool '%s' (%llu bytes)",
-				      (unsigned long long)m.len,
-				      (unsigned long long)m.offset, h->pool->name,
-				      (unsigned long long)h->pool->size);
-	if ((st = rpmemd_pool_state(h->pool)) != RPMEM_POOL_SYNCING)
-		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
-				      "FLUSH of pool '%s' refused: it is %s; a pool must be marked syncing (SET_STATE) before its data changes",
-				      h->pool->name, rpmem_state_str(st));
-	uint64_t t0 = rpmem_now_ns();
-	ret = rpmemd_pool_persist_guarded(h->pool, m.offset, m.len);
-	uint64_t dt = rpmem_now_ns() - t0;
-	if (ret == -EFAULT || ret == -EHWPOISON) {
-		WARN("session %u: pool '%s': %s during FLUSH", s->id,
-		     h->pool->name, changed_msg(h->pool, ret));
-		return conn_reply_err(s, hd->id, RPMEM_E_IO,
-				      "persisting pool '%s' failed: %s",
-				      h->pool->name, changed_msg(h->pool, ret));
-	}
-	if (ret)
-		return conn_reply_err(s, hd->id, RPMEM_E_IO,
-				      "persisting %llu bytes at offset %llu of pool '%s' failed: %s",
-				      (unsigned long long)m.len,
-				      (unsigned long long)m.offset, h->pool->name,
-				      strerror(-ret));
-	rpmemd_hcache_flushed(h->pool->hc, m.offset, m.len);
-	rpmemd_pool_count(h->pool, 0, 1);
+	if ((code = flush_apply(s, "FLUSH", &m, why, sizeof(why))))
+		return conn_reply_err(s, hd->id, code, "%s", why);
 	__atomic_add_fetch(&s->flushes, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->last_flush_ns, dt, __ATOMIC_RELAXED);
 	return conn_reply_ok(s, hd->id);
+}
+
+/*
+ * req_barrier -- BARRIER: a FLUSH without a reply, in the session's
+ * order; a failure is deferred to the next FLUSH like a failed WRITE's,
+ * and after one nothing more is persisted until it has been reported
+ */
+int req_barrier(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_flush m;
+	char why[RPMEM_MSG_MAX];
+	uint32_t code;
+
+	if (rpmem_flush_decode(s->req, hd->len, &m)) {
+		conn_defer(s, RPMEM_E_PROTO, "invalid BARRIER received: "
+			   "malformed %u-byte payload", hd->len);
+		return 0;
+	}
+	if (s->derr_code)
+		return 0;
+	if ((code = flush_apply(s, "BARRIER", &m, why, sizeof(why))))
+		conn_defer(s, code, "%s", why);
+	else
+		__atomic_add_fetch(&s->barriers, 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static struct rpmem_log_limit log_hash =

@@ -98,6 +98,7 @@ struct rpmemd_session {
 	uint64_t bytes_written;
 	uint64_t bytes_read;
 	uint64_t flushes;
+	uint64_t barriers; /* BARRIERs persisted (no reply) */
 	uint64_t last_flush_ns;
 
 	/*
@@ -206,6 +207,7 @@ int write_by_file(const struct rpmemd_session *s,
 		  const struct rpmemd_handle *h);
 int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_barrier(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd);

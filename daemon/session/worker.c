@@ -216,11 +216,12 @@ static void *session_main(void *arg)
 		if (s->h[i].id)
 			handle_close(s, &s->h[i]);
 	if (s->established) {
-		INFO("session %u from %s closed: %s (%llu bytes written, %llu read, %llu flushes)",
+		INFO("session %u from %s closed: %s (%llu bytes written, %llu read, %llu flushes, %llu barriers)",
 		     s->id, s->peer, end_reason(ret),
 		     (unsigned long long)s->bytes_written,
 		     (unsigned long long)s->bytes_read,
-		     (unsigned long long)s->flushes);
+		     (unsigned long long)s->flushes,
+		     (unsigned long long)s->barriers);
 		rpmemd_ev_session(s, RPMEM_EV_DESTROY, end_reason(ret));
 	} else
 		handshake_failed(s, ret);

@@ -60,6 +60,7 @@ struct rpmemctl_link {
 	int pushed;			 /* res holds one */
 	unsigned npending;
 	struct link_range pending[LINK_PENDING_MAX];
+	int unacked; /* barriers sent since the last FLUSH's reply */
 	char source[RPMEM_STR_MAX + 1];
 	char live[RPMEM_STR_MAX + 1];
 	char errmsg[CLIENT_ERRMSG_MAX];
@@ -93,6 +94,7 @@ static void disconnect(struct rpmemctl_link *l)
 	rpmemctl_pool_close(&l->pool);
 	rpmemctl_session_close(&l->sess);
 	l->npending = 0;
+	l->unacked = 0;
 }
 
 /*
@@ -478,17 +480,56 @@ RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
 	return api_end(l, ret);
 }
 
-/* flush_pending -- FLUSH every pending range */
+/*
+ * flush_pending -- FLUSH every pending range, or one empty FLUSH for the
+ * acknowledgement of the barriers sent before (the target works in order:
+ * its reply follows theirs)
+ */
 static int flush_pending(struct rpmemctl_link *l)
+{
+	int ret = 0;
+	if (!l->npending && l->unacked)
+		ret = rpmemctl_pool_flush(l->pool, 0, 0);
+	for (unsigned i = 0; i < l->npending && !ret; i++) {
+		struct link_range *r = &l->pending[i];
+		ret = rpmemctl_pool_flush(l->pool, r->off, r->end - r->off);
+	}
+	if (ret)
+		return pool_failed(l, ret, "");
+	l->npending = 0;
+	l->unacked = 0;
+	return 0;
+}
+
+/*
+ * barrier_pending -- a BARRIER for every pending range: persisted on the
+ * target before any later write, acknowledged by the next drain
+ */
+static int barrier_pending(struct rpmemctl_link *l)
 {
 	for (unsigned i = 0; i < l->npending; i++) {
 		struct link_range *r = &l->pending[i];
-		int ret = rpmemctl_pool_flush(l->pool, r->off, r->end - r->off);
+		int ret = rpmemctl_pool_barrier(l->pool, r->off,
+						r->end - r->off);
 		if (ret)
 			return pool_failed(l, ret, "");
 	}
+	l->unacked |= l->npending != 0;
 	l->npending = 0;
 	return 0;
+}
+
+/* rpmemctl_link_barrier -- order the writes so far, without waiting */
+RPMEM_EXPORT int rpmemctl_link_barrier(struct rpmemctl_link *l)
+{
+	if (check(l, 1))
+		return -EINVAL;
+	int ret = usable(l);
+	if (!ret && l->state == RPMEMCTL_LINK_DEGRADED)
+		ret = retry_due(l);
+	else if (!ret && l->state == RPMEMCTL_LINK_LIVE)
+		ret = barrier_pending(l);
+	return api_end(l, ret);
 }
 
 /* rpmemctl_link_drain -- every write so far is persistent on the target */

@@ -585,6 +585,26 @@ static int pool_flush(struct rpmemctl_pool *pool, uint64_t offset,
 	return xport_err(pool, "flush", ret);
 }
 
+/*
+ * pool_barrier -- a BARRIER where the target and the data plane take
+ * one (returns without waiting), else a FLUSH (returns once done)
+ */
+static int pool_barrier(struct rpmemctl_pool *pool, uint64_t offset,
+			uint64_t len)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	if (!(pool->sess->caps & RPMEM_CAP_BARRIER) ||
+	    !pool->xport->ops->barrier)
+		return pool_flush(pool, offset, len);
+	if ((ret = check_writable(pool)) ||
+	    (ret = check_range(pool, "barrier", offset, len)))
+		return ret;
+	ret = pool->xport->ops->barrier(pool->xport, offset, len);
+	return xport_err(pool, "barrier", ret);
+}
+
 /* pool_persist -- write and flush, in one step if the data plane can */
 static int pool_persist(struct rpmemctl_pool *pool, const void *src,
 			uint64_t offset, size_t len)
@@ -813,6 +833,14 @@ RPMEM_EXPORT int rpmemctl_pool_flush(struct rpmemctl_pool *pool,
 {
 	client_pool_begin(pool);
 	return client_pool_end(pool, pool_flush(pool, offset, len), "flush");
+}
+
+RPMEM_EXPORT int rpmemctl_pool_barrier(struct rpmemctl_pool *pool,
+				       uint64_t offset, uint64_t len)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_barrier(pool, offset, len),
+			       "barrier");
 }
 
 RPMEM_EXPORT int rpmemctl_pool_persist(struct rpmemctl_pool *pool,

@@ -259,6 +259,23 @@ static int tcp_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/*
+ * tcp_barrier -- BARRIER: the FLUSH's payload, no reply awaited (a
+ * failure on the target is reported by the next FLUSH)
+ */
+static int tcp_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
+{
+	struct tcp_xport *t = tcp(x);
+	struct rpmem_msg_flush f = { .handle = t->handle, .offset = off,
+				     .len = len };
+	uint8_t req[32];
+	int rl = rpmem_flush_encode(req, sizeof(req), &f);
+	if (rl < 0)
+		return rl;
+	return client_send(t->s, RPMEM_MSG_BARRIER, req, (size_t)rl, NULL, 0,
+			   NULL);
+}
+
 /* persist_args -- a WRITE and the FLUSH of its range, sent together */
 struct persist_args {
 	struct rpmemctl_session *s;
@@ -329,6 +346,7 @@ static const struct rpmem_xport_ops tcp_ops = {
 	.write_ranges = tcp_write_ranges,
 	.read = tcp_read,
 	.flush = tcp_flush,
+	.barrier = tcp_barrier,
 	.persist = tcp_persist,
 	.close = tcp_close,
 };

@@ -68,7 +68,10 @@ enum rpmem_msg_type {
 	/* 25 is reserved */
 	RPMEM_MSG_EVENTS = 26, /* turn the session into an event subscriber */
 	RPMEM_MSG_EVENT = 27,  /* one event of a subscription (T -> I) */
-	RPMEM_MSG_TYPE_MAX = 27,
+	/* 28 to 30 are reserved */
+	/* a FLUSH without a reply: an ordered barrier (RPMEM_CAP_BARRIER) */
+	RPMEM_MSG_BARRIER = 31,
+	RPMEM_MSG_TYPE_MAX = 31,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -154,6 +157,12 @@ enum rpmem_ns_mode {
  * 4 KiB or more) and keeps its hash cache in 4 KiB pieces
  */
 #define RPMEM_CAP_HASH_TREE (1u << 9)
+/*
+ * the target takes BARRIER: the range persisted, in the order of the
+ * session's requests, with no reply; a failure is reported by the next
+ * FLUSH as a failed WRITE is (bits 10 and 11 are reserved)
+ */
+#define RPMEM_CAP_BARRIER (1u << 12)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */

@@ -120,6 +120,8 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_KICK] = "KICK",
 	[25] = "RESERVED_25",
 	[RPMEM_MSG_EVENTS] = "EVENTS",	   [RPMEM_MSG_EVENT] = "EVENT",
+	[28] = "RESERVED_28",		   [29] = "RESERVED_29",
+	[30] = "RESERVED_30",		   [RPMEM_MSG_BARRIER] = "BARRIER",
 };
 
 static const char *const verb_names[] = {

@@ -50,6 +50,11 @@ struct rpmem_xport_ops {
 	int (*read)(struct rpmem_xport *x, uint64_t off, void *dst, size_t len);
 	/* every earlier write is persistent on the target when this returns */
 	int (*flush)(struct rpmem_xport *x, uint64_t off, uint64_t len);
+	/*
+	 * optional: [off, off + len) is persisted on the target before any
+	 * later write is applied; returns without waiting; errors deferred
+	 */
+	int (*barrier)(struct rpmem_xport *x, uint64_t off, uint64_t len);
 	/* optional: write then flush [off, off + len) in one step */
 	int (*persist)(struct rpmem_xport *x, uint64_t off, const void *src,
 		       size_t len);

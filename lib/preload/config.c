@@ -159,6 +159,23 @@ int pl_config_parse(struct pl_config *c, const char *spec, const char *policy,
 	return ret ? ret : parse_files(c, spec, cwd ? cwd : "", err, errlen);
 }
 
+/*
+ * pl_config_drain -- RPMEM_REPLICATE_DRAIN (NULL or "": commit) into c;
+ * 0 or -EINVAL with the reason in err
+ */
+int pl_config_drain(struct pl_config *c, const char *drain, char *err,
+		    size_t errlen)
+{
+	if (!drain || !*drain || !strcmp(drain, "commit"))
+		c->drain = PL_DRAIN_COMMIT;
+	else if (!strcmp(drain, "every"))
+		c->drain = PL_DRAIN_EVERY;
+	else
+		return cfg_err(err, errlen, "RPMEM_REPLICATE_DRAIN: '%s' is "
+			       "neither 'commit' nor 'every'", drain);
+	return 0;
+}
+
 /* init_once -- read the environment; an invalid one stops the process */
 static void init_once(void)
 {
@@ -172,6 +189,9 @@ static void init_once(void)
 				  getenv("RPMEM_REPLICATE_RETRY"),
 				  getenv("RPMEM_REPLICATE_TRANSPORT"), cwd, err,
 				  sizeof(err));
+	if (!ret)
+		ret = pl_config_drain(&pl_cfg, getenv("RPMEM_REPLICATE_DRAIN"),
+				      err, sizeof(err));
 	pl_cfg.verbose = lvl && (!strcmp(lvl, "info") || !strcmp(lvl, "debug"));
 	if (ret) {
 		/* never run unreplicated because of a typo */

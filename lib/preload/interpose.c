@@ -258,22 +258,30 @@ static inline void after_flush(const void *a, size_t n, int marked)
 		pl_flushed(a, n);
 }
 
-/* after_drain -- what was written is persistent on the targets */
-static inline void after_drain(void)
+/*
+ * after_drain -- what was written is persistent on the targets, or, for
+ * a drain libpmemobj makes inside a transaction (ra: the caller), ordered
+ * before what comes next
+ */
+static inline void after_drain(const void *ra)
 {
 	if (atomic_load(&pl_pending_files) && !pl_busy)
-		pl_drain();
+		pl_drain(pl_may_order(ra));
 }
 
-/* after_mem -- a pmem_mem* call with flags wrote [d, d + n) */
-static inline void after_mem(void *d, size_t n, unsigned flags, int marked)
+/* RA -- the caller of the interposed function this is written in */
+#define RA __builtin_return_address(0)
+
+/* after_mem -- a pmem_mem* call with flags wrote [d, d + n); ra: caller */
+static inline void after_mem(void *d, size_t n, unsigned flags, int marked,
+			     const void *ra)
 {
 	if (!(flags & PMEM_F_MEM_NOFLUSH))
 		after_flush(d, n, marked);
 	else if (marked)
 		pl_mark_done();
 	if (!(flags & PMEM_F_MEM_NODRAIN))
-		after_drain();
+		after_drain(ra);
 }
 
 RPMEM_EXPORT void pmem_persist(const void *addr, size_t len)
@@ -281,7 +289,7 @@ RPMEM_EXPORT void pmem_persist(const void *addr, size_t len)
 	int m = before_flush(addr, len);
 	CALL_VOID(persist, addr, len);
 	after_flush(addr, len, m);
-	after_drain();
+	after_drain(RA);
 }
 
 RPMEM_EXPORT void pmem_flush(const void *addr, size_t len)
@@ -294,7 +302,7 @@ RPMEM_EXPORT void pmem_flush(const void *addr, size_t len)
 RPMEM_EXPORT void pmem_drain(void)
 {
 	CALL_VOID(drain);
-	after_drain();
+	after_drain(RA);
 }
 
 /* pmem_msync -- a persist when msync succeeded */
@@ -304,7 +312,7 @@ RPMEM_EXPORT int pmem_msync(const void *addr, size_t len)
 	int ret = CALL(msync, addr, len);
 	if (!ret) {
 		after_flush(addr, len, m);
-		after_drain();
+		after_drain(RA);
 	} else if (m) {
 		pl_mark_done();
 	}
@@ -321,7 +329,7 @@ RPMEM_EXPORT void pmem_deep_flush(const void *addr, size_t len)
 RPMEM_EXPORT int pmem_deep_drain(const void *addr, size_t len)
 {
 	int ret = CALL(deep_drain, addr, len);
-	after_drain();
+	after_drain(RA);
 	return ret;
 }
 
@@ -330,7 +338,7 @@ RPMEM_EXPORT int pmem_deep_persist(const void *addr, size_t len)
 	int m = before_flush(addr, len);
 	int ret = CALL(deep_persist, addr, len);
 	after_flush(addr, len, m);
-	after_drain();
+	after_drain(RA);
 	return ret;
 }
 
@@ -339,7 +347,7 @@ RPMEM_EXPORT void *pmem_memcpy(void *dst, const void *src, size_t len,
 {
 	int m = before_flush(dst, len);
 	void *r = CALL(memcpy, dst, src, len, flags);
-	after_mem(dst, len, flags, m);
+	after_mem(dst, len, flags, m, RA);
 	return r;
 }
 
@@ -348,7 +356,7 @@ RPMEM_EXPORT void *pmem_memmove(void *dst, const void *src, size_t len,
 {
 	int m = before_flush(dst, len);
 	void *r = CALL(memmove, dst, src, len, flags);
-	after_mem(dst, len, flags, m);
+	after_mem(dst, len, flags, m, RA);
 	return r;
 }
 
@@ -356,7 +364,7 @@ RPMEM_EXPORT void *pmem_memset(void *dst, int c, size_t len, unsigned flags)
 {
 	int m = before_flush(dst, len);
 	void *r = CALL(memset, dst, c, len, flags);
-	after_mem(dst, len, flags, m);
+	after_mem(dst, len, flags, m, RA);
 	return r;
 }
 
@@ -364,7 +372,7 @@ RPMEM_EXPORT void *pmem_memcpy_persist(void *dst, const void *src, size_t len)
 {
 	int m = before_flush(dst, len);
 	void *r = CALL(memcpy_persist, dst, src, len);
-	after_mem(dst, len, 0, m);
+	after_mem(dst, len, 0, m, RA);
 	return r;
 }
 
@@ -372,7 +380,7 @@ RPMEM_EXPORT void *pmem_memcpy_nodrain(void *dst, const void *src, size_t len)
 {
 	int m = before_flush(dst, len);
 	void *r = CALL(memcpy_nodrain, dst, src, len);
-	after_mem(dst, len, PMEM_F_MEM_NODRAIN, m);
+	after_mem(dst, len, PMEM_F_MEM_NODRAIN, m, RA);
 	return r;
 }
 
@@ -381,7 +389,7 @@ RPMEM_EXPORT void *pmem_memmove_persist(void *dst, const void *src,
 {
 	int m = before_flush(dst, len);
 	void *r = CALL(memmove_persist, dst, src, len);
-	after_mem(dst, len, 0, m);
+	after_mem(dst, len, 0, m, RA);
 	return r;
 }
 
@@ -390,7 +398,7 @@ RPMEM_EXPORT void *pmem_memmove_nodrain(void *dst, const void *src,
 {
 	int m = before_flush(dst, len);
 	void *r = CALL(memmove_nodrain, dst, src, len);
-	after_mem(dst, len, PMEM_F_MEM_NODRAIN, m);
+	after_mem(dst, len, PMEM_F_MEM_NODRAIN, m, RA);
 	return r;
 }
 
@@ -398,7 +406,7 @@ RPMEM_EXPORT void *pmem_memset_persist(void *dst, int c, size_t len)
 {
 	int m = before_flush(dst, len);
 	void *r = CALL(memset_persist, dst, c, len);
-	after_mem(dst, len, 0, m);
+	after_mem(dst, len, 0, m, RA);
 	return r;
 }
 
@@ -406,7 +414,7 @@ RPMEM_EXPORT void *pmem_memset_nodrain(void *dst, int c, size_t len)
 {
 	int m = before_flush(dst, len);
 	void *r = CALL(memset_nodrain, dst, c, len);
-	after_mem(dst, len, PMEM_F_MEM_NODRAIN, m);
+	after_mem(dst, len, PMEM_F_MEM_NODRAIN, m, RA);
 	return r;
 }
 
@@ -438,7 +446,7 @@ static struct {
 		real2[g].persist(p, n);                                   \
 		pl_busy--;                                                \
 		after_flush(p, n, m);                                     \
-		after_drain();                                            \
+		after_drain(NULL);                                            \
 	}                                                                 \
 	static void flush_##g(const void *p, size_t n)                    \
 	{                                                                 \
@@ -453,7 +461,7 @@ static struct {
 		pl_busy++;                                                \
 		real2[g].drain();                                         \
 		pl_busy--;                                                \
-		after_drain();                                            \
+		after_drain(NULL);                                            \
 	}                                                                 \
 	static void *memcpy_##g(void *d, const void *s, size_t n,         \
 				unsigned fl)                              \
@@ -462,7 +470,7 @@ static struct {
 		pl_busy++;                                                \
 		void *r = real2[g].memcpy(d, s, n, fl);                   \
 		pl_busy--;                                                \
-		after_mem(d, n, fl, m);                                   \
+		after_mem(d, n, fl, m, NULL);                                   \
 		return r;                                                 \
 	}                                                                 \
 	static void *memmove_##g(void *d, const void *s, size_t n,        \
@@ -472,7 +480,7 @@ static struct {
 		pl_busy++;                                                \
 		void *r = real2[g].memmove(d, s, n, fl);                  \
 		pl_busy--;                                                \
-		after_mem(d, n, fl, m);                                   \
+		after_mem(d, n, fl, m, NULL);                                   \
 		return r;                                                 \
 	}                                                                 \
 	static void *memset_##g(void *d, int c, size_t n, unsigned fl)    \
@@ -481,7 +489,7 @@ static struct {
 		pl_busy++;                                                \
 		void *r = real2[g].memset(d, c, n, fl);                   \
 		pl_busy--;                                                \
-		after_mem(d, n, fl, m);                                   \
+		after_mem(d, n, fl, m, NULL);                                   \
 		return r;                                                 \
 	}
 

@@ -56,12 +56,19 @@ struct pl_file {
 	char errmsg[PL_MSG_MAX];
 };
 
+enum pl_drain_mode {
+	/* libpmemobj's drains inside a transaction are ordered barriers */
+	PL_DRAIN_COMMIT = 0,
+	PL_DRAIN_EVERY = 1, /* every drain waits for the target */
+};
+
 struct pl_config {
 	unsigned nfiles;
 	struct pl_file files[PL_FILES_MAX];
 	enum pl_policy policy;
 	long retry_s; /* degraded: seconds between reconnects; -1 never */
 	enum rpmemctl_transport transport;
+	enum pl_drain_mode drain;
 	int verbose;  /* RPMEM_LOG_LEVEL is info or debug */
 };
 
@@ -84,6 +91,12 @@ extern __thread int pl_busy __attribute__((tls_model("initial-exec")));
 int pl_config_parse(struct pl_config *c, const char *spec, const char *policy,
 		    const char *retry, const char *transport, const char *cwd,
 		    char *err, size_t errlen);
+/*
+ * pl_config_drain -- RPMEM_REPLICATE_DRAIN ("commit", the default, or
+ * "every") into c; 0 or -EINVAL with the reason in err
+ */
+int pl_config_drain(struct pl_config *c, const char *drain, char *err,
+		    size_t errlen);
 /* pl_init -- parse the environment once; an invalid one stops the process */
 void pl_init(void);
 
@@ -130,8 +143,27 @@ int pl_mark(const void *addr, size_t len);
 void pl_mark_done(void);
 /* pl_flushed -- [addr, addr + len) was flushed: write its configured parts */
 void pl_flushed(const void *addr, size_t len);
-/* pl_drain -- every write so far is persistent on its target */
-void pl_drain(void);
+/*
+ * pl_drain -- every write so far is persistent on its target; ordered:
+ * only ordered before every later write (barriers), not waited for
+ */
+void pl_drain(int ordered);
+/* pl_commit -- a point the application is promised durability: wait */
+void pl_commit(void);
+
+/* --- order.c ------------------------------------------------------------- */
+
+/*
+ * pl_order_refresh -- find libpmemobj's code and pmemobj_tx_stage, if
+ * the process has them (at the start of a replica)
+ */
+void pl_order_refresh(void);
+/*
+ * pl_may_order -- a drain called from ra may be a barrier: the mode is
+ * commit, ra is in libpmemobj, and this thread's transaction is in its
+ * work stage (nothing has been promised durable yet)
+ */
+int pl_may_order(const void *ra);
 /* pl_stop_all -- clean exit: final sync, replicas consistent, closed */
 void pl_stop_all(void);
 /* pl_forked -- in a forked child: drop every replica without a word */

@@ -206,7 +206,7 @@ static int push_lock(const struct pl_file *f)
  * call -- run a link call (op, on off and len) with the library's
  * interposition off and, where it may push, sync_lock held
  */
-enum pl_op { PL_PUSH, PL_WRITE, PL_DRAIN, PL_STOP };
+enum pl_op { PL_PUSH, PL_WRITE, PL_DRAIN, PL_BARRIER, PL_STOP };
 static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 {
 	int locked = op == PL_STOP ? (pthread_rwlock_wrlock(&sync_lock), 1) :
@@ -222,6 +222,9 @@ static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 		break;
 	case PL_DRAIN:
 		ret = rpmemctl_link_drain(f->link);
+		break;
+	case PL_BARRIER:
+		ret = rpmemctl_link_barrier(f->link);
 		break;
 	case PL_STOP:
 		ret = rpmemctl_link_stop(f->link);
@@ -368,6 +371,7 @@ int pl_file_start(struct pl_file *f, int fd)
 	f->ino = st.st_ino;
 	if ((ret = shadow_map(f, fd)))
 		goto err_failed;
+	pl_order_refresh();
 	open_log(f, fd);
 	pl_busy++;
 	ret = link_new(f);
@@ -439,19 +443,35 @@ void pl_flushed(const void *addr, size_t len)
 		write_range(hits[i].f, hits[i].off, hits[i].len);
 }
 
-/* pl_drain -- every write so far is persistent on its target */
-void pl_drain(void)
+/*
+ * pl_drain -- every write so far is persistent on its target; ordered:
+ * a barrier (the file stays pending until a drain that waits)
+ */
+void pl_drain(int ordered)
 {
 	for (unsigned i = 0; i < pl_cfg.nfiles; i++) {
 		struct pl_file *f = &pl_cfg.files[i];
 		if (!atomic_load(&f->npending))
 			continue;
 		pthread_mutex_lock(&f->lock);
-		if (rpmemctl_link_get_state(f->link) == RPMEMCTL_LINK_LIVE)
+		int live = rpmemctl_link_get_state(f->link) ==
+			   RPMEMCTL_LINK_LIVE;
+		if (live && ordered && !call(f, PL_BARRIER, 0, 0)) {
+			pthread_mutex_unlock(&f->lock);
+			continue;
+		}
+		if (live && !ordered)
 			(void)call(f, PL_DRAIN, 0, 0);
 		pending(f, 0);
 		pthread_mutex_unlock(&f->lock);
 	}
+}
+
+/* pl_commit -- the application is promised durability: wait for all */
+void pl_commit(void)
+{
+	if (atomic_load(&pl_pending_files) && !pl_busy)
+		pl_drain(0);
 }
 
 /* stop -- clean exit of one replica: push what differs, consistent, close */

@@ -336,3 +336,54 @@ pool_field() {
 	[[ "$output" == *"rpmem_preload: RPMEM_REPLICATE: '$POOL' is not LOCAL_PATH=HOST[:PORT]/REGION/POOL; stopping"* ]]
 	[ ! -e "$POOL" ]
 }
+
+# session_counts -- "FLUSHES BARRIERS" of the application's session, from
+# the line rpmemd logs when it closes (its own counters)
+session_counts() {
+	local line
+	line=$(grep "(pobj_app librpmemctl" "$DLOG" | tail -n 1)
+	local id=${line#*session }
+	id=${id%% *}
+	grep "session $id from .* closed:" "$DLOG" |
+		sed -E 's/.* ([0-9]+) flushes, ([0-9]+) barriers\)$/\1 \2/'
+}
+
+@test "commit mode (the default): a transaction's drains inside libpmemobj are barriers; the target counts one awaited FLUSH per transaction" {
+	app loop:200
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$REP"
+	local c
+	c=($(session_counts))
+	echo "# flushes ${c[0]}, barriers ${c[1]} for 200 transactions" >&3
+	# a transaction drains four times, all barriers, and waits once
+	# at its commit; opening and creating the pool take a few dozen
+	# FLUSHes (838 in all with RPMEM_REPLICATE_DRAIN=every)
+	[ "${c[1]}" -ge 600 ]
+	[ "${c[0]}" -ge 200 ] && [ "${c[0]}" -lt 300 ]
+}
+
+@test "RPMEM_REPLICATE_DRAIN=every: every drain waits for the target, no barrier" {
+	RPMEM_REPLICATE_DRAIN=every app loop:200
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$REP"
+	local c
+	c=($(session_counts))
+	echo "# flushes ${c[0]}, barriers ${c[1]} for 200 transactions" >&3
+	[ "${c[1]}" -eq 0 ]
+	[ "${c[0]}" -ge 800 ]
+}
+
+@test "a pmemobj_persist outside a transaction still waits: one FLUSH each, no barrier" {
+	app persist:100
+	[ "$status" -eq 0 ]
+	local c
+	c=($(session_counts))
+	[ "${c[1]}" -lt 10 ]
+	[ "${c[0]}" -ge 100 ]
+}
+
+@test "a bad RPMEM_REPLICATE_DRAIN stops the process before it runs, saying why" {
+	RPMEM_REPLICATE_DRAIN=sometimes app set:0:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"RPMEM_REPLICATE_DRAIN: 'sometimes' is neither 'commit' nor 'every'"* ]]
+}
