@@ -26,7 +26,8 @@ UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
 
 UNIT_DAEMON_config := $(B)/daemon/config/config.o $(B)/daemon/config/pmem.o $(B)/daemon/sock.o
 UNIT_DAEMON_meta   := $(B)/daemon/storage/meta.o
-UNIT_DAEMON_devdax := $(B)/daemon/storage/devdax.o $(B)/daemon/storage/meta.o
+UNIT_DAEMON_devdax := $(B)/daemon/storage/devdax.o \
+		      $(B)/daemon/storage/devdax_table.o $(B)/daemon/storage/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/config/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/config/access.o
 UNIT_DAEMON_hcache := $(B)/daemon/storage/hcache.o $(B)/daemon/storage/meta.o
@@ -35,6 +36,7 @@ UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/backend_file.o \
 		      $(B)/daemon/storage/backend_devdax.o \
 		      $(B)/daemon/storage/mapcache.o $(B)/daemon/storage/devdax.o \
+		      $(B)/daemon/storage/devdax_table.o \
 		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
