@@ -30,13 +30,23 @@ struct rpmemd_handle *handle_free_slot(struct rpmemd_session *s)
 	return NULL;
 }
 
-/* handle_issue -- give the slot h, its pool open, the session's next id */
+/*
+ * handle_issue -- give the slot h, its pool open, the session's next id.
+ * Ids are never 0 (a free slot) and never one still open: past 2^32 opens
+ * the counter wraps and skips the ids of pools held since (a closed id
+ * may then come back, the one reuse a 32-bit id allows)
+ */
 uint32_t handle_issue(struct rpmemd_session *s, struct rpmemd_handle *h)
 {
-	h->id = s->next_handle++;
-	if (s->next_handle == 0)
-		s->next_handle = 1;
-	return h->id;
+	uint32_t id;
+
+	do {
+		id = s->next_handle++;
+		if (s->next_handle == 0)
+			s->next_handle = 1;
+	} while (handle_get(s, id));
+	h->id = id;
+	return id;
 }
 
 /* handle_update_cur -- show the most recently opened pool in STATUS */

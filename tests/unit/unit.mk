@@ -13,7 +13,7 @@
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync errors log access tls_export \
-	      preload_config hcache net rdma_blob pace dirtylog text store
+	      preload_config hcache net rdma_blob pace dirtylog text store handles
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -32,6 +32,8 @@ UNIT_DAEMON_pmem   := $(B)/daemon/config/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/config/access.o
 UNIT_DAEMON_hcache := $(B)/daemon/storage/hcache.o $(B)/daemon/storage/meta.o
 UNIT_DAEMON_pace   := $(B)/daemon/session/pace.o
+# the handle table alone: the layers below it are stubbed in the test
+UNIT_DAEMON_handles := $(B)/daemon/session/handles.o
 UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/backend_file.o \
 		      $(B)/daemon/storage/backend_devdax.o \
@@ -54,6 +56,7 @@ $(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
 $(UNIT_DIR)/access: $(UNIT_DAEMON_access)
 $(UNIT_DIR)/hcache: $(UNIT_DAEMON_hcache)
 $(UNIT_DIR)/pace: $(UNIT_DAEMON_pace)
+$(UNIT_DIR)/handles: $(UNIT_DAEMON_handles)
 $(UNIT_DIR)/store: $(UNIT_DAEMON_store)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync: $(UNIT_FAKE)
