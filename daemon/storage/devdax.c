@@ -188,7 +188,8 @@ void rpmemd_devdax_close(struct rpmemd_devdax **pdd)
 static int dd_find(struct rpmemd_devdax *dd, const char *name)
 {
 	for (uint32_t i = 0; i < dd->max_pools; i++)
-		if (dd_ent_used(&dd->ent[i]) && !strcmp(dd->ent[i].rec.name, name))
+		if (dd_ent_used(&dd->ent[i]) &&
+		    !strcmp(dd->ent[i].rec.name, name))
 			return (int)i;
 	return -1;
 }

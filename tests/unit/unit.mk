@@ -13,7 +13,8 @@
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync errors log access tls_export \
-	      preload_config hcache net rdma_blob pace dirtylog text store handles
+	      preload_config hcache net rdma_blob pace dirtylog text store \
+	      handles
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -27,7 +28,8 @@ UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
 UNIT_DAEMON_config := $(B)/daemon/config/config.o $(B)/daemon/config/pmem.o $(B)/daemon/sock.o
 UNIT_DAEMON_meta   := $(B)/daemon/storage/meta.o
 UNIT_DAEMON_devdax := $(B)/daemon/storage/devdax.o \
-		      $(B)/daemon/storage/devdax_table.o $(B)/daemon/storage/meta.o
+		      $(B)/daemon/storage/devdax_table.o \
+		      $(B)/daemon/storage/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/config/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/config/access.o
 UNIT_DAEMON_hcache := $(B)/daemon/storage/hcache.o $(B)/daemon/storage/meta.o
