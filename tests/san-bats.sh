@@ -12,11 +12,12 @@
 # an error would swallow it and a daemon's would be lost. The first report
 # ends the process (halt_on_error, exit code 99), and after the run each
 # report file counts as one more failure and is printed. rpmemd runs with
-# -S (no system call filter, daemon/confine.c): the filter answers EPERM to
-# what ASan needs besides rpmemd's own calls (LeakSanitizer stops the
-# threads with clone and ptrace at exit; symbolizing a report runs
-# llvm-symbolizer), which would lose the report. The filter itself is
-# tested by confine.bats on the normal build.
+# -S (no system call filter, daemon/confine.c): at exit LeakSanitizer
+# stops the threads with a clone that is not a thread and ptrace, both of
+# which the filter answers by killing rpmemd (seen: "Bad system call",
+# status 159, and no report), and a report's symbolizer would need fork
+# and execve, killed as well. The filter itself is tested by confine.bats
+# on the normal build.
 # The last line is "asan-bats: N passed, N failed, N skipped".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
