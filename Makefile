@@ -89,7 +89,7 @@ TARGETS    := $(B)/rpmemd $(B)/rpmemctl $(B)/$(SONAME) $(B)/librpmemctl.so \
 	      $(B)/$(PRELOAD)
 
 .PHONY: all clean install check check-unit check-bats check-vm check-asan deps demo \
-	bench format examples
+	bench format examples check-bats-asan
 all: $(TARGETS)
 
 $(B)/lib/common/%.o: INC := $(INC_COMMON)

@@ -21,6 +21,34 @@ struct rpmemd_handle *handle_get(struct rpmemd_session *s, uint32_t id)
 	return NULL;
 }
 
+/* handle_free_slot -- a free slot of the table, or NULL if all are taken */
+struct rpmemd_handle *handle_free_slot(struct rpmemd_session *s)
+{
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
+		if (!s->h[i].id)
+			return &s->h[i];
+	return NULL;
+}
+
+/*
+ * handle_issue -- give the slot h, its pool open, the session's next id.
+ * Ids are never 0 (a free slot) and never one still open: past 2^32 opens
+ * the counter wraps and skips the ids of pools held since (a closed id
+ * may then come back, the one reuse a 32-bit id allows)
+ */
+uint32_t handle_issue(struct rpmemd_session *s, struct rpmemd_handle *h)
+{
+	uint32_t id;
+
+	do {
+		id = s->next_handle++;
+		if (s->next_handle == 0)
+			s->next_handle = 1;
+	} while (handle_get(s, id));
+	h->id = id;
+	return id;
+}
+
 /* handle_update_cur -- show the most recently opened pool in STATUS */
 void handle_update_cur(struct rpmemd_session *s)
 {
@@ -63,4 +91,12 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 	     h->xport == RPMEM_XPORT_RDMA ? "rdma" : "tcp");
 	rpmemd_pool_close(&h->pool, h->mode, s->id);
 	memset(h, 0, sizeof(*h));
+}
+
+/* handle_close_all -- the session ends: close every pool it has open */
+void handle_close_all(struct rpmemd_session *s)
+{
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
+		if (s->h[i].id)
+			handle_close(s, &s->h[i]);
 }

@@ -287,7 +287,7 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_open m;
 	struct rpmem_msg_open_ok rep;
-	struct rpmemd_handle *h = NULL;
+	struct rpmemd_handle *h;
 	struct rpmemd_region *r;
 	struct rpmemd_meta meta;
 	char err[RPMEM_MSG_MAX];
@@ -309,10 +309,7 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, RPMEM_E_XPORT,
 				      "rdma is not available on %s: no RDMA device serves the address this session connected to",
 				      s->local[0] ? s->local : "this target");
-	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES && !h; i++)
-		if (!s->h[i].id)
-			h = &s->h[i];
-	if (!h)
+	if (!(h = handle_free_slot(s)))
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
 				      "a session may have at most %d pools open",
 				      RPMEMD_MAX_HANDLES);
@@ -346,9 +343,7 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 			     m.region, m.pool, err);
 		}
 	}
-	h->id = s->next_handle++;
-	if (s->next_handle == 0)
-		s->next_handle = 1;
+	handle_issue(s, h);
 	rpmemd_pool_get_meta(h->pool, &meta);
 
 	rep.handle = h->id;

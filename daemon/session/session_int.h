@@ -161,10 +161,19 @@ int conn_recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd);
 
 /* handle_get -- the open pool behind handle id, or NULL */
 struct rpmemd_handle *handle_get(struct rpmemd_session *s, uint32_t id);
+/* handle_free_slot -- a free slot of the table, or NULL if all are taken */
+struct rpmemd_handle *handle_free_slot(struct rpmemd_session *s);
+/*
+ * handle_issue -- give the slot h, its pool open, the session's next id
+ * (what the client names it by); returns the id
+ */
+uint32_t handle_issue(struct rpmemd_session *s, struct rpmemd_handle *h);
 /* handle_update_cur -- show the most recently opened pool in STATUS */
 void handle_update_cur(struct rpmemd_session *s);
 /* handle_close -- close one open pool: RDMA exposure first, then the pool */
 void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h);
+/* handle_close_all -- the session ends: close every pool it has open */
+void handle_close_all(struct rpmemd_session *s);
 
 /* --- expose.c: RDMA ----------------------------------------------------- */
 

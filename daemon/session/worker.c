@@ -212,9 +212,7 @@ static void *session_main(void *arg)
 	rpmem_conn_set_deadline(&s->conn, 0);
 	if (ret == 0)
 		ret = rpmemd_serve(s);
-	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
-		if (s->h[i].id)
-			handle_close(s, &s->h[i]);
+	handle_close_all(s);
 	if (s->established) {
 		INFO("session %u from %s closed: %s (%llu bytes written, %llu read, %llu flushes, %llu barriers)",
 		     s->id, s->peer, end_reason(ret),

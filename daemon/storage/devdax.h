@@ -10,7 +10,7 @@
 #include "proto.h"
 
 /*
- * On-media layout (all integers little-endian; see devdax.c for the
+ * On-media layout (all integers little-endian; see devdax_table.c for the
  * crash-consistency argument):
  *
  *	0        header block (4 KiB): magic "RPMEMDAX", version, uuid,

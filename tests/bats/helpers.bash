@@ -3,7 +3,8 @@
 
 TOP=$(cd "$(dirname "${BATS_TEST_FILENAME}")/../.." && pwd)
 BUILD=${RPMEM_BUILD:-$TOP/build}
-RPMEMD=$BUILD/rpmemd
+# RPMEM_RPMEMD: the daemon to run instead (tests/san-bats.sh: with -S)
+RPMEMD=${RPMEM_RPMEMD:-$BUILD/rpmemd}
 RPMEMCTL=$BUILD/rpmemctl
 
 # free_port -- a TCP port nobody listens on (loopback)

@@ -9,36 +9,27 @@ pre-shared key: a client offering one gets a certificate handshake
 instead. Prints "ready" once listening, then for each connection
 "handshake ok" or "handshake failed: WHY" on stderr. After a handshake it
 appends every byte the client sends to CAPTURE and, with UPSTREAM_PORT,
-relays the session to a plaintext rpmemd on 127.0.0.1:UPSTREAM_PORT (so a
-client that accepts it really mirrors to, and pulls from, the impostor's
-pool). Runs until killed.
+relays the session (tests/tools/relay.py) to a plaintext rpmemd on
+127.0.0.1:UPSTREAM_PORT (so a client that accepts it really mirrors to,
+and pulls from, the impostor's pool). Runs until killed.
 """
+import os
 import socket
 import ssl
 import sys
-import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
+import relay  # noqa: E402
 
 
-def pump(src, dst, capture=None):
-    """copy src to dst until either closes (capture: a file to append to)"""
-    try:
-        while True:
-            b = src.recv(65536)
-            if not b:
-                break
-            if capture:
-                with open(capture, "ab") as f:
-                    f.write(b)
-            if dst:
-                dst.sendall(b)
-    except (OSError, ssl.SSLError):
-        pass
-    for s in (src, dst):
-        try:
-            if s:
-                s.close()
-        except OSError:
-            pass
+def capturer(capture):
+    """a tap appending what the client sends to the file capture"""
+    def tap(b):
+        with open(capture, "ab") as f:
+            f.write(b)
+        return b
+    return tap
 
 
 def serve(conn, ctx, capture, upstream):
@@ -52,8 +43,8 @@ def serve(conn, ctx, capture, upstream):
     u = None
     if upstream:
         u = socket.create_connection(("127.0.0.1", upstream))
-        threading.Thread(target=pump, args=(u, t), daemon=True).start()
-    pump(t, u, capture)
+        relay.start(relay.pump, u, t)
+    relay.pump(t, u, capturer(capture))
 
 
 def main():
@@ -63,16 +54,11 @@ def main():
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
     ctx.load_cert_chain(cert, key)
     open(capture, "wb").close()
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", int(port)))
-    ls.listen(16)
+    ls = relay.listen(int(port))
     print("ready", flush=True)
     while True:
         c, _ = ls.accept()
-        threading.Thread(
-            target=serve, args=(c, ctx, capture, upstream), daemon=True
-        ).start()
+        relay.start(serve, c, ctx, capture, upstream)
 
 
 if __name__ == "__main__":

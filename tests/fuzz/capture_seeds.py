@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # capture_seeds.py -- seeds for the decode fuzz target from real traffic:
-# a plaintext proxy between rpmemctl and rpmemd on loopback that cuts
-# both streams into frames and writes each payload, prefixed with the
-# index of its decoder in tests/fuzz/decode_fuzz.c, as one file of
-# OUT_DIR (named by that decoder and the payload's hash; duplicates
+# a plaintext proxy (tests/tools/relay.py) between rpmemctl and rpmemd on
+# loopback that cuts both streams into frames and writes each payload,
+# prefixed with the index of its decoder in tests/fuzz/decode_fuzz.c, as
+# one file of OUT_DIR (named by that decoder and the payload's hash; duplicates
 # collapse). Runs until killed.
 #
 # usage: capture_seeds.py LISTEN_PORT TARGET_PORT OUT_DIR
 import hashlib
 import os
-import socket
 import sys
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
+import relay  # noqa: E402
 import rpmem_wire as w  # noqa: E402
 
 # the decoders' order in decode_fuzz.c
@@ -46,70 +46,51 @@ def save(out, name, payload):
             f.write(data)
 
 
-def pump(src, dst, out):
-    buf = b""
-    try:
-        while True:
-            data = src.recv(1 << 20)
-            if not data:
-                break
-            dst.sendall(data)
-            buf += data
-            while len(buf) >= w.HDR_SIZE:
-                _, typ, _, _, ln = w.HDR.unpack(buf[:w.HDR_SIZE])
-                if typ == w.WRITE:  # its 16-byte head, not the data
-                    if len(buf) < 32:
-                        break
-                    save(out, "hdr", buf[:16])
-                    save(out, "io", buf[16:32])
-                    if len(buf) < 16 + ln:
-                        # skip the data as it streams by
-                        need = 16 + ln - len(buf)
-                        buf = b""
-                        while need > 0:
-                            d = src.recv(min(need, 1 << 20))
-                            if not d:
-                                return
-                            dst.sendall(d)
-                            need -= len(d)
-                        continue
-                    buf = buf[16 + ln:]
-                    continue
-                if len(buf) < 16 + ln:
-                    break
-                save(out, "hdr", buf[:16])
-                for name in BY_TYPE.get(typ, []):
-                    if ln <= 65536:
-                        save(out, name, buf[16:16 + ln])
-                buf = buf[16 + ln:]
-    except OSError:
-        pass
-    finally:
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+class Cutter:
+    """a tap of one direction: cuts the stream into frames and saves each
+    payload as a seed (a WRITE's 16-byte head only, its data skipped)"""
 
+    def __init__(self, out):
+        self.out = out
+        self.buf = b""
+        self.skip = 0  # bytes of a WRITE's data still to stream by
 
-def serve(c, tport, out):
-    t = socket.create_connection(("127.0.0.1", tport))
-    a = threading.Thread(target=pump, args=(c, t, out), daemon=True)
-    b = threading.Thread(target=pump, args=(t, c, out), daemon=True)
-    a.start()
-    b.start()
+    def __call__(self, data):
+        n = min(self.skip, len(data))
+        self.skip -= n
+        self.buf += data[n:]
+        while self.frame():
+            pass
+        return data
+
+    def frame(self):
+        """save the frame at the head of buf; False if it is not all in"""
+        buf, out = self.buf, self.out
+        if len(buf) < w.HDR_SIZE:
+            return False
+        _, typ, _, _, ln = w.HDR.unpack(buf[:w.HDR_SIZE])
+        if typ == w.WRITE:
+            if len(buf) < 32:
+                return False
+            save(out, "hdr", buf[:16])
+            save(out, "io", buf[16:32])
+            self.skip = max(0, 16 + ln - len(buf))
+            self.buf = buf[16 + ln:]
+            return True
+        if len(buf) < 16 + ln:
+            return False
+        save(out, "hdr", buf[:16])
+        for name in BY_TYPE.get(typ, []):
+            if ln <= 65536:
+                save(out, name, buf[16:16 + ln])
+        self.buf = buf[16 + ln:]
+        return True
 
 
 def main():
     lport, tport, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     os.makedirs(out, exist_ok=True)
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", lport))
-    ls.listen(16)
-    while True:
-        c, _ = ls.accept()
-        serve(c, tport, out)
+    relay.serve(lport, tport, taps=lambda: (Cutter(out), Cutter(out)))
 
 
 if __name__ == "__main__":

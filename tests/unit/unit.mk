@@ -12,8 +12,9 @@
 
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
-	      client_session client_pool client_sync client_link errors log access tls_export \
-	      preload_config hcache net rdma_blob pace dirtylog text store
+	      client_session client_pool client_sync client_link errors log \
+	      access tls_export preload_config hcache net rdma_blob pace \
+	      dirtylog text store handles
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -26,15 +27,20 @@ UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
 
 UNIT_DAEMON_config := $(B)/daemon/config/config.o $(B)/daemon/config/pmem.o $(B)/daemon/sock.o
 UNIT_DAEMON_meta   := $(B)/daemon/storage/meta.o
-UNIT_DAEMON_devdax := $(B)/daemon/storage/devdax.o $(B)/daemon/storage/meta.o
+UNIT_DAEMON_devdax := $(B)/daemon/storage/devdax.o \
+		      $(B)/daemon/storage/devdax_table.o \
+		      $(B)/daemon/storage/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/config/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/config/access.o
 UNIT_DAEMON_hcache := $(B)/daemon/storage/hcache.o $(B)/daemon/storage/meta.o
 UNIT_DAEMON_pace   := $(B)/daemon/session/pace.o
+# the handle table alone: the layers below it are stubbed in the test
+UNIT_DAEMON_handles := $(B)/daemon/session/handles.o
 UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/backend_file.o \
 		      $(B)/daemon/storage/backend_devdax.o \
 		      $(B)/daemon/storage/mapcache.o $(B)/daemon/storage/devdax.o \
+		      $(B)/daemon/storage/devdax_table.o \
 		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
@@ -52,6 +58,7 @@ $(UNIT_DIR)/pmem: $(UNIT_DAEMON_pmem)
 $(UNIT_DIR)/access: $(UNIT_DAEMON_access)
 $(UNIT_DIR)/hcache: $(UNIT_DAEMON_hcache)
 $(UNIT_DIR)/pace: $(UNIT_DAEMON_pace)
+$(UNIT_DIR)/handles: $(UNIT_DAEMON_handles)
 $(UNIT_DIR)/store: $(UNIT_DAEMON_store)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync $(UNIT_DIR)/client_link: $(UNIT_FAKE)
