@@ -18,6 +18,7 @@ setup() {
 
 teardown() {
 	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	[ -z "${PROXY:-}" ] || kill "$PROXY" 2>/dev/null || true
 	teardown_daemon
 }
 
@@ -386,4 +387,64 @@ session_counts() {
 	RPMEM_REPLICATE_DRAIN=sometimes app set:0:x
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"RPMEM_REPLICATE_DRAIN: 'sometimes' is neither 'commit' nor 'every'"* ]]
+}
+
+# slow_link MS -- a proxy to rpmemd that holds what the application sends
+# for MS ms (tests/tools/delay_proxy.py); RPMEM_REPLICATE goes through it
+slow_link() {
+	local pp
+	pp=$(free_port)
+	python3 "$TOP/tests/tools/delay_proxy.py" "$pp" "$PORT" "$1" \
+		>"$W/proxy.out" 2>&1 3>&- &
+	PROXY=$!
+	for _ in $(seq 50); do
+		grep -q ready "$W/proxy.out" && break
+		sleep 0.1
+	done
+	export RPMEM_REPLICATE="$POOL=127.0.0.1:$pp/r1/app"
+}
+
+@test "over a slow link a commit returns only once the target has the transaction; a flush without a drain is not waited for" {
+	# the replica first, at full speed: the start below sends little
+	app set:0:first
+	[ "$status" -eq 0 ]
+	slow_link 700
+	# libpmemobj's flush/drain path (on msync, a flush drains too)
+	export PMEM_IS_PMEM_FORCE=1
+	app_start set:1:committed store:2:flushed pause kill
+	app_paused 1
+	# at the pause: the store was flushed, not drained, so the link
+	# still holds it (what makes the next check meaningful); the
+	# transaction before it returned, so it is on the target
+	[ "$(replica_get 2)" != flushed ]
+	[ "$(replica_get 1)" = committed ]
+	app_continue
+	app_finish
+}
+
+@test "commit mode: 100 SIGKILLs at random points of a run of transactions; every record printed as committed is on the target, none torn, pmempool check passes" {
+	app records:1
+	[ "$status" -eq 0 ]
+	local i last counter
+	for i in $(seq 100); do
+		LD_PRELOAD="$PRELOAD" "$APP" "$POOL" records:100000 \
+			>"$W/rec.out" 2>"$W/rec.err" &
+		APID=$!
+		sleep "0.$((RANDOM % 150 + 50))"
+		kill -KILL "$APID"
+		wait "$APID" || true
+		APID=
+		last=$(awk '$1 == "committed" {n = $2} END {print n + 0}' \
+			"$W/rec.out")
+		cp "$REP" "$W/copy.obj"
+		pmempool check "$W/copy.obj" >"$W/check.out" 2>&1 ||
+			{ cat "$W/check.out" "$W/rec.err"; false; }
+		run "$APP" "$W/copy.obj" check
+		[ "$status" -eq 0 ]
+		counter=$(awk '$1 == "counter" {print $2}' <<<"$output")
+		[[ "$output" != *torn* ]] || { echo "kill $i: $output"; false; }
+		[ "$counter" -ge "$last" ] ||
+			{ echo "kill $i: committed $last, target $counter"; false; }
+	done
+	echo "# 100 kills; the last run had committed $last records" >&3
 }

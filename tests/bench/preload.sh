@@ -6,6 +6,10 @@
 #   unrelated   under LD_PRELOAD, RPMEM_REPLICATE naming another file:
 #               every pmem_* call goes through the library, none matches
 #   replicated  under LD_PRELOAD, replicating the pool to a loopback rpmemd
+#               (RPMEM_REPLICATE_DRAIN=commit, the default: a transaction
+#               waits for the target once, at its commit)
+#   every       the same with RPMEM_REPLICATE_DRAIN=every (each drain waits)
+#   ping-pong   tests/pingpong 64: the round trip a wait costs at least
 #
 # Each mode runs N small transactions (8 bytes each, pobj_app loop:N) and
 # N pmemobj_persist calls of 8 bytes (persist:N), on a 16 MiB pool in
@@ -47,6 +51,9 @@ run() {
 	replicated)
 		env=(LD_PRELOAD="$PRELOAD"
 		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/p$2") ;;
+	every)
+		env=(LD_PRELOAD="$PRELOAD" RPMEM_REPLICATE_DRAIN=every
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/e$2") ;;
 	esac
 	[ -e "$pool" ] || PMEM_IS_PMEM_FORCE=$2 "$APP" "$pool" >/dev/null
 	env PMEM_IS_PMEM_FORCE="$2" "${env[@]}" "$APP" "$pool" "loop:$3" \
@@ -56,22 +63,25 @@ run() {
 echo "preload cost: $RUNS runs, $NL local / $NR replicated operations" \
      "per run, pool in /dev/shm, rpmemd on loopback (TCP)"
 for force in 1 0; do
-	for mode in none unrelated replicated; do
+	for mode in none unrelated replicated every; do
 		: >"$W/$mode.$force"
 	done
+	: >"$W/rtt.$force"
 	for _ in $(seq "$RUNS"); do
-		for mode in none unrelated replicated; do
+		for mode in none unrelated replicated every; do
 			n=$NL
-			[ $mode = replicated ] && n=$NR
+			case $mode in replicated|every) n=$NR ;; esac
 			run $mode $force $n >>"$W/$mode.$force"
 		done
+		"$B/tests/pingpong" 64 "$NR" |
+			sed -n 's/^median_us=\([0-9.]*\).*/\1/p' >>"$W/rtt.$force"
 	done
 	path="flush/drain (PMEM_IS_PMEM_FORCE=1)"
 	[ "$force" = 0 ] && path="msync (PMEM_IS_PMEM_FORCE=0)"
 	echo
 	echo "libpmemobj $path, ns per operation (median):"
 	printf "  %-11s %10s %10s\n" mode tx persist
-	for mode in none unrelated replicated; do
+	for mode in none unrelated replicated every; do
 		tx=$(cut -d' ' -f1 "$W/$mode.$force" | median)
 		pe=$(cut -d' ' -f2 "$W/$mode.$force" | median)
 		eval "tx_$mode=$tx pe_$mode=$pe"
@@ -81,4 +91,11 @@ for force in 1 0; do
 	     "persist $(ratio "$pe_unrelated" "$pe_none")"
 	echo "  replicated cost: tx +$((tx_replicated - tx_none)) ns," \
 	     "persist +$((pe_replicated - pe_none)) ns"
+	rtt=$(awk '{printf "%.0f\n", $1 * 1000}' "$W/rtt.$force" | median)
+	echo "  ping-pong RTT (64 B): $rtt ns"
+	echo "  (replicated tx - tx) / RTT: commit" \
+	     "$(ratio $((tx_replicated - tx_none)) "$rtt") (goal <= 1.3)," \
+	     "every $(ratio $((tx_every - tx_none)) "$rtt")"
+	echo "  replicated persist / RTT: $(ratio "$pe_replicated" "$rtt")" \
+	     "(goal <= 1.2)"
 done

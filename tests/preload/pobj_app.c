@@ -18,6 +18,11 @@
  *   get:I       print slot I
  *   loop:N      N transactions of 8 bytes; prints "loop N NS_PER_TX"
  *   persist:N   N pmemobj_persist calls of 8 bytes; "persist N NS_PER_CALL"
+ *   records:N   N transactions, each counter + 1 and slot (counter % 16)
+ *               = "rec<counter>" in one; prints "committed <counter>"
+ *               after each has returned
+ *   check       print the counter, and "torn" if a slot disagrees with it
+ *   store:I:TEXT  slot I = TEXT, flushed but not drained (pmemobj_flush)
  *   pause       print "paused", wait for a line on standard input
  *   kill        SIGKILL itself (no exit handlers, no close)
  *   exit        exit(0) without closing the pool
@@ -56,6 +61,47 @@ static int tx_set(PMEMobjpool *pop, struct root *r, int i, const char *text)
 		ret = -1;
 	} TX_END
 	return ret;
+}
+
+/* records -- n transactions that each say when they have committed */
+static int records(PMEMobjpool *pop, struct root *r, long n)
+{
+	for (volatile long k = 0; k < n; k++) {
+		volatile int ret = 0;
+		TX_BEGIN(pop) {
+			pmemobj_tx_add_range_direct(r, sizeof(*r));
+			r->counter++;
+			snprintf(r->slot[r->counter % SLOTS], SLOT_LEN,
+				 "rec%llu", (unsigned long long)r->counter);
+		} TX_ONABORT {
+			ret = -1;
+		} TX_END
+		if (ret)
+			return -1;
+		printf("committed %llu\n", (unsigned long long)r->counter);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/*
+ * check -- the counter, and "torn" if the slots of the last 16 records
+ * do not hold them (a transaction applied in part)
+ */
+static void check(const struct root *r)
+{
+	char want[SLOT_LEN];
+	printf("counter %llu\n", (unsigned long long)r->counter);
+	for (uint64_t c = r->counter; c > 0 && c + SLOTS > r->counter; c--) {
+		snprintf(want, sizeof(want), "rec%llu", (unsigned long long)c);
+		if (strcmp(r->slot[c % SLOTS], want)) {
+			printf("torn at %llu: slot %llu holds '%s'\n",
+			       (unsigned long long)c,
+			       (unsigned long long)(c % SLOTS),
+			       r->slot[c % SLOTS]);
+			return;
+		}
+	}
 }
 
 /* elapsed_ns -- nanoseconds since a */
@@ -119,6 +165,16 @@ static int step(PMEMobjpool *pop, struct root *r, const char *s)
 			return 1;
 	} else if (!strncmp(s, "persist:", 8)) {
 		persist_loop(pop, r, atol(s + 8));
+	} else if (!strncmp(s, "records:", 8)) {
+		if (records(pop, r, atol(s + 8)))
+			return 1;
+	} else if (!strcmp(s, "check")) {
+		check(r);
+	} else if (!strncmp(s, "store:", 6) &&
+		   (i = slot_of(s + 6, &rest)) >= 0) {
+		memset(r->slot[i], 0, SLOT_LEN);
+		strncpy(r->slot[i], rest, SLOT_LEN - 1);
+		pmemobj_flush(pop, r->slot[i], SLOT_LEN);
 	} else if (!strcmp(s, "pause")) {
 		char line[64];
 		printf("paused\n");
