@@ -70,6 +70,12 @@ struct rpmemctl_session {
 	uint8_t *rbuf; /* RPMEM_MAX_PAYLOAD bytes; owned, reply payloads */
 	struct rpmemctl_pool *pools; /* open pools, linked by ->next */
 	int subscribed; /* an event subscription: no other request now */
+	/*
+	 * the pool whose name, region and call errmsg already gives, set
+	 * where the message was written (client_pool_seterr); NULL if it
+	 * names none (a target's message, a session-wide failure)
+	 */
+	const struct rpmemctl_pool *err_pool;
 };
 
 /*
@@ -99,8 +105,19 @@ struct rpmemctl_pool {
 /* client_set_timeout -- send/receive bound of the control socket, seconds */
 int client_set_timeout(struct rpmemctl_session *s, int secs);
 
-/* client_seterr -- set the session's error message (printf style) */
+/*
+ * client_seterr -- set the session's error message (printf style); it
+ * names no pool
+ */
 void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * client_pool_seterr -- set the message of p's session to one that says
+ * which pool and what failed (printf style): a failure of the pool call
+ * under way reports it as it is, without naming the pool again
+ */
+void client_pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
