@@ -55,7 +55,7 @@ $(UNIT_DIR)/pace: $(UNIT_DAEMON_pace)
 $(UNIT_DIR)/store: $(UNIT_DAEMON_store)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync: $(UNIT_FAKE)
-$(UNIT_DIR)/errors: $(B)/cmd/cli.o
+$(UNIT_DIR)/errors: $(B)/cmd/cli.o $(UNIT_FAKE)
 # the preload library's parser (lib/preload/config.c)
 $(UNIT_DIR)/preload_config.o: ALL_CFLAGS += -Ilib/preload
 $(UNIT_DIR)/preload_config: $(B)/lib/preload/config.o
