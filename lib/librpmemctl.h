@@ -814,7 +814,9 @@ typedef void (*rpmemctl_log_fn)(int prio, const char *msg, void *arg);
  * rpmemctl_log_set_fn -- pass the library's log lines to fn; NULL = the
  * default: nothing, or standard error ("librpmemctl: <level>: <message>")
  * when RPMEM_LOG_LEVEL is set. Process-wide: call it before other threads
- * use the library.
+ * use the library. The lines about a session opened with a configuration
+ * that has a log of its own (rpmemctl_session_cfg_set_log) go there
+ * instead, never here.
  */
 void rpmemctl_log_set_fn(rpmemctl_log_fn fn, void *arg);
 /*
@@ -829,6 +831,19 @@ int rpmemctl_log_get_priority(void);
  * LOG_* priority; -EINVAL if it names none (LIBRPMEMCTL_2)
  */
 int rpmemctl_log_parse_priority(const char *level);
+/*
+ * rpmemctl_session_cfg_set_log -- a log of their own for the sessions
+ * opened with cfg: every line the library logs about such a session, its
+ * pools, syncs and events goes to fn (with arg) if its priority is at most
+ * prio (LOG_EMERG .. LOG_DEBUG), and never to the global log
+ * (rpmemctl_log_set_fn, RPMEM_LOG_LEVEL, whose priority does not apply).
+ * fn NULL: the global log again. 0 or -EINVAL (no cfg, prio out of
+ * range). Lines about nothing that has a session (a dirty log opened
+ * alone, librpma's own lines before a pool connects) go to the global
+ * log. (LIBRPMEMCTL_2)
+ */
+int rpmemctl_session_cfg_set_log(struct rpmemctl_session_cfg *cfg,
+				 rpmemctl_log_fn fn, void *arg, int prio);
 
 #ifdef __cplusplus
 }

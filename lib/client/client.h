@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "librpmemctl.h"
+#include "log.h"
 #include "net.h"
 #include "proto.h"
 #include "tls.h"
@@ -36,6 +37,7 @@ struct rpmemctl_session_cfg {
 	char *tls_name; /* the name the target's certificate must carry */
 	int plaintext;	/* no credentials to a non-loopback target is fine */
 	char *source; /* the configuration file the entry came from */
+	struct rpmem_log_sink log; /* its sessions' log; fn NULL: global */
 };
 
 /*
@@ -76,6 +78,7 @@ struct rpmemctl_session {
 	 * names none (a target's message, a session-wide failure)
 	 */
 	const struct rpmemctl_pool *err_pool;
+	struct rpmem_log_sink log; /* from its configuration; fn NULL: global */
 };
 
 /*
@@ -222,6 +225,15 @@ int client_sess_end(struct rpmemctl_session *s, int ret, const char *what);
  */
 void client_pool_begin(struct rpmemctl_pool *p);
 int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what);
+
+/* --- logging.c ---------------------------------------------------------- */
+
+/*
+ * client_log -- a message about session s (and its pools, syncs and
+ * events) to s's sink, or to the global one if s has none or is NULL
+ */
+void client_log(const struct rpmemctl_session *s, int prio, const char *fmt,
+		...) __attribute__((format(printf, 3, 4)));
 
 /* --- pool.c ------------------------------------------------------------- */
 

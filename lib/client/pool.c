@@ -199,15 +199,15 @@ static int open_xport(struct rpmemctl_session *s, const char *region,
 	}
 	char why[512];
 	int ret = rpmem_rdma_client_new(s->host, s->conn.tls, ok->blob,
-					ok->blob_len, ok->size, x, why,
-					sizeof(why));
+					ok->blob_len, ok->size, &s->log, x,
+					why, sizeof(why));
 	if (ret == 0)
 		return 0;
 	if (!why[0])
 		rpmem_strlcpy(why, strerror(-ret), sizeof(why));
 	if (wanted == RPMEM_XPORT_AUTO) {
-		DBG("rdma to %s unusable (%s), falling back to tcp", s->host,
-		    why);
+		client_log(s, LOG_DEBUG, "rdma to %s unusable (%s), falling "
+			   "back to tcp", s->host, why);
 		return -EAGAIN;
 	}
 	if (ret == -EKEYREJECTED) {
@@ -310,8 +310,8 @@ static int open_waiting(struct rpmemctl_session *s, const char *region,
 		int ret = rpmemctl_pool_open(s, region, pool, flags, out);
 		if (ret != -EBUSY || rpmem_now_ns() >= deadline)
 			return ret;
-		DBG("pool '%s/%s' is busy, retrying: %s", region, pool,
-		    s->errmsg);
+		client_log(s, LOG_DEBUG, "pool '%s/%s' is busy, retrying: %s",
+			   region, pool, s->errmsg);
 		nanosleep(&ts, NULL);
 	}
 }

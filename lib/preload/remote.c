@@ -242,6 +242,8 @@ static int open_pool(struct pl_file *f)
 	int ret = rpmemctl_session_cfg_new(&cfg);
 	if (ret)
 		return ferr(f, ret, "%s", rpmemctl_strerror(ret));
+	/* our sessions log to pl_log, never to the application's log */
+	(void)rpmemctl_session_cfg_set_log(cfg, pl_log, NULL, LOG_DEBUG);
 	ret = rpmemctl_session_cfg_load_default(cfg, t->host, t->port);
 	if (ret < 0 && ret != -ENOENT) {
 		ferr(f, ret, "credentials: %s", rpmemctl_strerror(ret));
