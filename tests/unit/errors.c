@@ -454,6 +454,7 @@ static void rule__every_call_forgets_the_last_call_s_message(void **state)
 	CHECK(rpmemctl_session_cfg_set_tls_name(NULL, "x"));
 	CHECK(rpmemctl_session_cfg_set_plaintext(NULL, 1));
 	CHECK(rpmemctl_session_cfg_load(NULL, "x", "h", NULL));
+	CHECK(rpmemctl_session_cfg_set_log(NULL, NULL, NULL, 0));
 	CHECK(rpmemctl_dirtylog_mark(NULL, 0, 1));
 	CHECK(rpmemctl_dirtylog_set_clean(NULL, 1));
 	CHECK(rpmemctl_pool_open_or_create(NULL, "r1", "p1", 0, 0, &p, NULL));
