@@ -66,8 +66,8 @@ RPMEM_EXPORT int rpmemctl_session_cfg_set_tls_ca(struct rpmemctl_session_cfg *c,
 	client_api_begin();
 	if (!c)
 		return client_api_end(-EINVAL, __func__);
-	return client_api_end(
-		set_str(&c->ca, ca_file && *ca_file ? ca_file : NULL), __func__);
+	int ret = set_str(&c->ca, ca_file && *ca_file ? ca_file : NULL);
+	return client_api_end(ret, __func__);
 }
 
 RPMEM_EXPORT int
@@ -103,8 +103,8 @@ rpmemctl_session_cfg_set_tls_name(struct rpmemctl_session_cfg *c,
 	client_api_begin();
 	if (!c || (name && strlen(name) > 253))
 		return client_api_end(-EINVAL, __func__);
-	return client_api_end(
-		set_str(&c->tls_name, name && *name ? name : NULL), __func__);
+	int ret = set_str(&c->tls_name, name && *name ? name : NULL);
+	return client_api_end(ret, __func__);
 }
 
 RPMEM_EXPORT int

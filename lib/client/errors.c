@@ -43,7 +43,7 @@ const char *client_last(int err)
 int client_api_end(int ret, const char *what)
 {
 	if (ret >= 0)
-		client_api_begin(); /* what nested calls said is not its reason */
+		client_api_begin(); /* nested calls' messages are not its */
 	else if (!client_last(ret))
 		client_set_last(ret, "%s: %s", what, rpmemctl_strerror(ret));
 	return ret;

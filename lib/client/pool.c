@@ -377,7 +377,8 @@ RPMEM_EXPORT int rpmemctl_pool_open_or_create(struct rpmemctl_session *sess,
 	memset(info, 0, sizeof(*info));
 	client_sess_begin(sess);
 	if (sess)
-		ret = open_or_create(sess, region, pool, size, flags, out, info);
+		ret = open_or_create(sess, region, pool, size, flags, out,
+				     info);
 	return client_sess_end(sess, ret, "opening a pool");
 }
 
