@@ -313,7 +313,7 @@ static void rule__pool_failure_is_in_the_pool_and_the_thread(void **state)
 	fake_target_stop(&ft);
 }
 
-static void rule__list_and_status_failures_are_in_the_session_and_thread(
+static void rule__query_failures_are_in_the_session_and_the_thread(
 	void **state)
 {
 	(void)state;
@@ -336,6 +336,15 @@ static void rule__list_and_status_failures_are_in_the_session_and_thread(
 	same_message(ret, rpmemctl_session_errmsg(s));
 	assert_null(l);
 	assert_null(st);
+	/* a target without events or KICK (no such caps) */
+	struct rpmemctl_events *ev = NULL;
+	ret = rpmemctl_events_subscribe(s, 0, &ev);
+	assert_int_equal(ret, -ENOTSUP);
+	same_message(ret, rpmemctl_session_errmsg(s));
+	assert_null(ev);
+	ret = rpmemctl_session_kick(s, 99);
+	assert_int_equal(ret, -ENOTSUP);
+	same_message(ret, rpmemctl_session_errmsg(s));
 	rpmemctl_session_close(&s);
 	assert_int_equal(fake_target_wait_idle(ft), 0);
 	fake_target_stop(&ft);
@@ -539,7 +548,7 @@ int main(void)
 		cmocka_unit_test(
 			rule__pool_failure_is_in_the_pool_and_the_thread),
 		cmocka_unit_test(
-			rule__list_and_status_failures_are_in_the_session_and_thread),
+			rule__query_failures_are_in_the_session_and_the_thread),
 		cmocka_unit_test(
 			rule__replica_failure_is_in_the_replica_and_the_thread),
 		cmocka_unit_test(
