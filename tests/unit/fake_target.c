@@ -71,6 +71,7 @@ struct fake_target {
 	/* the script (under lock) */
 	struct script scripts[FAKE_SCRIPTS];
 	unsigned nscripts;
+	char err_text[RPMEM_MSG_MAX + 1]; /* of scripted ERRORs; "" default */
 	uint32_t caps;
 	uint16_t version;
 
@@ -81,6 +82,17 @@ struct fake_target {
 	uint8_t *req; /* RPMEM_MAX_PAYLOAD */
 	uint8_t *out; /* RPMEM_HDR_SIZE + RPMEM_MAX_PAYLOAD + 1 */
 };
+
+/* scripted_text -- the text of a scripted ERROR with code, into buf */
+static const char *scripted_text(struct fake_target *ft, uint32_t code,
+				 char *buf, size_t len)
+{
+	if (ft->err_text[0])
+		snprintf(buf, len, "%s", ft->err_text);
+	else
+		snprintf(buf, len, "scripted %s", rpmem_err_str(code));
+	return buf;
+}
 
 /* reply_error -- an ERROR payload in out; returns its length */
 static int reply_error(struct fake_target *ft, uint16_t *rtype,
@@ -554,9 +566,8 @@ static int do_write(struct fake_target *ft, struct rpmem_conn *fd,
 		return send_error(fd, h->id, sc->code);
 	}
 	if (sc && sc->action == FAKE_ERROR) {
-		char msg[64];
-		snprintf(msg, sizeof(msg), "scripted %s",
-			 rpmem_err_str(sc->code));
+		char msg[RPMEM_MSG_MAX + 1];
+		scripted_text(ft, sc->code, msg, sizeof(msg));
 		defer(ft, sc->code, msg);
 		return rpmem_net_discard(fd, dlen);
 	}
@@ -620,9 +631,11 @@ static void serve(struct fake_target *ft, int sfd)
 		uint16_t rtype;
 		int len;
 		pthread_mutex_lock(&ft->lock);
+		char msg[RPMEM_MSG_MAX + 1];
 		if (sc && sc->action == FAKE_ERROR)
-			len = reply_error(ft, &rtype, sc->code, "scripted %s",
-					  rpmem_err_str(sc->code));
+			len = reply_error(ft, &rtype, sc->code, "%s",
+					  scripted_text(ft, sc->code, msg,
+							sizeof(msg)));
 		else
 			len = handle_request(ft, &h, &rtype);
 		pthread_mutex_unlock(&ft->lock);
@@ -801,6 +814,13 @@ void fake_target_stop(struct fake_target **pft)
 const char *fake_target_port(const struct fake_target *ft)
 {
 	return ft->port;
+}
+
+void fake_target_error_text(struct fake_target *ft, const char *text)
+{
+	pthread_mutex_lock(&ft->lock);
+	snprintf(ft->err_text, sizeof(ft->err_text), "%s", text ? text : "");
+	pthread_mutex_unlock(&ft->lock);
 }
 
 void fake_target_script(struct fake_target *ft, uint16_t type, unsigned nth,

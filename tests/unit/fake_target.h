@@ -93,6 +93,12 @@ void fake_target_script(struct fake_target *ft, uint16_t type, unsigned nth,
 			enum fake_action action, uint32_t code);
 
 /*
+ * fake_target_error_text -- the text of the scripted ERRORs from now on
+ * (NULL: "scripted <code>")
+ */
+void fake_target_error_text(struct fake_target *ft, const char *text);
+
+/*
  * fake_target_wait_idle -- wait until every connection accepted so far
  * has ended (the client said BYE or closed). Returns 0, or -ETIMEDOUT
  * after 30 s (a test that left a session open).
