@@ -53,6 +53,8 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_import(int argc, char **argv, struct rpmemctl_ctx *ctx);
 
 /*
  * cmd_prometheus -- a daemon's status and pools in the Prometheus text
