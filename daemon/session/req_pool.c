@@ -415,6 +415,8 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				    sizeof(err));
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
+	if (meta.state == RPMEM_POOL_CONSISTENT && was != meta.state)
+		rpmemd_scrub_commit(s, h->pool, meta.generation);
 	if (meta.state != RPMEM_POOL_SYNCING)
 		h->by_file = 0;
 	else if (was == RPMEM_POOL_EMPTY || rpmemd_pool_sparse(h->pool))
