@@ -505,8 +505,8 @@ static void import_report(struct stream *s, int created)
 		json_begin(&j, stdout, "import", s->hp);
 		json_str(&j, "region", s->t.region);
 		json_str(&j, "pool", s->t.pool);
-		json_str(&j, "source", s->path);
-		json_u64(&j, "size", s->size);
+		json_str(&j, "input", s->path);
+		json_u64(&j, "pool_size", s->size);
 		json_u64(&j, "generation",
 			 rpmemctl_pool_get_generation(s->pool));
 		json_bool(&j, "created", created);

@@ -93,7 +93,7 @@ static void report_json(const struct cmd_target *t, const char *hp,
 	json_begin(&j, stdout, "scrub", hp);
 	json_str(&j, "region", t->region);
 	json_str(&j, "pool", t->pool);
-	json_u64(&j, "size", rpmemctl_pool_get_size(pool));
+	json_u64(&j, "pool_size", rpmemctl_pool_get_size(pool));
 	json_str(&j, "state",
 		 rpmemctl_pool_state_str(rpmemctl_pool_get_state(pool)));
 	json_u64(&j, "generation", rpmemctl_pool_get_generation(pool));
@@ -102,7 +102,7 @@ static void report_json(const struct cmd_target *t, const char *hp,
 	json_u64(&j, "bytes_damaged", a->bytes[RPMEMCTL_SCRUB_DAMAGED]);
 	json_u64(&j, "bytes_unverified", a->bytes[RPMEMCTL_SCRUB_UNVERIFIED]);
 	json_bool(&j, "clean", a->n == 0);
-	json_arr_begin(&j, "ranges");
+	json_arr_begin(&j, "findings");
 	for (size_t i = 0; i < a->n; i++) {
 		json_obj_begin(&j, NULL);
 		json_u64(&j, "offset", a->v[i].off);

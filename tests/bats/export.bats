@@ -57,7 +57,7 @@ interrupted() {
 	rc import --json "$W/odd" "$T/r1/o"
 	[ "$status" -eq 0 ]
 	[ "$(json .command)" = import ]
-	[ "$(json .size)" -eq $((3 * 1048576 + 12288)) ]
+	[ "$(json .pool_size)" -eq $((3 * 1048576 + 12288)) ]
 	[ "$(json .created)" = true ]
 	cmp "$W/odd" "$R1/o"
 }

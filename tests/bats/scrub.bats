@@ -28,7 +28,7 @@ teardown() { teardown_daemon; }
 	[ "$(json .bytes_damaged)" -eq 0 ]
 	[ "$(json .bytes_unverified)" -eq 0 ]
 	[ "$(json .clean)" = true ]
-	[ "$(json '.ranges | length')" -eq 0 ]
+	[ "$(json '.findings | length')" -eq 0 ]
 	# the record is beside the pool, of the generation it describes
 	[ -f "$R1/.rpmemd/p.scrub" ]
 }
@@ -49,9 +49,9 @@ teardown() { teardown_daemon; }
 	[ "$(json .clean)" = false ]
 	[ "$(json .bytes_damaged)" -eq 4096 ]
 	[ "$(json .bytes_checked)" -eq 6291456 ]
-	[ "$(json '.ranges[0].offset')" -eq $(((off / 4096) * 4096)) ]
-	[ "$(json '.ranges[0].length')" -eq 4096 ]
-	[ "$(json '.ranges[0].status')" = damaged ]
+	[ "$(json '.findings[0].offset')" -eq $(((off / 4096) * 4096)) ]
+	[ "$(json '.findings[0].length')" -eq 4096 ]
+	[ "$(json '.findings[0].status')" = damaged ]
 	# the target still holds the flipped byte: scrub repairs nothing
 	cmp "$W/flipped" "$R1/p"
 	[ "$(cmp -l "$W/src" "$R1/p" | wc -l)" -eq 1 ]
@@ -87,7 +87,7 @@ damaged at 0x5ff000 length 4096" ]
 	[ "$(json .clean)" = false ]
 	[ "$(json .bytes_checked)" -eq 0 ]
 	[ "$(json .bytes_unverified)" -eq 6291456 ]
-	[ "$(json '.ranges[0].status')" = unverified ]
+	[ "$(json '.findings[0].status')" = unverified ]
 }
 
 @test "a syncing pool (an interrupted import) is unverified, not clean" {
@@ -100,7 +100,7 @@ damaged at 0x5ff000 length 4096" ]
 	[ "$status" -eq 8 ]
 	[ "$(json .state)" = syncing ]
 	[ "$(json .bytes_unverified)" -eq 6291456 ]
-	[[ "$(json '.ranges[0].reason')" == *"not consistent"* ]]
+	[[ "$(json '.findings[0].reason')" == *"not consistent"* ]]
 }
 
 @test "a damaged recorded hash is reported as such, not as damaged data" {
@@ -150,7 +150,7 @@ damaged at 0x5ff000 length 4096" ]
 	rc scrub --json "$T/r1/big"
 	[ "$status" -eq 7 ]
 	[ "$(json .bytes_checked)" -eq $((150 << 20)) ]
-	[ "$(json '.ranges[0].offset')" -eq $((140 << 20)) ]
+	[ "$(json '.findings[0].offset')" -eq $((140 << 20)) ]
 }
 
 @test "a pool open for writing (its state still consistent) is unverified: its data may change under the scrub" {
@@ -170,7 +170,7 @@ damaged at 0x5ff000 length 4096" ]
 	[ "$st" -eq 8 ]
 	[ "$(json .state)" = consistent ]
 	[ "$(json .bytes_unverified)" -eq 6291456 ]
-	[[ "$(json '.ranges[0].reason')" == *"open for writing"* ]]
+	[[ "$(json '.findings[0].reason')" == *"open for writing"* ]]
 	# once it is closed, the flip is found
 	for _ in $(seq 50); do
 		rc scrub "$T/r1/p"
