@@ -72,20 +72,31 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				(size_t)len, NULL, 0);
 }
 
+/* hash_take, hash_give -- a recording's turns at the hashing slots */
+static void hash_take(void *arg)
+{
+	rpmemd_hash_enter(arg);
+}
+
+static void hash_give(void *arg)
+{
+	rpmemd_hash_leave(arg);
+}
+
 /*
- * rpmemd_scrub_commit -- the pool just went consistent at generation gen:
- * record its pieces' hashes for later scrubs (logged, never fatal: a
- * pool without a record of its image is scrubbed as unverifiable)
+ * rpmemd_scrub_commit -- the pool just went consistent at generation gen
+ * (and the writer was told): record its pieces' hashes for later scrubs,
+ * 64 MiB at a time between other sessions' hashing. Logged, never fatal:
+ * a pool without a record of its image is scrubbed as unverified.
  */
 void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 			 uint64_t gen)
 {
+	const struct rpmemd_scrub_turns turns = { hash_take, hash_give,
+						  s->set };
 	uint64_t t0 = rpmem_now_ns();
-	int ret;
+	int ret = rpmemd_scrub_record(p, gen, SCRUB_THREADS, &turns);
 
-	rpmemd_hash_enter(s->set);
-	ret = rpmemd_scrub_record(p, gen, SCRUB_THREADS);
-	rpmemd_hash_leave(s->set);
 	if (ret && ret != -ENOTSUP)
 		WARN("session %u: pool '%s': cannot record its hashes for scrub (a scrub will call it unverifiable): %s",
 		     s->id, p->name, strerror(-ret));

@@ -98,7 +98,8 @@ static int piece_hashes(struct rpmemd_pool *p, uint64_t first, uint32_t n,
 
 /* record_entries -- every piece's entry into fd under key; 0 or -errno */
 static int record_entries(struct rpmemd_pool *p, int fd, uint64_t npieces,
-			  uint64_t key, unsigned nthreads)
+			  uint64_t key, unsigned nthreads,
+			  const struct rpmemd_scrub_turns *t)
 {
 	uint64_t *h = malloc(SC_BATCH * sizeof(*h));
 	struct sc_entry *e = malloc(SC_BATCH * sizeof(*e));
@@ -107,7 +108,11 @@ static int record_entries(struct rpmemd_pool *p, int fd, uint64_t npieces,
 	for (uint64_t first = 0; !ret && first < npieces; first += SC_BATCH) {
 		uint32_t n = npieces - first < SC_BATCH ?
 				     (uint32_t)(npieces - first) : SC_BATCH;
+		if (t && t->take)
+			t->take(t->arg);
 		ret = piece_hashes(p, first, n, h, nthreads);
+		if (t && t->give)
+			t->give(t->arg);
 		for (uint32_t i = 0; !ret && i < n; i++)
 			e[i] = (struct sc_entry){ h[i],
 						  sc_check(h[i], first + i,
@@ -140,7 +145,7 @@ static int record_header(struct rpmemd_pool *p, int fd, uint64_t gen,
 }
 
 int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
-			unsigned nthreads)
+			unsigned nthreads, const struct rpmemd_scrub_turns *t)
 {
 	char fn[RPMEM_NAME_MAX + 16], tmp[RPMEM_NAME_MAX + 16];
 	int dirfd = p->region->metafd;
@@ -160,7 +165,7 @@ int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
 		return fd;
 	ret = ftruncate(fd, 0) ? -errno : 0;
 	if (!ret)
-		ret = record_entries(p, fd, npieces, key, nthreads);
+		ret = record_entries(p, fd, npieces, key, nthreads, t);
 	if (!ret)
 		ret = record_header(p, fd, gen, npieces, key);
 	if (!ret && fsync(fd))

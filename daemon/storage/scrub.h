@@ -34,13 +34,24 @@
 #define RPMEMD_SCRUB_SUFFIX ".scrub"
 
 /*
+ * how a long hashing job takes turns with other hashing: take() before
+ * each batch of pieces (64 MiB), give() after it; NULL functions: none
+ */
+struct rpmemd_scrub_turns {
+	void (*take)(void *arg);
+	void (*give)(void *arg);
+	void *arg;
+};
+
+/*
  * rpmemd_scrub_record -- record the hashes of the open pool p's image, now
  * of generation gen (a commit just made it consistent), hashing with
- * nthreads threads. -ENOTSUP for a pool without a metadata directory
- * (devdax), else 0 or -errno; a failure leaves the old record.
+ * nthreads threads, a batch a turn. -ENOTSUP for a pool without a
+ * metadata directory (devdax), else 0 or -errno; a failure leaves the old
+ * record.
  */
 int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
-			unsigned nthreads);
+			unsigned nthreads, const struct rpmemd_scrub_turns *t);
 
 /* rpmemd_scrub_unlink -- remove <pool>.scrub (missing is fine) */
 int rpmemd_scrub_unlink(int metafd, const char *pool);
