@@ -17,6 +17,30 @@
 #define SCRUB_THREADS 2
 
 /*
+ * scrub_refuse -- the reply to a SCRUB this target will not do (a
+ * version, pieces past the end), in *ret; 1 if it was refused
+ */
+static int scrub_refuse(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			const struct rpmem_msg_scrub *m,
+			const struct rpmemd_pool *p, int *ret)
+{
+	if (m->version) {
+		*ret = conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "SCRUB of version %llu of pool '%s': this target keeps no versions",
+				      (unsigned long long)m->version, p->name);
+		return 1;
+	}
+	if (m->offset < p->size &&
+	    (uint64_t)(m->count - 1) * RPMEM_HASH_PIECE < p->size - m->offset)
+		return 0;
+	*ret = conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+			      "SCRUB of %u pieces at offset %llu goes past the end of pool '%s' (%llu bytes)",
+			      m->count, (unsigned long long)m->offset, p->name,
+			      (unsigned long long)p->size);
+	return 1;
+}
+
+/*
  * req_scrub -- SCRUB of an open pool (a read open will do: the read right
  * was checked when it was opened). One request covers at most
  * RPMEM_MAX_SCRUB_PIECES (64 MiB), so a large pool is scrubbed in many
@@ -29,7 +53,6 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	struct rpmemd_handle *h;
 	uint8_t *buf = conn_out_buf(s);
 	struct rpmem_msg_scrub_reply rep = { 0 };
-	uint8_t *piece;
 	int ret, len;
 
 	if (rpmem_scrub_decode(s->req, hd->len, &m))
@@ -37,20 +60,9 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (!(h = handle_get(s, m.handle)))
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "SCRUB of unknown handle %u", m.handle);
-	if (m.version)
-		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
-				      "SCRUB of version %llu of pool '%s': this target keeps no versions",
-				      (unsigned long long)m.version,
-				      h->pool->name);
-	if (m.offset >= h->pool->size ||
-	    (uint64_t)(m.count - 1) * RPMEM_HASH_PIECE >=
-		    h->pool->size - m.offset)
-		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
-				      "SCRUB of %u pieces at offset %llu goes past the end of pool '%s' (%llu bytes)",
-				      m.count, (unsigned long long)m.offset,
-				      h->pool->name,
-				      (unsigned long long)h->pool->size);
-	piece = malloc(m.count);
+	if (scrub_refuse(s, hd, &m, h->pool, &ret))
+		return ret;
+	uint8_t *piece = malloc(m.count);
 	if (!buf || !piece) {
 		free(piece);
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
@@ -61,13 +73,14 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	rpmemd_hash_leave(s->set);
 	rep.count = m.count;
 	rep.pieces = piece;
-	len = ret ? ret : rpmem_scrub_reply_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
+	len = ret ? -ENOMEM :
+		    rpmem_scrub_reply_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
 	free(piece);
-	if (ret)
-		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 	if (len < 0)
-		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
-				      "cannot encode SCRUB_REPLY");
+		return conn_reply_err(s, hd->id, ret ? RPMEM_E_LIMIT :
+						       RPMEM_E_INTERNAL,
+				      ret ? "out of memory" :
+					    "cannot encode SCRUB_REPLY");
 	return rpmem_send_frame(&s->conn, RPMEM_MSG_SCRUB_REPLY, hd->id, buf,
 				(size_t)len, NULL, 0);
 }
