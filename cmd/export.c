@@ -429,7 +429,7 @@ static int import_open(struct stream *s, int *created)
 	return CMD_EXIT_REFUSED;
 }
 
-/* import_short -- the input's length is wrong: say so; exit code */
+/* import_bad_length -- the input's length is wrong: say so; exit code */
 static int import_bad_length(struct stream *s, uint64_t got, int longer)
 {
 	char nb[1100];
