@@ -76,7 +76,7 @@ struct stream {
 	char target[700];
 	const char *path; /* DEST or SOURCE as given */
 	int fd;
-	int created_file; /* export: DEST was created by us */
+	int dest_file; /* export: DEST is a regular file (removed on failure) */
 	int force;
 	uint64_t size;
 	enum rpmemctl_transport transport;
@@ -199,6 +199,8 @@ static int export_open(struct stream *s)
 /* export_dest -- open DEST for writing ('-': stdout, never a terminal) */
 static int export_dest(struct stream *s)
 {
+	struct stat st;
+
 	if (!strcmp(s->path, "-")) {
 		if (isatty(STDOUT_FILENO)) {
 			cmd_err(s->ctx, "standard output is a terminal; "
@@ -214,7 +216,8 @@ static int export_dest(struct stream *s)
 			strerror(errno));
 		return CMD_EXIT_LOCAL;
 	}
-	s->created_file = 1;
+	/* a FIFO or a tape device is written, never removed */
+	s->dest_file = !fstat(s->fd, &st) && S_ISREG(st.st_mode);
 	return 0;
 }
 
@@ -278,7 +281,7 @@ static int export_copy(struct stream *s)
 		cmd_progress_cb(off + n, s->size, &s->prog);
 	}
 	cmd_progress_end(&s->prog);
-	if (s->fd != STDOUT_FILENO && fsync(s->fd)) {
+	if (s->dest_file && fsync(s->fd)) {
 		cmd_err(s->ctx, "cannot write '%s': %s", s->path,
 			strerror(errno));
 		return CMD_EXIT_LOCAL;
@@ -333,8 +336,8 @@ int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		return code;
 	s.path = argv[optind + 1];
 	code = export_run(&s, argv[optind]);
-	/* a file we created and did not fill is not left looking whole */
-	if (code && s.created_file)
+	/* a file we did not fill is not left looking whole */
+	if (code && s.dest_file)
 		unlink(s.path);
 	stream_end(&s);
 	return code;
