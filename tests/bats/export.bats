@@ -165,3 +165,28 @@ interrupted() {
 	cmp "$R1/db2" "$R1/db"
 	[ "$(pool_field db2 state)" = consistent ]
 }
+
+@test "a sync that completes while export reads fails the export (exit 4); a FIFO as DEST is written, not removed" {
+	mkfile "$W/big" 24
+	cp "$W/big" "$W/mod"
+	poke "$W/mod" 100
+	rc mirror "$W/big" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	mkfifo "$W/fifo"
+	"$RPMEMCTL" export "$T/r1/p" "$W/fifo" 2>"$W/err" &
+	local ep=$! st=0
+	# the export opens the FIFO after it opened the pool (generation 1);
+	# 24 MiB do not fit in the pipe, so it waits on us from here
+	exec 4<"$W/fifo"
+	rc sync "$W/mod" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cat <&4 >"$W/got"
+	exec 4<&-
+	wait "$ep" || st=$?
+	cat "$W/err"
+	[ "$st" -eq 4 ]
+	grep -q "changed during the export (a sync ran)" "$W/err"
+	[ -p "$W/fifo" ]
+	# whatever it wrote was the pool's bytes, old or new, 24 MiB
+	[ "$(stat -c %s "$W/got")" -eq $((24 << 20)) ]
+}
