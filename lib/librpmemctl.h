@@ -706,6 +706,44 @@ int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local, size_t len,
 		       const struct rpmemctl_sync_opts *opts,
 		       struct rpmemctl_sync_stats *stats);
 
+/*
+ * --- scrub (LIBRPMEMCTL_3) ------------------------------------------------
+ *
+ * rpmemctl_pool_scrub has the target re-read the whole pool (opened
+ * read-only will do) and compare every 4 KiB piece with the hash it
+ * recorded when the pool last went consistent, as `zpool scrub` does. It
+ * repairs nothing. The pool is checked in requests of 64 MiB, so the
+ * target keeps serving others meanwhile. Pieces it cannot vouch for are
+ * unverified, with the reason: a pool that is not consistent or open for
+ * writing, no record (a pool last committed by an older rpmemd, or on a
+ * devdax region), a sync during the scrub. The target must advertise
+ * RPMEM_CAP_SCRUB (else -ENOTSUP).
+ */
+enum rpmemctl_scrub_status {
+	RPMEMCTL_SCRUB_OK = 0,	       /* the bytes hash as recorded */
+	RPMEMCTL_SCRUB_DAMAGED = 1,    /* they do not, or cannot be read */
+	RPMEMCTL_SCRUB_UNVERIFIED = 2, /* nothing to compare them with */
+};
+
+/*
+ * called for every range of the pool in offset order, adjacent pieces of
+ * the same status (and reason) merged; why says why a range is
+ * unverified ("" otherwise)
+ */
+typedef void (*rpmemctl_scrub_fn)(uint64_t offset, uint64_t len,
+				  enum rpmemctl_scrub_status status,
+				  const char *why, void *arg);
+
+/*
+ * rpmemctl_pool_scrub -- scrub the pool (flags: 0); fn and progress (may
+ * be NULL) get arg. Returns 0 if every byte was verified and matches, 1
+ * if a range is damaged, 2 if none is but some could not be verified, or
+ * -errno.
+ */
+int rpmemctl_pool_scrub(struct rpmemctl_pool *pool, unsigned flags,
+			rpmemctl_scrub_fn fn, rpmemctl_progress_fn progress,
+			void *arg);
+
 /* rpmemctl_hash_blocks -- the same block hash the target computes */
 void rpmemctl_hash_blocks(const void *buf, size_t len, uint32_t block_size,
 			  uint64_t *hashes);

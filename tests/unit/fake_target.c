@@ -461,6 +461,43 @@ static int do_set_state(struct fake_target *ft, uint32_t len,
 	return 0;
 }
 
+/*
+ * do_scrub -- SCRUB, if the caps say so: each piece's verdict is the
+ * first byte of the piece in the fake pool when it is 0, 1 or 2 (else 0,
+ * intact), so a test writes its verdicts into the pool; why is
+ * RPMEM_SCRUB_BAD_ENTRY if any piece is unverified
+ */
+static int do_scrub(struct fake_target *ft, uint32_t len, uint16_t *rtype)
+{
+	struct rpmem_msg_scrub m;
+	if (!(ft->caps & RPMEM_CAP_SCRUB))
+		return reply_error(ft, rtype, RPMEM_E_PROTO,
+				   "unexpected SCRUB from a client");
+	if (rpmem_scrub_decode(ft->req, len, &m))
+		return reply_error(ft, rtype, RPMEM_E_PROTO, "bad SCRUB");
+	if (!handle_get(ft, m.handle))
+		return reply_error(ft, rtype, RPMEM_E_INVAL,
+				   "SCRUB of unknown handle %u", m.handle);
+	if (m.offset >= ft->size || (uint64_t)(m.count - 1) *
+					    RPMEM_HASH_PIECE >=
+				    ft->size - m.offset)
+		return reply_error(ft, rtype, RPMEM_E_INVAL,
+				   "SCRUB past the pool");
+	static uint8_t piece[RPMEM_MAX_SCRUB_PIECES];
+	struct rpmem_msg_scrub_reply r = { .generation = ft->generation,
+					   .count = m.count,
+					   .pieces = piece };
+	for (uint32_t i = 0; i < m.count; i++) {
+		uint8_t b = ft->mem[m.offset + (uint64_t)i * RPMEM_HASH_PIECE];
+		piece[i] = b <= RPMEM_SCRUB_PIECE_MAX ? b : RPMEM_SCRUB_OK;
+		if (piece[i] == RPMEM_SCRUB_UNVERIFIED)
+			r.why = RPMEM_SCRUB_BAD_ENTRY;
+	}
+	*rtype = RPMEM_MSG_SCRUB_REPLY;
+	return rpmem_scrub_reply_encode(ft->out + RPMEM_HDR_SIZE,
+					RPMEM_MAX_PAYLOAD, &r);
+}
+
 /* handle_request -- the reply to a request read into req: payload in out */
 static int handle_request(struct fake_target *ft, const struct rpmem_hdr *h,
 			  uint16_t *rtype)
@@ -486,6 +523,8 @@ static int handle_request(struct fake_target *ft, const struct rpmem_hdr *h,
 		return do_hashv(ft, h->len, rtype);
 	case RPMEM_MSG_SET_STATE:
 		return do_set_state(ft, h->len, rtype);
+	case RPMEM_MSG_SCRUB:
+		return do_scrub(ft, h->len, rtype);
 	}
 	return reply_error(ft, rtype, RPMEM_E_PROTO, "unexpected %s",
 			   rpmem_msg_type_str(h->type));

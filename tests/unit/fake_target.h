@@ -14,6 +14,7 @@
  * real protocol (lib/common/proto.h, lib/common/net.h): HELLO, CREATE,
  * REMOVE, OPEN (tcp only), WRITE, READ, FLUSH, HASH, HASHV (only when its
  * caps have RPMEM_CAP_HASHV, else ERROR as an older rpmemd would),
+ * SCRUB (with RPMEM_CAP_SCRUB; see do_scrub for the verdicts it gives),
  * SET_STATE, CLOSE, BYE. It serves one pool, held in memory. A failed
  * WRITE is remembered and reported by the next FLUSH (or SET_STATE
  * consistent), as rpmemd does. It records what it received, so that

@@ -41,7 +41,8 @@ UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/backend_devdax.o \
 		      $(B)/daemon/storage/mapcache.o $(B)/daemon/storage/devdax.o \
 		      $(B)/daemon/storage/devdax_table.o \
-		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o
+		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o \
+		      $(B)/daemon/storage/scrub.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
