@@ -21,6 +21,8 @@ enum cmd_exit {
 	CMD_EXIT_REFUSED = 4,  /* the target refused (ERROR reply) */
 	CMD_EXIT_LOCAL = 5,    /* local file missing, unreadable, wrong size */
 	CMD_EXIT_INTERNAL = 6, /* internal, protocol or output error */
+	CMD_EXIT_DAMAGED = 7,  /* scrub found damaged data on the target */
+	CMD_EXIT_UNVERIFIED = 8, /* scrub: nothing damaged, some unverifiable */
 };
 
 struct rpmemctl_ctx {
@@ -53,6 +55,9 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_psk_gen(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_import(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx);
 
 /*
  * cmd_prometheus -- a daemon's status and pools in the Prometheus text

@@ -26,6 +26,9 @@ static const struct cmd_struct commands[] = {
 	{ "mirror", cmd_mirror, "copy a local pool file to a remote pool" },
 	{ "sync", cmd_sync, "send (or --pull) only the blocks that differ" },
 	{ "verify", cmd_verify, "compare a local pool file with its replica" },
+	{ "export", cmd_export, "write a remote pool's image to stdout or a file" },
+	{ "import", cmd_import, "copy an image from stdin or a file into a pool" },
+	{ "scrub", cmd_scrub, "check a pool on its target against its recorded hashes" },
 	{ "status", cmd_status, "show a daemon, its pools and its sessions" },
 	{ "kick", cmd_kick, "end a session on a target, releasing its pools" },
 	{ "events", cmd_events, "print what happens on a target as it happens" },
@@ -57,7 +60,8 @@ static const char main_usage_tail[] =
 	"Run 'rpmemctl help COMMAND' or 'rpmemctl COMMAND --help' for details.\n"
 	"Exit status: 0 ok, 1 differences found, 2 usage error, 3 connection\n"
 	"or authentication failure, 4 refused by the target, 5 local file\n"
-	"error, 6 internal, protocol or output error.\n";
+	"error, 6 internal, protocol or output error, 7 scrub found damage,\n"
+	"8 scrub could not verify everything.\n";
 
 /* main_usage -- the command list */
 static void main_usage(FILE *f)

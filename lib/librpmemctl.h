@@ -17,15 +17,22 @@ extern "C" {
  * Errors reported by the target are mapped to errno values and the
  * target's message is kept.
  *
- * Error messages belong to objects: a failed call on a session leaves
- * its reason in rpmemctl_session_errmsg(), a failed call on a pool in
- * rpmemctl_pool_errmsg() (and the session's), a failed replica call in
- * rpmemctl_replica_errmsg(). A constructor that fails before its object
- * exists writes the reason into the caller's buffer:
- * rpmemctl_session_open_err(), rpmemctl_replica_open_err().
+ * Which error message to read: after a failed call on an object, that
+ * object's: rpmemctl_session_errmsg() (calls given the session: list,
+ * status, events, kick, pool create, remove and open),
+ * rpmemctl_pool_errmsg() (calls on a pool; the session keeps the reason
+ * too), rpmemctl_replica_errmsg(); it stays until the next call on that
+ * object. rpmemctl_strerror(err): the same text for the last call this
+ * thread made, whatever it was called on, and the only message of a call
+ * with no object to hold one (a constructor that failed, a setter, a
+ * parser); the thread's next call replaces it. rpmemctl_session_open_err()
+ * and rpmemctl_replica_open_err() copy that message into a buffer: a
+ * convenience, not another message.
  *
  * The library writes nothing on standard error unless RPMEM_LOG_LEVEL is
- * set; rpmemctl_log_set_fn() takes its log lines.
+ * set; rpmemctl_log_set_fn() takes its log lines, and
+ * rpmemctl_session_cfg_set_log() those of the sessions opened with a
+ * configuration.
  */
 
 struct rpmemctl_session;
@@ -78,10 +85,9 @@ const char *rpmemctl_session_errmsg(const struct rpmemctl_session *sess);
 const char *rpmemctl_session_server(const struct rpmemctl_session *sess);
 /*
  * rpmemctl_strerror -- text for err: the message of the calling thread's
- * last library call returning int, if that call failed with err; else a
- * generic description. Call it right after the failing call (or use the
- * objects' errmsg and the *_open_err constructors, which cannot mix up
- * two failures).
+ * last library call that can fail, if that call failed with err; else a
+ * generic description. Call it right after the failing call; after a
+ * call on an object, the object's errmsg says the same and stays.
  */
 const char *rpmemctl_strerror(int err);
 
@@ -700,6 +706,44 @@ int rpmemctl_pool_sync(struct rpmemctl_pool *pool, void *local, size_t len,
 		       const struct rpmemctl_sync_opts *opts,
 		       struct rpmemctl_sync_stats *stats);
 
+/*
+ * --- scrub (LIBRPMEMCTL_3) ------------------------------------------------
+ *
+ * rpmemctl_pool_scrub has the target re-read the whole pool (opened
+ * read-only will do) and compare every 4 KiB piece with the hash it
+ * recorded when the pool last went consistent, as `zpool scrub` does. It
+ * repairs nothing. The pool is checked in requests of 64 MiB, so the
+ * target keeps serving others meanwhile. Pieces it cannot vouch for are
+ * unverified, with the reason: a pool that is not consistent or open for
+ * writing, no record (a pool last committed by an older rpmemd, or on a
+ * devdax region), a sync during the scrub. The target must advertise
+ * RPMEM_CAP_SCRUB (else -ENOTSUP).
+ */
+enum rpmemctl_scrub_status {
+	RPMEMCTL_SCRUB_OK = 0,	       /* the bytes hash as recorded */
+	RPMEMCTL_SCRUB_DAMAGED = 1,    /* they do not, or cannot be read */
+	RPMEMCTL_SCRUB_UNVERIFIED = 2, /* nothing to compare them with */
+};
+
+/*
+ * called for every range of the pool in offset order, adjacent pieces of
+ * the same status (and reason) merged; why says why a range is
+ * unverified ("" otherwise)
+ */
+typedef void (*rpmemctl_scrub_fn)(uint64_t offset, uint64_t len,
+				  enum rpmemctl_scrub_status status,
+				  const char *why, void *arg);
+
+/*
+ * rpmemctl_pool_scrub -- scrub the pool (flags: 0); fn and progress (may
+ * be NULL) get arg. Returns 0 if every byte was verified and matches, 1
+ * if a range is damaged, 2 if none is but some could not be verified, or
+ * -errno.
+ */
+int rpmemctl_pool_scrub(struct rpmemctl_pool *pool, unsigned flags,
+			rpmemctl_scrub_fn fn, rpmemctl_progress_fn progress,
+			void *arg);
+
 /* rpmemctl_hash_blocks -- the same block hash the target computes */
 void rpmemctl_hash_blocks(const void *buf, size_t len, uint32_t block_size,
 			  uint64_t *hashes);
@@ -964,7 +1008,9 @@ typedef void (*rpmemctl_log_fn)(int prio, const char *msg, void *arg);
  * rpmemctl_log_set_fn -- pass the library's log lines to fn; NULL = the
  * default: nothing, or standard error ("librpmemctl: <level>: <message>")
  * when RPMEM_LOG_LEVEL is set. Process-wide: call it before other threads
- * use the library.
+ * use the library. The lines about a session opened with a configuration
+ * that has a log of its own (rpmemctl_session_cfg_set_log) go there
+ * instead, never here.
  */
 void rpmemctl_log_set_fn(rpmemctl_log_fn fn, void *arg);
 /*
@@ -979,6 +1025,25 @@ int rpmemctl_log_get_priority(void);
  * LOG_* priority; -EINVAL if it names none (LIBRPMEMCTL_2)
  */
 int rpmemctl_log_parse_priority(const char *level);
+/*
+ * rpmemctl_session_cfg_set_log -- a log of their own for the sessions
+ * opened with cfg: every line the library logs about such a session, its
+ * pools, syncs and events goes to fn (with arg) if its priority is at most
+ * prio (LOG_EMERG .. LOG_DEBUG), and never to the global log
+ * (rpmemctl_log_set_fn, RPMEM_LOG_LEVEL, whose priority does not apply).
+ * fn NULL: the global log again. 0 or -EINVAL (no cfg, prio out of
+ * range). The session copies the setting when it opens. Lines about
+ * nothing that has a session (a dirty log opened alone, a parser) go to
+ * the global log. (LIBRPMEMCTL_2)
+ */
+int rpmemctl_session_cfg_set_log(struct rpmemctl_session_cfg *cfg,
+				 rpmemctl_log_fn fn, void *arg, int prio);
+/*
+ * rpmemctl_link_set_log -- (replication links) the sessions the default open
+ * makes log to fn (rpmemctl_session_cfg_set_log); NULL: the global log
+ */
+int rpmemctl_link_set_log(struct rpmemctl_link *link, rpmemctl_log_fn fn,
+			  void *arg, int prio);
 
 #ifdef __cplusplus
 }

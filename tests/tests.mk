@@ -5,7 +5,7 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_exa
 	      $(B)/tests/old_sync_user $(B)/tests/dirty_writer \
 	      $(B)/tests/lib_errors $(B)/tests/handshake_fuzz $(B)/tests/decode_fuzz \
 	      $(B)/tests/truncate_shim.so $(B)/tests/seccomp_probe.so \
-	      $(B)/tests/pobj_app $(B)/tests/pmem2_app \
+	      $(B)/tests/pobj_app $(B)/tests/pmem2_app $(B)/tests/log_app \
 	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks \
 	      $(B)/tests/sess_probe
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
@@ -68,6 +68,12 @@ $(B)/tests/pobj_app: tests/preload/pobj_app.c
 $(B)/tests/pmem2_app: tests/preload/pmem2_app.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmem2
+
+# librpmemctl with a global log function and libpmem2 (preload.bats)
+$(B)/tests/log_app: tests/preload/log_app.c $(B)/librpmemctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -lpmem2 \
+		-Wl,-rpath,'$$ORIGIN/..'
 
 examples: $(TEST_TOOLS)
 

@@ -182,6 +182,9 @@ int rpmemd_serve(struct rpmemd_session *s)
 		case RPMEM_MSG_KICK:
 			ret = req_kick(s, &hd);
 			break;
+		case RPMEM_MSG_SCRUB:
+			ret = req_scrub(s, &hd);
+			break;
 		case RPMEM_MSG_EVENTS: {
 			int over;
 			ret = req_events(s, &hd, &over);

@@ -380,6 +380,23 @@ int req_close(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	return conn_reply_ok(s, hd->id);
 }
 
+/* reply_state -- OK, or STATE with the state and generation if asked */
+static int reply_state(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		       uint32_t flags, const struct rpmemd_meta *meta)
+{
+	if (!(flags & RPMEM_SET_STATE_REPLY))
+		return conn_reply_ok(s, hd->id);
+	struct rpmem_msg_state rep = { .state = meta->state,
+				       .generation = meta->generation };
+	uint8_t buf[16];
+	int len = rpmem_state_encode(buf, sizeof(buf), &rep);
+	if (len < 0)
+		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
+				      "cannot encode STATE");
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_STATE, hd->id, buf,
+				(size_t)len, NULL, 0);
+}
+
 /*
  * req_set_state -- SET_STATE: persisted in the metadata before the reply,
  * OK, or STATE with the resulting state and generation if asked for
@@ -433,15 +450,12 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 						   "aborted: the pool was set empty");
 		h->xfer = 0;
 	}
-	if (!(m.flags & RPMEM_SET_STATE_REPLY))
-		return conn_reply_ok(s, hd->id);
-	struct rpmem_msg_state rep = { .state = meta.state,
-				       .generation = meta.generation };
-	uint8_t buf[16];
-	int len = rpmem_state_encode(buf, sizeof(buf), &rep);
-	if (len < 0)
-		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
-				      "cannot encode STATE");
-	return rpmem_send_frame(&s->conn, RPMEM_MSG_STATE, hd->id, buf,
-				(size_t)len, NULL, 0);
+	ret = reply_state(s, hd, m.flags, &meta);
+	/*
+	 * after the reply: the writer goes on meanwhile, and its next
+	 * request (a new sync's SYNCING first) waits for the record
+	 */
+	if (!ret && meta.state == RPMEM_POOL_CONSISTENT && was != meta.state)
+		rpmemd_scrub_commit(s, h->pool, meta.generation);
+	return ret;
 }

@@ -221,6 +221,10 @@ int req_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_kick(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/* rpmemd_scrub_commit -- record a pool's hashes as it goes consistent */
+void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
+			 uint64_t gen);
 /*
  * req_events -- EVENTS: the session becomes an event subscriber and
  * serves its subscription until it ends (*over set, the subscription's

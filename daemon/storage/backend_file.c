@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "log.h"
 #include "mapcache.h"
+#include "scrub.h"
 #include "util.h"
 
 /* pmem2_err -- a libpmem2 return value as -errno (its own codes are -EIO) */
@@ -288,6 +289,9 @@ static int file_remove(struct rpmemd_region *r, const char *name, int force,
 	/* from here the pool is gone; a leftover file is an invisible orphan */
 	if ((ret = rpmemd_hcache_unlink(r->metafd, name)))
 		WARN("region '%s': pool '%s': cannot remove its hash cache: %s",
+		     r->cfg.name, name, strerror(-ret));
+	if ((ret = rpmemd_scrub_unlink(r->metafd, name)))
+		WARN("region '%s': pool '%s': cannot remove its scrub record: %s",
 		     r->cfg.name, name, strerror(-ret));
 	ret = 0;
 	rpmemd_store_stats_drop(r, name);

@@ -70,16 +70,6 @@ static uint64_t hdr_csum(const struct hc_hdr *h)
 	return XXH3_64bits(h, offsetof(struct hc_hdr, csum));
 }
 
-/* mix64 -- the splitmix64 finalizer: a bijection of 64-bit values */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 /*
  * entry_check -- the check of piece i's hash in epoch e (never 0). A
  * coarse pass checks an entry per 4 KiB of pool, so it costs a few
@@ -89,7 +79,7 @@ static uint64_t mix64(uint64_t x)
  */
 static uint64_t entry_check(uint64_t hash, uint64_t i, uint64_t e)
 {
-	return mix64(hash ^ mix64(i ^ e)) | 1;
+	return rpmem_mix64(hash ^ rpmem_mix64(i ^ e)) | 1;
 }
 
 /* hc_sync -- msync [p, p + len) of the mapping (page aligned start) */

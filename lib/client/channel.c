@@ -26,6 +26,17 @@ void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
 	va_end(ap);
+	s->err_pool = NULL;
+}
+
+void client_pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
+{
+	struct rpmemctl_session *s = p->sess;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	va_end(ap);
+	s->err_pool = p;
 }
 
 int client_check(struct rpmemctl_session *s)
@@ -241,6 +252,7 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 	}
 	if (h->type == RPMEM_MSG_ERROR) {
 		ret = recv_error(s, h, s->errmsg, sizeof(s->errmsg));
+		s->err_pool = NULL; /* the target's words */
 		s->pending_err = 0;
 		return ret;
 	}

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "librpmemctl.h"
+#include "log.h"
 #include "net.h"
 #include "proto.h"
 #include "tls.h"
@@ -36,6 +37,7 @@ struct rpmemctl_session_cfg {
 	char *tls_name; /* the name the target's certificate must carry */
 	int plaintext;	/* no credentials to a non-loopback target is fine */
 	char *source; /* the configuration file the entry came from */
+	struct rpmem_log_sink log; /* its sessions' log; fn NULL: global */
 };
 
 /*
@@ -70,6 +72,13 @@ struct rpmemctl_session {
 	uint8_t *rbuf; /* RPMEM_MAX_PAYLOAD bytes; owned, reply payloads */
 	struct rpmemctl_pool *pools; /* open pools, linked by ->next */
 	int subscribed; /* an event subscription: no other request now */
+	/*
+	 * the pool whose name, region and call errmsg already gives, set
+	 * where the message was written (client_pool_seterr); NULL if it
+	 * names none (a target's message, a session-wide failure)
+	 */
+	const struct rpmemctl_pool *err_pool;
+	struct rpmem_log_sink log; /* from its configuration; fn NULL: global */
 };
 
 /*
@@ -99,8 +108,19 @@ struct rpmemctl_pool {
 /* client_set_timeout -- send/receive bound of the control socket, seconds */
 int client_set_timeout(struct rpmemctl_session *s, int secs);
 
-/* client_seterr -- set the session's error message (printf style) */
+/*
+ * client_seterr -- set the session's error message (printf style); it
+ * names no pool
+ */
 void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * client_pool_seterr -- set the message of p's session to one that says
+ * which pool and what failed (printf style): a failure of the pool call
+ * under way reports it as it is, without naming the pool again
+ */
+void client_pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
@@ -205,6 +225,15 @@ int client_sess_end(struct rpmemctl_session *s, int ret, const char *what);
  */
 void client_pool_begin(struct rpmemctl_pool *p);
 int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what);
+
+/* --- logging.c ---------------------------------------------------------- */
+
+/*
+ * client_log -- a message about session s (and its pools, syncs and
+ * events) to s's sink, or to the global one if s has none or is NULL
+ */
+void client_log(const struct rpmemctl_session *s, int prio, const char *fmt,
+		...) __attribute__((format(printf, 3, 4)));
 
 /* --- pool.c ------------------------------------------------------------- */
 

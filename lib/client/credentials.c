@@ -36,9 +36,10 @@ static int set_str(char **dst, const char *src)
 
 RPMEM_EXPORT int rpmemctl_session_cfg_new(struct rpmemctl_session_cfg **out)
 {
-	struct rpmemctl_session_cfg *c = calloc(1, sizeof(*c));
+	client_api_begin();
+	struct rpmemctl_session_cfg *c = out ? calloc(1, sizeof(*c)) : NULL;
 	if (!c)
-		return -ENOMEM;
+		return client_api_end(out ? -ENOMEM : -EINVAL, __func__);
 	*out = c;
 	return 0;
 }
@@ -62,48 +63,56 @@ RPMEM_EXPORT void rpmemctl_session_cfg_delete(struct rpmemctl_session_cfg **pc)
 RPMEM_EXPORT int rpmemctl_session_cfg_set_tls_ca(struct rpmemctl_session_cfg *c,
 						 const char *ca_file)
 {
+	client_api_begin();
 	if (!c)
-		return -EINVAL;
-	return set_str(&c->ca, ca_file && *ca_file ? ca_file : NULL);
+		return client_api_end(-EINVAL, __func__);
+	int ret = set_str(&c->ca, ca_file && *ca_file ? ca_file : NULL);
+	return client_api_end(ret, __func__);
 }
 
 RPMEM_EXPORT int
 rpmemctl_session_cfg_set_tls_cert(struct rpmemctl_session_cfg *c,
 				  const char *cert_file, const char *key_file)
 {
+	client_api_begin();
 	if (!c || !cert_file != !key_file)
-		return -EINVAL;
+		return client_api_end(-EINVAL, __func__);
 	int ret = set_str(&c->cert, cert_file);
-	return ret ? ret : set_str(&c->key, key_file);
+	return client_api_end(ret ? ret : set_str(&c->key, key_file), __func__);
 }
 
 RPMEM_EXPORT int
 rpmemctl_session_cfg_set_psk_file(struct rpmemctl_session_cfg *c,
 				  const char *psk_file, const char *identity)
 {
+	client_api_begin();
 	if (!c || (identity && *identity && !rpmem_psk_valid_identity(identity)))
-		return -EINVAL;
+		return client_api_end(-EINVAL, __func__);
 	int ret = set_str(&c->psk_file, psk_file && *psk_file ? psk_file :
 								  NULL);
-	return ret ? ret :
-		     set_str(&c->psk_identity,
-			     identity && *identity ? identity : NULL);
+	if (!ret)
+		ret = set_str(&c->psk_identity,
+			      identity && *identity ? identity : NULL);
+	return client_api_end(ret, __func__);
 }
 
 RPMEM_EXPORT int
 rpmemctl_session_cfg_set_tls_name(struct rpmemctl_session_cfg *c,
 				  const char *name)
 {
+	client_api_begin();
 	if (!c || (name && strlen(name) > 253))
-		return -EINVAL;
-	return set_str(&c->tls_name, name && *name ? name : NULL);
+		return client_api_end(-EINVAL, __func__);
+	int ret = set_str(&c->tls_name, name && *name ? name : NULL);
+	return client_api_end(ret, __func__);
 }
 
 RPMEM_EXPORT int
 rpmemctl_session_cfg_set_plaintext(struct rpmemctl_session_cfg *c, int allow)
 {
+	client_api_begin();
 	if (!c)
-		return -EINVAL;
+		return client_api_end(-EINVAL, __func__);
 	c->plaintext = !!allow;
 	return 0;
 }
@@ -210,8 +219,9 @@ RPMEM_EXPORT int rpmemctl_session_cfg_load(struct rpmemctl_session_cfg *c,
 	config_t lc;
 	int ret = 0;
 
+	client_api_begin();
 	if (!c || !file || !host)
-		return -EINVAL;
+		return client_api_end(-EINVAL, __func__);
 	FILE *f = fopen(file, "re");
 	if (!f) {
 		ret = -errno;
@@ -250,7 +260,7 @@ RPMEM_EXPORT int rpmemctl_session_cfg_load(struct rpmemctl_session_cfg *c,
 out:
 	config_destroy(&lc);
 	fclose(f);
-	return ret;
+	return client_api_end(ret, __func__);
 }
 
 /*
@@ -267,6 +277,7 @@ rpmemctl_session_cfg_load_default(struct rpmemctl_session_cfg *c,
 	char user[4096] = "";
 	int ret;
 
+	client_api_begin();
 	if (xdg && *xdg)
 		snprintf(user, sizeof(user), "%s/%s", xdg, CLIENT_CONF_USER);
 	else if (home && *home)
@@ -278,7 +289,7 @@ rpmemctl_session_cfg_load_default(struct rpmemctl_session_cfg *c,
 			return ret;
 	}
 	ret = rpmemctl_session_cfg_load(c, CLIENT_CONF_SYSTEM, host, port);
-	return ret == -ENOENT ? 0 : ret;
+	return client_api_end(ret == -ENOENT ? 0 : ret, __func__);
 }
 
 /* client_cfg_uses_tls -- the configuration asks for TLS */

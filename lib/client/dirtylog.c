@@ -346,6 +346,7 @@ RPMEM_EXPORT int rpmemctl_dirtylog_open(const char *path, uint64_t pool_size,
 					uint32_t extent_size,
 					struct rpmemctl_dirtylog **out)
 {
+	client_api_begin();
 	return rpmemctl_dirtylog_open_pool(path, -1, pool_size, extent_size,
 					   0, out);
 }
@@ -385,6 +386,7 @@ RPMEM_EXPORT int rpmemctl_dirtylog_mark(struct rpmemctl_dirtylog *l,
 	uint64_t first, last;
 	int ret = 0;
 
+	client_api_begin();
 	if (!l || offset >= (l->nextents << l->shift) ||
 	    len > (l->nextents << l->shift) - offset)
 		return -EINVAL;
@@ -430,6 +432,7 @@ RPMEM_EXPORT int rpmemctl_dirtylog_set_clean(struct rpmemctl_dirtylog *l,
 {
 	int ret;
 
+	client_api_begin();
 	if (!l)
 		return -EINVAL;
 	pthread_mutex_lock(&l->lock);

@@ -42,7 +42,9 @@ const char *client_last(int err)
 
 int client_api_end(int ret, const char *what)
 {
-	if (ret < 0 && !client_last(ret))
+	if (ret >= 0)
+		client_api_begin(); /* nested calls' messages are not its */
+	else if (!client_last(ret))
 		client_set_last(ret, "%s: %s", what, rpmemctl_strerror(ret));
 	return ret;
 }
@@ -59,14 +61,16 @@ void client_sess_begin(struct rpmemctl_session *s)
 {
 	client_api_begin();
 	/* a lost connection keeps what broke it: every call fails with it */
-	if (s && !s->lost)
+	if (s && !s->lost) {
 		s->errmsg[0] = '\0';
+		s->err_pool = NULL;
+	}
 }
 
 int client_sess_end(struct rpmemctl_session *s, int ret, const char *what)
 {
 	if (ret >= 0)
-		return ret;
+		return client_api_end(ret, what);
 	if (!s) {
 		client_set_last(ret, "%s: no session", what);
 		return ret;
@@ -88,16 +92,6 @@ void client_pool_begin(struct rpmemctl_pool *p)
 	p->errmsg[0] = '\0';
 }
 
-/* names_pool -- msg already names pool p ("'name'" or "region/name") */
-static int names_pool(const struct rpmemctl_pool *p, const char *msg)
-{
-	char q[RPMEM_NAME_MAX + 3], rn[2 * RPMEM_NAME_MAX + 2];
-
-	snprintf(q, sizeof(q), "'%s'", p->name);
-	snprintf(rn, sizeof(rn), "%s/%s", p->region, p->name);
-	return strstr(msg, q) || strstr(msg, rn);
-}
-
 /* pool_seterr -- set the pool's message (printf style, truncated) */
 __attribute__((format(printf, 2, 3))) static void
 pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
@@ -111,7 +105,7 @@ pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
 int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what)
 {
 	if (ret >= 0)
-		return ret;
+		return client_api_end(ret, what);
 	if (!p) {
 		client_set_last(ret, "%s: no pool", what);
 		return ret;
@@ -123,14 +117,16 @@ int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what)
 	else if (!s->errmsg[0])
 		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s",
 			    what, p->name, p->region, strerror(-ret));
-	else if (names_pool(p, s->errmsg))
+	else if (s->err_pool == p)
 		rpmem_strlcpy(p->errmsg, s->errmsg, sizeof(p->errmsg));
 	else
 		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s",
 			    what, p->name, p->region, s->errmsg);
 	/* the session reports its pools' failures too */
-	if (s && !s->errmsg[0])
+	if (s && !s->errmsg[0]) {
 		rpmem_strlcpy(s->errmsg, p->errmsg, sizeof(s->errmsg));
+		s->err_pool = p;
+	}
 	client_set_last(ret, "%s", p->errmsg);
 	return ret;
 }

@@ -51,6 +51,9 @@ struct rpmemctl_link {
 	void *open_arg;
 	rpmemctl_link_notify_fn notify_fn;
 	void *notify_arg;
+	rpmemctl_log_fn log_fn; /* the default open's sessions log here */
+	void *log_arg;
+	int log_prio;
 	uint8_t *addr; /* the data */
 	uint64_t len;
 	struct rpmemctl_dirtylog *log; /* borrowed; NULL after a failed mark */
@@ -128,6 +131,9 @@ static int open_default(struct rpmemctl_link *l)
 	struct rpmemctl_session_cfg *cfg = NULL;
 	const struct rpmem_target *t = &l->t;
 	int ret = rpmemctl_session_cfg_new(&cfg);
+	if (!ret && l->log_fn)
+		ret = rpmemctl_session_cfg_set_log(cfg, l->log_fn, l->log_arg,
+						   l->log_prio);
 	if (!ret) {
 		ret = rpmemctl_session_cfg_load_default(cfg, t->host, t->port);
 		ret = ret == -ENOENT ? 0 : ret;
@@ -370,6 +376,18 @@ RPMEM_EXPORT int rpmemctl_link_set_open(struct rpmemctl_link *l,
 	if (!ret) {
 		l->open_fn = fn;
 		l->open_arg = arg;
+	}
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_link_set_log(struct rpmemctl_link *l,
+				       rpmemctl_log_fn fn, void *arg, int prio)
+{
+	int ret = check(l, prio >= 0 && prio <= 7);
+	if (!ret) {
+		l->log_fn = fn;
+		l->log_arg = arg;
+		l->log_prio = prio;
 	}
 	return ret;
 }

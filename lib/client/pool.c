@@ -199,15 +199,15 @@ static int open_xport(struct rpmemctl_session *s, const char *region,
 	}
 	char why[512];
 	int ret = rpmem_rdma_client_new(s->host, s->conn.tls, ok->blob,
-					ok->blob_len, ok->size, x, why,
-					sizeof(why));
+					ok->blob_len, ok->size, &s->log, x,
+					why, sizeof(why));
 	if (ret == 0)
 		return 0;
 	if (!why[0])
 		rpmem_strlcpy(why, strerror(-ret), sizeof(why));
 	if (wanted == RPMEM_XPORT_AUTO) {
-		DBG("rdma to %s unusable (%s), falling back to tcp", s->host,
-		    why);
+		client_log(s, LOG_DEBUG, "rdma to %s unusable (%s), falling "
+			   "back to tcp", s->host, why);
 		return -EAGAIN;
 	}
 	if (ret == -EKEYREJECTED) {
@@ -310,28 +310,22 @@ static int open_waiting(struct rpmemctl_session *s, const char *region,
 		int ret = rpmemctl_pool_open(s, region, pool, flags, out);
 		if (ret != -EBUSY || rpmem_now_ns() >= deadline)
 			return ret;
-		DBG("pool '%s/%s' is busy, retrying: %s", region, pool,
-		    s->errmsg);
+		client_log(s, LOG_DEBUG, "pool '%s/%s' is busy, retrying: %s",
+			   region, pool, s->errmsg);
 		nanosleep(&ts, NULL);
 	}
 }
 
 /*
- * rpmemctl_pool_open_or_create -- open, waiting out a busy pool; create a
- * missing one (CREATE); refuse one whose size is not size (if not 0)
+ * open_or_create -- open, waiting out a busy pool; create a missing one
+ * (CREATE); refuse one whose size is not size (if not 0)
  */
-RPMEM_EXPORT int rpmemctl_pool_open_or_create(struct rpmemctl_session *sess,
-					      const char *region,
-					      const char *pool, uint64_t size,
-					      unsigned flags,
-					      struct rpmemctl_pool **out,
-					      struct rpmemctl_open_info *info)
+static int open_or_create(struct rpmemctl_session *sess, const char *region,
+			  const char *pool, uint64_t size, unsigned flags,
+			  struct rpmemctl_pool **out,
+			  struct rpmemctl_open_info *info)
 {
-	struct rpmemctl_open_info dummy;
-	if (!info)
-		info = &dummy;
-	memset(info, 0, sizeof(*info));
-	if (!sess || !out)
+	if (!out)
 		return -EINVAL;
 	if (flags & ~(RPMEMCTL_OPEN_RDWR | RPMEMCTL_OPEN_CREATE)) {
 		client_seterr(sess, "unknown open flags 0x%x", flags);
@@ -365,6 +359,27 @@ RPMEM_EXPORT int rpmemctl_pool_open_or_create(struct rpmemctl_session *sess,
 	}
 	*out = p;
 	return 0;
+}
+
+/* rpmemctl_pool_open_or_create -- open_or_create, bracketed */
+RPMEM_EXPORT int rpmemctl_pool_open_or_create(struct rpmemctl_session *sess,
+					      const char *region,
+					      const char *pool, uint64_t size,
+					      unsigned flags,
+					      struct rpmemctl_pool **out,
+					      struct rpmemctl_open_info *info)
+{
+	struct rpmemctl_open_info dummy;
+	int ret = -EINVAL;
+
+	if (!info)
+		info = &dummy;
+	memset(info, 0, sizeof(*info));
+	client_sess_begin(sess);
+	if (sess)
+		ret = open_or_create(sess, region, pool, size, flags, out,
+				     info);
+	return client_sess_end(sess, ret, "opening a pool");
 }
 
 void client_pool_detach(struct rpmemctl_pool *p)
@@ -402,6 +417,8 @@ static int pool_close(struct rpmemctl_pool **pool)
 		ret = send_close(s, p->handle);
 		if (p->xport_broken && !s->lost)
 			(void)client_set_timeout(s, CLIENT_IO_TIMEOUT_S);
+		if (s->err_pool == p)
+			s->err_pool = NULL; /* p is going */
 	}
 	free(p);
 	*pool = NULL;
@@ -447,7 +464,7 @@ static int check_range(struct rpmemctl_pool *p, const char *what,
 {
 	if (rpmem_range_ok(off, len, p->size))
 		return 0;
-	client_seterr(p->sess,
+	client_pool_seterr(p,
 		      "%s of %llu bytes at offset %llu is outside pool '%s' "
 		      "in region '%s' (%llu bytes)",
 		      what, (unsigned long long)len, (unsigned long long)off,
@@ -460,7 +477,7 @@ static int check_writable(struct rpmemctl_pool *p)
 {
 	if (p->flags & RPMEMCTL_OPEN_RDWR)
 		return 0;
-	client_seterr(p->sess, "pool '%s' in region '%s' is open read-only",
+	client_pool_seterr(p, "pool '%s' in region '%s' is open read-only",
 		      p->name, p->region);
 	return -EROFS;
 }
@@ -478,7 +495,7 @@ static int xport_err(struct rpmemctl_pool *p, const char *what, int ret)
 		return ret;
 	const char *why = p->xport->ops->errmsg ?
 				  p->xport->ops->errmsg(p->xport) : "";
-	client_seterr(p->sess, "%s on pool '%s' in region '%s' (%s) failed: %s",
+	client_pool_seterr(p, "%s on pool '%s' in region '%s' (%s) failed: %s",
 		      what, p->name, p->region, p->xport->ops->name,
 		      why[0] ? why : strerror(-ret));
 	return ret;
@@ -491,7 +508,7 @@ static int pool_attach(struct rpmemctl_pool *pool, void *base, size_t len)
 	if (ret)
 		return ret;
 	if (!base || len != pool->size) {
-		client_seterr(pool->sess,
+		client_pool_seterr(pool,
 			      "attach to pool '%s': the local copy must be "
 			      "%llu bytes, got %zu", pool->name,
 			      (unsigned long long)pool->size, len);
@@ -668,7 +685,7 @@ static int pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
 	/* the last block may be short, but must start inside the pool */
 	if (!hashes || offset >= pool->size ||
 	    (uint64_t)(count - 1) > (pool->size - offset - 1) / bs) {
-		client_seterr(s, "hash of %u blocks of %u bytes at offset %llu "
+		client_pool_seterr(pool, "hash of %u blocks of %u bytes at offset %llu "
 			      "is outside pool '%s' (%llu bytes)", count, bs,
 			      (unsigned long long)offset, pool->name,
 			      (unsigned long long)pool->size);

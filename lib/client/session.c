@@ -82,8 +82,8 @@ static int start_tls(struct rpmemctl_session *s,
 	rpmem_strlcpy(s->identity,
 		      cfg->psk_file ? rpmem_tls_peer(s->conn.tls) : "",
 		      sizeof(s->identity));
-	DBG("TLS with %s:%s (%s)", s->host, s->port,
-	    rpmem_tls_method(s->conn.tls));
+	client_log(s, LOG_DEBUG, "TLS with %s:%s (%s)", s->host, s->port,
+		   rpmem_tls_method(s->conn.tls));
 	return 0;
 }
 
@@ -132,6 +132,8 @@ static int session_open(const char *host, const char *port,
 	rpmem_conn_init(&s->conn, -1);
 	s->next_id = 1;
 	s->transport = transport;
+	if (cfg)
+		s->log = cfg->log;
 	rpmem_strlcpy(s->host, host, sizeof(s->host));
 	rpmem_strlcpy(s->port, port, sizeof(s->port));
 	int ret = -ENOMEM;
@@ -193,7 +195,8 @@ static int session_open(const char *host, const char *port,
 				port, s->errmsg);
 		goto err_close;
 	}
-	DBG("session %u with %s:%s (%s)", s->id, host, port, s->server);
+	client_log(s, LOG_DEBUG, "session %u with %s:%s (%s)", s->id, host,
+		   port, s->server);
 	*out = s;
 	return 0;
 

@@ -29,6 +29,7 @@ int client_sync_bs_valid(uint32_t bs)
 /* rpmemctl_sync_cfg_new -- push, no flags, default blocks, no callbacks */
 RPMEM_EXPORT int rpmemctl_sync_cfg_new(struct rpmemctl_sync_cfg **out)
 {
+	client_api_begin();
 	if (!out) {
 		client_set_last(-EINVAL, "invalid argument");
 		return -EINVAL;
@@ -58,6 +59,7 @@ RPMEM_EXPORT void rpmemctl_sync_cfg_delete(struct rpmemctl_sync_cfg **cfg)
 RPMEM_EXPORT int rpmemctl_sync_cfg_set_mode(struct rpmemctl_sync_cfg *cfg,
 					    enum rpmemctl_sync_mode mode)
 {
+	client_api_begin();
 	if (!cfg || !client_sync_mode_valid(mode)) {
 		client_set_last(-EINVAL, "invalid sync mode %d", (int)mode);
 		return -EINVAL;
@@ -70,6 +72,7 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_set_mode(struct rpmemctl_sync_cfg *cfg,
 RPMEM_EXPORT int rpmemctl_sync_cfg_set_flags(struct rpmemctl_sync_cfg *cfg,
 					     unsigned flags)
 {
+	client_api_begin();
 	if (!cfg || !client_sync_flags_valid(flags)) {
 		client_set_last(-EINVAL, "invalid sync flags 0x%x", flags);
 		return -EINVAL;
@@ -83,6 +86,7 @@ RPMEM_EXPORT int
 rpmemctl_sync_cfg_set_block_size(struct rpmemctl_sync_cfg *cfg,
 				 uint32_t block_size)
 {
+	client_api_begin();
 	if (!cfg || (block_size && !client_sync_bs_valid(block_size))) {
 		client_set_last(-EINVAL, "invalid block size %u: a power of "
 				"two from 4 KiB to 64 MiB", block_size);
@@ -99,6 +103,7 @@ rpmemctl_sync_cfg_set_block_size(struct rpmemctl_sync_cfg *cfg,
 RPMEM_EXPORT int rpmemctl_sync_cfg_set_source(struct rpmemctl_sync_cfg *cfg,
 					      const char *source)
 {
+	client_api_begin();
 	if (!cfg) {
 		client_set_last(-EINVAL, "invalid argument");
 		return -EINVAL;
@@ -122,6 +127,7 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_set_progress(struct rpmemctl_sync_cfg *cfg,
 						rpmemctl_progress_fn fn,
 						void *arg)
 {
+	client_api_begin();
 	if (!cfg) {
 		client_set_last(-EINVAL, "invalid argument");
 		return -EINVAL;
@@ -135,6 +141,7 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_set_progress(struct rpmemctl_sync_cfg *cfg,
 RPMEM_EXPORT int rpmemctl_sync_cfg_set_range(struct rpmemctl_sync_cfg *cfg,
 					     rpmemctl_range_fn fn, void *arg)
 {
+	client_api_begin();
 	if (!cfg) {
 		client_set_last(-EINVAL, "invalid argument");
 		return -EINVAL;
@@ -152,6 +159,7 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_set_range(struct rpmemctl_sync_cfg *cfg,
 RPMEM_EXPORT int rpmemctl_sync_cfg_set_local_fd(struct rpmemctl_sync_cfg *cfg,
 						int fd)
 {
+	client_api_begin();
 	if (!cfg || fd < -1) {
 		client_set_last(-EINVAL, "invalid argument");
 		return -EINVAL;
@@ -165,6 +173,7 @@ RPMEM_EXPORT int
 rpmemctl_sync_cfg_set_dirty_log(struct rpmemctl_sync_cfg *cfg,
 				struct rpmemctl_dirtylog *log)
 {
+	client_api_begin();
 	if (!cfg) {
 		client_set_last(-EINVAL, "invalid argument");
 		return -EINVAL;
@@ -191,6 +200,7 @@ rpmemctl_sync_result_get_dirty_fallback(const struct rpmemctl_sync_result *res)
 RPMEM_EXPORT int rpmemctl_sync_cfg_set_bwlimit(struct rpmemctl_sync_cfg *cfg,
 					       uint64_t bytes_per_s)
 {
+	client_api_begin();
 	if (!cfg || (bytes_per_s && bytes_per_s < CLIENT_BWLIMIT_MIN)) {
 		client_set_last(-EINVAL,
 				"invalid bandwidth limit %llu bytes per second (0, or at least %d)",
@@ -205,6 +215,7 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_set_bwlimit(struct rpmemctl_sync_cfg *cfg,
 /* rpmemctl_sync_result_new -- a result with every counter 0 */
 RPMEM_EXPORT int rpmemctl_sync_result_new(struct rpmemctl_sync_result **out)
 {
+	client_api_begin();
 	if (!out) {
 		client_set_last(-EINVAL, "invalid argument");
 		return -EINVAL;

@@ -138,7 +138,8 @@ int sync_push_dirty(struct sync_ctx *c)
 	ret = client_dirtylog_reset(c->o->dirty_log, c->p->uuid,
 				    c->p->generation);
 	if (ret)
-		rpmem_log(LOG_WARNING, "cannot clear the dirty log: %s; the "
-			  "next sync compares everything", strerror(-ret));
+		client_log(c->s, LOG_WARNING, "cannot clear the dirty log: "
+			   "%s; the next sync compares everything",
+			   strerror(-ret));
 	return 0;
 }

@@ -63,7 +63,7 @@ static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 		return -EINVAL;
 	}
 	if (!local || len != p->size) {
-		client_seterr(s, "the local copy is %zu bytes but pool '%s' in "
+		client_pool_seterr(p, "the local copy is %zu bytes but pool '%s' in "
 			      "region '%s' is %llu bytes", len, p->name,
 			      p->region, (unsigned long long)p->size);
 		return -EINVAL;
@@ -71,7 +71,7 @@ static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 	if (o->mode == RPMEMCTL_SYNC_PULL &&
 	    !(o->flags & RPMEMCTL_SYNC_DRY_RUN) &&
 	    p->state != RPMEM_POOL_CONSISTENT) {
-		client_seterr(s, "pool '%s' in region '%s' is %s: it holds no "
+		client_pool_seterr(p, "pool '%s' in region '%s' is %s: it holds no "
 			      "consistent copy to pull; push to it first",
 			      p->name, p->region, rpmem_state_str(p->state));
 		return -ENODATA;

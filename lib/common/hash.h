@@ -12,6 +12,16 @@
 
 #include "proto.h"
 
+/* rpmem_mix64 -- the splitmix64 finalizer: a bijection of 64-bit values */
+static inline uint64_t rpmem_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 /* rpmem_hash_block -- XXH3-64 of one block */
 uint64_t rpmem_hash_block(const void *buf, size_t len);
 /*

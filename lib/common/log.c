@@ -101,26 +101,56 @@ void rpmem_log_syslog(int prio, const char *msg, void *arg)
 	syslog(prio, "%s", msg);
 }
 
-/* rpmem_log -- format and hand a message to the sink, if prio is logged */
-void rpmem_log(int prio, const char *fmt, ...)
+/* emit -- hand msg to the global sink: its function, or standard error */
+static void emit(int prio, const char *msg)
 {
+	static const char *const tag[] = { "emerg", "alert", "crit", "error",
+					   "warning", "notice", "info",
+					   "debug" };
+	if (ctx.fn)
+		ctx.fn(prio, msg, ctx.arg);
+	else
+		fprintf(stderr, "%s: %s: %s\n", ctx.ident, tag[prio & 7], msg);
+}
+
+/* rpmem_vlog_to -- rpmem_log_to with a va_list */
+void rpmem_vlog_to(const struct rpmem_log_sink *sink, int prio,
+		   const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	if (sink && sink->fn) {
+		if (prio > sink->prio)
+			return;
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		sink->fn(prio, msg, sink->arg);
+		return;
+	}
 	if (!ctx.env_read)
 		env_prio();
 	if (prio > ctx.prio || (!ctx.fn && !ctx.to_stderr))
 		return;
-	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	emit(prio, msg);
+}
+
+/* rpmem_log_to -- to sink if it has a function, else to the global one */
+void rpmem_log_to(const struct rpmem_log_sink *sink, int prio,
+		  const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rpmem_vlog_to(sink, prio, fmt, ap);
 	va_end(ap);
-	if (ctx.fn) {
-		ctx.fn(prio, msg, ctx.arg);
-		return;
-	}
-	static const char *const tag[] = { "emerg", "alert", "crit", "error",
-					   "warning", "notice", "info",
-					   "debug" };
-	fprintf(stderr, "%s: %s: %s\n", ctx.ident, tag[prio & 7], msg);
+}
+
+/* rpmem_log -- format and hand a message to the sink, if prio is logged */
+void rpmem_log(int prio, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	rpmem_vlog_to(NULL, prio, fmt, ap);
+	va_end(ap);
 }
 
 /* rpmem_log_set_fn -- a new sink; NULL = the library's default */

@@ -4,6 +4,7 @@
 #define RPMEM_LOG_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <syslog.h>
 
@@ -31,6 +32,24 @@ void rpmem_log_syslog(int prio, const char *msg, void *arg);
 
 void rpmem_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * struct rpmem_log_sink -- a log of its own for one context (a session
+ * and what it does): with a fn, its messages up to prio go to fn only;
+ * without (fn NULL, or no sink at all) they go to the global sink above
+ */
+struct rpmem_log_sink {
+	rpmem_log_fn fn;
+	void *arg;
+	int prio;
+};
+
+/* rpmem_log_to -- rpmem_log to sink when it has a fn, else the global one */
+void rpmem_log_to(const struct rpmem_log_sink *sink, int prio,
+		  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void rpmem_vlog_to(const struct rpmem_log_sink *sink, int prio,
+		   const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /*
  * struct rpmem_log_limit -- one kind of log line that a peer can cause at

@@ -621,6 +621,61 @@ int rpmem_hashes_decode(const void *buf, size_t len, struct rpmem_msg_hashes *m)
 	return 0;
 }
 
+int rpmem_scrub_encode(void *buf, size_t cap, const struct rpmem_msg_scrub *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u64(&w, m->offset);
+	wbuf_u32(&w, m->count);
+	wbuf_u64(&w, m->version);
+	return enc_end(&w);
+}
+
+int rpmem_scrub_decode(const void *buf, size_t len, struct rpmem_msg_scrub *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->offset = rbuf_u64(&r);
+	m->count = rbuf_u32(&r);
+	m->version = rbuf_u64(&r);
+	if (r.err == 0 &&
+	    (m->count == 0 || m->count > RPMEM_MAX_SCRUB_PIECES ||
+	     m->offset % RPMEM_HASH_PIECE ||
+	     m->offset > UINT64_MAX - (uint64_t)m->count * RPMEM_HASH_PIECE))
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_scrub_reply_encode(void *buf, size_t cap,
+			     const struct rpmem_msg_scrub_reply *m)
+{
+	ENC_BEGIN;
+	if (m->count > RPMEM_MAX_SCRUB_PIECES)
+		return -EMSGSIZE;
+	wbuf_u8(&w, m->why);
+	wbuf_u64(&w, m->generation);
+	wbuf_u32(&w, m->count);
+	wbuf_bytes(&w, m->pieces, m->count);
+	return enc_end(&w);
+}
+
+int rpmem_scrub_reply_decode(const void *buf, size_t len,
+			     struct rpmem_msg_scrub_reply *m)
+{
+	DEC_BEGIN;
+	m->why = rbuf_u8(&r);
+	m->generation = rbuf_u64(&r);
+	m->count = rbuf_u32(&r);
+	if (r.err || m->why > RPMEM_SCRUB_WHY_MAX ||
+	    m->count > RPMEM_MAX_SCRUB_PIECES || rbuf_left(&r) != m->count)
+		return -EBADMSG;
+	m->pieces = (const uint8_t *)buf + 13;
+	for (uint32_t i = 0; i < m->count; i++)
+		if (m->pieces[i] > RPMEM_SCRUB_PIECE_MAX)
+			return -EBADMSG;
+	return 0;
+}
+
 int rpmem_set_state_encode(void *buf, size_t cap,
 			   const struct rpmem_msg_set_state *m)
 {

@@ -68,7 +68,9 @@ enum rpmem_msg_type {
 	/* 25 is reserved */
 	RPMEM_MSG_EVENTS = 26, /* turn the session into an event subscriber */
 	RPMEM_MSG_EVENT = 27,  /* one event of a subscription (T -> I) */
-	/* 28 to 30 are reserved */
+	/* 28 is reserved */
+	RPMEM_MSG_SCRUB = 29,  /* check pieces against the recorded hashes */
+	RPMEM_MSG_SCRUB_REPLY = 30,
 	/* a FLUSH without a reply: an ordered barrier (RPMEM_CAP_BARRIER) */
 	RPMEM_MSG_BARRIER = 31,
 	RPMEM_MSG_TYPE_MAX = 31,
@@ -157,10 +159,12 @@ enum rpmem_ns_mode {
  * 4 KiB or more) and keeps its hash cache in 4 KiB pieces
  */
 #define RPMEM_CAP_HASH_TREE (1u << 9)
+/* the target records piece hashes at commit and answers SCRUB */
+#define RPMEM_CAP_SCRUB (1u << 11)
 /*
  * the target takes BARRIER: the range persisted, in the order of the
  * session's requests, with no reply; a failure is reported by the next
- * FLUSH as a failed WRITE is (bits 10 and 11 are reserved)
+ * FLUSH as a failed WRITE is (bit 10 is reserved)
  */
 #define RPMEM_CAP_BARRIER (1u << 12)
 
@@ -433,6 +437,56 @@ struct rpmem_msg_event {
 	char text[RPMEM_STR_MAX + 1];	    /* why: a refusal, a close */
 };
 
+/* most 4 KiB pieces one SCRUB request checks (64 MiB of pool) */
+#define RPMEM_MAX_SCRUB_PIECES 16384u
+
+/*
+ * SCRUB: handle u32 | offset u64 | count u32 | version u64. The target
+ * re-reads count 4 KiB pieces (RPMEM_HASH_PIECE; the last of the pool may
+ * be short) from offset (a multiple of 4 KiB) and compares them with the
+ * hashes it recorded when the image was committed. version 0 is the
+ * pool's current image; other values are reserved for point-in-time
+ * versions (a target without them refuses them with INVAL).
+ */
+struct rpmem_msg_scrub {
+	uint32_t handle;
+	uint64_t offset;
+	uint32_t count; /* 1 .. RPMEM_MAX_SCRUB_PIECES */
+	uint64_t version;
+};
+
+/* SCRUB_REPLY: what a piece is */
+enum rpmem_scrub_piece {
+	RPMEM_SCRUB_OK = 0,	    /* its data hashes as recorded */
+	RPMEM_SCRUB_DAMAGED = 1,    /* it does not (or cannot be read) */
+	RPMEM_SCRUB_UNVERIFIED = 2, /* nothing to compare it with: see why */
+	RPMEM_SCRUB_PIECE_MAX = 2,
+};
+
+/* SCRUB_REPLY: why pieces are unverified (or 0: compared with a record) */
+enum rpmem_scrub_why {
+	RPMEM_SCRUB_RECORDED = 0,  /* compared with the record */
+	RPMEM_SCRUB_NO_RECORD = 1, /* no record (older rpmemd, devdax) */
+	RPMEM_SCRUB_SYNCING = 2,   /* the pool is not consistent */
+	RPMEM_SCRUB_STALE = 3,	   /* the record is of another image */
+	RPMEM_SCRUB_CHANGED = 4,   /* a sync ran during the scrub */
+	RPMEM_SCRUB_WRITER = 5,	   /* open for writing: data may change */
+	RPMEM_SCRUB_BAD_ENTRY = 6, /* some recorded hashes are damaged */
+	RPMEM_SCRUB_WHY_MAX = 6,
+};
+
+/*
+ * SCRUB_REPLY: why u8 | generation u64 | count u32 | count x u8 (enum
+ * rpmem_scrub_piece, one a piece in request order); generation is the
+ * record's (0: none); pieces points into the frame buffer
+ */
+struct rpmem_msg_scrub_reply {
+	uint8_t why;
+	uint64_t generation;
+	uint32_t count;
+	const uint8_t *pieces;
+};
+
 struct rpmem_msg_set_state {
 	uint32_t handle;
 	uint8_t state;
@@ -564,6 +618,8 @@ RPMEM_CODEC(status_reply, struct rpmem_msg_status_reply);
 RPMEM_CODEC(kick, struct rpmem_msg_kick);
 RPMEM_CODEC(events, struct rpmem_msg_events);
 RPMEM_CODEC(event, struct rpmem_msg_event);
+RPMEM_CODEC(scrub, struct rpmem_msg_scrub);
+RPMEM_CODEC(scrub_reply, struct rpmem_msg_scrub_reply);
 
 /*
  * rpmem_status_reply_decode_flags -- decode a STATUS_REPLY in the layout
@@ -600,6 +656,8 @@ const char *rpmem_auth_str(uint8_t auth); /* "none", "psk", "x509" */
 const char *rpmem_msg_type_str(uint16_t type);
 const char *rpmem_event_verb_str(uint8_t verb);	    /* "exists", ... */
 const char *rpmem_event_object_str(uint8_t object); /* "-", "pool", ... */
+/* rpmem_scrub_why_str -- why pieces were not verified, a phrase */
+const char *rpmem_scrub_why_str(uint8_t why);
 
 /*
  * rpmem_err_from_errno -- the ERROR code rpmemd sends for a failed call's

@@ -120,9 +120,26 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_KICK] = "KICK",
 	[25] = "RESERVED_25",
 	[RPMEM_MSG_EVENTS] = "EVENTS",	   [RPMEM_MSG_EVENT] = "EVENT",
-	[28] = "RESERVED_28",		   [29] = "RESERVED_29",
-	[30] = "RESERVED_30",		   [RPMEM_MSG_BARRIER] = "BARRIER",
+	[28] = "RESERVED_28",
+	[RPMEM_MSG_SCRUB] = "SCRUB",	   [RPMEM_MSG_SCRUB_REPLY] = "SCRUB_REPLY",
+	[RPMEM_MSG_BARRIER] = "BARRIER",
 };
+
+static const char *const scrub_why[] = {
+	[RPMEM_SCRUB_RECORDED] = "compared with the hashes recorded at commit",
+	[RPMEM_SCRUB_NO_RECORD] = "no hashes were recorded for this pool (it was last committed by an older rpmemd, or it is on a devdax region)",
+	[RPMEM_SCRUB_SYNCING] = "the pool is not consistent (a sync was interrupted or is running): its image was never recorded",
+	[RPMEM_SCRUB_STALE] = "the recorded hashes are of another image of the pool (recording its last commit failed)",
+	[RPMEM_SCRUB_CHANGED] = "a sync changed the pool during the scrub",
+	[RPMEM_SCRUB_WRITER] = "the pool is open for writing (a sync or a live replica): its data may change under the scrub",
+	[RPMEM_SCRUB_BAD_ENTRY] = "the recorded hash of the piece is itself damaged",
+};
+
+const char *rpmem_scrub_why_str(uint8_t why)
+{
+	return why < sizeof(scrub_why) / sizeof(scrub_why[0]) ?
+		       scrub_why[why] : "unknown reason";
+}
 
 static const char *const verb_names[] = {
 	[RPMEM_EV_EXISTS] = "exists",	[RPMEM_EV_CREATE] = "create",

@@ -27,6 +27,13 @@ void pl_msg(int prio, const char *fmt, ...)
 		syslog(LOG_USER | prio, "rpmem_preload: %s", line);
 }
 
+void pl_log(int prio, const char *msg, void *arg)
+{
+	(void)arg;
+	if (pl_cfg.lib_prio >= 0 && prio <= pl_cfg.lib_prio)
+		pl_msg(prio, "%s", msg);
+}
+
 /* cfg_err -- the reason of a refused configuration; returns -EINVAL */
 __attribute__((format(printf, 3, 4))) static int
 cfg_err(char *err, size_t errlen, const char *fmt, ...)
@@ -193,6 +200,9 @@ static void init_once(void)
 		ret = pl_config_drain(&pl_cfg, getenv("RPMEM_REPLICATE_DRAIN"),
 				      err, sizeof(err));
 	pl_cfg.verbose = lvl && (!strcmp(lvl, "info") || !strcmp(lvl, "debug"));
+	pl_cfg.lib_prio = lvl ? rpmemctl_log_parse_priority(lvl) : -1;
+	if (pl_cfg.lib_prio < 0)
+		pl_cfg.lib_prio = -1;
 	if (ret) {
 		/* never run unreplicated because of a typo */
 		pl_cfg.nfiles = 0;

@@ -70,6 +70,7 @@ struct pl_config {
 	enum rpmemctl_transport transport;
 	enum pl_drain_mode drain;
 	int verbose;  /* RPMEM_LOG_LEVEL is info or debug */
+	int lib_prio; /* RPMEM_LOG_LEVEL as LOG_*, -1 unset: pl_log drops */
 };
 
 extern struct pl_config pl_cfg;
@@ -181,5 +182,11 @@ int pl_real_munmap(void *addr, size_t len);
 /* pl_msg -- "rpmem_preload: ..." on stderr and to syslog at prio */
 __attribute__((format(printf, 2, 3))) void pl_msg(int prio, const char *fmt,
 						   ...);
+/*
+ * pl_log -- the log of our sessions (rpmemctl_session_cfg_set_log): the
+ * library's lines about them as ours (pl_msg), up to RPMEM_LOG_LEVEL, and
+ * none without it; never the application's log
+ */
+void pl_log(int prio, const char *msg, void *arg);
 
 #endif

@@ -304,6 +304,9 @@ static int link_new(struct pl_file *f)
 					       pl_cfg.retry_s * 1000);
 	if (!ret)
 		ret = rpmemctl_link_set_notify(f->link, on_state, f);
+	/* our sessions log to pl_log, never to the application's log */
+	if (!ret)
+		ret = rpmemctl_link_set_log(f->link, pl_log, NULL, LOG_DEBUG);
 	return ret;
 }
 

@@ -26,12 +26,15 @@ struct rpmem_tls;
  * reaches host, -EKEYREJECTED if the target rejected the connection
  * (token refused or expired), -EPROTO for a TLS-bound blob without tls.
  * On failure the reason, as logged, is written to errbuf (errlen bytes;
- * "" if nothing was logged).
+ * "" if nothing was logged). What it and the transport log goes to log
+ * (copied; NULL or no fn: the global log), its session's.
  */
+struct rpmem_log_sink;
 int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
 			  const void *blob, size_t blob_len,
-			  uint64_t pool_size, struct rpmem_xport **out,
-			  char *errbuf, size_t errlen);
+			  uint64_t pool_size, const struct rpmem_log_sink *log,
+			  struct rpmem_xport **out, char *errbuf,
+			  size_t errlen);
 
 /* --- target, in rpmemd only (rdma_target.c) ------------------------------ */
 

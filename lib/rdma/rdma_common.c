@@ -29,6 +29,7 @@
 static pthread_once_t rdma_log_once = PTHREAD_ONCE_INIT;
 /* the last message librpma logged in this thread, for our error messages */
 __thread char rdma_last[256];
+__thread const struct rpmem_log_sink *rdma_sink;
 __thread int rdma_last_errno;
 
 /* the first error logged since the last rdma_take_err, in this thread */
@@ -42,7 +43,7 @@ void rdma_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ERR("%s", msg);
+	rpmem_log_to(rdma_sink, LOG_ERR, "%s", msg);
 	/* the caller names the transport itself: keep the text without it */
 	if (!rdma_pending[0])
 		rpmem_strlcpy(rdma_pending,
@@ -75,7 +76,8 @@ rdma_log_fn(enum rpma_log_level level, const char *file, const int line,
 		rpmem_strlcpy(rdma_last, msg, sizeof(rdma_last));
 		rdma_last_errno = saved;
 	}
-	DBG("librpma: %s%s%s", func ? func : "", func ? ": " : "", msg);
+	rpmem_log_to(rdma_sink, LOG_DEBUG, "librpma: %s%s%s", func ? func : "",
+		     func ? ": " : "", msg);
 	errno = saved;
 }
 
@@ -211,8 +213,9 @@ void rdma_wait_closed(struct rpma_conn *conn, int ev_fd)
 		int r;
 
 		if (now >= end) {
-			DBG("rdma: no CLOSED event within %d ms",
-			    RDMA_CLOSE_TIMEOUT_MS);
+			rpmem_log_to(rdma_sink, LOG_DEBUG,
+				     "rdma: no CLOSED event within %d ms",
+				     RDMA_CLOSE_TIMEOUT_MS);
 			return;
 		}
 		r = rdma_poll1(ev_fd, (int)((end - now) / 1000000 + 1));

@@ -32,6 +32,7 @@ struct rdma_stage {
 
 struct rdma_client {
 	struct rpmem_xport x; /* first: the transport interface */
+	struct rpmem_log_sink log; /* its session's (fn NULL: the global) */
 	char host[256];
 	char port[RDMA_PORT_MAX + 1];
 	uint64_t pool_size;
@@ -363,6 +364,7 @@ static int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 		      size_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
+	rdma_sink = &c->log;
 	const uint8_t *s = src;
 	int zc, ret, flags;
 	uint64_t seq, start;
@@ -418,6 +420,7 @@ static int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 		     size_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
+	rdma_sink = &c->log;
 	uint64_t win[RDMA_QD_MAX];
 	uint8_t *d = dst;
 	int zc, ret, flags;
@@ -546,6 +549,7 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
 static int rdma_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
+	rdma_sink = &c->log;
 
 	if (c->err)
 		return c->err;
@@ -564,6 +568,7 @@ static int rdma_persist(struct rpmem_xport *x, uint64_t off, const void *src,
 			size_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
+	rdma_sink = &c->log;
 	int ret;
 
 	if (c->err)
@@ -580,6 +585,7 @@ static int rdma_persist(struct rpmem_xport *x, uint64_t off, const void *src,
 static int rdma_attach(struct rpmem_xport *x, void *base, size_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
+	rdma_sink = &c->log;
 	struct rpma_mr_local *mr = NULL;
 	int ret;
 
@@ -601,15 +607,18 @@ static int rdma_attach(struct rpmem_xport *x, void *base, size_t len)
 	ret = rpma_mr_reg(c->peer, base, len,
 			  RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST, &mr);
 	if (ret) {
-		DBG("rdma: cannot register the local mapping (%s%s%s); copying through the staging buffer",
-		    rpma_err_2str(ret), rdma_last[0] ? ": " : "", rdma_last);
+		rpmem_log_to(&c->log, LOG_DEBUG, "rdma: cannot register the local mapping (%s%s%s); copying through the staging buffer",
+			     rpma_err_2str(ret), rdma_last[0] ? ": " : "",
+			     rdma_last);
 		rdma_last[0] = '\0';
 		return 0;
 	}
 	c->base_mr = mr;
 	c->base = base;
 	c->base_len = len;
-	DBG("rdma: local mapping of %zu bytes registered (zero copy)", len);
+	rpmem_log_to(&c->log, LOG_DEBUG,
+		     "rdma: local mapping of %zu bytes registered (zero copy)",
+		     len);
 	return 0;
 }
 
@@ -646,8 +655,11 @@ static void cl_free(struct rdma_client *c)
 
 static void rdma_close(struct rpmem_xport *x)
 {
-	if (x)
-		cl_free((struct rdma_client *)x);
+	if (!x)
+		return;
+	rdma_sink = &((struct rdma_client *)x)->log;
+	cl_free((struct rdma_client *)x);
+	rdma_sink = NULL;
 }
 
 /* rdma_errmsg -- the reason of the last failure, "" if none */
@@ -796,8 +808,8 @@ static int cl_use_apm(struct rdma_client *c, const struct rdma_blob *b)
 		return 0;
 	ret = rpma_mr_remote_get_flush_type(c->rmr, &ft);
 	if (ret || !(ft & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
-		NOTICE("rdma: %s:%s offers APM but its region does not support persistent flushes; using GPSPM",
-		       c->host, c->port);
+		rpmem_log_to(&c->log, LOG_NOTICE, "rdma: %s:%s offers APM but its region does not support persistent flushes; using GPSPM",
+			     c->host, c->port);
 		return 0;
 	}
 	ret = rpma_peer_cfg_new(&pcfg);
@@ -838,8 +850,9 @@ static int cl_token(const struct rdma_blob *b, struct rpmem_tls *tls,
 
 int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
 			  const void *blob, size_t blob_len,
-			  uint64_t pool_size, struct rpmem_xport **out,
-			  char *errbuf, size_t errlen)
+			  uint64_t pool_size, const struct rpmem_log_sink *log,
+			  struct rpmem_xport **out, char *errbuf,
+			  size_t errlen)
 {
 	struct ibv_context *ibv = NULL;
 	struct rdma_client *c;
@@ -852,6 +865,7 @@ int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
 		errbuf[0] = '\0';
 	if (!host || !*host || !blob || !out || pool_size < 8)
 		return -EINVAL;
+	rdma_sink = log;
 	rdma_init();
 	ret = rdma_blob_decode(blob, blob_len, pool_size, &b);
 	if (!ret)
@@ -866,6 +880,9 @@ int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
 		return -ENOMEM;
 	c->x.ops = &rdma_ops;
 	c->x.type = RPMEM_XPORT_RDMA;
+	if (log)
+		c->log = *log;
+	rdma_sink = &c->log;
 	rpmem_strlcpy(c->host, host, sizeof(c->host));
 	rpmem_strlcpy(c->port, b.port, sizeof(c->port));
 	c->pool_size = pool_size;
@@ -885,8 +902,9 @@ int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
 	ret = rpma_utils_get_ibv_context(host, RPMA_UTIL_IBV_CONTEXT_REMOTE,
 					 &ibv);
 	if (ret) {
-		DBG("rpma_utils_get_ibv_context(%s): %s (%s)", host,
-		    rpma_err_2str(ret), rdma_last);
+		rpmem_log_to(&c->log, LOG_DEBUG,
+			     "rpma_utils_get_ibv_context(%s): %s (%s)", host,
+			     rpma_err_2str(ret), rdma_last);
 		rdma_err("rdma: no RDMA device reaches %s", host);
 		ret = -ENODEV;
 		goto err_free;
@@ -958,12 +976,12 @@ int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
 	c->inline_ok = !!(b.flags & RDMA_BLOB_F_INLINE) &&
 		       !getenv("RPMEM_RDMA_NO_INLINE");
 
-	INFO("rdma: connected to %s:%s (%s), %s persistence%s, queue depth %u",
-	     host, c->port, ibv_get_device_name(ibv->device),
-	     c->apm ? "APM" : "GPSPM",
-	     (b.flags & RDMA_BLOB_F_STAGING) ? " via a target staging buffer" :
-					       "",
-	     c->qd);
+	rpmem_log_to(&c->log, LOG_INFO, "rdma: connected to %s:%s (%s), %s persistence%s, queue depth %u",
+		     host, c->port, ibv_get_device_name(ibv->device),
+		     c->apm ? "APM" : "GPSPM",
+		     (b.flags & RDMA_BLOB_F_STAGING) ?
+			     " via a target staging buffer" : "",
+		     c->qd);
 	*out = &c->x;
 	return 0;
 
@@ -972,5 +990,6 @@ err_free:
 	/* the first error logged on the way is the cause */
 	rdma_take_err(errbuf, errlen);
 	cl_free(c);
+	rdma_sink = NULL; /* c is gone */
 	return ret;
 }

@@ -134,6 +134,12 @@
 
 /* the last warning librpma logged in this thread, for our error messages */
 extern __thread char rdma_last[256];
+/*
+ * rdma_sink -- the log of the initiator call under way in this thread
+ * (its session's): every initiator entry point sets it before anything
+ * logs; NULL (the target, a test) is the global log
+ */
+extern __thread const struct rpmem_log_sink *rdma_sink;
 extern __thread int rdma_last_errno;
 
 /*

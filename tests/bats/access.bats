@@ -5,49 +5,13 @@
 # changes nothing on the target
 
 load helpers
-
-# default_rules -- backup1 writes r1, monitor reads everything, ops is an
-# admin and writes everywhere (to set the scene); nobody has a key only
-default_rules() {
-	cat <<'RULES'
-access = (
-  { identity = "backup1"; regions = [ "r1" ]; rights = [ "write" ]; },
-  { identity = "monitor"; regions = [ "*" ]; rights = [ "read" ]; },
-  { identity = "ops"; rights = [ "admin" ]; },
-  { identity = "ops"; regions = [ "*" ]; rights = [ "write" ]; }
-);
-RULES
-}
-
-# access_conf -- $CONF with regions r1, r2, TLS (PSK) and the access
-# rules read from stdin
-access_conf() {
-	local rules
-	rules=$(cat)
-	cat >"$CONF" <<CONF
-listen = ["127.0.0.1"];
-port = $PORT;
-log = { level = "info"; target = "stderr"; };
-max_sessions = 16;
-regions = (
-  { name = "r1"; type = "dir"; path = "$R1"; },
-  { name = "r2"; type = "dir"; path = "$R2"; }
-);
-tls = { psk_file = "$W/server.psk"; };
-$rules
-CONF
-}
+load access
 
 setup() {
 	setup_env
 	R2=$W/r2
 	mkdir -p "$R2"
-	: >"$W/server.psk"
-	chmod 600 "$W/server.psk"
-	for id in backup1 monitor ops nobody; do
-		"$RPMEMCTL" -q psk-gen -i "$id" "$W/$id.psk"
-		cat "$W/$id.psk" >>"$W/server.psk"
-	done
+	access_keys
 	default_rules | access_conf
 	mkfile "$W/src" 4
 	cp "$W/src" "$W/mod"
@@ -55,13 +19,6 @@ setup() {
 }
 
 teardown() { teardown_daemon; }
-
-# as ID COMMAND ARGS... -- rpmemctl COMMAND as identity ID
-as() {
-	local id=$1 cmd=$2
-	shift 2
-	run "$RPMEMCTL" "$cmd" --psk-file "$W/$id.psk" "$@"
-}
 
 # pool_state REGION POOL -- the pool's state as an admin lists it
 pool_state() {

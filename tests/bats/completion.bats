@@ -61,7 +61,7 @@ has() {
 	[ "$(wc -l <<<"$table")" -ge 9 ]
 	diff <(sort <<<"$table"$'\nhelp') <(sort <<<"$output")
 	comp s
-	[ "$(sort <<<"$output" | tr '\n' ' ')" = "status sync " ]
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = "scrub status sync " ]
 	comp help m
 	[ "$output" = mirror ]
 }
@@ -119,6 +119,15 @@ has() {
 	# create names a new pool: only its region is completed
 	comp create "$T/r"
 	[ "$(sort <<<"$output" | tr '\n' ' ')" = "$PORT/r1 $PORT/r2 " ]
+	# scrub and export take TARGET first, import a file first
+	comp scrub "$T/r1/q"
+	[ "$output" = "$PORT/r1/q1" ]
+	comp export "$T/r1/q1" "$W/loc"
+	[ "$output" = "$W/local.bin" ]
+	comp import "$W/loc"
+	[ "$output" = "$W/local.bin" ]
+	comp import "$W/local.bin" "$T/r1/p"
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = "$PORT/r1/p1 $PORT/r1/p2 " ]
 	# the names came from the daemon: each completion was a session
 	[ "$(grep -c 'client said BYE' "$DLOG")" -ge 7 ]
 }

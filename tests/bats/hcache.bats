@@ -15,10 +15,12 @@ setup() {
 	mkfile "$W/src" 4
 	rc mirror "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
-	# the mirror wrote every block: this verify hashes them all once
+	# the mirror wrote every block; its commit hashed them all for the
+	# scrub record (docs/ARCHITECTURE.md, "Scrub") and kept the hashes,
+	# so this verify hashes none
 	rc verify "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
-	grep -q "HASH of 64 blocks at offset 0: 0 from the hash cache, 64 hashed" "$DLOG"
+	grep -q "HASH of 64 blocks at offset 0: 64 from the hash cache, 0 hashed" "$DLOG"
 }
 teardown() { teardown_daemon; }
 
@@ -52,10 +54,11 @@ PY
 	[[ "$(grep -E "HASHV? of 16 blocks at offset 196608" "$DLOG" | tail -1)" == *": 16 from the hash cache, 0 hashed (0 KiB read)"* ]]
 	[ $(($(written p1) - w0)) -eq 4096 ]
 	cmp "$W/src" "$R1/p1"
-	# the next compare reads only the 4 KiB piece that sync wrote
+	# the sync's commit hashed the 4 KiB piece it wrote for the scrub
+	# record, and kept it: the next compare reads nothing
 	rc verify "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
-	[[ "$(last_hash)" == *"63 from the hash cache, 1 hashed (4 KiB read)"* ]]
+	[[ "$(last_hash)" == *"64 from the hash cache, 0 hashed (0 KiB read)"* ]]
 }
 
 @test "a hash cache file of the 64 KiB layout (version 1) is rebuilt, not misread" {
@@ -186,12 +189,30 @@ plant_link() {
 	[ "$(json '.pools[0].state')" = consistent ]
 }
 
+@test "a scrub record's temporary file hard-linked to a file outside the region is neither truncated nor written: the sync stands, the old record stays" {
+	plant_link "$R1/.rpmemd/p1.scrub.tmp" 8192
+	cp "$R1/.rpmemd/p1.scrub" "$W/record.before"
+	poke "$W/src" 100
+	rc sync "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p1"
+	cmp "$W/outside" "$W/outside.orig"
+	cmp "$W/record.before" "$R1/.rpmemd/p1.scrub"
+	grep -q "refusing to write 'p1.scrub.tmp': it has 2 hard links" "$DLOG"
+	grep -q "pool 'p1': cannot record its hashes for scrub" "$DLOG"
+	# the record is of the generation before: nothing is called damaged
+	rc scrub "$T/r1/p1"
+	[ "$status" -eq 8 ]
+	[[ "$output" == *"the recorded hashes are of another image"* ]]
+}
+
 @test "pool and metadata files are created 0600 (only rpmemd's user may read them)" {
 	rc create "$T/r1/p2" 1M
 	[ "$status" -eq 0 ]
 	[ "$(stat -c %a "$R1/p2")" = 600 ]
 	[ "$(stat -c %a "$R1/.rpmemd/p2.meta")" = 600 ]
 	[ "$(stat -c %a "$R1/.rpmemd/p1.hashes")" = 600 ]
+	[ "$(stat -c %a "$R1/.rpmemd/p1.scrub")" = 600 ]
 	# a metadata rewrite (the state change of a sync) keeps it so
 	rc sync "$W/src" "$T/r1/p1"
 	[ "$(stat -c %a "$R1/.rpmemd/p1.meta")" = 600 ]

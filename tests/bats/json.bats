@@ -190,6 +190,23 @@ names_pool() {
 	[ "$(json .created)" = true ]
 }
 
+@test "import and scrub --json: exactly the keys and types of the schema, findings of a damaged pool too" {
+	jrun import "$W/src" "$T/r1/i"
+	[ "$status" -eq 0 ]
+	conforms
+	names_pool r1 i
+	[ "$(json .input)" = "$W/src" ]
+	jrun scrub "$T/r1/i"
+	[ "$status" -eq 0 ]
+	conforms
+	names_pool r1 i
+	poke "$R1/i" 100
+	jrun scrub "$T/r1/i"
+	[ "$status" -eq 7 ]
+	conforms
+	[ "$(json '.findings | length')" -eq 1 ]
+}
+
 @test "the schema check refuses a missing key, a key not in the schema and a key of another type" {
 	jrun create "$T/r1/db" 64K
 	conforms

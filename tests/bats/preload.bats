@@ -150,6 +150,24 @@ pool_field() {
 	[ "$(dd if="$REP" bs=1 skip=12288 count=7 2>/dev/null)" = drained ]
 }
 
+@test "an application's global log function gets its own sessions' lines, never the preload library's; those go to the preload library's log" {
+	head -c 4M /dev/zero >"$POOL"
+	run env LD_PRELOAD="$PRELOAD" RPMEM_LOG_LEVEL=debug \
+		"$BUILD/tests/log_app" "$POOL" 127.0.0.1 "$PORT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the preload library replicated: its session existed
+	[ "$(dd if="$REP" bs=1 count=5 2>/dev/null)" = hello ]
+	# the application's session, once, in the application's log
+	[ "$(grep -c "^app-log: 7 session [0-9]* with 127.0.0.1:$PORT " \
+		<<<"$output")" -eq 1 ]
+	# the preload library's session in its own log, not the application's
+	[ "$(grep -c "^rpmem_preload: session [0-9]* with 127.0.0.1:$PORT " \
+		<<<"$output")" -eq 1 ]
+	# and nothing else reached the application's log
+	[ "$(grep -c '^app-log:' <<<"$output")" -eq 1 ]
+}
+
 @test "the first mapping brings a replica that is behind up to date before the application goes on" {
 	app set:0:first
 	[ "$status" -eq 0 ]

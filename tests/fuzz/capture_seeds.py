@@ -23,7 +23,7 @@ DECODERS = ["hdr", "hello", "hello_ok", "error", "list", "list_reply",
             "list_paged", "create", "remove", "open", "open_ok", "handle",
             "io", "flush", "hash", "hashv", "hashes", "set_state", "state",
             "status", "status_reply", "status_flags", "kick", "events",
-            "event", "rdma_blob"]
+            "event", "rdma_blob", "scrub", "scrub_reply"]
 # message type -> the decoders its payload is a seed of (replies whose
 # layout a request flag chose go to both)
 BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
@@ -34,7 +34,8 @@ BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
            w.SET_STATE: ["set_state"], w.STATUS: ["status"],
            w.STATUS_REPLY: ["status_reply", "status_flags"],
            w.HASHV: ["hashv"], w.STATE: ["state"], w.KICK: ["kick"],
-           w.EVENTS: ["events"], w.EVENT: ["event"]}
+           w.EVENTS: ["events"], w.EVENT: ["event"], w.SCRUB: ["scrub"],
+           w.SCRUB_REPLY: ["scrub_reply"]}
 lock = threading.Lock()
 
 

@@ -95,6 +95,8 @@ CODEC(status_reply, struct rpmem_msg_status_reply, rpmem_status_reply_free)
 CODEC(kick, struct rpmem_msg_kick, NOFREE)
 CODEC(events, struct rpmem_msg_events, NOFREE)
 CODEC(event, struct rpmem_msg_event, NOFREE)
+CODEC(scrub, struct rpmem_msg_scrub, NOFREE)
+CODEC(scrub_reply, struct rpmem_msg_scrub_reply, NOFREE)
 
 /* list_paged_decode -- LIST_REPLY in the paged layout */
 static int list_paged_decode(const void *buf, size_t len,
@@ -175,6 +177,9 @@ static const struct {
 	{ "events", fuzz_events },
 	{ "event", fuzz_event },
 	{ "rdma_blob", fuzz_blob },
+	/* appended: the seeds' first byte keeps naming the same decoder */
+	{ "scrub", fuzz_scrub },
+	{ "scrub_reply", fuzz_scrub_reply },
 };
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
 

@@ -174,6 +174,7 @@ def request_checks(port, region, pool):
     expect_error('HASH past the end', c.req(T['HASH'],
                  struct.pack('<IQII', h, 0, 65536, 17)), E_INVAL)
     hashv_checks(c, h)
+    scrub_checks(c, h)
     expect_error('SET_STATE empty -> consistent', c.req(T['SET_STATE'],
                  struct.pack('<IB', h, 2) + s16('')), E_INVAL)
     for what, frame, code in (
@@ -235,6 +236,8 @@ def later_message_checks(port):
              u32.pack(0x80) + s16(''), E_PROTO),
             ('STATE from a client', 'STATE', b'', E_PROTO),
             ('EVENT from a client', 'EVENT', b'', E_PROTO),
+            ('SCRUB_REPLY from a client', 'SCRUB_REPLY', b'', E_PROTO),
+            ('short SCRUB', 'SCRUB', b'\1\0\0\0', E_PROTO),
             ('the reserved type 25', 25, b'', E_PROTO)):
         expect_error(what, c.req(T.get(typ, typ), payload), code)
     check('  the session goes on', c.req(T['LIST'], s16(''))[0] ==
@@ -283,6 +286,30 @@ def hashv_checks(c, h):
              hashv(h, 4096, [(0, 1)], nranges=2)),
             ('HASHV with a partial range', hashv(h, 4096, [(0, 1)])[:-1])):
         expect_error(what, c.req(T['HASHV'], payload), E_PROTO)
+
+
+def scrub_checks(c, h):
+    """SCRUB of a 1 MiB pool this session holds open for writing"""
+    sc = struct.Struct('<IQIQ')
+    typ, p = c.req(T['SCRUB'], sc.pack(h, 0, 256, 0))
+    check('SCRUB of the whole pool: a verdict for each of its 256 pieces',
+          typ == 'SCRUB_REPLY' and len(p) == 13 + 256)
+    check('  all unverified: the pool is open for writing (why 5)',
+          p[0] == 5 and p[13:] == b'\2' * 256)
+    expect_error('SCRUB past the end', c.req(T['SCRUB'],
+                 sc.pack(h, 4096, 256, 0)), E_INVAL)
+    expect_error('SCRUB of a version (this target keeps none)',
+                 c.req(T['SCRUB'], sc.pack(h, 0, 1, 7)), E_INVAL)
+    expect_error('SCRUB of an unknown handle', c.req(T['SCRUB'],
+                 sc.pack(h + 99, 0, 1, 0)), E_INVAL)
+    for what, payload in (
+            ('SCRUB of 0 pieces', sc.pack(h, 0, 0, 0)),
+            ('SCRUB of 16385 pieces', sc.pack(h, 0, 16385, 0)),
+            ('SCRUB at an unaligned offset', sc.pack(h, 100, 1, 0)),
+            ('SCRUB offset + length overflows',
+             sc.pack(h, 2**64 - 4096, 2, 0)),
+            ('SCRUB with a byte too many', sc.pack(h, 0, 1, 0) + b'x')):
+        expect_error(what, c.req(T['SCRUB'], payload), E_PROTO)
 
 
 def garbage_rounds(port, rounds, rng):

@@ -439,6 +439,132 @@ static void rpmemctl_pool_close__frees_the_pool_when_close_fails(
 	env_stop(&e);
 }
 
+/* a range rpmemctl_pool_scrub reported */
+struct scrub_seen {
+	struct {
+		uint64_t off, len;
+		enum rpmemctl_scrub_status st;
+		char why[128];
+	} v[16];
+	unsigned n;
+	uint64_t progress;
+};
+
+static void scrub_cb(uint64_t off, uint64_t len,
+		     enum rpmemctl_scrub_status st, const char *why,
+		     void *arg)
+{
+	struct scrub_seen *s = arg;
+	assert_true(s->n < 16);
+	s->v[s->n].off = off;
+	s->v[s->n].len = len;
+	s->v[s->n].st = st;
+	snprintf(s->v[s->n].why, sizeof(s->v[s->n].why), "%s", why);
+	s->n++;
+}
+
+static void scrub_progress(uint64_t done, uint64_t total, void *arg)
+{
+	struct scrub_seen *s = arg;
+	assert_true(done > s->progress && done <= total);
+	s->progress = done;
+}
+
+static void rpmemctl_pool_scrub__ranges_merged_across_requests_in_order(
+	void **state)
+{
+	(void)state;
+	/* 65 MiB: two SCRUB requests, the second of 1 MiB */
+	struct fake_target_opts o = { .caps = RPMEM_CAP_SCRUB,
+				      .size = 65 * MIB,
+				      .state = RPMEM_POOL_CONSISTENT,
+				      .generation = 3 };
+	struct env e;
+	struct scrub_seen seen = { .n = 0 };
+	env_open(&e, &o, RPMEMCTL_OPEN_RDONLY);
+	uint8_t *mem = fake_target_pool(e.ft);
+	/* damaged: the pieces at 8 KiB and 12 KiB, and the two pieces
+	 * either side of the 64 MiB boundary between the requests */
+	mem[8192] = mem[12288] = RPMEM_SCRUB_DAMAGED;
+	mem[64 * MIB - 4096] = mem[64 * MIB] = RPMEM_SCRUB_DAMAGED;
+	assert_int_equal(rpmemctl_pool_scrub(e.p, 0, scrub_cb, scrub_progress,
+					     &seen),
+			 1);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SCRUB), 2);
+	assert_int_equal(seen.n, 5);
+	assert_int_equal(seen.v[1].off, 8192);
+	assert_int_equal(seen.v[1].len, 8192);
+	assert_int_equal(seen.v[1].st, RPMEMCTL_SCRUB_DAMAGED);
+	assert_string_equal(seen.v[1].why, "");
+	/* one range across the boundary of the two requests */
+	assert_int_equal(seen.v[3].off, 64 * MIB - 4096);
+	assert_int_equal(seen.v[3].len, 8192);
+	assert_int_equal(seen.v[4].off, 64 * MIB + 4096);
+	assert_int_equal(seen.v[4].off + seen.v[4].len, 65 * MIB);
+	assert_int_equal(seen.v[4].st, RPMEMCTL_SCRUB_OK);
+	assert_int_equal(seen.progress, 65 * MIB);
+	/* an unverified piece and no damage: 2, with the reason */
+	memset(mem, 0, 65 * MIB);
+	mem[4096] = RPMEM_SCRUB_UNVERIFIED;
+	seen.n = 0;
+	seen.progress = 0;
+	assert_int_equal(rpmemctl_pool_scrub(e.p, 0, scrub_cb, NULL, &seen),
+			 2);
+	assert_int_equal(seen.v[1].st, RPMEMCTL_SCRUB_UNVERIFIED);
+	assert_int_equal(seen.v[1].len, 4096);
+	assert_string_equal(seen.v[1].why,
+			    "the recorded hash of the piece is itself damaged");
+	memset(mem, 0, 65 * MIB);
+	seen.n = 0;
+	assert_int_equal(rpmemctl_pool_scrub(e.p, 0, scrub_cb, NULL, &seen),
+			 0);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.v[0].len, 65 * MIB);
+	env_stop(&e);
+}
+
+static void rpmemctl_pool_scrub__older_target_is_enotsup_nothing_sent(
+	void **state)
+{
+	(void)state;
+	struct fake_target_opts o = { .size = MIB,
+				      .state = RPMEM_POOL_CONSISTENT };
+	struct env e;
+	env_open(&e, &o, RPMEMCTL_OPEN_RDONLY);
+	assert_int_equal(rpmemctl_pool_scrub(e.p, 0, NULL, NULL, NULL),
+			 -ENOTSUP);
+	assert_non_null(strstr(rpmemctl_pool_errmsg(e.p), "cannot scrub"));
+	assert_int_equal(rpmemctl_pool_scrub(e.p, 1, NULL, NULL, NULL),
+			 -EINVAL);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SCRUB), 0);
+	env_stop(&e);
+}
+
+/*
+ * a target that answers SCRUB with a malformed reply, another request's
+ * id or half a frame: an error, never a verdict of clean
+ */
+static void rpmemctl_pool_scrub__lying_replies_are_errors(void **state)
+{
+	(void)state;
+	static const enum fake_action lies[] = { FAKE_MALFORMED,
+						 FAKE_WRONG_ID,
+						 FAKE_HANG_UP_MID_REPLY };
+	for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		struct fake_target_opts o = { .caps = RPMEM_CAP_SCRUB,
+					      .size = MIB,
+					      .state = RPMEM_POOL_CONSISTENT };
+		struct env e;
+		struct scrub_seen seen = { .n = 0 };
+		env_open(&e, &o, RPMEMCTL_OPEN_RDONLY);
+		fake_target_script(e.ft, RPMEM_MSG_SCRUB, 1, lies[i], 0);
+		int ret = rpmemctl_pool_scrub(e.p, 0, scrub_cb, NULL, &seen);
+		assert_true(ret < 0);
+		assert_int_equal(seen.n, 0);
+		env_stop(&e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +595,11 @@ int main(void)
 			rpmemctl_pool_hash__gives_the_target_hashes_in_batches),
 		cmocka_unit_test(
 			rpmemctl_pool_close__frees_the_pool_when_close_fails),
+		cmocka_unit_test(
+			rpmemctl_pool_scrub__ranges_merged_across_requests_in_order),
+		cmocka_unit_test(
+			rpmemctl_pool_scrub__older_target_is_enotsup_nothing_sent),
+		cmocka_unit_test(rpmemctl_pool_scrub__lying_replies_are_errors),
 	};
 	return cmocka_run_group_tests_name("client_pool", tests, NULL, NULL);
 }

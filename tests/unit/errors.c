@@ -16,8 +16,11 @@
 #include <cmocka.h>
 
 #include "cmd.h"
+#include "fake_target.h"
 #include "librpmemctl.h"
-#include "proto.h" /* RPMEM_E_*, rpmem_errno_from_err */
+#include "proto.h" /* RPMEM_E_*, RPMEM_MSG_*, rpmem_errno_from_err */
+
+#define HOST "127.0.0.1"
 
 /* refusing_port -- a loopback port bound but not listening: connect gets RST */
 static int refusing_port(char *port, size_t len)
@@ -216,6 +219,307 @@ static void rpmemctl_pool_errmsg__null_pool_is_never_null(void **state)
 	assert_non_null(rpmemctl_session_errmsg(NULL));
 }
 
+/*
+ * --- which call to read after which failure ------------------------------
+ *
+ * The rule librpmemctl(3) states: after a failed call on an object, that
+ * object's errmsg; rpmemctl_strerror for the last call this thread made,
+ * whatever it was called on, and for a constructor that fails before its
+ * object exists; the *_err constructors give the same message. So after
+ * every failed call on an object both say the same thing.
+ */
+
+/* session_to -- a tcp session to ft; must succeed */
+static struct rpmemctl_session *session_to(struct fake_target *ft)
+{
+	struct rpmemctl_session *s = NULL;
+
+	assert_int_equal(rpmemctl_session_open(HOST, fake_target_port(ft),
+					       RPMEMCTL_TRANSPORT_TCP, &s),
+			 0);
+	return s;
+}
+
+/* same_message -- ret failed; the object's message is strerror's */
+static void same_message(int ret, const char *objmsg)
+{
+	assert_true(ret < 0);
+	assert_true(objmsg[0]);
+	assert_string_equal(rpmemctl_strerror(ret), objmsg);
+}
+
+static void rule__session_failure_is_in_the_session_and_the_thread(
+	void **state)
+{
+	(void)state;
+	struct fake_target *ft = NULL;
+	assert_int_equal(fake_target_start(NULL, &ft), 0);
+	struct rpmemctl_session *s = session_to(ft);
+
+	/* refused locally */
+	int ret = rpmemctl_pool_create(s, "r1", "bad/name", 65536);
+	assert_int_equal(ret, -EINVAL);
+	same_message(ret, rpmemctl_session_errmsg(s));
+	assert_non_null(strstr(rpmemctl_session_errmsg(s), "bad/name"));
+	/* refused by the target */
+	fake_target_script(ft, RPMEM_MSG_REMOVE, 1, FAKE_ERROR,
+			   RPMEM_E_NOPOOL);
+	ret = rpmemctl_pool_remove(s, "r1", "p1", 0);
+	assert_int_equal(ret, -ENOENT);
+	same_message(ret, rpmemctl_session_errmsg(s));
+	/* a call that succeeds clears both */
+	struct rpmemctl_pool *p = NULL;
+	assert_int_equal(rpmemctl_pool_open(s, "r1", "p1", 0, &p), 0);
+	assert_string_equal(rpmemctl_session_errmsg(s), "");
+	assert_string_equal(rpmemctl_strerror(-ENOENT), "no such pool");
+	rpmemctl_pool_close(&p);
+	rpmemctl_session_close(&s);
+	assert_int_equal(fake_target_wait_idle(ft), 0);
+	fake_target_stop(&ft);
+}
+
+static void rule__pool_failure_is_in_the_pool_and_the_thread(void **state)
+{
+	(void)state;
+	struct fake_target *ft = NULL;
+	struct rpmemctl_pool *p = NULL;
+	char buf[4096] = { 0 };
+	assert_int_equal(fake_target_start(NULL, &ft), 0);
+	struct rpmemctl_session *s = session_to(ft);
+	assert_int_equal(rpmemctl_pool_open(s, "r1", "p1", RPMEMCTL_OPEN_RDWR,
+					    &p),
+			 0);
+	assert_int_equal(rpmemctl_pool_set_state(p, RPMEMCTL_POOL_SYNCING,
+						 "t"),
+			 0);
+
+	/* refused locally: outside the pool */
+	int ret = rpmemctl_pool_write(p, buf, 1u << 20, sizeof(buf));
+	assert_int_equal(ret, -EINVAL);
+	same_message(ret, rpmemctl_pool_errmsg(p));
+	/* refused by the target */
+	fake_target_script(ft, RPMEM_MSG_FLUSH, 1, FAKE_ERROR, RPMEM_E_IO);
+	ret = rpmemctl_pool_flush(p, 0, 4096);
+	assert_int_equal(ret, -EIO);
+	same_message(ret, rpmemctl_pool_errmsg(p));
+	assert_true(rpmemctl_session_errmsg(s)[0]);
+	/* the next call on the pool, a success, clears them */
+	assert_int_equal(rpmemctl_pool_flush(p, 0, 4096), 0);
+	assert_string_equal(rpmemctl_pool_errmsg(p), "");
+	assert_string_equal(rpmemctl_strerror(-EIO), strerror(EIO));
+	rpmemctl_pool_close(&p);
+	rpmemctl_session_close(&s);
+	assert_int_equal(fake_target_wait_idle(ft), 0);
+	fake_target_stop(&ft);
+}
+
+static void rule__query_failures_are_in_the_session_and_the_thread(
+	void **state)
+{
+	(void)state;
+	struct fake_target *ft = NULL;
+	struct rpmemctl_list *l = NULL;
+	struct rpmemctl_status *st = NULL;
+	assert_int_equal(fake_target_start(NULL, &ft), 0);
+	struct rpmemctl_session *s = session_to(ft);
+
+	int ret = rpmemctl_list_get(s, "no/such", &l);
+	assert_int_equal(ret, -EINVAL);
+	same_message(ret, rpmemctl_session_errmsg(s));
+	fake_target_script(ft, RPMEM_MSG_LIST, 1, FAKE_ERROR, RPMEM_E_DENIED);
+	ret = rpmemctl_list_get(s, "r1", &l);
+	assert_int_equal(ret, -EPERM);
+	same_message(ret, rpmemctl_session_errmsg(s));
+	fake_target_script(ft, RPMEM_MSG_STATUS, 1, FAKE_ERROR, RPMEM_E_LIMIT);
+	ret = rpmemctl_status_get(s, &st);
+	assert_true(ret < 0);
+	same_message(ret, rpmemctl_session_errmsg(s));
+	assert_null(l);
+	assert_null(st);
+	/* a target without events or KICK (no such caps) */
+	struct rpmemctl_events *ev = NULL;
+	ret = rpmemctl_events_subscribe(s, 0, &ev);
+	assert_int_equal(ret, -ENOTSUP);
+	same_message(ret, rpmemctl_session_errmsg(s));
+	assert_null(ev);
+	ret = rpmemctl_session_kick(s, 99);
+	assert_int_equal(ret, -ENOTSUP);
+	same_message(ret, rpmemctl_session_errmsg(s));
+	rpmemctl_session_close(&s);
+	assert_int_equal(fake_target_wait_idle(ft), 0);
+	fake_target_stop(&ft);
+}
+
+/* replica_file -- a file of size bytes; its path in buf */
+static void replica_file(char *buf, size_t len, off_t size)
+{
+	empty_file(buf, len);
+	assert_int_equal(truncate(buf, size), 0);
+}
+
+static void rule__replica_failure_is_in_the_replica_and_the_thread(
+	void **state)
+{
+	(void)state;
+	struct fake_target *ft = NULL;
+	struct rpmemctl_replica *r = NULL;
+	char path[64], target[128], log[80];
+	assert_int_equal(fake_target_start(NULL, &ft), 0);
+	replica_file(path, sizeof(path), 1 << 20);
+	snprintf(target, sizeof(target), HOST ":%s/r1/p1",
+		 fake_target_port(ft));
+
+	assert_int_equal(rpmemctl_replica_open(path, target,
+					       RPMEMCTL_TRANSPORT_TCP, &r),
+			 0);
+	uint8_t *base = rpmemctl_replica_addr(r);
+	/* not in the mapping */
+	int ret = rpmemctl_replica_persist(r, base + (2u << 20), 4096);
+	assert_int_equal(ret, -EINVAL);
+	same_message(ret, rpmemctl_replica_errmsg(r));
+	/* refused by the target */
+	fake_target_script(ft, RPMEM_MSG_FLUSH,
+			   fake_target_count(ft, RPMEM_MSG_FLUSH) + 1,
+			   FAKE_ERROR, RPMEM_E_IO);
+	memset(base, 7, 4096);
+	ret = rpmemctl_replica_persist(r, base, 4096);
+	assert_int_equal(ret, -EIO);
+	same_message(ret, rpmemctl_replica_errmsg(r));
+	rpmemctl_replica_close(&r);
+	assert_int_equal(fake_target_wait_idle(ft), 0);
+	fake_target_stop(&ft);
+	snprintf(log, sizeof(log), "%s.rpmemlog", path);
+	unlink(log);
+	unlink(path);
+}
+
+static void rule__constructor_failure_is_in_the_thread_and_the_buffer(
+	void **state)
+{
+	(void)state;
+	struct rpmemctl_session *s = NULL;
+	struct rpmemctl_session_cfg *cfg = NULL;
+	char port[16], err[512], want[64];
+	int fd = refusing_port(port, sizeof(port));
+
+	int ret = rpmemctl_session_open(HOST, port, RPMEMCTL_TRANSPORT_TCP,
+					&s);
+	assert_int_equal(ret, -ECONNREFUSED);
+	snprintf(want, sizeof(want), HOST ":%s", port);
+	assert_non_null(strstr(rpmemctl_strerror(ret), want));
+	assert_int_equal(rpmemctl_session_open_err(HOST, port,
+						   RPMEMCTL_TRANSPORT_TCP, &s,
+						   err, sizeof(err)),
+			 ret);
+	assert_string_equal(err, rpmemctl_strerror(ret));
+	close(fd);
+	assert_null(s);
+	/* a configuration that cannot be used: the same channel */
+	assert_int_equal(rpmemctl_session_cfg_new(&cfg), 0);
+	assert_int_equal(rpmemctl_session_cfg_set_psk_file(cfg, "/nonexistent",
+							   NULL),
+			 0);
+	ret = rpmemctl_session_open_cfg(HOST, port, RPMEMCTL_TRANSPORT_TCP,
+					cfg, &s);
+	assert_true(ret < 0);
+	assert_non_null(strstr(rpmemctl_strerror(ret), HOST));
+	rpmemctl_session_cfg_delete(&cfg);
+}
+
+/* marker -- a failed call whose -EINVAL message says "marker-target" */
+static void marker(void)
+{
+	struct rpmemctl_replica *r = NULL;
+	assert_int_equal(rpmemctl_replica_open("/nonexistent", "marker-target",
+					       RPMEMCTL_TRANSPORT_TCP, &r),
+			 -EINVAL);
+	assert_non_null(strstr(rpmemctl_strerror(-EINVAL), "marker-target"));
+}
+
+/* not_marker -- ret is -EINVAL and its message is not the marker's */
+static void not_marker(int ret, const char *call)
+{
+	if (ret != -EINVAL || strstr(rpmemctl_strerror(ret), "marker-target"))
+		fail_msg("%s returned %d with the earlier call's message '%s'",
+			 call, ret, rpmemctl_strerror(ret));
+}
+
+static void rule__every_call_forgets_the_last_call_s_message(void **state)
+{
+	(void)state;
+	struct rpmemctl_sync_cfg *sc = NULL;
+	struct rpmemctl_session_cfg *cfg = NULL;
+	struct rpmemctl_pool *p = NULL;
+
+#define CHECK(call)                                                            \
+	do {                                                                   \
+		marker();                                                      \
+		not_marker(call, #call);                                       \
+	} while (0)
+	CHECK(rpmemctl_session_cfg_new(NULL));
+	CHECK(rpmemctl_session_cfg_set_tls_ca(NULL, "x"));
+	CHECK(rpmemctl_session_cfg_set_tls_cert(NULL, "x", "y"));
+	CHECK(rpmemctl_session_cfg_set_psk_file(NULL, "x", NULL));
+	CHECK(rpmemctl_session_cfg_set_tls_name(NULL, "x"));
+	CHECK(rpmemctl_session_cfg_set_plaintext(NULL, 1));
+	CHECK(rpmemctl_session_cfg_load(NULL, "x", "h", NULL));
+	CHECK(rpmemctl_session_cfg_set_log(NULL, NULL, NULL, 0));
+	CHECK(rpmemctl_dirtylog_mark(NULL, 0, 1));
+	CHECK(rpmemctl_dirtylog_set_clean(NULL, 1));
+	CHECK(rpmemctl_pool_open_or_create(NULL, "r1", "p1", 0, 0, &p, NULL));
+	CHECK(rpmemctl_sync_cfg_set_mode(NULL, RPMEMCTL_SYNC_PUSH));
+	CHECK(rpmemctl_pool_write(NULL, "x", 0, 1));
+#undef CHECK
+	/* and a call that succeeds leaves no message at all */
+	marker();
+	assert_int_equal(rpmemctl_sync_cfg_new(&sc), 0);
+	assert_string_equal(rpmemctl_strerror(-EINVAL), strerror(EINVAL));
+	marker();
+	assert_int_equal(rpmemctl_session_cfg_new(&cfg), 0);
+	assert_string_equal(rpmemctl_strerror(-EINVAL), strerror(EINVAL));
+	rpmemctl_sync_cfg_delete(&sc);
+	rpmemctl_session_cfg_delete(&cfg);
+}
+
+/*
+ * whether a pool's message needs the pool named is recorded where the
+ * message is written, not guessed from its text: a target's message that
+ * happens to name a pool of the same name in another region still gets
+ * the call's pool and region
+ */
+static void rpmemctl_pool_errmsg__names_its_pool_whatever_the_text_says(
+	void **state)
+{
+	(void)state;
+	struct fake_target *ft = NULL;
+	struct rpmemctl_pool *p = NULL;
+	assert_int_equal(fake_target_start(NULL, &ft), 0);
+	struct rpmemctl_session *s = session_to(ft);
+	assert_int_equal(rpmemctl_pool_open(s, "r1", "p1", RPMEMCTL_OPEN_RDWR,
+					    &p),
+			 0);
+	fake_target_error_text(ft, "pool 'p1' in region 'r2' (r2/p1) is "
+				   "being removed");
+	fake_target_script(ft, RPMEM_MSG_FLUSH, 1, FAKE_ERROR, RPMEM_E_IO);
+
+	assert_int_equal(rpmemctl_pool_flush(p, 0, 4096), -EIO);
+	const char *m = rpmemctl_pool_errmsg(p);
+	assert_non_null(strstr(m, "flush on pool 'p1' in region 'r1' failed: "
+				  "pool 'p1' in region 'r2'"));
+	/* a message the library wrote about the pool is not named twice */
+	char buf[16] = { 0 };
+	assert_int_equal(rpmemctl_pool_write(p, buf, (1u << 20) - 8,
+					     sizeof(buf)),
+			 -EINVAL);
+	assert_string_equal(rpmemctl_pool_errmsg(p),
+			    "write of 16 bytes at offset 1048568 is outside "
+			    "pool 'p1' in region 'r1' (1048576 bytes)");
+	rpmemctl_pool_close(&p);
+	rpmemctl_session_close(&s);
+	assert_int_equal(fake_target_wait_idle(ft), 0);
+	fake_target_stop(&ft);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +543,20 @@ int main(void)
 		cmocka_unit_test(
 			rpmemctl_session_open_err__truncates_to_the_buffer),
 		cmocka_unit_test(rpmemctl_pool_errmsg__null_pool_is_never_null),
+		cmocka_unit_test(
+			rule__session_failure_is_in_the_session_and_the_thread),
+		cmocka_unit_test(
+			rule__pool_failure_is_in_the_pool_and_the_thread),
+		cmocka_unit_test(
+			rule__query_failures_are_in_the_session_and_the_thread),
+		cmocka_unit_test(
+			rule__replica_failure_is_in_the_replica_and_the_thread),
+		cmocka_unit_test(
+			rule__constructor_failure_is_in_the_thread_and_the_buffer),
+		cmocka_unit_test(
+			rule__every_call_forgets_the_last_call_s_message),
+		cmocka_unit_test(
+			rpmemctl_pool_errmsg__names_its_pool_whatever_the_text_says),
 	};
 	return cmocka_run_group_tests_name("errors", tests, NULL, NULL);
 }

@@ -71,6 +71,7 @@ struct fake_target {
 	/* the script (under lock) */
 	struct script scripts[FAKE_SCRIPTS];
 	unsigned nscripts;
+	char err_text[RPMEM_MSG_MAX + 1]; /* of scripted ERRORs; "" default */
 	uint32_t caps;
 	uint16_t version;
 
@@ -81,6 +82,17 @@ struct fake_target {
 	uint8_t *req; /* RPMEM_MAX_PAYLOAD */
 	uint8_t *out; /* RPMEM_HDR_SIZE + RPMEM_MAX_PAYLOAD + 1 */
 };
+
+/* scripted_text -- the text of a scripted ERROR with code, into buf */
+static const char *scripted_text(struct fake_target *ft, uint32_t code,
+				 char *buf, size_t len)
+{
+	if (ft->err_text[0])
+		snprintf(buf, len, "%s", ft->err_text);
+	else
+		snprintf(buf, len, "scripted %s", rpmem_err_str(code));
+	return buf;
+}
 
 /* reply_error -- an ERROR payload in out; returns its length */
 static int reply_error(struct fake_target *ft, uint16_t *rtype,
@@ -449,6 +461,43 @@ static int do_set_state(struct fake_target *ft, uint32_t len,
 	return 0;
 }
 
+/*
+ * do_scrub -- SCRUB, if the caps say so: each piece's verdict is the
+ * first byte of the piece in the fake pool when it is 0, 1 or 2 (else 0,
+ * intact), so a test writes its verdicts into the pool; why is
+ * RPMEM_SCRUB_BAD_ENTRY if any piece is unverified
+ */
+static int do_scrub(struct fake_target *ft, uint32_t len, uint16_t *rtype)
+{
+	struct rpmem_msg_scrub m;
+	if (!(ft->caps & RPMEM_CAP_SCRUB))
+		return reply_error(ft, rtype, RPMEM_E_PROTO,
+				   "unexpected SCRUB from a client");
+	if (rpmem_scrub_decode(ft->req, len, &m))
+		return reply_error(ft, rtype, RPMEM_E_PROTO, "bad SCRUB");
+	if (!handle_get(ft, m.handle))
+		return reply_error(ft, rtype, RPMEM_E_INVAL,
+				   "SCRUB of unknown handle %u", m.handle);
+	if (m.offset >= ft->size || (uint64_t)(m.count - 1) *
+					    RPMEM_HASH_PIECE >=
+				    ft->size - m.offset)
+		return reply_error(ft, rtype, RPMEM_E_INVAL,
+				   "SCRUB past the pool");
+	static uint8_t piece[RPMEM_MAX_SCRUB_PIECES];
+	struct rpmem_msg_scrub_reply r = { .generation = ft->generation,
+					   .count = m.count,
+					   .pieces = piece };
+	for (uint32_t i = 0; i < m.count; i++) {
+		uint8_t b = ft->mem[m.offset + (uint64_t)i * RPMEM_HASH_PIECE];
+		piece[i] = b <= RPMEM_SCRUB_PIECE_MAX ? b : RPMEM_SCRUB_OK;
+		if (piece[i] == RPMEM_SCRUB_UNVERIFIED)
+			r.why = RPMEM_SCRUB_BAD_ENTRY;
+	}
+	*rtype = RPMEM_MSG_SCRUB_REPLY;
+	return rpmem_scrub_reply_encode(ft->out + RPMEM_HDR_SIZE,
+					RPMEM_MAX_PAYLOAD, &r);
+}
+
 /* handle_request -- the reply to a request read into req: payload in out */
 static int handle_request(struct fake_target *ft, const struct rpmem_hdr *h,
 			  uint16_t *rtype)
@@ -474,6 +523,8 @@ static int handle_request(struct fake_target *ft, const struct rpmem_hdr *h,
 		return do_hashv(ft, h->len, rtype);
 	case RPMEM_MSG_SET_STATE:
 		return do_set_state(ft, h->len, rtype);
+	case RPMEM_MSG_SCRUB:
+		return do_scrub(ft, h->len, rtype);
 	}
 	return reply_error(ft, rtype, RPMEM_E_PROTO, "unexpected %s",
 			   rpmem_msg_type_str(h->type));
@@ -554,9 +605,8 @@ static int do_write(struct fake_target *ft, struct rpmem_conn *fd,
 		return send_error(fd, h->id, sc->code);
 	}
 	if (sc && sc->action == FAKE_ERROR) {
-		char msg[64];
-		snprintf(msg, sizeof(msg), "scripted %s",
-			 rpmem_err_str(sc->code));
+		char msg[RPMEM_MSG_MAX + 1];
+		scripted_text(ft, sc->code, msg, sizeof(msg));
 		defer(ft, sc->code, msg);
 		return rpmem_net_discard(fd, dlen);
 	}
@@ -620,9 +670,11 @@ static void serve(struct fake_target *ft, int sfd)
 		uint16_t rtype;
 		int len;
 		pthread_mutex_lock(&ft->lock);
+		char msg[RPMEM_MSG_MAX + 1];
 		if (sc && sc->action == FAKE_ERROR)
-			len = reply_error(ft, &rtype, sc->code, "scripted %s",
-					  rpmem_err_str(sc->code));
+			len = reply_error(ft, &rtype, sc->code, "%s",
+					  scripted_text(ft, sc->code, msg,
+							sizeof(msg)));
 		else
 			len = handle_request(ft, &h, &rtype);
 		pthread_mutex_unlock(&ft->lock);
@@ -801,6 +853,13 @@ void fake_target_stop(struct fake_target **pft)
 const char *fake_target_port(const struct fake_target *ft)
 {
 	return ft->port;
+}
+
+void fake_target_error_text(struct fake_target *ft, const char *text)
+{
+	pthread_mutex_lock(&ft->lock);
+	snprintf(ft->err_text, sizeof(ft->err_text), "%s", text ? text : "");
+	pthread_mutex_unlock(&ft->lock);
 }
 
 void fake_target_script(struct fake_target *ft, uint16_t type, unsigned nth,

@@ -14,6 +14,7 @@
  * real protocol (lib/common/proto.h, lib/common/net.h): HELLO, CREATE,
  * REMOVE, OPEN (tcp only), WRITE, READ, FLUSH, HASH, HASHV (only when its
  * caps have RPMEM_CAP_HASHV, else ERROR as an older rpmemd would),
+ * SCRUB (with RPMEM_CAP_SCRUB; see do_scrub for the verdicts it gives),
  * SET_STATE, CLOSE, BYE. It serves one pool, held in memory. A failed
  * WRITE is remembered and reported by the next FLUSH (or SET_STATE
  * consistent), as rpmemd does. It records what it received, so that
@@ -91,6 +92,12 @@ const char *fake_target_port(const struct fake_target *ft);
  */
 void fake_target_script(struct fake_target *ft, uint16_t type, unsigned nth,
 			enum fake_action action, uint32_t code);
+
+/*
+ * fake_target_error_text -- the text of the scripted ERRORs from now on
+ * (NULL: "scripted <code>")
+ */
+void fake_target_error_text(struct fake_target *ft, const char *text);
 
 /*
  * fake_target_wait_idle -- wait until every connection accepted so far

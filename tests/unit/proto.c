@@ -266,6 +266,15 @@ static void fill_kick(void *p)
 	m->session = 0xfeedf00d;
 }
 
+static void fill_scrub(void *p)
+{
+	struct rpmem_msg_scrub *m = p;
+	m->handle = 9;
+	m->offset = 64ull << 20;
+	m->count = RPMEM_MAX_SCRUB_PIECES;
+	m->version = 0x0102030405060708ull;
+}
+
 static void fill_io(void *p)
 {
 	struct rpmem_msg_io *m = p;
@@ -462,6 +471,7 @@ union any_msg {
 	struct rpmem_msg_status status;
 	struct rpmem_msg_status_reply status_reply;
 	struct rpmem_msg_kick kick;
+	struct rpmem_msg_scrub scrub;
 };
 
 struct codec {
@@ -504,6 +514,7 @@ WRAP(state, struct rpmem_msg_state)
 WRAP(status, struct rpmem_msg_status)
 WRAP(status_reply, struct rpmem_msg_status_reply)
 WRAP(kick, struct rpmem_msg_kick)
+WRAP(scrub, struct rpmem_msg_scrub)
 
 /* the extended STATUS_REPLY: encoded by m->flags, decoded by the flag */
 static int status_reply_id_enc(void *b, size_t c, const void *m)
@@ -625,7 +636,7 @@ enum {
 	C_remove, C_open, C_open_ok, C_handle, C_io, C_flush, C_hash,
 	C_hashv, C_hashes, C_set_state, C_state, C_status, C_status_reply,
 	C_status_reply_id, C_kick, C_list_page, C_list_reply_page,
-	C_status_page, C_status_reply_page, C_NUM
+	C_status_page, C_status_reply_page, C_scrub, C_NUM
 };
 
 #define CODEC(n, T, fi, cm)                                                   \
@@ -662,6 +673,7 @@ static const struct codec codecs[C_NUM] = {
 	CODEC(status_page, struct rpmem_msg_status, NULL, NULL),
 	CODEC(status_reply_page, struct rpmem_msg_status_reply,
 	      status_reply_fini, status_reply_cmp),
+	CODEC(scrub, struct rpmem_msg_scrub, NULL, NULL),
 };
 
 /* encode_sample -- the sample message of c encoded into buf; its length */
@@ -1631,6 +1643,55 @@ static void rpmem_state_decode__bad_state_is_ebadmsg(void **state)
 			expect_fail(c, p.b, p.len, -EBADMSG);
 		}
 	}
+}
+
+/* SCRUB: 1 .. 16384 pieces at a 4 KiB offset that does not overflow */
+static void rpmem_scrub_decode__bounds(void **state)
+{
+	(void)state;
+	struct rpmem_msg_scrub m = { 1, 0, 1, 0 }, o;
+	uint8_t b[64];
+	static const struct { uint64_t off; uint32_t count; int ok; } v[] = {
+		{ 0, 1, 1 }, { 4096, RPMEM_MAX_SCRUB_PIECES, 1 },
+		{ 0, 0, 0 }, { 0, RPMEM_MAX_SCRUB_PIECES + 1, 0 },
+		{ 100, 1, 0 }, { UINT64_MAX - 4095, 1, 0 },
+		{ UINT64_MAX - 8191, 1, 1 },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		m.offset = v[i].off;
+		m.count = v[i].count;
+		int n = rpmem_scrub_encode(b, sizeof(b), &m);
+		assert_int_equal(n, 24);
+		assert_int_equal(rpmem_scrub_decode(b, (size_t)n, &o),
+				 v[i].ok ? 0 : -EBADMSG);
+	}
+}
+
+/* SCRUB_REPLY: one verdict a piece, each and the reason in range */
+static void rpmem_scrub_reply__round_trip_and_bad_values(void **state)
+{
+	(void)state;
+	static const uint8_t pieces[5] = { 0, 1, 2, 0, 1 };
+	struct rpmem_msg_scrub_reply m = { RPMEM_SCRUB_BAD_ENTRY, 42, 5,
+					   pieces }, o;
+	uint8_t b[64];
+	int n = rpmem_scrub_reply_encode(b, sizeof(b), &m);
+	assert_int_equal(n, 13 + 5);
+	assert_int_equal(rpmem_scrub_reply_decode(b, (size_t)n, &o), 0);
+	assert_int_equal(o.why, RPMEM_SCRUB_BAD_ENTRY);
+	assert_int_equal(o.generation, 42);
+	assert_int_equal(o.count, 5);
+	assert_memory_equal(o.pieces, pieces, 5);
+	assert_int_equal(rpmem_scrub_reply_decode(b, (size_t)n - 1, &o),
+			 -EBADMSG);
+	b[13 + 2] = RPMEM_SCRUB_PIECE_MAX + 1;
+	assert_int_equal(rpmem_scrub_reply_decode(b, (size_t)n, &o), -EBADMSG);
+	b[13 + 2] = 2;
+	b[0] = RPMEM_SCRUB_WHY_MAX + 1;
+	assert_int_equal(rpmem_scrub_reply_decode(b, (size_t)n, &o), -EBADMSG);
+	m.count = RPMEM_MAX_SCRUB_PIECES + 1;
+	assert_int_equal(rpmem_scrub_reply_encode(b, sizeof(b), &m),
+			 -EMSGSIZE);
 }
 
 static void rpmem_kick_decode__nonzero_flags_is_ebadmsg(void **state)
@@ -2882,6 +2943,8 @@ int main(void)
 		T(rpmem_set_state_decode__unknown_flag_is_ebadmsg),
 		T(rpmem_state_decode__bad_state_is_ebadmsg),
 		T(rpmem_kick_decode__nonzero_flags_is_ebadmsg),
+		T(rpmem_scrub_decode__bounds),
+		T(rpmem_scrub_reply__round_trip_and_bad_values),
 		T(rpmem_events_decode__unknown_flags_are_ebadmsg),
 		T(rpmem_event_decode__round_trips_every_field),
 		T(rpmem_event_decode__verb_object_state_out_of_range_are_ebadmsg),

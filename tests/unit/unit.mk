@@ -12,9 +12,9 @@
 
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
-	      client_session client_pool client_sync client_link errors log \
-	      access tls_export preload_config hcache net rdma_blob pace \
-	      dirtylog text store handles
+	      client_session client_pool client_sync client_link client_log \
+	      errors log access tls_export preload_config hcache net \
+	      rdma_blob pace dirtylog text store handles
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -41,7 +41,8 @@ UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/backend_devdax.o \
 		      $(B)/daemon/storage/mapcache.o $(B)/daemon/storage/devdax.o \
 		      $(B)/daemon/storage/devdax_table.o \
-		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o
+		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o \
+		      $(B)/daemon/storage/scrub.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
@@ -61,8 +62,9 @@ $(UNIT_DIR)/pace: $(UNIT_DAEMON_pace)
 $(UNIT_DIR)/handles: $(UNIT_DAEMON_handles)
 $(UNIT_DIR)/store: $(UNIT_DAEMON_store)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
-	$(UNIT_DIR)/client_sync $(UNIT_DIR)/client_link: $(UNIT_FAKE)
-$(UNIT_DIR)/errors: $(B)/cmd/cli.o
+	$(UNIT_DIR)/client_sync $(UNIT_DIR)/client_link \
+	$(UNIT_DIR)/client_log: $(UNIT_FAKE)
+$(UNIT_DIR)/errors: $(B)/cmd/cli.o $(UNIT_FAKE)
 # the preload library's parser (lib/preload/config.c)
 $(UNIT_DIR)/preload_config.o: ALL_CFLAGS += -Ilib/preload
 $(UNIT_DIR)/preload_config: $(B)/lib/preload/config.o

@@ -769,8 +769,8 @@ parsed:
 		sleep(wait_s);
 
 	t0 = rpmem_now_ns();
-	ret = rpmem_rdma_client_new(argv[2], tls, blob, blob_len, size, &x,
-				    why, sizeof(why));
+	ret = rpmem_rdma_client_new(argv[2], tls, blob, blob_len, size, NULL,
+				    &x, why, sizeof(why));
 	printf("connect_ms=%.1f\n", (double)(rpmem_now_ns() - t0) / 1e6);
 	if (ret) {
 		printf("error=%s\n", strerror(-ret));

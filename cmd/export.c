@@ -1,0 +1,595 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * export.c -- rpmemctl export and import: a pool's image as a byte stream
+ * (stdout, stdin or a file), for backup tools that read or write one
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "json.h"
+
+/* bytes moved per library call (the library pipelines its requests) */
+#define STREAM_CHUNK (8u << 20)
+
+static const char export_usage[] =
+	"usage: rpmemctl export [options] HOST[:PORT]/REGION/POOL DEST\n"
+	"\n"
+	"Write the remote pool's image to DEST ('-': standard output), e.g.\n"
+	"  rpmemctl export host/r/pool - | restic backup --stdin \\\n"
+	"      --stdin-filename pool.obj\n"
+	"A pool that is not consistent (a sync was interrupted or is running)\n"
+	"is refused unless --force.\n"
+	"\n"
+	"  -f, --force            export a pool that is not consistent\n"
+	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
+	"  -v, --verbose          progress and a summary on stderr\n"
+	"  -q, --quiet            no informational lines or progress\n"
+	"  -h, --help             this help\n";
+
+static const char import_usage[] =
+	"usage: rpmemctl import [options] SOURCE HOST[:PORT]/REGION/POOL\n"
+	"                      [--size SIZE]\n"
+	"\n"
+	"Copy an image from SOURCE ('-': standard input) into the remote pool,\n"
+	"as mirror does: the pool is syncing until every byte is written and\n"
+	"flushed, then consistent. A missing pool is created with SIZE bytes\n"
+	"(--size is needed unless SOURCE is a regular file, whose size is the\n"
+	"default). An input shorter or longer than SIZE is refused: a pool\n"
+	"this import created is removed, an existing one stays syncing.\n"
+	"\n"
+	"  -s, --size SIZE        the image's size (K, M, G, T)\n"
+	"  -f, --force            overwrite an existing pool of that size\n"
+	"  -j, --json             one JSON object on stdout\n"
+	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
+	"  -v, --verbose          more detail on stderr\n"
+	"  -q, --quiet            no informational lines or progress\n"
+	"  -h, --help             this help\n";
+
+static const struct option export_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "force", no_argument, NULL, 'f' },
+	{ "transport", required_argument, NULL, 't' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct option import_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "size", required_argument, NULL, 's' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "transport", required_argument, NULL, 't' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* what export and import share */
+struct stream {
+	struct rpmemctl_ctx *ctx;
+	struct cmd_target t;
+	char hp[300];
+	char target[700];
+	const char *path; /* DEST or SOURCE as given */
+	int fd;
+	int dest_file; /* export: DEST is a regular file (removed on failure) */
+	int force;
+	uint64_t size;
+	enum rpmemctl_transport transport;
+	struct rpmemctl_session *sess;
+	struct rpmemctl_pool *pool;
+	uint8_t *buf;
+	struct cmd_progress prog;
+	uint64_t t0;
+};
+
+/* stream_name -- "standard output/input" or 'PATH', for messages */
+static const char *stream_name(const struct stream *s, char *buf, size_t len,
+			       const char *std)
+{
+	if (!strcmp(s->path, "-"))
+		return std;
+	snprintf(buf, len, "'%s'", s->path);
+	return buf;
+}
+
+/* stream_begin -- parse TARGET, connect; returns an exit code */
+static int stream_begin(struct stream *s, const char *target)
+{
+	int code = cmd_parse_target(s->ctx, target, RPMEMCTL_TARGET_NEED_POOL,
+				     &s->t);
+	if (code)
+		return code;
+	cmd_hostport(&s->t, s->hp, sizeof(s->hp));
+	cmd_target_str(&s->t, s->target, sizeof(s->target));
+	s->buf = malloc(STREAM_CHUNK);
+	if (!s->buf) {
+		cmd_err(s->ctx, "out of memory");
+		return CMD_EXIT_INTERNAL;
+	}
+	return cmd_connect(s->ctx, &s->t, s->transport, &s->sess);
+}
+
+/* stream_progress -- progress on stderr if a terminal, or with -v */
+static void stream_progress(struct stream *s, const char *label)
+{
+	cmd_progress_init(&s->prog, s->ctx, label);
+	if (s->ctx->verbose && !s->ctx->quiet)
+		s->prog.enabled = 1;
+	s->t0 = cmd_now_ns();
+}
+
+/* stream_end -- close everything stream_begin and the command opened */
+static void stream_end(struct stream *s)
+{
+	cmd_progress_end(&s->prog);
+	rpmemctl_pool_close(&s->pool);
+	rpmemctl_session_close(&s->sess);
+	if (s->fd > STDERR_FILENO)
+		close(s->fd);
+	free(s->buf);
+}
+
+/* rate_mib -- MiB/s of n bytes since s->t0 */
+static double rate_mib(const struct stream *s, uint64_t n)
+{
+	double el = (double)(cmd_now_ns() - s->t0) / 1e9;
+
+	return el > 0 ? (double)n / (1024.0 * 1024.0) / el : 0;
+}
+
+/* --- export --------------------------------------------------------------- */
+
+/* write_all -- n bytes to fd; 0 or -errno */
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * export_open -- open the pool read-only; refuse one that holds no
+ * consistent image unless forced. Returns an exit code.
+ */
+static int export_open(struct stream *s)
+{
+	struct rpmemctl_ctx *ctx = s->ctx;
+	enum rpmemctl_pool_state st;
+	int ret;
+
+	ret = rpmemctl_pool_open_or_create(s->sess, s->t.region, s->t.pool, 0,
+					   RPMEMCTL_OPEN_RDONLY, &s->pool,
+					   NULL);
+	if (ret)
+		return cmd_remote_err(ctx, s->sess, ret, NULL,
+				      "cannot open pool '%s/%s' on %s",
+				      s->t.region, s->t.pool, s->hp);
+	s->size = rpmemctl_pool_get_size(s->pool);
+	st = rpmemctl_pool_get_state(s->pool);
+	if (st == RPMEMCTL_POOL_CONSISTENT)
+		return 0;
+	if (s->force) {
+		cmd_warn(ctx, "pool %s is %s: exporting it anyway (--force); "
+			 "the image may be a mix of two", s->target,
+			 rpmemctl_pool_state_str(st));
+		return 0;
+	}
+	cmd_err(ctx, "pool %s is %s: %s; refusing to export it (--force "
+		"exports it anyway)", s->target, rpmemctl_pool_state_str(st),
+		st == RPMEMCTL_POOL_SYNCING ?
+		"a sync into it was interrupted or is running, so it may "
+		"hold a mix of the old and the new image" :
+		"nothing was ever synced into it");
+	return CMD_EXIT_REFUSED;
+}
+
+/* export_dest -- open DEST for writing ('-': stdout, never a terminal) */
+static int export_dest(struct stream *s)
+{
+	struct stat st;
+
+	if (!strcmp(s->path, "-")) {
+		if (isatty(STDOUT_FILENO)) {
+			cmd_err(s->ctx, "standard output is a terminal; "
+				"redirect it or name a file");
+			return CMD_EXIT_USAGE;
+		}
+		s->fd = STDOUT_FILENO;
+		return 0;
+	}
+	s->fd = open(s->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (s->fd < 0) {
+		cmd_err(s->ctx, "cannot create '%s': %s", s->path,
+			strerror(errno));
+		return CMD_EXIT_LOCAL;
+	}
+	/* a FIFO or a tape device is written, never removed */
+	s->dest_file = !fstat(s->fd, &st) && S_ISREG(st.st_mode);
+	return 0;
+}
+
+/*
+ * export_unchanged -- the pool is still consistent at the generation it
+ * was opened with (a sync that ran meanwhile would tear the image);
+ * returns an exit code
+ */
+static int export_unchanged(struct stream *s)
+{
+	struct rpmemctl_list *l = NULL;
+	uint64_t gen = rpmemctl_pool_get_generation(s->pool);
+	int ret = rpmemctl_list_get(s->sess, s->t.region, &l);
+	unsigned i, n = ret ? 0 : rpmemctl_list_pool_count(l);
+	int code = 0;
+
+	if (ret)
+		return cmd_remote_err(s->ctx, s->sess, ret, NULL,
+				      "cannot list region '%s' on %s after "
+				      "the export", s->t.region, s->hp);
+	for (i = 0; i < n; i++)
+		if (!strcmp(rpmemctl_list_pool_name(l, i), s->t.pool))
+			break;
+	if (i == n || rpmemctl_list_pool_generation(l, i) != gen ||
+	    (!s->force &&
+	     rpmemctl_list_pool_state(l, i) != RPMEMCTL_POOL_CONSISTENT)) {
+		cmd_err(s->ctx, "pool %s changed during the export (a sync "
+			"ran): the image written may be torn; export again",
+			s->target);
+		code = CMD_EXIT_REFUSED;
+	}
+	rpmemctl_list_free(&l);
+	return code;
+}
+
+/* export_copy -- the pool's bytes into s->fd; returns an exit code */
+static int export_copy(struct stream *s)
+{
+	char nb[1100];
+	uint64_t off;
+	int ret;
+
+	stream_progress(s, "export");
+	for (off = 0; off < s->size; off += STREAM_CHUNK) {
+		size_t n = s->size - off < STREAM_CHUNK ?
+				   (size_t)(s->size - off) : STREAM_CHUNK;
+
+		ret = rpmemctl_pool_read(s->pool, s->buf, off, n);
+		if (ret)
+			return cmd_remote_err(s->ctx, s->sess, ret, NULL,
+					      "cannot read pool %s",
+					      s->target);
+		ret = write_all(s->fd, s->buf, n);
+		if (ret) {
+			cmd_err(s->ctx, "cannot write to %s: %s",
+				stream_name(s, nb, sizeof(nb),
+					    "standard output"),
+				strerror(-ret));
+			return CMD_EXIT_LOCAL;
+		}
+		cmd_progress_cb(off + n, s->size, &s->prog);
+	}
+	cmd_progress_end(&s->prog);
+	if (s->dest_file && fsync(s->fd)) {
+		cmd_err(s->ctx, "cannot write '%s': %s", s->path,
+			strerror(errno));
+		return CMD_EXIT_LOCAL;
+	}
+	return export_unchanged(s);
+}
+
+/* export_run -- open, check, copy; returns an exit code */
+static int export_run(struct stream *s, const char *target)
+{
+	char a[32], nb[1100];
+	int code;
+
+	if ((code = stream_begin(s, target)) || (code = export_open(s)) ||
+	    (code = export_dest(s)) || (code = export_copy(s)))
+		return code;
+	/* stdout carries the image: the summary goes to stderr, with -v */
+	if (s->ctx->verbose && !s->ctx->quiet) {
+		fprintf(stderr, "rpmemctl: export: exported %s to %s: %s in "
+			"%.0f MiB/s, generation %" PRIu64 "\n", s->target,
+			stream_name(s, nb, sizeof(nb), "standard output"),
+			rpmemctl_size_format(s->size, a, sizeof(a)),
+			rate_mib(s, s->size),
+			rpmemctl_pool_get_generation(s->pool));
+	}
+	return 0;
+}
+
+/* cmd_export -- rpmemctl export */
+int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct stream s = { .ctx = ctx, .fd = -1 };
+	int c, code = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "ft:",
+			       export_opts, export_usage, &code)) != -1) {
+		switch (c) {
+		case -2:
+			return code;
+		case 'f':
+			s.force = 1;
+			break;
+		case 't':
+			code = cmd_parse_transport(ctx, optarg, &s.transport);
+			if (code)
+				return code;
+			break;
+		}
+	}
+	code = cmd_check_args(ctx, argc, argv, 2, 2);
+	if (code)
+		return code;
+	s.path = argv[optind + 1];
+	code = export_run(&s, argv[optind]);
+	/* a file we did not fill is not left looking whole */
+	if (code && s.dest_file)
+		unlink(s.path);
+	stream_end(&s);
+	return code;
+}
+
+/* --- import --------------------------------------------------------------- */
+
+/* read_full -- up to n bytes from fd, fewer only at its end; count or -errno */
+static ssize_t read_full(int fd, uint8_t *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, p + got, n - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/*
+ * import_source -- open SOURCE ('-': stdin); a regular file gives the
+ * default size and must have exactly the size asked for. Exit code.
+ */
+static int import_source(struct stream *s)
+{
+	struct stat st;
+
+	if (!strcmp(s->path, "-"))
+		s->fd = STDIN_FILENO;
+	else if ((s->fd = open(s->path, O_RDONLY | O_CLOEXEC)) < 0) {
+		cmd_err(s->ctx, "cannot open '%s': %s", s->path,
+			strerror(errno));
+		return CMD_EXIT_LOCAL;
+	}
+	if (fstat(s->fd, &st) || !S_ISREG(st.st_mode)) {
+		if (s->size)
+			return 0;
+		return cmd_usage_error(s->ctx, "--size is needed: %s is not "
+				       "a regular file",
+				       s->fd ? "SOURCE" : "standard input");
+	}
+	if (!s->size)
+		s->size = (uint64_t)st.st_size;
+	if ((uint64_t)st.st_size != s->size) {
+		cmd_err(s->ctx, "'%s' holds %" PRIu64 " bytes, not the %" PRIu64
+			" of --size; nothing was imported", s->path,
+			(uint64_t)st.st_size, s->size);
+		return CMD_EXIT_LOCAL;
+	}
+	if (!s->size)
+		return cmd_usage_error(s->ctx, "'%s' is empty", s->path);
+	return 0;
+}
+
+/*
+ * import_open -- open (or create) the pool for writing; an existing pool
+ * is overwritten only with --force. *created says if we created it.
+ */
+static int import_open(struct stream *s, int *created)
+{
+	struct rpmemctl_open_info info = { 0 };
+	char sz[32];
+	int ret;
+
+	ret = rpmemctl_pool_open_or_create(s->sess, s->t.region, s->t.pool,
+					   s->size, RPMEMCTL_OPEN_RDWR |
+					   RPMEMCTL_OPEN_CREATE, &s->pool,
+					   &info);
+	*created = info.created;
+	if (ret)
+		return cmd_remote_err(s->ctx, s->sess, ret, NULL,
+				      "cannot %s pool '%s/%s' on %s",
+				      info.create_failed ? "create" : "open",
+				      s->t.region, s->t.pool, s->hp);
+	if (info.created) {
+		cmd_info(s->ctx, "created pool '%s/%s' of %s on %s",
+			 s->t.region, s->t.pool,
+			 rpmemctl_size_format(s->size, sz, sizeof(sz)), s->hp);
+		return 0;
+	}
+	if (s->force)
+		return 0;
+	cmd_err(s->ctx, "pool %s exists; importing would overwrite it (use "
+		"--force, or remove it first)", s->target);
+	return CMD_EXIT_REFUSED;
+}
+
+/* import_bad_length -- the input's length is wrong: say so; exit code */
+static int import_bad_length(struct stream *s, uint64_t got, int longer)
+{
+	char nb[1100];
+	const char *in = stream_name(s, nb, sizeof(nb), "standard input");
+
+	if (longer)
+		cmd_err(s->ctx, "%s holds more than the %" PRIu64 " bytes of "
+			"--size; the import is refused and pool %s is not "
+			"consistent", in, s->size, s->target);
+	else
+		cmd_err(s->ctx, "%s ended after %" PRIu64 " of %" PRIu64
+			" bytes; the import is refused and pool %s is not "
+			"consistent", in, got, s->size, s->target);
+	return CMD_EXIT_LOCAL;
+}
+
+/* import_copy -- syncing, SOURCE's bytes, one more read, flush; exit code */
+static int import_copy(struct stream *s, const char *src)
+{
+	char nb[1100];
+	uint64_t off = 0;
+	ssize_t n;
+	int ret;
+
+	ret = rpmemctl_pool_set_state(s->pool, RPMEMCTL_POOL_SYNCING, src);
+	stream_progress(s, "import");
+	while (!ret && off < s->size) {
+		size_t want = s->size - off < STREAM_CHUNK ?
+				      (size_t)(s->size - off) : STREAM_CHUNK;
+
+		n = read_full(s->fd, s->buf, want);
+		if (n < 0) {
+			cmd_err(s->ctx, "cannot read %s: %s",
+				stream_name(s, nb, sizeof(nb),
+					    "standard input"),
+				strerror((int)-n));
+			return CMD_EXIT_LOCAL;
+		}
+		if (n > 0)
+			ret = rpmemctl_pool_write(s->pool, s->buf, off,
+						  (size_t)n);
+		off += (uint64_t)n;
+		if ((size_t)n < want)
+			return ret ? cmd_remote_err(s->ctx, s->sess, ret,
+						    NULL, "cannot write pool %s",
+						    s->target) :
+				     import_bad_length(s, off, 0);
+		cmd_progress_cb(off, s->size, &s->prog);
+	}
+	if (!ret && (n = read_full(s->fd, s->buf, 1)) != 0)
+		return n < 0 ? CMD_EXIT_LOCAL : import_bad_length(s, off, 1);
+	if (!ret)
+		ret = rpmemctl_pool_flush(s->pool, 0, s->size);
+	if (ret)
+		return cmd_remote_err(s->ctx, s->sess, ret, NULL,
+				      "cannot write pool %s", s->target);
+	cmd_progress_end(&s->prog);
+	ret = rpmemctl_pool_set_state(s->pool, RPMEMCTL_POOL_CONSISTENT, src);
+	if (ret)
+		return cmd_remote_err(s->ctx, s->sess, ret, NULL,
+				      "cannot mark pool %s consistent",
+				      s->target);
+	return 0;
+}
+
+/* import_report -- the summary line or JSON object */
+static void import_report(struct stream *s, int created)
+{
+	char a[32], nb[1100];
+	struct json j;
+
+	if (s->ctx->json) {
+		json_begin(&j, stdout, "import", s->hp);
+		json_str(&j, "region", s->t.region);
+		json_str(&j, "pool", s->t.pool);
+		json_str(&j, "input", s->path);
+		json_u64(&j, "pool_size", s->size);
+		json_u64(&j, "generation",
+			 rpmemctl_pool_get_generation(s->pool));
+		json_bool(&j, "created", created);
+		json_str(&j, "transport", rpmemctl_pool_get_transport(s->pool));
+		json_double(&j, "elapsed_s",
+			    (double)(cmd_now_ns() - s->t0) / 1e9);
+		json_end(&j);
+		return;
+	}
+	cmd_info(s->ctx, "imported %s into %s: %s in %.0f MiB/s, generation %"
+		 PRIu64, stream_name(s, nb, sizeof(nb), "standard input"),
+		 s->target, rpmemctl_size_format(s->size, a, sizeof(a)),
+		 rate_mib(s, s->size), rpmemctl_pool_get_generation(s->pool));
+}
+
+/* import_run -- source, connect, open, copy, report; an exit code */
+static int import_run(struct stream *s, const char *target)
+{
+	char src[1024];
+	int code, created = 0;
+
+	if ((code = import_source(s)) || (code = stream_begin(s, target)))
+		return code;
+	code = import_open(s, &created);
+	if (code)
+		goto out;
+	code = import_copy(s, strcmp(s->path, "-") ?
+			      cmd_source(s->path, src, sizeof(src)) :
+			      "import from standard input");
+	if (!code)
+		import_report(s, created);
+out:
+	if (code && created) {
+		/* nothing of a failed import stays behind in its own pool */
+		rpmemctl_pool_close(&s->pool);
+		if (rpmemctl_pool_remove(s->sess, s->t.region, s->t.pool,
+					 RPMEMCTL_REMOVE_FORCE))
+			cmd_warn(s->ctx, "pool %s stays syncing: %s",
+				 s->target, rpmemctl_session_errmsg(s->sess));
+		else
+			cmd_info(s->ctx, "removed pool %s, which this import "
+				 "created", s->target);
+	}
+	return code;
+}
+
+/* cmd_import -- rpmemctl import */
+int cmd_import(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct stream s = { .ctx = ctx, .fd = -1 };
+	int c, code = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "s:fjt:",
+			       import_opts, import_usage, &code)) != -1) {
+		switch (c) {
+		case -2:
+			return code;
+		case 's':
+			code = cmd_parse_size(ctx, "--size", optarg, &s.size);
+			if (code)
+				return code;
+			break;
+		case 'f':
+			s.force = 1;
+			break;
+		case 'j':
+			ctx->json = 1;
+			break;
+		case 't':
+			code = cmd_parse_transport(ctx, optarg, &s.transport);
+			if (code)
+				return code;
+			break;
+		}
+	}
+	code = cmd_check_args(ctx, argc, argv, 2, 2);
+	if (code)
+		return code;
+	s.path = argv[optind];
+	code = import_run(&s, argv[optind + 1]);
+	stream_end(&s);
+	return code;
+}

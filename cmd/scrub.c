@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * scrub.c -- rpmemctl scrub: the target re-reads a pool and checks it
+ * against the hashes it recorded when the pool was last committed
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "json.h"
+
+static const char scrub_usage[] =
+	"usage: rpmemctl scrub [options] HOST[:PORT]/REGION/POOL\n"
+	"\n"
+	"Have the target re-read the pool and compare every 4 KiB piece with\n"
+	"the hash it recorded when the pool last went consistent. Nothing is\n"
+	"repaired. Each damaged range is printed as \"damaged at 0xOFFSET\n"
+	"length N\", each range that cannot be verified as \"unverified at\n"
+	"0xOFFSET length N: REASON\".\n"
+	"Exit status 0 if every byte was verified, 7 if a range is damaged,\n"
+	"8 if none is but some could not be verified.\n"
+	"\n"
+	"  -j, --json             one JSON object on stdout\n"
+	"  -v, --verbose          more detail on stderr\n"
+	"  -q, --quiet            only the damaged and unverified ranges\n"
+	"  -h, --help             this help\n";
+
+static const struct option scrub_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "json", no_argument, NULL, 'j' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* one damaged or unverified range */
+struct scrub_range {
+	uint64_t off, len;
+	enum rpmemctl_scrub_status st;
+	const char *why; /* a constant of the library */
+};
+
+/* what the callbacks collect */
+struct scrub_acc {
+	struct cmd_progress prog;
+	struct scrub_range *v;
+	size_t n, cap;
+	int oom;
+	uint64_t bytes[3]; /* by enum rpmemctl_scrub_status */
+};
+
+/* scrub_cb -- an rpmemctl_scrub_fn: count, keep the ranges not ok */
+static void scrub_cb(uint64_t off, uint64_t len,
+		     enum rpmemctl_scrub_status st, const char *why, void *arg)
+{
+	struct scrub_acc *a = arg;
+
+	if ((unsigned)st < 3)
+		a->bytes[st] += len;
+	if (st == RPMEMCTL_SCRUB_OK)
+		return;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 16;
+		void *v = realloc(a->v, cap * sizeof(*a->v));
+
+		if (!v) {
+			a->oom = 1;
+			return;
+		}
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = (struct scrub_range){ off, len, st, why };
+}
+
+static void scrub_progress(uint64_t done, uint64_t total, void *arg)
+{
+	cmd_progress_cb(done, total, &((struct scrub_acc *)arg)->prog);
+}
+
+static const char *status_str(enum rpmemctl_scrub_status st)
+{
+	return st == RPMEMCTL_SCRUB_DAMAGED ? "damaged" : "unverified";
+}
+
+/* report_json -- the scrub's one JSON object */
+static void report_json(const struct cmd_target *t, const char *hp,
+			struct rpmemctl_pool *pool, const struct scrub_acc *a)
+{
+	struct json j;
+
+	json_begin(&j, stdout, "scrub", hp);
+	json_str(&j, "region", t->region);
+	json_str(&j, "pool", t->pool);
+	json_u64(&j, "pool_size", rpmemctl_pool_get_size(pool));
+	json_str(&j, "state",
+		 rpmemctl_pool_state_str(rpmemctl_pool_get_state(pool)));
+	json_u64(&j, "generation", rpmemctl_pool_get_generation(pool));
+	json_u64(&j, "bytes_checked", a->bytes[RPMEMCTL_SCRUB_OK] +
+				      a->bytes[RPMEMCTL_SCRUB_DAMAGED]);
+	json_u64(&j, "bytes_damaged", a->bytes[RPMEMCTL_SCRUB_DAMAGED]);
+	json_u64(&j, "bytes_unverified", a->bytes[RPMEMCTL_SCRUB_UNVERIFIED]);
+	json_bool(&j, "clean", a->n == 0);
+	json_arr_begin(&j, "findings");
+	for (size_t i = 0; i < a->n; i++) {
+		json_obj_begin(&j, NULL);
+		json_u64(&j, "offset", a->v[i].off);
+		json_u64(&j, "length", a->v[i].len);
+		json_str(&j, "status", status_str(a->v[i].st));
+		json_str(&j, "reason", a->v[i].why);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_end(&j);
+}
+
+/* report_human -- the ranges (always), then a summary (informational) */
+static void report_human(struct rpmemctl_ctx *ctx, const char *target,
+			 struct rpmemctl_pool *pool,
+			 const struct scrub_acc *a)
+{
+	uint64_t bad = a->bytes[RPMEMCTL_SCRUB_DAMAGED];
+	uint64_t unv = a->bytes[RPMEMCTL_SCRUB_UNVERIFIED];
+	char c[64], d[64], u[64];
+
+	for (size_t i = 0; i < a->n; i++)
+		printf("%s at 0x%" PRIx64 " length %" PRIu64 "%s%s\n",
+		       status_str(a->v[i].st), a->v[i].off, a->v[i].len,
+		       a->v[i].why[0] ? ": " : "", a->v[i].why);
+	cmd_fmt_bytes(a->bytes[RPMEMCTL_SCRUB_OK] + bad, c, sizeof(c));
+	cmd_fmt_bytes(bad, d, sizeof(d));
+	cmd_fmt_bytes(unv, u, sizeof(u));
+	if (bad)
+		cmd_info(ctx, "scrubbed %s: %s damaged of %s checked, %s "
+			 "unverified; nothing was repaired", target, d, c, u);
+	else if (unv)
+		cmd_info(ctx, "scrubbed %s: %s checked and intact, %s could "
+			 "not be verified", target, c, u);
+	else
+		cmd_info(ctx, "scrubbed %s: all %s checked, every piece as "
+			 "recorded at generation %" PRIu64, target, c,
+			 rpmemctl_pool_get_generation(pool));
+}
+
+/* scrub_pool -- open read-only, scrub, report; an exit code */
+static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
+		      const struct cmd_target *t, const char *hp,
+		      const char *target, struct scrub_acc *a)
+{
+	struct rpmemctl_pool *pool = NULL;
+	int ret = rpmemctl_pool_open_or_create(sess, t->region, t->pool, 0,
+					       RPMEMCTL_OPEN_RDONLY, &pool,
+					       NULL);
+
+	if (ret)
+		return cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot open pool '%s/%s' on %s",
+				      t->region, t->pool, hp);
+	cmd_progress_init(&a->prog, ctx, "scrub");
+	ret = rpmemctl_pool_scrub(pool, 0, scrub_cb, scrub_progress, a);
+	cmd_progress_end(&a->prog);
+	if (ret < 0) {
+		ret = cmd_remote_err(ctx, sess, ret, NULL, "cannot scrub %s",
+				     target);
+	} else if (a->oom) {
+		cmd_err(ctx, "out of memory collecting ranges");
+		ret = CMD_EXIT_INTERNAL;
+	} else {
+		if (ctx->json)
+			report_json(t, hp, pool, a);
+		else
+			report_human(ctx, target, pool, a);
+		ret = ret == 1 ? CMD_EXIT_DAMAGED :
+		      ret == 2 ? CMD_EXIT_UNVERIFIED : CMD_EXIT_OK;
+	}
+	rpmemctl_pool_close(&pool);
+	return ret;
+}
+
+/* cmd_scrub -- rpmemctl scrub */
+int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct rpmemctl_session *sess = NULL;
+	struct scrub_acc a = { 0 };
+	struct cmd_target t;
+	char hp[300], target[700];
+	int c, code = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
+			       scrub_opts, scrub_usage, &code)) != -1) {
+		switch (c) {
+		case -2:
+			return code;
+		case 'j':
+			ctx->json = 1;
+			break;
+		}
+	}
+	code = cmd_check_args(ctx, argc, argv, 1, 1);
+	if (!code)
+		code = cmd_parse_target(ctx, argv[optind],
+					 RPMEMCTL_TARGET_NEED_POOL, &t);
+	if (code)
+		return code;
+	cmd_hostport(&t, hp, sizeof(hp));
+	cmd_target_str(&t, target, sizeof(target));
+	/* only the control connection carries a scrub */
+	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_TCP, &sess);
+	if (!code)
+		code = scrub_pool(ctx, sess, &t, hp, target, &a);
+	rpmemctl_session_close(&sess);
+	free(a.v);
+	return code;
+}

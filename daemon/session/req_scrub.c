@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * req_scrub.c -- SCRUB: re-read pieces of a pool and compare them with the
+ * hashes recorded at its last commit; the record made at that commit
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "scrub.h"
+#include "session_int.h"
+#include "sock.h"
+#include "util.h"
+
+/* threads one request hashes with, as HASH */
+#define SCRUB_THREADS 2
+
+/*
+ * scrub_refuse -- the reply to a SCRUB this target will not do (a
+ * version, pieces past the end), in *ret; 1 if it was refused
+ */
+static int scrub_refuse(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			const struct rpmem_msg_scrub *m,
+			const struct rpmemd_pool *p, int *ret)
+{
+	if (m->version) {
+		*ret = conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "SCRUB of version %llu of pool '%s': this target keeps no versions",
+				      (unsigned long long)m->version, p->name);
+		return 1;
+	}
+	if (m->offset < p->size &&
+	    (uint64_t)(m->count - 1) * RPMEM_HASH_PIECE < p->size - m->offset)
+		return 0;
+	*ret = conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+			      "SCRUB of %u pieces at offset %llu goes past the end of pool '%s' (%llu bytes)",
+			      m->count, (unsigned long long)m->offset, p->name,
+			      (unsigned long long)p->size);
+	return 1;
+}
+
+/*
+ * req_scrub -- SCRUB of an open pool (a read open will do: the read right
+ * was checked when it was opened). One request covers at most
+ * RPMEM_MAX_SCRUB_PIECES (64 MiB), so a large pool is scrubbed in many
+ * requests and no lock is held between them; it takes a hashing slot as
+ * HASH does.
+ */
+int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_scrub m;
+	struct rpmemd_handle *h;
+	uint8_t *buf = conn_out_buf(s);
+	struct rpmem_msg_scrub_reply rep = { 0 };
+	int ret, len;
+
+	if (rpmem_scrub_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "SCRUB of unknown handle %u", m.handle);
+	if (scrub_refuse(s, hd, &m, h->pool, &ret))
+		return ret;
+	uint8_t *piece = malloc(m.count);
+	if (!buf || !piece) {
+		free(piece);
+		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
+	}
+	rpmemd_hash_enter(s->set);
+	ret = rpmemd_scrub_check(h->pool, m.offset, m.count, piece, &rep.why,
+				 &rep.generation, SCRUB_THREADS);
+	rpmemd_hash_leave(s->set);
+	rep.count = m.count;
+	rep.pieces = piece;
+	len = ret ? -ENOMEM :
+		    rpmem_scrub_reply_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
+	free(piece);
+	if (len < 0)
+		return conn_reply_err(s, hd->id, ret ? RPMEM_E_LIMIT :
+						       RPMEM_E_INTERNAL,
+				      ret ? "out of memory" :
+					    "cannot encode SCRUB_REPLY");
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_SCRUB_REPLY, hd->id, buf,
+				(size_t)len, NULL, 0);
+}
+
+/* hash_take, hash_give -- a recording's turns at the hashing slots */
+static void hash_take(void *arg)
+{
+	rpmemd_hash_enter(arg);
+}
+
+static void hash_give(void *arg)
+{
+	rpmemd_hash_leave(arg);
+}
+
+/*
+ * rpmemd_scrub_commit -- the pool just went consistent at generation gen
+ * (and the writer was told): record its pieces' hashes for later scrubs,
+ * 64 MiB at a time between other sessions' hashing. Logged, never fatal:
+ * a pool without a record of its image is scrubbed as unverified.
+ */
+void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
+			 uint64_t gen)
+{
+	const struct rpmemd_scrub_turns turns = { hash_take, hash_give,
+						  s->set };
+	uint64_t t0 = rpmem_now_ns();
+	int ret = rpmemd_scrub_record(p, gen, SCRUB_THREADS, &turns);
+
+	if (ret && ret != -ENOTSUP)
+		WARN("session %u: pool '%s': cannot record its hashes for scrub (a scrub will call it unverifiable): %s",
+		     s->id, p->name, strerror(-ret));
+	else if (!ret)
+		DBG("session %u: pool '%s': hashes of generation %llu recorded for scrub in %llu ms",
+		    s->id, p->name, (unsigned long long)gen,
+		    (unsigned long long)((rpmem_now_ns() - t0) / 1000000));
+}

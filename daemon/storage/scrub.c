@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* scrub.c -- the hashes of a pool's committed image, and scrub (scrub.h) */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "hash.h"
+#include "log.h"
+#include "scrub.h"
+#include "util.h"
+
+#define SC_MAGIC "rpmemd-scrub\0\0\0"
+#define SC_VERSION 1
+#define SC_HDR_SIZE 4096u
+#define SC_PIECE RPMEM_HASH_PIECE
+/* pieces hashed and written at once while recording (64 MiB of pool) */
+#define SC_BATCH RPMEM_MAX_SCRUB_PIECES
+
+struct sc_hdr {
+	char magic[16];
+	uint32_t version;
+	uint32_t piece;
+	uint8_t uuid[16];
+	uint64_t size;
+	uint64_t generation;
+	uint64_t npieces;
+	uint64_t key;
+	uint64_t csum; /* XXH3 of everything above */
+};
+
+struct sc_entry {
+	uint64_t hash;
+	uint64_t check;
+};
+
+/* sc_check -- the check of piece i's hash under key (never 0) */
+static uint64_t sc_check(uint64_t hash, uint64_t i, uint64_t key)
+{
+	return rpmem_mix64(hash ^ rpmem_mix64(i ^ key)) | 1;
+}
+
+static uint64_t hdr_csum(const struct sc_hdr *h)
+{
+	return XXH3_64bits(h, offsetof(struct sc_hdr, csum));
+}
+
+/* sc_name -- "<pool>.scrub" (plus suffix) into out */
+static void sc_name(const char *pool, const char *suffix, char *out,
+		    size_t len)
+{
+	snprintf(out, len, "%s%s%s", pool, RPMEMD_SCRUB_SUFFIX, suffix);
+}
+
+/* pwrite_all -- len bytes at off; 0 or -errno */
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * piece_hashes -- the hashes of n pieces from piece first: from the hash
+ * cache where valid (it keeps what it hashes), else from the data
+ */
+static int piece_hashes(struct rpmemd_pool *p, uint64_t first, uint32_t n,
+			uint64_t *out, unsigned nthreads)
+{
+	uint64_t off = first * SC_PIECE;
+	uint64_t len = (uint64_t)n * SC_PIECE;
+
+	if (len > p->size - off)
+		len = p->size - off;
+	if (p->hc) {
+		struct rpmemd_hcache_use use = { 0, 0, 0 };
+		return rpmemd_hcache_hash(p->hc, p->addr, p->size, off,
+					  SC_PIECE, n, 0, out, nthreads, 0,
+					  &use);
+	}
+	return rpmem_hash_blocks(p->addr + off, (size_t)len, SC_PIECE, out,
+				 nthreads);
+}
+
+/* record_entries -- every piece's entry into fd under key; 0 or -errno */
+static int record_entries(struct rpmemd_pool *p, int fd, uint64_t npieces,
+			  uint64_t key, unsigned nthreads,
+			  const struct rpmemd_scrub_turns *t)
+{
+	uint64_t *h = malloc(SC_BATCH * sizeof(*h));
+	struct sc_entry *e = malloc(SC_BATCH * sizeof(*e));
+	int ret = h && e ? 0 : -ENOMEM;
+
+	for (uint64_t first = 0; !ret && first < npieces; first += SC_BATCH) {
+		uint32_t n = npieces - first < SC_BATCH ?
+				     (uint32_t)(npieces - first) : SC_BATCH;
+		if (t && t->take)
+			t->take(t->arg);
+		ret = piece_hashes(p, first, n, h, nthreads);
+		if (t && t->give)
+			t->give(t->arg);
+		for (uint32_t i = 0; !ret && i < n; i++)
+			e[i] = (struct sc_entry){ h[i],
+						  sc_check(h[i], first + i,
+							   key) };
+		if (!ret)
+			ret = pwrite_all(fd, e, n * sizeof(*e),
+					 SC_HDR_SIZE + first * sizeof(*e));
+	}
+	free(h);
+	free(e);
+	return ret;
+}
+
+/* record_header -- the header of a record of generation gen under key */
+static int record_header(struct rpmemd_pool *p, int fd, uint64_t gen,
+			 uint64_t npieces, uint64_t key)
+{
+	uint8_t page[SC_HDR_SIZE] = { 0 };
+	struct sc_hdr h = { .version = SC_VERSION, .piece = SC_PIECE,
+			    .size = p->size, .generation = gen,
+			    .npieces = npieces, .key = key };
+	struct rpmemd_meta m;
+
+	rpmemd_pool_get_meta(p, &m);
+	memcpy(h.magic, SC_MAGIC, sizeof(h.magic));
+	memcpy(h.uuid, m.uuid, sizeof(h.uuid));
+	h.csum = hdr_csum(&h);
+	memcpy(page, &h, sizeof(h));
+	return pwrite_all(fd, page, sizeof(page), 0);
+}
+
+int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
+			unsigned nthreads, const struct rpmemd_scrub_turns *t)
+{
+	char fn[RPMEM_NAME_MAX + 16], tmp[RPMEM_NAME_MAX + 16];
+	int dirfd = p->region->metafd;
+	uint64_t npieces = (p->size + SC_PIECE - 1) / SC_PIECE, key;
+	int fd, ret;
+
+	if (dirfd < 0 || !p->addr)
+		return -ENOTSUP;
+	if (getrandom(&key, sizeof(key), 0) != sizeof(key))
+		key = rpmem_now_ns() ^ gen;
+	sc_name(p->name, "", fn, sizeof(fn));
+	sc_name(p->name, ".tmp", tmp, sizeof(tmp));
+	/* a cached hash of a file changed behind our back is not taken */
+	rpmemd_pool_check_file(p);
+	fd = rpmemd_open_own(dirfd, tmp, O_RDWR | O_CREAT);
+	if (fd < 0)
+		return fd;
+	ret = ftruncate(fd, 0) ? -errno : 0;
+	if (!ret)
+		ret = record_entries(p, fd, npieces, key, nthreads, t);
+	if (!ret)
+		ret = record_header(p, fd, gen, npieces, key);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	close(fd);
+	if (!ret && renameat(dirfd, tmp, dirfd, fn))
+		ret = -errno;
+	if (!ret && fsync(dirfd))
+		ret = -errno;
+	if (ret)
+		unlinkat(dirfd, tmp, 0);
+	return ret;
+}
+
+int rpmemd_scrub_unlink(int metafd, const char *pool)
+{
+	char fn[RPMEM_NAME_MAX + 16];
+
+	sc_name(pool, "", fn, sizeof(fn));
+	if (unlinkat(metafd, fn, 0) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/*
+ * record_open -- p's record, its header checked against m: the fd, or
+ * -ENOENT (none, or not of this pool: a damaged header is logged)
+ */
+static int record_open(struct rpmemd_pool *p, const struct rpmemd_meta *m,
+		       struct sc_hdr *h)
+{
+	char fn[RPMEM_NAME_MAX + 16];
+	int fd;
+
+	if (p->region->metafd < 0)
+		return -ENOENT;
+	sc_name(p->name, "", fn, sizeof(fn));
+	fd = openat(p->region->metafd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	if (rpmem_pread_full(fd, h, sizeof(*h), 0) ||
+	    memcmp(h->magic, SC_MAGIC, sizeof(h->magic)) ||
+	    h->version != SC_VERSION || h->csum != hdr_csum(h) ||
+	    h->piece != SC_PIECE || h->size != p->size ||
+	    h->npieces != (p->size + SC_PIECE - 1) / SC_PIECE ||
+	    memcmp(h->uuid, m->uuid, sizeof(h->uuid))) {
+		WARN("pool '%s': its scrub record is damaged or not its own: nothing can be verified until its next commit",
+		     p->name);
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+/*
+ * data_hashes -- the hashes of the pool's pieces [off, off + len); a
+ * piece that cannot be read (poisoned, or the file shrank) is marked
+ * damaged in piece[] (its hash left 0)
+ */
+static void data_hashes(struct rpmemd_pool *p, uint64_t off, uint64_t len,
+			uint64_t *h, uint8_t *piece, unsigned nthreads)
+{
+	if (!rpmem_hash_blocks(p->addr + off, (size_t)len, SC_PIECE, h,
+			       nthreads))
+		return;
+	/* find the faulting pieces one by one */
+	for (uint64_t i = 0; i * SC_PIECE < len; i++) {
+		uint64_t n = len - i * SC_PIECE < SC_PIECE ?
+				     len - i * SC_PIECE : SC_PIECE;
+		h[i] = 0;
+		if (rpmem_hash_blocks(p->addr + off + i * SC_PIECE, (size_t)n,
+				      SC_PIECE, &h[i], 1))
+			piece[i] = RPMEM_SCRUB_DAMAGED;
+	}
+}
+
+/* still -- the pool was not written to: no writer, same state and image */
+static int still(struct rpmemd_pool *p, const struct rpmemd_meta *m0)
+{
+	struct rpmemd_meta m;
+
+	rpmemd_pool_get_meta(p, &m);
+	return !__atomic_load_n(&p->writer_sid, __ATOMIC_ACQUIRE) &&
+	       m.state == m0->state && m.generation == m0->generation;
+}
+
+/* compare -- pieces with readable data against their entries */
+static uint8_t compare(const struct sc_entry *e, const uint64_t *h,
+		       uint64_t first, uint32_t count, uint64_t key,
+		       uint8_t *piece)
+{
+	uint8_t why = RPMEM_SCRUB_RECORDED;
+
+	for (uint32_t i = 0; i < count; i++) {
+		if (piece[i] == RPMEM_SCRUB_DAMAGED)
+			continue;
+		if (e[i].check != sc_check(e[i].hash, first + i, key)) {
+			piece[i] = RPMEM_SCRUB_UNVERIFIED;
+			why = RPMEM_SCRUB_BAD_ENTRY;
+		} else {
+			piece[i] = e[i].hash == h[i] ? RPMEM_SCRUB_OK :
+						       RPMEM_SCRUB_DAMAGED;
+		}
+	}
+	return why;
+}
+
+/* check_record -- the pieces against the open record fd; *why */
+static int check_record(struct rpmemd_pool *p, int fd,
+			const struct sc_hdr *hd, const struct rpmemd_meta *m0,
+			uint64_t off, uint32_t count, uint8_t *piece,
+			uint8_t *why, unsigned nthreads)
+{
+	uint64_t first = off / SC_PIECE;
+	uint64_t len = (uint64_t)count * SC_PIECE;
+	struct sc_entry *e = malloc(count * sizeof(*e));
+	uint64_t *h = malloc(count * sizeof(*h));
+
+	if (!e || !h) {
+		free(e);
+		free(h);
+		return -ENOMEM;
+	}
+	if (len > p->size - off)
+		len = p->size - off;
+	if (rpmem_pread_full(fd, e, count * sizeof(*e),
+			     SC_HDR_SIZE + first * sizeof(*e))) {
+		*why = RPMEM_SCRUB_NO_RECORD; /* truncated */
+	} else {
+		memset(piece, RPMEM_SCRUB_OK, count);
+		data_hashes(p, off, len, h, piece, nthreads);
+		if (still(p, m0)) {
+			*why = compare(e, h, first, count, hd->key, piece);
+		} else {
+			*why = RPMEM_SCRUB_CHANGED;
+			memset(piece, RPMEM_SCRUB_UNVERIFIED, count);
+		}
+	}
+	free(e);
+	free(h);
+	return 0;
+}
+
+int rpmemd_scrub_check(struct rpmemd_pool *p, uint64_t off, uint32_t count,
+		       uint8_t *piece, uint8_t *why, uint64_t *gen,
+		       unsigned nthreads)
+{
+	struct rpmemd_meta m0;
+	struct sc_hdr hd;
+	int fd, ret;
+
+	memset(piece, RPMEM_SCRUB_UNVERIFIED, count);
+	*gen = 0;
+	rpmemd_pool_get_meta(p, &m0);
+	fd = record_open(p, &m0, &hd);
+	if (fd >= 0)
+		*gen = hd.generation;
+	if (__atomic_load_n(&p->writer_sid, __ATOMIC_ACQUIRE))
+		*why = RPMEM_SCRUB_WRITER;
+	else if (m0.state != RPMEM_POOL_CONSISTENT)
+		*why = RPMEM_SCRUB_SYNCING;
+	else if (fd < 0)
+		*why = RPMEM_SCRUB_NO_RECORD;
+	else if (hd.generation != m0.generation)
+		*why = RPMEM_SCRUB_STALE;
+	else {
+		ret = check_record(p, fd, &hd, &m0, off, count, piece, why,
+				   nthreads);
+		close(fd);
+		return ret;
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}

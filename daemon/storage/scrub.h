@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* scrub.h -- the hashes a pool's image had when it was committed, and scrub */
+#ifndef RPMEMD_SCRUB_H
+#define RPMEMD_SCRUB_H
+
+#include <stdint.h>
+
+#include "store.h"
+
+/*
+ * <region>/.rpmemd/<pool>.scrub records the XXH3-64 hash of every 4 KiB
+ * piece of a pool's image as it was when the pool went consistent (a
+ * commit), for SCRUB to re-read the pool and compare. Its layout (host
+ * byte order):
+ *
+ *	page 0		header: magic, version, piece size, the pool's uuid
+ *			and size, the generation the image became, a
+ *			random key, and an XXH3 checksum of all that
+ *	page 1 ...	one 16-byte entry per piece: hash, check
+ *
+ * An entry's check is mix(hash, piece index, key): a damaged entry is
+ * found, not taken for damaged data. The file is written beside the
+ * record it replaces and renamed over it, so a crash leaves the old
+ * record (of an older generation: every piece unverified) or the new
+ * one. It is not the hash cache (hcache.h): that one forgets a piece
+ * when it is written and all of them when the pool file changes behind
+ * rpmemd's back, which is what a scrub looks for; this one changes only
+ * at a commit. The hashes come from the hash cache where it has them
+ * (the pieces a sync compared and did not write), the others are hashed
+ * from the pool then. Versions (point-in-time images) will get a record
+ * each, named by the version, checked by the same SCRUB with its
+ * version field set.
+ */
+#define RPMEMD_SCRUB_SUFFIX ".scrub"
+
+/*
+ * how a long hashing job takes turns with other hashing: take() before
+ * each batch of pieces (64 MiB), give() after it; NULL functions: none
+ */
+struct rpmemd_scrub_turns {
+	void (*take)(void *arg);
+	void (*give)(void *arg);
+	void *arg;
+};
+
+/*
+ * rpmemd_scrub_record -- record the hashes of the open pool p's image, now
+ * of generation gen (a commit just made it consistent), hashing with
+ * nthreads threads, a batch a turn. -ENOTSUP for a pool without a
+ * metadata directory (devdax), else 0 or -errno; a failure leaves the old
+ * record.
+ */
+int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
+			unsigned nthreads, const struct rpmemd_scrub_turns *t);
+
+/* rpmemd_scrub_unlink -- remove <pool>.scrub (missing is fine) */
+int rpmemd_scrub_unlink(int metafd, const char *pool);
+
+/*
+ * rpmemd_scrub_check -- re-read count pieces of p from off (4 KiB
+ * aligned, inside the pool) and compare them with the record: piece[i]
+ * gets enum rpmem_scrub_piece, *why enum rpmem_scrub_why (why nothing,
+ * or some, were verified), *gen the record's generation (0: none). 0, or
+ * -ENOMEM.
+ */
+int rpmemd_scrub_check(struct rpmemd_pool *p, uint64_t off, uint32_t count,
+		       uint8_t *piece, uint8_t *why, uint64_t *gen,
+		       unsigned nthreads);
+
+#endif

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * scrub.c -- rpmemctl_pool_scrub: the target re-reads the pool and
+ * compares it with the hashes it recorded at its last commit
+ */
+#include <errno.h>
+
+#include "client.h"
+#include "util.h"
+
+/* a run of pieces with the same verdict, not yet reported */
+struct scrub_run {
+	uint64_t off, len;
+	enum rpmemctl_scrub_status st;
+	uint8_t why;
+	rpmemctl_scrub_fn fn;
+	void *arg;
+	int result; /* 0, 1 (damage seen), 2 (unverified, no damage) */
+};
+
+/* run_flush -- report the run, if any, and count it into the result */
+static void run_flush(struct scrub_run *r)
+{
+	if (!r->len)
+		return;
+	if (r->st == RPMEMCTL_SCRUB_DAMAGED)
+		r->result = 1;
+	else if (r->st == RPMEMCTL_SCRUB_UNVERIFIED && r->result == 0)
+		r->result = 2;
+	if (r->fn)
+		r->fn(r->off, r->len, r->st,
+		      r->st == RPMEMCTL_SCRUB_UNVERIFIED ?
+			      rpmem_scrub_why_str(r->why) : "",
+		      r->arg);
+	r->len = 0;
+}
+
+/* run_add -- [off, off + len) is st (why): extend the run or start one */
+static void run_add(struct scrub_run *r, uint64_t off, uint64_t len,
+		    enum rpmemctl_scrub_status st, uint8_t why)
+{
+	if (st != RPMEMCTL_SCRUB_UNVERIFIED)
+		why = 0;
+	if (r->len && r->st == st && r->why == why && r->off + r->len == off) {
+		r->len += len;
+		return;
+	}
+	run_flush(r);
+	*r = (struct scrub_run){ off, len, st, why, r->fn, r->arg, r->result };
+}
+
+/* scrub_chunk -- one SCRUB of count pieces from off, into the runs */
+static int scrub_chunk(struct rpmemctl_pool *p, uint64_t off, uint32_t count,
+		       struct scrub_run *run)
+{
+	struct rpmemctl_session *s = p->sess;
+	struct rpmem_msg_scrub m = { .handle = p->handle, .offset = off,
+				     .count = count };
+	struct rpmem_msg_scrub_reply rep;
+	uint8_t buf[32];
+	size_t rlen;
+	int len = rpmem_scrub_encode(buf, sizeof(buf), &m);
+	int ret = len < 0 ? len :
+			    client_call(s, RPMEM_MSG_SCRUB, buf, (size_t)len,
+					RPMEM_MSG_SCRUB_REPLY, &rlen);
+
+	if (ret)
+		return ret;
+	if (rpmem_scrub_reply_decode(s->rbuf, rlen, &rep) ||
+	    rep.count != count)
+		return client_bad_reply(s, RPMEM_MSG_SCRUB_REPLY);
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t o = off + (uint64_t)i * RPMEM_HASH_PIECE;
+		uint64_t n = p->size - o < RPMEM_HASH_PIECE ? p->size - o :
+							      RPMEM_HASH_PIECE;
+		run_add(run, o, n, (enum rpmemctl_scrub_status)rep.pieces[i],
+			rep.why);
+	}
+	return 0;
+}
+
+/* pool_scrub -- every piece of the pool, a SCRUB request at a time */
+static int pool_scrub(struct rpmemctl_pool *p, unsigned flags,
+		      rpmemctl_scrub_fn fn, rpmemctl_progress_fn progress,
+		      void *arg)
+{
+	struct scrub_run run = { .fn = fn, .arg = arg };
+	uint64_t step = (uint64_t)RPMEM_MAX_SCRUB_PIECES * RPMEM_HASH_PIECE;
+	int ret = client_pool_usable(p);
+
+	if (ret)
+		return ret;
+	if (flags) {
+		client_seterr(p->sess, "invalid scrub flags 0x%x", flags);
+		return -EINVAL;
+	}
+	if (!(p->sess->caps & RPMEM_CAP_SCRUB)) {
+		client_seterr(p->sess, "%s:%s (%s) cannot scrub pools: it is older than this client",
+			      p->sess->host, p->sess->port, p->sess->server);
+		return -ENOTSUP;
+	}
+	for (uint64_t off = 0; off < p->size && !ret; off += step) {
+		uint64_t left = p->size - off;
+		uint32_t count = left >= step ? RPMEM_MAX_SCRUB_PIECES :
+				 (uint32_t)((left + RPMEM_HASH_PIECE - 1) /
+					    RPMEM_HASH_PIECE);
+		ret = scrub_chunk(p, off, count, &run);
+		if (!ret && progress)
+			progress(off + (left < step ? left : step), p->size,
+				 arg);
+	}
+	if (ret)
+		return ret;
+	run_flush(&run);
+	return run.result;
+}
+
+/* rpmemctl_pool_scrub -- pool_scrub; a failure's message names the pool */
+RPMEM_EXPORT int rpmemctl_pool_scrub(struct rpmemctl_pool *pool,
+				     unsigned flags, rpmemctl_scrub_fn fn,
+				     rpmemctl_progress_fn progress, void *arg)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_scrub(pool, flags, fn, progress, arg),
+			       "scrub");
+}
