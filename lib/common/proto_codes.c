@@ -120,6 +120,7 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_KICK] = "KICK",
 	[25] = "RESERVED_25",
 	[RPMEM_MSG_EVENTS] = "EVENTS",	   [RPMEM_MSG_EVENT] = "EVENT",
+	[RPMEM_MSG_PRESERVE] = "PRESERVE",
 };
 
 static const char *const verb_names[] = {
