@@ -53,6 +53,13 @@ struct rpmemd_pool {
 	/* the 64 KiB block hashes (hcache.h); NULL: none (devdax, error) */
 	struct rpmemd_hcache *hc;
 
+	/*
+	 * the undo journal of an interrupted or running sync (undo.h,
+	 * store_undo.c); NULL: none. Under undo_lock.
+	 */
+	pthread_mutex_t undo_lock;
+	struct rpmemd_undo *undo;
+
 	/* updated with atomics; kept between opens (region->stats) */
 	uint64_t bytes_written;
 	uint64_t flushes;
@@ -146,6 +153,32 @@ void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m);
  * flushes) of a pool in another state are refused.
  */
 uint8_t rpmemd_pool_state(struct rpmemd_pool *p);
+
+/*
+ * rpmemd_pool_preserve -- before the n ranges of v are overwritten, keep
+ * their blocks' contents (those not kept yet) in the pool's undo journal,
+ * durably; 0 at once without a journal (no sync of a consistent pool in
+ * progress). -ENOSPC (a full region) or another -errno: nothing may be
+ * written (the pool stays recoverable).
+ */
+int rpmemd_pool_preserve(struct rpmemd_pool *p,
+			 const struct rpmem_preserve_range *v, uint32_t n);
+
+/*
+ * rpmemd_pool_rollback -- an interrupted sync undone: every journaled
+ * block restored (its hash-cache entries invalidated), the pool
+ * consistent again at the journal's generation, the journal removed. The
+ * writer's call. -EINVAL (and why in err) without a journal.
+ */
+int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
+			 char *err, size_t errlen);
+
+/*
+ * rpmemd_pool_undo_state -- 1 with the generation the journal can roll
+ * back to and its size in bytes if the pool has one, else 0
+ */
+int rpmemd_pool_undo_state(struct rpmemd_pool *p, uint64_t *gen,
+			   uint64_t *bytes);
 
 /* rpmemd_pool_count -- account bytes written and flushes */
 static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,
