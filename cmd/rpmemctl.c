@@ -26,6 +26,7 @@ static const struct cmd_struct commands[] = {
 	{ "mirror", cmd_mirror, "copy a local pool file to a remote pool" },
 	{ "sync", cmd_sync, "send (or --pull) only the blocks that differ" },
 	{ "verify", cmd_verify, "compare a local pool file with its replica" },
+	{ "rollback", cmd_rollback, "undo an interrupted sync on the target" },
 	{ "status", cmd_status, "show a daemon, its pools and its sessions" },
 	{ "kick", cmd_kick, "end a session on a target, releasing its pools" },
 	{ "events", cmd_events, "print what happens on a target as it happens" },
