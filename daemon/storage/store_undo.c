@@ -87,6 +87,11 @@ void rpmemd_store_undo_end(struct rpmemd_pool *p)
 	int dfd = undo_dir(p->region);
 	if (!p->undo || dfd < 0)
 		return;
+	INFO("region '%s': pool '%s': its undo journal of generation %llu (%llu blocks, %llu bytes) removed",
+	     p->region->cfg.name, p->name,
+	     (unsigned long long)rpmemd_undo_generation(p->undo),
+	     (unsigned long long)rpmemd_undo_blocks(p->undo),
+	     (unsigned long long)rpmemd_undo_bytes(p->undo));
 	rpmemd_undo_close(&p->undo);
 	int ret = rpmemd_undo_unlink(dfd, p->name);
 	if (ret)
