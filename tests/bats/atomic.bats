@@ -194,7 +194,7 @@ kill_loop() {
 	committed 2
 }
 
-@test "an interrupted pool: pull and rollback of a consistent pool refuse with how to recover; verify reports the mix" {
+@test "an interrupted pool: pull refuses saying how to roll back; rollback of a consistent pool refuses; list and rollback --json follow the schema" {
 	change "$W/old" "$W/new" 50 3
 	BW=24M
 	interrupt rpmemctl
@@ -203,7 +203,14 @@ kill_loop() {
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"rpmemctl rollback"* ]]
 	cmp "$W/old" "$W/local"
-	roll_back
+	# list and rollback --json: the schema's keys and types
+	"$RPMEMCTL" list --json "$T/r1/p" >"$W/out"
+	python3 "$TOP/tests/json/check.py" "$TOP/tests/json/schema.json" list <"$W/out"
+	"$RPMEMCTL" rollback --json "$T/r1/p" >"$W/out"
+	python3 "$TOP/tests/json/check.py" "$TOP/tests/json/schema.json" rollback <"$W/out"
+	[ "$(jq -r '"\(.state) \(.generation)"' "$W/out")" = "consistent $GEN" ]
+	cmp "$W/old" "$R1/p"
+	committed "$GEN"
 	rc rollback "$T/r1/p"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"no interrupted sync to roll back (it is consistent)"* ]]
