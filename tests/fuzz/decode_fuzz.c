@@ -95,6 +95,7 @@ CODEC(status_reply, struct rpmem_msg_status_reply, rpmem_status_reply_free)
 CODEC(kick, struct rpmem_msg_kick, NOFREE)
 CODEC(events, struct rpmem_msg_events, NOFREE)
 CODEC(event, struct rpmem_msg_event, NOFREE)
+CODEC(preserve, struct rpmem_msg_preserve, NOFREE)
 
 /* list_paged_decode -- LIST_REPLY in the paged layout */
 static int list_paged_decode(const void *buf, size_t len,
@@ -111,6 +112,16 @@ static int status_flags_decode(const void *buf, size_t len,
 					       m);
 }
 
+/* list_undo_decode -- LIST_REPLY with the pools' undo journals, paged */
+static int list_undo_decode(const void *buf, size_t len,
+			    struct rpmem_msg_list_reply *m)
+{
+	return rpmem_list_reply_decode_flags(buf, len, RPMEM_LIST_FLAGS, m);
+}
+
+ROUND_TRIP(fuzz_list_undo, "list_reply (undo, paged)",
+	   struct rpmem_msg_list_reply, list_undo_decode,
+	   rpmem_list_reply_encode, rpmem_list_reply_free)
 ROUND_TRIP(fuzz_list_paged, "list_reply (paged)",
 	   struct rpmem_msg_list_reply, list_paged_decode,
 	   rpmem_list_reply_encode, rpmem_list_reply_free)
@@ -175,6 +186,9 @@ static const struct {
 	{ "events", fuzz_events },
 	{ "event", fuzz_event },
 	{ "rdma_blob", fuzz_blob },
+	/* appended: the corpus's first bytes keep their decoders */
+	{ "preserve", fuzz_preserve },
+	{ "list_undo", fuzz_list_undo },
 };
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
 
