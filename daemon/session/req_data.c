@@ -590,7 +590,16 @@ int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "PRESERVE of pool '%s' refused: it is not syncing",
 				      h->pool->name);
-	if ((ret = rpmemd_pool_preserve(h->pool, m.ranges, m.nranges)))
+	/*
+	 * over TCP rpmemd sees the WRITEs: they wait for their own blocks
+	 * while the journal thread works ahead; RDMA writes come unseen, so
+	 * the reply waits until the blocks are durable in the journal
+	 */
+	if (h->xport == RPMEM_XPORT_TCP)
+		ret = rpmemd_pool_preserve_async(h->pool, m.ranges, m.nranges);
+	else
+		ret = rpmemd_pool_preserve(h->pool, m.ranges, m.nranges);
+	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret),
 				      "pool '%s': %s", h->pool->name,
 				      undo_msg(ret));

@@ -113,6 +113,16 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 			    char *err, size_t errlen);
 /* rpmemd_store_undo_end -- the commit: the journal closed and removed */
 void rpmemd_store_undo_end(struct rpmemd_pool *p);
+/* undo_queue.c: the journal thread (undo_lock held unless said) */
+
+/* rpmemd_undo_queue_holds -- [off, off + len) is queued or in flight */
+int rpmemd_undo_queue_holds(const struct rpmemd_undo_queue *q, uint64_t off,
+			    uint64_t len);
+/* rpmemd_undo_queue_drain -- drop what is queued, wait for the chunk in flight */
+void rpmemd_undo_queue_drain(struct rpmemd_pool *p);
+/* rpmemd_undo_queue_stop -- end the thread (undo_lock not held) */
+void rpmemd_undo_queue_stop(struct rpmemd_pool *p);
+
 /* rpmemd_store_undo_info -- LIST: a pending journal's generation, size */
 void rpmemd_store_undo_info(struct rpmemd_region *r, const char *name,
 			    const struct rpmemd_meta *m,

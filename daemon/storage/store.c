@@ -175,10 +175,12 @@ void rpmemd_store_free(struct rpmemd_pool *p)
 {
 	/* a pool never used (a lost race in open): no commit */
 	rpmemd_hcache_close(&p->hc);
+	rpmemd_undo_queue_stop(p);
 	rpmemd_undo_close(&p->undo);
 	p->region->ops->release(p);
 	pthread_mutex_destroy(&p->meta_lock);
 	pthread_mutex_destroy(&p->undo_lock);
+	pthread_cond_destroy(&p->undo_cond);
 	rpmemd_region_put(&p->region);
 	free(p);
 }
@@ -199,6 +201,13 @@ int rpmemd_store_new(struct rpmemd_region *r, const char *name,
 		return ret;
 	}
 	if ((ret = -pthread_mutex_init(&np->undo_lock, NULL))) {
+		pthread_mutex_destroy(&np->meta_lock);
+		free(np);
+		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
+		return ret;
+	}
+	if ((ret = -pthread_cond_init(&np->undo_cond, NULL))) {
+		pthread_mutex_destroy(&np->undo_lock);
 		pthread_mutex_destroy(&np->meta_lock);
 		free(np);
 		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
@@ -356,8 +365,10 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 	}
 	p->meta = m;
 	*out = m;
-	if (state == RPMEM_POOL_CONSISTENT)
+	if (state == RPMEM_POOL_CONSISTENT) {
+		rpmemd_undo_queue_drain(p);
 		rpmemd_store_undo_end(p);
+	}
 	return 0;
 }
 

@@ -58,7 +58,9 @@ struct rpmemd_pool {
 	 * store_undo.c); NULL: none. Under undo_lock.
 	 */
 	pthread_mutex_t undo_lock;
+	pthread_cond_t undo_cond; /* the journal thread did a chunk */
 	struct rpmemd_undo *undo;
+	struct rpmemd_undo_queue *uq; /* its thread (undo_queue.c), or NULL */
 
 	/* updated with atomics; kept between opens (region->stats) */
 	uint64_t bytes_written;
@@ -174,11 +176,14 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 			 char *err, size_t errlen);
 
 /*
- * rpmemd_pool_undo_state -- 1 with the generation the journal can roll
- * back to and its size in bytes if the pool has one, else 0
+ * rpmemd_pool_preserve_async -- a TCP writer's PRESERVE: the ranges are
+ * queued for the pool's journal thread and the call returns at once; a
+ * WRITE of them waits in rpmemd_pool_preserve until they are durable in
+ * the journal (a queue that failed leaves them to the WRITE)
  */
-int rpmemd_pool_undo_state(struct rpmemd_pool *p, uint64_t *gen,
-			   uint64_t *bytes);
+int rpmemd_pool_preserve_async(struct rpmemd_pool *p,
+			       const struct rpmem_preserve_range *v,
+			       uint32_t n);
 
 /* rpmemd_pool_count -- account bytes written and flushes */
 static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,

@@ -117,6 +117,22 @@ static int save_ranges(void *arg)
 	return ret;
 }
 
+/*
+ * queue_wait -- until the journal thread has neither queued nor in flight
+ * any of the n ranges of v (their records durable, or dropped by a
+ * failure), and with all, until it is idle; undo_lock held
+ */
+static void queue_wait(struct rpmemd_pool *p,
+		       const struct rpmem_preserve_range *v, uint32_t n,
+		       int all)
+{
+	for (uint32_t i = 0; p->uq && i < n; i++)
+		while (rpmemd_undo_queue_holds(p->uq, v[i].offset, v[i].len))
+			pthread_cond_wait(&p->undo_cond, &p->undo_lock);
+	while (all && p->uq && rpmemd_undo_queue_holds(p->uq, 0, UINT64_MAX))
+		pthread_cond_wait(&p->undo_cond, &p->undo_lock);
+}
+
 int rpmemd_pool_preserve(struct rpmemd_pool *p,
 			 const struct rpmem_preserve_range *v, uint32_t n)
 {
@@ -125,10 +141,13 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 	int ret = 0;
 
 	pthread_mutex_lock(&p->undo_lock);
+	queue_wait(p, v, n, 0);
 	for (i = 0; p->undo && i < n; i++)
 		if (!rpmemd_undo_covered(p->undo, v[i].offset, v[i].len))
 			break;
 	if (p->undo && i < n) {
+		/* the journal is ours alone while we append to it */
+		queue_wait(p, v, n, 1);
 		a.v += i;
 		a.n -= i;
 		ret = rpmem_guard_run(save_ranges, &a);
@@ -141,19 +160,6 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 			  "region '%s': pool '%s': cannot keep the blocks a write overwrites in its undo journal: %s",
 			  p->region->cfg.name, p->name, strerror(-ret));
 	return ret;
-}
-
-int rpmemd_pool_undo_state(struct rpmemd_pool *p, uint64_t *gen,
-			   uint64_t *bytes)
-{
-	pthread_mutex_lock(&p->undo_lock);
-	int pending = p->undo != NULL;
-	if (pending) {
-		*gen = rpmemd_undo_generation(p->undo);
-		*bytes = rpmemd_undo_bytes(p->undo);
-	}
-	pthread_mutex_unlock(&p->undo_lock);
-	return pending;
 }
 
 /* a restore's copy, for the guard */
@@ -219,6 +225,7 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 		goto out;
 	}
 	/* the pool is syncing until the metadata says otherwise */
+	rpmemd_undo_queue_drain(p);
 	ret = rpmemd_undo_apply(p->undo, restore, p);
 	if (!ret)
 		ret = rollback_meta(p, out);

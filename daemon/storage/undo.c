@@ -186,12 +186,15 @@ err:
 /* bit_get, bit_set -- block b is journaled / make it so */
 static int bit_get(const struct rpmemd_undo *u, uint64_t b)
 {
-	return (u->bits[b / 64] >> (b % 64)) & 1;
+	/* a WRITE reads the bits while the journal thread sets others */
+	return (__atomic_load_n(&u->bits[b / 64], __ATOMIC_ACQUIRE) >>
+		(b % 64)) & 1;
 }
 
 static void bit_set(struct rpmemd_undo *u, uint64_t b)
 {
-	u->bits[b / 64] |= 1ull << (b % 64);
+	__atomic_fetch_or(&u->bits[b / 64], 1ull << (b % 64),
+			  __ATOMIC_RELEASE);
 }
 
 /* rec_add -- remember a record (and its blocks) */

@@ -37,7 +37,8 @@ UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/backend_devdax.o \
 		      $(B)/daemon/storage/mapcache.o $(B)/daemon/storage/devdax.o \
 		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o \
-		      $(B)/daemon/storage/undo.o $(B)/daemon/storage/store_undo.o
+		      $(B)/daemon/storage/undo.o $(B)/daemon/storage/store_undo.o \
+		      $(B)/daemon/storage/undo_queue.o
 UNIT_DAEMON_undo   := $(B)/daemon/storage/undo.o $(B)/daemon/storage/meta.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
