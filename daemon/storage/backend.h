@@ -118,6 +118,11 @@ void rpmemd_store_undo_end(struct rpmemd_pool *p);
 /* rpmemd_undo_queue_holds -- [off, off + len) is queued or in flight */
 int rpmemd_undo_queue_holds(const struct rpmemd_undo_queue *q, uint64_t off,
 			    uint64_t len);
+/*
+ * rpmemd_undo_queue_err -- an fdatasync of the thread failed: journaled
+ * blocks may not be durable, no write may rely on them
+ */
+int rpmemd_undo_queue_err(const struct rpmemd_undo_queue *q);
 /* rpmemd_undo_queue_drain -- drop what is queued, wait for the chunk in flight */
 void rpmemd_undo_queue_drain(struct rpmemd_pool *p);
 /* rpmemd_undo_queue_stop -- end the thread (undo_lock not held) */

@@ -142,6 +142,8 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 
 	pthread_mutex_lock(&p->undo_lock);
 	queue_wait(p, v, n, 0);
+	if (p->undo && (ret = rpmemd_undo_queue_err(p->uq)))
+		goto out;
 	for (i = 0; p->undo && i < n; i++)
 		if (!rpmemd_undo_covered(p->undo, v[i].offset, v[i].len))
 			break;
@@ -154,6 +156,7 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 		if (!ret)
 			ret = rpmemd_undo_sync(p->undo);
 	}
+out:
 	pthread_mutex_unlock(&p->undo_lock);
 	if (ret)
 		rpmem_log(ret == -ENOSPC ? LOG_WARNING : LOG_ERR,

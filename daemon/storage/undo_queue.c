@@ -24,6 +24,7 @@ struct rpmemd_undo_queue {
 	size_t head, n, cap;
 	struct rpmem_preserve_range fly[RPMEM_MAX_PRESERVE_RANGES];
 	uint32_t nfly; /* being journaled now, lock not held */
+	int err; /* an fdatasync failed: records may not be durable */
 };
 
 /* overlaps -- [a, a + al) and [b, b + bl) share a byte */
@@ -108,10 +109,13 @@ static void *worker(void *arg)
 		take_chunk(q);
 		pthread_mutex_unlock(&p->undo_lock);
 		int ret = rpmem_guard_run(save_fly, &a);
-		if (!ret)
-			ret = rpmemd_undo_sync(p->undo);
+		/* what a failed chunk did journal must be durable too */
+		int sret = rpmemd_undo_sync(p->undo);
+		ret = ret ? ret : sret;
 		pthread_mutex_lock(&p->undo_lock);
 		q->nfly = 0;
+		if (sret && !q->err)
+			q->err = sret;
 		if (ret) {
 			WARN("region '%s': pool '%s': the journal thread cannot keep PRESERVEd blocks: %s",
 			     p->region->cfg.name, p->name, strerror(-ret));
@@ -177,6 +181,11 @@ int rpmemd_pool_preserve_async(struct rpmemd_pool *p,
 	return ret == -ENOMEM ? 0 : ret;
 }
 
+int rpmemd_undo_queue_err(const struct rpmemd_undo_queue *q)
+{
+	return q ? q->err : 0;
+}
+
 void rpmemd_undo_queue_drain(struct rpmemd_pool *p)
 {
 	struct rpmemd_undo_queue *q = p->uq;
@@ -185,6 +194,7 @@ void rpmemd_undo_queue_drain(struct rpmemd_pool *p)
 	q->head = q->n = 0;
 	while (q->nfly)
 		pthread_cond_wait(&p->undo_cond, &p->undo_lock);
+	q->err = 0; /* the journal it concerned is done with */
 }
 
 void rpmemd_undo_queue_stop(struct rpmemd_pool *p)
