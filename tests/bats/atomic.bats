@@ -244,6 +244,25 @@ kill_loop() {
 	roll_back
 }
 
+@test "PRESERVE from a lying peer: outside the pool, read-only, a pool not syncing: refused, nothing journaled" {
+	local h="$TOP/tests/bats/hostile.py"
+	run python3 "$h" "$PORT" preserve p rw 0 4096
+	[[ "$output" == "ERROR 9 "*"it is not syncing"* ]]
+	run python3 "$h" "$PORT" preserve p ro 0 4096
+	[[ "$output" == "ERROR 12 "*"read-only"* ]]
+	run python3 "$h" "$PORT" raw-sync p "old:/client" 0
+	[ "$output" = OK ]
+	local size
+	size=$(stat -c %s "$R1/.rpmemd/p.undo")
+	run python3 "$h" "$PORT" preserve p rw $((64 << 20)) 4096
+	[[ "$output" == "ERROR 9 "*"outside pool 'p'"* ]]
+	run python3 "$h" "$PORT" preserve p rw 18446744073709551615 1
+	[[ "$output" == "ERROR 1 "*"malformed"* ]]
+	[ "$(stat -c %s "$R1/.rpmemd/p.undo")" -eq "$size" ]
+	# the daemon lives on, the pool rolls back
+	roll_back
+}
+
 @test "a full region: the write is refused with the reason, the pool stays recoverable" {
 	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
 	MNT=$W/small
