@@ -477,7 +477,10 @@ int rpmemd_undo_unlink(int dirfd, const char *pool)
 	int ret = undo_file(pool, file, sizeof(file));
 	if (ret)
 		return ret;
-	if (unlinkat(dirfd, file, 0))
-		return errno == ENOENT ? 0 : -errno;
-	return fsync(dirfd) ? -errno : 0;
+	/*
+	 * not made durable: a journal that comes back after a crash is bound
+	 * to a generation the metadata has left (a commit) or is beside a
+	 * consistent pool (a rollback): stale, removed at the next open
+	 */
+	return unlinkat(dirfd, file, 0) && errno != ENOENT ? -errno : 0;
 }

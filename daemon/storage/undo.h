@@ -107,7 +107,10 @@ int rpmemd_undo_apply(struct rpmemd_undo *u, rpmemd_undo_restore_fn restore,
 /* rpmemd_undo_close -- close (the file stays) */
 void rpmemd_undo_close(struct rpmemd_undo **u);
 
-/* rpmemd_undo_unlink -- remove <pool>.undo durably; 0 if there was none */
+/*
+ * rpmemd_undo_unlink -- remove <pool>.undo (not synced: a journal that a
+ * crash brings back is stale, as its metadata has moved on); 0 if none
+ */
 int rpmemd_undo_unlink(int dirfd, const char *pool);
 
 #endif
