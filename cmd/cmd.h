@@ -47,6 +47,7 @@ typedef int (*cmd_fn)(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_remove(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_rollback(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_mirror(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx);

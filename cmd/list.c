@@ -35,6 +35,21 @@ static int pool_match(const struct rpmemctl_list *l, unsigned i,
 	       !strcmp(rpmemctl_list_pool_name(l, i), pool);
 }
 
+/*
+ * state_cell -- pool i's state; an interrupted sync says what a rollback
+ * would give back ("syncing (rollback: 3)")
+ */
+static const char *state_cell(const struct rpmemctl_list *l, unsigned i,
+			      char *buf, size_t len)
+{
+	const char *st = rpmemctl_pool_state_str(rpmemctl_list_pool_state(l, i));
+	if (!rpmemctl_list_pool_pending(l, i))
+		return st;
+	snprintf(buf, len, "%s (rollback: %llu)", st,
+		 (unsigned long long)rpmemctl_list_pool_undo_generation(l, i));
+	return buf;
+}
+
 /* region_ns -- the namespace region i lies on (index into st), or -1 */
 static int region_ns(const struct rpmemctl_list *l,
 		     const struct rpmemctl_status *st, unsigned i)
@@ -119,7 +134,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 	static const char *const dhdr[] = { "POOL", "SIZE", "STATE", "GEN",
 					    "WRITER", "READERS", "WRITTEN",
 					    "FLUSHES", "LAST SYNC", "SOURCE" };
-	char b[6][64];
+	char b[7][64];
 	struct cmd_table t;
 	unsigned i, n;
 	int ret;
@@ -146,8 +161,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 				rpmemctl_size_format(
 					rpmemctl_list_pool_size(l, i), b[0],
 					64),
-				rpmemctl_pool_state_str(
-					rpmemctl_list_pool_state(l, i)),
+				state_cell(l, i, b[6], 64),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
 					    b[1], 64),
 				rpmemctl_list_pool_writer(l, i),
@@ -170,8 +184,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 				rpmemctl_size_format(
 					rpmemctl_list_pool_size(l, i), b[0],
 					64),
-				rpmemctl_pool_state_str(
-					rpmemctl_list_pool_state(l, i)),
+				state_cell(l, i, b[6], 64),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
 					    b[1], 64),
 			};
@@ -241,6 +254,13 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		json_str(j, "state", rpmemctl_pool_state_str(
 					     rpmemctl_list_pool_state(l, i)));
 		json_u64(j, "generation", rpmemctl_list_pool_generation(l, i));
+		json_bool(j, "pending", rpmemctl_list_pool_pending(l, i));
+		if (rpmemctl_list_pool_pending(l, i))
+			json_u64(j, "recoverable_generation",
+				 rpmemctl_list_pool_undo_generation(l, i));
+		else
+			json_null(j, "recoverable_generation");
+		json_u64(j, "undo_bytes", rpmemctl_list_pool_undo_bytes(l, i));
 		json_str(j, "uuid", rpmemctl_list_pool_uuid(l, i));
 		json_u64(j, "created_at", rpmemctl_list_pool_created(l, i));
 		json_u64(j, "last_sync_at",

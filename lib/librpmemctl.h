@@ -190,6 +190,16 @@ unsigned rpmemctl_list_pool_readers(const struct rpmemctl_list *l, unsigned i);
 uint64_t rpmemctl_list_pool_bytes_written(const struct rpmemctl_list *l,
 					  unsigned i);
 uint64_t rpmemctl_list_pool_flushes(const struct rpmemctl_list *l, unsigned i);
+/*
+ * an interrupted sync the target can roll back (1) or continue; the
+ * generation the pool rolls back to and its undo journal's size in
+ * bytes (0 for a target without undo journals). Since LIBRPMEMCTL_3.
+ */
+int rpmemctl_list_pool_pending(const struct rpmemctl_list *l, unsigned i);
+uint64_t rpmemctl_list_pool_undo_generation(const struct rpmemctl_list *l,
+					    unsigned i);
+uint64_t rpmemctl_list_pool_undo_bytes(const struct rpmemctl_list *l,
+				       unsigned i);
 
 const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s);
 
@@ -467,6 +477,17 @@ int rpmemctl_pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
  */
 int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 			    enum rpmemctl_pool_state state, const char *source);
+
+/*
+ * rpmemctl_pool_rollback -- undo an interrupted sync: the target restores
+ * the previous image from the pool's undo journal and marks the pool
+ * consistent at the generation it had before that sync
+ * (rpmemctl_pool_get_generation). The pool must be open for writing.
+ * Returns 0, -EINVAL (no interrupted sync to roll back: the message says
+ * the pool's state), -ENOTSUP (a target without undo journals), -EROFS,
+ * or another -errno. Since LIBRPMEMCTL_3.
+ */
+int rpmemctl_pool_rollback(struct rpmemctl_pool *pool);
 
 /* --- sync and verify ----------------------------------------------------- */
 

@@ -158,6 +158,9 @@ int rpmemd_serve(struct rpmemd_session *s)
 		case RPMEM_MSG_HASHV:
 			ret = req_hashv(s, &hd);
 			break;
+		case RPMEM_MSG_PRESERVE:
+			ret = req_preserve(s, &hd);
+			break;
 		case RPMEM_MSG_LIST:
 			ret = req_list(s, &hd);
 			break;

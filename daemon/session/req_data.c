@@ -191,6 +191,19 @@ static int recv_to_file(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 }
 
 /*
+ * undo_msg -- why the blocks a write overwrites could not be kept in the
+ * pool's undo journal (rpmemd_pool_preserve failed with err)
+ */
+static const char *undo_msg(int err)
+{
+	if (err == -ENOSPC || err == -EDQUOT)
+		return "the target's region has no room for the undo journal of the blocks it overwrites; nothing was written: the pool can still be rolled back (rpmemctl rollback) or synced again once there is room";
+	if (err == -EFAULT || err == -EHWPOISON)
+		return "the pool's mapping faulted while its old blocks were read into the undo journal";
+	return "its old blocks could not be kept in the undo journal (see rpmemd's log); nothing was written";
+}
+
+/*
  * req_write -- WRITE: receive the data straight into the pool mapping
  * (a new pool's through its file: write_by_file).
  * WRITE has no reply, so whatever is wrong with it (a malformed head, an
@@ -249,6 +262,15 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		conn_defer(s, RPMEM_E_INVAL,
 			   "WRITE to pool '%s' refused: it is %s; a pool must be marked syncing (SET_STATE) before its data changes",
 			   h->pool->name, rpmem_state_str(st));
+		return rpmem_net_discard(&s->conn, dlen);
+	}
+	/* the old blocks kept first (a client that sent no PRESERVE) */
+	struct rpmem_preserve_range pr = { io.offset, io.len };
+	if (io.len && (ret = rpmemd_pool_preserve(h->pool, &pr, 1))) {
+		conn_defer(s, rpmem_err_from_errno(ret),
+			   "WRITE of %u bytes at offset %llu into pool '%s' refused: %s",
+			   io.len, (unsigned long long)io.offset, h->pool->name,
+			   undo_msg(ret));
 		return rpmem_net_discard(&s->conn, dlen);
 	}
 	/* the block hashes are invalid before the data changes */
@@ -581,4 +603,54 @@ int req_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return ret;
 	return reply_hashes(s, hd, h, m.block_size, m.ranges, m.nranges,
 			    m.total, 0);
+}
+
+/*
+ * req_preserve -- PRESERVE: the old contents of the ranges' blocks made
+ * durable in the pool's undo journal before the initiator writes them
+ * (its RDMA writes bypass rpmemd; over TCP it saves a sync per WRITE)
+ */
+int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_preserve m;
+	struct rpmemd_handle *h;
+	int ret;
+
+	if (rpmem_preserve_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "PRESERVE of unknown handle %u", m.handle);
+	if (h->mode != RPMEM_OPEN_RW)
+		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
+				      "PRESERVE of pool '%s' opened read-only",
+				      h->pool->name);
+	for (uint32_t i = 0; i < m.nranges; i++)
+		if (!rpmem_range_ok(m.ranges[i].offset, m.ranges[i].len,
+				    h->pool->size))
+			return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+					      "PRESERVE range %u of %u (%llu bytes at offset %llu) is outside pool '%s' (%llu bytes)",
+					      i + 1, m.nranges,
+					      (unsigned long long)m.ranges[i].len,
+					      (unsigned long long)m.ranges[i].offset,
+					      h->pool->name,
+					      (unsigned long long)h->pool->size);
+	if (rpmemd_pool_state(h->pool) != RPMEM_POOL_SYNCING)
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "PRESERVE of pool '%s' refused: it is not syncing",
+				      h->pool->name);
+	/*
+	 * over TCP rpmemd sees the WRITEs: they wait for their own blocks
+	 * while the journal thread works ahead; RDMA writes come unseen, so
+	 * the reply waits until the blocks are durable in the journal
+	 */
+	if (h->xport == RPMEM_XPORT_TCP)
+		ret = rpmemd_pool_preserve_async(h->pool, m.ranges, m.nranges);
+	else
+		ret = rpmemd_pool_preserve(h->pool, m.ranges, m.nranges);
+	if (ret)
+		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret),
+				      "pool '%s': %s", h->pool->name,
+				      undo_msg(ret));
+	return conn_reply_ok(s, hd->id);
 }

@@ -202,7 +202,7 @@ int req_list(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 					      "out of memory");
 		n = readable_only(s, v, n);
 	}
-	rep.flags = m.flags & RPMEM_LIST_PAGE;
+	rep.flags = m.flags & RPMEM_LIST_FLAGS;
 	nr = (m.flags & RPMEM_LIST_PAGE) && m.cursor[0] ? 0 : n;
 	rep.regions = calloc(nr ? nr : 1, sizeof(*rep.regions));
 	if (!rep.regions) {
@@ -420,11 +420,15 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      h->pool->name);
 	/* a pool with a failed WRITE behind it is not consistent */
 	if (m.state == RPMEM_POOL_CONSISTENT &&
+	    !(m.flags & RPMEM_SET_STATE_ROLLBACK) &&
 	    ((ret = conn_take_deferred(s, hd->id, &had)) || had))
 		return ret;
 	uint8_t was = rpmemd_pool_state(h->pool);
-	ret = rpmemd_pool_set_state(h->pool, m.state, m.source, &meta, err,
-				    sizeof(err));
+	if (m.flags & RPMEM_SET_STATE_ROLLBACK)
+		ret = rpmemd_pool_rollback(h->pool, &meta, err, sizeof(err));
+	else
+		ret = rpmemd_pool_set_state(h->pool, m.state, m.source, &meta,
+					    err, sizeof(err));
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
 	if (meta.state != RPMEM_POOL_SYNCING)

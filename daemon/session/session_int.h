@@ -27,6 +27,8 @@
 #define REQ_MAX 4096
 _Static_assert(12 + 12 * RPMEM_MAX_HASHV_RANGES <= REQ_MAX,
 	       "the largest HASHV request fits the request buffer");
+_Static_assert(8 + 16 * RPMEM_MAX_PRESERVE_RANGES <= REQ_MAX,
+	       "the largest PRESERVE request fits the request buffer");
 #define SMALL_REPLY 2048
 
 struct rpmemd_handle {
@@ -219,6 +221,7 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_barrier(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_hash(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_hashv(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_kick(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd);

@@ -54,6 +54,12 @@ struct rpmemd_backend_ops {
 	/* the bytes pools can use in all (*size) and free (*avail) */
 	int (*space)(struct rpmemd_region *r, uint64_t *size,
 		     uint64_t *avail);
+	/*
+	 * the directory (a file system) that holds the pools' undo
+	 * journals (undo.h), or -ENOTSUP: syncs into the region are not
+	 * atomic (NULL: the same)
+	 */
+	int (*undo_dir)(const struct rpmemd_region *r);
 };
 
 extern const struct rpmemd_backend_ops rpmemd_backend_file;
@@ -86,5 +92,45 @@ void rpmemd_store_stats_drop(struct rpmemd_region *r, const char *name);
 /* rpmemd_store_info -- fill one entry from the metadata and the open table */
 void rpmemd_store_info(struct rpmemd_region *r, const char *name,
 		       const struct rpmemd_meta *m, struct rpmem_pool_info *pi);
+
+/* rpmemd_store_hc_commit -- make the hash cache clean (logs failures) */
+void rpmemd_store_hc_commit(struct rpmemd_pool *p);
+
+/* store_undo.c */
+
+/*
+ * rpmemd_store_undo_open -- at the first open of a pool: its journal of an
+ * interrupted sync (kept if bound to its generation and it is syncing),
+ * a stale one removed
+ */
+void rpmemd_store_undo_open(struct rpmemd_pool *p);
+/*
+ * rpmemd_store_undo_begin -- a sync marks consistent pool p syncing (with
+ * source): start its journal, bound to the current generation (not for a
+ * live replica's " (live)" source); 0 or -errno with err filled
+ */
+int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
+			    char *err, size_t errlen);
+/* rpmemd_store_undo_end -- the commit: the journal closed and removed */
+void rpmemd_store_undo_end(struct rpmemd_pool *p);
+/* undo_queue.c: the journal thread (undo_lock held unless said) */
+
+/* rpmemd_undo_queue_holds -- [off, off + len) is queued or in flight */
+int rpmemd_undo_queue_holds(const struct rpmemd_undo_queue *q, uint64_t off,
+			    uint64_t len);
+/*
+ * rpmemd_undo_queue_err -- an fdatasync of the thread failed: journaled
+ * blocks may not be durable, no write may rely on them
+ */
+int rpmemd_undo_queue_err(const struct rpmemd_undo_queue *q);
+/* rpmemd_undo_queue_drain -- drop what is queued, wait for the chunk in flight */
+void rpmemd_undo_queue_drain(struct rpmemd_pool *p);
+/* rpmemd_undo_queue_stop -- end the thread (undo_lock not held) */
+void rpmemd_undo_queue_stop(struct rpmemd_pool *p);
+
+/* rpmemd_store_undo_info -- LIST: a pending journal's generation, size */
+void rpmemd_store_undo_info(struct rpmemd_region *r, const char *name,
+			    const struct rpmemd_meta *m,
+			    struct rpmem_pool_info *pi);
 
 #endif

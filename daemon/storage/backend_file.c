@@ -21,6 +21,7 @@
 #include "log.h"
 #include "mapcache.h"
 #include "scrub.h"
+#include "undo.h"
 #include "util.h"
 
 /* pmem2_err -- a libpmem2 return value as -errno (its own codes are -EIO) */
@@ -293,6 +294,9 @@ static int file_remove(struct rpmemd_region *r, const char *name, int force,
 	if ((ret = rpmemd_scrub_unlink(r->metafd, name)))
 		WARN("region '%s': pool '%s': cannot remove its scrub record: %s",
 		     r->cfg.name, name, strerror(-ret));
+	if ((ret = rpmemd_undo_unlink(r->metafd, name)))
+		WARN("region '%s': pool '%s': cannot remove its undo journal: %s",
+		     r->cfg.name, name, strerror(-ret));
 	ret = 0;
 	rpmemd_store_stats_drop(r, name);
 	rpmemd_map_cache_drop(r->dirfd, name);
@@ -484,6 +488,7 @@ static int file_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	np->fd = fd;
 	fd = -1;
 	hc_open(np, &st);
+	rpmemd_store_undo_open(np);
 
 	pthread_mutex_lock(&set->lock);
 	/* the same file through another region object (after a reload) */
@@ -663,6 +668,7 @@ static int file_list_page(struct rpmemd_region *r, const char *after,
 		}
 		*v = nv;
 		rpmemd_store_info(r, names[i], &m, &nv[*n]);
+		rpmemd_store_undo_info(r, names[i], &m, &nv[*n]);
 		(*n)++;
 		got++;
 	}
@@ -691,6 +697,12 @@ static int file_space(struct rpmemd_region *r, uint64_t *size,
 	return 0;
 }
 
+/* file_undo_dir -- journals live beside the metadata, in .rpmemd */
+static int file_undo_dir(const struct rpmemd_region *r)
+{
+	return r->metafd;
+}
+
 const struct rpmemd_backend_ops rpmemd_backend_file = {
 	.name = "file",
 	.create = file_create,
@@ -703,4 +715,5 @@ const struct rpmemd_backend_ops rpmemd_backend_file = {
 	.stat = file_stat,
 	.list_page = file_list_page,
 	.space = file_space,
+	.undo_dir = file_undo_dir,
 };

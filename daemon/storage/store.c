@@ -15,6 +15,7 @@
 #include "guard.h"
 #include "log.h"
 #include "store.h"
+#include "undo.h"
 #include "util.h"
 
 int rpmemd_store_busy(struct rpmemd_region *r, const char *name, char *err,
@@ -147,8 +148,7 @@ int rpmemd_store_attach(struct rpmemd_pool *p, uint8_t mode, uint32_t sid,
 	return 0;
 }
 
-/* hc_commit -- make the hash cache clean (no writer left); logs failures */
-static void hc_commit(struct rpmemd_pool *p)
+void rpmemd_store_hc_commit(struct rpmemd_pool *p)
 {
 	struct stat st;
 	if (!p->hc)
@@ -175,8 +175,12 @@ void rpmemd_store_free(struct rpmemd_pool *p)
 {
 	/* a pool never used (a lost race in open): no commit */
 	rpmemd_hcache_close(&p->hc);
+	rpmemd_undo_queue_stop(p);
+	rpmemd_undo_close(&p->undo);
 	p->region->ops->release(p);
 	pthread_mutex_destroy(&p->meta_lock);
+	pthread_mutex_destroy(&p->undo_lock);
+	pthread_cond_destroy(&p->undo_cond);
 	rpmemd_region_put(&p->region);
 	free(p);
 }
@@ -192,6 +196,19 @@ int rpmemd_store_new(struct rpmemd_region *r, const char *name,
 		return -ENOMEM;
 	}
 	if ((ret = -pthread_mutex_init(&np->meta_lock, NULL))) {
+		free(np);
+		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
+		return ret;
+	}
+	if ((ret = -pthread_mutex_init(&np->undo_lock, NULL))) {
+		pthread_mutex_destroy(&np->meta_lock);
+		free(np);
+		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
+		return ret;
+	}
+	if ((ret = -pthread_cond_init(&np->undo_cond, NULL))) {
+		pthread_mutex_destroy(&np->undo_lock);
+		pthread_mutex_destroy(&np->meta_lock);
 		free(np);
 		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
 		return ret;
@@ -259,7 +276,7 @@ void rpmemd_pool_close(struct rpmemd_pool **pp, uint8_t mode, uint32_t sid)
 	}
 	pthread_mutex_unlock(&set->lock);
 	if (last && p->hc) {
-		hc_commit(p);
+		rpmemd_store_hc_commit(p);
 		rpmemd_hcache_close(&p->hc);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -313,36 +330,60 @@ int rpmemd_pool_persist_guarded(struct rpmemd_pool *p, uint64_t off,
 	return rpmem_guard_run(persist_range, &a);
 }
 
-int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
-			  const char *source, struct rpmemd_meta *out,
-			  char *err, size_t errlen)
+/*
+ * set_state_locked -- the transition, its journal started before the
+ * metadata says syncing and removed after it says consistent (the
+ * commit); meta_lock and undo_lock held
+ */
+static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
+			    const char *source, struct rpmemd_meta *out,
+			    char *err, size_t errlen)
 {
-	pthread_mutex_lock(&p->meta_lock);
 	struct rpmemd_meta m = p->meta;
 	int ret = rpmemd_meta_transition(&m, state);
 	if (ret) {
 		snprintf(err, errlen, "pool '%s' cannot go from %s to %s",
 			 p->name, rpmem_state_str(p->meta.state),
 			 rpmem_state_str(state));
-		goto out;
+		return ret;
 	}
 	if (source && source[0])
 		rpmemd_meta_set_source(&m, source);
+	int started = !p->undo && state == RPMEM_POOL_SYNCING;
+	if (started && (ret = rpmemd_store_undo_begin(p, source, err, errlen)))
+		return ret;
+	started = started && p->undo;
 	ret = p->region->ops->write_meta(p, state, source, &m);
 	if (ret) {
 		snprintf(err, errlen, "cannot write the metadata of pool '%s': %s",
 			 p->name, strerror(-ret));
 		ERR("region '%s': pool '%s': metadata write failed: %s",
 		    p->region->cfg.name, p->name, strerror(-ret));
-		goto out;
+		if (started)
+			rpmemd_store_undo_end(p); /* still consistent */
+		return ret;
 	}
 	p->meta = m;
 	*out = m;
-out:
+	if (state == RPMEM_POOL_CONSISTENT) {
+		rpmemd_undo_queue_drain(p);
+		rpmemd_store_undo_end(p);
+	}
+	return 0;
+}
+
+int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
+			  const char *source, struct rpmemd_meta *out,
+			  char *err, size_t errlen)
+{
+	pthread_mutex_lock(&p->undo_lock);
+	pthread_mutex_lock(&p->meta_lock);
+	int ret = set_state_locked(p, state, source, out, err, errlen);
 	pthread_mutex_unlock(&p->meta_lock);
+	pthread_mutex_unlock(&p->undo_lock);
 	/* consistent: no more writes; the written blocks' hashes are kept */
 	if (!ret && state == RPMEM_POOL_CONSISTENT)
-		hc_commit(p);
+		rpmemd_store_hc_commit(p);
 	return ret;
 }
 

@@ -53,6 +53,15 @@ struct rpmemd_pool {
 	/* the 64 KiB block hashes (hcache.h); NULL: none (devdax, error) */
 	struct rpmemd_hcache *hc;
 
+	/*
+	 * the undo journal of an interrupted or running sync (undo.h,
+	 * store_undo.c); NULL: none. Under undo_lock.
+	 */
+	pthread_mutex_t undo_lock;
+	pthread_cond_t undo_cond; /* the journal thread did a chunk */
+	struct rpmemd_undo *undo;
+	struct rpmemd_undo_queue *uq; /* its thread (undo_queue.c), or NULL */
+
 	/* updated with atomics; kept between opens (region->stats) */
 	uint64_t bytes_written;
 	uint64_t flushes;
@@ -146,6 +155,35 @@ void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m);
  * flushes) of a pool in another state are refused.
  */
 uint8_t rpmemd_pool_state(struct rpmemd_pool *p);
+
+/*
+ * rpmemd_pool_preserve -- before the n ranges of v are overwritten, keep
+ * their blocks' contents (those not kept yet) in the pool's undo journal,
+ * durably; 0 at once without a journal (no sync of a consistent pool in
+ * progress). -ENOSPC (a full region) or another -errno: nothing may be
+ * written (the pool stays recoverable).
+ */
+int rpmemd_pool_preserve(struct rpmemd_pool *p,
+			 const struct rpmem_preserve_range *v, uint32_t n);
+
+/*
+ * rpmemd_pool_rollback -- an interrupted sync undone: every journaled
+ * block restored (its hash-cache entries invalidated), the pool
+ * consistent again at the journal's generation, the journal removed. The
+ * writer's call. -EINVAL (and why in err) without a journal.
+ */
+int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
+			 char *err, size_t errlen);
+
+/*
+ * rpmemd_pool_preserve_async -- a TCP writer's PRESERVE: the ranges are
+ * queued for the pool's journal thread and the call returns at once; a
+ * WRITE of them waits in rpmemd_pool_preserve until they are durable in
+ * the journal (a queue that failed leaves them to the WRITE)
+ */
+int rpmemd_pool_preserve_async(struct rpmemd_pool *p,
+			       const struct rpmem_preserve_range *v,
+			       uint32_t n);
 
 /* rpmemd_pool_count -- account bytes written and flushes */
 static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,

@@ -245,6 +245,26 @@ void client_log(const struct rpmemctl_session *s, int prio, const char *fmt,
 int client_pool_write_ranges(struct rpmemctl_pool *pool, const void *base,
 			     const struct rpmem_xrange *r, size_t n);
 
+/*
+ * client_send_set_state -- SET_STATE with flags (RPMEM_SET_STATE_*); a
+ * target with RPMEM_CAP_STATE says the resulting state and generation
+ * (STATE), an older one only OK: then the generation is the one it
+ * increments on consistent
+ */
+int client_send_set_state(struct rpmemctl_pool *pool, uint8_t state,
+			  const char *source, uint32_t flags);
+
+/* --- atomic.c ----------------------------------------------------------- */
+
+/*
+ * client_pool_preserve -- PRESERVE the n ranges (any number; sent
+ * RPMEM_MAX_PRESERVE_RANGES at a time) before they are written: their
+ * old blocks kept in the target's undo journal. 0 at once if the target
+ * has no RPMEM_CAP_UNDO or the pool was empty when opened.
+ */
+int client_pool_preserve(struct rpmemctl_pool *pool,
+			 const struct rpmem_preserve_range *v, size_t n);
+
 /* client_pool_usable -- the pool's session is open and connected */
 int client_pool_usable(struct rpmemctl_pool *p);
 

@@ -697,20 +697,15 @@ static int pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
 	return client_hash_pipeline(pool, HASH_WINDOW, &ops, &h, NULL);
 }
 
-/*
- * send_set_state -- SET_STATE; a target with RPMEM_CAP_STATE says the
- * resulting state and generation (STATE), an older one only OK: then the
- * generation is the one it increments on consistent
- */
-static int send_set_state(struct rpmemctl_pool *pool, uint8_t state,
-			  const char *source)
+int client_send_set_state(struct rpmemctl_pool *pool, uint8_t state,
+			  const char *source, uint32_t flags)
 {
 	struct rpmemctl_session *s = pool->sess;
 	int says = !!(s->caps & RPMEM_CAP_STATE);
 	struct rpmem_msg_set_state m = {
 		.handle = pool->handle,
 		.state = state,
-		.flags = says ? RPMEM_SET_STATE_REPLY : 0,
+		.flags = (says ? RPMEM_SET_STATE_REPLY : 0) | flags,
 	};
 	rpmem_strlcpy(m.source, source ? source : "", sizeof(m.source));
 	uint8_t buf[RPMEM_STR_MAX + 16];
@@ -722,7 +717,7 @@ static int send_set_state(struct rpmemctl_pool *pool, uint8_t state,
 		if (ret)
 			return ret;
 		pool->state = state;
-		if (state == RPMEM_POOL_CONSISTENT)
+		if (state == RPMEM_POOL_CONSISTENT && !flags)
 			pool->generation++;
 		return 0;
 	}
@@ -760,7 +755,7 @@ static int pool_set_state(struct rpmemctl_pool *pool,
 	}
 	if ((ret = check_writable(pool)))
 		return ret;
-	return send_set_state(pool, (uint8_t)state, source);
+	return client_send_set_state(pool, (uint8_t)state, source, 0);
 }
 
 /* --- the public calls: each keeps its failure's message -------------- */

@@ -95,7 +95,8 @@ static int list_pages(struct rpmemctl_session *sess,
 	struct rpmem_msg_list_reply page;
 	int ret;
 
-	req->flags = (sess->caps & RPMEM_CAP_PAGE) ? RPMEM_LIST_PAGE : 0;
+	req->flags = ((sess->caps & RPMEM_CAP_PAGE) ? RPMEM_LIST_PAGE : 0) |
+		     ((sess->caps & RPMEM_CAP_UNDO) ? RPMEM_LIST_UNDO : 0);
 	if ((ret = list_page(sess, req, r))) {
 		rpmem_list_reply_free(r);
 		return ret;
@@ -331,6 +332,27 @@ RPMEM_EXPORT uint64_t rpmemctl_list_pool_flushes(const struct rpmemctl_list *l,
 {
 	const struct rpmem_pool_info *p = pool(l, i);
 	return p ? p->flushes : 0;
+}
+
+RPMEM_EXPORT int rpmemctl_list_pool_pending(const struct rpmemctl_list *l,
+					   unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->pending : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_list_pool_undo_generation(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->undo_generation : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_list_pool_undo_bytes(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->undo_bytes : 0;
 }
 
 RPMEM_EXPORT const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s)

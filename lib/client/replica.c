@@ -123,16 +123,20 @@ static void release(struct rpmemctl_replica *r)
 static int start(struct rpmemctl_replica *r, const char *target,
 		 enum rpmemctl_transport transport, const char *path)
 {
-	char source[RPMEM_STR_MAX + 1], host[64] = "";
+	char source[RPMEM_STR_MAX + 1], live[RPMEM_STR_MAX + 1];
+	char host[64] = "";
 	gethostname(host, sizeof(host) - 1);
 	snprintf(source, sizeof(source), "%s:%s", host, path);
+	/* live, as the preload library's: the target keeps no undo */
+	snprintf(live, sizeof(live), "%.*s (live)",
+		 (int)sizeof(live) - 8, source);
 	int ret = rpmemctl_link_new(target, transport, &r->link);
 	if (!ret)
 		ret = rpmemctl_link_set_data(r->link, r->addr, r->size);
 	if (!ret)
 		ret = rpmemctl_link_set_dirty_log(r->link, r->log);
 	if (!ret)
-		ret = rpmemctl_link_set_source(r->link, source, source);
+		ret = rpmemctl_link_set_source(r->link, source, live);
 	if (ret)
 		return rerr(r, ret, "%s", rpmemctl_strerror(ret));
 	ret = rpmemctl_link_push(r->link, NULL, NULL);

@@ -72,7 +72,9 @@ static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 	    !(o->flags & RPMEMCTL_SYNC_DRY_RUN) &&
 	    p->state != RPMEM_POOL_CONSISTENT) {
 		client_pool_seterr(p, "pool '%s' in region '%s' is %s: it holds no "
-			      "consistent copy to pull; push to it first",
+			      "consistent copy to pull; push to it first or, "
+			      "after an interrupted sync, roll it back to its "
+			      "previous image (rpmemctl rollback)",
 			      p->name, p->region, rpmem_state_str(p->state));
 		return -ENODATA;
 	}

@@ -60,6 +60,23 @@ static int paced_write(struct sync_ctx *c, uint64_t off, uint64_t len)
 
 /* ranges handed to the transport at once by push_gathered */
 #define GATHER_RANGES 256u
+/* a mirror's writes are preserved this much at a time */
+#define MIRROR_PRESERVE (64ull << 20)
+
+/*
+ * preserve_diff -- PRESERVE the n differing ranges from i before they are
+ * written: the target keeps their old blocks in its undo journal, so an
+ * interrupted sync can be rolled back (one round trip per batch)
+ */
+static int preserve_diff(struct sync_ctx *c, size_t i, size_t n)
+{
+	struct rpmem_preserve_range v[GATHER_RANGES];
+
+	for (size_t k = 0; k < n; k++)
+		v[k] = (struct rpmem_preserve_range){ c->diff.v[i + k].off,
+						      c->diff.v[i + k].len };
+	return client_pool_preserve(c->p, v, n);
+}
 /*
  * With the local file named and a transport that gathers short writes
  * (TCP), push_gathered reads ranges up to GATHER_SHORT with pread into a
@@ -113,7 +130,9 @@ static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 			ret = sync_local_fault(c, ret);
 			break;
 		}
-		ret = client_pool_write_ranges(c->p, c->local, xr, n);
+		ret = preserve_diff(c, i - n, n);
+		if (!ret)
+			ret = client_pool_write_ranges(c->p, c->local, xr, n);
 		if (ret)
 			break;
 		*moved += bytes;
@@ -135,9 +154,17 @@ static int move_ranges(struct sync_ctx *c, int push_dir, uint64_t *moved)
 		return push_gathered(c, moved);
 	for (size_t i = 0; i < c->diff.n; i++) {
 		const struct range *r = &c->diff.v[i];
-		int ret = push_dir ? paced_write(c, r->off, r->len) :
-				     rpmemctl_pool_read(c->p, c->local + r->off,
-							r->off, r->len);
+		size_t left = c->diff.n - i;
+		int ret = 0;
+		if (push_dir && i % GATHER_RANGES == 0)
+			ret = preserve_diff(c, i, left < GATHER_RANGES ?
+							  left :
+							  GATHER_RANGES);
+		if (!ret)
+			ret = push_dir ? paced_write(c, r->off, r->len) :
+					 rpmemctl_pool_read(c->p,
+							    c->local + r->off,
+							    r->off, r->len);
 		if (ret)
 			return ret;
 		*moved += r->len;
@@ -207,6 +234,13 @@ int sync_mirror(struct sync_ctx *c)
 		return ret;
 	for (uint64_t off = 0; off < c->size; off += RPMEM_MAX_IO) {
 		size_t n = (size_t)sync_block_len(c, off, RPMEM_MAX_IO);
+		struct rpmem_preserve_range pr = {
+			off, c->size - off < MIRROR_PRESERVE ? c->size - off :
+							       MIRROR_PRESERVE
+		};
+		if (off % MIRROR_PRESERVE == 0 &&
+		    (ret = client_pool_preserve(p, &pr, 1)))
+			return ret;
 		ret = paced_write(c, off, n);
 		if (ret)
 			return ret;

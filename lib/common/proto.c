@@ -133,7 +133,7 @@ int rpmem_list_encode(void *buf, size_t cap, const struct rpmem_msg_list *m)
 {
 	ENC_BEGIN;
 	/* a cursor goes with RPMEM_LIST_PAGE only */
-	if ((m->flags & ~RPMEM_LIST_PAGE) ||
+	if ((m->flags & ~RPMEM_LIST_FLAGS) ||
 	    (!(m->flags & RPMEM_LIST_PAGE) && m->cursor[0]))
 		return -EINVAL;
 	wbuf_str(&w, m->region, RPMEM_NAME_MAX);
@@ -152,9 +152,10 @@ int rpmem_list_decode(const void *buf, size_t len, struct rpmem_msg_list *m)
 		return dec_end(&r);
 	m->flags = rbuf_u32(&r);
 	/* flags are never sent as 0; unknown ones ask for an unknown layout */
-	if (m->flags == 0 || (m->flags & ~RPMEM_LIST_PAGE))
+	if (m->flags == 0 || (m->flags & ~RPMEM_LIST_FLAGS))
 		return -EBADMSG;
-	rbuf_str(&r, m->cursor, sizeof(m->cursor));
+	if (m->flags & RPMEM_LIST_PAGE)
+		rbuf_str(&r, m->cursor, sizeof(m->cursor));
 	return dec_end(&r);
 }
 
@@ -193,8 +194,13 @@ int rpmem_list_reply_encode(void *buf, size_t cap,
 		wbuf_u32(&w, p->readers);
 		wbuf_u64(&w, p->bytes_written);
 		wbuf_u64(&w, p->flushes);
+		if (m->flags & RPMEM_LIST_UNDO) {
+			wbuf_u8(&w, p->pending);
+			wbuf_u64(&w, p->undo_generation);
+			wbuf_u64(&w, p->undo_bytes);
+		}
 	}
-	if (m->flags & ~RPMEM_LIST_PAGE)
+	if (m->flags & ~RPMEM_LIST_FLAGS)
 		return -EINVAL;
 	if (m->flags & RPMEM_LIST_PAGE)
 		wbuf_str(&w, m->next, RPMEM_CURSOR_MAX);
@@ -211,7 +217,7 @@ int rpmem_list_reply_decode_flags(const void *buf, size_t len, uint32_t flags,
 				  struct rpmem_msg_list_reply *m)
 {
 	DEC_BEGIN;
-	if (flags & ~RPMEM_LIST_PAGE)
+	if (flags & ~RPMEM_LIST_FLAGS)
 		return -EINVAL;
 	m->flags = flags;
 	uint32_t n = rbuf_u32(&r);
@@ -257,7 +263,12 @@ int rpmem_list_reply_decode_flags(const void *buf, size_t len, uint32_t flags,
 		p->readers = rbuf_u32(&r);
 		p->bytes_written = rbuf_u64(&r);
 		p->flushes = rbuf_u64(&r);
-		if (p->state > RPMEM_POOL_CONSISTENT)
+		if (flags & RPMEM_LIST_UNDO) {
+			p->pending = rbuf_u8(&r);
+			p->undo_generation = rbuf_u64(&r);
+			p->undo_bytes = rbuf_u64(&r);
+		}
+		if (p->state > RPMEM_POOL_CONSISTENT || p->pending > 1)
 			r.err = -EBADMSG;
 	}
 	if (flags & RPMEM_LIST_PAGE)
@@ -698,8 +709,51 @@ int rpmem_set_state_decode(const void *buf, size_t len,
 	if (!r.err && rbuf_left(&r) == 4)
 		m->flags = rbuf_u32(&r);
 	if (m->state > RPMEM_POOL_CONSISTENT ||
-	    (m->flags & ~RPMEM_SET_STATE_REPLY))
+	    (m->flags & ~RPMEM_SET_STATE_FLAGS) ||
+	    ((m->flags & RPMEM_SET_STATE_ROLLBACK) &&
+	     m->state != RPMEM_POOL_CONSISTENT))
 		return -EBADMSG;
+	return dec_end(&r);
+}
+
+#define PRESERVE_RANGE_ENC 16
+
+int rpmem_preserve_encode(void *buf, size_t cap,
+			  const struct rpmem_msg_preserve *m)
+{
+	ENC_BEGIN;
+	if (m->nranges == 0 || m->nranges > RPMEM_MAX_PRESERVE_RANGES)
+		return -EMSGSIZE;
+	wbuf_u32(&w, m->handle);
+	wbuf_u32(&w, m->nranges);
+	for (uint32_t i = 0; i < m->nranges; i++) {
+		wbuf_u64(&w, m->ranges[i].offset);
+		wbuf_u64(&w, m->ranges[i].len);
+	}
+	return enc_end(&w);
+}
+
+/*
+ * rpmem_preserve_decode -- PRESERVE: 1 .. RPMEM_MAX_PRESERVE_RANGES
+ * ranges, each at least a byte long and ending below 2^64
+ */
+int rpmem_preserve_decode(const void *buf, size_t len,
+			  struct rpmem_msg_preserve *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->nranges = rbuf_u32(&r);
+	if (r.err || m->nranges == 0 ||
+	    m->nranges > RPMEM_MAX_PRESERVE_RANGES ||
+	    rbuf_left(&r) != (size_t)m->nranges * PRESERVE_RANGE_ENC)
+		return -EBADMSG;
+	for (uint32_t i = 0; i < m->nranges; i++) {
+		struct rpmem_preserve_range *rg = &m->ranges[i];
+		rg->offset = rbuf_u64(&r);
+		rg->len = rbuf_u64(&r);
+		if (rg->len == 0 || rg->offset > UINT64_MAX - rg->len)
+			return -EBADMSG;
+	}
 	return dec_end(&r);
 }
 

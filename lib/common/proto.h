@@ -68,7 +68,8 @@ enum rpmem_msg_type {
 	/* 25 is reserved */
 	RPMEM_MSG_EVENTS = 26, /* turn the session into an event subscriber */
 	RPMEM_MSG_EVENT = 27,  /* one event of a subscription (T -> I) */
-	/* 28 is reserved */
+	/* keep ranges' old contents in the undo journal before writing them */
+	RPMEM_MSG_PRESERVE = 28,
 	RPMEM_MSG_SCRUB = 29,  /* check pieces against the recorded hashes */
 	RPMEM_MSG_SCRUB_REPLY = 30,
 	/* a FLUSH without a reply: an ordered barrier (RPMEM_CAP_BARRIER) */
@@ -159,12 +160,17 @@ enum rpmem_ns_mode {
  * 4 KiB or more) and keeps its hash cache in 4 KiB pieces
  */
 #define RPMEM_CAP_HASH_TREE (1u << 9)
+/*
+ * syncs are atomic on the target (an undo journal): it answers PRESERVE,
+ * SET_STATE with RPMEM_SET_STATE_ROLLBACK and LIST with RPMEM_LIST_UNDO
+ */
+#define RPMEM_CAP_UNDO (1u << 10)
 /* the target records piece hashes at commit and answers SCRUB */
 #define RPMEM_CAP_SCRUB (1u << 11)
 /*
  * the target takes BARRIER: the range persisted, in the order of the
  * session's requests, with no reply; a failure is reported by the next
- * FLUSH as a failed WRITE is (bit 10 is reserved)
+ * FLUSH as a failed WRITE is
  */
 #define RPMEM_CAP_BARRIER (1u << 12)
 
@@ -201,6 +207,9 @@ struct rpmem_msg_error {
 
 /* LIST flags: answer one page from cursor (needs RPMEM_CAP_PAGE) */
 #define RPMEM_LIST_PAGE (1u << 0)
+/* each pool entry ends with pending u8 | undo_generation u64 | undo_bytes u64 */
+#define RPMEM_LIST_UNDO (1u << 1)
+#define RPMEM_LIST_FLAGS (RPMEM_LIST_PAGE | RPMEM_LIST_UNDO)
 
 /*
  * LIST: region str | [flags u32 | cursor str]; flags are sent only when
@@ -227,6 +236,10 @@ struct rpmem_pool_info {
 	uint32_t readers;
 	uint64_t bytes_written;
 	uint64_t flushes;
+	/* with RPMEM_LIST_UNDO: an interrupted sync can be rolled back */
+	uint8_t pending;
+	uint64_t undo_generation; /* the generation it rolls back to */
+	uint64_t undo_bytes;	  /* the undo journal's size */
 };
 
 struct rpmem_region_info {
@@ -369,6 +382,32 @@ struct rpmem_msg_hashes {
 
 /* SET_STATE flags: answer with STATE rather than OK (needs RPMEM_CAP_STATE) */
 #define RPMEM_SET_STATE_REPLY (1u << 0)
+/*
+ * SET_STATE flag, with state consistent (needs RPMEM_CAP_UNDO): roll an
+ * interrupted sync back from the undo journal to the previous generation
+ */
+#define RPMEM_SET_STATE_ROLLBACK (1u << 1)
+#define RPMEM_SET_STATE_FLAGS (RPMEM_SET_STATE_REPLY | RPMEM_SET_STATE_ROLLBACK)
+
+/* most ranges in one PRESERVE request: 8 + 16 * 255 = 4088 payload bytes */
+#define RPMEM_MAX_PRESERVE_RANGES 255u
+
+/* one range of a PRESERVE request */
+struct rpmem_preserve_range {
+	uint64_t offset;
+	uint64_t len; /* >= 1 */
+};
+
+/*
+ * PRESERVE: handle u32 | nranges u32 | nranges x (offset u64 | len u64);
+ * answered OK once the old contents of every block the ranges touch are
+ * durable in the pool's undo journal (at once if it has none)
+ */
+struct rpmem_msg_preserve {
+	uint32_t handle;
+	uint32_t nranges; /* 1 .. RPMEM_MAX_PRESERVE_RANGES */
+	struct rpmem_preserve_range ranges[RPMEM_MAX_PRESERVE_RANGES];
+};
 
 /*
  * SET_STATE: handle u32 | state u8 | source str | [flags u32]; flags are
@@ -620,6 +659,7 @@ RPMEM_CODEC(events, struct rpmem_msg_events);
 RPMEM_CODEC(event, struct rpmem_msg_event);
 RPMEM_CODEC(scrub, struct rpmem_msg_scrub);
 RPMEM_CODEC(scrub_reply, struct rpmem_msg_scrub_reply);
+RPMEM_CODEC(preserve, struct rpmem_msg_preserve);
 
 /*
  * rpmem_status_reply_decode_flags -- decode a STATUS_REPLY in the layout

@@ -51,6 +51,16 @@
   garbage N [SRC]         N connections one after the other: 9 bytes
                           (a TLS handshake record's type, then junk),
                           150 ms, close; print "sent N"
+  raw-sync POOL SOURCE OFF
+                          HELLO, open r1/POOL read-write, SET_STATE
+                          syncing with SOURCE, one WRITE of 4 KiB of 0x5a
+                          at OFF with no PRESERVE before it (a client that
+                          knows nothing of undo journals), FLUSH; print
+                          "OK" or the ERROR; the pool is left syncing
+  preserve POOL MODE OFF LEN
+                          HELLO, open r1/POOL (MODE rw or ro), one
+                          PRESERVE of LEN bytes at OFF (any u64s); print
+                          "OK" or the ERROR
   linger N WHAT MAX [SRC] open N connections (from SRC), send WHAT on
                           each ("silent": nothing, "byte": one byte of a
                           HELLO, "hello-part": a HELLO but its last byte,
@@ -70,7 +80,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
 from rpmem_wire import (CREATE, ERROR, FLUSH, HASH, HASHES, HASHV,  # noqa: E402
-                        HELLO, HELLO_OK, OK, OPEN, OPEN_OK, WRITE,
+                        HELLO, HELLO_OK, OK, OPEN, OPEN_OK, PRESERVE,
+                        SET_STATE, WRITE,
                         connect, error_text, frame, recv_frame, wstr)
 from rpmem_wire import hello_payload as _hello  # noqa: E402
 from rpmem_wire import hello_session as _hello_session  # noqa: E402
@@ -194,6 +205,38 @@ def cmd_hashv(port, pool, bs, n):
         print("HASHES %d in %.2f s" % (struct.unpack("<I", p[:4])[0], dt))
     else:
         print(error_text(p))
+
+
+def cmd_raw_sync(port, pool, source, off):
+    s, _, handle, _ = session(port, pool)
+    off = int(off)
+    s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
+                    wstr(source)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    n = 4096
+    s.sendall(frame(WRITE, 4, struct.pack("<IQI", handle, off, n) +
+                    b"\x5a" * n))
+    s.sendall(frame(FLUSH, 5, struct.pack("<IQQ", handle, off, n)))
+    t, _, p = recv_frame(s)
+    print("OK" if t == OK else error_text(p))
+
+
+def cmd_preserve(port, pool, mode, off, n):
+    s, _ = hello_session(port)
+    s.sendall(frame(OPEN, 2, wstr("r1") + wstr(pool) +
+                    bytes([1 if mode == "rw" else 0, 0])))
+    t, _, p = recv_frame(s)
+    if t != OPEN_OK:
+        sys.exit("no OPEN_OK: " + error_text(p))
+    handle = struct.unpack("<I", p[:4])[0]
+    body = struct.pack("<II", handle, 1) + struct.pack("<QQ", int(off),
+                                                        int(n))
+    s.sendall(frame(PRESERVE, 3, body))
+    t, _, p = recv_frame(s)
+    print("OK" if t == OK else error_text(p))
 
 
 def cmd_bad_writes(port, n):
@@ -463,6 +506,10 @@ def main():
         cmd_linger(port, *args)
     elif cmd == "flood" and args[0] == "--tls":
         cmd_flood(port, args[1], args[2:], tls=True)
+    elif cmd == "preserve":
+        cmd_preserve(port, *args)
+    elif cmd == "raw-sync":
+        cmd_raw_sync(port, *args)
     elif cmd == "bad-writes":
         cmd_bad_writes(port, args[0])
     elif cmd == "flood":

@@ -23,19 +23,20 @@ DECODERS = ["hdr", "hello", "hello_ok", "error", "list", "list_reply",
             "list_paged", "create", "remove", "open", "open_ok", "handle",
             "io", "flush", "hash", "hashv", "hashes", "set_state", "state",
             "status", "status_reply", "status_flags", "kick", "events",
-            "event", "rdma_blob", "scrub", "scrub_reply"]
+            "event", "rdma_blob", "scrub", "scrub_reply", "preserve",
+            "list_undo"]
 # message type -> the decoders its payload is a seed of (replies whose
 # layout a request flag chose go to both)
 BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
            w.LIST: ["list"], w.LIST_REPLY: ["list_reply", "list_paged"],
            w.CREATE: ["create"], w.REMOVE: ["remove"], w.OPEN: ["open"],
            w.OPEN_OK: ["open_ok"], w.CLOSE: ["handle"], w.READ: ["io"],
-           w.FLUSH: ["flush"], w.HASH: ["hash"], w.HASHES: ["hashes"],
+           w.FLUSH: ["flush"], w.BARRIER: ["flush"], w.HASH: ["hash"], w.HASHES: ["hashes"],
            w.SET_STATE: ["set_state"], w.STATUS: ["status"],
            w.STATUS_REPLY: ["status_reply", "status_flags"],
            w.HASHV: ["hashv"], w.STATE: ["state"], w.KICK: ["kick"],
            w.EVENTS: ["events"], w.EVENT: ["event"], w.SCRUB: ["scrub"],
-           w.SCRUB_REPLY: ["scrub_reply"]}
+           w.SCRUB_REPLY: ["scrub_reply"], w.PRESERVE: ["preserve"]}
 lock = threading.Lock()
 
 

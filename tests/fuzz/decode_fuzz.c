@@ -97,6 +97,7 @@ CODEC(events, struct rpmem_msg_events, NOFREE)
 CODEC(event, struct rpmem_msg_event, NOFREE)
 CODEC(scrub, struct rpmem_msg_scrub, NOFREE)
 CODEC(scrub_reply, struct rpmem_msg_scrub_reply, NOFREE)
+CODEC(preserve, struct rpmem_msg_preserve, NOFREE)
 
 /* list_paged_decode -- LIST_REPLY in the paged layout */
 static int list_paged_decode(const void *buf, size_t len,
@@ -113,6 +114,16 @@ static int status_flags_decode(const void *buf, size_t len,
 					       m);
 }
 
+/* list_undo_decode -- LIST_REPLY with the pools' undo journals, paged */
+static int list_undo_decode(const void *buf, size_t len,
+			    struct rpmem_msg_list_reply *m)
+{
+	return rpmem_list_reply_decode_flags(buf, len, RPMEM_LIST_FLAGS, m);
+}
+
+ROUND_TRIP(fuzz_list_undo, "list_reply (undo, paged)",
+	   struct rpmem_msg_list_reply, list_undo_decode,
+	   rpmem_list_reply_encode, rpmem_list_reply_free)
 ROUND_TRIP(fuzz_list_paged, "list_reply (paged)",
 	   struct rpmem_msg_list_reply, list_paged_decode,
 	   rpmem_list_reply_encode, rpmem_list_reply_free)
@@ -180,6 +191,8 @@ static const struct {
 	/* appended: the seeds' first byte keeps naming the same decoder */
 	{ "scrub", fuzz_scrub },
 	{ "scrub_reply", fuzz_scrub_reply },
+	{ "preserve", fuzz_preserve },
+	{ "list_undo", fuzz_list_undo },
 };
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
 

@@ -2638,14 +2638,14 @@ static void rpmem_list_encode__flags_and_cursor_only_when_paged(void **state)
 	m.flags = 0;
 	strcpy(m.cursor, "r1/p");
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
-	m.flags = RPMEM_LIST_PAGE | (1u << 1);
+	m.flags = RPMEM_LIST_PAGE | (1u << 2);
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
 }
 
 static void rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg(void **state)
 {
 	(void)state;
-	static const uint32_t bad[] = { 0, 1u << 1, 1u << 31, UINT32_MAX };
+	static const uint32_t bad[] = { 0, 1u << 2, 1u << 31, UINT32_MAX };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct pb p = { .len = 0 };
 		pb_str(&p, "r1");
@@ -2717,14 +2717,100 @@ static void rpmem_list_reply__unknown_flags_are_einval(void **state)
 	union any_msg m;
 	memset(&m, 0, sizeof(m));
 	fill_list_reply(&m);
-	m.list_reply.flags = 1u << 1;
+	m.list_reply.flags = 1u << 2;
 	assert_int_equal(rpmem_list_reply_encode(buf, sizeof(buf),
 						 &m.list_reply),
 			 -EINVAL);
 	size_t n = encode_sample(&codecs[C_list_reply], buf, sizeof(buf));
-	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 1,
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 2,
 						       &m.list_reply),
 			 -EINVAL);
+}
+
+/* RPMEM_LIST_UNDO: each pool entry ends with pending and its journal */
+static void rpmem_list_reply__undo_layout_round_trips(void **state)
+{
+	(void)state;
+	uint8_t buf[8192];
+	union any_msg m, d;
+	memset(&m, 0, sizeof(m));
+	memset(&d, 0, sizeof(d));
+	fill_list_reply(&m);
+	size_t plain = encode_sample(&codecs[C_list_reply], buf, sizeof(buf));
+	sample_pools[2].pending = 1;
+	sample_pools[2].undo_generation = 41;
+	sample_pools[2].undo_bytes = 1u << 20;
+	m.list_reply.flags = RPMEM_LIST_UNDO;
+	int n = rpmem_list_reply_encode(buf, sizeof(buf), &m.list_reply);
+	assert_int_equal(n, (int)plain + 4 * 17);
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, (size_t)n,
+						       RPMEM_LIST_UNDO,
+						       &d.list_reply), 0);
+	assert_int_equal(d.list_reply.pools[2].pending, 1);
+	assert_int_equal(d.list_reply.pools[2].undo_generation, 41);
+	assert_int_equal(d.list_reply.pools[2].undo_bytes, 1u << 20);
+	assert_int_equal(d.list_reply.pools[1].pending, 0);
+	rpmem_list_reply_free(&d.list_reply);
+	/* the layouts do not mix; pending is 0 or 1 */
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, (size_t)n, 0,
+						       &d.list_reply),
+			 -EBADMSG);
+	sample_pools[2].pending = 2;
+	n = rpmem_list_reply_encode(buf, sizeof(buf), &m.list_reply);
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, (size_t)n,
+						       RPMEM_LIST_UNDO,
+						       &d.list_reply),
+			 -EBADMSG);
+	sample_pools[2].pending = 0;
+	sample_pools[2].undo_generation = 0;
+	sample_pools[2].undo_bytes = 0;
+}
+
+/* PRESERVE: 1 to 255 ranges of a byte or more that end below 2^64 */
+static void rpmem_preserve__round_trip_and_bounds(void **state)
+{
+	(void)state;
+	static struct rpmem_msg_preserve m, d;
+	uint8_t buf[4096];
+	m.handle = 3;
+	m.nranges = RPMEM_MAX_PRESERVE_RANGES;
+	for (uint32_t i = 0; i < m.nranges; i++)
+		m.ranges[i] = (struct rpmem_preserve_range){ i * 8192ull, 4096 };
+	int n = rpmem_preserve_encode(buf, sizeof(buf), &m);
+	assert_int_equal(n, 8 + 16 * RPMEM_MAX_PRESERVE_RANGES);
+	assert_int_equal(rpmem_preserve_decode(buf, (size_t)n, &d), 0);
+	assert_int_equal(d.handle, 3);
+	assert_int_equal(d.nranges, m.nranges);
+	assert_memory_equal(d.ranges, m.ranges, sizeof(m.ranges));
+	assert_int_equal(rpmem_preserve_decode(buf, (size_t)n - 1, &d),
+			 -EBADMSG);
+	m.nranges = 0;
+	assert_int_equal(rpmem_preserve_encode(buf, sizeof(buf), &m),
+			 -EMSGSIZE);
+	m.nranges = 1;
+	m.ranges[0] = (struct rpmem_preserve_range){ UINT64_MAX - 10, 11 };
+	n = rpmem_preserve_encode(buf, sizeof(buf), &m);
+	assert_int_equal(rpmem_preserve_decode(buf, (size_t)n, &d), -EBADMSG);
+	m.ranges[0] = (struct rpmem_preserve_range){ 0, 0 };
+	n = rpmem_preserve_encode(buf, sizeof(buf), &m);
+	assert_int_equal(rpmem_preserve_decode(buf, (size_t)n, &d), -EBADMSG);
+}
+
+/* SET_STATE's rollback flag goes with state consistent only */
+static void rpmem_set_state__rollback_only_to_consistent(void **state)
+{
+	(void)state;
+	struct rpmem_msg_set_state m = { .handle = 1,
+					 .state = RPMEM_POOL_CONSISTENT,
+					 .flags = RPMEM_SET_STATE_ROLLBACK },
+				   d;
+	uint8_t buf[512];
+	int n = rpmem_set_state_encode(buf, sizeof(buf), &m);
+	assert_int_equal(rpmem_set_state_decode(buf, (size_t)n, &d), 0);
+	assert_int_equal(d.flags, RPMEM_SET_STATE_ROLLBACK);
+	m.state = RPMEM_POOL_SYNCING;
+	n = rpmem_set_state_encode(buf, sizeof(buf), &m);
+	assert_int_equal(rpmem_set_state_decode(buf, (size_t)n, &d), -EBADMSG);
 }
 
 static void rpmem_status_encode__cursor_only_when_paged(void **state)
@@ -2980,6 +3066,9 @@ int main(void)
 		T(rpmem_list_decode__cursor_of_255_ok_256_ebadmsg),
 		T(rpmem_list_reply_decode__page_layouts_do_not_mix),
 		T(rpmem_list_reply__unknown_flags_are_einval),
+		T(rpmem_list_reply__undo_layout_round_trips),
+		T(rpmem_preserve__round_trip_and_bounds),
+		T(rpmem_set_state__rollback_only_to_consistent),
 		T(rpmem_status_encode__cursor_only_when_paged),
 		T(rpmem_status_decode__page_carries_a_cursor),
 		T(rpmem_status_reply_decode__page_layouts_do_not_mix),

@@ -212,6 +212,121 @@ static void pool_lifecycle__devdax_region(void **state)
 	lifecycle(*state, "x");
 }
 
+/* state -- pool p goes to st, recording source src */
+static void state(struct rpmemd_pool *p, uint8_t st, const char *src)
+{
+	struct rpmemd_meta m;
+	char err[256];
+	assert_int_equal(rpmemd_pool_set_state(p, st, src, &m, err,
+					       sizeof(err)), 0);
+}
+
+/* pending -- what LIST says of pool name: pending, its generation */
+static int pending(struct rpmemd_region *r, uint64_t *gen)
+{
+	struct rpmem_pool_info *v = NULL;
+	uint32_t n = 0;
+	assert_int_equal(rpmemd_pool_list(r, &v, &n), 0);
+	assert_int_equal(n, 1);
+	int ret = v[0].pending;
+	*gen = v[0].undo_generation;
+	free(v);
+	return ret;
+}
+
+/* open_rw -- pool a of region r, read-write */
+static struct rpmemd_pool *open_rw(struct rpmemd_region *r)
+{
+	struct rpmemd_pool *p = NULL;
+	char err[256];
+	assert_int_equal(rpmemd_pool_open(r, "a", RPMEM_OPEN_RW, 1, "t", &p,
+					  err, sizeof(err)), 0);
+	return p;
+}
+
+/*
+ * an interrupted sync of a dir region's pool: blocks PRESERVEd through
+ * the journal thread and by a WRITE of its own, overwritten, the pool
+ * closed (rpmemd gone) and reopened: the rollback gives generation 1 back
+ */
+static void atomic_sync__rollback_after_reopen(void **state_)
+{
+	struct fx *fx = *state_;
+	struct rpmemd_region *r = region(fx, "d");
+	struct rpmemd_meta m;
+	uint64_t gen = 0;
+	char err[256];
+
+	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
+			 0);
+	struct rpmemd_pool *p = open_rw(r);
+	state(p, RPMEM_POOL_SYNCING, "h:/a");
+	memset(p->addr, 'A', 2 * MiB);
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	assert_int_equal(pending(r, &gen), 0);
+	state(p, RPMEM_POOL_SYNCING, "h:/b");
+	assert_int_equal(pending(r, &gen), 1);
+	assert_int_equal(gen, 1);
+	struct rpmem_preserve_range ahead = { 0, MiB }, own = { MiB, 4096 },
+				    w = { 4096, 8192 };
+	assert_int_equal(rpmemd_pool_preserve_async(p, &ahead, 1), 0);
+	/* a WRITE waits for its blocks in the journal thread's queue */
+	assert_int_equal(rpmemd_pool_preserve(p, &w, 1), 0);
+	memset(p->addr, 'B', MiB);
+	assert_int_equal(rpmemd_pool_preserve(p, &own, 1), 0);
+	memset(p->addr + MiB, 'C', 4096);
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+
+	p = open_rw(r);
+	assert_int_equal(pending(r, &gen), 1);
+	assert_int_equal(rpmemd_pool_rollback(p, &m, err, sizeof(err)), 0);
+	assert_int_equal(m.state, RPMEM_POOL_CONSISTENT);
+	assert_int_equal(m.generation, 1);
+	assert_string_equal(m.source, "h:/a");
+	for (uint64_t i = 0; i < 2 * MiB; i++)
+		if (p->addr[i] != 'A')
+			fail_msg("byte %llu is %c", (unsigned long long)i,
+				 p->addr[i]);
+	assert_int_equal(pending(r, &gen), 0);
+	assert_int_not_equal(rpmemd_pool_rollback(p, &m, err, sizeof(err)), 0);
+	/* a live replica's syncing keeps none; the commit removes one */
+	state(p, RPMEM_POOL_SYNCING, "h:/a (live)");
+	assert_int_equal(pending(r, &gen), 0);
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	state(p, RPMEM_POOL_SYNCING, "h:/c");
+	assert_int_equal(pending(r, &gen), 1);
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	assert_int_equal(pending(r, &gen), 0);
+	assert_int_equal(faccessat(r->metafd, "a.undo", F_OK, 0), -1);
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+	rpmemd_region_put(&r);
+}
+
+/* a devdax region keeps no journal: its syncs are not atomic */
+static void atomic_sync__devdax_keeps_no_journal(void **state_)
+{
+	struct fx *fx = *state_;
+	struct rpmemd_region *r = region(fx, "x");
+	struct rpmemd_meta m;
+	uint64_t gen = 0;
+	char err[256];
+
+	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
+			 0);
+	struct rpmemd_pool *p = open_rw(r);
+	state(p, RPMEM_POOL_SYNCING, "h:/a");
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	state(p, RPMEM_POOL_SYNCING, "h:/b");
+	assert_int_equal(pending(r, &gen), 0);
+	struct rpmem_preserve_range w = { 0, 4096 };
+	assert_int_equal(rpmemd_pool_preserve_async(p, &w, 1), 0);
+	assert_int_equal(rpmemd_pool_preserve(p, &w, 1), 0);
+	assert_int_equal(rpmemd_pool_rollback(p, &m, err, sizeof(err)),
+			 -EINVAL);
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+	rpmemd_region_put(&r);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -220,6 +335,8 @@ int main(void)
 		T(region_ops__set_by_type),
 		T(pool_lifecycle__dir_region),
 		T(pool_lifecycle__devdax_region),
+		T(atomic_sync__rollback_after_reopen),
+		T(atomic_sync__devdax_keeps_no_journal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

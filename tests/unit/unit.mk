@@ -14,7 +14,7 @@ UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync client_link client_log \
 	      errors log access tls_export preload_config hcache net \
-	      rdma_blob pace dirtylog text store handles
+	      rdma_blob pace dirtylog text store handles undo
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -22,6 +22,7 @@ UNIT_WRAP_proto := -Wl,--wrap=calloc -Wl,--wrap=free
 UNIT_WRAP_hash  := -Wl,--wrap=pthread_create
 UNIT_WRAP_pace  := -Wl,--wrap=rpmem_now_ns
 UNIT_WRAP_meta  := -Wl,--wrap=fsync -Wl,--wrap=renameat -Wl,--wrap=write
+UNIT_WRAP_undo  := -Wl,--wrap=pwrite
 UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
 		    -Wl,--wrap=pmem2_map_get_address
 
@@ -42,7 +43,10 @@ UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/mapcache.o $(B)/daemon/storage/devdax.o \
 		      $(B)/daemon/storage/devdax_table.o \
 		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o \
-		      $(B)/daemon/storage/scrub.o
+		      $(B)/daemon/storage/scrub.o \
+		      $(B)/daemon/storage/undo.o $(B)/daemon/storage/store_undo.o \
+		      $(B)/daemon/storage/undo_queue.o
+UNIT_DAEMON_undo   := $(B)/daemon/storage/undo.o $(B)/daemon/storage/meta.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name
@@ -61,6 +65,7 @@ $(UNIT_DIR)/hcache: $(UNIT_DAEMON_hcache)
 $(UNIT_DIR)/pace: $(UNIT_DAEMON_pace)
 $(UNIT_DIR)/handles: $(UNIT_DAEMON_handles)
 $(UNIT_DIR)/store: $(UNIT_DAEMON_store)
+$(UNIT_DIR)/undo: $(UNIT_DAEMON_undo)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync $(UNIT_DIR)/client_link \
 	$(UNIT_DIR)/client_log: $(UNIT_FAKE)

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * store_undo.c -- atomic syncs: the pool store's use of the undo journal
+ * (undo.h): started when a sync marks a consistent pool syncing, filled
+ * before blocks are overwritten, discarded at the commit, applied by a
+ * rollback, found again after a crash
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "guard.h"
+#include "log.h"
+#include "store.h"
+#include "undo.h"
+#include "util.h"
+
+#define LIVE_SUFFIX " (live)"
+
+/* undo_dir -- the directory of the region's journals, or -ENOTSUP */
+static int undo_dir(const struct rpmemd_region *r)
+{
+	return r->ops->undo_dir ? r->ops->undo_dir(r) : -ENOTSUP;
+}
+
+/* is_live -- source names a live replica (preload, replica API) */
+static int is_live(const char *source)
+{
+	size_t n = source ? strlen(source) : 0, s = strlen(LIVE_SUFFIX);
+	return n >= s && !strcmp(source + n - s, LIVE_SUFFIX);
+}
+
+void rpmemd_store_undo_open(struct rpmemd_pool *p)
+{
+	struct rpmemd_undo *u = NULL;
+	int dfd = undo_dir(p->region);
+	int ret;
+
+	if (dfd < 0)
+		return;
+	if (p->meta.state != RPMEM_POOL_SYNCING) {
+		/* a commit or rollback that crashed before the unlink */
+		rpmemd_undo_unlink(dfd, p->name);
+		return;
+	}
+	ret = rpmemd_undo_load(dfd, p->name, p->meta.uuid, p->size, &u);
+	if (ret == -ENOENT)
+		return;
+	if (!ret && rpmemd_undo_generation(u) == p->meta.generation) {
+		NOTICE("region '%s': pool '%s': an interrupted sync: %llu blocks of generation %llu kept in its undo journal (roll back or sync again)",
+		       p->region->cfg.name, p->name,
+		       (unsigned long long)rpmemd_undo_blocks(u),
+		       (unsigned long long)p->meta.generation);
+		p->undo = u;
+		return;
+	}
+	WARN("region '%s': pool '%s': its undo journal is %s; removing it",
+	     p->region->cfg.name, p->name,
+	     ret ? strerror(-ret) : "bound to another generation");
+	rpmemd_undo_close(&u);
+	rpmemd_undo_unlink(dfd, p->name);
+}
+
+int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
+			    char *err, size_t errlen)
+{
+	int dfd = undo_dir(p->region);
+	int ret;
+
+	/* a sync of a consistent pool; a live replica keeps no journal */
+	if (dfd < 0 || p->undo || p->meta.state != RPMEM_POOL_CONSISTENT ||
+	    is_live(source))
+		return 0;
+	ret = rpmemd_undo_create(dfd, p->name, p->meta.uuid, p->size,
+				 p->meta.generation, p->meta.source, &p->undo);
+	if (ret)
+		snprintf(err, errlen,
+			 "pool '%s' stays consistent: cannot start its undo journal (%s/%s/%s%s): %s",
+			 p->name, p->region->cfg.path, RPMEMD_META_DIR, p->name,
+			 RPMEMD_UNDO_SUFFIX, strerror(-ret));
+	return ret;
+}
+
+void rpmemd_store_undo_end(struct rpmemd_pool *p)
+{
+	int dfd = undo_dir(p->region);
+	if (!p->undo || dfd < 0)
+		return;
+	INFO("region '%s': pool '%s': its undo journal of generation %llu (%llu blocks, %llu bytes) removed",
+	     p->region->cfg.name, p->name,
+	     (unsigned long long)rpmemd_undo_generation(p->undo),
+	     (unsigned long long)rpmemd_undo_blocks(p->undo),
+	     (unsigned long long)rpmemd_undo_bytes(p->undo));
+	rpmemd_undo_close(&p->undo);
+	int ret = rpmemd_undo_unlink(dfd, p->name);
+	if (ret)
+		WARN("region '%s': pool '%s': cannot remove its undo journal (removed at its next open): %s",
+		     p->region->cfg.name, p->name, strerror(-ret));
+}
+
+/* the ranges one preserve saves, for the guard */
+struct save_args {
+	struct rpmemd_pool *p;
+	const struct rpmem_preserve_range *v;
+	uint32_t n;
+};
+
+/* save_ranges -- rpmemd_undo_save of each range (the guard's body) */
+static int save_ranges(void *arg)
+{
+	struct save_args *a = arg;
+	int ret = 0;
+	for (uint32_t i = 0; i < a->n && !ret; i++)
+		ret = rpmemd_undo_save(a->p->undo, a->p->addr, a->v[i].offset,
+				       a->v[i].len);
+	return ret;
+}
+
+/*
+ * queue_wait -- until the journal thread has neither queued nor in flight
+ * any of the n ranges of v (their records durable, or dropped by a
+ * failure), and with all, until it is idle; undo_lock held
+ */
+static void queue_wait(struct rpmemd_pool *p,
+		       const struct rpmem_preserve_range *v, uint32_t n,
+		       int all)
+{
+	for (uint32_t i = 0; p->uq && i < n; i++)
+		while (rpmemd_undo_queue_holds(p->uq, v[i].offset, v[i].len))
+			pthread_cond_wait(&p->undo_cond, &p->undo_lock);
+	while (all && p->uq && rpmemd_undo_queue_holds(p->uq, 0, UINT64_MAX))
+		pthread_cond_wait(&p->undo_cond, &p->undo_lock);
+}
+
+int rpmemd_pool_preserve(struct rpmemd_pool *p,
+			 const struct rpmem_preserve_range *v, uint32_t n)
+{
+	struct save_args a = { p, v, n };
+	uint32_t i;
+	int ret = 0;
+
+	pthread_mutex_lock(&p->undo_lock);
+	queue_wait(p, v, n, 0);
+	if (p->undo && (ret = rpmemd_undo_queue_err(p->uq)))
+		goto out;
+	for (i = 0; p->undo && i < n; i++)
+		if (!rpmemd_undo_covered(p->undo, v[i].offset, v[i].len))
+			break;
+	if (p->undo && i < n) {
+		/* the journal is ours alone while we append to it */
+		queue_wait(p, v, n, 1);
+		a.v += i;
+		a.n -= i;
+		ret = rpmem_guard_run(save_ranges, &a);
+		if (!ret)
+			ret = rpmemd_undo_sync(p->undo);
+	}
+out:
+	pthread_mutex_unlock(&p->undo_lock);
+	if (ret)
+		rpmem_log(ret == -ENOSPC ? LOG_WARNING : LOG_ERR,
+			  "region '%s': pool '%s': cannot keep the blocks a write overwrites in its undo journal: %s",
+			  p->region->cfg.name, p->name, strerror(-ret));
+	return ret;
+}
+
+/* a restore's copy, for the guard */
+struct restore_args {
+	struct rpmemd_pool *p;
+	uint64_t off;
+	const void *data;
+	uint64_t len;
+};
+
+/* restore_copy -- the old data back into the mapping, persisted */
+static int restore_copy(void *arg)
+{
+	struct restore_args *a = arg;
+	memcpy(a->p->addr + a->off, a->data, a->len);
+	return rpmemd_pool_persist(a->p, a->off, a->len);
+}
+
+/* restore -- one record back into the pool; its hashes forgotten */
+static int restore(void *arg, uint64_t off, const void *data, uint64_t len)
+{
+	struct restore_args a = { arg, off, data, len };
+	struct rpmemd_pool *p = arg;
+	int ret = rpmemd_hcache_write_begin(p->hc, off, len);
+	if (ret)
+		return ret;
+	ret = rpmem_guard_run(restore_copy, &a);
+	rpmemd_hcache_write_end(p->hc, off, len);
+	return ret;
+}
+
+/* rollback_meta -- the pool consistent again at the journal's generation */
+static int rollback_meta(struct rpmemd_pool *p, struct rpmemd_meta *out)
+{
+	pthread_mutex_lock(&p->meta_lock);
+	struct rpmemd_meta m = p->meta;
+	m.state = RPMEM_POOL_CONSISTENT;
+	m.generation = rpmemd_undo_generation(p->undo);
+	rpmemd_meta_set_source(&m, rpmemd_undo_source(p->undo));
+	int ret = p->region->ops->write_meta(p, m.state, m.source, &m);
+	if (!ret) {
+		p->meta = m;
+		*out = m;
+	}
+	pthread_mutex_unlock(&p->meta_lock);
+	return ret;
+}
+
+int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
+			 char *err, size_t errlen)
+{
+	int ret;
+
+	pthread_mutex_lock(&p->undo_lock);
+	if (!p->undo || rpmemd_pool_state(p) != RPMEM_POOL_SYNCING) {
+		snprintf(err, errlen,
+			 "pool '%s' has no interrupted sync to roll back (it is %s%s)",
+			 p->name, rpmem_state_str(rpmemd_pool_state(p)),
+			 rpmemd_pool_state(p) == RPMEM_POOL_SYNCING ?
+				 ", with no undo journal: its previous image is gone" :
+				 "");
+		ret = -EINVAL;
+		goto out;
+	}
+	/* the pool is syncing until the metadata says otherwise */
+	rpmemd_undo_queue_drain(p);
+	ret = rpmemd_undo_apply(p->undo, restore, p);
+	if (!ret)
+		ret = rollback_meta(p, out);
+	if (ret) {
+		snprintf(err, errlen, "rolling back pool '%s' failed (it stays syncing, the journal kept): %s",
+			 p->name, strerror(-ret));
+		goto out;
+	}
+	INFO("region '%s': pool '%s': rolled back to generation %llu (%llu blocks restored)",
+	     p->region->cfg.name, p->name,
+	     (unsigned long long)out->generation,
+	     (unsigned long long)rpmemd_undo_blocks(p->undo));
+	rpmemd_store_undo_end(p);
+out:
+	pthread_mutex_unlock(&p->undo_lock);
+	if (!ret)
+		rpmemd_store_hc_commit(p);
+	return ret;
+}
+
+void rpmemd_store_undo_info(struct rpmemd_region *r, const char *name,
+			    const struct rpmemd_meta *m,
+			    struct rpmem_pool_info *pi)
+{
+	uint64_t gen, bytes;
+	int dfd = undo_dir(r);
+
+	if (dfd < 0 || m->state != RPMEM_POOL_SYNCING ||
+	    rpmemd_undo_peek(dfd, name, &gen, &bytes) || gen != m->generation)
+		return;
+	pi->pending = 1;
+	pi->undo_generation = gen;
+	pi->undo_bytes = bytes;
+}

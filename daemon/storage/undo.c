@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* undo.c -- a pool's undo journal (undo.h): save, load, apply, discard */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "log.h"
+#include "meta.h"
+#include "undo.h"
+#include "util.h"
+#include "wire.h"
+
+#define UNDO_MAGIC "RPMEMUND"
+#define UNDO_VERSION 1u
+#define REC_MAGIC 0x43455255u /* "UREC" */
+/* header fields: magic 8 | version 4 | bs 4 | uuid 16 | size 8 | gen 8 */
+#define H_SOURCE 48 /* source str: u16 length, then its bytes */
+#define H_CHECK (H_SOURCE + 2 + RPMEM_STR_MAX + 1)
+
+/* one record: where its data is in the file */
+struct undo_rec {
+	uint64_t off;	/* in the pool */
+	uint32_t count; /* blocks */
+	uint64_t fpos;	/* of its data in the journal */
+	uint64_t check; /* of its data (rec_check) */
+};
+
+struct rpmemd_undo {
+	int fd;
+	uint8_t uuid[16];
+	uint64_t size; /* of the pool */
+	uint64_t gen;
+	char source[RPMEM_STR_MAX + 1];
+	uint64_t end;	 /* of the valid records */
+	uint64_t *bits;	 /* journaled blocks */
+	uint64_t blocks; /* how many are */
+	struct undo_rec *rec;
+	size_t nrec, caprec;
+	int unsynced; /* records appended since the last fdatasync */
+};
+
+/* undo_file -- "<pool>.undo" into out */
+static int undo_file(const char *pool, char *out, size_t len)
+{
+	if (!rpmem_name_valid(pool))
+		return -EINVAL;
+	snprintf(out, len, "%s%s", pool, RPMEMD_UNDO_SUFFIX);
+	return 0;
+}
+
+/* rec_check -- a record's check: its data seeded with where it belongs */
+static uint64_t rec_check(const void *data, uint64_t off, uint32_t count,
+			  uint64_t gen)
+{
+	uint64_t seed = off ^ ((uint64_t)count << 40) ^ (gen * 0x9e3779b97f4a7c15ull);
+	return XXH3_64bits_withSeed(data, (size_t)count * RPMEMD_UNDO_BS, seed);
+}
+
+/* hdr_encode -- the header of u into buf[RPMEMD_UNDO_HDR] */
+static void hdr_encode(const struct rpmemd_undo *u, uint8_t *buf)
+{
+	size_t sl = strlen(u->source);
+	memset(buf, 0, RPMEMD_UNDO_HDR);
+	memcpy(buf, UNDO_MAGIC, 8);
+	le32_put(buf + 8, UNDO_VERSION);
+	le32_put(buf + 12, RPMEMD_UNDO_BS);
+	memcpy(buf + 16, u->uuid, 16);
+	le64_put(buf + 32, u->size);
+	le64_put(buf + 40, u->gen);
+	le16_put(buf + H_SOURCE, (uint16_t)sl);
+	memcpy(buf + H_SOURCE + 2, u->source, sl);
+	le64_put(buf + H_CHECK, XXH3_64bits(buf, H_CHECK));
+}
+
+/* hdr_decode -- a header into u; -EBADMSG if it is not a valid one */
+static int hdr_decode(const uint8_t *buf, struct rpmemd_undo *u)
+{
+	uint16_t sl = le16_get(buf + H_SOURCE);
+	if (memcmp(buf, UNDO_MAGIC, 8) || le32_get(buf + 8) != UNDO_VERSION ||
+	    le32_get(buf + 12) != RPMEMD_UNDO_BS || sl > RPMEM_STR_MAX ||
+	    le64_get(buf + H_CHECK) != XXH3_64bits(buf, H_CHECK))
+		return -EBADMSG;
+	memcpy(u->uuid, buf + 16, 16);
+	u->size = le64_get(buf + 32);
+	u->gen = le64_get(buf + 40);
+	memcpy(u->source, buf + H_SOURCE + 2, sl);
+	u->source[sl] = '\0';
+	return 0;
+}
+
+/* undo_new -- an empty journal object for a pool of size bytes */
+static struct rpmemd_undo *undo_new(uint64_t size)
+{
+	struct rpmemd_undo *u = calloc(1, sizeof(*u));
+	uint64_t nb = size / RPMEMD_UNDO_BS;
+	if (!u)
+		return NULL;
+	u->bits = calloc((size_t)(nb + 63) / 64 ? (size_t)(nb + 63) / 64 : 1,
+			 sizeof(uint64_t));
+	if (!u->bits) {
+		free(u);
+		return NULL;
+	}
+	u->fd = -1;
+	u->size = size;
+	u->end = RPMEMD_UNDO_HDR;
+	return u;
+}
+
+void rpmemd_undo_close(struct rpmemd_undo **up)
+{
+	struct rpmemd_undo *u = up ? *up : NULL;
+	if (!u)
+		return;
+	*up = NULL;
+	if (u->fd >= 0)
+		close(u->fd);
+	free(u->bits);
+	free(u->rec);
+	free(u);
+}
+
+/* pwrite_full -- all of buf at off */
+static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int rpmemd_undo_create(int dirfd, const char *pool, const uint8_t *uuid,
+		       uint64_t size, uint64_t gen, const char *source,
+		       struct rpmemd_undo **out)
+{
+	char file[RPMEM_NAME_MAX + 16];
+	uint8_t hdr[RPMEMD_UNDO_HDR];
+	struct rpmemd_undo *u;
+	int ret = undo_file(pool, file, sizeof(file));
+
+	if (ret)
+		return ret;
+	if (!(u = undo_new(size)))
+		return -ENOMEM;
+	memcpy(u->uuid, uuid, 16);
+	u->gen = gen;
+	rpmem_strlcpy(u->source, source ? source : "", sizeof(u->source));
+	u->fd = rpmemd_open_own(dirfd, file, O_RDWR | O_CREAT);
+	if (u->fd < 0) {
+		ret = u->fd;
+		goto err;
+	}
+	hdr_encode(u, hdr);
+	if (ftruncate(u->fd, 0) ||
+	    (ret = pwrite_full(u->fd, hdr, sizeof(hdr), 0)) ||
+	    fdatasync(u->fd) || fsync(dirfd)) {
+		ret = ret ? ret : -errno;
+		goto err_unlink;
+	}
+	*out = u;
+	return 0;
+
+err_unlink:
+	unlinkat(dirfd, file, 0);
+err:
+	rpmemd_undo_close(&u);
+	return ret;
+}
+
+/* bit_get, bit_set -- block b is journaled / make it so */
+static int bit_get(const struct rpmemd_undo *u, uint64_t b)
+{
+	/* a WRITE reads the bits while the journal thread sets others */
+	return (__atomic_load_n(&u->bits[b / 64], __ATOMIC_ACQUIRE) >>
+		(b % 64)) & 1;
+}
+
+static void bit_set(struct rpmemd_undo *u, uint64_t b)
+{
+	__atomic_fetch_or(&u->bits[b / 64], 1ull << (b % 64),
+			  __ATOMIC_RELEASE);
+}
+
+/* rec_add -- remember a record (and its blocks) */
+static int rec_add(struct rpmemd_undo *u, uint64_t off, uint32_t count,
+		   uint64_t fpos, uint64_t check)
+{
+	if (u->nrec == u->caprec) {
+		size_t nc = u->caprec ? 2 * u->caprec : 64;
+		void *nr = realloc(u->rec, nc * sizeof(*u->rec));
+		if (!nr)
+			return -ENOMEM;
+		u->rec = nr;
+		u->caprec = nc;
+	}
+	u->rec[u->nrec++] = (struct undo_rec){ off, count, fpos, check };
+	for (uint64_t b = off / RPMEMD_UNDO_BS; b < off / RPMEMD_UNDO_BS + count;
+	     b++) {
+		if (!bit_get(u, b))
+			u->blocks++;
+		bit_set(u, b);
+	}
+	return 0;
+}
+
+/*
+ * rec_read -- the record at pos: 0 with *r (its data read into buf, at
+ * least RPMEMD_UNDO_REC_MAX bytes), 1 at a clean end, -EBADMSG if it is
+ * torn or not a record, -errno on a read error
+ */
+static int rec_read(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
+		    uint8_t *buf, struct undo_rec *r)
+{
+	uint8_t h[RPMEMD_UNDO_REC];
+	int ret;
+
+	if (pos == fsize)
+		return 1;
+	if (fsize - pos < RPMEMD_UNDO_REC)
+		return -EBADMSG;
+	if ((ret = rpmem_pread_full(u->fd, h, sizeof(h), pos)))
+		return ret;
+	r->count = le32_get(h + 4);
+	r->off = le64_get(h + 8);
+	r->fpos = pos + RPMEMD_UNDO_REC;
+	uint64_t len = (uint64_t)r->count * RPMEMD_UNDO_BS;
+	if (le32_get(h) != REC_MAGIC || r->count == 0 ||
+	    len > RPMEMD_UNDO_REC_MAX || r->off % RPMEMD_UNDO_BS ||
+	    r->off > u->size || len > u->size - r->off ||
+	    len > fsize - r->fpos)
+		return -EBADMSG;
+	if ((ret = rpmem_pread_full(u->fd, buf, (size_t)len, r->fpos)))
+		return ret;
+	r->check = le64_get(h + 16);
+	if (rec_check(buf, r->off, r->count, u->gen) != r->check)
+		return -EBADMSG;
+	return 0;
+}
+
+/* scan -- the valid records from the header on; the rest is cut off */
+static int scan(struct rpmemd_undo *u, uint64_t fsize)
+{
+	uint8_t *buf = malloc(RPMEMD_UNDO_REC_MAX);
+	uint64_t pos = RPMEMD_UNDO_HDR;
+	struct undo_rec r;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	while ((ret = rec_read(u, pos, fsize, buf, &r)) == 0) {
+		if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
+			break;
+		pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
+	}
+	free(buf);
+	if (ret < 0 && ret != -EBADMSG)
+		return ret;
+	u->end = pos;
+	if (pos < fsize) {
+		NOTICE("undo journal: %llu bytes of a torn record cut off",
+		       (unsigned long long)(fsize - pos));
+		if (ftruncate(u->fd, (off_t)pos) || fdatasync(u->fd))
+			return -errno;
+	}
+	return 0;
+}
+
+/* undo_open_hdr -- open <pool>.undo and read its header into u */
+static int undo_open_hdr(int dirfd, const char *pool, int flags,
+			 struct rpmemd_undo *u, uint64_t *fsize)
+{
+	char file[RPMEM_NAME_MAX + 16];
+	uint8_t hdr[RPMEMD_UNDO_HDR];
+	struct stat st;
+	int ret = undo_file(pool, file, sizeof(file));
+
+	if (ret)
+		return ret;
+	u->fd = flags & O_RDWR ? rpmemd_open_own(dirfd, file, O_RDWR) :
+				 openat(dirfd, file,
+					O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (u->fd < 0)
+		return u->fd == -1 ? -errno : u->fd;
+	if (fstat(u->fd, &st))
+		return -errno;
+	*fsize = (uint64_t)st.st_size;
+	if (*fsize < RPMEMD_UNDO_HDR)
+		return -EBADMSG;
+	if ((ret = rpmem_pread_full(u->fd, hdr, sizeof(hdr), 0)))
+		return ret;
+	return hdr_decode(hdr, u);
+}
+
+int rpmemd_undo_load(int dirfd, const char *pool, const uint8_t *uuid,
+		     uint64_t size, struct rpmemd_undo **out)
+{
+	struct rpmemd_undo *u = undo_new(size);
+	uint64_t fsize = 0;
+	int ret;
+
+	if (!u)
+		return -ENOMEM;
+	ret = undo_open_hdr(dirfd, pool, O_RDWR, u, &fsize);
+	if (!ret && (u->size != size || memcmp(u->uuid, uuid, 16)))
+		ret = -EBADMSG;
+	if (!ret)
+		ret = scan(u, fsize);
+	if (ret) {
+		rpmemd_undo_close(&u);
+		return ret;
+	}
+	*out = u;
+	return 0;
+}
+
+int rpmemd_undo_peek(int dirfd, const char *pool, uint64_t *gen,
+		     uint64_t *bytes)
+{
+	struct rpmemd_undo u = { .fd = -1 };
+	uint64_t fsize = 0;
+	int ret = undo_open_hdr(dirfd, pool, O_RDONLY, &u, &fsize);
+
+	if (u.fd >= 0)
+		close(u.fd);
+	*gen = u.gen;
+	*bytes = fsize;
+	return ret;
+}
+
+uint64_t rpmemd_undo_generation(const struct rpmemd_undo *u)
+{
+	return u->gen;
+}
+
+const char *rpmemd_undo_source(const struct rpmemd_undo *u)
+{
+	return u->source;
+}
+
+uint64_t rpmemd_undo_bytes(const struct rpmemd_undo *u)
+{
+	return u->end;
+}
+
+uint64_t rpmemd_undo_blocks(const struct rpmemd_undo *u)
+{
+	return u->blocks;
+}
+
+/* block_span -- the blocks of [off, off + len), clipped to the pool */
+static void block_span(const struct rpmemd_undo *u, uint64_t off,
+		       uint64_t len, uint64_t *first, uint64_t *end)
+{
+	uint64_t nb = u->size / RPMEMD_UNDO_BS;
+	*first = off / RPMEMD_UNDO_BS;
+	*end = len && off < u->size ?
+		       (off + len - 1 < u->size ? off + len - 1 : u->size - 1) /
+				       RPMEMD_UNDO_BS + 1 :
+		       *first;
+	if (*end > nb)
+		*end = nb;
+}
+
+int rpmemd_undo_covered(const struct rpmemd_undo *u, uint64_t off,
+			uint64_t len)
+{
+	uint64_t b, end;
+	block_span(u, off, len, &b, &end);
+	for (; b < end; b++)
+		if (!bit_get(u, b))
+			return 0;
+	return 1;
+}
+
+/* append -- one record of count blocks from b, its data from the pool */
+static int append(struct rpmemd_undo *u, const uint8_t *pool, uint64_t b,
+		  uint32_t count)
+{
+	uint8_t h[RPMEMD_UNDO_REC] = { 0 };
+	uint64_t off = b * RPMEMD_UNDO_BS, len = (uint64_t)count * RPMEMD_UNDO_BS;
+	int ret;
+
+	le32_put(h, REC_MAGIC);
+	le32_put(h + 4, count);
+	le64_put(h + 8, off);
+	uint64_t check = rec_check(pool + off, off, count, u->gen);
+	le64_put(h + 16, check);
+	/* data first, then the head that makes the record valid */
+	if ((ret = pwrite_full(u->fd, pool + off, (size_t)len,
+			       u->end + RPMEMD_UNDO_REC)) ||
+	    (ret = pwrite_full(u->fd, h, sizeof(h), u->end))) {
+		if (ftruncate(u->fd, (off_t)u->end))
+			WARN("undo journal: cannot cut a failed record off: %s",
+			     strerror(errno));
+		return ret;
+	}
+	if ((ret = rec_add(u, off, count, u->end + RPMEMD_UNDO_REC, check)))
+		return ret;
+	u->end += RPMEMD_UNDO_REC + len;
+	u->unsynced = 1;
+	return 0;
+}
+
+int rpmemd_undo_save(struct rpmemd_undo *u, const uint8_t *pool,
+		     uint64_t off, uint64_t len)
+{
+	uint64_t b, end;
+	block_span(u, off, len, &b, &end);
+	while (b < end) {
+		if (bit_get(u, b)) {
+			b++;
+			continue;
+		}
+		uint32_t n = 1;
+		while (b + n < end && !bit_get(u, b + n) &&
+		       n < RPMEMD_UNDO_REC_MAX / RPMEMD_UNDO_BS)
+			n++;
+		int ret = append(u, pool, b, n);
+		if (ret)
+			return ret;
+		b += n;
+	}
+	return 0;
+}
+
+int rpmemd_undo_sync(struct rpmemd_undo *u)
+{
+	if (!u->unsynced)
+		return 0;
+	if (fdatasync(u->fd))
+		return -errno;
+	u->unsynced = 0;
+	return 0;
+}
+
+int rpmemd_undo_apply(struct rpmemd_undo *u, rpmemd_undo_restore_fn restore,
+		      void *arg)
+{
+	uint8_t *buf = malloc(RPMEMD_UNDO_REC_MAX);
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = u->nrec; i-- > 0 && !ret;) {
+		const struct undo_rec *r = &u->rec[i];
+		size_t len = (size_t)r->count * RPMEMD_UNDO_BS;
+		ret = rpmem_pread_full(u->fd, buf, len, r->fpos);
+		/* a record that rotted since it was written restores nothing */
+		if (!ret && rec_check(buf, r->off, r->count, u->gen) != r->check)
+			ret = -EIO;
+		if (!ret)
+			ret = restore(arg, r->off, buf, len);
+	}
+	free(buf);
+	return ret;
+}
+
+int rpmemd_undo_unlink(int dirfd, const char *pool)
+{
+	char file[RPMEM_NAME_MAX + 16];
+	int ret = undo_file(pool, file, sizeof(file));
+	if (ret)
+		return ret;
+	/*
+	 * not made durable: a journal that comes back after a crash is bound
+	 * to a generation the metadata has left (a commit) or is beside a
+	 * consistent pool (a rollback): stale, removed at the next open
+	 */
+	return unlinkat(dirfd, file, 0) && errno != ENOENT ? -errno : 0;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* undo.h -- a pool's undo journal: the blocks a sync overwrites, kept aside */
+#ifndef RPMEMD_UNDO_H
+#define RPMEMD_UNDO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+/*
+ * <region>/.rpmemd/<pool>.undo keeps the previous contents of every
+ * 4 KiB block a sync overwrites, so that an interrupted sync can be
+ * rolled back to the image it started from (generation N) or continued
+ * forward to the new one. Layout (little endian):
+ *
+ *	bytes 0..4095	header: magic "RPMEMUND", version, block size,
+ *			the pool's uuid and size, the generation N the
+ *			journal is bound to, the pool's source at N,
+ *			XXH3 checksum of all that
+ *	then records	magic u32 | count u32 (blocks) | offset u64 |
+ *			check u64 | reserved u64, then count * 4096 bytes
+ *			of the blocks' contents at generation N
+ *
+ * A record's check is XXH3 of its data seeded with its offset, count and
+ * the generation; a record that does not check (torn by a crash) and
+ * everything after it is cut off at load. A block is journaled at most
+ * once: the first copy is the block at generation N, a later one would be
+ * a mix. The data of a journaled block may be overwritten only after
+ * rpmemd_undo_sync returned 0 (the record is durable).
+ */
+#define RPMEMD_UNDO_SUFFIX ".undo"
+#define RPMEMD_UNDO_BS 4096u
+#define RPMEMD_UNDO_HDR 4096u
+#define RPMEMD_UNDO_REC 32u
+/* the longest record: runs longer than this are split */
+#define RPMEMD_UNDO_REC_MAX (1u << 20)
+
+struct rpmemd_undo;
+
+/*
+ * rpmemd_undo_create -- a new, empty journal <pool>.undo in the metadata
+ * directory dirfd for a pool of size bytes with uuid, bound to
+ * generation gen (whose source was source); its header and the
+ * directory entry are durable when it returns. An existing journal is
+ * replaced. 0 or -errno (-ENOSPC: no room for the header).
+ */
+int rpmemd_undo_create(int dirfd, const char *pool, const uint8_t *uuid,
+		       uint64_t size, uint64_t gen, const char *source,
+		       struct rpmemd_undo **out);
+
+/*
+ * rpmemd_undo_load -- open the journal of a pool of size bytes with
+ * uuid: its valid records (a torn tail is cut off). -ENOENT if there is
+ * none, -EBADMSG if its header is not one of this pool's.
+ */
+int rpmemd_undo_load(int dirfd, const char *pool, const uint8_t *uuid,
+		     uint64_t size, struct rpmemd_undo **out);
+
+/*
+ * rpmemd_undo_peek -- the generation a journal is bound to and its size
+ * in bytes, without loading it; -ENOENT if none, -EBADMSG if corrupt
+ */
+int rpmemd_undo_peek(int dirfd, const char *pool, uint64_t *gen,
+		     uint64_t *bytes);
+
+/* rpmemd_undo_generation -- the generation the journal is bound to */
+uint64_t rpmemd_undo_generation(const struct rpmemd_undo *u);
+/* rpmemd_undo_source -- the pool's source at that generation */
+const char *rpmemd_undo_source(const struct rpmemd_undo *u);
+/* rpmemd_undo_bytes -- the journal's size (header and records) */
+uint64_t rpmemd_undo_bytes(const struct rpmemd_undo *u);
+/* rpmemd_undo_blocks -- how many blocks it holds */
+uint64_t rpmemd_undo_blocks(const struct rpmemd_undo *u);
+
+/*
+ * rpmemd_undo_covered -- every block of [off, off + len) is journaled
+ * already (nothing to save before it is written)
+ */
+int rpmemd_undo_covered(const struct rpmemd_undo *u, uint64_t off,
+			uint64_t len);
+
+/*
+ * rpmemd_undo_save -- append the blocks of [off, off + len) (rounded out
+ * to whole blocks) not journaled yet, their contents read from pool (the
+ * pool's mapping, size bytes). Not durable until rpmemd_undo_sync. On a
+ * failed write (-ENOSPC: a full region) nothing of this call stays. May
+ * fault on the mapping: call it under rpmem_guard_run.
+ */
+int rpmemd_undo_save(struct rpmemd_undo *u, const uint8_t *pool,
+		     uint64_t off, uint64_t len);
+
+/* rpmemd_undo_sync -- make what was saved durable (fdatasync); 0 or -errno */
+int rpmemd_undo_sync(struct rpmemd_undo *u);
+
+/* restores len bytes of data at off of the pool; 0 or -errno */
+typedef int (*rpmemd_undo_restore_fn)(void *arg, uint64_t off,
+				      const void *data, uint64_t len);
+
+/*
+ * rpmemd_undo_apply -- hand every record back to restore (last first),
+ * the image of generation N once all returned 0; 0 or -errno
+ */
+int rpmemd_undo_apply(struct rpmemd_undo *u, rpmemd_undo_restore_fn restore,
+		      void *arg);
+
+/* rpmemd_undo_close -- close (the file stays) */
+void rpmemd_undo_close(struct rpmemd_undo **u);
+
+/*
+ * rpmemd_undo_unlink -- remove <pool>.undo (not synced: a journal that a
+ * crash brings back is stale, as its metadata has moved on); 0 if none
+ */
+int rpmemd_undo_unlink(int dirfd, const char *pool);
+
+#endif
