@@ -190,12 +190,30 @@ def request_checks(port, region, pool):
         c.send(T['WRITE'], frame)
         expect_error(what + ', reported by FLUSH', c.req(T['FLUSH'],
                      struct.pack('<IQQ', h, 0, 0)), code)
+    # BARRIER has no reply: its failures come with the next FLUSH
+    for what, frame, code in (
+            ('BARRIER with a byte too many',
+             struct.pack('<IQQ', h, 0, 1) + b'x', E_PROTO),
+            ('BARRIER offset + len overflows',
+             struct.pack('<IQQ', h, 2**64 - 1, 2), E_PROTO),
+            ('BARRIER past the end',
+             struct.pack('<IQQ', h, (1 << 20) - 1, 2), E_INVAL),
+            ('BARRIER of an unknown handle',
+             struct.pack('<IQQ', h + 99, 0, 2), E_INVAL),
+            ('BARRIER of a pool that is not syncing',
+             struct.pack('<IQQ', h, 0, 4096), E_INVAL)):
+        c.send(T['BARRIER'], frame)
+        expect_error(what + ', reported by FLUSH', c.req(T['FLUSH'],
+                     struct.pack('<IQQ', h, 0, 0)), code)
     expect_error('FLUSH of a pool that is not syncing', c.req(T['FLUSH'],
                  struct.pack('<IQQ', h, 0, 4096)), E_INVAL)
     check('SET_STATE syncing', c.req(T['SET_STATE'],
           struct.pack('<IB', h, 1) + s16(''))[0] == 'OK')
     check('FLUSH after the errors is OK', c.req(T['FLUSH'],
           struct.pack('<IQQ', h, 0, 4096))[0] == 'OK')
+    c.send(T['BARRIER'], struct.pack('<IQQ', h, 0, 4096))
+    check('a BARRIER that succeeded leaves the next FLUSH OK',
+          c.req(T['FLUSH'], struct.pack('<IQQ', h, 0, 0))[0] == 'OK')
     ro = Conn(port)
     typ, o = ro.req(T['OPEN'], p + b'\0\0')
     hr = struct.unpack_from('<I', o)[0]
@@ -319,8 +337,8 @@ def garbage_rounds(port, rounds, rng):
         typ = rng.choice([t for t in T.values() if t != T['BYE']])
         payload = bytes(rng.getrandbits(8) for _ in range(rng.randrange(40)))
         try:
-            if typ == T['WRITE']:
-                c.send(typ, payload)
+            if typ in (T['WRITE'], T['BARRIER']):
+                c.send(typ, payload)  # no reply, by design
                 continue
             c.req(typ, payload)
         except (OSError, EOFError, RuntimeError) as e:
