@@ -66,7 +66,10 @@ static int tcp_write(struct rpmem_xport *x, uint64_t off, const void *src,
 		 * TLS encryption reading it gets SIGBUS
 		 */
 		struct write_args a = { t->s, head, (size_t)hl, p, n };
+		/* no reply: held until the next frame that awaits one */
+		t->s->conn.more = 1;
 		int ret = rpmem_guard_run(send_write, &a);
+		t->s->conn.more = 0;
 		if (ret == -EFAULT || ret == -EHWPOISON)
 			return client_local_fault(t->s, ret,
 						  "it was being sent");
@@ -272,8 +275,11 @@ static int tcp_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
 	int rl = rpmem_flush_encode(req, sizeof(req), &f);
 	if (rl < 0)
 		return rl;
-	return client_send(t->s, RPMEM_MSG_BARRIER, req, (size_t)rl, NULL, 0,
-			   NULL);
+	t->s->conn.more = 1; /* no reply: held like a WRITE */
+	int ret = client_send(t->s, RPMEM_MSG_BARRIER, req, (size_t)rl, NULL,
+			      0, NULL);
+	t->s->conn.more = 0;
+	return ret;
 }
 
 /* persist_args -- a WRITE and the FLUSH of its range, sent together */

@@ -555,8 +555,48 @@ static int tls_frame(struct rpmem_conn *c, const uint8_t *hdr, const void *p1,
 	return rpmem_tls_writev(c->tls, v, 3);
 }
 
+/* cork -- hold what is sent (on) or send it now (off), if it changes */
+static void cork(struct rpmem_conn *c, int on)
+{
+	if (c->corked == on)
+		return;
+	c->corked = on;
+	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+}
+
+static int send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
+		      const void *p1, size_t l1, const void *p2, size_t l2);
+static int send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
+		       size_t n);
+
+/*
+ * rpmem_send_frame -- one frame; held with the frames before it while
+ * c->more is set (see struct rpmem_conn), else sent with them
+ */
 int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
 		     const void *p1, size_t l1, const void *p2, size_t l2)
+{
+	if (c->more)
+		cork(c, 1);
+	int ret = send_frame(c, type, id, p1, l1, p2, l2);
+	if (!c->more)
+		cork(c, 0);
+	return ret;
+}
+
+int rpmem_send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
+		      size_t n)
+{
+	if (c->more)
+		cork(c, 1);
+	int ret = send_frames(c, f, n);
+	if (!c->more)
+		cork(c, 0);
+	return ret;
+}
+
+static int send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
+		      const void *p1, size_t l1, const void *p2, size_t l2)
 {
 	uint8_t hdr[RPMEM_HDR_SIZE];
 	int fd = c->fd;
@@ -575,8 +615,8 @@ int rpmem_send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
 	return send_iov(fd, iov, 3);
 }
 
-int rpmem_send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
-		      size_t n)
+static int send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
+		       size_t n)
 {
 	uint8_t hdr[RPMEM_SEND_FRAMES_MAX][RPMEM_HDR_SIZE];
 	struct iovec iov[3 * RPMEM_SEND_FRAMES_MAX];
@@ -588,7 +628,7 @@ int rpmem_send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
 			return -EMSGSIZE;
 	if (c->tls) {
 		for (size_t i = 0; i < n; i++) {
-			int ret = rpmem_send_frame(c, f[i].type, f[i].id,
+			int ret = send_frame(c, f[i].type, f[i].id,
 						   f[i].p1, f[i].l1, f[i].p2,
 						   f[i].l2);
 			if (ret)

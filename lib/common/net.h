@@ -50,6 +50,14 @@ struct rpmem_conn {
 	 */
 	uint32_t ra_pos;
 	uint32_t ra_len;
+	/*
+	 * more: set by the sender around frames that await no reply (a
+	 * WRITE, a BARRIER): they are held in the socket (TCP_CORK, corked)
+	 * until a frame sent without it, which goes out with them in as few
+	 * segments as fit, waking the peer once
+	 */
+	int more;
+	int corked;
 	/* the pipe of rpmem_net_read_to_file; -1 until its first use */
 	int pipe_rd;
 	int pipe_wr;
