@@ -96,6 +96,22 @@ static void pl_config_parse__at_most_sixteen_files(void **state)
 	assert_true(strstr(err, "more than 16 files"));
 }
 
+static void pl_config_drain__commit_by_default_every_on_request(void **state)
+{
+	(void)state;
+	c.drain = PL_DRAIN_EVERY;
+	assert_int_equal(pl_config_drain(&c, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c.drain, PL_DRAIN_COMMIT);
+	assert_int_equal(pl_config_drain(&c, "every", err, sizeof(err)), 0);
+	assert_int_equal(c.drain, PL_DRAIN_EVERY);
+	assert_int_equal(pl_config_drain(&c, "", err, sizeof(err)), 0);
+	assert_int_equal(c.drain, PL_DRAIN_COMMIT);
+	assert_int_equal(pl_config_drain(&c, "Commit", err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "RPMEM_REPLICATE_DRAIN: 'Commit' is neither "
+			    "'commit' nor 'every'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -106,6 +122,8 @@ int main(void)
 		cmocka_unit_test(pl_config_parse__a_path_may_contain_equals),
 		cmocka_unit_test(pl_config_parse__refuses_what_it_cannot_use),
 		cmocka_unit_test(pl_config_parse__at_most_sixteen_files),
+		cmocka_unit_test(
+		  pl_config_drain__commit_by_default_every_on_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
