@@ -465,7 +465,7 @@ int rpmem_net_read_to_file(struct rpmem_conn *c, int fd, uint64_t off,
 }
 
 /* send_iov -- send all of iov[0..n) in gathered writes; -errno */
-static int send_iov(int fd, struct iovec *iov, size_t n)
+static int send_iov(int fd, struct iovec *iov, size_t n, int flags)
 {
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
 	size_t left = 0;
@@ -473,7 +473,7 @@ static int send_iov(int fd, struct iovec *iov, size_t n)
 	for (size_t i = 0; i < n; i++)
 		left += iov[i].iov_len;
 	while (left) {
-		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | flags);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -504,7 +504,7 @@ int rpmem_net_write_full(struct rpmem_conn *c, const void *buf, size_t len)
 	if (c->tls)
 		return rpmem_tls_write(c->tls, buf, len);
 	struct iovec v = { (void *)buf, len };
-	return send_iov(c->fd, &v, 1);
+	return send_iov(c->fd, &v, 1, 0);
 }
 
 int rpmem_net_discard(struct rpmem_conn *c, size_t len)
@@ -555,10 +555,13 @@ static int tls_frame(struct rpmem_conn *c, const uint8_t *hdr, const void *p1,
 	return rpmem_tls_writev(c->tls, v, 3);
 }
 
-/* cork -- hold what is sent (on) or send it now (off), if it changes */
+/*
+ * cork -- over TLS, hold what is sent (on) or send it now (off), if it
+ * changes; plaintext sends say MSG_MORE instead, which costs no call
+ */
 static void cork(struct rpmem_conn *c, int on)
 {
-	if (c->corked == on)
+	if (!c->tls || c->corked == on)
 		return;
 	c->corked = on;
 	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
@@ -612,7 +615,7 @@ static int send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
 		{ (void *)p1, l1 },
 		{ (void *)p2, l2 },
 	};
-	return send_iov(fd, iov, 3);
+	return send_iov(fd, iov, 3, c->more ? MSG_MORE : 0);
 }
 
 static int send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
@@ -644,7 +647,7 @@ static int send_frames(struct rpmem_conn *c, const struct rpmem_frame *f,
 		iov[3 * i + 1] = (struct iovec){ (void *)f[i].p1, f[i].l1 };
 		iov[3 * i + 2] = (struct iovec){ (void *)f[i].p2, f[i].l2 };
 	}
-	return send_iov(c->fd, iov, 3 * n);
+	return send_iov(c->fd, iov, 3 * n, c->more ? MSG_MORE : 0);
 }
 
 int rpmem_recv_hdr(struct rpmem_conn *c, struct rpmem_hdr *h)

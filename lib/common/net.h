@@ -52,9 +52,9 @@ struct rpmem_conn {
 	uint32_t ra_len;
 	/*
 	 * more: set by the sender around frames that await no reply (a
-	 * WRITE, a BARRIER): they are held in the socket (TCP_CORK, corked)
-	 * until a frame sent without it, which goes out with them in as few
-	 * segments as fit, waking the peer once
+	 * WRITE, a BARRIER): they are held in the socket (MSG_MORE; over
+	 * TLS TCP_CORK, corked) until a frame sent without it, which goes
+	 * out with them in as few segments as fit, waking the peer once
 	 */
 	int more;
 	int corked;
