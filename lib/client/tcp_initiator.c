@@ -242,14 +242,21 @@ static int tcp_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len)
 	return err;
 }
 
+/* flush_req -- the payload of a FLUSH or BARRIER of [off, off + len) */
+static int flush_req(const struct tcp_xport *t, uint64_t off, uint64_t len,
+		     uint8_t req[32])
+{
+	struct rpmem_msg_flush f = { .handle = t->handle, .offset = off,
+				     .len = len };
+	return rpmem_flush_encode(req, 32, &f);
+}
+
 /* tcp_flush -- FLUSH, then OK once the target has persisted the range */
 static int tcp_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 {
 	struct tcp_xport *t = tcp(x);
-	struct rpmem_msg_flush f = { .handle = t->handle, .offset = off,
-				     .len = len };
 	uint8_t req[32];
-	int rl = rpmem_flush_encode(req, sizeof(req), &f);
+	int rl = flush_req(t, off, len, req);
 	if (rl < 0)
 		return rl;
 	size_t rlen;
@@ -269,10 +276,8 @@ static int tcp_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 static int tcp_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
 {
 	struct tcp_xport *t = tcp(x);
-	struct rpmem_msg_flush f = { .handle = t->handle, .offset = off,
-				     .len = len };
 	uint8_t req[32];
-	int rl = rpmem_flush_encode(req, sizeof(req), &f);
+	int rl = flush_req(t, off, len, req);
 	if (rl < 0)
 		return rl;
 	t->s->conn.more = 1; /* no reply: held like a WRITE */

@@ -127,6 +127,18 @@ static uint8_t target_state(struct env *e, uint64_t *gen)
 	return fake_target_state(e->ft, gen);
 }
 
+/* temp_log -- a new dirty log for SIZE bytes at a fresh name in path */
+static struct rpmemctl_dirtylog *temp_log(char *path)
+{
+	struct rpmemctl_dirtylog *log = NULL;
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	assert_int_equal(rpmemctl_dirtylog_open(path, SIZE, 0, &log), 0);
+	return log;
+}
+
 /* synced -- push from DOWN: OPEN, SYNCED; the target holds the data */
 static void synced(struct env *e)
 {
@@ -200,12 +212,7 @@ static void link__stop_leaves_a_live_pool_byte_identical_and_goes_down(
 	struct env e;
 	uint64_t gen;
 	char lp[] = "/tmp/rpmem-link-XXXXXX";
-	int fd = mkstemp(lp);
-	assert_true(fd >= 0);
-	close(fd);
-	unlink(lp);
-	struct rpmemctl_dirtylog *log = NULL;
-	assert_int_equal(rpmemctl_dirtylog_open(lp, SIZE, 0, &log), 0);
+	struct rpmemctl_dirtylog *log = temp_log(lp);
 	env_start(&e, RPMEMCTL_LINK_FAIL_STOP, -1);
 	assert_int_equal(rpmemctl_link_set_dirty_log(e.l, log), 0);
 	synced(&e);
@@ -240,12 +247,7 @@ static void link__a_push_of_a_live_link_trusts_its_own_dirty_log(
 	(void)state;
 	struct env e;
 	char lp[] = "/tmp/rpmem-link-XXXXXX";
-	int fd = mkstemp(lp);
-	assert_true(fd >= 0);
-	close(fd);
-	unlink(lp);
-	struct rpmemctl_dirtylog *log = NULL;
-	assert_int_equal(rpmemctl_dirtylog_open(lp, SIZE, 0, &log), 0);
+	struct rpmemctl_dirtylog *log = temp_log(lp);
 	env_start(&e, RPMEMCTL_LINK_FAIL_STOP, -1);
 	assert_int_equal(rpmemctl_link_set_dirty_log(e.l, log), 0);
 	synced(&e);
