@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# pmdk_examples.bats -- PMDK's own example programs, as Debian's
+# libpmemobj-dev ships them, built here against Debian's libpmemobj and run
+# unmodified under the preload library: SIGKILLed at random points, the
+# target's copy of the pool passes pmempool check and holds every insert
+# the program acknowledged
+
+load helpers
+
+PRELOAD=$BUILD/librpmem_preload.so
+EXAMPLES=${PMDK_EXAMPLES:-/usr/share/doc/libpmemobj-dev/examples}
+
+# build_examples DIR -- copy the examples to DIR and build the map example
+# (mapcli) and the queue example (queue_ex) with cc: their Makefiles need PMDK's
+# source tree, and so does ex_common.h, which Debian does not ship (a
+# stand-in: tests/tools/pmdk_ex_common.h)
+build_examples() {
+	cp -r "$EXAMPLES/." "$1"
+	cp "$TOP/tests/tools/pmdk_ex_common.h" "$1/ex_common.h"
+	cd "$1"
+	cc -w -I. -Imap -Itree_map -Ihashmap -Ilist_map -o mapcli \
+		map/mapcli.c map/map.c map/map_*.c tree_map/*.c hashmap/*.c \
+		list_map/skiplist_map.c -lpmemobj -pthread
+	cc -w -o queue_ex queue/queue.c -lpmemobj
+}
+
+setup_file() {
+	export EX=$BATS_FILE_TMPDIR/ex
+	[ -d "$EXAMPLES/map" ] && [ -d "$EXAMPLES/queue" ] || return 0
+	mkdir -p "$EX"
+	build_examples "$EX"
+}
+
+setup() {
+	[ -d "$EXAMPLES/map" ] && [ -d "$EXAMPLES/queue" ] ||
+		skip "PMDK's examples are not in $EXAMPLES (libpmemobj-dev)"
+	[ -x "$EX/mapcli" ] && [ -x "$EX/queue_ex" ]
+	setup_daemon
+	export PMEM_IS_PMEM_FORCE=0
+	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_RETRY RPMEM_REPLICATE_DRAIN
+}
+
+teardown() {
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	[ -z "${FEED:-}" ] || kill "$FEED" 2>/dev/null || true
+	teardown_daemon
+}
+
+# use_pool NAME -- $POOL is $W/NAME.obj, replicated to r1/NAME ($REP)
+use_pool() {
+	POOL=$W/$1.obj
+	REP=$R1/$1
+	: >"$W/acked"
+}
+
+# preloaded CMD... -- CMD under the preload library replicating $POOL
+# (exec: in the background, $! is CMD itself)
+preloaded() {
+	exec env LD_PRELOAD="$PRELOAD" \
+		RPMEM_REPLICATE="$POOL=$T/r1/${REP##*/}" "$@"
+}
+
+# new_pool LAYOUT -- $POOL created by pmempool under the preload library
+# (32 MiB: the map example's own 160 MiB would make every bring-up after a
+# crash, which compares the whole file, five times longer)
+new_pool() {
+	(preloaded pmempool create obj --layout "$1" --size 32M "$POOL")
+}
+
+# map_round KIND N -- mapcli KIND on $POOL under the preload library, fed
+# "i KEY" and "c KEY" for N fresh random keys: the "1" that the check
+# prints (line-buffered by stdbuf) says the insert before it returned.
+# SIGKILLed once it has acknowledged a random number of them (it never
+# runs out of input: the test holds the FIFO open); the acknowledged keys
+# are appended to $W/acked
+map_round() {
+	local n=$2 want got st
+	od -An -tu8 -N $((8 * n)) /dev/urandom | tr -s ' ' '\n' |
+		sed '/^$/d' >"$W/keys"
+	awk '{print "i " $1; print "c " $1}' "$W/keys" >"$W/cmds"
+	rm -f "$W/in"
+	mkfifo "$W/in"
+	exec 6<>"$W/in"
+	preloaded stdbuf -oL "$EX/mapcli" "$1" "$POOL" <&6 >"$W/out" \
+		2>"$W/err" 3>&- &
+	APID=$!
+	cat "$W/cmds" >&6 3>&- &
+	FEED=$!
+	want=$((RANDOM % (n - 1) + 1))
+	got=0
+	while [ "$got" -lt "$want" ] && kill -0 "$APID" 2>/dev/null; do
+		sleep 0.01
+		got=$(wc -l <"$W/out")
+	done
+	kill -KILL "$APID" 2>/dev/null || true
+	st=0
+	wait "$APID" || st=$?
+	APID=
+	kill "$FEED" 2>/dev/null || true
+	wait "$FEED" || true
+	FEED=
+	exec 6>&-
+	[ "$st" -eq 137 ] ||
+		{ echo "mapcli exited $st:"; cat "$W/err"; return 1; }
+	# every check it printed found the key it had just inserted
+	got=$(wc -l <"$W/out")
+	[ "$(grep -cvx 1 "$W/out")" -eq 0 ] ||
+		{ echo "mapcli did not find its own keys:"; cat "$W/out"; return 1; }
+	head -n "$got" "$W/keys" >>"$W/acked"
+	echo "$got"
+}
+
+# map_replica_holds KIND -- the target's file of $POOL, copied, passes
+# pmempool check, and mapcli KIND (libpmemobj's recovery, no preload
+# library) finds in it every key in $W/acked
+map_replica_holds() {
+	local total found
+	cp "$REP" "$W/copy.obj"
+	pmempool check "$W/copy.obj" >"$W/check.out" 2>&1 ||
+		{ cat "$W/check.out"; return 1; }
+	awk '{print "c " $1}' "$W/acked" |
+		"$EX/mapcli" "$1" "$W/copy.obj" >"$W/found" 2>&1
+	total=$(wc -l <"$W/acked")
+	found=$(grep -cx 1 "$W/found" || true)
+	[ "$found" -eq "$total" ] ||
+		{ echo "the target lost $((total - found)) of $total keys"; return 1; }
+}
+
+# map_kills KIND ROUNDS -- ROUNDS kill rounds of map_round KIND on one pool,
+# each checked with map_replica_holds against every key acknowledged so far
+map_kills() {
+	local i got
+	use_pool "$1"
+	new_pool map
+	for i in $(seq "$2"); do
+		got=$(map_round "$1" 120) ||
+			{ echo "round $i: $got"; return 1; }
+		map_replica_holds "$1" ||
+			{ echo "round $i ($got acknowledged)"; return 1; }
+	done
+	echo "# $1: $2 kills, $(wc -l <"$W/acked") keys acknowledged," \
+		"all on the target" >&3
+}
+
+@test "map example, btree: 10 SIGKILLs mid-insert (commit mode); the target's pool passes pmempool check and holds every acknowledged key" {
+	map_kills btree 10
+}
+
+@test "map example, rbtree: 10 SIGKILLs mid-insert (commit mode); the target's pool passes pmempool check and holds every acknowledged key" {
+	map_kills rbtree 10
+}
+
+@test "map example, hashmap_tx: 10 SIGKILLs mid-insert (commit mode); the target's pool passes pmempool check and holds every acknowledged key" {
+	map_kills hashmap_tx 10
+}
+
+@test "map example, RPMEM_REPLICATE_DRAIN=every: 3 SIGKILLs mid-insert per back end; the target's pool holds every acknowledged key" {
+	local kind
+	export RPMEM_REPLICATE_DRAIN=every
+	for kind in btree rbtree hashmap_tx; do
+		map_kills "$kind" 3
+	done
+}
