@@ -44,6 +44,7 @@ setup() {
 teardown() {
 	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
 	[ -z "${FEED:-}" ] || kill "$FEED" 2>/dev/null || true
+	[ -z "${DRIVER:-}" ] || kill "$DRIVER" 2>/dev/null || true
 	teardown_daemon
 }
 
@@ -61,11 +62,11 @@ preloaded() {
 		RPMEM_REPLICATE="$POOL=$T/r1/${REP##*/}" "$@"
 }
 
-# new_pool LAYOUT -- $POOL created by pmempool under the preload library
-# (32 MiB: the map example's own 160 MiB would make every bring-up after a
-# crash, which compares the whole file, five times longer)
+# new_pool LAYOUT MIB -- $POOL created by pmempool under the preload library
+# (the map example would make 160 MiB itself: every bring-up after a crash,
+# which compares the whole file, would take five times longer)
 new_pool() {
-	(preloaded pmempool create obj --layout "$1" --size 32M "$POOL")
+	(preloaded pmempool create obj --layout "$1" --size "$2M" "$POOL")
 }
 
 # map_round KIND N -- mapcli KIND on $POOL under the preload library, fed
@@ -132,7 +133,7 @@ map_replica_holds() {
 map_kills() {
 	local i got
 	use_pool "$1"
-	new_pool map
+	new_pool map 32
 	for i in $(seq "$2"); do
 		got=$(map_round "$1" 120) ||
 			{ echo "round $i: $got"; return 1; }
@@ -161,4 +162,74 @@ map_kills() {
 	for kind in btree rbtree hashmap_tx; do
 		map_kills "$kind" 3
 	done
+}
+
+# queue_driver R -- enqueue items R-1, R-2... into $POOL, one queue_ex
+# process each under the preload library, until one does not exit 0; the
+# running one's pid in $W/qpid, each item whose process exited 0 appended
+# to $W/acked, the last status in $W/qstatus
+queue_driver() {
+	local i st
+	for i in $(seq 1000); do
+		(preloaded "$EX/queue_ex" "$POOL" enqueue "$1-$i") \
+			>/dev/null 2>>"$W/err" &
+		echo $! >"$W/qpid.new"
+		mv "$W/qpid.new" "$W/qpid"
+		st=0
+		wait $! || st=$?
+		echo "$st" >"$W/qstatus"
+		[ "$st" -eq 0 ] || return 0
+		echo "$1-$i" >>"$W/acked"
+	done
+}
+
+# queue_round R -- queue_driver R, SIGKILLing the running queue_ex at a
+# random point of its life (the bring-up, its transaction, the final push
+# at its exit) once a random number of items was acknowledged
+queue_round() {
+	local want
+	want=$(($(wc -l <"$W/acked") + RANDOM % 4 + 1))
+	rm -f "$W/qpid"
+	queue_driver "$1" 3>&- &
+	DRIVER=$!
+	while [ "$(wc -l <"$W/acked")" -lt "$want" ] &&
+		kill -0 "$DRIVER" 2>/dev/null; do
+		sleep 0.01
+	done
+	sleep "0.0$((RANDOM % 10))"
+	# again if it hit one that had just exited
+	while kill -0 "$DRIVER" 2>/dev/null; do
+		kill -KILL "$(cat "$W/qpid")" 2>/dev/null || true
+		sleep 0.02
+	done
+	wait "$DRIVER"
+	DRIVER=
+	[ "$(cat "$W/qstatus")" -eq 137 ] ||
+		{ echo "queue_ex exited $(cat "$W/qstatus"):"; cat "$W/err"; return 1; }
+}
+
+# queue_replica_holds -- the target's file of $POOL, copied, passes
+# pmempool check, and queue_ex shows in it every item in $W/acked
+queue_replica_holds() {
+	cp "$REP" "$W/copy.obj"
+	pmempool check "$W/copy.obj" >"$W/check.out" 2>&1 ||
+		{ cat "$W/check.out"; return 1; }
+	"$EX/queue_ex" "$W/copy.obj" show >"$W/shown"
+	sed -n 's/^[0-9]*: //p' "$W/shown" | sort >"$W/items"
+	sort "$W/acked" | comm -23 - "$W/items" >"$W/lost"
+	[ ! -s "$W/lost" ] ||
+		{ echo "the target lost:"; cat "$W/lost"; return 1; }
+}
+
+@test "queue example: 5 SIGKILLs at random points of a process per enqueue (start, transaction, exit); the target's pool passes pmempool check and holds every item whose process exited 0" {
+	local r
+	use_pool queue
+	new_pool queue 8
+	(preloaded "$EX/queue_ex" "$POOL" new 1000)
+	for r in $(seq 5); do
+		queue_round "r$r"
+		queue_replica_holds || { echo "round $r"; return 1; }
+	done
+	echo "# queue: 5 kills, $(wc -l <"$W/acked") items acknowledged," \
+		"all on the target" >&3
 }
