@@ -129,13 +129,15 @@ map_replica_holds() {
 }
 
 # map_kills KIND ROUNDS -- ROUNDS kill rounds of map_round KIND on one pool,
-# each checked with map_replica_holds against every key acknowledged so far
+# alternately on libpmemobj's msync and flush/drain paths, each checked
+# with map_replica_holds against every key acknowledged so far
 map_kills() {
 	local i got
 	use_pool "$1"
 	new_pool map 32
 	for i in $(seq "$2"); do
-		got=$(map_round "$1" 120) ||
+		# libpmemobj's msync path, then its flush/drain path
+		got=$(PMEM_IS_PMEM_FORCE=$((i % 2)) map_round "$1" 120) ||
 			{ echo "round $i: $got"; return 1; }
 		map_replica_holds "$1" ||
 			{ echo "round $i ($got acknowledged)"; return 1; }
@@ -232,4 +234,89 @@ queue_replica_holds() {
 	done
 	echo "# queue: 5 kills, $(wc -l <"$W/acked") items acknowledged," \
 		"all on the target" >&3
+}
+
+# mapcli_counts -- "FLUSHES BARRIERS" of the last mapcli session, from the
+# line rpmemd logs when it closes (its own counters)
+mapcli_counts() {
+	local line id
+	line=$(grep "(mapcli librpmemctl" "$DLOG" | tail -n 1)
+	id=${line#*session }
+	id=${id%% *}
+	grep "session $id from .* closed:" "$DLOG" |
+		sed -E 's/.* ([0-9]+) flushes, ([0-9]+) barriers\)$/\1 \2/'
+}
+
+# insert_cmds N -- $W/cmds: N "i KEY" of fresh random keys, then "q"
+insert_cmds() {
+	od -An -tu8 -N $((8 * $1 + 8)) /dev/urandom | tr -s ' ' '\n' |
+		sed '/^$/d' | head -n "$1" | sed 's/^/i /' >"$W/cmds"
+	echo q >>"$W/cmds"
+}
+
+# map_run KIND N -- mapcli KIND inserts N fresh random keys into $POOL
+# under the preload library and quits; prints "FLUSHES BARRIERS USEC"
+# (the daemon's counters of its session, its wall time)
+map_run() {
+	local t0 t1
+	insert_cmds "$2"
+	t0=$(date +%s%N)
+	(preloaded "$EX/mapcli" "$1" "$POOL" <"$W/cmds" >/dev/null)
+	t1=$(date +%s%N)
+	echo "$(mapcli_counts) $(((t1 - t0) / 1000))"
+}
+
+# local_us KIND N -- microseconds per insert of mapcli KIND inserting N
+# keys into a local pool, without the preload library (less a run that
+# inserts nothing)
+local_us() {
+	local t0 t1 t2 pool=$W/local.obj
+	pmempool create obj --layout map --size 32M "$pool"
+	insert_cmds 0
+	"$EX/mapcli" "$1" "$pool" <"$W/cmds" >/dev/null
+	t0=$(date +%s%N)
+	"$EX/mapcli" "$1" "$pool" <"$W/cmds" >/dev/null
+	t1=$(date +%s%N)
+	insert_cmds "$2"
+	"$EX/mapcli" "$1" "$pool" <"$W/cmds" >/dev/null
+	t2=$(date +%s%N)
+	rm -f "$pool"
+	echo $((((t2 - t1) - (t1 - t0)) / 1000 / $2))
+}
+
+# per_insert KIND N -- "FLUSHES BARRIERS USEC" per insert of map_run KIND N
+# less those of a run that inserts nothing (opening and closing the pool;
+# after a first run, which creates the map)
+per_insert() {
+	local b r
+	map_run "$1" 0 >/dev/null
+	b=($(map_run "$1" 0))
+	r=($(map_run "$1" "$2"))
+	awk -v n="$2" -v f=$((r[0] - b[0])) -v b=$((r[1] - b[1])) \
+		-v t=$((r[2] - b[2])) \
+		'BEGIN {printf "%.2f %.2f %.0f\n", f / n, b / n, t / n}'
+}
+
+@test "map example: round trips per insert from the daemon's counters; commit mode waits about once per insert, RPMEM_REPLICATE_DRAIN=every at every drain" {
+	local kind c e l
+	# libpmemobj's flush/drain path, as on persistent memory: no
+	# msync(2) per flush to dwarf the round trips in the times printed
+	export PMEM_IS_PMEM_FORCE=1
+	for kind in btree rbtree hashmap_tx; do
+		use_pool "$kind"
+		new_pool map 32
+		c=($(per_insert "$kind" 200))
+		e=($(RPMEM_REPLICATE_DRAIN=every per_insert "$kind" 200))
+		l=$(local_us "$kind" 200)
+		echo "# $kind per insert: commit ${c[0]} flushes" \
+			"${c[1]} barriers ${c[2]} us; every ${e[0]} flushes" \
+			"${e[1]} barriers ${e[2]} us; unreplicated $l us" >&3
+		# one awaited FLUSH per insert's transaction, its inner
+		# drains barriers
+		awk -v f="${c[0]}" -v b="${c[1]}" \
+			'BEGIN {exit !(f >= 0.95 && f < 1.2 && b >= 1)}'
+		# every drain awaited, none a barrier: more round trips
+		awk -v f="${e[0]}" -v b="${e[1]}" -v c="${c[0]}" \
+			'BEGIN {exit !(b == 0 && f > c + 1)}'
+	done
 }
