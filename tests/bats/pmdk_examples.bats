@@ -11,25 +11,11 @@ load helpers
 PRELOAD=$BUILD/librpmem_preload.so
 EXAMPLES=${PMDK_EXAMPLES:-/usr/share/doc/libpmemobj-dev/examples}
 
-# build_examples DIR -- copy the examples to DIR and build the map example
-# (mapcli) and the queue example (queue_ex) with cc: their Makefiles need PMDK's
-# source tree, and so does ex_common.h, which Debian does not ship (a
-# stand-in: tests/tools/pmdk_ex_common.h)
-build_examples() {
-	cp -r "$EXAMPLES/." "$1"
-	cp "$TOP/tests/tools/pmdk_ex_common.h" "$1/ex_common.h"
-	cd "$1"
-	cc -w -I. -Imap -Itree_map -Ihashmap -Ilist_map -o mapcli \
-		map/mapcli.c map/map.c map/map_*.c tree_map/*.c hashmap/*.c \
-		list_map/skiplist_map.c -lpmemobj -pthread
-	cc -w -o queue_ex queue/queue.c -lpmemobj
-}
-
 setup_file() {
 	export EX=$BATS_FILE_TMPDIR/ex
 	[ -d "$EXAMPLES/map" ] && [ -d "$EXAMPLES/queue" ] || return 0
 	mkdir -p "$EX"
-	build_examples "$EX"
+	"$TOP/tests/tools/build_pmdk_examples.sh" "$EXAMPLES" "$EX"
 }
 
 setup() {

@@ -2,7 +2,7 @@
 /*
  * pmdk_ex_common.h -- stand-in for PMDK's src/examples/ex_common.h, which
  * the map example includes and Debian's libpmemobj-dev does not ship
- * (tests/bats/pmdk_examples.bats copies it in as ex_common.h): what the
+ * (tests/tools/build_pmdk_examples.sh copies it in as ex_common.h): what the
  * map, tree_map and hashmap sources use of it, as PMDK defines it on Linux
  */
 #ifndef PMDK_EX_COMMON_H
