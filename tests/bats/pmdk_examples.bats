@@ -246,36 +246,15 @@ insert_cmds() {
 }
 
 # map_run KIND N -- mapcli KIND inserts N fresh random keys into $POOL
-# under the preload library and quits; prints "FLUSHES BARRIERS USEC"
-# (the daemon's counters of its session, its wall time)
+# under the preload library and quits; prints "FLUSHES BARRIERS" (the
+# daemon's counters of its session)
 map_run() {
-	local t0 t1
 	insert_cmds "$2"
-	t0=$(date +%s%N)
 	(preloaded "$EX/mapcli" "$1" "$POOL" <"$W/cmds" >/dev/null)
-	t1=$(date +%s%N)
-	echo "$(mapcli_counts) $(((t1 - t0) / 1000))"
+	mapcli_counts
 }
 
-# local_us KIND N -- microseconds per insert of mapcli KIND inserting N
-# keys into a local pool, without the preload library (less a run that
-# inserts nothing)
-local_us() {
-	local t0 t1 t2 pool=$W/local.obj
-	pmempool create obj --layout map --size 32M "$pool"
-	insert_cmds 0
-	"$EX/mapcli" "$1" "$pool" <"$W/cmds" >/dev/null
-	t0=$(date +%s%N)
-	"$EX/mapcli" "$1" "$pool" <"$W/cmds" >/dev/null
-	t1=$(date +%s%N)
-	insert_cmds "$2"
-	"$EX/mapcli" "$1" "$pool" <"$W/cmds" >/dev/null
-	t2=$(date +%s%N)
-	rm -f "$pool"
-	echo $((((t2 - t1) - (t1 - t0)) / 1000 / $2))
-}
-
-# per_insert KIND N -- "FLUSHES BARRIERS USEC" per insert of map_run KIND N
+# per_insert KIND N -- "FLUSHES BARRIERS" per insert of map_run KIND N
 # less those of a run that inserts nothing (opening and closing the pool;
 # after a first run, which creates the map)
 per_insert() {
@@ -284,24 +263,22 @@ per_insert() {
 	b=($(map_run "$1" 0))
 	r=($(map_run "$1" "$2"))
 	awk -v n="$2" -v f=$((r[0] - b[0])) -v b=$((r[1] - b[1])) \
-		-v t=$((r[2] - b[2])) \
-		'BEGIN {printf "%.2f %.2f %.0f\n", f / n, b / n, t / n}'
+		'BEGIN {printf "%.2f %.2f\n", f / n, b / n}'
 }
 
-@test "map example: round trips per insert from the daemon's counters; commit mode waits about once per insert, RPMEM_REPLICATE_DRAIN=every at every drain" {
-	local kind c e l
-	# libpmemobj's flush/drain path, as on persistent memory: no
-	# msync(2) per flush to dwarf the round trips in the times printed
+@test "map example: round trips per insert from the daemon's counters; commit mode waits about once per transactional insert, RPMEM_REPLICATE_DRAIN=every and the atomic API at every drain" {
+	local kind c e
+	# libpmemobj's flush/drain path, as on persistent memory (times:
+	# tests/bench/pmdk_examples.sh)
 	export PMEM_IS_PMEM_FORCE=1
 	for kind in btree rbtree hashmap_tx; do
 		use_pool "$kind"
 		new_pool map 32
 		c=($(per_insert "$kind" 200))
 		e=($(RPMEM_REPLICATE_DRAIN=every per_insert "$kind" 200))
-		l=$(local_us "$kind" 200)
 		echo "# $kind per insert: commit ${c[0]} flushes" \
-			"${c[1]} barriers ${c[2]} us; every ${e[0]} flushes" \
-			"${e[1]} barriers ${e[2]} us; unreplicated $l us" >&3
+			"${c[1]} barriers; every ${e[0]} flushes" \
+			"${e[1]} barriers" >&3
 		# one awaited FLUSH per insert's transaction, its inner
 		# drains barriers
 		awk -v f="${c[0]}" -v b="${c[1]}" \
@@ -310,4 +287,12 @@ per_insert() {
 		awk -v f="${e[0]}" -v b="${e[1]}" -v c="${c[0]}" \
 			'BEGIN {exit !(b == 0 && f > c + 1)}'
 	done
+	# the atomic API has no commit: each of its persists waits, in
+	# commit mode too
+	use_pool hashmap_atomic
+	new_pool map 32
+	c=($(per_insert hashmap_atomic 100))
+	echo "# hashmap_atomic per insert: commit ${c[0]} flushes" \
+		"${c[1]} barriers" >&3
+	awk -v f="${c[0]}" -v b="${c[1]}" 'BEGIN {exit !(f > 2 && b == 0)}'
 }
