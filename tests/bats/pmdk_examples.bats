@@ -149,6 +149,20 @@ map_kills() {
 	map_kills hashmap_atomic 5
 }
 
+@test "the check sees a replica that misses acknowledged keys: with the target gone, degraded mode goes on unreplicated and map_replica_holds names the loss" {
+	use_pool btree
+	new_pool map 32
+	map_round btree 120 >/dev/null
+	map_replica_holds btree
+	stop_daemon
+	export RPMEM_REPLICATE_POLICY=degraded
+	map_round btree 120 >/dev/null
+	[ "$(wc -l <"$W/err")" -ge 1 ] && grep -q degraded "$W/err"
+	run map_replica_holds btree
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the target lost "* ]]
+}
+
 @test "map example, RPMEM_REPLICATE_DRAIN=every: 3 SIGKILLs mid-insert per back end; the target's pool holds every acknowledged key" {
 	local kind
 	export RPMEM_REPLICATE_DRAIN=every
