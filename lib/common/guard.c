@@ -93,9 +93,15 @@ int rpmem_guard_run(int (*fn)(void *), void *arg)
 
 	if (install())
 		return fn(arg); /* unguarded, as without the guard */
-	if (sigsetjmp(f.jb, 1)) {
+	/* no mask saved: a system call per guarded call saved */
+	if (sigsetjmp(f.jb, 0)) {
 		/* cur was reset by the handler, which wrote code */
 		int code = ((volatile struct guard_frame *)&f)->code;
+		/* the handler's SIGBUS stays blocked after the jump */
+		sigset_t bus;
+		sigemptyset(&bus);
+		sigaddset(&bus, SIGBUS);
+		pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
 		return code == BUS_MCEERR_AR ? -EHWPOISON : -EFAULT;
 	}
 	cur = &f;

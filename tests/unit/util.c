@@ -10,7 +10,13 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "guard.h"
 #include "util.h"
 
 /* rep -- n copies of c, NUL-terminated, in a static buffer */
@@ -570,9 +576,42 @@ static void rpmem_now_ns__is_monotonic(void **state)
 	assert_in_range(w, t - 1, t + 1);
 }
 
+/* touch -- read the byte at arg (a guarded function) */
+static int touch(void *arg)
+{
+	return *(volatile const char *)arg;
+}
+
+static void rpmem_guard_run__catches_every_fault_and_leaves_sigbus_usable(
+	void **state)
+{
+	(void)state;
+	char path[] = "/tmp/rpmem-guard-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	long pg = sysconf(_SC_PAGESIZE);
+	assert_int_equal(ftruncate(fd, 2 * pg), 0);
+	char *p = mmap(NULL, (size_t)(2 * pg), PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(rpmem_guard_run(touch, p + pg), 0);
+	assert_int_equal(ftruncate(fd, pg), 0);
+	/* the page past the end faults, again and again: each is caught */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rpmem_guard_run(touch, p + pg), -EFAULT);
+	sigset_t now;
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &now), 0);
+	assert_false(sigismember(&now, SIGBUS));
+	assert_int_equal(rpmem_guard_run(touch, p), 0);
+	munmap(p, (size_t)(2 * pg));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+		  rpmem_guard_run__catches_every_fault_and_leaves_sigbus_usable),
 		cmocka_unit_test(rpmem_name_valid__accepts_the_restricted_set),
 		cmocka_unit_test(rpmem_name_valid__rejects_paths_and_dots),
 		cmocka_unit_test(rpmem_name_valid__rejects_a_leading_dash),
