@@ -1066,6 +1066,55 @@ int rpmemctl_session_cfg_set_log(struct rpmemctl_session_cfg *cfg,
 int rpmemctl_link_set_log(struct rpmemctl_link *link, rpmemctl_log_fn fn,
 			  void *arg, int prio);
 
+/*
+ * --- sets of links: several targets (LIBRPMEMCTL_3) ----------------------
+ *
+ * A set drives n links (at most 16) that replicate the same data, each
+ * to its own target with its own dirty log (give each link a log of its
+ * own and the degrade policy: a link that fails goes DEGRADED and its
+ * retry resyncs only its logged extents). A write goes to every link; a
+ * drain sends a FLUSH to every target first, then reads the replies as
+ * they come and returns once k links hold every write so far persistent
+ * (k = 0 or >= n: all), without waiting for the others, whose replies
+ * are read by their next drain. Fewer than k holding: under the set's
+ * fail-stop policy the call fails and so does every later one but
+ * delete; under degrade it returns 0 while the links retry. Calls return
+ * 0 or -errno; rpmemctl_links_errmsg names the targets that do not hold
+ * and why. Use a set's links only through the set once it drains.
+ */
+struct rpmemctl_links;
+/* rpmemctl_links_new -- an empty set; a drain returns when k links hold */
+int rpmemctl_links_new(unsigned k, enum rpmemctl_link_policy policy,
+		       struct rpmemctl_links **out);
+/* rpmemctl_links_delete -- delete every link, then the set; NULL is ok */
+void rpmemctl_links_delete(struct rpmemctl_links **set);
+/* rpmemctl_links_add -- the set owns link from now on (-EINVAL: full) */
+int rpmemctl_links_add(struct rpmemctl_links *set, struct rpmemctl_link *link);
+unsigned rpmemctl_links_count(const struct rpmemctl_links *set);
+/* rpmemctl_links_quorum -- the k in effect (n if 0 or more than n) */
+unsigned rpmemctl_links_quorum(const struct rpmemctl_links *set);
+/* rpmemctl_links_holding -- links SYNCED or LIVE now */
+unsigned rpmemctl_links_holding(const struct rpmemctl_links *set);
+/* rpmemctl_links_get -- the link i (in the order added), NULL past the end */
+struct rpmemctl_link *rpmemctl_links_get(const struct rpmemctl_links *set,
+					 unsigned i);
+/* rpmemctl_links_push -- push every link; k must end SYNCED */
+int rpmemctl_links_push(struct rpmemctl_links *set);
+/* rpmemctl_links_mark -- mark every link's dirty log */
+int rpmemctl_links_mark(struct rpmemctl_links *set, uint64_t offset,
+			uint64_t len);
+/* rpmemctl_links_write -- rpmemctl_link_write on every link */
+int rpmemctl_links_write(struct rpmemctl_links *set, uint64_t offset,
+			 uint64_t len);
+/* rpmemctl_links_barrier -- rpmemctl_link_barrier on every link */
+int rpmemctl_links_barrier(struct rpmemctl_links *set);
+/* rpmemctl_links_drain -- k links hold every write so far persistent */
+int rpmemctl_links_drain(struct rpmemctl_links *set);
+/* rpmemctl_links_stop -- rpmemctl_link_stop on every link */
+int rpmemctl_links_stop(struct rpmemctl_links *set);
+/* why the last call on the set failed ("" if it succeeded); never NULL */
+const char *rpmemctl_links_errmsg(const struct rpmemctl_links *set);
+
 #ifdef __cplusplus
 }
 #endif

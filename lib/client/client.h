@@ -431,4 +431,21 @@ int client_hash_pipeline(struct rpmemctl_pool *p, unsigned window,
 int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
 			 uint64_t pool_size, struct rpmem_xport **out);
 
+/* --- link.c: what a set of links (links.c) drives ------------------------ */
+
+/*
+ * client_link_flush_send -- a set's drain, first half: a FLUSH sent for
+ * every pending range, its OK owed (a DEGRADED link retries if due, a
+ * data plane other than TCP drains in full); 0 or the link's failure
+ */
+int client_link_flush_send(struct rpmemctl_link *l);
+/* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
+int client_link_flush_recv(struct rpmemctl_link *l);
+/* client_link_owed -- FLUSH replies owed */
+unsigned client_link_owed(const struct rpmemctl_link *l);
+/* client_link_conn -- the connection owed replies come on; NULL if none */
+struct rpmem_conn *client_link_conn(struct rpmemctl_link *l);
+/* client_link_name -- "host:port/region/pool" of the link's target */
+const char *client_link_name(const struct rpmemctl_link *l);
+
 #endif
