@@ -788,6 +788,20 @@ int rpmemctl_replica_open_err(const char *path, const char *target,
 			      enum rpmemctl_transport transport,
 			      struct rpmemctl_replica **out, char *errbuf,
 			      size_t errlen);
+/*
+ * rpmemctl_replica_open_targets -- (LIBRPMEMCTL_3) rpmemctl_replica_open
+ * over n targets (1 to 16): a persist returns once the local file and k
+ * of them (k = 0: all) hold the range. A target that fails is left
+ * behind (its dirty log PATH.rpmemlog.i, i > 0, keeps what it misses;
+ * target 0's is PATH.rpmemlog) and retried every 5 s by the persist
+ * then made, which resyncs only its logged extents; fewer than k: the
+ * persist fails, and every later one. Close retries every target left
+ * behind once more before it stops.
+ */
+int rpmemctl_replica_open_targets(const char *path,
+				  const char *const *targets, unsigned n,
+				  unsigned k, enum rpmemctl_transport transport,
+				  struct rpmemctl_replica **out);
 /* why the last replica call failed ("" if it succeeded); never NULL */
 const char *rpmemctl_replica_errmsg(const struct rpmemctl_replica *r);
 void *rpmemctl_replica_addr(const struct rpmemctl_replica *r);

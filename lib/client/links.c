@@ -331,18 +331,40 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 	}
 }
 
-/* rpmemctl_links_stop -- stop every link; the first failure returned */
+/*
+ * rpmemctl_links_stop -- retry each DEGRADED link once (a push at once),
+ * then stop every link; k must end DOWN after a clean stop, else the
+ * set's policy, the message naming each that did not and why
+ */
 RPMEM_EXPORT int rpmemctl_links_stop(struct rpmemctl_links *s)
 {
 	int ret = begin(s), err = 0;
 	if (ret)
 		return end(s, ret);
+	unsigned got = 0;
+	size_t o = 0;
 	for (unsigned i = 0; i < s->n; i++) {
-		ret = rpmemctl_link_stop(s->link[i]);
-		if (ret && !err)
-			err = serr(s, ret, "%s: %s",
-				   client_link_name(s->link[i]),
-				   rpmemctl_link_errmsg(s->link[i]));
+		struct rpmemctl_link *l = s->link[i];
+		if (rpmemctl_link_get_state(l) == RPMEMCTL_LINK_DEGRADED)
+			(void)rpmemctl_link_push(l, NULL, NULL);
+		ret = rpmemctl_link_stop(l);
+		if (!ret && rpmemctl_link_get_state(l) == RPMEMCTL_LINK_DOWN) {
+			got++;
+			continue;
+		}
+		err = err ? err : ret;
+		if (o < sizeof(s->errmsg))
+			o += (size_t)snprintf(s->errmsg + o,
+					      sizeof(s->errmsg) - o, "%s%s: %s",
+					      o ? "; " : "",
+					      client_link_name(l),
+					      rpmemctl_link_errmsg(l)[0] ?
+					      rpmemctl_link_errmsg(l) :
+					      "left behind");
 	}
-	return end(s, err);
+	if (got >= quorum(s))
+		s->errmsg[0] = '\0';
+	if (got >= quorum(s) || s->policy == RPMEMCTL_LINK_DEGRADE)
+		return end(s, 0);
+	return end(s, err ? err : -EIO);
 }

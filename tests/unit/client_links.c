@@ -6,6 +6,7 @@
  * the set's policy applies
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -265,6 +266,124 @@ static void links__below_k_degrade_goes_on_locally(void **state)
 	env_stop(&e);
 }
 
+/* replica_file -- a local pool file of SIZE bytes with the data's bytes */
+static void replica_file(const struct env *e, char *path)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e->data, SIZE), SIZE);
+	close(fd);
+}
+
+/* unlink_logs -- the replica's dirty logs, which must all exist */
+static void unlink_logs(const char *path)
+{
+	char lp[128];
+	for (unsigned i = 0; i < N; i++) {
+		if (i)
+			snprintf(lp, sizeof(lp), "%s.rpmemlog.%u", path, i);
+		else
+			snprintf(lp, sizeof(lp), "%s.rpmemlog", path);
+		assert_int_equal(unlink(lp), 0);
+	}
+}
+
+static void replica__three_targets_k2_one_gone_and_back(void **state)
+{
+	(void)state;
+	struct env e;
+	struct rpmemctl_replica *r = NULL;
+	char path[] = "/tmp/rpmem-replica-XXXXXX";
+	char t[N][128];
+	const char *targets[N];
+	uint64_t gen;
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	replica_file(&e, path);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(t[i], sizeof(t[i]), "127.0.0.1:%s/r1/p1",
+			 fake_target_port(e.ft[i]));
+		targets[i] = t[i];
+	}
+	memset(fake_target_pool(e.ft[1]), 0xee, SIZE);
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, targets, N, 2, RPMEMCTL_TRANSPORT_TCP,
+				 &r), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+	uint8_t *m = rpmemctl_replica_addr(r);
+	memset(m + 4 * KIB, 1, 100);
+	assert_int_equal(rpmemctl_replica_persist(r, m + 4 * KIB, 100), 0);
+	fake_target_set_down(e.ft[0], 1);
+	memset(m + 600 * KIB, 2, 4 * KIB);
+	assert_int_equal(rpmemctl_replica_persist(r, m + 600 * KIB, 4 * KIB),
+			 0);
+	for (unsigned i = 1; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), m, SIZE);
+	assert_memory_not_equal(fake_target_pool(e.ft[0]), m, SIZE);
+	/* back: the close retries it, then every target is consistent */
+	fake_target_set_down(e.ft[0], 0);
+	assert_int_equal(rpmemctl_replica_close(&r), 0);
+	/* the mapping is gone: compare with the file */
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, e.data, SIZE), SIZE);
+	close(fd);
+	for (unsigned i = 0; i < N; i++) {
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+		assert_int_equal(fake_target_state(e.ft[i], &gen),
+				 RPMEM_POOL_CONSISTENT);
+	}
+	unlink_logs(path);
+	unlink(path);
+	env_stop(&e);
+}
+
+static void replica__below_k_the_persist_fails(void **state)
+{
+	(void)state;
+	struct env e;
+	struct rpmemctl_replica *r = NULL;
+	char path[] = "/tmp/rpmem-replica-XXXXXX";
+	char t[N][128];
+	const char *targets[N];
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	replica_file(&e, path);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(t[i], sizeof(t[i]), "127.0.0.1:%s/r1/p1",
+			 fake_target_port(e.ft[i]));
+		targets[i] = t[i];
+	}
+	/* k > n, n = 0 and a bad target are refused, naming the reason */
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, targets, N, N + 1,
+				 RPMEMCTL_TRANSPORT_TCP, &r), -EINVAL);
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, targets, 0, 0, RPMEMCTL_TRANSPORT_TCP,
+				 &r), -EINVAL);
+	const char *bad[2] = { targets[0], "127.0.0.1/r1" };
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, bad, 2, 0, RPMEMCTL_TRANSPORT_TCP, &r),
+			 -EINVAL);
+	assert_non_null(strstr(rpmemctl_strerror(-EINVAL), "target 2"));
+	assert_null(r);
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, targets, N, 2, RPMEMCTL_TRANSPORT_TCP,
+				 &r), 0);
+	fake_target_set_down(e.ft[0], 1);
+	fake_target_set_down(e.ft[2], 1);
+	uint8_t *m = rpmemctl_replica_addr(r);
+	memset(m, 3, 64);
+	int ret = rpmemctl_replica_persist(r, m, 64);
+	assert_true(ret < 0);
+	assert_non_null(strstr(rpmemctl_replica_errmsg(r),
+			       "only 1 of 3 targets"));
+	assert_true(rpmemctl_replica_close(&r) < 0);
+	assert_null(r);
+	unlink_logs(path);
+	unlink(path);
+	env_stop(&e);
+}
+
 static void links__bad_arguments(void **state)
 {
 	(void)state;
@@ -291,6 +410,8 @@ int main(void)
 		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),
+		cmocka_unit_test(replica__three_targets_k2_one_gone_and_back),
+		cmocka_unit_test(replica__below_k_the_persist_fails),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
