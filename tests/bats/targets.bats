@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# targets.bats -- several targets: the preload library over two rpmemd
+# instances, k of n
+
+load helpers
+
+PRELOAD=$BUILD/librpmem_preload.so
+APP=$BUILD/tests/pobj_app
+
+# start_second -- a second rpmemd: region r1 in $R1B, port $PORT2 ($T2)
+start_second() {
+	R1B=$W/r1b
+	mkdir -p "$R1B"
+	[ -n "${PORT2:-}" ] || PORT2=$(free_port)
+	T2=127.0.0.1:$PORT2
+	sed -e "s|port = $PORT;|port = $PORT2;|" \
+	    -e "s|path = \"$R1\";|path = \"$R1B\";|" "$CONF" >"$W/rpmemd2.conf"
+	"$RPMEMD" -c "$W/rpmemd2.conf" >>"$W/rpmemd2.log" 2>&1 &
+	DPID2=$!
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$PORT2") 2>/dev/null && return 0
+		kill -0 "$DPID2" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$W/rpmemd2.log" >&2
+	return 1
+}
+
+stop_second() {
+	if [ -n "${DPID2:-}" ] && kill -0 "$DPID2" 2>/dev/null; then
+		kill -TERM "$DPID2"
+		wait "$DPID2" || true
+	fi
+	DPID2=
+}
+
+setup() {
+	setup_daemon
+	start_second
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	export PMEM_IS_PMEM_FORCE=0
+	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_RETRY \
+	      RPMEM_REPLICATE_QUORUM
+}
+
+teardown() {
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	stop_second
+	teardown_daemon
+}
+
+# app STEP... -- pobj_app on $POOL under the preload library (bats' run)
+app() {
+	run env LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@"
+}
+
+# app_start STEP... -- the same in the background, paused at each "pause"
+app_start() {
+	rm -f "$W/ctl"
+	mkfifo "$W/ctl"
+	LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@" <"$W/ctl" >"$W/app.out" \
+		2>"$W/app.err" &
+	APID=$!
+	exec 5>"$W/ctl"
+}
+
+# app_paused N -- wait until the application printed its Nth "paused"
+app_paused() {
+	for _ in $(seq 400); do
+		[ "$(grep -c paused "$W/app.out")" -ge "$1" ] && return 0
+		kill -0 "$APID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$W/app.err" >&2
+	return 1
+}
+
+app_continue() { echo go >&5; }
+
+# app_finish -- close its input, wait; its exit status in $ASTATUS
+app_finish() {
+	exec 5>&-
+	ASTATUS=0
+	wait "$APID" || ASTATUS=$?
+	APID=
+}
+
+# get FILE I -- slot I of a target's pool file, opened by libpmemobj
+get() {
+	cp "$1" "$W/copy.obj"
+	"$APP" "$W/copy.obj" "get:$2"
+}
+
+# state TARGET -- the state of pool app on TARGET (host:port)
+state() {
+	"$RPMEMCTL" list --json "$1/r1/app" | jq -er '.pools[0].state'
+}
+
+@test "preload: two targets, each gets every persist and a clean exit leaves both byte-identical and consistent" {
+	app set:0:both
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T")" = consistent ]
+	[ "$(state "$T2")" = consistent ]
+	# one dirty log per target
+	[ -f "$POOL.rpmemlog" ] && [ -f "$POOL.rpmemlog.1" ]
+}
+
+@test "preload: quorum 1 of 2, one target stopped mid-run: the application goes on, the other holds every persist, the stopped one is resynced at the next start" {
+	export RPMEM_REPLICATE_QUORUM=1 RPMEM_REPLICATE_RETRY=never
+	app_start set:0:before pause set:1:after pause set:2:later
+	app_paused 1
+	stop_second
+	app_continue
+	app_paused 2
+	# set:1 returned: the first target has it, the second never will
+	[ "$(get "$R1/app" 1)" = after ]
+	[ "$(get "$R1B/app" 0)" = before ]
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	grep -q "rpmem_preload: degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
+	grep -q "at exit: the replica of '$POOL' on $T2/r1/app is behind" "$W/app.err"
+	! grep -q "fail-stop" "$W/app.err"
+	cmp "$POOL" "$R1/app"
+	[ "$(state "$T")" = consistent ]
+	# back: the next start brings it up to date with its own log
+	start_second
+	[ "$(state "$T2")" = syncing ]
+	RPMEM_LOG_LEVEL=info app get:2
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"'$POOL' to $T2/r1/app: synced only the extents its dirty log marked"* ]]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2")" = consistent ]
+}
+
+@test "preload: every target by default (k = n): one stopped mid-run stops the application under fail-stop, naming the target" {
+	app_start set:0:before pause set:1:after
+	app_paused 1
+	stop_second
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 134 ]
+	grep -q "rpmem_preload: fail-stop: cannot replicate '$POOL': only 1 of 2 targets hold the data (2 needed); $T2/r1/app:" "$W/app.err"
+}
+
+@test "preload: a quorum larger than a file's targets, or not a number, stops the process before it runs" {
+	RPMEM_REPLICATE_QUORUM=3 app set:0:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"RPMEM_REPLICATE_QUORUM: 3 is more than the 2 targets of '$POOL'"* ]]
+	RPMEM_REPLICATE_QUORUM=all app set:0:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"RPMEM_REPLICATE_QUORUM: 'all' is not a number"* ]]
+	[ ! -e "$R1/app" ] && [ ! -e "$R1B/app" ]
+}
