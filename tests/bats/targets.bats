@@ -157,3 +157,103 @@ state() {
 	[[ "$output" == *"RPMEM_REPLICATE_QUORUM: 'all' is not a number"* ]]
 	[ ! -e "$R1/app" ] && [ ! -e "$R1B/app" ]
 }
+
+# --- rpmemctl mirror|sync|verify FILE TARGET... ---------------------------
+
+# three targets: two pools of the first rpmemd, one of the second
+three() {
+	A=$T/r1/a
+	B=$T/r1/b
+	C=$T2/r1/c
+}
+
+@test "mirror to three targets: each pool file equals the local one, one summary per target" {
+	three
+	mkfile "$W/src" 8
+	rc mirror "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/a"
+	cmp "$W/src" "$R1/b"
+	cmp "$W/src" "$R1B/c"
+	[ "$(grep -c "^mirrored '$W/src' to " <<<"$output")" -eq 3 ]
+	[[ "$output" == *"to $A:"* && "$output" == *"to $B:"* && "$output" == *"to $C:"* ]]
+	[ "$(written a)" -eq $((8 << 20)) ]
+	[ "$(written b)" -eq $((8 << 20)) ]
+}
+
+@test "sync to three targets sends each only what differs; verify of three says identical, then names the one that differs (exit 1)" {
+	three
+	mkfile "$W/src" 8
+	rc mirror "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	poke "$W/src" 4096
+	poke "$W/src" $((5 << 20))
+	rc sync --json "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	# one object per target
+	[ "$(jq -s 'length' <<<"$output")" -eq 3 ]
+	[ "$(jq -s '[.[].pool] | sort | join(",")' -r <<<"$output")" = a,b,c ]
+	[ "$(jq -s '[.[].blocks_changed] | unique | join(",")' -r <<<"$output")" = 2 ]
+	cmp "$W/src" "$R1/a"
+	cmp "$W/src" "$R1/b"
+	cmp "$W/src" "$R1B/c"
+	[ "$(written a)" -lt $(((8 << 20) + (1 << 20))) ]
+	rc verify "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "are identical" <<<"$output")" -eq 3 ]
+	# the copy on b changes behind the daemon's back
+	poke "$R1/b" 8192
+	rc verify --full "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'$W/src' and $B differ"* ]]
+	[ "$(grep -c "are identical" <<<"$output")" -eq 2 ]
+}
+
+@test "sync to three targets with one down: the other two are updated, the exit code is the worst (3), the message names the one down" {
+	three
+	mkfile "$W/src" 4
+	rc mirror "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	stop_second
+	poke "$W/src" 100
+	rc sync "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"cannot connect to $T2"* ]]
+	cmp "$W/src" "$R1/a"
+	cmp "$W/src" "$R1/b"
+	! cmp -s "$W/src" "$R1B/c"
+	[ "$(grep -c "^synced '$W/src' to " <<<"$output")" -eq 2 ]
+}
+
+@test "several targets: each push uses its own dirty log (LOCAL.rpmemlog, LOCAL.rpmemlog.1, ...)" {
+	three
+	mkfile "$W/src" 4
+	rc mirror "$W/src" "$A" "$B"
+	[ "$status" -eq 0 ]
+	# no log: none used; one for the second target only: its alone
+	rc sync --json "$W/src" "$A" "$B"
+	[ "$status" -eq 0 ]
+	[ "$(jq -rs '[.[] | .dirty_log // "none"] | join(",")' <<<"$output")" = none,none ]
+	: >"$W/src.rpmemlog.1"
+	rc sync --json "$W/src" "$A" "$B"
+	[ "$status" -eq 0 ]
+	[ "$(jq -rs '.[] | select(.pool=="b") | .dirty_log' <<<"$output")" = "$W/src.rpmemlog.1" ]
+	[ "$(jq -rs '.[] | select(.pool=="a") | .dirty_log // "none"' <<<"$output")" = none ]
+}
+
+@test "several targets are refused where one is meant: --pull, --follow, --dirty-log; a bad target stops all before anything moves" {
+	three
+	mkfile "$W/src" 4
+	rc sync --pull "$W/src" "$A" "$B"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--pull takes one target (2 given)"* ]]
+	rc sync --follow 1s "$W/src" "$A" "$B"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--follow takes one target"* ]]
+	rc sync --dirty-log "$W/log" "$W/src" "$A" "$B"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--dirty-log takes one target"* ]]
+	rc mirror "$W/src" "$A" "$T/r1"
+	[ "$status" -eq 2 ]
+	[ ! -e "$R1/a" ]
+}
