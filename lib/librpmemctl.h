@@ -802,6 +802,14 @@ int rpmemctl_replica_open_targets(const char *path,
 				  const char *const *targets, unsigned n,
 				  unsigned k, enum rpmemctl_transport transport,
 				  struct rpmemctl_replica **out);
+/*
+ * rpmemctl_replica_get_links -- (LIBRPMEMCTL_3) the replica's set of
+ * links, one per target in the order given, for its getters: each
+ * target's state (rpmemctl_links_get, rpmemctl_link_get_state) and lag
+ * (rpmemctl_links_get_lag); owned by the replica, not to be driven
+ */
+const struct rpmemctl_links *
+rpmemctl_replica_get_links(const struct rpmemctl_replica *r);
 /* why the last replica call failed ("" if it succeeded); never NULL */
 const char *rpmemctl_replica_errmsg(const struct rpmemctl_replica *r);
 void *rpmemctl_replica_addr(const struct rpmemctl_replica *r);
@@ -1126,6 +1134,13 @@ int rpmemctl_links_barrier(struct rpmemctl_links *set);
 int rpmemctl_links_drain(struct rpmemctl_links *set);
 /* rpmemctl_links_stop -- rpmemctl_link_stop on every link */
 int rpmemctl_links_stop(struct rpmemctl_links *set);
+/*
+ * rpmemctl_links_get_lag -- link i's lag: the bytes written to the set
+ * since it was last left behind (not SYNCED or LIVE) and for how long
+ * (ns); both 0 while it holds. 0 or -EINVAL (no such link).
+ */
+int rpmemctl_links_get_lag(const struct rpmemctl_links *set, unsigned i,
+			   uint64_t *bytes, uint64_t *ns);
 /* why the last call on the set failed ("" if it succeeded); never NULL */
 const char *rpmemctl_links_errmsg(const struct rpmemctl_links *set);
 

@@ -34,6 +34,9 @@ struct rpmemctl_links {
 	enum rpmemctl_link_policy policy;
 	int fail_err; /* fail-stop below k: every call returns it */
 	struct rpmemctl_link *link[LINKS_MAX];
+	/* lag: bytes written while link i was left behind, since when (ns) */
+	uint64_t behind_bytes[LINKS_MAX];
+	uint64_t behind_t0[LINKS_MAX];
 	char errmsg[CLIENT_ERRMSG_MAX];
 };
 
@@ -116,6 +119,28 @@ static int check_quorum(struct rpmemctl_links *s, unsigned got, int err)
 	return s->fail_err;
 }
 
+/* update_lag -- link i missed len bytes unless it holds; reset if it does */
+static void update_lag(struct rpmemctl_links *s, unsigned i, uint64_t len)
+{
+	if (holds(s->link[i])) {
+		s->behind_bytes[i] = 0;
+		s->behind_t0[i] = 0;
+		return;
+	}
+	if (!len)
+		return;
+	s->behind_bytes[i] += len;
+	if (!s->behind_t0[i])
+		s->behind_t0[i] = rpmem_now_ns();
+}
+
+/* update_lags -- update_lag of every link */
+static void update_lags(struct rpmemctl_links *s, uint64_t len)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		update_lag(s, i, len);
+}
+
 /* count_holding -- links that hold every write */
 static unsigned count_holding(const struct rpmemctl_links *s)
 {
@@ -193,6 +218,21 @@ rpmemctl_links_get(const struct rpmemctl_links *s, unsigned i)
 	return s && i < s->n ? s->link[i] : NULL;
 }
 
+/* rpmemctl_links_get_lag -- what link i missed while left behind */
+RPMEM_EXPORT int rpmemctl_links_get_lag(const struct rpmemctl_links *s,
+					unsigned i, uint64_t *bytes,
+					uint64_t *ns)
+{
+	if (!s || i >= s->n)
+		return -EINVAL;
+	uint64_t t0 = s->behind_t0[i], now = rpmem_now_ns();
+	if (bytes)
+		*bytes = s->behind_bytes[i];
+	if (ns)
+		*ns = t0 && now > t0 ? now - t0 : 0;
+	return 0;
+}
+
 RPMEM_EXPORT const char *rpmemctl_links_errmsg(const struct rpmemctl_links *s)
 {
 	return s ? s->errmsg : "no set of links";
@@ -208,6 +248,7 @@ RPMEM_EXPORT int rpmemctl_links_push(struct rpmemctl_links *s)
 		ret = rpmemctl_link_push(s->link[i], NULL, NULL);
 		err = err ? err : ret;
 	}
+	update_lags(s, 0);
 	return end(s, check_quorum(s, count_holding(s), err));
 }
 
@@ -237,6 +278,7 @@ RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 					   rpmemctl_link_errmsg(s->link[i])));
 		err = err ? err : ret;
 	}
+	update_lags(s, len);
 	return end(s, check_quorum(s, count_holding(s), err));
 }
 
@@ -321,8 +363,10 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 		for (unsigned i = 0; i < s->n; i++)
 			got += done(s->link[i]) != 0;
 		struct rpmemctl_link *l = first_owing(s);
-		if (got >= quorum(s) || !l)
+		if (got >= quorum(s) || !l) {
+			update_lags(s, 0);
 			return end(s, check_quorum(s, got, err));
+		}
 		if (collect_ready(s, &err) || wait_any(s))
 			continue;
 		/* nothing came in the socket timeout: the read says why */

@@ -305,6 +305,13 @@ RPMEM_EXPORT int rpmemctl_replica_open_err(const char *path,
 	return ret;
 }
 
+/* rpmemctl_replica_get_links -- the set, for each target's getters */
+RPMEM_EXPORT const struct rpmemctl_links *
+rpmemctl_replica_get_links(const struct rpmemctl_replica *r)
+{
+	return r ? r->set : NULL;
+}
+
 /* rpmemctl_replica_errmsg -- why the last call on the replica failed */
 RPMEM_EXPORT const char *
 rpmemctl_replica_errmsg(const struct rpmemctl_replica *r)

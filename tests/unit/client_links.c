@@ -156,6 +156,15 @@ static void links__k2_goes_on_without_one_and_resyncs_its_extents(
 	}
 	assert_false(holds(&e, 2, 900 * KIB, 8 * KIB));
 	assert_true(fake_target_refused(e.ft[2]) > 0);
+	/* its lag: what was written since it was left behind */
+	uint64_t lb = 0, lns = 0;
+	assert_int_equal(rpmemctl_links_get_lag(e.set, 2, &lb, &lns), 0);
+	assert_true(lb >= 8 * KIB && lb <= 12 * KIB);
+	assert_true(lns > 0);
+	assert_int_equal(rpmemctl_links_get_lag(e.set, 0, &lb, &lns), 0);
+	assert_int_equal(lb, 0);
+	assert_int_equal(lns, 0);
+	assert_int_equal(rpmemctl_links_get_lag(e.set, N, &lb, &lns), -EINVAL);
 	/* back: the next drain resyncs it with its logged extents only */
 	fake_target_set_down(e.ft[2], 0);
 	uint64_t w0 = fake_target_written(e.ft[2], 0, SIZE);
@@ -165,6 +174,9 @@ static void links__k2_goes_on_without_one_and_resyncs_its_extents(
 	assert_int_equal(rpmemctl_links_drain(e.set), 0);
 	assert_int_equal(rpmemctl_links_holding(e.set), N);
 	assert_memory_equal(fake_target_pool(e.ft[2]), e.data, SIZE);
+	assert_int_equal(rpmemctl_links_get_lag(e.set, 2, &lb, &lns), 0);
+	assert_int_equal(lb, 0);
+	assert_int_equal(lns, 0);
 	const struct rpmemctl_sync_result *res = rpmemctl_link_get_result(l2);
 	assert_string_equal(rpmemctl_sync_result_get_dirty_fallback(res), "");
 	assert_int_equal(rpmemctl_sync_result_get_dirty_only(res), 1);
@@ -320,6 +332,13 @@ static void replica__three_targets_k2_one_gone_and_back(void **state)
 	for (unsigned i = 1; i < N; i++)
 		assert_memory_equal(fake_target_pool(e.ft[i]), m, SIZE);
 	assert_memory_not_equal(fake_target_pool(e.ft[0]), m, SIZE);
+	/* each target's state through the replica's getter */
+	const struct rpmemctl_links *set = rpmemctl_replica_get_links(r);
+	assert_int_equal(rpmemctl_links_count(set), N);
+	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(set, 0)),
+			 RPMEMCTL_LINK_DEGRADED);
+	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(set, 1)),
+			 RPMEMCTL_LINK_LIVE);
 	/* back: the close retries it, then every target is consistent */
 	fake_target_set_down(e.ft[0], 0);
 	assert_int_equal(rpmemctl_replica_close(&r), 0);
