@@ -252,11 +252,17 @@ RPMEM_EXPORT int rpmemctl_links_push(struct rpmemctl_links *s)
 	return end(s, check_quorum(s, count_holding(s), err));
 }
 
-/* rpmemctl_links_mark -- mark every link's dirty log */
+/*
+ * rpmemctl_links_mark -- mark every link's dirty log; also in a FAILED
+ * set: a mark must cover every local write, remote or not
+ */
 RPMEM_EXPORT int rpmemctl_links_mark(struct rpmemctl_links *s, uint64_t off,
 				     uint64_t len)
 {
-	int ret = begin(s);
+	client_api_begin();
+	int ret = s ? 0 : -EINVAL;
+	if (s)
+		s->errmsg[0] = '\0';
 	for (unsigned i = 0; !ret && i < s->n; i++)
 		if ((ret = rpmemctl_link_mark(s->link[i], off, len)))
 			serr(s, ret, "%s: %s", client_link_name(s->link[i]),
