@@ -301,6 +301,8 @@ struct cmd_xfer {
 	char *const *targets;
 	unsigned ntargets;
 	unsigned log_index; /* push: this target's log is LOCAL.rpmemlog.i */
+	/* several targets: the local file's hashes, made once, shared */
+	struct rpmemctl_local_hashes *hashes;
 	uint64_t follow_ns;  /* sync --follow: rounds this far apart, 0 = once */
 	const char *follow_arg; /* the interval as given, for messages */
 	const char *dirty_log;	/* push: --dirty-log FILE (NULL: LOCAL.rpmemlog

@@ -532,6 +532,8 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 		ret = rpmemctl_sync_cfg_set_local_fd(cfg, local_fd);
 	if (!ret && cb->log)
 		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, cb->log);
+	if (!ret && x->hashes)
+		ret = rpmemctl_sync_cfg_set_local_hashes(cfg, x->hashes);
 	if (ret) {
 		rpmemctl_sync_cfg_delete(&cfg);
 		return ret;
@@ -1060,6 +1062,7 @@ static int transfer_all(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 {
 	struct cmd_local local = { .fd = -1 };
 	struct rpmemctl_ctx tctx = *ctx;
+	struct rpmemctl_local_hashes *hashes = NULL;
 	struct cmd_target t;
 	unsigned i, n = x->ntargets;
 	int code = 0;
@@ -1073,7 +1076,11 @@ static int transfer_all(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	if (code)
 		return code;
 	struct xfer_job *jobs = calloc(n, sizeof(*jobs));
+	/* the local file hashed once for all (no sharing if it fails) */
+	if (rpmemctl_local_hashes_new(&hashes))
+		hashes = NULL;
 	if (!jobs) {
+		rpmemctl_local_hashes_delete(&hashes);
 		cmd_local_close(&local, 0);
 		cmd_err(ctx, "out of memory");
 		return CMD_EXIT_INTERNAL;
@@ -1084,6 +1091,7 @@ static int transfer_all(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 					     .local = &local };
 		jobs[i].x.target = x->targets[i];
 		jobs[i].x.log_index = i;
+		jobs[i].x.hashes = hashes;
 		jobs[i].started = !pthread_create(&jobs[i].tid, NULL, job_run,
 						  &jobs[i]);
 		if (!jobs[i].started)
@@ -1095,7 +1103,10 @@ static int transfer_all(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 			pthread_join(jobs[i].tid, NULL);
 		code = jobs[i].code > code ? jobs[i].code : code;
 	}
+	cmd_dbg(ctx, "the local file was hashed %u time(s) for %u targets",
+		rpmemctl_local_hashes_computed(hashes), n);
 	free(jobs);
+	rpmemctl_local_hashes_delete(&hashes);
 	cmd_local_close(&local, 0);
 	return code;
 }

@@ -556,6 +556,22 @@ int rpmemctl_sync_cfg_set_range(struct rpmemctl_sync_cfg *cfg,
  * with -ESTALE, and a push or mirror then leaves the pool syncing
  */
 int rpmemctl_sync_cfg_set_local_fd(struct rpmemctl_sync_cfg *cfg, int fd);
+/*
+ * Local hashes shared by syncs of one local file to several targets
+ * (LIBRPMEMCTL_3): the first sync given h (and the local file, with
+ * rpmemctl_sync_cfg_set_local_fd) hashes the file and keeps the result
+ * in h; the others, in parallel or later, copy it instead of reading and
+ * hashing the file again, as long as the file is as it was (device,
+ * inode, size, mtime, ctime when each sync began) and the block size and
+ * hash kind are the same. h is thread-safe and must outlive the syncs.
+ */
+struct rpmemctl_local_hashes;
+int rpmemctl_local_hashes_new(struct rpmemctl_local_hashes **out);
+void rpmemctl_local_hashes_delete(struct rpmemctl_local_hashes **h);
+/* rpmemctl_local_hashes_computed -- how many times h's file was hashed */
+unsigned rpmemctl_local_hashes_computed(const struct rpmemctl_local_hashes *h);
+int rpmemctl_sync_cfg_set_local_hashes(struct rpmemctl_sync_cfg *cfg,
+				       struct rpmemctl_local_hashes *h);
 
 /*
  * rpmemctl_sync_cfg_set_bwlimit -- send pool data (push, mirror) at most

@@ -257,3 +257,34 @@ three() {
 	[ "$status" -eq 2 ]
 	[ ! -e "$R1/a" ]
 }
+
+# rchar_of CMD... -- bytes the command (and what it ran) read, by the
+# kernel's count (/proc/PID/io of a shell that reaped it)
+rchar_of() {
+	bash -c 'a=$(sed -n "s/^rchar: //p" /proc/$$/io)
+"$@" >/dev/null 2>&1
+b=$(sed -n "s/^rchar: //p" /proc/$$/io)
+echo $((b - a))' rchar "$@"
+}
+
+@test "sync and verify to three targets read the local file once, by the kernel's count of bytes read, and still move every change" {
+	three
+	mkfile "$W/src" 16
+	rc mirror "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	poke "$W/src" 70000
+	local r
+	r=$(rchar_of "$RPMEMCTL" sync "$W/src" "$A" "$B" "$C")
+	# once: 16 MiB, and each push's dense probe reads its 64 sample
+	# blocks (4 MiB) itself: 28 MiB; three hashings would be 60 MiB
+	[ "$r" -ge $((16 << 20)) ] && [ "$r" -lt $((32 << 20)) ]
+	cmp "$W/src" "$R1/a"
+	cmp "$W/src" "$R1/b"
+	cmp "$W/src" "$R1B/c"
+	# a verify has no probe: 16 MiB and a little; unshared 48 MiB
+	r=$(rchar_of "$RPMEMCTL" verify "$W/src" "$A" "$B" "$C")
+	[ "$r" -ge $((16 << 20)) ] && [ "$r" -lt $((20 << 20)) ]
+	rc -v verify "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hashed 1 time(s) for 3 targets"* ]]
+}
