@@ -40,6 +40,7 @@ struct rpmemctl_ctx {
 	const char *tls_key;
 	const char *tls_name; /* --tls-name: the target's certificate name */
 	int plaintext;	      /* --plaintext: no credentials, not loopback */
+	int no_progress;      /* several transfers at once: no progress line */
 };
 
 typedef int (*cmd_fn)(int argc, char **argv, struct rpmemctl_ctx *ctx);
@@ -296,6 +297,12 @@ struct cmd_xfer {
 	enum rpmemctl_transport transport;
 	const char *local;  /* LOCAL as given */
 	const char *target; /* TARGET as given */
+	/* several targets: TARGET... as given (ntargets > 1), run in parallel */
+	char *const *targets;
+	unsigned ntargets;
+	unsigned log_index; /* push: this target's log is LOCAL.rpmemlog.i */
+	/* several targets: the local file's hashes, made once, shared */
+	struct rpmemctl_local_hashes *hashes;
 	uint64_t follow_ns;  /* sync --follow: rounds this far apart, 0 = once */
 	const char *follow_arg; /* the interval as given, for messages */
 	const char *dirty_log;	/* push: --dirty-log FILE (NULL: LOCAL.rpmemlog
@@ -303,8 +310,18 @@ struct cmd_xfer {
 	int no_dirty_log;	/* push: --no-dirty-log */
 };
 
-/* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */
+/*
+ * cmd_transfer -- run a mirror, push, pull or verify; returns an exit
+ * code (several targets: the highest of theirs)
+ */
 int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x);
+/*
+ * cmd_xfer_targets -- LOCAL TARGET... of argv (from optind) into x; an
+ * exit code if there are not at least two, or several where only one
+ * may be (why names the option)
+ */
+int cmd_xfer_targets(struct rpmemctl_ctx *ctx, int argc, char **argv,
+		     struct cmd_xfer *x, const char *why);
 
 /* --- listings (list.c, shared with status) ------------------------------ */
 

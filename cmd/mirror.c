@@ -4,11 +4,13 @@
 #include "cmd.h"
 
 static const char mirror_usage[] =
-	"usage: rpmemctl mirror [options] LOCAL HOST[:PORT]/REGION/POOL\n"
+	"usage: rpmemctl mirror [options] LOCAL HOST[:PORT]/REGION/POOL...\n"
 	"\n"
 	"Copy the whole local pool file LOCAL into the remote pool, then make\n"
 	"it persistent and mark it consistent. A missing remote pool is\n"
 	"created with the size of LOCAL; a pool of another size is refused.\n"
+	"Several targets are copied to in parallel, one summary each; the\n"
+	"exit code is the highest of theirs.\n"
 	"\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
@@ -57,10 +59,6 @@ int cmd_mirror(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		}
 	}
-	code = cmd_check_args(ctx, argc, argv, 2, 2);
-	if (code)
-		return code;
-	x.local = argv[optind];
-	x.target = argv[optind + 1];
-	return cmd_transfer(ctx, &x);
+	code = cmd_xfer_targets(ctx, argc, argv, &x, NULL);
+	return code ? code : cmd_transfer(ctx, &x);
 }

@@ -18,7 +18,8 @@ void cmd_progress_init(struct cmd_progress *p, struct rpmemctl_ctx *ctx,
 	p->ctx = ctx;
 	p->label = label;
 	p->start_ns = cmd_now_ns();
-	p->enabled = !ctx->quiet && !ctx->json && isatty(STDERR_FILENO);
+	p->enabled = !ctx->quiet && !ctx->json && !ctx->no_progress &&
+		     isatty(STDERR_FILENO);
 	p->shown = 0;
 }
 

@@ -4,7 +4,7 @@
 #include "cmd.h"
 
 static const char sync_usage[] =
-	"usage: rpmemctl sync [options] LOCAL HOST[:PORT]/REGION/POOL\n"
+	"usage: rpmemctl sync [options] LOCAL HOST[:PORT]/REGION/POOL...\n"
 	"\n"
 	"Compare block hashes of LOCAL and the remote pool and send only the\n"
 	"blocks that differ, then make them persistent and mark the pool\n"
@@ -14,6 +14,9 @@ static const char sync_usage[] =
 	"With --follow, keep the session and the pool open and push again\n"
 	"every INTERVAL; a round that fails is retried at the next one (a\n"
 	"lost connection is reopened).\n"
+	"Several targets (not with --pull, --follow or --dirty-log) are\n"
+	"synced in parallel, one summary each, target i > 0 with the dirty\n"
+	"log LOCAL.rpmemlog.i; the exit code is the highest of theirs.\n"
 	"\n"
 	"  -p, --pull             remote -> local\n"
 	"  -n, --dry-run          report what would move, move nothing\n"
@@ -98,7 +101,10 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		}
 	}
-	code = cmd_check_args(ctx, argc, argv, 2, 2);
+	code = cmd_xfer_targets(ctx, argc, argv, &x,
+				x.follow_ns ? "--follow" :
+				x.mode == RPMEMCTL_SYNC_PULL ? "--pull" :
+				x.dirty_log ? "--dirty-log" : NULL);
 	if (code)
 		return code;
 	if (x.follow_ns && (x.mode == RPMEMCTL_SYNC_PULL || x.dry_run))
@@ -111,7 +117,5 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 				       "with %s", x.no_dirty_log ?
 				       "--no-dirty-log" : x.dry_run ?
 				       "--dry-run" : "--pull");
-	x.local = argv[optind];
-	x.target = argv[optind + 1];
 	return cmd_transfer(ctx, &x);
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,9 @@ static double mib_per_s(const struct xfer_stats *st)
 	return s > 0 ? (double)st->size / (1024.0 * 1024.0) / s : 0;
 }
 
+/* several targets: one report at a time, each whole */
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* report_json -- the one JSON object of mirror, sync and verify */
 static void report_json(const struct xfer_result *r, const struct ranges *rg)
 {
@@ -137,6 +141,7 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 	struct json j;
 	size_t i;
 
+	pthread_mutex_lock(&report_lock);
 	json_begin(&j, stdout, command_str(x), r->hp);
 	json_str(&j, "region", r->t->region);
 	json_str(&j, "pool", r->t->pool);
@@ -179,11 +184,28 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 		json_arr_end(&j);
 	}
 	json_end(&j);
+	fflush(stdout);
+	pthread_mutex_unlock(&report_lock);
 }
+
+static void report_human_locked(struct rpmemctl_ctx *ctx,
+				const struct xfer_result *r,
+				const struct ranges *rg);
 
 /* report_human -- ranges (always) and a summary line (informational) */
 static void report_human(struct rpmemctl_ctx *ctx,
 			 const struct xfer_result *r, const struct ranges *rg)
+{
+	pthread_mutex_lock(&report_lock);
+	report_human_locked(ctx, r, rg);
+	fflush(stdout);
+	pthread_mutex_unlock(&report_lock);
+}
+
+/* report_human_locked -- report_human with report_lock held */
+static void report_human_locked(struct rpmemctl_ctx *ctx,
+				const struct xfer_result *r,
+				const struct ranges *rg)
 {
 	const struct cmd_xfer *x = r->x;
 	const struct xfer_stats *st = &r->st;
@@ -318,13 +340,16 @@ static int size_refused(struct rpmemctl_ctx *ctx, const struct xfer_result *r,
 		d.st.size = local_len;
 		d.pool_size = psize;
 		d.identical = 0;
-		if (ctx->json)
+		if (ctx->json) {
 			report_json(&d, &none);
-		else
-			printf("differs in size: '%s' is %s, the pool %s\n",
-			       x->local, a, b);
+			return XFER_SIZES_DIFFER;
+		}
+		pthread_mutex_lock(&report_lock);
+		printf("differs in size: '%s' is %s, the pool %s\n", x->local,
+		       a, b);
 		cmd_info(ctx, "'%s' and %s differ: the file's size is %s, the pool's size is %s",
 			 x->local, r->target, a, b);
+		pthread_mutex_unlock(&report_lock);
 		return XFER_SIZES_DIFFER;
 	}
 	cmd_err(ctx, "pool %s is %s but '%s' is %s; remove the pool or choose "
@@ -439,8 +464,12 @@ static int dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	if (x->dirty_log) {
 		snprintf(r->log_path, sizeof(r->log_path), "%s", x->dirty_log);
 	} else {
-		snprintf(r->log_path, sizeof(r->log_path), "%s.rpmemlog",
-			 x->local);
+		if (x->log_index)
+			snprintf(r->log_path, sizeof(r->log_path),
+				 "%s.rpmemlog.%u", x->local, x->log_index);
+		else
+			snprintf(r->log_path, sizeof(r->log_path),
+				 "%s.rpmemlog", x->local);
 		if (faccessat(AT_FDCWD, r->log_path, F_OK,
 			      AT_SYMLINK_NOFOLLOW)) {
 			r->log_path[0] = '\0';
@@ -503,6 +532,8 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 		ret = rpmemctl_sync_cfg_set_local_fd(cfg, local_fd);
 	if (!ret && cb->log)
 		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, cb->log);
+	if (!ret && x->hashes)
+		ret = rpmemctl_sync_cfg_set_local_hashes(cfg, x->hashes);
 	if (ret) {
 		rpmemctl_sync_cfg_delete(&cfg);
 		return ret;
@@ -806,8 +837,12 @@ out:
 	return code;
 }
 
-/* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */
-int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
+/*
+ * transfer_one -- a mirror, push, pull or verify to x->target; shared:
+ * the local file, opened by the caller (several targets), else NULL
+ */
+static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+			const struct cmd_local *shared)
 {
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_pool *pool = NULL;
@@ -833,7 +868,9 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	r.t = &t;
 
 	/* a missing local file is found before any connection */
-	if (!pull) {
+	if (shared) {
+		local = *shared;
+	} else if (!pull) {
 		code = cmd_local_open(ctx, x->local, 0, 0, &local);
 		if (code)
 			return code;
@@ -980,7 +1017,8 @@ report:
 				rpmemctl_session_errmsg(sess));
 	}
 	rpmemctl_session_close(&sess);
-	cmd_local_close(&local, 0);
+	if (!shared)
+		cmd_local_close(&local, 0);
 	rpmemctl_dirtylog_close(&cb.log);
 	free(cb.ranges.v);
 	return code;
@@ -991,8 +1029,112 @@ err_session:
 	rpmemctl_session_close(&sess);
 err_local:
 	/* a file created for a pull that failed is not left half-written */
-	cmd_local_close(&local, 1);
+	if (!shared)
+		cmd_local_close(&local, 1);
 	rpmemctl_dirtylog_close(&cb.log);
 	free(cb.ranges.v);
 	return code;
+}
+
+/* one target of several, run in a thread of its own */
+struct xfer_job {
+	pthread_t tid;
+	struct rpmemctl_ctx *ctx;
+	struct cmd_xfer x; /* x.target: this one's */
+	const struct cmd_local *local;
+	int started; /* in a thread of its own: to be joined */
+	int code;
+};
+
+/* job_run -- the thread: one target's transfer */
+static void *job_run(void *arg)
+{
+	struct xfer_job *j = arg;
+	j->code = transfer_one(j->ctx, &j->x, j->local);
+	return NULL;
+}
+
+/*
+ * transfer_all -- x->ntargets transfers in parallel, one thread each,
+ * from the local file opened once; the highest exit code
+ */
+static int transfer_all(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
+{
+	struct cmd_local local = { .fd = -1 };
+	struct rpmemctl_ctx tctx = *ctx;
+	struct rpmemctl_local_hashes *hashes = NULL;
+	struct cmd_target t;
+	unsigned i, n = x->ntargets;
+	int code = 0;
+
+	/* every target is valid before anything moves */
+	for (i = 0; i < n; i++)
+		if ((code = cmd_parse_target(ctx, x->targets[i],
+					     RPMEMCTL_TARGET_NEED_POOL, &t)))
+			return code;
+	code = cmd_local_open(ctx, x->local, 0, 0, &local);
+	if (code)
+		return code;
+	struct xfer_job *jobs = calloc(n, sizeof(*jobs));
+	/* the local file hashed once for all (no sharing if it fails) */
+	if (rpmemctl_local_hashes_new(&hashes))
+		hashes = NULL;
+	if (!jobs) {
+		rpmemctl_local_hashes_delete(&hashes);
+		cmd_local_close(&local, 0);
+		cmd_err(ctx, "out of memory");
+		return CMD_EXIT_INTERNAL;
+	}
+	tctx.no_progress = 1;
+	for (i = 0; i < n; i++) {
+		jobs[i] = (struct xfer_job){ .ctx = &tctx, .x = *x,
+					     .local = &local };
+		jobs[i].x.target = x->targets[i];
+		jobs[i].x.log_index = i;
+		jobs[i].x.hashes = hashes;
+		jobs[i].started = !pthread_create(&jobs[i].tid, NULL, job_run,
+						  &jobs[i]);
+		if (!jobs[i].started)
+			job_run(&jobs[i]); /* no thread: in this one */
+	}
+	code = 0;
+	for (i = 0; i < n; i++) {
+		if (jobs[i].started)
+			pthread_join(jobs[i].tid, NULL);
+		code = jobs[i].code > code ? jobs[i].code : code;
+	}
+	cmd_dbg(ctx, "the local file was hashed %u time(s) for %u targets",
+		rpmemctl_local_hashes_computed(hashes), n);
+	free(jobs);
+	rpmemctl_local_hashes_delete(&hashes);
+	cmd_local_close(&local, 0);
+	return code;
+}
+
+/* cmd_transfer -- run a mirror, push, pull or verify; returns an exit code */
+int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
+{
+	if (x->ntargets > 1)
+		return transfer_all(ctx, x);
+	return transfer_one(ctx, x, NULL);
+}
+
+/* cmd_xfer_targets -- LOCAL TARGET... of argv into x */
+int cmd_xfer_targets(struct rpmemctl_ctx *ctx, int argc, char **argv,
+		     struct cmd_xfer *x, const char *why)
+{
+	int code = cmd_check_args(ctx, argc, argv, 2, argc);
+	if (code)
+		return code;
+	x->local = argv[optind];
+	x->target = argv[optind + 1];
+	x->targets = &argv[optind + 1];
+	x->ntargets = (unsigned)(argc - optind - 1);
+	if (x->ntargets > 1 && why)
+		return cmd_usage_error(ctx, "%s takes one target (%u given)",
+				       why, x->ntargets);
+	if (x->ntargets > 64)
+		return cmd_usage_error(ctx, "at most 64 targets (%u given)",
+				       x->ntargets);
+	return 0;
 }

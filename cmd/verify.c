@@ -4,11 +4,12 @@
 #include "cmd.h"
 
 static const char verify_usage[] =
-	"usage: rpmemctl verify [options] LOCAL HOST[:PORT]/REGION/POOL\n"
+	"usage: rpmemctl verify [options] LOCAL HOST[:PORT]/REGION/POOL...\n"
 	"\n"
 	"Compare block hashes of LOCAL and the remote pool; move no data.\n"
 	"Each differing range is printed as \"differs at 0xOFFSET length N\".\n"
-	"Exit status 0 if identical, 1 if they differ.\n"
+	"Exit status 0 if identical, 1 if they differ. Several targets are\n"
+	"compared in parallel; the exit status is the highest of theirs.\n"
 	"\n"
 	"  -b, --block-size SIZE  comparison block, power of two, 4K..64M\n"
 	"                         (default 64K)\n"
@@ -58,10 +59,6 @@ int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		}
 	}
-	code = cmd_check_args(ctx, argc, argv, 2, 2);
-	if (code)
-		return code;
-	x.local = argv[optind];
-	x.target = argv[optind + 1];
-	return cmd_transfer(ctx, &x);
+	code = cmd_xfer_targets(ctx, argc, argv, &x, NULL);
+	return code ? code : cmd_transfer(ctx, &x);
 }

@@ -556,6 +556,22 @@ int rpmemctl_sync_cfg_set_range(struct rpmemctl_sync_cfg *cfg,
  * with -ESTALE, and a push or mirror then leaves the pool syncing
  */
 int rpmemctl_sync_cfg_set_local_fd(struct rpmemctl_sync_cfg *cfg, int fd);
+/*
+ * Local hashes shared by syncs of one local file to several targets
+ * (LIBRPMEMCTL_3): the first sync given h (and the local file, with
+ * rpmemctl_sync_cfg_set_local_fd) hashes the file and keeps the result
+ * in h; the others, in parallel or later, copy it instead of reading and
+ * hashing the file again, as long as the file is as it was (device,
+ * inode, size, mtime, ctime when each sync began) and the block size and
+ * hash kind are the same. h is thread-safe and must outlive the syncs.
+ */
+struct rpmemctl_local_hashes;
+int rpmemctl_local_hashes_new(struct rpmemctl_local_hashes **out);
+void rpmemctl_local_hashes_delete(struct rpmemctl_local_hashes **h);
+/* rpmemctl_local_hashes_computed -- how many times h's file was hashed */
+unsigned rpmemctl_local_hashes_computed(const struct rpmemctl_local_hashes *h);
+int rpmemctl_sync_cfg_set_local_hashes(struct rpmemctl_sync_cfg *cfg,
+				       struct rpmemctl_local_hashes *h);
 
 /*
  * rpmemctl_sync_cfg_set_bwlimit -- send pool data (push, mirror) at most
@@ -788,6 +804,28 @@ int rpmemctl_replica_open_err(const char *path, const char *target,
 			      enum rpmemctl_transport transport,
 			      struct rpmemctl_replica **out, char *errbuf,
 			      size_t errlen);
+/*
+ * rpmemctl_replica_open_targets -- (LIBRPMEMCTL_3) rpmemctl_replica_open
+ * over n targets (1 to 16): a persist returns once the local file and k
+ * of them (k = 0: all) hold the range. A target that fails is left
+ * behind (its dirty log PATH.rpmemlog.i, i > 0, keeps what it misses;
+ * target 0's is PATH.rpmemlog) and retried every 5 s by the persist
+ * then made, which resyncs only its logged extents; fewer than k: the
+ * persist fails, and every later one. Close retries every target left
+ * behind once more before it stops.
+ */
+int rpmemctl_replica_open_targets(const char *path,
+				  const char *const *targets, unsigned n,
+				  unsigned k, enum rpmemctl_transport transport,
+				  struct rpmemctl_replica **out);
+/*
+ * rpmemctl_replica_get_links -- (LIBRPMEMCTL_3) the replica's set of
+ * links, one per target in the order given, for its getters: each
+ * target's state (rpmemctl_links_get, rpmemctl_link_get_state) and lag
+ * (rpmemctl_links_get_lag); owned by the replica, not to be driven
+ */
+const struct rpmemctl_links *
+rpmemctl_replica_get_links(const struct rpmemctl_replica *r);
 /* why the last replica call failed ("" if it succeeded); never NULL */
 const char *rpmemctl_replica_errmsg(const struct rpmemctl_replica *r);
 void *rpmemctl_replica_addr(const struct rpmemctl_replica *r);
@@ -1065,6 +1103,62 @@ int rpmemctl_session_cfg_set_log(struct rpmemctl_session_cfg *cfg,
  */
 int rpmemctl_link_set_log(struct rpmemctl_link *link, rpmemctl_log_fn fn,
 			  void *arg, int prio);
+
+/*
+ * --- sets of links: several targets (LIBRPMEMCTL_3) ----------------------
+ *
+ * A set drives n links (at most 16) that replicate the same data, each
+ * to its own target with its own dirty log (give each link a log of its
+ * own and the degrade policy: a link that fails goes DEGRADED and its
+ * retry resyncs only its logged extents). A write goes to every link; a
+ * drain sends a FLUSH to every target first, then reads the replies as
+ * they come and returns once k links hold every write so far persistent
+ * (k = 0 or >= n: all), without waiting for the others, whose replies
+ * are read by their next drain. Fewer than k holding: under the set's
+ * fail-stop policy the call fails and so does every later one but
+ * delete; under degrade it returns 0 while the links retry. Calls return
+ * 0 or -errno; rpmemctl_links_errmsg names the targets that do not hold
+ * and why. Use a set's links only through the set once it drains.
+ */
+struct rpmemctl_links;
+/* rpmemctl_links_new -- an empty set; a drain returns when k links hold */
+int rpmemctl_links_new(unsigned k, enum rpmemctl_link_policy policy,
+		       struct rpmemctl_links **out);
+/* rpmemctl_links_delete -- delete every link, then the set; NULL is ok */
+void rpmemctl_links_delete(struct rpmemctl_links **set);
+/* rpmemctl_links_add -- the set owns link from now on (-EINVAL: full) */
+int rpmemctl_links_add(struct rpmemctl_links *set, struct rpmemctl_link *link);
+unsigned rpmemctl_links_count(const struct rpmemctl_links *set);
+/* rpmemctl_links_quorum -- the k in effect (n if 0 or more than n) */
+unsigned rpmemctl_links_quorum(const struct rpmemctl_links *set);
+/* rpmemctl_links_holding -- links SYNCED or LIVE now */
+unsigned rpmemctl_links_holding(const struct rpmemctl_links *set);
+/* rpmemctl_links_get -- the link i (in the order added), NULL past the end */
+struct rpmemctl_link *rpmemctl_links_get(const struct rpmemctl_links *set,
+					 unsigned i);
+/* rpmemctl_links_push -- push every link; k must end SYNCED */
+int rpmemctl_links_push(struct rpmemctl_links *set);
+/* rpmemctl_links_mark -- mark every link's dirty log */
+int rpmemctl_links_mark(struct rpmemctl_links *set, uint64_t offset,
+			uint64_t len);
+/* rpmemctl_links_write -- rpmemctl_link_write on every link */
+int rpmemctl_links_write(struct rpmemctl_links *set, uint64_t offset,
+			 uint64_t len);
+/* rpmemctl_links_barrier -- rpmemctl_link_barrier on every link */
+int rpmemctl_links_barrier(struct rpmemctl_links *set);
+/* rpmemctl_links_drain -- k links hold every write so far persistent */
+int rpmemctl_links_drain(struct rpmemctl_links *set);
+/* rpmemctl_links_stop -- rpmemctl_link_stop on every link */
+int rpmemctl_links_stop(struct rpmemctl_links *set);
+/*
+ * rpmemctl_links_get_lag -- link i's lag: the bytes written to the set
+ * since it was last left behind (not SYNCED or LIVE) and for how long
+ * (ns); both 0 while it holds. 0 or -EINVAL (no such link).
+ */
+int rpmemctl_links_get_lag(const struct rpmemctl_links *set, unsigned i,
+			   uint64_t *bytes, uint64_t *ns);
+/* why the last call on the set failed ("" if it succeeded); never NULL */
+const char *rpmemctl_links_errmsg(const struct rpmemctl_links *set);
 
 #ifdef __cplusplus
 }

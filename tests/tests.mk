@@ -141,5 +141,11 @@ $(B)/tests/sessclient: tests/bench/sessclient.c $(B)/librpmemctl.so
 	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -lxxhash \
 		-Wl,-rpath,'$$ORIGIN/..'
 
+# persist latency of a replica over n targets (tests/bench/targets.sh)
+$(B)/tests/replica_lat: tests/bench/replica_lat.c $(B)/librpmemctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl \
+		-Wl,-rpath,'$$ORIGIN/..'
+
 bench: all $(B)/tests/hashbench $(B)/tests/pingpong $(B)/tests/sessclient
 	tests/bench/run.sh

@@ -327,6 +327,8 @@ struct rpmemctl_sync_cfg {
 	 * the log as usual
 	 */
 	int compare_all;
+	/* the local copy's hashes, shared with other syncs; NULL: none */
+	struct rpmemctl_local_hashes *local_hashes;
 };
 
 /* the least bwlimit a sync takes, bytes per second */
@@ -430,5 +432,36 @@ int client_hash_pipeline(struct rpmemctl_pool *p, unsigned window,
  */
 int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
 			 uint64_t pool_size, struct rpmem_xport **out);
+
+/* --- link.c: what a set of links (links.c) drives ------------------------ */
+
+/*
+ * client_link_flush_send -- a set's drain, first half: a FLUSH sent for
+ * every pending range, its OK owed (a DEGRADED link retries if due, a
+ * data plane other than TCP drains in full); 0 or the link's failure
+ */
+int client_link_flush_send(struct rpmemctl_link *l);
+/* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
+int client_link_flush_recv(struct rpmemctl_link *l);
+/* client_link_owed -- FLUSH replies owed */
+unsigned client_link_owed(const struct rpmemctl_link *l);
+/* client_link_conn -- the connection owed replies come on; NULL if none */
+struct rpmem_conn *client_link_conn(struct rpmemctl_link *l);
+/* client_link_name -- "host:port/region/pool" of the link's target */
+const char *client_link_name(const struct rpmemctl_link *l);
+
+/* --- local_hashes.c ------------------------------------------------------ */
+
+struct stat;
+/*
+ * client_local_hashes_get -- lh (and fl, npieces 4 KiB hashes, if not
+ * NULL) of the file st describes, len bytes in blocks of bs: from h if it
+ * holds them, else computed by hash(arg) into lh and fl and kept; 0 or
+ * hash's error
+ */
+int client_local_hashes_get(struct rpmemctl_local_hashes *h,
+			    const struct stat *st, uint64_t len, uint32_t bs,
+			    int tree, uint64_t *lh, uint64_t *fl,
+			    uint64_t npieces, int (*hash)(void *), void *arg);
 
 #endif

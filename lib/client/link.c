@@ -33,6 +33,7 @@
  */
 #define LINK_PENDING_MAX 8	     /* written, unflushed ranges */
 #define LINK_MERGE_GAP (64u << 10) /* pending ranges this close merge */
+#define LINK_OWED_MAX 32	     /* FLUSHes sent, replies not yet read */
 
 struct link_range {
 	uint64_t off;
@@ -64,8 +65,16 @@ struct rpmemctl_link {
 	unsigned npending;
 	struct link_range pending[LINK_PENDING_MAX];
 	int unacked; /* barriers sent since the last FLUSH's reply */
+	/*
+	 * a set's drain (links.c): FLUSHes sent whose OK is not read yet,
+	 * their request ids in order (a ring from owed_head)
+	 */
+	unsigned nowed;
+	unsigned owed_head;
+	uint32_t owed[LINK_OWED_MAX];
 	char source[RPMEM_STR_MAX + 1];
 	char live[RPMEM_STR_MAX + 1];
+	char name[RPMEM_STR_MAX + 1]; /* host:port/region/pool */
 	char errmsg[CLIENT_ERRMSG_MAX];
 };
 
@@ -98,6 +107,7 @@ static void disconnect(struct rpmemctl_link *l)
 	rpmemctl_session_close(&l->sess);
 	l->npending = 0;
 	l->unacked = 0;
+	l->nowed = 0;
 }
 
 /*
@@ -123,6 +133,36 @@ static int pool_failed(struct rpmemctl_link *l, int err, const char *what)
 {
 	lerr(l, err, "%s%s", what, rpmemctl_pool_errmsg(l->pool));
 	return failed(l, err);
+}
+
+/* owed_recv -- read the OK of the oldest FLUSH sent without waiting */
+static int owed_recv(struct rpmemctl_link *l)
+{
+	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
+	size_t len = 0;
+	int ret = client_pool_usable(l->pool);
+	if (!ret)
+		ret = client_recv(s, l->owed[l->owed_head], RPMEM_MSG_OK,
+				  &len);
+	if (!ret && len)
+		ret = client_bad_reply(s, RPMEM_MSG_OK);
+	if (ret) {
+		lerr(l, ret, "flush: %s", s ? rpmemctl_session_errmsg(s) :
+		     rpmemctl_strerror(ret));
+		return failed(l, ret);
+	}
+	l->owed_head = (l->owed_head + 1) % LINK_OWED_MAX;
+	l->nowed--;
+	return 0;
+}
+
+/* settle -- read every owed FLUSH reply: the session is free for a call */
+static int settle(struct rpmemctl_link *l)
+{
+	int ret = 0;
+	while (l->nowed && !ret)
+		ret = owed_recv(l);
+	return ret;
 }
 
 /* open_default -- the credentials rpmemctl would use, pool read-write */
@@ -203,6 +243,8 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 	int ret = 0;
 	if (!l->pool && (ret = do_connect(l)))
 		return ret;
+	if ((ret = settle(l)))
+		return ret;
 	if (!ucfg) {
 		ret = rpmemctl_sync_cfg_new(&cfg);
 		if (!ret && l->source[0])
@@ -246,7 +288,10 @@ static int retry_due(struct rpmemctl_link *l)
 /* go_live -- the first write after a push marks the pool syncing (live) */
 static int go_live(struct rpmemctl_link *l)
 {
-	int ret = rpmemctl_pool_set_state(l->pool, RPMEMCTL_POOL_SYNCING,
+	int ret = settle(l);
+	if (ret)
+		return ret;
+	ret = rpmemctl_pool_set_state(l->pool, RPMEMCTL_POOL_SYNCING,
 					  l->live[0] ? l->live : l->source);
 	if (ret)
 		return pool_failed(l, ret, "");
@@ -301,6 +346,10 @@ RPMEM_EXPORT int rpmemctl_link_new(const char *target,
 	}
 	l->transport = transport;
 	l->retry_ms = -1;
+	if (target)
+		snprintf(l->name, sizeof(l->name), "%s%s%s/%s/%s", l->t.host,
+			 l->t.port[0] ? ":" : "", l->t.port, l->t.region,
+			 l->t.pool);
 	*out = l;
 	return 0;
 }
@@ -505,7 +554,9 @@ RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
  */
 static int flush_pending(struct rpmemctl_link *l)
 {
-	int ret = 0;
+	int ret = settle(l);
+	if (ret)
+		return ret;
 	if (!l->npending && l->unacked)
 		ret = rpmemctl_pool_flush(l->pool, 0, 0);
 	for (unsigned i = 0; i < l->npending && !ret; i++) {
@@ -582,6 +633,81 @@ RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
 			set_state(l, RPMEMCTL_LINK_DOWN);
 	}
 	return api_end(l, ret);
+}
+
+/* send_flush -- a FLUSH of [off, off + len); its OK is owed, not read */
+static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
+{
+	struct rpmemctl_session *s = l->pool->sess;
+	struct rpmem_msg_flush f = { .handle = l->pool->handle,
+				     .offset = off, .len = len };
+	uint8_t req[32];
+	uint32_t id = 0;
+	int ret = rpmem_flush_encode(req, sizeof(req), &f);
+	if (ret >= 0)
+		ret = client_send(s, RPMEM_MSG_FLUSH, req, (size_t)ret, NULL,
+				  0, &id);
+	if (ret) {
+		lerr(l, ret, "flush: %s", rpmemctl_session_errmsg(s));
+		return failed(l, ret);
+	}
+	l->owed[(l->owed_head + l->nowed++) % LINK_OWED_MAX] = id;
+	return 0;
+}
+
+/*
+ * client_link_flush_send -- a set's drain, first half: a FLUSH for every
+ * pending range sent, their replies owed (read by client_link_flush_recv
+ * or by the link's next call that awaits a reply). A DEGRADED link
+ * retries if due; a data plane other than TCP drains in full here.
+ */
+int client_link_flush_send(struct rpmemctl_link *l)
+{
+	int ret = usable(l);
+	if (ret || l->state == RPMEMCTL_LINK_DEGRADED)
+		return ret ? ret : retry_due(l);
+	if (!l->pool)
+		return 0;
+	if (l->pool->xport->type != RPMEM_XPORT_TCP || l->pool->xport_broken)
+		return flush_pending(l);
+	unsigned n = l->npending ? l->npending : (unsigned)l->unacked;
+	if (l->nowed + n > LINK_OWED_MAX && (ret = settle(l)))
+		return ret;
+	if (!l->npending && l->unacked)
+		ret = send_flush(l, 0, 0);
+	for (unsigned i = 0; i < l->npending && !ret; i++)
+		ret = send_flush(l, l->pending[i].off,
+				 l->pending[i].end - l->pending[i].off);
+	if (ret)
+		return ret;
+	l->npending = 0;
+	l->unacked = 0;
+	return 0;
+}
+
+/* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
+int client_link_flush_recv(struct rpmemctl_link *l)
+{
+	return l->nowed ? owed_recv(l) : 0;
+}
+
+/* client_link_owed -- FLUSH replies owed */
+unsigned client_link_owed(const struct rpmemctl_link *l)
+{
+	return l->nowed;
+}
+
+/* client_link_name -- "host:port/region/pool" of the link's target */
+const char *client_link_name(const struct rpmemctl_link *l)
+{
+	return l->name[0] ? l->name : "(a link without a target)";
+}
+
+/* client_link_conn -- the connection owed replies come on; NULL if none */
+struct rpmem_conn *client_link_conn(struct rpmemctl_link *l)
+{
+	return l->nowed && l->pool && l->pool->sess ? &l->pool->sess->conn :
+						     NULL;
 }
 
 RPMEM_EXPORT enum rpmemctl_link_state

@@ -14,9 +14,11 @@
 
 /*
  * A replica owns everything it opens: the file descriptor, the libpmem2
- * config, source and mapping, the dirty log and the link (link.c) that
- * keeps the remote pool up to date with the mapping under the fail-stop
- * policy. All of it is released by rpmemctl_replica_close. The message of
+ * config, source and mapping, a dirty log per target and the set of
+ * links (links.c, one per target) that keeps the remote pools up to date
+ * with the mapping: one target under the fail-stop policy; n targets
+ * (rpmemctl_replica_open_targets) each under the degrade policy,
+ * retried every REPLICA_RETRY_MS, the set fail-stop below k. All of it is released by rpmemctl_replica_close. The message of
  * a failed call is kept in the replica (rpmemctl_replica_errmsg) and, for
  * the call just made, in the calling thread (rpmemctl_strerror, and the
  * errbuf of rpmemctl_replica_open_err when there is no replica yet).
@@ -28,13 +30,19 @@
  * equal unless the mapping was written without a persist) and leaves it
  * consistent (generation + 1).
  *
- * The dirty log PATH.rpmemlog records the extents every persist covers,
+ * The dirty log PATH.rpmemlog (target i > 0: PATH.rpmemlog.i; each is
+ * bound to its pool's uuid and generation, so targets given in another
+ * order cost a full compare, never a wrong sync) records the extents
+ * every persist covers,
  * before their local persist: after a persist that reached only the
  * local file (the target gone, or a crash in between), the next open (or
  * `rpmemctl sync`) sends only those extents. A push that leaves the two
  * copies equal clears it. Its clean mark stays set: a mark is persistent
  * before its persist, so a crash keeps it true.
  */
+#define REPLICA_TARGETS_MAX 16
+#define REPLICA_RETRY_MS 5000 /* n targets: a degraded one's reconnects */
+
 struct rpmemctl_replica {
 	int fd;
 	struct pmem2_config *cfg;
@@ -43,8 +51,9 @@ struct rpmemctl_replica {
 	pmem2_persist_fn persist;
 	uint8_t *addr;
 	size_t size;
-	struct rpmemctl_link *link;
-	struct rpmemctl_dirtylog *log; /* PATH.rpmemlog */
+	struct rpmemctl_links *set;
+	unsigned n;			     /* targets */
+	struct rpmemctl_dirtylog *log[REPLICA_TARGETS_MAX]; /* one each */
 	char name[2 * RPMEM_NAME_MAX + 2]; /* "region/pool" for messages */
 	char errmsg[CLIENT_ERRMSG_MAX];	   /* why the last call failed */
 };
@@ -106,8 +115,9 @@ err_pmem2:
 /* release -- everything the replica holds, in reverse order of opening */
 static void release(struct rpmemctl_replica *r)
 {
-	rpmemctl_link_delete(&r->link);
-	rpmemctl_dirtylog_close(&r->log);
+	rpmemctl_links_delete(&r->set);
+	for (unsigned i = 0; i < r->n; i++)
+		rpmemctl_dirtylog_close(&r->log[i]);
 	if (r->map)
 		pmem2_map_delete(&r->map);
 	if (r->src)
@@ -119,9 +129,57 @@ static void release(struct rpmemctl_replica *r)
 	free(r);
 }
 
-/* start -- the link to target over transport, its first push */
-static int start(struct rpmemctl_replica *r, const char *target,
-		 enum rpmemctl_transport transport, const char *path)
+/*
+ * add_link -- a link to target with the last log opened, into the set;
+ * degrade: one of several targets (the set is fail-stop below k)
+ */
+static int add_link(struct rpmemctl_replica *r, const char *target,
+		    enum rpmemctl_transport transport, const char *source,
+		    const char *live, int degrade)
+{
+	struct rpmemctl_link *l = NULL;
+	int ret = rpmemctl_link_new(target, transport, &l);
+	if (!ret)
+		ret = rpmemctl_link_set_data(l, r->addr, r->size);
+	if (!ret)
+		ret = rpmemctl_link_set_dirty_log(l, r->log[r->n - 1]);
+	if (!ret)
+		ret = rpmemctl_link_set_source(l, source, live);
+	if (!ret && degrade)
+		ret = rpmemctl_link_set_policy(l, RPMEMCTL_LINK_DEGRADE,
+					       REPLICA_RETRY_MS);
+	if (!ret)
+		ret = rpmemctl_links_add(r->set, l);
+	if (ret) {
+		rpmemctl_link_delete(&l);
+		return rerr(r, ret, "%s", rpmemctl_strerror(ret));
+	}
+	return 0;
+}
+
+/* open_log -- PATH.rpmemlog for target 0, PATH.rpmemlog.i for target i */
+static int open_log(struct rpmemctl_replica *r, const char *path)
+{
+	char lpath[RPMEM_STR_MAX + 32];
+	unsigned i = r->n;
+	if (i)
+		snprintf(lpath, sizeof(lpath), "%s.rpmemlog.%u", path, i);
+	else
+		snprintf(lpath, sizeof(lpath), "%s.rpmemlog", path);
+	/* one it may not trust or use is replaced: a full sync */
+	int ret = rpmemctl_dirtylog_open_pool(lpath, r->fd, r->size, 0,
+					      RPMEMCTL_DIRTYLOG_REPLACE,
+					      &r->log[i]);
+	if (ret)
+		return rerr(r, ret, "%s", rpmemctl_strerror(ret));
+	r->n++;
+	return 0;
+}
+
+/* start -- a link to each target over transport, k of them pushed */
+static int start(struct rpmemctl_replica *r, const char *const *targets,
+		 unsigned n, enum rpmemctl_transport transport,
+		 const char *path)
 {
 	char source[RPMEM_STR_MAX + 1], live[RPMEM_STR_MAX + 1];
 	char host[64] = "";
@@ -130,63 +188,77 @@ static int start(struct rpmemctl_replica *r, const char *target,
 	/* live, as the preload library's: the target keeps no undo */
 	snprintf(live, sizeof(live), "%.*s (live)",
 		 (int)sizeof(live) - 8, source);
-	int ret = rpmemctl_link_new(target, transport, &r->link);
-	if (!ret)
-		ret = rpmemctl_link_set_data(r->link, r->addr, r->size);
-	if (!ret)
-		ret = rpmemctl_link_set_dirty_log(r->link, r->log);
-	if (!ret)
-		ret = rpmemctl_link_set_source(r->link, source, live);
+	int ret = 0;
+	for (unsigned i = 0; i < n && !ret; i++) {
+		ret = open_log(r, path);
+		if (!ret)
+			ret = add_link(r, targets[i], transport, source, live,
+				       n > 1);
+	}
 	if (ret)
-		return rerr(r, ret, "%s", rpmemctl_strerror(ret));
-	ret = rpmemctl_link_push(r->link, NULL, NULL);
+		return ret;
+	ret = rpmemctl_links_push(r->set);
 	if (ret)
 		return rerr(r, ret, "initial sync of replica %s failed: %s",
-			    r->name, rpmemctl_link_errmsg(r->link));
+			    r->name, rpmemctl_links_errmsg(r->set));
+	return 0;
+}
+
+/* check_targets -- every target names a pool; the first's names r */
+static int check_targets(const char *const *targets, unsigned n,
+			 unsigned k, char *name, size_t len)
+{
+	struct rpmem_target t;
+	char err[256];
+	if (n == 0 || n > REPLICA_TARGETS_MAX || k > n) {
+		client_set_last(-EINVAL, "a replica takes 1 to %d targets "
+				"and k <= n (%u of %u given)",
+				REPLICA_TARGETS_MAX, k, n);
+		return -EINVAL;
+	}
+	for (unsigned i = n; i-- > 0;) {
+		if (!targets[i] ||
+		    rpmem_parse_target(targets[i], RPMEM_TARGET_NEED_POOL, &t,
+				       err, sizeof(err))) {
+			client_set_last(-EINVAL, "target %u: %s", i + 1,
+					targets[i] ? err : "missing");
+			return -EINVAL;
+		}
+	}
+	snprintf(name, len, "%s/%s", t.region, t.pool);
 	return 0;
 }
 
 /*
- * replica_open -- map path, open (or create) the remote pool at target
- * and bring it up to date with one push
+ * replica_open -- map path, open (or create) the remote pool at every
+ * target and bring k of them up to date with one push each
  */
-static int replica_open(const char *path, const char *target,
+static int replica_open(const char *path, const char *const *targets,
+			unsigned n, unsigned k,
 			enum rpmemctl_transport transport,
 			struct rpmemctl_replica **out)
 {
-	if (!path || !target || !out) {
+	if (!path || !targets || !out) {
 		client_set_last(-EINVAL, "invalid argument");
 		return -EINVAL;
 	}
-	struct rpmem_target t;
-	char err[256];
-	if (rpmem_parse_target(target, RPMEM_TARGET_NEED_POOL, &t, err,
-			       sizeof(err))) {
-		client_set_last(-EINVAL, "%s", err);
-		return -EINVAL;
-	}
 	char msg[CLIENT_ERRMSG_MAX];
+	char name[2 * RPMEM_NAME_MAX + 2];
+	int ret = check_targets(targets, n, k, name, sizeof(name));
+	if (ret)
+		return ret;
 	struct rpmemctl_replica *r = calloc(1, sizeof(*r));
 	if (!r) {
 		client_set_last(-ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
 	r->fd = -1;
-	snprintf(r->name, sizeof(r->name), "%s/%s", t.region, t.pool);
-
-	int ret = map_local(r, path);
-	if (ret)
-		goto err_release;
-	char lpath[RPMEM_STR_MAX + 16];
-	snprintf(lpath, sizeof(lpath), "%s.rpmemlog", path);
-	/* one it may not trust or use is replaced: a full sync */
-	ret = rpmemctl_dirtylog_open_pool(lpath, r->fd, r->size, 0,
-					  RPMEMCTL_DIRTYLOG_REPLACE, &r->log);
-	if (ret) {
-		rerr(r, ret, "%s", rpmemctl_strerror(ret));
-		goto err_release;
-	}
-	ret = start(r, target, transport, path);
+	rpmem_strlcpy(r->name, name, sizeof(r->name));
+	ret = map_local(r, path);
+	if (!ret)
+		ret = rpmemctl_links_new(k, RPMEMCTL_LINK_FAIL_STOP, &r->set);
+	if (!ret)
+		ret = start(r, targets, n, transport, path);
 	if (ret)
 		goto err_release;
 	*out = r;
@@ -194,7 +266,8 @@ static int replica_open(const char *path, const char *target,
 
 err_release:
 	/* release() makes library calls of its own: keep the reason first */
-	rpmem_strlcpy(msg, r->errmsg, sizeof(msg));
+	rpmem_strlcpy(msg, r->errmsg[0] ? r->errmsg : rpmemctl_strerror(ret),
+		      sizeof(msg));
 	release(r);
 	client_set_last(ret, "%s", msg);
 	return ret;
@@ -206,8 +279,18 @@ RPMEM_EXPORT int rpmemctl_replica_open(const char *path, const char *target,
 				       struct rpmemctl_replica **out)
 {
 	client_api_begin();
-	return client_api_end(replica_open(path, target, transport, out),
-			      "opening a replica");
+	return client_api_end(replica_open(path, &target, 1, 0, transport,
+					   out), "opening a replica");
+}
+
+/* rpmemctl_replica_open_targets -- a replica over n targets, k of n */
+RPMEM_EXPORT int rpmemctl_replica_open_targets(
+	const char *path, const char *const *targets, unsigned n, unsigned k,
+	enum rpmemctl_transport transport, struct rpmemctl_replica **out)
+{
+	client_api_begin();
+	return client_api_end(replica_open(path, targets, n, k, transport,
+					   out), "opening a replica");
 }
 
 /* rpmemctl_replica_open_err -- the same, the reason of a failure in errbuf */
@@ -220,6 +303,13 @@ RPMEM_EXPORT int rpmemctl_replica_open_err(const char *path,
 	int ret = rpmemctl_replica_open(path, target, transport, out);
 	client_copy_err(ret, errbuf, errlen);
 	return ret;
+}
+
+/* rpmemctl_replica_get_links -- the set, for each target's getters */
+RPMEM_EXPORT const struct rpmemctl_links *
+rpmemctl_replica_get_links(const struct rpmemctl_replica *r)
+{
+	return r ? r->set : NULL;
 }
 
 /* rpmemctl_replica_errmsg -- why the last call on the replica failed */
@@ -264,16 +354,16 @@ RPMEM_EXPORT int rpmemctl_replica_persist(struct rpmemctl_replica *r,
 		return 0;
 	/* marked before the data can be persistent locally */
 	uint64_t off = (uint64_t)(p - r->addr);
-	int ret = rpmemctl_link_mark(r->link, off, len);
+	int ret = rpmemctl_links_mark(r->set, off, len);
 	if (!ret) {
 		r->persist(addr, len);
-		ret = rpmemctl_link_write(r->link, off, len);
+		ret = rpmemctl_links_write(r->set, off, len);
 	}
 	if (!ret)
-		ret = rpmemctl_link_drain(r->link);
+		ret = rpmemctl_links_drain(r->set);
 	if (ret) {
 		rerr(r, ret, "replica %s: %s", r->name,
-		     rpmemctl_link_errmsg(r->link));
+		     rpmemctl_links_errmsg(r->set));
 		client_set_last(ret, "%s", r->errmsg);
 	}
 	return ret;
@@ -289,10 +379,10 @@ RPMEM_EXPORT int rpmemctl_replica_close(struct rpmemctl_replica **rp)
 	if (!rp || !*rp)
 		return 0;
 	struct rpmemctl_replica *r = *rp;
-	int ret = rpmemctl_link_stop(r->link);
+	int ret = rpmemctl_links_stop(r->set);
 	if (ret)
 		rerr(r, ret, "closing replica %s: %s", r->name,
-		     rpmemctl_link_errmsg(r->link));
+		     rpmemctl_links_errmsg(r->set));
 	/* release() makes library calls of its own: keep the reason first */
 	char msg[CLIENT_ERRMSG_MAX];
 	rpmem_strlcpy(msg, r->errmsg, sizeof(msg));

@@ -168,6 +168,20 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_set_local_fd(struct rpmemctl_sync_cfg *cfg,
 	return 0;
 }
 
+/* rpmemctl_sync_cfg_set_local_hashes -- share the local copy's hashes */
+RPMEM_EXPORT int
+rpmemctl_sync_cfg_set_local_hashes(struct rpmemctl_sync_cfg *cfg,
+				   struct rpmemctl_local_hashes *h)
+{
+	client_api_begin();
+	if (!cfg) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	cfg->local_hashes = h;
+	return 0;
+}
+
 /* rpmemctl_sync_cfg_set_dirty_log -- a push consults and clears log */
 RPMEM_EXPORT int
 rpmemctl_sync_cfg_set_dirty_log(struct rpmemctl_sync_cfg *cfg,

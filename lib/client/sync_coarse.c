@@ -77,6 +77,10 @@ struct local_job {
 	int tree;      /* tree hashes */
 	uint64_t *fine; /* tree: the 4 KiB hashes too, or NULL */
 	int err; /* a fault reading buf */
+	/* shared with other syncs of the same file (or NULL) */
+	struct rpmemctl_local_hashes *shared;
+	const struct stat *st; /* the file as the sync began */
+	uint64_t npieces;
 };
 
 /*
@@ -90,7 +94,32 @@ static unsigned hash_threads(void)
 }
 
 /* local_hash -- hash the local buffer in coarse blocks (thread body) */
+static void *local_hash_own(void *arg);
+
+/* local_hash_fn -- local_hash_own as client_local_hashes_get's hash */
+static int local_hash_fn(void *arg)
+{
+	local_hash_own(arg);
+	return ((struct local_job *)arg)->err;
+}
+
+/*
+ * local_hash -- the thread: the local copy's coarse hashes (and pieces),
+ * from the shared ones if another sync of the same file made them
+ */
 static void *local_hash(void *arg)
+{
+	struct local_job *j = arg;
+	if (!j->shared)
+		return local_hash_own(arg);
+	j->err = client_local_hashes_get(j->shared, j->st, j->len, j->bs,
+					 j->tree, j->hashes, j->fine,
+					 j->npieces, local_hash_fn, j);
+	return NULL;
+}
+
+/* local_hash_own -- hash the local copy here */
+static void *local_hash_own(void *arg)
 {
 	struct local_job *j = arg;
 	unsigned nt = hash_threads();
@@ -132,7 +161,9 @@ int sync_compare_coarse(struct sync_ctx *c)
 	 * mapping cost more than the copy into a cache-sized buffer
 	 */
 	struct local_job job = { c->local, c->watch ? c->o->local_fd : -1,
-				 c->size, c->bs, c->lh, c->tree, c->fl, 0 };
+				 c->size, c->bs, c->lh, c->tree, c->fl, 0,
+				 c->watch ? c->o->local_hashes : NULL, &c->st0,
+				 npieces };
 	pthread_t tid;
 	int threaded = pthread_create(&tid, NULL, local_hash, &job) == 0;
 	if (!threaded)

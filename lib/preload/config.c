@@ -45,6 +45,29 @@ cfg_err(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* add_target -- target (spec) of f, parsed; into *t if t is not NULL */
+static int add_target(struct pl_file *f, const char *spec,
+		      struct rpmem_target *t, char *err, size_t errlen)
+{
+	struct rpmem_target tt;
+	char why[256];
+	if (f->ntargets == PL_TARGETS_MAX)
+		return cfg_err(err, errlen, "RPMEM_REPLICATE: '%s' has more "
+			       "than %d targets", f->path, PL_TARGETS_MAX);
+	if (strlen(spec) >= PL_TARGET_LEN)
+		return cfg_err(err, errlen, "RPMEM_REPLICATE: target '%.60s...' "
+			       "too long", spec);
+	if (rpmem_parse_target(spec, RPMEM_TARGET_NEED_POOL, t ? t : &tt, why,
+			       sizeof(why)))
+		return cfg_err(err, errlen, "RPMEM_REPLICATE: '%s': %s", spec,
+			       why);
+	struct pl_target *pt = &f->targets[f->ntargets];
+	pt->f = f;
+	pt->i = f->ntargets++;
+	rpmem_strlcpy(pt->spec, spec, sizeof(pt->spec));
+	return 0;
+}
+
 /* add_file -- one "PATH=TARGET" entry (len bytes of s) */
 static int add_file(struct pl_config *c, const char *s, size_t len,
 		    const char *cwd, const char *host, char *err,
@@ -57,6 +80,10 @@ static int add_file(struct pl_config *c, const char *s, size_t len,
 	entry[len] = '\0';
 	/* targets have no '=': the last one separates */
 	char *eq = strrchr(entry, '=');
+	/* a target alone: one more for the file before */
+	if (!eq && c->nfiles)
+		return add_target(&c->files[c->nfiles - 1], entry, NULL, err,
+				  errlen);
 	if (!eq || eq == entry || !eq[1])
 		return cfg_err(err, errlen,
 			       "RPMEM_REPLICATE: '%s' is not "
@@ -67,11 +94,10 @@ static int add_file(struct pl_config *c, const char *s, size_t len,
 			       "RPMEM_REPLICATE: more than %d files",
 			       PL_FILES_MAX);
 	struct pl_file *f = &c->files[c->nfiles];
-	char why[256];
-	if (rpmem_parse_target(eq + 1, RPMEM_TARGET_NEED_POOL, &f->t, why,
-			       sizeof(why)))
-		return cfg_err(err, errlen, "RPMEM_REPLICATE: '%s': %s",
-			       eq + 1, why);
+	memset(f, 0, sizeof(*f));
+	int ret = add_target(f, eq + 1, &f->t, err, errlen);
+	if (ret)
+		return ret;
 	char path[PATH_MAX + 1];
 	int n = entry[0] == '/' ?
 		snprintf(path, sizeof(path), "%s", entry) :
@@ -166,6 +192,31 @@ int pl_config_parse(struct pl_config *c, const char *spec, const char *policy,
 	return ret ? ret : parse_files(c, spec, cwd ? cwd : "", err, errlen);
 }
 
+/* pl_config_quorum -- RPMEM_REPLICATE_QUORUM into c (see preload.h) */
+int pl_config_quorum(struct pl_config *c, const char *quorum, char *err,
+		     size_t errlen)
+{
+	c->quorum = 0;
+	if (!quorum || !*quorum)
+		return 0;
+	char *end;
+	errno = 0;
+	long v = strtol(quorum, &end, 10);
+	if (errno || *end || v < 1 || v > PL_TARGETS_MAX)
+		return cfg_err(err, errlen, "RPMEM_REPLICATE_QUORUM: '%s' is "
+			       "not a number of targets (1 to %d)", quorum,
+			       PL_TARGETS_MAX);
+	for (unsigned i = 0; i < c->nfiles; i++)
+		if ((unsigned)v > c->files[i].ntargets)
+			return cfg_err(err, errlen, "RPMEM_REPLICATE_QUORUM: "
+				       "%ld is more than the %u target%s of "
+				       "'%s'", v, c->files[i].ntargets,
+				       c->files[i].ntargets == 1 ? "" : "s",
+				       c->files[i].path);
+	c->quorum = (unsigned)v;
+	return 0;
+}
+
 /*
  * pl_config_drain -- RPMEM_REPLICATE_DRAIN (NULL or "": commit) into c;
  * 0 or -EINVAL with the reason in err
@@ -199,6 +250,10 @@ static void init_once(void)
 	if (!ret)
 		ret = pl_config_drain(&pl_cfg, getenv("RPMEM_REPLICATE_DRAIN"),
 				      err, sizeof(err));
+	if (!ret)
+		ret = pl_config_quorum(&pl_cfg,
+				       getenv("RPMEM_REPLICATE_QUORUM"), err,
+				       sizeof(err));
 	pl_cfg.verbose = lvl && (!strcmp(lvl, "info") || !strcmp(lvl, "debug"));
 	pl_cfg.lib_prio = lvl ? rpmemctl_log_parse_priority(lvl) : -1;
 	if (pl_cfg.lib_prio < 0)

@@ -24,34 +24,49 @@
 #define PL_FILES_MAX 16	   /* configured files */
 #define PL_MAPS_MAX 64	   /* tracked mappings of them */
 #define PL_MSG_MAX 512
+#define PL_TARGETS_MAX 8   /* targets of one file */
+#define PL_TARGET_LEN 400  /* "[rpmem://]host[:port]/region/pool" */
 
 enum pl_policy {
 	PL_FAIL_STOP = 0, /* a failed replication stops the process */
 	PL_DEGRADED = 1,  /* it continues unreplicated and resyncs later */
 };
 
-/* a configured local file and its replica */
+struct pl_file;
+
+/* one target of a file: what its link's notify hook is told about */
+struct pl_target {
+	struct pl_file *f;
+	unsigned i;		 /* its index: its log is PATH.rpmemlog[.i] */
+	int behind;		 /* degraded since its last push */
+	char spec[PL_TARGET_LEN]; /* as configured, for messages */
+};
+
+/* a configured local file and its replicas */
 struct pl_file {
 	char path[PATH_MAX];		 /* absolute */
-	char target[PATH_MAX];		 /* as configured, for messages */
-	struct rpmem_target t;
+	char target[PL_TARGET_LEN];	 /* the first, as configured */
+	struct rpmem_target t;		 /* the first */
+	unsigned ntargets;
+	struct pl_target targets[PL_TARGETS_MAX];
 	char source[RPMEM_STR_MAX + 1];	 /* "host:path", for syncs */
 	char live_src[RPMEM_STR_MAX + 1]; /* "host:path (live)" */
 	pthread_mutex_t lock;		 /* the link: one caller at a time */
 	int started;	     /* mapped once: shadow, link or degraded */
-	int behind;	     /* degraded since the last push: a resync due */
 	uint64_t size;	     /* of the file when it was first mapped */
 	dev_t dev;
 	ino_t ino;
 	uint8_t *shadow;     /* our own shared mapping of the whole file */
-	struct rpmemctl_link *link; /* the replication lifecycle */
+	/* a link per target (the replication lifecycle), k of n */
+	struct rpmemctl_links *set;
 	/*
-	 * PATH.rpmemlog: the extents written since the replica was last
-	 * equal; set before the first mapping is tracked, never closed
+	 * PATH.rpmemlog (target i > 0: PATH.rpmemlog.i): the extents
+	 * written since that replica was last equal; set before the first
+	 * mapping is tracked, never closed
 	 */
-	struct rpmemctl_dirtylog *log;
+	struct rpmemctl_dirtylog *log[PL_TARGETS_MAX];
 	atomic_int log_bad;  /* a mark failed: the log is not to be used */
-	int log_new;	     /* this process created the log */
+	int log_new;	     /* this process created the logs */
 	atomic_uint npending; /* 1: written, not yet drained */
 	char errmsg[PL_MSG_MAX];
 };
@@ -69,6 +84,7 @@ struct pl_config {
 	long retry_s; /* degraded: seconds between reconnects; -1 never */
 	enum rpmemctl_transport transport;
 	enum pl_drain_mode drain;
+	unsigned quorum; /* RPMEM_REPLICATE_QUORUM: 0 = every target */
 	int verbose;  /* RPMEM_LOG_LEVEL is info or debug */
 	int lib_prio; /* RPMEM_LOG_LEVEL as LOG_*, -1 unset: pl_log drops */
 };
@@ -98,6 +114,13 @@ int pl_config_parse(struct pl_config *c, const char *spec, const char *policy,
  */
 int pl_config_drain(struct pl_config *c, const char *drain, char *err,
 		    size_t errlen);
+/*
+ * pl_config_quorum -- RPMEM_REPLICATE_QUORUM (NULL or "": every target)
+ * into c, after pl_config_parse: 1 to the number of targets of every
+ * file; 0 or -EINVAL with the reason in err
+ */
+int pl_config_quorum(struct pl_config *c, const char *quorum, char *err,
+		     size_t errlen);
 /* pl_init -- parse the environment once; an invalid one stops the process */
 void pl_init(void);
 

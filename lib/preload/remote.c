@@ -46,26 +46,31 @@ static pthread_rwlock_t sync_lock =
 
 static void log_failed(struct pl_file *f, int err);
 
-/* log_path -- PATH.rpmemlog of f into buf */
-static void log_path(const struct pl_file *f, char *buf, size_t len)
+/* log_path -- PATH.rpmemlog (target i > 0: PATH.rpmemlog.i) into buf */
+static void log_path(const struct pl_file *f, unsigned i, char *buf,
+		     size_t len)
 {
-	snprintf(buf, len, "%s.rpmemlog", f->path);
+	/* path is shorter than PATH_MAX and buf has room for the suffix */
+	if (i)
+		(void)(snprintf(buf, len, "%s.rpmemlog.%u", f->path, i) < 0);
+	else
+		(void)(snprintf(buf, len, "%s.rpmemlog", f->path) < 0);
 }
 
 /*
- * open_log -- open (or create) the dirty log of f (open at fd) and clear
- * its clean mark until the clean exit; without one every push compares
- * the whole file. One that cannot be trusted or used, or has no clean
- * mark (a crash), is replaced (a new one is bound to nothing: the next
- * push compares all).
+ * open_log -- open (or create) the dirty log of f's target i (f open at
+ * fd) and clear its clean mark until the clean exit; without one every
+ * push to it compares the whole file. One that cannot be trusted or
+ * used, or has no clean mark (a crash), is replaced (a new one is bound
+ * to nothing: the next push compares all).
  */
-static void open_log(struct pl_file *f, int fd)
+static void open_log(struct pl_file *f, unsigned i, int fd)
 {
-	char lp[PATH_MAX + 16];
+	char lp[PATH_MAX + 32];
 	struct stat ls, ps;
-	if (f->log)
+	if (f->log[i])
 		return; /* started before in this process: the same file */
-	log_path(f, lp, sizeof(lp));
+	log_path(f, i, lp, sizeof(lp));
 	if (!lstat(lp, &ls) &&
 	    (fstat(fd, &ps) || ls.st_mtim.tv_sec != ps.st_mtim.tv_sec ||
 	     ls.st_mtim.tv_nsec != ps.st_mtim.tv_nsec)) {
@@ -77,16 +82,16 @@ static void open_log(struct pl_file *f, int fd)
 			pl_msg(LOG_WARNING, "cannot remove '%s': %s", lp,
 			       strerror(errno));
 	}
-	f->log_new = lstat(lp, &ls) != 0;
+	f->log_new |= lstat(lp, &ls) != 0;
 	pl_busy++;
 	int ret = rpmemctl_dirtylog_open_pool(lp, fd, f->size, 0,
 					      RPMEMCTL_DIRTYLOG_REPLACE,
-					      &f->log);
+					      &f->log[i]);
 	if (!ret)
-		ret = rpmemctl_dirtylog_set_clean(f->log, 0);
+		ret = rpmemctl_dirtylog_set_clean(f->log[i], 0);
 	const char *why = rpmemctl_strerror(ret);
 	pl_busy--;
-	if (ret && f->log)
+	if (ret && f->log[i])
 		log_failed(f, ret);
 	else if (ret)
 		pl_msg(LOG_WARNING, "no dirty log for '%s': %s; every sync "
@@ -94,21 +99,25 @@ static void open_log(struct pl_file *f, int fd)
 }
 
 /*
- * drop_new_log -- a start that failed for good leaves no log it created
- * (one that was there holds marks of earlier runs: it stays)
+ * drop_new_logs -- a start that failed for good leaves no logs it
+ * created (ones that were there hold marks of earlier runs: they stay)
  */
-static void drop_new_log(struct pl_file *f)
+static void drop_new_logs(struct pl_file *f)
 {
-	char lp[PATH_MAX + 16];
-	if (!f->log || !f->log_new)
+	char lp[PATH_MAX + 32];
+	if (!f->log_new)
 		return;
-	pl_busy++;
-	rpmemctl_dirtylog_close(&f->log);
-	pl_busy--;
-	log_path(f, lp, sizeof(lp));
-	if (unlink(lp) && errno != ENOENT)
-		pl_msg(LOG_WARNING, "cannot remove '%s': %s", lp,
-		       strerror(errno));
+	for (unsigned i = 0; i < f->ntargets; i++) {
+		if (!f->log[i])
+			continue;
+		pl_busy++;
+		rpmemctl_dirtylog_close(&f->log[i]);
+		pl_busy--;
+		log_path(f, i, lp, sizeof(lp));
+		if (unlink(lp) && errno != ENOENT)
+			pl_msg(LOG_WARNING, "cannot remove '%s': %s", lp,
+			       strerror(errno));
+	}
 }
 
 /*
@@ -121,11 +130,13 @@ static void drop_new_log(struct pl_file *f)
  */
 static void stamp(struct pl_file *f)
 {
-	char lp[PATH_MAX + 16];
+	char lp[PATH_MAX + 32];
 	struct stat st;
-	if (!f->log || atomic_load(&f->log_bad) ||
-	    rpmemctl_dirtylog_set_clean(f->log, 1) || stat(f->path, &st))
+	if (atomic_load(&f->log_bad) || stat(f->path, &st))
 		return;
+	for (unsigned i = 0; i < f->ntargets; i++)
+		if (!f->log[i] || rpmemctl_dirtylog_set_clean(f->log[i], 1))
+			return;
 	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, st.st_mtim };
 	if (ts[1].tv_nsec) {
 		ts[1].tv_nsec--;
@@ -133,22 +144,30 @@ static void stamp(struct pl_file *f)
 		ts[1].tv_sec--;
 		ts[1].tv_nsec = 999999999;
 	}
-	log_path(f, lp, sizeof(lp));
-	/* the log last: a stamped log means a stamped file */
-	if (!utimensat(AT_FDCWD, f->path, ts, 0))
+	/* the logs last: a stamped log means a stamped file */
+	if (utimensat(AT_FDCWD, f->path, ts, 0))
+		return;
+	for (unsigned i = 0; i < f->ntargets; i++) {
+		log_path(f, i, lp, sizeof(lp));
 		(void)utimensat(AT_FDCWD, lp, ts, AT_SYMLINK_NOFOLLOW);
+	}
 }
 
 /*
- * log_failed -- a mark of f's log failed: the log no longer covers every
- * write, so it goes (a new one at the next start is bound to nothing)
+ * log_failed -- a mark of one of f's logs failed: it no longer covers
+ * every write, so they all go (new ones at the next start are bound to
+ * nothing)
  */
 static void log_failed(struct pl_file *f, int err)
 {
-	char lp[PATH_MAX + 16];
+	char lp[PATH_MAX + 32];
 	if (atomic_exchange(&f->log_bad, 1))
 		return;
-	log_path(f, lp, sizeof(lp));
+	for (unsigned i = 1; i < f->ntargets; i++) {
+		log_path(f, i, lp, sizeof(lp));
+		(void)unlink(lp);
+	}
+	log_path(f, 0, lp, sizeof(lp));
 	if (unlink(lp) && errno != ENOENT)
 		pl_msg(LOG_ERR, "cannot mark the dirty log '%s' (%s) nor "
 		       "remove it (%s): remove it before the next start, or "
@@ -171,12 +190,15 @@ int pl_mark(const void *addr, size_t len)
 	pl_busy++;
 	for (unsigned i = 0; i < n; i++) {
 		struct pl_file *f = hits[i].f;
-		if (!f->log || atomic_load(&f->log_bad))
-			continue;
-		int ret = rpmemctl_dirtylog_mark(f->log, hits[i].off,
-						 hits[i].len);
-		if (ret)
-			log_failed(f, ret);
+		for (unsigned t = 0; t < f->ntargets; t++) {
+			if (!f->log[t] || atomic_load(&f->log_bad))
+				continue;
+			int ret = rpmemctl_dirtylog_mark(f->log[t],
+							 hits[i].off,
+							 hits[i].len);
+			if (ret)
+				log_failed(f, ret);
+		}
 	}
 	pl_busy--;
 	return 1;
@@ -191,15 +213,40 @@ void pl_mark_done(void)
 /* push_lock -- the calls that may push hold sync_lock for writing */
 static int push_lock(const struct pl_file *f)
 {
-	enum rpmemctl_link_state s = rpmemctl_link_get_state(f->link);
-	if (s == RPMEMCTL_LINK_LIVE || s == RPMEMCTL_LINK_SYNCED)
+	unsigned n = rpmemctl_links_count(f->set);
+	if (n && rpmemctl_links_holding(f->set) == n)
 		return 0;
-	/* no flush between a mark and its end while the log is cleared */
+	/* no flush between a mark and its end while a log is cleared */
 	pthread_rwlock_wrlock(&sync_lock);
-	/* a push may trust the log only while every mark succeeded */
-	if (atomic_load(&f->log_bad))
-		(void)rpmemctl_link_set_dirty_log(f->link, NULL);
+	/* a push may trust the logs only while every mark succeeded */
+	for (unsigned i = 0; atomic_load(&f->log_bad) && i < n; i++)
+		(void)rpmemctl_link_set_dirty_log(
+			rpmemctl_links_get(f->set, i), NULL);
 	return 1;
+}
+
+/* any_live -- some link of f is LIVE: written, a drain may be due */
+static int any_live(const struct pl_file *f)
+{
+	for (unsigned i = 0; i < rpmemctl_links_count(f->set); i++)
+		if (rpmemctl_link_get_state(rpmemctl_links_get(f->set, i)) ==
+		    RPMEMCTL_LINK_LIVE)
+			return 1;
+	return 0;
+}
+
+/*
+ * below_quorum -- a set call of f failed with fewer than k targets
+ * holding: under fail-stop (the set's policy) the process stops
+ */
+static void below_quorum(struct pl_file *f, int ret)
+{
+	if (!ret || !f->started || pl_cfg.policy != PL_FAIL_STOP ||
+	    f->ntargets < 2)
+		return; /* one target: its link's own FAILED says it */
+	pl_msg(LOG_CRIT, "fail-stop: cannot replicate '%s': %s; aborting",
+	       f->path, rpmemctl_links_errmsg(f->set));
+	abort();
 }
 
 /*
@@ -215,41 +262,56 @@ static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 	pl_busy++;
 	switch (op) {
 	case PL_PUSH:
-		ret = rpmemctl_link_push(f->link, NULL, NULL);
+		ret = rpmemctl_links_push(f->set);
 		break;
 	case PL_WRITE:
-		ret = rpmemctl_link_write(f->link, off, len);
+		ret = rpmemctl_links_write(f->set, off, len);
 		break;
 	case PL_DRAIN:
-		ret = rpmemctl_link_drain(f->link);
+		ret = rpmemctl_links_drain(f->set);
 		break;
 	case PL_BARRIER:
-		ret = rpmemctl_link_barrier(f->link);
+		ret = rpmemctl_links_barrier(f->set);
 		break;
 	case PL_STOP:
-		ret = rpmemctl_link_stop(f->link);
+		ret = rpmemctl_links_stop(f->set);
 		break;
 	}
 	pl_busy--;
 	if (locked)
 		pthread_rwlock_unlock(&sync_lock);
+	if (op != PL_STOP)
+		below_quorum(f, ret);
 	return ret;
 }
 
-/* report_push -- what the last push of f sent, for the log */
-static uint64_t report_push(struct pl_file *f)
+/* report_push -- what the last push of f to target i sent, for the log */
+static uint64_t report_push(struct pl_file *f, unsigned i)
 {
 	const struct rpmemctl_sync_result *res =
-		rpmemctl_link_get_result(f->link);
+		rpmemctl_link_get_result(rpmemctl_links_get(f->set, i));
 	if (!res)
 		return 0;
+	/* one target: the message as before there were several */
+	const char *to = f->ntargets > 1 ? " to " : "";
+	const char *spec = f->ntargets > 1 ? f->targets[i].spec : "";
 	if (rpmemctl_sync_result_get_dirty_only(res))
-		pl_msg(LOG_INFO, "'%s': synced only the extents its dirty "
-		       "log marked", f->path);
-	else if (f->log && !atomic_load(&f->log_bad))
-		pl_msg(LOG_INFO, "'%s': compared the whole file: %s",
-		       f->path, rpmemctl_sync_result_get_dirty_fallback(res));
+		pl_msg(LOG_INFO, "'%s'%s%s: synced only the extents its "
+		       "dirty log marked", f->path, to, spec);
+	else if (f->log[i] && !atomic_load(&f->log_bad))
+		pl_msg(LOG_INFO, "'%s'%s%s: compared the whole file: %s",
+		       f->path, to, spec,
+		       rpmemctl_sync_result_get_dirty_fallback(res));
 	return rpmemctl_sync_result_get_data_bytes(res);
+}
+
+/* report_all -- what the last pushes of f sent, summed */
+static uint64_t report_all(struct pl_file *f)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < rpmemctl_links_count(f->set); i++)
+		sum += report_push(f, i);
+	return sum;
 }
 
 /*
@@ -261,52 +323,71 @@ static void on_state(void *arg, struct rpmemctl_link *link,
 		     enum rpmemctl_link_state from __attribute__((unused)),
 		     enum rpmemctl_link_state to)
 {
-	struct pl_file *f = arg;
+	struct pl_target *t = arg;
+	struct pl_file *f = t->f;
 	const char *why = rpmemctl_link_errmsg(link);
 	if (to == RPMEMCTL_LINK_FAILED && f->started) {
 		/* no goodbye to a target that may not answer: stop now */
 		pl_msg(LOG_CRIT, "fail-stop: cannot replicate '%s' to %s: %s; "
-		       "aborting", f->path, f->target, why);
+		       "aborting", f->path, t->spec, why);
 		abort();
 	}
 	if (to == RPMEMCTL_LINK_DEGRADED && f->started)
 		pl_msg(LOG_WARNING, "degraded: cannot replicate '%s' to %s: "
 		       "%s; continuing without the replica, which stays "
-		       "syncing until it is resynced", f->path, f->target,
-		       why);
+		       "syncing until it is resynced", f->path, t->spec, why);
 	if (to == RPMEMCTL_LINK_DEGRADED)
-		f->behind = 1;
+		t->behind = 1;
 	/* through OPEN: the reconnect comes before the push */
-	if (to == RPMEMCTL_LINK_SYNCED && f->behind) {
-		f->behind = 0;
+	if (to == RPMEMCTL_LINK_SYNCED && t->behind) {
+		t->behind = 0;
 		pl_msg(LOG_NOTICE, "resynced: '%s' is replicated to %s again "
-		       "(%llu bytes moved)", f->path, f->target,
-		       (unsigned long long)report_push(f));
+		       "(%llu bytes moved)", f->path, t->spec,
+		       (unsigned long long)report_push(f, t->i));
 	}
 }
 
-/* link_new -- f's link: its shadow, log, sources, policy and hook */
-static int link_new(struct pl_file *f)
+/*
+ * link_new -- the link to f's target i: its shadow, log, sources, policy
+ * (one of several targets: degrade, the set's policy below k) and hook
+ */
+static int link_new(struct pl_file *f, unsigned i)
 {
-	int ret = rpmemctl_link_new(f->target, pl_cfg.transport, &f->link);
+	struct rpmemctl_link *l = NULL;
+	int fail_stop = pl_cfg.policy == PL_FAIL_STOP && f->ntargets == 1;
+	int ret = rpmemctl_link_new(f->targets[i].spec, pl_cfg.transport, &l);
 	if (!ret)
-		ret = rpmemctl_link_set_data(f->link, f->shadow, f->size);
+		ret = rpmemctl_link_set_data(l, f->shadow, f->size);
 	if (!ret)
-		ret = rpmemctl_link_set_dirty_log(f->link, f->log);
+		ret = rpmemctl_link_set_dirty_log(l, f->log[i]);
 	if (!ret)
-		ret = rpmemctl_link_set_source(f->link, f->source, f->live_src);
+		ret = rpmemctl_link_set_source(l, f->source, f->live_src);
 	if (!ret)
-		ret = rpmemctl_link_set_policy(f->link, pl_cfg.policy ==
-					       PL_FAIL_STOP ?
+		ret = rpmemctl_link_set_policy(l, fail_stop ?
 					       RPMEMCTL_LINK_FAIL_STOP :
 					       RPMEMCTL_LINK_DEGRADE,
 					       pl_cfg.retry_s < 0 ? -1 :
 					       pl_cfg.retry_s * 1000);
 	if (!ret)
-		ret = rpmemctl_link_set_notify(f->link, on_state, f);
+		ret = rpmemctl_link_set_notify(l, on_state, &f->targets[i]);
 	/* our sessions log to pl_log, never to the application's log */
 	if (!ret)
-		ret = rpmemctl_link_set_log(f->link, pl_log, NULL, LOG_DEBUG);
+		ret = rpmemctl_link_set_log(l, pl_log, NULL, LOG_DEBUG);
+	if (!ret)
+		ret = rpmemctl_links_add(f->set, l);
+	if (ret)
+		rpmemctl_link_delete(&l);
+	return ret;
+}
+
+/* set_new -- f's set of links, k of n, one per target */
+static int set_new(struct pl_file *f)
+{
+	int ret = rpmemctl_links_new(pl_cfg.quorum, pl_cfg.policy ==
+				     PL_FAIL_STOP ? RPMEMCTL_LINK_FAIL_STOP :
+				     RPMEMCTL_LINK_DEGRADE, &f->set);
+	for (unsigned i = 0; !ret && i < f->ntargets; i++)
+		ret = link_new(f, i);
 	return ret;
 }
 
@@ -322,10 +403,10 @@ static void stop_at_exit(void)
 		atexit(pl_stop_all);
 }
 
-/* pending -- whether f has writes to drain, from its link's state */
+/* pending -- whether f has writes to drain, from its links' states */
 static void pending(struct pl_file *f, int written)
 {
-	int live = rpmemctl_link_get_state(f->link) == RPMEMCTL_LINK_LIVE;
+	int live = any_live(f);
 	if (live && written) {
 		if (!atomic_exchange(&f->npending, 1))
 			atomic_fetch_add(&pl_pending_files, 1);
@@ -375,9 +456,10 @@ int pl_file_start(struct pl_file *f, int fd)
 	if ((ret = shadow_map(f, fd)))
 		goto err_failed;
 	pl_order_refresh();
-	open_log(f, fd);
+	for (unsigned i = 0; i < f->ntargets; i++)
+		open_log(f, i, fd);
 	pl_busy++;
-	ret = link_new(f);
+	ret = set_new(f);
 	pl_busy--;
 	if (ret) {
 		snprintf(f->errmsg, sizeof(f->errmsg), "%s",
@@ -386,16 +468,20 @@ int pl_file_start(struct pl_file *f, int fd)
 	}
 	/* the bring-up: the pool consistent, live at the first write */
 	ret = call(f, PL_PUSH, 0, 0);
+	/* degraded below k: the set says 0, the start failed all the same */
+	if (!ret && rpmemctl_links_holding(f->set) <
+			    rpmemctl_links_quorum(f->set))
+		ret = -EIO;
 	if (ret) {
 		snprintf(f->errmsg, sizeof(f->errmsg), "%s",
-			 rpmemctl_link_errmsg(f->link));
+			 rpmemctl_links_errmsg(f->set));
 		goto err_failed;
 	}
 	f->started = 1;
 	stop_at_exit();
-	pl_msg(LOG_INFO, "replicating '%s' to %s (%llu bytes brought up to "
-	       "date)", f->path, f->target,
-	       (unsigned long long)report_push(f));
+	pl_msg(LOG_INFO, "replicating '%s' to %s%s (%llu bytes brought up to "
+	       "date)", f->path, f->target, f->ntargets > 1 ?
+	       " and other targets" : "", (unsigned long long)report_all(f));
 	return 0;
 
 err_failed:
@@ -403,8 +489,8 @@ err_failed:
 		pl_msg(LOG_CRIT, "fail-stop: cannot start replicating '%s' to "
 		       "%s: %s; the mapping fails", f->path, f->target,
 		       f->errmsg);
-		rpmemctl_link_delete(&f->link);
-		drop_new_log(f);
+		rpmemctl_links_delete(&f->set);
+		drop_new_logs(f);
 		if (f->shadow)
 			pl_real_munmap(f->shadow, f->size);
 		f->shadow = NULL;
@@ -420,19 +506,29 @@ err_failed:
 	return 0;
 }
 
-/* write_range -- send [off, off + len) of f to its target */
+/* retry_waits -- no link of f is usable and none is due a retry */
+static int retry_waits(const struct pl_file *f)
+{
+	for (unsigned i = 0; i < rpmemctl_links_count(f->set); i++) {
+		struct rpmemctl_link *l = rpmemctl_links_get(f->set, i);
+		if (rpmemctl_link_get_state(l) != RPMEMCTL_LINK_DEGRADED ||
+		    !rpmemctl_link_get_retry_ns(l))
+			return 0;
+	}
+	return 1;
+}
+
+/* write_range -- send [off, off + len) of f to its targets */
 static void write_range(struct pl_file *f, uint64_t off, uint64_t len)
 {
 	pthread_mutex_lock(&f->lock);
-	enum rpmemctl_link_state s = rpmemctl_link_get_state(f->link);
-	if (!f->link || (s == RPMEMCTL_LINK_DEGRADED &&
-			 rpmemctl_link_get_retry_ns(f->link)))
-		goto out; /* only local until the retry is due */
+	if (!f->set || retry_waits(f))
+		goto out; /* only local until a retry is due */
 	int ret = call(f, PL_WRITE, off, len);
-	if (ret && s == RPMEMCTL_LINK_DEGRADED)
-		pl_msg(LOG_INFO, "still degraded: '%s' to %s: %s", f->path,
-		       f->target, rpmemctl_link_errmsg(f->link));
-	pending(f, !ret);
+	if (ret)
+		pl_msg(LOG_INFO, "still degraded: '%s': %s", f->path,
+		       rpmemctl_links_errmsg(f->set));
+	pending(f, !ret || any_live(f));
 out:
 	pthread_mutex_unlock(&f->lock);
 }
@@ -457,8 +553,7 @@ void pl_drain(int ordered)
 		if (!atomic_load(&f->npending))
 			continue;
 		pthread_mutex_lock(&f->lock);
-		int live = rpmemctl_link_get_state(f->link) ==
-			   RPMEMCTL_LINK_LIVE;
+		int live = any_live(f);
 		if (live && ordered && !call(f, PL_BARRIER, 0, 0)) {
 			pthread_mutex_unlock(&f->lock);
 			continue;
@@ -477,23 +572,25 @@ void pl_commit(void)
 		pl_drain(0);
 }
 
-/* stop -- clean exit of one replica: push what differs, consistent, close */
+/* stop -- clean exit of the replicas: push what differs, consistent, close */
 static void stop(struct pl_file *f)
 {
 	pthread_mutex_lock(&f->lock);
-	enum rpmemctl_link_state s = rpmemctl_link_get_state(f->link);
-	if (f->link && s != RPMEMCTL_LINK_DEGRADED &&
-	    call(f, PL_STOP, 0, 0))
-		pl_msg(LOG_WARNING, "at exit: cannot mark the replica "
-		       "of '%s' on %s consistent: %s; it stays syncing",
-		       f->path, f->target, rpmemctl_link_errmsg(f->link));
-	else if (s == RPMEMCTL_LINK_DEGRADED)
-		pl_msg(LOG_WARNING, "at exit: the replica of '%s' on %s is "
-		       "behind (degraded); it stays syncing until the next "
-		       "start resyncs it", f->path, f->target);
-	if (f->link)
+	/* the set's stop retries a degraded target once more */
+	if (f->set && call(f, PL_STOP, 0, 0))
+		pl_msg(LOG_WARNING, "at exit: cannot mark the replicas of "
+		       "'%s' consistent: %s; they stay syncing", f->path,
+		       rpmemctl_links_errmsg(f->set));
+	for (unsigned i = 0; i < rpmemctl_links_count(f->set); i++)
+		if (rpmemctl_link_get_state(rpmemctl_links_get(f->set, i)) ==
+		    RPMEMCTL_LINK_DEGRADED)
+			pl_msg(LOG_WARNING, "at exit: the replica of '%s' on "
+			       "%s is behind (degraded); it stays syncing "
+			       "until the next start resyncs it", f->path,
+			       f->targets[i].spec);
+	if (f->set)
 		pending(f, 0);
-	rpmemctl_link_delete(&f->link);
+	rpmemctl_links_delete(&f->set);
 	if (f->started)
 		stamp(f);
 	f->started = 0;

@@ -114,6 +114,9 @@ has() {
 	[ "$(sort <<<"$output" | tr '\n' ' ')" = "$PORT/r1/ $PORT/r2/ " ]
 	comp mirror "$W/local.bin" "$T/r1/p"
 	[ "$(sort <<<"$output" | tr '\n' ' ')" = "$PORT/r1/p1 $PORT/r1/p2 " ]
+	# mirror, sync and verify take more targets after the first
+	comp sync "$W/local.bin" "$T/r1/p1" "$T/r1/p"
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = "$PORT/r1/p1 $PORT/r1/p2 " ]
 	comp list "rpmem://$T/r1/q"
 	[ "$output" = "$PORT/r1/q1" ]
 	# create names a new pool: only its region is completed

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -736,9 +738,66 @@ static void rpmemctl_pool_sync__dry_run_push_takes_no_probe(void **state)
 	env_close(&e);
 }
 
+/* verify_shared -- a verify of e against local_fd, with shared hashes h */
+static uint64_t verify_shared(struct env *e, int fd,
+			      struct rpmemctl_local_hashes *h)
+{
+	struct rpmemctl_sync_cfg *cfg;
+	struct rpmemctl_sync_result *res;
+	assert_int_equal(rpmemctl_sync_cfg_new(&cfg), 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_mode(cfg, RPMEMCTL_SYNC_VERIFY),
+			 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_local_fd(cfg, fd), 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_local_hashes(cfg, h), 0);
+	assert_int_equal(rpmemctl_sync_result_new(&res), 0);
+	int ret = rpmemctl_pool_sync2(e->p, e->local, e->size, cfg, res);
+	assert_true(ret == 0 || ret == 1);
+	uint64_t d = rpmemctl_sync_result_get_blocks_differ(res);
+	rpmemctl_sync_result_delete(&res);
+	rpmemctl_sync_cfg_delete(&cfg);
+	return d;
+}
+
+static void rpmemctl_pool_sync__shared_local_hashes_hash_the_file_once(
+	void **state)
+{
+	(void)state;
+	struct env e1, e2;
+	struct rpmemctl_local_hashes *h = NULL;
+	char path[] = "/tmp/rpmem-shared-XXXXXX";
+	env_open(&e1, RPMEM_CAP_HASHV, MIB, RPMEM_POOL_CONSISTENT);
+	env_open(&e2, RPMEM_CAP_HASHV, MIB, RPMEM_POOL_CONSISTENT);
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	poke(&e1, 100 * KIB);
+	poke(&e2, 100 * KIB);
+	assert_int_equal(pwrite(fd, e1.local, MIB, 0), MIB);
+	assert_int_equal(rpmemctl_local_hashes_new(&h), 0);
+	/* two targets: the file hashed once, both differences found */
+	assert_int_equal(verify_shared(&e1, fd, h), 1);
+	assert_int_equal(verify_shared(&e2, fd, h), 1);
+	assert_int_equal(rpmemctl_local_hashes_computed(h), 1);
+	/* the file changes: hashed again, never the old hashes reused */
+	poke(&e2, 700 * KIB);
+	assert_int_equal(pwrite(fd, e2.local + 700 * KIB, 1, 700 * KIB), 1);
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_sec = 1000000000, .tv_nsec = 7 } };
+	assert_int_equal(futimens(fd, ts), 0);
+	assert_int_equal(verify_shared(&e2, fd, h), 2);
+	assert_int_equal(rpmemctl_local_hashes_computed(h), 2);
+	rpmemctl_local_hashes_delete(&h);
+	assert_null(h);
+	close(fd);
+	env_close(&e1);
+	env_close(&e2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+		 rpmemctl_pool_sync__shared_local_hashes_hash_the_file_once),
 		cmocka_unit_test(
 			rpmemctl_pool_sync__push_hashv_moves_only_changed_4k_blocks),
 		cmocka_unit_test(

@@ -44,6 +44,7 @@ struct fake_target {
 	int wake[2]; /* a byte in wake[1] stops the accept loop */
 	int stopping;
 	int down; /* fake_target_set_down: connections closed at once */
+	int released; /* fake_target_release: a FAKE_STALL may reply */
 	unsigned refused; /* connections closed while down */
 	int conn; /* the connection being served, -1 if none */
 	char port[16];
@@ -498,6 +499,32 @@ static int do_scrub(struct fake_target *ft, uint32_t len, uint16_t *rtype)
 					RPMEM_MAX_PAYLOAD, &r);
 }
 
+/*
+ * do_list -- LIST: the one pool (in any region asked, or all), with its
+ * state, generation and the source of the last SET_STATE
+ */
+static int do_list(struct fake_target *ft, uint32_t len, uint16_t *rtype)
+{
+	struct rpmem_msg_list m;
+	if (rpmem_list_decode(ft->req, len, &m))
+		return reply_error(ft, rtype, RPMEM_E_PROTO, "bad LIST");
+	struct rpmem_pool_info pi;
+	memset(&pi, 0, sizeof(pi));
+	struct rpmem_msg_list_reply r = { .flags = m.flags, .pools = &pi };
+	if (ft->mem && (!m.region[0] || !strcmp(m.region, ft->region))) {
+		rpmem_strlcpy(pi.region, ft->region, sizeof(pi.region));
+		rpmem_strlcpy(pi.name, ft->pool, sizeof(pi.name));
+		rpmem_strlcpy(pi.source, ft->source, sizeof(pi.source));
+		pi.size = ft->size;
+		pi.state = ft->state;
+		pi.generation = ft->generation;
+		r.npools = 1;
+	}
+	*rtype = RPMEM_MSG_LIST_REPLY;
+	return rpmem_list_reply_encode(ft->out + RPMEM_HDR_SIZE,
+				       RPMEM_MAX_PAYLOAD, &r);
+}
+
 /* handle_request -- the reply to a request read into req: payload in out */
 static int handle_request(struct fake_target *ft, const struct rpmem_hdr *h,
 			  uint16_t *rtype)
@@ -525,6 +552,8 @@ static int handle_request(struct fake_target *ft, const struct rpmem_hdr *h,
 		return do_set_state(ft, h->len, rtype);
 	case RPMEM_MSG_SCRUB:
 		return do_scrub(ft, h->len, rtype);
+	case RPMEM_MSG_LIST:
+		return do_list(ft, h->len, rtype);
 	}
 	return reply_error(ft, rtype, RPMEM_E_PROTO, "unexpected %s",
 			   rpmem_msg_type_str(h->type));
@@ -677,6 +706,10 @@ static void serve(struct fake_target *ft, int sfd)
 							sizeof(msg)));
 		else
 			len = handle_request(ft, &h, &rtype);
+		/* FAKE_STALL: the reply waits for fake_target_release */
+		while (sc && sc->action == FAKE_STALL && !ft->released &&
+		       !ft->down)
+			pthread_cond_wait(&ft->cond, &ft->lock);
 		pthread_mutex_unlock(&ft->lock);
 		if (send_reply(ft, fd, h.id, rtype, len, sc))
 			return;
@@ -806,10 +839,19 @@ err_free:
 	return ret;
 }
 
+void fake_target_release(struct fake_target *ft)
+{
+	pthread_mutex_lock(&ft->lock);
+	ft->released = 1;
+	pthread_cond_broadcast(&ft->cond);
+	pthread_mutex_unlock(&ft->lock);
+}
+
 void fake_target_set_down(struct fake_target *ft, int down)
 {
 	pthread_mutex_lock(&ft->lock);
 	ft->down = down;
+	pthread_cond_broadcast(&ft->cond);
 	if (down && ft->conn >= 0)
 		shutdown(ft->conn, SHUT_RDWR);
 	pthread_mutex_unlock(&ft->lock);
@@ -830,6 +872,8 @@ void fake_target_stop(struct fake_target **pft)
 	struct fake_target *ft = *pft;
 	pthread_mutex_lock(&ft->lock);
 	ft->stopping = 1;
+	ft->released = 1;
+	pthread_cond_broadcast(&ft->cond);
 	if (ft->conn >= 0)
 		shutdown(ft->conn, SHUT_RDWR);
 	pthread_mutex_unlock(&ft->lock);

@@ -12,7 +12,8 @@
  * A fake target listens on 127.0.0.1, on a port the kernel picks, and
  * serves one connection at a time in a thread of its own, speaking the
  * real protocol (lib/common/proto.h, lib/common/net.h): HELLO, CREATE,
- * REMOVE, OPEN (tcp only), WRITE, READ, FLUSH, HASH, HASHV (only when its
+ * REMOVE, OPEN (tcp only), WRITE, READ, FLUSH, LIST (its one pool), HASH,
+ * HASHV (only when its
  * caps have RPMEM_CAP_HASHV, else ERROR as an older rpmemd would),
  * SCRUB (with RPMEM_CAP_SCRUB; see do_scrub for the verdicts it gives),
  * SET_STATE, CLOSE, BYE. It serves one pool, held in memory. A failed
@@ -51,6 +52,8 @@ enum fake_action {
 	FAKE_MALFORMED,
 	/* a frame header with a bad magic instead of the reply */
 	FAKE_BAD_MAGIC,
+	/* the normal reply, held until fake_target_release (or down) */
+	FAKE_STALL,
 };
 
 /* one HASH request, or one range of a HASHV request, as received */
@@ -112,6 +115,9 @@ int fake_target_wait_idle(struct fake_target *ft);
  * before HELLO); 0: it is back, with the pool as it was
  */
 void fake_target_set_down(struct fake_target *ft, int down);
+
+/* fake_target_release -- FAKE_STALL replies go out, now and from now on */
+void fake_target_release(struct fake_target *ft);
 
 /* fake_target_refused -- connections closed because the target was down */
 unsigned fake_target_refused(struct fake_target *ft);

@@ -112,6 +112,59 @@ static void pl_config_drain__commit_by_default_every_on_request(void **state)
 			    "'commit' nor 'every'");
 }
 
+static void pl_config_parse__an_entry_without_a_path_adds_a_target(
+	void **state)
+{
+	(void)state;
+	assert_int_equal(parse("/p/a.obj=h1/r/a,h2:7000/r/a,rpmem://h3/s/b,"
+			       "/p/b.obj=h4/r/b", NULL, NULL, NULL), 0);
+	assert_int_equal(c.nfiles, 2);
+	assert_int_equal(c.files[0].ntargets, 3);
+	assert_string_equal(c.files[0].target, "h1/r/a");
+	assert_string_equal(c.files[0].t.host, "h1");
+	assert_string_equal(c.files[0].targets[0].spec, "h1/r/a");
+	assert_string_equal(c.files[0].targets[1].spec, "h2:7000/r/a");
+	assert_string_equal(c.files[0].targets[2].spec, "rpmem://h3/s/b");
+	assert_ptr_equal(c.files[0].targets[2].f, &c.files[0]);
+	assert_int_equal(c.files[0].targets[2].i, 2);
+	assert_int_equal(c.files[1].ntargets, 1);
+	assert_string_equal(c.files[1].targets[0].spec, "h4/r/b");
+	/* a quorum of 1 to the fewest targets of a file */
+	assert_int_equal(pl_config_quorum(&c, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c.quorum, 0);
+	assert_int_equal(pl_config_quorum(&c, "1", err, sizeof(err)), 0);
+	assert_int_equal(c.quorum, 1);
+	assert_int_equal(pl_config_quorum(&c, "2", err, sizeof(err)), -EINVAL);
+	assert_true(strstr(err, "RPMEM_REPLICATE_QUORUM: 2 is more than the "
+			   "1 target of '/p/b.obj'"));
+	static const char *const badq[] = { "0", "x", "-1", "1x", "9" };
+	for (size_t i = 0; i < sizeof(badq) / sizeof(badq[0]); i++) {
+		assert_int_equal(pl_config_quorum(&c, badq[i], err,
+						  sizeof(err)), -EINVAL);
+		assert_true(strstr(err, "RPMEM_REPLICATE_QUORUM: '"));
+	}
+}
+
+static void pl_config_parse__refuses_bad_extra_targets(void **state)
+{
+	(void)state;
+	/* a target before any file, a bad one, too many */
+	assert_int_equal(parse("h1/r/a,/p/a.obj=h1/r/a", NULL, NULL, NULL),
+			 -EINVAL);
+	assert_true(strstr(err, "'h1/r/a' is not LOCAL_PATH="));
+	assert_int_equal(parse("/p/a.obj=h1/r/a,h2/r", NULL, NULL, NULL),
+			 -EINVAL);
+	assert_true(strstr(err, "RPMEM_REPLICATE: 'h2/r':"));
+	char spec[4096] = "/p/a.obj=h/r/p0";
+	for (int i = 1; i <= PL_TARGETS_MAX; i++) {
+		char e[64];
+		snprintf(e, sizeof(e), ",h%d/r/p", i);
+		strcat(spec, e);
+	}
+	assert_int_equal(parse(spec, NULL, NULL, NULL), -EINVAL);
+	assert_true(strstr(err, "more than 8 targets"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -124,6 +177,9 @@ int main(void)
 		cmocka_unit_test(pl_config_parse__at_most_sixteen_files),
 		cmocka_unit_test(
 		  pl_config_drain__commit_by_default_every_on_request),
+		cmocka_unit_test(
+		  pl_config_parse__an_entry_without_a_path_adds_a_target),
+		cmocka_unit_test(pl_config_parse__refuses_bad_extra_targets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* links.c -- a set of links over one data: k of n targets hold a drain */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "util.h"
+
+/*
+ * A set owns n links (link.c) that replicate the same data, each to its
+ * own target with its own dirty log, and drives them together: a write
+ * goes to every link, a drain returns once k of them hold every write
+ * so far persistent. The drain sends its FLUSHes to every target first
+ * and then reads the replies as they come, so it waits for the k-th
+ * fastest target, not the slowest; the others' replies stay owed and
+ * are read by their next drain (or any call of theirs that awaits a
+ * reply), at most LINK_OWED_MAX FLUSHes behind.
+ *
+ * A link that fails goes DEGRADED under its own (degrade) policy: its
+ * log keeps marking, and its retry reconnects and pushes only the logged
+ * extents. The set's policy applies when fewer than k hold: fail-stop
+ * makes the set FAILED (every later call returns the error), degrade
+ * lets the calls return 0 while the links retry.
+ */
+#define LINKS_MAX 16
+
+struct rpmemctl_links {
+	unsigned n;
+	unsigned k; /* 0: all */
+	enum rpmemctl_link_policy policy;
+	int fail_err; /* fail-stop below k: every call returns it */
+	struct rpmemctl_link *link[LINKS_MAX];
+	/* lag: bytes written while link i was left behind, since when (ns) */
+	uint64_t behind_bytes[LINKS_MAX];
+	uint64_t behind_t0[LINKS_MAX];
+	char errmsg[CLIENT_ERRMSG_MAX];
+};
+
+/* quorum -- how many links must hold a write */
+static unsigned quorum(const struct rpmemctl_links *s)
+{
+	return s->k && s->k < s->n ? s->k : s->n;
+}
+
+/* holds -- the link is up to date with every write sent to it */
+static int holds(const struct rpmemctl_link *l)
+{
+	enum rpmemctl_link_state st = rpmemctl_link_get_state(l);
+	return st == RPMEMCTL_LINK_SYNCED || st == RPMEMCTL_LINK_LIVE;
+}
+
+/* serr -- keep the reason of a failure in the set; returns err */
+__attribute__((format(printf, 3, 4))) static int
+serr(struct rpmemctl_links *s, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* begin -- 0, or the error of a call on a FAILED or empty set */
+static int begin(struct rpmemctl_links *s)
+{
+	client_api_begin();
+	if (!s)
+		return -EINVAL;
+	s->errmsg[0] = '\0';
+	if (s->fail_err)
+		return serr(s, s->fail_err, "fewer than %u of the %u targets "
+			    "held before (fail-stop): no call is possible but "
+			    "delete", quorum(s), s->n);
+	if (!s->n)
+		return serr(s, -EINVAL, "the set has no links");
+	return 0;
+}
+
+/* end -- the thread's message is the set's */
+static int end(struct rpmemctl_links *s, int ret)
+{
+	if (ret && s)
+		client_set_last(ret, "%s", s->errmsg);
+	else if (ret)
+		client_set_last(ret, "links: invalid argument");
+	return ret;
+}
+
+/*
+ * check_quorum -- got links hold: 0 if k do, else the policy: fail-stop
+ * FAILED with err (-EIO if none), degrade 0; the message names each
+ * link that does not hold and why
+ */
+static int check_quorum(struct rpmemctl_links *s, unsigned got, int err)
+{
+	if (got >= quorum(s))
+		return 0;
+	size_t o = (size_t)snprintf(s->errmsg, sizeof(s->errmsg),
+				    "only %u of %u targets hold the data (%u "
+				    "needed)", got, s->n, quorum(s));
+	for (unsigned i = 0; i < s->n && o < sizeof(s->errmsg); i++) {
+		struct rpmemctl_link *l = s->link[i];
+		if (!holds(l))
+			o += (size_t)snprintf(s->errmsg + o,
+					      sizeof(s->errmsg) - o,
+					      "; %s: %s", client_link_name(l),
+					      rpmemctl_link_errmsg(l)[0] ?
+					      rpmemctl_link_errmsg(l) :
+					      rpmemctl_link_state_str(
+						rpmemctl_link_get_state(l)));
+	}
+	if (s->policy == RPMEMCTL_LINK_DEGRADE)
+		return 0;
+	s->fail_err = err ? err : -EIO;
+	return s->fail_err;
+}
+
+/* update_lag -- link i missed len bytes unless it holds; reset if it does */
+static void update_lag(struct rpmemctl_links *s, unsigned i, uint64_t len)
+{
+	if (holds(s->link[i])) {
+		s->behind_bytes[i] = 0;
+		s->behind_t0[i] = 0;
+		return;
+	}
+	if (!len)
+		return;
+	s->behind_bytes[i] += len;
+	if (!s->behind_t0[i])
+		s->behind_t0[i] = rpmem_now_ns();
+}
+
+/* update_lags -- update_lag of every link */
+static void update_lags(struct rpmemctl_links *s, uint64_t len)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		update_lag(s, i, len);
+}
+
+/* count_holding -- links that hold every write */
+static unsigned count_holding(const struct rpmemctl_links *s)
+{
+	unsigned got = 0;
+	for (unsigned i = 0; i < s->n; i++)
+		got += holds(s->link[i]) != 0;
+	return got;
+}
+
+/* rpmemctl_links_new -- an empty set: k of its links hold a drain */
+RPMEM_EXPORT int rpmemctl_links_new(unsigned k,
+				    enum rpmemctl_link_policy policy,
+				    struct rpmemctl_links **out)
+{
+	client_api_begin();
+	if (!out || k > LINKS_MAX || (policy != RPMEMCTL_LINK_FAIL_STOP &&
+				      policy != RPMEMCTL_LINK_DEGRADE)) {
+		client_set_last(-EINVAL, "links: invalid argument");
+		return -EINVAL;
+	}
+	struct rpmemctl_links *s = calloc(1, sizeof(*s));
+	if (!s) {
+		client_set_last(-ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	s->k = k;
+	s->policy = policy;
+	*out = s;
+	return 0;
+}
+
+/* rpmemctl_links_delete -- delete every link and the set */
+RPMEM_EXPORT void rpmemctl_links_delete(struct rpmemctl_links **sp)
+{
+	if (!sp || !*sp)
+		return;
+	for (unsigned i = 0; i < (*sp)->n; i++)
+		rpmemctl_link_delete(&(*sp)->link[i]);
+	free(*sp);
+	*sp = NULL;
+}
+
+/* rpmemctl_links_add -- the set owns link from now on */
+RPMEM_EXPORT int rpmemctl_links_add(struct rpmemctl_links *s,
+				    struct rpmemctl_link *link)
+{
+	client_api_begin();
+	if (!s || !link || s->n >= LINKS_MAX) {
+		client_set_last(-EINVAL, "links: invalid argument (at most "
+				"%d links)", LINKS_MAX);
+		return -EINVAL;
+	}
+	s->link[s->n++] = link;
+	return 0;
+}
+
+RPMEM_EXPORT unsigned rpmemctl_links_count(const struct rpmemctl_links *s)
+{
+	return s ? s->n : 0;
+}
+
+RPMEM_EXPORT unsigned rpmemctl_links_quorum(const struct rpmemctl_links *s)
+{
+	return s ? quorum(s) : 0;
+}
+
+RPMEM_EXPORT unsigned rpmemctl_links_holding(const struct rpmemctl_links *s)
+{
+	return s ? count_holding(s) : 0;
+}
+
+RPMEM_EXPORT struct rpmemctl_link *
+rpmemctl_links_get(const struct rpmemctl_links *s, unsigned i)
+{
+	return s && i < s->n ? s->link[i] : NULL;
+}
+
+/* rpmemctl_links_get_lag -- what link i missed while left behind */
+RPMEM_EXPORT int rpmemctl_links_get_lag(const struct rpmemctl_links *s,
+					unsigned i, uint64_t *bytes,
+					uint64_t *ns)
+{
+	if (!s || i >= s->n)
+		return -EINVAL;
+	uint64_t t0 = s->behind_t0[i], now = rpmem_now_ns();
+	if (bytes)
+		*bytes = s->behind_bytes[i];
+	if (ns)
+		*ns = t0 && now > t0 ? now - t0 : 0;
+	return 0;
+}
+
+RPMEM_EXPORT const char *rpmemctl_links_errmsg(const struct rpmemctl_links *s)
+{
+	return s ? s->errmsg : "no set of links";
+}
+
+/* rpmemctl_links_push -- push every link; k must end SYNCED */
+RPMEM_EXPORT int rpmemctl_links_push(struct rpmemctl_links *s)
+{
+	int ret = begin(s), err = 0;
+	if (ret)
+		return end(s, ret);
+	for (unsigned i = 0; i < s->n; i++) {
+		ret = rpmemctl_link_push(s->link[i], NULL, NULL);
+		err = err ? err : ret;
+	}
+	update_lags(s, 0);
+	return end(s, check_quorum(s, count_holding(s), err));
+}
+
+/*
+ * rpmemctl_links_mark -- mark every link's dirty log; also in a FAILED
+ * set: a mark must cover every local write, remote or not
+ */
+RPMEM_EXPORT int rpmemctl_links_mark(struct rpmemctl_links *s, uint64_t off,
+				     uint64_t len)
+{
+	client_api_begin();
+	int ret = s ? 0 : -EINVAL;
+	if (s)
+		s->errmsg[0] = '\0';
+	for (unsigned i = 0; !ret && i < s->n; i++)
+		if ((ret = rpmemctl_link_mark(s->link[i], off, len)))
+			serr(s, ret, "%s: %s", client_link_name(s->link[i]),
+			     rpmemctl_link_errmsg(s->link[i]));
+	return end(s, ret);
+}
+
+/* rpmemctl_links_write -- send a range to every link */
+RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
+				      uint64_t len)
+{
+	int ret = begin(s), err = 0;
+	if (ret)
+		return end(s, ret);
+	for (unsigned i = 0; i < s->n; i++) {
+		ret = rpmemctl_link_write(s->link[i], off, len);
+		if (ret == -EINVAL && holds(s->link[i]))
+			return end(s, serr(s, ret, "%s",
+					   rpmemctl_link_errmsg(s->link[i])));
+		err = err ? err : ret;
+	}
+	update_lags(s, len);
+	return end(s, check_quorum(s, count_holding(s), err));
+}
+
+/* rpmemctl_links_barrier -- order every link's writes, without waiting */
+RPMEM_EXPORT int rpmemctl_links_barrier(struct rpmemctl_links *s)
+{
+	int ret = begin(s), err = 0;
+	if (ret)
+		return end(s, ret);
+	for (unsigned i = 0; i < s->n; i++) {
+		ret = rpmemctl_link_barrier(s->link[i]);
+		err = err ? err : ret;
+	}
+	return end(s, check_quorum(s, count_holding(s), err));
+}
+
+/* done -- the link holds every write sent and owes no reply */
+static int done(struct rpmemctl_link *l)
+{
+	return holds(l) && !client_link_owed(l);
+}
+
+/*
+ * collect_ready -- read one reply from every link that has one ready
+ * (buffered or on its socket); *err the first failure. Returns how many
+ * links were read from.
+ */
+static unsigned collect_ready(struct rpmemctl_links *s, int *err)
+{
+	unsigned got = 0;
+	for (unsigned i = 0; i < s->n; i++) {
+		struct rpmem_conn *c = client_link_conn(s->link[i]);
+		if (!c || !rpmem_conn_wait(c, 0))
+			continue;
+		int ret = client_link_flush_recv(s->link[i]);
+		*err = *err ? *err : ret;
+		got++;
+	}
+	return got;
+}
+
+/* wait_any -- poll every link that owes a reply; 0 if none or timed out */
+static int wait_any(struct rpmemctl_links *s)
+{
+	struct pollfd pfd[LINKS_MAX];
+	nfds_t m = 0;
+	for (unsigned i = 0; i < s->n; i++) {
+		struct rpmem_conn *c = client_link_conn(s->link[i]);
+		if (c)
+			pfd[m++] = (struct pollfd){ .fd = c->fd,
+						    .events = POLLIN };
+	}
+	if (!m)
+		return 0;
+	return poll(pfd, m, CLIENT_IO_TIMEOUT_S * 1000) != 0;
+}
+
+/* first_owing -- the first link that owes a reply, NULL if none */
+static struct rpmemctl_link *first_owing(struct rpmemctl_links *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (client_link_owed(s->link[i]))
+			return s->link[i];
+	return NULL;
+}
+
+/*
+ * rpmemctl_links_drain -- FLUSH on every link, then read replies as they
+ * come until k links hold every write so far; the rest stay owed
+ */
+RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
+{
+	int ret = begin(s), err = 0;
+	if (ret)
+		return end(s, ret);
+	for (unsigned i = 0; i < s->n; i++) {
+		ret = client_link_flush_send(s->link[i]);
+		err = err ? err : ret;
+	}
+	for (;;) {
+		unsigned got = 0;
+		for (unsigned i = 0; i < s->n; i++)
+			got += done(s->link[i]) != 0;
+		struct rpmemctl_link *l = first_owing(s);
+		if (got >= quorum(s) || !l) {
+			update_lags(s, 0);
+			return end(s, check_quorum(s, got, err));
+		}
+		if (collect_ready(s, &err) || wait_any(s))
+			continue;
+		/* nothing came in the socket timeout: the read says why */
+		ret = client_link_flush_recv(l);
+		err = err ? err : ret;
+	}
+}
+
+/*
+ * rpmemctl_links_stop -- retry each DEGRADED link once (a push at once),
+ * then stop every link; k must end DOWN after a clean stop, else the
+ * set's policy, the message naming each that did not and why
+ */
+RPMEM_EXPORT int rpmemctl_links_stop(struct rpmemctl_links *s)
+{
+	int ret = begin(s), err = 0;
+	if (ret)
+		return end(s, ret);
+	unsigned got = 0;
+	size_t o = 0;
+	for (unsigned i = 0; i < s->n; i++) {
+		struct rpmemctl_link *l = s->link[i];
+		if (rpmemctl_link_get_state(l) == RPMEMCTL_LINK_DEGRADED)
+			(void)rpmemctl_link_push(l, NULL, NULL);
+		ret = rpmemctl_link_stop(l);
+		if (!ret && rpmemctl_link_get_state(l) == RPMEMCTL_LINK_DOWN) {
+			got++;
+			continue;
+		}
+		err = err ? err : ret;
+		if (o < sizeof(s->errmsg))
+			o += (size_t)snprintf(s->errmsg + o,
+					      sizeof(s->errmsg) - o, "%s%s: %s",
+					      o ? "; " : "",
+					      client_link_name(l),
+					      rpmemctl_link_errmsg(l)[0] ?
+					      rpmemctl_link_errmsg(l) :
+					      "left behind");
+	}
+	if (got >= quorum(s))
+		s->errmsg[0] = '\0';
+	if (got >= quorum(s) || s->policy == RPMEMCTL_LINK_DEGRADE)
+		return end(s, 0);
+	return end(s, err ? err : -EIO);
+}

@@ -1,0 +1,290 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# targets.bats -- several targets: the preload library over two rpmemd
+# instances, k of n
+
+load helpers
+
+PRELOAD=$BUILD/librpmem_preload.so
+APP=$BUILD/tests/pobj_app
+
+# start_second -- a second rpmemd: region r1 in $R1B, port $PORT2 ($T2)
+start_second() {
+	R1B=$W/r1b
+	mkdir -p "$R1B"
+	[ -n "${PORT2:-}" ] || PORT2=$(free_port)
+	T2=127.0.0.1:$PORT2
+	sed -e "s|port = $PORT;|port = $PORT2;|" \
+	    -e "s|path = \"$R1\";|path = \"$R1B\";|" "$CONF" >"$W/rpmemd2.conf"
+	"$RPMEMD" -c "$W/rpmemd2.conf" >>"$W/rpmemd2.log" 2>&1 &
+	DPID2=$!
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$PORT2") 2>/dev/null && return 0
+		kill -0 "$DPID2" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$W/rpmemd2.log" >&2
+	return 1
+}
+
+stop_second() {
+	if [ -n "${DPID2:-}" ] && kill -0 "$DPID2" 2>/dev/null; then
+		kill -TERM "$DPID2"
+		wait "$DPID2" || true
+	fi
+	DPID2=
+}
+
+setup() {
+	setup_daemon
+	start_second
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	export PMEM_IS_PMEM_FORCE=0
+	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_RETRY \
+	      RPMEM_REPLICATE_QUORUM
+}
+
+teardown() {
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	stop_second
+	teardown_daemon
+}
+
+# app STEP... -- pobj_app on $POOL under the preload library (bats' run)
+app() {
+	run env LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@"
+}
+
+# app_start STEP... -- the same in the background, paused at each "pause"
+app_start() {
+	rm -f "$W/ctl"
+	mkfifo "$W/ctl"
+	LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@" <"$W/ctl" >"$W/app.out" \
+		2>"$W/app.err" &
+	APID=$!
+	exec 5>"$W/ctl"
+}
+
+# app_paused N -- wait until the application printed its Nth "paused"
+app_paused() {
+	for _ in $(seq 400); do
+		[ "$(grep -c paused "$W/app.out")" -ge "$1" ] && return 0
+		kill -0 "$APID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$W/app.err" >&2
+	return 1
+}
+
+app_continue() { echo go >&5; }
+
+# app_finish -- close its input, wait; its exit status in $ASTATUS
+app_finish() {
+	exec 5>&-
+	ASTATUS=0
+	wait "$APID" || ASTATUS=$?
+	APID=
+}
+
+# get FILE I -- slot I of a target's pool file, opened by libpmemobj
+get() {
+	cp "$1" "$W/copy.obj"
+	"$APP" "$W/copy.obj" "get:$2"
+}
+
+# state TARGET -- the state of pool app on TARGET (host:port)
+state() {
+	"$RPMEMCTL" list --json "$1/r1/app" | jq -er '.pools[0].state'
+}
+
+@test "preload: two targets, each gets every persist and a clean exit leaves both byte-identical and consistent" {
+	app set:0:both
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T")" = consistent ]
+	[ "$(state "$T2")" = consistent ]
+	# one dirty log per target
+	[ -f "$POOL.rpmemlog" ] && [ -f "$POOL.rpmemlog.1" ]
+}
+
+@test "preload: quorum 1 of 2, one target stopped mid-run: the application goes on, the other holds every persist, the stopped one is resynced at the next start" {
+	export RPMEM_REPLICATE_QUORUM=1 RPMEM_REPLICATE_RETRY=never
+	app_start set:0:before pause set:1:after pause set:2:later
+	app_paused 1
+	stop_second
+	app_continue
+	app_paused 2
+	# set:1 returned: the first target has it, the second never will
+	[ "$(get "$R1/app" 1)" = after ]
+	[ "$(get "$R1B/app" 0)" = before ]
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	grep -q "rpmem_preload: degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
+	grep -q "at exit: the replica of '$POOL' on $T2/r1/app is behind" "$W/app.err"
+	! grep -q "fail-stop" "$W/app.err"
+	cmp "$POOL" "$R1/app"
+	[ "$(state "$T")" = consistent ]
+	# back: the next start brings it up to date with its own log
+	start_second
+	[ "$(state "$T2")" = syncing ]
+	RPMEM_LOG_LEVEL=info app get:2
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"'$POOL' to $T2/r1/app: synced only the extents its dirty log marked"* ]]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2")" = consistent ]
+}
+
+@test "preload: every target by default (k = n): one stopped mid-run stops the application under fail-stop, naming the target" {
+	app_start set:0:before pause set:1:after
+	app_paused 1
+	stop_second
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 134 ]
+	grep -q "rpmem_preload: fail-stop: cannot replicate '$POOL': only 1 of 2 targets hold the data (2 needed); $T2/r1/app:" "$W/app.err"
+}
+
+@test "preload: a quorum larger than a file's targets, or not a number, stops the process before it runs" {
+	RPMEM_REPLICATE_QUORUM=3 app set:0:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"RPMEM_REPLICATE_QUORUM: 3 is more than the 2 targets of '$POOL'"* ]]
+	RPMEM_REPLICATE_QUORUM=all app set:0:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"RPMEM_REPLICATE_QUORUM: 'all' is not a number"* ]]
+	[ ! -e "$R1/app" ] && [ ! -e "$R1B/app" ]
+}
+
+# --- rpmemctl mirror|sync|verify FILE TARGET... ---------------------------
+
+# three targets: two pools of the first rpmemd, one of the second
+three() {
+	A=$T/r1/a
+	B=$T/r1/b
+	C=$T2/r1/c
+}
+
+@test "mirror to three targets: each pool file equals the local one, one summary per target" {
+	three
+	mkfile "$W/src" 8
+	rc mirror "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/a"
+	cmp "$W/src" "$R1/b"
+	cmp "$W/src" "$R1B/c"
+	[ "$(grep -c "^mirrored '$W/src' to " <<<"$output")" -eq 3 ]
+	[[ "$output" == *"to $A:"* && "$output" == *"to $B:"* && "$output" == *"to $C:"* ]]
+	[ "$(written a)" -eq $((8 << 20)) ]
+	[ "$(written b)" -eq $((8 << 20)) ]
+}
+
+@test "sync to three targets sends each only what differs; verify of three says identical, then names the one that differs (exit 1)" {
+	three
+	mkfile "$W/src" 8
+	rc mirror "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	poke "$W/src" 4096
+	poke "$W/src" $((5 << 20))
+	rc sync --json "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	# one object per target
+	[ "$(jq -s 'length' <<<"$output")" -eq 3 ]
+	[ "$(jq -s '[.[].pool] | sort | join(",")' -r <<<"$output")" = a,b,c ]
+	[ "$(jq -s '[.[].blocks_changed] | unique | join(",")' -r <<<"$output")" = 2 ]
+	cmp "$W/src" "$R1/a"
+	cmp "$W/src" "$R1/b"
+	cmp "$W/src" "$R1B/c"
+	[ "$(written a)" -lt $(((8 << 20) + (1 << 20))) ]
+	rc verify "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "are identical" <<<"$output")" -eq 3 ]
+	# the copy on b changes behind the daemon's back
+	poke "$R1/b" 8192
+	rc verify --full "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'$W/src' and $B differ"* ]]
+	[ "$(grep -c "are identical" <<<"$output")" -eq 2 ]
+}
+
+@test "sync to three targets with one down: the other two are updated, the exit code is the worst (3), the message names the one down" {
+	three
+	mkfile "$W/src" 4
+	rc mirror "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	stop_second
+	poke "$W/src" 100
+	rc sync "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"cannot connect to $T2"* ]]
+	cmp "$W/src" "$R1/a"
+	cmp "$W/src" "$R1/b"
+	! cmp -s "$W/src" "$R1B/c"
+	[ "$(grep -c "^synced '$W/src' to " <<<"$output")" -eq 2 ]
+}
+
+@test "several targets: each push uses its own dirty log (LOCAL.rpmemlog, LOCAL.rpmemlog.1, ...)" {
+	three
+	mkfile "$W/src" 4
+	rc mirror "$W/src" "$A" "$B"
+	[ "$status" -eq 0 ]
+	# no log: none used; one for the second target only: its alone
+	rc sync --json "$W/src" "$A" "$B"
+	[ "$status" -eq 0 ]
+	[ "$(jq -rs '[.[] | .dirty_log // "none"] | join(",")' <<<"$output")" = none,none ]
+	: >"$W/src.rpmemlog.1"
+	rc sync --json "$W/src" "$A" "$B"
+	[ "$status" -eq 0 ]
+	[ "$(jq -rs '.[] | select(.pool=="b") | .dirty_log' <<<"$output")" = "$W/src.rpmemlog.1" ]
+	[ "$(jq -rs '.[] | select(.pool=="a") | .dirty_log // "none"' <<<"$output")" = none ]
+}
+
+@test "several targets are refused where one is meant: --pull, --follow, --dirty-log; a bad target stops all before anything moves" {
+	three
+	mkfile "$W/src" 4
+	rc sync --pull "$W/src" "$A" "$B"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--pull takes one target (2 given)"* ]]
+	rc sync --follow 1s "$W/src" "$A" "$B"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--follow takes one target"* ]]
+	rc sync --dirty-log "$W/log" "$W/src" "$A" "$B"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--dirty-log takes one target"* ]]
+	rc mirror "$W/src" "$A" "$T/r1"
+	[ "$status" -eq 2 ]
+	[ ! -e "$R1/a" ]
+}
+
+# rchar_of CMD... -- bytes the command (and what it ran) read, by the
+# kernel's count (/proc/PID/io of a shell that reaped it)
+rchar_of() {
+	bash -c 'a=$(sed -n "s/^rchar: //p" /proc/$$/io)
+"$@" >/dev/null 2>&1
+b=$(sed -n "s/^rchar: //p" /proc/$$/io)
+echo $((b - a))' rchar "$@"
+}
+
+@test "sync and verify to three targets read the local file once, by the kernel's count of bytes read, and still move every change" {
+	three
+	mkfile "$W/src" 16
+	rc mirror "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	poke "$W/src" 70000
+	local r
+	r=$(rchar_of "$RPMEMCTL" sync "$W/src" "$A" "$B" "$C")
+	# once: 16 MiB, and each push's dense probe reads its 64 sample
+	# blocks (4 MiB) itself: 28 MiB; three hashings would be 60 MiB
+	[ "$r" -ge $((16 << 20)) ] && [ "$r" -lt $((32 << 20)) ]
+	cmp "$W/src" "$R1/a"
+	cmp "$W/src" "$R1/b"
+	cmp "$W/src" "$R1B/c"
+	# a verify has no probe: 16 MiB and a little; unshared 48 MiB
+	r=$(rchar_of "$RPMEMCTL" verify "$W/src" "$A" "$B" "$C")
+	[ "$r" -ge $((16 << 20)) ] && [ "$r" -lt $((20 << 20)) ]
+	rc -v verify "$W/src" "$A" "$B" "$C"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hashed 1 time(s) for 3 targets"* ]]
+}

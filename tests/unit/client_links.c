@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * client_links.c -- unit tests of a set of links (links.c): three fake
+ * targets, k of n; one disappears, the others hold every drain, it comes
+ * back and is resynced with its own dirty log's extents only; below k
+ * the set's policy applies
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fake_target.h"
+#include "librpmemctl.h"
+
+#define KIB 1024u
+#define SIZE (1u << 20)
+#define EXT (64u * KIB) /* the dirty logs' extent */
+#define N 3
+
+/* three fake targets, local data, a set of links to them */
+struct env {
+	struct fake_target *ft[N];
+	struct rpmemctl_dirtylog *log[N];
+	char lp[N][64];
+	uint8_t *data;
+	struct rpmemctl_links *set;
+};
+
+/*
+ * env_start -- N targets holding an empty pool r1/p1 (consistent,
+ * generation 1), data with a pattern, a set (k, policy) of N links under
+ * the degrade policy (retry_ms), each with its own dirty log
+ */
+static void env_start(struct env *e, unsigned k,
+		      enum rpmemctl_link_policy policy, long retry_ms)
+{
+	memset(e, 0, sizeof(*e));
+	setenv("HOME", "/nonexistent-rpmem-unit", 1);
+	unsetenv("XDG_CONFIG_HOME");
+	e->data = malloc(SIZE);
+	assert_non_null(e->data);
+	for (size_t i = 0; i < SIZE; i++)
+		e->data[i] = (uint8_t)(i * 7 + i / 4096);
+	assert_int_equal(rpmemctl_links_new(k, policy, &e->set), 0);
+	for (unsigned i = 0; i < N; i++) {
+		struct fake_target_opts o = { .size = SIZE,
+					      .state = RPMEM_POOL_CONSISTENT,
+					      .generation = 1 };
+		char target[128];
+		struct rpmemctl_link *l = NULL;
+		assert_int_equal(fake_target_start(&o, &e->ft[i]), 0);
+		snprintf(target, sizeof(target), "127.0.0.1:%s/r1/p1",
+			 fake_target_port(e->ft[i]));
+		snprintf(e->lp[i], sizeof(e->lp[i]),
+			 "/tmp/rpmem-links-%d-%u.log", (int)getpid(), i);
+		unlink(e->lp[i]);
+		assert_int_equal(rpmemctl_dirtylog_open(e->lp[i], SIZE, EXT,
+							&e->log[i]), 0);
+		assert_int_equal(rpmemctl_link_new(target,
+						   RPMEMCTL_TRANSPORT_TCP, &l),
+				 0);
+		assert_int_equal(rpmemctl_link_set_data(l, e->data, SIZE), 0);
+		assert_int_equal(rpmemctl_link_set_dirty_log(l, e->log[i]), 0);
+		assert_int_equal(rpmemctl_link_set_source(l, "h:/p",
+							  "h:/p (live)"), 0);
+		assert_int_equal(rpmemctl_link_set_policy(
+				l, RPMEMCTL_LINK_DEGRADE, retry_ms), 0);
+		assert_int_equal(rpmemctl_links_add(e->set, l), 0);
+	}
+}
+
+/* env_stop -- delete the set; every target saw its connection end */
+static void env_stop(struct env *e)
+{
+	rpmemctl_links_delete(&e->set);
+	assert_null(e->set);
+	for (unsigned i = 0; i < N; i++) {
+		fake_target_set_down(e->ft[i], 0);
+		assert_int_equal(fake_target_wait_idle(e->ft[i]), 0);
+		fake_target_stop(&e->ft[i]);
+		rpmemctl_dirtylog_close(&e->log[i]);
+		unlink(e->lp[i]);
+	}
+	free(e->data);
+}
+
+/* persist -- what the replica API does: mark, change, write, drain */
+static int persist(struct env *e, uint64_t off, uint64_t len, uint8_t v)
+{
+	int ret = rpmemctl_links_mark(e->set, off, len);
+	if (ret)
+		return ret;
+	memset(e->data + off, v, len);
+	ret = rpmemctl_links_write(e->set, off, len);
+	return ret ? ret : rpmemctl_links_drain(e->set);
+}
+
+/* holds -- target i holds [off, off + len) of the data */
+static int holds(struct env *e, unsigned i, uint64_t off, uint64_t len)
+{
+	return !memcmp(fake_target_pool(e->ft[i]) + off, e->data + off, len);
+}
+
+static void links__push_makes_every_target_equal(void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, 0, RPMEMCTL_LINK_FAIL_STOP, 0);
+	assert_int_equal(rpmemctl_links_quorum(e.set), N);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	for (unsigned i = 0; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+	/* k = n: a drain returns once every target has it */
+	unsigned f[N];
+	for (unsigned i = 0; i < N; i++)
+		f[i] = fake_target_count(e.ft[i], RPMEM_MSG_FLUSH);
+	assert_int_equal(persist(&e, 8 * KIB, 4 * KIB, 0x5a), 0);
+	for (unsigned i = 0; i < N; i++) {
+		assert_true(holds(&e, i, 8 * KIB, 4 * KIB));
+		assert_int_equal(fake_target_count(e.ft[i], RPMEM_MSG_FLUSH),
+				 f[i] + 1);
+	}
+	env_stop(&e);
+}
+
+static void links__k2_goes_on_without_one_and_resyncs_its_extents(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	uint64_t gen;
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	assert_int_equal(rpmemctl_links_quorum(e.set), 2);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	assert_int_equal(persist(&e, 0, 4 * KIB, 1), 0);
+	/* target 2 disappears mid-run: persists still return */
+	fake_target_set_down(e.ft[2], 1);
+	assert_int_equal(persist(&e, 300 * KIB, 4 * KIB, 2), 0);
+	assert_int_equal(persist(&e, 900 * KIB, 8 * KIB, 3), 0);
+	struct rpmemctl_link *l2 = rpmemctl_links_get(e.set, 2);
+	assert_int_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_DEGRADED);
+	assert_int_equal(rpmemctl_links_holding(e.set), 2);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_true(holds(&e, i, 300 * KIB, 4 * KIB));
+		assert_true(holds(&e, i, 900 * KIB, 8 * KIB));
+	}
+	assert_false(holds(&e, 2, 900 * KIB, 8 * KIB));
+	assert_true(fake_target_refused(e.ft[2]) > 0);
+	/* its lag: what was written since it was left behind */
+	uint64_t lb = 0, lns = 0;
+	assert_int_equal(rpmemctl_links_get_lag(e.set, 2, &lb, &lns), 0);
+	assert_true(lb >= 8 * KIB && lb <= 12 * KIB);
+	assert_true(lns > 0);
+	assert_int_equal(rpmemctl_links_get_lag(e.set, 0, &lb, &lns), 0);
+	assert_int_equal(lb, 0);
+	assert_int_equal(lns, 0);
+	assert_int_equal(rpmemctl_links_get_lag(e.set, N, &lb, &lns), -EINVAL);
+	/* back: the next drain resyncs it with its logged extents only */
+	fake_target_set_down(e.ft[2], 0);
+	uint64_t w0 = fake_target_written(e.ft[2], 0, SIZE);
+	uint64_t x0 = fake_target_written(e.ft[2], 0, EXT) +
+		      fake_target_written(e.ft[2], 256 * KIB, EXT) +
+		      fake_target_written(e.ft[2], 896 * KIB, EXT);
+	assert_int_equal(rpmemctl_links_drain(e.set), 0);
+	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	assert_memory_equal(fake_target_pool(e.ft[2]), e.data, SIZE);
+	assert_int_equal(rpmemctl_links_get_lag(e.set, 2, &lb, &lns), 0);
+	assert_int_equal(lb, 0);
+	assert_int_equal(lns, 0);
+	const struct rpmemctl_sync_result *res = rpmemctl_link_get_result(l2);
+	assert_string_equal(rpmemctl_sync_result_get_dirty_fallback(res), "");
+	assert_int_equal(rpmemctl_sync_result_get_dirty_only(res), 1);
+	/*
+	 * what it sent is inside the extents its log marked since its last
+	 * push: the first persist's and the two made while it was gone
+	 */
+	uint64_t w = fake_target_written(e.ft[2], 0, SIZE) - w0;
+	uint64_t in = fake_target_written(e.ft[2], 0, EXT) +
+		      fake_target_written(e.ft[2], 256 * KIB, EXT) +
+		      fake_target_written(e.ft[2], 896 * KIB, EXT) - x0;
+	assert_true(w > 0 && w <= 3 * EXT);
+	assert_int_equal(in, w);
+	assert_int_equal(fake_target_state(e.ft[2], &gen),
+			 RPMEM_POOL_CONSISTENT);
+	/* and it goes on live with the others */
+	assert_int_equal(persist(&e, 500 * KIB, 4 * KIB, 4), 0);
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	for (unsigned i = 0; i < N; i++) {
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+		assert_int_equal(fake_target_state(e.ft[i], &gen),
+				 RPMEM_POOL_CONSISTENT);
+	}
+	env_stop(&e);
+}
+
+static void links__a_drain_does_not_wait_for_the_slowest(void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	/* target 0 holds its FLUSH reply: the drain returns without it */
+	unsigned f0 = fake_target_count(e.ft[0], RPMEM_MSG_FLUSH);
+	fake_target_script(e.ft[0], RPMEM_MSG_FLUSH, f0 + 1, FAKE_STALL, 0);
+	assert_int_equal(persist(&e, 0, 4 * KIB, 9), 0);
+	assert_true(holds(&e, 1, 0, 4 * KIB));
+	assert_true(holds(&e, 2, 0, 4 * KIB));
+	assert_int_equal(fake_target_count(e.ft[0], RPMEM_MSG_FLUSH), f0 + 1);
+	/* the reply goes out; the next drain reads it and the new one */
+	fake_target_release(e.ft[0]);
+	assert_int_equal(persist(&e, 64 * KIB, 4 * KIB, 10), 0);
+	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(e.set, 0)),
+			 RPMEMCTL_LINK_LIVE);
+	/* the link's own drain finds nothing owed or pending left */
+	assert_int_equal(rpmemctl_link_drain(rpmemctl_links_get(e.set, 0)), 0);
+	assert_int_equal(fake_target_count(e.ft[0], RPMEM_MSG_FLUSH), f0 + 2);
+	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+	env_stop(&e);
+}
+
+static void links__below_k_fail_stop_fails_for_good(void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	fake_target_set_down(e.ft[1], 1);
+	fake_target_set_down(e.ft[2], 1);
+	int ret = persist(&e, 0, 4 * KIB, 6);
+	assert_true(ret < 0);
+	assert_non_null(strstr(rpmemctl_links_errmsg(e.set),
+			       "only 1 of 3 targets"));
+	assert_non_null(strstr(rpmemctl_strerror(ret), "only 1 of 3"));
+	/* target 0's link is fine; the set refuses every later call */
+	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(e.set, 0)),
+			 RPMEMCTL_LINK_LIVE);
+	fake_target_set_down(e.ft[1], 0);
+	fake_target_set_down(e.ft[2], 0);
+	unsigned c = fake_target_connections(e.ft[1]);
+	assert_int_equal(rpmemctl_links_drain(e.set), ret);
+	assert_int_equal(fake_target_connections(e.ft[1]), c);
+	/* but its marks go on: they must cover every local write */
+	assert_int_equal(rpmemctl_links_mark(e.set, 512 * KIB, 10), 0);
+	assert_int_equal(rpmemctl_links_write(e.set, 512 * KIB, 10), ret);
+	for (unsigned i = 0; i < N; i++) {
+		uint8_t bits = 0;
+		FILE *lf = fopen(e.lp[i], "rb");
+		assert_non_null(lf);
+		/* the bitmap after the 4 KiB header: extent 8, bit 0 of byte 1 */
+		assert_int_equal(fseek(lf, 4096 + 1, SEEK_SET), 0);
+		assert_int_equal(fread(&bits, 1, 1, lf), 1);
+		fclose(lf);
+		assert_true(bits & 1);
+	}
+	env_stop(&e);
+}
+
+static void links__below_k_degrade_goes_on_locally(void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, 2, RPMEMCTL_LINK_DEGRADE, 0);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	fake_target_set_down(e.ft[1], 1);
+	fake_target_set_down(e.ft[2], 1);
+	assert_int_equal(persist(&e, 0, 4 * KIB, 6), 0);
+	assert_int_equal(rpmemctl_links_holding(e.set), 1);
+	assert_non_null(strstr(rpmemctl_links_errmsg(e.set),
+			       "only 1 of 3 targets"));
+	/* both back: the next drain resyncs them */
+	fake_target_set_down(e.ft[1], 0);
+	fake_target_set_down(e.ft[2], 0);
+	assert_int_equal(persist(&e, 128 * KIB, 4 * KIB, 8), 0);
+	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	for (unsigned i = 0; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+	env_stop(&e);
+}
+
+/* replica_file -- a local pool file of SIZE bytes with the data's bytes */
+static void replica_file(const struct env *e, char *path)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e->data, SIZE), SIZE);
+	close(fd);
+}
+
+/* unlink_logs -- the replica's dirty logs, which must all exist */
+static void unlink_logs(const char *path)
+{
+	char lp[128];
+	for (unsigned i = 0; i < N; i++) {
+		if (i)
+			snprintf(lp, sizeof(lp), "%s.rpmemlog.%u", path, i);
+		else
+			snprintf(lp, sizeof(lp), "%s.rpmemlog", path);
+		assert_int_equal(unlink(lp), 0);
+	}
+}
+
+static void replica__three_targets_k2_one_gone_and_back(void **state)
+{
+	(void)state;
+	struct env e;
+	struct rpmemctl_replica *r = NULL;
+	char path[] = "/tmp/rpmem-replica-XXXXXX";
+	char t[N][128];
+	const char *targets[N];
+	uint64_t gen;
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	replica_file(&e, path);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(t[i], sizeof(t[i]), "127.0.0.1:%s/r1/p1",
+			 fake_target_port(e.ft[i]));
+		targets[i] = t[i];
+	}
+	memset(fake_target_pool(e.ft[1]), 0xee, SIZE);
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, targets, N, 2, RPMEMCTL_TRANSPORT_TCP,
+				 &r), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+	uint8_t *m = rpmemctl_replica_addr(r);
+	memset(m + 4 * KIB, 1, 100);
+	assert_int_equal(rpmemctl_replica_persist(r, m + 4 * KIB, 100), 0);
+	fake_target_set_down(e.ft[0], 1);
+	memset(m + 600 * KIB, 2, 4 * KIB);
+	assert_int_equal(rpmemctl_replica_persist(r, m + 600 * KIB, 4 * KIB),
+			 0);
+	for (unsigned i = 1; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), m, SIZE);
+	assert_memory_not_equal(fake_target_pool(e.ft[0]), m, SIZE);
+	/* each target's state through the replica's getter */
+	const struct rpmemctl_links *set = rpmemctl_replica_get_links(r);
+	assert_int_equal(rpmemctl_links_count(set), N);
+	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(set, 0)),
+			 RPMEMCTL_LINK_DEGRADED);
+	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(set, 1)),
+			 RPMEMCTL_LINK_LIVE);
+	/* back: the close retries it, then every target is consistent */
+	fake_target_set_down(e.ft[0], 0);
+	assert_int_equal(rpmemctl_replica_close(&r), 0);
+	/* the mapping is gone: compare with the file */
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, e.data, SIZE), SIZE);
+	close(fd);
+	for (unsigned i = 0; i < N; i++) {
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+		assert_int_equal(fake_target_state(e.ft[i], &gen),
+				 RPMEM_POOL_CONSISTENT);
+	}
+	unlink_logs(path);
+	unlink(path);
+	env_stop(&e);
+}
+
+static void replica__below_k_the_persist_fails(void **state)
+{
+	(void)state;
+	struct env e;
+	struct rpmemctl_replica *r = NULL;
+	char path[] = "/tmp/rpmem-replica-XXXXXX";
+	char t[N][128];
+	const char *targets[N];
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	replica_file(&e, path);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(t[i], sizeof(t[i]), "127.0.0.1:%s/r1/p1",
+			 fake_target_port(e.ft[i]));
+		targets[i] = t[i];
+	}
+	/* k > n, n = 0 and a bad target are refused, naming the reason */
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, targets, N, N + 1,
+				 RPMEMCTL_TRANSPORT_TCP, &r), -EINVAL);
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, targets, 0, 0, RPMEMCTL_TRANSPORT_TCP,
+				 &r), -EINVAL);
+	const char *bad[2] = { targets[0], "127.0.0.1/r1" };
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, bad, 2, 0, RPMEMCTL_TRANSPORT_TCP, &r),
+			 -EINVAL);
+	assert_non_null(strstr(rpmemctl_strerror(-EINVAL), "target 2"));
+	assert_null(r);
+	assert_int_equal(rpmemctl_replica_open_targets(
+				 path, targets, N, 2, RPMEMCTL_TRANSPORT_TCP,
+				 &r), 0);
+	fake_target_set_down(e.ft[0], 1);
+	fake_target_set_down(e.ft[2], 1);
+	uint8_t *m = rpmemctl_replica_addr(r);
+	memset(m, 3, 64);
+	int ret = rpmemctl_replica_persist(r, m, 64);
+	assert_true(ret < 0);
+	assert_non_null(strstr(rpmemctl_replica_errmsg(r),
+			       "only 1 of 3 targets"));
+	assert_true(rpmemctl_replica_close(&r) < 0);
+	assert_null(r);
+	unlink_logs(path);
+	unlink(path);
+	env_stop(&e);
+}
+
+static void links__bad_arguments(void **state)
+{
+	(void)state;
+	struct rpmemctl_links *s = NULL;
+	assert_int_equal(rpmemctl_links_new(0, 7, &s), -EINVAL);
+	assert_int_equal(rpmemctl_links_new(17, RPMEMCTL_LINK_DEGRADE, &s),
+			 -EINVAL);
+	assert_int_equal(rpmemctl_links_new(0, RPMEMCTL_LINK_DEGRADE, &s), 0);
+	assert_int_equal(rpmemctl_links_add(s, NULL), -EINVAL);
+	assert_int_equal(rpmemctl_links_drain(s), -EINVAL);
+	assert_non_null(strstr(rpmemctl_links_errmsg(s), "no links"));
+	assert_int_equal(rpmemctl_links_drain(NULL), -EINVAL);
+	rpmemctl_links_delete(&s);
+	assert_null(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(links__push_makes_every_target_equal),
+		cmocka_unit_test(
+		  links__k2_goes_on_without_one_and_resyncs_its_extents),
+		cmocka_unit_test(links__a_drain_does_not_wait_for_the_slowest),
+		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
+		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
+		cmocka_unit_test(links__bad_arguments),
+		cmocka_unit_test(replica__three_targets_k2_one_gone_and_back),
+		cmocka_unit_test(replica__below_k_the_persist_fails),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
