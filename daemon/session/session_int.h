@@ -44,6 +44,7 @@ struct rpmemd_handle {
 	/* WRITEs go through the pool file, not its mapping (req_write) */
 	uint8_t by_file;
 	size_t staged; /* bytes of its DRAM staging copy (expose.c counts) */
+	struct rpmemd_vchain *vc; /* the version READ_AT reads, or NULL */
 };
 
 struct rpmemd_session {
@@ -225,6 +226,13 @@ int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_kick(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/* req_versions -- VERSIONS: list or prune a pool's versions */
+int req_versions(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/* req_read_at -- READ_AT: a range of a version's image */
+int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/* rpmemd_versions_commit -- after a commit: retention, events */
+void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
+			    uint64_t gen);
 /* rpmemd_scrub_commit -- record a pool's hashes as it goes consistent */
 void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 			 uint64_t gen);

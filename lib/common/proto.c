@@ -632,6 +632,93 @@ int rpmem_hashes_decode(const void *buf, size_t len, struct rpmem_msg_hashes *m)
 	return 0;
 }
 
+int rpmem_versions_encode(void *buf, size_t cap,
+			  const struct rpmem_msg_versions *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u8(&w, m->op);
+	wbuf_u64(&w, m->version);
+	return enc_end(&w);
+}
+
+int rpmem_versions_decode(const void *buf, size_t len,
+			  struct rpmem_msg_versions *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->op = rbuf_u8(&r);
+	m->version = rbuf_u64(&r);
+	if (r.err == 0 && m->op > RPMEM_VERSIONS_OP_MAX)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_versions_reply_encode(void *buf, size_t cap,
+				const struct rpmem_msg_versions_reply *m)
+{
+	ENC_BEGIN;
+	if (m->count > RPMEM_MAX_VERSIONS)
+		return -EMSGSIZE;
+	wbuf_u32(&w, m->count);
+	for (uint32_t i = 0; i < m->count; i++) {
+		const struct rpmem_version_entry *e = &m->v[i];
+		wbuf_u64(&w, e->generation);
+		wbuf_u64(&w, e->time);
+		wbuf_u64(&w, e->committed);
+		wbuf_u64(&w, e->size);
+		wbuf_u64(&w, e->bytes);
+		wbuf_u64(&w, e->hash);
+		wbuf_str(&w, e->source, RPMEM_STR_MAX);
+	}
+	return enc_end(&w);
+}
+
+int rpmem_versions_reply_decode(const void *buf, size_t len,
+				struct rpmem_msg_versions_reply *m)
+{
+	DEC_BEGIN;
+	m->count = rbuf_u32(&r);
+	if (r.err || m->count > RPMEM_MAX_VERSIONS)
+		return -EBADMSG;
+	for (uint32_t i = 0; i < m->count && !r.err; i++) {
+		struct rpmem_version_entry *e = &m->v[i];
+		e->generation = rbuf_u64(&r);
+		e->time = rbuf_u64(&r);
+		e->committed = rbuf_u64(&r);
+		e->size = rbuf_u64(&r);
+		e->bytes = rbuf_u64(&r);
+		e->hash = rbuf_u64(&r);
+		rbuf_str(&r, e->source, sizeof(e->source));
+	}
+	return dec_end(&r);
+}
+
+int rpmem_read_at_encode(void *buf, size_t cap,
+			 const struct rpmem_msg_read_at *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u64(&w, m->offset);
+	wbuf_u32(&w, m->len);
+	wbuf_u64(&w, m->version);
+	return enc_end(&w);
+}
+
+int rpmem_read_at_decode(const void *buf, size_t len,
+			 struct rpmem_msg_read_at *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->offset = rbuf_u64(&r);
+	m->len = rbuf_u32(&r);
+	m->version = rbuf_u64(&r);
+	if (r.err == 0 &&
+	    (m->len > RPMEM_MAX_IO || m->offset > UINT64_MAX - m->len))
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
 int rpmem_scrub_encode(void *buf, size_t cap, const struct rpmem_msg_scrub *m)
 {
 	ENC_BEGIN;
