@@ -765,6 +765,60 @@ int rpmemctl_pool_scrub(struct rpmemctl_pool *pool, unsigned flags,
 			rpmemctl_scrub_fn fn, rpmemctl_progress_fn progress,
 			void *arg);
 
+/*
+ * --- versions (LIBRPMEMCTL_3) ---------------------------------------------
+ *
+ * A target whose region keeps versions (rpmemd.conf(5), versions) keeps
+ * the image a sync replaced as a point-in-time version, named by the
+ * generation it had: the blocks that sync overwrote (a reverse delta).
+ * The target must advertise RPMEM_CAP_VERSIONS (else -ENOTSUP). Listing,
+ * reading and scrubbing need the pool opened (read-only will do; the read
+ * right); pruning needs it opened read-write (the write right). The
+ * image's hash is XXH3-64 of the sequence of its 4 KiB pieces' hashes
+ * (rpmemctl_hash_blocks with 4096), each as 8 bytes little endian.
+ */
+struct rpmemctl_version {
+	uint64_t generation; /* its name: the pool's generation then */
+	uint64_t time;	     /* unix seconds the image became current */
+	uint64_t committed;  /* unix seconds it was kept (the next sync) */
+	uint64_t size;	     /* of the image (the pool's) */
+	uint64_t bytes;	     /* space its files take on the target */
+	uint64_t hash;	     /* the image's hash (below); 0: unknown */
+	char source[256];    /* where that image came from */
+};
+
+/*
+ * rpmemctl_pool_versions -- the pool's versions, oldest first, into *out
+ * (free it with free()) and *n; 0 or -errno
+ */
+int rpmemctl_pool_versions(struct rpmemctl_pool *pool,
+			   struct rpmemctl_version **out, size_t *n);
+
+/*
+ * rpmemctl_pool_version_prune -- prune one version; the others stay
+ * restorable (its blocks move into the next older one where that lacks
+ * them). -ENOENT if there is none such, -EROFS without a write open.
+ */
+int rpmemctl_pool_version_prune(struct rpmemctl_pool *pool, uint64_t version);
+
+/*
+ * rpmemctl_pool_read_at -- len bytes at offset of version's image (the
+ * pool's current generation: its image now) into dst. -ENOENT (no such
+ * version), -EBUSY (the pool is syncing, or a sync committed meanwhile:
+ * read again), -EIO (the version is damaged on the target).
+ */
+int rpmemctl_pool_read_at(struct rpmemctl_pool *pool, uint64_t version,
+			  void *dst, uint64_t offset, size_t len);
+
+/*
+ * rpmemctl_pool_scrub_at -- rpmemctl_pool_scrub of a version: its image
+ * restored on the target and compared with the hashes recorded when it
+ * was current
+ */
+int rpmemctl_pool_scrub_at(struct rpmemctl_pool *pool, uint64_t version,
+			   unsigned flags, rpmemctl_scrub_fn fn,
+			   rpmemctl_progress_fn progress, void *arg);
+
 /* rpmemctl_hash_blocks -- the same block hash the target computes */
 void rpmemctl_hash_blocks(const void *buf, size_t len, uint32_t block_size,
 			  uint64_t *hashes);

@@ -449,6 +449,9 @@ int rpmemd_scrub_version_check(int metafd, const char *pool, uint64_t size,
 			      SC_HDR_SIZE + first * sizeof(*e)) &&
 	    !rpmem_hash_blocks(data, (size_t)len, SC_PIECE, h, 1))
 		*why = compare(e, h, first, count, hd.key, piece);
+	for (uint32_t i = 0; *why == RPMEM_SCRUB_NO_RECORD && i < count; i++)
+		if (piece[i] != RPMEM_SCRUB_DAMAGED)
+			piece[i] = RPMEM_SCRUB_UNVERIFIED;
 	if (fd >= 0)
 		close(fd);
 	free(e);
