@@ -10,6 +10,8 @@ static const char verify_usage[] =
 	"Each differing range is printed as \"differs at 0xOFFSET length N\".\n"
 	"Exit status 0 if identical, 1 if they differ.\n"
 	"\n"
+	"  -a, --at GENERATION    compare with that version of the pool\n"
+	"                         (rpmemctl versions), byte by byte\n"
 	"  -b, --block-size SIZE  comparison block, power of two, 4K..64M\n"
 	"                         (default 64K)\n"
 	"  -f, --full             the target hashes every block from its data,\n"
@@ -22,6 +24,7 @@ static const char verify_usage[] =
 
 static const struct option verify_opts[] = {
 	CMD_COMMON_OPTS,
+	{ "at", required_argument, NULL, 'a' },
 	{ "block-size", required_argument, NULL, 'b' },
 	{ "full", no_argument, NULL, 'f' },
 	{ "json", no_argument, NULL, 'j' },
@@ -35,11 +38,17 @@ int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct cmd_xfer x = { .mode = RPMEMCTL_SYNC_VERIFY };
 	int c, code = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "b:fjt:",
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "a:b:fjt:",
 			       verify_opts, verify_usage, &code)) != -1) {
 		switch (c) {
 		case -2:
 			return code;
+		case 'a':
+			code = cmd_parse_version(ctx, optarg, &x.at);
+			if (code)
+				return code;
+			x.has_at = 1;
+			break;
 		case 'b':
 			code = cmd_parse_block_size(ctx, optarg, &x.block_size);
 			if (code)
@@ -63,5 +72,5 @@ int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		return code;
 	x.local = argv[optind];
 	x.target = argv[optind + 1];
-	return cmd_transfer(ctx, &x);
+	return x.has_at ? cmd_transfer_at(ctx, &x) : cmd_transfer(ctx, &x);
 }
