@@ -677,7 +677,9 @@ int rpmem_versions_reply_encode(void *buf, size_t cap,
 int rpmem_versions_reply_decode(const void *buf, size_t len,
 				struct rpmem_msg_versions_reply *m)
 {
+	struct rpmem_version_entry *v = m->v; /* the caller's */
 	DEC_BEGIN;
+	m->v = v;
 	m->count = rbuf_u32(&r);
 	if (r.err || m->count > RPMEM_MAX_VERSIONS)
 		return -EBADMSG;
