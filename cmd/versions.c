@@ -18,6 +18,9 @@
 #include "common/retain.h"
 #include "json.h"
 
+/* the hint of an unknown version */
+#define VERSIONS_HINT "'rpmemctl versions TARGET' lists the versions"
+
 /* bytes a --at restore or verify moves per library call */
 #define AT_CHUNK (4u << 20)
 
@@ -156,7 +159,7 @@ static int prune_one(struct vcmd *c, struct rpmemctl_session *sess,
 	int ret = c->dry_run ? 0 : rpmemctl_pool_version_prune(pool, gen);
 
 	if (ret)
-		return cmd_remote_err(c->ctx, sess, ret, NULL,
+		return cmd_remote_err(c->ctx, sess, ret, VERSIONS_HINT,
 				      "cannot prune version %" PRIu64 " of %s",
 				      gen, c->target);
 	c->pruned[c->npruned++] = gen;
@@ -371,7 +374,8 @@ static int at_open(struct at_run *r)
 static int at_read(struct at_run *r, uint64_t off, size_t n)
 {
 	int ret = rpmemctl_pool_read_at(r->pool, r->x->at, r->buf, off, n);
-	return ret ? cmd_remote_err(r->ctx, r->sess, ret, NULL,
+	return ret ? cmd_remote_err(r->ctx, r->sess, ret,
+				    ret == -ENOENT ? VERSIONS_HINT : NULL,
 				    "cannot read version %" PRIu64 " of %s",
 				    r->x->at, r->target) :
 		     0;

@@ -24,7 +24,7 @@ DECODERS = ["hdr", "hello", "hello_ok", "error", "list", "list_reply",
             "io", "flush", "hash", "hashv", "hashes", "set_state", "state",
             "status", "status_reply", "status_flags", "kick", "events",
             "event", "rdma_blob", "scrub", "scrub_reply", "preserve",
-            "list_undo"]
+            "list_undo", "versions", "versions_reply", "read_at"]
 # message type -> the decoders its payload is a seed of (replies whose
 # layout a request flag chose go to both)
 BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
@@ -36,7 +36,9 @@ BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
            w.STATUS_REPLY: ["status_reply", "status_flags"],
            w.HASHV: ["hashv"], w.STATE: ["state"], w.KICK: ["kick"],
            w.EVENTS: ["events"], w.EVENT: ["event"], w.SCRUB: ["scrub"],
-           w.SCRUB_REPLY: ["scrub_reply"], w.PRESERVE: ["preserve"]}
+           w.SCRUB_REPLY: ["scrub_reply"], w.PRESERVE: ["preserve"],
+           w.VERSIONS: ["versions"], w.VERSIONS_REPLY: ["versions_reply"],
+           w.READ_AT: ["read_at"]}
 lock = threading.Lock()
 
 
