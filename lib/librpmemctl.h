@@ -200,6 +200,15 @@ uint64_t rpmemctl_list_pool_undo_generation(const struct rpmemctl_list *l,
 					    unsigned i);
 uint64_t rpmemctl_list_pool_undo_bytes(const struct rpmemctl_list *l,
 				       unsigned i);
+/*
+ * rpmemctl_list_pool_versions, _versions_bytes -- how many point-in-time
+ * versions of pool i its target keeps and the bytes their files take (0
+ * for a target without versions). Since LIBRPMEMCTL_3.
+ */
+unsigned rpmemctl_list_pool_versions(const struct rpmemctl_list *l,
+				     unsigned i);
+uint64_t rpmemctl_list_pool_versions_bytes(const struct rpmemctl_list *l,
+					   unsigned i);
 
 const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s);
 

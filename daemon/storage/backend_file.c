@@ -23,6 +23,7 @@
 #include "scrub.h"
 #include "undo.h"
 #include "util.h"
+#include "versions.h"
 
 /* pmem2_err -- a libpmem2 return value as -errno (its own codes are -EIO) */
 static int pmem2_err(int ret)
@@ -673,6 +674,8 @@ static int file_list_page(struct rpmemd_region *r, const char *after,
 		got++;
 	}
 	free(names);
+	if (!ret)
+		rpmemd_versions_info(r, *v, *n);
 	return ret;
 }
 

@@ -251,6 +251,32 @@ uint64_t rpmemd_versions_bytes(struct rpmemd_region *r, const char *pool)
 	return b;
 }
 
+/* by_pool_name -- bsearch a pool's entry by its name */
+static int by_pool_name(const void *key, const void *e)
+{
+	return strcmp(key, ((const struct rpmem_pool_info *)e)->name);
+}
+
+void rpmemd_versions_info(struct rpmemd_region *r, struct rpmem_pool_info *v,
+			  uint32_t n)
+{
+	struct vlist l = { 0 };
+
+	if (r->metafd < 0 || !n || scan_dir(r->metafd, NULL, &l)) {
+		free(l.v);
+		return;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		struct rpmem_pool_info *p = bsearch(l.v[i].pool, v, n,
+						    sizeof(*v), by_pool_name);
+		if (p) {
+			p->versions++;
+			p->versions_bytes += l.v[i].bytes;
+		}
+	}
+	free(l.v);
+}
+
 int rpmemd_version_keep(struct rpmemd_pool *p, const struct rpmemd_meta *was)
 {
 	char from[RPMEM_NAME_MAX + 16], to[RPMEM_NAME_MAX + 48];

@@ -49,6 +49,14 @@ int rpmemd_versions_list(struct rpmemd_region *r, const char *pool,
 uint64_t rpmemd_versions_bytes(struct rpmemd_region *r, const char *pool);
 
 /*
+ * rpmemd_versions_info -- count the version files of the n pools of v
+ * (sorted by name) into their versions and versions_bytes: one scan of
+ * the region's metadata directory
+ */
+void rpmemd_versions_info(struct rpmemd_region *r, struct rpmem_pool_info *v,
+			  uint32_t n);
+
+/*
  * rpmemd_version_keep -- the commit of p (its metadata before it: was):
  * its undo journal kept as version was->generation; 0 or -errno (then
  * the journal is removed as without versions)

@@ -199,6 +199,10 @@ int rpmem_list_reply_encode(void *buf, size_t cap,
 			wbuf_u64(&w, p->undo_generation);
 			wbuf_u64(&w, p->undo_bytes);
 		}
+		if (m->flags & RPMEM_LIST_VERSIONS) {
+			wbuf_u32(&w, p->versions);
+			wbuf_u64(&w, p->versions_bytes);
+		}
 	}
 	if (m->flags & ~RPMEM_LIST_FLAGS)
 		return -EINVAL;
@@ -267,6 +271,10 @@ int rpmem_list_reply_decode_flags(const void *buf, size_t len, uint32_t flags,
 			p->pending = rbuf_u8(&r);
 			p->undo_generation = rbuf_u64(&r);
 			p->undo_bytes = rbuf_u64(&r);
+		}
+		if (flags & RPMEM_LIST_VERSIONS) {
+			p->versions = rbuf_u32(&r);
+			p->versions_bytes = rbuf_u64(&r);
 		}
 		if (p->state > RPMEM_POOL_CONSISTENT || p->pending > 1)
 			r.err = -EBADMSG;

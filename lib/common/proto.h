@@ -219,7 +219,13 @@ struct rpmem_msg_error {
 #define RPMEM_LIST_PAGE (1u << 0)
 /* each pool entry ends with pending u8 | undo_generation u64 | undo_bytes u64 */
 #define RPMEM_LIST_UNDO (1u << 1)
-#define RPMEM_LIST_FLAGS (RPMEM_LIST_PAGE | RPMEM_LIST_UNDO)
+/*
+ * each pool entry ends (after the undo fields, if any) with versions u32 |
+ * versions_bytes u64 (needs RPMEM_CAP_VERSIONS)
+ */
+#define RPMEM_LIST_VERSIONS (1u << 2)
+#define RPMEM_LIST_FLAGS                                                       \
+	(RPMEM_LIST_PAGE | RPMEM_LIST_UNDO | RPMEM_LIST_VERSIONS)
 
 /*
  * LIST: region str | [flags u32 | cursor str]; flags are sent only when
@@ -250,6 +256,9 @@ struct rpmem_pool_info {
 	uint8_t pending;
 	uint64_t undo_generation; /* the generation it rolls back to */
 	uint64_t undo_bytes;	  /* the undo journal's size */
+	/* with RPMEM_LIST_VERSIONS: its kept versions, their files' bytes */
+	uint32_t versions;
+	uint64_t versions_bytes;
 };
 
 struct rpmem_region_info {

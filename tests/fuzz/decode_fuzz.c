@@ -138,8 +138,21 @@ static int status_flags_decode(const void *buf, size_t len,
 static int list_undo_decode(const void *buf, size_t len,
 			    struct rpmem_msg_list_reply *m)
 {
+	return rpmem_list_reply_decode_flags(buf, len,
+					     RPMEM_LIST_PAGE | RPMEM_LIST_UNDO,
+					     m);
+}
+
+/* list_versions_decode -- LIST_REPLY with every flag */
+static int list_versions_decode(const void *buf, size_t len,
+				struct rpmem_msg_list_reply *m)
+{
 	return rpmem_list_reply_decode_flags(buf, len, RPMEM_LIST_FLAGS, m);
 }
+
+ROUND_TRIP(fuzz_list_versions, "list_reply (undo, versions, paged)",
+	   struct rpmem_msg_list_reply, list_versions_decode,
+	   rpmem_list_reply_encode, rpmem_list_reply_free)
 
 ROUND_TRIP(fuzz_list_undo, "list_reply (undo, paged)",
 	   struct rpmem_msg_list_reply, list_undo_decode,
@@ -216,6 +229,7 @@ static const struct {
 	{ "versions", fuzz_versions },
 	{ "versions_reply", fuzz_versions_reply },
 	{ "read_at", fuzz_read_at },
+	{ "list_versions", fuzz_list_versions },
 };
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
 
