@@ -15,7 +15,6 @@
 #include <xxhash.h>
 
 #include "cmd.h"
-#include "common/retain.h"
 #include "json.h"
 
 /* the hint of an unknown version */
@@ -71,8 +70,8 @@ struct vcmd {
 	struct cmd_target t;
 	char hp[300], target[700];
 	const char *prune; /* --prune list, or NULL */
-	struct rpmem_keep keep;
-	int has_keep, dry_run;
+	const char *keep;  /* --keep POLICY, or NULL */
+	int dry_run;
 	uint64_t *pruned; /* the generations pruned */
 	size_t npruned;
 };
@@ -189,18 +188,15 @@ static int prune_keep(struct vcmd *c, struct rpmemctl_session *sess,
 		      struct rpmemctl_pool *pool,
 		      const struct rpmemctl_version *v, size_t n)
 {
-	uint64_t *t = calloc(n + 1, sizeof(*t));
 	uint8_t *keep = calloc(n + 1, 1);
-	int code = t && keep ? 0 : CMD_EXIT_INTERNAL;
+	int code = keep ? 0 : CMD_EXIT_INTERNAL;
 
-	for (size_t i = 0; !code && i < n; i++)
-		t[i] = v[n - 1 - i].time; /* newest first */
-	if (!code)
-		rpmem_keep_apply(&c->keep, t, n, keep);
-	for (size_t i = n; !code && i-- > 0;)
+	/* parsed already: cannot fail */
+	if (!code && rpmemctl_versions_keep(c->keep, v, n, keep, NULL, 0))
+		code = CMD_EXIT_INTERNAL;
+	for (size_t i = 0; !code && i < n; i++) /* oldest first */
 		if (!keep[i])
-			code = prune_one(c, sess, pool, v[n - 1 - i].generation);
-	free(t);
+			code = prune_one(c, sess, pool, v[i].generation);
 	free(keep);
 	return code;
 }
@@ -211,7 +207,7 @@ static int versions_run(struct vcmd *c, struct rpmemctl_session *sess)
 	struct rpmemctl_version *v = NULL;
 	struct rpmemctl_pool *pool = NULL;
 	size_t n = 0;
-	int rw = (c->prune || c->has_keep) && !c->dry_run;
+	int rw = (c->prune || c->keep) && !c->dry_run;
 	int ret = rpmemctl_pool_open_or_create(sess, c->t.region, c->t.pool,
 					       0, rw ? RPMEMCTL_OPEN_RDWR :
 						       RPMEMCTL_OPEN_RDONLY,
@@ -231,7 +227,7 @@ static int versions_run(struct vcmd *c, struct rpmemctl_session *sess)
 				      c->target);
 	if (!code && c->prune)
 		code = prune_list(c, sess, pool);
-	if (!code && c->has_keep)
+	if (!code && c->keep)
 		code = prune_keep(c, sess, pool, v, n);
 	if (!code && c->npruned && !c->dry_run) {
 		free(v);
@@ -267,10 +263,11 @@ int cmd_versions(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			c.prune = optarg;
 			break;
 		case 'k':
-			if (rpmem_keep_parse(optarg, &c.keep, why, sizeof(why)))
+			if (rpmemctl_versions_keep(optarg, NULL, 0, NULL, why,
+						   sizeof(why)))
 				return cmd_usage_error(ctx, "--keep %s: %s",
 						       optarg, why);
-			c.has_keep = 1;
+			c.keep = optarg;
 			break;
 		case 'n':
 			c.dry_run = 1;
@@ -281,10 +278,10 @@ int cmd_versions(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		}
 	}
 	code = cmd_check_args(ctx, argc, argv, 1, 1);
-	if (!code && c.prune && c.has_keep)
+	if (!code && c.prune && c.keep)
 		code = cmd_usage_error(ctx, "--prune and --keep cannot be "
 				       "combined");
-	if (!code && c.dry_run && !c.has_keep)
+	if (!code && c.dry_run && !c.keep)
 		code = cmd_usage_error(ctx, "--dry-run goes with --keep");
 	if (!code)
 		code = cmd_parse_target(ctx, argv[optind],

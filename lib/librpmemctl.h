@@ -820,6 +820,17 @@ int rpmemctl_pool_read_at(struct rpmemctl_pool *pool, uint64_t version,
 			  void *dst, uint64_t offset, size_t len);
 
 /*
+ * rpmemctl_versions_keep -- which of the n versions v (oldest first, as
+ * rpmemctl_pool_versions gives them) a retention policy keeps: keep[i]
+ * 1 or 0. policy: "last=N,hourly=N,daily=N,weekly=N,monthly=N" (any of
+ * them), as rpmemd.conf(5) versions and `rpmemctl versions --keep`;
+ * -EINVAL with why in err[errlen] if it does not parse
+ */
+int rpmemctl_versions_keep(const char *policy,
+			   const struct rpmemctl_version *v, size_t n,
+			   uint8_t *keep, char *err, size_t errlen);
+
+/*
  * rpmemctl_pool_scrub_at -- rpmemctl_pool_scrub of a version: its image
  * restored on the target and compared with the hashes recorded when it
  * was current

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "retain.h"
 #include "util.h"
 
 /* versions_usable -- the pool is open and its target keeps versions */
@@ -147,4 +148,30 @@ RPMEM_EXPORT int rpmemctl_pool_read_at(struct rpmemctl_pool *pool,
 	return client_pool_end(pool,
 			       pool_read_at(pool, version, dst, offset, len),
 			       "read a version");
+}
+
+RPMEM_EXPORT int rpmemctl_versions_keep(const char *policy,
+					const struct rpmemctl_version *v,
+					size_t n, uint8_t *keep, char *err,
+					size_t errlen)
+{
+	struct rpmem_keep k;
+	uint64_t *t;
+	int ret = rpmem_keep_parse(policy, &k, err, errlen);
+
+	if (ret || !n)
+		return ret;
+	if (!(t = calloc(n, sizeof(*t))))
+		return -ENOMEM;
+	/* the policy takes them newest first */
+	for (size_t i = 0; i < n; i++)
+		t[i] = v[n - 1 - i].time;
+	rpmem_keep_apply(&k, t, n, keep);
+	for (size_t i = 0; i < n / 2; i++) {
+		uint8_t x = keep[i];
+		keep[i] = keep[n - 1 - i];
+		keep[n - 1 - i] = x;
+	}
+	free(t);
+	return 0;
 }
