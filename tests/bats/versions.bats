@@ -50,7 +50,10 @@ setup() {
 	cp "$W/src" "$W/s1"
 }
 
-teardown() { teardown_daemon; }
+teardown() {
+	teardown_daemon
+	! mountpoint -q "$W/small" 2>/dev/null || umount "$W/small"
+}
 
 @test "ten syncs keep ten versions, each restored byte-identical to what was synced then" {
 	syncs 11
@@ -270,4 +273,50 @@ teardown() { teardown_daemon; }
 	as backup1 versions --prune 1 "$T/r1/q"
 	[ "$status" -eq 0 ]
 	[ ! -e "$R1/.rpmemd/q.v1.ver" ]
+}
+
+@test "list and status --prometheus show each pool's versions and their space" {
+	syncs 3
+	rc list "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"consistent (2 versions, 32.1 KiB)"* ]]
+	rc status --prometheus "$T"
+	[ "$status" -eq 0 ]
+	grep -qE '^rpmem_pool_versions\{.*region="r1",pool="p"\} 2$' <<<"$output"
+	grep -qE "^rpmem_pool_versions_bytes\{.*pool=\"p\"\} $((2 * (8224 + 8192)))\$" <<<"$output"
+}
+
+@test "a full region: the oldest versions give way to a sync's journal, the sync completes" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
+	MNT=$W/small
+	mkdir -p "$MNT"
+	mount -t tmpfs -o size=14m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
+	stop_daemon
+	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; versions = \"all\"; },\n  { name = \"r1\";|" "$CONF"
+	start_daemon
+	mkfile "$W/big" 4
+	rc -q mirror "$W/big" "$T/small/b"
+	[ "$status" -eq 0 ]
+	# each sync changes every block: its journal, and so each version,
+	# takes the pool's 4 MiB; 14 MiB hold the pool and two of them
+	for i in 1 2 3 4; do
+		mkfile "$W/big" 4
+		rc -q sync "$W/big" "$T/small/b"
+		echo "sync $i: $output"
+		[ "$status" -eq 0 ]
+		cp "$W/big" "$W/b$i" # generation i + 1
+	done
+	cmp "$W/big" "$MNT/b"
+	grep -q "a version was pruned to make room for the undo journal of pool 'b'" "$DLOG"
+	rc versions --json "$T/small/b"
+	[ "$(json '.versions | length')" -ge 1 ]
+	[ "$(json '.versions | length')" -le 2 ]
+	# the versions left are still restorable: the newest one is the
+	# image before the last sync
+	local g
+	g=$(json '.versions[-1].generation')
+	[ "$g" -eq 4 ]
+	rc sync --pull --at "$g" "$W/restored" "$T/small/b"
+	[ "$status" -eq 0 ]
+	cmp "$W/restored" "$W/b3"
 }
