@@ -485,13 +485,15 @@ static int prune_pool_oldest(struct retain_ctx *c, const char *pool,
 	ret = pool_versions(c->r, pool, &m, &l, &ok);
 	for (i = 0; !ret && i < l.n && ok[i]; i++)
 		;
-	if (!ret && i < l.n)
+	if (!ret && i < l.n) {
 		drop_bad(c, &l, ok);
-	else if (!ret && l.n && !(ret = prune_at(c->r, &m, &l, ok, 0)) &&
-		 c->fn)
-		c->fn(c->arg, &l.v[0], why);
-	else if (!ret)
+	} else if (!ret && l.n) {
+		ret = prune_at(c->r, &m, &l, ok, 0);
+		if (!ret && c->fn)
+			c->fn(c->arg, &l.v[0], why);
+	} else if (!ret) {
 		ret = -ENOENT;
+	}
 	free(l.v);
 	free(ok);
 	return ret;
