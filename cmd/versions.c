@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "cmd.h"
 #include "json.h"
@@ -378,20 +377,6 @@ static int at_read(struct at_run *r, uint64_t off, size_t n)
 		     0;
 }
 
-/* hash_update -- the image hash over n bytes of pieces */
-static void hash_update(XXH3_state_t *st, const uint8_t *p, size_t n)
-{
-	uint64_t h[AT_CHUNK / 4096];
-
-	rpmemctl_hash_blocks(p, n, 4096, h);
-	for (size_t i = 0; i < (n + 4095) / 4096; i++) {
-		uint8_t le[8];
-		for (int b = 0; b < 8; b++)
-			le[b] = (uint8_t)(h[i] >> (8 * b));
-		XXH3_64bits_update(st, le, sizeof(le));
-	}
-}
-
 /* local_size_ok -- FILE (if it exists: *exists) has the version's size */
 static int local_size_ok(struct at_run *r, const char *verb, int *exists,
 			 mode_t *mode)
@@ -421,9 +406,8 @@ static int local_size_ok(struct at_run *r, const char *verb, int *exists,
 /* restore_copy -- the version into fd, its hash checked; an exit code */
 static int restore_copy(struct at_run *r, int fd, const char *tmp)
 {
-	XXH3_state_t *st = XXH3_createState();
-	int code = st && XXH3_64bits_reset(st) == XXH_OK ? 0 :
-							   CMD_EXIT_INTERNAL;
+	struct rpmemctl_image_hash *st = NULL;
+	int code = rpmemctl_image_hash_new(&st) ? CMD_EXIT_INTERNAL : 0;
 
 	cmd_progress_init(&r->prog, r->ctx, "restore");
 	for (uint64_t off = 0; !code && off < r->size; off += AT_CHUNK) {
@@ -431,7 +415,7 @@ static int restore_copy(struct at_run *r, int fd, const char *tmp)
 						      AT_CHUNK;
 		if ((code = at_read(r, off, n)))
 			break;
-		hash_update(st, r->buf, n);
+		rpmemctl_image_hash_update(st, r->buf, n);
 		if (pwrite(fd, r->buf, n, (off_t)off) != (ssize_t)n) {
 			cmd_err(r->ctx, "cannot write '%s': %s", tmp,
 				strerror(errno ? errno : EIO));
@@ -440,14 +424,14 @@ static int restore_copy(struct at_run *r, int fd, const char *tmp)
 		cmd_progress_cb(off + n, r->size, &r->prog);
 	}
 	cmd_progress_end(&r->prog);
-	if (!code && r->hash && XXH3_64bits_digest(st) != r->hash) {
+	if (!code && r->hash && rpmemctl_image_hash_digest(st) != r->hash) {
 		cmd_err(r->ctx, "version %" PRIu64 " of %s does not hash as it "
 			"did when it was current (%016" PRIx64 "): it is damaged "
 			"on the target; nothing was written", r->x->at,
 			r->target, r->hash);
 		code = CMD_EXIT_DAMAGED;
 	}
-	XXH3_freeState(st);
+	rpmemctl_image_hash_delete(&st);
 	if (!code && fsync(fd)) {
 		cmd_err(r->ctx, "cannot write '%s': %s", tmp, strerror(errno));
 		code = CMD_EXIT_LOCAL;

@@ -831,6 +831,18 @@ int rpmemctl_versions_keep(const char *policy,
 			   uint8_t *keep, char *err, size_t errlen);
 
 /*
+ * rpmemctl_image_hash_* -- the image hash of struct rpmemctl_version,
+ * over an image fed in order to _update in pieces of multiples of 4 KiB
+ * (only the last may be shorter): to check a restored version
+ */
+struct rpmemctl_image_hash;
+int rpmemctl_image_hash_new(struct rpmemctl_image_hash **out);
+void rpmemctl_image_hash_update(struct rpmemctl_image_hash *h,
+				const void *buf, size_t len);
+uint64_t rpmemctl_image_hash_digest(const struct rpmemctl_image_hash *h);
+void rpmemctl_image_hash_delete(struct rpmemctl_image_hash **h);
+
+/*
  * rpmemctl_pool_scrub_at -- rpmemctl_pool_scrub of a version: its image
  * restored on the target and compared with the hashes recorded when it
  * was current

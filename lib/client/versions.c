@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "client.h"
+#include "hash.h"
 #include "retain.h"
 #include "util.h"
 
@@ -174,4 +176,55 @@ RPMEM_EXPORT int rpmemctl_versions_keep(const char *policy,
 	}
 	free(t);
 	return 0;
+}
+
+/* the image hash of a stream of pieces */
+struct rpmemctl_image_hash {
+	XXH3_state_t *st;
+};
+
+RPMEM_EXPORT int rpmemctl_image_hash_new(struct rpmemctl_image_hash **out)
+{
+	struct rpmemctl_image_hash *h = calloc(1, sizeof(*h));
+
+	if (!h || !(h->st = XXH3_createState()) ||
+	    XXH3_64bits_reset(h->st) != XXH_OK) {
+		if (h)
+			XXH3_freeState(h->st);
+		free(h);
+		return -ENOMEM;
+	}
+	*out = h;
+	return 0;
+}
+
+RPMEM_EXPORT void rpmemctl_image_hash_update(struct rpmemctl_image_hash *h,
+					     const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	for (size_t o = 0; o < len; o += RPMEM_HASH_PIECE) {
+		size_t n = len - o < RPMEM_HASH_PIECE ? len - o :
+							RPMEM_HASH_PIECE;
+		uint64_t v = rpmem_hash_block(p + o, n);
+		uint8_t le[8];
+		for (int b = 0; b < 8; b++)
+			le[b] = (uint8_t)(v >> (8 * b));
+		XXH3_64bits_update(h->st, le, sizeof(le));
+	}
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_image_hash_digest(const struct rpmemctl_image_hash *h)
+{
+	return XXH3_64bits_digest(h->st);
+}
+
+RPMEM_EXPORT void rpmemctl_image_hash_delete(struct rpmemctl_image_hash **hp)
+{
+	if (!hp || !*hp)
+		return;
+	XXH3_freeState((*hp)->st);
+	free(*hp);
+	*hp = NULL;
 }
