@@ -298,6 +298,7 @@ static int file_remove(struct rpmemd_region *r, const char *name, int force,
 	if ((ret = rpmemd_undo_unlink(r->metafd, name)))
 		WARN("region '%s': pool '%s': cannot remove its undo journal: %s",
 		     r->cfg.name, name, strerror(-ret));
+	rpmemd_versions_remove(r, name);
 	ret = 0;
 	rpmemd_store_stats_drop(r, name);
 	rpmemd_map_cache_drop(r->dirfd, name);

@@ -316,6 +316,23 @@ static void ver_unlink(int metafd, const char *pool, uint64_t gen)
 	rpmemd_scrub_version_unlink(metafd, pool, gen);
 }
 
+void rpmemd_versions_remove(struct rpmemd_region *r, const char *pool)
+{
+	struct vlist l = { 0 };
+
+	if (r->metafd < 0)
+		return;
+	pthread_mutex_lock(&r->ver_lock);
+	if (!scan_dir(r->metafd, pool, &l))
+		for (size_t i = 0; i < l.n; i++)
+			ver_unlink(r->metafd, pool, l.v[i].gen);
+	pthread_mutex_unlock(&r->ver_lock);
+	if (l.n)
+		INFO("region '%s': pool '%s': its %zu versions removed with it",
+		     r->cfg.name, pool, l.n);
+	free(l.v);
+}
+
 /* fold_block -- a record of the pruned version into the older one */
 static int fold_block(void *arg, uint64_t off, const void *data, uint64_t len)
 {

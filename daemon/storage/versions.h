@@ -63,6 +63,9 @@ void rpmemd_versions_info(struct rpmemd_region *r, struct rpmem_pool_info *v,
  */
 int rpmemd_version_keep(struct rpmemd_pool *p, const struct rpmemd_meta *was);
 
+/* rpmemd_versions_remove -- the pool was removed: its versions go too */
+void rpmemd_versions_remove(struct rpmemd_region *r, const char *pool);
+
 /* reports a version pruned (why: "retention", "quota", "request", ...) */
 typedef void (*rpmemd_version_fn)(void *arg, const struct rpmemd_version *v,
 				  const char *why);

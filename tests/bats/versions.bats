@@ -320,3 +320,16 @@ teardown() {
 	[ "$status" -eq 0 ]
 	cmp "$W/restored" "$W/b3"
 }
+
+@test "removing a pool removes its versions; a new pool of that name has none" {
+	syncs 3
+	rc remove "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ -z "$(ls "$R1"/.rpmemd/p.v* "$R1"/.rpmemd/p.scrub.v* 2>/dev/null)" ]
+	rc -q mirror "$W/src" "$T/r1/p"
+	rc versions --json "$T/r1/p"
+	[ "$(json '.versions | length')" -eq 0 ]
+	rc sync --pull --at 1 "$W/o1" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/o1" "$W/src"
+}

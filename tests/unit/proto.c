@@ -2638,14 +2638,14 @@ static void rpmem_list_encode__flags_and_cursor_only_when_paged(void **state)
 	m.flags = 0;
 	strcpy(m.cursor, "r1/p");
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
-	m.flags = RPMEM_LIST_PAGE | (1u << 2);
+	m.flags = RPMEM_LIST_PAGE | (1u << 3);
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
 }
 
 static void rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg(void **state)
 {
 	(void)state;
-	static const uint32_t bad[] = { 0, 1u << 2, 1u << 31, UINT32_MAX };
+	static const uint32_t bad[] = { 0, 1u << 3, 1u << 31, UINT32_MAX };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct pb p = { .len = 0 };
 		pb_str(&p, "r1");
@@ -2717,12 +2717,12 @@ static void rpmem_list_reply__unknown_flags_are_einval(void **state)
 	union any_msg m;
 	memset(&m, 0, sizeof(m));
 	fill_list_reply(&m);
-	m.list_reply.flags = 1u << 2;
+	m.list_reply.flags = 1u << 3;
 	assert_int_equal(rpmem_list_reply_encode(buf, sizeof(buf),
 						 &m.list_reply),
 			 -EINVAL);
 	size_t n = encode_sample(&codecs[C_list_reply], buf, sizeof(buf));
-	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 2,
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 3,
 						       &m.list_reply),
 			 -EINVAL);
 }
