@@ -60,6 +60,7 @@ int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_import(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_versions(int argc, char **argv, struct rpmemctl_ctx *ctx);
 
 /*
  * cmd_prometheus -- a daemon's status and pools in the Prometheus text
@@ -308,6 +309,8 @@ struct cmd_xfer {
 	const char *dirty_log;	/* push: --dirty-log FILE (NULL: LOCAL.rpmemlog
 				 * if it exists) */
 	int no_dirty_log;	/* push: --no-dirty-log */
+	int has_at;		/* pull, verify: --at GENERATION */
+	uint64_t at;		/* that version */
 };
 
 /*
@@ -322,6 +325,16 @@ int cmd_transfer(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x);
  */
 int cmd_xfer_targets(struct rpmemctl_ctx *ctx, int argc, char **argv,
 		     struct cmd_xfer *x, const char *why);
+
+/*
+ * cmd_transfer_at -- sync --pull --at, verify --at: a version of the
+ * pool restored into LOCAL (a new file renamed over it) or compared
+ * with it (versions.c); returns an exit code
+ */
+int cmd_transfer_at(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x);
+
+/* cmd_parse_version -- a --at or --prune GENERATION; an exit code */
+int cmd_parse_version(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out);
 
 /* --- listings (list.c, shared with status) ------------------------------ */
 

@@ -27,6 +27,8 @@ static const char export_usage[] =
 	"A pool that is not consistent (a sync was interrupted or is running)\n"
 	"is refused unless --force.\n"
 	"\n"
+	"  -a, --at GENERATION    export that version of the pool (rpmemctl\n"
+	"                         versions) instead of its current image\n"
 	"  -f, --force            export a pool that is not consistent\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
 	"  -v, --verbose          progress and a summary on stderr\n"
@@ -54,6 +56,7 @@ static const char import_usage[] =
 
 static const struct option export_opts[] = {
 	CMD_COMMON_OPTS,
+	{ "at", required_argument, NULL, 'a' },
 	{ "force", no_argument, NULL, 'f' },
 	{ "transport", required_argument, NULL, 't' },
 	{ NULL, 0, NULL, 0 },
@@ -78,6 +81,8 @@ struct stream {
 	int fd;
 	int dest_file; /* export: DEST is a regular file (removed on failure) */
 	int force;
+	int has_at;  /* export: --at */
+	uint64_t at; /* that version */
 	uint64_t size;
 	enum rpmemctl_transport transport;
 	struct rpmemctl_session *sess;
@@ -179,7 +184,8 @@ static int export_open(struct stream *s)
 				      s->t.region, s->t.pool, s->hp);
 	s->size = rpmemctl_pool_get_size(s->pool);
 	st = rpmemctl_pool_get_state(s->pool);
-	if (st == RPMEMCTL_POOL_CONSISTENT)
+	/* a version is read only while the pool is consistent (the target) */
+	if (st == RPMEMCTL_POOL_CONSISTENT || s->has_at)
 		return 0;
 	if (s->force) {
 		cmd_warn(ctx, "pool %s is %s: exporting it anyway (--force); "
@@ -265,7 +271,9 @@ static int export_copy(struct stream *s)
 		size_t n = s->size - off < STREAM_CHUNK ?
 				   (size_t)(s->size - off) : STREAM_CHUNK;
 
-		ret = rpmemctl_pool_read(s->pool, s->buf, off, n);
+		ret = s->has_at ? rpmemctl_pool_read_at(s->pool, s->at,
+							s->buf, off, n) :
+				  rpmemctl_pool_read(s->pool, s->buf, off, n);
 		if (ret)
 			return cmd_remote_err(s->ctx, s->sess, ret, NULL,
 					      "cannot read pool %s",
@@ -286,7 +294,8 @@ static int export_copy(struct stream *s)
 			strerror(errno));
 		return CMD_EXIT_LOCAL;
 	}
-	return export_unchanged(s);
+	/* a version's reads fail, rather than tear, if a sync commits */
+	return s->has_at ? 0 : export_unchanged(s);
 }
 
 /* export_run -- open, check, copy; returns an exit code */
@@ -316,11 +325,17 @@ int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct stream s = { .ctx = ctx, .fd = -1 };
 	int c, code = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "ft:",
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "a:ft:",
 			       export_opts, export_usage, &code)) != -1) {
 		switch (c) {
 		case -2:
 			return code;
+		case 'a':
+			code = cmd_parse_version(ctx, optarg, &s.at);
+			if (code)
+				return code;
+			s.has_at = 1;
+			break;
 		case 'f':
 			s.force = 1;
 			break;

@@ -43,11 +43,33 @@ static const char *state_cell(const struct rpmemctl_list *l, unsigned i,
 			      char *buf, size_t len)
 {
 	const char *st = rpmemctl_pool_state_str(rpmemctl_list_pool_state(l, i));
-	if (!rpmemctl_list_pool_pending(l, i))
+	unsigned nv = rpmemctl_list_pool_versions(l, i);
+	char vb[32];
+
+	if (!rpmemctl_list_pool_pending(l, i) && !nv)
 		return st;
-	snprintf(buf, len, "%s (rollback: %llu)", st,
-		 (unsigned long long)rpmemctl_list_pool_undo_generation(l, i));
+	if (!nv)
+		snprintf(buf, len, "%s (rollback: %llu)", st,
+			 (unsigned long long)rpmemctl_list_pool_undo_generation(l, i));
+	else
+		snprintf(buf, len, "%s (%u version%s, %s)", st, nv,
+			 nv == 1 ? "" : "s",
+			 rpmemctl_size_format(
+				 rpmemctl_list_pool_versions_bytes(l, i), vb,
+				 sizeof(vb)));
 	return buf;
+}
+
+/* region_versions_bytes -- the bytes of the versions of region r's pools */
+static uint64_t region_versions_bytes(const struct rpmemctl_list *l,
+				      const char *r)
+{
+	uint64_t b = 0;
+
+	for (unsigned i = 0; i < rpmemctl_list_pool_count(l); i++)
+		if (!strcmp(rpmemctl_list_pool_region(l, i), r))
+			b += rpmemctl_list_pool_versions_bytes(l, i);
+	return b;
 }
 
 /* region_ns -- the namespace region i lies on (index into st), or -1 */
@@ -223,6 +245,9 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		json_str(j, "path", rpmemctl_list_region_path(l, i));
 		json_u64(j, "size", rpmemctl_list_region_size(l, i));
 		json_u64(j, "free", rpmemctl_list_region_free(l, i));
+		json_u64(j, "versions_bytes",
+			 region_versions_bytes(l,
+					       rpmemctl_list_region_name(l, i)));
 		k = region_ns(l, st, i);
 		if (k < 0) {
 			json_null(j, "namespace");
@@ -261,6 +286,9 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		else
 			json_null(j, "recoverable_generation");
 		json_u64(j, "undo_bytes", rpmemctl_list_pool_undo_bytes(l, i));
+		json_u64(j, "versions", rpmemctl_list_pool_versions(l, i));
+		json_u64(j, "versions_bytes",
+			 rpmemctl_list_pool_versions_bytes(l, i));
 		json_str(j, "uuid", rpmemctl_list_pool_uuid(l, i));
 		json_u64(j, "created_at", rpmemctl_list_pool_created(l, i));
 		json_u64(j, "last_sync_at",

@@ -103,6 +103,12 @@ static uint64_t pool_writers(const struct rpmemctl_list *l, unsigned i)
 	return w && w[0] ? 1 : 0;
 }
 
+/* pool_versions -- the versions of pool i */
+static uint64_t pool_versions(const struct rpmemctl_list *l, unsigned i)
+{
+	return rpmemctl_list_pool_versions(l, i);
+}
+
 /* pool_readers -- the read-only opens of pool i */
 static uint64_t pool_readers(const struct rpmemctl_list *l, unsigned i)
 {
@@ -151,6 +157,12 @@ static void pools(FILE *f, const char *hp, const struct rpmemctl_list *l)
 		    pool_writers);
 	pool_family(f, hp, l, "rpmem_pool_readers", "gauge",
 		    "Sessions holding the pool open read-only.", pool_readers);
+	pool_family(f, hp, l, "rpmem_pool_versions", "gauge",
+		    "Point-in-time versions of the pool kept on the target.",
+		    pool_versions);
+	pool_family(f, hp, l, "rpmem_pool_versions_bytes", "gauge",
+		    "Bytes the pool's versions take on the target.",
+		    rpmemctl_list_pool_versions_bytes);
 }
 
 /*

@@ -23,6 +23,9 @@ static const char scrub_usage[] =
 	"Exit status 0 if every byte was verified, 7 if a range is damaged,\n"
 	"8 if none is but some could not be verified.\n"
 	"\n"
+	"  -a, --at GENERATION    scrub that version of the pool (rpmemctl\n"
+	"                         versions): its image, restored on the target,\n"
+	"                         against the hashes recorded when it was current\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            only the damaged and unverified ranges\n"
@@ -31,6 +34,7 @@ static const char scrub_usage[] =
 static const struct option scrub_opts[] = {
 	CMD_COMMON_OPTS,
 	{ "json", no_argument, NULL, 'j' },
+	{ "at", required_argument, NULL, 'a' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -48,6 +52,7 @@ struct scrub_acc {
 	size_t n, cap;
 	int oom;
 	uint64_t bytes[3]; /* by enum rpmemctl_scrub_status */
+	uint64_t at;	   /* --at: the version; 0: the pool's image */
 };
 
 /* scrub_cb -- an rpmemctl_scrub_fn: count, keep the ranges not ok */
@@ -97,6 +102,7 @@ static void report_json(const struct cmd_target *t, const char *hp,
 	json_str(&j, "state",
 		 rpmemctl_pool_state_str(rpmemctl_pool_get_state(pool)));
 	json_u64(&j, "generation", rpmemctl_pool_get_generation(pool));
+	json_u64(&j, "version", a->at);
 	json_u64(&j, "bytes_checked", a->bytes[RPMEMCTL_SCRUB_OK] +
 				      a->bytes[RPMEMCTL_SCRUB_DAMAGED]);
 	json_u64(&j, "bytes_damaged", a->bytes[RPMEMCTL_SCRUB_DAMAGED]);
@@ -138,9 +144,10 @@ static void report_human(struct rpmemctl_ctx *ctx, const char *target,
 		cmd_info(ctx, "scrubbed %s: %s checked and intact, %s could "
 			 "not be verified", target, c, u);
 	else
-		cmd_info(ctx, "scrubbed %s: all %s checked, every piece as "
-			 "recorded at generation %" PRIu64, target, c,
-			 rpmemctl_pool_get_generation(pool));
+		cmd_info(ctx, "scrubbed %s%s: all %s checked, every piece as "
+			 "recorded at generation %" PRIu64, target,
+			 a->at ? " (a version)" : "", c,
+			 a->at ? a->at : rpmemctl_pool_get_generation(pool));
 }
 
 /* scrub_pool -- open read-only, scrub, report; an exit code */
@@ -158,7 +165,9 @@ static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 				      "cannot open pool '%s/%s' on %s",
 				      t->region, t->pool, hp);
 	cmd_progress_init(&a->prog, ctx, "scrub");
-	ret = rpmemctl_pool_scrub(pool, 0, scrub_cb, scrub_progress, a);
+	ret = a->at ? rpmemctl_pool_scrub_at(pool, a->at, 0, scrub_cb,
+					     scrub_progress, a) :
+		      rpmemctl_pool_scrub(pool, 0, scrub_cb, scrub_progress, a);
 	cmd_progress_end(&a->prog);
 	if (ret < 0) {
 		ret = cmd_remote_err(ctx, sess, ret, NULL, "cannot scrub %s",
@@ -187,13 +196,18 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	char hp[300], target[700];
 	int c, code = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "ja:",
 			       scrub_opts, scrub_usage, &code)) != -1) {
 		switch (c) {
 		case -2:
 			return code;
 		case 'j':
 			ctx->json = 1;
+			break;
+		case 'a':
+			code = cmd_parse_version(ctx, optarg, &a.at);
+			if (code)
+				return code;
 			break;
 		}
 	}

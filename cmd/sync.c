@@ -19,6 +19,9 @@ static const char sync_usage[] =
 	"log LOCAL.rpmemlog.i; the exit code is the highest of theirs.\n"
 	"\n"
 	"  -p, --pull             remote -> local\n"
+	"  -a, --at GENERATION    with --pull: restore that version of the\n"
+	"                         pool (rpmemctl versions) into LOCAL, a new\n"
+	"                         file renamed over it (of the same size)\n"
 	"  -n, --dry-run          report what would move, move nothing\n"
 	"  -b, --block-size SIZE  comparison block, power of two, 4K..64M\n"
 	"                         (default 64K)\n"
@@ -41,6 +44,7 @@ static const char sync_usage[] =
 static const struct option sync_opts[] = {
 	CMD_COMMON_OPTS,
 	{ "pull", no_argument, NULL, 'p' },
+	{ "at", required_argument, NULL, 'a' },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "block-size", required_argument, NULL, 'b' },
 	{ "follow", required_argument, NULL, 'f' },
@@ -58,13 +62,19 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct cmd_xfer x = { .mode = RPMEMCTL_SYNC_PUSH };
 	int c, code = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "pnb:f:d:jt:",
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "pa:nb:f:d:jt:",
 			       sync_opts, sync_usage, &code)) != -1) {
 		switch (c) {
 		case -2:
 			return code;
 		case 'p':
 			x.mode = RPMEMCTL_SYNC_PULL;
+			break;
+		case 'a':
+			code = cmd_parse_version(ctx, optarg, &x.at);
+			if (code)
+				return code;
+			x.has_at = 1;
 			break;
 		case 'n':
 			x.dry_run = 1;
@@ -117,5 +127,10 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 				       "with %s", x.no_dirty_log ?
 				       "--no-dirty-log" : x.dry_run ?
 				       "--dry-run" : "--pull");
-	return cmd_transfer(ctx, &x);
+	if (x.has_at && (x.mode != RPMEMCTL_SYNC_PULL || x.dry_run ||
+			 x.follow_ns || x.dirty_log))
+		return cmd_usage_error(ctx, "--at restores a version: it "
+				       "needs --pull, and no --dry-run, "
+				       "--follow or --dirty-log");
+	return x.has_at ? cmd_transfer_at(ctx, &x) : cmd_transfer(ctx, &x);
 }

@@ -11,6 +11,8 @@ static const char verify_usage[] =
 	"Exit status 0 if identical, 1 if they differ. Several targets are\n"
 	"compared in parallel; the exit status is the highest of theirs.\n"
 	"\n"
+	"  -a, --at GENERATION    compare with that version of the pool\n"
+	"                         (rpmemctl versions), byte by byte\n"
 	"  -b, --block-size SIZE  comparison block, power of two, 4K..64M\n"
 	"                         (default 64K)\n"
 	"  -f, --full             the target hashes every block from its data,\n"
@@ -23,6 +25,7 @@ static const char verify_usage[] =
 
 static const struct option verify_opts[] = {
 	CMD_COMMON_OPTS,
+	{ "at", required_argument, NULL, 'a' },
 	{ "block-size", required_argument, NULL, 'b' },
 	{ "full", no_argument, NULL, 'f' },
 	{ "json", no_argument, NULL, 'j' },
@@ -36,11 +39,17 @@ int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct cmd_xfer x = { .mode = RPMEMCTL_SYNC_VERIFY };
 	int c, code = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "b:fjt:",
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "a:b:fjt:",
 			       verify_opts, verify_usage, &code)) != -1) {
 		switch (c) {
 		case -2:
 			return code;
+		case 'a':
+			code = cmd_parse_version(ctx, optarg, &x.at);
+			if (code)
+				return code;
+			x.has_at = 1;
+			break;
 		case 'b':
 			code = cmd_parse_block_size(ctx, optarg, &x.block_size);
 			if (code)
@@ -59,6 +68,9 @@ int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		}
 	}
-	code = cmd_xfer_targets(ctx, argc, argv, &x, NULL);
-	return code ? code : cmd_transfer(ctx, &x);
+	code = cmd_xfer_targets(ctx, argc, argv, &x,
+				x.has_at ? "--at" : NULL);
+	if (code)
+		return code;
+	return x.has_at ? cmd_transfer_at(ctx, &x) : cmd_transfer(ctx, &x);
 }

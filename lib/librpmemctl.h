@@ -200,6 +200,15 @@ uint64_t rpmemctl_list_pool_undo_generation(const struct rpmemctl_list *l,
 					    unsigned i);
 uint64_t rpmemctl_list_pool_undo_bytes(const struct rpmemctl_list *l,
 				       unsigned i);
+/*
+ * rpmemctl_list_pool_versions, _versions_bytes -- how many point-in-time
+ * versions of pool i its target keeps and the bytes their files take (0
+ * for a target without versions). Since LIBRPMEMCTL_3.
+ */
+unsigned rpmemctl_list_pool_versions(const struct rpmemctl_list *l,
+				     unsigned i);
+uint64_t rpmemctl_list_pool_versions_bytes(const struct rpmemctl_list *l,
+					   unsigned i);
 
 const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s);
 
@@ -780,6 +789,83 @@ typedef void (*rpmemctl_scrub_fn)(uint64_t offset, uint64_t len,
 int rpmemctl_pool_scrub(struct rpmemctl_pool *pool, unsigned flags,
 			rpmemctl_scrub_fn fn, rpmemctl_progress_fn progress,
 			void *arg);
+
+/*
+ * --- versions (LIBRPMEMCTL_3) ---------------------------------------------
+ *
+ * A target whose region keeps versions (rpmemd.conf(5), versions) keeps
+ * the image a sync replaced as a point-in-time version, named by the
+ * generation it had: the blocks that sync overwrote (a reverse delta).
+ * The target must advertise RPMEM_CAP_VERSIONS (else -ENOTSUP). Listing,
+ * reading and scrubbing need the pool opened (read-only will do; the read
+ * right); pruning needs it opened read-write (the write right). The
+ * image's hash is XXH3-64 of the sequence of its 4 KiB pieces' hashes
+ * (rpmemctl_hash_blocks with 4096), each as 8 bytes little endian.
+ */
+struct rpmemctl_version {
+	uint64_t generation; /* its name: the pool's generation then */
+	uint64_t time;	     /* unix seconds the image became current */
+	uint64_t committed;  /* unix seconds it was kept (the next sync) */
+	uint64_t size;	     /* of the image (the pool's) */
+	uint64_t bytes;	     /* space its files take on the target */
+	uint64_t hash;	     /* the image's hash (below); 0: unknown */
+	char source[256];    /* where that image came from */
+};
+
+/*
+ * rpmemctl_pool_versions -- the pool's versions, oldest first, into *out
+ * (free it with free()) and *n; 0 or -errno
+ */
+int rpmemctl_pool_versions(struct rpmemctl_pool *pool,
+			   struct rpmemctl_version **out, size_t *n);
+
+/*
+ * rpmemctl_pool_version_prune -- prune one version; the others stay
+ * restorable (its blocks move into the next older one where that lacks
+ * them). -ENOENT if there is none such, -EROFS without a write open.
+ */
+int rpmemctl_pool_version_prune(struct rpmemctl_pool *pool, uint64_t version);
+
+/*
+ * rpmemctl_pool_read_at -- len bytes at offset of version's image (the
+ * pool's current generation: its image now) into dst. -ENOENT (no such
+ * version), -EBUSY (the pool is syncing, or a sync committed meanwhile:
+ * read again), -EIO (the version is damaged on the target).
+ */
+int rpmemctl_pool_read_at(struct rpmemctl_pool *pool, uint64_t version,
+			  void *dst, uint64_t offset, size_t len);
+
+/*
+ * rpmemctl_versions_keep -- which of the n versions v (oldest first, as
+ * rpmemctl_pool_versions gives them) a retention policy keeps: keep[i]
+ * 1 or 0. policy: "last=N,hourly=N,daily=N,weekly=N,monthly=N" (any of
+ * them), as rpmemd.conf(5) versions and `rpmemctl versions --keep`;
+ * -EINVAL with why in err[errlen] if it does not parse
+ */
+int rpmemctl_versions_keep(const char *policy,
+			   const struct rpmemctl_version *v, size_t n,
+			   uint8_t *keep, char *err, size_t errlen);
+
+/*
+ * rpmemctl_image_hash_* -- the image hash of struct rpmemctl_version,
+ * over an image fed in order to _update in pieces of multiples of 4 KiB
+ * (only the last may be shorter): to check a restored version
+ */
+struct rpmemctl_image_hash;
+int rpmemctl_image_hash_new(struct rpmemctl_image_hash **out);
+void rpmemctl_image_hash_update(struct rpmemctl_image_hash *h,
+				const void *buf, size_t len);
+uint64_t rpmemctl_image_hash_digest(const struct rpmemctl_image_hash *h);
+void rpmemctl_image_hash_delete(struct rpmemctl_image_hash **h);
+
+/*
+ * rpmemctl_pool_scrub_at -- rpmemctl_pool_scrub of a version: its image
+ * restored on the target and compared with the hashes recorded when it
+ * was current
+ */
+int rpmemctl_pool_scrub_at(struct rpmemctl_pool *pool, uint64_t version,
+			   unsigned flags, rpmemctl_scrub_fn fn,
+			   rpmemctl_progress_fn progress, void *arg);
 
 /* rpmemctl_hash_blocks -- the same block hash the target computes */
 void rpmemctl_hash_blocks(const void *buf, size_t len, uint32_t block_size,

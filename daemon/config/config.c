@@ -271,12 +271,56 @@ static int regions_clash(const struct rpmemd_region_cfg *o, uint8_t type,
 	return path_inside(path, o->path) || path_inside(o->path, path);
 }
 
+/* the smallest version: its header and one record of one block */
+#define VERSION_MIN (4096 + 32 + 4096)
+
+/*
+ * parse_versions -- versions = "all" or a retention policy ("last=10,
+ * daily=7"); versions_quota = "10G" (needs versions)
+ */
+static int parse_versions(struct cfg_ctx *c, const config_setting_t *g,
+			  const char *pfx, struct rpmemd_region_cfg *r)
+{
+	const config_setting_t *q = config_setting_get_member(g,
+							      "versions_quota");
+	char what[64], why[256];
+	const char *v;
+	int ret;
+
+	snprintf(what, sizeof(what), "%sversions", pfx);
+	if ((ret = get_str(c, g, "versions", what, &v)))
+		return ret;
+	if (v && strcmp(v, "all") &&
+	    rpmem_keep_parse(v, &r->keep, why, sizeof(why)))
+		return cfg_err(c, config_setting_get_member(g, "versions"),
+			       what, "%s (or \"all\")", why);
+	if (v && r->type == RPMEM_REGION_DEVDAX)
+		return cfg_err(c, config_setting_get_member(g, "versions"),
+			       what, "a devdax region keeps no versions (no undo journals)");
+	r->versions = v != NULL;
+	snprintf(what, sizeof(what), "%sversions_quota", pfx);
+	if (!q)
+		return 0;
+	if (!v)
+		return cfg_err(c, q, what, "needs versions = \"...\" too");
+	if (config_setting_type(q) != CONFIG_TYPE_STRING ||
+	    rpmem_parse_size(config_setting_get_string(q), &r->versions_quota))
+		return cfg_err(c, q, what, "must be a size like \"10G\"");
+	if (r->versions_quota < VERSION_MIN)
+		return cfg_err(c, q, what,
+			       "%llu bytes is smaller than the smallest version (%u bytes: a 4 KiB header and one 4 KiB block)",
+			       (unsigned long long)r->versions_quota,
+			       VERSION_MIN);
+	return 0;
+}
+
 /* parse_region -- one element of regions = ( { ... }, ... ) */
 static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 			struct rpmemd_config *cfg)
 {
 	static const char *const known[] = { "name", "type", "path",
-					     "direct_pmem", NULL };
+					     "direct_pmem", "versions",
+					     "versions_quota", NULL };
 	struct rpmemd_region_cfg *r = &cfg->regions[cfg->nregions];
 	char pfx[32], what[64];
 	const char *name, *type, *path;
@@ -321,6 +365,9 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 		return cfg_err(c, config_setting_get_member(g, "direct_pmem"),
 			       what,
 			       "only an fsdax or devdax region can declare direct_pmem");
+
+	if ((ret = parse_versions(c, g, pfx, r)))
+		return ret;
 
 	snprintf(what, sizeof(what), "%spath", pfx);
 	if ((ret = get_str(c, g, "path", what, &path)))

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "proto.h"
+#include "retain.h"
 
 #define RPMEMD_DEFAULT_CONFIG "/etc/rpmemd/rpmemd.conf"
 #define RPMEMD_MAX_LISTEN 16
@@ -32,6 +33,9 @@ struct rpmemd_region_cfg {
 	char path[RPMEM_STR_MAX + 1]; /* canonical (realpath) */
 	int direct_pmem;	      /* declared: writes reach PMem directly */
 	int is_auto;		      /* found by regions_auto, not listed */
+	int versions;		      /* keeps versions (versions = "...") */
+	struct rpmem_keep keep;	      /* which (all zero: every one) */
+	uint64_t versions_quota;      /* bytes of all its versions; 0: none */
 };
 
 /* tls = { ... }: the daemon's credentials (empty strings: not set) */

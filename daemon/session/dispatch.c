@@ -188,6 +188,12 @@ int rpmemd_serve(struct rpmemd_session *s)
 		case RPMEM_MSG_SCRUB:
 			ret = req_scrub(s, &hd);
 			break;
+		case RPMEM_MSG_VERSIONS:
+			ret = req_versions(s, &hd);
+			break;
+		case RPMEM_MSG_READ_AT:
+			ret = req_read_at(s, &hd);
+			break;
 		case RPMEM_MSG_EVENTS: {
 			int over;
 			ret = req_events(s, &hd, &over);

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "rdma.h"
 #include "session_int.h"
+#include "versions.h"
 #include "store.h"
 
 /* handle_get -- the open pool behind handle id, or NULL */
@@ -89,6 +90,7 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 	     p->region->cfg.name, p->name,
 	     h->mode == RPMEM_OPEN_RW ? "rw" : "ro",
 	     h->xport == RPMEM_XPORT_RDMA ? "rdma" : "tcp");
+	rpmemd_vchain_close(&h->vc);
 	rpmemd_pool_close(&h->pool, h->mode, s->id);
 	memset(h, 0, sizeof(*h));
 }

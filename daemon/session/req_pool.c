@@ -459,7 +459,9 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	 * after the reply: the writer goes on meanwhile, and its next
 	 * request (a new sync's SYNCING first) waits for the record
 	 */
-	if (!ret && meta.state == RPMEM_POOL_CONSISTENT && was != meta.state)
+	if (!ret && meta.state == RPMEM_POOL_CONSISTENT && was != meta.state) {
 		rpmemd_scrub_commit(s, h->pool, meta.generation);
+		rpmemd_versions_commit(s, h->pool, meta.generation);
+	}
 	return ret;
 }

@@ -24,12 +24,6 @@ static int scrub_refuse(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			const struct rpmem_msg_scrub *m,
 			const struct rpmemd_pool *p, int *ret)
 {
-	if (m->version) {
-		*ret = conn_reply_err(s, hd->id, RPMEM_E_INVAL,
-				      "SCRUB of version %llu of pool '%s': this target keeps no versions",
-				      (unsigned long long)m->version, p->name);
-		return 1;
-	}
 	if (m->offset < p->size &&
 	    (uint64_t)(m->count - 1) * RPMEM_HASH_PIECE < p->size - m->offset)
 		return 0;
@@ -67,10 +61,19 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		free(piece);
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 	}
-	rpmemd_hash_enter(s->set);
-	ret = rpmemd_scrub_check(h->pool, m.offset, m.count, piece, &rep.why,
-				 &rep.generation, SCRUB_THREADS);
-	rpmemd_hash_leave(s->set);
+	if (m.version) {
+		ret = scrub_version(s, hd, h, &m, piece, &rep);
+		if (ret) {
+			free(piece);
+			return ret > 0 ? 0 : ret;
+		}
+	} else {
+		rpmemd_hash_enter(s->set);
+		ret = rpmemd_scrub_check(h->pool, m.offset, m.count, piece,
+					 &rep.why, &rep.generation,
+					 SCRUB_THREADS);
+		rpmemd_hash_leave(s->set);
+	}
 	rep.count = m.count;
 	rep.pieces = piece;
 	len = ret ? -ENOMEM :

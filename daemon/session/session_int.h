@@ -44,6 +44,7 @@ struct rpmemd_handle {
 	/* WRITEs go through the pool file, not its mapping (req_write) */
 	uint8_t by_file;
 	size_t staged; /* bytes of its DRAM staging copy (expose.c counts) */
+	struct rpmemd_vchain *vc; /* the version READ_AT reads, or NULL */
 };
 
 struct rpmemd_session {
@@ -225,6 +226,20 @@ int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_kick(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/* req_versions -- VERSIONS: list or prune a pool's versions */
+int req_versions(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/* req_read_at -- READ_AT: a range of a version's image */
+int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/*
+ * scrub_version -- SCRUB of a version (m->version): piece[] and rep
+ * filled (0), or a reply sent (1, or < 0 if sending it failed)
+ */
+int scrub_version(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		  struct rpmemd_handle *h, const struct rpmem_msg_scrub *m,
+		  uint8_t *piece, struct rpmem_msg_scrub_reply *rep);
+/* rpmemd_versions_commit -- after a commit: retention, events */
+void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
+			    uint64_t gen);
 /* rpmemd_scrub_commit -- record a pool's hashes as it goes consistent */
 void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 			 uint64_t gen);

@@ -111,6 +111,12 @@ void rpmemd_store_undo_open(struct rpmemd_pool *p);
  */
 int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 			    char *err, size_t errlen);
+/*
+ * rpmemd_store_undo_keep -- the commit (p's metadata before it: was): the
+ * journal kept as a version if the region keeps versions, else removed
+ */
+void rpmemd_store_undo_keep(struct rpmemd_pool *p,
+			    const struct rpmemd_meta *was);
 /* rpmemd_store_undo_end -- the commit: the journal closed and removed */
 void rpmemd_store_undo_end(struct rpmemd_pool *p);
 /* undo_queue.c: the journal thread (undo_lock held unless said) */

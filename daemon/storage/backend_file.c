@@ -23,6 +23,7 @@
 #include "scrub.h"
 #include "undo.h"
 #include "util.h"
+#include "versions.h"
 
 /* pmem2_err -- a libpmem2 return value as -errno (its own codes are -EIO) */
 static int pmem2_err(int ret)
@@ -297,6 +298,7 @@ static int file_remove(struct rpmemd_region *r, const char *name, int force,
 	if ((ret = rpmemd_undo_unlink(r->metafd, name)))
 		WARN("region '%s': pool '%s': cannot remove its undo journal: %s",
 		     r->cfg.name, name, strerror(-ret));
+	rpmemd_versions_remove(r, name);
 	ret = 0;
 	rpmemd_store_stats_drop(r, name);
 	rpmemd_map_cache_drop(r->dirfd, name);
@@ -673,6 +675,8 @@ static int file_list_page(struct rpmemd_region *r, const char *after,
 		got++;
 	}
 	free(names);
+	if (!ret)
+		rpmemd_versions_info(r, *v, *n);
 	return ret;
 }
 

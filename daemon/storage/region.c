@@ -204,6 +204,8 @@ static int region_open(struct rpmemd_regions *set,
 	if (ret)
 		goto err_free;
 	ret = pthread_mutex_init(&r->lock, NULL);
+	if (!ret && (ret = pthread_mutex_init(&r->ver_lock, NULL)))
+		pthread_mutex_destroy(&r->lock);
 	if (ret) {
 		ret = -ret;
 		snprintf(err, errlen, "region '%s': %s", cfg->name,
@@ -234,6 +236,7 @@ static void region_close(struct rpmemd_region *r)
 		free(st);
 	}
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->ver_lock);
 	dax_put(r->set, &r->dax);
 	if (r->metafd >= 0)
 		close(r->metafd);
@@ -296,6 +299,12 @@ int rpmemd_regions_apply(struct rpmemd_regions *set,
 			if (region_same(&set->v[j]->cfg, rc))
 				nv[k] = set->v[j];
 		if (nv[k]) {
+			/* a reload may change what versions it keeps */
+			pthread_mutex_lock(&nv[k]->ver_lock);
+			nv[k]->cfg.versions = rc->versions;
+			nv[k]->cfg.keep = rc->keep;
+			nv[k]->cfg.versions_quota = rc->versions_quota;
+			pthread_mutex_unlock(&nv[k]->ver_lock);
 			k++;
 			continue;
 		}

@@ -54,6 +54,7 @@ struct rpmemd_region {
 	uint32_t align;		      /* pool sizes are multiples of this */
 	pthread_mutex_t lock; /* serializes pool create, remove, open, list
 			       * (of a directory; dax->lock for a device) */
+	pthread_mutex_t ver_lock; /* its version files (versions.c) */
 	/* protected by set->lock */
 	unsigned refs;
 	int retired; /* no longer in the configuration */

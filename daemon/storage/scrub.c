@@ -13,6 +13,7 @@
 #include "log.h"
 #include "scrub.h"
 #include "util.h"
+#include "wire.h"
 
 #define SC_MAGIC "rpmemd-scrub\0\0\0"
 #define SC_VERSION 1
@@ -340,4 +341,120 @@ int rpmemd_scrub_check(struct rpmemd_pool *p, uint64_t off, uint32_t count,
 	if (fd >= 0)
 		close(fd);
 	return 0;
+}
+
+/*
+ * image_hash -- XXH3 of the piece hashes of record fd (header h), each
+ * as 8 bytes little endian: the image's hash; 0 if an entry is damaged
+ */
+static uint64_t image_hash(int fd, const struct sc_hdr *h)
+{
+	struct sc_entry *e = malloc(SC_BATCH * sizeof(*e));
+	XXH3_state_t *st = XXH3_createState();
+	uint64_t out = 0;
+	int ok = e && st && XXH3_64bits_reset(st) == XXH_OK;
+
+	for (uint64_t first = 0; ok && first < h->npieces; first += SC_BATCH) {
+		uint32_t n = h->npieces - first < SC_BATCH ?
+				     (uint32_t)(h->npieces - first) : SC_BATCH;
+		ok = !rpmem_pread_full(fd, e, n * sizeof(*e),
+				       SC_HDR_SIZE + first * sizeof(*e));
+		for (uint32_t i = 0; ok && i < n; i++) {
+			uint8_t le[8];
+			ok = e[i].check == sc_check(e[i].hash, first + i, h->key);
+			le64_put(le, e[i].hash);
+			XXH3_64bits_update(st, le, sizeof(le));
+		}
+	}
+	if (ok)
+		out = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	free(e);
+	return out;
+}
+
+/* open_named -- the record file fn of a pool of size bytes, its header */
+static int open_named(int metafd, const char *fn, uint64_t size,
+		      struct sc_hdr *h)
+{
+	int fd = openat(metafd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -ENOENT;
+	if (rpmem_pread_full(fd, h, sizeof(*h), 0) ||
+	    memcmp(h->magic, SC_MAGIC, sizeof(h->magic)) ||
+	    h->version != SC_VERSION || h->csum != hdr_csum(h) ||
+	    h->piece != SC_PIECE || h->size != size ||
+	    h->npieces != (size + SC_PIECE - 1) / SC_PIECE) {
+		close(fd);
+		return -EBADMSG;
+	}
+	return fd;
+}
+
+uint64_t rpmemd_scrub_keep(int metafd, const char *pool, uint64_t size,
+			   uint64_t gen)
+{
+	char fn[RPMEM_NAME_MAX + 16], kept[RPMEM_NAME_MAX + 40];
+	char sfx[32];
+	struct sc_hdr h;
+	uint64_t hash = 0;
+	int fd;
+
+	sc_name(pool, "", fn, sizeof(fn));
+	snprintf(sfx, sizeof(sfx), ".v%llu", (unsigned long long)gen);
+	sc_name(pool, sfx, kept, sizeof(kept));
+	if ((fd = open_named(metafd, fn, size, &h)) < 0)
+		return 0;
+	if (h.generation == gen) {
+		hash = image_hash(fd, &h);
+		if (renameat(metafd, fn, metafd, kept))
+			hash = 0;
+	}
+	close(fd);
+	return hash;
+}
+
+int rpmemd_scrub_version_unlink(int metafd, const char *pool, uint64_t gen)
+{
+	char fn[RPMEM_NAME_MAX + 40], sfx[32];
+
+	snprintf(sfx, sizeof(sfx), ".v%llu", (unsigned long long)gen);
+	sc_name(pool, sfx, fn, sizeof(fn));
+	if (unlinkat(metafd, fn, 0) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int rpmemd_scrub_version_check(int metafd, const char *pool, uint64_t size,
+			       uint64_t gen, uint64_t off, uint32_t count,
+			       const uint8_t *data, uint8_t *piece,
+			       uint8_t *why)
+{
+	char fn[RPMEM_NAME_MAX + 40], sfx[32];
+	uint64_t first = off / SC_PIECE, len = (uint64_t)count * SC_PIECE;
+	struct sc_entry *e = malloc(count * sizeof(*e));
+	uint64_t *h = malloc(count * sizeof(*h));
+	struct sc_hdr hd;
+	int fd = -1, ret = e && h ? 0 : -ENOMEM;
+
+	snprintf(sfx, sizeof(sfx), ".v%llu", (unsigned long long)gen);
+	sc_name(pool, sfx, fn, sizeof(fn));
+	if (len > size - off)
+		len = size - off;
+	*why = RPMEM_SCRUB_NO_RECORD;
+	if (!ret && (fd = open_named(metafd, fn, size, &hd)) >= 0 &&
+	    hd.generation == gen &&
+	    !rpmem_pread_full(fd, e, count * sizeof(*e),
+			      SC_HDR_SIZE + first * sizeof(*e)) &&
+	    !rpmem_hash_blocks(data, (size_t)len, SC_PIECE, h, 1))
+		*why = compare(e, h, first, count, hd.key, piece);
+	for (uint32_t i = 0; *why == RPMEM_SCRUB_NO_RECORD && i < count; i++)
+		if (piece[i] != RPMEM_SCRUB_DAMAGED)
+			piece[i] = RPMEM_SCRUB_UNVERIFIED;
+	if (fd >= 0)
+		close(fd);
+	free(e);
+	free(h);
+	return ret;
 }

@@ -67,4 +67,27 @@ int rpmemd_scrub_check(struct rpmemd_pool *p, uint64_t off, uint32_t count,
 		       uint8_t *piece, uint8_t *why, uint64_t *gen,
 		       unsigned nthreads);
 
+/*
+ * rpmemd_scrub_keep -- a commit keeps the image of generation gen as a
+ * version: its record (if it is of gen) becomes <pool>.scrub.v<gen>.
+ * Returns the image's hash (XXH3 of its pieces' hashes, 8 bytes little
+ * endian each), 0 if there is no valid record of gen.
+ */
+uint64_t rpmemd_scrub_keep(int metafd, const char *pool, uint64_t size,
+			   uint64_t gen);
+
+/* rpmemd_scrub_version_unlink -- remove <pool>.scrub.v<gen> */
+int rpmemd_scrub_version_unlink(int metafd, const char *pool, uint64_t gen);
+
+/*
+ * rpmemd_scrub_version_check -- compare count pieces from off of version
+ * gen's image (data, restored from the version) with its kept record:
+ * piece[] (set by the caller for pieces that could not be restored:
+ * RPMEM_SCRUB_DAMAGED), *why as rpmemd_scrub_check. 0 or -ENOMEM.
+ */
+int rpmemd_scrub_version_check(int metafd, const char *pool, uint64_t size,
+			       uint64_t gen, uint64_t off, uint32_t count,
+			       const uint8_t *data, uint8_t *piece,
+			       uint8_t *why);
+
 #endif

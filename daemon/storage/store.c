@@ -339,7 +339,7 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 			    const char *source, struct rpmemd_meta *out,
 			    char *err, size_t errlen)
 {
-	struct rpmemd_meta m = p->meta;
+	struct rpmemd_meta m = p->meta, was = p->meta;
 	int ret = rpmemd_meta_transition(&m, state);
 	if (ret) {
 		snprintf(err, errlen, "pool '%s' cannot go from %s to %s",
@@ -367,7 +367,7 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 	*out = m;
 	if (state == RPMEM_POOL_CONSISTENT) {
 		rpmemd_undo_queue_drain(p);
-		rpmemd_store_undo_end(p);
+		rpmemd_store_undo_keep(p, &was);
 	}
 	return 0;
 }

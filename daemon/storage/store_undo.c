@@ -15,6 +15,7 @@
 #include "store.h"
 #include "undo.h"
 #include "util.h"
+#include "versions.h"
 
 #define LIVE_SUFFIX " (live)"
 
@@ -99,6 +100,28 @@ void rpmemd_store_undo_end(struct rpmemd_pool *p)
 		     p->region->cfg.name, p->name, strerror(-ret));
 }
 
+void rpmemd_store_undo_keep(struct rpmemd_pool *p,
+			    const struct rpmemd_meta *was)
+{
+	int ret;
+
+	if (!p->undo || !p->region->cfg.versions)
+		return rpmemd_store_undo_end(p);
+	ret = rpmemd_version_keep(p, was);
+	if (ret) {
+		WARN("region '%s': pool '%s': cannot keep generation %llu as a version (older versions of it will be removed): %s",
+		     p->region->cfg.name, p->name,
+		     (unsigned long long)was->generation, strerror(-ret));
+		return rpmemd_store_undo_end(p);
+	}
+	INFO("region '%s': pool '%s': generation %llu kept as a version (%llu blocks, %llu bytes)",
+	     p->region->cfg.name, p->name,
+	     (unsigned long long)was->generation,
+	     (unsigned long long)rpmemd_undo_blocks(p->undo),
+	     (unsigned long long)rpmemd_undo_bytes(p->undo));
+	rpmemd_undo_close(&p->undo);
+}
+
 /* the ranges one preserve saves, for the guard */
 struct save_args {
 	struct rpmemd_pool *p;
@@ -153,6 +176,9 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 		a.v += i;
 		a.n -= i;
 		ret = rpmem_guard_run(save_ranges, &a);
+		/* versions give way to a sync's journal: the oldest first */
+		while (ret == -ENOSPC && !rpmemd_versions_make_room(p))
+			ret = rpmem_guard_run(save_ranges, &a);
 		if (!ret)
 			ret = rpmemd_undo_sync(p->undo);
 	}

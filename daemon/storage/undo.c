@@ -22,6 +22,10 @@
 /* header fields: magic 8 | version 4 | bs 4 | uuid 16 | size 8 | gen 8 */
 #define H_SOURCE 48 /* source str: u16 length, then its bytes */
 #define H_CHECK (H_SOURCE + 2 + RPMEM_STR_MAX + 1)
+/* the version trailer in the header page: magic 8 | 4 x u64 | check u64 */
+#define H_VER 2048
+#define VER_MAGIC "RPMEMVER"
+#define VER_LEN 40
 
 /* one record: where its data is in the file */
 struct undo_rec {
@@ -43,6 +47,8 @@ struct rpmemd_undo {
 	struct undo_rec *rec;
 	size_t nrec, caprec;
 	int unsynced; /* records appended since the last fdatasync */
+	int heads;    /* loaded without reading the records' data */
+	struct rpmemd_undo_ver ver; /* the version trailer (zero: none) */
 };
 
 /* undo_file -- "<pool>.undo" into out */
@@ -253,6 +259,52 @@ static int rec_read(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
 	return 0;
 }
 
+/*
+ * head_read -- the record at pos by its head only (a kept version's
+ * records were durable before it was kept; their data is checked when it
+ * is read): 0, 1 at a clean end, -EBADMSG
+ */
+static int head_read(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
+		     struct undo_rec *r)
+{
+	uint8_t h[RPMEMD_UNDO_REC];
+	int ret;
+
+	if (pos == fsize)
+		return 1;
+	if (fsize - pos < RPMEMD_UNDO_REC)
+		return -EBADMSG;
+	if ((ret = rpmem_pread_full(u->fd, h, sizeof(h), pos)))
+		return ret;
+	r->count = le32_get(h + 4);
+	r->off = le64_get(h + 8);
+	r->fpos = pos + RPMEMD_UNDO_REC;
+	r->check = le64_get(h + 16);
+	uint64_t len = (uint64_t)r->count * RPMEMD_UNDO_BS;
+	if (le32_get(h) != REC_MAGIC || r->count == 0 ||
+	    len > RPMEMD_UNDO_REC_MAX || r->off % RPMEMD_UNDO_BS ||
+	    r->off > u->size || len > u->size - r->off ||
+	    len > fsize - r->fpos)
+		return -EBADMSG;
+	return 0;
+}
+
+/* scan_heads -- the records of a read-only journal by their heads */
+static int scan_heads(struct rpmemd_undo *u, uint64_t fsize)
+{
+	uint64_t pos = RPMEMD_UNDO_HDR;
+	struct undo_rec r;
+	int ret;
+
+	while ((ret = head_read(u, pos, fsize, &r)) == 0) {
+		if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
+			return ret;
+		pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
+	}
+	u->end = pos;
+	return ret < 0 ? ret : 0;
+}
+
 /* scan -- the valid records from the header on; the rest is cut off */
 static int scan(struct rpmemd_undo *u, uint64_t fsize)
 {
@@ -281,17 +333,27 @@ static int scan(struct rpmemd_undo *u, uint64_t fsize)
 	return 0;
 }
 
-/* undo_open_hdr -- open <pool>.undo and read its header into u */
-static int undo_open_hdr(int dirfd, const char *pool, int flags,
-			 struct rpmemd_undo *u, uint64_t *fsize)
+/* ver_decode -- the version trailer of a header, if it has a valid one */
+static void ver_decode(const uint8_t *buf, struct rpmemd_undo *u)
 {
-	char file[RPMEM_NAME_MAX + 16];
+	const uint8_t *t = buf + H_VER;
+	if (memcmp(t, VER_MAGIC, 8) ||
+	    le64_get(t + VER_LEN) != XXH3_64bits(t, VER_LEN))
+		return;
+	u->ver.time = le64_get(t + 8);
+	u->ver.hash = le64_get(t + 16);
+	u->ver.next = le64_get(t + 24);
+	u->ver.committed = le64_get(t + 32);
+}
+
+/* open_hdr -- open file and read its header into u */
+static int open_hdr(int dirfd, const char *file, int flags,
+		    struct rpmemd_undo *u, uint64_t *fsize)
+{
 	uint8_t hdr[RPMEMD_UNDO_HDR];
 	struct stat st;
-	int ret = undo_file(pool, file, sizeof(file));
+	int ret;
 
-	if (ret)
-		return ret;
 	u->fd = flags & O_RDWR ? rpmemd_open_own(dirfd, file, O_RDWR) :
 				 openat(dirfd, file,
 					O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -304,7 +366,19 @@ static int undo_open_hdr(int dirfd, const char *pool, int flags,
 		return -EBADMSG;
 	if ((ret = rpmem_pread_full(u->fd, hdr, sizeof(hdr), 0)))
 		return ret;
-	return hdr_decode(hdr, u);
+	if ((ret = hdr_decode(hdr, u)))
+		return ret;
+	ver_decode(hdr, u);
+	return 0;
+}
+
+/* undo_open_hdr -- open <pool>.undo and read its header into u */
+static int undo_open_hdr(int dirfd, const char *pool, int flags,
+			 struct rpmemd_undo *u, uint64_t *fsize)
+{
+	char file[RPMEM_NAME_MAX + 16];
+	int ret = undo_file(pool, file, sizeof(file));
+	return ret ? ret : open_hdr(dirfd, file, flags, u, fsize);
 }
 
 int rpmemd_undo_load(int dirfd, const char *pool, const uint8_t *uuid,
@@ -326,6 +400,88 @@ int rpmemd_undo_load(int dirfd, const char *pool, const uint8_t *uuid,
 		return ret;
 	}
 	*out = u;
+	return 0;
+}
+
+int rpmemd_undo_load_file(int dirfd, const char *file, const uint8_t *uuid,
+			  uint64_t size, int rw, struct rpmemd_undo **out)
+{
+	struct rpmemd_undo *u = undo_new(size);
+	uint64_t fsize = 0;
+	int ret;
+
+	if (!u)
+		return -ENOMEM;
+	if (!rpmem_name_valid(file))
+		ret = -EINVAL;
+	else
+		ret = open_hdr(dirfd, file, rw ? O_RDWR : O_RDONLY, u, &fsize);
+	if (!ret && (u->size != size || memcmp(u->uuid, uuid, 16)))
+		ret = -EBADMSG;
+	u->heads = !rw;
+	if (!ret)
+		ret = rw ? scan(u, fsize) : scan_heads(u, fsize);
+	if (ret) {
+		rpmemd_undo_close(&u);
+		return ret;
+	}
+	*out = u;
+	return 0;
+}
+
+const struct rpmemd_undo_ver *rpmemd_undo_ver(const struct rpmemd_undo *u)
+{
+	return &u->ver;
+}
+
+int rpmemd_undo_set_ver(struct rpmemd_undo *u, const struct rpmemd_undo_ver *v)
+{
+	uint8_t t[VER_LEN + 8];
+
+	memcpy(t, VER_MAGIC, 8);
+	le64_put(t + 8, v->time);
+	le64_put(t + 16, v->hash);
+	le64_put(t + 24, v->next);
+	le64_put(t + 32, v->committed);
+	le64_put(t + VER_LEN, XXH3_64bits(t, VER_LEN));
+	int ret = pwrite_full(u->fd, t, sizeof(t), H_VER);
+	if (!ret && fdatasync(u->fd))
+		ret = -errno;
+	if (!ret)
+		u->ver = *v;
+	return ret;
+}
+
+/* rec_data -- the data of record r into buf, checked; 0 or -EIO/-errno */
+static int rec_data(const struct rpmemd_undo *u, const struct undo_rec *r,
+		    uint8_t *buf)
+{
+	size_t len = (size_t)r->count * RPMEMD_UNDO_BS;
+	int ret = rpmem_pread_full(u->fd, buf, len, r->fpos);
+	/* a record that rotted since it was written gives nothing */
+	if (!ret && rec_check(buf, r->off, r->count, u->gen) != r->check)
+		ret = -EIO;
+	return ret;
+}
+
+int rpmemd_undo_overlay(const struct rpmemd_undo *u, uint64_t off,
+			uint64_t len, uint8_t *out, uint8_t *tmp,
+			uint64_t *bad)
+{
+	for (size_t i = 0; i < u->nrec; i++) {
+		const struct undo_rec *r = &u->rec[i];
+		uint64_t rend = r->off + (uint64_t)r->count * RPMEMD_UNDO_BS;
+		if (rend <= off || r->off >= off + len)
+			continue;
+		int ret = rec_data(u, r, tmp);
+		if (ret) {
+			*bad = r->off;
+			return ret;
+		}
+		uint64_t a = r->off > off ? r->off : off;
+		uint64_t b = rend < off + len ? rend : off + len;
+		memcpy(out + (a - off), tmp + (a - r->off), (size_t)(b - a));
+	}
 	return 0;
 }
 
@@ -388,8 +544,8 @@ int rpmemd_undo_covered(const struct rpmemd_undo *u, uint64_t off,
 	return 1;
 }
 
-/* append -- one record of count blocks from b, its data from the pool */
-static int append(struct rpmemd_undo *u, const uint8_t *pool, uint64_t b,
+/* append -- one record of count blocks from b, their data at data */
+static int append(struct rpmemd_undo *u, const uint8_t *data, uint64_t b,
 		  uint32_t count)
 {
 	uint8_t h[RPMEMD_UNDO_REC] = { 0 };
@@ -399,10 +555,10 @@ static int append(struct rpmemd_undo *u, const uint8_t *pool, uint64_t b,
 	le32_put(h, REC_MAGIC);
 	le32_put(h + 4, count);
 	le64_put(h + 8, off);
-	uint64_t check = rec_check(pool + off, off, count, u->gen);
+	uint64_t check = rec_check(data, off, count, u->gen);
 	le64_put(h + 16, check);
 	/* data first, then the head that makes the record valid */
-	if ((ret = pwrite_full(u->fd, pool + off, (size_t)len,
+	if ((ret = pwrite_full(u->fd, data, (size_t)len,
 			       u->end + RPMEMD_UNDO_REC)) ||
 	    (ret = pwrite_full(u->fd, h, sizeof(h), u->end))) {
 		if (ftruncate(u->fd, (off_t)u->end))
@@ -417,8 +573,12 @@ static int append(struct rpmemd_undo *u, const uint8_t *pool, uint64_t b,
 	return 0;
 }
 
-int rpmemd_undo_save(struct rpmemd_undo *u, const uint8_t *pool,
-		     uint64_t off, uint64_t len)
+/*
+ * save_from -- the blocks of [off, off + len) not journaled yet, data
+ * holding the contents of the blocks from block base on
+ */
+static int save_from(struct rpmemd_undo *u, const uint8_t *data,
+		     uint64_t base, uint64_t off, uint64_t len)
 {
 	uint64_t b, end;
 	block_span(u, off, len, &b, &end);
@@ -431,12 +591,26 @@ int rpmemd_undo_save(struct rpmemd_undo *u, const uint8_t *pool,
 		while (b + n < end && !bit_get(u, b + n) &&
 		       n < RPMEMD_UNDO_REC_MAX / RPMEMD_UNDO_BS)
 			n++;
-		int ret = append(u, pool, b, n);
+		int ret = append(u, data + (b - base) * RPMEMD_UNDO_BS, b, n);
 		if (ret)
 			return ret;
 		b += n;
 	}
 	return 0;
+}
+
+int rpmemd_undo_save(struct rpmemd_undo *u, const uint8_t *pool,
+		     uint64_t off, uint64_t len)
+{
+	return save_from(u, pool, 0, off, len);
+}
+
+int rpmemd_undo_save_buf(struct rpmemd_undo *u, uint64_t off,
+			 const void *data, uint64_t len)
+{
+	if (off % RPMEMD_UNDO_BS || len % RPMEMD_UNDO_BS)
+		return -EINVAL;
+	return save_from(u, data, off / RPMEMD_UNDO_BS, off, len);
 }
 
 int rpmemd_undo_sync(struct rpmemd_undo *u)
@@ -459,13 +633,10 @@ int rpmemd_undo_apply(struct rpmemd_undo *u, rpmemd_undo_restore_fn restore,
 		return -ENOMEM;
 	for (size_t i = u->nrec; i-- > 0 && !ret;) {
 		const struct undo_rec *r = &u->rec[i];
-		size_t len = (size_t)r->count * RPMEMD_UNDO_BS;
-		ret = rpmem_pread_full(u->fd, buf, len, r->fpos);
-		/* a record that rotted since it was written restores nothing */
-		if (!ret && rec_check(buf, r->off, r->count, u->gen) != r->check)
-			ret = -EIO;
+		ret = rec_data(u, r, buf);
 		if (!ret)
-			ret = restore(arg, r->off, buf, len);
+			ret = restore(arg, r->off, buf,
+				      (uint64_t)r->count * RPMEMD_UNDO_BS);
 	}
 	free(buf);
 	return ret;

@@ -104,6 +104,51 @@ typedef int (*rpmemd_undo_restore_fn)(void *arg, uint64_t off,
 int rpmemd_undo_apply(struct rpmemd_undo *u, rpmemd_undo_restore_fn restore,
 		      void *arg);
 
+/*
+ * A journal kept as a version (versions.h) carries a trailer in its
+ * header page: when the image it restores was current, its hash, and the
+ * generation it is the reverse delta from (next: its own generation + 1,
+ * or more once newer versions were folded into it).
+ */
+struct rpmemd_undo_ver {
+	uint64_t time;	    /* unix seconds the image became current */
+	uint64_t hash;	    /* the image's hash (0: unknown) */
+	uint64_t next;	    /* restores from the image of this generation */
+	uint64_t committed; /* unix seconds it was kept */
+};
+
+/*
+ * rpmemd_undo_load_file -- open the journal file (a version) of a pool
+ * of size bytes with uuid; rw: for appending (every record checked, a
+ * torn tail cut off), else read-only, its records known by their heads
+ * (their data checked as it is read)
+ */
+int rpmemd_undo_load_file(int dirfd, const char *file, const uint8_t *uuid,
+			  uint64_t size, int rw, struct rpmemd_undo **out);
+
+/* rpmemd_undo_ver -- its version trailer (all zero: none) */
+const struct rpmemd_undo_ver *rpmemd_undo_ver(const struct rpmemd_undo *u);
+
+/* rpmemd_undo_set_ver -- write the version trailer, durably */
+int rpmemd_undo_set_ver(struct rpmemd_undo *u,
+			const struct rpmemd_undo_ver *v);
+
+/*
+ * rpmemd_undo_save_buf -- as rpmemd_undo_save, the blocks' contents from
+ * data (len bytes of the pool at off, both multiples of a block)
+ */
+int rpmemd_undo_save_buf(struct rpmemd_undo *u, uint64_t off,
+			 const void *data, uint64_t len);
+
+/*
+ * rpmemd_undo_overlay -- copy what the journal holds of [off, off + len)
+ * over out (len bytes), tmp a buffer of RPMEMD_UNDO_REC_MAX; -EIO (*bad:
+ * the pool offset of the record) if a record does not check
+ */
+int rpmemd_undo_overlay(const struct rpmemd_undo *u, uint64_t off,
+			uint64_t len, uint8_t *out, uint8_t *tmp,
+			uint64_t *bad);
+
 /* rpmemd_undo_close -- close (the file stays) */
 void rpmemd_undo_close(struct rpmemd_undo **u);
 

@@ -96,7 +96,9 @@ static int list_pages(struct rpmemctl_session *sess,
 	int ret;
 
 	req->flags = ((sess->caps & RPMEM_CAP_PAGE) ? RPMEM_LIST_PAGE : 0) |
-		     ((sess->caps & RPMEM_CAP_UNDO) ? RPMEM_LIST_UNDO : 0);
+		     ((sess->caps & RPMEM_CAP_UNDO) ? RPMEM_LIST_UNDO : 0) |
+		     ((sess->caps & RPMEM_CAP_VERSIONS) ? RPMEM_LIST_VERSIONS :
+							 0);
 	if ((ret = list_page(sess, req, r))) {
 		rpmem_list_reply_free(r);
 		return ret;
@@ -353,6 +355,20 @@ rpmemctl_list_pool_undo_bytes(const struct rpmemctl_list *l, unsigned i)
 {
 	const struct rpmem_pool_info *p = pool(l, i);
 	return p ? p->undo_bytes : 0;
+}
+
+RPMEM_EXPORT unsigned
+rpmemctl_list_pool_versions(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->versions : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_list_pool_versions_bytes(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->versions_bytes : 0;
 }
 
 RPMEM_EXPORT const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s)

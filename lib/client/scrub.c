@@ -50,12 +50,12 @@ static void run_add(struct scrub_run *r, uint64_t off, uint64_t len,
 }
 
 /* scrub_chunk -- one SCRUB of count pieces from off, into the runs */
-static int scrub_chunk(struct rpmemctl_pool *p, uint64_t off, uint32_t count,
-		       struct scrub_run *run)
+static int scrub_chunk(struct rpmemctl_pool *p, uint64_t version,
+		       uint64_t off, uint32_t count, struct scrub_run *run)
 {
 	struct rpmemctl_session *s = p->sess;
 	struct rpmem_msg_scrub m = { .handle = p->handle, .offset = off,
-				     .count = count };
+				     .count = count, .version = version };
 	struct rpmem_msg_scrub_reply rep;
 	uint8_t buf[32];
 	size_t rlen;
@@ -80,9 +80,9 @@ static int scrub_chunk(struct rpmemctl_pool *p, uint64_t off, uint32_t count,
 }
 
 /* pool_scrub -- every piece of the pool, a SCRUB request at a time */
-static int pool_scrub(struct rpmemctl_pool *p, unsigned flags,
-		      rpmemctl_scrub_fn fn, rpmemctl_progress_fn progress,
-		      void *arg)
+static int pool_scrub(struct rpmemctl_pool *p, uint64_t version,
+		      unsigned flags, rpmemctl_scrub_fn fn,
+		      rpmemctl_progress_fn progress, void *arg)
 {
 	struct scrub_run run = { .fn = fn, .arg = arg };
 	uint64_t step = (uint64_t)RPMEM_MAX_SCRUB_PIECES * RPMEM_HASH_PIECE;
@@ -94,6 +94,11 @@ static int pool_scrub(struct rpmemctl_pool *p, unsigned flags,
 		client_seterr(p->sess, "invalid scrub flags 0x%x", flags);
 		return -EINVAL;
 	}
+	if (version && !(p->sess->caps & RPMEM_CAP_VERSIONS)) {
+		client_seterr(p->sess, "%s:%s (%s) keeps no versions: it is older than this client",
+			      p->sess->host, p->sess->port, p->sess->server);
+		return -ENOTSUP;
+	}
 	if (!(p->sess->caps & RPMEM_CAP_SCRUB)) {
 		client_seterr(p->sess, "%s:%s (%s) cannot scrub pools: it is older than this client",
 			      p->sess->host, p->sess->port, p->sess->server);
@@ -104,7 +109,7 @@ static int pool_scrub(struct rpmemctl_pool *p, unsigned flags,
 		uint32_t count = left >= step ? RPMEM_MAX_SCRUB_PIECES :
 				 (uint32_t)((left + RPMEM_HASH_PIECE - 1) /
 					    RPMEM_HASH_PIECE);
-		ret = scrub_chunk(p, off, count, &run);
+		ret = scrub_chunk(p, version, off, count, &run);
 		if (!ret && progress)
 			progress(off + (left < step ? left : step), p->size,
 				 arg);
@@ -121,6 +126,20 @@ RPMEM_EXPORT int rpmemctl_pool_scrub(struct rpmemctl_pool *pool,
 				     rpmemctl_progress_fn progress, void *arg)
 {
 	client_pool_begin(pool);
-	return client_pool_end(pool, pool_scrub(pool, flags, fn, progress, arg),
+	return client_pool_end(pool,
+			       pool_scrub(pool, 0, flags, fn, progress, arg),
 			       "scrub");
+}
+
+RPMEM_EXPORT int rpmemctl_pool_scrub_at(struct rpmemctl_pool *pool,
+					uint64_t version, unsigned flags,
+					rpmemctl_scrub_fn fn,
+					rpmemctl_progress_fn progress,
+					void *arg)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool,
+			       pool_scrub(pool, version, flags, fn, progress,
+					  arg),
+			       "scrub a version");
 }

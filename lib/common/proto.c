@@ -199,6 +199,10 @@ int rpmem_list_reply_encode(void *buf, size_t cap,
 			wbuf_u64(&w, p->undo_generation);
 			wbuf_u64(&w, p->undo_bytes);
 		}
+		if (m->flags & RPMEM_LIST_VERSIONS) {
+			wbuf_u32(&w, p->versions);
+			wbuf_u64(&w, p->versions_bytes);
+		}
 	}
 	if (m->flags & ~RPMEM_LIST_FLAGS)
 		return -EINVAL;
@@ -267,6 +271,10 @@ int rpmem_list_reply_decode_flags(const void *buf, size_t len, uint32_t flags,
 			p->pending = rbuf_u8(&r);
 			p->undo_generation = rbuf_u64(&r);
 			p->undo_bytes = rbuf_u64(&r);
+		}
+		if (flags & RPMEM_LIST_VERSIONS) {
+			p->versions = rbuf_u32(&r);
+			p->versions_bytes = rbuf_u64(&r);
 		}
 		if (p->state > RPMEM_POOL_CONSISTENT || p->pending > 1)
 			r.err = -EBADMSG;
@@ -630,6 +638,95 @@ int rpmem_hashes_decode(const void *buf, size_t len, struct rpmem_msg_hashes *m)
 		return -EBADMSG;
 	m->hashes = (const uint8_t *)buf + 4;
 	return 0;
+}
+
+int rpmem_versions_encode(void *buf, size_t cap,
+			  const struct rpmem_msg_versions *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u8(&w, m->op);
+	wbuf_u64(&w, m->version);
+	return enc_end(&w);
+}
+
+int rpmem_versions_decode(const void *buf, size_t len,
+			  struct rpmem_msg_versions *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->op = rbuf_u8(&r);
+	m->version = rbuf_u64(&r);
+	if (r.err == 0 && m->op > RPMEM_VERSIONS_OP_MAX)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
+int rpmem_versions_reply_encode(void *buf, size_t cap,
+				const struct rpmem_msg_versions_reply *m)
+{
+	ENC_BEGIN;
+	if (m->count > RPMEM_MAX_VERSIONS)
+		return -EMSGSIZE;
+	wbuf_u32(&w, m->count);
+	for (uint32_t i = 0; i < m->count; i++) {
+		const struct rpmem_version_entry *e = &m->v[i];
+		wbuf_u64(&w, e->generation);
+		wbuf_u64(&w, e->time);
+		wbuf_u64(&w, e->committed);
+		wbuf_u64(&w, e->size);
+		wbuf_u64(&w, e->bytes);
+		wbuf_u64(&w, e->hash);
+		wbuf_str(&w, e->source, RPMEM_STR_MAX);
+	}
+	return enc_end(&w);
+}
+
+int rpmem_versions_reply_decode(const void *buf, size_t len,
+				struct rpmem_msg_versions_reply *m)
+{
+	struct rpmem_version_entry *v = m->v; /* the caller's */
+	DEC_BEGIN;
+	m->v = v;
+	m->count = rbuf_u32(&r);
+	if (r.err || m->count > RPMEM_MAX_VERSIONS)
+		return -EBADMSG;
+	for (uint32_t i = 0; i < m->count && !r.err; i++) {
+		struct rpmem_version_entry *e = &m->v[i];
+		e->generation = rbuf_u64(&r);
+		e->time = rbuf_u64(&r);
+		e->committed = rbuf_u64(&r);
+		e->size = rbuf_u64(&r);
+		e->bytes = rbuf_u64(&r);
+		e->hash = rbuf_u64(&r);
+		rbuf_str(&r, e->source, sizeof(e->source));
+	}
+	return dec_end(&r);
+}
+
+int rpmem_read_at_encode(void *buf, size_t cap,
+			 const struct rpmem_msg_read_at *m)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u64(&w, m->offset);
+	wbuf_u32(&w, m->len);
+	wbuf_u64(&w, m->version);
+	return enc_end(&w);
+}
+
+int rpmem_read_at_decode(const void *buf, size_t len,
+			 struct rpmem_msg_read_at *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->offset = rbuf_u64(&r);
+	m->len = rbuf_u32(&r);
+	m->version = rbuf_u64(&r);
+	if (r.err == 0 &&
+	    (m->len > RPMEM_MAX_IO || m->offset > UINT64_MAX - m->len))
+		return -EBADMSG;
+	return dec_end(&r);
 }
 
 int rpmem_scrub_encode(void *buf, size_t cap, const struct rpmem_msg_scrub *m)

@@ -74,7 +74,12 @@ enum rpmem_msg_type {
 	RPMEM_MSG_SCRUB_REPLY = 30,
 	/* a FLUSH without a reply: an ordered barrier (RPMEM_CAP_BARRIER) */
 	RPMEM_MSG_BARRIER = 31,
-	RPMEM_MSG_TYPE_MAX = 31,
+	/* a pool's versions: list, prune (RPMEM_CAP_VERSIONS) */
+	RPMEM_MSG_VERSIONS = 32,
+	RPMEM_MSG_VERSIONS_REPLY = 33,
+	/* READ of a version's image, answered by DATA (RPMEM_CAP_VERSIONS) */
+	RPMEM_MSG_READ_AT = 34,
+	RPMEM_MSG_TYPE_MAX = 34,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -173,6 +178,11 @@ enum rpmem_ns_mode {
  * FLUSH as a failed WRITE is
  */
 #define RPMEM_CAP_BARRIER (1u << 12)
+/*
+ * the target keeps point-in-time versions of pools (where a region is
+ * configured to) and answers VERSIONS, READ_AT and SCRUB of a version
+ */
+#define RPMEM_CAP_VERSIONS (1u << 13)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -209,7 +219,13 @@ struct rpmem_msg_error {
 #define RPMEM_LIST_PAGE (1u << 0)
 /* each pool entry ends with pending u8 | undo_generation u64 | undo_bytes u64 */
 #define RPMEM_LIST_UNDO (1u << 1)
-#define RPMEM_LIST_FLAGS (RPMEM_LIST_PAGE | RPMEM_LIST_UNDO)
+/*
+ * each pool entry ends (after the undo fields, if any) with versions u32 |
+ * versions_bytes u64 (needs RPMEM_CAP_VERSIONS)
+ */
+#define RPMEM_LIST_VERSIONS (1u << 2)
+#define RPMEM_LIST_FLAGS                                                       \
+	(RPMEM_LIST_PAGE | RPMEM_LIST_UNDO | RPMEM_LIST_VERSIONS)
 
 /*
  * LIST: region str | [flags u32 | cursor str]; flags are sent only when
@@ -240,6 +256,9 @@ struct rpmem_pool_info {
 	uint8_t pending;
 	uint64_t undo_generation; /* the generation it rolls back to */
 	uint64_t undo_bytes;	  /* the undo journal's size */
+	/* with RPMEM_LIST_VERSIONS: its kept versions, their files' bytes */
+	uint32_t versions;
+	uint64_t versions_bytes;
 };
 
 struct rpmem_region_info {
@@ -526,6 +545,55 @@ struct rpmem_msg_scrub_reply {
 	const uint8_t *pieces;
 };
 
+/* VERSIONS op */
+enum rpmem_versions_op {
+	RPMEM_VERSIONS_LIST = 0,  /* VERSIONS_REPLY: the pool's versions */
+	RPMEM_VERSIONS_PRUNE = 1, /* prune version (a write open); OK */
+	RPMEM_VERSIONS_OP_MAX = 1,
+};
+
+/* VERSIONS: handle u32 | op u8 | version u64 (PRUNE; else 0) */
+struct rpmem_msg_versions {
+	uint32_t handle;
+	uint8_t op;
+	uint64_t version;
+};
+
+/* most versions one VERSIONS_REPLY lists (the newest ones) */
+#define RPMEM_MAX_VERSIONS 1024u
+
+/* one version in VERSIONS_REPLY */
+struct rpmem_version_entry {
+	uint64_t generation;
+	uint64_t time;	    /* unix seconds the image became current */
+	uint64_t committed; /* unix seconds it was kept */
+	uint64_t size;	    /* of the image */
+	uint64_t bytes;	    /* space its files take on the target */
+	uint64_t hash;	    /* the image's hash (0: unknown) */
+	char source[RPMEM_STR_MAX + 1];
+};
+
+/*
+ * VERSIONS_REPLY: count u32 | count x (generation u64 | time u64 |
+ * committed u64 | size u64 | bytes u64 | hash u64 | source str(255)),
+ * oldest first; v has room for RPMEM_MAX_VERSIONS (the caller's)
+ */
+struct rpmem_msg_versions_reply {
+	uint32_t count;
+	struct rpmem_version_entry *v;
+};
+
+/*
+ * READ_AT: handle u32 | offset u64 | len u32 | version u64: READ of
+ * version's image (the pool's generation: its current one); DATA
+ */
+struct rpmem_msg_read_at {
+	uint32_t handle;
+	uint64_t offset;
+	uint32_t len; /* <= RPMEM_MAX_IO */
+	uint64_t version;
+};
+
 struct rpmem_msg_set_state {
 	uint32_t handle;
 	uint8_t state;
@@ -647,6 +715,9 @@ RPMEM_CODEC(open_ok, struct rpmem_msg_open_ok);
 RPMEM_CODEC(handle, struct rpmem_msg_handle);
 RPMEM_CODEC(io, struct rpmem_msg_io); /* READ and WRITE's 16-byte head */
 RPMEM_CODEC(flush, struct rpmem_msg_flush);
+RPMEM_CODEC(versions, struct rpmem_msg_versions);
+RPMEM_CODEC(versions_reply, struct rpmem_msg_versions_reply);
+RPMEM_CODEC(read_at, struct rpmem_msg_read_at);
 RPMEM_CODEC(hash, struct rpmem_msg_hash);
 RPMEM_CODEC(hashv, struct rpmem_msg_hashv);
 RPMEM_CODEC(hashes, struct rpmem_msg_hashes);

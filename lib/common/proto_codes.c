@@ -123,6 +123,9 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_PRESERVE] = "PRESERVE",
 	[RPMEM_MSG_SCRUB] = "SCRUB",	   [RPMEM_MSG_SCRUB_REPLY] = "SCRUB_REPLY",
 	[RPMEM_MSG_BARRIER] = "BARRIER",
+	[RPMEM_MSG_VERSIONS] = "VERSIONS",
+	[RPMEM_MSG_VERSIONS_REPLY] = "VERSIONS_REPLY",
+	[RPMEM_MSG_READ_AT] = "READ_AT",
 };
 
 static const char *const scrub_why[] = {

@@ -125,6 +125,8 @@ has() {
 	# scrub and export take TARGET first, import a file first
 	comp scrub "$T/r1/q"
 	[ "$output" = "$PORT/r1/q1" ]
+	comp versions "$T/r1/q"
+	[ "$output" = "$PORT/r1/q1" ]
 	comp export "$T/r1/q1" "$W/loc"
 	[ "$output" = "$W/local.bin" ]
 	comp import "$W/loc"
@@ -133,6 +135,21 @@ has() {
 	[ "$(sort <<<"$output" | tr '\n' ' ')" = "$PORT/r1/p1 $PORT/r1/p2 " ]
 	# the names came from the daemon: each completion was a session
 	[ "$(grep -c 'client said BYE' "$DLOG")" -ge 7 ]
+}
+
+@test "versions: --at, --prune, --keep and its retention rules" {
+	comp versions --
+	has --prune
+	has --keep
+	has --dry-run
+	comp sync --
+	has --at
+	comp scrub --
+	has --at
+	comp versions --keep ""
+	[ "$(tr '\n' ' ' <<<"$output")" = "last= hourly= daily= weekly= monthly= " ]
+	comp versions --keep last=3,d
+	[ "$output" = "last=3,daily=" ]
 }
 
 @test "with bash-completion loaded, HOST:PORT/REGION/POOL completes the same" {

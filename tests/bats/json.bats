@@ -207,6 +207,37 @@ names_pool() {
 	[ "$(json '.findings | length')" -eq 1 ]
 }
 
+@test "versions --json and scrub --at --json: exactly the keys and types of the schema" {
+	stop_daemon
+	sed -i "s|path = \"$R1\"; }|path = \"$R1\"; versions = \"all\"; }|" "$CONF"
+	start_daemon
+	"$RPMEMCTL" -q mirror "$W/src" "$T/r1/v"
+	jrun versions "$T/r1/v"
+	[ "$status" -eq 0 ]
+	conforms
+	[ "$(json '.versions | length')" -eq 0 ]
+	poke "$W/src" 100
+	"$RPMEMCTL" -q sync "$W/src" "$T/r1/v"
+	jrun versions "$T/r1/v"
+	[ "$status" -eq 0 ]
+	conforms
+	names_pool r1 v
+	[ "$(json '.versions[0].generation')" -eq 1 ]
+	jrun scrub --at 1 "$T/r1/v"
+	[ "$status" -eq 0 ]
+	conforms
+	[ "$(json .version)" -eq 1 ]
+	jrun list "$T/r1/v"
+	conforms
+	[ "$(json '.pools[0].versions')" -eq 1 ]
+	[ "$(json '.pools[0].versions_bytes')" -gt 0 ]
+	[ "$(json '.regions[0].versions_bytes')" = "$(json '.pools[0].versions_bytes')" ]
+	jrun versions --prune 1 "$T/r1/v"
+	[ "$status" -eq 0 ]
+	conforms
+	[ "$(json '.pruned | join(",")')" = 1 ]
+}
+
 @test "the schema check refuses a missing key, a key not in the schema and a key of another type" {
 	jrun create "$T/r1/db" 64K
 	conforms

@@ -24,11 +24,13 @@ DECODERS = ["hdr", "hello", "hello_ok", "error", "list", "list_reply",
             "io", "flush", "hash", "hashv", "hashes", "set_state", "state",
             "status", "status_reply", "status_flags", "kick", "events",
             "event", "rdma_blob", "scrub", "scrub_reply", "preserve",
-            "list_undo"]
+            "list_undo", "versions", "versions_reply", "read_at",
+            "list_versions"]
 # message type -> the decoders its payload is a seed of (replies whose
 # layout a request flag chose go to both)
 BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
-           w.LIST: ["list"], w.LIST_REPLY: ["list_reply", "list_paged"],
+           w.LIST: ["list"], w.LIST_REPLY: ["list_reply", "list_paged", "list_undo",
+                                         "list_versions"],
            w.CREATE: ["create"], w.REMOVE: ["remove"], w.OPEN: ["open"],
            w.OPEN_OK: ["open_ok"], w.CLOSE: ["handle"], w.READ: ["io"],
            w.FLUSH: ["flush"], w.BARRIER: ["flush"], w.HASH: ["hash"], w.HASHES: ["hashes"],
@@ -36,7 +38,9 @@ BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
            w.STATUS_REPLY: ["status_reply", "status_flags"],
            w.HASHV: ["hashv"], w.STATE: ["state"], w.KICK: ["kick"],
            w.EVENTS: ["events"], w.EVENT: ["event"], w.SCRUB: ["scrub"],
-           w.SCRUB_REPLY: ["scrub_reply"], w.PRESERVE: ["preserve"]}
+           w.SCRUB_REPLY: ["scrub_reply"], w.PRESERVE: ["preserve"],
+           w.VERSIONS: ["versions"], w.VERSIONS_REPLY: ["versions_reply"],
+           w.READ_AT: ["read_at"]}
 lock = threading.Lock()
 
 

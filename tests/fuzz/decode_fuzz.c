@@ -99,6 +99,26 @@ CODEC(scrub, struct rpmem_msg_scrub, NOFREE)
 CODEC(scrub_reply, struct rpmem_msg_scrub_reply, NOFREE)
 CODEC(preserve, struct rpmem_msg_preserve, NOFREE)
 
+CODEC(versions, struct rpmem_msg_versions, NOFREE)
+CODEC(read_at, struct rpmem_msg_read_at, NOFREE)
+
+/* the entries of the two VERSIONS_REPLY a round trip decodes */
+static struct rpmem_version_entry vr_a[RPMEM_MAX_VERSIONS];
+static struct rpmem_version_entry vr_b[RPMEM_MAX_VERSIONS];
+
+/* versions_reply_decode -- into vr_a and vr_b by turns */
+static int versions_reply_decode(const void *buf, size_t len,
+				 struct rpmem_msg_versions_reply *m)
+{
+	static int turn;
+	m->v = (turn ^= 1) ? vr_a : vr_b;
+	return rpmem_versions_reply_decode(buf, len, m);
+}
+
+ROUND_TRIP(fuzz_versions_reply, "versions_reply",
+	   struct rpmem_msg_versions_reply, versions_reply_decode,
+	   rpmem_versions_reply_encode, NOFREE)
+
 /* list_paged_decode -- LIST_REPLY in the paged layout */
 static int list_paged_decode(const void *buf, size_t len,
 			     struct rpmem_msg_list_reply *m)
@@ -118,8 +138,21 @@ static int status_flags_decode(const void *buf, size_t len,
 static int list_undo_decode(const void *buf, size_t len,
 			    struct rpmem_msg_list_reply *m)
 {
+	return rpmem_list_reply_decode_flags(buf, len,
+					     RPMEM_LIST_PAGE | RPMEM_LIST_UNDO,
+					     m);
+}
+
+/* list_versions_decode -- LIST_REPLY with every flag */
+static int list_versions_decode(const void *buf, size_t len,
+				struct rpmem_msg_list_reply *m)
+{
 	return rpmem_list_reply_decode_flags(buf, len, RPMEM_LIST_FLAGS, m);
 }
+
+ROUND_TRIP(fuzz_list_versions, "list_reply (undo, versions, paged)",
+	   struct rpmem_msg_list_reply, list_versions_decode,
+	   rpmem_list_reply_encode, rpmem_list_reply_free)
 
 ROUND_TRIP(fuzz_list_undo, "list_reply (undo, paged)",
 	   struct rpmem_msg_list_reply, list_undo_decode,
@@ -193,6 +226,10 @@ static const struct {
 	{ "scrub_reply", fuzz_scrub_reply },
 	{ "preserve", fuzz_preserve },
 	{ "list_undo", fuzz_list_undo },
+	{ "versions", fuzz_versions },
+	{ "versions_reply", fuzz_versions_reply },
+	{ "read_at", fuzz_read_at },
+	{ "list_versions", fuzz_list_versions },
 };
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
 

@@ -20,7 +20,7 @@ cat >"$w/rpmemd.conf" <<CONF
 listen = ["127.0.0.1"];
 port = $dport;
 log = { level = "err"; target = "stderr"; };
-regions = ( { name = "r1"; type = "dir"; path = "$w/r1"; } );
+regions = ( { name = "r1"; type = "dir"; path = "$w/r1"; versions = "all"; } );
 CONF
 "$B/rpmemd" -c "$w/rpmemd.conf" &
 dpid=$!
@@ -41,6 +41,9 @@ c sync --block-size 4K "$w/src" "$T/r1/p1"
 c sync --pull "$w/src" "$T/r1/p1"
 c verify "$w/src" "$T/r1/p1"
 c scrub "$T/r1/p1"
+c versions "$T/r1/p1"
+c sync --pull --at 1 "$w/v1" "$T/r1/p1"
+c versions --prune 2 "$T/r1/p1"
 c verify "$w/src" "$T/r1/nope"
 c list "$T"
 c list "$T/r1"

@@ -28,6 +28,7 @@ T = dict(w.MSG)
 NAMES = w.NAMES
 E_PROTO, E_VERSION, E_AUTH = w.E_PROTO, w.E_VERSION, w.E_AUTH
 E_NOREGION, E_INVAL, E_RDONLY = w.E_NOREGION, w.E_INVAL, w.E_RDONLY
+E_NOPOOL, E_BUSY = w.E_NOPOOL, w.E_BUSY
 
 failures = 0
 
@@ -175,6 +176,7 @@ def request_checks(port, region, pool):
                  struct.pack('<IQII', h, 0, 65536, 17)), E_INVAL)
     hashv_checks(c, h)
     scrub_checks(c, h)
+    versions_checks(c, h)
     expect_error('SET_STATE empty -> consistent', c.req(T['SET_STATE'],
                  struct.pack('<IB', h, 2) + s16('')), E_INVAL)
     for what, frame, code in (
@@ -255,6 +257,7 @@ def later_message_checks(port):
             ('STATE from a client', 'STATE', b'', E_PROTO),
             ('EVENT from a client', 'EVENT', b'', E_PROTO),
             ('SCRUB_REPLY from a client', 'SCRUB_REPLY', b'', E_PROTO),
+            ('VERSIONS_REPLY from a client', 'VERSIONS_REPLY', b'', E_PROTO),
             ('short SCRUB', 'SCRUB', b'\1\0\0\0', E_PROTO),
             ('the reserved type 25', 25, b'', E_PROTO)):
         expect_error(what, c.req(T.get(typ, typ), payload), code)
@@ -316,8 +319,8 @@ def scrub_checks(c, h):
           p[0] == 5 and p[13:] == b'\2' * 256)
     expect_error('SCRUB past the end', c.req(T['SCRUB'],
                  sc.pack(h, 4096, 256, 0)), E_INVAL)
-    expect_error('SCRUB of a version (this target keeps none)',
-                 c.req(T['SCRUB'], sc.pack(h, 0, 1, 7)), E_INVAL)
+    expect_error('SCRUB of a version of a pool that is not consistent',
+                 c.req(T['SCRUB'], sc.pack(h, 0, 1, 7)), E_BUSY)
     expect_error('SCRUB of an unknown handle', c.req(T['SCRUB'],
                  sc.pack(h + 99, 0, 1, 0)), E_INVAL)
     for what, payload in (
@@ -328,6 +331,35 @@ def scrub_checks(c, h):
              sc.pack(h, 2**64 - 4096, 2, 0)),
             ('SCRUB with a byte too many', sc.pack(h, 0, 1, 0) + b'x')):
         expect_error(what, c.req(T['SCRUB'], payload), E_PROTO)
+
+
+def versions_checks(c, h):
+    """VERSIONS and READ_AT of a new 1 MiB pool (empty: no versions)"""
+    vs = struct.Struct('<IBQ')
+    ra = struct.Struct('<IQIQ')
+    typ, p = c.req(T['VERSIONS'], vs.pack(h, 0, 0))
+    check('VERSIONS list of a new pool: none',
+          typ == 'VERSIONS_REPLY' and p == b'\0\0\0\0')
+    expect_error('VERSIONS prune of no such version',
+                 c.req(T['VERSIONS'], vs.pack(h, 1, 7)), E_NOPOOL)
+    expect_error('VERSIONS of an unknown handle',
+                 c.req(T['VERSIONS'], vs.pack(h + 99, 0, 0)), E_INVAL)
+    for what, payload in (
+            ('VERSIONS with an unknown op', vs.pack(h, 2, 0)),
+            ('short VERSIONS', vs.pack(h, 0, 0)[:-1]),
+            ('VERSIONS with a byte too many', vs.pack(h, 0, 0) + b'x')):
+        expect_error(what, c.req(T['VERSIONS'], payload), E_PROTO)
+    expect_error('READ_AT of a pool that is not consistent',
+                 c.req(T['READ_AT'], ra.pack(h, 0, 4096, 1)), E_BUSY)
+    expect_error('READ_AT past the end',
+                 c.req(T['READ_AT'], ra.pack(h, 1 << 20, 1, 1)), E_INVAL)
+    expect_error('READ_AT of an unknown handle',
+                 c.req(T['READ_AT'], ra.pack(h + 99, 0, 1, 1)), E_INVAL)
+    for what, payload in (
+            ('READ_AT offset + len overflows', ra.pack(h, 2**64 - 10, 100, 1)),
+            ('READ_AT of more than 1 MiB', ra.pack(h, 0, (1 << 20) + 1, 1)),
+            ('READ_AT with a byte too many', ra.pack(h, 0, 1, 1) + b'x')):
+        expect_error(what, c.req(T['READ_AT'], payload), E_PROTO)
 
 
 def garbage_rounds(port, rounds, rng):

@@ -1667,6 +1667,45 @@ static void rpmem_scrub_decode__bounds(void **state)
 	}
 }
 
+/* VERSIONS, VERSIONS_REPLY, READ_AT: round trips and bounds */
+static void rpmem_versions__round_trips_and_bounds(void **state)
+{
+	(void)state;
+	static struct rpmem_version_entry e[RPMEM_MAX_VERSIONS + 1], o[2];
+	struct rpmem_msg_versions v = { 3, RPMEM_VERSIONS_PRUNE, 7 }, vo;
+	struct rpmem_msg_read_at r = { 3, 4096, RPMEM_MAX_IO, 9 }, ro;
+	struct rpmem_msg_versions_reply m = { 2, e }, mo = { 0, o };
+	static uint8_t b[RPMEM_MAX_PAYLOAD];
+	int n = rpmem_versions_encode(b, sizeof(b), &v);
+
+	assert_int_equal(n, 13);
+	assert_int_equal(rpmem_versions_decode(b, (size_t)n, &vo), 0);
+	assert_int_equal(vo.version, 7);
+	b[4] = RPMEM_VERSIONS_OP_MAX + 1;
+	assert_int_equal(rpmem_versions_decode(b, (size_t)n, &vo), -EBADMSG);
+	n = rpmem_read_at_encode(b, sizeof(b), &r);
+	assert_int_equal(n, 24);
+	assert_int_equal(rpmem_read_at_decode(b, (size_t)n, &ro), 0);
+	assert_int_equal(ro.version, 9);
+	r.len = RPMEM_MAX_IO + 1;
+	n = rpmem_read_at_encode(b, sizeof(b), &r);
+	assert_int_equal(rpmem_read_at_decode(b, (size_t)n, &ro), -EBADMSG);
+	e[0] = (struct rpmem_version_entry){ 1, 2, 3, 4, 5, 6, "host:/a" };
+	e[1] = (struct rpmem_version_entry){ 7, 8, 9, 10, 11, 12, "" };
+	n = rpmem_versions_reply_encode(b, sizeof(b), &m);
+	assert_true(n > 0);
+	assert_int_equal(rpmem_versions_reply_decode(b, (size_t)n, &mo), 0);
+	assert_ptr_equal(mo.v, o);
+	assert_int_equal(mo.count, 2);
+	assert_memory_equal(&o[0], &e[0], sizeof(o[0]));
+	assert_int_equal(o[1].hash, 12);
+	assert_int_equal(rpmem_versions_reply_decode(b, (size_t)n - 1, &mo),
+			 -EBADMSG);
+	m.count = RPMEM_MAX_VERSIONS + 1;
+	assert_int_equal(rpmem_versions_reply_encode(b, sizeof(b), &m),
+			 -EMSGSIZE);
+}
+
 /* SCRUB_REPLY: one verdict a piece, each and the reason in range */
 static void rpmem_scrub_reply__round_trip_and_bad_values(void **state)
 {
@@ -2638,14 +2677,14 @@ static void rpmem_list_encode__flags_and_cursor_only_when_paged(void **state)
 	m.flags = 0;
 	strcpy(m.cursor, "r1/p");
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
-	m.flags = RPMEM_LIST_PAGE | (1u << 2);
+	m.flags = RPMEM_LIST_PAGE | (1u << 3);
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
 }
 
 static void rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg(void **state)
 {
 	(void)state;
-	static const uint32_t bad[] = { 0, 1u << 2, 1u << 31, UINT32_MAX };
+	static const uint32_t bad[] = { 0, 1u << 3, 1u << 31, UINT32_MAX };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct pb p = { .len = 0 };
 		pb_str(&p, "r1");
@@ -2717,12 +2756,12 @@ static void rpmem_list_reply__unknown_flags_are_einval(void **state)
 	union any_msg m;
 	memset(&m, 0, sizeof(m));
 	fill_list_reply(&m);
-	m.list_reply.flags = 1u << 2;
+	m.list_reply.flags = 1u << 3;
 	assert_int_equal(rpmem_list_reply_encode(buf, sizeof(buf),
 						 &m.list_reply),
 			 -EINVAL);
 	size_t n = encode_sample(&codecs[C_list_reply], buf, sizeof(buf));
-	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 2,
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 3,
 						       &m.list_reply),
 			 -EINVAL);
 }
@@ -3062,6 +3101,7 @@ int main(void)
 		T(rpmem_err_from_errno__pool_store_errors),
 		T(rpmem_err_str__names_every_code),
 		T(rpmem_list_encode__flags_and_cursor_only_when_paged),
+		T(rpmem_versions__round_trips_and_bounds),
 		T(rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg),
 		T(rpmem_list_decode__cursor_of_255_ok_256_ebadmsg),
 		T(rpmem_list_reply_decode__page_layouts_do_not_mix),

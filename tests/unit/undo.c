@@ -278,6 +278,83 @@ static void undo_create__replaces_a_stale_journal(void **state)
 	rpmemd_undo_close(&u);
 }
 
+/*
+ * a kept journal (a version) read back: its trailer, its blocks overlaid
+ * on the newer image give the old one, a flipped byte is -EIO
+ */
+static void undo_overlay__gives_the_old_image(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_undo *u = NULL;
+	const struct rpmemd_undo_ver v = { 1000, 0x1234, GEN + 1, 2000 };
+	uint8_t *img = malloc(SIZE), *tmp = malloc(RPMEMD_UNDO_REC_MAX);
+	uint64_t bad = 0;
+
+	assert_non_null(img);
+	assert_non_null(tmp);
+	assert_int_equal(rpmemd_undo_create(f->dirfd, "p", f->uuid, SIZE, GEN,
+					    "host:/src", &u), 0);
+	save(f, u, 3 * BS, 2 * BS);
+	save(f, u, 40 * BS + 5, 1);
+	assert_int_equal(rpmemd_undo_set_ver(u, &v), 0);
+	rpmemd_undo_close(&u);
+	assert_int_equal(rpmemd_undo_load_file(f->dirfd, "p.undo", f->uuid,
+					       SIZE, 0, &u), 0);
+	assert_memory_equal(rpmemd_undo_ver(u), &v, sizeof(v));
+	assert_int_equal(rpmemd_undo_blocks(u), 3);
+	memcpy(img, f->pool, SIZE);
+	assert_int_equal(rpmemd_undo_overlay(u, 0, SIZE, img, tmp, &bad), 0);
+	assert_memory_equal(img, f->old, SIZE);
+	/* a range that cuts a record: only its part */
+	memcpy(img, f->pool, SIZE);
+	assert_int_equal(rpmemd_undo_overlay(u, 4 * BS, BS, img, tmp, &bad),
+			 0);
+	assert_memory_equal(img, f->old + 4 * BS, BS);
+	rpmemd_undo_close(&u);
+	/* a flipped byte of a record's data */
+	int fd = openat(f->dirfd, "p.undo", O_RDWR);
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, RPMEMD_UNDO_HDR + 32 + 7), 1);
+	b ^= 0xff;
+	assert_int_equal(pwrite(fd, &b, 1, RPMEMD_UNDO_HDR + 32 + 7), 1);
+	close(fd);
+	assert_int_equal(rpmemd_undo_load_file(f->dirfd, "p.undo", f->uuid,
+					       SIZE, 0, &u), 0);
+	assert_int_equal(rpmemd_undo_overlay(u, 0, SIZE, img, tmp, &bad),
+			 -EIO);
+	assert_int_equal(bad, 3 * BS);
+	rpmemd_undo_close(&u);
+	free(img);
+	free(tmp);
+}
+
+/* save_buf folds blocks of another journal in: only those it lacks */
+static void undo_save_buf__adds_only_missing_blocks(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_undo *u = NULL;
+	uint8_t *data = malloc(4 * BS);
+
+	assert_non_null(data);
+	memset(data, 0x5a, 4 * BS);
+	assert_int_equal(rpmemd_undo_create(f->dirfd, "p", f->uuid, SIZE, GEN,
+					    "host:/src", &u), 0);
+	save(f, u, 10 * BS, BS);
+	assert_int_equal(rpmemd_undo_save_buf(u, 9 * BS, data, 4 * BS), 0);
+	assert_int_equal(rpmemd_undo_sync(u), 0);
+	assert_int_equal(rpmemd_undo_blocks(u), 4);
+	assert_int_equal(rpmemd_undo_save_buf(u, 9 * BS + 1, data, BS),
+			 -EINVAL);
+	memcpy(f->pool, f->old, SIZE);
+	assert_int_equal(rpmemd_undo_apply(u, restore_cb, f), 0);
+	/* block 10 kept its own copy, 9, 11 and 12 took the folded ones */
+	assert_memory_equal(f->pool + 10 * BS, f->old + 10 * BS, BS);
+	assert_memory_equal(f->pool + 9 * BS, data, BS);
+	assert_memory_equal(f->pool + 12 * BS, data, BS);
+	rpmemd_undo_close(&u);
+	free(data);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -290,6 +367,8 @@ int main(void)
 		T(undo_load__refuses_what_is_not_this_pools),
 		T(undo_save__enospc_leaves_nothing),
 		T(undo_create__replaces_a_stale_journal),
+		T(undo_overlay__gives_the_old_image),
+		T(undo_save_buf__adds_only_missing_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@ UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync client_link client_links \
 	      client_log \
 	      errors log access tls_export preload_config hcache net \
-	      rdma_blob pace dirtylog text store handles undo
+	      rdma_blob pace dirtylog text store handles undo retain
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -46,7 +46,8 @@ UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o \
 		      $(B)/daemon/storage/scrub.o \
 		      $(B)/daemon/storage/undo.o $(B)/daemon/storage/store_undo.o \
-		      $(B)/daemon/storage/undo_queue.o
+		      $(B)/daemon/storage/undo_queue.o \
+		      $(B)/daemon/storage/versions.o
 UNIT_DAEMON_undo   := $(B)/daemon/storage/undo.o $(B)/daemon/storage/meta.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * req_versions.c -- VERSIONS (list, prune) and READ_AT (a version's
+ * image) of an open pool; the retention applied after a commit
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "log.h"
+#include "scrub.h"
+#include "session_int.h"
+#include "sock.h"
+#include "util.h"
+#include "versions.h"
+
+/* version_event -- a pool event: version gen kept or pruned (text) */
+static void version_event(struct rpmemd_session *s, struct rpmemd_pool *p,
+			  uint64_t gen, const char *text)
+{
+	struct rpmem_msg_event e = { .verb = RPMEM_EV_CHANGE,
+				     .object = RPMEM_EVO_POOL,
+				     .session = s->id,
+				     .state = RPMEM_POOL_CONSISTENT,
+				     .generation = gen,
+				     .size = p->size };
+
+	rpmem_strlcpy(e.region, p->region->cfg.name, sizeof(e.region));
+	rpmem_strlcpy(e.pool, p->name, sizeof(e.pool));
+	rpmem_strlcpy(e.identity, s->identity, sizeof(e.identity));
+	rpmem_strlcpy(e.text, text, sizeof(e.text));
+	rpmemd_event_publish(s->set, &e, s->identity);
+}
+
+/* the session and pool a retention reports to */
+struct retain_arg {
+	struct rpmemd_session *s;
+	struct rpmemd_pool *p;
+};
+
+/* pruned -- the event of a version the retention pruned */
+static void pruned(void *arg, const struct rpmemd_version *v, const char *why)
+{
+	struct retain_arg *a = arg;
+	char text[RPMEM_STR_MAX + 1];
+
+	snprintf(text, sizeof(text), "version %llu of pool '%s' pruned (%s)",
+		 (unsigned long long)v->gen, v->pool, why);
+	version_event(a->s, a->p, v->gen, text);
+}
+
+void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
+			    uint64_t gen)
+{
+	struct retain_arg a = { s, p };
+	struct rpmemd_version *v = NULL;
+	struct rpmemd_meta m;
+	size_t n = 0;
+
+	rpmemd_versions_retain(p, pruned, &a);
+	rpmemd_pool_get_meta(p, &m);
+	if (!p->region->cfg.versions || m.generation != gen ||
+	    rpmemd_versions_list(p->region, p->name, &m, &v, &n))
+		return;
+	if (n && v[n - 1].gen == gen - 1) {
+		char text[RPMEM_STR_MAX + 1];
+		snprintf(text, sizeof(text),
+			 "version %llu of pool '%s' kept (%llu bytes)",
+			 (unsigned long long)(gen - 1), p->name,
+			 (unsigned long long)v[n - 1].bytes);
+		version_event(s, p, gen - 1, text);
+	}
+	free(v);
+}
+
+/* versions_list -- VERSIONS_REPLY of the pool's newest versions */
+static int versions_list(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			 struct rpmemd_pool *p)
+{
+	struct rpmem_version_entry *e = calloc(RPMEM_MAX_VERSIONS, sizeof(*e));
+	struct rpmem_msg_versions_reply rep = { 0, e };
+	struct rpmemd_version *v = NULL;
+	uint8_t *buf = conn_out_buf(s);
+	struct rpmemd_meta m;
+	size_t n = 0, first;
+	int len, ret;
+
+	rpmemd_pool_get_meta(p, &m);
+	ret = e && buf ? rpmemd_versions_list(p->region, p->name, &m, &v, &n) :
+			 -ENOMEM;
+	if (ret) {
+		free(e);
+		return conn_reply_err(s, hd->id, RPMEM_E_IO,
+				      "cannot list the versions of pool '%s': %s",
+				      p->name, strerror(-ret));
+	}
+	first = n > RPMEM_MAX_VERSIONS ? n - RPMEM_MAX_VERSIONS : 0;
+	for (size_t i = first; i < n; i++, rep.count++)
+		e[rep.count] = (struct rpmem_version_entry){
+			.generation = v[i].gen, .time = v[i].time,
+			.committed = v[i].committed, .size = v[i].size,
+			.bytes = v[i].bytes, .hash = v[i].hash
+		}, rpmem_strlcpy(e[rep.count].source, v[i].source,
+				 sizeof(e[rep.count].source));
+	free(v);
+	len = rpmem_versions_reply_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
+	free(e);
+	if (len < 0)
+		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
+				      "cannot encode VERSIONS_REPLY");
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_VERSIONS_REPLY, hd->id,
+				buf, (size_t)len, NULL, 0);
+}
+
+/* versions_prune -- prune one version; the write open's (write right) */
+static int versions_prune(struct rpmemd_session *s,
+			  const struct rpmem_hdr *hd, struct rpmemd_handle *h,
+			  uint64_t gen)
+{
+	struct rpmemd_pool *p = h->pool;
+	struct rpmemd_meta m;
+	char err[RPMEM_STR_MAX + 1], text[RPMEM_STR_MAX + 1];
+	int ret;
+
+	if (h->mode != RPMEM_OPEN_RW)
+		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
+				      "pruning a version of pool '%s' needs it opened for writing (the write right)",
+				      p->name);
+	rpmemd_pool_get_meta(p, &m);
+	ret = rpmemd_version_prune(p->region, p->name, &m, gen, err,
+				   sizeof(err));
+	if (ret)
+		return conn_reply_err(s, hd->id,
+				      ret == -ENOENT ? RPMEM_E_NOPOOL :
+						       RPMEM_E_IO,
+				      "%s", err);
+	INFO("session %u: pool %s/%s: version %llu pruned on request", s->id,
+	     p->region->cfg.name, p->name, (unsigned long long)gen);
+	snprintf(text, sizeof(text), "version %llu of pool '%s' pruned (request)",
+		 (unsigned long long)gen, p->name);
+	version_event(s, p, gen, text);
+	return conn_reply_ok(s, hd->id);
+}
+
+int req_versions(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_versions m;
+	struct rpmemd_handle *h;
+
+	if (rpmem_versions_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "VERSIONS of unknown handle %u", m.handle);
+	if (m.op == RPMEM_VERSIONS_PRUNE)
+		return versions_prune(s, hd, h, m.version);
+	return versions_list(s, hd, h->pool);
+}
+
+/* read_at_chain -- the handle's open version (opened now if need be) */
+static int read_at_chain(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			 struct rpmemd_handle *h, uint64_t version, int *ret)
+{
+	char err[RPMEM_STR_MAX + 1];
+	int r;
+
+	if (h->vc && rpmemd_vchain_gen(h->vc) == version)
+		return 0;
+	rpmemd_vchain_close(&h->vc);
+	r = rpmemd_vchain_open(h->pool, version, &h->vc, err, sizeof(err));
+	if (!r)
+		return 0;
+	*ret = conn_reply_err(s, hd->id,
+			      r == -ENOENT ? RPMEM_E_NOPOOL :
+			      r == -EAGAIN ? RPMEM_E_BUSY : RPMEM_E_IO,
+			      "%s", err);
+	return -1;
+}
+
+int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_read_at m;
+	struct rpmemd_handle *h;
+	uint8_t *buf;
+	uint64_t bad = 0;
+	int ret = 0;
+
+	if (rpmem_read_at_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "READ_AT from unknown handle %u", m.handle);
+	if (!rpmem_range_ok(m.offset, m.len, h->pool->size))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "READ_AT of %u bytes at offset %llu is outside pool '%s' (%llu bytes)",
+				      m.len, (unsigned long long)m.offset,
+				      h->pool->name,
+				      (unsigned long long)h->pool->size);
+	if (read_at_chain(s, hd, h, m.version, &ret))
+		return ret;
+	if (!(buf = malloc(m.len ? m.len : 1)))
+		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
+	ret = rpmemd_vchain_read(h->pool, h->vc, m.offset, m.len, buf, &bad);
+	if (ret) {
+		free(buf);
+		rpmemd_vchain_close(&h->vc);
+		if (ret == -EAGAIN)
+			return conn_reply_err(s, hd->id, RPMEM_E_BUSY,
+					      "pool '%s' changed while version %llu was read (a sync ran): read it again",
+					      h->pool->name,
+					      (unsigned long long)m.version);
+		WARN("session %u: pool '%s': version %llu cannot be read at offset %llu: %s",
+		     s->id, h->pool->name, (unsigned long long)m.version,
+		     (unsigned long long)bad, strerror(-ret));
+		return conn_reply_err(s, hd->id, RPMEM_E_IO,
+				      "version %llu of pool '%s' is damaged: its block at offset %llu does not check (%s)",
+				      (unsigned long long)m.version,
+				      h->pool->name, (unsigned long long)bad,
+				      strerror(-ret));
+	}
+	__atomic_add_fetch(&s->bytes_read, m.len, __ATOMIC_RELAXED);
+	ret = rpmem_send_frame(&s->conn, RPMEM_MSG_DATA, hd->id, NULL, 0, buf,
+			       m.len);
+	free(buf);
+	return ret;
+}
+
+/*
+ * restore_pieces -- version pieces [off, off + len) into buf; a range
+ * that does not check is read again piece by piece, the pieces that
+ * still fail marked damaged. 0, or -EAGAIN (the pool changed)
+ */
+static int restore_pieces(struct rpmemd_handle *h, uint64_t off,
+			  uint64_t len, uint8_t *buf, uint8_t *piece)
+{
+	uint64_t bad;
+	int ret = rpmemd_vchain_read(h->pool, h->vc, off, len, buf, &bad);
+
+	if (ret != -EIO)
+		return ret;
+	for (uint64_t o = 0; o < len; o += RPMEM_HASH_PIECE) {
+		uint64_t n = len - o < RPMEM_HASH_PIECE ? len - o :
+							  RPMEM_HASH_PIECE;
+		ret = rpmemd_vchain_read(h->pool, h->vc, off + o, n, buf + o,
+					 &bad);
+		if (ret == -EAGAIN)
+			return ret;
+		if (ret)
+			piece[o / RPMEM_HASH_PIECE] = RPMEM_SCRUB_DAMAGED;
+	}
+	return 0;
+}
+
+int scrub_version(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		  struct rpmemd_handle *h, const struct rpmem_msg_scrub *m,
+		  uint8_t *piece, struct rpmem_msg_scrub_reply *rep)
+{
+	uint64_t len = (uint64_t)m->count * RPMEM_HASH_PIECE;
+	uint8_t *buf;
+	int ret = 0;
+
+	if (read_at_chain(s, hd, h, m->version, &ret))
+		return ret ? ret : 1;
+	if (len > h->pool->size - m->offset)
+		len = h->pool->size - m->offset;
+	if (!(buf = malloc(len)))
+		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+				      "out of memory") ?: 1;
+	memset(piece, RPMEM_SCRUB_OK, m->count);
+	rep->generation = m->version;
+	rpmemd_hash_enter(s->set);
+	ret = restore_pieces(h, m->offset, len, buf, piece);
+	if (ret == -EAGAIN) {
+		rep->why = RPMEM_SCRUB_CHANGED;
+		memset(piece, RPMEM_SCRUB_UNVERIFIED, m->count);
+		rpmemd_vchain_close(&h->vc);
+		ret = 0;
+	} else if (!ret) {
+		ret = rpmemd_scrub_version_check(h->pool->region->metafd,
+						 h->pool->name, h->pool->size,
+						 m->version, m->offset,
+						 m->count, buf, piece,
+						 &rep->why);
+	}
+	rpmemd_hash_leave(s->set);
+	free(buf);
+	return ret ? conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+				    "out of memory") ?: 1 :
+		     0;
+}

@@ -1,0 +1,735 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* versions.c -- point-in-time versions of pools (versions.h) */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guard.h"
+#include "log.h"
+#include "scrub.h"
+#include "undo.h"
+#include "util.h"
+#include "versions.h"
+
+/* ver_name -- "<pool>.v<gen>.ver" into out */
+static void ver_name(const char *pool, uint64_t gen, char *out, size_t len)
+{
+	snprintf(out, len, "%s.v%llu%s", pool, (unsigned long long)gen,
+		 RPMEMD_VER_SUFFIX);
+}
+
+/*
+ * ver_parse -- a version file's name into its pool and generation;
+ * 0, or -1 if name is not one
+ */
+static int ver_parse(const char *name, char *pool, uint64_t *gen)
+{
+	size_t n = strlen(name), s = strlen(RPMEMD_VER_SUFFIX), d = 0;
+
+	if (n <= s || strcmp(name + n - s, RPMEMD_VER_SUFFIX))
+		return -1;
+	n -= s;
+	while (d < n && isdigit((unsigned char)name[n - 1 - d]))
+		d++;
+	if (!d || d > 19 || n < d + 3 || name[n - d - 1] != 'v' ||
+	    name[n - d - 2] != '.' || n - d - 2 > RPMEM_NAME_MAX)
+		return -1;
+	memcpy(pool, name, n - d - 2);
+	pool[n - d - 2] = '\0';
+	*gen = strtoull(name + n - d, NULL, 10);
+	return rpmem_name_valid(pool) ? 0 : -1;
+}
+
+/* file_bytes -- the size of name in dirfd (0 if none) */
+static uint64_t file_bytes(int dirfd, const char *name)
+{
+	struct stat st;
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) ? 0 :
+							       (uint64_t)st.st_size;
+}
+
+/* ver_bytes -- the bytes of version gen of pool: journal, scrub record */
+static uint64_t ver_bytes(int dirfd, const char *pool, uint64_t gen)
+{
+	char fn[RPMEM_NAME_MAX + 48];
+	uint64_t b;
+
+	ver_name(pool, gen, fn, sizeof(fn));
+	b = file_bytes(dirfd, fn);
+	snprintf(fn, sizeof(fn), "%s.scrub.v%llu", pool,
+		 (unsigned long long)gen);
+	return b + file_bytes(dirfd, fn);
+}
+
+/* a growing array of versions */
+struct vlist {
+	struct rpmemd_version *v;
+	size_t n, cap;
+};
+
+/* vl_add -- append v */
+static int vl_add(struct vlist *l, const struct rpmemd_version *v)
+{
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? 2 * l->cap : 16;
+		void *nv = realloc(l->v, nc * sizeof(*l->v));
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = nc;
+	}
+	l->v[l->n++] = *v;
+	return 0;
+}
+
+/* by_gen -- order versions by pool, then generation */
+static int by_gen(const void *a, const void *b)
+{
+	const struct rpmemd_version *x = a, *y = b;
+	int c = strcmp(x->pool, y->pool);
+	if (c)
+		return c;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+/*
+ * scan_dir -- every version file in metafd (of pool only, unless NULL)
+ * as found, headers unread (only pool, gen, bytes), sorted
+ */
+static int scan_dir(int metafd, const char *pool, struct vlist *l)
+{
+	int fd = openat(metafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	int ret = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while (!ret && (e = readdir(d))) {
+		struct rpmemd_version v = { 0 };
+		if (ver_parse(e->d_name, v.pool, &v.gen) ||
+		    (pool && strcmp(pool, v.pool)))
+			continue;
+		v.bytes = ver_bytes(metafd, v.pool, v.gen);
+		ret = vl_add(l, &v);
+	}
+	closedir(d);
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), by_gen);
+	return ret;
+}
+
+/* ver_read -- version v's header (of the pool of metadata m) into v */
+static int ver_read(int metafd, const struct rpmemd_meta *m,
+		    struct rpmemd_version *v)
+{
+	char fn[RPMEM_NAME_MAX + 48];
+	struct rpmemd_undo *u;
+	int ret;
+
+	ver_name(v->pool, v->gen, fn, sizeof(fn));
+	ret = rpmemd_undo_load_file(metafd, fn, m->uuid, m->size, 0, &u);
+	if (ret)
+		return ret;
+	const struct rpmemd_undo_ver *t = rpmemd_undo_ver(u);
+	if (rpmemd_undo_generation(u) != v->gen || t->next <= v->gen)
+		ret = -EBADMSG;
+	v->next = t->next;
+	v->time = t->time;
+	v->committed = t->committed;
+	v->hash = t->hash;
+	v->size = m->size;
+	rpmem_strlcpy(v->source, rpmemd_undo_source(u), sizeof(v->source));
+	rpmemd_undo_close(&u);
+	return ret;
+}
+
+/*
+ * leftover -- version i lies inside an older one's span: a prune that a
+ * crash cut short after the older one took its blocks
+ */
+static int leftover(const struct vlist *l, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (l->v[j].next > l->v[i].gen && l->v[j].gen < l->v[i].gen)
+			return 1;
+	return 0;
+}
+
+/*
+ * chain -- of the versions of one pool in l (sorted, headers read: bad
+ * ones have next 0), mark in ok[] the restorable ones: from the pool's
+ * generation cur down, each version's next is the one newer kept
+ */
+static void chain(const struct vlist *l, uint64_t cur, uint8_t *ok)
+{
+	uint64_t expect = cur;
+
+	for (size_t i = l->n; i-- > 0;) {
+		ok[i] = 0;
+		if (!l->v[i].next || leftover(l, i))
+			continue;
+		if (l->v[i].next != expect)
+			break; /* older ones lack a link to the image */
+		ok[i] = 1;
+		expect = l->v[i].gen;
+	}
+}
+
+/*
+ * pool_versions -- the versions of pool (metadata m) in l, ok[] (malloc'd)
+ * marking the restorable ones; r->ver_lock held
+ */
+static int pool_versions(struct rpmemd_region *r, const char *pool,
+			 const struct rpmemd_meta *m, struct vlist *l,
+			 uint8_t **ok)
+{
+	int ret = scan_dir(r->metafd, pool, l);
+
+	*ok = NULL;
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < l->n; i++)
+		if (ver_read(r->metafd, m, &l->v[i]))
+			l->v[i].next = 0;
+	if (!(*ok = calloc(l->n + 1, 1)))
+		return -ENOMEM;
+	chain(l, m->generation, *ok);
+	return 0;
+}
+
+int rpmemd_versions_list(struct rpmemd_region *r, const char *pool,
+			 const struct rpmemd_meta *m, struct rpmemd_version **v,
+			 size_t *n)
+{
+	struct vlist l = { 0 }, out = { 0 };
+	uint8_t *ok = NULL;
+	int ret;
+
+	*v = NULL;
+	*n = 0;
+	if (r->metafd < 0)
+		return 0;
+	pthread_mutex_lock(&r->ver_lock);
+	ret = pool_versions(r, pool, m, &l, &ok);
+	pthread_mutex_unlock(&r->ver_lock);
+	for (size_t i = 0; !ret && i < l.n; i++)
+		if (ok[i])
+			ret = vl_add(&out, &l.v[i]);
+	free(l.v);
+	free(ok);
+	if (ret) {
+		free(out.v);
+		return ret;
+	}
+	*v = out.v;
+	*n = out.n;
+	return 0;
+}
+
+uint64_t rpmemd_versions_bytes(struct rpmemd_region *r, const char *pool)
+{
+	struct vlist l = { 0 };
+	uint64_t b = 0;
+
+	if (r->metafd < 0)
+		return 0;
+	if (!scan_dir(r->metafd, pool, &l))
+		for (size_t i = 0; i < l.n; i++)
+			b += l.v[i].bytes;
+	free(l.v);
+	return b;
+}
+
+/* by_pool_name -- bsearch a pool's entry by its name */
+static int by_pool_name(const void *key, const void *e)
+{
+	return strcmp(key, ((const struct rpmem_pool_info *)e)->name);
+}
+
+void rpmemd_versions_info(struct rpmemd_region *r, struct rpmem_pool_info *v,
+			  uint32_t n)
+{
+	struct vlist l = { 0 };
+
+	if (r->metafd < 0 || !n || scan_dir(r->metafd, NULL, &l)) {
+		free(l.v);
+		return;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		struct rpmem_pool_info *p = bsearch(l.v[i].pool, v, n,
+						    sizeof(*v), by_pool_name);
+		if (p) {
+			p->versions++;
+			p->versions_bytes += l.v[i].bytes;
+		}
+	}
+	free(l.v);
+}
+
+int rpmemd_version_keep(struct rpmemd_pool *p, const struct rpmemd_meta *was)
+{
+	char from[RPMEM_NAME_MAX + 16], to[RPMEM_NAME_MAX + 48];
+	struct rpmemd_region *r = p->region;
+	struct rpmemd_undo_ver v = { .time = was->last_sync,
+				     .next = was->generation + 1,
+				     .committed = (uint64_t)time(NULL) };
+	uint64_t gen = rpmemd_undo_generation(p->undo);
+	int ret;
+
+	if (gen != was->generation)
+		return -EINVAL;
+	snprintf(from, sizeof(from), "%s%s", p->name, RPMEMD_UNDO_SUFFIX);
+	ver_name(p->name, gen, to, sizeof(to));
+	pthread_mutex_lock(&r->ver_lock);
+	v.hash = rpmemd_scrub_keep(r->metafd, p->name, p->size, gen);
+	ret = rpmemd_undo_set_ver(p->undo, &v);
+	if (!ret && renameat(r->metafd, from, r->metafd, to))
+		ret = -errno;
+	if (!ret && fsync(r->metafd))
+		ret = -errno;
+	pthread_mutex_unlock(&r->ver_lock);
+	if (ret)
+		rpmemd_scrub_version_unlink(r->metafd, p->name, gen);
+	return ret;
+}
+
+/* ver_unlink -- remove version gen of pool (its journal, its record) */
+static void ver_unlink(int metafd, const char *pool, uint64_t gen)
+{
+	char fn[RPMEM_NAME_MAX + 48];
+
+	ver_name(pool, gen, fn, sizeof(fn));
+	if (unlinkat(metafd, fn, 0) && errno != ENOENT)
+		WARN("pool '%s': cannot remove version %llu: %s", pool,
+		     (unsigned long long)gen, strerror(errno));
+	rpmemd_scrub_version_unlink(metafd, pool, gen);
+}
+
+void rpmemd_versions_remove(struct rpmemd_region *r, const char *pool)
+{
+	struct vlist l = { 0 };
+
+	if (r->metafd < 0)
+		return;
+	pthread_mutex_lock(&r->ver_lock);
+	if (!scan_dir(r->metafd, pool, &l))
+		for (size_t i = 0; i < l.n; i++)
+			ver_unlink(r->metafd, pool, l.v[i].gen);
+	pthread_mutex_unlock(&r->ver_lock);
+	if (l.n)
+		INFO("region '%s': pool '%s': its %zu versions removed with it",
+		     r->cfg.name, pool, l.n);
+	free(l.v);
+}
+
+/* fold_block -- a record of the pruned version into the older one */
+static int fold_block(void *arg, uint64_t off, const void *data, uint64_t len)
+{
+	return rpmemd_undo_save_buf(arg, off, data, len);
+}
+
+/*
+ * fold -- the blocks of version newer that version older lacks appended
+ * to older, which then restores from where newer did; then newer goes.
+ * A crash before the trailer is rewritten leaves older with extra blocks
+ * (the same contents newer has: restoring older needs them anyway) and
+ * newer intact; after it, newer lies inside older's span and is skipped.
+ */
+static int fold(int metafd, const struct rpmemd_meta *m,
+		const struct rpmemd_version *older,
+		const struct rpmemd_version *newer)
+{
+	char fo[RPMEM_NAME_MAX + 48], fn[RPMEM_NAME_MAX + 48];
+	struct rpmemd_undo *uo = NULL, *un = NULL;
+	int ret;
+
+	ver_name(older->pool, older->gen, fo, sizeof(fo));
+	ver_name(newer->pool, newer->gen, fn, sizeof(fn));
+	ret = rpmemd_undo_load_file(metafd, fo, m->uuid, m->size, 1, &uo);
+	if (!ret)
+		ret = rpmemd_undo_load_file(metafd, fn, m->uuid, m->size, 0,
+					    &un);
+	if (!ret)
+		ret = rpmemd_undo_apply(un, fold_block, uo);
+	if (!ret)
+		ret = rpmemd_undo_sync(uo);
+	if (!ret) {
+		struct rpmemd_undo_ver v = *rpmemd_undo_ver(uo);
+		v.next = newer->next;
+		ret = rpmemd_undo_set_ver(uo, &v);
+	}
+	rpmemd_undo_close(&uo);
+	rpmemd_undo_close(&un);
+	if (!ret)
+		ver_unlink(metafd, newer->pool, newer->gen);
+	return ret;
+}
+
+/*
+ * prune_at -- prune version i of l (restorable ones ok[]); r->ver_lock
+ * held. The next older restorable version, if any, takes its blocks.
+ */
+static int prune_at(struct rpmemd_region *r, const struct rpmemd_meta *m,
+		    struct vlist *l, uint8_t *ok, size_t i)
+{
+	size_t j = i;
+	int ret = 0;
+
+	while (j-- > 0 && !ok[j])
+		;
+	if (j < i && ok[j])
+		ret = fold(r->metafd, m, &l->v[j], &l->v[i]);
+	else
+		ver_unlink(r->metafd, l->v[i].pool, l->v[i].gen);
+	if (ret)
+		return ret;
+	if (j < i && ok[j]) {
+		l->v[j].next = l->v[i].next;
+		l->v[j].bytes = ver_bytes(r->metafd, l->v[j].pool, l->v[j].gen);
+	}
+	ok[i] = 0;
+	INFO("region '%s': pool '%s': version %llu pruned", r->cfg.name,
+	     l->v[i].pool, (unsigned long long)l->v[i].gen);
+	return 0;
+}
+
+int rpmemd_version_prune(struct rpmemd_region *r, const char *pool,
+			 const struct rpmemd_meta *m, uint64_t gen,
+			 char *err, size_t errlen)
+{
+	struct vlist l = { 0 };
+	uint8_t *ok = NULL;
+	size_t i;
+	int ret;
+
+	if (r->metafd < 0)
+		return rpmem_set_err(err, errlen,
+				     "region '%s' keeps no versions",
+				     r->cfg.name), -ENOENT;
+	pthread_mutex_lock(&r->ver_lock);
+	ret = pool_versions(r, pool, m, &l, &ok);
+	for (i = 0; !ret && i < l.n; i++)
+		if (ok[i] && l.v[i].gen == gen)
+			break;
+	if (!ret && i == l.n) {
+		snprintf(err, errlen, "pool '%s' has no version %llu", pool,
+			 (unsigned long long)gen);
+		ret = -ENOENT;
+	} else if (!ret && (ret = prune_at(r, m, &l, ok, i))) {
+		snprintf(err, errlen, "pruning version %llu of pool '%s' failed (every version kept): %s",
+			 (unsigned long long)gen, pool, strerror(-ret));
+	}
+	pthread_mutex_unlock(&r->ver_lock);
+	free(l.v);
+	free(ok);
+	return ret;
+}
+
+/* a pruning for the retention and the quota */
+struct retain_ctx {
+	struct rpmemd_region *r;
+	rpmemd_version_fn fn;
+	void *arg;
+};
+
+/* drop_bad -- remove the versions of l that cannot be restored */
+static void drop_bad(struct retain_ctx *c, struct vlist *l, uint8_t *ok)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (ok[i])
+			continue;
+		WARN("region '%s': pool '%s': version %llu cannot be restored any more (a sync kept no version after it, or it is damaged or not of this pool); removed",
+		     c->r->cfg.name, l->v[i].pool,
+		     (unsigned long long)l->v[i].gen);
+		ver_unlink(c->r->metafd, l->v[i].pool, l->v[i].gen);
+		if (c->fn)
+			c->fn(c->arg, &l->v[i], "unrestorable");
+	}
+}
+
+/* apply_policy -- prune what the region's retention policy does not keep */
+static void apply_policy(struct retain_ctx *c, const struct rpmemd_meta *m,
+			 struct vlist *l, uint8_t *ok)
+{
+	size_t n = 0;
+	uint64_t *t = malloc((l->n + 1) * sizeof(*t));
+	size_t *idx = malloc((l->n + 1) * sizeof(*idx));
+	uint8_t *keep = malloc(l->n + 1);
+
+	for (size_t i = l->n; t && idx && keep && i-- > 0;)
+		if (ok[i]) {
+			t[n] = l->v[i].time;
+			idx[n++] = i;
+		}
+	if (t && idx && keep)
+		rpmem_keep_apply(&c->r->cfg.keep, t, n, keep);
+	for (size_t k = n; t && idx && keep && k-- > 0;) {
+		size_t i = idx[k]; /* oldest first */
+		if (!keep[k] && !prune_at(c->r, m, l, ok, i) && c->fn)
+			c->fn(c->arg, &l->v[i], "retention");
+	}
+	free(t);
+	free(idx);
+	free(keep);
+}
+
+/*
+ * prune_pool_oldest -- in pool, remove what cannot be restored, or else
+ * its oldest version; -ENOENT if it has none
+ */
+static int prune_pool_oldest(struct retain_ctx *c, const char *pool,
+			     const char *why)
+{
+	struct vlist l = { 0 };
+	struct rpmemd_meta m;
+	uint8_t *ok = NULL;
+	size_t i;
+	int ret;
+
+	if (rpmemd_meta_read(c->r->metafd, pool, &m))
+		memset(&m, 0, sizeof(m)); /* a removed pool: all go */
+	ret = pool_versions(c->r, pool, &m, &l, &ok);
+	for (i = 0; !ret && i < l.n && ok[i]; i++)
+		;
+	if (!ret && i < l.n) {
+		drop_bad(c, &l, ok);
+	} else if (!ret && l.n) {
+		ret = prune_at(c->r, &m, &l, ok, 0);
+		if (!ret && c->fn)
+			c->fn(c->arg, &l.v[0], why);
+	} else if (!ret) {
+		ret = -ENOENT;
+	}
+	free(l.v);
+	free(ok);
+	return ret;
+}
+
+/* prune_oldest -- prune the region's oldest version; -ENOENT: none */
+static int prune_oldest(struct retain_ctx *c, const char *why)
+{
+	struct vlist l = { 0 };
+	char pool[RPMEM_NAME_MAX + 1] = "";
+	uint64_t bt = UINT64_MAX;
+	struct rpmemd_meta m;
+	int ret = scan_dir(c->r->metafd, NULL, &l);
+
+	/* each pool's first version; the oldest of them by time */
+	for (size_t i = 0; !ret && i < l.n; i++) {
+		if (i && !strcmp(l.v[i].pool, l.v[i - 1].pool))
+			continue;
+		if (rpmemd_meta_read(c->r->metafd, l.v[i].pool, &m) ||
+		    ver_read(c->r->metafd, &m, &l.v[i]))
+			l.v[i].time = 0; /* unreadable: goes first */
+		if (l.v[i].time < bt) {
+			bt = l.v[i].time;
+			rpmem_strlcpy(pool, l.v[i].pool, sizeof(pool));
+		}
+	}
+	free(l.v);
+	if (ret)
+		return ret;
+	return pool[0] ? prune_pool_oldest(c, pool, why) : -ENOENT;
+}
+
+/* over_quota -- the region's versions take more than its quota */
+static int over_quota(struct rpmemd_region *r)
+{
+	return r->cfg.versions_quota &&
+	       rpmemd_versions_bytes(r, NULL) > r->cfg.versions_quota;
+}
+
+void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
+			    void *arg)
+{
+	struct retain_ctx c = { p->region, fn, arg };
+	struct rpmemd_region *r = p->region;
+	struct vlist l = { 0 };
+	struct rpmemd_meta m;
+	uint8_t *ok = NULL;
+
+	if (r->metafd < 0)
+		return;
+	rpmemd_pool_get_meta(p, &m);
+	pthread_mutex_lock(&r->ver_lock);
+	if (!pool_versions(r, p->name, &m, &l, &ok)) {
+		drop_bad(&c, &l, ok);
+		if (r->cfg.versions)
+			apply_policy(&c, &m, &l, ok);
+	}
+	/* bounded: each round removes a file or fails */
+	for (int i = 0; i < 100000 && over_quota(r); i++)
+		if (prune_oldest(&c, "quota"))
+			break;
+	pthread_mutex_unlock(&r->ver_lock);
+	free(l.v);
+	free(ok);
+}
+
+int rpmemd_versions_make_room(struct rpmemd_pool *p)
+{
+	struct retain_ctx c = { p->region, NULL, NULL };
+	int ret;
+
+	if (p->region->metafd < 0 || !p->region->cfg.versions)
+		return -ENOENT;
+	pthread_mutex_lock(&p->region->ver_lock);
+	ret = prune_oldest(&c, "room");
+	pthread_mutex_unlock(&p->region->ver_lock);
+	if (!ret)
+		NOTICE("region '%s': a version was pruned to make room for the undo journal of pool '%s'",
+		       p->region->cfg.name, p->name);
+	return ret;
+}
+
+struct rpmemd_vchain {
+	uint64_t gen;	 /* the version */
+	uint64_t at;	 /* the pool's generation it reads from */
+	struct rpmemd_undo **u; /* newest first */
+	size_t n;
+	uint8_t *tmp; /* a record's data */
+};
+
+void rpmemd_vchain_close(struct rpmemd_vchain **cp)
+{
+	struct rpmemd_vchain *c = cp ? *cp : NULL;
+	if (!c)
+		return;
+	*cp = NULL;
+	for (size_t i = 0; i < c->n; i++)
+		rpmemd_undo_close(&c->u[i]);
+	free(c->u);
+	free(c->tmp);
+	free(c);
+}
+
+uint64_t rpmemd_vchain_gen(const struct rpmemd_vchain *c)
+{
+	return c->gen;
+}
+
+/* vchain_load -- open the journals of l's restorable versions >= gen */
+static int vchain_load(struct rpmemd_vchain *c, int metafd,
+		       const struct rpmemd_meta *m, const struct vlist *l,
+		       const uint8_t *ok)
+{
+	char fn[RPMEM_NAME_MAX + 48];
+
+	if (!(c->u = calloc(l->n + 1, sizeof(*c->u))))
+		return -ENOMEM;
+	for (size_t i = l->n; i-- > 0 && l->v[i].gen >= c->gen;) {
+		if (!ok[i])
+			continue;
+		ver_name(l->v[i].pool, l->v[i].gen, fn, sizeof(fn));
+		int ret = rpmemd_undo_load_file(metafd, fn, m->uuid, m->size,
+						0, &c->u[c->n]);
+		if (ret)
+			return ret;
+		c->n++;
+	}
+	return 0;
+}
+
+/* vchain_has -- l has restorable version gen */
+static int vchain_has(const struct vlist *l, const uint8_t *ok, uint64_t gen)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (ok[i] && l->v[i].gen == gen)
+			return 1;
+	return 0;
+}
+
+int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
+		       struct rpmemd_vchain **out, char *err, size_t errlen)
+{
+	struct rpmemd_region *r = p->region;
+	struct rpmemd_vchain *c = calloc(1, sizeof(*c));
+	struct vlist l = { 0 };
+	struct rpmemd_meta m;
+	uint8_t *ok = NULL;
+	int ret = c && (c->tmp = malloc(RPMEMD_UNDO_REC_MAX)) ? 0 : -ENOMEM;
+
+	rpmemd_pool_get_meta(p, &m);
+	if (!ret && m.state != RPMEM_POOL_CONSISTENT) {
+		snprintf(err, errlen, "pool '%s' is %s: its versions can be read once it is consistent again",
+			 p->name, rpmem_state_str(m.state));
+		ret = -EAGAIN;
+	}
+	if (!ret && r->metafd >= 0) {
+		pthread_mutex_lock(&r->ver_lock);
+		ret = pool_versions(r, p->name, &m, &l, &ok);
+		if (!ret && gen != m.generation && !vchain_has(&l, ok, gen))
+			ret = -ENOENT;
+		c->gen = gen;
+		c->at = m.generation;
+		if (!ret)
+			ret = vchain_load(c, r->metafd, &m, &l, ok);
+		pthread_mutex_unlock(&r->ver_lock);
+	} else if (!ret && gen != m.generation) {
+		ret = -ENOENT;
+	}
+	if (ret == -ENOENT)
+		snprintf(err, errlen, "pool '%s' has no version %llu (see rpmemctl versions)",
+			 p->name, (unsigned long long)gen);
+	else if (ret && ret != -EAGAIN)
+		snprintf(err, errlen, "cannot open version %llu of pool '%s': %s",
+			 (unsigned long long)gen, p->name, strerror(-ret));
+	free(l.v);
+	free(ok);
+	if (ret)
+		rpmemd_vchain_close(&c);
+	*out = c;
+	return ret;
+}
+
+/* a read of the pool's mapping, for the guard */
+struct copy_args {
+	uint8_t *dst;
+	const uint8_t *src;
+	uint64_t len;
+};
+
+/* copy_out -- the copy (the guard's body) */
+static int copy_out(void *arg)
+{
+	struct copy_args *a = arg;
+	memcpy(a->dst, a->src, a->len);
+	return 0;
+}
+
+int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
+		       uint64_t off, uint64_t len, uint8_t *buf, uint64_t *bad)
+{
+	struct copy_args a = { buf, p->addr + off, len };
+	struct rpmemd_meta m;
+	int ret;
+
+	if (off > p->size || len > p->size - off)
+		return -EINVAL;
+	rpmemd_pool_get_meta(p, &m);
+	if (m.state != RPMEM_POOL_CONSISTENT || m.generation != c->at)
+		return -EAGAIN;
+	if ((ret = rpmem_guard_run(copy_out, &a)))
+		return ret;
+	/* newest first: the oldest copy of a block is the one left */
+	for (size_t i = 0; i < c->n; i++)
+		if ((ret = rpmemd_undo_overlay(c->u[i], off, len, buf, c->tmp,
+					       bad)))
+			return ret;
+	/* the pool's blocks read were not written meanwhile */
+	rpmemd_pool_get_meta(p, &m);
+	if (m.state != RPMEM_POOL_CONSISTENT || m.generation != c->at)
+		return -EAGAIN;
+	return 0;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * versions.h -- point-in-time versions of a pool: the undo journals of
+ * committed syncs, kept (docs/ARCHITECTURE.md, "Versions")
+ */
+#ifndef RPMEMD_VERSIONS_H
+#define RPMEMD_VERSIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/*
+ * <region>/.rpmemd/<pool>.v<N>.ver is the undo journal (undo.h) of the
+ * sync that made generation N + 1 out of N, kept at its commit: the
+ * blocks that sync overwrote, as they were at N, with a version trailer
+ * (time, image hash, next). Restoring N = the pool's image with every
+ * kept version from N up overlaid newest first (the oldest copy of a
+ * block wins); a block in none of them is unchanged since N.
+ * <pool>.scrub.v<N> is the scrub record of image N, kept beside it.
+ */
+#define RPMEMD_VER_SUFFIX ".ver"
+
+struct rpmemd_version {
+	char pool[RPMEM_NAME_MAX + 1];
+	uint64_t gen;
+	uint64_t next;	    /* the reverse delta is from this generation */
+	uint64_t time;	    /* unix seconds image gen became current */
+	uint64_t committed; /* unix seconds it was kept */
+	uint64_t hash;	    /* the image's hash, 0: unknown */
+	uint64_t bytes;	    /* of its files */
+	uint64_t size;	    /* of the pool */
+	char source[RPMEM_STR_MAX + 1];
+};
+
+/*
+ * rpmemd_versions_list -- the restorable versions of pool (its metadata
+ * m), oldest first, into *v (malloc'd) and *n
+ */
+int rpmemd_versions_list(struct rpmemd_region *r, const char *pool,
+			 const struct rpmemd_meta *m, struct rpmemd_version **v,
+			 size_t *n);
+
+/*
+ * rpmemd_versions_bytes -- bytes of the version files of pool (NULL:
+ * every pool's) in region r
+ */
+uint64_t rpmemd_versions_bytes(struct rpmemd_region *r, const char *pool);
+
+/*
+ * rpmemd_versions_info -- count the version files of the n pools of v
+ * (sorted by name) into their versions and versions_bytes: one scan of
+ * the region's metadata directory
+ */
+void rpmemd_versions_info(struct rpmemd_region *r, struct rpmem_pool_info *v,
+			  uint32_t n);
+
+/*
+ * rpmemd_version_keep -- the commit of p (its metadata before it: was):
+ * its undo journal kept as version was->generation; 0 or -errno (then
+ * the journal is removed as without versions)
+ */
+int rpmemd_version_keep(struct rpmemd_pool *p, const struct rpmemd_meta *was);
+
+/* rpmemd_versions_remove -- the pool was removed: its versions go too */
+void rpmemd_versions_remove(struct rpmemd_region *r, const char *pool);
+
+/* reports a version pruned (why: "retention", "quota", "request", ...) */
+typedef void (*rpmemd_version_fn)(void *arg, const struct rpmemd_version *v,
+				  const char *why);
+
+/*
+ * rpmemd_version_prune -- prune version gen of pool (metadata m): its
+ * blocks that the next older version lacks are folded into it first, so
+ * every other version stays restorable. -ENOENT (no such version), else
+ * 0 or -errno; why in err
+ */
+int rpmemd_version_prune(struct rpmemd_region *r, const char *pool,
+			 const struct rpmemd_meta *m, uint64_t gen,
+			 char *err, size_t errlen);
+
+/*
+ * rpmemd_versions_retain -- after a commit of p: the versions its
+ * region's policy does not keep are pruned, then the oldest of the
+ * region while over its quota (a version larger than the quota alone is
+ * not kept, and nothing older is pruned for it); versions of p that are
+ * no longer restorable (a commit kept no journal) are removed. fn is
+ * told of each pruned version.
+ */
+void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
+			    void *arg);
+
+/*
+ * rpmemd_versions_make_room -- a sync's journal needs room: prune the
+ * oldest version of the region; 0 if one was, -ENOENT if none is left
+ */
+int rpmemd_versions_make_room(struct rpmemd_pool *p);
+
+/* a version opened for reading: the journals from it up */
+struct rpmemd_vchain;
+
+/*
+ * rpmemd_vchain_open -- version gen of the open pool p (gen = the pool's
+ * generation: its current image); -ENOENT (no such version, why in err),
+ * -EAGAIN (the pool is not consistent)
+ */
+int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
+		       struct rpmemd_vchain **out, char *err, size_t errlen);
+
+/* rpmemd_vchain_gen -- the version it reads */
+uint64_t rpmemd_vchain_gen(const struct rpmemd_vchain *c);
+
+/*
+ * rpmemd_vchain_read -- len bytes of version c's image at off into buf;
+ * -EAGAIN if the pool changed (a sync committed or started) since c was
+ * opened, -EIO (*bad: a pool offset) if a kept block does not check
+ */
+int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
+		       uint64_t off, uint64_t len, uint8_t *buf, uint64_t *bad);
+
+/* rpmemd_vchain_close -- close it */
+void rpmemd_vchain_close(struct rpmemd_vchain **c);
+
+#endif
