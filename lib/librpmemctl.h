@@ -462,7 +462,7 @@ int rpmemctl_pool_write(struct rpmemctl_pool *pool, const void *src,
 int rpmemctl_pool_read(struct rpmemctl_pool *pool, void *dst, uint64_t offset,
 		       size_t len);
 /*
- * rpmemctl_pool_barrier -- (LIBRPMEMCTL_2) the target persists
+ * rpmemctl_pool_barrier -- (LIBRPMEMCTL_3) the target persists
  * [offset, offset + len) before it applies any later write of this
  * session, and the call returns without waiting for it: an ordered
  * barrier. A failure is reported by the next rpmemctl_pool_flush. A
@@ -927,7 +927,7 @@ int rpmemctl_replica_persist(struct rpmemctl_replica *r, const void *addr,
 int rpmemctl_replica_close(struct rpmemctl_replica **r);
 
 /*
- * --- replication links (LIBRPMEMCTL_2) -------------------------------------
+ * --- replication links (LIBRPMEMCTL_3) -------------------------------------
  *
  * A link keeps one remote pool up to date with local data that lives at
  * an address the caller gives (its own mapping of a file, or an
@@ -1179,7 +1179,7 @@ int rpmemctl_log_parse_priority(const char *level);
  * fn NULL: the global log again. 0 or -EINVAL (no cfg, prio out of
  * range). The session copies the setting when it opens. Lines about
  * nothing that has a session (a dirty log opened alone, a parser) go to
- * the global log. (LIBRPMEMCTL_2)
+ * the global log. (LIBRPMEMCTL_3)
  */
 int rpmemctl_session_cfg_set_log(struct rpmemctl_session_cfg *cfg,
 				 rpmemctl_log_fn fn, void *arg, int prio);
