@@ -4,9 +4,7 @@
 # instances, k of n
 
 load helpers
-
-PRELOAD=$BUILD/librpmem_preload.so
-APP=$BUILD/tests/pobj_app
+load pobj
 
 # start_second -- a second rpmemd: region r1 in $R1B, port $PORT2 ($T2)
 start_second() {
@@ -49,42 +47,6 @@ teardown() {
 	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
 	stop_second
 	teardown_daemon
-}
-
-# app STEP... -- pobj_app on $POOL under the preload library (bats' run)
-app() {
-	run env LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@"
-}
-
-# app_start STEP... -- the same in the background, paused at each "pause"
-app_start() {
-	rm -f "$W/ctl"
-	mkfifo "$W/ctl"
-	LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@" <"$W/ctl" >"$W/app.out" \
-		2>"$W/app.err" &
-	APID=$!
-	exec 5>"$W/ctl"
-}
-
-# app_paused N -- wait until the application printed its Nth "paused"
-app_paused() {
-	for _ in $(seq 400); do
-		[ "$(grep -c paused "$W/app.out")" -ge "$1" ] && return 0
-		kill -0 "$APID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$W/app.err" >&2
-	return 1
-}
-
-app_continue() { echo go >&5; }
-
-# app_finish -- close its input, wait; its exit status in $ASTATUS
-app_finish() {
-	exec 5>&-
-	ASTATUS=0
-	wait "$APID" || ASTATUS=$?
-	APID=
 }
 
 # get FILE I -- slot I of a target's pool file, opened by libpmemobj

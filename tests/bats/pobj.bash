@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# pobj.bash -- tests/pobj_app (an unmodified libpmemobj program) run under
+# the preload library on $POOL, for preload.bats and targets.bats: in the
+# foreground (bats' run) or in the background, paused at its "pause" steps
+# (its output in $W/app.out and $W/app.err)
+
+PRELOAD=$BUILD/librpmem_preload.so
+APP=$BUILD/tests/pobj_app
+
+# app STEP... -- pobj_app on $POOL under the preload library (bats' run)
+app() {
+	run env LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@"
+}
+
+# app_start STEP... -- the same in the background; each "pause" step
+# waits for app_continue; output in $W/app.out and $W/app.err
+app_start() {
+	rm -f "$W/ctl"
+	mkfifo "$W/ctl"
+	LD_PRELOAD="$PRELOAD" "$APP" "$POOL" "$@" <"$W/ctl" >"$W/app.out" \
+		2>"$W/app.err" &
+	APID=$!
+	exec 5>"$W/ctl"
+}
+
+# app_paused N -- wait until the application printed its Nth "paused"
+app_paused() {
+	for _ in $(seq 400); do
+		[ "$(grep -c paused "$W/app.out")" -ge "$1" ] && return 0
+		kill -0 "$APID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "the application did not pause:" >&2
+	cat "$W/app.err" >&2
+	return 1
+}
+
+app_continue() {
+	echo go >&5
+}
+
+# app_finish -- close its input, wait; its exit status in $ASTATUS
+app_finish() {
+	exec 5>&-
+	ASTATUS=0
+	wait "$APID" || ASTATUS=$?
+	APID=
+}
