@@ -41,18 +41,6 @@ struct env {
 	struct trail trail;
 };
 
-/* pattern -- len bytes that differ from offset to offset */
-static void pattern(uint8_t *buf, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	for (size_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		buf[i] = (uint8_t)x;
-	}
-}
-
 /* on_state -- the notify hook: remember the transition */
 static void on_state(void *arg, struct rpmemctl_link *l,
 		     enum rpmemctl_link_state from, enum rpmemctl_link_state to)
@@ -96,7 +84,7 @@ static void env_start(struct env *e, enum rpmemctl_link_policy policy,
 	assert_int_equal(fake_target_start(&o, &e->ft), 0);
 	e->data = malloc(SIZE);
 	assert_non_null(e->data);
-	pattern(e->data, SIZE, 7);
+	fake_pattern(e->data, SIZE, 7);
 	snprintf(target, sizeof(target), "127.0.0.1:%s/r1/p1",
 		 fake_target_port(e->ft));
 	assert_int_equal(rpmemctl_link_new(target, RPMEMCTL_TRANSPORT_TCP,

@@ -52,18 +52,6 @@ static void env_stop(struct env *e)
 	fake_target_stop(&e->ft);
 }
 
-/* pattern -- len bytes that differ from offset to offset */
-static void pattern(uint8_t *buf, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	for (size_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		buf[i] = (uint8_t)x;
-	}
-}
-
 static void rpmemctl_pool_create__creates_the_pool_on_the_target(
 	void **state)
 {
@@ -143,8 +131,8 @@ static void rpmemctl_pool_write__lands_in_the_target_pool_after_flush(
 	struct env e;
 	env_open(&e, NULL, RPMEMCTL_OPEN_RDWR);
 	uint8_t a[5000], b[100];
-	pattern(a, sizeof(a), 1);
-	pattern(b, sizeof(b), 2);
+	fake_pattern(a, sizeof(a), 1);
+	fake_pattern(b, sizeof(b), 2);
 	assert_int_equal(rpmemctl_pool_write(e.p, a, 4096, sizeof(a)), 0);
 	assert_int_equal(rpmemctl_pool_write(e.p, b, MIB - sizeof(b),
 					     sizeof(b)),
@@ -176,7 +164,7 @@ static void rpmemctl_pool_write__splits_into_frames_of_max_io(void **state)
 	size_t len = 2 * MIB + MIB / 2;
 	uint8_t *buf = malloc(len);
 	assert_non_null(buf);
-	pattern(buf, len, 3);
+	fake_pattern(buf, len, 3);
 	assert_int_equal(rpmemctl_pool_persist(e.p, buf, 100, len), 0);
 
 	size_t n;
@@ -200,7 +188,7 @@ static void rpmemctl_pool_read__returns_the_target_bytes(void **state)
 	struct fake_target_opts o = { .size = 3 * MIB };
 	struct env e;
 	env_open(&e, &o, RPMEMCTL_OPEN_RDONLY);
-	pattern(fake_target_pool(e.ft), 3 * MIB, 4);
+	fake_pattern(fake_target_pool(e.ft), 3 * MIB, 4);
 	size_t len = 3 * MIB - 10;
 	uint8_t *buf = malloc(len);
 	assert_non_null(buf);
@@ -231,7 +219,7 @@ static void rpmemctl_pool_read__error_reply_keeps_the_stream_in_step(
 	assert_int_equal(rpmemctl_pool_read(e.p, buf, 0, 3 * MIB), -EIO);
 	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 3);
 	/* the DATA after it was drained: the next read works */
-	pattern(fake_target_pool(e.ft), 4096, 5);
+	fake_pattern(fake_target_pool(e.ft), 4096, 5);
 	assert_int_equal(rpmemctl_pool_read(e.p, buf, 0, 4096), 0);
 	assert_memory_equal(buf, fake_target_pool(e.ft), 4096);
 	free(buf);
@@ -244,8 +232,8 @@ static void rpmemctl_pool_flush__reports_a_failed_write(void **state)
 	struct env e;
 	env_open(&e, NULL, RPMEMCTL_OPEN_RDWR);
 	uint8_t a[4096], b[4096];
-	pattern(a, sizeof(a), 6);
-	pattern(b, sizeof(b), 7);
+	fake_pattern(a, sizeof(a), 6);
+	fake_pattern(b, sizeof(b), 7);
 	/* WRITE has no reply: the target keeps its failure for the FLUSH */
 	fake_target_script(e.ft, RPMEM_MSG_WRITE, 1, FAKE_ERROR, RPMEM_E_IO);
 	assert_int_equal(rpmemctl_pool_write(e.p, a, 0, sizeof(a)), 0);
@@ -396,7 +384,7 @@ static void rpmemctl_pool_hash__gives_the_target_hashes_in_batches(
 	struct env e;
 	env_open(&e, &o, RPMEMCTL_OPEN_RDONLY);
 	uint8_t *pool = fake_target_pool(e.ft);
-	pattern(pool, 10 * MIB, 8);
+	fake_pattern(pool, 10 * MIB, 8);
 	uint32_t count = 10 * MIB / 512;
 	uint64_t *got = calloc(count, sizeof(*got));
 	uint64_t *want = calloc(count, sizeof(*want));

@@ -32,18 +32,6 @@ struct env {
 	size_t size;
 };
 
-/* pattern -- len bytes that differ from offset to offset */
-static void pattern(uint8_t *buf, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	for (size_t i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		buf[i] = (uint8_t)x;
-	}
-}
-
 /*
  * env_open -- a target with caps and a pool of size bytes in state (of
  * generation 1 if consistent), filled with a pattern; the local copy
@@ -59,7 +47,7 @@ static void env_open(struct env *e, uint32_t caps, size_t size, uint8_t state)
 		.generation = state == RPMEM_POOL_CONSISTENT ? 1 : 0,
 	};
 	assert_int_equal(fake_target_start(&o, &e->ft), 0);
-	pattern(fake_target_pool(e->ft), size, 42);
+	fake_pattern(fake_target_pool(e->ft), size, 42);
 	e->size = size;
 	e->local = malloc(size);
 	assert_non_null(e->local);
@@ -528,7 +516,7 @@ static void rpmemctl_pool_sync__mirror_writes_every_byte_without_hashing(
 	(void)state;
 	struct env e;
 	env_open(&e, RPMEM_CAP_HASHV, 2 * MIB + FB, RPMEM_POOL_EMPTY);
-	pattern(e.local, e.size, 7);
+	fake_pattern(e.local, e.size, 7);
 	struct rpmemctl_sync_stats st;
 	assert_int_equal(sync_mode(&e, RPMEMCTL_SYNC_MIRROR, 0, &st, NULL,
 				   NULL),

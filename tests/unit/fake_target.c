@@ -1008,3 +1008,14 @@ const struct fake_hash_req *fake_target_hashes(struct fake_target *ft,
 	pthread_mutex_unlock(&ft->lock);
 	return h;
 }
+
+void fake_pattern(uint8_t *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+}

@@ -161,4 +161,7 @@ uint64_t fake_target_written(struct fake_target *ft, uint64_t off,
 const struct fake_hash_req *fake_target_hashes(struct fake_target *ft,
 					       size_t *n);
 
+/* fake_pattern -- len bytes that differ from offset to offset, by seed */
+void fake_pattern(uint8_t *buf, size_t len, uint32_t seed);
+
 #endif
