@@ -74,7 +74,7 @@ struct rpmemctl_link {
 	uint32_t owed[LINK_OWED_MAX];
 	char source[RPMEM_STR_MAX + 1];
 	char live[RPMEM_STR_MAX + 1];
-	char name[RPMEM_STR_MAX + 1]; /* host:port/region/pool */
+	char name[512]; /* host:port/region/pool: room for any target */
 	char errmsg[CLIENT_ERRMSG_MAX];
 };
 
