@@ -547,27 +547,42 @@ RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
 	return api_end(l, ret);
 }
 
+/* flush_fn -- a FLUSH of [off, off + len) on the link, 0 or -errno */
+typedef int (*flush_fn)(struct rpmemctl_link *l, uint64_t off, uint64_t len);
+
 /*
- * flush_pending -- FLUSH every pending range, or one empty FLUSH for the
- * acknowledgement of the barriers sent before (the target works in order:
- * its reply follows theirs)
+ * for_flushes -- fn on every range a drain FLUSHes: each pending one, or
+ * one empty range for the acknowledgement of the barriers sent before
+ * (the target works in order: its reply follows theirs); then nothing is
+ * pending or unacknowledged
  */
-static int flush_pending(struct rpmemctl_link *l)
+static int for_flushes(struct rpmemctl_link *l, flush_fn fn)
 {
-	int ret = settle(l);
+	int ret = 0;
+	if (!l->npending && l->unacked)
+		ret = fn(l, 0, 0);
+	for (unsigned i = 0; i < l->npending && !ret; i++)
+		ret = fn(l, l->pending[i].off,
+			 l->pending[i].end - l->pending[i].off);
 	if (ret)
 		return ret;
-	if (!l->npending && l->unacked)
-		ret = rpmemctl_pool_flush(l->pool, 0, 0);
-	for (unsigned i = 0; i < l->npending && !ret; i++) {
-		struct link_range *r = &l->pending[i];
-		ret = rpmemctl_pool_flush(l->pool, r->off, r->end - r->off);
-	}
-	if (ret)
-		return pool_failed(l, ret, "");
 	l->npending = 0;
 	l->unacked = 0;
 	return 0;
+}
+
+/* flush_wait -- a FLUSH that waits for its reply */
+static int flush_wait(struct rpmemctl_link *l, uint64_t off, uint64_t len)
+{
+	int ret = rpmemctl_pool_flush(l->pool, off, len);
+	return ret ? pool_failed(l, ret, "") : 0;
+}
+
+/* flush_pending -- every owed reply read, then each drain FLUSH awaited */
+static int flush_pending(struct rpmemctl_link *l)
+{
+	int ret = settle(l);
+	return ret ? ret : for_flushes(l, flush_wait);
 }
 
 /*
@@ -673,16 +688,7 @@ int client_link_flush_send(struct rpmemctl_link *l)
 	unsigned n = l->npending ? l->npending : (unsigned)l->unacked;
 	if (l->nowed + n > LINK_OWED_MAX && (ret = settle(l)))
 		return ret;
-	if (!l->npending && l->unacked)
-		ret = send_flush(l, 0, 0);
-	for (unsigned i = 0; i < l->npending && !ret; i++)
-		ret = send_flush(l, l->pending[i].off,
-				 l->pending[i].end - l->pending[i].off);
-	if (ret)
-		return ret;
-	l->npending = 0;
-	l->unacked = 0;
-	return 0;
+	return for_flushes(l, send_flush);
 }
 
 /* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
