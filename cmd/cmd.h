@@ -61,6 +61,7 @@ int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_import(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_versions(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx);
 
 /*
  * cmd_prometheus -- a daemon's status and pools in the Prometheus text
@@ -350,6 +351,38 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 /* cmd_list_json -- "regions" and "pools" arrays into an open object */
 void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		   const struct rpmemctl_status *st, const char *pool);
+
+/* --- replicas (replicas.c): a replicating process's status file -------- */
+
+#define CMD_REPLICAS_MAX 16
+
+struct cmd_replica {
+	char target[512];
+	char state[16];
+	uint64_t behind_bytes;
+	uint64_t behind_since_ns; /* CLOCK_REALTIME; 0: it holds */
+};
+
+struct cmd_replicas {
+	long pid;
+	int running; /* the process is still there */
+	uint64_t updated_ns;
+	unsigned k, ntargets, holding, n;
+	struct cmd_replica rep[CMD_REPLICAS_MAX];
+};
+
+/* cmd_replicas_read -- parse PATH.rpmemstat; 0, -errno, or -EBADMSG */
+int cmd_replicas_read(const char *path, struct cmd_replicas *r);
+/* cmd_replica_holds -- the replica holds every write the file had */
+int cmd_replica_holds(const struct cmd_replica *p);
+/* cmd_replica_lags -- p misses writes of the file (exit status 1) */
+int cmd_replica_lags(const struct cmd_replica *p);
+/* cmd_replica_lag_s -- seconds p has been behind, as of now or the update */
+uint64_t cmd_replica_lag_s(const struct cmd_replicas *r,
+			   const struct cmd_replica *p);
+/* cmd_prometheus_replicas -- the replicas' metrics (prometheus.c) */
+void cmd_prometheus_replicas(FILE *f, const char *file,
+			     const struct cmd_replicas *r);
 
 /* --- formatting ---------------------------------------------------------- */
 

@@ -267,3 +267,45 @@ void cmd_prometheus(FILE *f, const char *hp, const struct rpmemctl_status *st,
 	pools(f, hp, l);
 	sessions(f, hp, st);
 }
+
+/* replica_sample -- "name{file=..,replica=.." of replica i */
+static void replica_sample(FILE *f, const char *name, const char *file,
+			   const struct cmd_replica *p)
+{
+	fprintf(f, "%s{", name);
+	label(f, "file", file, 1);
+	label(f, "replica", p->target, 0);
+}
+
+/*
+ * cmd_prometheus_replicas -- rpmemctl replicas --prometheus: per replica
+ * whether it holds the file's writes, its bytes and seconds behind
+ */
+void cmd_prometheus_replicas(FILE *f, const char *file,
+			     const struct cmd_replicas *r)
+{
+	struct { const char *name, *help; } fam[] = {
+		{ "rpmem_replica_holding",
+		  "1 if the replica holds every write of the file (live or synced)." },
+		{ "rpmem_replica_behind_bytes",
+		  "Bytes written to the file while the replica did not hold them." },
+		{ "rpmem_replica_behind_seconds",
+		  "Seconds since the replica stopped holding the file's writes." },
+	};
+
+	fprintf(f, "# HELP rpmem_replicator_up 1 if the process replicating the file runs.\n"
+		"# TYPE rpmem_replicator_up gauge\nrpmem_replicator_up{");
+	label(f, "file", file, 1);
+	fprintf(f, "} %d\n", r->running);
+	for (unsigned m = 0; m < 3; m++) {
+		family(f, fam[m].name, "gauge", fam[m].help);
+		for (unsigned i = 0; i < r->n; i++) {
+			const struct cmd_replica *p = &r->rep[i];
+			uint64_t v = m == 0 ? (uint64_t)cmd_replica_holds(p) :
+				     m == 1 ? p->behind_bytes :
+					      cmd_replica_lag_s(r, p);
+			replica_sample(f, fam[m].name, file, p);
+			sample_end(f, (unsigned long long)v);
+		}
+	}
+}

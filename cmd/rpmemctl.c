@@ -31,6 +31,7 @@ static const struct cmd_struct commands[] = {
 	{ "scrub", cmd_scrub, "check a pool on its target against its recorded hashes" },
 	{ "rollback", cmd_rollback, "undo an interrupted sync on the target" },
 	{ "versions", cmd_versions, "list or prune a pool's point-in-time versions" },
+	{ "replicas", cmd_replicas, "show the state and lag of a file's replicas" },
 	{ "status", cmd_status, "show a daemon, its pools and its sessions" },
 	{ "kick", cmd_kick, "end a session on a target, releasing its pools" },
 	{ "events", cmd_events, "print what happens on a target as it happens" },

@@ -1243,6 +1243,15 @@ int rpmemctl_links_stop(struct rpmemctl_links *set);
  */
 int rpmemctl_links_get_lag(const struct rpmemctl_links *set, unsigned i,
 			   uint64_t *bytes, uint64_t *ns);
+/*
+ * rpmemctl_links_set_status_file -- publish each link's state and lag to
+ * path (usually the data file's path + ".rpmemstat", which `rpmemctl
+ * status --replicas` reads): rewritten (tmp + rename, never synced) after
+ * a call that changed a link's state, and at most once a second while a
+ * link lags; NULL stops. 0 or -errno (-ENAMETOOLONG).
+ */
+int rpmemctl_links_set_status_file(struct rpmemctl_links *set,
+				   const char *path);
 /* why the last call on the set failed ("" if it succeeded); never NULL */
 const char *rpmemctl_links_errmsg(const struct rpmemctl_links *set);
 

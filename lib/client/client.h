@@ -447,6 +447,23 @@ int client_link_flush_recv(struct rpmemctl_link *l);
 unsigned client_link_owed(const struct rpmemctl_link *l);
 /* client_link_conn -- the connection owed replies come on; NULL if none */
 struct rpmem_conn *client_link_conn(struct rpmemctl_link *l);
+/*
+ * links_status -- where a set of links publishes its replicas' state and
+ * lag (links_status.c), and what it published last
+ */
+#define LINKS_STATUS_MAX 8192
+struct links_status {
+	char path[4096];
+	uint8_t state[16];
+	uint64_t at_ns;
+	int written;
+	int failed;
+};
+int links_status_set(struct links_status *st, const char *path);
+void links_status_update(struct links_status *st, unsigned k, unsigned n,
+			 unsigned holding, struct rpmemctl_link *const *link,
+			 const uint64_t *bytes, const uint64_t *t0);
+
 /* client_link_name -- "host:port/region/pool" of the link's target */
 const char *client_link_name(const struct rpmemctl_link *l);
 

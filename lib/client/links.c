@@ -37,6 +37,8 @@ struct rpmemctl_links {
 	/* lag: bytes written while link i was left behind, since when (ns) */
 	uint64_t behind_bytes[LINKS_MAX];
 	uint64_t behind_t0[LINKS_MAX];
+	uint64_t since_drain; /* bytes written since the last drain */
+	struct links_status status; /* PATH.rpmemstat, if set */
 	char errmsg[CLIENT_ERRMSG_MAX];
 };
 
@@ -64,6 +66,8 @@ serr(struct rpmemctl_links *s, int err, const char *fmt, ...)
 	return err;
 }
 
+static unsigned count_holding(const struct rpmemctl_links *s);
+
 /* begin -- 0, or the error of a call on a FAILED or empty set */
 static int begin(struct rpmemctl_links *s)
 {
@@ -80,9 +84,13 @@ static int begin(struct rpmemctl_links *s)
 	return 0;
 }
 
-/* end -- the thread's message is the set's */
+/* end -- publish the replicas' status; the thread's message is the set's */
 static int end(struct rpmemctl_links *s, int ret)
 {
+	if (s)
+		links_status_update(&s->status, quorum(s), s->n,
+				    count_holding(s), s->link,
+				    s->behind_bytes, s->behind_t0);
 	if (ret && s)
 		client_set_last(ret, "%s", s->errmsg);
 	else if (ret)
@@ -119,7 +127,11 @@ static int check_quorum(struct rpmemctl_links *s, unsigned got, int err)
 	return s->fail_err;
 }
 
-/* update_lag -- link i missed len bytes unless it holds; reset if it does */
+/*
+ * update_lag -- link i missed len bytes (and, when it is first left
+ * behind, what was written since the last drain) unless it holds; reset
+ * if it does
+ */
 static void update_lag(struct rpmemctl_links *s, unsigned i, uint64_t len)
 {
 	if (holds(s->link[i])) {
@@ -127,11 +139,12 @@ static void update_lag(struct rpmemctl_links *s, unsigned i, uint64_t len)
 		s->behind_t0[i] = 0;
 		return;
 	}
-	if (!len)
-		return;
-	s->behind_bytes[i] += len;
-	if (!s->behind_t0[i])
+	/* left behind now: it may miss all since the last drain too */
+	if (!s->behind_t0[i]) {
+		s->behind_bytes[i] = s->since_drain;
 		s->behind_t0[i] = rpmem_now_ns();
+	}
+	s->behind_bytes[i] += len;
 }
 
 /* update_lags -- update_lag of every link */
@@ -218,6 +231,17 @@ rpmemctl_links_get(const struct rpmemctl_links *s, unsigned i)
 	return s && i < s->n ? s->link[i] : NULL;
 }
 
+/* rpmemctl_links_set_status_file -- publish to path (NULL: stop) */
+RPMEM_EXPORT int rpmemctl_links_set_status_file(struct rpmemctl_links *s,
+						const char *path)
+{
+	client_api_begin();
+	int ret = s ? links_status_set(&s->status, path) : -EINVAL;
+	if (ret)
+		client_set_last(ret, "links: invalid status file path");
+	return ret;
+}
+
 /* rpmemctl_links_get_lag -- what link i missed while left behind */
 RPMEM_EXPORT int rpmemctl_links_get_lag(const struct rpmemctl_links *s,
 					unsigned i, uint64_t *bytes,
@@ -284,6 +308,7 @@ RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 					   rpmemctl_link_errmsg(s->link[i])));
 		err = err ? err : ret;
 	}
+	s->since_drain += len;
 	update_lags(s, len);
 	return end(s, check_quorum(s, count_holding(s), err));
 }
@@ -371,6 +396,7 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 		struct rpmemctl_link *l = first_owing(s);
 		if (got >= quorum(s) || !l) {
 			update_lags(s, 0);
+			s->since_drain = 0;
 			return end(s, check_quorum(s, got, err));
 		}
 		if (collect_ready(s, &err) || wait_any(s))

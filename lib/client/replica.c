@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* replica.c -- a local pool file mapped with libpmem2 and its remote replica */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <libpmem2.h>
 #include <stdarg.h>
@@ -157,6 +158,16 @@ static int add_link(struct rpmemctl_replica *r, const char *target,
 	return 0;
 }
 
+/* set_status_file -- the set publishes to PATH.rpmemstat */
+static int set_status_file(struct rpmemctl_links *set, const char *path)
+{
+	char spath[PATH_MAX];
+	if (snprintf(spath, sizeof(spath), "%s.rpmemstat", path) >=
+	    (int)sizeof(spath))
+		return -ENAMETOOLONG;
+	return rpmemctl_links_set_status_file(set, spath);
+}
+
 /* open_log -- PATH.rpmemlog for target 0, PATH.rpmemlog.i for target i */
 static int open_log(struct rpmemctl_replica *r, const char *path)
 {
@@ -257,6 +268,8 @@ static int replica_open(const char *path, const char *const *targets,
 	ret = map_local(r, path);
 	if (!ret)
 		ret = rpmemctl_links_new(k, RPMEMCTL_LINK_FAIL_STOP, &r->set);
+	if (!ret)
+		ret = set_status_file(r->set, path);
 	if (!ret)
 		ret = start(r, targets, n, transport, path);
 	if (ret)

@@ -388,6 +388,12 @@ static int set_new(struct pl_file *f)
 				     RPMEMCTL_LINK_DEGRADE, &f->set);
 	for (unsigned i = 0; !ret && i < f->ntargets; i++)
 		ret = link_new(f, i);
+	if (!ret) {
+		char spath[PATH_MAX + 16];
+		(void)(snprintf(spath, sizeof(spath), "%s.rpmemstat",
+				f->path) < 0);
+		ret = rpmemctl_links_set_status_file(f->set, spath);
+	}
 	return ret;
 }
 

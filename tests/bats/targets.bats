@@ -100,6 +100,76 @@ state() {
 	[ "$(state "$T2")" = consistent ]
 }
 
+@test "replicas: the replicating process's status names the target left behind, its bytes and time behind, in text, JSON and Prometheus; exit 1 while one lags" {
+	export RPMEM_REPLICATE_QUORUM=1 RPMEM_REPLICATE_RETRY=never
+	app_start set:0:before pause set:1:after pause
+	app_paused 1
+	rc replicas --json "$POOL"
+	[ "$status" -eq 0 ]
+	[ "$(json .running)" = true ] && [ "$(json .pid)" -eq "$APID" ]
+	[ "$(json .local)" = "$POOL" ]
+	python3 "$TOP/tests/json/check.py" "$TOP/tests/json/schema.json" replicas <<<"$output"
+	[ "$(json '.replicas[0].link_state')" = live ]
+	[ "$(json '.replicas[1].target')" = "$T2" ]
+	[ "$(json '.replicas[1].region')/$(json '.replicas[1].pool')" = r1/app ]
+	[ "$(json '.replicas[1].lagging')" = false ]
+	[ "$(json '.replicas[1].behind_bytes')" -eq 0 ]
+	stop_second
+	app_continue
+	app_paused 2
+	# the second target holds nothing written since: the status says so
+	rc replicas --json "$POOL"
+	[ "$status" -eq 1 ]
+	[ "$(json '.replicas[1].link_state')" = degraded ]
+	[ "$(json '.replicas[1].behind_bytes')" -gt 0 ]
+	[ "$(json '.replicas[1].lagging')" = true ]
+	[ "$(json '.holding')" -eq 1 ] && [ "$(json '.quorum')" -eq 1 ]
+	[ "$(json '.replicas[0].behind_bytes')" -eq 0 ]
+	# and the second daemon's copy is indeed behind: slot 1 never came
+	[ "$(get "$R1B/app" 1)" != after ]
+	rc replicas "$POOL"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"quorum:   1 of 2 (1 hold)"* ]]
+	grep -E "^$T2/r1/app +degraded " <<<"$output"
+	rc replicas --prometheus "$POOL"
+	[ "$status" -eq 1 ]
+	python3 "$TOP/tests/bats/promparse.py" <<<"$output" >/dev/null
+	grep -qx "rpmem_replica_holding{file=\"$POOL\",replica=\"$T2/r1/app\"} 0" <<<"$output"
+	grep -qx "rpmem_replica_holding{file=\"$POOL\",replica=\"$T/r1/app\"} 1" <<<"$output"
+	grep -qE "^rpmem_replica_behind_bytes\{file=\"$POOL\",replica=\"$T2/r1/app\"\} [1-9]" <<<"$output"
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	# the process ended with a target behind: still exit 1, not running
+	rc replicas --json "$POOL"
+	[ "$status" -eq 1 ]
+	[ "$(json .running)" = false ]
+	# back up and resynced by the next run: every target holds
+	start_second
+	app get:1
+	rc replicas --json "$POOL"
+	[ "$status" -eq 0 ]
+	[ "$(json '.replicas[1].behind_bytes')" -eq 0 ]
+	cmp "$POOL" "$R1B/app"
+}
+
+@test "replicas: no status file, a forged one, usage errors" {
+	rc replicas "$W/none"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"'$W/none' has no replica status"* ]]
+	printf 'rpmem-replicas 1\npid 1\nreplica 0 live 0 0 x\nreplica 5 live 0 0 y\n' >"$W/f.rpmemstat"
+	rc replicas "$W/f"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"not a replica status file"* ]]
+	printf 'garbage\n' >"$W/g.rpmemstat"
+	rc replicas "$W/g"
+	[ "$status" -eq 5 ]
+	rc replicas --json --prometheus "$W/f"
+	[ "$status" -eq 2 ]
+	rc replicas
+	[ "$status" -eq 2 ]
+}
+
 @test "preload: every target by default (k = n): one stopped mid-run stops the application under fail-stop, naming the target" {
 	app_start set:0:before pause set:1:after
 	app_paused 1

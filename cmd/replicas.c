@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * replicas.c -- rpmemctl replicas: each target of a file replicated by the
+ * preload library or the replica API, its state and lag, from the status
+ * file the replicating process publishes (lib/client/links_status.c)
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "json.h"
+
+static const char replicas_usage[] =
+	"usage: rpmemctl replicas [options] FILE\n"
+	"\n"
+	"Show each target FILE is replicated to by the process replicating it\n"
+	"(rpmem_preload(7), the replica API of librpmemctl(3)): its state\n"
+	"(live, synced, open, degraded, failed, down) and how far it is behind\n"
+	"(bytes written while it did not hold, and for how long), from\n"
+	"FILE.rpmemstat, which that process rewrites when a target's state\n"
+	"changes and every second while one lags. Exit status 0 if no target\n"
+	"misses any of FILE's writes, 1 if one does (degraded, failed, or\n"
+	"written to while it did not hold, also after the process ended),\n"
+	"5 if there is no status to read.\n"
+	"\n"
+	"  -j, --json             one JSON object on stdout\n"
+	"      --prometheus       metrics in the Prometheus text format\n"
+	"  -v, --verbose          more detail on stderr\n"
+	"  -q, --quiet            no informational lines\n"
+	"  -h, --help             this help\n";
+
+static const struct option replicas_opts[] = {
+	CMD_COMMON_OPTS,
+	{ "json", no_argument, NULL, 'j' },
+	{ "prometheus", no_argument, NULL, 'P' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* parse_replica -- one "replica I STATE BYTES SINCE TARGET" line */
+static int parse_replica(struct cmd_replicas *r, const char *line)
+{
+	struct cmd_replica *p;
+	unsigned i;
+	char state[16], target[sizeof(p->target)];
+
+	if (r->n >= CMD_REPLICAS_MAX ||
+	    sscanf(line, "replica %u %15s %" SCNu64 " %" SCNu64 " %511s", &i,
+		   state, &r->rep[r->n].behind_bytes,
+		   &r->rep[r->n].behind_since_ns, target) != 5 ||
+	    i != r->n)
+		return -1;
+	p = &r->rep[r->n++];
+	snprintf(p->state, sizeof(p->state), "%s", state);
+	snprintf(p->target, sizeof(p->target), "%s", target);
+	return 0;
+}
+
+/* parse_line -- one line of the status file into r */
+static int parse_line(struct cmd_replicas *r, const char *line, int first)
+{
+	if (first)
+		return strcmp(line, "rpmem-replicas 1\n") ? -1 : 0;
+	if (!strncmp(line, "replica ", 8))
+		return parse_replica(r, line);
+	if (sscanf(line, "pid %ld", &r->pid) == 1 ||
+	    sscanf(line, "updated %" SCNu64, &r->updated_ns) == 1 ||
+	    sscanf(line, "quorum %u %u %u", &r->k, &r->ntargets,
+		   &r->holding) == 3)
+		return 0;
+	return -1;
+}
+
+/* cmd_replicas_read -- parse PATH.rpmemstat; 0, -errno, or -EBADMSG */
+int cmd_replicas_read(const char *path, struct cmd_replicas *r)
+{
+	char spath[4200], line[700];
+	FILE *f;
+	int ret = 0, first = 1;
+
+	memset(r, 0, sizeof(*r));
+	if (snprintf(spath, sizeof(spath), "%s.rpmemstat", path) >=
+	    (int)sizeof(spath))
+		return -ENAMETOOLONG;
+	f = fopen(spath, "re");
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		ret = parse_line(r, line, first) ? -EBADMSG : 0;
+		first = 0;
+	}
+	fclose(f);
+	if (!ret && (first || !r->pid || r->n != r->ntargets))
+		ret = -EBADMSG;
+	r->running = !ret && (kill((pid_t)r->pid, 0) == 0 || errno == EPERM);
+	return ret;
+}
+
+/* cmd_replica_holds -- the replica holds every write the file had */
+int cmd_replica_holds(const struct cmd_replica *p)
+{
+	return !strcmp(p->state, "live") || !strcmp(p->state, "synced");
+}
+
+/*
+ * cmd_replica_lags -- p misses writes of the file: left behind (degraded,
+ * failed) or written to while it did not hold; a link stopped cleanly
+ * (down) or not yet pushed (open) with nothing missed does not lag
+ */
+int cmd_replica_lags(const struct cmd_replica *p)
+{
+	return p->behind_since_ns || !strcmp(p->state, "degraded") ||
+	       !strcmp(p->state, "failed");
+}
+
+/* cmd_replica_lag_s -- seconds p has been behind, as of now or the update */
+uint64_t cmd_replica_lag_s(const struct cmd_replicas *r, const struct cmd_replica *p)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (!p->behind_since_ns)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = r->running ? (uint64_t)ts.tv_sec * 1000000000ull +
+				   (uint64_t)ts.tv_nsec :
+			   r->updated_ns;
+	return now > p->behind_since_ns ?
+		       (now - p->behind_since_ns) / 1000000000ull :
+		       0;
+}
+
+/* split_spec -- "HOST:PORT/REGION/POOL" into its three parts, in place */
+static void split_spec(char *spec, const char **hp, const char **region,
+		       const char **pool)
+{
+	char *p = strrchr(spec, '/'), *r;
+
+	*hp = spec;
+	*region = *pool = "";
+	if (!p)
+		return;
+	*p = '\0';
+	*pool = p + 1;
+	r = strrchr(spec, '/');
+	if (!r)
+		return;
+	*r = '\0';
+	*region = r + 1;
+}
+
+/* replicas_json -- the "replicas" object (docs/JSON.md) */
+static void replicas_json(const char *file, const struct cmd_replicas *r)
+{
+	const char *hp, *region, *pool;
+	char spec[sizeof(r->rep[0].target)];
+	struct json j;
+
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	json_u64(&j, "schema", RPMEMCTL_JSON_SCHEMA);
+	json_str(&j, "command", "replicas");
+	json_str(&j, "local", file);
+	json_i64(&j, "pid", r->pid);
+	json_bool(&j, "running", r->running);
+	json_u64(&j, "updated_at", r->updated_ns / 1000000000ull);
+	json_u64(&j, "quorum", r->k);
+	json_u64(&j, "holding", r->holding);
+	json_arr_begin(&j, "replicas");
+	for (unsigned i = 0; i < r->n; i++) {
+		snprintf(spec, sizeof(spec), "%s", r->rep[i].target);
+		split_spec(spec, &hp, &region, &pool);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "target", hp);
+		json_str(&j, "region", region);
+		json_str(&j, "pool", pool);
+		json_str(&j, "link_state", r->rep[i].state);
+		json_bool(&j, "lagging", cmd_replica_lags(&r->rep[i]));
+		json_u64(&j, "behind_bytes", r->rep[i].behind_bytes);
+		json_u64(&j, "behind_s", cmd_replica_lag_s(r, &r->rep[i]));
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_end(&j);
+}
+
+/* replicas_print -- the human form */
+static int replicas_print(struct rpmemctl_ctx *ctx, const char *file,
+			  const struct cmd_replicas *r)
+{
+	static const char *const hdr[] = { "TARGET", "STATE", "BEHIND",
+					   "FOR" };
+	char tb[64], bb[64], sb[32];
+	struct cmd_table t;
+
+	printf("file:     %s\n", file);
+	printf("process:  %ld (%s)\n", r->pid, r->running ? "running" :
+	       "ended");
+	printf("updated:  %s\n", cmd_fmt_time(r->updated_ns / 1000000000ull,
+					     tb, sizeof(tb)));
+	printf("quorum:   %u of %u (%u hold)\n\n", r->k, r->ntargets,
+	       r->holding);
+	if (cmd_table_init(&t, 4, 0xc, hdr))
+		return cmd_err(ctx, "out of memory"), CMD_EXIT_INTERNAL;
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct cmd_replica *p = &r->rep[i];
+		uint64_t s = cmd_replica_lag_s(r, p);
+		snprintf(sb, sizeof(sb), "%" PRIu64 " s", s);
+		const char *row[] = { p->target, p->state,
+				      rpmemctl_size_format(p->behind_bytes, bb,
+							   sizeof(bb)),
+				      p->behind_since_ns ? sb : NULL };
+		cmd_table_row(&t, row);
+	}
+	cmd_table_print(&t, stdout);
+	cmd_table_free(&t);
+	return 0;
+}
+
+/* cmd_replicas -- rpmemctl replicas */
+int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct cmd_replicas r;
+	int c, ret, code = 0, prom = 0;
+
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
+			       replicas_opts, replicas_usage, &code)) != -1) {
+		if (c == -2)
+			return code;
+		if (c == 'j')
+			ctx->json = 1;
+		if (c == 'P')
+			prom = 1;
+	}
+	if (prom && ctx->json)
+		return cmd_usage_error(ctx, "--json and --prometheus exclude each other");
+	code = cmd_check_args(ctx, argc, argv, 1, 1);
+	if (code)
+		return code;
+	const char *file = argv[optind];
+	ret = cmd_replicas_read(file, &r);
+	if (ret == -ENOENT) {
+		cmd_err(ctx, "'%s' has no replica status (%s.rpmemstat): no "
+			"process has replicated it with the preload library or "
+			"the replica API", file, file);
+		return CMD_EXIT_LOCAL;
+	}
+	if (ret) {
+		cmd_err(ctx, "cannot read '%s.rpmemstat': %s", file,
+			ret == -EBADMSG ? "not a replica status file" :
+					  strerror(-ret));
+		return CMD_EXIT_LOCAL;
+	}
+	if (prom)
+		cmd_prometheus_replicas(stdout, file, &r);
+	else if (ctx->json)
+		replicas_json(file, &r);
+	else
+		code = replicas_print(ctx, file, &r);
+	for (unsigned i = 0; !code && i < r.n; i++)
+		if (cmd_replica_lags(&r.rep[i]))
+			code = CMD_EXIT_DIFFER;
+	return cmd_finish(ctx, code);
+}
