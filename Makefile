@@ -12,6 +12,8 @@ MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 DOCDIR     ?= $(PREFIX)/share/doc/rpmem
+# the Pacemaker resource agent ocf:rpmem:rpmem (PREFIX=/usr: /usr/lib/ocf)
+OCFDIR     ?= $(PREFIX)/lib/ocf/resource.d/rpmem
 # where bash-completion looks (its pkg-config file says so)
 COMPLETIONSDIR ?= $(shell $(PKG_CONFIG) --variable=completionsdir \
 		bash-completion 2>/dev/null || \
@@ -159,8 +161,9 @@ install: all
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/rpmemd \
 		$(DESTDIR)$(SYSCONFDIR)/rpmem \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
-		$(DESTDIR)$(COMPLETIONSDIR)
+		$(DESTDIR)$(COMPLETIONSDIR) $(DESTDIR)$(OCFDIR)
 	install -m 755 $(B)/rpmemctl $(DESTDIR)$(BINDIR)/rpmemctl
+	install -m 755 ocf/rpmem $(DESTDIR)$(OCFDIR)/rpmem
 	install -m 644 completion/rpmemctl $(DESTDIR)$(COMPLETIONSDIR)/rpmemctl
 	install -m 755 $(B)/rpmemd $(DESTDIR)$(SBINDIR)/rpmemd
 	install -m 755 $(B)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SONAME)

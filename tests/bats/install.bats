@@ -15,7 +15,8 @@ load helpers
 		usr/share/man/man8/rpmemd.8 usr/lib/systemd/system/rpmemd.service \
 		usr/lib/rpmem/librpmem_preload.so usr/share/man/man7/rpmem_preload.7 \
 		etc/rpmemd/rpmemd.conf \
-		usr/share/bash-completion/completions/rpmemctl; do
+		usr/share/bash-completion/completions/rpmemctl \
+		usr/lib/ocf/resource.d/rpmem/rpmem; do
 		[ -e "$S/$f" ] || { echo "missing $f"; return 1; }
 	done
 	grep -q '^ExecStart=/usr/sbin/rpmemd' "$S/usr/lib/systemd/system/rpmemd.service"
