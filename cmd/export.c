@@ -319,35 +319,54 @@ static int export_run(struct stream *s, const char *target)
 	return 0;
 }
 
-/* cmd_export -- rpmemctl export */
-int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx)
+/*
+ * stream_opts -- parse export's or import's options (shorts says which)
+ * into s; -1 when done, else the exit code to return
+ */
+static int stream_opts(struct stream *s, int argc, char **argv,
+		       const char *shorts, const struct option *opts,
+		       const char *usage)
 {
-	struct stream s = { .ctx = ctx, .fd = -1 };
 	int c, code = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "a:ft:",
-			       export_opts, export_usage, &code)) != -1) {
+	while ((c = cmd_getopt(s->ctx, argc, argv, shorts, opts, usage,
+			       &code)) != -1) {
 		switch (c) {
 		case -2:
 			return code;
 		case 'a':
-			code = cmd_parse_version(ctx, optarg, &s.at);
-			if (code)
-				return code;
-			s.has_at = 1;
+			code = cmd_parse_version(s->ctx, optarg, &s->at);
+			s->has_at = 1;
+			break;
+		case 's':
+			code = cmd_parse_size(s->ctx, "--size", optarg,
+					      &s->size);
 			break;
 		case 'f':
-			s.force = 1;
+			s->force = 1;
+			break;
+		case 'j':
+			s->ctx->json = 1;
 			break;
 		case 't':
-			code = cmd_parse_transport(ctx, optarg, &s.transport);
-			if (code)
-				return code;
+			code = cmd_parse_transport(s->ctx, optarg,
+						   &s->transport);
 			break;
 		}
+		if (code)
+			return code;
 	}
-	code = cmd_check_args(ctx, argc, argv, 2, 2);
-	if (code)
+	return cmd_check_args(s->ctx, argc, argv, 2, 2) ?: -1;
+}
+
+/* cmd_export -- rpmemctl export */
+int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx)
+{
+	struct stream s = { .ctx = ctx, .fd = -1 };
+	int code = stream_opts(&s, argc, argv, CMD_COMMON_SHORT "a:ft:",
+			       export_opts, export_usage);
+
+	if (code != -1)
 		return code;
 	s.path = argv[optind + 1];
 	code = export_run(&s, argv[optind]);
@@ -575,33 +594,10 @@ out:
 int cmd_import(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	struct stream s = { .ctx = ctx, .fd = -1 };
-	int c, code = 0;
+	int code = stream_opts(&s, argc, argv, CMD_COMMON_SHORT "s:fjt:",
+			       import_opts, import_usage);
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "s:fjt:",
-			       import_opts, import_usage, &code)) != -1) {
-		switch (c) {
-		case -2:
-			return code;
-		case 's':
-			code = cmd_parse_size(ctx, "--size", optarg, &s.size);
-			if (code)
-				return code;
-			break;
-		case 'f':
-			s.force = 1;
-			break;
-		case 'j':
-			ctx->json = 1;
-			break;
-		case 't':
-			code = cmd_parse_transport(ctx, optarg, &s.transport);
-			if (code)
-				return code;
-			break;
-		}
-	}
-	code = cmd_check_args(ctx, argc, argv, 2, 2);
-	if (code)
+	if (code != -1)
 		return code;
 	s.path = argv[optind];
 	code = import_run(&s, argv[optind + 1]);
