@@ -7,7 +7,7 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_exa
 	      $(B)/tests/truncate_shim.so $(B)/tests/seccomp_probe.so \
 	      $(B)/tests/pobj_app $(B)/tests/pmem2_app $(B)/tests/log_app \
 	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks \
-	      $(B)/tests/sess_probe
+	      $(B)/tests/sess_probe $(B)/tests/rpmemd-reorder
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma faults tls deploy
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -74,6 +74,22 @@ $(B)/tests/log_app: tests/preload/log_app.c $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -lpmem2 \
 		-Wl,-rpath,'$$ORIGIN/..'
+
+# a target that breaks the session's order on purpose (daemon/session/
+# reorder.c): the files that hold its hooks, built again with them on
+REORDER_SRC := daemon/session/reorder.c daemon/session/req_data.c \
+	       daemon/session/worker.c
+REORDER_OBJ := $(REORDER_SRC:%.c=$(B)/reorder/%.o)
+$(B)/reorder/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DRPMEMD_TEST_REORDER -MMD -MP -c -o $@ $<
+$(REORDER_OBJ): INC := $(INC_DAEMON)
+-include $(REORDER_OBJ:.o=.d)
+$(B)/tests/rpmemd-reorder: $(REORDER_OBJ) \
+		$(filter-out $(REORDER_SRC:%.c=$(B)/%.o),$(DAEMON_OBJ)) \
+		$(COMMON_OBJ) $(TARGET_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDFLAGS) $(DAEMON_LIBS) $(LDLIBS)
 
 examples: $(TEST_TOOLS)
 

@@ -284,7 +284,9 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		h->xfer = 2;
 		rpmemd_ev_transfer(s, h, RPMEM_EV_CREATE, NULL);
 	}
-	if (h->by_file) {
+	if ((ret = reorder_take(s, io.handle, io.offset, io.len))) {
+		ret = ret > 0 ? 0 : ret; /* a test build held it */
+	} else if (h->by_file) {
 		ret = recv_to_file(s, hd, h, &io);
 	} else {
 		struct io_args a = { s, hd, h->pool->addr + io.offset, io.len,
@@ -396,6 +398,7 @@ int req_flush(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_bad_payload(s, hd);
 	if ((ret = conn_take_deferred(s, hd->id, &had)) || had)
 		return ret;
+	reorder_apply(s, 0);
 	if ((code = flush_apply(s, "FLUSH", &m, why, sizeof(why))))
 		return conn_reply_err(s, hd->id, code, "%s", why);
 	__atomic_add_fetch(&s->flushes, 1, __ATOMIC_RELAXED);
@@ -420,6 +423,7 @@ int req_barrier(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	}
 	if (s->derr_code)
 		return 0;
+	reorder_barrier(s);
 	if ((code = flush_apply(s, "BARRIER", &m, why, sizeof(why))))
 		conn_defer(s, code, "%s", why);
 	else

@@ -14,6 +14,7 @@
 #ifndef RPMEMD_SESSION_INT_H
 #define RPMEMD_SESSION_INT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -147,6 +148,32 @@ int conn_idle(struct rpmemd_session *s, uint64_t deadline_ns);
  * peer's will: a few a second are logged (rpmem_log_limited)
  */
 extern struct rpmem_log_limit rpmemd_log_write_failed;
+/*
+ * reorder.c: a target that breaks the session's order, for tests only
+ * (build/tests/rpmemd-reorder); the product build has no-ops
+ */
+#ifdef RPMEMD_TEST_REORDER
+int reorder_take(struct rpmemd_session *s, uint32_t handle, uint64_t off,
+		 uint32_t len);
+void reorder_barrier(struct rpmemd_session *s);
+void reorder_apply(struct rpmemd_session *s, int end);
+#else
+static inline int reorder_take(struct rpmemd_session *s, uint32_t handle,
+			       uint64_t off, uint32_t len)
+{
+	(void)s, (void)handle, (void)off, (void)len;
+	return 0;
+}
+static inline void reorder_barrier(struct rpmemd_session *s)
+{
+	(void)s;
+}
+static inline void reorder_apply(struct rpmemd_session *s, int end)
+{
+	(void)s, (void)end;
+}
+#endif
+
 /* conn_defer -- remember the first failed WRITE for the next FLUSH */
 void conn_defer(struct rpmemd_session *s, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

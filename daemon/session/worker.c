@@ -212,6 +212,7 @@ static void *session_main(void *arg)
 	rpmem_conn_set_deadline(&s->conn, 0);
 	if (ret == 0)
 		ret = rpmemd_serve(s);
+	reorder_apply(s, 1);
 	handle_close_all(s);
 	if (s->established) {
 		INFO("session %u from %s closed: %s (%llu bytes written, %llu read, %llu flushes, %llu barriers)",
