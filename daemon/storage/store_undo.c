@@ -289,3 +289,13 @@ void rpmemd_store_undo_info(struct rpmemd_region *r, const char *name,
 	pi->undo_generation = gen;
 	pi->undo_bytes = bytes;
 }
+
+int rpmemd_source_live(const char *source)
+{
+	return is_live(source);
+}
+
+int rpmemd_store_undo_dir(const struct rpmemd_region *r)
+{
+	return undo_dir(r);
+}
