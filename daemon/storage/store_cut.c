@@ -128,6 +128,12 @@ static int cut_check(struct rpmemd_pool *p, char *err, size_t errlen)
 			 p->name);
 		return -ENOTSUP;
 	}
+	if (!p->region->cfg.versions) {
+		snprintf(err, errlen,
+			 "region '%s' keeps no versions (versions in rpmemd.conf): nothing would be kept of a cut of pool '%s'",
+			 p->region->cfg.name, p->name);
+		return -EINVAL;
+	}
 	if (m.state != RPMEM_POOL_SYNCING || !rpmemd_source_live(m.source)) {
 		snprintf(err, errlen,
 			 "pool '%s' is not live (it is %s%s%s): only a pool a live replica writes (the preload library, the replica API) is cut; %s",
