@@ -166,8 +166,9 @@ static int versions_create(struct rpmemd_session *s,
 				 p->region->cfg.name, &ok);
 	if (ret || !ok)
 		return ret;
-	ret = rpmemd_pool_cut(p, CUT_WAIT_MS, &st.generation, err,
-			      sizeof(err));
+	/* the writer asking itself: this request is its own boundary */
+	ret = rpmemd_pool_cut(p, h->mode == RPMEM_OPEN_RW ? 0 : CUT_WAIT_MS,
+			      &st.generation, err, sizeof(err));
 	if (ret)
 		return conn_reply_err(s, hd->id,
 				      ret == -EXDEV ? RPMEM_E_XPORT :
