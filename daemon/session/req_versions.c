@@ -172,6 +172,7 @@ static int versions_create(struct rpmemd_session *s,
 	if (ret)
 		return conn_reply_err(s, hd->id,
 				      ret == -EXDEV ? RPMEM_E_XPORT :
+				      ret == -EBUSY ? RPMEM_E_BUSY :
 				      ret == -EINVAL || ret == -ENOTSUP ?
 						      RPMEM_E_INVAL :
 						      RPMEM_E_IO,

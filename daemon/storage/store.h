@@ -223,7 +223,8 @@ void rpmemd_pool_drained(struct rpmemd_pool *p);
  * the generation + 1, and a new journal so that every block the stream
  * overwrites from then on is copied aside first. *gen: the generation
  * the cut image has. -EINVAL (not a live pool), -EXDEV (written over
- * RDMA), -errno; why in err.
+ * RDMA), -EBUSY (a WRITE of the writer did not arrive within wait_ms),
+ * -errno; why in err.
  */
 int rpmemd_pool_cut(struct rpmemd_pool *p, unsigned wait_ms, uint64_t *gen,
 		    char *err, size_t errlen);

@@ -179,7 +179,13 @@ int rpmemd_pool_cut(struct rpmemd_pool *p, unsigned wait_ms, uint64_t *gen,
 
 	if ((ret = cut_check(p, err, errlen)))
 		return ret;
-	pthread_mutex_lock(&p->cut_lock);
+	/* a WRITE being received holds it: one that stalls is not waited */
+	if ((ret = pthread_mutex_timedlock(&p->cut_lock, &until))) {
+		snprintf(err, errlen,
+			 "pool '%s': its writer's WRITE has been arriving for longer than %u ms: nothing was cut; try again",
+			 p->name, wait_ms);
+		return ret == ETIMEDOUT ? -EBUSY : -ret;
+	}
 	mine = p->cuts + 1;
 	if (p->since_drain) {
 		/* the writer's next FLUSH or BARRIER makes it */

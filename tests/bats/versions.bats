@@ -566,3 +566,33 @@ check_cuts() {
 	"$RPMEMCTL" -q sync --pull "$W/now.obj" "$T/r1/app"
 	cmp "$W/now.obj" "$POOL"
 }
+
+@test "a live writer stalled in the middle of a WRITE: versions --create says so (exit 4), cuts nothing, and cuts once the writer is gone" {
+	rc create "$T/r1/app" 4M
+	[ "$status" -eq 0 ]
+	python3 "$TOP/tests/bats/hostile.py" "$PORT" stall-live-write app \
+		"vm:/x (live)" >"$W/stall" 2>&1 &
+	local hpid=$! gen
+	for _ in $(seq 100); do
+		grep -q stalled "$W/stall" && break
+		sleep 0.05
+	done
+	grep -q stalled "$W/stall"
+	gen=$(pool_gen app)
+	rc versions --create "$T/r1/app"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"its writer's WRITE has been arriving for longer than 1000 ms: nothing was cut"* ]]
+	[ "$(pool_gen app)" -eq "$gen" ]
+	! grep -q "cut at generation" "$DLOG"
+	kill "$hpid"
+	wait "$hpid" || true
+	# the writer gone, its half WRITE dropped: the pool is cut at once
+	for _ in $(seq 100); do
+		rc versions --create "$T/r1/app"
+		[ "$status" -eq 0 ] && break
+		sleep 0.1
+	done
+	[ "$status" -eq 0 ]
+	[ "$(pool_gen app)" -eq $((gen + 1)) ]
+}
