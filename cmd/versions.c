@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * versions.c -- rpmemctl versions (list, prune), and what --at does for
+ * versions.c -- rpmemctl versions (list, prune, cut), and what --at does for
  * sync --pull, verify and export: a pool's point-in-time versions
  */
 
@@ -31,6 +31,11 @@ static const char versions_usage[] =
 	"was kept, its size, the space it takes on the target, its hash and\n"
 	"its source. Restore one with 'rpmemctl sync --pull --at GENERATION'.\n"
 	"\n"
+	"  -c, --create           cut a version of a live pool (one the preload\n"
+	"                         library or the replica API writes) at its\n"
+	"                         writer's next drain boundary: a crash-consistent\n"
+	"                         image, listed once the next one is cut or the\n"
+	"                         writer's sync commits (the write right)\n"
 	"  -p, --prune GEN[,GEN...]  prune these versions (the write right);\n"
 	"                            the others stay restorable\n"
 	"  -k, --keep POLICY      prune the versions POLICY does not keep, e.g.\n"
@@ -43,6 +48,7 @@ static const char versions_usage[] =
 
 static const struct option versions_opts[] = {
 	CMD_COMMON_OPTS,
+	{ "create", no_argument, NULL, 'c' },
 	{ "prune", required_argument, NULL, 'p' },
 	{ "keep", required_argument, NULL, 'k' },
 	{ "dry-run", no_argument, NULL, 'n' },
@@ -71,6 +77,8 @@ struct vcmd {
 	const char *prune; /* --prune list, or NULL */
 	const char *keep;  /* --keep POLICY, or NULL */
 	int dry_run;
+	int create;	  /* --create */
+	uint64_t created; /* the generation it cut, 0: none */
 	uint64_t *pruned; /* the generations pruned */
 	size_t npruned;
 };
@@ -113,6 +121,10 @@ static void print_json(struct vcmd *c, struct rpmemctl_pool *pool,
 	}
 	json_arr_end(&j);
 	json_u64(&j, "versions_bytes", total);
+	if (c->created)
+		json_u64(&j, "created", c->created);
+	else
+		json_null(&j, "created");
 	json_arr_begin(&j, "pruned");
 	for (size_t i = 0; i < c->npruned; i++)
 		fprintf(stdout, "%s%" PRIu64, i ? "," : "", c->pruned[i]);
@@ -127,6 +139,10 @@ static void print_human(struct vcmd *c, const struct rpmemctl_version *v,
 	char t1[64], t2[64], sz[32], sp[32], h[32];
 	uint64_t total = 0;
 
+	if (c->created)
+		cmd_info(c->ctx, "version %" PRIu64 " of %s cut (listed once "
+			 "the next one is cut or the writer's sync commits)",
+			 c->created, c->target);
 	for (size_t i = 0; i < c->npruned; i++)
 		cmd_info(c->ctx, "%s version %" PRIu64 " of %s",
 			 c->dry_run ? "would prune" : "pruned", c->pruned[i],
@@ -224,11 +240,16 @@ static int versions_run(struct vcmd *c, struct rpmemctl_session *sess)
 		code = cmd_remote_err(c->ctx, sess, ret, NULL,
 				      "cannot list the versions of %s",
 				      c->target);
+	if (!code && c->create && (ret = rpmemctl_pool_version_create(
+					    pool, &c->created)))
+		code = cmd_remote_err(c->ctx, sess, ret, NULL,
+				      "cannot cut a version of %s",
+				      c->target);
 	if (!code && c->prune)
 		code = prune_list(c, sess, pool);
 	if (!code && c->keep)
 		code = prune_keep(c, sess, pool, v, n);
-	if (!code && c->npruned && !c->dry_run) {
+	if (!code && (c->npruned || c->created) && !c->dry_run) {
 		free(v);
 		v = NULL;
 		if ((ret = rpmemctl_pool_versions(pool, &v, &n)))
@@ -253,11 +274,14 @@ int cmd_versions(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	char why[256];
 	int o, code = 0;
 
-	while ((o = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "p:k:nj",
+	while ((o = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "cp:k:nj",
 			       versions_opts, versions_usage, &code)) != -1) {
 		switch (o) {
 		case -2:
 			return code;
+		case 'c':
+			c.create = 1;
+			break;
 		case 'p':
 			c.prune = optarg;
 			break;
@@ -280,6 +304,9 @@ int cmd_versions(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	if (!code && c.prune && c.keep)
 		code = cmd_usage_error(ctx, "--prune and --keep cannot be "
 				       "combined");
+	if (!code && c.create && (c.prune || c.keep))
+		code = cmd_usage_error(ctx, "--create cannot be combined with "
+				       "--prune or --keep");
 	if (!code && c.dry_run && !c.keep)
 		code = cmd_usage_error(ctx, "--dry-run goes with --keep");
 	if (!code)

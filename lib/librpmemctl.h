@@ -827,6 +827,21 @@ int rpmemctl_pool_versions(struct rpmemctl_pool *pool,
 int rpmemctl_pool_version_prune(struct rpmemctl_pool *pool, uint64_t version);
 
 /*
+ * rpmemctl_pool_version_create -- cut a version of a live pool (one a
+ * replica API or preload library writer holds syncing with its live
+ * source): the target keeps the pool's image at its writer's next drain
+ * boundary, a crash-consistent image, as version *generation (may be
+ * NULL), listed and restorable once the next version is cut or the
+ * writer's sync commits. The pool may be opened read-only; the write
+ * right is needed. -EINVAL (not a live pool: a consistent one's image
+ * becomes a version at the next sync that changes it), -ENOTSUP (written
+ * over RDMA: the target cannot see those writes), -EPERM (no write
+ * right).
+ */
+int rpmemctl_pool_version_create(struct rpmemctl_pool *pool,
+				 uint64_t *generation);
+
+/*
  * rpmemctl_pool_read_at -- len bytes at offset of version's image (the
  * pool's current generation: its image now) into dst. -ENOENT (no such
  * version), -EBUSY (the pool is syncing, or a sync committed meanwhile:

@@ -182,8 +182,13 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h,
 		return -EIO;
 	}
 	int ret = rpmem_rdma_expose(s->rdma, &cfg, blob, blob_len, &h->expo);
-	if (!ret)
+	if (!ret) {
+		/* no cut of a live pool while writes bypass rpmemd */
+		if (h->mode == RPMEM_OPEN_RW)
+			__atomic_add_fetch(&p->rdma_writers, 1,
+					   __ATOMIC_RELEASE);
 		return 0;
+	}
 	if (h->mode == RPMEM_OPEN_RW)
 		rpmemd_hcache_rdma_end(p->hc);
 	staging_put(h); /* taken before a later step failed */

@@ -81,8 +81,10 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 	int rdma_writer = h->expo && h->mode == RPMEM_OPEN_RW;
 	unexpose_pool(h);
 	/* its RDMA writes are over: the hash cache is on again, all invalid */
-	if (rdma_writer)
+	if (rdma_writer) {
 		rpmemd_hcache_rdma_end(p->hc);
+		__atomic_sub_fetch(&p->rdma_writers, 1, __ATOMIC_RELEASE);
+	}
 	if (h->xfer == 2)
 		rpmemd_ev_transfer(s, h, RPMEM_EV_DESTROY,
 				   "aborted: the pool was closed before it was consistent");

@@ -204,6 +204,58 @@ static const char *undo_msg(int err)
 }
 
 /*
+ * write_apply -- a checked WRITE into the pool: its old blocks kept in
+ * the undo journal if there is one, its hashes forgotten, its data
+ * received
+ */
+static int write_apply(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		       struct rpmemd_handle *h, const struct rpmem_msg_io *iop,
+		       size_t dlen)
+{
+	struct rpmem_msg_io io = *iop;
+	int ret;
+
+	/* the old blocks kept first (a client that sent no PRESERVE) */
+	struct rpmem_preserve_range pr = { io.offset, io.len };
+	if (io.len && (ret = rpmemd_pool_preserve(h->pool, &pr, 1))) {
+		conn_defer(s, rpmem_err_from_errno(ret),
+			   "WRITE of %u bytes at offset %llu into pool '%s' refused: %s",
+			   io.len, (unsigned long long)io.offset, h->pool->name,
+			   undo_msg(ret));
+		return rpmem_net_discard(&s->conn, dlen);
+	}
+	/* the block hashes are invalid before the data changes */
+	if (rpmemd_hcache_write_begin(h->pool->hc, io.offset, io.len)) {
+		conn_defer(s, RPMEM_E_IO,
+			   "WRITE to pool '%s' refused: its hash cache cannot be marked dirty (see rpmemd's log)",
+			   h->pool->name);
+		return rpmem_net_discard(&s->conn, dlen);
+	}
+	if (h->xfer == 1) {
+		h->xfer = 2;
+		rpmemd_ev_transfer(s, h, RPMEM_EV_CREATE, NULL);
+	}
+	if ((ret = reorder_take(s, io.handle, io.offset, io.len))) {
+		ret = ret > 0 ? 0 : ret; /* a test build held it */
+	} else if (h->by_file) {
+		ret = recv_to_file(s, hd, h, &io);
+	} else {
+		struct io_args a = { s, hd, h->pool->addr + io.offset, io.len,
+				     -1, 0, 0 };
+		ret = rpmem_guard_run(recv_into, &a);
+	}
+	rpmemd_hcache_write_end(h->pool->hc, io.offset, io.len);
+	if (ret == -EFAULT || ret == -EHWPOISON)
+		return mapping_fault(s, hd, h->pool, ret);
+	if (ret)
+		return ret > 0 ? 0 : ret; /* > 0: deferred to the FLUSH */
+	h->xfer_bytes += io.len;
+	rpmemd_pool_count(h->pool, io.len, 0);
+	__atomic_add_fetch(&s->bytes_written, io.len, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
  * req_write -- WRITE: receive the data straight into the pool mapping
  * (a new pool's through its file: write_by_file).
  * WRITE has no reply, so whatever is wrong with it (a malformed head, an
@@ -264,44 +316,11 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 			   h->pool->name, rpmem_state_str(st));
 		return rpmem_net_discard(&s->conn, dlen);
 	}
-	/* the old blocks kept first (a client that sent no PRESERVE) */
-	struct rpmem_preserve_range pr = { io.offset, io.len };
-	if (io.len && (ret = rpmemd_pool_preserve(h->pool, &pr, 1))) {
-		conn_defer(s, rpmem_err_from_errno(ret),
-			   "WRITE of %u bytes at offset %llu into pool '%s' refused: %s",
-			   io.len, (unsigned long long)io.offset, h->pool->name,
-			   undo_msg(ret));
-		return rpmem_net_discard(&s->conn, dlen);
-	}
-	/* the block hashes are invalid before the data changes */
-	if (rpmemd_hcache_write_begin(h->pool->hc, io.offset, io.len)) {
-		conn_defer(s, RPMEM_E_IO,
-			   "WRITE to pool '%s' refused: its hash cache cannot be marked dirty (see rpmemd's log)",
-			   h->pool->name);
-		return rpmem_net_discard(&s->conn, dlen);
-	}
-	if (h->xfer == 1) {
-		h->xfer = 2;
-		rpmemd_ev_transfer(s, h, RPMEM_EV_CREATE, NULL);
-	}
-	if ((ret = reorder_take(s, io.handle, io.offset, io.len))) {
-		ret = ret > 0 ? 0 : ret; /* a test build held it */
-	} else if (h->by_file) {
-		ret = recv_to_file(s, hd, h, &io);
-	} else {
-		struct io_args a = { s, hd, h->pool->addr + io.offset, io.len,
-				     -1, 0, 0 };
-		ret = rpmem_guard_run(recv_into, &a);
-	}
-	rpmemd_hcache_write_end(h->pool->hc, io.offset, io.len);
-	if (ret == -EFAULT || ret == -EHWPOISON)
-		return mapping_fault(s, hd, h->pool, ret);
-	if (ret)
-		return ret > 0 ? 0 : ret; /* > 0: deferred to the FLUSH */
-	h->xfer_bytes += io.len;
-	rpmemd_pool_count(h->pool, io.len, 0);
-	__atomic_add_fetch(&s->bytes_written, io.len, __ATOMIC_RELAXED);
-	return 0;
+	/* no cut of a live pool sees it half applied (store_cut.c) */
+	rpmemd_pool_write_begin(h->pool);
+	ret = write_apply(s, hd, h, &io, dlen);
+	rpmemd_pool_write_end(h->pool);
+	return ret;
 }
 
 /* req_read -- READ: reply DATA straight from the mapping */
@@ -382,6 +401,8 @@ static uint32_t flush_apply(struct rpmemd_session *s, const char *what,
 	}
 	rpmemd_hcache_flushed(h->pool->hc, m->offset, m->len);
 	rpmemd_pool_count(h->pool, 0, 1);
+	/* a drain boundary of the writer: a cut asked for is made here */
+	rpmemd_pool_drained(h->pool);
 	__atomic_store_n(&s->last_flush_ns, dt, __ATOMIC_RELAXED);
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "events.h"
 #include "log.h"
 #include "scrub.h"
@@ -144,6 +145,50 @@ static int versions_prune(struct rpmemd_session *s,
 	return conn_reply_ok(s, hd->id);
 }
 
+/* how long a cut waits for the live writer's next drain boundary */
+#define CUT_WAIT_MS 1000u
+
+/*
+ * versions_create -- cut a version of a live pool: the write right on its
+ * region (the live writer holds the pool's write open, so the request
+ * comes on a read open); STATE with the generation the cut image has
+ */
+static int versions_create(struct rpmemd_session *s,
+			   const struct rpmem_hdr *hd, struct rpmemd_handle *h)
+{
+	struct rpmemd_pool *p = h->pool;
+	struct rpmem_msg_state st = { RPMEM_POOL_SYNCING, 0 };
+	char err[RPMEM_STR_MAX + 1];
+	uint8_t buf[16];
+	int ret, ok, len;
+
+	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE,
+				 p->region->cfg.name, &ok);
+	if (ret || !ok)
+		return ret;
+	/* the writer asking itself: this request is its own boundary */
+	ret = rpmemd_pool_cut(p, h->mode == RPMEM_OPEN_RW ? 0 : CUT_WAIT_MS,
+			      &st.generation, err, sizeof(err));
+	if (ret)
+		return conn_reply_err(s, hd->id,
+				      ret == -EXDEV ? RPMEM_E_XPORT :
+				      ret == -EBUSY ? RPMEM_E_BUSY :
+				      ret == -EINVAL || ret == -ENOTSUP ?
+						      RPMEM_E_INVAL :
+						      RPMEM_E_IO,
+				      "%s", err);
+	INFO("session %u: pool %s/%s: a version cut on request at generation %llu",
+	     s->id, p->region->cfg.name, p->name,
+	     (unsigned long long)st.generation);
+	rpmemd_versions_commit(s, p, st.generation);
+	len = rpmem_state_encode(buf, sizeof(buf), &st);
+	if (len < 0)
+		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
+				      "cannot encode STATE");
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_STATE, hd->id, buf,
+				(size_t)len, NULL, 0);
+}
+
 int req_versions(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_versions m;
@@ -156,6 +201,8 @@ int req_versions(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      "VERSIONS of unknown handle %u", m.handle);
 	if (m.op == RPMEM_VERSIONS_PRUNE)
 		return versions_prune(s, hd, h, m.version);
+	if (m.op == RPMEM_VERSIONS_CREATE)
+		return versions_create(s, hd, h);
 	return versions_list(s, hd, h->pool);
 }
 

@@ -181,6 +181,8 @@ void rpmemd_store_free(struct rpmemd_pool *p)
 	pthread_mutex_destroy(&p->meta_lock);
 	pthread_mutex_destroy(&p->undo_lock);
 	pthread_cond_destroy(&p->undo_cond);
+	pthread_mutex_destroy(&p->cut_lock);
+	pthread_cond_destroy(&p->cut_cond);
 	rpmemd_region_put(&p->region);
 	free(p);
 }
@@ -213,6 +215,8 @@ int rpmemd_store_new(struct rpmemd_region *r, const char *name,
 		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
 		return ret;
 	}
+	np->cut_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	np->cut_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	rpmemd_region_ref(r);
 	np->region = r;
 	rpmem_strlcpy(np->name, name, sizeof(np->name));

@@ -62,6 +62,22 @@ struct rpmemd_pool {
 	struct rpmemd_undo *undo;
 	struct rpmemd_undo_queue *uq; /* its thread (undo_queue.c), or NULL */
 
+	/*
+	 * cuts of a live pool into versions (store_cut.c): cut_lock is held
+	 * by the writer across each WRITE's application, so a cut sees none
+	 * half applied; under it, whether a WRITE came since the writer's
+	 * last FLUSH or BARRIER, the cuts asked for and those done
+	 */
+	pthread_mutex_t cut_lock;
+	pthread_cond_t cut_cond;
+	int since_drain;
+	unsigned cut_want;
+	uint64_t cuts;
+	int cut_ret;
+	uint64_t cut_gen;
+	/* writable RDMA exposures of it (rpmemd cannot see their writes) */
+	unsigned rdma_writers;
+
 	/* updated with atomics; kept between opens (region->stats) */
 	uint64_t bytes_written;
 	uint64_t flushes;
@@ -184,6 +200,40 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 int rpmemd_pool_preserve_async(struct rpmemd_pool *p,
 			       const struct rpmem_preserve_range *v,
 			       uint32_t n);
+
+/*
+ * rpmemd_pool_write_begin -- the writer's WRITE is about to change the
+ * pool: no cut until rpmemd_pool_write_end
+ */
+void rpmemd_pool_write_begin(struct rpmemd_pool *p);
+/* rpmemd_pool_write_end -- the WRITE is applied (or failed) */
+void rpmemd_pool_write_end(struct rpmemd_pool *p);
+
+/*
+ * rpmemd_pool_drained -- the writer's FLUSH or BARRIER was applied: a
+ * drain boundary of its stream, where a cut asked for is made
+ */
+void rpmemd_pool_drained(struct rpmemd_pool *p);
+
+/*
+ * rpmemd_pool_cut -- a version of the live pool p as it is at the next
+ * drain boundary of its writer (at once without a writer, or if the
+ * writer sends no FLUSH or BARRIER within wait_ms: at a request boundary,
+ * still a crash image): the open live journal, if any, kept as a version,
+ * the generation + 1, and a new journal so that every block the stream
+ * overwrites from then on is copied aside first. *gen: the generation
+ * the cut image has. -EINVAL (not a live pool), -EXDEV (written over
+ * RDMA), -EBUSY (a WRITE of the writer did not arrive within wait_ms),
+ * -errno; why in err.
+ */
+int rpmemd_pool_cut(struct rpmemd_pool *p, unsigned wait_ms, uint64_t *gen,
+		    char *err, size_t errlen);
+
+/* rpmemd_source_live -- source names a live replica (ends " (live)") */
+int rpmemd_source_live(const char *source);
+
+/* rpmemd_store_undo_dir -- the region's journal directory, or -ENOTSUP */
+int rpmemd_store_undo_dir(const struct rpmemd_region *r);
 
 /* rpmemd_pool_count -- account bytes written and flushes */
 static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,

@@ -69,9 +69,12 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 	int dfd = undo_dir(p->region);
 	int ret;
 
-	/* a sync of a consistent pool; a live replica keeps no journal */
+	/*
+	 * a sync of a consistent pool; a live replica keeps no journal
+	 * unless its region keeps versions (its start image is one)
+	 */
 	if (dfd < 0 || p->undo || p->meta.state != RPMEM_POOL_CONSISTENT ||
-	    is_live(source))
+	    (is_live(source) && !p->region->cfg.versions))
 		return 0;
 	ret = rpmemd_undo_create(dfd, p->name, p->meta.uuid, p->size,
 				 p->meta.generation, p->meta.source, &p->undo);
@@ -288,4 +291,14 @@ void rpmemd_store_undo_info(struct rpmemd_region *r, const char *name,
 	pi->pending = 1;
 	pi->undo_generation = gen;
 	pi->undo_bytes = bytes;
+}
+
+int rpmemd_source_live(const char *source)
+{
+	return is_live(source);
+}
+
+int rpmemd_store_undo_dir(const struct rpmemd_region *r)
+{
+	return undo_dir(r);
 }

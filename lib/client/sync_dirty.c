@@ -5,6 +5,7 @@
 
 #include "log.h"
 #include "sync_int.h"
+#include "util.h"
 
 /*
  * same_source -- the pool's recorded source is src, or "src (live)": the
@@ -22,11 +23,54 @@ static int same_source(const char *recorded, const char *src)
 }
 
 /*
+ * recorded_source -- the pool's source as the target's LIST records it
+ * (into src, "" if unknown)
+ */
+static void recorded_source(struct sync_ctx *c, char *src, size_t len)
+{
+	struct rpmemctl_list *ls = NULL;
+	struct rpmemctl_pool *p = c->p;
+
+	src[0] = 0;
+	if (rpmemctl_list_get(c->s, p->region, &ls))
+		return;
+	for (unsigned i = 0; i < rpmemctl_list_pool_count(ls); i++)
+		if (!strcmp(rpmemctl_list_pool_name(ls, i), p->name))
+			rpmem_strlcpy(src, rpmemctl_list_pool_source(ls, i),
+				      len);
+	rpmemctl_list_free(&ls);
+}
+
+/*
+ * cut_since -- the log is bound to this pool at an older generation, and
+ * the pool is syncing with our own live source: only the target's cuts
+ * of our live stream into versions (rpmemctl versions --create) moved
+ * the generation since, and every write since the binding was ours and
+ * marked (another writer's sync would have recorded its own source or
+ * made the pool consistent)
+ */
+static int cut_since(struct sync_ctx *c)
+{
+	const struct rpmemctl_dirtylog *l = c->o->dirty_log;
+	struct rpmemctl_pool *p = c->p;
+	uint64_t gen = client_dirtylog_generation(l);
+	char src[RPMEM_STR_MAX + 1], live[RPMEM_STR_MAX + 1];
+
+	if (p->state != RPMEM_POOL_SYNCING || !c->o->source ||
+	    gen >= p->generation || !client_dirtylog_bound(l, p->uuid, gen))
+		return 0;
+	snprintf(live, sizeof(live), "%s (live)", c->o->source);
+	recorded_source(c, src, sizeof(src));
+	return !strcmp(src, live);
+}
+
+/*
  * dirty_usable -- the dirty log of the push may stand in for the
  * comparison: the pool is the one and at the generation the log is
- * relative to, and if it is syncing, this source marked it so (another
- * writer interrupted mid-sync leaves it syncing at the same generation).
- * 1 if so, else 0 with the reason in the result.
+ * relative to (or a later one its own live stream was cut at), and if it
+ * is syncing, this source marked it so (another writer interrupted
+ * mid-sync leaves it syncing at the same generation). 1 if so, else 0
+ * with the reason in the result.
  */
 static int dirty_usable(struct sync_ctx *c)
 {
@@ -35,6 +79,7 @@ static int dirty_usable(struct sync_ctx *c)
 	char *why = c->st.dirty_fallback;
 	size_t wl = sizeof(c->st.dirty_fallback);
 	uint64_t ext = client_dirtylog_extent(l);
+	char src[RPMEM_STR_MAX + 1];
 
 	if (client_dirtylog_nextents(l) != (c->size + ext - 1) / ext) {
 		snprintf(why, wl, "the dirty log is for a pool of another size");
@@ -45,6 +90,8 @@ static int dirty_usable(struct sync_ctx *c)
 			 "crashed or still runs)");
 		return 0;
 	}
+	if (cut_since(c))
+		return 1;
 	if (!client_dirtylog_bound(l, p->uuid, p->generation)) {
 		if (client_dirtylog_bound(l, p->uuid,
 					  client_dirtylog_generation(l)))
@@ -61,20 +108,8 @@ static int dirty_usable(struct sync_ctx *c)
 	if (p->state == RPMEM_POOL_CONSISTENT || c->o->syncing_ours)
 		return 1;
 	if (p->state == RPMEM_POOL_SYNCING && c->o->source) {
-		struct rpmemctl_list *ls = NULL;
-		int same = 0;
-		if (!rpmemctl_list_get(c->s, p->region, &ls)) {
-			for (unsigned i = 0; i < rpmemctl_list_pool_count(ls);
-			     i++)
-				if (!strcmp(rpmemctl_list_pool_name(ls, i),
-					    p->name))
-					same = same_source(
-						rpmemctl_list_pool_source(ls,
-									  i),
-						c->o->source);
-			rpmemctl_list_free(&ls);
-		}
-		if (same)
+		recorded_source(c, src, sizeof(src));
+		if (same_source(src, c->o->source))
 			return 1;
 	}
 	snprintf(why, wl, "the pool is %s and another source may have "

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * versions.c -- a pool's point-in-time versions on the target: list,
- * prune, read (rpmemctl_pool_versions, _version_prune, _read_at)
+ * prune, cut (of a live pool), read (rpmemctl_pool_versions,
+ * _version_prune, _version_create, _read_at)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -98,6 +99,33 @@ RPMEM_EXPORT int rpmemctl_pool_version_prune(struct rpmemctl_pool *pool,
 	client_pool_begin(pool);
 	return client_pool_end(pool, version_prune(pool, version),
 			       "prune a version");
+}
+
+/* version_create -- cut a version of the live pool; its generation */
+static int version_create(struct rpmemctl_pool *p, uint64_t *generation)
+{
+	struct rpmem_msg_state st;
+	size_t rlen;
+	int ret = versions_usable(p);
+
+	if (!ret)
+		ret = versions_call(p, RPMEM_VERSIONS_CREATE, 0,
+				    RPMEM_MSG_STATE, &rlen);
+	if (!ret && rpmem_state_decode(p->sess->rbuf, rlen, &st))
+		ret = client_bad_reply(p->sess, RPMEM_MSG_STATE);
+	if (!ret)
+		p->generation = st.generation;
+	if (!ret && generation)
+		*generation = st.generation;
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_pool_version_create(struct rpmemctl_pool *pool,
+					      uint64_t *generation)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, version_create(pool, generation),
+			       "cut a version");
 }
 
 /* read_at -- one READ_AT of at most RPMEM_MAX_IO bytes into dst */

@@ -549,7 +549,13 @@ struct rpmem_msg_scrub_reply {
 enum rpmem_versions_op {
 	RPMEM_VERSIONS_LIST = 0,  /* VERSIONS_REPLY: the pool's versions */
 	RPMEM_VERSIONS_PRUNE = 1, /* prune version (a write open); OK */
-	RPMEM_VERSIONS_OP_MAX = 1,
+	/*
+	 * cut a version of a live pool at its writer's next drain boundary
+	 * (the write right); STATE: the pool's state and the generation the
+	 * cut image has
+	 */
+	RPMEM_VERSIONS_CREATE = 2,
+	RPMEM_VERSIONS_OP_MAX = 2,
 };
 
 /* VERSIONS: handle u32 | op u8 | version u64 (PRUNE; else 0) */

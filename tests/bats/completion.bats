@@ -137,8 +137,9 @@ has() {
 	[ "$(grep -c 'client said BYE' "$DLOG")" -ge 7 ]
 }
 
-@test "versions: --at, --prune, --keep and its retention rules" {
+@test "versions: --at, --create, --prune, --keep and its retention rules" {
 	comp versions --
+	has --create
 	has --prune
 	has --keep
 	has --dry-run

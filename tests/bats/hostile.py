@@ -12,6 +12,12 @@
                           header and half its data, then wait; print the
                           session id, then what the target says on close
   idle-writer POOL        HELLO, open r1/POOL read-write, wait; as above
+  stall-live-write POOL SOURCE
+                          HELLO, open r1/POOL read-write, SET_STATE
+                          syncing with SOURCE (a live one: "... (live)"),
+                          send a WRITE header and half its data, then
+                          wait; print "stalled", then what the target
+                          says on close
   hash POOL BS N FLAGS    HELLO, open r1/POOL, one HASH of N blocks of BS
                           from offset 0 with FLAGS; print each hash (16 hex
                           digits a line) or "ERROR code msg"
@@ -170,6 +176,21 @@ def cmd_stall_write(port, pool):
     whole = frame(WRITE, 3, struct.pack("<IQI", handle, 0, n) + bytes(n))
     s.sendall(whole[: 16 + 16 + n // 2])
     print("session %d" % sid, flush=True)
+    wait_close(s, time.monotonic())
+
+
+def cmd_stall_live_write(port, pool, source):
+    s, _, handle, _ = session(port, pool)
+    s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
+                    wstr(source)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p), flush=True)
+        return
+    n = 1 << 20
+    whole = frame(WRITE, 4, struct.pack("<IQI", handle, 0, n) + bytes(n))
+    s.sendall(whole[: 16 + 16 + n // 2])
+    print("stalled", flush=True)
     wait_close(s, time.monotonic())
 
 
@@ -486,6 +507,8 @@ def main():
         cmd_trickle(port, *args)
     elif cmd == "stall-write":
         cmd_stall_write(port, args[0])
+    elif cmd == "stall-live-write":
+        cmd_stall_live_write(port, *args)
     elif cmd == "idle-writer":
         cmd_idle_writer(port, args[0])
     elif cmd == "hash":

@@ -3,10 +3,13 @@
 # versions.bats -- point-in-time versions: a committed sync's undo journal
 # kept as the version of the generation it replaced (rpmemd.conf versions),
 # listed, restored (sync --pull --at), verified, exported, scrubbed and
-# pruned; retention and quota applied by the daemon at each commit
+# pruned; retention and quota applied by the daemon at each commit; versions
+# of a live pool (versions --create) while a libpmemobj application writes
+# it under the preload library
 
 load helpers
 load access
+load pobj
 
 # versions_conf POLICY [QUOTA] -- region r1 keeps versions
 versions_conf() {
@@ -51,6 +54,8 @@ setup() {
 }
 
 teardown() {
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	[ -z "${EPID:-}" ] || kill "$EPID" 2>/dev/null || true
 	teardown_daemon
 	! mountpoint -q "$W/small" 2>/dev/null || umount "$W/small"
 }
@@ -332,4 +337,262 @@ teardown() {
 	rc sync --pull --at 1 "$W/o1" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/o1" "$W/src"
+}
+
+# --- versions of a live pool (versions --create) ------------------------
+
+# live_start -- pobj_app writing records into $POOL under the preload
+# library (replicated to r1/app) until app_finish, once it has committed
+live_start() {
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app"
+	export PMEM_IS_PMEM_FORCE=0
+	app records:1
+	[ "$status" -eq 0 ]
+	app_start records:until
+	for _ in $(seq 200); do
+		[ "$(committed)" -gt 1 ] && return 0
+		sleep 0.05
+	done
+	cat "$W/app.err" >&2
+	return 1
+}
+
+# pool_gen POOL -- the generation of r1/POOL on the target
+pool_gen() {
+	"$RPMEMCTL" list --json "$T/r1" |
+		jq -r ".pools[] | select(.name == \"$1\") | .generation"
+}
+
+# committed -- the last record the application said it committed
+committed() {
+	awk '$1 == "committed" {n = $2} END {print n + 0}' "$W/app.out"
+}
+
+# cuts N -- N versions --create of r1/app a second apart; each line of
+# $W/cuts: the generation cut, the last record committed before the
+# request and after its reply
+cuts() {
+	local i before
+	: >"$W/cuts"
+	for i in $(seq "$1"); do
+		before=$(committed)
+		rc versions --create --json "$T/r1/app"
+		[ "$status" -eq 0 ] || { echo "cut $i: $output"; return 1; }
+		echo "$(json .created) $before $(committed)" >>"$W/cuts"
+		[ "$i" -eq "$1" ] || sleep 1
+	done
+}
+
+# check_cuts -- every cut of $W/cuts is listed as a live version and
+# restores (sync --pull --at) an image that passes pmempool check, opens
+# with libpmemobj, holds no torn record, and whose records are those the
+# application had committed when it was cut: at least the last it
+# reported before the request, at most one past the last after the
+# reply (committed on the target, not printed yet), never fewer than the
+# cut before
+check_cuts() {
+	local gen before after counter prev=0 n=0
+	rc versions --json "$T/r1/app"
+	[ "$status" -eq 0 ]
+	cp <(printf '%s\n' "$output") "$W/list.json"
+	while read -r gen before after; do
+		output=$(cat "$W/list.json")
+		[[ "$(json ".versions[] | select(.generation == $gen) | .source")" == *" (live)" ]] ||
+			{ echo "version $gen is not listed as live"; cat "$W/list.json"; return 1; }
+		rm -f "$W/v.obj"
+		"$RPMEMCTL" -q sync --pull --at "$gen" "$W/v.obj" "$T/r1/app"
+		pmempool check "$W/v.obj" >"$W/check.out" 2>&1 ||
+			{ echo "version $gen:"; cat "$W/check.out"; return 1; }
+		run "$APP" "$W/v.obj" check
+		[ "$status" -eq 0 ]
+		[[ "$output" != *torn* ]] || { echo "version $gen: $output"; return 1; }
+		counter=$(awk '$1 == "counter" {print $2}' <<<"$output")
+		[ "$counter" -ge "$before" ] && [ "$counter" -le $((after + 1)) ] &&
+			[ "$counter" -ge "$prev" ] ||
+			{ echo "version $gen holds $counter records: committed $before before the cut, $after after it, $prev in the cut before"; return 1; }
+		prev=$counter
+		n=$((n + 1))
+	done <"$W/cuts"
+	echo "# $n versions restored; the last held $prev records" >&3
+}
+
+@test "a live libpmemobj application cut into a version every second: each restores an image that pmempool check passes, libpmemobj opens, holding the records committed by then (RPMEM_LIVE_VERSIONS=60: a minute)" {
+	live_start
+	cuts "${RPMEM_LIVE_VERSIONS:-10}"
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	# each cut was one, at the writer's drain boundary or at once
+	[ "$(grep -c "cut at generation" "$DLOG")" -eq "$(wc -l <"$W/cuts")" ]
+	check_cuts
+	# the pool itself: consistent, what the application left
+	"$RPMEMCTL" -q sync --pull "$W/now.obj" "$T/r1/app"
+	cmp "$W/now.obj" "$POOL"
+}
+
+@test "a cut of a live pool whose writer was killed is the crash image it left; the writer's next run keeps it as a version" {
+	live_start
+	sleep 1
+	kill -KILL "$APID"
+	wait "$APID" || true
+	APID=
+	local last gen
+	last=$(committed)
+	rc versions --create --json "$T/r1/app"
+	[ "$status" -eq 0 ]
+	gen=$(json .created)
+	# not listed while the pool is live: its journal is still open
+	rc versions --json "$T/r1/app"
+	[ "$(json "[.versions[] | select(.generation == $gen)] | length")" -eq 0 ]
+	app check
+	[ "$status" -eq 0 ]
+	echo "$gen $last $last" >"$W/cuts"
+	check_cuts
+}
+
+@test "versions --create: a pool that is not live, an unknown pool, with --prune: a clear refusal, its exit code, nothing changed" {
+	local gen
+	gen=$(pool_gen p)
+	rc versions --create "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"pool 'p' is not live (it is consistent"* ]]
+	[[ "$output" == *"kept as a version by the next sync that changes it"* ]]
+	[ "$(pool_gen p)" -eq "$gen" ]
+	[ -z "$(ls "$R1/.rpmemd" | grep '\.ver$')" ]
+	rc versions --create "$T/r1/nosuch"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *nosuch* ]]
+	[ ! -e "$R1/nosuch" ]
+	rc versions --create --prune 1 "$T/r1/p"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--create cannot be combined"* ]]
+	! grep -q "cut at generation" "$DLOG"
+	# a region that keeps no versions would keep nothing of a cut
+	stop_daemon
+	write_conf "$CONF" "$PORT"
+	start_daemon
+	rc versions --create "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"region 'r1' keeps no versions"* ]]
+}
+
+@test "versions --create needs the write right on the region, checked before anything else" {
+	stop_daemon
+	R2=$W/r2
+	mkdir -p "$R2"
+	access_keys
+	default_rules | access_conf
+	sed -i "s|path = \"$R1\"; }|path = \"$R1\"; versions = \"all\"; }|" "$CONF"
+	start_daemon
+	as backup1 mirror "$W/src" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	as monitor versions --create "$T/r1/q"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'monitor' may not write region 'r1'"* ]]
+	as backup1 versions --create "$T/r1/q"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"pool 'q' is not live"* ]]
+	! grep -q "cut at generation" "$DLOG"
+}
+
+@test "versions cut live count in the region's retention and quota, and events report them kept and pruned" {
+	stop_daemon
+	versions_conf "last=3"
+	start_daemon
+	"$RPMEMCTL" events --json "$T" >"$W/ev" 2>/dev/null &
+	EPID=$!
+	sleep 0.5
+	live_start
+	cuts 6
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	rc versions --json "$T/r1/app"
+	[ "$status" -eq 0 ]
+	# the newest three of the six cuts (each kept when the next was cut,
+	# the last at the writer's commit)
+	[ "$(json '[.versions[].generation] | join(" ")')" = \
+		"$(tail -n 3 "$W/cuts" | awk '{print $1}' | paste -sd' ')" ]
+	for _ in $(seq 50); do
+		grep -q "pruned (retention)" "$W/ev" && break
+		sleep 0.1
+	done
+	local g1
+	g1=$(head -n 1 "$W/cuts" | awk '{print $1}')
+	grep -q "version $g1 of pool 'app' kept" "$W/ev"
+	grep -q "version $g1 of pool 'app' pruned (retention)" "$W/ev"
+	# the quota: the oldest give way to the newest
+	stop_daemon
+	versions_conf all 40K
+	start_daemon
+	live_start
+	cuts 4
+	app_finish
+	rc versions --json "$T/r1/app"
+	[ "$status" -eq 0 ]
+	[ "$(json .versions_bytes)" -le 40960 ]
+	# 12 KiB or more each: at most three of the four cuts' and the start's
+	[ "$(json '.versions | length')" -ge 1 ]
+	[ "$(json '.versions | length')" -le 3 ]
+	grep -q "version [0-9]* pruned" "$DLOG"
+}
+
+@test "cuts do not cost the live writer its dirty log: a degraded resync after cuts moves only the extents it marked" {
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app" PMEM_IS_PMEM_FORCE=0
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=0
+	export RPMEM_LOG_LEVEL=info
+	app_start set:0:before pause set:1:unreplicated pause set:2:resumed pause
+	app_paused 1
+	# two cuts: the pool's generation moves past the one the log is bound to
+	rc versions --create "$T/r1/app"
+	[ "$status" -eq 0 ]
+	rc versions --create "$T/r1/app"
+	[ "$status" -eq 0 ]
+	stop_daemon
+	app_continue
+	app_paused 2
+	start_daemon
+	[ "$(written app)" -eq 0 ]
+	app_continue
+	app_paused 3
+	grep -q "rpmem_preload: resynced: '$POOL' is replicated to $T/r1/app again" "$W/app.err"
+	grep -q "rpmem_preload: '$POOL': synced only the extents its dirty log marked" "$W/app.err" ||
+		{ grep rpmem_preload "$W/app.err"; false; }
+	# a few extents of the 16 MiB pool, not all of it
+	[ "$(written app)" -lt $((8 << 20)) ]
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	"$RPMEMCTL" -q sync --pull "$W/now.obj" "$T/r1/app"
+	cmp "$W/now.obj" "$POOL"
+}
+
+@test "a live writer stalled in the middle of a WRITE: versions --create says so (exit 4), cuts nothing, and cuts once the writer is gone" {
+	rc create "$T/r1/app" 4M
+	[ "$status" -eq 0 ]
+	python3 "$TOP/tests/bats/hostile.py" "$PORT" stall-live-write app \
+		"vm:/x (live)" >"$W/stall" 2>&1 &
+	local hpid=$! gen
+	for _ in $(seq 100); do
+		grep -q stalled "$W/stall" && break
+		sleep 0.05
+	done
+	grep -q stalled "$W/stall"
+	gen=$(pool_gen app)
+	rc versions --create "$T/r1/app"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"its writer's WRITE has been arriving for longer than 1000 ms: nothing was cut"* ]]
+	[ "$(pool_gen app)" -eq "$gen" ]
+	! grep -q "cut at generation" "$DLOG"
+	kill "$hpid"
+	wait "$hpid" || true
+	# the writer gone, its half WRITE dropped: the pool is cut at once
+	for _ in $(seq 100); do
+		rc versions --create "$T/r1/app"
+		[ "$status" -eq 0 ] && break
+		sleep 0.1
+	done
+	[ "$status" -eq 0 ]
+	[ "$(pool_gen app)" -eq $((gen + 1)) ]
 }

@@ -2,6 +2,7 @@
 /* pobj_app.c -- test tool: an unmodified libpmemobj application, by steps */
 #include <errno.h>
 #include <libpmemobj.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
  *   records:N   N transactions, each counter + 1 and slot (counter % 16)
  *               = "rec<counter>" in one; prints "committed <counter>"
  *               after each has returned
+ *   records:until  the same until a line (or the end) on standard input
  *   check       print the counter, and "torn" if a slot disagrees with it
  *   store:I:TEXT  slot I = TEXT, flushed but not drained (pmemobj_flush)
  *   pause       print "paused", wait for a line on standard input
@@ -63,10 +65,20 @@ static int tx_set(PMEMobjpool *pop, struct root *r, int i, const char *text)
 	return ret;
 }
 
-/* records -- n transactions that each say when they have committed */
+/* stdin_ready -- a line (or the end) is waiting on standard input */
+static int stdin_ready(void)
+{
+	struct pollfd pf = { .fd = 0, .events = POLLIN };
+	return poll(&pf, 1, 0) > 0;
+}
+
+/*
+ * records -- n transactions (n < 0: until stdin_ready) that each say
+ * when they have committed
+ */
 static int records(PMEMobjpool *pop, struct root *r, long n)
 {
-	for (volatile long k = 0; k < n; k++) {
+	for (volatile long k = 0; n < 0 ? !stdin_ready() : k < n; k++) {
 		volatile int ret = 0;
 		TX_BEGIN(pop) {
 			pmemobj_tx_add_range_direct(r, sizeof(*r));
@@ -166,7 +178,8 @@ static int step(PMEMobjpool *pop, struct root *r, const char *s)
 	} else if (!strncmp(s, "persist:", 8)) {
 		persist_loop(pop, r, atol(s + 8));
 	} else if (!strncmp(s, "records:", 8)) {
-		if (records(pop, r, atol(s + 8)))
+		if (records(pop, r,
+			    strcmp(s + 8, "until") ? atol(s + 8) : -1))
 			return 1;
 	} else if (!strcmp(s, "check")) {
 		check(r);

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +28,7 @@
 #include "region.h"
 #include "store.h"
 #include "util.h"
+#include "versions.h"
 
 #define MiB (1024ull * 1024)
 
@@ -327,6 +329,123 @@ static void atomic_sync__devdax_keeps_no_journal(void **state_)
 	rpmemd_region_put(&r);
 }
 
+/* gen_of -- the open pool's generation */
+static uint64_t gen_of(struct rpmemd_pool *p)
+{
+	struct rpmemd_meta m;
+	rpmemd_pool_get_meta(p, &m);
+	return m.generation;
+}
+
+/* a cut asked for from another thread, as another session would */
+struct cut_req {
+	struct rpmemd_pool *p;
+	unsigned wait_ms;
+	uint64_t gen;
+	int ret;
+	char err[256];
+};
+
+/* cut_thread -- rpmemd_pool_cut of the request */
+static void *cut_thread(void *arg)
+{
+	struct cut_req *c = arg;
+	c->ret = rpmemd_pool_cut(c->p, c->wait_ms, &c->gen, c->err,
+				 sizeof(c->err));
+	return NULL;
+}
+
+/* cut_wanted -- a cut waits for the writer's next drain boundary */
+static int cut_wanted(struct rpmemd_pool *p)
+{
+	pthread_mutex_lock(&p->cut_lock);
+	int want = p->cut_want > 0;
+	pthread_mutex_unlock(&p->cut_lock);
+	return want;
+}
+
+/*
+ * versions of a live pool: refused where the region keeps none, for a
+ * pool that is not live, and while an RDMA writer bypasses rpmemd (the
+ * generation unchanged); cut at once at a drain boundary, else by the
+ * writer's next FLUSH or BARRIER (rpmemd_pool_drained), else after the
+ * wait at a request boundary; each cut keeps the previous journal as a
+ * version and opens a new one bound to the new generation
+ */
+static void live_cut__drain_boundary_and_refusals(void **state_)
+{
+	struct fx *fx = *state_;
+	struct rpmemd_region *r = region(fx, "d");
+	struct cut_req c = { 0 };
+	pthread_t t;
+	uint64_t gen = 0, g0;
+	char err[256];
+
+	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
+			 0);
+	struct rpmemd_pool *p = open_rw(r);
+	state(p, RPMEM_POOL_SYNCING, "h:/a");
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	state(p, RPMEM_POOL_SYNCING, "h:/a (live)");
+	g0 = gen_of(p);
+	assert_int_equal(rpmemd_pool_cut(p, 0, &gen, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "keeps no versions"));
+	r->cfg.versions = 1;
+	/* the live stream journals where the region keeps versions */
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	state(p, RPMEM_POOL_SYNCING, "h:/a (live)");
+	assert_non_null(p->undo);
+	g0 = gen_of(p);
+	p->rdma_writers = 1;
+	assert_int_equal(rpmemd_pool_cut(p, 0, &gen, err, sizeof(err)),
+			 -EXDEV);
+	assert_non_null(strstr(err, "written over RDMA"));
+	assert_int_equal(gen_of(p), g0);
+	p->rdma_writers = 0;
+	/* at a drain boundary (no WRITE since the last FLUSH): at once */
+	assert_int_equal(rpmemd_pool_cut(p, 0, &gen, err, sizeof(err)), 0);
+	assert_int_equal(gen, g0 + 1);
+	assert_int_equal(gen_of(p), g0 + 1);
+	/* a WRITE since: the writer's next FLUSH makes the cut */
+	rpmemd_pool_write_begin(p);
+	memset(p->addr, 'W', 4096);
+	rpmemd_pool_write_end(p);
+	c.p = p;
+	c.wait_ms = 600000;
+	assert_int_equal(pthread_create(&t, NULL, cut_thread, &c), 0);
+	while (!cut_wanted(p))
+		usleep(1000);
+	assert_int_equal(gen_of(p), g0 + 1);
+	rpmemd_pool_drained(p);
+	pthread_join(t, NULL);
+	assert_int_equal(c.ret, 0);
+	assert_int_equal(c.gen, g0 + 2);
+	/* a WRITE and no drain within the wait: cut between requests */
+	rpmemd_pool_write_begin(p);
+	rpmemd_pool_write_end(p);
+	assert_int_equal(rpmemd_pool_cut(p, 1, &gen, err, sizeof(err)), 0);
+	assert_int_equal(gen, g0 + 3);
+	/* each cut kept the journal before it as a version */
+	struct rpmemd_version *v = NULL;
+	struct rpmemd_meta m;
+	size_t n = 0;
+	rpmemd_pool_get_meta(p, &m);
+	assert_int_equal(rpmemd_versions_list(r, "a", &m, &v, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[0].gen, g0);
+	assert_int_equal(v[n - 1].gen, g0 + 2);
+	assert_string_equal(v[n - 1].source, "h:/a (live)");
+	free(v);
+	/* no longer live: refused */
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	assert_int_equal(rpmemd_pool_cut(p, 0, &gen, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "is not live"));
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+	rpmemd_region_put(&r);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -337,6 +456,7 @@ int main(void)
 		T(pool_lifecycle__devdax_region),
 		T(atomic_sync__rollback_after_reopen),
 		T(atomic_sync__devdax_keeps_no_journal),
+		T(live_cut__drain_boundary_and_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
