@@ -57,6 +57,33 @@ stop_daemon() {
 	DPID=
 }
 
+# start_second -- a second rpmemd: region r1 in $R1B, port $PORT2 ($T2)
+start_second() {
+	R1B=$W/r1b
+	mkdir -p "$R1B"
+	[ -n "${PORT2:-}" ] || PORT2=$(free_port)
+	T2=127.0.0.1:$PORT2
+	sed -e "s|port = $PORT;|port = $PORT2;|" \
+	    -e "s|path = \"$R1\";|path = \"$R1B\";|" "$CONF" >"$W/rpmemd2.conf"
+	"$RPMEMD" -c "$W/rpmemd2.conf" >>"$W/rpmemd2.log" 2>&1 &
+	DPID2=$!
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$PORT2") 2>/dev/null && return 0
+		kill -0 "$DPID2" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$W/rpmemd2.log" >&2
+	return 1
+}
+
+stop_second() {
+	if [ -n "${DPID2:-}" ] && kill -0 "$DPID2" 2>/dev/null; then
+		kill -TERM "$DPID2"
+		wait "$DPID2" || true
+	fi
+	DPID2=
+}
+
 # setup_env -- a work dir, region r1, a free port and a config; no daemon yet
 setup_env() {
 	W=$BATS_TEST_TMPDIR
