@@ -131,6 +131,8 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 		if (ret)
 			goto out;
 	}
+	if ((ret = sync_gen_check(&c)))
+		goto out;
 	if (cfg->mode == RPMEMCTL_SYNC_MIRROR) {
 		ret = sync_mirror(&c);
 		goto out;
@@ -156,6 +158,7 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 			ret = err;
 	}
 out:
+	ret = sync_gen_done(&c, ret);
 	c.st.generation = pool->generation;
 	c.st.elapsed_ns = rpmem_now_ns() - c.t0;
 	*res = c.st;
