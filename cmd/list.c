@@ -230,6 +230,25 @@ err_table:
 	return CMD_EXIT_INTERNAL;
 }
 
+
+/* gens_json -- pool i's "role" and "generations" (newest first) */
+static void gens_json(struct json *j, const struct rpmemctl_list *l,
+		      unsigned i)
+{
+	uint64_t ids[RPMEMCTL_GENERATIONS_MAX];
+	char hex[17];
+	unsigned n = rpmemctl_list_pool_generations(l, i, ids,
+						    RPMEMCTL_GENERATIONS_MAX);
+	json_str(j, "role", rpmemctl_role_str(rpmemctl_list_pool_role(l, i)));
+	json_arr_begin(j, "generations");
+	for (unsigned k = 0; k < n && k < RPMEMCTL_GENERATIONS_MAX; k++) {
+		snprintf(hex, sizeof(hex), "%016llx",
+			 (unsigned long long)ids[k]);
+		json_str(j, NULL, hex);
+	}
+	json_arr_end(j);
+}
+
 /* cmd_list_json -- "regions" and "pools" arrays into an open object */
 void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		   const struct rpmemctl_status *st, const char *pool)
@@ -286,6 +305,7 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		else
 			json_null(j, "recoverable_generation");
 		json_u64(j, "undo_bytes", rpmemctl_list_pool_undo_bytes(l, i));
+		gens_json(j, l, i);
 		json_u64(j, "versions", rpmemctl_list_pool_versions(l, i));
 		json_u64(j, "versions_bytes",
 			 rpmemctl_list_pool_versions_bytes(l, i));

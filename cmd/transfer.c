@@ -500,11 +500,28 @@ static int dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 }
 
 /*
+ * history_used -- LOCAL's generation history (LOCAL.rpmemgen) is
+ * compared with the target's: when it exists, or a push uses a dirty
+ * log (the history starts then); one target only (the threads of
+ * several would share the file)
+ */
+static int history_used(const struct cmd_xfer *x, const struct xfer_cb *cb)
+{
+	char path[4096];
+	if (x->ntargets > 1 || x->mode == RPMEMCTL_SYNC_VERIFY)
+		return 0;
+	if (cb->log)
+		return 1;
+	snprintf(path, sizeof(path), "%s.rpmemgen", x->local);
+	return !faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW);
+}
+
+/*
  * make_cfg -- the library's sync configuration for x, watching the local
  * file local_fd for changes; 0 or -errno
  */
-static int make_cfg(const struct cmd_xfer *x, const char *source,
-		    int local_fd, struct xfer_cb *cb,
+static int make_cfg(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+		    const char *source, int local_fd, struct xfer_cb *cb,
 		    struct rpmemctl_sync_cfg **out)
 {
 	struct rpmemctl_sync_cfg *cfg;
@@ -517,7 +534,8 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_flags(
 			cfg, (x->dry_run ? RPMEMCTL_SYNC_DRY_RUN : 0) |
-				     (x->full ? RPMEMCTL_SYNC_FULL : 0));
+				     (x->full ? RPMEMCTL_SYNC_FULL : 0) |
+				     x->discard);
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_block_size(cfg, x->block_size);
 	if (!ret)
@@ -534,6 +552,13 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, cb->log);
 	if (!ret && x->hashes)
 		ret = rpmemctl_sync_cfg_set_local_hashes(cfg, x->hashes);
+	if (!ret && history_used(x, cb))
+		ret = rpmemctl_sync_cfg_set_history(cfg, x->local);
+	else if (!ret && x->mode != RPMEMCTL_SYNC_VERIFY)
+		cmd_dbg(ctx, "'%s' has no generation history (%s.rpmemgen%s): synced as before histories, without comparing",
+			x->local, x->local,
+			x->ntargets > 1 ? " is not used with several targets" :
+					  " does not exist");
 	if (ret) {
 		rpmemctl_sync_cfg_delete(&cfg);
 		return ret;
@@ -667,7 +692,7 @@ static int follow_sync(struct follow *f, struct xfer_cb *cb,
 	struct rpmemctl_sync_cfg *cfg = NULL;
 	int ret;
 
-	ret = make_cfg(f->x, f->src, f->local->fd, cb, &cfg);
+	ret = make_cfg(f->ctx, f->x, f->src, f->local->fd, cb, &cfg);
 	if (!ret)
 		ret = rpmemctl_sync_result_new(&res);
 	if (ret) {
@@ -953,8 +978,8 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	code = dirty_open(ctx, x, &local, &r, &cb);
 	if (code)
 		goto err_pool;
-	ret = make_cfg(x, cmd_source(x->local, src, sizeof(src)), local.fd,
-		       &cb, &cfg);
+	ret = make_cfg(ctx, x, cmd_source(x->local, src, sizeof(src)),
+		       local.fd, &cb, &cfg);
 	if (!ret)
 		ret = rpmemctl_sync_result_new(&res);
 	if (ret) {
