@@ -237,10 +237,12 @@ static int promote_to(struct rpmemctl_ctx *ctx, struct promote *pr,
 	int code = settle(ctx, pr, &g);
 	if (code)
 		return code;
-	int json = ctx->json;
-	ctx->json = 0; /* one object: ours */
+	int json = ctx->json, quiet = ctx->quiet;
+	ctx->json = 0; /* one object, ours; the pull's summary only as text */
+	ctx->quiet = quiet || json;
 	code = cmd_transfer(ctx, &x);
 	ctx->json = json;
+	ctx->quiet = quiet;
 	if (code)
 		return code;
 	int ret = rpmemctl_history_promote(pr->to, g.ids, g.count, &local);
