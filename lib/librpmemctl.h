@@ -1103,6 +1103,13 @@ int rpmemctl_link_set_data(struct rpmemctl_link *link, void *addr,
 int rpmemctl_link_set_dirty_log(struct rpmemctl_link *link,
 				struct rpmemctl_dirtylog *log);
 /*
+ * rpmemctl_link_set_history -- pushes compare the generation history of
+ * the local file (FILE.rpmemgen, rpmemctl_sync_cfg_set_history) with the
+ * target's and refuse one that would lose the target's newer writes
+ * (copied; NULL: none). Since LIBRPMEMCTL_3.
+ */
+int rpmemctl_link_set_history(struct rpmemctl_link *link, const char *file);
+/*
  * rpmemctl_link_set_source -- the source recorded by pushes ("host:path")
  * and while live (live, e.g. "host:path (live)"); NULL keeps a value
  */

@@ -361,6 +361,8 @@ static int link_new(struct pl_file *f, unsigned i)
 	if (!ret)
 		ret = rpmemctl_link_set_dirty_log(l, f->log[i]);
 	if (!ret)
+		ret = rpmemctl_link_set_history(l, f->path);
+	if (!ret)
 		ret = rpmemctl_link_set_source(l, f->source, f->live_src);
 	if (!ret)
 		ret = rpmemctl_link_set_policy(l, fail_stop ?
