@@ -52,6 +52,12 @@ static int gen_promote(struct rpmemd_pool *p, uint32_t flags, int *rolled,
 		       char *err, size_t errlen)
 {
 	int ret;
+	struct rpmemd_meta cur;
+	rpmemd_pool_get_meta(p, &cur);
+	/* promoted already: nothing changes (a cluster manager may repeat) */
+	if (cur.role == RPMEM_ROLE_PRIMARY &&
+	    cur.state == RPMEM_POOL_CONSISTENT)
+		return 0;
 	if (__atomic_load_n(&p->writer_sid, __ATOMIC_ACQUIRE)) {
 		snprintf(err, errlen,
 			 "pool '%s' is open for writing by session %u (%s): stop that writer (or `rpmemctl kick` its session) before promoting",

@@ -66,6 +66,10 @@ synced_pair() {
 	[ "$(json '.generations | length')" -eq 2 ]
 	[ "$(json '.generations[1]')" = "$before" ]
 	[ "$(role)" = primary ]
+	# promoting it again changes nothing (a cluster manager may repeat)
+	rc promote --json "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ "$(json '.generations | length')" -eq 2 ]
 	# status shows the same per pool
 	rc status --json "$T"
 	[ "$(json '.pools[] | select(.name == "p") | .role')" = primary ]
