@@ -305,3 +305,24 @@ synced_pair() {
 	[ "$status" -ne 0 ]
 	[ "$(written p)" -eq "$w0" ]
 }
+
+@test "a live link (the replica API) compares histories at its first push: a promoted target, then one written as primary, is refused and keeps its writes" {
+	local app=$BUILD/tests/replica_example
+	run "$app" "$W/app.pool" "$T/r1/app"
+	[ "$status" -eq 0 ]
+	[ -s "$W/app.pool.rpmemgen" ]
+	[ "$("$RPMEMCTL" list --json "$T/r1/app" | jq -r '.pools[0].generations[0]')" = \
+		"$(sed -n 's/^ids=\([0-9a-f]*\).*/\1/p' "$W/app.pool.rpmemgen")" ]
+	rc promote "$T/r1/app"
+	[ "$status" -eq 0 ]
+	run "$app" "$W/app.pool" "$T/r1/app"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"is the primary on this target"* ]]
+	head -c 4096 /dev/urandom | dd of="$R1/app" bs=4096 seek=7 conv=notrunc 2>/dev/null
+	rc demote "$T/r1/app"
+	cp "$R1/app" "$W/held"
+	run "$app" "$W/app.pool" "$T/r1/app"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the target holds newer writes"* ]]
+	cmp "$R1/app" "$W/held"
+}
