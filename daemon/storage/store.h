@@ -181,8 +181,8 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
  * without RPMEM_GEN_FORCE: with it a journal is rolled back, *rolled =
  * 1, else the partial image is marked consistent), DEMOTE, ADOPT (a
  * consistent pool's history becomes the ids). Persisted before it
- * returns; *out gets the metadata. -errno with why in err; -ENOTSUP but
- * for GET on devdax.
+ * returns (a devdax pool keeps its newest RPMEMD_DEVDAX_HIST ids); *out
+ * gets the metadata. -errno with why in err.
  */
 int rpmemd_pool_gen(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
 		    struct rpmemd_meta *out, int *rolled, char *err,

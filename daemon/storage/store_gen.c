@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "backend.h"
+#include "devdax.h"
 #include "log.h"
 #include "store.h"
 #include "util.h"
@@ -17,7 +18,15 @@
 static int gen_write(struct rpmemd_pool *p, struct rpmemd_meta *m, char *err,
 		     size_t errlen)
 {
-	int ret = p->region->ops->write_meta(p, m->state, NULL, m);
+	int ret;
+	if (p->dax) {
+		/* the slot keeps fewer: the oldest fall off */
+		if (m->nhist > RPMEMD_DEVDAX_HIST)
+			m->nhist = RPMEMD_DEVDAX_HIST;
+		ret = rpmemd_devdax_set_gen(p->dax->dd, p->name, m);
+	} else {
+		ret = p->region->ops->write_meta(p, m->state, NULL, m);
+	}
 	if (ret) {
 		snprintf(err, errlen, "cannot write the metadata of pool '%s': %s",
 			 p->name, strerror(-ret));
@@ -125,12 +134,6 @@ int rpmemd_pool_gen(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
 {
 	int ret = 0;
 	*rolled = 0;
-	if (g->op != RPMEM_GEN_GET && p->dax) {
-		snprintf(err, errlen,
-			 "pool '%s' is on a devdax region: roles and generation histories are kept for dir and fsdax regions only",
-			 p->name);
-		return -ENOTSUP;
-	}
 	if (g->op == RPMEM_GEN_PROMOTE)
 		ret = gen_promote(p, g->flags, rolled, err, errlen);
 	else if (g->op != RPMEM_GEN_GET)

@@ -200,8 +200,8 @@ enum rpmem_ns_mode {
  */
 #define RPMEM_CAP_VERSIONS (1u << 13)
 /*
- * the target keeps a role and a generation history per pool (dir and
- * fsdax regions): it answers GEN and LIST with RPMEM_LIST_GENERATIONS
+ * the target keeps a role and a generation history per pool: it answers
+ * GEN and LIST with RPMEM_LIST_GENERATIONS
  */
 #define RPMEM_CAP_GENERATIONS (1u << 14)
 
