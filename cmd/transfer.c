@@ -92,6 +92,7 @@ struct xfer_result {
 	int reconnected; /* --follow: this round opened a new session */
 	char log_path[1040]; /* the dirty log used, "" if none */
 	int dirty_only;	     /* it stood in for the comparison */
+	int gen_cmp; /* how the generation histories compared (unknown: not) */
 	char dirty_fallback[200]; /* why it did not */
 };
 
@@ -169,6 +170,8 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 		json_bool(&j, "dirty_only", r->dirty_only);
 		json_str(&j, "dirty_fallback", r->dirty_fallback);
 	}
+	if (r->gen_cmp != RPMEMCTL_GEN_UNKNOWN)
+		json_str(&j, "history", rpmemctl_gen_cmp_str(r->gen_cmp));
 	if (r->round) {
 		json_u64(&j, "round", r->round);
 		json_bool(&j, "reconnected", r->reconnected);
@@ -441,6 +444,7 @@ static void dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
 		      const struct rpmemctl_dirtylog *log,
 		      const struct rpmemctl_sync_result *res)
 {
+	r->gen_cmp = rpmemctl_sync_result_get_gen_cmp(res);
 	if (!r->log_path[0] || !log)
 		return; /* not opened: said when it was not */
 	r->dirty_only = rpmemctl_sync_result_get_dirty_only(res);

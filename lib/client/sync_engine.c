@@ -118,6 +118,7 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 		.t0 = rpmem_now_ns(),
 	};
 	c.st.size = len;
+	c.st.gen_cmp = RPMEMCTL_GEN_UNKNOWN;
 	c.st.block_size = bs;
 	c.st.blocks_total = c.nblocks;
 

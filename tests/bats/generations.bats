@@ -102,9 +102,11 @@ synced_pair() {
 	[ "$status" -eq 0 ]
 	[ "$(json .blocks_changed)" -eq 0 ]
 	[ "$(lgens)" = "$first" ]
+	[ "$(json .history)" = same ]
 	poke "$W/f" $((3 * MiB + 9))
 	rc sync --json "$W/f" "$T/r1/p"
 	[ "$status" -eq 0 ]
+	[ "$(json .history)" = ahead ]
 	[ "$(json .blocks_changed)" -eq 1 ]
 	# a new id in front of the old one, on both sides
 	[ "$(lgens | cut -d, -f2)" = "$first" ]
@@ -129,8 +131,9 @@ synced_pair() {
 	[ "$(written p)" -eq "$w0" ]
 	cmp "$R1/p" "$W/held"
 	# the pull takes them (and the target's history)
-	rc sync --pull "$W/f" "$T/r1/p"
+	rc sync --pull --json "$W/f" "$T/r1/p"
 	[ "$status" -eq 0 ]
+	[ "$(json .history)" = behind ]
 	cmp "$W/f" "$R1/p"
 	[ "$(lgens)" = "$(tgens)" ]
 	rc sync --json "$W/f" "$T/r1/p"
@@ -279,6 +282,8 @@ synced_pair() {
 	rc sync -v "$W/f" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"has no generation history"* ]]
+	rc sync --json "$W/f" "$T/r1/p"
+	[ "$(json 'has("history")')" = false ]
 	[ ! -e "$W/f.rpmemgen" ]
 	# a promoted and demoted target still takes it: nothing to compare
 	rc promote "$T/r1/p"
