@@ -35,11 +35,34 @@ static int pool_match(const struct rpmemctl_list *l, unsigned i,
 	       !strcmp(rpmemctl_list_pool_name(l, i), pool);
 }
 
+static const char *state_text(const struct rpmemctl_list *l, unsigned i,
+			      char *buf, size_t len);
+
 /*
- * state_cell -- pool i's state; an interrupted sync says what a rollback
- * would give back ("syncing (rollback: 3)")
+ * state_cell -- pool i's state (state_text), and "primary" for a promoted
+ * pool ("consistent, primary")
  */
 static const char *state_cell(const struct rpmemctl_list *l, unsigned i,
+			      char *buf, size_t len)
+{
+	const char *st = state_text(l, i, buf, len);
+	size_t n;
+
+	if (rpmemctl_list_pool_role(l, i) != RPMEMCTL_ROLE_PRIMARY)
+		return st;
+	if (st != buf)
+		snprintf(buf, len, "%s", st);
+	n = strlen(buf);
+	if (n < len)
+		snprintf(buf + n, len - n, ", primary");
+	return buf;
+}
+
+/*
+ * state_text -- pool i's state; an interrupted sync says what a rollback
+ * would give back ("syncing (rollback: 3)")
+ */
+static const char *state_text(const struct rpmemctl_list *l, unsigned i,
 			      char *buf, size_t len)
 {
 	const char *st = rpmemctl_pool_state_str(rpmemctl_list_pool_state(l, i));

@@ -135,7 +135,10 @@ static int hist_write(const char *file, struct client_history *h)
 			 (unsigned long long)(h->mtime_ns / 1000000000ull),
 			 (unsigned long long)(h->mtime_ns % 1000000000ull));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	/* a new file: never through a link planted at the temporary name */
+	if (unlink(tmp) && errno != ENOENT)
+		return -errno;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		      0600);
 	if (fd < 0)
 		return -errno;

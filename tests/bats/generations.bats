@@ -70,6 +70,8 @@ synced_pair() {
 	rc promote --json "$T/r1/p"
 	[ "$status" -eq 0 ]
 	[ "$(json '.generations | length')" -eq 2 ]
+	rc list "$T/r1"
+	[[ "$output" == *"consistent, primary"* ]]
 	# status shows the same per pool
 	rc status --json "$T"
 	[ "$(json '.pools[] | select(.name == "p") | .role')" = primary ]
