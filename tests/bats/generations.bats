@@ -333,3 +333,29 @@ synced_pair() {
 	[[ "$output" == *"the target holds newer writes"* ]]
 	cmp "$R1/app" "$W/held"
 }
+
+@test "a lying client's GEN: adopt on a read-only open, adopt of a syncing pool, ids with another op, an unknown op or flag: refused, nothing recorded" {
+	local h=$TOP/tests/bats/hostile.py
+	synced_pair
+	local tg
+	tg=$(tgens)
+	run python3 "$h" "$PORT" gen p ro 3 0 00000000000000aa
+	[[ "$output" == "ERROR 12 "*"read-only"* ]]
+	run python3 "$h" "$PORT" gen p rw 1 0 00000000000000aa
+	[[ "$output" == "ERROR 1 "* ]]
+	run python3 "$h" "$PORT" gen p ro 4 0
+	[[ "$output" == "ERROR 1 "* ]]
+	run python3 "$h" "$PORT" gen p ro 1 2
+	[[ "$output" == "ERROR 1 "* ]]
+	[ "$(tgens)" = "$tg" ]
+	[ "$(role)" = secondary ]
+	# read: what list shows
+	run python3 "$h" "$PORT" gen p ro 0 0
+	[ "$output" = "GEN_REPLY 0 2 1 $tg" ]
+	# an adopt of a syncing pool (a sync not completed) is refused
+	run python3 "$h" "$PORT" raw-sync p "host:/x" 0
+	[ "$output" = OK ]
+	run python3 "$h" "$PORT" gen p rw 3 0 00000000000000aa
+	[[ "$output" == "ERROR 9 "*"only a consistent copy"* ]]
+	[ "$(tgens)" = "$tg" ]
+}
