@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -961,6 +962,14 @@ int rpmemctl_history_read(const char *file,
  */
 int rpmemctl_history_promote(const char *file, const uint64_t *ids,
 			     unsigned count, struct rpmemctl_generations *out);
+
+/*
+ * rpmemctl_history_utime -- set file's modification time to *mtime
+ * (utimensat) and keep its history current: a history that recorded the
+ * file as it was records the new time, so the change does not count as a
+ * write (the preload library's stamp at a clean exit)
+ */
+int rpmemctl_history_utime(const char *file, const struct timespec *mtime);
 
 /*
  * rpmemctl_sync_cfg_set_history -- the sync compares file's history

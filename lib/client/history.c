@@ -245,6 +245,26 @@ RPMEM_EXPORT int rpmemctl_history_read(const char *file,
 	return ret;
 }
 
+RPMEM_EXPORT int rpmemctl_history_utime(const char *file,
+					const struct timespec *mtime)
+{
+	struct client_history h;
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
+	client_api_begin();
+	if (!file || !mtime) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	ts[1] = *mtime;
+	/* recorded as the file is now: it stays so with the new time */
+	int keep = !client_history_read(file, &h) &&
+		   !client_history_written(file, &h);
+	if (utimensat(AT_FDCWD, file, ts, 0))
+		return -errno;
+	return keep ? client_history_record(file, &h, h.g.ids, h.g.count, 0) :
+		      0;
+}
+
 RPMEM_EXPORT int rpmemctl_history_promote(const char *file,
 					  const uint64_t *ids, unsigned count,
 					  struct rpmemctl_generations *out)

@@ -144,8 +144,9 @@ static void stamp(struct pl_file *f)
 		ts[1].tv_sec--;
 		ts[1].tv_nsec = 999999999;
 	}
-	/* the logs last: a stamped log means a stamped file */
-	if (utimensat(AT_FDCWD, f->path, ts, 0))
+	/* the logs last: a stamped log means a stamped file (its history
+	 * follows: the stamp is no write) */
+	if (rpmemctl_history_utime(f->path, &ts[1]))
 		return;
 	for (unsigned i = 0; i < f->ntargets; i++) {
 		log_path(f, i, lp, sizeof(lp));
