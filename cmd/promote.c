@@ -125,17 +125,20 @@ static const char *syncing_hint(struct rpmemctl_session *sess,
 		if (strcmp(rpmemctl_list_pool_name(l, i), pr->t.pool))
 			continue;
 		const char *src = rpmemctl_list_pool_source(l, i);
+		unsigned long long ug, g;
+		ug = rpmemctl_list_pool_undo_generation(l, i);
+		g = rpmemctl_list_pool_generation(l, i);
+		if (!src[0])
+			src = "its source";
 		if (rpmemctl_list_pool_pending(l, i))
 			snprintf(buf, len, "--force rolls it back to generation %llu, its last complete image, first: what the interrupted sync from %s wrote is lost",
-				 (unsigned long long)rpmemctl_list_pool_undo_generation(l, i),
-				 src[0] ? src : "its source");
+				 ug, src);
 		else if (pr->to)
 			snprintf(buf, len, "it has no undo journal to roll back, so it cannot be pulled: promote it in place (without --to) with --force, or finish the sync from %s",
-				 src[0] ? src : "its source");
+				 src);
 		else
 			snprintf(buf, len, "it has no undo journal: --force makes its partly written image the primary as it is, and whatever the sync from %s had not sent yet is lost (those blocks keep generation %llu's data)",
-				 src[0] ? src : "its source",
-				 (unsigned long long)rpmemctl_list_pool_generation(l, i));
+				 src, g);
 	}
 	rpmemctl_list_free(&l);
 	return buf;
@@ -172,12 +175,11 @@ static int promote_in_place(struct rpmemctl_ctx *ctx, struct promote *pr)
 			      RPMEMCTL_POOL_SYNCING;
 		int ret = rpmemctl_pool_promote(
 			p, pr->force ? RPMEMCTL_PROMOTE_FORCE : 0, &g);
+		const char *why = NULL;
+		if (ret && syncing && !pr->force)
+			why = syncing_hint(sess, pr, hint, sizeof(hint));
 		if (ret)
-			code = cmd_remote_err(ctx, sess, ret,
-					      syncing && !pr->force ?
-						      syncing_hint(sess, pr, hint,
-								   sizeof(hint)) :
-						      NULL,
+			code = cmd_remote_err(ctx, sess, ret, why,
 					      "cannot promote pool '%s/%s' on %s",
 					      pr->t.region, pr->t.pool, pr->hp);
 		else
@@ -185,6 +187,24 @@ static int promote_in_place(struct rpmemctl_ctx *ctx, struct promote *pr)
 	}
 	rpmemctl_pool_close(&p);
 	rpmemctl_session_close(&sess);
+	return code;
+}
+
+/*
+ * rollback -- the syncing pool rolled back on a new read-write open
+ * (*sess and *p replaced); an exit code
+ */
+static int rollback(struct rpmemctl_ctx *ctx, const struct promote *pr,
+		    struct rpmemctl_session **sess, struct rpmemctl_pool **p)
+{
+	rpmemctl_pool_close(p);
+	rpmemctl_session_close(sess);
+	int code = open_pool(ctx, pr, RPMEMCTL_OPEN_RDWR, sess, p);
+	int ret = code ? 0 : rpmemctl_pool_rollback(*p);
+	if (ret)
+		code = cmd_remote_err(ctx, *sess, ret, NULL,
+				      "cannot roll back pool '%s/%s' on %s",
+				      pr->t.region, pr->t.pool, pr->hp);
 	return code;
 }
 
@@ -208,12 +228,7 @@ static int settle(struct rpmemctl_ctx *ctx, struct promote *pr,
 				pr->t.region, pr->t.pool, pr->hp, hint);
 			code = CMD_EXIT_REFUSED;
 		} else {
-			rpmemctl_pool_close(&p);
-			code = open_pool(ctx, pr, RPMEMCTL_OPEN_RDWR, &sess, &p);
-			if (!code && (ret = rpmemctl_pool_rollback(p)))
-				code = cmd_remote_err(ctx, sess, ret, NULL,
-						      "cannot roll back pool '%s/%s' on %s",
-						      pr->t.region, pr->t.pool, pr->hp);
+			code = rollback(ctx, pr, &sess, &p);
 			rolled = 1;
 		}
 	}

@@ -77,10 +77,10 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (!gen_allowed(s, hd, &m, h, &ret))
 		return ret;
 	ret = rpmemd_pool_gen(h->pool, &m, &meta, &rolled, err, sizeof(err));
+	if (ret == -EAGAIN) /* syncing, refused without force */
+		ret = -EBUSY;
 	if (ret)
-		return conn_reply_err(s, hd->id,
-				      ret == -EAGAIN ? RPMEM_E_BUSY :
-						       rpmem_err_from_errno(ret),
+		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret),
 				      "%s", err);
 	if (m.op != RPMEM_GEN_GET) {
 		char ids[RPMEM_MAX_GENERATIONS * 17 + 1];

@@ -194,7 +194,7 @@ int sync_gen_check(struct sync_ctx *c)
 				   f, ret == -EBADMSG ? "damaged" : strerror(-ret));
 		return ret == -EBADMSG ? -EUCLEAN : ret;
 	}
-	/* written since it last agreed: a new id, kept even if the sync fails */
+	/* written since it last agreed: a new id, kept if the sync fails */
 	if (!ret && client_history_written(f, &c->hist) &&
 	    (ret = client_history_record(f, &c->hist, c->hist.g.ids,
 					 c->hist.g.count, 1)))
@@ -232,7 +232,5 @@ int sync_gen_done(struct sync_ctx *c, int ret)
 			ret = gen_call(c->p, RPMEM_GEN_ADOPT, 0, c->hist.g.ids,
 				       c->hist.g.count, NULL);
 	}
-	if (ret > 0)
-		ret = -EIO;
 	return ret;
 }
