@@ -240,6 +240,23 @@ synced_pair() {
 	cmp "$R1/p" "$W/orig"
 }
 
+@test "promote --to FILE of a syncing copy with a journal: refused without --force; --force rolls back first, then pulls the last complete image" {
+	cp "$W/f" "$W/orig"
+	synced_pair
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "host:/elsewhere" 0
+	[ "$output" = OK ]
+	rc promote --to "$W/g" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"--force rolls it back to generation 1"* ]]
+	[ ! -e "$W/g" ]
+	rc promote --json --force --to "$W/g" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ "$(json .rolled_back)" = true ]
+	cmp "$W/g" "$W/orig"
+	cmp "$R1/p" "$W/orig"
+	[ "$(role)" = secondary ]
+}
+
 @test "promoting a syncing copy without a journal (a live writer's): --force makes the partly written image the primary; --to cannot pull it" {
 	synced_pair
 	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "host:/app (live)" 0
