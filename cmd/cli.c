@@ -517,6 +517,7 @@ int cmd_exit_code(int err)
 	case ESHUTDOWN:
 	case ENODATA:
 	case EREMOTEIO:
+	case EUCLEAN: /* generation histories: it would lose newer writes */
 		return CMD_EXIT_REFUSED;
 	case EFAULT:	 /* the local file shrank under its mapping */
 	case EHWPOISON:	 /* a media error in the local file */

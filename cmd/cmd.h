@@ -49,6 +49,8 @@ int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_remove(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_rollback(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_promote(int argc, char **argv, struct rpmemctl_ctx *ctx);
+int cmd_demote(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_mirror(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx);
 int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx);
@@ -310,6 +312,8 @@ struct cmd_xfer {
 	const char *dirty_log;	/* push: --dirty-log FILE (NULL: LOCAL.rpmemlog
 				 * if it exists) */
 	int no_dirty_log;	/* push: --no-dirty-log */
+	/* --discard-target (push, mirror), --discard-local (pull) */
+	unsigned discard;
 	int has_at;		/* pull, verify: --at GENERATION */
 	uint64_t at;		/* that version */
 };

@@ -35,11 +35,34 @@ static int pool_match(const struct rpmemctl_list *l, unsigned i,
 	       !strcmp(rpmemctl_list_pool_name(l, i), pool);
 }
 
+static const char *state_text(const struct rpmemctl_list *l, unsigned i,
+			      char *buf, size_t len);
+
 /*
- * state_cell -- pool i's state; an interrupted sync says what a rollback
- * would give back ("syncing (rollback: 3)")
+ * state_cell -- pool i's state (state_text), and "primary" for a promoted
+ * pool ("consistent, primary")
  */
 static const char *state_cell(const struct rpmemctl_list *l, unsigned i,
+			      char *buf, size_t len)
+{
+	const char *st = state_text(l, i, buf, len);
+	size_t n;
+
+	if (rpmemctl_list_pool_role(l, i) != RPMEMCTL_ROLE_PRIMARY)
+		return st;
+	if (st != buf)
+		snprintf(buf, len, "%s", st);
+	n = strlen(buf);
+	if (n < len)
+		snprintf(buf + n, len - n, ", primary");
+	return buf;
+}
+
+/*
+ * state_text -- pool i's state; an interrupted sync says what a rollback
+ * would give back ("syncing (rollback: 3)")
+ */
+static const char *state_text(const struct rpmemctl_list *l, unsigned i,
 			      char *buf, size_t len)
 {
 	const char *st = rpmemctl_pool_state_str(rpmemctl_list_pool_state(l, i));
@@ -230,6 +253,25 @@ err_table:
 	return CMD_EXIT_INTERNAL;
 }
 
+
+/* gens_json -- pool i's "role" and "generations" (newest first) */
+static void gens_json(struct json *j, const struct rpmemctl_list *l,
+		      unsigned i)
+{
+	uint64_t ids[RPMEMCTL_GENERATIONS_MAX];
+	char hex[17];
+	unsigned n = rpmemctl_list_pool_generations(l, i, ids,
+						    RPMEMCTL_GENERATIONS_MAX);
+	json_str(j, "role", rpmemctl_role_str(rpmemctl_list_pool_role(l, i)));
+	json_arr_begin(j, "generations");
+	for (unsigned k = 0; k < n && k < RPMEMCTL_GENERATIONS_MAX; k++) {
+		snprintf(hex, sizeof(hex), "%016llx",
+			 (unsigned long long)ids[k]);
+		json_str(j, NULL, hex);
+	}
+	json_arr_end(j);
+}
+
 /* cmd_list_json -- "regions" and "pools" arrays into an open object */
 void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		   const struct rpmemctl_status *st, const char *pool)
@@ -286,6 +328,7 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		else
 			json_null(j, "recoverable_generation");
 		json_u64(j, "undo_bytes", rpmemctl_list_pool_undo_bytes(l, i));
+		gens_json(j, l, i);
 		json_u64(j, "versions", rpmemctl_list_pool_versions(l, i));
 		json_u64(j, "versions_bytes",
 			 rpmemctl_list_pool_versions_bytes(l, i));

@@ -17,6 +17,9 @@ static const char mirror_usage[] =
 	"      --bwlimit RATE     send at most RATE bytes a second (K, M, G,\n"
 	"                         T: powers of 1024; e.g. 50M)\n"
 	"  -n, --no-create        fail if the remote pool does not exist\n"
+	"      --discard-target   mirror even where the target holds newer or\n"
+	"                         other writes than LOCAL's generation\n"
+	"                         history (LOCAL.rpmemgen) shows: they are lost\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            no informational lines or progress\n"
 	"  -h, --help             this help\n";
@@ -27,6 +30,7 @@ static const struct option mirror_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
 	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },
 	{ "no-create", no_argument, NULL, 'n' },
+	{ "discard-target", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -56,6 +60,9 @@ int cmd_mirror(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		case 'n':
 			x.no_create = 1;
+			break;
+		case CMD_OPT_FIRST_PRIVATE:
+			x.discard = RPMEMCTL_SYNC_DISCARD_TARGET;
 			break;
 		}
 	}

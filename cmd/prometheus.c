@@ -109,6 +109,12 @@ static uint64_t pool_versions(const struct rpmemctl_list *l, unsigned i)
 	return rpmemctl_list_pool_versions(l, i);
 }
 
+/* pool_primary -- 1 if pool i was promoted (role primary) */
+static uint64_t pool_primary(const struct rpmemctl_list *l, unsigned i)
+{
+	return rpmemctl_list_pool_role(l, i) == RPMEMCTL_ROLE_PRIMARY;
+}
+
 /* pool_readers -- the read-only opens of pool i */
 static uint64_t pool_readers(const struct rpmemctl_list *l, unsigned i)
 {
@@ -157,6 +163,9 @@ static void pools(FILE *f, const char *hp, const struct rpmemctl_list *l)
 		    pool_writers);
 	pool_family(f, hp, l, "rpmem_pool_readers", "gauge",
 		    "Sessions holding the pool open read-only.", pool_readers);
+	pool_family(f, hp, l, "rpmem_pool_primary", "gauge",
+		    "1 if the pool was promoted to primary (it takes no pushes).",
+		    pool_primary);
 	pool_family(f, hp, l, "rpmem_pool_versions", "gauge",
 		    "Point-in-time versions of the pool kept on the target.",
 		    pool_versions);

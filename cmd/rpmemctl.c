@@ -30,6 +30,8 @@ static const struct cmd_struct commands[] = {
 	{ "import", cmd_import, "copy an image from stdin or a file into a pool" },
 	{ "scrub", cmd_scrub, "check a pool on its target against its recorded hashes" },
 	{ "rollback", cmd_rollback, "undo an interrupted sync on the target" },
+	{ "promote", cmd_promote, "make the target's copy the primary" },
+	{ "demote", cmd_demote, "make a promoted copy a secondary again" },
 	{ "versions", cmd_versions, "list or prune a pool's point-in-time versions" },
 	{ "replicas", cmd_replicas, "show the state and lag of a file's replicas" },
 	{ "status", cmd_status, "show a daemon, its pools and its sessions" },

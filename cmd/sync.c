@@ -32,6 +32,11 @@ static const char sync_usage[] =
 	"                         relative to the pool's generation (default:\n"
 	"                         LOCAL.rpmemlog if it exists)\n"
 	"      --no-dirty-log     compare everything, do not clear the log\n"
+	"      --discard-target   push even where the target holds newer or\n"
+	"                         other writes than LOCAL's generation\n"
+	"                         history (LOCAL.rpmemgen) shows: they are lost\n"
+	"      --discard-local    with --pull: pull even where LOCAL holds\n"
+	"                         newer or other writes: they are lost\n"
 	"  -j, --json             one JSON object on stdout (with --follow,\n"
 	"                         one line per round)\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
@@ -50,6 +55,8 @@ static const struct option sync_opts[] = {
 	{ "follow", required_argument, NULL, 'f' },
 	{ "dirty-log", required_argument, NULL, 'd' },
 	{ "no-dirty-log", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
+	{ "discard-target", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 1 },
+	{ "discard-local", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 2 },
 	{ "json", no_argument, NULL, 'j' },
 	{ "transport", required_argument, NULL, 't' },
 	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },
@@ -96,6 +103,12 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case CMD_OPT_FIRST_PRIVATE:
 			x.no_dirty_log = 1;
 			break;
+		case CMD_OPT_FIRST_PRIVATE + 1:
+			x.discard |= RPMEMCTL_SYNC_DISCARD_TARGET;
+			break;
+		case CMD_OPT_FIRST_PRIVATE + 2:
+			x.discard |= RPMEMCTL_SYNC_DISCARD_LOCAL;
+			break;
 		case 'j':
 			ctx->json = 1;
 			break;
@@ -127,6 +140,11 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 				       "with %s", x.no_dirty_log ?
 				       "--no-dirty-log" : x.dry_run ?
 				       "--dry-run" : "--pull");
+	if (x.discard && (x.discard != (x.mode == RPMEMCTL_SYNC_PULL ?
+					       RPMEMCTL_SYNC_DISCARD_LOCAL :
+					       RPMEMCTL_SYNC_DISCARD_TARGET)))
+		return cmd_usage_error(ctx, "--discard-target is for a push, "
+				       "--discard-local for a pull");
 	if (x.has_at && (x.mode != RPMEMCTL_SYNC_PULL || x.dry_run ||
 			 x.follow_ns || x.dirty_log))
 		return cmd_usage_error(ctx, "--at restores a version: it "

@@ -92,6 +92,7 @@ struct xfer_result {
 	int reconnected; /* --follow: this round opened a new session */
 	char log_path[1040]; /* the dirty log used, "" if none */
 	int dirty_only;	     /* it stood in for the comparison */
+	int gen_cmp; /* how the generation histories compared (unknown: not) */
 	char dirty_fallback[200]; /* why it did not */
 };
 
@@ -169,6 +170,8 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 		json_bool(&j, "dirty_only", r->dirty_only);
 		json_str(&j, "dirty_fallback", r->dirty_fallback);
 	}
+	if (r->gen_cmp != RPMEMCTL_GEN_UNKNOWN)
+		json_str(&j, "history", rpmemctl_gen_cmp_str(r->gen_cmp));
 	if (r->round) {
 		json_u64(&j, "round", r->round);
 		json_bool(&j, "reconnected", r->reconnected);
@@ -441,6 +444,7 @@ static void dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
 		      const struct rpmemctl_dirtylog *log,
 		      const struct rpmemctl_sync_result *res)
 {
+	r->gen_cmp = rpmemctl_sync_result_get_gen_cmp(res);
 	if (!r->log_path[0] || !log)
 		return; /* not opened: said when it was not */
 	r->dirty_only = rpmemctl_sync_result_get_dirty_only(res);
@@ -500,11 +504,28 @@ static int dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 }
 
 /*
+ * history_used -- LOCAL's generation history (LOCAL.rpmemgen) is
+ * compared with the target's: when it exists, or a push uses a dirty
+ * log (the history starts then); one target only (the threads of
+ * several would share the file)
+ */
+static int history_used(const struct cmd_xfer *x, const struct xfer_cb *cb)
+{
+	char path[4096];
+	if (x->ntargets > 1 || x->mode == RPMEMCTL_SYNC_VERIFY)
+		return 0;
+	if (cb->log)
+		return 1;
+	snprintf(path, sizeof(path), "%s.rpmemgen", x->local);
+	return !faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW);
+}
+
+/*
  * make_cfg -- the library's sync configuration for x, watching the local
  * file local_fd for changes; 0 or -errno
  */
-static int make_cfg(const struct cmd_xfer *x, const char *source,
-		    int local_fd, struct xfer_cb *cb,
+static int make_cfg(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+		    const char *source, int local_fd, struct xfer_cb *cb,
 		    struct rpmemctl_sync_cfg **out)
 {
 	struct rpmemctl_sync_cfg *cfg;
@@ -517,7 +538,8 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_flags(
 			cfg, (x->dry_run ? RPMEMCTL_SYNC_DRY_RUN : 0) |
-				     (x->full ? RPMEMCTL_SYNC_FULL : 0));
+				     (x->full ? RPMEMCTL_SYNC_FULL : 0) |
+				     x->discard);
 	if (!ret)
 		ret = rpmemctl_sync_cfg_set_block_size(cfg, x->block_size);
 	if (!ret)
@@ -534,6 +556,13 @@ static int make_cfg(const struct cmd_xfer *x, const char *source,
 		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, cb->log);
 	if (!ret && x->hashes)
 		ret = rpmemctl_sync_cfg_set_local_hashes(cfg, x->hashes);
+	if (!ret && history_used(x, cb))
+		ret = rpmemctl_sync_cfg_set_history(cfg, x->local);
+	else if (!ret && x->mode != RPMEMCTL_SYNC_VERIFY)
+		cmd_dbg(ctx, "'%s' has no generation history (%s.rpmemgen%s): synced as before histories, without comparing",
+			x->local, x->local,
+			x->ntargets > 1 ? " is not used with several targets" :
+					  " does not exist");
 	if (ret) {
 		rpmemctl_sync_cfg_delete(&cfg);
 		return ret;
@@ -667,7 +696,7 @@ static int follow_sync(struct follow *f, struct xfer_cb *cb,
 	struct rpmemctl_sync_cfg *cfg = NULL;
 	int ret;
 
-	ret = make_cfg(f->x, f->src, f->local->fd, cb, &cfg);
+	ret = make_cfg(f->ctx, f->x, f->src, f->local->fd, cb, &cfg);
 	if (!ret)
 		ret = rpmemctl_sync_result_new(&res);
 	if (ret) {
@@ -953,8 +982,8 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	code = dirty_open(ctx, x, &local, &r, &cb);
 	if (code)
 		goto err_pool;
-	ret = make_cfg(x, cmd_source(x->local, src, sizeof(src)), local.fd,
-		       &cb, &cfg);
+	ret = make_cfg(ctx, x, cmd_source(x->local, src, sizeof(src)),
+		       local.fd, &cb, &cfg);
 	if (!ret)
 		ret = rpmemctl_sync_result_new(&res);
 	if (ret) {

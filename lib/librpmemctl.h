@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -209,6 +210,17 @@ unsigned rpmemctl_list_pool_versions(const struct rpmemctl_list *l,
 				     unsigned i);
 uint64_t rpmemctl_list_pool_versions_bytes(const struct rpmemctl_list *l,
 					   unsigned i);
+
+/*
+ * rpmemctl_list_pool_role, _generations -- pool i's role (enum
+ * rpmemctl_role) and its generation history, newest first: up to max ids
+ * into ids, the count it has returned (0 for a target without
+ * histories). Since LIBRPMEMCTL_3.
+ */
+int rpmemctl_list_pool_role(const struct rpmemctl_list *l, unsigned i);
+unsigned rpmemctl_list_pool_generations(const struct rpmemctl_list *l,
+					unsigned i, uint64_t *ids,
+					unsigned max);
 
 const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s);
 
@@ -886,6 +898,110 @@ int rpmemctl_pool_scrub_at(struct rpmemctl_pool *pool, uint64_t version,
 void rpmemctl_hash_blocks(const void *buf, size_t len, uint32_t block_size,
 			  uint64_t *hashes);
 
+/*
+ * --- roles and generation histories (LIBRPMEMCTL_3) -------------------------
+ *
+ * A copy's generation history (newest first) says which writes it holds:
+ * a new id is put in front when the copy is promoted to primary or was
+ * written since it last agreed with a target; a completed push gives the
+ * target the source's history. Two histories decide which copy is newer
+ * (docs/ARCHITECTURE.md, "Generation histories"). A target's pool
+ * history and role are kept by rpmemd (RPMEM_CAP_GENERATIONS); a local
+ * file's beside it, in FILE.rpmemgen.
+ */
+#define RPMEMCTL_GENERATIONS_MAX 16
+
+enum rpmemctl_role {
+	RPMEMCTL_ROLE_SECONDARY = 0, /* takes pushes */
+	RPMEMCTL_ROLE_PRIMARY = 1,   /* promoted: used in place, takes none */
+};
+
+/* rpmemctl_role_str -- "secondary" or "primary" */
+const char *rpmemctl_role_str(int role);
+
+struct rpmemctl_generations {
+	int role;	     /* enum rpmemctl_role (a local file: primary) */
+	int state;	     /* the pool's RPMEMCTL_POOL_* (local: consistent) */
+	uint64_t generation; /* the pool's generation counter (local: 0) */
+	uint64_t changed;    /* unix seconds of its last write or sync */
+	int rolled_back;     /* a forced promotion rolled a journal back */
+	unsigned count;
+	uint64_t ids[RPMEMCTL_GENERATIONS_MAX]; /* newest first */
+};
+
+/*
+ * rpmemctl_pool_get_generations -- the pool's role and history;
+ * -ENOTSUP from a target that keeps none
+ */
+int rpmemctl_pool_get_generations(struct rpmemctl_pool *pool,
+				  struct rpmemctl_generations *out);
+
+/* promote a syncing copy (an atomic sync's journal is rolled back) */
+#define RPMEMCTL_PROMOTE_FORCE (1u << 0)
+/*
+ * rpmemctl_pool_promote -- make the copy the primary in place: a new id
+ * in its history, role primary (write opens refused until demoted).
+ * -EBUSY: a writer holds it, or it is syncing without the force flag;
+ * out (if not NULL) gets the result
+ */
+int rpmemctl_pool_promote(struct rpmemctl_pool *pool, unsigned flags,
+			  struct rpmemctl_generations *out);
+/* rpmemctl_pool_demote -- role secondary: pushes are taken again */
+int rpmemctl_pool_demote(struct rpmemctl_pool *pool,
+			 struct rpmemctl_generations *out);
+
+/* how two histories relate (rpmemctl_generations_compare) */
+enum rpmemctl_gen_cmp {
+	RPMEMCTL_GEN_SAME = 0,	    /* the same newest id: the same writes */
+	RPMEMCTL_GEN_AHEAD = 1,	    /* a holds b's writes and newer ones */
+	RPMEMCTL_GEN_BEHIND = 2,    /* b holds a's writes and newer ones */
+	RPMEMCTL_GEN_DIVERGED = 3,  /* both written since they last agreed */
+	RPMEMCTL_GEN_UNRELATED = 4, /* no id in common */
+	RPMEMCTL_GEN_UNKNOWN = 5,   /* a side has no history */
+};
+int rpmemctl_generations_compare(const struct rpmemctl_generations *a,
+				 const struct rpmemctl_generations *b);
+/* rpmemctl_gen_cmp_str -- "same", "ahead", "behind", "diverged", ... */
+const char *rpmemctl_gen_cmp_str(int cmp);
+
+/*
+ * rpmemctl_history_read -- the local history of file (FILE.rpmemgen);
+ * -ENOENT if it has none, -EBADMSG if damaged
+ */
+int rpmemctl_history_read(const char *file,
+			  struct rpmemctl_generations *out);
+/*
+ * rpmemctl_history_promote -- file becomes a primary: a new id in front
+ * of ids (count of them: the copy it was made from; 0: none), recorded
+ * with file's current size and mtime in FILE.rpmemgen
+ */
+int rpmemctl_history_promote(const char *file, const uint64_t *ids,
+			     unsigned count, struct rpmemctl_generations *out);
+
+/*
+ * rpmemctl_history_utime -- set file's modification time to *mtime
+ * (utimensat) and keep its history current: a history that recorded the
+ * file as it was records the new time, so the change does not count as a
+ * write (the preload library's stamp at a clean exit)
+ */
+int rpmemctl_history_utime(const char *file, const struct timespec *mtime);
+
+/*
+ * rpmemctl_sync_cfg_set_history -- the sync compares file's history
+ * (FILE.rpmemgen) with the target's before it moves data, refuses what
+ * would lose the other side's newer writes (-EUCLEAN, the reason in the
+ * session's message) unless a discard flag allows it, and records the
+ * result in both (NULL = no history: as before histories). Copied.
+ */
+int rpmemctl_sync_cfg_set_history(struct rpmemctl_sync_cfg *cfg,
+				  const char *file);
+/* a push may overwrite a target that holds newer or other writes */
+#define RPMEMCTL_SYNC_DISCARD_TARGET (1u << 2)
+/* a pull may overwrite a local copy that holds newer or other writes */
+#define RPMEMCTL_SYNC_DISCARD_LOCAL (1u << 3)
+/* how the sync's histories compared (enum rpmemctl_gen_cmp) */
+int rpmemctl_sync_result_get_gen_cmp(const struct rpmemctl_sync_result *res);
+
 /* --- application replication ---------------------------------------------- */
 
 /*
@@ -1010,6 +1126,13 @@ int rpmemctl_link_set_data(struct rpmemctl_link *link, void *addr,
  */
 int rpmemctl_link_set_dirty_log(struct rpmemctl_link *link,
 				struct rpmemctl_dirtylog *log);
+/*
+ * rpmemctl_link_set_history -- pushes compare the generation history of
+ * the local file (FILE.rpmemgen, rpmemctl_sync_cfg_set_history) with the
+ * target's and refuse one that would lose the target's newer writes
+ * (copied; NULL: none). Since LIBRPMEMCTL_3.
+ */
+int rpmemctl_link_set_history(struct rpmemctl_link *link, const char *file);
 /*
  * rpmemctl_link_set_source -- the source recorded by pushes ("host:path")
  * and while live (live, e.g. "host:path (live)"); NULL keeps a value

@@ -194,6 +194,9 @@ int rpmemd_serve(struct rpmemd_session *s)
 		case RPMEM_MSG_READ_AT:
 			ret = req_read_at(s, &hd);
 			break;
+		case RPMEM_MSG_GEN:
+			ret = req_gen(s, &hd);
+			break;
 		case RPMEM_MSG_EVENTS: {
 			int over;
 			ret = req_events(s, &hd, &over);

@@ -320,6 +320,11 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	rpmemd_region_put(&r);
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
+	if (m.mode == RPMEM_OPEN_RW &&
+	    ((ret = rpmemd_open_primary(s, hd, h->pool, &ok)) || ok)) {
+		rpmemd_pool_close(&h->pool, m.mode, s->id);
+		return ret;
+	}
 	h->mode = m.mode;
 	h->xport = RPMEM_XPORT_TCP;
 	memset(&rep, 0, sizeof(rep));

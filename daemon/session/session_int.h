@@ -257,6 +257,14 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_versions(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 /* req_read_at -- READ_AT: a range of a version's image */
 int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/* req_gen -- GEN: a pool's role and generation history */
+int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/*
+ * rpmemd_open_primary -- a write open of pool p: refused with ERROR
+ * (*refused = 1; the send's result returned) when p is a primary
+ */
+int rpmemd_open_primary(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			struct rpmemd_pool *p, int *refused);
 /*
  * scrub_version -- SCRUB of a version (m->version): piece[] and rep
  * filled (0), or a reply sent (1, or < 0 if sending it failed)

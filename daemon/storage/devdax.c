@@ -392,6 +392,33 @@ out:
 	return ret;
 }
 
+/* rpmemd_devdax_set_gen -- write the record with m's role and history */
+int rpmemd_devdax_set_gen(struct rpmemd_devdax *dd, const char *name,
+			  const struct rpmemd_meta *m)
+{
+	struct dd_rec r;
+	int i, ret = 0;
+
+	if (!rpmem_name_valid(name))
+		return -EINVAL;
+	pthread_mutex_lock(&dd->lock);
+	i = dd_find(dd, name);
+	if (i < 0) {
+		ret = -ENOENT;
+	} else {
+		r = dd->ent[i].rec;
+		r.meta.role = m->role;
+		r.meta.nhist = (uint8_t)(m->nhist < RPMEMD_DEVDAX_HIST ?
+						 m->nhist :
+						 RPMEMD_DEVDAX_HIST);
+		memcpy(r.meta.hist, m->hist,
+		       r.meta.nhist * sizeof(r.meta.hist[0]));
+		dd_slot_put(dd, (uint32_t)i, &r);
+	}
+	pthread_mutex_unlock(&dd->lock);
+	return ret;
+}
+
 /* rpmemd_devdax_pool_addr -- base + offset of the pool and its size */
 int rpmemd_devdax_pool_addr(struct rpmemd_devdax *dd, const char *name,
 			    void **addr, uint64_t *size)

@@ -109,6 +109,16 @@ int rpmemd_devdax_remove(struct rpmemd_devdax *dd, const char *name);
 int rpmemd_devdax_lookup(struct rpmemd_devdax *dd, const char *name,
 			 struct rpmemd_devdax_pool *out);
 
+/* most generation ids a devdax pool keeps (its slot has room for 11) */
+#define RPMEMD_DEVDAX_HIST 11u
+
+/*
+ * rpmemd_devdax_set_gen -- the pool's role and generation history become
+ * m's (its newest RPMEMD_DEVDAX_HIST ids); -ENOENT if there is none
+ */
+int rpmemd_devdax_set_gen(struct rpmemd_devdax *dd, const char *name,
+			  const struct rpmemd_meta *m);
+
 /*
  * rpmemd_devdax_set_state -- a state change under rpmemd_meta_transition
  * rules (syncing -> consistent bumps the generation); source (may be

@@ -76,14 +76,19 @@
 #define SLOT_NAME_OFF 80
 #define SLOT_SOURCE_OFF 152
 #define SLOT_SOURCE_LEN 256
+/* role u8 | count u8 | 6 bytes 0 | count x u64 ids (RPMEMD_DEVDAX_HIST) */
+#define SLOT_GEN_OFF 408
+#define SLOT_GEN_IDS_OFF 416
 #define PAIR_SIZE (2 * RPMEMD_DEVDAX_SLOT_SIZE)
 #define SLOTS_OFF RPMEMD_DEVDAX_HDR_BLOCK
 
 _Static_assert(SLOT_SOURCE_LEN >= RPMEM_STR_MAX + 1, "source field");
 _Static_assert(SLOT_NAME_OFF + RPMEM_NAME_MAX + 1 <= SLOT_SOURCE_OFF,
 	       "name field");
-_Static_assert(SLOT_SOURCE_OFF + SLOT_SOURCE_LEN <= SLOT_CSUM_OFF,
+_Static_assert(SLOT_SOURCE_OFF + SLOT_SOURCE_LEN <= SLOT_GEN_OFF,
 	       "slot layout");
+_Static_assert(SLOT_GEN_IDS_OFF + 8 * RPMEMD_DEVDAX_HIST <= SLOT_CSUM_OFF,
+	       "generation history field");
 
 static const uint8_t zero_slot[RPMEMD_DEVDAX_SLOT_SIZE];
 
@@ -162,6 +167,14 @@ static void slot_encode(const struct rpmemd_devdax *dd, uint32_t idx,
 			      RPMEM_NAME_MAX + 1);
 		rpmem_strlcpy((char *)buf + SLOT_SOURCE_OFF, r->meta.source,
 			      SLOT_SOURCE_LEN);
+		unsigned n = r->meta.nhist < RPMEMD_DEVDAX_HIST ?
+				     r->meta.nhist :
+				     RPMEMD_DEVDAX_HIST;
+		buf[SLOT_GEN_OFF] = r->meta.role;
+		buf[SLOT_GEN_OFF + 1] = (uint8_t)n;
+		for (unsigned k = 0; k < n; k++)
+			le64_put(buf + SLOT_GEN_IDS_OFF + 8 * k,
+				 r->meta.hist[k]);
 	}
 	le64_put(buf + SLOT_CSUM_OFF,
 		 XXH3_64bits_withSeed(buf, SLOT_CSUM_OFF, slot_seed(dd, idx)));
@@ -202,6 +215,13 @@ static int slot_decode(const struct rpmemd_devdax *dd, uint32_t idx,
 	memcpy(r->meta.source, buf + SLOT_SOURCE_OFF,
 	       sizeof(r->meta.source) - 1);
 	rpmem_str_sanitize(r->meta.source);
+	/* a slot written before histories has zeros: a secondary, none */
+	r->meta.role = buf[SLOT_GEN_OFF];
+	r->meta.nhist = buf[SLOT_GEN_OFF + 1];
+	if (r->meta.role > RPMEM_ROLE_MAX || r->meta.nhist > RPMEMD_DEVDAX_HIST)
+		return -EUCLEAN;
+	for (unsigned k = 0; k < r->meta.nhist; k++)
+		r->meta.hist[k] = le64_get(buf + SLOT_GEN_IDS_OFF + 8 * k);
 	if (!rpmem_name_valid(r->name) || r->meta.state > RPMEM_POOL_CONSISTENT)
 		return -EUCLEAN;
 	return 1;

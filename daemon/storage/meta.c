@@ -68,18 +68,44 @@ static int state_parse(const char *s)
 	return -1;
 }
 
+void rpmemd_meta_hist_push(struct rpmemd_meta *m, uint64_t id)
+{
+	unsigned n = m->nhist < RPMEM_MAX_GENERATIONS ? m->nhist :
+							RPMEM_MAX_GENERATIONS - 1;
+	memmove(&m->hist[1], &m->hist[0], n * sizeof(m->hist[0]));
+	m->hist[0] = id;
+	m->nhist = (uint8_t)(n + 1);
+}
+
+/*
+ * hist_format -- "role=...\nhistory=...\n" into out[len] for a pool with a
+ * role or a history, else ""
+ */
+static void hist_format(const struct rpmemd_meta *m, char *out, size_t len)
+{
+	char ids[RPMEM_MAX_GENERATIONS * 17 + 1];
+	out[0] = '\0';
+	if (m->role == RPMEM_ROLE_SECONDARY && !m->nhist)
+		return;
+	rpmem_gen_ids_fmt(m->hist, m->nhist, ",", ids, sizeof(ids));
+	snprintf(out, len, "role=%s\nhistory=%s\n", rpmem_role_str(m->role),
+		 ids);
+}
+
 int rpmemd_meta_format(const struct rpmemd_meta *m, char *buf, size_t len)
 {
 	char uuid[37];
+	char hist[40 + RPMEM_MAX_GENERATIONS * 17];
 	rpmem_uuid_fmt(m->uuid, uuid);
+	hist_format(m, hist, sizeof(hist));
 	/* a required key last: no proper prefix of the text parses */
 	int n = snprintf(buf, len,
 			 "magic=%s\nversion=%d\nuuid=%s\nsize=%llu\n"
-			 "created=%llu\nsource=%s\nstate=%s\n"
+			 "created=%llu\nsource=%s\n%sstate=%s\n"
 			 "generation=%llu\nlast_sync=%llu\n",
 			 RPMEMD_META_MAGIC, RPMEMD_META_VERSION, uuid,
 			 (unsigned long long)m->size,
-			 (unsigned long long)m->created, m->source,
+			 (unsigned long long)m->created, m->source, hist,
 			 rpmem_state_str(m->state),
 			 (unsigned long long)m->generation,
 			 (unsigned long long)m->last_sync);
@@ -103,11 +129,14 @@ static int u64_parse(const char *s, uint64_t *out)
 }
 
 enum { K_MAGIC, K_VERSION, K_UUID, K_SIZE, K_STATE, K_GEN, K_CREATED,
-       K_LAST_SYNC, K_SOURCE, K_COUNT };
+       K_LAST_SYNC, K_SOURCE, K_ROLE, K_HISTORY, K_COUNT };
+
+/* the keys a file may lack */
+#define K_OPTIONAL ((1u << K_SOURCE) | (1u << K_ROLE) | (1u << K_HISTORY))
 
 static const char *const keys[K_COUNT] = {
 	"magic", "version", "uuid", "size", "state", "generation", "created",
-	"last_sync", "source",
+	"last_sync", "source", "role", "history",
 };
 
 /* parse_kv -- apply one key=value line; 0, or -1 if invalid */
@@ -140,6 +169,17 @@ static int parse_kv(int k, const char *v, struct rpmemd_meta *m)
 		/* a file written before sources were sanitized */
 		rpmemd_meta_set_source(m, v);
 		return 0;
+	case K_ROLE:
+		if (!strcmp(v, rpmem_role_str(RPMEM_ROLE_PRIMARY)))
+			m->role = RPMEM_ROLE_PRIMARY;
+		else if (strcmp(v, rpmem_role_str(RPMEM_ROLE_SECONDARY)))
+			return -1;
+		return 0;
+	case K_HISTORY:
+		st = rpmem_gen_ids_parse(v, ',', m->hist,
+					 RPMEM_MAX_GENERATIONS);
+		m->nhist = (uint8_t)(st < 0 ? 0 : st);
+		return st < 0 ? -1 : 0;
 	}
 	return -1;
 }
@@ -179,8 +219,8 @@ int rpmemd_meta_parse(const char *buf, size_t len, struct rpmemd_meta *m)
 			return -EBADMSG;
 		seen |= 1u << k;
 	}
-	/* source may be absent; everything else is required */
-	if ((seen | (1u << K_SOURCE)) != (1u << K_COUNT) - 1)
+	/* source, role and history may be absent; the rest is required */
+	if ((seen | K_OPTIONAL) != (1u << K_COUNT) - 1)
 		return -EBADMSG;
 	*m = n;
 	return 0;

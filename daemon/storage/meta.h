@@ -21,6 +21,15 @@
  *	generation=3
  *	last_sync=1700000100
  *
+ * and, for a pool that was promoted or took a push from an initiator
+ * that keeps a generation history (docs/ARCHITECTURE.md, "Generation
+ * histories"), the optional keys
+ *
+ *	role=primary
+ *	history=9f3c0a1e22b4d5c6,51aa...
+ *
+ * (history: up to RPMEM_MAX_GENERATIONS ids of 16 hex digits, newest
+ * first; role missing: secondary, history missing: none).
  * magic and version come first, in that order; the other keys may come
  * in any order, source may be missing (""), unknown keys are ignored (a
  * newer daemon may add some). A missing key, a bad value, a second copy
@@ -43,7 +52,16 @@ struct rpmemd_meta {
 	uint64_t created;   /* unix seconds */
 	uint64_t last_sync; /* unix seconds of the last consistent, 0 = never */
 	char source[RPMEM_STR_MAX + 1];
+	uint8_t role; /* enum rpmem_pool_role */
+	uint8_t nhist;
+	uint64_t hist[RPMEM_MAX_GENERATIONS]; /* newest first */
 };
+
+/*
+ * rpmemd_meta_hist_push -- put id in front of the history (the oldest id
+ * falls off a full one)
+ */
+void rpmemd_meta_hist_push(struct rpmemd_meta *m, uint64_t id);
 
 /* rpmemd_meta_init -- a new, empty pool of size bytes with a random uuid */
 int rpmemd_meta_init(struct rpmemd_meta *m, uint64_t size);

@@ -420,6 +420,9 @@ void rpmemd_store_info(struct rpmemd_region *r, const char *name,
 	pi->created = m->created;
 	pi->last_sync = m->last_sync;
 	rpmem_strlcpy(pi->source, m->source, sizeof(pi->source));
+	pi->role = m->role;
+	pi->ngens = m->nhist;
+	memcpy(pi->gens, m->hist, sizeof(pi->gens));
 	pthread_mutex_lock(&r->set->lock);
 	struct rpmemd_pool *p = r->ops->find_open(r, name);
 	if (p) {

@@ -192,6 +192,27 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 			 char *err, size_t errlen);
 
 /*
+ * rpmemd_pool_gen -- a GEN op on an open pool (store_gen.c): GET, PROMOTE
+ * (refused while a writer holds the pool, or it is empty, or syncing
+ * without RPMEM_GEN_FORCE: with it a journal is rolled back, *rolled =
+ * 1, else the partial image is marked consistent), DEMOTE, ADOPT (a
+ * consistent pool's history becomes the ids). Persisted before it
+ * returns (a devdax pool keeps its newest RPMEMD_DEVDAX_HIST ids); *out
+ * gets the metadata. -errno with why in err.
+ */
+int rpmemd_pool_gen(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
+		    struct rpmemd_meta *out, int *rolled, char *err,
+		    size_t errlen);
+
+/*
+ * rpmemd_pool_changed -- unix seconds of the pool's last change: its
+ * last completed sync, or its file's mtime if later (a promoted copy
+ * written in place)
+ */
+uint64_t rpmemd_pool_changed(struct rpmemd_pool *p,
+			     const struct rpmemd_meta *m);
+
+/*
  * rpmemd_pool_preserve_async -- a TCP writer's PRESERVE: the ranges are
  * queued for the pool's journal thread and the call returns at once; a
  * WRITE of them waits in rpmemd_pool_preserve until they are durable in

@@ -329,6 +329,8 @@ struct rpmemctl_sync_cfg {
 	int compare_all;
 	/* the local copy's hashes, shared with other syncs; NULL: none */
 	struct rpmemctl_local_hashes *local_hashes;
+	/* the local file whose history (FILE.rpmemgen) is compared; owned */
+	char *history;
 };
 
 /* the least bwlimit a sync takes, bytes per second */
@@ -351,8 +353,32 @@ struct rpmemctl_sync_result {
 	uint64_t elapsed_ns;
 	uint64_t blocks_compared; /* coarse blocks whose hashes were compared */
 	int dirty_only;		 /* sent only the dirty log's extents */
+	int gen_cmp; /* enum rpmemctl_gen_cmp of the histories compared */
 	char dirty_fallback[200]; /* why not, with a log; "" otherwise */
 };
+
+/* --- history.c: a local file's generation history ------------------------ */
+
+struct client_history {
+	struct rpmemctl_generations g;
+	uint64_t size;	   /* the file's when the newest id last agreed */
+	uint64_t mtime_ns; /* its mtime then */
+};
+
+/*
+ * client_history_read -- file's history (FILE.rpmemgen) into *h; -ENOENT
+ * if none, -EBADMSG if damaged
+ */
+int client_history_read(const char *file, struct client_history *h);
+/* client_history_written -- file changed since h was recorded: 1, else 0 */
+int client_history_written(const char *file, const struct client_history *h);
+/*
+ * client_history_record -- h's ids become count of ids (a new id in
+ * front if new_id, or if there are none), recorded with file's current
+ * size and mtime, crash-safely
+ */
+int client_history_record(const char *file, struct client_history *h,
+			  const uint64_t *ids, unsigned count, int new_id);
 
 /* --- dirtylog.c: the persistent dirty log -------------------------------- */
 

@@ -58,6 +58,7 @@ struct rpmemctl_link {
 	uint8_t *addr; /* the data */
 	uint64_t len;
 	struct rpmemctl_dirtylog *log; /* borrowed; NULL after a failed mark */
+	char *history; /* the local file whose history pushes compare; owned */
 	struct rpmemctl_session *sess;
 	struct rpmemctl_pool *pool;
 	struct rpmemctl_sync_result res; /* of the last push */
@@ -251,6 +252,8 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 			ret = rpmemctl_sync_cfg_set_source(cfg, l->source);
 		if (!ret && l->log)
 			ret = rpmemctl_sync_cfg_set_dirty_log(cfg, l->log);
+		if (!ret && l->history)
+			ret = rpmemctl_sync_cfg_set_history(cfg, l->history);
 		if (ret) {
 			rpmemctl_sync_cfg_delete(&cfg);
 			return lerr(l, ret, "%s", rpmemctl_strerror(ret));
@@ -360,6 +363,7 @@ RPMEM_EXPORT void rpmemctl_link_delete(struct rpmemctl_link **lp)
 	if (!lp || !*lp)
 		return;
 	disconnect(*lp);
+	free((*lp)->history);
 	free(*lp);
 	*lp = NULL;
 }
@@ -392,6 +396,20 @@ RPMEM_EXPORT int rpmemctl_link_set_dirty_log(struct rpmemctl_link *l,
 	if (!ret)
 		l->log = log;
 	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_link_set_history(struct rpmemctl_link *l,
+					   const char *file)
+{
+	char *copy = file ? strdup(file) : NULL;
+	int ret = check(l, !file || copy);
+	if (ret) {
+		free(copy);
+		return ret;
+	}
+	free(l->history);
+	l->history = copy;
+	return 0;
 }
 
 RPMEM_EXPORT int rpmemctl_link_set_source(struct rpmemctl_link *l,

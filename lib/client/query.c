@@ -98,7 +98,10 @@ static int list_pages(struct rpmemctl_session *sess,
 	req->flags = ((sess->caps & RPMEM_CAP_PAGE) ? RPMEM_LIST_PAGE : 0) |
 		     ((sess->caps & RPMEM_CAP_UNDO) ? RPMEM_LIST_UNDO : 0) |
 		     ((sess->caps & RPMEM_CAP_VERSIONS) ? RPMEM_LIST_VERSIONS :
-							 0);
+							 0) |
+		     ((sess->caps & RPMEM_CAP_GENERATIONS) ?
+			      RPMEM_LIST_GENERATIONS :
+			      0);
 	if ((ret = list_page(sess, req, r))) {
 		rpmem_list_reply_free(r);
 		return ret;
@@ -369,6 +372,26 @@ rpmemctl_list_pool_versions_bytes(const struct rpmemctl_list *l, unsigned i)
 {
 	const struct rpmem_pool_info *p = pool(l, i);
 	return p ? p->versions_bytes : 0;
+}
+
+RPMEM_EXPORT int rpmemctl_list_pool_role(const struct rpmemctl_list *l,
+					 unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->role : RPMEMCTL_ROLE_SECONDARY;
+}
+
+RPMEM_EXPORT unsigned
+rpmemctl_list_pool_generations(const struct rpmemctl_list *l, unsigned i,
+			       uint64_t *ids, unsigned max)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	unsigned n = p ? p->ngens : 0;
+	if (n > max)
+		n = max;
+	if (n)
+		memcpy(ids, p->gens, n * sizeof(ids[0]));
+	return p ? p->ngens : 0;
 }
 
 RPMEM_EXPORT const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s)

@@ -135,13 +135,15 @@ static void release(struct rpmemctl_replica *r)
  * degrade: one of several targets (the set is fail-stop below k)
  */
 static int add_link(struct rpmemctl_replica *r, const char *target,
-		    enum rpmemctl_transport transport, const char *source,
-		    const char *live, int degrade)
+		    enum rpmemctl_transport transport, const char *path,
+		    const char *source, const char *live, int degrade)
 {
 	struct rpmemctl_link *l = NULL;
 	int ret = rpmemctl_link_new(target, transport, &l);
 	if (!ret)
 		ret = rpmemctl_link_set_data(l, r->addr, r->size);
+	if (!ret)
+		ret = rpmemctl_link_set_history(l, path);
 	if (!ret)
 		ret = rpmemctl_link_set_dirty_log(l, r->log[r->n - 1]);
 	if (!ret)
@@ -203,8 +205,8 @@ static int start(struct rpmemctl_replica *r, const char *const *targets,
 	for (unsigned i = 0; i < n && !ret; i++) {
 		ret = open_log(r, path);
 		if (!ret)
-			ret = add_link(r, targets[i], transport, source, live,
-				       n > 1);
+			ret = add_link(r, targets[i], transport, path, source,
+				       live, n > 1);
 	}
 	if (ret)
 		return ret;

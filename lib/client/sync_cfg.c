@@ -17,7 +17,9 @@ int client_sync_mode_valid(enum rpmemctl_sync_mode mode)
 /* client_sync_flags_valid -- only known RPMEMCTL_SYNC_* flags */
 int client_sync_flags_valid(unsigned flags)
 {
-	return !(flags & ~(RPMEMCTL_SYNC_DRY_RUN | RPMEMCTL_SYNC_FULL));
+	return !(flags & ~(RPMEMCTL_SYNC_DRY_RUN | RPMEMCTL_SYNC_FULL |
+			   RPMEMCTL_SYNC_DISCARD_TARGET |
+			   RPMEMCTL_SYNC_DISCARD_LOCAL));
 }
 
 /* client_sync_bs_valid -- a power of two from 4 KiB to 64 MiB (not 0) */
@@ -51,6 +53,7 @@ RPMEM_EXPORT void rpmemctl_sync_cfg_delete(struct rpmemctl_sync_cfg **cfg)
 	if (!cfg || !*cfg)
 		return;
 	free((*cfg)->source_buf);
+	free((*cfg)->history);
 	free(*cfg);
 	*cfg = NULL;
 }
@@ -194,6 +197,32 @@ rpmemctl_sync_cfg_set_dirty_log(struct rpmemctl_sync_cfg *cfg,
 	}
 	cfg->dirty_log = log;
 	return 0;
+}
+
+/* rpmemctl_sync_cfg_set_history -- compare and record file's history */
+RPMEM_EXPORT int rpmemctl_sync_cfg_set_history(struct rpmemctl_sync_cfg *cfg,
+					       const char *file)
+{
+	client_api_begin();
+	if (!cfg) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	char *copy = file ? strdup(file) : NULL;
+	if (file && !copy) {
+		client_set_last(-ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	free(cfg->history);
+	cfg->history = copy;
+	return 0;
+}
+
+/* rpmemctl_sync_result_get_gen_cmp -- how the histories compared */
+RPMEM_EXPORT int
+rpmemctl_sync_result_get_gen_cmp(const struct rpmemctl_sync_result *res)
+{
+	return res ? res->gen_cmp : RPMEMCTL_GEN_UNKNOWN;
 }
 
 /* rpmemctl_sync_result_get_dirty_only -- only the marked extents moved */

@@ -118,6 +118,7 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 		.t0 = rpmem_now_ns(),
 	};
 	c.st.size = len;
+	c.st.gen_cmp = RPMEMCTL_GEN_UNKNOWN;
 	c.st.block_size = bs;
 	c.st.blocks_total = c.nblocks;
 
@@ -131,6 +132,8 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 		if (ret)
 			goto out;
 	}
+	if ((ret = sync_gen_check(&c)))
+		goto out;
 	if (cfg->mode == RPMEMCTL_SYNC_MIRROR) {
 		ret = sync_mirror(&c);
 		goto out;
@@ -156,6 +159,7 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 			ret = err;
 	}
 out:
+	ret = sync_gen_done(&c, ret);
 	c.st.generation = pool->generation;
 	c.st.elapsed_ns = rpmem_now_ns() - c.t0;
 	*res = c.st;

@@ -153,6 +153,11 @@ struct sync_ctx {
 	unsigned sample_n;    /* requests */
 	unsigned sample_next; /* next to send */
 
+	/* generations.c: the local history and the target's, compared */
+	struct client_history hist;
+	struct rpmemctl_generations rgen;
+	int hist_ok; /* compared and allowed: recorded after the sync */
+
 	/* the local copy's file, when the caller named it (local_fd) */
 	int watch;
 	struct stat st0; /* as it was when the sync began */
@@ -223,5 +228,18 @@ int sync_push(struct sync_ctx *c);
 int sync_pull(struct sync_ctx *c);
 /* sync_mirror -- every byte, no hashing: syncing, writes, flush, consistent */
 int sync_mirror(struct sync_ctx *c);
+
+/*
+ * sync_gen_check -- with a history configured: the local file's and the
+ * target's histories compared; 0 to go on, -EUCLEAN (refused, why in
+ * the pool's message) or another -errno (generations.c)
+ */
+int sync_gen_check(struct sync_ctx *c);
+/*
+ * sync_gen_done -- after the sync returned ret: if it succeeded and was
+ * checked, both histories record it (the target adopts a push's); ret
+ * or the recording's -errno
+ */
+int sync_gen_done(struct sync_ctx *c, int ret);
 
 #endif

@@ -203,12 +203,39 @@ int rpmem_list_reply_encode(void *buf, size_t cap,
 			wbuf_u32(&w, p->versions);
 			wbuf_u64(&w, p->versions_bytes);
 		}
+		if (m->flags & RPMEM_LIST_GENERATIONS) {
+			if (p->ngens > RPMEM_MAX_GENERATIONS)
+				return -EMSGSIZE;
+			wbuf_u8(&w, p->role);
+			wbuf_u8(&w, p->ngens);
+			for (uint8_t k = 0; k < p->ngens; k++)
+				wbuf_u64(&w, p->gens[k]);
+		}
 	}
 	if (m->flags & ~RPMEM_LIST_FLAGS)
 		return -EINVAL;
 	if (m->flags & RPMEM_LIST_PAGE)
 		wbuf_str(&w, m->next, RPMEM_CURSOR_MAX);
 	return enc_end(&w);
+}
+
+/*
+ * gens_decode -- role u8 | count u8 | count x u64 (LIST entries,
+ * GEN_REPLY); a bad role or count sets r->err
+ */
+static void gens_decode(struct rbuf *r, uint8_t *role, uint8_t *count,
+			uint64_t *ids)
+{
+	*role = rbuf_u8(r);
+	*count = rbuf_u8(r);
+	if (r->err || *role > RPMEM_ROLE_MAX ||
+	    *count > RPMEM_MAX_GENERATIONS) {
+		r->err = -EBADMSG;
+		*count = 0;
+		return;
+	}
+	for (uint8_t k = 0; k < *count; k++)
+		ids[k] = rbuf_u64(r);
 }
 
 int rpmem_list_reply_decode(const void *buf, size_t len,
@@ -276,6 +303,8 @@ int rpmem_list_reply_decode_flags(const void *buf, size_t len, uint32_t flags,
 			p->versions = rbuf_u32(&r);
 			p->versions_bytes = rbuf_u64(&r);
 		}
+		if (flags & RPMEM_LIST_GENERATIONS)
+			gens_decode(&r, &p->role, &p->ngens, p->gens);
 		if (p->state > RPMEM_POOL_CONSISTENT || p->pending > 1)
 			r.err = -EBADMSG;
 	}
@@ -1078,4 +1107,72 @@ void rpmem_status_reply_free(struct rpmem_msg_status_reply *m)
 	m->namespaces = NULL;
 	m->links = NULL;
 	m->nsessions = m->nnamespaces = m->nlinks = 0;
+}
+
+int rpmem_gen_encode(void *buf, size_t cap, const struct rpmem_msg_gen *m)
+{
+	ENC_BEGIN;
+	if (m->count > RPMEM_MAX_GENERATIONS)
+		return -EMSGSIZE;
+	wbuf_u32(&w, m->handle);
+	wbuf_u8(&w, m->op);
+	wbuf_u32(&w, m->flags);
+	wbuf_u8(&w, m->count);
+	for (uint8_t k = 0; k < m->count; k++)
+		wbuf_u64(&w, m->ids[k]);
+	return enc_end(&w);
+}
+
+int rpmem_gen_decode(const void *buf, size_t len, struct rpmem_msg_gen *m)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->op = rbuf_u8(&r);
+	m->flags = rbuf_u32(&r);
+	m->count = rbuf_u8(&r);
+	if (r.err || m->op > RPMEM_GEN_OP_MAX ||
+	    (m->flags & ~RPMEM_GEN_FLAGS) ||
+	    m->count > RPMEM_MAX_GENERATIONS ||
+	    (m->count && m->op != RPMEM_GEN_ADOPT))
+		return -EBADMSG;
+	for (uint8_t k = 0; k < m->count; k++)
+		m->ids[k] = rbuf_u64(&r);
+	return dec_end(&r);
+}
+
+int rpmem_gen_reply_encode(void *buf, size_t cap,
+			   const struct rpmem_msg_gen_reply *m)
+{
+	ENC_BEGIN;
+	if (m->count > RPMEM_MAX_GENERATIONS)
+		return -EMSGSIZE;
+	wbuf_u8(&w, m->role);
+	wbuf_u8(&w, m->state);
+	wbuf_u64(&w, m->generation);
+	wbuf_u64(&w, m->changed);
+	wbuf_u8(&w, m->rolled_back);
+	wbuf_u8(&w, m->count);
+	for (uint8_t k = 0; k < m->count; k++)
+		wbuf_u64(&w, m->ids[k]);
+	return enc_end(&w);
+}
+
+int rpmem_gen_reply_decode(const void *buf, size_t len,
+			   struct rpmem_msg_gen_reply *m)
+{
+	DEC_BEGIN;
+	uint8_t role = rbuf_u8(&r);
+	m->state = rbuf_u8(&r);
+	m->generation = rbuf_u64(&r);
+	m->changed = rbuf_u64(&r);
+	m->rolled_back = rbuf_u8(&r);
+	m->count = rbuf_u8(&r);
+	if (r.err || role > RPMEM_ROLE_MAX ||
+	    m->state > RPMEM_POOL_CONSISTENT || m->rolled_back > 1 ||
+	    m->count > RPMEM_MAX_GENERATIONS)
+		return -EBADMSG;
+	m->role = role;
+	for (uint8_t k = 0; k < m->count; k++)
+		m->ids[k] = rbuf_u64(&r);
+	return dec_end(&r);
 }

@@ -79,7 +79,10 @@ enum rpmem_msg_type {
 	RPMEM_MSG_VERSIONS_REPLY = 33,
 	/* READ of a version's image, answered by DATA (RPMEM_CAP_VERSIONS) */
 	RPMEM_MSG_READ_AT = 34,
-	RPMEM_MSG_TYPE_MAX = 34,
+	/* a pool's role and generation history: read, promote, demote, adopt */
+	RPMEM_MSG_GEN = 35,
+	RPMEM_MSG_GEN_REPLY = 36,
+	RPMEM_MSG_TYPE_MAX = 36,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -108,6 +111,19 @@ enum rpmem_pool_state {
 	RPMEM_POOL_SYNCING = 1,
 	RPMEM_POOL_CONSISTENT = 2,
 };
+
+/*
+ * a pool's role: a secondary takes pushes; a primary (promoted) is used
+ * in place on the target host and refuses write opens from initiators
+ */
+enum rpmem_pool_role {
+	RPMEM_ROLE_SECONDARY = 0,
+	RPMEM_ROLE_PRIMARY = 1,
+	RPMEM_ROLE_MAX = 1,
+};
+
+/* most generation ids a history keeps (newest first) */
+#define RPMEM_MAX_GENERATIONS 16u
 
 enum rpmem_open_mode { RPMEM_OPEN_RO = 0, RPMEM_OPEN_RW = 1 };
 
@@ -183,6 +199,11 @@ enum rpmem_ns_mode {
  * configured to) and answers VERSIONS, READ_AT and SCRUB of a version
  */
 #define RPMEM_CAP_VERSIONS (1u << 13)
+/*
+ * the target keeps a role and a generation history per pool: it answers
+ * GEN and LIST with RPMEM_LIST_GENERATIONS
+ */
+#define RPMEM_CAP_GENERATIONS (1u << 14)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -224,8 +245,15 @@ struct rpmem_msg_error {
  * versions_bytes u64 (needs RPMEM_CAP_VERSIONS)
  */
 #define RPMEM_LIST_VERSIONS (1u << 2)
+/*
+ * each pool entry ends (after the versions fields, if any) with role u8 |
+ * count u8 | count x u64, its generation history newest first (needs
+ * RPMEM_CAP_GENERATIONS)
+ */
+#define RPMEM_LIST_GENERATIONS (1u << 3)
 #define RPMEM_LIST_FLAGS                                                       \
-	(RPMEM_LIST_PAGE | RPMEM_LIST_UNDO | RPMEM_LIST_VERSIONS)
+	(RPMEM_LIST_PAGE | RPMEM_LIST_UNDO | RPMEM_LIST_VERSIONS |             \
+	 RPMEM_LIST_GENERATIONS)
 
 /*
  * LIST: region str | [flags u32 | cursor str]; flags are sent only when
@@ -259,6 +287,10 @@ struct rpmem_pool_info {
 	/* with RPMEM_LIST_VERSIONS: its kept versions, their files' bytes */
 	uint32_t versions;
 	uint64_t versions_bytes;
+	/* with RPMEM_LIST_GENERATIONS: its role and history, newest first */
+	uint8_t role; /* enum rpmem_pool_role */
+	uint8_t ngens;
+	uint64_t gens[RPMEM_MAX_GENERATIONS];
 };
 
 struct rpmem_region_info {
@@ -600,6 +632,51 @@ struct rpmem_msg_read_at {
 	uint64_t version;
 };
 
+/* GEN op */
+enum rpmem_gen_op {
+	RPMEM_GEN_GET = 0,     /* the role and history (a read open will do) */
+	RPMEM_GEN_PROMOTE = 1, /* new id, role primary (the write right) */
+	RPMEM_GEN_DEMOTE = 2,  /* role secondary (the write right) */
+	/* the history becomes ids (a write open; after a completed push) */
+	RPMEM_GEN_ADOPT = 3,
+	RPMEM_GEN_OP_MAX = 3,
+};
+
+/*
+ * GEN flag, PROMOTE: promote a syncing copy (an atomic sync's journal is
+ * rolled back first, to the last complete image)
+ */
+#define RPMEM_GEN_FORCE (1u << 0)
+#define RPMEM_GEN_FLAGS RPMEM_GEN_FORCE
+
+/*
+ * GEN: handle u32 | op u8 | flags u32 | count u8 | count x u64 (ADOPT's
+ * ids, newest first; else 0); answered by GEN_REPLY
+ */
+struct rpmem_msg_gen {
+	uint32_t handle;
+	uint8_t op;
+	uint32_t flags;
+	uint8_t count; /* <= RPMEM_MAX_GENERATIONS */
+	uint64_t ids[RPMEM_MAX_GENERATIONS];
+};
+
+/*
+ * GEN_REPLY: role u8 | state u8 | generation u64 | changed u64 |
+ * rolled_back u8 | count u8 | count x u64: the pool after the op; changed
+ * is the unix seconds of its last change (a completed sync or a
+ * promotion), rolled_back says a forced PROMOTE rolled a journal back
+ */
+struct rpmem_msg_gen_reply {
+	uint8_t role;
+	uint8_t state;
+	uint64_t generation;
+	uint64_t changed;
+	uint8_t rolled_back;
+	uint8_t count;
+	uint64_t ids[RPMEM_MAX_GENERATIONS];
+};
+
 struct rpmem_msg_set_state {
 	uint32_t handle;
 	uint8_t state;
@@ -737,6 +814,8 @@ RPMEM_CODEC(event, struct rpmem_msg_event);
 RPMEM_CODEC(scrub, struct rpmem_msg_scrub);
 RPMEM_CODEC(scrub_reply, struct rpmem_msg_scrub_reply);
 RPMEM_CODEC(preserve, struct rpmem_msg_preserve);
+RPMEM_CODEC(gen, struct rpmem_msg_gen);
+RPMEM_CODEC(gen_reply, struct rpmem_msg_gen_reply);
 
 /*
  * rpmem_status_reply_decode_flags -- decode a STATUS_REPLY in the layout
@@ -775,6 +854,7 @@ const char *rpmem_event_verb_str(uint8_t verb);	    /* "exists", ... */
 const char *rpmem_event_object_str(uint8_t object); /* "-", "pool", ... */
 /* rpmem_scrub_why_str -- why pieces were not verified, a phrase */
 const char *rpmem_scrub_why_str(uint8_t why);
+const char *rpmem_role_str(uint8_t role); /* "secondary", "primary" */
 
 /*
  * rpmem_err_from_errno -- the ERROR code rpmemd sends for a failed call's

@@ -126,6 +126,8 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_VERSIONS] = "VERSIONS",
 	[RPMEM_MSG_VERSIONS_REPLY] = "VERSIONS_REPLY",
 	[RPMEM_MSG_READ_AT] = "READ_AT",
+	[RPMEM_MSG_GEN] = "GEN",
+	[RPMEM_MSG_GEN_REPLY] = "GEN_REPLY",
 };
 
 static const char *const scrub_why[] = {
@@ -142,6 +144,12 @@ const char *rpmem_scrub_why_str(uint8_t why)
 {
 	return why < sizeof(scrub_why) / sizeof(scrub_why[0]) ?
 		       scrub_why[why] : "unknown reason";
+}
+
+/* rpmem_role_str -- a pool's role as text */
+const char *rpmem_role_str(uint8_t role)
+{
+	return role == RPMEM_ROLE_PRIMARY ? "primary" : "secondary";
 }
 
 static const char *const verb_names[] = {

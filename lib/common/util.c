@@ -256,6 +256,52 @@ int rpmem_uuid_parse(const char *s, uint8_t u[16])
 	return j == 16 ? 0 : -EINVAL;
 }
 
+void rpmem_gen_ids_fmt(const uint64_t *ids, unsigned n, const char *sep,
+		       char *out, size_t len)
+{
+	size_t o = 0;
+	if (len)
+		out[0] = '\0';
+	for (unsigned i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "%s%016llx",
+				      i ? sep : "",
+				      (unsigned long long)ids[i]);
+}
+
+int rpmem_gen_ids_parse(const char *s, char sep, uint64_t *ids,
+			unsigned max)
+{
+	unsigned n = 0;
+	while (*s) {
+		uint64_t v = 0;
+		for (int i = 0; i < 16; i++, s++) {
+			if (!isxdigit((unsigned char)*s))
+				return -EINVAL;
+			v = v << 4 | (uint64_t)(isdigit((unsigned char)*s) ?
+						*s - '0' :
+						(*s | 0x20) - 'a' + 10);
+		}
+		if (n == max || !v)
+			return -EINVAL;
+		ids[n++] = v;
+		if (*s == sep && s[1])
+			s++;
+		else if (*s)
+			return -EINVAL;
+	}
+	return (int)n;
+}
+
+int rpmem_gen_new(uint64_t *id)
+{
+	do {
+		int ret = rpmem_random(id, sizeof(*id));
+		if (ret)
+			return ret;
+	} while (!*id);
+	return 0;
+}
+
 int rpmem_random(void *buf, size_t len)
 {
 	uint8_t *p = buf;

@@ -76,6 +76,20 @@ int rpmem_parse_target(const char *s, unsigned need, struct rpmem_target *t,
 void rpmem_uuid_fmt(const uint8_t uuid[16], char out[37]);
 /* rpmem_uuid_parse -- returns 0 or -EINVAL */
 int rpmem_uuid_parse(const char *s, uint8_t uuid[16]);
+/*
+ * rpmem_gen_ids_fmt -- generation ids as 16 hex digits each, joined by sep,
+ * into out[len] (truncated to fit)
+ */
+void rpmem_gen_ids_fmt(const uint64_t *ids, unsigned n, const char *sep,
+		       char *out, size_t len);
+/*
+ * rpmem_gen_ids_parse -- at most max ids of 16 hex digits joined by sep
+ * (one character) from s; their count or -EINVAL
+ */
+int rpmem_gen_ids_parse(const char *s, char sep, uint64_t *ids,
+			unsigned max);
+/* rpmem_gen_new -- a random generation id, never 0 */
+int rpmem_gen_new(uint64_t *id);
 /* rpmem_random -- len bytes from getrandom(2) */
 int rpmem_random(void *buf, size_t len);
 

@@ -144,8 +144,9 @@ static void stamp(struct pl_file *f)
 		ts[1].tv_sec--;
 		ts[1].tv_nsec = 999999999;
 	}
-	/* the logs last: a stamped log means a stamped file */
-	if (utimensat(AT_FDCWD, f->path, ts, 0))
+	/* the logs last: a stamped log means a stamped file (its history
+	 * follows: the stamp is no write) */
+	if (rpmemctl_history_utime(f->path, &ts[1]))
 		return;
 	for (unsigned i = 0; i < f->ntargets; i++) {
 		log_path(f, i, lp, sizeof(lp));
@@ -360,6 +361,8 @@ static int link_new(struct pl_file *f, unsigned i)
 		ret = rpmemctl_link_set_data(l, f->shadow, f->size);
 	if (!ret)
 		ret = rpmemctl_link_set_dirty_log(l, f->log[i]);
+	if (!ret)
+		ret = rpmemctl_link_set_history(l, f->path);
 	if (!ret)
 		ret = rpmemctl_link_set_source(l, f->source, f->live_src);
 	if (!ret)

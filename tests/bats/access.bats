@@ -80,6 +80,28 @@ reload() {
 	grep -q "notice: .*refused: identity 'monitor' may not write region 'r1'" "$DLOG"
 }
 
+@test "promote and demote need the write right: a read-only identity is refused (exit 4) and the role stays" {
+	start_daemon
+	as ops mirror "$W/src" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	as monitor promote "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'monitor' may not write region 'r1'"* ]]
+	as ops list --json "$T/r1/p1"
+	[ "$(json '.pools[0].role')" = secondary ]
+	[ "$(json '.pools[0].generations | length')" -eq 0 ]
+	as backup1 promote "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	as monitor demote "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	as ops list --json "$T/r1/p1"
+	[ "$(json '.pools[0].role')" = primary ]
+	# a reader still reads the primary
+	as monitor sync --pull "$W/mod" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$W/mod"
+}
+
 @test "a writer on r1 does everything there" {
 	start_daemon
 	as backup1 create "$T/r1/a" 1M

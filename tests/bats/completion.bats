@@ -127,6 +127,15 @@ has() {
 	[ "$output" = "$PORT/r1/q1" ]
 	comp versions "$T/r1/q"
 	[ "$output" = "$PORT/r1/q1" ]
+	# promote and demote take TARGET; promote --to a local file first
+	comp promote "$T/r1/q"
+	[ "$output" = "$PORT/r1/q1" ]
+	comp demote "$T/r1/q"
+	[ "$output" = "$PORT/r1/q1" ]
+	comp promote --to "$W/loc"
+	[ "$output" = "$W/local.bin" ]
+	comp promote --to "$W/local.bin" "$T/r1/q"
+	[ "$output" = "$PORT/r1/q1" ]
 	comp export "$T/r1/q1" "$W/loc"
 	[ "$output" = "$W/local.bin" ]
 	comp import "$W/loc"
@@ -147,6 +156,14 @@ has() {
 	has --at
 	comp scrub --
 	has --at
+	comp sync --
+	has --discard-target
+	has --discard-local
+	comp mirror --
+	has --discard-target
+	comp promote --
+	has --to
+	has --force
 	comp versions --keep ""
 	[ "$(tr '\n' ' ' <<<"$output")" = "last= hourly= daily= weekly= monthly= " ]
 	comp versions --keep last=3,d

@@ -67,6 +67,11 @@
                           HELLO, open r1/POOL (MODE rw or ro), one
                           PRESERVE of LEN bytes at OFF (any u64s); print
                           "OK" or the ERROR
+  gen POOL MODE OP FLAGS [ID...]
+                          HELLO, open r1/POOL (MODE rw or ro), one GEN of
+                          OP with FLAGS and the ids (16 hex digits each;
+                          any op may carry them); print "GEN_REPLY role
+                          state count ids..." or the ERROR
   linger N WHAT MAX [SRC] open N connections (from SRC), send WHAT on
                           each ("silent": nothing, "byte": one byte of a
                           HELLO, "hello-part": a HELLO but its last byte,
@@ -85,7 +90,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
-from rpmem_wire import (CREATE, ERROR, FLUSH, HASH, HASHES, HASHV,  # noqa: E402
+from rpmem_wire import (CREATE, ERROR, FLUSH, GEN, GEN_REPLY,  # noqa: E402
+                        HASH, HASHES, HASHV,
                         HELLO, HELLO_OK, OK, OPEN, OPEN_OK, PRESERVE,
                         SET_STATE, WRITE,
                         connect, error_text, frame, recv_frame, wstr)
@@ -258,6 +264,27 @@ def cmd_preserve(port, pool, mode, off, n):
     s.sendall(frame(PRESERVE, 3, body))
     t, _, p = recv_frame(s)
     print("OK" if t == OK else error_text(p))
+
+
+def cmd_gen(port, pool, mode, op, flags, *ids):
+    s, _ = hello_session(port)
+    s.sendall(frame(OPEN, 2, wstr("r1") + wstr(pool) +
+                    bytes([1 if mode == "rw" else 0, 0])))
+    t, _, p = recv_frame(s)
+    if t != OPEN_OK:
+        sys.exit("no OPEN_OK: " + error_text(p))
+    handle = struct.unpack("<I", p[:4])[0]
+    body = struct.pack("<IBIB", handle, int(op), int(flags), len(ids))
+    body += b"".join(struct.pack("<Q", int(i, 16)) for i in ids)
+    s.sendall(frame(GEN, 3, body))
+    t, _, p = recv_frame(s)
+    if t != GEN_REPLY:
+        print(error_text(p))
+        return
+    role, state, _, _, _, n = struct.unpack("<BBQQBB", p[:20])
+    got = struct.unpack("<%dQ" % n, p[20:20 + 8 * n])
+    print("GEN_REPLY %d %d %d %s" % (role, state, n,
+                                    " ".join("%016x" % i for i in got)))
 
 
 def cmd_bad_writes(port, n):
@@ -533,6 +560,8 @@ def main():
         cmd_preserve(port, *args)
     elif cmd == "raw-sync":
         cmd_raw_sync(port, *args)
+    elif cmd == "gen":
+        cmd_gen(port, *args)
     elif cmd == "bad-writes":
         cmd_bad_writes(port, args[0])
     elif cmd == "flood":

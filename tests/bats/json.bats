@@ -106,6 +106,29 @@ names_pool() {
 	[ "$(json .forced)" = true ]
 }
 
+@test "promote and demote --json (in place, --to FILE): exactly the keys and types of the schema" {
+	mkfile "$W/f" 1
+	"$RPMEMCTL" mirror "$W/f" "$T/r1/db"
+	jrun promote "$T/r1/db"
+	[ "$status" -eq 0 ]
+	conforms
+	names_pool r1 db
+	[ "$(json .role)" = primary ]
+	jrun demote "$T/r1/db"
+	[ "$status" -eq 0 ]
+	conforms
+	[ "$(json .role)" = secondary ]
+	jrun promote --to "$W/g" "$T/r1/db"
+	[ "$status" -eq 0 ]
+	conforms
+	[ "$(json .file)" = "$W/g" ]
+	[ "$(json '.generations | length')" -eq 2 ]
+	jrun list "$T/r1/db"
+	conforms
+	[ "$(json '.pools[0].role')" = secondary ]
+	[ "$(json '.pools[0].generations | length')" -eq 1 ]
+}
+
 @test "kick --json: exactly the keys and types of the schema" {
 	"$RPMEMCTL" -q create "$T/r1/held" 64K
 	"$BUILD/tests/hold_pool" "$T/r1/held" 30 >"$W/hold.out" 2>&1 &

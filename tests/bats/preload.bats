@@ -177,6 +177,30 @@ pool_field() {
 	[ ! -e "$POOL.rpmemlog" ]
 }
 
+@test "fail-stop: a target promoted and written as the primary meanwhile is not overwritten: the application does not start over it, saying why" {
+	app set:0:first
+	[ "$status" -eq 0 ]
+	[ -s "$POOL.rpmemgen" ]
+	rc promote "$T/r1/app"
+	[ "$status" -eq 0 ]
+	# the promoted copy is written in place on the target host
+	cp "$REP" "$W/promoted.obj"
+	"$APP" "$W/promoted.obj" set:0:theirs
+	cp "$W/promoted.obj" "$REP"
+	rc demote "$T/r1/app"
+	app set:0:ours
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"the target holds newer writes"* ]]
+	[[ "$output" != *ours* ]]
+	[ "$(replica_get 0)" = theirs ]
+	# the pull the message names brings them, and the application runs
+	rc sync --pull "$POOL" "$T/r1/app"
+	[ "$status" -eq 0 ]
+	app get:0
+	[ "$status" -eq 0 ]
+	[[ "$output" == *theirs* ]]
+}
+
 @test "degraded: a replica that cannot start says the target keeps its last image, not that it is syncing" {
 	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
 	app set:0:first

@@ -71,6 +71,12 @@ scrape() {
 	[ "$(metric rpmem_pool_state region r1 pool p2 state empty)" = 1 ]
 	[ "$(metric rpmem_pool_generation region r1 pool p1)" = 1 ]
 	[ "$(metric rpmem_region_size_bytes region r1)" -gt 0 ]
+	[ "$(metric rpmem_pool_primary region r1 pool p1)" = 0 ]
+	rc promote "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	scrape
+	[ "$(metric rpmem_pool_primary region r1 pool p1)" = 1 ]
+	[ "$(metric rpmem_pool_primary region r1 pool p2)" = 0 ]
 }
 
 @test "status --prometheus counts a writer session's bytes and flushes as status --json does" {

@@ -25,12 +25,12 @@ DECODERS = ["hdr", "hello", "hello_ok", "error", "list", "list_reply",
             "status", "status_reply", "status_flags", "kick", "events",
             "event", "rdma_blob", "scrub", "scrub_reply", "preserve",
             "list_undo", "versions", "versions_reply", "read_at",
-            "list_versions"]
+            "list_versions", "gen", "gen_reply", "list_gens"]
 # message type -> the decoders its payload is a seed of (replies whose
 # layout a request flag chose go to both)
 BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
            w.LIST: ["list"], w.LIST_REPLY: ["list_reply", "list_paged", "list_undo",
-                                         "list_versions"],
+                                         "list_versions", "gen", "gen_reply", "list_gens"],
            w.CREATE: ["create"], w.REMOVE: ["remove"], w.OPEN: ["open"],
            w.OPEN_OK: ["open_ok"], w.CLOSE: ["handle"], w.READ: ["io"],
            w.FLUSH: ["flush"], w.BARRIER: ["flush"], w.HASH: ["hash"], w.HASHES: ["hashes"],
@@ -40,7 +40,8 @@ BY_TYPE = {w.HELLO: ["hello"], w.HELLO_OK: ["hello_ok"], w.ERROR: ["error"],
            w.EVENTS: ["events"], w.EVENT: ["event"], w.SCRUB: ["scrub"],
            w.SCRUB_REPLY: ["scrub_reply"], w.PRESERVE: ["preserve"],
            w.VERSIONS: ["versions"], w.VERSIONS_REPLY: ["versions_reply"],
-           w.READ_AT: ["read_at"]}
+           w.READ_AT: ["read_at"], w.GEN: ["gen"],
+           w.GEN_REPLY: ["gen_reply"]}
 lock = threading.Lock()
 
 

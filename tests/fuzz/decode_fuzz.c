@@ -101,6 +101,8 @@ CODEC(preserve, struct rpmem_msg_preserve, NOFREE)
 
 CODEC(versions, struct rpmem_msg_versions, NOFREE)
 CODEC(read_at, struct rpmem_msg_read_at, NOFREE)
+CODEC(gen, struct rpmem_msg_gen, NOFREE)
+CODEC(gen_reply, struct rpmem_msg_gen_reply, NOFREE)
 
 /* the entries of the two VERSIONS_REPLY a round trip decodes */
 static struct rpmem_version_entry vr_a[RPMEM_MAX_VERSIONS];
@@ -143,12 +145,26 @@ static int list_undo_decode(const void *buf, size_t len,
 					     m);
 }
 
-/* list_versions_decode -- LIST_REPLY with every flag */
+/* list_versions_decode -- LIST_REPLY with undo, versions, paged */
 static int list_versions_decode(const void *buf, size_t len,
 				struct rpmem_msg_list_reply *m)
 {
+	return rpmem_list_reply_decode_flags(buf, len,
+					     RPMEM_LIST_PAGE | RPMEM_LIST_UNDO |
+						     RPMEM_LIST_VERSIONS,
+					     m);
+}
+
+/* list_gens_decode -- LIST_REPLY with every flag */
+static int list_gens_decode(const void *buf, size_t len,
+			    struct rpmem_msg_list_reply *m)
+{
 	return rpmem_list_reply_decode_flags(buf, len, RPMEM_LIST_FLAGS, m);
 }
+
+ROUND_TRIP(fuzz_list_gens, "list_reply (every flag)",
+	   struct rpmem_msg_list_reply, list_gens_decode,
+	   rpmem_list_reply_encode, rpmem_list_reply_free)
 
 ROUND_TRIP(fuzz_list_versions, "list_reply (undo, versions, paged)",
 	   struct rpmem_msg_list_reply, list_versions_decode,
@@ -230,6 +246,9 @@ static const struct {
 	{ "versions_reply", fuzz_versions_reply },
 	{ "read_at", fuzz_read_at },
 	{ "list_versions", fuzz_list_versions },
+	{ "gen", fuzz_gen },
+	{ "gen_reply", fuzz_gen_reply },
+	{ "list_gens", fuzz_list_gens },
 };
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
 

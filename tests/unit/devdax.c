@@ -556,6 +556,42 @@ static void set_state__follows_the_pool_state_rules(void **state)
 	rpmemd_devdax_close(&dd);
 }
 
+/* a role and the newest RPMEMD_DEVDAX_HIST ids survive a state change
+ * and a reopen; a slot with an impossible count is refused */
+static void set_gen__role_and_history_persist(void **state)
+{
+	struct fx *fx = *state;
+	struct rpmemd_devdax_pool p;
+	struct rpmemd_devdax *dd;
+	struct rpmemd_meta m;
+
+	dd = open_ok(fx, RPMEMD_DEVDAX_FORMAT_BLANK, 0, 0);
+	assert_int_equal(rpmemd_devdax_create(dd, "p", 4096, NULL), 0);
+	assert_int_equal(rpmemd_devdax_lookup(dd, "p", &p), 0);
+	assert_int_equal(p.meta.role, RPMEM_ROLE_SECONDARY);
+	assert_int_equal(p.meta.nhist, 0);
+	memset(&m, 0, sizeof(m));
+	m.role = RPMEM_ROLE_PRIMARY;
+	for (unsigned i = 0; i < RPMEM_MAX_GENERATIONS; i++)
+		rpmemd_meta_hist_push(&m, 100 + i);
+	assert_int_equal(rpmemd_devdax_set_gen(dd, "nope", &m), -ENOENT);
+	assert_int_equal(rpmemd_devdax_set_gen(dd, "p", &m), 0);
+	assert_int_equal(rpmemd_devdax_set_state(dd, "p", RPMEM_POOL_SYNCING,
+						 "h:/x"),
+			 0);
+	rpmemd_devdax_close(&dd);
+
+	dd = open_ok(fx, RPMEMD_DEVDAX_NO_FORMAT, 0, 0);
+	assert_int_equal(rpmemd_devdax_lookup(dd, "p", &p), 0);
+	assert_int_equal(p.meta.role, RPMEM_ROLE_PRIMARY);
+	assert_int_equal(p.meta.nhist, RPMEMD_DEVDAX_HIST);
+	assert_int_equal(p.meta.hist[0], 100 + RPMEM_MAX_GENERATIONS - 1);
+	assert_int_equal(p.meta.hist[RPMEMD_DEVDAX_HIST - 1],
+			 100 + RPMEM_MAX_GENERATIONS - RPMEMD_DEVDAX_HIST);
+	assert_int_equal(p.meta.state, RPMEM_POOL_SYNCING);
+	rpmemd_devdax_close(&dd);
+}
+
 static void pool_addr__data_written_there_persists(void **state)
 {
 	struct fx *fx = *state;
@@ -891,6 +927,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			set_state__follows_the_pool_state_rules, setup_16m,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			set_gen__role_and_history_persist, setup_16m,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			pool_addr__data_written_there_persists, setup_16m,

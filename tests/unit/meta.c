@@ -378,6 +378,41 @@ static int parse_text(const char *drop, const char *extra)
 	return rpmemd_meta_parse(buf, n, &m);
 }
 
+/* a role and a history round-trip; a damaged history is refused */
+static void rpmemd_meta_parse__role_and_history(void **state)
+{
+	(void)state;
+	struct rpmemd_meta m = sample(), out;
+	char buf[RPMEMD_META_MAX];
+	m.role = RPMEM_ROLE_PRIMARY;
+	for (unsigned i = 0; i < RPMEM_MAX_GENERATIONS + 2; i++)
+		rpmemd_meta_hist_push(&m, 0x1000 + i);
+	/* the oldest fell off */
+	assert_int_equal(m.nhist, RPMEM_MAX_GENERATIONS);
+	assert_int_equal(m.hist[0], 0x1000 + RPMEM_MAX_GENERATIONS + 1);
+	int n = rpmemd_meta_format(&m, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "role=primary\nhistory=0000000000001011,"));
+	memset(&out, 0x5a, sizeof(out));
+	assert_int_equal(rpmemd_meta_parse(buf, (size_t)n, &out), 0);
+	assert_memory_equal(&out, &m, sizeof(m));
+	/* a file without the keys: a secondary without a history */
+	m = sample();
+	n = rpmemd_meta_format(&m, buf, sizeof(buf));
+	assert_null(strstr(buf, "role="));
+	assert_int_equal(rpmemd_meta_parse(buf, (size_t)n, &out), 0);
+	assert_int_equal(out.role, RPMEM_ROLE_SECONDARY);
+	assert_int_equal(out.nhist, 0);
+	static const char *const bad[] = {
+		"history=12\n", "history=000000000000000g\n",
+		"history=0000000000000001,\n", "history=0000000000000000\n",
+		"role=boss\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(parse_text(NULL, bad[i]), -EBADMSG);
+	assert_int_equal(parse_text(NULL, "history=00000000000000ab\n"), 0);
+}
+
 static void rpmemd_meta_parse__missing_key_is_ebadmsg(void **state)
 {
 	(void)state;
@@ -862,6 +897,7 @@ int main(void)
 		T(rpmemd_meta__bad_pool_names_are_einval),
 		T(rpmemd_meta_unlink__removes_the_file),
 		T(rpmemd_meta_pool_name__only_valid_meta_files),
+		T(rpmemd_meta_parse__role_and_history),
 	};
 	return cmocka_run_group_tests_name("meta", tests, setup, teardown);
 }

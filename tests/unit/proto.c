@@ -1706,6 +1706,82 @@ static void rpmem_versions__round_trips_and_bounds(void **state)
 			 -EMSGSIZE);
 }
 
+/* GEN, GEN_REPLY: round trips, ids only with ADOPT, bounds */
+static void rpmem_gen__round_trips_and_bounds(void **state)
+{
+	(void)state;
+	struct rpmem_msg_gen g = { 5, RPMEM_GEN_ADOPT, 0, 2, { 0xa1, 0xb2 } };
+	struct rpmem_msg_gen go;
+	struct rpmem_msg_gen_reply r = { RPMEM_ROLE_PRIMARY, 2, 7, 99, 1, 3,
+					 { 3, 2, 1 } },
+				   ro;
+	uint8_t b[256];
+	int n = rpmem_gen_encode(b, sizeof(b), &g);
+
+	assert_int_equal(n, 10 + 16);
+	assert_int_equal(rpmem_gen_decode(b, (size_t)n, &go), 0);
+	assert_int_equal(go.count, 2);
+	assert_int_equal(go.ids[1], 0xb2);
+	/* ids with another op, an unknown op or flag, a short payload */
+	b[4] = RPMEM_GEN_PROMOTE;
+	assert_int_equal(rpmem_gen_decode(b, (size_t)n, &go), -EBADMSG);
+	b[4] = RPMEM_GEN_OP_MAX + 1;
+	assert_int_equal(rpmem_gen_decode(b, (size_t)n, &go), -EBADMSG);
+	b[4] = RPMEM_GEN_ADOPT;
+	b[5] = 2;
+	assert_int_equal(rpmem_gen_decode(b, (size_t)n, &go), -EBADMSG);
+	b[5] = 0;
+	assert_int_equal(rpmem_gen_decode(b, (size_t)n - 1, &go), -EBADMSG);
+	g.count = RPMEM_MAX_GENERATIONS + 1;
+	assert_int_equal(rpmem_gen_encode(b, sizeof(b), &g), -EMSGSIZE);
+	n = rpmem_gen_reply_encode(b, sizeof(b), &r);
+	assert_int_equal(n, 20 + 24);
+	assert_int_equal(rpmem_gen_reply_decode(b, (size_t)n, &ro), 0);
+	assert_int_equal(ro.role, RPMEM_ROLE_PRIMARY);
+	assert_int_equal(ro.changed, 99);
+	assert_int_equal(ro.ids[2], 1);
+	b[0] = RPMEM_ROLE_MAX + 1;
+	assert_int_equal(rpmem_gen_reply_decode(b, (size_t)n, &ro), -EBADMSG);
+	b[0] = 0;
+	b[19] = RPMEM_MAX_GENERATIONS + 1;
+	assert_int_equal(rpmem_gen_reply_decode(b, (size_t)n, &ro), -EBADMSG);
+}
+
+/* RPMEM_LIST_GENERATIONS: each pool entry ends with role and history */
+static void rpmem_list_reply__generations_layout_round_trips(void **state)
+{
+	(void)state;
+	uint8_t buf[8192];
+	union any_msg m, d;
+	memset(&m, 0, sizeof(m));
+	fill_list_reply(&m);
+	m.list_reply.flags = RPMEM_LIST_GENERATIONS;
+	m.list_reply.pools[0].role = RPMEM_ROLE_PRIMARY;
+	m.list_reply.pools[0].ngens = 2;
+	m.list_reply.pools[0].gens[0] = 0x1234;
+	m.list_reply.pools[0].gens[1] = 0x99;
+	int n = rpmem_list_reply_encode(buf, sizeof(buf), &m.list_reply);
+	assert_true(n > 0);
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, (size_t)n,
+						       RPMEM_LIST_GENERATIONS,
+						       &d.list_reply),
+			 0);
+	assert_int_equal(d.list_reply.pools[0].role, RPMEM_ROLE_PRIMARY);
+	assert_int_equal(d.list_reply.pools[0].ngens, 2);
+	assert_int_equal(d.list_reply.pools[0].gens[1], 0x99);
+	rpmem_list_reply_free(&d.list_reply);
+	/* a history longer than the most is refused both ways */
+	m.list_reply.pools[0].ngens = RPMEM_MAX_GENERATIONS + 1;
+	assert_int_equal(rpmem_list_reply_encode(buf, sizeof(buf),
+						 &m.list_reply),
+			 -EMSGSIZE);
+	/* the samples are shared: as the other tests expect them */
+	struct rpmem_pool_info *q = &m.list_reply.pools[0];
+	q->role = 0;
+	q->ngens = 0;
+	memset(q->gens, 0, sizeof(q->gens));
+}
+
 /* SCRUB_REPLY: one verdict a piece, each and the reason in range */
 static void rpmem_scrub_reply__round_trip_and_bad_values(void **state)
 {
@@ -2677,14 +2753,14 @@ static void rpmem_list_encode__flags_and_cursor_only_when_paged(void **state)
 	m.flags = 0;
 	strcpy(m.cursor, "r1/p");
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
-	m.flags = RPMEM_LIST_PAGE | (1u << 3);
+	m.flags = RPMEM_LIST_PAGE | (1u << 4);
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
 }
 
 static void rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg(void **state)
 {
 	(void)state;
-	static const uint32_t bad[] = { 0, 1u << 3, 1u << 31, UINT32_MAX };
+	static const uint32_t bad[] = { 0, 1u << 4, 1u << 31, UINT32_MAX };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct pb p = { .len = 0 };
 		pb_str(&p, "r1");
@@ -2756,12 +2832,12 @@ static void rpmem_list_reply__unknown_flags_are_einval(void **state)
 	union any_msg m;
 	memset(&m, 0, sizeof(m));
 	fill_list_reply(&m);
-	m.list_reply.flags = 1u << 3;
+	m.list_reply.flags = 1u << 4;
 	assert_int_equal(rpmem_list_reply_encode(buf, sizeof(buf),
 						 &m.list_reply),
 			 -EINVAL);
 	size_t n = encode_sample(&codecs[C_list_reply], buf, sizeof(buf));
-	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 3,
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 4,
 						       &m.list_reply),
 			 -EINVAL);
 }
@@ -3102,6 +3178,8 @@ int main(void)
 		T(rpmem_err_str__names_every_code),
 		T(rpmem_list_encode__flags_and_cursor_only_when_paged),
 		T(rpmem_versions__round_trips_and_bounds),
+		T(rpmem_gen__round_trips_and_bounds),
+		T(rpmem_list_reply__generations_layout_round_trips),
 		T(rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg),
 		T(rpmem_list_decode__cursor_of_255_ok_256_ebadmsg),
 		T(rpmem_list_reply_decode__page_layouts_do_not_mix),

@@ -107,7 +107,7 @@ static void rpmemctl_sync_cfg_set_flags__unknown_bits_are_einval(
 	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg,
 						     RPMEMCTL_SYNC_DRY_RUN), 0);
 	assert_int_equal(cfg->flags, RPMEMCTL_SYNC_DRY_RUN);
-	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, 1u << 2), -EINVAL);
+	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, 1u << 4), -EINVAL);
 	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, ~0u), -EINVAL);
 	assert_int_equal(cfg->flags, RPMEMCTL_SYNC_DRY_RUN);
 	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, RPMEMCTL_SYNC_FULL),
@@ -286,6 +286,42 @@ static void rpmemctl_pool_sync2__no_pool_is_einval_and_res_untouched(
 	rpmemctl_sync_cfg_delete(&cfg);
 }
 
+/* gens -- a history of n ids, newest first */
+static struct rpmemctl_generations gens(unsigned n, const uint64_t *ids)
+{
+	struct rpmemctl_generations g = { .count = n };
+	memcpy(g.ids, ids, n * sizeof(ids[0]));
+	return g;
+}
+
+/* each outcome of the comparison of two histories, and its name */
+static void rpmemctl_generations_compare__each_outcome(void **state)
+{
+	(void)state;
+	static const uint64_t a[] = { 1 }, ba[] = { 2, 1 }, ca[] = { 3, 1 },
+			      x[] = { 9, 8 };
+	struct rpmemctl_generations g1 = gens(1, a), g21 = gens(2, ba),
+				    g31 = gens(2, ca), gx = gens(2, x),
+				    none = gens(0, a);
+	assert_int_equal(rpmemctl_generations_compare(&g1, &g1),
+			 RPMEMCTL_GEN_SAME);
+	assert_int_equal(rpmemctl_generations_compare(&g21, &g1),
+			 RPMEMCTL_GEN_AHEAD);
+	assert_int_equal(rpmemctl_generations_compare(&g1, &g21),
+			 RPMEMCTL_GEN_BEHIND);
+	assert_int_equal(rpmemctl_generations_compare(&g21, &g31),
+			 RPMEMCTL_GEN_DIVERGED);
+	assert_int_equal(rpmemctl_generations_compare(&g21, &gx),
+			 RPMEMCTL_GEN_UNRELATED);
+	assert_int_equal(rpmemctl_generations_compare(&none, &g1),
+			 RPMEMCTL_GEN_UNKNOWN);
+	assert_int_equal(rpmemctl_generations_compare(&g1, NULL),
+			 RPMEMCTL_GEN_UNKNOWN);
+	assert_string_equal(rpmemctl_gen_cmp_str(RPMEMCTL_GEN_DIVERGED),
+			    "diverged");
+	assert_string_equal(rpmemctl_gen_cmp_str(99), "unknown");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +351,7 @@ int main(void)
 			rpmemctl_sync_cfg_set_local_fd__none_by_default_and_checked),
 		cmocka_unit_test(
 			rpmemctl_pool_sync2__no_pool_is_einval_and_res_untouched),
+		cmocka_unit_test(rpmemctl_generations_compare__each_outcome),
 	};
 	return cmocka_run_group_tests_name("sync_cfg", tests, NULL, NULL);
 }

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * req_gen.c -- GEN: a pool's role and generation history (read, promote,
+ * demote, adopt); the refusal of write opens of a primary
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "access.h"
+#include "events.h"
+#include "log.h"
+#include "session_int.h"
+#include "sock.h"
+#include "store.h"
+#include "util.h"
+
+static const char *const gen_ops[] = { "read", "promote", "demote", "adopt" };
+
+/* gen_allowed -- the handle and right the op needs; 1 to go on */
+static int gen_allowed(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		       const struct rpmem_msg_gen *m,
+		       const struct rpmemd_handle *h, int *ret)
+{
+	int ok = 1;
+	*ret = 0;
+	if (m->op == RPMEM_GEN_ADOPT && h->mode != RPMEM_OPEN_RW) {
+		*ret = conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
+				      "GEN adopt of pool '%s' opened read-only",
+				      h->pool->name);
+		return 0;
+	}
+	if (m->op == RPMEM_GEN_PROMOTE || m->op == RPMEM_GEN_DEMOTE)
+		*ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE,
+					  h->pool->region->cfg.name, &ok);
+	return !*ret && ok;
+}
+
+/* gen_reply -- GEN_REPLY with the pool's role and history */
+static int gen_reply(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		     struct rpmemd_pool *p, const struct rpmemd_meta *meta,
+		     int rolled)
+{
+	struct rpmem_msg_gen_reply rep = {
+		.role = meta->role,
+		.state = meta->state,
+		.generation = meta->generation,
+		.changed = rpmemd_pool_changed(p, meta),
+		.rolled_back = (uint8_t)rolled,
+		.count = meta->nhist,
+	};
+	uint8_t buf[64 + RPMEM_MAX_GENERATIONS * 8];
+
+	memcpy(rep.ids, meta->hist, sizeof(rep.ids));
+	int len = rpmem_gen_reply_encode(buf, sizeof(buf), &rep);
+	if (len < 0)
+		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
+				      "cannot encode GEN_REPLY");
+	return rpmem_send_frame(&s->conn, RPMEM_MSG_GEN_REPLY, hd->id, buf,
+				(size_t)len, NULL, 0);
+}
+
+/* req_gen -- GEN: the op applied and persisted, then GEN_REPLY */
+int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmem_msg_gen m;
+	struct rpmemd_handle *h;
+	struct rpmemd_meta meta;
+	char err[RPMEM_MSG_MAX];
+	int ret, rolled;
+
+	if (rpmem_gen_decode(s->req, hd->len, &m))
+		return conn_bad_payload(s, hd);
+	if (!(h = handle_get(s, m.handle)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "GEN of unknown handle %u", m.handle);
+	if (!gen_allowed(s, hd, &m, h, &ret))
+		return ret;
+	ret = rpmemd_pool_gen(h->pool, &m, &meta, &rolled, err, sizeof(err));
+	if (ret == -EAGAIN) /* syncing, refused without force */
+		ret = -EBUSY;
+	if (ret)
+		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret),
+				      "%s", err);
+	if (m.op != RPMEM_GEN_GET) {
+		char ids[RPMEM_MAX_GENERATIONS * 17 + 1];
+		rpmem_gen_ids_fmt(meta.hist, meta.nhist, ",", ids, sizeof(ids));
+		NOTICE("session %u: pool %s/%s: %s%s: role %s, generation history %s",
+		       s->id, h->pool->region->cfg.name, h->pool->name,
+		       gen_ops[m.op], rolled ? " (its interrupted sync rolled back)" : "",
+		       rpmem_role_str(meta.role), ids[0] ? ids : "(none)");
+		rpmemd_ev_pool(s, RPMEM_EV_CHANGE, h->pool->region->cfg.name,
+			       h->pool->name, meta.state, meta.generation,
+			       h->pool->size);
+	}
+	return gen_reply(s, hd, h->pool, &meta, rolled);
+}
+
+int rpmemd_open_primary(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			struct rpmemd_pool *p, int *refused)
+{
+	struct rpmemd_meta meta;
+	rpmemd_pool_get_meta(p, &meta);
+	*refused = meta.role == RPMEM_ROLE_PRIMARY;
+	if (!*refused)
+		return 0;
+	/* RDONLY: every client knows it, and its errno (EROFS) has no hint */
+	return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
+			      "pool '%s/%s' is the primary on this target (promoted): it takes no pushes, mirrors or live writers; `rpmemctl demote` makes it a secondary again",
+			      p->region->cfg.name, p->name);
+}

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * history.c -- a local file's generation history (FILE.rpmemgen) and the
+ * comparison of two histories (docs/ARCHITECTURE.md, "Generation
+ * histories")
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "util.h"
+
+/*
+ * The file, replaced whole (a temporary file, fsync, rename, fsync of the
+ * directory), so a crash leaves the old or the new one:
+ *
+ *	rpmem-history 1
+ *	ids=9f3c0a1e22b4d5c6,51aa...
+ *	size=1073741824
+ *	mtime=1700000000.123456789
+ *
+ * size and mtime are the file's when the history's newest id last agreed
+ * with a copy (a completed push or pull, a promotion): a file whose size
+ * or mtime differs was written since, and gets a new id first.
+ */
+#define HIST_MAGIC "rpmem-history 1\n"
+#define HIST_SUFFIX ".rpmemgen"
+#define HIST_MAX 1024
+
+/* hist_path -- FILE.rpmemgen into out[len]; -ENAMETOOLONG */
+static int hist_path(const char *file, char *out, size_t len)
+{
+	int n = snprintf(out, len, "%s%s", file, HIST_SUFFIX);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* hist_parse -- the text of a history file into *h, *size, *mtime */
+static int hist_parse(char *text, struct client_history *h)
+{
+	char ids[RPMEMCTL_GENERATIONS_MAX * 17 + 1];
+	unsigned long long size, sec, nsec;
+	if (strncmp(text, HIST_MAGIC, strlen(HIST_MAGIC)) ||
+	    sscanf(text + strlen(HIST_MAGIC),
+		   "ids=%288[0-9a-f,]\nsize=%llu\nmtime=%llu.%llu\n", ids,
+		   &size, &sec, &nsec) != 4)
+		return -EBADMSG;
+	int n = rpmem_gen_ids_parse(ids, ',', h->g.ids,
+				    RPMEMCTL_GENERATIONS_MAX);
+	if (n <= 0 || nsec >= 1000000000ull)
+		return -EBADMSG;
+	h->g.count = (unsigned)n;
+	h->size = size;
+	h->mtime_ns = sec * 1000000000ull + nsec;
+	return 0;
+}
+
+int client_history_read(const char *file, struct client_history *h)
+{
+	char path[4096], text[HIST_MAX + 1];
+	memset(h, 0, sizeof(*h));
+	h->g.role = RPMEMCTL_ROLE_PRIMARY;
+	h->g.state = RPMEMCTL_POOL_CONSISTENT;
+	int ret = hist_path(file, path, sizeof(path));
+	if (ret)
+		return ret;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, text, HIST_MAX);
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (n <= 0) /* an empty file: start a history here */
+		return ret ? ret : -ENOENT;
+	text[n] = '\0';
+	ret = hist_parse(text, h);
+	struct stat st;
+	if (!ret && !stat(file, &st))
+		h->g.changed = (uint64_t)st.st_mtime;
+	return ret;
+}
+
+/* write_all -- len bytes of buf to fd */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* fsync_dir -- the directory holding path, synced (a rename durable) */
+static int fsync_dir(const char *path)
+{
+	char dir[4096];
+	rpmem_strlcpy(dir, path, sizeof(dir));
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int ret = fsync(fd) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* hist_write -- h with file's current size and mtime, crash-safely */
+static int hist_write(const char *file, struct client_history *h)
+{
+	char path[4096], tmp[4112], ids[RPMEMCTL_GENERATIONS_MAX * 17 + 1];
+	char text[HIST_MAX];
+	struct stat st;
+	int ret = hist_path(file, path, sizeof(path));
+	if (ret)
+		return ret;
+	if (stat(file, &st))
+		return -errno;
+	h->size = (uint64_t)st.st_size;
+	h->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+		      (uint64_t)st.st_mtim.tv_nsec;
+	rpmem_gen_ids_fmt(h->g.ids, h->g.count, ",", ids, sizeof(ids));
+	int n = snprintf(text, sizeof(text), "%sids=%s\nsize=%llu\nmtime=%llu.%09llu\n",
+			 HIST_MAGIC, ids, (unsigned long long)h->size,
+			 (unsigned long long)(h->mtime_ns / 1000000000ull),
+			 (unsigned long long)(h->mtime_ns % 1000000000ull));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* a new file: never through a link planted at the temporary name */
+	if (unlink(tmp) && errno != ENOENT)
+		return -errno;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      0600);
+	if (fd < 0)
+		return -errno;
+	ret = write_all(fd, text, (size_t)n);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	close(fd);
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret ? ret : fsync_dir(path);
+}
+
+int client_history_written(const char *file, const struct client_history *h)
+{
+	struct stat st;
+	if (stat(file, &st))
+		return 1;
+	uint64_t m = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+		     (uint64_t)st.st_mtim.tv_nsec;
+	return (uint64_t)st.st_size != h->size || m != h->mtime_ns;
+}
+
+/* push_id -- a new id in front of g's ids */
+static int push_id(struct rpmemctl_generations *g)
+{
+	uint64_t id;
+	int ret = rpmem_gen_new(&id);
+	if (ret)
+		return ret;
+	unsigned n = g->count < RPMEMCTL_GENERATIONS_MAX ?
+			     g->count :
+			     RPMEMCTL_GENERATIONS_MAX - 1;
+	memmove(&g->ids[1], &g->ids[0], n * sizeof(g->ids[0]));
+	g->ids[0] = id;
+	g->count = n + 1;
+	return 0;
+}
+
+int client_history_record(const char *file, struct client_history *h,
+			  const uint64_t *ids, unsigned count, int new_id)
+{
+	if (ids != h->g.ids) {
+		if (count > RPMEMCTL_GENERATIONS_MAX)
+			count = RPMEMCTL_GENERATIONS_MAX;
+		memcpy(h->g.ids, ids, count * sizeof(ids[0]));
+		h->g.count = count;
+	}
+	int ret = new_id || !h->g.count ? push_id(&h->g) : 0;
+	return ret ? ret : hist_write(file, h);
+}
+
+/* find -- the index of id in g, or -1 */
+static int find(const struct rpmemctl_generations *g, uint64_t id)
+{
+	for (unsigned i = 0; i < g->count; i++)
+		if (g->ids[i] == id)
+			return (int)i;
+	return -1;
+}
+
+RPMEM_EXPORT int
+rpmemctl_generations_compare(const struct rpmemctl_generations *a,
+			     const struct rpmemctl_generations *b)
+{
+	if (!a || !b || !a->count || !b->count)
+		return RPMEMCTL_GEN_UNKNOWN;
+	if (a->ids[0] == b->ids[0])
+		return RPMEMCTL_GEN_SAME;
+	if (find(a, b->ids[0]) > 0)
+		return RPMEMCTL_GEN_AHEAD;
+	if (find(b, a->ids[0]) > 0)
+		return RPMEMCTL_GEN_BEHIND;
+	for (unsigned i = 1; i < a->count; i++)
+		if (find(b, a->ids[i]) > 0)
+			return RPMEMCTL_GEN_DIVERGED;
+	return RPMEMCTL_GEN_UNRELATED;
+}
+
+RPMEM_EXPORT const char *rpmemctl_gen_cmp_str(int cmp)
+{
+	static const char *const names[] = { "same",	 "ahead",
+					     "behind",	 "diverged",
+					     "unrelated", "unknown" };
+	return cmp >= 0 && cmp <= RPMEMCTL_GEN_UNKNOWN ? names[cmp] : "unknown";
+}
+
+RPMEM_EXPORT int rpmemctl_history_read(const char *file,
+				       struct rpmemctl_generations *out)
+{
+	struct client_history h;
+	client_api_begin();
+	if (!file || !out) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	int ret = client_history_read(file, &h);
+	if (ret == -EBADMSG)
+		client_set_last(ret, "generation history '%s%s' is damaged",
+				file, HIST_SUFFIX);
+	if (!ret)
+		*out = h.g;
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_history_utime(const char *file,
+					const struct timespec *mtime)
+{
+	struct client_history h;
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
+	client_api_begin();
+	if (!file || !mtime) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	ts[1] = *mtime;
+	/* recorded as the file is now: it stays so with the new time */
+	int keep = !client_history_read(file, &h) &&
+		   !client_history_written(file, &h);
+	if (utimensat(AT_FDCWD, file, ts, 0))
+		return -errno;
+	return keep ? client_history_record(file, &h, h.g.ids, h.g.count, 0) :
+		      0;
+}
+
+RPMEM_EXPORT int rpmemctl_history_promote(const char *file,
+					  const uint64_t *ids, unsigned count,
+					  struct rpmemctl_generations *out)
+{
+	struct client_history h;
+	client_api_begin();
+	if (!file || (count && !ids)) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	memset(&h, 0, sizeof(h));
+	h.g.role = RPMEMCTL_ROLE_PRIMARY;
+	h.g.state = RPMEMCTL_POOL_CONSISTENT;
+	int ret = client_history_record(file, &h, ids, count, 1);
+	if (ret)
+		client_set_last(ret, "cannot record the generation history of '%s': %s",
+				file, strerror(-ret));
+	else if (out)
+		*out = h.g;
+	return ret;
+}
