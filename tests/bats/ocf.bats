@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# ocf.bats -- the Pacemaker resource agent ocf/rpmem: ocf-tester, and a
+# failover and failback driven through its actions as Pacemaker would,
+# node A and node B being two rpmemd instances on loopback
+
+load helpers
+
+setup() {
+	command -v ocf-tester >/dev/null ||
+		skip "ocf-tester (Debian package resource-agents) is not installed"
+	setup_daemon
+	start_second
+	# the agent where ocf-tester's 'nobody' can read it
+	ADIR=$(mktemp -d /tmp/rpmem-ocf.XXXXXX)
+	chmod 755 "$ADIR"
+	cp "$TOP/ocf/rpmem" "$ADIR/rpmem"
+	chmod 755 "$ADIR/rpmem"
+	AGENT=$ADIR/rpmem
+	export OCF_ROOT=/usr/lib/ocf
+	mkfile "$W/src" 8
+	"$RPMEMCTL" -q mirror "$W/src" "$T/r1/db"
+	"$RPMEMCTL" -q mirror "$W/src" "$T2/r1/db"
+}
+
+teardown() {
+	rm -rf "${ADIR:-/nonexistent}"
+	stop_second
+	teardown_daemon
+}
+
+# on NODE ACTION [VAR=VALUE...] -- run the agent's ACTION for node a or b,
+# as Pacemaker would (OCF_RESKEY_*), its exit code in $status
+on() {
+	local node=$1 action=$2
+	shift 2
+	local tgt=$T/r1/db file=$W/a.obj peers="b=$T2/r1/db"
+	if [ "$node" = b ]; then
+		tgt=$T2/r1/db file=$W/b.obj peers="a=$T/r1/db"
+	fi
+	run env OCF_ROOT=/usr/lib/ocf OCF_RESOURCE_INSTANCE=db \
+		OCF_RESKEY_target="$tgt" OCF_RESKEY_file="$file" \
+		OCF_RESKEY_peers="$peers" OCF_RESKEY_rpmemctl="$RPMEMCTL" \
+		OCF_RESKEY_state="$W/state.$node" HA_LOGFILE="$W/ha.log" \
+		HA_DEBUGLOG="$W/ha.log" HA_LOGFACILITY=none "$@" \
+		"$AGENT" "$action"
+}
+
+# notify_started NODE PEER -- the post-start notification Pacemaker
+# sends NODE's instance after PEER started
+notify_started() {
+	on "$1" notify OCF_RESKEY_CRM_meta_notify_type=post \
+		OCF_RESKEY_CRM_meta_notify_operation=start \
+		OCF_RESKEY_CRM_meta_notify_start_uname="$2"
+}
+
+@test "ocf: the agent's meta-data is valid against ra-api-1.dtd and names every action" {
+	"$AGENT" meta-data >"$W/md.xml"
+	(cd /usr/share/resource-agents && xmllint --noout --valid - <"$W/md.xml")
+	for a in start stop promote demote monitor notify meta-data validate-all; do
+		grep -q "<action name=\"$a\"" "$W/md.xml"
+	done
+}
+
+@test "ocf: ocf-tester passes the agent against a live rpmemd (start, monitor, promote, demote, stop, each twice)" {
+	run ocf-tester -n db -o target="$T/r1/db" -o file="$W/t.obj" \
+		-o state="$W/state.t" -o rpmemctl="$RPMEMCTL" "$AGENT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"passed all tests"* ]]
+	# its promotions pulled the copy into the file
+	cmp "$W/src" "$W/t.obj"
+}
+
+@test "ocf: validate-all and monitor refuse a bad configuration and report a missing copy" {
+	on a validate-all OCF_RESKEY_target=nohost
+	[ "$status" -eq 6 ]
+	on a validate-all OCF_RESKEY_peers=b
+	[ "$status" -eq 6 ]
+	on a validate-all OCF_RESKEY_file=
+	[ "$status" -eq 6 ]
+	on a monitor OCF_RESKEY_target="$T/r1/none"
+	[ "$status" -eq 7 ]
+	on a start OCF_RESKEY_target="$T/r1/none"
+	[ "$status" -eq 1 ]
+	on a monitor OCF_RESKEY_rpmemctl=/nonexistent/rpmemctl
+	[ "$status" -eq 5 ]
+}
+
+@test "ocf: failover and failback: B promoted when A is lost, written, A returns and receives only what differs, then A is promoted again with B's writes" {
+	on a start && [ "$status" -eq 0 ]
+	on b start && [ "$status" -eq 0 ]
+	on a promote
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$W/a.obj"
+	on a monitor
+	[ "$status" -eq 8 ]
+	on b monitor
+	[ "$status" -eq 0 ]
+	# the application writes the primary; B's copy follows
+	poke "$W/a.obj" 4096
+	notify_started a b
+	[ "$status" -eq 0 ]
+	cmp "$W/a.obj" "$R1B/db"
+
+	# node A is lost (its state went with it); B is promoted, written
+	stop_daemon
+	rm -f "$W/state.a"
+	on b promote
+	[ "$status" -eq 0 ]
+	cmp "$W/a.obj" "$W/b.obj"
+	poke "$W/b.obj" $((3 << 20))
+	poke "$W/b.obj" $((5 << 20))
+
+	# A returns and is resynced by the primary: only what differs moves
+	start_daemon
+	on a start
+	[ "$status" -eq 0 ]
+	on a monitor
+	[ "$status" -eq 0 ]
+	before=$(written db)
+	notify_started b a
+	[ "$status" -eq 0 ]
+	cmp "$W/b.obj" "$R1/db"
+	moved=$(($(written db) - before))
+	[ "$moved" -gt 0 ] && [ "$moved" -lt $((1 << 20)) ]
+
+	# failback: B demoted (its file synced to every copy), A promoted
+	on b demote
+	[ "$status" -eq 0 ]
+	on a promote
+	[ "$status" -eq 0 ]
+	cmp "$W/b.obj" "$W/a.obj"
+	run "$RPMEMCTL" verify "$W/a.obj" "$T/r1/db" "$T2/r1/db"
+	[ "$status" -eq 0 ]
+}
+
+@test "ocf: split brain: both primaries written while apart; the second demotion is refused and logged, and nothing of either side's writes is overwritten" {
+	on a start && on b start && on a promote
+	[ "$status" -eq 0 ]
+	notify_started a b
+	# apart: B's copy is promoted while A still writes its primary
+	stop_second
+	poke "$W/a.obj" 8192
+	start_second
+	on b promote
+	[ "$status" -eq 0 ]
+	poke "$W/b.obj" 12288
+	cp "$W/a.obj" "$W/a.before"
+	cp "$W/b.obj" "$W/b.before"
+	# rejoined: one primary is demoted, its file reaches every copy ...
+	on b demote
+	[ "$status" -eq 0 ]
+	cmp "$W/b.obj" "$R1B/db"
+	# ... and the other's demotion is refused: both were written
+	on a demote
+	[ "$status" -eq 1 ]
+	grep -qi "split brain" "$W/ha.log"
+	on a monitor
+	[ "$status" -eq 8 ]
+	cmp "$W/a.obj" "$W/a.before"
+	cmp "$W/b.obj" "$W/b.before"
+	cmp "$W/b.obj" "$R1/db"
+}
