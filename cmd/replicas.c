@@ -29,6 +29,12 @@ static const char replicas_usage[] =
 	"written to while it did not hold, also after the process ended),\n"
 	"5 if there is no status to read.\n"
 	"\n"
+	"  -f, --follow           print again whenever a target's state or lag\n"
+	"                         status changes (one line per changed target,\n"
+	"                         or the whole JSON object), until interrupted\n"
+	"  -c, --count N          with --follow: exit after N changes (0 after\n"
+	"                         N, 1 if --timeout came first)\n"
+	"  -t, --timeout S        with --follow: exit after S seconds\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"      --prometheus       metrics in the Prometheus text format\n"
 	"  -v, --verbose          more detail on stderr\n"
@@ -37,10 +43,22 @@ static const char replicas_usage[] =
 
 static const struct option replicas_opts[] = {
 	CMD_COMMON_OPTS,
+	{ "follow", no_argument, NULL, 'f' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "timeout", required_argument, NULL, 't' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "prometheus", no_argument, NULL, 'P' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* what --follow prints and when it stops */
+struct follow {
+	int on;
+	uint64_t count, timeout_s, seen;
+};
+
+/* how often --follow reads the status file */
+#define FOLLOW_POLL_NS 100000000ull
 
 /* parse_replica -- one "replica I STATE BYTES SINCE TARGET" line */
 static int parse_replica(struct cmd_replicas *r, const char *line)
@@ -222,13 +240,82 @@ static int replicas_print(struct rpmemctl_ctx *ctx, const char *file,
 	return 0;
 }
 
+/* changed -- replica i of r differs from prev's in state or lagging */
+static int changed(const struct cmd_replicas *r, const struct cmd_replicas *prev,
+		   unsigned i)
+{
+	return i >= prev->n || strcmp(r->rep[i].state, prev->rep[i].state) ||
+	       cmd_replica_lags(&r->rep[i]) != cmd_replica_lags(&prev->rep[i]) ||
+	       strcmp(r->rep[i].target, prev->rep[i].target);
+}
+
+/* follow_line -- a changed replica, in the human form */
+static void follow_line(const struct cmd_replicas *r,
+			const struct cmd_replica *p)
+{
+	char tb[64], bb[64];
+
+	printf("%s  %s  %s  behind %s for %llu s\n",
+	       cmd_fmt_time(r->updated_ns / 1000000000ull, tb, sizeof(tb)),
+	       p->target, p->state,
+	       rpmemctl_size_format(p->behind_bytes, bb, sizeof(bb)),
+	       (unsigned long long)cmd_replica_lag_s(r, p));
+}
+
+/*
+ * follow_print -- print r's changes since prev (everything the first time);
+ * the number of replicas that changed
+ */
+static unsigned follow_print(const char *file, const struct cmd_replicas *r,
+			     const struct cmd_replicas *prev, int json)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < r->n; i++)
+		if (changed(r, prev, i)) {
+			if (!json)
+				follow_line(r, &r->rep[i]);
+			n++;
+		}
+	if (n && json)
+		replicas_json(file, r);
+	return n;
+}
+
+/* replicas_follow -- --follow: poll the status file, print changes */
+static int replicas_follow(struct rpmemctl_ctx *ctx, const char *file,
+			   struct follow *f)
+{
+	static struct cmd_replicas r, prev;
+	uint64_t end = f->timeout_s ? cmd_now_ns() + f->timeout_s *
+						     1000000000ull : 0;
+	struct timespec ts = { 0, FOLLOW_POLL_NS };
+
+	memset(&prev, 0, sizeof(prev));
+	while (!f->count || f->seen < f->count) {
+		if (end && cmd_now_ns() >= end)
+			return CMD_EXIT_DIFFER;
+		if (!cmd_replicas_read(file, &r)) {
+			if (follow_print(file, &r, &prev, ctx->json)) {
+				f->seen++;
+				if (fflush(stdout))
+					return CMD_EXIT_INTERNAL;
+			}
+			prev = r;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return CMD_EXIT_OK;
+}
+
 /* cmd_replicas -- rpmemctl replicas */
 int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	struct cmd_replicas r;
+	struct follow f = { 0 };
 	int c, ret, code = 0, prom = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "jfc:t:",
 			       replicas_opts, replicas_usage, &code)) != -1) {
 		if (c == -2)
 			return code;
@@ -236,13 +323,26 @@ int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			ctx->json = 1;
 		if (c == 'P')
 			prom = 1;
+		if (c == 'f')
+			f.on = 1;
+		if (c == 'c' && cmd_parse_num(optarg, UINT32_MAX, &f.count))
+			return cmd_usage_error(ctx, "invalid --count '%s' (a number of changes, at least 1)",
+					       optarg);
+		if (c == 't' &&
+		    cmd_parse_num(optarg, 86400 * 365, &f.timeout_s))
+			return cmd_usage_error(ctx, "invalid --timeout '%s' (seconds, at least 1)",
+					       optarg);
 	}
-	if (prom && ctx->json)
-		return cmd_usage_error(ctx, "--json and --prometheus exclude each other");
+	if (prom && (ctx->json || f.on))
+		return cmd_usage_error(ctx, "--prometheus goes with neither --json nor --follow");
+	if (!f.on && (f.count || f.timeout_s))
+		return cmd_usage_error(ctx, "--count and --timeout go with --follow");
 	code = cmd_check_args(ctx, argc, argv, 1, 1);
 	if (code)
 		return code;
 	const char *file = argv[optind];
+	if (f.on)
+		return cmd_finish(ctx, replicas_follow(ctx, file, &f));
 	ret = cmd_replicas_read(file, &r);
 	if (ret == -ENOENT) {
 		cmd_err(ctx, "'%s' has no replica status (%s.rpmemstat): no "

@@ -87,9 +87,21 @@ state() {
 	[ "$(json '.replicas[1].region')/$(json '.replicas[1].pool')" = r1/app ]
 	[ "$(json '.replicas[1].lagging')" = false ]
 	[ "$(json '.replicas[1].behind_bytes')" -eq 0 ]
+	# an event stream of the replicas: now, then the change to come
+	"$RPMEMCTL" replicas --follow --json --count 2 --timeout 60 "$POOL" \
+		>"$W/follow.out" &
+	local fpid=$!
 	stop_second
 	app_continue
 	app_paused 2
+	wait "$fpid"
+	[ "$(wc -l <"$W/follow.out")" -eq 2 ]
+	[ "$(head -1 "$W/follow.out" | jq -r '.replicas[1].link_state')" = live ]
+	[ "$(tail -1 "$W/follow.out" | jq -r '.replicas[1].link_state')" = degraded ]
+	[ "$(tail -1 "$W/follow.out" | jq -r '.replicas[0].link_state')" = live ]
+	rc replicas --follow --count 5 --timeout 1 "$POOL"
+	[ "$status" -eq 1 ]
+	grep -E " $T2/r1/app  degraded  behind " <<<"$output"
 	# the second target holds nothing written since: the status says so
 	rc replicas --json "$POOL"
 	[ "$status" -eq 1 ]
@@ -140,6 +152,12 @@ state() {
 	rc replicas --json --prometheus "$W/f"
 	[ "$status" -eq 2 ]
 	rc replicas
+	[ "$status" -eq 2 ]
+	rc replicas --count 2 "$W/f"
+	[ "$status" -eq 2 ]
+	rc replicas --follow --prometheus "$W/f"
+	[ "$status" -eq 2 ]
+	rc replicas --follow --count x "$W/f"
 	[ "$status" -eq 2 ]
 }
 
