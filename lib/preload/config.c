@@ -117,6 +117,7 @@ static int add_file(struct pl_config *c, const char *s, size_t len,
 	snprintf(f->live_src, sizeof(f->live_src), "%.*s (live)",
 		 (int)sizeof(f->live_src) - 8, src);
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->idle, NULL);
 	c->nfiles++;
 	return 0;
 }

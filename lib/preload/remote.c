@@ -25,8 +25,10 @@
  * policy (RPMEM_REPLICATE_POLICY) is the link's: fail-stop aborts the
  * process at a failure, degraded goes on and lets the link reconnect and
  * resync every RPMEM_REPLICATE_RETRY seconds. Every call into librpmemctl
- * is made with the file's lock held and pl_busy set, so the library's
- * own mmap and munmap calls pass straight through.
+ * is made with pl_busy set, so the library's own mmap and munmap calls
+ * pass straight through, and with the file's lock held, but a drain's:
+ * it waits without it, and the set shares its round trip with the other
+ * threads' drains (group commit); the stop waits for the drains.
  *
  * The dirty log PATH.rpmemlog (the replica API's format and extent size)
  * records the extents every flush covers, before the flush reaches the
@@ -525,6 +527,7 @@ static void write_range(struct pl_file *f, uint64_t off, uint64_t len)
 	if (!f->set || retry_waits(f))
 		goto out; /* only local until a retry is due */
 	int ret = call(f, PL_WRITE, off, len);
+	f->wgen++;
 	if (ret)
 		pl_msg(LOG_INFO, "still degraded: '%s': %s", f->path,
 		       rpmemctl_links_errmsg(f->set));
@@ -540,6 +543,23 @@ void pl_flushed(const void *addr, size_t len)
 	unsigned n = pl_maps_lookup(addr, len, hits, 4);
 	for (unsigned i = 0; i < n; i++)
 		write_range(hits[i].f, hits[i].off, hits[i].len);
+}
+
+/*
+ * drain -- f's drain, waited for without f->lock (held on entry and
+ * return): the file stays pending if another thread wrote meanwhile
+ */
+static void drain(struct pl_file *f)
+{
+	uint64_t gen = f->wgen;
+	f->drainers++;
+	pthread_mutex_unlock(&f->lock);
+	(void)call(f, PL_DRAIN, 0, 0);
+	pthread_mutex_lock(&f->lock);
+	if (!--f->drainers)
+		pthread_cond_broadcast(&f->idle);
+	if (f->wgen == gen)
+		pending(f, 0);
 }
 
 /*
@@ -559,8 +579,9 @@ void pl_drain(int ordered)
 			continue;
 		}
 		if (live && !ordered)
-			(void)call(f, PL_DRAIN, 0, 0);
-		pending(f, 0);
+			drain(f);
+		else
+			pending(f, 0);
 		pthread_mutex_unlock(&f->lock);
 	}
 }
@@ -576,6 +597,8 @@ void pl_commit(void)
 static void stop(struct pl_file *f)
 {
 	pthread_mutex_lock(&f->lock);
+	while (f->drainers)
+		pthread_cond_wait(&f->idle, &f->lock);
 	/* the set's stop retries a degraded target once more */
 	if (f->set && call(f, PL_STOP, 0, 0))
 		pl_msg(LOG_WARNING, "at exit: cannot mark the replicas of "
