@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +31,13 @@
  * Threads share a set (group commit, docs/ARCHITECTURE.md "Group
  * commit"): every call holds the set's mutex, so one thread at a time
  * sends and a message is never cut by another's. Each write takes the
- * next sequence number; a drain's round records the highest one sent
- * before its FLUSHes (cover) and, once k targets replied, acknowledges
- * every write up to it (acked). While a round waits for its replies it
- * lets go of the mutex: other threads write, and their drains wait for
- * the round in flight; one of them then sends the next round's FLUSHes
- * for all, and a drain whose writes a round covered returns with it.
+ * next sequence number (the thread remembers its last); a drain's round
+ * records the highest one sent before its FLUSHes (cover) and, once k
+ * targets replied, acknowledges every write up to it (acked). While a
+ * round waits for its replies it lets go of the mutex: other threads
+ * write, and their drains wait for the round in flight; one of them then
+ * sends the next round's FLUSHes for all, and a drain returns as soon as
+ * a round covered the thread's own writes.
  */
 #define LINKS_MAX 16
 #define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
@@ -52,10 +54,18 @@ struct rpmemctl_links {
 	char errmsg[CLIENT_ERRMSG_MAX];
 	pthread_mutex_t mu; /* every call: one sender at a time */
 	pthread_cond_t cv;  /* a round ended */
+	uint64_t id;	    /* the set's number in the process */
 	uint64_t wseq;	    /* writes sent so far */
 	uint64_t acked;	    /* writes k targets hold persistent */
 	int inflight;	    /* a round waits for its replies */
 };
+
+/* the calling thread's last write: its set's id and sequence number */
+static __thread struct {
+	uint64_t set;
+	uint64_t seq;
+} last_write;
+static _Atomic uint64_t next_id = 1;
 
 /* quorum -- how many links must hold a write */
 static unsigned quorum(const struct rpmemctl_links *s)
@@ -194,6 +204,7 @@ RPMEM_EXPORT int rpmemctl_links_new(unsigned k,
 	}
 	s->k = k;
 	s->policy = policy;
+	s->id = atomic_fetch_add(&next_id, 1);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	*out = s;
@@ -319,6 +330,8 @@ RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 		err = err ? err : ret;
 	}
 	s->wseq++;
+	last_write.set = s->id;
+	last_write.seq = s->wseq;
 	update_lags(s, len);
 	return end(s, check_quorum(s, count_holding(s), err));
 }
@@ -425,24 +438,23 @@ static int round_trip(struct rpmemctl_links *s)
 }
 
 /*
- * rpmemctl_links_drain -- every write so far held by k links: one round
- * trip, or the round of another thread that covers them (group commit)
+ * rpmemctl_links_drain -- every write of the thread so far held by k
+ * links: one round trip, or the round of another thread that covers
+ * them (group commit); a thread that wrote to another set since counts
+ * every write
  */
 RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 {
-	int ret = begin(s), waited = 0;
+	int ret = begin(s);
 	if (ret)
 		return end(s, ret);
-	uint64_t mine = s->wseq;
-	while (s->inflight && s->acked < mine) {
+	uint64_t mine = last_write.set == s->id ? last_write.seq : s->wseq;
+	while (s->inflight && s->acked < mine)
 		pthread_cond_wait(&s->cv, &s->mu);
-		waited = 1;
-	}
 	if ((ret = usable(s)))
 		return end(s, ret);
-	/* a round of another thread covered this one's writes */
-	if ((waited || s->inflight) && s->acked >= mine &&
-	    count_holding(s) == s->n)
+	/* a round (of this thread or another) covered its writes */
+	if (s->acked >= mine && count_holding(s) == s->n)
 		return end(s, 0);
 	s->inflight = 1;
 	uint64_t cover = s->wseq;
