@@ -144,7 +144,7 @@ $(B)/tests/sessclient: tests/bench/sessclient.c $(B)/librpmemctl.so
 # persist latency of a replica over n targets (tests/bench/targets.sh)
 $(B)/tests/replica_lat: tests/bench/replica_lat.c $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl \
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -lpthread \
 		-Wl,-rpath,'$$ORIGIN/..'
 
 bench: all $(B)/tests/hashbench $(B)/tests/pingpong $(B)/tests/sessclient
