@@ -453,8 +453,9 @@ struct drainer {
 	unsigned i;
 	unsigned rounds;	/* persists of its own range */
 	atomic_uint *written; /* threads whose first write was sent */
+	int check; /* read the targets' bytes at each return (k = n only) */
 	int ret;
-	int held; /* each drain returned with k targets holding it */
+	int held; /* each drain returned with every target holding it */
 };
 
 /* drainer_run -- persists of the thread's own range; held checked at each */
@@ -471,10 +472,9 @@ static void *drainer_run(void *arg)
 		atomic_fetch_add(d->written, r == 0);
 		if (!d->ret)
 			d->ret = rpmemctl_links_drain(d->e->set);
-		unsigned got = 0;
-		for (unsigned t = 0; t < N && !d->ret; t++)
-			got += holds(d->e, t, off, 4 * KIB);
-		d->held &= d->ret || got >= rpmemctl_links_quorum(d->e->set);
+		/* k < n: a target left behind may be writing these bytes */
+		for (unsigned t = 0; t < N && !d->ret && d->check; t++)
+			d->held &= holds(d->e, t, off, 4 * KIB);
 	}
 	return NULL;
 }
@@ -484,7 +484,8 @@ static void start_drainer(struct env *e, struct drainer *d, pthread_t *th,
 			  unsigned i, unsigned rounds, atomic_uint *written)
 {
 	d[i] = (struct drainer){ .e = e, .i = i, .rounds = rounds,
-				 .written = written };
+				 .written = written,
+				 .check = rpmemctl_links_quorum(e->set) == N };
 	assert_int_equal(pthread_create(&th[i], NULL, drainer_run, &d[i]), 0);
 }
 
@@ -537,25 +538,37 @@ static void links__drains_of_threads_ride_one_flush(void **state)
 	env_stop(&e);
 }
 
-static void links__threads_k2_each_drain_holds_its_data(void **state)
+/* threads -- THREADS threads of ROUNDS persists on a set (k, of N) */
+static void threads(unsigned k)
 {
-	(void)state;
 	struct env e;
 	struct drainer d[THREADS];
 	pthread_t th[THREADS];
 	atomic_uint written = 0;
-	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, -1);
+	env_start(&e, k, RPMEMCTL_LINK_FAIL_STOP, -1);
 	assert_int_equal(rpmemctl_links_push(e.set), 0);
 	for (unsigned i = 0; i < THREADS; i++)
 		start_drainer(&e, d, th, i, ROUNDS, &written);
 	join_drainers(d, th, THREADS);
-	unsigned flushes = fake_target_count(e.ft[0], RPMEM_MSG_FLUSH);
-	assert_true(flushes <= THREADS * ROUNDS + 1);
+	assert_true(fake_target_count(e.ft[0], RPMEM_MSG_FLUSH) <=
+		    THREADS * ROUNDS + 1);
 	assert_int_equal(rpmemctl_links_holding(e.set), N);
 	assert_int_equal(rpmemctl_links_stop(e.set), 0);
 	for (unsigned i = 0; i < N; i++)
 		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
 	env_stop(&e);
+}
+
+static void links__threads_each_drain_holds_its_data(void **state)
+{
+	(void)state;
+	threads(0);
+}
+
+static void links__threads_k2_of_3_hold_every_write_at_stop(void **state)
+{
+	(void)state;
+	threads(2);
 }
 
 int main(void)
@@ -569,7 +582,8 @@ int main(void)
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),
 		cmocka_unit_test(links__drains_of_threads_ride_one_flush),
-		cmocka_unit_test(links__threads_k2_each_drain_holds_its_data),
+		cmocka_unit_test(links__threads_each_drain_holds_its_data),
+		cmocka_unit_test(links__threads_k2_of_3_hold_every_write_at_stop),
 		cmocka_unit_test(replica__three_targets_k2_one_gone_and_back),
 		cmocka_unit_test(replica__below_k_the_persist_fails),
 	};
