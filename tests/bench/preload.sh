@@ -21,8 +21,9 @@
 # own (pobj_app mt:T:N) or, for the replica API, 64-byte persists on a
 # part of the file of its own (tests/replica_lat -t T): transactions
 # (persists) per second over all threads and each one's latency p50, p99,
-# p99.9, for none, commit, every and replica; medians over the runs of
-# each figure, with the ping-pong RTT of the same runs.
+# p99.9, for none, commit, every, persist (pmemobj_persist of the record
+# under the preload library, pobj_app mtp:T:N) and replica; medians over
+# the runs of each figure, with the ping-pong RTT of the same runs.
 #
 # Usage: tests/bench/preload.sh [N_LOCAL (200000)] [N_REPLICATED (5000)]
 #        [RUNS (5)] [THREADS (8)]
@@ -129,10 +130,15 @@ mt() {
 	every)
 		env=(LD_PRELOAD="$PRELOAD" RPMEM_REPLICATE_DRAIN=every
 		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/me") ;;
+	persist)
+		env=(LD_PRELOAD="$PRELOAD"
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/mp") ;;
 	esac
+	local step=mt
+	[ "$1" = persist ] && step=mtp
 	[ -e "$pool" ] || PMEM_IS_PMEM_FORCE=1 "$APP" "$pool" >/dev/null
-	env PMEM_IS_PMEM_FORCE=1 "${env[@]}" "$APP" "$pool" "mt:$2:$3" |
-		awk '$1 == "mt" {print $4, $5, $6, $7}'
+	env PMEM_IS_PMEM_FORCE=1 "${env[@]}" "$APP" "$pool" "$step:$2:$3" |
+		awk -v s="$step" '$1 == s {print $4, $5, $6, $7}'
 }
 
 # col FILE I -- the median of column I of FILE
@@ -140,8 +146,9 @@ col() { cut -d' ' -f"$2" "$1" | median; }
 
 echo
 echo "threads (group commit), libpmemobj flush/drain (PMEM_IS_PMEM_FORCE=1):"
-echo "T threads of independent small transactions (replica: 64 B persists)"
-modes="none commit every replica"
+echo "T threads of independent small transactions (persist: 16 B"
+echo "pmemobj_persist calls; replica: 64 B rpmemctl_replica_persist calls)"
+modes="none commit every persist replica"
 for t in 1 "$THREADS"; do
 	for mode in $modes; do
 		: >"$W/mt.$mode.$t"
@@ -173,8 +180,14 @@ for mode in $modes; do
 			       m, t, tps, a / 1000, b / 1000, c / 1000, b / a }'
 	done
 done
-echo "  ping-pong RTT (64 B): $(median <"$W/rtt.mt") us"
-for mode in commit every replica; do
+rtt=$(median <"$W/rtt.mt")
+echo "  ping-pong RTT (64 B): $rtt us"
+awk -v a="$(col "$W/mt.commit.1" 2)" -v n="$(col "$W/mt.none.1" 2)" \
+    -v p="$(col "$W/mt.persist.1" 2)" -v r="$rtt" 'BEGIN {
+	printf "  1 thread, p50: (commit tx - tx) / RTT %.2f (goal <= 1.3), " \
+	       "persist / RTT %.2f (goal <= 1.2)\n", (a - n) / 1000 / r,
+	       p / 1000 / r }'
+for mode in commit every persist replica; do
 	eval "a=\$tps_${mode}_$THREADS b=\$tps_${mode}_1"
 	echo "  $mode: $THREADS threads / 1 thread: $(ratio "$a" "$b")" \
 	     "(goal >= 4)"

@@ -29,6 +29,8 @@
  *               transaction's latency, over all threads)
  *   mtrec:T:N   the same, printing "committed THREAD COUNT" after each
  *               transaction has returned
+ *   mtp:T:N     the same with a pmemobj_persist of the record (count + 1,
+ *               echo = count) instead of a transaction; prints "mtp ..."
  *   mtcheck     print "thread I COUNT" per thread record, and "torn"
  *               if its echo differs
  *   store:I:TEXT  slot I = TEXT, flushed but not drained (pmemobj_flush)
@@ -165,6 +167,7 @@ struct mt_arg {
 	unsigned i;
 	long n;
 	int print;	/* "committed I COUNT" after each */
+	int persist;	/* pmemobj_persist instead of a transaction */
 	uint64_t *lat; /* n latencies (ns) */
 	int ret;
 };
@@ -186,6 +189,12 @@ static void *mt_run(void *p)
 	uint64_t *c = &a->r->th[a->i].count, *e = &a->r->th[a->i].echo;
 	for (volatile long k = 0; k < a->n && !a->ret; k++) {
 		uint64_t t0 = now_ns();
+		if (a->persist) {
+			*e = ++*c;
+			pmemobj_persist(a->pop, c, 2 * sizeof(*c));
+			a->lat[k] = now_ns() - t0;
+			continue;
+		}
 		TX_BEGIN(a->pop) {
 			pmemobj_tx_add_range_direct(c, 2 * sizeof(*c));
 			*e = ++*c;
@@ -210,8 +219,12 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* mt -- "T:N": T threads of N transactions; prints the rate and latencies */
-static int mt(PMEMobjpool *pop, struct root *r, const char *s, int print)
+/*
+ * mt -- "T:N": T threads of N transactions (persist: persists); prints
+ * the rate and latencies
+ */
+static int mt(PMEMobjpool *pop, struct root *r, const char *s, int print,
+	      int persist)
 {
 	char *end;
 	long t = strtol(s, &end, 10), n = *end == ':' ? atol(end + 1) : 0;
@@ -224,7 +237,7 @@ static int mt(PMEMobjpool *pop, struct root *r, const char *s, int print)
 	uint64_t t0 = now_ns();
 	for (long i = 0; i < t && lat; i++) {
 		a[i] = (struct mt_arg){ pop, r, (unsigned)i, n, print,
-					lat + i * n, 0 };
+					persist, lat + i * n, 0 };
 		if (pthread_create(&th[i], NULL, mt_run, &a[i]))
 			abort();
 	}
@@ -236,7 +249,8 @@ static int mt(PMEMobjpool *pop, struct root *r, const char *s, int print)
 	if (!ret) {
 		size_t m = (size_t)(t * n);
 		qsort(lat, m, sizeof(*lat), cmp_u64);
-		printf("mt %ld %ld %.0f %llu %llu %llu\n", t, n, m / sec,
+		printf("%s %ld %ld %.0f %llu %llu %llu\n", persist ? "mtp" :
+		       "mt", t, n, m / sec,
 		       (unsigned long long)lat[m / 2],
 		       (unsigned long long)lat[m * 99 / 100],
 		       (unsigned long long)lat[m * 999 / 1000]);
@@ -285,9 +299,10 @@ static int step(PMEMobjpool *pop, struct root *r, const char *s)
 			return 1;
 	} else if (!strcmp(s, "check")) {
 		check(r);
-	} else if (!strncmp(s, "mt:", 3) || !strncmp(s, "mtrec:", 6)) {
-		int rec = s[2] == 'r';
-		if (mt(pop, r, s + (rec ? 6 : 3), rec)) {
+	} else if (!strncmp(s, "mt:", 3) || !strncmp(s, "mtrec:", 6) ||
+		   !strncmp(s, "mtp:", 4)) {
+		int rec = s[2] == 'r', pe = s[2] == 'p';
+		if (mt(pop, r, strchr(s, ':') + 1, rec, pe)) {
 			fprintf(stderr, "pobj_app: %s: failed\n", s);
 			return 1;
 		}
