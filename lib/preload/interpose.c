@@ -265,7 +265,7 @@ static inline void after_flush(const void *a, size_t n, int marked)
  */
 static inline void after_drain(const void *ra)
 {
-	if (atomic_load(&pl_pending_files) && !pl_busy)
+	if (pl_dirty && !pl_busy)
 		pl_drain(pl_may_order(ra));
 }
 

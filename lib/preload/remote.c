@@ -42,7 +42,7 @@
  */
 
 __thread int pl_busy __attribute__((tls_model("initial-exec")));
-atomic_uint pl_pending_files;
+__thread unsigned pl_dirty __attribute__((tls_model("initial-exec")));
 static pthread_rwlock_t sync_lock =
 	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
@@ -405,17 +405,17 @@ static void stop_at_exit(void)
 		atexit(pl_stop_all);
 }
 
-/* pending -- whether f has writes to drain, from its links' states */
+/*
+ * pending -- whether the calling thread has writes to f to drain, from
+ * f's links' states
+ */
 static void pending(struct pl_file *f, int written)
 {
-	int live = any_live(f);
-	if (live && written) {
-		if (!atomic_exchange(&f->npending, 1))
-			atomic_fetch_add(&pl_pending_files, 1);
-	} else if (!live || !written) {
-		if (atomic_exchange(&f->npending, 0))
-			atomic_fetch_sub(&pl_pending_files, 1);
-	}
+	unsigned bit = 1u << (f - pl_cfg.files);
+	if (written && any_live(f))
+		pl_dirty |= bit;
+	else
+		pl_dirty &= ~bit;
 }
 
 /* shadow_map -- our own shared mapping of the whole file open at fd */
@@ -527,7 +527,6 @@ static void write_range(struct pl_file *f, uint64_t off, uint64_t len)
 	if (!f->set || retry_waits(f))
 		goto out; /* only local until a retry is due */
 	int ret = call(f, PL_WRITE, off, len);
-	f->wgen++;
 	if (ret)
 		pl_msg(LOG_INFO, "still degraded: '%s': %s", f->path,
 		       rpmemctl_links_errmsg(f->set));
@@ -546,20 +545,18 @@ void pl_flushed(const void *addr, size_t len)
 }
 
 /*
- * drain -- f's drain, waited for without f->lock (held on entry and
- * return): the file stays pending if another thread wrote meanwhile
+ * drain -- f's drain of the thread's writes, waited for without f->lock
+ * (held on entry and return)
  */
 static void drain(struct pl_file *f)
 {
-	uint64_t gen = f->wgen;
 	f->drainers++;
 	pthread_mutex_unlock(&f->lock);
 	(void)call(f, PL_DRAIN, 0, 0);
 	pthread_mutex_lock(&f->lock);
 	if (!--f->drainers)
 		pthread_cond_broadcast(&f->idle);
-	if (f->wgen == gen)
-		pending(f, 0);
+	pending(f, 0);
 }
 
 /*
@@ -570,7 +567,7 @@ void pl_drain(int ordered)
 {
 	for (unsigned i = 0; i < pl_cfg.nfiles; i++) {
 		struct pl_file *f = &pl_cfg.files[i];
-		if (!atomic_load(&f->npending))
+		if (!(pl_dirty & (1u << i)))
 			continue;
 		pthread_mutex_lock(&f->lock);
 		int live = any_live(f);
@@ -589,7 +586,7 @@ void pl_drain(int ordered)
 /* pl_commit -- the application is promised durability: wait for all */
 void pl_commit(void)
 {
-	if (atomic_load(&pl_pending_files) && !pl_busy)
+	if (pl_dirty && !pl_busy)
 		pl_drain(0);
 }
 
@@ -633,5 +630,5 @@ void pl_forked(void)
 	/* the parent's sessions and locks are not ours to touch */
 	pl_maps_forget_all();
 	pl_cfg.nfiles = 0;
-	atomic_store(&pl_pending_files, 0);
+	pl_dirty = 0;
 }
