@@ -51,9 +51,11 @@ struct pl_file {
 	struct pl_target targets[PL_TARGETS_MAX];
 	char source[RPMEM_STR_MAX + 1];	 /* "host:path", for syncs */
 	char live_src[RPMEM_STR_MAX + 1]; /* "host:path (live)" */
-	pthread_mutex_t lock;		 /* the links but a drain's wait */
-	pthread_cond_t idle;		 /* drainers fell to 0 */
-	unsigned drainers;		 /* drains waiting without lock */
+	/*
+	 * read: the calls on the set (writes, barriers, drains: the set
+	 * serializes them itself); write: start and stop
+	 */
+	pthread_rwlock_t lock;
 	int started;	     /* mapped once: shadow, link or degraded */
 	uint64_t size;	     /* of the file when it was first mapped */
 	dev_t dev;

@@ -26,9 +26,10 @@
  * process at a failure, degraded goes on and lets the link reconnect and
  * resync every RPMEM_REPLICATE_RETRY seconds. Every call into librpmemctl
  * is made with pl_busy set, so the library's own mmap and munmap calls
- * pass straight through, and with the file's lock held, but a drain's:
- * it waits without it, and the set shares its round trip with the other
- * threads' drains (group commit); the stop waits for the drains.
+ * pass straight through, and with the file's lock held: for reading by
+ * writes, barriers and drains (the set serializes its calls itself, and
+ * shares a drain's round trip with the other threads' drains: group
+ * commit), for writing by the start and the stop.
  *
  * The dirty log PATH.rpmemlog (the replica API's format and extent size)
  * records the extents every flush covers, before the flush reaches the
@@ -443,7 +444,10 @@ static int shadow_map(struct pl_file *f, int fd)
 	return ret;
 }
 
-/* pl_file_start -- the first mapping of f in this process; f->lock held */
+/*
+ * pl_file_start -- the first mapping of f in this process; f->lock held
+ * for writing
+ */
 int pl_file_start(struct pl_file *f, int fd)
 {
 	struct stat st;
@@ -523,7 +527,7 @@ static int retry_waits(const struct pl_file *f)
 /* write_range -- send [off, off + len) of f to its targets */
 static void write_range(struct pl_file *f, uint64_t off, uint64_t len)
 {
-	pthread_mutex_lock(&f->lock);
+	pthread_rwlock_rdlock(&f->lock);
 	if (!f->set || retry_waits(f))
 		goto out; /* only local until a retry is due */
 	int ret = call(f, PL_WRITE, off, len);
@@ -532,7 +536,7 @@ static void write_range(struct pl_file *f, uint64_t off, uint64_t len)
 		       rpmemctl_links_errmsg(f->set));
 	pending(f, !ret || any_live(f));
 out:
-	pthread_mutex_unlock(&f->lock);
+	pthread_rwlock_unlock(&f->lock);
 }
 
 /* pl_flushed -- [addr, addr + len) was flushed: write its configured parts */
@@ -545,23 +549,9 @@ void pl_flushed(const void *addr, size_t len)
 }
 
 /*
- * drain -- f's drain of the thread's writes, waited for without f->lock
- * (held on entry and return)
- */
-static void drain(struct pl_file *f)
-{
-	f->drainers++;
-	pthread_mutex_unlock(&f->lock);
-	(void)call(f, PL_DRAIN, 0, 0);
-	pthread_mutex_lock(&f->lock);
-	if (!--f->drainers)
-		pthread_cond_broadcast(&f->idle);
-	pending(f, 0);
-}
-
-/*
- * pl_drain -- every write so far is persistent on its target; ordered:
- * a barrier (the file stays pending until a drain that waits)
+ * pl_drain -- every write of the thread so far is persistent on its
+ * target; ordered: a barrier (the file stays pending until a drain that
+ * waits)
  */
 void pl_drain(int ordered)
 {
@@ -569,17 +559,16 @@ void pl_drain(int ordered)
 		struct pl_file *f = &pl_cfg.files[i];
 		if (!(pl_dirty & (1u << i)))
 			continue;
-		pthread_mutex_lock(&f->lock);
+		pthread_rwlock_rdlock(&f->lock);
 		int live = any_live(f);
 		if (live && ordered && !call(f, PL_BARRIER, 0, 0)) {
-			pthread_mutex_unlock(&f->lock);
+			pthread_rwlock_unlock(&f->lock);
 			continue;
 		}
 		if (live && !ordered)
-			drain(f);
-		else
-			pending(f, 0);
-		pthread_mutex_unlock(&f->lock);
+			(void)call(f, PL_DRAIN, 0, 0);
+		pending(f, 0);
+		pthread_rwlock_unlock(&f->lock);
 	}
 }
 
@@ -593,9 +582,7 @@ void pl_commit(void)
 /* stop -- clean exit of the replicas: push what differs, consistent, close */
 static void stop(struct pl_file *f)
 {
-	pthread_mutex_lock(&f->lock);
-	while (f->drainers)
-		pthread_cond_wait(&f->idle, &f->lock);
+	pthread_rwlock_wrlock(&f->lock);
 	/* the set's stop retries a degraded target once more */
 	if (f->set && call(f, PL_STOP, 0, 0))
 		pl_msg(LOG_WARNING, "at exit: cannot mark the replicas of "
@@ -614,7 +601,7 @@ static void stop(struct pl_file *f)
 	if (f->started)
 		stamp(f);
 	f->started = 0;
-	pthread_mutex_unlock(&f->lock);
+	pthread_rwlock_unlock(&f->lock);
 }
 
 /* pl_stop_all -- clean exit: final sync, replicas consistent, closed */
