@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "config.h"
 #include "confine.h"
+#include "guard.h"
 #include "log.h"
 #include "server.h"
 
@@ -137,6 +138,8 @@ int main(int argc, char *argv[])
 
 	rpmemd_log_setup(&cfg, debug);
 	rpmemd_root_warn();
+	/* no library of ours replaces the SIGBUS handler: checked once */
+	rpmem_guard_own_process();
 	if (rpmemd_server_new(&cfg, debug, &srv)) {
 		ERR("startup failed");
 		return 1;

@@ -62,7 +62,7 @@ $(B)/tests/seccomp_probe.so: tests/tools/seccomp_probe.c
 # an ordinary libpmemobj application: replication comes by LD_PRELOAD
 $(B)/tests/pobj_app: tests/preload/pobj_app.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmemobj
+	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmemobj -lpthread
 
 # the same for libpmem2's function pointers
 $(B)/tests/pmem2_app: tests/preload/pmem2_app.c
@@ -160,7 +160,7 @@ $(B)/tests/sessclient: tests/bench/sessclient.c $(B)/librpmemctl.so
 # persist latency of a replica over n targets (tests/bench/targets.sh)
 $(B)/tests/replica_lat: tests/bench/replica_lat.c $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl \
+	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -lpthread \
 		-Wl,-rpath,'$$ORIGIN/..'
 
 bench: all $(B)/tests/hashbench $(B)/tests/pingpong $(B)/tests/sessclient

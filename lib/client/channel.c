@@ -136,16 +136,86 @@ int client_bad_reply(struct rpmemctl_session *s, uint16_t type)
 	return client_lost(s, -EPROTO, "decoding a reply");
 }
 
+#define CLIENT_HOLD_BYTES (64u << 10) /* payload copies held at most */
+#define CLIENT_HOLD_ONE 4096	       /* a frame held: this long at most */
+
+/*
+ * hold -- keep a frame that awaits no reply (c->more set by its sender)
+ * for the next send, its payload copied as it is now: a range of the
+ * local copy is sent as of its flush; 1 if held
+ */
+static int hold(struct rpmemctl_session *s, const struct rpmem_frame *f)
+{
+	size_t l = f->l1 + f->l2;
+	if (!s->conn.more || l > CLIENT_HOLD_ONE ||
+	    s->nheld + 1 >= RPMEM_SEND_FRAMES_MAX ||
+	    s->hused + l > CLIENT_HOLD_BYTES)
+		return 0;
+	if (!s->hbuf && !(s->hbuf = malloc(CLIENT_HOLD_BYTES)))
+		return 0;
+	uint8_t *d = s->hbuf + s->hused;
+	memcpy(d, f->p1, f->l1);
+	if (f->l2)
+		memcpy(d + f->l1, f->p2, f->l2);
+	s->held[s->nheld++] = (struct rpmem_frame){ f->type, f->id, d, l,
+						    NULL, 0 };
+	s->hused += l;
+	return 1;
+}
+
+/*
+ * send_with_held -- the held frames, then f[0, n), in one gathered send
+ * where they fit together (else the held ones first, corked)
+ */
+static int send_with_held(struct rpmemctl_session *s,
+			  const struct rpmem_frame *f, size_t n)
+{
+	int ret = 0;
+	if (s->nheld && s->nheld + n > RPMEM_SEND_FRAMES_MAX) {
+		int more = s->conn.more;
+		s->conn.more = 1;
+		ret = rpmem_send_frames(&s->conn, s->held, s->nheld);
+		s->conn.more = more;
+		s->nheld = 0;
+	}
+	if (!ret && s->nheld) {
+		memcpy(&s->held[s->nheld], f, n * sizeof(*f));
+		ret = rpmem_send_frames(&s->conn, s->held, s->nheld + n);
+	} else if (!ret) {
+		ret = rpmem_send_frames(&s->conn, f, n);
+	}
+	s->nheld = 0;
+	s->hused = 0;
+	return ret;
+}
+
+/* client_send_held -- send the held frames now, if any */
+int client_send_held(struct rpmemctl_session *s)
+{
+	if (!s->nheld || s->lost)
+		return 0;
+	int ret = send_with_held(s, NULL, 0);
+	return ret ? client_lost(s, ret, "sending held frames") : 0;
+}
+
+/* next_id -- the id of the next request */
+static uint32_t next_id(struct rpmemctl_session *s)
+{
+	uint32_t rid = s->next_id++;
+	if (s->next_id == 0)
+		s->next_id = 1;
+	return rid;
+}
+
 int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
 		size_t l1, const void *p2, size_t l2, uint32_t *id)
 {
 	int ret = client_check(s);
 	if (ret)
 		return ret;
-	uint32_t rid = s->next_id++;
-	if (s->next_id == 0)
-		s->next_id = 1;
-	ret = rpmem_send_frame(&s->conn, type, rid, p1, l1, p2, l2);
+	struct rpmem_frame f = { type, next_id(s), p1, l1, p2, l2 };
+	if (!hold(s, &f))
+		ret = send_with_held(s, &f, 1);
 	if (ret) {
 		char what[64];
 		snprintf(what, sizeof(what), "sending %s",
@@ -153,7 +223,7 @@ int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
 		return client_lost(s, ret, what);
 	}
 	if (id)
-		*id = rid;
+		*id = f.id;
 	return 0;
 }
 
@@ -163,12 +233,9 @@ int client_send_frames(struct rpmemctl_session *s, struct rpmem_frame *f,
 	int ret = client_check(s);
 	if (ret)
 		return ret;
-	for (size_t i = 0; i < n; i++) {
-		f[i].id = s->next_id++;
-		if (s->next_id == 0)
-			s->next_id = 1;
-	}
-	ret = rpmem_send_frames(&s->conn, f, n);
+	for (size_t i = 0; i < n; i++)
+		f[i].id = next_id(s);
+	ret = send_with_held(s, f, n);
 	if (ret) {
 		char what[64];
 		snprintf(what, sizeof(what), "sending %s",

@@ -79,6 +79,15 @@ struct rpmemctl_session {
 	 */
 	const struct rpmemctl_pool *err_pool;
 	struct rpmem_log_sink log; /* from its configuration; fn NULL: global */
+	/*
+	 * small frames that await no reply (WRITE, BARRIER), their payloads
+	 * copied into hbuf: sent in one gathered send with the next frame
+	 * that awaits one (channel.c)
+	 */
+	struct rpmem_frame held[RPMEM_SEND_FRAMES_MAX];
+	unsigned nheld;
+	uint8_t *hbuf; /* CLIENT_HOLD_BYTES, allocated at the first use */
+	size_t hused;
 };
 
 /*
@@ -146,6 +155,12 @@ int client_lost(struct rpmemctl_session *s, int err, const char *what);
  */
 int client_local_fault(struct rpmemctl_session *s, int err, const char *what);
 
+/*
+ * client_send_held -- send the frames held back (small WRITEs and
+ * BARRIERs, which await no reply, wait for the next frame that does, to
+ * go out in one gathered send with it); 0 or the -errno of a lost session
+ */
+int client_send_held(struct rpmemctl_session *s);
 /*
  * client_send_frames -- send n (<= RPMEM_SEND_FRAMES_MAX) frames in one
  * gathered write, each with a fresh request id (into f[i].id)

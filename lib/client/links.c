@@ -2,6 +2,8 @@
 /* links.c -- a set of links over one data: k of n targets hold a drain */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +27,20 @@
  * extents. The set's policy applies when fewer than k hold: fail-stop
  * makes the set FAILED (every later call returns the error), degrade
  * lets the calls return 0 while the links retry.
+ *
+ * Threads share a set (group commit, docs/ARCHITECTURE.md "Group
+ * commit"): every call holds the set's mutex, so one thread at a time
+ * sends and a message is never cut by another's. Each write takes the
+ * next sequence number (the thread remembers its last); a drain's round
+ * records the highest one sent before its FLUSHes (cover) and, once k
+ * targets replied, acknowledges every write up to it (acked). While a
+ * round waits for its replies it lets go of the mutex: other threads
+ * write, and their drains wait for the round in flight; one of them then
+ * sends the next round's FLUSHes for all, and a drain returns as soon as
+ * a round covered the thread's own writes.
  */
 #define LINKS_MAX 16
+#define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
 
 struct rpmemctl_links {
 	unsigned n;
@@ -40,7 +54,20 @@ struct rpmemctl_links {
 	uint64_t since_drain; /* bytes written since the last drain */
 	struct links_status status; /* PATH.rpmemstat, if set */
 	char errmsg[CLIENT_ERRMSG_MAX];
+	pthread_mutex_t mu; /* every call: one sender at a time */
+	pthread_cond_t cv;  /* a round ended */
+	uint64_t id;	    /* the set's number in the process */
+	uint64_t wseq;	    /* writes sent so far */
+	uint64_t acked;	    /* writes k targets hold persistent */
+	int inflight;	    /* a round waits for its replies */
 };
+
+/* the calling thread's last write: its set's id and sequence number */
+static __thread struct {
+	uint64_t set;
+	uint64_t seq;
+} last_write;
+static _Atomic uint64_t next_id = 1;
 
 /* quorum -- how many links must hold a write */
 static unsigned quorum(const struct rpmemctl_links *s)
@@ -68,13 +95,9 @@ serr(struct rpmemctl_links *s, int err, const char *fmt, ...)
 
 static unsigned count_holding(const struct rpmemctl_links *s);
 
-/* begin -- 0, or the error of a call on a FAILED or empty set */
-static int begin(struct rpmemctl_links *s)
+/* usable -- 0, or the error of a call on a FAILED or empty set */
+static int usable(struct rpmemctl_links *s)
 {
-	client_api_begin();
-	if (!s)
-		return -EINVAL;
-	s->errmsg[0] = '\0';
 	if (s->fail_err)
 		return serr(s, s->fail_err, "fewer than %u of the %u targets "
 			    "held before (fail-stop): no call is possible but "
@@ -84,7 +107,21 @@ static int begin(struct rpmemctl_links *s)
 	return 0;
 }
 
-/* end -- publish the replicas' status; the thread's message is the set's */
+/* begin -- the set's mutex taken; 0, or usable's error (end unlocks) */
+static int begin(struct rpmemctl_links *s)
+{
+	client_api_begin();
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->mu);
+	s->errmsg[0] = '\0';
+	return usable(s);
+}
+
+/*
+ * end -- publish the replicas' status; the thread's message is the
+ * set's; the mutex let go
+ */
 static int end(struct rpmemctl_links *s, int ret)
 {
 	if (s)
@@ -95,6 +132,8 @@ static int end(struct rpmemctl_links *s, int ret)
 		client_set_last(ret, "%s", s->errmsg);
 	else if (ret)
 		client_set_last(ret, "links: invalid argument");
+	if (s)
+		pthread_mutex_unlock(&s->mu);
 	return ret;
 }
 
@@ -181,6 +220,9 @@ RPMEM_EXPORT int rpmemctl_links_new(unsigned k,
 	}
 	s->k = k;
 	s->policy = policy;
+	s->id = atomic_fetch_add(&next_id, 1);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	*out = s;
 	return 0;
 }
@@ -192,6 +234,8 @@ RPMEM_EXPORT void rpmemctl_links_delete(struct rpmemctl_links **sp)
 		return;
 	for (unsigned i = 0; i < (*sp)->n; i++)
 		rpmemctl_link_delete(&(*sp)->link[i]);
+	pthread_cond_destroy(&(*sp)->cv);
+	pthread_mutex_destroy(&(*sp)->mu);
 	free(*sp);
 	*sp = NULL;
 }
@@ -206,7 +250,9 @@ RPMEM_EXPORT int rpmemctl_links_add(struct rpmemctl_links *s,
 				"%d links)", LINKS_MAX);
 		return -EINVAL;
 	}
+	pthread_mutex_lock(&s->mu);
 	s->link[s->n++] = link;
+	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
 
@@ -284,9 +330,11 @@ RPMEM_EXPORT int rpmemctl_links_mark(struct rpmemctl_links *s, uint64_t off,
 				     uint64_t len)
 {
 	client_api_begin();
-	int ret = s ? 0 : -EINVAL;
-	if (s)
-		s->errmsg[0] = '\0';
+	if (!s)
+		return end(s, -EINVAL);
+	pthread_mutex_lock(&s->mu);
+	s->errmsg[0] = '\0';
+	int ret = 0;
 	for (unsigned i = 0; !ret && i < s->n; i++)
 		if ((ret = rpmemctl_link_mark(s->link[i], off, len)))
 			serr(s, ret, "%s: %s", client_link_name(s->link[i]),
@@ -309,6 +357,9 @@ RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 		err = err ? err : ret;
 	}
 	s->since_drain += len;
+	s->wseq++;
+	last_write.set = s->id;
+	last_write.seq = s->wseq;
 	update_lags(s, len);
 	return end(s, check_quorum(s, count_holding(s), err));
 }
@@ -351,8 +402,13 @@ static unsigned collect_ready(struct rpmemctl_links *s, int *err)
 	return got;
 }
 
-/* wait_any -- poll every link that owes a reply; 0 if none or timed out */
-static int wait_any(struct rpmemctl_links *s)
+/*
+ * wait_any -- poll every link that owes a reply, without the set's mutex
+ * (other threads write meanwhile), at most LINKS_POLL_MS: another call
+ * may read the reply first. 1 if one may be ready, 0 if none is owed or
+ * the socket timeout passed since deadline's start.
+ */
+static int wait_any(struct rpmemctl_links *s, uint64_t deadline)
 {
 	struct pollfd pfd[LINKS_MAX];
 	nfds_t m = 0;
@@ -364,7 +420,10 @@ static int wait_any(struct rpmemctl_links *s)
 	}
 	if (!m)
 		return 0;
-	return poll(pfd, m, CLIENT_IO_TIMEOUT_S * 1000) != 0;
+	pthread_mutex_unlock(&s->mu);
+	int n = poll(pfd, m, LINKS_POLL_MS);
+	pthread_mutex_lock(&s->mu);
+	return n != 0 || rpmem_now_ns() < deadline;
 }
 
 /* first_owing -- the first link that owes a reply, NULL if none */
@@ -377,14 +436,14 @@ static struct rpmemctl_link *first_owing(struct rpmemctl_links *s)
 }
 
 /*
- * rpmemctl_links_drain -- FLUSH on every link, then read replies as they
- * come until k links hold every write so far; the rest stay owed
+ * round_trip -- FLUSH on every link, then read replies as they come until k
+ * links hold every write so far; the rest stay owed
  */
-RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
+static int round_trip(struct rpmemctl_links *s)
 {
-	int ret = begin(s), err = 0;
-	if (ret)
-		return end(s, ret);
+	uint64_t deadline = rpmem_now_ns() +
+			    (uint64_t)CLIENT_IO_TIMEOUT_S * 1000000000u;
+	int ret, err = 0;
 	for (unsigned i = 0; i < s->n; i++) {
 		ret = client_link_flush_send(s->link[i]);
 		err = err ? err : ret;
@@ -397,14 +456,43 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 		if (got >= quorum(s) || !l) {
 			update_lags(s, 0);
 			s->since_drain = 0;
-			return end(s, check_quorum(s, got, err));
+			return check_quorum(s, got, err);
 		}
-		if (collect_ready(s, &err) || wait_any(s))
+		if (collect_ready(s, &err) || wait_any(s, deadline))
 			continue;
 		/* nothing came in the socket timeout: the read says why */
 		ret = client_link_flush_recv(l);
 		err = err ? err : ret;
 	}
+}
+
+/*
+ * rpmemctl_links_drain -- every write of the thread so far held by k
+ * links: one round trip, or the round of another thread that covers
+ * them (group commit); a thread that wrote to another set since counts
+ * every write
+ */
+RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
+{
+	int ret = begin(s);
+	if (ret)
+		return end(s, ret);
+	uint64_t mine = last_write.set == s->id ? last_write.seq : s->wseq;
+	while (s->inflight && s->acked < mine)
+		pthread_cond_wait(&s->cv, &s->mu);
+	if ((ret = usable(s)))
+		return end(s, ret);
+	/* a round (of this thread or another) covered its writes */
+	if (s->acked >= mine && count_holding(s) == s->n)
+		return end(s, 0);
+	s->inflight = 1;
+	uint64_t cover = s->wseq;
+	ret = round_trip(s);
+	if (!ret && cover > s->acked)
+		s->acked = cover;
+	s->inflight = 0;
+	pthread_cond_broadcast(&s->cv);
+	return end(s, ret);
 }
 
 /*

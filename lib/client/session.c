@@ -224,11 +224,13 @@ RPMEM_EXPORT void rpmemctl_session_close(struct rpmemctl_session **sess)
 		s->pools = p->next;
 		client_pool_detach(p);
 	}
+	(void)client_send_held(s);
 	if (!s->lost)
 		rpmem_send_frame(&s->conn, RPMEM_MSG_BYE, s->next_id, NULL, 0,
 				 NULL, 0);
 	rpmem_conn_close(&s->conn);
 	rpmem_tls_ctx_free(&s->tls_ctx);
+	free(s->hbuf);
 	free(s->rbuf);
 	free(s);
 	*sess = NULL;

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "guard.h"
@@ -21,6 +22,8 @@ static __thread struct guard_frame *cur
 /* the handler before ours; guarded by lock while it changes */
 static struct sigaction old_bus;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* rpmem_guard_own_process: 1; 2 once the handler is installed */
+static atomic_int owned;
 
 /* synchronous -- a fault of the thread's own access, not a sent signal */
 static int synchronous(int code)
@@ -62,6 +65,14 @@ static int ours(const struct sigaction *act)
 	return (act->sa_flags & SA_SIGINFO) && act->sa_sigaction == on_sigbus;
 }
 
+/* owned_installed -- our handler is there: an owned process stops checking */
+static int owned_installed(void)
+{
+	int want = 1;
+	atomic_compare_exchange_strong(&owned, &want, 2);
+	return 0;
+}
+
 /*
  * install -- make sure our handler is the process's SIGBUS handler: at
  * the first guarded call, and again if someone replaced it since (that
@@ -73,10 +84,12 @@ static int install(void)
 				     .sa_flags = SA_SIGINFO };
 	int ret = 0;
 
+	if (atomic_load_explicit(&owned, memory_order_acquire) == 2)
+		return 0; /* nothing else in the process replaces it */
 	if (sigaction(SIGBUS, NULL, &now))
 		return -errno;
 	if (ours(&now))
-		return 0;
+		return owned_installed();
 	sigemptyset(&sa.sa_mask);
 	pthread_mutex_lock(&lock);
 	if (sigaction(SIGBUS, NULL, &now))
@@ -84,7 +97,13 @@ static int install(void)
 	else if (!ours(&now) && sigaction(SIGBUS, &sa, &old_bus))
 		ret = -errno;
 	pthread_mutex_unlock(&lock);
-	return ret;
+	return ret ? ret : owned_installed();
+}
+
+void rpmem_guard_own_process(void)
+{
+	int want = 0;
+	atomic_compare_exchange_strong(&owned, &want, 1);
 }
 
 int rpmem_guard_run(int (*fn)(void *), void *arg)

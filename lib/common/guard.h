@@ -20,4 +20,12 @@
  */
 int rpmem_guard_run(int (*fn)(void *), void *arg);
 
+/*
+ * rpmem_guard_own_process -- the caller owns the process's signal
+ * handling (rpmemd): after the first guarded call installed the handler,
+ * no later one checks that it is still there (one system call less per
+ * guarded call)
+ */
+void rpmem_guard_own_process(void);
+
 #endif

@@ -116,7 +116,13 @@ static int add_file(struct pl_config *c, const char *s, size_t len,
 	rpmem_strlcpy(f->source, src, sizeof(f->source));
 	snprintf(f->live_src, sizeof(f->live_src), "%.*s (live)",
 		 (int)sizeof(f->live_src) - 8, src);
-	pthread_mutex_init(&f->lock, NULL);
+	pthread_rwlockattr_t a;
+	pthread_rwlockattr_init(&a);
+	/* a start or stop is not held off by a stream of writes */
+	pthread_rwlockattr_setkind_np(&a,
+		PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&f->lock, &a);
+	pthread_rwlockattr_destroy(&a);
 	c->nfiles++;
 	return 0;
 }

@@ -106,7 +106,7 @@ static void *mapped(void *p, size_t len, int prot, int flags, int fd,
 		return p;
 	}
 	int ret = 0;
-	pthread_mutex_lock(&f->lock);
+	pthread_rwlock_wrlock(&f->lock);
 	if (!f->started)
 		ret = pl_file_start(f, fd);
 	if (!ret && f->started && pl_maps_add(p, len, (uint64_t)off, f)) {
@@ -115,7 +115,7 @@ static void *mapped(void *p, size_t len, int prot, int flags, int fd,
 		       PL_MAPS_MAX, f->path);
 		ret = -ENOMEM;
 	}
-	pthread_mutex_unlock(&f->lock);
+	pthread_rwlock_unlock(&f->lock);
 	if (ret) {
 		pl_real_munmap(p, len);
 		errno = -ret;
@@ -265,7 +265,7 @@ static inline void after_flush(const void *a, size_t n, int marked)
  */
 static inline void after_drain(const void *ra)
 {
-	if (atomic_load(&pl_pending_files) && !pl_busy)
+	if (pl_dirty && !pl_busy)
 		pl_drain(pl_may_order(ra));
 }
 

@@ -51,7 +51,11 @@ struct pl_file {
 	struct pl_target targets[PL_TARGETS_MAX];
 	char source[RPMEM_STR_MAX + 1];	 /* "host:path", for syncs */
 	char live_src[RPMEM_STR_MAX + 1]; /* "host:path (live)" */
-	pthread_mutex_t lock;		 /* the link: one caller at a time */
+	/*
+	 * read: the calls on the set (writes, barriers, drains: the set
+	 * serializes them itself); write: start and stop
+	 */
+	pthread_rwlock_t lock;
 	int started;	     /* mapped once: shadow, link or degraded */
 	uint64_t size;	     /* of the file when it was first mapped */
 	dev_t dev;
@@ -67,7 +71,6 @@ struct pl_file {
 	struct rpmemctl_dirtylog *log[PL_TARGETS_MAX];
 	atomic_int log_bad;  /* a mark failed: the log is not to be used */
 	int log_new;	     /* this process created the logs */
-	atomic_uint npending; /* 1: written, not yet drained */
 	char errmsg[PL_MSG_MAX];
 };
 
@@ -147,7 +150,12 @@ void pl_maps_forget_all(void);
 
 /* --- remote.c ------------------------------------------------------------ */
 
-extern atomic_uint pl_pending_files; /* files with unflushed writes */
+/*
+ * the files (bit i: pl_cfg.files[i]) the calling thread wrote to since
+ * its last drain of them that waited: a thread's drain waits for its own
+ * writes (the set's group commit, docs/ARCHITECTURE.md)
+ */
+extern __thread unsigned pl_dirty __attribute__((tls_model("initial-exec")));
 
 /*
  * pl_file_start -- the first mapping of f (fd) in this process: map the

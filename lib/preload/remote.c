@@ -25,8 +25,11 @@
  * policy (RPMEM_REPLICATE_POLICY) is the link's: fail-stop aborts the
  * process at a failure, degraded goes on and lets the link reconnect and
  * resync every RPMEM_REPLICATE_RETRY seconds. Every call into librpmemctl
- * is made with the file's lock held and pl_busy set, so the library's
- * own mmap and munmap calls pass straight through.
+ * is made with pl_busy set, so the library's own mmap and munmap calls
+ * pass straight through, and with the file's lock held: for reading by
+ * writes, barriers and drains (the set serializes its calls itself, and
+ * shares a drain's round trip with the other threads' drains: group
+ * commit), for writing by the start and the stop.
  *
  * The dirty log PATH.rpmemlog (the replica API's format and extent size)
  * records the extents every flush covers, before the flush reaches the
@@ -40,7 +43,7 @@
  */
 
 __thread int pl_busy __attribute__((tls_model("initial-exec")));
-atomic_uint pl_pending_files;
+__thread unsigned pl_dirty __attribute__((tls_model("initial-exec")));
 static pthread_rwlock_t sync_lock =
 	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
@@ -412,17 +415,17 @@ static void stop_at_exit(void)
 		atexit(pl_stop_all);
 }
 
-/* pending -- whether f has writes to drain, from its links' states */
+/*
+ * pending -- whether the calling thread has writes to f to drain, from
+ * f's links' states
+ */
 static void pending(struct pl_file *f, int written)
 {
-	int live = any_live(f);
-	if (live && written) {
-		if (!atomic_exchange(&f->npending, 1))
-			atomic_fetch_add(&pl_pending_files, 1);
-	} else if (!live || !written) {
-		if (atomic_exchange(&f->npending, 0))
-			atomic_fetch_sub(&pl_pending_files, 1);
-	}
+	unsigned bit = 1u << (f - pl_cfg.files);
+	if (written && any_live(f))
+		pl_dirty |= bit;
+	else
+		pl_dirty &= ~bit;
 }
 
 /* shadow_map -- our own shared mapping of the whole file open at fd */
@@ -450,7 +453,10 @@ static int shadow_map(struct pl_file *f, int fd)
 	return ret;
 }
 
-/* pl_file_start -- the first mapping of f in this process; f->lock held */
+/*
+ * pl_file_start -- the first mapping of f in this process; f->lock held
+ * for writing
+ */
 int pl_file_start(struct pl_file *f, int fd)
 {
 	struct stat st;
@@ -530,7 +536,7 @@ static int retry_waits(const struct pl_file *f)
 /* write_range -- send [off, off + len) of f to its targets */
 static void write_range(struct pl_file *f, uint64_t off, uint64_t len)
 {
-	pthread_mutex_lock(&f->lock);
+	pthread_rwlock_rdlock(&f->lock);
 	if (!f->set || retry_waits(f))
 		goto out; /* only local until a retry is due */
 	int ret = call(f, PL_WRITE, off, len);
@@ -539,7 +545,7 @@ static void write_range(struct pl_file *f, uint64_t off, uint64_t len)
 		       rpmemctl_links_errmsg(f->set));
 	pending(f, !ret || any_live(f));
 out:
-	pthread_mutex_unlock(&f->lock);
+	pthread_rwlock_unlock(&f->lock);
 }
 
 /* pl_flushed -- [addr, addr + len) was flushed: write its configured parts */
@@ -552,39 +558,40 @@ void pl_flushed(const void *addr, size_t len)
 }
 
 /*
- * pl_drain -- every write so far is persistent on its target; ordered:
- * a barrier (the file stays pending until a drain that waits)
+ * pl_drain -- every write of the thread so far is persistent on its
+ * target; ordered: a barrier (the file stays pending until a drain that
+ * waits)
  */
 void pl_drain(int ordered)
 {
 	for (unsigned i = 0; i < pl_cfg.nfiles; i++) {
 		struct pl_file *f = &pl_cfg.files[i];
-		if (!atomic_load(&f->npending))
+		if (!(pl_dirty & (1u << i)))
 			continue;
-		pthread_mutex_lock(&f->lock);
+		pthread_rwlock_rdlock(&f->lock);
 		int live = any_live(f);
 		if (live && ordered && !call(f, PL_BARRIER, 0, 0)) {
-			pthread_mutex_unlock(&f->lock);
+			pthread_rwlock_unlock(&f->lock);
 			continue;
 		}
 		if (live && !ordered)
 			(void)call(f, PL_DRAIN, 0, 0);
 		pending(f, 0);
-		pthread_mutex_unlock(&f->lock);
+		pthread_rwlock_unlock(&f->lock);
 	}
 }
 
 /* pl_commit -- the application is promised durability: wait for all */
 void pl_commit(void)
 {
-	if (atomic_load(&pl_pending_files) && !pl_busy)
+	if (pl_dirty && !pl_busy)
 		pl_drain(0);
 }
 
 /* stop -- clean exit of the replicas: push what differs, consistent, close */
 static void stop(struct pl_file *f)
 {
-	pthread_mutex_lock(&f->lock);
+	pthread_rwlock_wrlock(&f->lock);
 	/* the set's stop retries a degraded target once more */
 	if (f->set && call(f, PL_STOP, 0, 0))
 		pl_msg(LOG_WARNING, "at exit: cannot mark the replicas of "
@@ -603,7 +610,7 @@ static void stop(struct pl_file *f)
 	if (f->started)
 		stamp(f);
 	f->started = 0;
-	pthread_mutex_unlock(&f->lock);
+	pthread_rwlock_unlock(&f->lock);
 }
 
 /* pl_stop_all -- clean exit: final sync, replicas consistent, closed */
@@ -619,5 +626,5 @@ void pl_forked(void)
 	/* the parent's sessions and locks are not ours to touch */
 	pl_maps_forget_all();
 	pl_cfg.nfiles = 0;
-	atomic_store(&pl_pending_files, 0);
+	pl_dirty = 0;
 }

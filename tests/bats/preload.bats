@@ -523,3 +523,59 @@ daemon_kill_round() {
 	[ -n "$found" ]
 	echo "# found after $i target crashes: ${found%%$'\n'*}" >&3
 }
+
+@test "group commit: 8 threads of transactions share round trips: the target sees fewer FLUSHes than transactions, and every record is on it at exit" {
+	app mt:8:500 mtcheck
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"mt 8 500 "* ]]
+	[[ "$output" != *torn* ]]
+	cmp "$POOL" "$REP"
+	cp "$REP" "$W/copy.obj"
+	run "$APP" "$W/copy.obj" mtcheck
+	[ "$(grep -c ' 500$' <<<"$output")" -eq 8 ]
+	# the session that carried them (the largest flush count): one
+	# FLUSH per commit without group commit, 4000 or more
+	local flushes
+	flushes=$(sed -n 's/.*closed: .* \([0-9]*\) flushes, .*/\1/p' "$DLOG" |
+		sort -n | tail -1)
+	echo "# 4000 transactions in 8 threads: $flushes FLUSHes" >&3
+	[ "$flushes" -gt 0 ]
+	[ "$flushes" -lt 4000 ]
+}
+
+@test "group commit: 20 SIGKILLs of 8 threads of transactions; every record a thread printed as committed is on the target, none torn, pmempool check passes" {
+	app mt:1:1
+	[ "$status" -eq 0 ]
+	local i t last got total=0
+	for i in $(seq 20); do
+		LD_PRELOAD="$PRELOAD" "$APP" "$POOL" mtrec:8:100000 \
+			>"$W/rec.out" 2>"$W/rec.err" &
+		APID=$!
+		# some commits printed (the bring-up comes first), then a kill
+		for _ in $(seq 400); do
+			grep -q committed "$W/rec.out" && break
+			sleep 0.02
+		done
+		sleep "0.$((RANDOM % 300))"
+		kill -KILL "$APID"
+		wait "$APID" || true
+		APID=
+		cp "$REP" "$W/copy.obj"
+		pmempool check "$W/copy.obj" >"$W/check.out" 2>&1 ||
+			{ cat "$W/check.out" "$W/rec.err"; false; }
+		run "$APP" "$W/copy.obj" mtcheck
+		[ "$status" -eq 0 ]
+		[[ "$output" != *torn* ]] || { echo "kill $i: $output"; false; }
+		for t in $(seq 0 7); do
+			last=$(awk -v t="$t" '$1 == "committed" && $2 == t \
+				{n = $3} END {print n + 0}' "$W/rec.out")
+			got=$(awk -v t="$t" '$1 == "thread" && $2 == t \
+				{print $3}' <<<"$output")
+			[ "$got" -ge "$last" ] || { echo "kill $i: thread" \
+				"$t committed $last, target $got"; false; }
+		done
+		total=$((total + $(grep -c committed "$W/rec.out")))
+	done
+	echo "# 20 kills after $total commits printed in all" >&3
+	[ "$total" -gt 0 ]
+}

@@ -16,17 +16,30 @@
 # /dev/shm, once with PMEM_IS_PMEM_FORCE=1 (libpmemobj's flush/drain path)
 # and once with 0 (its msync path). Runs are interleaved; medians.
 #
+# Then threads (group commit), PMEM_IS_PMEM_FORCE=1, 1 and THREADS
+# threads, each doing independent small transactions on a record of its
+# own (pobj_app mt:T:N) or, for the replica API, 64-byte persists on a
+# part of the file of its own (tests/replica_lat -t T): transactions
+# (persists) per second over all threads and each one's latency p50, p99,
+# p99.9, for none, commit, every, persist (pmemobj_persist of the record
+# under the preload library, pobj_app mtp:T:N) and replica; medians over
+# the runs of each figure, with the ping-pong RTT of the same runs.
+#
 # Usage: tests/bench/preload.sh [N_LOCAL (200000)] [N_REPLICATED (5000)]
-#        [RUNS (5)]
+#        [RUNS (5)] [THREADS (8)]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${RPMEM_BUILD:-$top/build}
 NL=${1:-200000}
 NR=${2:-5000}
 RUNS=${3:-5}
+THREADS=${4:-8}
 W=$(mktemp -d /dev/shm/rpmem-preload-bench.XXXXXX)
 PORT=$((21000 + RANDOM % 9000))
 APP=$B/tests/pobj_app
+LAT=$B/tests/replica_lat
+[ -x "$LAT" ] && [ -x "$B/tests/pingpong" ] ||
+	{ echo "make $LAT $B/tests/pingpong first" >&2; exit 77; }
 PRELOAD=$B/librpmem_preload.so
 
 cleanup() {
@@ -98,4 +111,84 @@ for force in 1 0; do
 	     "every $(ratio $((tx_every - tx_none)) "$rtt")"
 	echo "  replicated persist / RTT: $(ratio "$pe_replicated" "$rtt")" \
 	     "(goal <= 1.2)"
+done
+
+# mt MODE T N -- "TPS P50 P99 P999" (ns) of T threads of N operations each
+mt() {
+	local pool=$W/mt.$1 env=()
+	case $1 in
+	replica)
+		[ -e "$pool" ] || truncate -s 16M "$pool"
+		"$LAT" -t "$2" "$pool" "$3" 64 1 "127.0.0.1:$PORT/bench/mt" |
+			sed 's/[a-z0-9_]*=//g' |
+			awk '{printf "%.0f %.0f %.0f %.0f\n", $4, $1 * 1000,
+			      $2 * 1000, $3 * 1000}'
+		return ;;
+	commit)
+		env=(LD_PRELOAD="$PRELOAD"
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/mc") ;;
+	every)
+		env=(LD_PRELOAD="$PRELOAD" RPMEM_REPLICATE_DRAIN=every
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/me") ;;
+	persist)
+		env=(LD_PRELOAD="$PRELOAD"
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/mp") ;;
+	esac
+	local step=mt
+	[ "$1" = persist ] && step=mtp
+	[ -e "$pool" ] || PMEM_IS_PMEM_FORCE=1 "$APP" "$pool" >/dev/null
+	env PMEM_IS_PMEM_FORCE=1 "${env[@]}" "$APP" "$pool" "$step:$2:$3" |
+		awk -v s="$step" '$1 == s {print $4, $5, $6, $7}'
+}
+
+# col FILE I -- the median of column I of FILE
+col() { cut -d' ' -f"$2" "$1" | median; }
+
+echo
+echo "threads (group commit), libpmemobj flush/drain (PMEM_IS_PMEM_FORCE=1):"
+echo "T threads of independent small transactions (persist: 16 B"
+echo "pmemobj_persist calls; replica: 64 B rpmemctl_replica_persist calls)"
+modes="none commit every persist replica"
+for t in 1 "$THREADS"; do
+	for mode in $modes; do
+		: >"$W/mt.$mode.$t"
+	done
+done
+: >"$W/rtt.mt"
+for _ in $(seq "$RUNS"); do
+	for t in 1 "$THREADS"; do
+		for mode in $modes; do
+			n=$NR
+			[ "$mode" = none ] && n=$((NL / 4))
+			[ "$t" = 1 ] || n=$((n / t))
+			mt "$mode" "$t" "$n" >>"$W/mt.$mode.$t"
+		done
+	done
+	"$B/tests/pingpong" 64 "$NR" |
+		sed -n 's/^median_us=\([0-9.]*\).*/\1/p' >>"$W/rtt.mt"
+done
+printf "  %-8s %7s %10s %9s %9s %9s %8s\n" mode threads tx/s p50_us \
+       p99_us p99.9_us p99/p50
+for mode in $modes; do
+	for t in 1 "$THREADS"; do
+		f=$W/mt.$mode.$t
+		tps=$(col "$f" 1)
+		eval "tps_${mode}_$t=$tps"
+		awk -v m="$mode" -v t="$t" -v tps="$tps" -v a="$(col "$f" 2)" \
+		    -v b="$(col "$f" 3)" -v c="$(col "$f" 4)" 'BEGIN {
+			printf "  %-8s %7s %10.0f %9.1f %9.1f %9.1f %8.2f\n",
+			       m, t, tps, a / 1000, b / 1000, c / 1000, b / a }'
+	done
+done
+rtt=$(median <"$W/rtt.mt")
+echo "  ping-pong RTT (64 B): $rtt us"
+awk -v a="$(col "$W/mt.commit.1" 2)" -v n="$(col "$W/mt.none.1" 2)" \
+    -v p="$(col "$W/mt.persist.1" 2)" -v r="$rtt" 'BEGIN {
+	printf "  1 thread, p50: (commit tx - tx) / RTT %.2f (goal <= 1.3), " \
+	       "persist / RTT %.2f (goal <= 1.2)\n", (a - n) / 1000 / r,
+	       p / 1000 / r }'
+for mode in commit every persist replica; do
+	eval "a=\$tps_${mode}_$THREADS b=\$tps_${mode}_1"
+	echo "  $mode: $THREADS threads / 1 thread: $(ratio "$a" "$b")" \
+	     "(goal >= 4)"
 done

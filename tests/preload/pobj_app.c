@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <libpmemobj.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,16 @@
  *               after each has returned
  *   records:until  the same until a line (or the end) on standard input
  *   check       print the counter, and "torn" if a slot disagrees with it
+ *   mt:T:N      T threads (at most 16), N transactions each on the
+ *               thread's own record (count + 1, echo = count); prints
+ *               "mt T N TX_PER_S P50_NS P99_NS P999_NS" (each
+ *               transaction's latency, over all threads)
+ *   mtrec:T:N   the same, printing "committed THREAD COUNT" after each
+ *               transaction has returned
+ *   mtp:T:N     the same with a pmemobj_persist of the record (count + 1,
+ *               echo = count) instead of a transaction; prints "mtp ..."
+ *   mtcheck     print "thread I COUNT" per thread record, and "torn"
+ *               if its echo differs
  *   store:I:TEXT  slot I = TEXT, flushed but not drained (pmemobj_flush)
  *   pause       print "paused", wait for a line on standard input
  *   kill        SIGKILL itself (no exit handlers, no close)
@@ -34,10 +45,17 @@
 #define SLOTS 16
 #define SLOT_LEN 64
 #define POOL_SIZE (16u << 20)
+#define MT_MAX 16
 
 struct root {
 	char slot[SLOTS][SLOT_LEN];
 	uint64_t counter;
+	/* a record per thread of mt, a cache line each */
+	struct {
+		uint64_t count;
+		uint64_t echo;
+		char pad[48];
+	} th[MT_MAX];
 };
 
 /* slot_of -- "I:..." -> I, *rest after the colon; -1 if bad */
@@ -154,6 +172,117 @@ static int loop(PMEMobjpool *pop, struct root *r, long n)
 	return 0;
 }
 
+/* one thread of mt */
+struct mt_arg {
+	PMEMobjpool *pop;
+	struct root *r;
+	unsigned i;
+	long n;
+	int print;	/* "committed I COUNT" after each */
+	int persist;	/* pmemobj_persist instead of a transaction */
+	uint64_t *lat; /* n latencies (ns) */
+	int ret;
+};
+
+static pthread_mutex_t mt_out = PTHREAD_MUTEX_INITIALIZER;
+
+/* now_ns -- CLOCK_MONOTONIC in ns */
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* mt_run -- a thread's n transactions on its own record */
+static void *mt_run(void *p)
+{
+	struct mt_arg *a = p;
+	uint64_t *c = &a->r->th[a->i].count, *e = &a->r->th[a->i].echo;
+	for (volatile long k = 0; k < a->n && !a->ret; k++) {
+		uint64_t t0 = now_ns();
+		if (a->persist) {
+			*e = ++*c;
+			pmemobj_persist(a->pop, c, 2 * sizeof(*c));
+			a->lat[k] = now_ns() - t0;
+			continue;
+		}
+		TX_BEGIN(a->pop) {
+			pmemobj_tx_add_range_direct(c, 2 * sizeof(*c));
+			*e = ++*c;
+		} TX_ONABORT {
+			a->ret = -1;
+		} TX_END
+		a->lat[k] = now_ns() - t0;
+		if (!a->print)
+			continue;
+		pthread_mutex_lock(&mt_out);
+		printf("committed %u %llu\n", a->i, (unsigned long long)*c);
+		fflush(stdout);
+		pthread_mutex_unlock(&mt_out);
+	}
+	return NULL;
+}
+
+/* cmp_u64 -- qsort's order of uint64_t */
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * mt -- "T:N": T threads of N transactions (persist: persists); prints
+ * the rate and latencies
+ */
+static int mt(PMEMobjpool *pop, struct root *r, const char *s, int print,
+	      int persist)
+{
+	char *end;
+	long t = strtol(s, &end, 10), n = *end == ':' ? atol(end + 1) : 0;
+	if (t < 1 || t > MT_MAX || n < 1)
+		return -1;
+	struct mt_arg a[MT_MAX];
+	pthread_t th[MT_MAX];
+	uint64_t *lat = calloc((size_t)(t * n), sizeof(*lat));
+	int ret = lat ? 0 : -1;
+	uint64_t t0 = now_ns();
+	for (long i = 0; i < t && lat; i++) {
+		a[i] = (struct mt_arg){ pop, r, (unsigned)i, n, print,
+					persist, lat + i * n, 0 };
+		if (pthread_create(&th[i], NULL, mt_run, &a[i]))
+			abort();
+	}
+	for (long i = 0; i < t && lat; i++) {
+		pthread_join(th[i], NULL);
+		ret |= a[i].ret;
+	}
+	double sec = (now_ns() - t0) / 1e9;
+	if (!ret) {
+		size_t m = (size_t)(t * n);
+		qsort(lat, m, sizeof(*lat), cmp_u64);
+		printf("%s %ld %ld %.0f %llu %llu %llu\n", persist ? "mtp" :
+		       "mt", t, n, m / sec,
+		       (unsigned long long)lat[m / 2],
+		       (unsigned long long)lat[m * 99 / 100],
+		       (unsigned long long)lat[m * 999 / 1000]);
+	}
+	free(lat);
+	return ret;
+}
+
+/* mt_check -- each thread record's count, "torn" if its echo differs */
+static void mt_check(const struct root *r)
+{
+	for (unsigned i = 0; i < MT_MAX; i++) {
+		printf("thread %u %llu\n", i,
+		       (unsigned long long)r->th[i].count);
+		if (r->th[i].echo != r->th[i].count)
+			printf("torn: thread %u echo %llu\n", i,
+			       (unsigned long long)r->th[i].echo);
+	}
+}
+
 /* step -- run one step; returns 0, or 1 after printing why it failed */
 static int step(PMEMobjpool *pop, struct root *r, const char *s)
 {
@@ -183,6 +312,15 @@ static int step(PMEMobjpool *pop, struct root *r, const char *s)
 			return 1;
 	} else if (!strcmp(s, "check")) {
 		check(r);
+	} else if (!strncmp(s, "mt:", 3) || !strncmp(s, "mtrec:", 6) ||
+		   !strncmp(s, "mtp:", 4)) {
+		int rec = s[2] == 'r', pe = s[2] == 'p';
+		if (mt(pop, r, strchr(s, ':') + 1, rec, pe)) {
+			fprintf(stderr, "pobj_app: %s: failed\n", s);
+			return 1;
+		}
+	} else if (!strcmp(s, "mtcheck")) {
+		mt_check(r);
 	} else if (!strncmp(s, "store:", 6) &&
 		   (i = slot_of(s + 6, &rest)) >= 0) {
 		memset(r->slot[i], 0, SLOT_LEN);

@@ -3,11 +3,13 @@
  * client_links.c -- unit tests of a set of links (links.c): three fake
  * targets, k of n; one disappears, the others hold every drain, it comes
  * back and is resynced with its own dirty log's extents only; below k
- * the set's policy applies
+ * the set's policy applies; threads that share a set share round trips
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -442,6 +444,133 @@ static void links__bad_arguments(void **state)
 	assert_null(s);
 }
 
+#define THREADS 8
+#define ROUNDS 50
+
+/* one thread's persists on a shared set */
+struct drainer {
+	struct env *e;
+	unsigned i;
+	unsigned rounds;	/* persists of its own range */
+	atomic_uint *written; /* threads whose first write was sent */
+	int check; /* read the targets' bytes at each return (k = n only) */
+	int ret;
+	int held; /* each drain returned with every target holding it */
+};
+
+/* drainer_run -- persists of the thread's own range; held checked at each */
+static void *drainer_run(void *arg)
+{
+	struct drainer *d = arg;
+	uint64_t off = 128 * KIB + d->i * 4 * KIB;
+	d->held = 1;
+	for (unsigned r = 0; r < d->rounds && !d->ret; r++) {
+		d->ret = rpmemctl_links_mark(d->e->set, off, 4 * KIB);
+		memset(d->e->data + off, (int)(d->i * 16 + r), 4 * KIB);
+		if (!d->ret)
+			d->ret = rpmemctl_links_write(d->e->set, off, 4 * KIB);
+		atomic_fetch_add(d->written, r == 0);
+		if (!d->ret)
+			d->ret = rpmemctl_links_drain(d->e->set);
+		/* k < n: a target left behind may be writing these bytes */
+		for (unsigned t = 0; t < N && !d->ret && d->check; t++)
+			d->held &= holds(d->e, t, off, 4 * KIB);
+	}
+	return NULL;
+}
+
+/* start_drainer -- thread i of d doing rounds persists */
+static void start_drainer(struct env *e, struct drainer *d, pthread_t *th,
+			  unsigned i, unsigned rounds, atomic_uint *written)
+{
+	d[i] = (struct drainer){ .e = e, .i = i, .rounds = rounds,
+				 .written = written,
+				 .check = rpmemctl_links_quorum(e->set) == N };
+	assert_int_equal(pthread_create(&th[i], NULL, drainer_run, &d[i]), 0);
+}
+
+/* join_drainers -- every thread returned 0 and saw its data held */
+static void join_drainers(struct drainer *d, pthread_t *th, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(d[i].ret, 0);
+		assert_true(d[i].held);
+	}
+}
+
+static void links__drains_of_threads_ride_one_flush(void **state)
+{
+	(void)state;
+	struct env e;
+	struct drainer d[THREADS];
+	pthread_t th[THREADS];
+	atomic_uint written = 0;
+	unsigned f[N];
+	env_start(&e, 0, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	assert_int_equal(persist(&e, 0, 4 * KIB, 1), 0); /* LIVE */
+	for (unsigned i = 0; i < N; i++)
+		f[i] = fake_target_count(e.ft[i], RPMEM_MSG_FLUSH);
+	/* the first thread's FLUSH is held on target 0: a round in flight */
+	fake_target_script(e.ft[0], RPMEM_MSG_FLUSH, f[0] + 1, FAKE_STALL, 0);
+	start_drainer(&e, d, th, 0, 1, &written);
+	for (int i = 0; i < 3000 &&
+	     fake_target_count(e.ft[0], RPMEM_MSG_FLUSH) < f[0] + 1; i++)
+		usleep(10000);
+	assert_int_equal(fake_target_count(e.ft[0], RPMEM_MSG_FLUSH),
+			 f[0] + 1);
+	/* seven more write behind it and drain while it waits */
+	for (unsigned i = 1; i < THREADS; i++)
+		start_drainer(&e, d, th, i, 1, &written);
+	for (int i = 0; i < 3000 && atomic_load(&written) < THREADS; i++)
+		usleep(10000);
+	assert_int_equal(atomic_load(&written), THREADS);
+	fake_target_release(e.ft[0]);
+	join_drainers(d, th, THREADS);
+	/* eight drains, two FLUSHes per target: the held one, one for all */
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(fake_target_count(e.ft[i], RPMEM_MSG_FLUSH),
+				 f[i] + 2);
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+	env_stop(&e);
+}
+
+/* threads -- THREADS threads of ROUNDS persists on a set (k, of N) */
+static void threads(unsigned k)
+{
+	struct env e;
+	struct drainer d[THREADS];
+	pthread_t th[THREADS];
+	atomic_uint written = 0;
+	env_start(&e, k, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	for (unsigned i = 0; i < THREADS; i++)
+		start_drainer(&e, d, th, i, ROUNDS, &written);
+	join_drainers(d, th, THREADS);
+	assert_true(fake_target_count(e.ft[0], RPMEM_MSG_FLUSH) <=
+		    THREADS * ROUNDS + 1);
+	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+	env_stop(&e);
+}
+
+static void links__threads_each_drain_holds_its_data(void **state)
+{
+	(void)state;
+	threads(0);
+}
+
+static void links__threads_k2_of_3_hold_every_write_at_stop(void **state)
+{
+	(void)state;
+	threads(2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +581,9 @@ int main(void)
 		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),
+		cmocka_unit_test(links__drains_of_threads_ride_one_flush),
+		cmocka_unit_test(links__threads_each_drain_holds_its_data),
+		cmocka_unit_test(links__threads_k2_of_3_hold_every_write_at_stop),
 		cmocka_unit_test(replica__three_targets_k2_one_gone_and_back),
 		cmocka_unit_test(replica__below_k_the_persist_fails),
 	};

@@ -155,6 +155,44 @@ static void rpmemctl_pool_write__lands_in_the_target_pool_after_flush(
 	env_stop(&e);
 }
 
+static void rpmemctl_pool_write__held_frames_keep_their_bytes_and_order(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NULL, RPMEMCTL_OPEN_RDWR);
+	/* 100 small writes (more than one gathered send holds), each
+	 * source changed right after its call: the bytes as of the call */
+	uint8_t src[16], want[100 * 16];
+	for (unsigned i = 0; i < 100; i++) {
+		fake_pattern(src, sizeof(src), (uint8_t)(i + 1));
+		memcpy(want + i * 16, src, sizeof(src));
+		assert_int_equal(rpmemctl_pool_write(e.p, src, 8192 + i * 16,
+						     sizeof(src)), 0);
+		memset(src, 0xee, sizeof(src));
+	}
+	/* a small write, then a long one over it: the long one lands last */
+	uint8_t small[100], big[8192];
+	fake_pattern(small, sizeof(small), 7);
+	fake_pattern(big, sizeof(big), 8);
+	assert_int_equal(rpmemctl_pool_write(e.p, small, 65536 + 100,
+					     sizeof(small)), 0);
+	assert_int_equal(rpmemctl_pool_write(e.p, big, 65536, sizeof(big)),
+			 0);
+	assert_int_equal(rpmemctl_pool_flush(e.p, 0, MIB), 0);
+	size_t n;
+	const struct fake_write *w = fake_target_writes(e.ft, &n);
+	assert_int_equal(n, 102);
+	for (unsigned i = 0; i < 100; i++)
+		assert_int_equal(w[i].offset, 8192 + i * 16);
+	assert_int_equal(w[101].offset, 65536);
+	const uint8_t *pool = fake_target_pool(e.ft);
+	assert_memory_equal(pool + 8192, want, sizeof(want));
+	assert_memory_equal(pool + 65536, big, sizeof(big));
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), 1);
+	env_stop(&e);
+}
+
 static void rpmemctl_pool_write__splits_into_frames_of_max_io(void **state)
 {
 	(void)state;
@@ -566,6 +604,8 @@ int main(void)
 		cmocka_unit_test(
 			rpmemctl_pool_write__splits_into_frames_of_max_io),
 		cmocka_unit_test(rpmemctl_pool_read__returns_the_target_bytes),
+		cmocka_unit_test(
+		  rpmemctl_pool_write__held_frames_keep_their_bytes_and_order),
 		cmocka_unit_test(
 			rpmemctl_pool_read__error_reply_keeps_the_stream_in_step),
 		cmocka_unit_test(rpmemctl_pool_flush__reports_a_failed_write),
