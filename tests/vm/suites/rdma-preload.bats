@@ -167,7 +167,11 @@ snap_check()
 	local out counter
 
 	cp "$1" "$W/snap.obj"
-	pmempool check "$W/snap.obj" || return 1
+	if command -v pmempool >/dev/null; then
+		pmempool check "$W/snap.obj" || return 1
+	else
+		echo "# pmempool is not installed: pobj_app's check only" >&3
+	fi
 	out=$("$APP" "$W/snap.obj" check) || return 1
 	echo "$out"
 	counter=$(awk '$1 == "counter" {print $2}' <<<"$out")
@@ -315,11 +319,11 @@ interrupt()
 }
 
 @test "GPSPM, devdax: SIGKILLs of a libpmemobj application at random points; every record it printed as committed is on the target, none torn" {
-	kill_loop dd pl-dd 3
+	kill_loop dd pl-dd 2
 }
 
 @test "GPSPM, fsdax: the same" {
-	kill_loop fs pl-fs 3
+	kill_loop fs pl-fs 2
 }
 
 @test "APM: rpmemd restarted with direct_pmem = true; the devdax replica is registered for APM, the fsdax one is staged (GPSPM only)" {
@@ -341,11 +345,11 @@ interrupt()
 }
 
 @test "APM, devdax: SIGKILLs; every committed record on the target, none torn" {
-	kill_loop dd pl-dd 3
+	kill_loop dd pl-dd 2
 }
 
 @test "APM configuration, fsdax (staged, GPSPM): SIGKILLs; every committed record on the target, none torn" {
-	kill_loop fs pl-fs 3
+	kill_loop fs pl-fs 2
 	rp_request conf gpspm
 	up
 }
@@ -369,7 +373,8 @@ interrupt()
 	rp_request snap fs at-p
 	cmp new "$SNAP"
 	[ "$(state fs at-p)" = "consistent false null" ]
-	all_rdma fs at-p
+	# mirror, sync (killed), rollback (no data: tcp), sync (killed), sync
+	[ "$(opens fs at-p)" = "rdma rdma tcp rdma rdma " ]
 }
 
 @test "a version kept by a sync over rdma is restored byte for byte (pull --at: fsdax reads go over tcp on Soft-RoCE)" {
