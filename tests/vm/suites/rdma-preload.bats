@@ -377,7 +377,7 @@ interrupt()
 	[ "$(opens fs at-p)" = "rdma rdma tcp rdma rdma " ]
 }
 
-@test "a version kept by a sync over rdma is restored byte for byte (pull --at: fsdax reads go over tcp on Soft-RoCE)" {
+@test "a version kept by a sync over rdma is restored byte for byte (pull --at reads it with READ_AT on the control connection, whatever the data plane)" {
 	json_is '[.versions[].generation] == [1]' ctl versions --json "$T/fs/at-p"
 	rm -f v1
 	ctl -q sync --pull --at 1 v1 "$T/fs/at-p"

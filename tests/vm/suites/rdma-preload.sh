@@ -14,7 +14,9 @@
 # rpmemctl sync over RDMA into fsdax killed with kill -9 (rolled back, and
 # completed); a version restored; the same kill into devdax (not atomic:
 # syncing without pending). Which transport a session used is read from
-# rpmemd's log ("opened pool R/P (..., rdma)"), never from the client.
+# rpmemd's log ("opened pool R/P (..., rdma)"), and its persistence from
+# the RDMA listener's ("session connected (APM)", "after N GPSPM
+# flushes"), never from the client.
 #
 # Requests (the bats file's rp_request): the initiator writes
 # "SEQ CMD ARGS" into req, the target runs rp_req_CMD ARGS and signals
