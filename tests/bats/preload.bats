@@ -52,6 +52,18 @@ pool_field() {
 	[ "$(replica_get 1)" = beta ]
 }
 
+@test "an entry for the target in the user's rpmemctl.conf applies to the preload library's sessions instead of failing them" {
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	echo 'targets = ( { host = "127.0.0.1"; plaintext = true; } );' \
+		>"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf"
+	app set:0:alpha
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$REP"
+	[ "$(pool_field state)" = consistent ]
+	grep -q "opened pool r1/app (rw, " "$DLOG"
+}
+
 @test "pmempool create obj under LD_PRELOAD creates the replica, which passes pmempool check on the target" {
 	run env LD_PRELOAD="$PRELOAD" pmempool create obj --size 16M \
 		--layout rpmem "$POOL"

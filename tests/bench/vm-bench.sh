@@ -5,13 +5,17 @@
 # Boots the two guests once and runs the rdma-bench suite: RUNS rounds of
 # perftest (ib_write_lat -s 4096 / -s 256, ib_write_bw -s 1048576, as the
 # perftest suite runs them) and rpmemctl bench / mirror over --transport
-# rdma (GPSPM, then APM), on the same guests; prints the table of medians
-# and ratios that tests/vm/suites/rdma-bench.sh wrote. Run as root after
-# `make`.
+# rdma (GPSPM, then APM) and tests/pobj_app's small transactions and
+# persists under librpmem_preload.so replicating over rdma, on the same
+# guests; prints the tables of medians and ratios that
+# tests/vm/suites/rdma-bench.sh wrote. Run as root after `make` and
+# `make examples` (pobj_app).
 #
 # Usage: tests/bench/vm-bench.sh [RUNS (3)]
 # Environment: as tests/vm/run.sh (VM_*, RPMEM_BUILD); SUITE_BENCH_COUNT
-# (write + flush samples per bench run, default 1000).
+# (write + flush samples per bench run, default 1000);
+# SUITE_BENCH_PARTS (default "bench mirror preload"); SUITE_BENCH_PRELOAD_N
+# (operations per preload run, default 500).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export SUITE_BENCH_RUNS=${1:-${SUITE_BENCH_RUNS:-3}}

@@ -13,6 +13,15 @@
 #       latency; and 64 MiB in 1 MiB writes + one flush)
 #   rpmemctl bench --json --transport rdma -i 256 -s 64M
 #   rpmemctl mirror --json --transport rdma of a fresh 64 MiB file
+#   tests/pobj_app loop:N persist:N (N = SUITE_BENCH_PRELOAD_N, default
+#       500) under librpmem_preload.so, RPMEM_REPLICATE into dd/pl with
+#       RPMEM_REPLICATE_TRANSPORT=rdma, PMEM_IS_PMEM_FORCE=1: a small
+#       transaction (8 bytes, waits once at its commit) and a
+#       pmemobj_persist of 8 bytes, per operation; beside the same
+#       program without the library (loop:20000 persist:20000), once a
+#       round
+# SUITE_BENCH_PARTS (default "bench mirror preload") picks the rpmemctl
+# and preload parts; perftest always runs (it is the yardstick).
 # The medians over the rounds are compared:
 #   latency ratio = write+flush median / (ib_write_lat at the size + one
 #     round trip): ib_write_lat reports a one-way write (half of its
@@ -23,6 +32,9 @@
 #     round trip counted as one ib_write_lat only (the yardstick used
 #     before 2026-11-21, kept for comparison)
 #   bandwidth ratio = MiB/s / ib_write_bw -s 1M average (MB = 2^20 B)
+#   preload ratio = (replicated - local) per operation / (2 x
+#     ib_write_lat -s 256): the wait for the target against one ping-pong
+#     round trip of a small message
 # Figures: $RESULTS/rdma-bench.env, $RESULTS/rdma-bench.md (the table),
 # raw output in $RESULTS/rdma-bench.*. Run by tests/bench/vm-bench.sh.
 
@@ -37,6 +49,9 @@ RB_RUNS=${SUITE_BENCH_RUNS:-3}
 RB_COUNT=${SUITE_BENCH_COUNT:-1000}
 RB_MIB=64
 RB_MODES=(gpspm apm)
+RB_PARTS=${SUITE_BENCH_PARTS:-bench mirror preload}
+RB_PL_N=${SUITE_BENCH_PRELOAD_N:-500}
+RB_APP=$RPMEM_BUILD/tests/pobj_app
 RB_PID=
 
 rb_log()
@@ -218,6 +233,85 @@ rb_mirror()
 	"$RB_CTL" -q remove "$TARGET_IP/dd/m" 2>>"$(vm_log)"
 }
 
+# rb_part NAME -- NAME is in SUITE_BENCH_PARTS
+rb_part()
+{
+	[[ " $RB_PARTS " == *" $1 "* ]]
+}
+
+# rb_pobj OUT KEY N ENV... -- pobj_app loop:N persist:N on the local pool
+# with ENV; ns per operation as KEY_tx and KEY_persist, in us
+rb_pobj()
+{
+	local out=$1 key=$2 n=$3 tx pe
+
+	shift 3
+	if env PMEM_IS_PMEM_FORCE=1 "$@" "$RB_APP" "$RB_W/pl.obj" "loop:$n" \
+		"persist:$n" >"$out" 2>&1; then
+		tx=$(awk '$1 == "loop" {printf "%.1f", $3 / 1000}' "$out")
+		pe=$(awk '$1 == "persist" {printf "%.1f", $3 / 1000}' "$out")
+	fi
+	if [ -n "$tx" ] && [ -n "$pe" ]; then
+		rb_val "${key}_tx" "$tx"
+		rb_val "${key}_persist" "$pe"
+	else
+		tap_not_ok "pobj_app $key (see ${out##*/})"
+	fi
+}
+
+# rb_preload ROUND MODE -- small transactions and persists replicated by
+# the preload library over rdma (it fails rather than use tcp); the local
+# figures once a round
+rb_preload()
+{
+	local out=$RESULTS/rdma-bench.$1.$2.preload
+
+	[ -e "$RB_W/pl.obj" ] || "$RB_APP" "$RB_W/pl.obj" >/dev/null
+	[ "$2" = "${RB_MODES[0]}" ] &&
+		rb_pobj "$out.local.txt" local 20000
+	rb_pobj "$out.txt" "$2_pl" "$RB_PL_N" LD_PRELOAD="$RPMEM_BUILD/librpmem_preload.so" \
+		RPMEM_REPLICATE="$RB_W/pl.obj=$TARGET_IP/dd/pl" \
+		RPMEM_REPLICATE_TRANSPORT=rdma
+}
+
+# rb_sub A B -- A - B
+rb_sub()
+{
+	awk -v a="$1" -v b="$2" \
+		'BEGIN { if (a != "" && b != "") printf "%.1f", a - b }'
+}
+
+# rb_report_preload -- the preload table, after the rpmemctl one
+rb_report_preload()
+{
+	local mode tx pe ltx lpe rtt md=$RESULTS/rdma-bench.md
+
+	rb_part preload || return 0
+	ltx=$(rb_med local_tx)
+	lpe=$(rb_med local_persist)
+	rtt=$(rb_x2 "$(rb_med pt_lat_256)")
+	{
+		echo
+		echo "The preload library (pobj_app, PMEM_IS_PMEM_FORCE=1, RPMEM_REPLICATE_TRANSPORT=rdma, $RB_PL_N operations a run); without it: tx $ltx us, persist $lpe us; ping-pong round trip 2 x ib_write_lat -s 256 = $rtt us."
+		echo
+		echo "| flush | small tx (us) | (tx - local) / RTT | persist (us) | (persist - local) / RTT |"
+		echo "|---|---|---|---|---|"
+	} >>"$md"
+	for mode in "${RB_MODES[@]}"; do
+		tx=$(rb_med "${mode}_pl_tx")
+		pe=$(rb_med "${mode}_pl_persist")
+		{
+			echo "${mode}_preload_tx_median_us=$tx"
+			echo "${mode}_preload_persist_median_us=$pe"
+			echo "${mode}_preload_tx_rtt_ratio=$(rb_ratio "$(rb_sub "$tx" "$ltx")" "$rtt")"
+			echo "${mode}_preload_persist_rtt_ratio=$(rb_ratio "$(rb_sub "$pe" "$lpe")" "$rtt")"
+		} >>"$RESULTS/rdma-bench.env"
+		echo "| ${mode^^} | $tx | $(rb_ratio "$(rb_sub "$tx" "$ltx")" "$rtt") | $pe | $(rb_ratio "$(rb_sub "$pe" "$lpe")" "$rtt") |" >>"$md"
+	done
+	echo "local_tx_median_us=$ltx" >>"$RESULTS/rdma-bench.env"
+	echo "local_persist_median_us=$lpe" >>"$RESULTS/rdma-bench.env"
+}
+
 # rb_report -- medians, ratios, the table
 rb_report()
 {
@@ -256,6 +350,7 @@ rb_report()
 		} >>"$RESULTS/rdma-bench.env"
 		echo "| ${mode^^} | $l4 | $(rb_ratio "$l4" "$(rb_base "$p4" "$p256")") | $(rb_ratio "$l4" "$(rb_x2 "$p4")") | $l256 | $(rb_ratio "$l256" "$(rb_base "$p256" "$p256")") | $(rb_ratio "$l256" "$(rb_x2 "$p256")") | $bw | $(rb_ratio "$bw" "$pbw") | $mi | $(rb_ratio "$mi" "$pbw") |" >>"$md"
 	done
+	rb_report_preload
 	while IFS= read -r l; do
 		tap_diag "$l"
 	done <"$RESULTS/rdma-bench.env"
@@ -277,13 +372,16 @@ initiator_main()
 			fi
 			vm_retry 50 0.2 "$RB_CTL" -q list "$TARGET_IP" \
 				>/dev/null 2>&1
-			rb_bench "$r" "$mode" 4096
-			rb_bench "$r" "$mode" 256
-			rb_mirror "$r" "$mode"
+			if rb_part bench; then
+				rb_bench "$r" "$mode" 4096
+				rb_bench "$r" "$mode" 256
+			fi
+			rb_part mirror && rb_mirror "$r" "$mode"
+			rb_part preload && rb_preload "$r" "$mode"
 			vm_signal "done-$r-$mode"
 		done
 	done
 	rb_report
-	tap_ok "$RB_RUNS rounds of perftest and rpmemctl bench/mirror over rdma"
+	tap_ok "$RB_RUNS rounds of perftest and, over rdma, $RB_PARTS"
 	rm -rf "$RB_W"
 }

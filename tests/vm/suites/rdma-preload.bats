@@ -1,0 +1,407 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# rdma-preload.bats -- the preload library, atomic syncs and versions over
+# RDMA; run on the initiator guest by suites/rdma-preload.sh (see there).
+# Tests run in file order and share files in $W.
+
+setup_file()
+{
+	export W=/tmp/rdma-preload.work
+	export T=$TARGET_IP
+	export MIB=$((1024 * 1024))
+	rm -rf "$W"
+	mkdir -p "$W"
+	echo 0 >"$W/seq"
+}
+
+teardown_file()
+{
+	rm -rf "$W"
+}
+
+setup()
+{
+	cd "$W" || return 1
+	APP=$RPMEM_BUILD/tests/pobj_app
+	PRELOAD=$RPMEM_BUILD/librpmem_preload.so
+	SNAP=$RESULTS/rdma-preload.snap
+	unset RPMEM_REPLICATE RPMEM_REPLICATE_TRANSPORT
+	export PMEM_IS_PMEM_FORCE=0
+}
+
+teardown()
+{
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+}
+
+ctl()
+{
+	"$RPMEM_BUILD/rpmemctl" "$@"
+}
+
+# json_is FILTER CMD... -- CMD's JSON satisfies FILTER
+json_is()
+{
+	local filter=$1 out
+
+	shift
+	out=$("$@") || {
+		echo "exit $?: $out"
+		return 1
+	}
+	echo "$out"
+	jq -e "$filter" <<<"$out" >/dev/null
+}
+
+# rp_request CMD ARGS... -- the target runs rp_req_CMD (rdma-preload.sh);
+# its output on ours
+rp_request()
+{
+	local n end=$((SECONDS + 300)) sync=$RESULTS/.sync/rdma-preload
+
+	n=$(($(cat "$W/seq") + 1))
+	echo "$n" >"$W/seq"
+	echo "$n $*" >"$sync.initiator.req.tmp"
+	mv "$sync.initiator.req.tmp" "$sync.initiator.req"
+	while [ ! -e "$sync.target.rep-$n" ]; do
+		[ "$SECONDS" -lt "$end" ] || {
+			echo "the target did not answer '$*'"
+			return 1
+		}
+		sleep 0.2
+	done
+	cat "$RESULTS/rdma-preload.rep-$n"
+}
+
+# up -- wait until rpmemd answers (after a restart on the target)
+up()
+{
+	local i
+
+	for ((i = 0; i < 100; i++)); do
+		ctl -q list "$T" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+dlog()
+{
+	cat "$RESULTS/rdma-preload.rpmemd.log"
+}
+
+# since_apm -- rpmemd's log since it first started with apm.conf
+since_apm()
+{
+	dlog | sed -n '/=== rpmemd -c apm.conf/,$p'
+}
+
+# opens REGION POOL -- the transport of each open of the pool, as rpmemd
+# logged it ("session N: opened pool R/P (rw, STATE, generation G, X)")
+opens()
+{
+	dlog | sed -n "s|.*: opened pool $1/$2 (.*, \\([a-z]*\\))\$|\\1|p" |
+		tr '\n' ' '
+}
+
+# last_session REGION POOL -- rpmemd's log of the pool's last open, from
+# "opened pool R/P" to "closed pool R/P"
+last_session()
+{
+	dlog | awk -v o="opened pool $1/$2 (" -v c="closed pool $1/$2 (" '
+		index($0, o) { b = ""; on = 1 }
+		on { b = b $0 "\n" }
+		on && index($0, c) { on = 0; last = b }
+		END { printf "%s", last }'
+}
+
+# persistence REGION POOL -- "MODE FLUSHES" of the pool's last open, as
+# rpmemd's RDMA listener logged it: "GPSPM", "GPSPM, staging buffer" or
+# "APM", and the GPSPM flushes it served
+persistence()
+{
+	last_session "$1" "$2" | sed -n \
+		-e 's/.*rdma: session connected (\(.*\))$/\1/p' \
+		-e 's/.*rdma: session disconnected .* after \([0-9]*\) GPSPM flushes.*/\1/p' |
+		paste -sd ' '
+}
+
+# all_rdma REGION POOL -- rpmemd opened the pool, only ever over rdma
+all_rdma()
+{
+	local o
+
+	o=$(opens "$1" "$2")
+	echo "opens of $1/$2: $o"
+	[[ "$o" == *rdma* ]] && [[ "$o" != *tcp* ]]
+}
+
+# state REGION POOL -- "STATE PENDING RECOVERABLE_GENERATION", as listed
+state()
+{
+	ctl list --json "$T/$1/$2" |
+		jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation)"'
+}
+
+# wait_closed REGION POOL -- until rpmemd has closed the sessions that
+# had the pool open (a killed client's is noticed after a while)
+wait_closed()
+{
+	local i n
+
+	for ((i = 0; i < 120; i++)); do
+		n=$(ctl status --json "$T" | jq "[.sessions[] |
+			select(.region == \"$1\" and .pool == \"$2\")] | length")
+		[ "$n" = 0 ] && return 0
+		sleep 0.5
+	done
+	echo "rpmemd still has $1/$2 open"
+	return 1
+}
+
+# snap_check FILE LAST -- the target's copy passes pmempool check and
+# pobj_app's check: counter >= LAST, no torn record (both on a copy in
+# /tmp: $RESULTS is 9p without shared mappings)
+snap_check()
+{
+	local out counter
+
+	cp "$1" "$W/snap.obj"
+	if command -v pmempool >/dev/null; then
+		pmempool check "$W/snap.obj" || return 1
+	else
+		echo "# pmempool is not installed: pobj_app's check only" >&3
+	fi
+	out=$("$APP" "$W/snap.obj" check) || return 1
+	echo "$out"
+	counter=$(awk '$1 == "counter" {print $2}' <<<"$out")
+	[[ "$out" != *torn* ]] && [ "${counter:-0}" -ge "$2" ]
+}
+
+# replicate REGION POOL [HOST] -- RPMEM_REPLICATE for $W/POOL.obj
+replicate()
+{
+	export RPMEM_REPLICATE="$W/$2.obj=${3:-$T}/$1/$2"
+}
+
+# clean_run REGION POOL -- pobj_app commits 50 records and exits; the
+# target's bytes equal the local pool, its check passes
+clean_run()
+{
+	replicate "$1" "$2"
+	run env LD_PRELOAD="$PRELOAD" "$APP" "$W/$2.obj" records:50
+	tail -3 <<<"$output"
+	[ "$status" -eq 0 ]
+	all_rdma "$1" "$2"
+	dlog | grep -F "closed pool $1/$2 (rw, rdma)"
+	[ "$(state "$1" "$2")" = "consistent false null" ]
+	rp_request snap "$1" "$2"
+	cmp "$W/$2.obj" "$SNAP"
+	snap_check "$SNAP" 50
+}
+
+# kill_loop REGION POOL N -- N runs of pobj_app committing records, each
+# killed with SIGKILL at a random point: every record it printed as
+# committed is in the target's bytes, none torn, pmempool check passes
+kill_loop()
+{
+	local i last n0
+
+	replicate "$1" "$2"
+	for ((i = 1; i <= $3; i++)); do
+		# the flush/drain path and the msync path in turn
+		export PMEM_IS_PMEM_FORCE=$((i % 2))
+		LD_PRELOAD="$PRELOAD" "$APP" "$W/$2.obj" records:1000000 \
+			>"$W/rec.out" 2>"$W/rec.err" &
+		APID=$!
+		n0=$SECONDS
+		until grep -q committed "$W/rec.out"; do
+			kill -0 "$APID" 2>/dev/null ||
+				{ cat "$W/rec.err"; return 1; }
+			[ $((SECONDS - n0)) -lt 120 ] || return 1
+			sleep 0.1
+		done
+		sleep "0.$((RANDOM % 80 + 10))"
+		kill -KILL "$APID"
+		wait "$APID" || true
+		APID=
+		wait_closed "$1" "$2"
+		last=$(awk '$1 == "committed" {n = $2} END {print n + 0}' \
+			"$W/rec.out")
+		echo "kill $i: $last records committed"
+		[ "$(state "$1" "$2")" = "syncing false null" ]
+		rp_request snap "$1" "$2"
+		snap_check "$SNAP" "$last" ||
+			{ echo "kill $i: committed $last"; return 1; }
+		echo "# $1/$2 kill $i: $last committed, target: $(
+			"$APP" "$W/snap.obj" check | head -1)" >&3
+	done
+	all_rdma "$1" "$2"
+}
+
+# interrupt REGION POOL FILE STATE -- a sync of FILE over rdma at 2 MiB/s,
+# kill -9 of rpmemctl once the pool is syncing; the pool's state is then
+# STATE ("STATE PENDING RECOVERABLE_GENERATION")
+interrupt()
+{
+	local pid i st='' seen=''
+
+	# not ctl: $! must be rpmemctl's pid, not a subshell's
+	"$RPMEM_BUILD/rpmemctl" sync --json --transport rdma --bwlimit 2M \
+		"$3" "$T/$1/$2" >"$W/int.json" 2>"$W/int.err" &
+	pid=$!
+	for ((i = 0; i < 600; i++)); do
+		st=$(state "$1" "$2")
+		seen="$seen ${SECONDS}s:${st%% *}"
+		[[ "$st" == syncing* ]] && break
+		sleep 0.05
+	done
+	sleep "0.$((RANDOM % 40 + 10))"
+	kill -9 "$pid"
+	wait "$pid" || true
+	wait_closed "$1" "$2"
+	st=$(state "$1" "$2")
+	echo "states seen:$seen; after the kill: $st"
+	cat "$W/int.json" "$W/int.err"
+	[ "$st" = "$4" ]
+}
+
+@test "status: the target serves rdma" {
+	json_is '.rdma == true' ctl status --json "$T"
+}
+
+@test "auto (the default): the preload library's replica into devdax goes over rdma (rpmemd's log), GPSPM; after a clean exit the target holds the pool byte for byte" {
+	clean_run dd pl-dd
+	# GPSPM: each commit's flush went through rpmemd
+	local p
+	p=$(persistence dd pl-dd)
+	echo "rpmemd: $p"
+	[[ "$p" == "GPSPM "* ]]
+	[ "${p##* }" -ge 50 ]
+}
+
+@test "auto: the replica into fsdax goes over rdma through rpmemd's DRAM staging copy (GPSPM); the target holds the pool byte for byte" {
+	clean_run fs pl-fs
+	dlog | grep -E "pool fs/pl-fs: DRAM staging copy of 16 MiB"
+	local p
+	p=$(persistence fs pl-fs)
+	echo "rpmemd: $p"
+	[[ "$p" == "GPSPM, staging buffer "* ]]
+	[ "${p##* }" -ge 50 ]
+}
+
+@test "auto to an address without an RDMA device: the replica goes over tcp (rpmemd's log), the target holds the pool" {
+	replicate dd pl-nr "$RD_NORDMA_IP"
+	run env LD_PRELOAD="$PRELOAD" "$APP" "$W/pl-nr.obj" records:5
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(opens dd pl-nr)" = "tcp " ]
+	rp_request snap dd pl-nr
+	cmp "$W/pl-nr.obj" "$SNAP"
+}
+
+@test "RPMEM_REPLICATE_TRANSPORT=tcp to the RDMA address: tcp; =rdma to the address without RDMA: the pool open fails with the reason" {
+	export RPMEM_REPLICATE_TRANSPORT=tcp
+	replicate dd pl-nr
+	run env LD_PRELOAD="$PRELOAD" "$APP" "$W/pl-nr.obj" records:5
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(opens dd pl-nr)" = "tcp tcp " ]
+	export RPMEM_REPLICATE_TRANSPORT=rdma
+	replicate dd pl-nr "$RD_NORDMA_IP"
+	cp "$W/pl-nr.obj" "$W/before"
+	run env LD_PRELOAD="$PRELOAD" "$APP" "$W/pl-nr.obj" records:5
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"rdma is not available on $RD_NORDMA_IP"* ]]
+	[ "$(opens dd pl-nr)" = "tcp tcp " ]
+	cmp "$W/pl-nr.obj" "$W/before"
+}
+
+@test "GPSPM, devdax: SIGKILLs of a libpmemobj application at random points; every record it printed as committed is on the target, none torn" {
+	kill_loop dd pl-dd 2
+}
+
+@test "GPSPM, fsdax: the same" {
+	kill_loop fs pl-fs 2
+}
+
+@test "APM: rpmemd restarted with direct_pmem = true; the devdax replica is registered for APM, the fsdax one is staged (GPSPM only)" {
+	rp_request conf apm
+	up
+	clean_run dd pl-dd
+	since_apm | grep -A5 "registered in place (APM and GPSPM)" |
+		grep "opened pool dd/pl-dd (rw, .*, rdma)"
+	# APM: 50 commits persisted with RDMA flushes, none through rpmemd
+	[ "$(persistence dd pl-dd)" = "APM 0" ]
+	clean_run fs pl-fs
+	since_apm | grep -A5 "serving it through a DRAM staging buffer of 16 MiB (GPSPM only)" |
+		grep "opened pool fs/pl-fs (rw, .*, rdma)"
+	local p
+	p=$(persistence fs pl-fs)
+	echo "rpmemd: $p"
+	[[ "$p" == "GPSPM, staging buffer "* ]]
+	[ "${p##* }" -ge 50 ]
+}
+
+@test "APM, devdax: SIGKILLs; every committed record on the target, none torn" {
+	kill_loop dd pl-dd 2
+}
+
+@test "APM configuration, fsdax (staged, GPSPM): SIGKILLs; every committed record on the target, none torn" {
+	kill_loop fs pl-fs 2
+	rp_request conf gpspm
+	up
+}
+
+@test "atomic sync over rdma into fsdax, rpmemctl killed mid-way: pending; rollback gives the old image byte for byte, the next sync the new one" {
+	head -c $((16 * MIB)) /dev/urandom >old
+	head -c $((16 * MIB)) /dev/urandom >new
+	json_is '.transport == "rdma"' \
+		ctl mirror --json --transport rdma old "$T/fs/at-p"
+	interrupt fs at-p new "syncing true 1"
+	rp_request snap fs at-p
+	! cmp -s new "$SNAP"
+	json_is '.state == "consistent" and .generation == 1' \
+		ctl rollback --json "$T/fs/at-p"
+	rp_request snap fs at-p
+	cmp old "$SNAP"
+	[ "$(state fs at-p)" = "consistent false null" ]
+	interrupt fs at-p new "syncing true 1"
+	json_is '.transport == "rdma" and .identical and .generation == 2' \
+		ctl sync --json --transport rdma new "$T/fs/at-p"
+	rp_request snap fs at-p
+	cmp new "$SNAP"
+	[ "$(state fs at-p)" = "consistent false null" ]
+	# mirror, sync (killed), rollback (no data: tcp), sync (killed), sync
+	[ "$(opens fs at-p)" = "rdma rdma tcp rdma rdma " ]
+}
+
+@test "a version kept by a sync over rdma is restored byte for byte (pull --at reads it with READ_AT on the control connection, whatever the data plane)" {
+	json_is '[.versions[].generation] == [1]' ctl versions --json "$T/fs/at-p"
+	rm -f v1
+	ctl -q sync --pull --at 1 v1 "$T/fs/at-p"
+	cmp old v1
+	ctl -q verify --at 1 old "$T/fs/at-p"
+}
+
+@test "devdax keeps no journal: an interrupted sync over rdma leaves the pool syncing without pending, rollback refuses, the next sync completes" {
+	json_is '.transport == "rdma"' \
+		ctl mirror --json --transport rdma old "$T/dd/at-d"
+	interrupt dd at-d new "syncing false null"
+	run ctl rollback "$T/dd/at-d"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"with no undo journal"* ]]
+	rp_request snap dd at-d
+	up
+	! cmp -s new "$SNAP"
+	echo "# devdax, interrupted: the pool equals the old image: $(
+		cmp -s old "$SNAP" && echo yes || echo 'no, a mix')" >&3
+	json_is '.transport == "rdma" and .identical' \
+		ctl sync --json --transport rdma new "$T/dd/at-d"
+	rp_request snap dd at-d
+	up
+	cmp new "$SNAP"
+	[ "$(state dd at-d)" = "consistent false null" ]
+}
