@@ -52,6 +52,23 @@ pool_field() {
 	[ "$(replica_get 1)" = beta ]
 }
 
+@test "a user's rpmemctl.conf with an entry for the target (as every remote target needs) is used, not taken for an error" {
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	printf 'targets = ( { host = "127.0.0.1"; plaintext = true; } );\n' \
+		>"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf"
+	app set:0:conf
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"Operation not permitted"* ]]
+	cmp "$POOL" "$REP"
+	[ "$(replica_get 0)" = conf ]
+	# the wildcard entry of an operator's file too
+	printf 'targets = ( { host = "*"; plaintext = true; } );\n' \
+		>"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf"
+	app set:1:wild
+	[ "$status" -eq 0 ]
+	[ "$(replica_get 1)" = wild ]
+}
+
 @test "pmempool create obj under LD_PRELOAD creates the replica, which passes pmempool check on the target" {
 	run env LD_PRELOAD="$PRELOAD" pmempool create obj --size 16M \
 		--layout rpmem "$POOL"
