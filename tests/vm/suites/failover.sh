@@ -32,6 +32,7 @@ FO_CTL=$RPMEM_BUILD/rpmemctl
 FO_APP=$RPMEM_BUILD/tests/pobj_app
 FO_PRELOAD=$RPMEM_BUILD/librpmem_preload.so
 FO_W=/tmp/failover.work
+FO_T=/tmp/failover.target
 FO_POOL_SIZE=$((16 << 20))
 FO_PID_a=
 FO_PID_b=
@@ -56,10 +57,10 @@ fo_rlog()
 
 # --- target ---------------------------------------------------------------
 
-# fo_conf N PORT REGIONS -- $FO_W/N.conf
+# fo_conf N PORT REGIONS -- $FO_T/N.conf
 fo_conf()
 {
-	cat >"$FO_W/$1.conf" <<EOF
+	cat >"$FO_T/$1.conf" <<EOF
 port = $2;
 listen = ["127.0.0.1", "$TARGET_IP"];
 allow_insecure_remote = true;
@@ -67,7 +68,7 @@ log = { level = "info"; };
 limits = { rdma_staging_max = "40M"; };
 regions = ( $3 );
 EOF
-	cat "$FO_W/$1.conf" >>"$(vm_log)"
+	cat "$FO_T/$1.conf" >>"$(vm_log)"
 }
 
 # fo_start N -- start rpmemd N, wait until it answers; pid in FO_PID_N
@@ -77,7 +78,7 @@ fo_start()
 
 	[ "$1" = b ] && port=7646
 	echo "=== rpmemd -c $1.conf ($(date +%T))" >>"$(fo_rlog "$1")"
-	"$FO_RPMEMD" -c "$FO_W/$1.conf" >>"$(fo_rlog "$1")" 2>&1 &
+	"$FO_RPMEMD" -c "$FO_T/$1.conf" >>"$(fo_rlog "$1")" 2>&1 &
 	if [ "$1" = a ]; then
 		FO_PID_a=$!
 	else
@@ -182,8 +183,8 @@ target_main()
 			return
 		fi
 	done
-	rm -rf "$FO_W"
-	mkdir -p "$FO_W" "$FSDAX_DIR/a" "$FSDAX_DIR/b"
+	rm -rf "$FO_T"
+	mkdir -p "$FO_T" "$FSDAX_DIR/a" "$FSDAX_DIR/b"
 	tap_check "blank the header block of $DEVDAX with daxio" \
 		daxio -z -o "$DEVDAX" -l 4096
 	fo_conf a 7636 "{ name = \"dd\"; type = \"devdax\"; path = \"$DEVDAX\"; },
@@ -207,7 +208,7 @@ target_post()
 {
 	local t
 
-	[ -d "$FO_W" ] || return
+	[ -d "$FO_T" ] || return
 	tap_check "the fsdax copies app on A and B equal the initiator's pool file" \
 		sh -c "cmp '$FSDAX_DIR/a/app' '$RESULTS/$VM_SUITE.app.bin' &&
 		       cmp '$FSDAX_DIR/b/app' '$RESULTS/$VM_SUITE.app.bin'"
@@ -215,7 +216,7 @@ target_post()
 	wait "$FO_PID_a" "$FO_PID_b"
 	tap_check "no RDMA errors in the daemons' logs" \
 		sh -c "! grep -hE 'error: rdma|error: rpma' '$(fo_rlog a)' '$(fo_rlog b)'"
-	rm -rf "$FO_W" "$FSDAX_DIR/a" "$FSDAX_DIR/b" "$FSDAX_DIR"/ha.primary* \
+	rm -rf "$FO_T" "$FSDAX_DIR/a" "$FSDAX_DIR/b" "$FSDAX_DIR"/ha.primary* \
 		"$RESULTS/$VM_SUITE".*.bin
 	daxio -z -o "$DEVDAX" -l 4096 >>"$(vm_log)" 2>&1
 }
@@ -259,7 +260,8 @@ fo_app_paused()
 fo_sessions()
 {
 	"$FO_CTL" status --json "$TARGET_IP:$1" |
-		jq -r '[.sessions[] | "\(.region)/\(.pool):\(.transport)"]
+		jq -r '[.sessions[] | select((.pool // "") != "")
+			| "\(.region)/\(.pool):\(.transport)"]
 		       | sort | join(",")'
 }
 
