@@ -8,7 +8,7 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_exa
 	      $(B)/tests/pobj_app $(B)/tests/pmem2_app $(B)/tests/log_app \
 	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks \
 	      $(B)/tests/sess_probe $(B)/tests/rpmemd-reorder
-VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma rdma-preload faults tls deploy
+VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma rdma-preload faults tls deploy failover
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
 	@mkdir -p $(dir $@)

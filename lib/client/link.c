@@ -176,7 +176,7 @@ static int open_default(struct rpmemctl_link *l)
 		ret = rpmemctl_session_cfg_set_log(cfg, l->log_fn, l->log_arg,
 						   l->log_prio);
 	if (!ret) {
-		/* 1: an entry of rpmemctl.conf applied */
+		/* 1: an entry applied, 0: none; only < 0 is an error */
 		ret = rpmemctl_session_cfg_load_default(cfg, t->host, t->port);
 		ret = ret == -ENOENT || ret > 0 ? 0 : ret;
 	}

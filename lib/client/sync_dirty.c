@@ -154,6 +154,7 @@ int sync_push_dirty(struct sync_ctx *c)
 
 	if (!c->o->compare_all && dirty_usable(c)) {
 		ret = dirty_ranges(c);
+		c->dirty_standin = !ret;
 		if (!ret)
 			ret = sync_push(c);
 		c->st.dirty_only = !ret;

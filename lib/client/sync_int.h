@@ -138,6 +138,7 @@ struct sync_ctx {
 	uint64_t *fine_lh;	    /* fine_count per slot (owned) */
 
 	struct ranges diff;
+	int dirty_standin; /* diff is the dirty log's extents, not compared */
 
 	/* the dense probe: its coarse blocks and their hashes */
 	uint64_t probe_idx[PROBE_BLOCKS];

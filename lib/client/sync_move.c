@@ -175,6 +175,35 @@ static int move_ranges(struct sync_ctx *c, int push_dir, uint64_t *moved)
 	return 0;
 }
 
+/* flushes of a push whose dirty log stood in: one per range up to this */
+#define FLUSH_EACH_MAX 64
+
+/*
+ * flush_sent -- make what a push wrote persistent. After an interrupted
+ * sync, data already in the target's mapping may not be persistent yet:
+ * the whole pool then, unless the dirty log stood in for the compare
+ * (every write since its generation is marked, so it was sent again):
+ * then each range sent (their span if there are many). Into a consistent
+ * pool, the span of the ranges sent.
+ */
+static int flush_sent(struct sync_ctx *c, int was_consistent)
+{
+	const struct ranges *d = &c->diff;
+	int ret = 0;
+
+	if (!was_consistent && !c->dirty_standin)
+		return rpmemctl_pool_flush(c->p, 0, c->size);
+	if (c->dirty_standin && d->n <= FLUSH_EACH_MAX) {
+		for (size_t i = 0; i < d->n && !ret; i++)
+			ret = rpmemctl_pool_flush(c->p, d->v[i].off,
+						  d->v[i].len);
+		return ret;
+	}
+	return rpmemctl_pool_flush(c->p, d->v[0].off,
+				   d->v[d->n - 1].off + d->v[d->n - 1].len -
+					   d->v[0].off);
+}
+
 /* sync_push -- write the differing ranges between syncing and consistent */
 int sync_push(struct sync_ctx *c)
 {
@@ -189,17 +218,7 @@ int sync_push(struct sync_ctx *c)
 	uint64_t moved = 0;
 	if ((ret = move_ranges(c, 1, &moved)))
 		return ret;
-	/*
-	 * After an interrupted sync, data already in the target's mapping
-	 * may not be persistent yet: persist the whole pool then.
-	 */
-	uint64_t foff = 0, flen = c->size;
-	if (was_consistent) {
-		foff = c->diff.v[0].off;
-		flen = c->diff.v[c->diff.n - 1].off +
-		       c->diff.v[c->diff.n - 1].len - foff;
-	}
-	ret = rpmemctl_pool_flush(p, foff, flen);
+	ret = flush_sent(c, was_consistent);
 	if (ret)
 		return ret;
 	sync_progress(c, moved, c->st.bytes_differ, 1);

@@ -115,16 +115,22 @@ static uint8_t target_state(struct env *e, uint64_t *gen)
 	return fake_target_state(e->ft, gen);
 }
 
-/* temp_log -- a new dirty log for SIZE bytes at a fresh name in path */
-static struct rpmemctl_dirtylog *temp_log(char *path)
+/* temp_log_ext -- temp_log with extents of ext bytes (0: the default) */
+static struct rpmemctl_dirtylog *temp_log_ext(char *path, uint32_t ext)
 {
 	struct rpmemctl_dirtylog *log = NULL;
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);
 	unlink(path);
-	assert_int_equal(rpmemctl_dirtylog_open(path, SIZE, 0, &log), 0);
+	assert_int_equal(rpmemctl_dirtylog_open(path, SIZE, ext, &log), 0);
 	return log;
+}
+
+/* temp_log -- a new dirty log for SIZE bytes at a fresh name in path */
+static struct rpmemctl_dirtylog *temp_log(char *path)
+{
+	return temp_log_ext(path, 0);
 }
 
 /* synced -- push from DOWN: OPEN, SYNCED; the target holds the data */
@@ -250,6 +256,32 @@ static void link__a_push_of_a_live_link_trusts_its_own_dirty_log(
 	assert_int_equal(rpmemctl_sync_result_get_dirty_only(res), 1);
 	assert_memory_equal(fake_target_pool(e.ft), e.data, SIZE);
 	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_LIST), 0);
+	env_stop(&e);
+	rpmemctl_dirtylog_close(&log);
+	unlink(lp);
+}
+
+static void link__a_dirty_log_push_into_a_live_pool_flushes_only_its_ranges(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	char lp[] = "/tmp/rpmem-link-XXXXXX";
+	struct rpmemctl_dirtylog *log = temp_log_ext(lp, 64 * KIB);
+	env_start(&e, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_link_set_dirty_log(e.l, log), 0);
+	synced(&e);
+	assert_int_equal(rpmemctl_link_mark(e.l, 512 * KIB, 4 * KIB), 0);
+	memset(e.data + 512 * KIB, 0x44, 4 * KIB);
+	assert_int_equal(rpmemctl_link_write(e.l, 512 * KIB, 16), 0);
+	uint64_t before = fake_target_flushed(e.ft);
+	/* the pool is syncing (live): its log covers every write since */
+	assert_int_equal(rpmemctl_link_push(e.l, NULL, NULL), 0);
+	const struct rpmemctl_sync_result *res = rpmemctl_link_get_result(e.l);
+	assert_int_equal(rpmemctl_sync_result_get_dirty_only(res), 1);
+	assert_memory_equal(fake_target_pool(e.ft), e.data, SIZE);
+	/* the marked 64 KiB extent, not the whole pool */
+	assert_int_equal(fake_target_flushed(e.ft) - before, 64 * KIB);
 	env_stop(&e);
 	rpmemctl_dirtylog_close(&log);
 	unlink(lp);
@@ -516,6 +548,8 @@ int main(void)
 		  link__stop_leaves_a_live_pool_byte_identical_and_goes_down),
 		cmocka_unit_test(
 		  link__a_push_of_a_live_link_trusts_its_own_dirty_log),
+		cmocka_unit_test(
+		  link__a_dirty_log_push_into_a_live_pool_flushes_only_its_ranges),
 		cmocka_unit_test(link__stop_of_a_synced_link_sends_nothing),
 		cmocka_unit_test(
 		  link__fail_stop_fails_for_good_and_leaves_the_pool_syncing),

@@ -60,6 +60,7 @@ struct fake_target {
 
 	/* what was received (under lock) */
 	unsigned counts[RPMEM_MSG_TYPE_MAX + 1];
+	uint64_t flushed; /* bytes the FLUSH requests answered OK covered */
 	unsigned total;
 	unsigned accepted;
 	unsigned ended;
@@ -331,6 +332,7 @@ static int do_flush(struct fake_target *ft, uint32_t len, uint16_t *rtype)
 	if (!rpmem_range_ok(m.offset, m.len, ft->size))
 		return reply_error(ft, rtype, RPMEM_E_INVAL,
 				   "FLUSH outside the pool");
+	ft->flushed += m.len;
 	*rtype = RPMEM_MSG_OK;
 	return 0;
 }
@@ -935,6 +937,14 @@ unsigned fake_target_count(struct fake_target *ft, uint16_t type)
 	pthread_mutex_lock(&ft->lock);
 	unsigned n = type == 0 ? ft->total :
 		     type <= RPMEM_MSG_TYPE_MAX ? ft->counts[type] : 0;
+	pthread_mutex_unlock(&ft->lock);
+	return n;
+}
+
+uint64_t fake_target_flushed(struct fake_target *ft)
+{
+	pthread_mutex_lock(&ft->lock);
+	uint64_t n = ft->flushed;
 	pthread_mutex_unlock(&ft->lock);
 	return n;
 }

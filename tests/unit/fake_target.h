@@ -125,6 +125,9 @@ unsigned fake_target_refused(struct fake_target *ft);
 /* fake_target_count -- messages of `type` received (0 = of any type) */
 unsigned fake_target_count(struct fake_target *ft, uint16_t type);
 
+/* fake_target_flushed -- bytes the FLUSHes answered OK covered, summed */
+uint64_t fake_target_flushed(struct fake_target *ft);
+
 /* fake_target_connections -- connections accepted so far */
 unsigned fake_target_connections(struct fake_target *ft);
 

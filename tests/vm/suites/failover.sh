@@ -1,0 +1,433 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-3-Clause
+# failover.sh -- several targets, quorum, failover and failback between
+# the two guests, over RDMA into devdax and fsdax
+#
+# Target: two rpmemd. A (port 7636, RDMA 7637) has a devdax region "dd"
+# on $DEVDAX and an fsdax region "fs" on $FSDAX_DIR/a; B (port 7646, RDMA
+# 7647) an fsdax region "fs" on $FSDAX_DIR/b. The target acts on the
+# initiator's request markers (req-NAME, answered by rep-NAME).
+#
+# 1. Three targets, quorum 2: tests/pobj_app on the initiator under the
+#    preload library replicates one pool file to A/dd/app, A/fs/app and
+#    B/fs/app (RPMEM_REPLICATE_TRANSPORT=rdma; the daemons' status must
+#    show three RDMA sessions). B is killed with SIGKILL while the
+#    application is paused; it goes on (2 of 3 hold), B is restarted, and
+#    the next flush reconnects and resyncs B from its dirty log: B's own
+#    bytes_written (list --json, counted since its restart) is more than
+#    0 and less than the pool; verify finds the three copies identical.
+# 2. Failover and failback: the initiator syncs a file to A/fs/ha over
+#    RDMA; "the primary dies"; the target guest promotes its copy into a
+#    local file (promote --to, from its own rpmemd), writes two blocks and
+#    syncs the file to its rpmemd (history ahead); the initiator pulls
+#    back (history behind): two blocks move, by the sync's JSON and by
+#    the daemon's read counter in its log; verify.
+# 3. A syncing copy: an RDMA sync into A/fs/hb paced by --bwlimit is
+#    killed with SIGKILL once the pool is syncing with an undo journal;
+#    on the target, promote is refused (exit 4) and the copy stays a
+#    secondary; promote --force rolls it back to the previous image.
+
+FO_RPMEMD=$RPMEM_BUILD/rpmemd
+FO_CTL=$RPMEM_BUILD/rpmemctl
+FO_APP=$RPMEM_BUILD/tests/pobj_app
+FO_PRELOAD=$RPMEM_BUILD/librpmem_preload.so
+FO_W=/tmp/failover.work
+FO_T=/tmp/failover.target
+FO_POOL_SIZE=$((16 << 20))
+FO_PID_a=
+FO_PID_b=
+vm_plaintext_targets
+
+# fo_is DESC GOT WANT -- ok if GOT equals WANT
+fo_is()
+{
+	if [ "$2" = "$3" ]; then
+		tap_ok "$1"
+	else
+		echo "### $1: got '$2', expected '$3'" >>"$(vm_log)"
+		tap_not_ok "$1 (got '$2', expected '$3')"
+	fi
+}
+
+# fo_rlog N -- the log of rpmemd N (a or b), in $RESULTS
+fo_rlog()
+{
+	echo "$RESULTS/$VM_SUITE.rpmemd-$1.log"
+}
+
+# --- target ---------------------------------------------------------------
+
+# fo_conf N PORT REGIONS -- $FO_T/N.conf
+fo_conf()
+{
+	cat >"$FO_T/$1.conf" <<EOF
+port = $2;
+listen = ["127.0.0.1", "$TARGET_IP"];
+allow_insecure_remote = true;
+log = { level = "info"; };
+limits = { rdma_staging_max = "40M"; };
+regions = ( $3 );
+EOF
+	cat "$FO_T/$1.conf" >>"$(vm_log)"
+}
+
+# fo_start N -- start rpmemd N, wait until it answers; pid in FO_PID_N
+fo_start()
+{
+	local port=7636
+
+	[ "$1" = b ] && port=7646
+	echo "=== rpmemd -c $1.conf ($(date +%T))" >>"$(fo_rlog "$1")"
+	"$FO_RPMEMD" -c "$FO_T/$1.conf" >>"$(fo_rlog "$1")" 2>&1 &
+	if [ "$1" = a ]; then
+		FO_PID_a=$!
+	else
+		FO_PID_b=$!
+	fi
+	vm_retry 100 0.1 "$FO_CTL" -q list "127.0.0.1:$port" >/dev/null 2>&1
+}
+
+# fo_req_killb -- SIGKILL rpmemd B (the application is paused)
+fo_req_killb()
+{
+	kill -KILL "$FO_PID_b"
+	wait "$FO_PID_b" 2>/dev/null
+	fo_is "rpmemd B killed with SIGKILL mid-run" \
+		"$(kill -0 "$FO_PID_b" 2>/dev/null && echo alive || echo gone)" gone
+}
+
+# fo_req_startb -- start rpmemd B again
+fo_req_startb()
+{
+	if fo_start b; then
+		tap_ok "rpmemd B restarts"
+	else
+		tap_not_ok "rpmemd B restarts"
+	fi
+}
+
+# fo_req_promote -- failover: the copy A/fs/ha becomes a local primary
+# file, written here and synced to the local rpmemd
+fo_req_promote()
+{
+	local f=$FSDAX_DIR/ha.primary t=127.0.0.1:7636/fs/ha out
+
+	rm -f "$f" "$f".rpmem*
+	out=$("$FO_CTL" promote --json --to "$f" "$t" 2>>"$(vm_log)")
+	echo "promote: $out" >>"$(vm_log)"
+	fo_is "promote --to FILE on the target: the copy becomes the primary file" \
+		"$(jq -r .role <<<"$out")" primary
+	tap_check "the promoted file is the initiator's last synced image" \
+		cmp "$f" "$RESULTS/$VM_SUITE.ha.bin"
+	# the new primary writes two 4 KiB blocks
+	head -c 4096 /dev/urandom |
+		dd of="$f" bs=4096 seek=256 conv=notrunc status=none
+	head -c 4096 /dev/urandom |
+		dd of="$f" bs=4096 seek=1280 conv=notrunc status=none
+	out=$("$FO_CTL" sync --json "$f" "$t" 2>>"$(vm_log)")
+	echo "sync: $out" >>"$(vm_log)"
+	fo_is "the primary's writes sync forward to the local rpmemd (history ahead)" \
+		"$(jq -r .history <<<"$out")" ahead
+	cp "$f" "$RESULTS/$VM_SUITE.primary.bin"
+}
+
+# fo_req_promsync -- promote a copy left syncing by a killed sync
+fo_req_promsync()
+{
+	local t=127.0.0.1:7636/fs/hb out rc=0
+
+	out=$("$FO_CTL" promote "$t" 2>&1) || rc=$?
+	echo "promote: $rc $out" >>"$(vm_log)"
+	fo_is "promote of a syncing copy without --force: refused (exit 4)" \
+		"$rc" 4
+	fo_is "the refusal says --force rolls back to the last complete image" \
+		"$(grep -c -- "--force rolls it back to generation" <<<"$out")" 1
+	fo_is "the refused copy stays a secondary" \
+		"$("$FO_CTL" list --json "$t" | jq -r '.pools[0].role')" secondary
+	out=$("$FO_CTL" promote --force --json "$t" 2>>"$(vm_log)")
+	echo "promote --force: $out" >>"$(vm_log)"
+	fo_is "promote --force: rolled back, consistent, primary" \
+		"$(jq -r '"\(.rolled_back) \(.state) \(.role)"' <<<"$out")" \
+		"true consistent primary"
+	tap_check "the promoted copy is the image before the killed sync" \
+		cmp "$FSDAX_DIR/a/hb" "$RESULTS/$VM_SUITE.hb-old.bin"
+	"$FO_CTL" demote "$t" >>"$(vm_log)" 2>&1
+}
+
+# fo_serve -- act on the initiator's requests until it is done
+fo_serve()
+{
+	local sync=$RESULTS/.sync req
+
+	while [ ! -e "$sync/$VM_SUITE.initiator.__done" ] &&
+	      [ ! -e "$sync/initiator.abort" ]; do
+		for req in killb startb promote promsync; do
+			if [ -e "$sync/$VM_SUITE.initiator.req-$req" ]; then
+				rm -f "$sync/$VM_SUITE.initiator.req-$req"
+				"fo_req_$req"
+				vm_signal "rep-$req"
+			fi
+		done
+		sleep 0.2
+	done
+}
+
+target_main()
+{
+	local t
+
+	for t in "$FO_RPMEMD" "$FO_CTL"; do
+		if [ ! -x "$t" ]; then
+			tap_not_ok "$t missing (make)"
+			vm_signal up
+			return
+		fi
+	done
+	rm -rf "$FO_T"
+	mkdir -p "$FO_T" "$FSDAX_DIR/a" "$FSDAX_DIR/b"
+	tap_check "blank the header block of $DEVDAX with daxio" \
+		daxio -z -o "$DEVDAX" -l 4096
+	fo_conf a 7636 "{ name = \"dd\"; type = \"devdax\"; path = \"$DEVDAX\"; },
+	{ name = \"fs\"; type = \"fsdax\"; path = \"$FSDAX_DIR/a\"; }"
+	fo_conf b 7646 "{ name = \"fs\"; type = \"fsdax\"; path = \"$FSDAX_DIR/b\"; }"
+	for t in a b; do
+		if fo_start $t; then
+			tap_ok "rpmemd $t starts"
+		else
+			tap_not_ok "rpmemd $t starts"
+		fi
+	done
+	tap_check "both listen for RDMA on $TARGET_IP (7637, 7647)" \
+		sh -c "grep -q 'rdma: listening on $TARGET_IP:7637' '$(fo_rlog a)' &&
+		       grep -q 'rdma: listening on $TARGET_IP:7647' '$(fo_rlog b)'"
+	vm_signal up
+	fo_serve
+}
+
+target_post()
+{
+	local t
+
+	[ -d "$FO_T" ] || return
+	tap_check "the fsdax copies app on A and B equal the initiator's pool file" \
+		sh -c "cmp '$FSDAX_DIR/a/app' '$RESULTS/$VM_SUITE.app.bin' &&
+		       cmp '$FSDAX_DIR/b/app' '$RESULTS/$VM_SUITE.app.bin'"
+	kill -TERM "$FO_PID_a" "$FO_PID_b"
+	wait "$FO_PID_a" "$FO_PID_b"
+	tap_check "no RDMA errors in the daemons' logs" \
+		sh -c "! grep -hE 'error: rdma|error: rpma' '$(fo_rlog a)' '$(fo_rlog b)'"
+	rm -rf "$FO_T" "$FSDAX_DIR/a" "$FSDAX_DIR/b" "$FSDAX_DIR"/ha.primary* \
+		"$RESULTS/$VM_SUITE".*.bin
+	daxio -z -o "$DEVDAX" -l 4096 >>"$(vm_log)" 2>&1
+}
+
+# --- initiator ------------------------------------------------------------
+
+# fo_ask NAME -- have the target do NAME, wait until it did
+fo_ask()
+{
+	vm_signal "req-$1"
+	vm_wait "rep-$1"
+}
+
+# fo_app_start STEP... -- pobj_app on $FO_W/app.obj under the preload
+# library in the background, paused at its "pause" steps
+fo_app_start()
+{
+	rm -f "$FO_W/ctl"
+	mkfifo "$FO_W/ctl"
+	LD_PRELOAD=$FO_PRELOAD "$FO_APP" "$FO_W/app.obj" "$@" \
+		<"$FO_W/ctl" >"$FO_W/app.out" 2>"$FO_W/app.err" &
+	FO_APID=$!
+	exec 5>"$FO_W/ctl"
+}
+
+# fo_app_paused N -- until the application printed its Nth "paused"
+fo_app_paused()
+{
+	local i
+
+	for ((i = 0; i < 1200; i++)); do
+		[ "$(grep -c paused "$FO_W/app.out")" -ge "$1" ] && return 0
+		kill -0 "$FO_APID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$FO_W/app.err" >>"$(vm_log)"
+	return 1
+}
+
+# fo_sessions PORT -- "region/pool:transport" of the daemon's sessions
+fo_sessions()
+{
+	"$FO_CTL" status --json "$TARGET_IP:$1" |
+		jq -r '[.sessions[] | select((.pool // "") != "")
+			| "\(.region)/\(.pool):\(.transport)"]
+		       | sort | join(",")'
+}
+
+# fo_written PORT REGION POOL -- bytes_written the daemon counted
+fo_written()
+{
+	"$FO_CTL" list --json "$TARGET_IP:$1/$2/$3" |
+		jq -er '.pools[0].bytes_written'
+}
+
+# fo_targets -- three targets, quorum 2, the killed one resynced
+fo_targets()
+{
+	local a=$TARGET_IP:7636 b=$TARGET_IP:7646 w rc=0
+
+	export RPMEM_REPLICATE="$FO_W/app.obj=$a/dd/app,$a/fs/app,$b/fs/app"
+	export RPMEM_REPLICATE_QUORUM=2 RPMEM_REPLICATE_RETRY=0 \
+	       RPMEM_REPLICATE_TRANSPORT=rdma PMEM_IS_PMEM_FORCE=0 \
+	       RPMEM_LOG_LEVEL=info
+	tap_check "pobj_app creates a pool replicated to three targets" \
+		env LD_PRELOAD="$FO_PRELOAD" "$FO_APP" "$FO_W/app.obj" set:0:first
+	fo_app_start set:1:before pause set:2:degraded pause set:3:back \
+		pause set:4:last
+	if ! fo_app_paused 1; then
+		tap_not_ok "the application runs with three targets"
+		kill -KILL "$FO_APID" 2>/dev/null
+		exec 5>&-
+		return
+	fi
+	fo_is "rpmemd A serves dd/app and fs/app over RDMA (its status)" \
+		"$(fo_sessions 7636)" "dd/app:rdma,fs/app:rdma"
+	fo_is "rpmemd B serves fs/app over RDMA (its status)" \
+		"$(fo_sessions 7646)" "fs/app:rdma"
+	fo_ask killb
+	echo go >&5
+	fo_is "the application goes on with 2 of 3 targets" \
+		"$(fo_app_paused 2 && echo paused)" paused
+	tap_check "the preload library says B is degraded, not fail-stop" \
+		sh -c "grep -q 'degraded: cannot replicate .* to $b/fs/app' '$FO_W/app.err' &&
+		       ! grep -q fail-stop '$FO_W/app.err'"
+	fo_ask startb
+	echo go >&5
+	fo_is "the application goes on once B is back" \
+		"$(fo_app_paused 3 && echo paused)" paused
+	tap_check "the next flush resynced B (resynced: ... again)" \
+		grep "resynced: '$FO_W/app.obj' is replicated to $b/fs/app again" \
+			"$FO_W/app.err"
+	w=$(fo_written 7646 fs app)
+	tap_diag "rpmemd B counted $w bytes written since its restart (pool $FO_POOL_SIZE)"
+	fo_is "B received only its logged extents: 0 < bytes_written < pool size (B's count)" \
+		"$([ "${w:-0}" -gt 0 ] && [ "$w" -lt "$FO_POOL_SIZE" ] && echo yes)" yes
+	fo_is "B serves fs/app over RDMA again (its status)" \
+		"$(fo_sessions 7646)" "fs/app:rdma"
+	echo go >&5
+	exec 5>&-
+	wait "$FO_APID" || rc=$?
+	cat "$FO_W/app.err" >>"$(vm_log)"
+	fo_is "the application exits 0" "$rc" 0
+	unset RPMEM_REPLICATE RPMEM_LOG_LEVEL
+	tap_check "verify: the three copies are byte-identical to the file" \
+		"$FO_CTL" verify --full "$FO_W/app.obj" "$a/dd/app" "$a/fs/app" \
+			"$b/fs/app"
+	cp "$FO_W/app.obj" "$RESULTS/$VM_SUITE.app.bin"
+}
+
+# fo_closed -- the number of sessions rpmemd A logged as closed
+fo_closed()
+{
+	grep -c ' closed: .* bytes written, ' "$(fo_rlog a)"
+}
+
+# fo_last_read N -- bytes the session rpmemd A logged as closed after N
+# others read (its log; waits for the line)
+fo_last_read()
+{
+	local i
+
+	for ((i = 0; i < 50; i++)); do
+		[ "$(fo_closed)" -gt "$1" ] && break
+		sleep 0.2
+	done
+	sed -n 's/.* closed: .*(\([0-9]*\) bytes written, \([0-9]*\) read.*/\2/p' \
+		"$(fo_rlog a)" | sed -n "$(($1 + 1))p"
+}
+
+# fo_failback -- sync, failover on the target, failback by a pull
+fo_failback()
+{
+	local f=$FO_W/ha t=$TARGET_IP:7636/fs/ha out r n
+
+	head -c $((8 << 20)) /dev/urandom >"$f"
+	: >"$f.rpmemgen"
+	out=$("$FO_CTL" sync --json --transport rdma "$f" "$t" 2>>"$(vm_log)")
+	echo "sync: $out" >>"$(vm_log)"
+	fo_is "sync over RDMA into the fsdax region (transport in its JSON)" \
+		"$(jq -r .transport <<<"$out")" rdma
+	fo_is "the target's history is the file's" \
+		"$("$FO_CTL" list --json "$t" | jq -r '.pools[0].generations | join(",")')" \
+		"$(sed -n 's/^ids=//p' "$f.rpmemgen")"
+	cp "$f" "$RESULTS/$VM_SUITE.ha.bin"
+	# the primary dies: it writes no more; the target takes over
+	fo_ask promote
+	out=$("$FO_CTL" sync --json "$f" "$t" 2>&1)
+	r=$?
+	echo "push after failover: $r $out" >>"$(vm_log)"
+	fo_is "the old primary's push is refused: the target holds newer writes" \
+		"$r:$(grep -c 'the target holds newer writes' <<<"$out")" 4:1
+	n=$(fo_closed)
+	out=$("$FO_CTL" sync --pull --json "$f" "$t" 2>>"$(vm_log)")
+	echo "pull: $out" >>"$(vm_log)"
+	fo_is "failback: the pull finds the target ahead and moves 2 blocks" \
+		"$(jq -r '"\(.history) \(.blocks_changed)"' <<<"$out")" "behind 2"
+	r=$(fo_last_read "$n")
+	tap_diag "failback pull: transport $(jq -r .transport <<<"$out"), rpmemd A read ${r:-?} bytes"
+	fo_is "rpmemd A read at most 2 comparison blocks (128 KiB) for it (its log)" \
+		"$([ -n "$r" ] && [ "$r" -le 131072 ] && echo yes)" yes
+	tap_check "the initiator's file is the promoted primary's" \
+		cmp "$f" "$RESULTS/$VM_SUITE.primary.bin"
+	tap_check "verify: the file and the target's copy are identical" \
+		"$FO_CTL" verify --full "$f" "$t"
+}
+
+# fo_syncing -- an RDMA sync killed mid-way; the target promotes that copy
+fo_syncing()
+{
+	local f=$FO_W/hb t=$TARGET_IP:7636/fs/hb cpid i st=
+
+	head -c $((8 << 20)) /dev/urandom >"$f"
+	tap_check "mirror hb over RDMA" \
+		"$FO_CTL" mirror --transport rdma "$f" "$t"
+	cp "$f" "$RESULTS/$VM_SUITE.hb-old.bin"
+	head -c $((8 << 20)) /dev/urandom >"$f"
+	"$FO_CTL" sync --transport rdma --bwlimit 1M "$f" "$t" \
+		>>"$(vm_log)" 2>&1 &
+	cpid=$!
+	for ((i = 0; i < 300; i++)); do
+		st=$("$FO_CTL" list --json "$t" |
+		     jq -r '.pools[0] | "\(.state) \(.pending)"')
+		[ "$st" = "syncing true" ] && break
+		sleep 0.1
+	done
+	sleep 1
+	kill -KILL "$cpid"
+	wait "$cpid" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		"$FO_CTL" status --json "$TARGET_IP:7636" |
+			jq -e '[.sessions[] | select(.pool == "hb")] | length == 0' \
+			>/dev/null && break
+		sleep 0.2
+	done
+	fo_is "the killed sync left hb syncing with an undo journal" \
+		"$("$FO_CTL" list --json "$t" | jq -r '.pools[0] | "\(.state) \(.pending)"')" \
+		"syncing true"
+	fo_ask promsync
+}
+
+initiator_main()
+{
+	if ! vm_wait up; then
+		tap_not_ok "the target's rpmemd did not come up"
+		return
+	fi
+	rm -rf "$FO_W"
+	mkdir -p "$FO_W"
+	fo_targets
+	fo_failback
+	fo_syncing
+	rm -rf "$FO_W"
+}
