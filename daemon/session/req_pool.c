@@ -427,8 +427,8 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (m.flags & RPMEM_SET_STATE_ROLLBACK)
 		ret = rpmemd_pool_rollback(h->pool, &meta, err, sizeof(err));
 	else
-		ret = rpmemd_pool_set_state(h->pool, m.state, m.source, &meta,
-					    err, sizeof(err));
+		ret = rpmemd_pool_set_state(h->pool, m.state, m.source,
+					    m.change, &meta, err, sizeof(err));
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
 	if (meta.state != RPMEM_POOL_SYNCING)

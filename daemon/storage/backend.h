@@ -107,9 +107,14 @@ void rpmemd_store_undo_open(struct rpmemd_pool *p);
 /*
  * rpmemd_store_undo_begin -- a sync marks consistent pool p syncing (with
  * source): start its journal, bound to the current generation (not for a
- * live replica's " (live)" source); 0 or -errno with err filled
+ * live replica's " (live)" source); 0 or -errno with err filled. A sync
+ * that says it will write change bytes (0: not said) is refused up front
+ * (-ENOSPC) when the region cannot hold their journal even with all its
+ * versions pruned; the oldest versions are pruned while they are in the
+ * way.
  */
 int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
+			    uint64_t change,
 			    char *err, size_t errlen);
 /*
  * rpmemd_store_undo_keep -- the commit (p's metadata before it: was): the

@@ -336,8 +336,8 @@ int rpmemd_pool_persist_guarded(struct rpmemd_pool *p, uint64_t off,
  * commit); meta_lock and undo_lock held
  */
 static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
-			    const char *source, struct rpmemd_meta *out,
-			    char *err, size_t errlen)
+			    const char *source, uint64_t change,
+			    struct rpmemd_meta *out, char *err, size_t errlen)
 {
 	struct rpmemd_meta m = p->meta, was = p->meta;
 	int ret = rpmemd_meta_transition(&m, state);
@@ -350,7 +350,8 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 	if (source && source[0])
 		rpmemd_meta_set_source(&m, source);
 	int started = !p->undo && state == RPMEM_POOL_SYNCING;
-	if (started && (ret = rpmemd_store_undo_begin(p, source, err, errlen)))
+	if (started &&
+	    (ret = rpmemd_store_undo_begin(p, source, change, err, errlen)))
 		return ret;
 	started = started && p->undo;
 	ret = p->region->ops->write_meta(p, state, source, &m);
@@ -373,12 +374,12 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 }
 
 int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
-			  const char *source, struct rpmemd_meta *out,
-			  char *err, size_t errlen)
+			  const char *source, uint64_t change,
+			  struct rpmemd_meta *out, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&p->undo_lock);
 	pthread_mutex_lock(&p->meta_lock);
-	int ret = set_state_locked(p, state, source, out, err, errlen);
+	int ret = set_state_locked(p, state, source, change, out, err, errlen);
 	pthread_mutex_unlock(&p->meta_lock);
 	pthread_mutex_unlock(&p->undo_lock);
 	/* consistent: no more writes; the written blocks' hashes are kept */

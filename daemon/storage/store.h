@@ -133,11 +133,12 @@ int rpmemd_pool_shrunk(const struct rpmemd_pool *p);
 /*
  * rpmemd_pool_set_state -- apply a state transition (rpmemd_meta_transition)
  * and record source (if not empty); persisted before it returns. *out
- * gets the new metadata.
+ * gets the new metadata. change: the bytes a sync that starts will write
+ * (0: unknown), for the room of its undo journal (rpmemd_store_undo_begin).
  */
 int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
-			  const char *source, struct rpmemd_meta *out,
-			  char *err, size_t errlen);
+			  const char *source, uint64_t change,
+			  struct rpmemd_meta *out, char *err, size_t errlen);
 
 /*
  * rpmemd_pool_check_file -- before hashes are taken from the cache: the

@@ -263,21 +263,53 @@ kill_loop() {
 	roll_back
 }
 
-@test "a full region: the write is refused with the reason, the pool stays recoverable" {
+# small_region MIB -- a tmpfs of MIB MiB mounted at $MNT as region "small"
+small_region() {
 	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
 	MNT=$W/small
 	mkdir -p "$MNT"
-	mount -t tmpfs -o size=96m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
+	mount -t tmpfs -o size="$1"m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
 	stop_daemon
 	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; },\n  { name = \"r1\";|" "$CONF"
 	start_daemon
 	rc mirror "$W/old" "$T/small/p"
 	[ "$status" -eq 0 ]
+}
+
+# small_state -- "STATE PENDING GENERATION BYTES_WRITTEN" of small/p
+small_state() {
+	"$RPMEMCTL" list --json "$T/small/p" |
+		jq -r '.pools[0] | "\(.state) \(.pending) \(.generation) \(.bytes_written)"'
+}
+
+@test "a sync whose journal cannot fit is refused up front with the numbers (exit 4); the pool is untouched and consistent" {
+	small_region 96
+	local before free need
+	before=$(small_state)
+	[[ "$before" == "consistent false 1 "* ]]
 	change "$W/old" "$W/new" 100 5
-	# 64 MiB of pool and a journal of every block do not fit in 96 MiB
+	free=$(stat -f -c '%a * %S' "$MNT" | bc)
+	# every 4 KiB block of 64 MiB with a record head, and the header
+	need=$((4096 + 16384 * (4096 + 32)))
 	rc sync "$W/new" "$T/small/p"
 	[ "$status" -eq 4 ]
-	[[ "$output" == *"no room for the undo journal"* ]]
+	[[ "$output" == *"a sync of $((64 << 20)) bytes needs up to $need bytes for its undo journal, region 'small' ($MNT) has $free bytes free and 0 bytes of versions that could give way"* ]]
+	# nothing written, no journal, still generation 1
+	[ "$(small_state)" = "$before" ]
+	cmp "$W/old" "$MNT/p"
+	[ -z "$(ls -A "$MNT/.rpmemd" | grep -v '^p\.meta$\|^p\.scrub$\|^p\.hashes$')" ]
+	# a sync that fits goes on
+	change "$W/old" "$W/new" 1 6
+	rc sync "$W/new" "$T/small/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/new" "$MNT/p"
+}
+
+@test "a client that says less than it writes: the write is refused with the reason, the pool stays recoverable" {
+	small_region 96
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" says-less small p 4096
+	echo "$output"
+	[[ "$output" == "ERROR "*"no room for the undo journal"* ]]
 	local st
 	st=$("$RPMEMCTL" list --json "$T/small/p" | jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation)"')
 	[ "$st" = "syncing true 1" ]

@@ -57,6 +57,13 @@
                           at OFF with no PRESERVE before it (a client that
                           knows nothing of undo journals), FLUSH; print
                           "OK" or the ERROR; the pool is left syncing
+  says-less REGION POOL CHANGE
+                          HELLO, open REGION/POOL read-write, SET_STATE
+                          syncing saying the sync will write CHANGE bytes
+                          (RPMEM_SET_STATE_CHANGE), then one PRESERVE of
+                          the whole pool, WRITEs of all of it (0x5a) and a
+                          FLUSH (a client that says less than it writes);
+                          print "OK" or the first ERROR
   preserve POOL MODE OFF LEN
                           HELLO, open r1/POOL (MODE rw or ro), one
                           PRESERVE of LEN bytes at OFF (any u64s); print
@@ -99,10 +106,10 @@ def hello_session(port):
         sys.exit(str(e))
 
 
-def session(port, pool):
-    """HELLO and OPEN r1/pool read-write: (socket, session id, handle, size)"""
+def session(port, pool, region="r1"):
+    """HELLO and OPEN region/pool read-write: (socket, sid, handle, size)"""
     s, sid = hello_session(port)
-    s.sendall(frame(OPEN, 2, wstr("r1") + wstr(pool) + bytes([1, 0])))
+    s.sendall(frame(OPEN, 2, wstr(region) + wstr(pool) + bytes([1, 0])))
     t, _, p = recv_frame(s)
     if t != OPEN_OK:
         sys.exit("no OPEN_OK: " + error_text(p))
@@ -220,6 +227,29 @@ def cmd_raw_sync(port, pool, source, off):
     s.sendall(frame(WRITE, 4, struct.pack("<IQI", handle, off, n) +
                     b"\x5a" * n))
     s.sendall(frame(FLUSH, 5, struct.pack("<IQQ", handle, off, n)))
+    t, _, p = recv_frame(s)
+    print("OK" if t == OK else error_text(p))
+
+
+def cmd_says_less(port, region, pool, change):
+    s, _, handle, size = session(port, pool, region)
+    s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
+                    wstr("says-less") + struct.pack("<IQ", 1 << 2,
+                                                    int(change))))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    s.sendall(frame(PRESERVE, 4, struct.pack("<IIQQ", handle, 1, 0, size)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    n = 1 << 20
+    for off in range(0, size, n):
+        s.sendall(frame(WRITE, 5, struct.pack("<IQI", handle, off, n) +
+                        b"\x5a" * n))
+    s.sendall(frame(FLUSH, 6, struct.pack("<IQQ", handle, 0, size)))
     t, _, p = recv_frame(s)
     print("OK" if t == OK else error_text(p))
 
@@ -508,6 +538,8 @@ def main():
         cmd_flood(port, args[1], args[2:], tls=True)
     elif cmd == "preserve":
         cmd_preserve(port, *args)
+    elif cmd == "says-less":
+        cmd_says_less(port, *args)
     elif cmd == "raw-sync":
         cmd_raw_sync(port, *args)
     elif cmd == "bad-writes":
