@@ -428,7 +428,9 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		ret = rpmemd_pool_rollback(h->pool, &meta, err, sizeof(err));
 	else
 		ret = rpmemd_pool_set_state(h->pool, m.state, m.source,
-					    m.change, &meta, err, sizeof(err));
+					    m.change,
+					    h->xport == RPMEM_XPORT_TCP, &meta,
+					    err, sizeof(err));
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
 	if (meta.state != RPMEM_POOL_SYNCING)

@@ -181,10 +181,19 @@ int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
 	return ret;
 }
 
+void rpmemd_scrub_clean(int metafd, const char *pool)
+{
+	char tmp[RPMEM_NAME_MAX + 16];
+
+	sc_name(pool, ".tmp", tmp, sizeof(tmp));
+	unlinkat(metafd, tmp, 0);
+}
+
 int rpmemd_scrub_unlink(int metafd, const char *pool)
 {
 	char fn[RPMEM_NAME_MAX + 16];
 
+	rpmemd_scrub_clean(metafd, pool);
 	sc_name(pool, "", fn, sizeof(fn));
 	if (unlinkat(metafd, fn, 0) && errno != ENOENT)
 		return -errno;

@@ -219,6 +219,11 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 	int ret = 0;
 
 	pthread_mutex_lock(&p->undo_lock);
+	if (p->swap) {
+		/* a dense sync into a new file: nothing to journal */
+		ret = rpmemd_store_swap_prepare(p, v, n);
+		goto out;
+	}
 	queue_wait(p, v, n, 0);
 	if (p->undo && (ret = rpmemd_undo_queue_err(p->uq)))
 		goto out;
@@ -310,7 +315,10 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 	}
 	/* the pool is syncing until the metadata says otherwise */
 	rpmemd_undo_queue_drain(p);
-	ret = rpmemd_undo_apply(p->undo, restore, p);
+	/* a dense sync into a new file: the pool file is the old image */
+	ret = rpmemd_store_swap_abort(p);
+	if (!ret)
+		ret = rpmemd_undo_apply(p->undo, restore, p);
 	if (!ret)
 		ret = rollback_meta(p, out);
 	if (ret) {
