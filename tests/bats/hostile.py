@@ -64,6 +64,13 @@
                           the whole pool, WRITEs of all of it (0x5a) and a
                           FLUSH (a client that says less than it writes);
                           print "OK" or the first ERROR
+  dense-write POOL OFF LEN
+                          HELLO, open r1/POOL read-write, SET_STATE
+                          syncing saying the sync will write the whole
+                          pool (a dense sync), one WRITE of LEN bytes of
+                          0x5a at OFF (any alignment) and nothing else,
+                          FLUSH, SET_STATE consistent; print "OK" or the
+                          first ERROR
   preserve POOL MODE OFF LEN
                           HELLO, open r1/POOL (MODE rw or ro), one
                           PRESERVE of LEN bytes at OFF (any u64s); print
@@ -250,6 +257,28 @@ def cmd_says_less(port, region, pool, change):
         s.sendall(frame(WRITE, 5, struct.pack("<IQI", handle, off, n) +
                         b"\x5a" * n))
     s.sendall(frame(FLUSH, 6, struct.pack("<IQQ", handle, 0, size)))
+    t, _, p = recv_frame(s)
+    print("OK" if t == OK else error_text(p))
+
+
+def cmd_dense_write(port, pool, off, n):
+    s, _, handle, size = session(port, pool)
+    off, n = int(off), int(n)
+    s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
+                    wstr("dense-write") + struct.pack("<IQ", 1 << 2, size)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    s.sendall(frame(WRITE, 4, struct.pack("<IQI", handle, off, n) +
+                    b"\x5a" * n))
+    s.sendall(frame(FLUSH, 5, struct.pack("<IQQ", handle, off, n)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    s.sendall(frame(SET_STATE, 6, struct.pack("<IB", handle, 2) +
+                    wstr("dense-write")))
     t, _, p = recv_frame(s)
     print("OK" if t == OK else error_text(p))
 
@@ -538,6 +567,8 @@ def main():
         cmd_flood(port, args[1], args[2:], tls=True)
     elif cmd == "preserve":
         cmd_preserve(port, *args)
+    elif cmd == "dense-write":
+        cmd_dense_write(port, *args)
     elif cmd == "says-less":
         cmd_says_less(port, *args)
     elif cmd == "raw-sync":
