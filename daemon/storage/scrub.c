@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -185,8 +186,13 @@ void rpmemd_scrub_clean(int metafd, const char *pool)
 {
 	char tmp[RPMEM_NAME_MAX + 16];
 
+	struct stat st;
+
 	sc_name(pool, ".tmp", tmp, sizeof(tmp));
-	unlinkat(metafd, tmp, 0);
+	/* only our own: a hard link to another file is left alone */
+	if (!fstatat(metafd, tmp, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == geteuid())
+		unlinkat(metafd, tmp, 0);
 }
 
 int rpmemd_scrub_unlink(int metafd, const char *pool)
