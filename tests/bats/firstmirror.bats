@@ -102,7 +102,7 @@ session_written() {
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$SHM/p1"
 	[ "$(by_file shm p1)" -eq 2 ]
-	grep -q "pool 'p1': a dense sync (8388608 of 8388608 bytes): written into a new file" "$DLOG
+	grep -q "pool 'p1': a dense sync (8388608 of 8388608 bytes): written into a new file" "$DLOG"
 	[ "$(pool_written shm p1)" -eq $((16 << 20)) ]
 	rc verify "$W/src" "$T/shm/p1"
 	[ "$status" -eq 0 ]
