@@ -384,7 +384,11 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 		rpmemd_store_swap_done(p);
 	if (state == RPMEM_POOL_CONSISTENT) {
 		rpmemd_undo_queue_drain(p);
-		rpmemd_store_undo_keep(p, &was);
+		/* a new file's sync has an empty journal: no version of N */
+		if (swapped)
+			rpmemd_store_undo_end(p);
+		else
+			rpmemd_store_undo_keep(p, &was);
 	}
 	return 0;
 }
