@@ -18,9 +18,10 @@
 #     dense path writes into a new file), the pool file is the old image;
 #   - a pending pool is rolled back (every other time) and must be the old
 #     image, or synced forward and must be the new one;
-#   - the region's .rpmemd/ then holds no journal, temporary or new file
-#     (only the pool's .meta, .hashes and .scrub), and the pool file
-#     matches the state byte for byte.
+#   - a consistent pool verifies (rpmemctl verify) identical to the image
+#     its generation names; the region's .rpmemd/ then holds no journal,
+#     temporary or new file (only the pool's .meta, .hashes and .scrub),
+#     and the pool file matches the state byte for byte.
 # Prints one line per case and killer and a summary; exits 1 on any
 # mismatch (each one is named on stderr), 2 on a usage or set-up error.
 #
@@ -126,9 +127,11 @@ settle() {
 	read -r st pend gen undo <<<"$(state)"
 	if [ "$st" = consistent ] && [ "$gen" = "$GEN" ]; then
 		cmp -s "$OLD" "$R/p" || bad "$1: consistent at $gen but not the old image"
+		verify "$1" "$OLD"
 		N_OLD=$((N_OLD + 1))
 	elif [ "$st" = consistent ] && [ "$gen" = $((GEN + 1)) ]; then
 		cmp -s "$NEW" "$R/p" || bad "$1: consistent at $gen but not the new image"
+		verify "$1" "$NEW"
 		N_NEW=$((N_NEW + 1))
 		GEN=$gen
 		local t=$OLD
@@ -155,6 +158,14 @@ settle() {
 	[ -z "$(leftovers)" ] || bad "$1: left in .rpmemd: $(leftovers | tr '\n' ' ')"
 	read -r st pend gen undo <<<"$(state)"
 	[ "$st $pend" = "consistent false" ] || bad "$1: $st after settling"
+}
+
+# verify CASE IMAGE -- the target verifies identical to IMAGE (its first
+# open after a crash also removes what the crash left: a stale journal)
+verify() {
+	"$RPMEMCTL" verify -q "$2" "$T" >/dev/null 2>&1 ||
+		bad "$1: the target does not verify identical to the image its state names"
+	cmp -s "$2" "$R/p" || bad "$1: verified, but the pool file differs"
 }
 
 # forward CASE -- the interrupted sync completed by the next one
