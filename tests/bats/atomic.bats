@@ -302,3 +302,48 @@ small_state() {
 	cmp "$W/old" "$MNT/p"
 	[ ! -e "$MNT/.rpmemd/p.undo" ]
 }
+
+@test "what a crash left in .rpmemd is finished or removed at the next open: a dense sync's new file, its committed image, a scrub record's .tmp" {
+	change "$W/old" "$W/new" 100 12
+	# a crash mid-sync: .next (and a scrub record's .tmp) beside the pool
+	stop_daemon
+	head -c 4096 /dev/urandom >"$R1/.rpmemd/p.next"
+	head -c 4096 /dev/urandom >"$R1/.rpmemd/p.scrub.tmp"
+	# one that is not rpmemd's own (a hard link) is left alone
+	head -c 4096 /dev/urandom >"$W/outside"
+	start_daemon
+	rc verify "$W/old" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ ! -e "$R1/.rpmemd/p.next" ]
+	[ ! -e "$R1/.rpmemd/p.scrub.tmp" ]
+	grep -q "pool 'p': removed the new file of a dense sync cut short" "$DLOG"
+	# a crash after the metadata said N + 1, before the rename: the pool
+	# file still N, N + 1 complete in .done; the next open renames it
+	rc sync "$W/new" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	stop_daemon
+	cp "$R1/p" "$R1/.rpmemd/p.done"
+	cp "$W/old" "$R1/p"
+	ln "$W/outside" "$R1/.rpmemd/p.scrub.tmp"
+	start_daemon
+	rc verify "$W/new" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/new" "$R1/p"
+	[ ! -e "$R1/.rpmemd/p.done" ]
+	grep -q "pool 'p': the committed new image of a dense sync renamed over the pool file" "$DLOG"
+	[ "$(stat -c %h "$W/outside")" -eq 2 ]
+	rm "$R1/.rpmemd/p.scrub.tmp"
+	# a crash before the metadata said N + 1: .done is not the pool's
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "old:/client" 0
+	[ "$output" = OK ]
+	stop_daemon
+	cp "$W/old" "$R1/.rpmemd/p.done"
+	start_daemon
+	[ "$(pool_state)" = "syncing true 2" ]
+	GEN=2
+	rc rollback "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/new" "$R1/p"
+	[ ! -e "$R1/.rpmemd/p.done" ]
+	committed 2
+}
