@@ -105,7 +105,14 @@ PY
 
 # leftovers -- files in .rpmemd/ that are not the pool's own
 leftovers() {
-	ls -A "$R/.rpmemd" | grep -v '^p\.meta$\|^p\.hashes$\|^p\.scrub$'
+	local f
+	for f in "$R"/.rpmemd/* "$R"/.rpmemd/.[!.]*; do
+		[ -e "$f" ] || continue
+		case ${f##*/} in
+		p.meta | p.hashes | p.scrub) ;;
+		*) echo "${f##*/}" ;;
+		esac
+	done
 }
 
 # quiet -- until the killed writer's session is gone: rpmemd still reads
