@@ -155,6 +155,12 @@ void rpmemd_store_swap_done(struct rpmemd_pool *p);
  */
 int rpmemd_store_swap_abort(struct rpmemd_pool *p);
 /*
+ * rpmemd_store_swap_shared -- p's dense sync writes a new file and other
+ * sessions have p open (their mapping, an RDMA reader's registration, is
+ * of the new file: a rollback would leave them reading it)
+ */
+int rpmemd_store_swap_shared(struct rpmemd_pool *p);
+/*
  * rpmemd_store_swap_recover -- before a pool that is not open is opened
  * (metadata m): a <pool>.next is removed (a sync cut short: the pool file
  * is the previous image); a <pool>.done is renamed over the pool file if

@@ -315,6 +315,11 @@ static void forget(struct rpmemd_pool *p)
 						block_len(b, p->size));
 }
 
+int rpmemd_store_swap_shared(struct rpmemd_pool *p)
+{
+	return p->swap && !writer_alone(p);
+}
+
 int rpmemd_store_swap_abort(struct rpmemd_pool *p)
 {
 	struct rpmemd_swap *s = p->swap;

@@ -313,6 +313,13 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 		ret = -EINVAL;
 		goto out;
 	}
+	if (rpmemd_store_swap_shared(p)) {
+		snprintf(err, errlen,
+			 "pool '%s' is open in other sessions: its interrupted sync can be rolled back once they close it",
+			 p->name);
+		ret = -EBUSY;
+		goto out;
+	}
 	/* the pool is syncing until the metadata says otherwise */
 	rpmemd_undo_queue_drain(p);
 	/* a dense sync into a new file: the pool file is the old image */

@@ -347,3 +347,12 @@ small_state() {
 	[ ! -e "$R1/.rpmemd/p.done" ]
 	committed 2
 }
+
+@test "a dense sync written into a new file is not rolled back under another session's open (its mapping is the new file): BUSY until it closes" {
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" dense-shared p
+	echo "$output"
+	[[ "${lines[0]}" == "ERROR "*"pool 'p' is open in other sessions: its interrupted sync can be rolled back once they close it"* ]]
+	[ "${lines[1]}" = OK ]
+	cmp "$W/old" "$R1/p"
+	committed 1
+}

@@ -71,6 +71,13 @@
                           0x5a at OFF (any alignment) and nothing else,
                           FLUSH, SET_STATE consistent; print "OK" or the
                           first ERROR
+  dense-shared POOL
+                          HELLO, open r1/POOL read-write, SET_STATE
+                          syncing saying the whole pool will be written,
+                          one WRITE of 4 KiB at 0 and FLUSH; a second
+                          session opens it read-only; the first asks for
+                          a rollback, then again once the second closed;
+                          print both answers ("OK" or the ERROR)
   preserve POOL MODE OFF LEN
                           HELLO, open r1/POOL (MODE rw or ro), one
                           PRESERVE of LEN bytes at OFF (any u64s); print
@@ -281,6 +288,37 @@ def cmd_dense_write(port, pool, off, n):
                     wstr("dense-write")))
     t, _, p = recv_frame(s)
     print("OK" if t == OK else error_text(p))
+
+
+def rollback(s, handle, rid):
+    """SET_STATE consistent with RPMEM_SET_STATE_ROLLBACK: "OK" or ERROR"""
+    s.sendall(frame(SET_STATE, rid, struct.pack("<IB", handle, 2) +
+                    wstr("") + struct.pack("<I", 1 << 1)))
+    t, _, p = recv_frame(s)
+    return "OK" if t == OK else error_text(p)
+
+
+def cmd_dense_shared(port, pool):
+    s, _, handle, size = session(port, pool)
+    s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
+                    wstr("dense-shared") + struct.pack("<IQ", 1 << 2, size)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    s.sendall(frame(WRITE, 4, struct.pack("<IQI", handle, 0, 4096) +
+                    b"\x5a" * 4096))
+    s.sendall(frame(FLUSH, 5, struct.pack("<IQQ", handle, 0, 4096)))
+    recv_frame(s)
+    r, _ = hello_session(port)
+    r.sendall(frame(OPEN, 2, wstr("r1") + wstr(pool) + bytes([0, 0])))
+    t, _, p = recv_frame(r)
+    if t != OPEN_OK:
+        sys.exit("no OPEN_OK: " + error_text(p))
+    print(rollback(s, handle, 6))
+    r.close()
+    time.sleep(0.5)
+    print(rollback(s, handle, 7))
 
 
 def cmd_preserve(port, pool, mode, off, n):
@@ -569,6 +607,8 @@ def main():
         cmd_preserve(port, *args)
     elif cmd == "dense-write":
         cmd_dense_write(port, *args)
+    elif cmd == "dense-shared":
+        cmd_dense_shared(port, args[0])
     elif cmd == "says-less":
         cmd_says_less(port, *args)
     elif cmd == "raw-sync":
