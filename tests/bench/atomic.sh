@@ -11,7 +11,8 @@
 #   sync1   a sync after 1% of the 4 KiB blocks changed (a fresh set)
 #   sync100 a sync after every 4 KiB block changed (one byte each)
 #   mirror  a first mirror of the file into a new pool (create + mirror)
-#   rsync   rsync --no-whole-file --inplace of the same change into a
+#   rsync   rsync --no-whole-file --inplace --ignore-times of the same
+#           change into a
 #           local copy (the delta algorithm, both ends on this host)
 # Prints the medians, the ratios B/A, B's sync100/mirror, rsync/B for
 # each sync, and B's target write amplification of each sync: the bytes
@@ -140,7 +141,7 @@ for r in $(seq "$ROUNDS"); do
 		change "$pct"
 		for v in $order; do sync_one "$pct" "$v"; done
 		t0=$(now)
-		rsync --no-whole-file --inplace "$W/src" "$W/rsync-dst"
+		rsync --no-whole-file --inplace --ignore-times "$W/src" "$W/rsync-dst"
 		echo "R-sync$pct $(echo "$(now) - $t0" | bc -l)" >>"$W/t"
 	done
 	for v in $order; do
