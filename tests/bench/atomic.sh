@@ -12,8 +12,8 @@
 #   sync100 a sync after every 4 KiB block changed (one byte each)
 #   mirror  a first mirror of the file into a new pool (create + mirror)
 #   rsync   rsync --no-whole-file --inplace --ignore-times of the same
-#           change into a
-#           local copy (the delta algorithm, both ends on this host)
+#           change into a local copy (the delta algorithm, both ends on
+#           this host)
 # Prints the medians, the ratios B/A, B's sync100/mirror, rsync/B for
 # each sync, and B's target write amplification of each sync: the bytes
 # its daemon wrote on the target (the WRITEs it received, from its
