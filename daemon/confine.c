@@ -39,7 +39,7 @@ static const char *const allowed[] = {
 	"rmdir", "link", "linkat", "truncate", "ftruncate", "fallocate",
 	"fsync", "fdatasync", "msync", "sync_file_range", "fchmod", "fchmodat",
 	"umask", "utimensat", "flock", "getcwd", "chdir", "fchdir",
-	"fadvise64",
+	"fadvise64", "copy_file_range",
 	/* memory (mmap and mprotect: below, without W+X) */
 	"brk", "munmap", "mremap", "madvise", "get_mempolicy", "membarrier",
 	/* threads, identity (read only), scheduling */

@@ -339,6 +339,10 @@ int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      m.len, (unsigned long long)m.offset,
 				      h->pool->name,
 				      (unsigned long long)h->pool->size);
+	if (rpmemd_pool_read_prepare(h->pool))
+		return conn_reply_err(s, hd->id, RPMEM_E_IO,
+				      "pool '%s' cannot be read: a dense sync's new file could not be completed (see rpmemd's log)",
+				      h->pool->name);
 	__atomic_add_fetch(&s->bytes_read, m.len, __ATOMIC_RELAXED);
 	struct io_args a = { s, hd, h->pool->addr + m.offset, m.len, -1, 0,
 			     0 };
@@ -504,6 +508,10 @@ static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 				      (unsigned long long)bytes, h->pool->name,
 				      cap);
 	}
+	if (rpmemd_pool_read_prepare(h->pool))
+		return conn_reply_err(s, hd->id, RPMEM_E_IO,
+				      "pool '%s' cannot be read: a dense sync's new file could not be completed (see rpmemd's log)",
+				      h->pool->name);
 	*ok = 1;
 	return 0;
 }

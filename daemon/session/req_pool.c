@@ -432,7 +432,9 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (m.flags & RPMEM_SET_STATE_ROLLBACK)
 		ret = rpmemd_pool_rollback(h->pool, &meta, err, sizeof(err));
 	else
-		ret = rpmemd_pool_set_state(h->pool, m.state, m.source, &meta,
+		ret = rpmemd_pool_set_state(h->pool, m.state, m.source,
+					    m.change,
+					    h->xport == RPMEM_XPORT_TCP, &meta,
 					    err, sizeof(err));
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);

@@ -107,10 +107,68 @@ void rpmemd_store_undo_open(struct rpmemd_pool *p);
 /*
  * rpmemd_store_undo_begin -- a sync marks consistent pool p syncing (with
  * source): start its journal, bound to the current generation (not for a
- * live replica's " (live)" source); 0 or -errno with err filled
+ * live replica's " (live)" source); 0 or -errno with err filled. A sync
+ * that says it will write change bytes (0: not said) is refused up front
+ * (-ENOSPC) when the region cannot hold their journal even with all its
+ * versions pruned; the oldest versions are pruned while they are in the
+ * way.
  */
 int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
+			    uint64_t change,
 			    char *err, size_t errlen);
+/* --- store_swap.c: a dense sync written into a new file ---------------- */
+
+/*
+ * rpmemd_store_swap_begin -- right after a sync of change bytes started p's
+ * journal (empty): if the sync is dense (at least half the pool), the
+ * region a dir region without versions, the writer p's only opener and
+ * the region has room for a second copy, the pool's mapping now maps a
+ * new file <region>/.rpmemd/<pool>.next (p->fd too) and the pool file is
+ * left as the previous image; else nothing (the journal is used).
+ * undo_lock and meta_lock held.
+ */
+void rpmemd_store_swap_begin(struct rpmemd_pool *p, uint64_t change);
+/*
+ * rpmemd_store_swap_prepare -- before a WRITE of the n ranges: blocks they
+ * cover in part get the rest from the previous image; all are marked as
+ * held by the new file. undo_lock held, p->swap set.
+ */
+int rpmemd_store_swap_prepare(struct rpmemd_pool *p,
+			      const struct rpmem_preserve_range *v, uint32_t n);
+/*
+ * rpmemd_store_swap_commit -- before the metadata says N + 1: the new file
+ * complete (filled), durable and renamed <pool>.done; -errno (err filled)
+ * leaves the sync as it was. undo_lock and meta_lock held.
+ */
+int rpmemd_store_swap_commit(struct rpmemd_pool *p, char *err, size_t errlen);
+/* rpmemd_store_swap_uncommit -- the metadata write failed: .done is .next */
+void rpmemd_store_swap_uncommit(struct rpmemd_pool *p);
+/*
+ * rpmemd_store_swap_done -- the metadata says N + 1: <pool>.done renamed
+ * over the pool file, which p now is (fd, dev and inode)
+ */
+void rpmemd_store_swap_done(struct rpmemd_pool *p);
+/*
+ * rpmemd_store_swap_abort -- a rollback, or the last close of a pool whose
+ * dense sync did not commit: the pool file mapped again, the written
+ * blocks' hashes forgotten, the new file removed. undo_lock held.
+ */
+int rpmemd_store_swap_abort(struct rpmemd_pool *p);
+/*
+ * rpmemd_store_swap_shared -- p's dense sync writes a new file and other
+ * sessions have p open (their mapping, an RDMA reader's registration, is
+ * of the new file: a rollback would leave them reading it)
+ */
+int rpmemd_store_swap_shared(struct rpmemd_pool *p);
+/*
+ * rpmemd_store_swap_recover -- before a pool that is not open is opened
+ * (metadata m): a <pool>.next is removed (a sync cut short: the pool file
+ * is the previous image); a <pool>.done is renamed over the pool file if
+ * m committed it (consistent), else removed. r->lock held.
+ */
+void rpmemd_store_swap_recover(struct rpmemd_region *r, const char *name,
+			       const struct rpmemd_meta *m);
+
 /*
  * rpmemd_store_undo_keep -- the commit (p's metadata before it: was): the
  * journal kept as a version if the region keeps versions, else removed

@@ -41,6 +41,21 @@ static struct rpmemd_pool *find_open(struct rpmemd_regions *set, dev_t dev,
 	return NULL;
 }
 
+/*
+ * find_named -- the open pool of file dev/ino, or named name in r (while a
+ * dense sync's new file is renamed over it, the file at name is the new
+ * one before the pool's dev/ino say so); set->lock held
+ */
+static struct rpmemd_pool *find_named(struct rpmemd_region *r, dev_t dev,
+				      ino_t ino, const char *name)
+{
+	struct rpmemd_pool *p = find_open(r->set, dev, ino);
+	for (struct rpmemd_pool *q = r->set->open; q && !p; q = q->next)
+		if (!q->dax && q->region == r && !strcmp(q->name, name))
+			p = q;
+	return p;
+}
+
 /* file_find_open -- the open pool name of region r, if any; set->lock */
 static struct rpmemd_pool *file_find_open(struct rpmemd_region *r,
 					  const char *name)
@@ -48,7 +63,7 @@ static struct rpmemd_pool *file_find_open(struct rpmemd_region *r,
 	struct stat st;
 	if (fstatat(r->dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return NULL;
-	return find_open(r->set, st.st_dev, st.st_ino);
+	return find_named(r, st.st_dev, st.st_ino, name);
 }
 
 /* meta_exists -- the pool has metadata (it exists as a pool) */
@@ -298,6 +313,7 @@ static int file_remove(struct rpmemd_region *r, const char *name, int force,
 	if ((ret = rpmemd_undo_unlink(r->metafd, name)))
 		WARN("region '%s': pool '%s': cannot remove its undo journal: %s",
 		     r->cfg.name, name, strerror(-ret));
+	rpmemd_store_swap_recover(r, name, NULL); /* a dense sync's leftovers */
 	rpmemd_versions_remove(r, name);
 	ret = 0;
 	rpmemd_store_stats_drop(r, name);
@@ -440,6 +456,14 @@ static int file_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 			ret = -EIO;
 		goto err_unlock;
 	}
+	pthread_mutex_lock(&set->lock);
+	p = file_find_open(r, name);
+	pthread_mutex_unlock(&set->lock);
+	if (!p) {
+		/* what a crash left: a dense sync's files, a scrub record's */
+		rpmemd_store_swap_recover(r, name, &m);
+		rpmemd_scrub_clean(r->metafd, name);
+	}
 	fd = rpmemd_open_own(r->dirfd, name, O_RDWR);
 	if (fd < 0) {
 		ret = fd;
@@ -470,12 +494,14 @@ static int file_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 
 	/* already open: share the mapping */
 	pthread_mutex_lock(&set->lock);
-	p = find_open(set, st.st_dev, st.st_ino);
+	p = find_named(r, st.st_dev, st.st_ino, name);
 	if (p) {
 		ret = rpmemd_store_attach(p, mode, sid, holder, err, errlen);
 		pthread_mutex_unlock(&set->lock);
 		if (ret)
 			goto err_close;
+		/* a reader (RDMA too) sees the pool, not a half-written file */
+		rpmemd_pool_read_prepare(p);
 		goto done;
 	}
 	pthread_mutex_unlock(&set->lock);
@@ -494,7 +520,7 @@ static int file_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 
 	pthread_mutex_lock(&set->lock);
 	/* the same file through another region object (after a reload) */
-	p = find_open(set, st.st_dev, st.st_ino);
+	p = find_named(r, st.st_dev, st.st_ino, name);
 	if (!p) {
 		p = np;
 		np = NULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -181,10 +182,24 @@ int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
 	return ret;
 }
 
+void rpmemd_scrub_clean(int metafd, const char *pool)
+{
+	char tmp[RPMEM_NAME_MAX + 16];
+
+	struct stat st;
+
+	sc_name(pool, ".tmp", tmp, sizeof(tmp));
+	/* only our own: a hard link to another file is left alone */
+	if (!fstatat(metafd, tmp, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == geteuid())
+		unlinkat(metafd, tmp, 0);
+}
+
 int rpmemd_scrub_unlink(int metafd, const char *pool)
 {
 	char fn[RPMEM_NAME_MAX + 16];
 
+	rpmemd_scrub_clean(metafd, pool);
 	sc_name(pool, "", fn, sizeof(fn));
 	if (unlinkat(metafd, fn, 0) && errno != ENOENT)
 		return -errno;

@@ -53,7 +53,12 @@ struct rpmemd_scrub_turns {
 int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
 			unsigned nthreads, const struct rpmemd_scrub_turns *t);
 
-/* rpmemd_scrub_unlink -- remove <pool>.scrub (missing is fine) */
+/*
+ * rpmemd_scrub_clean -- remove a <pool>.scrub.tmp that a crash left while
+ * the record was written (before a pool that is not open is opened)
+ */
+void rpmemd_scrub_clean(int metafd, const char *pool);
+/* rpmemd_scrub_unlink -- remove <pool>.scrub (and a leftover .tmp) */
 int rpmemd_scrub_unlink(int metafd, const char *pool);
 
 /*

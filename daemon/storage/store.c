@@ -279,6 +279,11 @@ void rpmemd_pool_close(struct rpmemd_pool **pp, uint8_t mode, uint32_t sid)
 		}
 	}
 	pthread_mutex_unlock(&set->lock);
+	if (last && p->swap) {
+		pthread_mutex_lock(&p->undo_lock);
+		rpmemd_store_swap_abort(p);
+		pthread_mutex_unlock(&p->undo_lock);
+	}
 	if (last && p->hc) {
 		rpmemd_store_hc_commit(p);
 		rpmemd_hcache_close(&p->hc);
@@ -340,8 +345,8 @@ int rpmemd_pool_persist_guarded(struct rpmemd_pool *p, uint64_t off,
  * commit); meta_lock and undo_lock held
  */
 static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
-			    const char *source, struct rpmemd_meta *out,
-			    char *err, size_t errlen)
+			    const char *source, uint64_t change, int may_swap,
+			    struct rpmemd_meta *out, char *err, size_t errlen)
 {
 	struct rpmemd_meta m = p->meta, was = p->meta;
 	int ret = rpmemd_meta_transition(&m, state);
@@ -354,35 +359,52 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 	if (source && source[0])
 		rpmemd_meta_set_source(&m, source);
 	int started = !p->undo && state == RPMEM_POOL_SYNCING;
-	if (started && (ret = rpmemd_store_undo_begin(p, source, err, errlen)))
+	if (started &&
+	    (ret = rpmemd_store_undo_begin(p, source, change, err, errlen)))
 		return ret;
 	started = started && p->undo;
+	if (started && may_swap)
+		rpmemd_store_swap_begin(p, change);
+	int swapped = p->swap && state == RPMEM_POOL_CONSISTENT;
+	if (swapped && (ret = rpmemd_store_swap_commit(p, err, errlen)))
+		return ret;
 	ret = p->region->ops->write_meta(p, state, source, &m);
 	if (ret) {
 		snprintf(err, errlen, "cannot write the metadata of pool '%s': %s",
 			 p->name, strerror(-ret));
 		ERR("region '%s': pool '%s': metadata write failed: %s",
 		    p->region->cfg.name, p->name, strerror(-ret));
-		if (started)
+		if (swapped)
+			rpmemd_store_swap_uncommit(p);
+		if (started) {
+			rpmemd_store_swap_abort(p);
 			rpmemd_store_undo_end(p); /* still consistent */
+		}
 		return ret;
 	}
 	p->meta = m;
 	*out = m;
+	if (swapped)
+		rpmemd_store_swap_done(p);
 	if (state == RPMEM_POOL_CONSISTENT) {
 		rpmemd_undo_queue_drain(p);
-		rpmemd_store_undo_keep(p, &was);
+		/* a new file's sync has an empty journal: no version of N */
+		if (swapped)
+			rpmemd_store_undo_end(p);
+		else
+			rpmemd_store_undo_keep(p, &was);
 	}
 	return 0;
 }
 
 int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
-			  const char *source, struct rpmemd_meta *out,
-			  char *err, size_t errlen)
+			  const char *source, uint64_t change, int may_swap,
+			  struct rpmemd_meta *out, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&p->undo_lock);
 	pthread_mutex_lock(&p->meta_lock);
-	int ret = set_state_locked(p, state, source, out, err, errlen);
+	int ret = set_state_locked(p, state, source, change, may_swap, out,
+				   err, errlen);
 	pthread_mutex_unlock(&p->meta_lock);
 	pthread_mutex_unlock(&p->undo_lock);
 	/* consistent: no more writes; the written blocks' hashes are kept */

@@ -61,6 +61,8 @@ struct rpmemd_pool {
 	pthread_cond_t undo_cond; /* the journal thread did a chunk */
 	struct rpmemd_undo *undo;
 	struct rpmemd_undo_queue *uq; /* its thread (undo_queue.c), or NULL */
+	/* a dense sync into a new file (store_swap.c), or NULL */
+	struct rpmemd_swap *swap;
 
 	/*
 	 * cuts of a live pool into versions (store_cut.c): cut_lock is held
@@ -149,11 +151,14 @@ int rpmemd_pool_shrunk(const struct rpmemd_pool *p);
 /*
  * rpmemd_pool_set_state -- apply a state transition (rpmemd_meta_transition)
  * and record source (if not empty); persisted before it returns. *out
- * gets the new metadata.
+ * gets the new metadata. change: the bytes a sync that starts will write
+ * (0: unknown), for the room of its undo journal (rpmemd_store_undo_begin);
+ * may_swap: the writer is a TCP session, so a dense sync may be written
+ * into a new file (rpmemd_store_swap_begin).
  */
 int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
-			  const char *source, struct rpmemd_meta *out,
-			  char *err, size_t errlen);
+			  const char *source, uint64_t change, int may_swap,
+			  struct rpmemd_meta *out, char *err, size_t errlen);
 
 /*
  * rpmemd_pool_check_file -- before hashes are taken from the cache: the
@@ -255,6 +260,15 @@ int rpmemd_source_live(const char *source);
 
 /* rpmemd_store_undo_dir -- the region's journal directory, or -ENOTSUP */
 int rpmemd_store_undo_dir(const struct rpmemd_region *r);
+
+/*
+ * rpmemd_pool_read_prepare -- before p's data is read (READ, HASH, HASHV,
+ * another open): a dense sync written into a new file (store_swap.c) has
+ * the blocks it did not write yet copied there from the previous image,
+ * so the mapping reads as the pool (the mix of a sync under way); 0 at
+ * once otherwise
+ */
+int rpmemd_pool_read_prepare(struct rpmemd_pool *p);
 
 /* rpmemd_pool_count -- account bytes written and flushes */
 static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,

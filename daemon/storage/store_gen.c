@@ -52,8 +52,8 @@ static int gen_unsettled(struct rpmemd_pool *p, int *rolled, char *err,
 		*rolled = 1;
 		return rpmemd_pool_rollback(p, &m, err, errlen);
 	}
-	return rpmemd_pool_set_state(p, RPMEM_POOL_CONSISTENT, NULL, &m, err,
-				     errlen);
+	return rpmemd_pool_set_state(p, RPMEM_POOL_CONSISTENT, NULL, 0, 0, &m,
+				     err, errlen);
 }
 
 /* gen_promote -- a new id in front of the history, role primary */

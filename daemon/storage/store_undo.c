@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "backend.h"
 #include "guard.h"
@@ -63,8 +64,60 @@ void rpmemd_store_undo_open(struct rpmemd_pool *p)
 	rpmemd_undo_unlink(dfd, p->name);
 }
 
+/*
+ * journal_need -- the most a journal of a sync writing change bytes takes:
+ * its header, and each 4 KiB block with a record head of its own (runs of
+ * blocks share one; librpmemctl's ranges are 4 KiB-aligned)
+ */
+static uint64_t journal_need(uint64_t change)
+{
+	uint64_t blocks = (change + RPMEMD_UNDO_BS - 1) / RPMEMD_UNDO_BS;
+	return RPMEMD_UNDO_HDR + blocks * (RPMEMD_UNDO_BS + RPMEMD_UNDO_REC);
+}
+
+/* region_free -- the bytes an unprivileged writer may still take at dfd */
+static uint64_t region_free(int dfd)
+{
+	struct statvfs sv;
+	if (fstatvfs(dfd, &sv))
+		return UINT64_MAX; /* unknown: the write-time check stays */
+	return (uint64_t)sv.f_bavail * sv.f_frsize;
+}
+
+/*
+ * make_room -- a sync will write change bytes: the region has room for its
+ * journal, the region's oldest versions pruned first while they stand in
+ * the way; -ENOSPC with the numbers in err when even without any version
+ * it would not fit (nothing is pruned then)
+ */
+static int make_room(struct rpmemd_pool *p, int dfd, uint64_t change,
+		     char *err, size_t errlen)
+{
+	struct rpmemd_region *r = p->region;
+	uint64_t need = journal_need(change), avail = region_free(dfd);
+	uint64_t vers = r->cfg.versions ? rpmemd_versions_bytes(r, NULL) : 0;
+
+	if (!change || need <= avail)
+		return 0;
+	if (avail == UINT64_MAX || need > avail + vers) {
+		snprintf(err, errlen,
+			 "pool '%s' stays consistent: a sync of %llu bytes needs up to %llu bytes for its undo journal, region '%s' (%s) has %llu bytes free and %llu bytes of versions that could give way (versions_quota %llu)",
+			 p->name, (unsigned long long)change,
+			 (unsigned long long)need, r->cfg.name, r->cfg.path,
+			 (unsigned long long)avail, (unsigned long long)vers,
+			 (unsigned long long)r->cfg.versions_quota);
+		return -ENOSPC;
+	}
+	while (need > avail && !rpmemd_versions_make_room(p))
+		avail = region_free(dfd);
+	NOTICE("region '%s': pool '%s': a sync of %llu bytes needs up to %llu bytes for its undo journal; the region's oldest versions were pruned first (%llu bytes free now)",
+	       r->cfg.name, p->name, (unsigned long long)change,
+	       (unsigned long long)need, (unsigned long long)avail);
+	return 0;
+}
+
 int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
-			    char *err, size_t errlen)
+			    uint64_t change, char *err, size_t errlen)
 {
 	int dfd = undo_dir(p->region);
 	int ret;
@@ -76,6 +129,8 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 	if (dfd < 0 || p->undo || p->meta.state != RPMEM_POOL_CONSISTENT ||
 	    (is_live(source) && !p->region->cfg.versions))
 		return 0;
+	if ((ret = make_room(p, dfd, change, err, errlen)))
+		return ret;
 	ret = rpmemd_undo_create(dfd, p->name, p->meta.uuid, p->size,
 				 p->meta.generation, p->meta.source, &p->undo);
 	if (ret)
@@ -167,6 +222,11 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 	int ret = 0;
 
 	pthread_mutex_lock(&p->undo_lock);
+	if (p->swap) {
+		/* a dense sync into a new file: nothing to journal */
+		ret = rpmemd_store_swap_prepare(p, v, n);
+		goto out;
+	}
 	queue_wait(p, v, n, 0);
 	if (p->undo && (ret = rpmemd_undo_queue_err(p->uq)))
 		goto out;
@@ -256,9 +316,19 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 		ret = -EINVAL;
 		goto out;
 	}
+	if (rpmemd_store_swap_shared(p)) {
+		snprintf(err, errlen,
+			 "pool '%s' is open in other sessions: its interrupted sync can be rolled back once they close it",
+			 p->name);
+		ret = -EBUSY;
+		goto out;
+	}
 	/* the pool is syncing until the metadata says otherwise */
 	rpmemd_undo_queue_drain(p);
-	ret = rpmemd_undo_apply(p->undo, restore, p);
+	/* a dense sync into a new file: the pool file is the old image */
+	ret = rpmemd_store_swap_abort(p);
+	if (!ret)
+		ret = rpmemd_undo_apply(p->undo, restore, p);
 	if (!ret)
 		ret = rollback_meta(p, out);
 	if (ret) {

@@ -170,6 +170,11 @@ int rpmemd_pool_preserve_async(struct rpmemd_pool *p,
 	int ret = 0;
 
 	pthread_mutex_lock(&p->undo_lock);
+	if (p->swap) {
+		/* a dense sync into a new file: each WRITE prepares its own */
+		pthread_mutex_unlock(&p->undo_lock);
+		return 0;
+	}
 	if (p->undo && !p->uq)
 		ret = queue_start(p);
 	for (uint32_t i = 0; !ret && p->undo && i < n; i++) {

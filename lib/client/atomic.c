@@ -65,7 +65,7 @@ static int pool_rollback(struct rpmemctl_pool *pool)
 		return -ENOTSUP;
 	}
 	return client_send_set_state(pool, RPMEM_POOL_CONSISTENT, "",
-				     RPMEM_SET_STATE_ROLLBACK);
+				     RPMEM_SET_STATE_ROLLBACK, 0);
 }
 
 /* rpmemctl_pool_rollback -- undo an interrupted sync on the target */

@@ -267,7 +267,15 @@ int client_pool_write_ranges(struct rpmemctl_pool *pool, const void *base,
  * increments on consistent
  */
 int client_send_set_state(struct rpmemctl_pool *pool, uint8_t state,
-			  const char *source, uint32_t flags);
+			  const char *source, uint32_t flags, uint64_t change);
+
+/*
+ * client_pool_set_syncing -- rpmemctl_pool_set_state(syncing) telling a
+ * target with RPMEM_CAP_SYNC_SIZE that the sync will write change bytes,
+ * so that it refuses up front a sync its journal cannot hold
+ */
+int client_pool_set_syncing(struct rpmemctl_pool *pool, const char *source,
+			    uint64_t change);
 
 /* --- atomic.c ----------------------------------------------------------- */
 

@@ -698,7 +698,7 @@ static int pool_hash(struct rpmemctl_pool *pool, uint64_t offset,
 }
 
 int client_send_set_state(struct rpmemctl_pool *pool, uint8_t state,
-			  const char *source, uint32_t flags)
+			  const char *source, uint32_t flags, uint64_t change)
 {
 	struct rpmemctl_session *s = pool->sess;
 	int says = !!(s->caps & RPMEM_CAP_STATE);
@@ -707,6 +707,12 @@ int client_send_set_state(struct rpmemctl_pool *pool, uint8_t state,
 		.state = state,
 		.flags = (says ? RPMEM_SET_STATE_REPLY : 0) | flags,
 	};
+	/* an older target takes no change: its journal is checked as written */
+	if (change && state == RPMEM_POOL_SYNCING &&
+	    (s->caps & RPMEM_CAP_SYNC_SIZE)) {
+		m.flags |= RPMEM_SET_STATE_CHANGE;
+		m.change = change;
+	}
 	rpmem_strlcpy(m.source, source ? source : "", sizeof(m.source));
 	uint8_t buf[RPMEM_STR_MAX + 16];
 	int len = rpmem_set_state_encode(buf, sizeof(buf), &m);
@@ -741,9 +747,13 @@ int client_send_set_state(struct rpmemctl_pool *pool, uint8_t state,
 	return 0;
 }
 
-/* pool_set_state -- SET_STATE: syncing, or consistent (generation + 1) */
+/*
+ * pool_set_state -- SET_STATE: syncing (a sync that will write change
+ * bytes, 0: not said), or consistent (generation + 1)
+ */
 static int pool_set_state(struct rpmemctl_pool *pool,
-			  enum rpmemctl_pool_state state, const char *source)
+			  enum rpmemctl_pool_state state, const char *source,
+			  uint64_t change)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
@@ -755,7 +765,7 @@ static int pool_set_state(struct rpmemctl_pool *pool,
 	}
 	if ((ret = check_writable(pool)))
 		return ret;
-	return client_send_set_state(pool, (uint8_t)state, source, 0);
+	return client_send_set_state(pool, (uint8_t)state, source, 0, change);
 }
 
 /* --- the public calls: each keeps its failure's message -------------- */
@@ -880,7 +890,17 @@ RPMEM_EXPORT int rpmemctl_pool_set_state(struct rpmemctl_pool *pool,
 					 const char *source)
 {
 	client_pool_begin(pool);
-	return client_pool_end(pool, pool_set_state(pool, state, source),
+	return client_pool_end(pool, pool_set_state(pool, state, source, 0),
+			       "setting the state");
+}
+
+int client_pool_set_syncing(struct rpmemctl_pool *pool, const char *source,
+			    uint64_t change)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool,
+			       pool_set_state(pool, RPMEMCTL_POOL_SYNCING,
+					      source, change),
 			       "setting the state");
 }
 

@@ -212,7 +212,7 @@ int sync_push(struct sync_ctx *c)
 	if (!c->diff.n && was_consistent)
 		return 0; /* up to date: no state change, nothing written */
 	const char *src = c->o->source;
-	int ret = rpmemctl_pool_set_state(p, RPMEMCTL_POOL_SYNCING, src);
+	int ret = client_pool_set_syncing(p, src, c->st.bytes_differ);
 	if (ret)
 		return ret;
 	uint64_t moved = 0;
@@ -247,8 +247,7 @@ int sync_mirror(struct sync_ctx *c)
 	c->st.bytes_differ = c->size;
 	if (c->o->flags & RPMEMCTL_SYNC_DRY_RUN)
 		return 0;
-	int ret = rpmemctl_pool_set_state(p, RPMEMCTL_POOL_SYNCING,
-					  c->o->source);
+	int ret = client_pool_set_syncing(p, c->o->source, c->size);
 	if (ret)
 		return ret;
 	for (uint64_t off = 0; off < c->size; off += RPMEM_MAX_IO) {

@@ -822,6 +822,8 @@ int rpmem_set_state_encode(void *buf, size_t cap,
 	wbuf_str(&w, m->source, RPMEM_STR_MAX);
 	if (m->flags)
 		wbuf_u32(&w, m->flags);
+	if (m->flags & RPMEM_SET_STATE_CHANGE)
+		wbuf_u64(&w, m->change);
 	return enc_end(&w);
 }
 
@@ -832,12 +834,18 @@ int rpmem_set_state_decode(const void *buf, size_t len,
 	m->handle = rbuf_u32(&r);
 	m->state = rbuf_u8(&r);
 	rbuf_str(&r, m->source, sizeof(m->source));
-	if (!r.err && rbuf_left(&r) == 4)
+	m->flags = 0;
+	m->change = 0;
+	if (!r.err && rbuf_left(&r) >= 4)
 		m->flags = rbuf_u32(&r);
+	if (m->flags & RPMEM_SET_STATE_CHANGE)
+		m->change = rbuf_u64(&r);
 	if (m->state > RPMEM_POOL_CONSISTENT ||
 	    (m->flags & ~RPMEM_SET_STATE_FLAGS) ||
 	    ((m->flags & RPMEM_SET_STATE_ROLLBACK) &&
-	     m->state != RPMEM_POOL_CONSISTENT))
+	     m->state != RPMEM_POOL_CONSISTENT) ||
+	    ((m->flags & RPMEM_SET_STATE_CHANGE) &&
+	     m->state != RPMEM_POOL_SYNCING))
 		return -EBADMSG;
 	return dec_end(&r);
 }

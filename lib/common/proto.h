@@ -204,6 +204,11 @@ enum rpmem_ns_mode {
  * GEN and LIST with RPMEM_LIST_GENERATIONS
  */
 #define RPMEM_CAP_GENERATIONS (1u << 14)
+/*
+ * the target takes SET_STATE with RPMEM_SET_STATE_CHANGE (the bytes a sync
+ * will write) and refuses up front a sync whose undo journal cannot fit
+ */
+#define RPMEM_CAP_SYNC_SIZE (1u << 15)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -438,7 +443,14 @@ struct rpmem_msg_hashes {
  * interrupted sync back from the undo journal to the previous generation
  */
 #define RPMEM_SET_STATE_ROLLBACK (1u << 1)
-#define RPMEM_SET_STATE_FLAGS (RPMEM_SET_STATE_REPLY | RPMEM_SET_STATE_ROLLBACK)
+/*
+ * SET_STATE flag, with state syncing (needs RPMEM_CAP_SYNC_SIZE): a u64
+ * follows the flags, the bytes the sync will write (its ranges' sum)
+ */
+#define RPMEM_SET_STATE_CHANGE (1u << 2)
+#define RPMEM_SET_STATE_FLAGS                                                  \
+	(RPMEM_SET_STATE_REPLY | RPMEM_SET_STATE_ROLLBACK |                    \
+	 RPMEM_SET_STATE_CHANGE)
 
 /* most ranges in one PRESERVE request: 8 + 16 * 255 = 4088 payload bytes */
 #define RPMEM_MAX_PRESERVE_RANGES 255u
@@ -461,8 +473,9 @@ struct rpmem_msg_preserve {
 };
 
 /*
- * SET_STATE: handle u32 | state u8 | source str | [flags u32]; flags are
- * sent only when not 0 (an older target knows no flags)
+ * SET_STATE: handle u32 | state u8 | source str | [flags u32 | [change
+ * u64]]; flags are sent only when not 0 (an older target knows no
+ * flags), change only with RPMEM_SET_STATE_CHANGE
  */
 /* KICK: session u32 | flags u32 (none defined: 0) */
 struct rpmem_msg_kick {
@@ -682,6 +695,7 @@ struct rpmem_msg_set_state {
 	uint8_t state;
 	char source[RPMEM_STR_MAX + 1];
 	uint32_t flags; /* RPMEM_SET_STATE_*; 0 when absent */
+	uint64_t change; /* with RPMEM_SET_STATE_CHANGE, else 0 */
 };
 
 /* STATE: the pool's state and generation after a SET_STATE */

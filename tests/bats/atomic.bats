@@ -97,73 +97,57 @@ roll_back() {
 	committed "$GEN"
 }
 
-# go_forward -- the next sync completes the new image; then back to old
-go_forward() {
+# killmatrix WHO POINTS -- tests/tools/killmatrix.sh: kill -9 of WHO at
+# POINTS random points of syncs of 1%, 50% and 100% changed images and of
+# a mirror into an existing pool; every result checked byte for byte
+killmatrix() {
+	run env POINTS="$2" KILLERS="$1" DIR="$W" BUILD="$BUILD" \
+		RPMEMD="$RPMEMD" "$TOP/tests/tools/killmatrix.sh"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"; 0 mismatches; "* ]]
+	# the dense ones went through a new file
+	[[ "$output" =~ mismatches\;\ [1-9][0-9]*\ syncs\ written\ into\ a\ new\ file ]]
+}
+
+@test "kill -9 of rpmemctl at random points of syncs (1%, 50%, 100% changed) and of a mirror into an existing pool: the state says which image, rollback or the next sync gives it, nothing left behind" {
+	killmatrix rpmemctl 3
+}
+
+@test "kill -9 of rpmemd at random points of syncs and of a mirror into an existing pool: restarted, the same" {
+	killmatrix rpmemd 2
+}
+
+@test "a dense sync is written into a new file renamed over the pool: nothing journaled, the unchanged blocks copied on the target, scrub and verify agree" {
+	local ino
+	ino=$(stat -c %i "$R1/p")
+	change "$W/old" "$W/new" 100 9
 	rc sync "$W/new" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/new" "$R1/p"
-	GEN=$((GEN + 1))
-	committed "$GEN"
-	rc sync "$W/old" "$T/r1/p"
+	committed 2
+	[ "$(stat -c %i "$R1/p")" != "$ino" ]
+	grep -q "pool 'p': a dense sync (67108864 of 67108864 bytes): written into a new file" "$DLOG"
+	grep -q "pool 'p': its new image renamed over the pool file (67108864 bytes written, 0 bytes copied from the previous image)" "$DLOG"
+	grep -q "pool 'p': its undo journal of generation 1 (0 blocks, 4096 bytes) removed" "$DLOG"
+	[ -z "$(ls -A "$R1/.rpmemd" | grep -v '^p\.meta$\|^p\.hashes$\|^p\.scrub$')" ]
+	rc scrub "$T/r1/p"
 	[ "$status" -eq 0 ]
-	cmp "$W/old" "$R1/p"
-	GEN=$((GEN + 1))
-	committed "$GEN"
-}
-
-# kill_loop WHO PCT N -- N interrupted syncs of a PCT% changed image, each
-# rolled back or carried forward (alternately), every result compared
-# with the pool file on the target
-kill_loop() {
-	change "$W/old" "$W/new" "$2" "$2"
-	for i in $(seq "$3"); do
-		interrupt "$1"
-		if [ $((i % 2)) -eq 1 ]; then
-			roll_back
-		else
-			# a second cut: the same journal carries on
-			[ $((i % 4)) -eq 0 ] && interrupt "$1"
-			go_forward
-		fi
-	done
-}
-
-@test "kill -9 of rpmemctl mid-sync, 1% changed: rollback gives the old image, the next sync the new one" {
-	BW=256K
-	kill_loop rpmemctl 1 10
-}
-
-@test "kill -9 of rpmemctl mid-sync, 50% changed" {
-	BW=24M
-	kill_loop rpmemctl 50 6
-}
-
-@test "kill -9 of rpmemctl mid-sync, 100% changed" {
-	BW=24M
-	kill_loop rpmemctl 100 6
-}
-
-@test "kill -9 of rpmemctl mid-mirror into an existing pool: rollback gives the old image" {
-	change "$W/old" "$W/new" 100 7
-	for i in 1 2 3 4; do
-		"$RPMEMCTL" mirror --bwlimit 24M "$W/new" "$T/r1/p" >/dev/null 2>&1 &
-		local cpid=$!
-		wait_writing
-		sleep "$(printf '0.%02d' $((RANDOM % 40)))"
-		kill -9 "$cpid"
-		wait "$cpid" || true
-		[ "$(pool_state)" = "syncing true $GEN" ]
-		roll_back
-	done
-}
-
-@test "kill -9 of rpmemd mid-sync (1%, 50%, 100%): restarted, it rolls back or completes" {
-	for pct in 1 50 100; do
-		BW=256K
-		[ "$pct" -gt 1 ] && BW=24M
-		kill_loop rpmemd "$pct" 3
-	done
-	grep -q "an interrupted sync: .* kept in its undo journal" "$DLOG"
+	rc verify "$W/new" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	# a dense sync that writes one unaligned range: the rest of its
+	# blocks, and every other block, come from the previous image
+	cp "$W/new" "$W/want"
+	head -c 5000 /dev/zero | tr '\0' 'Z' |
+		dd of="$W/want" bs=1 seek=12388 conv=notrunc status=none
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" dense-write p 12388 5000
+	[ "$output" = OK ]
+	cmp "$W/want" "$R1/p"
+	grep -q "its new image renamed over the pool file (5000 bytes written, $((64 << 20)) bytes copied" "$DLOG"
+	rc verify "$W/want" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 0 ]
 }
 
 @test "the sync after an interruption sends only what did not arrive" {
@@ -263,21 +247,53 @@ kill_loop() {
 	roll_back
 }
 
-@test "a full region: the write is refused with the reason, the pool stays recoverable" {
+# small_region MIB -- a tmpfs of MIB MiB mounted at $MNT as region "small"
+small_region() {
 	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
 	MNT=$W/small
 	mkdir -p "$MNT"
-	mount -t tmpfs -o size=96m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
+	mount -t tmpfs -o size="$1"m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
 	stop_daemon
 	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; },\n  { name = \"r1\";|" "$CONF"
 	start_daemon
 	rc mirror "$W/old" "$T/small/p"
 	[ "$status" -eq 0 ]
+}
+
+# small_state -- "STATE PENDING GENERATION BYTES_WRITTEN" of small/p
+small_state() {
+	"$RPMEMCTL" list --json "$T/small/p" |
+		jq -r '.pools[0] | "\(.state) \(.pending) \(.generation) \(.bytes_written)"'
+}
+
+@test "a sync whose journal cannot fit is refused up front with the numbers (exit 4); the pool is untouched and consistent" {
+	small_region 96
+	local before free need
+	before=$(small_state)
+	[[ "$before" == "consistent false 1 "* ]]
 	change "$W/old" "$W/new" 100 5
-	# 64 MiB of pool and a journal of every block do not fit in 96 MiB
+	free=$(stat -f -c '%a * %S' "$MNT" | bc)
+	# every 4 KiB block of 64 MiB with a record head, and the header
+	need=$((4096 + 16384 * (4096 + 32)))
 	rc sync "$W/new" "$T/small/p"
 	[ "$status" -eq 4 ]
-	[[ "$output" == *"no room for the undo journal"* ]]
+	[[ "$output" == *"a sync of $((64 << 20)) bytes needs up to $need bytes for its undo journal, region 'small' ($MNT) has $free bytes free and 0 bytes of versions that could give way"* ]]
+	# nothing written, no journal, still generation 1
+	[ "$(small_state)" = "$before" ]
+	cmp "$W/old" "$MNT/p"
+	[ -z "$(ls -A "$MNT/.rpmemd" | grep -v '^p\.meta$\|^p\.scrub$\|^p\.hashes$')" ]
+	# a sync that fits goes on
+	change "$W/old" "$W/new" 1 6
+	rc sync "$W/new" "$T/small/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/new" "$MNT/p"
+}
+
+@test "a client that says less than it writes: the write is refused with the reason, the pool stays recoverable" {
+	small_region 96
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" says-less small p 4096
+	echo "$output"
+	[[ "$output" == "ERROR "*"no room for the undo journal"* ]]
 	local st
 	st=$("$RPMEMCTL" list --json "$T/small/p" | jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation)"')
 	[ "$st" = "syncing true 1" ]
@@ -285,4 +301,58 @@ kill_loop() {
 	[ "$status" -eq 0 ]
 	cmp "$W/old" "$MNT/p"
 	[ ! -e "$MNT/.rpmemd/p.undo" ]
+}
+
+@test "what a crash left in .rpmemd is finished or removed at the next open: a dense sync's new file, its committed image, a scrub record's .tmp" {
+	change "$W/old" "$W/new" 100 12
+	# a crash mid-sync: .next (and a scrub record's .tmp) beside the pool
+	stop_daemon
+	head -c 4096 /dev/urandom >"$R1/.rpmemd/p.next"
+	head -c 4096 /dev/urandom >"$R1/.rpmemd/p.scrub.tmp"
+	# one that is not rpmemd's own (a hard link) is left alone
+	head -c 4096 /dev/urandom >"$W/outside"
+	start_daemon
+	rc verify "$W/old" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ ! -e "$R1/.rpmemd/p.next" ]
+	[ ! -e "$R1/.rpmemd/p.scrub.tmp" ]
+	grep -q "pool 'p': removed the new file of a dense sync cut short" "$DLOG"
+	# a crash after the metadata said N + 1, before the rename: the pool
+	# file still N, N + 1 complete in .done; the next open renames it
+	rc sync "$W/new" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	stop_daemon
+	cp "$R1/p" "$R1/.rpmemd/p.done"
+	cp "$W/old" "$R1/p"
+	ln "$W/outside" "$R1/.rpmemd/p.scrub.tmp"
+	start_daemon
+	rc verify "$W/new" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/new" "$R1/p"
+	[ ! -e "$R1/.rpmemd/p.done" ]
+	grep -q "pool 'p': the committed new image of a dense sync renamed over the pool file" "$DLOG"
+	[ "$(stat -c %h "$W/outside")" -eq 2 ]
+	rm "$R1/.rpmemd/p.scrub.tmp"
+	# a crash before the metadata said N + 1: .done is not the pool's
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "old:/client" 0
+	[ "$output" = OK ]
+	stop_daemon
+	cp "$W/old" "$R1/.rpmemd/p.done"
+	start_daemon
+	[ "$(pool_state)" = "syncing true 2" ]
+	GEN=2
+	rc rollback "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/new" "$R1/p"
+	[ ! -e "$R1/.rpmemd/p.done" ]
+	committed 2
+}
+
+@test "a dense sync written into a new file is not rolled back under another session's open (its mapping is the new file): BUSY until it closes" {
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" dense-shared p
+	echo "$output"
+	[[ "${lines[0]}" == "ERROR "*"pool 'p' is open in other sessions: its interrupted sync can be rolled back once they close it"* ]]
+	[ "${lines[1]}" = OK ]
+	cmp "$W/old" "$R1/p"
+	committed 1
 }

@@ -63,6 +63,27 @@
                           at OFF with no PRESERVE before it (a client that
                           knows nothing of undo journals), FLUSH; print
                           "OK" or the ERROR; the pool is left syncing
+  says-less REGION POOL CHANGE
+                          HELLO, open REGION/POOL read-write, SET_STATE
+                          syncing saying the sync will write CHANGE bytes
+                          (RPMEM_SET_STATE_CHANGE), then one PRESERVE of
+                          the whole pool, WRITEs of all of it (0x5a) and a
+                          FLUSH (a client that says less than it writes);
+                          print "OK" or the first ERROR
+  dense-write POOL OFF LEN
+                          HELLO, open r1/POOL read-write, SET_STATE
+                          syncing saying the sync will write the whole
+                          pool (a dense sync), one WRITE of LEN bytes of
+                          0x5a at OFF (any alignment) and nothing else,
+                          FLUSH, SET_STATE consistent; print "OK" or the
+                          first ERROR
+  dense-shared POOL
+                          HELLO, open r1/POOL read-write, SET_STATE
+                          syncing saying the whole pool will be written,
+                          one WRITE of 4 KiB at 0 and FLUSH; a second
+                          session opens it read-only; the first asks for
+                          a rollback, then again once the second closed;
+                          print both answers ("OK" or the ERROR)
   preserve POOL MODE OFF LEN
                           HELLO, open r1/POOL (MODE rw or ro), one
                           PRESERVE of LEN bytes at OFF (any u64s); print
@@ -111,10 +132,10 @@ def hello_session(port):
         sys.exit(str(e))
 
 
-def session(port, pool):
-    """HELLO and OPEN r1/pool read-write: (socket, session id, handle, size)"""
+def session(port, pool, region="r1"):
+    """HELLO and OPEN region/pool read-write: (socket, sid, handle, size)"""
     s, sid = hello_session(port)
-    s.sendall(frame(OPEN, 2, wstr("r1") + wstr(pool) + bytes([1, 0])))
+    s.sendall(frame(OPEN, 2, wstr(region) + wstr(pool) + bytes([1, 0])))
     t, _, p = recv_frame(s)
     if t != OPEN_OK:
         sys.exit("no OPEN_OK: " + error_text(p))
@@ -249,6 +270,82 @@ def cmd_raw_sync(port, pool, source, off):
     s.sendall(frame(FLUSH, 5, struct.pack("<IQQ", handle, off, n)))
     t, _, p = recv_frame(s)
     print("OK" if t == OK else error_text(p))
+
+
+def cmd_says_less(port, region, pool, change):
+    s, _, handle, size = session(port, pool, region)
+    s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
+                    wstr("says-less") + struct.pack("<IQ", 1 << 2,
+                                                    int(change))))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    s.sendall(frame(PRESERVE, 4, struct.pack("<IIQQ", handle, 1, 0, size)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    n = 1 << 20
+    for off in range(0, size, n):
+        s.sendall(frame(WRITE, 5, struct.pack("<IQI", handle, off, n) +
+                        b"\x5a" * n))
+    s.sendall(frame(FLUSH, 6, struct.pack("<IQQ", handle, 0, size)))
+    t, _, p = recv_frame(s)
+    print("OK" if t == OK else error_text(p))
+
+
+def cmd_dense_write(port, pool, off, n):
+    s, _, handle, size = session(port, pool)
+    off, n = int(off), int(n)
+    s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
+                    wstr("dense-write") + struct.pack("<IQ", 1 << 2, size)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    s.sendall(frame(WRITE, 4, struct.pack("<IQI", handle, off, n) +
+                    b"\x5a" * n))
+    s.sendall(frame(FLUSH, 5, struct.pack("<IQQ", handle, off, n)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    s.sendall(frame(SET_STATE, 6, struct.pack("<IB", handle, 2) +
+                    wstr("dense-write")))
+    t, _, p = recv_frame(s)
+    print("OK" if t == OK else error_text(p))
+
+
+def rollback(s, handle, rid):
+    """SET_STATE consistent with RPMEM_SET_STATE_ROLLBACK: "OK" or ERROR"""
+    s.sendall(frame(SET_STATE, rid, struct.pack("<IB", handle, 2) +
+                    wstr("") + struct.pack("<I", 1 << 1)))
+    t, _, p = recv_frame(s)
+    return "OK" if t == OK else error_text(p)
+
+
+def cmd_dense_shared(port, pool):
+    s, _, handle, size = session(port, pool)
+    s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
+                    wstr("dense-shared") + struct.pack("<IQ", 1 << 2, size)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    s.sendall(frame(WRITE, 4, struct.pack("<IQI", handle, 0, 4096) +
+                    b"\x5a" * 4096))
+    s.sendall(frame(FLUSH, 5, struct.pack("<IQQ", handle, 0, 4096)))
+    recv_frame(s)
+    r, _ = hello_session(port)
+    r.sendall(frame(OPEN, 2, wstr("r1") + wstr(pool) + bytes([0, 0])))
+    t, _, p = recv_frame(r)
+    if t != OPEN_OK:
+        sys.exit("no OPEN_OK: " + error_text(p))
+    print(rollback(s, handle, 6))
+    r.close()
+    time.sleep(0.5)
+    print(rollback(s, handle, 7))
 
 
 def cmd_preserve(port, pool, mode, off, n):
@@ -558,6 +655,12 @@ def main():
         cmd_flood(port, args[1], args[2:], tls=True)
     elif cmd == "preserve":
         cmd_preserve(port, *args)
+    elif cmd == "dense-write":
+        cmd_dense_write(port, *args)
+    elif cmd == "dense-shared":
+        cmd_dense_shared(port, args[0])
+    elif cmd == "says-less":
+        cmd_says_less(port, *args)
     elif cmd == "raw-sync":
         cmd_raw_sync(port, *args)
     elif cmd == "gen":

@@ -11,9 +11,15 @@
 #   sync1   a sync after 1% of the 4 KiB blocks changed (a fresh set)
 #   sync100 a sync after every 4 KiB block changed (one byte each)
 #   mirror  a first mirror of the file into a new pool (create + mirror)
-# Prints the medians, the ratios B/A and, for B, sync100/mirror, and the
-# bytes B's daemon wrote into its undo journals per byte changed (from its
-# log). Checks both pools against the file at the end.
+#   rsync   rsync --no-whole-file --inplace --ignore-times of the same
+#           change into a local copy (the delta algorithm, both ends on
+#           this host)
+# Prints the medians, the ratios B/A, B's sync100/mirror, rsync/B for
+# each sync, and B's target write amplification of each sync: the bytes
+# its daemon wrote on the target (the WRITEs it received, from its
+# bytes_written counter, plus its undo journals and the blocks copied
+# into a dense sync's new file, from its log) per byte changed. Checks
+# both pools against the file at the end.
 #
 # Usage: [DIR=/var/tmp] tests/bench/atomic.sh A_BUILD_DIR B_BUILD_DIR
 #        [SIZE_MIB (1024)] [ROUNDS (5)]
@@ -91,6 +97,25 @@ timed() {
 	echo "$v-$what $(echo "$t1 - $t0" | bc -l)" >>"$W/t"
 }
 
+# amp PCT -- after B's sync of PCT% changed: what its daemon wrote on the
+# target per byte changed, into $W/t as "B-ampPCT N"
+amp() {
+	local w j c changed
+	w=$("$B/rpmemctl" list --json "$(target B)/bench/p" | jq -r '.pools[0].bytes_written')
+	j=$(tail -c +"$LOGPOS" "$W/b.log" | { grep -o "undo journal of generation [0-9]* ([0-9]* blocks, [0-9]* bytes)" || true; } |
+		sed 's/.*blocks, \([0-9]*\) bytes)/\1/' | paste -sd+ | bc)
+	c=$(tail -c +"$LOGPOS" "$W/b.log" | { grep -o "([0-9]* bytes written, [0-9]* bytes copied" || true; } |
+		sed 's/.*written, \([0-9]*\) bytes copied/\1/' | paste -sd+ | bc)
+	changed=$(((SIZE << 20) * $1 / 100))
+	echo "B-amp$1 $(ratio "$((w - WPOS + ${j:-0} + ${c:-0}))" "$changed")" >>"$W/t"
+}
+
+# mark -- where B's log and bytes_written counter are now (for amp)
+mark() {
+	LOGPOS=$(($(stat -c %s "$W/b.log") + 1))
+	WPOS=$("$B/rpmemctl" list --json "$(target B)/bench/p" | jq -r '.pools[0].bytes_written')
+}
+
 # target V -- build V's daemon address
 target() { [ "$1" = A ] && echo "127.0.0.1:$PA" || echo "127.0.0.1:$PB"; }
 
@@ -100,19 +125,30 @@ for v in A B; do
 	timed "$v" warm mirror -q "$W/src" "$(target $v)/bench/p"
 	timed "$v" warm sync -q "$W/src" "$(target $v)/bench/p"
 done
+cp "$W/src" "$W/rsync-dst"
 : >"$W/t"
+# sync PCT V -- build V's sync after PCT% changed (B's amplification too)
+sync_one() {
+	[ "$2" = B ] && mark
+	timed "$2" "sync$1" sync -q "$W/src" "$(target "$2")/bench/p"
+	[ "$2" = B ] && amp "$1"
+	return 0
+}
 for r in $(seq "$ROUNDS"); do
 	order="A B"
 	[ $((r % 2)) -eq 0 ] && order="B A"
-	change 1
-	for v in $order; do timed "$v" sync1 sync -q "$W/src" "$(target $v)/bench/p"; done
-	change 100
-	for v in $order; do timed "$v" sync100 sync -q "$W/src" "$(target $v)/bench/p"; done
+	for pct in 1 100; do
+		change "$pct"
+		for v in $order; do sync_one "$pct" "$v"; done
+		t0=$(now)
+		rsync --no-whole-file --inplace --ignore-times "$W/src" "$W/rsync-dst"
+		echo "R-sync$pct $(echo "$(now) - $t0" | bc -l)" >>"$W/t"
+	done
 	for v in $order; do
 		"$([ $v = A ] && echo "$A" || echo "$B")/rpmemctl" remove -q "$(target $v)/bench/m" 2>/dev/null || true
 		timed "$v" mirror mirror -q "$W/src" "$(target $v)/bench/m"
 	done
-	echo "round $r: $(tail -6 "$W/t" | tr '\n' ' ')" >&2
+	echo "round $r: $(tail -10 "$W/t" | tr '\n' ' ')" >&2
 done
 cmp "$W/src" "$W/a/p"
 cmp "$W/src" "$W/b/p"
@@ -124,11 +160,10 @@ for w in sync1 sync100 mirror; do
 	b=$(med "B-$w")
 	echo "| $w | $a | $b | $(ratio "$b" "$a") |"
 done
+for w in sync1 sync100; do
+	echo "| $w: rsync | $(med "R-$w") s | rsync / B = $(ratio "$(med "R-$w")" "$(med "B-$w")") | |"
+done
 echo
 echo "B: sync100 / mirror = $(ratio "$(med B-sync100)" "$(med B-mirror)");" \
 	"A: sync100 / mirror = $(ratio "$(med A-sync100)" "$(med A-mirror)")"
-# the journal's bytes per synced byte: the last round's 100% sync
-j=$(grep -o "undo journal of generation [0-9]* ([0-9]* blocks, [0-9]* bytes)" "$W/b.log" |
-	sed 's/.*blocks, \([0-9]*\) bytes)/\1/' | tail -1)
-echo "B: undo journal of the last 100% sync: ${j:-0} bytes for $((SIZE << 20)) bytes changed" \
-	"($(ratio "${j:-0}" $((SIZE << 20))) journal bytes per pool byte written)"
+echo "B: target bytes written per byte changed: sync1 $(med B-amp1), sync100 $(med B-amp100)"

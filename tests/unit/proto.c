@@ -2928,6 +2928,42 @@ static void rpmem_set_state__rollback_only_to_consistent(void **state)
 	assert_int_equal(rpmem_set_state_decode(buf, (size_t)n, &d), -EBADMSG);
 }
 
+/* SET_STATE's change: a u64 after the flags, with state syncing only */
+static void rpmem_set_state__change_with_syncing_only(void **state)
+{
+	(void)state;
+	struct rpmem_msg_set_state m = { .handle = 1,
+					 .state = RPMEM_POOL_SYNCING,
+					 .flags = RPMEM_SET_STATE_CHANGE,
+					 .change = 0x0102030405060708ull },
+				   d;
+	uint8_t buf[512];
+	struct pb p;
+	strcpy(m.source, "src");
+	set_state_payload(&p);
+	pb_u32(&p, RPMEM_SET_STATE_CHANGE);
+	pb_u64(&p, 0x0102030405060708ull);
+	int n = rpmem_set_state_encode(buf, sizeof(buf), &m);
+	assert_int_equal(n, (int)p.len);
+	assert_memory_equal(buf, p.b, p.len);
+	assert_int_equal(rpmem_set_state_decode(buf, (size_t)n, &d), 0);
+	assert_int_equal(d.change, 0x0102030405060708ull);
+	/* a torn u64, or a change without its flag, is malformed */
+	assert_int_equal(rpmem_set_state_decode(buf, (size_t)n - 1, &d),
+			 -EBADMSG);
+	m.flags = RPMEM_SET_STATE_REPLY;
+	n = rpmem_set_state_encode(buf, sizeof(buf), &m);
+	assert_int_equal(rpmem_set_state_decode(buf, (size_t)n, &d), 0);
+	assert_int_equal(d.change, 0);
+	memcpy(buf + n, p.b + p.len - 8, 8);
+	assert_int_equal(rpmem_set_state_decode(buf, (size_t)n + 8, &d),
+			 -EBADMSG);
+	m.flags = RPMEM_SET_STATE_CHANGE;
+	m.state = RPMEM_POOL_CONSISTENT;
+	n = rpmem_set_state_encode(buf, sizeof(buf), &m);
+	assert_int_equal(rpmem_set_state_decode(buf, (size_t)n, &d), -EBADMSG);
+}
+
 static void rpmem_status_encode__cursor_only_when_paged(void **state)
 {
 	(void)state;
@@ -3187,6 +3223,7 @@ int main(void)
 		T(rpmem_list_reply__undo_layout_round_trips),
 		T(rpmem_preserve__round_trip_and_bounds),
 		T(rpmem_set_state__rollback_only_to_consistent),
+		T(rpmem_set_state__change_with_syncing_only),
 		T(rpmem_status_encode__cursor_only_when_paged),
 		T(rpmem_status_decode__page_carries_a_cursor),
 		T(rpmem_status_reply_decode__page_layouts_do_not_mix),

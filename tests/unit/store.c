@@ -165,13 +165,13 @@ static void lifecycle(struct fx *fx, const char *name)
 	assert_non_null(strstr(err, "open for writing by s7"));
 	assert_int_equal(rpmemd_pool_remove(r, "p", 1, err, sizeof(err)),
 			 -EBUSY);
-	assert_int_equal(rpmemd_pool_set_state(p, RPMEM_POOL_SYNCING, "src",
+	assert_int_equal(rpmemd_pool_set_state(p, RPMEM_POOL_SYNCING, "src", 0, 0,
 					       &m, err, sizeof(err)),
 			 0);
 	memset(p->addr + MiB, 0xa5, 4096);
 	assert_int_equal(rpmemd_pool_persist(p, MiB, 4096), 0);
 	rpmemd_pool_count(p, 4096, 1);
-	assert_int_equal(rpmemd_pool_set_state(p, RPMEM_POOL_CONSISTENT, "",
+	assert_int_equal(rpmemd_pool_set_state(p, RPMEM_POOL_CONSISTENT, "", 0, 0,
 					       &m, err, sizeof(err)),
 			 0);
 	assert_int_equal(m.state, RPMEM_POOL_CONSISTENT);
@@ -219,7 +219,7 @@ static void state(struct rpmemd_pool *p, uint8_t st, const char *src)
 {
 	struct rpmemd_meta m;
 	char err[256];
-	assert_int_equal(rpmemd_pool_set_state(p, st, src, &m, err,
+	assert_int_equal(rpmemd_pool_set_state(p, st, src, 0, 0, &m, err,
 					       sizeof(err)), 0);
 }
 

@@ -1,0 +1,227 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# killmatrix.sh -- kill -9 of rpmemctl or rpmemd at random points of a sync
+#
+# Starts its own rpmemd (a dir region in a new directory under DIR,
+# default /dev/shm) with one pool of SIZE_MIB (default 16) MiB, mirrored
+# from a random image. For each case of CASES (default "1 50 100
+# mirror": a sync after 1%, 50% or 100% of the 4 KiB blocks changed, and
+# a mirror into the existing pool) and each killer of KILLERS (default
+# "rpmemctl rpmemd"), POINTS times (default 3): a sync to the other image
+# paced with --bwlimit, kill -9 of the killer at a random point from just
+# before the pool is marked syncing to past its commit (rpmemd is then
+# restarted), then:
+#   - the target's state must say which image it holds: consistent at
+#     the old generation and the old image, consistent at the new one and
+#     the new image, or syncing with a journal bound to the old
+#     generation (pending) -- and, when the journal holds no block (the
+#     dense path writes into a new file), the pool file is the old image;
+#   - a pending pool is rolled back (every other time) and must be the old
+#     image, or synced forward and must be the new one;
+#   - a consistent pool verifies (rpmemctl verify) identical to the image
+#     its generation names; the region's .rpmemd/ then holds no journal,
+#     temporary or new file (only the pool's .meta, .hashes and .scrub),
+#     and the pool file matches the state byte for byte.
+# Prints one line per case and killer and a summary; exits 1 on any
+# mismatch (each one is named on stderr), 2 on a usage or set-up error.
+#
+# Usage: [POINTS=3] [SIZE_MIB=16] [CASES="1 50 100 mirror"]
+#        [KILLERS="rpmemctl rpmemd"] [DIR=/dev/shm] [BUILD=build]
+#        tests/tools/killmatrix.sh
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$(cd "${BUILD:-$top/build}" && pwd) || exit 2
+RPMEMD=${RPMEMD:-$BUILD/rpmemd}
+RPMEMCTL=$BUILD/rpmemctl
+POINTS=${POINTS:-3}
+SIZE=${SIZE_MIB:-16}
+CASES=${CASES:-1 50 100 mirror}
+KILLERS=${KILLERS:-rpmemctl rpmemd}
+W=$(mktemp -d "${DIR:-/dev/shm}/rpmem-kill.XXXXXX") || exit 2
+R=$W/r
+PORT=$((20000 + RANDOM % 12000))
+T=127.0.0.1:$PORT/r/p
+export XDG_CONFIG_HOME=$W/xdg
+# a sync of the whole pool takes about 0.7 s at this pace
+BW=$((SIZE * 3 / 2))M
+BAD=0
+DPID=
+
+cleanup() {
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
+	wait 2>/dev/null
+	[ "$BAD" -eq 0 ] && rm -rf "$W"
+}
+trap cleanup EXIT
+
+mkdir -p "$R"
+cat >"$W/d.conf" <<CONF
+listen = ["127.0.0.1"];
+port = $PORT;
+log = { level = "info"; target = "stderr"; };
+regions = ( { name = "r"; type = "dir"; path = "$R"; } );
+CONF
+
+# start -- rpmemd in the background, once it accepts
+start() {
+	"$RPMEMD" -c "$W/d.conf" >>"$W/d.log" 2>&1 &
+	DPID=$!
+	for _ in $(seq 200); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "rpmemd did not start (log: $W/d.log)" >&2
+	exit 2
+}
+
+# bad WHAT -- a mismatch, named
+bad() {
+	echo "MISMATCH: $*" >&2
+	BAD=$((BAD + 1))
+}
+
+# state -- "STATE PENDING GENERATION UNDO_BYTES" of the pool
+state() {
+	"$RPMEMCTL" list --json "$T" 2>/dev/null |
+		jq -r '.pools[0] | "\(.state) \(.pending) \(.generation) \(.undo_bytes // 0)"'
+}
+
+# change SRC DST PCT -- DST: SRC with PCT% of its 4 KiB blocks changed
+change() {
+	cp "$1" "$2"
+	python3 - "$2" "$3" <<'PY'
+import random, sys
+path, pct = sys.argv[1], float(sys.argv[2])
+with open(path, "r+b") as f:
+    nb = f.seek(0, 2) // 4096
+    for b in sorted(random.sample(range(nb), max(1, int(nb * pct / 100)))):
+        o = b * 4096 + random.randrange(4096)
+        f.seek(o)
+        c = f.read(1)[0]
+        f.seek(o)
+        f.write(bytes([c ^ 0xff]))
+PY
+}
+
+# leftovers -- files in .rpmemd/ that are not the pool's own
+leftovers() {
+	local f
+	for f in "$R"/.rpmemd/* "$R"/.rpmemd/.[!.]*; do
+		[ -e "$f" ] || continue
+		case ${f##*/} in
+		p.meta | p.hashes | p.scrub) ;;
+		*) echo "${f##*/}" ;;
+		esac
+	done
+}
+
+# quiet -- until the killed writer's session is gone: rpmemd still reads
+# what the client sent before it died (a WRITE in the socket's buffer)
+quiet() {
+	for _ in $(seq 200); do
+		[ "$("$RPMEMCTL" list --json "$T" 2>/dev/null |
+			jq -r '.pools[0].writer')" = "" ] && return 0
+		sleep 0.05
+	done
+	bad "the pool still has a writer 10 s after the kill"
+}
+
+# settle CASE -- after a kill: check what the state says, roll back or go
+# forward, check again; OLD/NEW/GEN follow what the pool holds
+settle() {
+	local st gen pend undo
+	quiet
+	read -r st pend gen undo <<<"$(state)"
+	if [ "$st" = consistent ] && [ "$gen" = "$GEN" ]; then
+		cmp -s "$OLD" "$R/p" || bad "$1: consistent at $gen but not the old image"
+		verify "$1" "$OLD"
+		N_OLD=$((N_OLD + 1))
+	elif [ "$st" = consistent ] && [ "$gen" = $((GEN + 1)) ]; then
+		cmp -s "$NEW" "$R/p" || bad "$1: consistent at $gen but not the new image"
+		verify "$1" "$NEW"
+		N_NEW=$((N_NEW + 1))
+		GEN=$gen
+		local t=$OLD
+		OLD=$NEW
+		NEW=$t
+	elif [ "$st" = syncing ] && [ "$pend" = true ] && [ "$gen" = "$GEN" ]; then
+		N_PEND=$((N_PEND + 1))
+		# a journal of no block: nothing in the pool file was overwritten
+		if [ "$undo" -le 4096 ] && ! cmp -s "$OLD" "$R/p"; then
+			bad "$1: pending with an empty journal but the pool file is not the old image"
+		fi
+		if [ $((RANDOM % 2)) -eq 0 ]; then
+			"$RPMEMCTL" rollback -q "$T" >/dev/null 2>&1 ||
+				bad "$1: rollback failed"
+			cmp -s "$OLD" "$R/p" || bad "$1: rolled back, not the old image"
+			N_BACK=$((N_BACK + 1))
+		else
+			forward "$1"
+		fi
+	else
+		bad "$1: state '$st pending $pend generation $gen' (old generation $GEN)"
+		return
+	fi
+	[ -z "$(leftovers)" ] || bad "$1: left in .rpmemd: $(leftovers | tr '\n' ' ')"
+	read -r st pend gen undo <<<"$(state)"
+	[ "$st $pend" = "consistent false" ] || bad "$1: $st after settling"
+}
+
+# verify CASE IMAGE -- the target verifies identical to IMAGE (its first
+# open after a crash also removes what the crash left: a stale journal)
+verify() {
+	"$RPMEMCTL" verify -q "$2" "$T" >/dev/null 2>&1 ||
+		bad "$1: the target does not verify identical to the image its state names"
+	cmp -s "$2" "$R/p" || bad "$1: verified, but the pool file differs"
+}
+
+# forward CASE -- the interrupted sync completed by the next one
+forward() {
+	"$RPMEMCTL" sync -q "$NEW" "$T" >/dev/null 2>&1 || bad "$1: the next sync failed"
+	cmp -s "$NEW" "$R/p" || bad "$1: synced forward, not the new image"
+	GEN=$((GEN + 1))
+	local t=$OLD
+	OLD=$NEW
+	NEW=$t
+	N_FWD=$((N_FWD + 1))
+}
+
+# point CASE KILLER -- one sync (or mirror) killed at a random point
+point() {
+	local verb=sync
+	[ "$1" = mirror ] && verb=mirror
+	"$RPMEMCTL" "$verb" -q --bwlimit "$BW" "$NEW" "$T" >/dev/null 2>&1 &
+	local cpid=$!
+	# from just before the start (10%) to past the commit (about 0.7 s)
+	sleep "$(printf '0.%03d' $((RANDOM % 900)))"
+	if [ "$2" = rpmemctl ]; then
+		kill -9 "$cpid" 2>/dev/null
+	else
+		kill -9 "$DPID"
+		wait "$DPID" 2>/dev/null
+		start
+	fi
+	wait "$cpid" 2>/dev/null
+	settle "$1/$2"
+}
+
+start
+head -c $((SIZE << 20)) /dev/urandom >"$W/a"
+"$RPMEMCTL" mirror -q "$W/a" "$T" || { echo "the first mirror failed" >&2; exit 2; }
+OLD=$W/a
+NEW=$W/b
+GEN=1
+N_OLD=0 N_NEW=0 N_PEND=0 N_BACK=0 N_FWD=0
+for c in $CASES; do
+	for k in $KILLERS; do
+		before=$BAD
+		for _ in $(seq "$POINTS"); do
+			change "$OLD" "$NEW" "$([ "$c" = mirror ] && echo 100 || echo "$c")"
+			point "$c" "$k"
+		done
+		echo "case $c, kill -9 of $k: $POINTS points, $((BAD - before)) mismatches"
+	done
+done
+SWAPS=$(grep -c "written into a new file" "$W/d.log")
+echo "summary: $N_OLD old image, $N_NEW new image, $N_PEND pending ($N_BACK rolled back, $N_FWD synced forward); $BAD mismatches; $SWAPS syncs written into a new file"
+[ "$BAD" -eq 0 ] || { echo "kept: $W" >&2; exit 1; }
