@@ -345,7 +345,7 @@ def versions_checks(c, h):
     expect_error('VERSIONS of an unknown handle',
                  c.req(T['VERSIONS'], vs.pack(h + 99, 0, 0)), E_INVAL)
     for what, payload in (
-            ('VERSIONS with an unknown op', vs.pack(h, 2, 0)),
+            ('VERSIONS with an unknown op', vs.pack(h, 3, 0)),
             ('short VERSIONS', vs.pack(h, 0, 0)[:-1]),
             ('VERSIONS with a byte too many', vs.pack(h, 0, 0) + b'x')):
         expect_error(what, c.req(T['VERSIONS'], payload), E_PROTO)
