@@ -357,8 +357,8 @@ static int parse_undo_dir(struct cfg_ctx *c, const config_setting_t *g,
 
 /*
  * undo_dir_clash -- why the undo_dir of region r (devdax) may not be
- * where it is, or NULL: in or around another region's directory (its
- * journals would look like pools), or another devdax region's undo_dir
+ * where it is, or NULL: in or around another region's directory (a
+ * journal <pool>.undo could be a pool file there), or another devdax region's undo_dir
  * (pools of the same name would share a journal)
  */
 static const char *undo_dir_clash(const struct rpmemd_region_cfg *r,

@@ -371,7 +371,7 @@ static void rpmemd_config_load__devdax_undo_dir(void **state)
 	has("is not a directory");
 	assert_int_equal(undo_dir_err("b"), -EINVAL);
 	has("is not an absolute path");
-	/* journals in a dir region would be listed as its pools */
+	/* a journal in a dir region could be one of its pool files */
 	snprintf(p, sizeof(p), "%s/a/inner", dir);
 	assert_int_equal(undo_dir_err(p), -EINVAL);
 	has("regions[1].undo_dir");
