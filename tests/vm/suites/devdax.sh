@@ -32,7 +32,7 @@ DD_AUTO_PORT=7640
 DD_T=$TARGET_IP
 DD_MIB=$((1024 * 1024))
 DD_AT_MIB=32	 # the pool of the atomic syncs
-DD_AT_BW=4M	 # their pace: a sync takes about 8 s, killed after 1 to 2
+DD_AT_BW=1M	 # their pace: a sync would take 32 s, killed within 1 or 2
 
 # dd_log -- where rpmemd's own log goes (both daemons)
 dd_log()
@@ -577,29 +577,40 @@ dd_initiator_kill()
 		-q verify --transport tcp a.bin "$DD_T/dd/a"
 }
 
-# dd_at_state -- "STATE PENDING RECOVERABLE_GENERATION GENERATION" of dd/at
-dd_at_state()
+# dd_at_list -- "STATE PENDING RECOVERABLE_GENERATION GENERATION
+# UNDO_BYTES" of dd/at, as LIST shows it
+dd_at_list()
 {
 	"$DD_CTL" list --json "$DD_T/dd/at" 2>/dev/null |
-		jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation) \(.generation)"'
+		jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation) \(.generation) \(.undo_bytes)"'
+}
+
+# dd_at_state -- the same without UNDO_BYTES
+dd_at_state()
+{
+	dd_at_list | cut -d' ' -f1-4
 }
 
 # dd_sync_bg -- a paced sync of new.bin into dd/at in the background
-# (DD_SPID), once the target journals it (LIST: pending, bound to 1)
+# (DD_SPID), once the target journals it (LIST: pending, bound to 1, a
+# record past the journal's 4 KiB header) and writes it (a moment later;
+# paced, the whole sync would take 32 s)
 dd_sync_bg()
 {
-	local i
+	local i st u=0
 
 	"$DD_CTL" -q sync --bwlimit "$DD_AT_BW" --transport tcp new.bin \
 		"$DD_T/dd/at" >>"$(vm_log)" 2>&1 &
 	DD_SPID=$!
-	for ((i = 0; i < 300; i++)); do
-		[ "$(dd_at_state)" = "syncing true 1 1" ] && break
+	for ((i = 0; i < 600; i++)); do
+		read -r st u <<<"$(dd_at_list | awk '{ print $1 "/" $2 "/" $3 "/" $4, $5 }')"
+		[ "$st" = syncing/true/1/1 ] && [ "${u:-0}" -gt 4096 ] && break
 		sleep 0.1
 	done
-	dd_is "LIST: the sync into dd/at is under way, pending, generation 1 recoverable" \
-		"$(dd_at_state)" "syncing true 1 1"
-	sleep "1.$((RANDOM % 10))"
+	echo "### dd/at: $st, $u bytes of journal" >>"$(vm_log)"
+	dd_is "LIST: the sync into dd/at is under way, pending, generation 1 recoverable, journaling" \
+		"$st $((u > 4096))" "syncing/true/1/1 1"
+	sleep "0.$((RANDOM % 10))"
 }
 
 # dd_pull_is FILE DESC -- dd/at read back from the target is FILE
