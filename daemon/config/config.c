@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "log.h"
@@ -296,7 +297,7 @@ static int parse_versions(struct cfg_ctx *c, const config_setting_t *g,
 			       what, "%s (or \"all\")", why);
 	if (v && r->type == RPMEM_REGION_DEVDAX)
 		return cfg_err(c, config_setting_get_member(g, "versions"),
-			       what, "a devdax region keeps no versions (no undo journals)");
+			       what, "a devdax region keeps no versions (its undo journals are only those of syncs in progress)");
 	r->versions = v != NULL;
 	snprintf(what, sizeof(what), "%sversions_quota", pfx);
 	if (!q)
@@ -314,13 +315,97 @@ static int parse_versions(struct cfg_ctx *c, const config_setting_t *g,
 	return 0;
 }
 
+/*
+ * parse_undo_dir -- a devdax region's undo_dir: an existing directory
+ * rpmemd may write, on a file system (not the device)
+ */
+static int parse_undo_dir(struct cfg_ctx *c, const config_setting_t *g,
+			  const char *pfx, struct rpmemd_region_cfg *r)
+{
+	const config_setting_t *s = config_setting_get_member(g, "undo_dir");
+	char what[64], real[PATH_MAX];
+	const char *v;
+	struct stat st;
+	int ret;
+
+	snprintf(what, sizeof(what), "%sundo_dir", pfx);
+	if ((ret = get_str(c, g, "undo_dir", what, &v)) || !v)
+		return ret;
+	if (r->type != RPMEM_REGION_DEVDAX)
+		return cfg_err(c, s, what,
+			       "only a devdax region takes undo_dir (a dir or fsdax region keeps its journals in %s/.rpmemd)",
+			       r->path);
+	if (v[0] != '/')
+		return cfg_err(c, s, what, "'%s' is not an absolute path", v);
+	if (!realpath(v, real) || stat(real, &st))
+		return cfg_err(c, s, what,
+			       "'%s': %s (create it: a directory on a file system, where rpmemd keeps the undo journals of syncs into the region's pools)",
+			       v, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return cfg_err(c, s, what,
+			       "'%s' is not a directory: the journals need a file system (not the device itself)",
+			       v);
+	if (access(real, W_OK | X_OK))
+		return cfg_err(c, s, what, "'%s' is not writable: %s", v,
+			       strerror(errno));
+	if (strlen(real) > RPMEM_STR_MAX)
+		return cfg_err(c, s, what, "'%s' is longer than %d characters",
+			       real, RPMEM_STR_MAX);
+	rpmem_strlcpy(r->undo_dir, real, sizeof(r->undo_dir));
+	return 0;
+}
+
+/*
+ * undo_dir_clash -- why the undo_dir of region r (devdax) may not be
+ * where it is, or NULL: in or around another region's directory (a
+ * journal <pool>.undo could be a pool file there), or another devdax region's undo_dir
+ * (pools of the same name would share a journal)
+ */
+static const char *undo_dir_clash(const struct rpmemd_region_cfg *r,
+				  const struct rpmemd_region_cfg *o)
+{
+	if (r == o || !r->undo_dir[0])
+		return NULL;
+	if (o->type == RPMEM_REGION_DEVDAX)
+		return strcmp(o->undo_dir, r->undo_dir) ? NULL :
+		       "is also the undo_dir of region";
+	return path_inside(r->undo_dir, o->path) ||
+			       path_inside(o->path, r->undo_dir) ?
+		       "overlaps the directory of region" :
+		       NULL;
+}
+
+/* check_undo_dirs -- no undo_dir clashes with another region */
+static int check_undo_dirs(struct cfg_ctx *c, const config_setting_t *list,
+			   const struct rpmemd_config *cfg)
+{
+	for (unsigned i = 0; i < cfg->nregions; i++) {
+		const struct rpmemd_region_cfg *r = &cfg->regions[i];
+		for (unsigned j = 0; j < cfg->nregions; j++) {
+			const char *why = undo_dir_clash(r, &cfg->regions[j]);
+			char what[64];
+			if (!why)
+				continue;
+			snprintf(what, sizeof(what), "regions[%u].undo_dir", i);
+			return cfg_err(c,
+				       config_setting_get_member(
+					       config_setting_get_elem(list, i),
+					       "undo_dir"),
+				       what, "'%s' %s '%s' (%s)", r->undo_dir,
+				       why, cfg->regions[j].name,
+				       cfg->regions[j].path);
+		}
+	}
+	return 0;
+}
+
 /* parse_region -- one element of regions = ( { ... }, ... ) */
 static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 			struct rpmemd_config *cfg)
 {
 	static const char *const known[] = { "name", "type", "path",
 					     "direct_pmem", "versions",
-					     "versions_quota", NULL };
+					     "versions_quota", "undo_dir", NULL };
 	struct rpmemd_region_cfg *r = &cfg->regions[cfg->nregions];
 	char pfx[32], what[64];
 	const char *name, *type, *path;
@@ -413,6 +498,8 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 				       real);
 	}
 	rpmem_strlcpy(r->path, real, sizeof(r->path));
+	if ((ret = parse_undo_dir(c, g, pfx, r)))
+		return ret;
 	cfg->nregions++;
 	return 0;
 }
@@ -441,7 +528,7 @@ static int parse_regions(struct cfg_ctx *c, const config_setting_t *root,
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return check_undo_dirs(c, s, cfg);
 }
 
 /* get_path -- an optional absolute path member of group g into out */

@@ -56,7 +56,8 @@ struct rpmemd_backend_ops {
 		     uint64_t *avail);
 	/*
 	 * the directory (a file system) that holds the pools' undo
-	 * journals (undo.h), or -ENOTSUP: syncs into the region are not
+	 * journals (undo.h): .rpmemd of a dir/fsdax region, the undo_dir
+	 * of a devdax one; or -ENOTSUP: syncs into the region are not
 	 * atomic (NULL: the same)
 	 */
 	int (*undo_dir)(const struct rpmemd_region *r);

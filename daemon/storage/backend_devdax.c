@@ -12,6 +12,8 @@
 #include "backend.h"
 #include "devdax.h"
 #include "log.h"
+#include "region.h"
+#include "undo.h"
 #include "util.h"
 
 /* dax_find_open -- the open pool name of r's device; set->lock held */
@@ -90,6 +92,11 @@ static int dax_remove(struct rpmemd_region *r, const char *name, int force,
 		goto out;
 	}
 	rpmemd_store_stats_drop(r, name);
+	/* the journal of a forced remove's interrupted sync */
+	if (r->undofd >= 0 && (ret = rpmemd_undo_unlink(r->undofd, name)))
+		WARN("region '%s': pool '%s': cannot remove its undo journal (removed at the next open of a pool of that name): %s",
+		     r->cfg.name, name, strerror(-ret));
+	ret = 0;
 out:
 	pthread_mutex_unlock(&r->dax->lock);
 	return ret;
@@ -142,6 +149,7 @@ static int dax_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	np->dax = r->dax;
 	np->addr = addr;
 	np->is_pmem = di.granularity != PMEM2_GRANULARITY_PAGE;
+	rpmemd_store_undo_open(np);
 	/* the device's lock keeps out a second open of this pool */
 	pthread_mutex_lock(&set->lock);
 	rpmemd_store_insert(np);
@@ -174,15 +182,18 @@ static int dax_persist(struct rpmemd_pool *p, uint64_t off, uint64_t len)
 }
 
 /*
- * dax_write_meta -- the state change in the device's pool table (one
- * whole-slot write); *m gets the record as written
+ * dax_write_meta -- *m (state, generation, source: the store applied the
+ * change) in the device's pool table, one whole-slot write; *m gets the
+ * record as written
  */
 static int dax_write_meta(struct rpmemd_pool *p, uint8_t state,
 			  const char *source, struct rpmemd_meta *m)
 {
 	struct rpmemd_devdax_pool dp;
-	int ret = rpmemd_devdax_set_state(p->dax->dd, p->name, state,
-					  source && source[0] ? source : NULL);
+	int ret = rpmemd_devdax_set_meta(p->dax->dd, p->name, m);
+
+	(void)state;
+	(void)source;
 	if (!ret)
 		ret = rpmemd_devdax_lookup(p->dax->dd, p->name, &dp);
 	if (!ret)
@@ -214,8 +225,10 @@ static int dax_list(struct rpmemd_region *r, const char *after, uint32_t max,
 		goto out;
 	}
 	*v = nv;
-	for (size_t j = i; j < i + k; j++)
-		rpmemd_store_info(r, dp[j].name, &dp[j].meta, &nv[(*n)++]);
+	for (size_t j = i; j < i + k; j++) {
+		rpmemd_store_info(r, dp[j].name, &dp[j].meta, &nv[*n]);
+		rpmemd_store_undo_info(r, dp[j].name, &dp[j].meta, &nv[(*n)++]);
+	}
 out:
 	pthread_mutex_unlock(&r->dax->lock);
 	free(dp);
@@ -247,6 +260,15 @@ static int dax_space(struct rpmemd_region *r, uint64_t *size,
 	return 0;
 }
 
+/*
+ * dax_undo_dir -- journals live in the region's undo_dir, on a file
+ * system: a device has none, and its space is the pool table's
+ */
+static int dax_undo_dir(const struct rpmemd_region *r)
+{
+	return r->undofd >= 0 ? r->undofd : -ENOTSUP;
+}
+
 const struct rpmemd_backend_ops rpmemd_backend_devdax = {
 	.name = "devdax",
 	.create = dax_create,
@@ -259,4 +281,5 @@ const struct rpmemd_backend_ops rpmemd_backend_devdax = {
 	.stat = dax_stat,
 	.list_page = dax_list,
 	.space = dax_space,
+	.undo_dir = dax_undo_dir,
 };

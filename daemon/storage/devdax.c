@@ -392,6 +392,29 @@ out:
 	return ret;
 }
 
+/* rpmemd_devdax_set_meta -- write the record with m's state and generation */
+int rpmemd_devdax_set_meta(struct rpmemd_devdax *dd, const char *name,
+			   const struct rpmemd_meta *m)
+{
+	struct dd_rec r;
+	int i;
+
+	if (!rpmem_name_valid(name))
+		return -EINVAL;
+	pthread_mutex_lock(&dd->lock);
+	i = dd_find(dd, name);
+	if (i >= 0) {
+		r = dd->ent[i].rec;
+		r.meta.state = m->state;
+		r.meta.generation = m->generation;
+		r.meta.last_sync = m->last_sync;
+		rpmemd_meta_set_source(&r.meta, m->source);
+		dd_slot_put(dd, (uint32_t)i, &r);
+	}
+	pthread_mutex_unlock(&dd->lock);
+	return i < 0 ? -ENOENT : 0;
+}
+
 /* rpmemd_devdax_set_gen -- write the record with m's role and history */
 int rpmemd_devdax_set_gen(struct rpmemd_devdax *dd, const char *name,
 			  const struct rpmemd_meta *m)

@@ -128,6 +128,14 @@ int rpmemd_devdax_set_state(struct rpmemd_devdax *dd, const char *name,
 			    uint8_t state, const char *source);
 
 /*
+ * rpmemd_devdax_set_meta -- the pool's state, generation, last sync and
+ * source become m's, as they are (a rollback goes back to a generation);
+ * -ENOENT if there is no such pool
+ */
+int rpmemd_devdax_set_meta(struct rpmemd_devdax *dd, const char *name,
+			   const struct rpmemd_meta *m);
+
+/*
  * rpmemd_devdax_pool_addr -- where the pool is mapped (base + offset) and
  * its size; valid until rpmemd_devdax_close.
  */

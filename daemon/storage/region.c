@@ -130,6 +130,63 @@ static void dax_put(struct rpmemd_regions *set, struct rpmemd_dax **pdax)
 	free(dax);
 }
 
+/*
+ * undo_default -- the default undo_dir of a devdax region: undo/<name>
+ * in the daemon's state directory ($STATE_DIRECTORY, set by systemd's
+ * StateDirectory=), created; 0, 1 if there is none, or -errno
+ */
+static int undo_default(struct rpmemd_region *r)
+{
+	const char *sd = getenv("STATE_DIRECTORY");
+	size_t n = sd ? strcspn(sd, ":") : 0;
+	char top[RPMEM_STR_MAX + 1];
+
+	if (!n || sd[0] != '/')
+		return 1;
+	snprintf(top, sizeof(top), "%.*s/undo", (int)n, sd);
+	if (snprintf(r->undo_path, sizeof(r->undo_path), "%s/%s", top,
+		     r->cfg.name) >= (int)sizeof(r->undo_path))
+		return -ENAMETOOLONG;
+	if ((mkdir(top, 0700) && errno != EEXIST) ||
+	    (mkdir(r->undo_path, 0700) && errno != EEXIST))
+		return -errno;
+	return 0;
+}
+
+/*
+ * region_open_undo -- the directory of a devdax region's undo journals
+ * (undo_dir, or the default); without one its syncs are not atomic
+ */
+static int region_open_undo(struct rpmemd_region *r, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	if (r->cfg.undo_dir[0])
+		rpmem_strlcpy(r->undo_path, r->cfg.undo_dir,
+			      sizeof(r->undo_path));
+	else if ((ret = undo_default(r)) > 0) {
+		WARN("region '%s': syncs into its pools are not atomic: it has no undo_dir (rpmemd.conf(5)) and rpmemd has no state directory ($STATE_DIRECTORY) for one",
+		     r->cfg.name);
+		return 0;
+	}
+	if (!ret) {
+		r->undofd = open(r->undo_path,
+				 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (r->undofd < 0 ||
+		    faccessat(r->undofd, ".", W_OK | X_OK, AT_EACCESS))
+			ret = -errno;
+	}
+	if (!ret)
+		return 0;
+	snprintf(err, errlen,
+		 "region '%s': cannot use %s for its undo journals (undo_dir): %s",
+		 r->cfg.name, r->undo_path, strerror(-ret));
+	if (r->undofd >= 0)
+		close(r->undofd);
+	r->undofd = -1;
+	return ret;
+}
+
 /* region_open_dir -- open the directory and its metadata directory */
 static int region_open_dir(struct rpmemd_region *r, char *err, size_t errlen)
 {
@@ -190,6 +247,7 @@ static int region_open(struct rpmemd_regions *set,
 	r->cfg = *cfg;
 	r->dirfd = -1;
 	r->metafd = -1;
+	r->undofd = -1;
 	long pg = sysconf(_SC_PAGESIZE);
 	r->align = pg > (long)REGION_MIN_ALIGN ? (uint32_t)pg :
 						  REGION_MIN_ALIGN;
@@ -197,6 +255,8 @@ static int region_open(struct rpmemd_regions *set,
 	if (cfg->type == RPMEM_REGION_DEVDAX) {
 		r->ops = &rpmemd_backend_devdax;
 		ret = region_open_dax(r, err, errlen);
+		if (!ret && (ret = region_open_undo(r, err, errlen)))
+			dax_put(set, &r->dax);
 	} else {
 		r->ops = &rpmemd_backend_file;
 		ret = region_open_dir(r, err, errlen);
@@ -218,6 +278,8 @@ static int region_open(struct rpmemd_regions *set,
 
 err_close:
 	dax_put(set, &r->dax);
+	if (r->undofd >= 0)
+		close(r->undofd);
 	if (r->metafd >= 0)
 		close(r->metafd);
 	if (r->dirfd >= 0)
@@ -238,6 +300,8 @@ static void region_close(struct rpmemd_region *r)
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->ver_lock);
 	dax_put(r->set, &r->dax);
+	if (r->undofd >= 0)
+		close(r->undofd);
 	if (r->metafd >= 0)
 		close(r->metafd);
 	if (r->dirfd >= 0)
@@ -268,7 +332,8 @@ static int region_same(const struct rpmemd_region_cfg *a,
 		       const struct rpmemd_region_cfg *b)
 {
 	return !strcmp(a->name, b->name) && !strcmp(a->path, b->path) &&
-	       a->type == b->type && a->direct_pmem == b->direct_pmem;
+	       a->type == b->type && a->direct_pmem == b->direct_pmem &&
+	       !strcmp(a->undo_dir, b->undo_dir);
 }
 
 /* region_optional -- a region whose failure to open is not fatal */

@@ -51,6 +51,8 @@ struct rpmemd_region {
 	int dirfd;		      /* the region directory; -1 for devdax */
 	int metafd;		      /* its .rpmemd directory; -1 for devdax */
 	struct rpmemd_dax *dax;	      /* devdax only, else NULL */
+	int undofd; /* devdax: its undo journals' directory, or -1: none */
+	char undo_path[RPMEM_STR_MAX + 1]; /* that directory's path */
 	uint32_t align;		      /* pool sizes are multiples of this */
 	pthread_mutex_t lock; /* serializes pool create, remove, open, list
 			       * (of a directory; dax->lock for a device) */
@@ -82,7 +84,7 @@ void rpmemd_regions_delete(struct rpmemd_regions **set);
 
 /*
  * rpmemd_regions_apply -- make the active regions those of cfg: new ones
- * are opened, unchanged ones (same name, type, path, direct_pmem) are
+ * are opened, unchanged ones (same name, type, path, direct_pmem, undo_dir) are
  * kept, the others are retired and closed when their last reference goes.
  * A devdax region or one found by regions_auto that cannot be opened (a
  * device holding something else, in use, ...) is logged and left out:

@@ -124,7 +124,7 @@ static int cut_check(struct rpmemd_pool *p, char *err, size_t errlen)
 	rpmemd_pool_get_meta(p, &m);
 	if (rpmemd_store_undo_dir(p->region) < 0) {
 		snprintf(err, errlen,
-			 "pool '%s' is in a devdax region: it keeps no journal, so no versions",
+			 "pool '%s' is in a devdax region: it keeps no versions",
 			 p->name);
 		return -ENOTSUP;
 	}

@@ -26,6 +26,15 @@ static int undo_dir(const struct rpmemd_region *r)
 	return r->ops->undo_dir ? r->ops->undo_dir(r) : -ENOTSUP;
 }
 
+/* journal_dir -- the path of the region's journal directory, for messages */
+static void journal_dir(const struct rpmemd_region *r, char *buf, size_t len)
+{
+	if (r->undofd >= 0)
+		rpmem_strlcpy(buf, r->undo_path, len);
+	else
+		snprintf(buf, len, "%s/%s", r->cfg.path, RPMEMD_META_DIR);
+}
+
 /* is_live -- source names a live replica (preload, replica API) */
 static int is_live(const char *source)
 {
@@ -120,6 +129,7 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 			    uint64_t change, char *err, size_t errlen)
 {
 	int dfd = undo_dir(p->region);
+	char dir[RPMEM_STR_MAX + 16];
 	int ret;
 
 	/*
@@ -133,11 +143,12 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 		return ret;
 	ret = rpmemd_undo_create(dfd, p->name, p->meta.uuid, p->size,
 				 p->meta.generation, p->meta.source, &p->undo);
-	if (ret)
-		snprintf(err, errlen,
-			 "pool '%s' stays consistent: cannot start its undo journal (%s/%s/%s%s): %s",
-			 p->name, p->region->cfg.path, RPMEMD_META_DIR, p->name,
-			 RPMEMD_UNDO_SUFFIX, strerror(-ret));
+	if (!ret)
+		return 0;
+	journal_dir(p->region, dir, sizeof(dir));
+	snprintf(err, errlen,
+		 "pool '%s' stays consistent: cannot start its undo journal (%s/%s%s): %s",
+		 p->name, dir, p->name, RPMEMD_UNDO_SUFFIX, strerror(-ret));
 	return ret;
 }
 

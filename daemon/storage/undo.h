@@ -9,10 +9,10 @@
 #include "proto.h"
 
 /*
- * <region>/.rpmemd/<pool>.undo keeps the previous contents of every
- * 4 KiB block a sync overwrites, so that an interrupted sync can be
- * rolled back to the image it started from (generation N) or continued
- * forward to the new one. Layout (little endian):
+ * <region>/.rpmemd/<pool>.undo (a devdax region: <undo_dir>/<pool>.undo)
+ * keeps the previous contents of every 4 KiB block a sync overwrites, so
+ * that an interrupted sync can be rolled back to the image it started
+ * from (generation N) or continued forward to the new one. Layout (little endian):
  *
  *	bytes 0..4095	header: magic "RPMEMUND", version, block size,
  *			the pool's uuid and size, the generation N the

@@ -337,6 +337,65 @@ static void rpmemd_config_load__devdax_region(void **state)
 	rpmemd_config_free(&cfg);
 }
 
+/* undo_dir_err -- a devdax region "d" with undo_dir u (and a dir region) */
+static int undo_dir_err(const char *u)
+{
+	return load("regions = (\n"
+		    "  { name = \"a\"; path = \"%1$s/a\"; },\n"
+		    "  { name = \"d\"; type = \"devdax\"; path = \"/dev/null\";\n"
+		    "    undo_dir = \"%2$s\"; }\n"
+		    ");\n",
+		    dir, u);
+}
+
+static void rpmemd_config_load__devdax_undo_dir(void **state)
+{
+	char p[PATH_MAX + 64];
+	(void)state;
+	snprintf(p, sizeof(p), "%s/b/", dir);
+	assert_int_equal(undo_dir_err(p), 0);
+	p[strlen(p) - 1] = '\0';
+	assert_string_equal(cfg.regions[1].undo_dir, p);
+	assert_string_equal(cfg.regions[0].undo_dir, "");
+	rpmemd_config_free(&cfg);
+
+	snprintf(p, sizeof(p), "%s/nowhere", dir);
+	assert_int_equal(undo_dir_err(p), -EINVAL);
+	at(4);
+	has("regions[1].undo_dir");
+	has("No such file or directory (create it");
+	snprintf(p, sizeof(p), "%s/plainfile", dir);
+	assert_int_equal(undo_dir_err(p), -EINVAL);
+	has("is not a directory: the journals need a file system");
+	assert_int_equal(undo_dir_err("/dev/null"), -EINVAL);
+	has("is not a directory");
+	assert_int_equal(undo_dir_err("b"), -EINVAL);
+	has("is not an absolute path");
+	/* a journal in a dir region could be one of its pool files */
+	snprintf(p, sizeof(p), "%s/a/inner", dir);
+	assert_int_equal(undo_dir_err(p), -EINVAL);
+	has("regions[1].undo_dir");
+	has("overlaps the directory of region 'a'");
+	assert_int_equal(undo_dir_err(dir), -EINVAL);
+	has("overlaps the directory of region 'a'");
+	/* only a devdax region takes one */
+	assert_int_equal(load("regions = ( { name = \"a\"; path = \"%1$s/a\";\n"
+			      "  undo_dir = \"%1$s/b\"; } );\n",
+			      dir),
+			 -EINVAL);
+	has("only a devdax region takes undo_dir");
+	/* two devdax regions: a pool name in both would share a journal */
+	assert_int_equal(load("regions = (\n"
+			      "  { name = \"d\"; type = \"devdax\"; path = \"/dev/null\";\n"
+			      "    undo_dir = \"%1$s/c\"; },\n"
+			      "  { name = \"e\"; type = \"devdax\"; path = \"/dev/zero\";\n"
+			      "    undo_dir = \"%1$s/c/\"; }\n"
+			      ");\n",
+			      dir),
+			 -EINVAL);
+	has("is also the undo_dir of region");
+}
+
 static void rpmemd_config_load__non_loopback_with_allow_insecure(void **state)
 {
 	(void)state;
@@ -999,6 +1058,7 @@ int main(void)
 			rpmemd_config_load__syntax_error_names_file_and_line),
 		cmocka_unit_test(rpmemd_config_load__unknown_region_type),
 		cmocka_unit_test(rpmemd_config_load__devdax_region),
+		cmocka_unit_test(rpmemd_config_load__devdax_undo_dir),
 		cmocka_unit_test(
 			rpmemd_config_load__devdax_needs_a_character_device),
 		cmocka_unit_test(

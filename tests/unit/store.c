@@ -36,16 +36,36 @@ struct fx {
 	char dir[64];
 	char pools[96];	 /* the dir region */
 	char dev[96];	 /* the devdax region's stand-in */
+	char undo[96];	 /* its undo_dir */
 	struct rpmemd_regions *set;
 };
 
-/* fx_setup -- a dir region "d" and a devdax region "x", both open */
-static int fx_setup(void **state)
+/* regions -- the fixture's regions "d" and "x" (undo_dir: undo) again */
+static int regions(struct fx *fx, const char *undo)
 {
 	struct rpmemd_region_cfg rc[2] = { 0 };
 	struct rpmemd_config cfg = { 0 };
-	struct fx *fx = calloc(1, sizeof(*fx));
 	char err[256];
+
+	rpmem_strlcpy(rc[0].name, "d", sizeof(rc[0].name));
+	rc[0].type = RPMEM_REGION_DIR;
+	rpmem_strlcpy(rc[0].path, fx->pools, sizeof(rc[0].path));
+	rpmem_strlcpy(rc[1].name, "x", sizeof(rc[1].name));
+	rc[1].type = RPMEM_REGION_DEVDAX;
+	rpmem_strlcpy(rc[1].path, fx->dev, sizeof(rc[1].path));
+	rpmem_strlcpy(rc[1].undo_dir, undo, sizeof(rc[1].undo_dir));
+	cfg.regions = rc;
+	cfg.nregions = 2;
+	return rpmemd_regions_apply(fx->set, &cfg, err, sizeof(err));
+}
+
+/*
+ * fx_setup -- a dir region "d" and a devdax region "x" with its undo_dir,
+ * both open
+ */
+static int fx_setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
 	int fd;
 
 	if (!fx)
@@ -55,21 +75,13 @@ static int fx_setup(void **state)
 		return -1;
 	snprintf(fx->pools, sizeof(fx->pools), "%s/pools", fx->dir);
 	snprintf(fx->dev, sizeof(fx->dev), "%s/dax", fx->dir);
+	snprintf(fx->undo, sizeof(fx->undo), "%s/undo", fx->dir);
 	fd = open(fx->dev, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (mkdir(fx->pools, 0700) || fd < 0 ||
+	if (mkdir(fx->pools, 0700) || mkdir(fx->undo, 0700) || fd < 0 ||
 	    ftruncate(fd, (off_t)(16 * MiB)))
 		return -1;
 	close(fd);
-	rpmem_strlcpy(rc[0].name, "d", sizeof(rc[0].name));
-	rc[0].type = RPMEM_REGION_DIR;
-	rpmem_strlcpy(rc[0].path, fx->pools, sizeof(rc[0].path));
-	rpmem_strlcpy(rc[1].name, "x", sizeof(rc[1].name));
-	rc[1].type = RPMEM_REGION_DEVDAX;
-	rpmem_strlcpy(rc[1].path, fx->dev, sizeof(rc[1].path));
-	cfg.regions = rc;
-	cfg.nregions = 2;
-	if (rpmemd_regions_new(&fx->set) ||
-	    rpmemd_regions_apply(fx->set, &cfg, err, sizeof(err)))
+	if (rpmemd_regions_new(&fx->set) || regions(fx, fx->undo))
 		return -1;
 	*state = fx;
 	return 0;
@@ -251,10 +263,9 @@ static struct rpmemd_pool *open_rw(struct rpmemd_region *r)
  * the journal thread and by a WRITE of its own, overwritten, the pool
  * closed (rpmemd gone) and reopened: the rollback gives generation 1 back
  */
-static void atomic_sync__rollback_after_reopen(void **state_)
+static void rollback_after_reopen(struct fx *fx, const char *name)
 {
-	struct fx *fx = *state_;
-	struct rpmemd_region *r = region(fx, "d");
+	struct rpmemd_region *r = region(fx, name);
 	struct rpmemd_meta m;
 	uint64_t gen = 0;
 	char err[256];
@@ -299,33 +310,172 @@ static void atomic_sync__rollback_after_reopen(void **state_)
 	assert_int_equal(pending(r, &gen), 1);
 	state(p, RPMEM_POOL_CONSISTENT, "");
 	assert_int_equal(pending(r, &gen), 0);
-	assert_int_equal(faccessat(r->metafd, "a.undo", F_OK, 0), -1);
+	assert_int_equal(faccessat(rpmemd_store_undo_dir(r), "a.undo", F_OK,
+				   0), -1);
 	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
 	rpmemd_region_put(&r);
 }
 
-/* a devdax region keeps no journal: its syncs are not atomic */
-static void atomic_sync__devdax_keeps_no_journal(void **state_)
+static void atomic_sync__rollback_after_reopen(void **state_)
+{
+	rollback_after_reopen(*state_, "d");
+}
+
+/* the same on a devdax region: its journal in its undo_dir */
+static void atomic_sync__devdax_rollback_after_reopen(void **state_)
+{
+	rollback_after_reopen(*state_, "x");
+}
+
+/* undo_file -- the journal of pool a is in directory dir */
+static int undo_file(const char *dir)
+{
+	char fn[160];
+	snprintf(fn, sizeof(fn), "%s/a.undo", dir);
+	return access(fn, F_OK) == 0;
+}
+
+/*
+ * a devdax pool's journal is in its region's undo_dir, not beside it;
+ * rpmemd killed after the commit's metadata (journal of N beside a pool
+ * at N + 1): the stale journal goes at the next open; a forced remove
+ * takes an interrupted sync's journal with it
+ */
+static void atomic_sync__devdax_journal_in_undo_dir(void **state_)
+{
+	struct fx *fx = *state_;
+	struct rpmemd_region *r = region(fx, "x");
+	uint64_t gen = 0;
+	char err[256], stale[256];
+
+	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
+			 0);
+	struct rpmemd_pool *p = open_rw(r);
+	state(p, RPMEM_POOL_SYNCING, "h:/a");
+	assert_false(undo_file(fx->undo)); /* a first mirror keeps none */
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	state(p, RPMEM_POOL_SYNCING, "h:/b");
+	assert_true(undo_file(fx->undo));
+	assert_int_equal(pending(r, &gen), 1);
+	assert_int_equal(gen, 1);
+	snprintf(stale, sizeof(stale), "cp %s/a.undo %s/a.old", fx->undo,
+		 fx->undo);
+	assert_int_equal(system(stale), 0);
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	assert_false(undo_file(fx->undo));
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+	/* the journal of generation 1 back beside the pool at 2 */
+	snprintf(stale, sizeof(stale), "mv %s/a.old %s/a.undo", fx->undo,
+		 fx->undo);
+	assert_int_equal(system(stale), 0);
+	assert_int_equal(pending(r, &gen), 0);
+	p = open_rw(r);
+	assert_false(undo_file(fx->undo));
+	/* an interrupted sync, its pool removed by force */
+	state(p, RPMEM_POOL_SYNCING, "h:/c");
+	assert_true(undo_file(fx->undo));
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+	assert_int_equal(rpmemd_pool_remove(r, "a", 1, err, sizeof(err)), 0);
+	assert_false(undo_file(fx->undo));
+	rpmemd_region_put(&r);
+}
+
+/*
+ * its undo_dir gone under a running rpmemd: the sync is refused, the
+ * pool stays consistent with its bytes
+ */
+static void atomic_sync__devdax_undo_dir_gone(void **state_)
 {
 	struct fx *fx = *state_;
 	struct rpmemd_region *r = region(fx, "x");
 	struct rpmemd_meta m;
-	uint64_t gen = 0;
 	char err[256];
 
 	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
 			 0);
 	struct rpmemd_pool *p = open_rw(r);
 	state(p, RPMEM_POOL_SYNCING, "h:/a");
+	memset(p->addr, 'A', 2 * MiB);
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	assert_int_equal(rmdir(fx->undo), 0);
+	assert_int_not_equal(rpmemd_pool_set_state(p, RPMEM_POOL_SYNCING,
+						   "h:/b", 0, 0, &m, err,
+						   sizeof(err)), 0);
+	assert_non_null(strstr(err, "stays consistent"));
+	assert_non_null(strstr(err, fx->undo));
+	rpmemd_pool_get_meta(p, &m);
+	assert_int_equal(m.state, RPMEM_POOL_CONSISTENT);
+	assert_int_equal(m.generation, 1);
+	assert_int_equal(p->addr[0], 'A');
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+	rpmemd_region_put(&r);
+}
+
+/*
+ * without undo_dir: the default in $STATE_DIRECTORY (created), or
+ * without one no journal (not atomic), as a reload that drops it says
+ */
+static void atomic_sync__devdax_default_undo_dir(void **state_)
+{
+	struct fx *fx = *state_;
+	struct rpmemd_region *r;
+	struct rpmemd_meta m;
+	uint64_t gen = 0;
+	char err[256], sd[96], dflt[128];
+
+	snprintf(sd, sizeof(sd), "%s/state", fx->dir);
+	snprintf(dflt, sizeof(dflt), "%s/undo/x", sd);
+	assert_int_equal(mkdir(sd, 0700), 0);
+	assert_int_equal(setenv("STATE_DIRECTORY", sd, 1), 0);
+	assert_int_equal(regions(fx, ""), 0);
+	r = region(fx, "x");
+	assert_string_equal(r->undo_path, dflt);
+	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
+			 0);
+	struct rpmemd_pool *p = open_rw(r);
+	state(p, RPMEM_POOL_SYNCING, "h:/a");
 	state(p, RPMEM_POOL_CONSISTENT, "");
 	state(p, RPMEM_POOL_SYNCING, "h:/b");
+	assert_true(undo_file(dflt));
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+	rpmemd_region_put(&r);
+
+	/* rpmemd started without a state directory: the region anew */
+	assert_int_equal(unsetenv("STATE_DIRECTORY"), 0);
+	snprintf(err, sizeof(err), "%s/nowhere", fx->dir);
+	assert_int_equal(regions(fx, err), 0);
+	assert_int_equal(regions(fx, ""), 0);
+	r = region(fx, "x");
+	assert_int_equal(rpmemd_store_undo_dir(r), -ENOTSUP);
+	p = open_rw(r);
+	state(p, RPMEM_POOL_SYNCING, "h:/c");
 	assert_int_equal(pending(r, &gen), 0);
 	struct rpmem_preserve_range w = { 0, 4096 };
 	assert_int_equal(rpmemd_pool_preserve_async(p, &w, 1), 0);
 	assert_int_equal(rpmemd_pool_preserve(p, &w, 1), 0);
 	assert_int_equal(rpmemd_pool_rollback(p, &m, err, sizeof(err)),
 			 -EINVAL);
+	assert_false(undo_file(dflt));
+	assert_false(undo_file(fx->undo));
 	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+	rpmemd_region_put(&r);
+}
+
+/* an undo_dir that cannot be opened: the region is not served */
+static void atomic_sync__devdax_undo_dir_missing(void **state_)
+{
+	struct fx *fx = *state_;
+	struct rpmemd_region *r = NULL;
+	char bad[128];
+
+	snprintf(bad, sizeof(bad), "%s/nowhere", fx->dir);
+	assert_int_equal(regions(fx, bad), 0);
+	assert_int_equal(rpmemd_region_get(fx->set, "x", &r), -ENODEV);
+	/* the device is free again: a good undo_dir serves it */
+	assert_int_equal(regions(fx, fx->undo), 0);
+	r = region(fx, "x");
+	assert_int_equal(rpmemd_store_undo_dir(r) >= 0, 1);
 	rpmemd_region_put(&r);
 }
 
@@ -455,7 +605,11 @@ int main(void)
 		T(pool_lifecycle__dir_region),
 		T(pool_lifecycle__devdax_region),
 		T(atomic_sync__rollback_after_reopen),
-		T(atomic_sync__devdax_keeps_no_journal),
+		T(atomic_sync__devdax_rollback_after_reopen),
+		T(atomic_sync__devdax_journal_in_undo_dir),
+		T(atomic_sync__devdax_undo_dir_gone),
+		T(atomic_sync__devdax_default_undo_dir),
+		T(atomic_sync__devdax_undo_dir_missing),
 		T(live_cut__drain_boundary_and_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,9 +10,14 @@
 # built, pmem_probe checks the pool table independently); runs a second
 # config with regions_auto = true; restarts the main daemon (pools
 # survive), kills it with SIGKILL in the middle of a mirror (the pool
-# stays syncing, the next sync completes it), and finally shows that a
-# device with a foreign signature is refused while the other regions are
-# served. The device is left blank.
+# stays syncing, the next sync completes it); then atomic syncs into an
+# existing devdax pool (its undo journal in the region's undo_dir): kill -9
+# of rpmemctl and of rpmemd mid-sync, LIST says pending, rollback gives
+# the old image byte for byte, the next sync the new one, and an undo_dir
+# gone under rpmemd refuses the sync, the pool left as it was; finally
+# shows that a device with a foreign signature is refused while the other
+# regions are served (the last image read back with daxio first). The
+# device is left blank.
 #
 # Needs: make (rpmemd, rpmemctl, build/tests/hold_pool); make pmem-probe
 # for the pool table checks (skipped without it).
@@ -26,6 +31,8 @@ DD_HOLD=$RPMEM_BUILD/tests/hold_pool
 DD_AUTO_PORT=7640
 DD_T=$TARGET_IP
 DD_MIB=$((1024 * 1024))
+DD_AT_MIB=32	 # the pool of the atomic syncs
+DD_AT_BW=1M	 # their pace: a sync would take 32 s, killed within 1 or 2
 
 # dd_log -- where rpmemd's own log goes (both daemons)
 dd_log()
@@ -71,12 +78,13 @@ dd_pool()
 # dd_write_configs -- main.conf, main-auto.conf (+ regions_auto), auto.conf
 dd_write_configs()
 {
-	mkdir -p "$DD_TMP/dir"
+	mkdir -p "$DD_TMP/dir" "$DD_TMP/undo"
 	cat >"$DD_TMP/main.conf" <<EOF
 listen = ["127.0.0.1", "$TARGET_IP"];
 allow_insecure_remote = true;
 regions = (
-	{ name = "dd"; type = "devdax"; path = "$DEVDAX"; },
+	{ name = "dd"; type = "devdax"; path = "$DEVDAX";
+	  undo_dir = "$DD_TMP/undo"; },
 	{ name = "fs"; type = "fsdax"; path = "$FSDAX_DIR"; },
 	{ name = "dir"; type = "dir"; path = "$DD_TMP/dir"; }
 );
@@ -130,6 +138,29 @@ dd_table_field()
 	}' "$DD_TMP/table.out"
 }
 
+# dd_bad_undo_dir DESC UNDO_DIR WANT -- rpmemd -n refuses the devdax
+# region with undo_dir UNDO_DIR, saying WANT
+dd_bad_undo_dir()
+{
+	printf 'regions = ( { name = "x"; type = "devdax"; path = "%s"; undo_dir = "%s"; } );\n' \
+		"$DEVDAX" "$2" >"$DD_TMP/bad.conf"
+	tap_check "rpmemd -n refuses $1" \
+		sh -c "! '$DD_RPMEMD' -n -c '$DD_TMP/bad.conf' 2>'$DD_TMP/bad.err' &&
+		       cat '$DD_TMP/bad.err' && grep -q 'undo_dir: .*$3' '$DD_TMP/bad.err'"
+}
+
+# dd_bad_undo_dirs -- an undo_dir that is missing, the device itself, on
+# a read-only file system (the guest's root): refused at start
+dd_bad_undo_dirs()
+{
+	dd_bad_undo_dir "an undo_dir that does not exist" "$DD_TMP/nowhere" \
+		"No such file or directory (create it"
+	dd_bad_undo_dir "an undo_dir on the device itself" "$DEVDAX" \
+		"is not a directory: the journals need a file system"
+	dd_bad_undo_dir "an undo_dir rpmemd cannot write" /usr/share \
+		"is not writable"
+}
+
 dd_target_start()
 {
 	# start from a blank device, whatever an earlier suite left on it
@@ -143,6 +174,7 @@ dd_target_start()
 	tap_check "rpmemd -n refuses a devdax region on a directory" \
 		sh -c "! '$DD_RPMEMD' -n -c '$DD_TMP/bad.conf' 2>'$DD_TMP/bad.err' &&
 		       cat '$DD_TMP/bad.err' && grep -q 'is not a character device' '$DD_TMP/bad.err'"
+	dd_bad_undo_dirs
 	if ! dd_start "$DD_TMP/main.conf"; then
 		tap_not_ok "rpmemd starts with a devdax region"
 		return 1
@@ -269,6 +301,66 @@ dd_target_kill()
 	vm_signal killed
 }
 
+# dd_journal -- the undo journal of pool at in the region's undo_dir
+dd_journal()
+{
+	echo "$DD_TMP/undo/at.undo"
+}
+
+# dd_target_atomic -- the target's side of the atomic syncs into dd/at:
+# the journal where it belongs, kill -9 of rpmemd mid-sync, undo_dir gone
+dd_target_atomic()
+{
+	local rc=0
+
+	vm_wait ctl-killed || return 1
+	tap_check "rpmemctl killed: the journal of dd/at is in the undo_dir, with records" \
+		sh -c "ls -l '$DD_TMP/undo'; [ \$(stat -c %s '$(dd_journal)') -gt 4096 ]"
+	vm_signal journal-seen
+	vm_wait rolled-back || return 1
+	tap_check "after the rollback the journal is gone" \
+		test ! -e "$(dd_journal)"
+	vm_wait syncing2 || return 1
+	kill -KILL "$DD_PID"
+	wait "$DD_PID" 2>/dev/null
+	tap_ok "rpmemd killed with SIGKILL in the middle of a sync into dd/at"
+	tap_check "the killed rpmemd left the journal of dd/at" \
+		test -s "$(dd_journal)"
+	if dd_start "$DD_TMP/main-auto.conf"; then
+		tap_ok "rpmemd restarts after SIGKILL"
+	else
+		tap_not_ok "rpmemd restarts after SIGKILL"
+	fi
+	vm_signal rpmemd-killed
+	vm_wait forward || return 1
+	tap_check "the next open of dd/at found the journal of the killed rpmemd" \
+		grep -q "region 'dd': pool 'at': an interrupted sync: [0-9]* blocks of generation 1 kept in its undo journal" \
+		"$(dd_log)"
+	tap_check "and rolled back from it" \
+		grep -q "region 'dd': pool 'at': rolled back to generation 1" \
+		"$(dd_log)"
+	tap_check "the committed sync removed the journal" \
+		test ! -e "$(dd_journal)"
+	rmdir "$DD_TMP/undo" || rc=$?
+	dd_is "the undo_dir removed under rpmemd" "$rc" 0
+	vm_signal undo-gone
+	vm_wait refused
+	mkdir -p "$DD_TMP/undo"
+}
+
+# dd_target_final -- rpmemd stopped: dd/at on the device is the image of
+# its last sync, read with daxio
+dd_target_final()
+{
+	local off size
+
+	read -r off size <<<"$(dd_logged_pool at)"
+	tap_check "daxio reads at offset $off the image the last sync into dd/at sent" \
+		sh -c "daxio -i '$DEVDAX' -o '$DD_TMP/at.daxio' -k '$off' -l '$size' &&
+		       cmp '$RESULTS/$VM_SUITE.at.final' '$DD_TMP/at.daxio'"
+	rm -f "$RESULTS/$VM_SUITE.at.final"
+}
+
 # dd_target_foreign -- a device with a foreign signature is not served
 dd_target_foreign()
 {
@@ -276,6 +368,7 @@ dd_target_foreign()
 
 	dd_stop || rc=$?
 	dd_is "rpmemd stops on SIGTERM with status 0" "$rc" 0
+	dd_target_final
 	tap_check "save the header block, write a foreign signature" \
 		sh -c "daxio -i '$DEVDAX' -o '$DD_TMP/hdr.bin' -l 4096 &&
 		       printf 'XFSB' >'$DD_TMP/xfsb' &&
@@ -333,6 +426,8 @@ target_main()
 	vm_signal restarted
 	dd_target_kill
 	vm_wait kill-done
+	dd_target_atomic
+	vm_wait atomic-done
 	dd_target_foreign
 	[ -n "$DD_PID" ] && dd_stop
 	rm -rf "$DD_TMP"
@@ -482,6 +577,107 @@ dd_initiator_kill()
 		-q verify --transport tcp a.bin "$DD_T/dd/a"
 }
 
+# dd_at_list -- "STATE PENDING RECOVERABLE_GENERATION GENERATION
+# UNDO_BYTES" of dd/at, as LIST shows it
+dd_at_list()
+{
+	"$DD_CTL" list --json "$DD_T/dd/at" 2>/dev/null |
+		jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation) \(.generation) \(.undo_bytes)"'
+}
+
+# dd_at_state -- the same without UNDO_BYTES
+dd_at_state()
+{
+	dd_at_list | cut -d' ' -f1-4
+}
+
+# dd_sync_bg -- a paced sync of new.bin into dd/at in the background
+# (DD_SPID), once the target journals it (LIST: pending, bound to 1, a
+# record past the journal's 4 KiB header) and writes it (a moment later;
+# paced, the whole sync would take 32 s)
+dd_sync_bg()
+{
+	local i st u=0
+
+	"$DD_CTL" -q sync --bwlimit "$DD_AT_BW" --transport tcp new.bin \
+		"$DD_T/dd/at" >>"$(vm_log)" 2>&1 &
+	DD_SPID=$!
+	for ((i = 0; i < 600; i++)); do
+		read -r st u <<<"$(dd_at_list | awk '{ print $1 "/" $2 "/" $3 "/" $4, $5 }')"
+		[ "$st" = syncing/true/1/1 ] && [ "${u:-0}" -gt 4096 ] && break
+		sleep 0.1
+	done
+	echo "### dd/at: $st, $u bytes of journal" >>"$(vm_log)"
+	dd_is "LIST: the sync into dd/at is under way, pending, generation 1 recoverable, journaling" \
+		"$st $((u > 4096))" "syncing/true/1/1 1"
+	sleep "0.$((RANDOM % 10))"
+}
+
+# dd_pull_is FILE DESC -- dd/at read back from the target is FILE
+dd_pull_is()
+{
+	rm -f pulled.bin
+	tap_check "$2" sh -c "'$DD_CTL' -q sync --pull --transport tcp pulled.bin '$DD_T/dd/at' && cmp '$1' pulled.bin"
+}
+
+# dd_roll_back -- rollback of dd/at gives back old.bin byte for byte
+dd_roll_back()
+{
+	tap_check "rollback of dd/at returns to generation 1" \
+		sh -c "'$DD_CTL' rollback '$DD_T/dd/at' | tee -a '$(vm_log)' | grep -q 'to generation 1'"
+	dd_is "LIST: dd/at is consistent at generation 1, nothing pending" \
+		"$(dd_at_state)" "consistent false null 1"
+	dd_pull_is old.bin "dd/at reads back byte-identical to the old image"
+}
+
+# dd_initiator_atomic -- atomic syncs into the existing devdax pool dd/at
+dd_initiator_atomic()
+{
+	local rc=0
+
+	head -c $((DD_AT_MIB * DD_MIB)) /dev/urandom >old.bin
+	head -c $((DD_AT_MIB * DD_MIB)) /dev/urandom >new.bin
+	dd_ctl "mirror the old image into dd/at" 0 \
+		-q mirror --transport tcp old.bin "$DD_T/dd/at"
+
+	dd_sync_bg
+	kill -KILL "$DD_SPID"
+	wait "$DD_SPID" 2>/dev/null
+	dd_is "rpmemctl killed: dd/at is syncing, its journal pending" \
+		"$(dd_at_state)" "syncing true 1 1"
+	vm_signal ctl-killed
+	vm_wait journal-seen || return 1
+	dd_roll_back
+	vm_signal rolled-back
+
+	dd_sync_bg
+	vm_signal syncing2
+	vm_wait rpmemd-killed || return 1
+	wait "$DD_SPID" || rc=$?
+	dd_is "the sync cut by the killed rpmemd fails with 'connection lost' (exit 3)" \
+		"$rc" 3
+	vm_retry 50 0.2 "$DD_CTL" -q list "$DD_T" >/dev/null 2>&1
+	dd_is "rpmemd restarted: dd/at is syncing, its journal pending" \
+		"$(dd_at_state)" "syncing true 1 1"
+	dd_roll_back
+	dd_ctl "the next sync into dd/at completes" 0 \
+		-q sync --transport tcp new.bin "$DD_T/dd/at"
+	dd_is "LIST: dd/at is consistent at generation 2, nothing pending" \
+		"$(dd_at_state)" "consistent false null 2"
+	dd_pull_is new.bin "dd/at reads back byte-identical to the new image"
+	cp new.bin "$RESULTS/$VM_SUITE.at.final"
+	vm_signal forward
+
+	vm_wait undo-gone || return 1
+	tap_check "without its undo_dir a sync into dd/at is refused, saying why" \
+		sh -c "! '$DD_CTL' -q sync --transport tcp old.bin '$DD_T/dd/at' 2>refused.err;
+		       cat refused.err; grep -q \"pool 'at' stays consistent: cannot start its undo journal\" refused.err"
+	dd_is "LIST: dd/at is still consistent at generation 2" \
+		"$(dd_at_state)" "consistent false null 2"
+	dd_pull_is new.bin "dd/at still holds the new image"
+	vm_signal refused
+}
+
 # initiator_main -- the initiator's part in a work directory it removes
 # after (its /tmp is a tmpfs in 1 GiB of RAM that later suites need)
 initiator_main()
@@ -523,5 +719,8 @@ dd_initiator_main()
 		consistent/2
 	dd_initiator_kill
 	vm_signal kill-done
+	rm -f big.bin b.bin c.bin
+	dd_initiator_atomic
+	vm_signal atomic-done
 	rm -f "$RESULTS/$VM_SUITE.obj.pool"
 }
