@@ -14,7 +14,7 @@
 #   RPMEM_BUILD      build tree seen by the suites (default: $RPMEM_SRC/build)
 #   VM_RESULTS       per-run results directory (default: a new directory
 #                    under /tmp/rpmem-vm/); must not exist or be empty
-#   VM_TIMEOUT       seconds before each qemu is killed (default 900)
+#   VM_TIMEOUT       seconds before each qemu is killed (default 1800)
 #   VM_WAIT_TIMEOUT  seconds a guest waits for its peer at a sync point
 #                    (default 300)
 #   VM_KERNEL        kernel image (default: newest /boot/vmlinuz-*)
@@ -49,7 +49,7 @@ case "$RPMEM_SRC/" in
 	;;
 esac
 RPMEM_BUILD=${RPMEM_BUILD:-$RPMEM_SRC/build}
-VM_TIMEOUT=${VM_TIMEOUT:-900}
+VM_TIMEOUT=${VM_TIMEOUT:-1800}
 VM_WAIT_TIMEOUT=${VM_WAIT_TIMEOUT:-300}
 VM_TARGET_MEM=${VM_TARGET_MEM:-2G}
 VM_INITIATOR_MEM=${VM_INITIATOR_MEM:-1G}
