@@ -350,8 +350,11 @@ RPMEM_EXPORT int rpmemctl_link_new(const char *target,
 	}
 	l->transport = transport;
 	l->retry_ms = -1;
+	/* as a target is written: an IPv6 host in brackets */
 	if (target)
-		snprintf(l->name, sizeof(l->name), "%s%s%s/%s/%s", l->t.host,
+		snprintf(l->name, sizeof(l->name), "%s%s%s%s%s/%s/%s",
+			 strchr(l->t.host, ':') ? "[" : "", l->t.host,
+			 strchr(l->t.host, ':') ? "]" : "",
 			 l->t.port[0] ? ":" : "", l->t.port, l->t.region,
 			 l->t.pool);
 	*out = l;

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "fake_target.h"
+#include "client.h"
 #include "librpmemctl.h"
 
 #define KIB 1024u
@@ -537,6 +538,25 @@ static void link__bad_arguments_change_nothing(void **state)
 	env_stop(&e);
 }
 
+/*
+ * link__name_reads_back_as_a_target -- a link's name (in messages and in
+ * the status file rpmemctl replicas parses) is the target as written: an
+ * IPv6 host in brackets, so its port is not taken for part of the host
+ */
+static void link__name_reads_back_as_a_target(void **state)
+{
+	(void)state;
+	struct rpmemctl_link *l = NULL;
+	assert_int_equal(rpmemctl_link_new("[::1]:7000/r1/p",
+					   RPMEMCTL_TRANSPORT_TCP, &l), 0);
+	assert_string_equal(client_link_name(l), "[::1]:7000/r1/p");
+	rpmemctl_link_delete(&l);
+	assert_int_equal(rpmemctl_link_new("127.0.0.1:7000/r1/p",
+					   RPMEMCTL_TRANSPORT_TCP, &l), 0);
+	assert_string_equal(client_link_name(l), "127.0.0.1:7000/r1/p");
+	rpmemctl_link_delete(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -561,6 +581,7 @@ int main(void)
 			link__a_push_that_saw_the_data_change_stays_open),
 		cmocka_unit_test(link__connects_through_its_open_hook),
 		cmocka_unit_test(link__bad_arguments_change_nothing),
+		cmocka_unit_test(link__name_reads_back_as_a_target),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
