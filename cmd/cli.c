@@ -436,14 +436,30 @@ int cmd_parse_interval(struct rpmemctl_ctx *ctx, const char *s,
  * cmd_parse_target -- parse and validate a target before any connection;
  * a pool path with '/' or ".." never reaches the network.
  */
+int cmd_target_fill(const char *s, unsigned need, struct cmd_target *t,
+		    char *err, size_t errlen)
+{
+	struct rpmemctl_target *pt = NULL;
+	int ret = rpmemctl_target_parse(s, need, &pt, err, errlen);
+
+	if (ret)
+		return ret;
+	snprintf(t->host, sizeof(t->host), "%s", rpmemctl_target_get_host(pt));
+	snprintf(t->port, sizeof(t->port), "%s", rpmemctl_target_get_port(pt));
+	snprintf(t->region, sizeof(t->region), "%s",
+		 rpmemctl_target_get_region(pt));
+	snprintf(t->pool, sizeof(t->pool), "%s",
+		 rpmemctl_target_get_pool(pt));
+	rpmemctl_target_delete(&pt);
+	return 0;
+}
+
 int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
 		     struct cmd_target *t)
 {
-	struct rpmemctl_target *pt = NULL;
 	char err[256] = "";
-	int ret;
+	int ret = cmd_target_fill(s, need, t, err, sizeof(err));
 
-	ret = rpmemctl_target_parse(s, need, &pt, err, sizeof(err));
 	if (ret == -ENOMEM) {
 		cmd_err(ctx, "out of memory");
 		return CMD_EXIT_INTERNAL;
@@ -456,13 +472,6 @@ int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
 			cmd_err(ctx, "invalid target '%s'", s);
 		return CMD_EXIT_USAGE;
 	}
-	snprintf(t->host, sizeof(t->host), "%s", rpmemctl_target_get_host(pt));
-	snprintf(t->port, sizeof(t->port), "%s", rpmemctl_target_get_port(pt));
-	snprintf(t->region, sizeof(t->region), "%s",
-		 rpmemctl_target_get_region(pt));
-	snprintf(t->pool, sizeof(t->pool), "%s",
-		 rpmemctl_target_get_pool(pt));
-	rpmemctl_target_delete(&pt);
 	return 0;
 }
 

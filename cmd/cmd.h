@@ -170,6 +170,9 @@ struct cmd_target {
  */
 int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
 		     struct cmd_target *t);
+/* cmd_target_fill -- the same without a word: 0, -EINVAL (why in err) */
+int cmd_target_fill(const char *s, unsigned need, struct cmd_target *t,
+		    char *err, size_t errlen);
 
 /* --- messages ------------------------------------------------------------ */
 
@@ -361,7 +364,8 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 #define CMD_REPLICAS_MAX 16
 
 struct cmd_replica {
-	char target[512];
+	char target[512]; /* as the status file names it */
+	struct cmd_target t; /* its parts */
 	char state[16];
 	uint64_t behind_bytes;
 	uint64_t behind_since_ns; /* CLOCK_REALTIME; 0: it holds */

@@ -73,7 +73,10 @@ static int parse_replica(struct cmd_replicas *r, const char *line)
 		   &r->rep[r->n].behind_since_ns, target) != 5 ||
 	    i != r->n)
 		return -1;
-	p = &r->rep[r->n++];
+	p = &r->rep[r->n];
+	if (cmd_target_fill(target, RPMEMCTL_TARGET_NEED_POOL, &p->t, NULL, 0))
+		return -1;
+	r->n++;
 	snprintf(p->state, sizeof(p->state), "%s", state);
 	snprintf(p->target, sizeof(p->target), "%s", target);
 	return 0;
@@ -153,30 +156,10 @@ uint64_t cmd_replica_lag_s(const struct cmd_replicas *r, const struct cmd_replic
 		       0;
 }
 
-/* split_spec -- "HOST:PORT/REGION/POOL" into its three parts, in place */
-static void split_spec(char *spec, const char **hp, const char **region,
-		       const char **pool)
-{
-	char *p = strrchr(spec, '/'), *r;
-
-	*hp = spec;
-	*region = *pool = "";
-	if (!p)
-		return;
-	*p = '\0';
-	*pool = p + 1;
-	r = strrchr(spec, '/');
-	if (!r)
-		return;
-	*r = '\0';
-	*region = r + 1;
-}
-
 /* replicas_json -- the "replicas" object (docs/JSON.md) */
 static void replicas_json(const char *file, const struct cmd_replicas *r)
 {
-	const char *hp, *region, *pool;
-	char spec[sizeof(r->rep[0].target)];
+	char hp[300];
 	struct json j;
 
 	json_init(&j, stdout);
@@ -191,12 +174,11 @@ static void replicas_json(const char *file, const struct cmd_replicas *r)
 	json_u64(&j, "holding", r->holding);
 	json_arr_begin(&j, "replicas");
 	for (unsigned i = 0; i < r->n; i++) {
-		snprintf(spec, sizeof(spec), "%s", r->rep[i].target);
-		split_spec(spec, &hp, &region, &pool);
 		json_obj_begin(&j, NULL);
-		json_str(&j, "target", hp);
-		json_str(&j, "region", region);
-		json_str(&j, "pool", pool);
+		json_str(&j, "target", cmd_hostport(&r->rep[i].t, hp,
+						    sizeof(hp)));
+		json_str(&j, "region", r->rep[i].t.region);
+		json_str(&j, "pool", r->rep[i].t.pool);
 		json_str(&j, "link_state", r->rep[i].state);
 		json_bool(&j, "lagging", cmd_replica_lags(&r->rep[i]));
 		json_u64(&j, "behind_bytes", r->rep[i].behind_bytes);

@@ -153,6 +153,12 @@ state() {
 	[ "$status" -eq 2 ]
 	rc replicas
 	[ "$status" -eq 2 ]
+	# an IPv6 target, as the library writes it: its parts, the port given
+	printf 'rpmem-replicas 1\npid 1\nupdated 1\nquorum 1 1 1\nreplica 0 live 0 0 [::1]:7000/r1/p\n' >"$W/v6.rpmemstat"
+	rc replicas --json "$W/v6"
+	[ "$status" -eq 0 ]
+	[ "$(json '.replicas[0].target')" = "[::1]:7000" ]
+	[ "$(json '.replicas[0].region')/$(json '.replicas[0].pool')" = r1/p ]
 	rc replicas --count 2 "$W/f"
 	[ "$status" -eq 2 ]
 	rc replicas --follow --prometheus "$W/f"
