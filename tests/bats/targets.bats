@@ -317,3 +317,82 @@ echo $((b - a))' rchar "$@"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"hashed 1 time(s) for 3 targets"* ]]
 }
+
+# kill_second -- SIGKILL the second rpmemd (no clean close of anything)
+kill_second() {
+	kill -KILL "$DPID2"
+	wait "$DPID2" 2>/dev/null || true
+	DPID2=
+}
+
+# written_at TARGET -- bytes_written of pool app on TARGET, as its daemon
+# counted them
+written_at() {
+	"$RPMEMCTL" list --json "$1/r1/app" | jq -er '.pools[0].bytes_written'
+}
+
+# logged_bytes LOG -- the bytes of the extents a dirty log marks (header:
+# extent_shift at byte 12, nextents at 24; the bitmap after 4 KiB)
+logged_bytes() {
+	python3 - "$1" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+shift, = struct.unpack_from("<I", b, 12)
+n, = struct.unpack_from("<Q", b, 24)
+bits = sum(bin(x).count("1") for x in b[4096:4096 + (n + 7) // 8])
+print(bits << shift)
+PY
+}
+
+@test "preload: three targets, quorum 2, one rpmemd killed (SIGKILL) mid-run and restarted: the others keep k, the returning one receives only its logged extents by its daemon's count, all three equal the file" {
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T/r1/app2,$T2/r1/app"
+	export RPMEM_REPLICATE_QUORUM=2 RPMEM_REPLICATE_RETRY=0 \
+	       RPMEM_LOG_LEVEL=info
+	app set:0:first
+	[ "$status" -eq 0 ]
+	app_start set:1:before pause set:2:degraded pause put:2:back pause \
+		set:4:last
+	app_paused 1
+	kill_second
+	app_continue
+	app_paused 2
+	# two of three hold set:2, as their files show; the killed one not
+	[ "$(get "$R1/app" 2)" = degraded ]
+	[ "$(get "$R1/app2" 2)" = degraded ]
+	[ "$(get "$R1B/app" 2)" != degraded ]
+	# what the third target's log marks while it is away
+	local logged
+	logged=$(logged_bytes "$POOL.rpmemlog.2")
+	[ "$logged" -gt 0 ] && [ "$logged" -lt $((16 << 20)) ]
+	# back: the daemon counts from its restart
+	start_second
+	[ "$(state "$T2")" = syncing ]
+	local w0 w1 a0 a1
+	w0=$(written_at "$T2")
+	a0=$(written_at "$T")
+	app_continue
+	app_paused 3
+	# the link noticed the kill (at the drain of set:2 or of put:2: a
+	# drain waits for k replies only), then resynced it
+	grep -q "degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
+	grep -q "resynced: '$POOL' is replicated to $T2/r1/app again" \
+		"$W/app.err"
+	! grep -q "fail-stop" "$W/app.err"
+	w1=$(written_at "$T2")
+	a1=$(written_at "$T")
+	echo "# logged $logged; put:2 wrote $((a1 - a0)) to a live target," \
+	     "the returning one received $((w1 - w0))" >&3
+	# it received its logged extents (put:2 rewrites slot 2, inside
+	# them), and put:2's write as a target that held all along did (the
+	# first daemon's count): no more
+	[ "$((w1 - w0))" -ge "$logged" ]
+	[ "$((w1 - w0))" -le "$((logged + a1 - a0))" ]
+	[ "$(get "$R1B/app" 2)" = back ]
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1/app2"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2")" = consistent ]
+}
