@@ -110,18 +110,27 @@ state() {
 	[ "$(json '.replicas[1].lagging')" = true ]
 	[ "$(json '.holding')" -eq 1 ] && [ "$(json '.quorum')" -eq 1 ]
 	[ "$(json '.replicas[0].behind_bytes')" -eq 0 ]
+	[ "$(json '.replicas[0].behind_s')" -eq 0 ]
+	# the time behind counts from when it was left behind: at least the
+	# 2 s slept since (a lower bound only, never a timing)
+	sleep 2
+	rc replicas --json "$POOL"
+	[ "$(json '.replicas[1].behind_s')" -ge 2 ]
+	[ "$(json '.replicas[0].behind_s')" -eq 0 ]
 	# and the second daemon's copy is indeed behind: slot 1 never came
 	[ "$(get "$R1B/app" 1)" != after ]
 	rc replicas "$POOL"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"quorum:   1 of 2 (1 hold)"* ]]
-	grep -E "^$T2/r1/app +degraded " <<<"$output"
+	grep -E "^$T2/r1/app +degraded +[0-9.]+ [KMG]?i?B +[0-9]+ s$" <<<"$output"
 	rc replicas --prometheus "$POOL"
 	[ "$status" -eq 1 ]
 	python3 "$TOP/tests/bats/promparse.py" <<<"$output" >/dev/null
 	grep -qx "rpmem_replica_holding{file=\"$POOL\",replica=\"$T2/r1/app\"} 0" <<<"$output"
 	grep -qx "rpmem_replica_holding{file=\"$POOL\",replica=\"$T/r1/app\"} 1" <<<"$output"
 	grep -qE "^rpmem_replica_behind_bytes\{file=\"$POOL\",replica=\"$T2/r1/app\"\} [1-9]" <<<"$output"
+	grep -qE "^rpmem_replica_behind_seconds\{file=\"$POOL\",replica=\"$T2/r1/app\"\} ([2-9]|[1-9][0-9]+)$" <<<"$output"
+	grep -qx "rpmem_replica_behind_seconds{file=\"$POOL\",replica=\"$T/r1/app\"} 0" <<<"$output"
 	app_continue
 	app_finish
 	[ "$ASTATUS" -eq 0 ]
