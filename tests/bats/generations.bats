@@ -86,7 +86,8 @@ synced_pair() {
 	rc mirror "$W/f" "$T/r1/p"
 	[ "$status" -eq 4 ]
 	run "$BUILD/tests/hold_pool" "$T/r1/p" 0
-	[ "$status" -ne 0 ]
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"hold_pool: open: "*"primary"* ]]
 	[ "$(written p)" -eq "$w0" ]
 	cmp "$R1/p" "$W/held"
 	grep -q "pool r1/p: promote: role primary" "$DLOG"
