@@ -405,3 +405,40 @@ PY
 	cmp "$POOL" "$R1B/app"
 	[ "$(state "$T2")" = consistent ]
 }
+
+# inflight DAEMON POOL -- bytes_written of DAEMON's session that has POOL
+# open, if that session has written some but not all 4 MiB; else nothing
+inflight() {
+	"$RPMEMCTL" status --json "$1" | jq -r --arg p "$2" \
+		'.sessions[] | select(.pool == $p) | .bytes_written
+		 | select(. > 0 and . < 4194304)'
+}
+
+@test "mirror to three targets runs the transfers in parallel: each daemon is seen mid-transfer at the same time (their own session counters)" {
+	three
+	mkfile "$W/src" 4
+	# paced to 1 MiB/s per target: each transfer lasts seconds, so a
+	# mirror that sent one target after another could never be seen
+	# with all three sessions part way through
+	"$RPMEMCTL" -q mirror --bwlimit 1M "$W/src" "$A" "$B" "$C" &
+	local mpid=$! seen= a b c
+	for _ in $(seq 200); do
+		a=$(inflight "$T" a)
+		b=$(inflight "$T" b)
+		c=$(inflight "$T2" c)
+		if [ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ]; then
+			seen="$a $b $c"
+			break
+		fi
+		kill -0 "$mpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "# part way at once: $seen" >&3
+	local st=0
+	wait "$mpid" || st=$?
+	[ -n "$seen" ]
+	[ "$st" -eq 0 ]
+	cmp "$W/src" "$R1/a"
+	cmp "$W/src" "$R1/b"
+	cmp "$W/src" "$R1B/c"
+}
