@@ -181,6 +181,54 @@ synced_pair() {
 	[ "$(lgens)" = "$tg" ]
 }
 
+@test "the source ahead, pulled: refused (the local writes would be lost), says how to push, overwrites neither side; --discard-local takes the target's copy" {
+	synced_pair
+	poke "$W/f" $((6 * MiB + 5))
+	cp "$W/f" "$W/held_l"
+	cp "$R1/p" "$W/held_t"
+	local w0 r0 tg
+	w0=$(written p)
+	tg=$(tgens)
+	rc sync --pull "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"'$W/f' holds newer writes than the target"* ]]
+	[[ "$output" == *"rpmemctl sync $W/f $T/r1/p"* ]]
+	[[ "$output" == *"rpmemctl sync --pull --discard-local $W/f $T/r1/p"* ]]
+	cmp "$W/f" "$W/held_l"
+	cmp "$R1/p" "$W/held_t"
+	[ "$(written p)" -eq "$w0" ]
+	[ "$(tgens)" = "$tg" ]
+	# the local write made a new id in front (kept: the write happened)
+	[ "$(lgens | cut -d, -f2)" = "$tg" ]
+	rc sync --pull --discard-local "$W/f" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/f" "$W/held_t"
+	[ "$(lgens)" = "$tg" ]
+}
+
+@test "unrelated histories (no id in common: another file's pool): push and pull are refused as a split brain, nothing is overwritten" {
+	synced_pair
+	# g: another file with its own history, pushed to r1/q
+	mkfile "$W/g" 8
+	: >"$W/g.rpmemgen"
+	rc sync "$W/g" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	cp "$W/f" "$W/held_l"
+	cp "$R1/q" "$W/held_t"
+	local tq
+	tq=$("$RPMEMCTL" list --json "$T/r1/q" | jq -r '.pools[0].generations | join(",")')
+	[ -n "$tq" ]
+	rc sync "$W/f" "$T/r1/q"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"split brain"*"their histories have no id in common"* ]]
+	rc sync --pull "$W/f" "$T/r1/q"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"their histories have no id in common"* ]]
+	cmp "$W/f" "$W/held_l"
+	cmp "$R1/q" "$W/held_t"
+	[ "$("$RPMEMCTL" list --json "$T/r1/q" | jq -r '.pools[0].generations | join(",")')" = "$tq" ]
+}
+
 @test "split brain resolved the other way: sync --discard-target keeps the local copy and the target takes its history" {
 	synced_pair
 	rc promote "$T/r1/p"
