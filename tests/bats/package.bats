@@ -54,7 +54,7 @@ teardown() { teardown_daemon; }
 	grep -q '^lintian: exit 0' "$BATS_FILE_TMPDIR/build.log"
 }
 
-@test "each package holds its files: daemon and unit, CLI and completion, library, headers" {
+@test "each package holds its files: daemon and unit, CLI, completion and the OCF resource agent, library, headers" {
 	run dpkg -c "$DEBS"/rpmemd_*.deb
 	[[ "$output" == *"./usr/sbin/rpmemd"* ]]
 	[[ "$output" == *"./usr/lib/systemd/system/rpmemd.service"* ]]
@@ -63,6 +63,9 @@ teardown() { teardown_daemon; }
 	run dpkg -c "$DEBS"/rpmemctl_*.deb
 	[[ "$output" == *"./usr/bin/rpmemctl"* ]]
 	[[ "$output" == *"./usr/share/bash-completion/completions/rpmemctl"* ]]
+	# the Pacemaker resource agent ocf:rpmem:rpmem, executable
+	grep -qE '^-rwxr-xr-x .* \./usr/lib/ocf/resource\.d/rpmem/rpmem$' \
+		<<<"$output"
 	run dpkg -c "$DEBS"/librpmemctl1_*.deb
 	[[ "$output" == *"./usr/lib/$MA/librpmemctl.so.1"* ]]
 	run dpkg -c "$DEBS"/librpmemctl-dev_*.deb
@@ -102,6 +105,17 @@ teardown() { teardown_daemon; }
 		grep -q "librpmemctl.so.1 => $ROOT/usr/lib/$MA/"
 	LD_LIBRARY_PATH=$ROOT/usr/lib/$MA "$W/app" "$W/app.pool" "$T/r1/app"
 	cmp "$W/app.pool" "$R1/app"
+}
+
+@test "the packaged resource agent gives its meta-data, valid against ra-api-1.dtd, with every action of a promotable clone" {
+	command -v xmllint >/dev/null && [ -f /usr/share/resource-agents/ra-api-1.dtd ] ||
+		skip "xmllint or resource-agents' ra-api-1.dtd is missing (Debian packages libxml2-utils, resource-agents)"
+	run env OCF_ROOT=/usr/lib/ocf "$ROOT/usr/lib/ocf/resource.d/rpmem/rpmem" meta-data
+	[ "$status" -eq 0 ]
+	(cd /usr/share/resource-agents && xmllint --noout --valid - <<<"$output")
+	for a in start stop promote demote monitor notify meta-data validate-all; do
+		grep -q "<action name=\"$a\"" <<<"$output"
+	done
 }
 
 @test "systemd-analyze verify accepts the installed unit, a Type=notify service with a watchdog" {
