@@ -186,6 +186,30 @@ state() {
 	grep -q "rpmem_preload: fail-stop: cannot replicate '$POOL': only 1 of 2 targets hold the data (2 needed); $T2/r1/app:" "$W/app.err"
 }
 
+@test "preload: below k under the degraded policy: the application goes on locally, the target that holds has every persist, the one stopped is resynced at the next start" {
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
+	app_start set:0:before pause set:1:after pause set:2:later
+	app_paused 1
+	stop_second
+	app_continue
+	app_paused 2
+	# 1 of 2 hold, 2 needed: no abort, and the first daemon has set:1
+	[ "$(get "$R1/app" 1)" = after ]
+	[ "$(get "$R1B/app" 1)" != after ]
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	grep -q "rpmem_preload: degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
+	! grep -q "fail-stop" "$W/app.err"
+	cmp "$POOL" "$R1/app"
+	start_second
+	[ "$(state "$T2")" = syncing ]
+	app get:2
+	[ "$status" -eq 0 ] && [ "$output" = later ]
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2")" = consistent ]
+}
+
 @test "preload: a quorum larger than a file's targets, or not a number, stops the process before it runs" {
 	RPMEM_REPLICATE_QUORUM=3 app set:0:x
 	[ "$status" -ne 0 ]
