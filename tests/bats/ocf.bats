@@ -88,8 +88,10 @@ notify_started() {
 }
 
 @test "ocf: failover and failback: B promoted when A is lost, written, A returns and receives only what differs, then A is promoted again with B's writes" {
-	on a start && [ "$status" -eq 0 ]
-	on b start && [ "$status" -eq 0 ]
+	on a start
+	[ "$status" -eq 0 ]
+	on b start
+	[ "$status" -eq 0 ]
 	on a promote
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$W/a.obj"
@@ -123,7 +125,8 @@ notify_started() {
 	[ "$status" -eq 0 ]
 	cmp "$W/b.obj" "$R1/db"
 	moved=$(($(written db) - before))
-	[ "$moved" -gt 0 ] && [ "$moved" -lt $((1 << 20)) ]
+	[ "$moved" -gt 0 ]
+	[ "$moved" -lt $((1 << 20)) ]
 
 	# failback: B demoted (its file synced to every copy), A promoted
 	on b demote
@@ -136,9 +139,14 @@ notify_started() {
 }
 
 @test "ocf: split brain: both primaries written while apart; the second demotion is refused and logged, and nothing of either side's writes is overwritten" {
-	on a start && on b start && on a promote
+	on a start
+	[ "$status" -eq 0 ]
+	on b start
+	[ "$status" -eq 0 ]
+	on a promote
 	[ "$status" -eq 0 ]
 	notify_started a b
+	[ "$status" -eq 0 ]
 	# apart: B's copy is promoted while A still writes its primary
 	stop_second
 	poke "$W/a.obj" 8192

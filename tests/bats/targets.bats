@@ -41,7 +41,8 @@ state() {
 	[ "$(state "$T")" = consistent ]
 	[ "$(state "$T2")" = consistent ]
 	# one dirty log per target
-	[ -f "$POOL.rpmemlog" ] && [ -f "$POOL.rpmemlog.1" ]
+	[ -f "$POOL.rpmemlog" ]
+	[ -f "$POOL.rpmemlog.1" ]
 }
 
 @test "preload: quorum 1 of 2, one target stopped mid-run: the application goes on, the other holds every persist, the stopped one is resynced at the next start" {
@@ -79,7 +80,8 @@ state() {
 	app_paused 1
 	rc replicas --json "$POOL"
 	[ "$status" -eq 0 ]
-	[ "$(json .running)" = true ] && [ "$(json .pid)" -eq "$APID" ]
+	[ "$(json .running)" = true ]
+	[ "$(json .pid)" -eq "$APID" ]
 	[ "$(json .local)" = "$POOL" ]
 	python3 "$TOP/tests/json/check.py" "$TOP/tests/json/schema.json" replicas <<<"$output"
 	[ "$(json '.replicas[0].link_state')" = live ]
@@ -108,7 +110,8 @@ state() {
 	[ "$(json '.replicas[1].link_state')" = degraded ]
 	[ "$(json '.replicas[1].behind_bytes')" -gt 0 ]
 	[ "$(json '.replicas[1].lagging')" = true ]
-	[ "$(json '.holding')" -eq 1 ] && [ "$(json '.quorum')" -eq 1 ]
+	[ "$(json '.holding')" -eq 1 ]
+	[ "$(json '.quorum')" -eq 1 ]
 	[ "$(json '.replicas[0].behind_bytes')" -eq 0 ]
 	[ "$(json '.replicas[0].behind_s')" -eq 0 ]
 	# the time behind counts from when it was left behind: at least the
@@ -205,7 +208,8 @@ state() {
 	start_second
 	[ "$(state "$T2")" = syncing ]
 	app get:2
-	[ "$status" -eq 0 ] && [ "$output" = later ]
+	[ "$status" -eq 0 ]
+	[ "$output" = later ]
 	cmp "$POOL" "$R1B/app"
 	[ "$(state "$T2")" = consistent ]
 }
@@ -217,7 +221,8 @@ state() {
 	RPMEM_REPLICATE_QUORUM=all app set:0:x
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"RPMEM_REPLICATE_QUORUM: 'all' is not a number"* ]]
-	[ ! -e "$R1/app" ] && [ ! -e "$R1B/app" ]
+	[ ! -e "$R1/app" ]
+	[ ! -e "$R1B/app" ]
 }
 
 # --- rpmemctl mirror|sync|verify FILE TARGET... ---------------------------
@@ -339,13 +344,15 @@ echo $((b - a))' rchar "$@"
 	r=$(rchar_of "$RPMEMCTL" sync "$W/src" "$A" "$B" "$C")
 	# once: 16 MiB, and each push's dense probe reads its 64 sample
 	# blocks (4 MiB) itself: 28 MiB; three hashings would be 60 MiB
-	[ "$r" -ge $((16 << 20)) ] && [ "$r" -lt $((32 << 20)) ]
+	[ "$r" -ge $((16 << 20)) ]
+	[ "$r" -lt $((32 << 20)) ]
 	cmp "$W/src" "$R1/a"
 	cmp "$W/src" "$R1/b"
 	cmp "$W/src" "$R1B/c"
 	# a verify has no probe: 16 MiB and a little; unshared 48 MiB
 	r=$(rchar_of "$RPMEMCTL" verify "$W/src" "$A" "$B" "$C")
-	[ "$r" -ge $((16 << 20)) ] && [ "$r" -lt $((20 << 20)) ]
+	[ "$r" -ge $((16 << 20)) ]
+	[ "$r" -lt $((20 << 20)) ]
 	rc -v verify "$W/src" "$A" "$B" "$C"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"hashed 1 time(s) for 3 targets"* ]]
@@ -396,7 +403,8 @@ PY
 	# what the third target's log marks while it is away
 	local logged
 	logged=$(logged_bytes "$POOL.rpmemlog.2")
-	[ "$logged" -gt 0 ] && [ "$logged" -lt $((16 << 20)) ]
+	[ "$logged" -gt 0 ]
+	[ "$logged" -lt $((16 << 20)) ]
 	# back: the daemon counts from its restart
 	start_second
 	[ "$(state "$T2")" = syncing ]
