@@ -17,6 +17,7 @@ setup() {
 }
 
 teardown() {
+	stop_second
 	teardown_daemon
 }
 
@@ -95,6 +96,31 @@ synced_pair() {
 	[ "$status" -eq 0 ]
 	[ "$(json .role)" = secondary ]
 	[ "$(role)" = secondary ]
+}
+
+@test "promote in place, then the target host replicates its copy onward: the pool file in the region, written there, is synced to another rpmemd, the second time only what differs" {
+	synced_pair
+	start_second
+	rc promote "$T/r1/p"
+	[ "$status" -eq 0 ]
+	write_target $((4 * MiB))
+	# the target host's application replicates the region's file onward
+	rc sync --json "$R1/p" "$T2/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$R1/p" "$R1B/p"
+	[ "$(role)" = primary ]
+	# and again after another write: only what differs moves, as the
+	# second daemon counts what it received
+	local w0
+	w0=$("$RPMEMCTL" list --json "$T2/r1/p" | jq -er '.pools[0].bytes_written')
+	write_target $((6 * MiB))
+	rc sync --json "$R1/p" "$T2/r1/p"
+	[ "$status" -eq 0 ]
+	[ "$(json .blocks_changed)" -eq 1 ]
+	[ "$(($("$RPMEMCTL" list --json "$T2/r1/p" |
+		jq -er '.pools[0].bytes_written') - w0))" -eq 4096 ]
+	cmp "$R1/p" "$R1B/p"
+	stop_second
 }
 
 @test "the same history: the sync moves nothing; the source ahead (written since): the sync goes forward and the target takes its history" {
