@@ -29,6 +29,16 @@
 #    killed with SIGKILL once the pool is syncing with an undo journal;
 #    on the target, promote is refused (exit 4) and the copy stays a
 #    secondary; promote --force rolls it back to the previous image.
+# 4. The same through the resource agent ocf/rpmem, as Pacemaker would
+#    run its actions on two nodes: node "ini" (this initiator; its copy
+#    A/fs/db, its primary file in $FO_W) and node "tgt" (the target
+#    guest; its copy B/fs/db, its primary file on $FSDAX_DIR). ini is
+#    promoted and written, the write reaches tgt's copy (notify); ini is
+#    lost (rpmemd A killed, ini's state gone); tgt is promoted (its file
+#    equals ini's last image) and written; A returns, ini starts, and
+#    tgt's notify resyncs A with only what differs (A's bytes_written);
+#    failback: tgt demoted, ini promoted with tgt's writes; verify of the
+#    file against both copies.
 
 FO_RPMEMD=$RPMEM_BUILD/rpmemd
 FO_CTL=$RPMEM_BUILD/rpmemctl
@@ -56,6 +66,44 @@ fo_is()
 fo_rlog()
 {
 	echo "$RESULTS/$VM_SUITE.rpmemd-$1.log"
+}
+
+# fo_ra NODE ACTION [VAR=VALUE...] -- the resource agent's ACTION for
+# NODE (ini on the initiator, tgt on the target), its parameters as
+# Pacemaker passes them; returns the agent's exit code
+fo_ra()
+{
+	local node=$1 action=$2 tgt file peers
+
+	shift 2
+	if [ "$node" = ini ]; then
+		tgt=$TARGET_IP:7636/fs/db file=$FO_W/db.obj
+		peers="tgt=$TARGET_IP:7646/fs/db"
+	else
+		tgt=127.0.0.1:7646/fs/db file=$FSDAX_DIR/db.primary
+		peers="ini=127.0.0.1:7636/fs/db"
+	fi
+	echo "=== ocf/rpmem $action ($node) $*" >>"$RESULTS/$VM_SUITE.ha-$node.log"
+	env OCF_ROOT=/usr/lib/ocf OCF_RESOURCE_INSTANCE=db \
+		OCF_RESKEY_target="$tgt" OCF_RESKEY_file="$file" \
+		OCF_RESKEY_peers="$peers" OCF_RESKEY_rpmemctl="$FO_CTL" \
+		OCF_RESKEY_state="/tmp/$VM_SUITE.ra-$node.state" \
+		HA_LOGFILE="$RESULTS/$VM_SUITE.ha-$node.log" \
+		HA_DEBUGLOG="$RESULTS/$VM_SUITE.ha-$node.log" \
+		HA_LOGFACILITY=none "$@" \
+		sh "$RPMEM_SRC/ocf/rpmem" "$action" \
+		>>"$RESULTS/$VM_SUITE.ha-$node.log" 2>&1
+}
+
+# fo_ra_is DESC WANT NODE ACTION [VAR=VALUE...] -- ok if the agent's
+# ACTION exits WANT
+fo_ra_is()
+{
+	local desc=$1 want=$2 rc=0
+
+	shift 2
+	fo_ra "$@" || rc=$?
+	fo_is "$desc" "$rc" "$want"
 }
 
 # --- target ---------------------------------------------------------------
@@ -157,6 +205,78 @@ fo_req_promsync()
 	"$FO_CTL" demote "$t" >>"$(vm_log)" 2>&1
 }
 
+# fo_req_rastart -- the agent starts on node tgt
+fo_req_rastart()
+{
+	rm -f "/tmp/$VM_SUITE.ra-tgt.state" "$FSDAX_DIR"/db.primary*
+	fo_ra_is "ocf/rpmem start on node tgt" 0 tgt start
+	fo_ra_is "ocf/rpmem monitor on node tgt: running, not promoted" 0 \
+		tgt monitor
+}
+
+# fo_req_rakilla -- node ini is lost: SIGKILL rpmemd A, its copy's daemon
+fo_req_rakilla()
+{
+	kill -KILL "$FO_PID_a"
+	wait "$FO_PID_a" 2>/dev/null
+	fo_is "rpmemd A (node ini's copy) killed with SIGKILL" \
+		"$(kill -0 "$FO_PID_a" 2>/dev/null && echo alive || echo gone)" gone
+}
+
+# fo_req_rapromote -- failover: tgt promoted, its file written
+fo_req_rapromote()
+{
+	local f=$FSDAX_DIR/db.primary
+
+	fo_ra_is "failover: ocf/rpmem promote on node tgt" 0 tgt promote
+	fo_ra_is "ocf/rpmem monitor on node tgt: promoted (8)" 8 tgt monitor
+	tap_check "tgt's primary file is ini's last image (its write came by notify)" \
+		cmp "$f" "$RESULTS/$VM_SUITE.db-ini.bin"
+	head -c 4096 /dev/urandom |
+		dd of="$f" bs=4096 seek=768 conv=notrunc status=none
+	head -c 4096 /dev/urandom |
+		dd of="$f" bs=4096 seek=1280 conv=notrunc status=none
+	cp "$f" "$RESULTS/$VM_SUITE.db-tgt.bin"
+}
+
+# fo_req_rastarta -- rpmemd A (node ini's copy) comes back
+fo_req_rastarta()
+{
+	if fo_start a; then
+		tap_ok "rpmemd A restarts"
+	else
+		tap_not_ok "rpmemd A restarts"
+	fi
+}
+
+# fo_req_ranotify -- ini started again: tgt, the primary, resyncs its copy
+fo_req_ranotify()
+{
+	local w0 w1
+
+	w0=$("$FO_CTL" list --json 127.0.0.1:7636/fs/db | jq -er '.pools[0].bytes_written')
+	fo_ra_is "ocf/rpmem notify (post-start of ini) on node tgt" 0 tgt \
+		notify OCF_RESKEY_CRM_meta_notify_type=post \
+		OCF_RESKEY_CRM_meta_notify_operation=start \
+		OCF_RESKEY_CRM_meta_notify_start_uname=ini
+	w1=$("$FO_CTL" list --json 127.0.0.1:7636/fs/db | jq -er '.pools[0].bytes_written')
+	tap_diag "the resync of ini's copy: rpmemd A counted $((w1 - w0)) bytes written"
+	fo_is "ini's copy received only what differs: 0 < A's count < 1 MiB of 8 MiB" \
+		"$([ "$((w1 - w0))" -gt 0 ] && [ "$((w1 - w0))" -lt $((1 << 20)) ] &&
+		   echo yes)" yes
+	tap_check "ini's copy on A equals tgt's primary file" \
+		cmp "$FSDAX_DIR/a/db" "$FSDAX_DIR/db.primary"
+}
+
+# fo_req_rademote -- failback, first half: tgt demoted
+fo_req_rademote()
+{
+	fo_ra_is "failback: ocf/rpmem demote on node tgt" 0 tgt demote
+	fo_ra_is "ocf/rpmem monitor on node tgt: running, not promoted" 0 \
+		tgt monitor
+	fo_ra tgt stop
+}
+
 # fo_serve -- act on the initiator's requests until it is done
 fo_serve()
 {
@@ -164,7 +284,8 @@ fo_serve()
 
 	while [ ! -e "$sync/$VM_SUITE.initiator.__done" ] &&
 	      [ ! -e "$sync/initiator.abort" ]; do
-		for req in killb startb promote promsync; do
+		for req in killb startb promote promsync rastart rakilla \
+			   rapromote rastarta ranotify rademote; do
 			if [ -e "$sync/$VM_SUITE.initiator.req-$req" ]; then
 				rm -f "$sync/$VM_SUITE.initiator.req-$req"
 				"fo_req_$req"
@@ -220,7 +341,8 @@ target_post()
 	tap_check "no RDMA errors in the daemons' logs" \
 		sh -c "! grep -hE 'error: rdma|error: rpma' '$(fo_rlog a)' '$(fo_rlog b)'"
 	rm -rf "$FO_T" "$FSDAX_DIR/a" "$FSDAX_DIR/b" "$FSDAX_DIR"/ha.primary* \
-		"$RESULTS/$VM_SUITE".*.bin
+		"$FSDAX_DIR"/db.primary* "$RESULTS/$VM_SUITE".*.bin \
+		"/tmp/$VM_SUITE".ra-*.state
 	daxio -z -o "$DEVDAX" -l 4096 >>"$(vm_log)" 2>&1
 }
 
@@ -444,6 +566,55 @@ fo_syncing()
 	fo_ask promsync
 }
 
+# fo_agent -- failover and failback between the guests through ocf/rpmem
+fo_agent()
+{
+	local a=$TARGET_IP:7636/fs/db b=$TARGET_IP:7646/fs/db f=$FO_W/db.obj
+
+	if [ ! -r /usr/lib/ocf/lib/heartbeat/ocf-shellfuncs ]; then
+		tap_skip "failover through ocf/rpmem" \
+			"no /usr/lib/ocf/lib/heartbeat/ocf-shellfuncs (Debian package resource-agents)"
+		return
+	fi
+	rm -f "/tmp/$VM_SUITE.ra-ini.state" "$f"*
+	head -c $((8 << 20)) /dev/urandom >"$FO_W/db.src"
+	tap_check "mirror db to both copies (A/fs/db, B/fs/db)" \
+		"$FO_CTL" mirror "$FO_W/db.src" "$a" "$b"
+	fo_ra_is "ocf/rpmem start on node ini" 0 ini start
+	fo_ask rastart
+	fo_ra_is "ocf/rpmem promote on node ini" 0 ini promote
+	tap_check "ini's primary file is the copy" cmp "$f" "$FO_W/db.src"
+	fo_ra_is "ocf/rpmem monitor on node ini: promoted (8)" 8 ini monitor
+	# the application writes the primary; the notify brings it to tgt
+	head -c 4096 /dev/urandom |
+		dd of="$f" bs=4096 seek=1 conv=notrunc status=none
+	fo_ra_is "ocf/rpmem notify (post-start of tgt) on node ini" 0 ini \
+		notify OCF_RESKEY_CRM_meta_notify_type=post \
+		OCF_RESKEY_CRM_meta_notify_operation=start \
+		OCF_RESKEY_CRM_meta_notify_start_uname=tgt
+	tap_check "verify: tgt's copy holds ini's write" \
+		"$FO_CTL" verify --full "$f" "$b"
+	cp "$f" "$RESULTS/$VM_SUITE.db-ini.bin"
+	# node ini is lost, its state with it; tgt takes over and writes
+	rm -f "/tmp/$VM_SUITE.ra-ini.state"
+	fo_ask rakilla
+	fo_ask rapromote
+	# ini returns: its rpmemd, then the agent; the primary resyncs it
+	fo_ask rastarta
+	fo_ra_is "ocf/rpmem start on node ini (back)" 0 ini start
+	fo_ra_is "ocf/rpmem monitor on node ini: running, not promoted" 0 \
+		ini monitor
+	fo_ask ranotify
+	# failback: tgt demoted, ini promoted with tgt's writes
+	fo_ask rademote
+	fo_ra_is "failback: ocf/rpmem promote on node ini" 0 ini promote
+	tap_check "ini's primary file has tgt's writes" \
+		cmp "$f" "$RESULTS/$VM_SUITE.db-tgt.bin"
+	tap_check "verify: ini's file and both copies are identical" \
+		"$FO_CTL" verify --full "$f" "$a" "$b"
+	fo_ra ini stop
+}
+
 initiator_main()
 {
 	if ! vm_wait up; then
@@ -455,5 +626,6 @@ initiator_main()
 	fo_targets
 	fo_failback
 	fo_syncing
+	fo_agent
 	rm -rf "$FO_W"
 }
