@@ -147,6 +147,17 @@ int rpmemctl_session_cfg_load(struct rpmemctl_session_cfg *cfg,
  */
 int rpmemctl_session_cfg_load_default(struct rpmemctl_session_cfg *cfg,
 				      const char *host, const char *port);
+
+/*
+ * rpmemctl_client_cfg_get_int -- an integer setting NAME (a libconfig
+ * path, e.g. "replicate.quorum") of the client configuration: the user's
+ * rpmemctl.conf if it sets it, else the system's; the file it came from
+ * into file (if not NULL). Returns 1 if found, 0 if neither sets it
+ * (missing files included), -EINVAL for a malformed file or a value that
+ * is not an integer (rpmemctl_strerror names the file and line).
+ */
+int rpmemctl_client_cfg_get_int(const char *name, long long *value,
+				char *file, size_t filelen);
 /*
  * rpmemctl_session_open_cfg -- rpmemctl_session_open with credentials
  * (cfg NULL: plaintext). An authentication failure is -EACCES, a target

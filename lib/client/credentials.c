@@ -263,6 +263,18 @@ out:
 	return client_api_end(ret, __func__);
 }
 
+/* user_conf -- the user's rpmemctl.conf into buf ("" without a home) */
+static void user_conf(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+	buf[0] = '\0';
+	if (xdg && *xdg)
+		snprintf(buf, len, "%s/%s", xdg, CLIENT_CONF_USER);
+	else if (home && *home)
+		snprintf(buf, len, "%s/.config/%s", home, CLIENT_CONF_USER);
+}
+
 /*
  * rpmemctl_session_cfg_load_default -- as rpmemctl does: the user's file
  * ($XDG_CONFIG_HOME or ~/.config, rpmem/rpmemctl.conf) if it has an entry
@@ -273,22 +285,85 @@ RPMEM_EXPORT int
 rpmemctl_session_cfg_load_default(struct rpmemctl_session_cfg *c,
 				  const char *host, const char *port)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	char user[4096] = "";
+	char user[4096];
 	int ret;
 
 	client_api_begin();
-	if (xdg && *xdg)
-		snprintf(user, sizeof(user), "%s/%s", xdg, CLIENT_CONF_USER);
-	else if (home && *home)
-		snprintf(user, sizeof(user), "%s/.config/%s", home,
-			 CLIENT_CONF_USER);
+	user_conf(user, sizeof(user));
 	if (user[0]) {
 		ret = rpmemctl_session_cfg_load(c, user, host, port);
 		if (ret != -ENOENT && ret != 0)
 			return ret;
 	}
 	ret = rpmemctl_session_cfg_load(c, CLIENT_CONF_SYSTEM, host, port);
+	return client_api_end(ret == -ENOENT ? 0 : ret, __func__);
+}
+
+/*
+ * cfg_int -- the integer setting name of file: 1 (*value set), 0 if the
+ * file does not set it, -errno if it cannot be opened, -EINVAL (file and
+ * line) for a malformed file or a value that is not an integer
+ */
+static int cfg_int(const char *file, const char *name, long long *value)
+{
+	config_t lc;
+	int ret = 0;
+	FILE *f = fopen(file, "re");
+
+	if (!f) {
+		ret = -errno;
+		client_set_last(ret, "client configuration %s: %s", file,
+				strerror(-ret));
+		return ret;
+	}
+	config_init(&lc);
+	const config_setting_t *s = NULL;
+	if (config_read(&lc, f) != CONFIG_TRUE) {
+		client_set_last(-EINVAL, "%s:%d: %s", file,
+				config_error_line(&lc), config_error_text(&lc));
+		ret = -EINVAL;
+	} else if ((s = config_lookup(&lc, name)) &&
+		   config_setting_type(s) != CONFIG_TYPE_INT &&
+		   config_setting_type(s) != CONFIG_TYPE_INT64) {
+		client_set_last(-EINVAL, "%s:%d: %s must be an integer", file,
+				config_setting_source_line(s), name);
+		ret = -EINVAL;
+	} else if (s) {
+		*value = config_setting_get_int64(s);
+		ret = 1;
+	}
+	config_destroy(&lc);
+	fclose(f);
+	return ret;
+}
+
+/*
+ * rpmemctl_client_cfg_get_int -- an integer setting (a libconfig path,
+ * e.g. "replicate.quorum") of the user's rpmemctl.conf if it sets it,
+ * else of the system's; the file it came from into file (if not NULL).
+ * Returns 1 if found, 0 if neither sets it (missing files included),
+ * -EINVAL for a malformed file or a value that is not an integer.
+ */
+RPMEM_EXPORT int rpmemctl_client_cfg_get_int(const char *name,
+					     long long *value, char *file,
+					     size_t filelen)
+{
+	char user[4096];
+	const char *from = user;
+	int ret = 0;
+
+	client_api_begin();
+	if (!name || !value || (file && !filelen))
+		return client_api_end(-EINVAL, __func__);
+	user_conf(user, sizeof(user));
+	if (user[0])
+		ret = cfg_int(user, name, value);
+	if (ret == 0 || ret == -ENOENT) {
+		from = CLIENT_CONF_SYSTEM;
+		ret = cfg_int(from, name, value);
+	}
+	if (ret == 1 && file)
+		snprintf(file, filelen, "%s", from);
 	return client_api_end(ret == -ENOENT ? 0 : ret, __func__);
 }
 
