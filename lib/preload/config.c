@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* config.c -- librpmem_preload's configuration from the environment */
+/* config.c -- librpmem_preload's configuration: environment, rpmemctl.conf */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -198,6 +198,27 @@ int pl_config_parse(struct pl_config *c, const char *spec, const char *policy,
 	return ret ? ret : parse_files(c, spec, cwd ? cwd : "", err, errlen);
 }
 
+/*
+ * quorum_set -- v, given by what (the variable or the file's setting),
+ * into c: 1 to the number of targets of every file; 0 or -EINVAL
+ */
+static int quorum_set(struct pl_config *c, long long v, const char *what,
+		      char *err, size_t errlen)
+{
+	if (v < 1 || v > PL_TARGETS_MAX)
+		return cfg_err(err, errlen, "%s: %lld is not a number of "
+			       "targets (1 to %d)", what, v, PL_TARGETS_MAX);
+	for (unsigned i = 0; i < c->nfiles; i++)
+		if ((unsigned long long)v > c->files[i].ntargets)
+			return cfg_err(err, errlen, "%s: %lld is more than "
+				       "the %u target%s of '%s'", what, v,
+				       c->files[i].ntargets,
+				       c->files[i].ntargets == 1 ? "" : "s",
+				       c->files[i].path);
+	c->quorum = (unsigned)v;
+	return 0;
+}
+
 /* pl_config_quorum -- RPMEM_REPLICATE_QUORUM into c (see preload.h) */
 int pl_config_quorum(struct pl_config *c, const char *quorum, char *err,
 		     size_t errlen)
@@ -212,15 +233,29 @@ int pl_config_quorum(struct pl_config *c, const char *quorum, char *err,
 		return cfg_err(err, errlen, "RPMEM_REPLICATE_QUORUM: '%s' is "
 			       "not a number of targets (1 to %d)", quorum,
 			       PL_TARGETS_MAX);
-	for (unsigned i = 0; i < c->nfiles; i++)
-		if ((unsigned)v > c->files[i].ntargets)
-			return cfg_err(err, errlen, "RPMEM_REPLICATE_QUORUM: "
-				       "%ld is more than the %u target%s of "
-				       "'%s'", v, c->files[i].ntargets,
-				       c->files[i].ntargets == 1 ? "" : "s",
-				       c->files[i].path);
-	c->quorum = (unsigned)v;
-	return 0;
+	return quorum_set(c, v, "RPMEM_REPLICATE_QUORUM", err, errlen);
+}
+
+/* pl_config_quorum_cfg -- replicate.quorum of rpmemctl.conf (preload.h) */
+int pl_config_quorum_cfg(struct pl_config *c, char *err, size_t errlen)
+{
+	char file[PATH_MAX], what[PATH_MAX + 32];
+	long long v = 0;
+
+	if (!c->nfiles)
+		return 0;
+	/* its reads may map memory: forward those without starting us */
+	pl_busy++;
+	int ret = rpmemctl_client_cfg_get_int("replicate.quorum", &v, file,
+					      sizeof(file));
+	const char *why = ret < 0 ? rpmemctl_strerror(ret) : "";
+	pl_busy--;
+	if (ret < 0)
+		return cfg_err(err, errlen, "%s", why);
+	if (!ret)
+		return 0;
+	snprintf(what, sizeof(what), "%s: replicate.quorum", file);
+	return quorum_set(c, v, what, err, errlen);
 }
 
 /*
@@ -246,6 +281,7 @@ static void init_once(void)
 	char cwd[PATH_MAX] = "";
 	char err[PL_MSG_MAX];
 	const char *lvl = getenv("RPMEM_LOG_LEVEL");
+	const char *q = getenv("RPMEM_REPLICATE_QUORUM");
 	if (!getcwd(cwd, sizeof(cwd)))
 		cwd[0] = '\0';
 	int ret = pl_config_parse(&pl_cfg, getenv("RPMEM_REPLICATE"),
@@ -257,9 +293,10 @@ static void init_once(void)
 		ret = pl_config_drain(&pl_cfg, getenv("RPMEM_REPLICATE_DRAIN"),
 				      err, sizeof(err));
 	if (!ret)
-		ret = pl_config_quorum(&pl_cfg,
-				       getenv("RPMEM_REPLICATE_QUORUM"), err,
-				       sizeof(err));
+		ret = pl_config_quorum(&pl_cfg, q, err, sizeof(err));
+	/* the variable, if set, else the client configuration's */
+	if (!ret && !(q && *q))
+		ret = pl_config_quorum_cfg(&pl_cfg, err, sizeof(err));
 	pl_cfg.verbose = lvl && (!strcmp(lvl, "info") || !strcmp(lvl, "debug"));
 	pl_cfg.lib_prio = lvl ? rpmemctl_log_parse_priority(lvl) : -1;
 	if (pl_cfg.lib_prio < 0)

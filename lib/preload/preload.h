@@ -87,7 +87,7 @@ struct pl_config {
 	long retry_s; /* degraded: seconds between reconnects; -1 never */
 	enum rpmemctl_transport transport;
 	enum pl_drain_mode drain;
-	unsigned quorum; /* RPMEM_REPLICATE_QUORUM: 0 = every target */
+	unsigned quorum; /* the variable or replicate.quorum; 0: every target */
 	int verbose;  /* RPMEM_LOG_LEVEL is info or debug */
 	int lib_prio; /* RPMEM_LOG_LEVEL as LOG_*, -1 unset: pl_log drops */
 };
@@ -124,6 +124,13 @@ int pl_config_drain(struct pl_config *c, const char *drain, char *err,
  */
 int pl_config_quorum(struct pl_config *c, const char *quorum, char *err,
 		     size_t errlen);
+/*
+ * pl_config_quorum_cfg -- without RPMEM_REPLICATE_QUORUM: the client
+ * configuration's replicate.quorum (rpmemctl.conf, the user's else the
+ * system's) into c, after pl_config_parse, checked as the variable is;
+ * 0 (unset there too: every target) or -EINVAL with the reason in err
+ */
+int pl_config_quorum_cfg(struct pl_config *c, char *err, size_t errlen);
 /* pl_init -- parse the environment once; an invalid one stops the process */
 void pl_init(void);
 

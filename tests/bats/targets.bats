@@ -214,6 +214,59 @@ state() {
 	[ "$(state "$T2")" = consistent ]
 }
 
+# client_conf TEXT -- the user's rpmemctl.conf (XDG_CONFIG_HOME is $W/xdg)
+client_conf() {
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf"
+}
+
+@test "preload: the quorum from the client configuration (replicate.quorum in rpmemctl.conf): 1 of 2, one target stopped mid-run, the application goes on; RPMEM_REPLICATE_QUORUM overrides it" {
+	client_conf 'replicate = { quorum = 1; };'
+	export RPMEM_REPLICATE_RETRY=never
+	app_start set:0:before pause set:1:after
+	app_paused 1
+	stop_second
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	grep -q "rpmem_preload: degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
+	! grep -q "fail-stop" "$W/app.err"
+	[ "$(get "$R1/app" 1)" = after ]
+	cmp "$POOL" "$R1/app"
+	# with the second still down, the file's 1 of 2 lets the next run
+	# start; the variable wins over it: 2 of 2 needed, the start refused
+	app set:2:y
+	[ "$status" -eq 0 ]
+	RPMEM_REPLICATE_QUORUM=2 app set:2:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"fail-stop: cannot start replicating '$POOL'"*"only 1 of 2 targets hold the data (2 needed)"* ]]
+	[ "$(get "$R1/app" 2)" = y ]
+}
+
+@test "preload: a replicate.quorum in rpmemctl.conf that is too large, not a number, or a malformed file stops the process before it runs, naming the file" {
+	local conf=$XDG_CONFIG_HOME/rpmem/rpmemctl.conf
+	client_conf 'replicate = { quorum = 3; };'
+	app set:0:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$conf: replicate.quorum: 3 is more than the 2 targets of '$POOL'"* ]]
+	client_conf 'replicate = { quorum = "all"; };'
+	app set:0:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$conf:1: replicate.quorum must be an integer"* ]]
+	client_conf 'replicate = { quorum = ; };'
+	app set:0:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$conf:1: "* ]]
+	[ ! -e "$R1/app" ]
+	[ ! -e "$R1B/app" ]
+	# the variable, when set, is used, the file's too large value not
+	client_conf 'replicate = { quorum = 3; };'
+	RPMEM_REPLICATE_QUORUM=2 app set:0:x
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
+}
+
 @test "preload: a quorum larger than a file's targets, or not a number, stops the process before it runs" {
 	RPMEM_REPLICATE_QUORUM=3 app set:0:x
 	[ "$status" -ne 0 ]

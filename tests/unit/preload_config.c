@@ -6,11 +6,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "preload.h"
+
+/* interpose.c's, which pl_config_quorum_cfg raises around its reads */
+__thread int pl_busy __attribute__((tls_model("initial-exec")));
 
 static struct pl_config c;
 static char err[PL_MSG_MAX];
@@ -165,6 +171,79 @@ static void pl_config_parse__refuses_bad_extra_targets(void **state)
 	assert_true(strstr(err, "more than 8 targets"));
 }
 
+/* conf_dir -- a fresh XDG_CONFIG_HOME; its rpmem/rpmemctl.conf holds text */
+static void conf_dir(char *dir, const char *text)
+{
+	char path[256];
+	strcpy(dir, "/tmp/rpmem-plconf-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/rpmem", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/rpmem/rpmemctl.conf", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	setenv("XDG_CONFIG_HOME", dir, 1);
+}
+
+/* conf_rm -- conf_dir's directory and file */
+static void conf_rm(const char *dir)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/rpmem/rpmemctl.conf", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/rpmem", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
+/* quorum_cfg -- pl_config_quorum_cfg after parse(spec) and the variable's
+ * absence, with rpmemctl.conf holding text */
+static int quorum_cfg(const char *spec, const char *text)
+{
+	char dir[64];
+	assert_int_equal(parse(spec, NULL, NULL, NULL), 0);
+	assert_int_equal(pl_config_quorum(&c, NULL, err, sizeof(err)), 0);
+	conf_dir(dir, text);
+	err[0] = '\0';
+	int ret = pl_config_quorum_cfg(&c, err, sizeof(err));
+	assert_int_equal(pl_busy, 0);
+	conf_rm(dir);
+	return ret;
+}
+
+static void pl_config_quorum_cfg__the_client_configuration_gives_k(
+	void **state)
+{
+	(void)state;
+	const char *two = "/p/a.obj=h1/r/a,h2/r/a,h3/r/a";
+	assert_int_equal(quorum_cfg(two, "replicate = { quorum = 2; };\n"), 0);
+	assert_int_equal(c.quorum, 2);
+	/* not set there: every target */
+	assert_int_equal(quorum_cfg(two, "targets = ();\n"), 0);
+	assert_int_equal(c.quorum, 0);
+	/* checked as the variable is, naming the file and the setting */
+	assert_int_equal(quorum_cfg("/p/a.obj=h1/r/a,h2/r/a",
+				    "replicate = { quorum = 3; };\n"), -EINVAL);
+	assert_non_null(strstr(err, "/rpmem/rpmemctl.conf: replicate.quorum: "
+				    "3 is more than the 2 targets of "
+				    "'/p/a.obj'"));
+	assert_int_equal(quorum_cfg(two, "replicate = { quorum = 0; };\n"),
+			 -EINVAL);
+	assert_non_null(strstr(err, "replicate.quorum: 0 is not a number"));
+	assert_int_equal(quorum_cfg(two, "replicate = { quorum = \"all\"; };\n"),
+			 -EINVAL);
+	assert_non_null(strstr(err, ":1: replicate.quorum must be an integer"));
+	assert_int_equal(quorum_cfg(two, "replicate = { quorum = ; };\n"),
+			 -EINVAL);
+	assert_non_null(strstr(err, "/rpmem/rpmemctl.conf:1: "));
+	/* no file configured: nothing read, nothing set */
+	assert_int_equal(quorum_cfg(NULL, "replicate = { quorum = 2; };\n"), 0);
+	assert_int_equal(c.quorum, 0);
+	unsetenv("XDG_CONFIG_HOME");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +259,8 @@ int main(void)
 		cmocka_unit_test(
 		  pl_config_parse__an_entry_without_a_path_adds_a_target),
 		cmocka_unit_test(pl_config_parse__refuses_bad_extra_targets),
+		cmocka_unit_test(
+			pl_config_quorum_cfg__the_client_configuration_gives_k),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
