@@ -257,7 +257,8 @@ man_section() {
 	local kick notes
 	kick=$(man_section rpmemctl.1 ".SS kick")
 	notes=$(man_section rpmemctl.1 ".SH NOTES")
-	[ -n "$kick" ] && [ -n "$notes" ]
+	[ -n "$kick" ]
+	[ -n "$notes" ]
 	# kick: the admin right of the access rules, not "everyone, for now"
 	[[ "$kick" != *"in this version"* ]]
 	[[ "$kick" == *$'.B admin\nright of the target\'s access rules'* ]]

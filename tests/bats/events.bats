@@ -84,7 +84,8 @@ conform() {
 	run jq -r 'select(.object == "session") | "\(.event) \(.session)"' \
 		<<<"$(live "$W/ev")"
 	[ "${#lines[@]}" -eq 6 ]
-	[ "${lines[0]%% *}" = create ] && [ "${lines[1]%% *}" = destroy ]
+	[ "${lines[0]%% *}" = create ]
+	[ "${lines[1]%% *}" = destroy ]
 	[ "${lines[0]#* }" = "${lines[1]#* }" ]
 	# the pool's size and the mirror's session on the pool events
 	jq -se 'map(select(.event == "create" and .object == "pool")) |

@@ -21,7 +21,8 @@ setup_file() {
 setup() {
 	[ -d "$EXAMPLES/map" ] && [ -d "$EXAMPLES/queue" ] ||
 		skip "PMDK's examples are not in $EXAMPLES (libpmemobj-dev)"
-	[ -x "$EX/mapcli" ] && [ -x "$EX/queue_ex" ]
+	[ -x "$EX/mapcli" ]
+	[ -x "$EX/queue_ex" ]
 	setup_daemon
 	export PMEM_IS_PMEM_FORCE=0
 	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_RETRY RPMEM_REPLICATE_DRAIN

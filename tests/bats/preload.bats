@@ -298,7 +298,8 @@ pool_field() {
 	# pmemobj_open's own persists since then are a few hundred bytes
 	local w
 	w=$(written app)
-	[ "$w" -ge $((n << 20)) ] && [ "$w" -lt $(((n << 20) + 65536)) ]
+	[ "$w" -ge $((n << 20)) ]
+	[ "$w" -lt $(((n << 20) + 65536)) ]
 	[ "$(replica_get 1)" = away ]
 	app_continue
 	app_finish
@@ -318,7 +319,8 @@ pool_field() {
 	app_paused 2
 	local n
 	n=$(marked_extents)
-	[ "$n" -ge 1 ] && [ "$n" -lt 8 ]
+	[ "$n" -ge 1 ]
+	[ "$n" -lt 8 ]
 	start_daemon
 	[ "$(written app)" -eq 0 ]
 	app_continue
@@ -328,7 +330,8 @@ pool_field() {
 	# the resync sent the marked extents, then set:2 its few hundred bytes
 	local w
 	w=$(written app)
-	[ "$w" -ge $((n << 20)) ] && [ "$w" -lt $(((n << 20) + 65536)) ]
+	[ "$w" -ge $((n << 20)) ]
+	[ "$w" -lt $(((n << 20) + 65536)) ]
 	app_continue
 	app_finish
 	[ "$ASTATUS" -eq 0 ]
@@ -377,7 +380,8 @@ session_counts() {
 	# at its commit; opening and creating the pool take a few dozen
 	# FLUSHes (838 in all with RPMEM_REPLICATE_DRAIN=every)
 	[ "${c[1]}" -ge 600 ]
-	[ "${c[0]}" -ge 200 ] && [ "${c[0]}" -lt 300 ]
+	[ "${c[0]}" -ge 200 ]
+	[ "${c[0]}" -lt 300 ]
 }
 
 @test "RPMEM_REPLICATE_DRAIN=every: every drain waits for the target, no barrier" {
