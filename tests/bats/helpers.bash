@@ -141,3 +141,13 @@ written() {
 json() {
 	jq -r "$1" <<<"$output"
 }
+
+# refute CMD... -- fail the test if CMD succeeds. A bare "! CMD" in the
+# middle of a test fails nothing: bash's set -e ignores a negated command
+refute() {
+	if "$@"; then
+		echo "expected to fail: $*" >&2
+		return 1
+	fi
+	return 0
+}

@@ -60,7 +60,7 @@ state() {
 	[ "$ASTATUS" -eq 0 ]
 	grep -q "rpmem_preload: degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
 	grep -q "at exit: the replica of '$POOL' on $T2/r1/app is behind" "$W/app.err"
-	! grep -q "fail-stop" "$W/app.err"
+	refute grep -q "fail-stop" "$W/app.err"
 	cmp "$POOL" "$R1/app"
 	[ "$(state "$T")" = consistent ]
 	# back: the next start brings it up to date with its own log
@@ -203,7 +203,7 @@ state() {
 	app_finish
 	[ "$ASTATUS" -eq 0 ]
 	grep -q "rpmem_preload: degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
-	! grep -q "fail-stop" "$W/app.err"
+	refute grep -q "fail-stop" "$W/app.err"
 	cmp "$POOL" "$R1/app"
 	start_second
 	[ "$(state "$T2")" = syncing ]
@@ -230,7 +230,7 @@ client_conf() {
 	app_finish
 	[ "$ASTATUS" -eq 0 ]
 	grep -q "rpmem_preload: degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
-	! grep -q "fail-stop" "$W/app.err"
+	refute grep -q "fail-stop" "$W/app.err"
 	[ "$(get "$R1/app" 1)" = after ]
 	cmp "$POOL" "$R1/app"
 	# with the second still down, the file's 1 of 2 lets the next run
@@ -341,7 +341,7 @@ three() {
 	[[ "$output" == *"cannot connect to $T2"* ]]
 	cmp "$W/src" "$R1/a"
 	cmp "$W/src" "$R1/b"
-	! cmp -s "$W/src" "$R1B/c"
+	refute cmp -s "$W/src" "$R1B/c"
 	[ "$(grep -c "^synced '$W/src' to " <<<"$output")" -eq 2 ]
 }
 
@@ -471,7 +471,7 @@ PY
 	grep -q "degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
 	grep -q "resynced: '$POOL' is replicated to $T2/r1/app again" \
 		"$W/app.err"
-	! grep -q "fail-stop" "$W/app.err"
+	refute grep -q "fail-stop" "$W/app.err"
 	w1=$(written_at "$T2")
 	a1=$(written_at "$T")
 	echo "# logged $logged; put:2 wrote $((a1 - a0)) to a live target," \
