@@ -16,7 +16,7 @@ pool() {
 	run objdump -T "$BUILD/tests/old_sync_user"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"(LIBRPMEMCTL_1) rpmemctl_pool_sync"* ]]
-	! grep 'LIBRPMEMCTL_[2-9]' <<<"$output"
+	refute grep 'LIBRPMEMCTL_[2-9]' <<<"$output"
 }
 
 @test "rpmemctl_pool_sync with the released structs pushes and verifies, reading and writing nothing past them" {

@@ -268,7 +268,7 @@ man_section() {
 	# NOTES: rpmemd authenticates (TLS) and enforces rules; no "until"
 	[[ "$notes" != *"Until"* ]]
 	[[ "$notes" == *"access rules"* ]]
-	! grep -q "does not check that yet" "$TOP/docs/PROTOCOL.md"
+	refute grep -q "does not check that yet" "$TOP/docs/PROTOCOL.md"
 }
 
 @test "a reload that takes away the write right refuses the next mirror and leaves the pool as it was" {

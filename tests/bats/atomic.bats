@@ -223,7 +223,7 @@ killmatrix() {
 @test "a client that sends no PRESERVE: the daemon keeps the old blocks itself before its WRITE" {
 	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "old:/client" 12288
 	[ "$output" = OK ]
-	! cmp -s "$W/old" "$R1/p"
+	refute cmp -s "$W/old" "$R1/p"
 	[ "$(pool_state)" = "syncing true 1" ]
 	roll_back
 }

@@ -54,7 +54,7 @@ CONF
 	[ "$status" -eq 0 ]
 	"$RPMEMCTL" verify "$W/small" "$T/r1/p1"
 	[ "$(written p1)" -eq $((2 << 20)) ]
-	! grep -q frame_timeout "$DLOG"
+	refute grep -q frame_timeout "$DLOG"
 }
 
 @test "rpmemd refuses a bwlimit that is not a rate" {

@@ -73,11 +73,11 @@ has() {
 		--psk-file --tls-ca --config; do
 		has "$o" || { echo "missing $o"; return 1; }
 	done
-	! has --force
+	refute has --force
 	comp remove -
 	has --force
 	has -f
-	! has --pull
+	refute has --pull
 	# before the command: the global options
 	comp --v
 	[ "$(sort <<<"$output" | tr '\n' ' ')" = "--verbose --version " ]

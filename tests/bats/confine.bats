@@ -123,7 +123,7 @@ expand() {
 	start_daemon
 	stop_daemon
 	grep -q 'ready:' "$DLOG"
-	! grep 'outside systemd' "$DLOG"
+	refute grep 'outside systemd' "$DLOG"
 }
 
 @test "the running rpmemd is under its seccomp filter on every thread, with no_new_privs; -S leaves it off and says so" {
@@ -186,7 +186,7 @@ expand() {
 	kill -0 "$DPID"
 	[ "$(status_of "$DPID" Seccomp)" = 2 ]
 	grep -q 'reload done: 2 region(s)' "$DLOG"
-	! grep -E 'Operation not permitted|Function not implemented' "$DLOG"
+	refute grep -E 'Operation not permitted|Function not implemented' "$DLOG"
 }
 
 # probe_daemon [-S] -- rpmemd with tests/tools/seccomp_probe.so; SIGUSR2
@@ -210,7 +210,7 @@ probe_daemon() {
 	# the process died of SIGSYS at the exec: the shell never ran
 	[ "$rs" -gt 128 ]
 	[ "$(kill -l $((rs - 128)))" = SYS ]
-	! grep -q escaped "$W/probe.out"
+	refute grep -q escaped "$W/probe.out"
 	for c in socket_packet listen kill mprotect_exec setrlimit memfd_create; do
 		grep -qx "$c -1 1" "$W/probe.out" ||
 			{ echo "$c was not refused with EPERM"; return 1; }
@@ -227,7 +227,7 @@ probe_daemon() {
 		grep -qx "$c 0 0" "$W/probe.out" ||
 			{ echo "$c failed without the filter"; return 1; }
 	done
-	! grep -q "clone3 -1 38" "$W/probe.out"
+	refute grep -q "clone3 -1 38" "$W/probe.out"
 }
 
 @test "nothing rpmemd does to serve (TLS mirror, sync both ways, verify, status, reload) is refused by its filter (strace)" {

@@ -216,7 +216,7 @@ EOF2
 	poke "$PUB/src" 5
 	rc sync --json "$PUB/src" "$T/r1/p1"
 	[ "$(json .dirty_only)" = true ]
-	! cmp "$PUB/src" "$R1/p1"
+	refute cmp "$PUB/src" "$R1/p1"
 }
 
 @test "a dirty log left by a crashed writer (the preload library killed) has no clean mark: sync compares every block and moves a change the library never saw" {

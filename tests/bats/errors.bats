@@ -194,7 +194,7 @@ teardown() { teardown_daemon; }
 	# it was interrupted: the pool is not the source yet, and says so
 	rc list --json "$T/r1"
 	[ "$(json '.pools[] | select(.name=="p1") | .state')" = syncing ]
-	! cmp -s "$W/src" "$R1/p1"
+	refute cmp -s "$W/src" "$R1/p1"
 	rc sync "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p1"

@@ -105,7 +105,7 @@ PY
 		refused "$why" --psk-file "$W/alice.psk" --tls-ca "$P/ca.crt" \
 			--tls-cert "$P/alice.crt" --tls-key "$P/alice.key"
 		grep -q "handshake failed" "$W/imp.err"
-		! grep -q "handshake ok" "$W/imp.err"
+		refute grep -q "handshake ok" "$W/imp.err"
 	done
 }
 

@@ -48,7 +48,7 @@ load helpers
 	[ "$status" -eq 0 ]
 	# every library symbol it uses comes from a version node of the map
 	run objdump -T "$app"
-	! grep -E 'UND.*rpmem(ctl)?_' <<<"$output" | grep -v 'LIBRPMEMCTL_[0-9]'
+	[ -z "$(grep -E 'UND.*rpmem(ctl)?_' <<<"$output" | grep -v 'LIBRPMEMCTL_[0-9]')" ]
 	grep -q 'LIBRPMEMCTL_2.*rpmemctl_target_parse' <<<"$output"
 	export LD_LIBRARY_PATH=$S/usr/lib
 	run "$app" --version
@@ -66,7 +66,7 @@ load helpers
 	run sh -c "nm -D --defined-only '$BUILD/librpmemctl.so.1' | awk '\$2 == \"T\" {print \$3}'"
 	[ "$status" -eq 0 ]
 	[ -n "$output" ]
-	! grep -v '^rpmemctl_' <<<"$output"
+	refute grep -v '^rpmemctl_' <<<"$output"
 	run readelf -d "$BUILD/librpmemctl.so.1"
 	[[ "$output" == *"SONAME"*"librpmemctl.so.1"* ]]
 }

@@ -121,13 +121,13 @@ wait_note() {
 		"$RPMEMD" -c "$CONF" >>"$DLOG" 2>&1 &
 	DPID=$!
 	wait_note 'READY=1'
-	! grep -q 'systemd watchdog' "$DLOG"
+	refute grep -q 'systemd watchdog' "$DLOG"
 	# a second of service: a watchdog of 1 s would have been kept twice
 	rc create "$T/r1/p1" 1M
 	"$BUILD/tests/hold_pool" "$T/r1/p1" 1 >"$W/hold.out" 2>&1
 	stop_daemon
 	wait_note 'STOPPING=1'
-	! grep -q 'WATCHDOG=1' "$NLOG"
+	refute grep -q 'WATCHDOG=1' "$NLOG"
 }
 
 @test "SIGTERM is STOPPING=1, then rpmemd exits 0" {

@@ -50,7 +50,7 @@ teardown() { teardown_daemon; }
 @test "lintian finds no error and no warning in the packages" {
 	[ -f "$DEBS/lintian.txt" ] || skip "lintian is missing (packaging/install-deps.sh installs it)"
 	cat "$DEBS/lintian.txt"
-	! grep -E '^[EW]: ' "$DEBS/lintian.txt"
+	refute grep -E '^[EW]: ' "$DEBS/lintian.txt"
 	grep -q '^lintian: exit 0' "$BATS_FILE_TMPDIR/build.log"
 }
 

@@ -234,5 +234,5 @@ CONF
 	kill "$sc"
 	wait "$sc" || true
 	[ "$bad" -eq 0 ]
-	! grep -q "metadata unreadable" "$DLOG"
+	refute grep -q "metadata unreadable" "$DLOG"
 }

@@ -242,12 +242,12 @@ session_of() {
 	cat "$W/ev.err"
 	[ "$st" -eq 4 ]
 	grep -q "session $sid ended by an administrator" "$W/ev.err"
-	! grep -qi "TLS failure\|tamper\|alert" "$W/ev.err"
+	refute grep -qi "TLS failure\|tamper\|alert" "$W/ev.err"
 	# the daemon's side: both ended by the kick, not by a TLS failure,
 	# and the pool is free again
 	grep -q "session $wid from .* closed: ended by an administrator" "$DLOG"
 	grep -q "session $sid from .* closed: ended by an administrator" "$DLOG"
-	! grep -q "TLS failure" "$DLOG"
+	refute grep -q "TLS failure" "$DLOG"
 	[ "$(session_of pool held)" = "" ]
 	run "$RPMEMCTL" list --json --psk-file "$W/alice.psk" "$T/r1/held"
 	[ "$(jq -r '.pools[0].writer' <<<"$output")" = "" ]
@@ -303,9 +303,9 @@ check_at() {
 	cat "$W/ev.err"
 	[ "$st" -eq 3 ]
 	grep -q "lost while waiting for an event" "$W/ev.err"
-	! grep -qi "TLS failure\|tamper\|alert" "$W/ev.err"
+	refute grep -qi "TLS failure\|tamper\|alert" "$W/ev.err"
 	grep -q "closed: the daemon is stopping" "$DLOG"
-	! grep -q "TLS failure" "$DLOG"
+	refute grep -q "TLS failure" "$DLOG"
 }
 
 @test "a certificate name that is not UTF-8 (a T61String CN) is read as UTF-8 (its 0xE9 an e acute): the identity its rules name, valid in the admin's status --json and --prometheus" {
@@ -342,7 +342,7 @@ assert "caf\u00e9" in ids, ids
 open(sys.argv[2], "rb").read().decode("utf-8")' "$W/st.json" "$W/st.prom"
 	grep -q 'identity="caf'$'\xc3\xa9''"' "$W/st.prom"
 	# the rule for it applied: the subscriber was not refused
-	! grep -q "identity 'caf.*' has no access rules" "$DLOG"
+	refute grep -q "identity 'caf.*' has no access rules" "$DLOG"
 	python3 "$TOP/tests/bats/promparse.py" <"$W/st.prom" >/dev/null
 }
 
@@ -429,7 +429,7 @@ global_addr() {
 	[[ "$output" == *"refusing to talk to it in plaintext"* ]]
 	[[ "$output" == *"--plaintext"* ]]
 	[ ! -e "$R1/p1" ]
-	! grep -q "session .* opened" "$DLOG"
+	refute grep -q "session .* opened" "$DLOG"
 	rc mirror --plaintext "$W/src" "$a:$PORT/r1/p1"
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p1"
@@ -481,7 +481,7 @@ evil_cert() {
 		-psk_identity $'x\nrpmemd: notice: forged' \
 		-psk 00112233445566778899aabbccddeeff </dev/null
 	grep -qF "claimed identity 'x\\x0arpmemd: notice: forged'" "$DLOG"
-	! grep -q "^rpmemd: notice: forged" "$DLOG"
+	refute grep -q "^rpmemd: notice: forged" "$DLOG"
 }
 
 # wait_for FILE TEXT -- until FILE holds TEXT (at most 10 s)
@@ -517,6 +517,6 @@ wait_for() {
 	cat "$W/victim.out"
 	[ "$vst" -eq 3 ]
 	grep -q "to make room" "$DLOG"
-	! grep -q "refused our credentials" "$W/victim.out"
+	refute grep -q "refused our credentials" "$W/victim.out"
 	grep -Eq "closed the connection during the (TLS )?handshake" "$W/victim.out"
 }

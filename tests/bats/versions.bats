@@ -164,7 +164,7 @@ teardown() {
 	write_conf "$CONF" "$PORT"
 	start_daemon
 	syncs 3
-	! ls "$R1"/.rpmemd/p.v*.ver 2>/dev/null
+	refute ls "$R1"/.rpmemd/p.v*.ver 2>/dev/null
 	rc versions --json "$T/r1/p"
 	[ "$status" -eq 0 ]
 	[ "$(json '.versions | length')" -eq 0 ]
@@ -315,7 +315,7 @@ teardown() {
 	grep -q "a version was pruned to make room for the undo journal of pool 'b'" "$DLOG"
 	# pruned up front, at the sync's start: no journal write ran out
 	grep -q "pool 'b': a sync of 4194304 bytes needs up to $((4096 + 1024 * 4128)) bytes for its undo journal; the region's oldest versions were pruned first" "$DLOG"
-	! grep -q "cannot keep the blocks\|no room" "$DLOG"
+	refute grep -q "cannot keep the blocks\|no room" "$DLOG"
 	rc versions --json "$T/small/b"
 	[ "$(json '.versions | length')" -ge 1 ]
 	[ "$(json '.versions | length')" -le 2 ]
@@ -469,7 +469,7 @@ check_cuts() {
 	rc versions --create --prune 1 "$T/r1/p"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--create cannot be combined"* ]]
-	! grep -q "cut at generation" "$DLOG"
+	refute grep -q "cut at generation" "$DLOG"
 	# a region that keeps no versions would keep nothing of a cut
 	stop_daemon
 	write_conf "$CONF" "$PORT"
@@ -495,7 +495,7 @@ check_cuts() {
 	as backup1 versions --create "$T/r1/q"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"pool 'q' is not live"* ]]
-	! grep -q "cut at generation" "$DLOG"
+	refute grep -q "cut at generation" "$DLOG"
 }
 
 @test "versions cut live count in the region's retention and quota, and events report them kept and pruned" {
@@ -587,7 +587,7 @@ check_cuts() {
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"its writer's WRITE has been arriving for longer than 1000 ms: nothing was cut"* ]]
 	[ "$(pool_gen app)" -eq "$gen" ]
-	! grep -q "cut at generation" "$DLOG"
+	refute grep -q "cut at generation" "$DLOG"
 	kill "$hpid"
 	wait "$hpid" || true
 	# the writer gone, its half WRITE dropped: the pool is cut at once
