@@ -3,12 +3,14 @@
 # example.bats -- bats tests run on the initiator guest by suites/example.sh
 
 @test "suite variables are set" {
-	[ -n "$RPMEM_SRC" ] && [ -d "$RPMEM_SRC" ]
+	[ -n "$RPMEM_SRC" ]
+	[ -d "$RPMEM_SRC" ]
 	[ -n "$RPMEM_BUILD" ]
 	[ "$TARGET_IP" = 192.168.77.1 ]
 	[ "$INITIATOR_IP" = 192.168.77.2 ]
 	[ "$DEVDAX" = /dev/dax1.0 ]
-	[ -n "$FSDAX_DIR" ] && [ -d "$RESULTS" ]
+	[ -n "$FSDAX_DIR" ]
+	[ -d "$RESULTS" ]
 }
 
 @test "send a line to the target" {
