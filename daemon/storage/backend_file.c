@@ -460,9 +460,11 @@ static int file_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	p = file_find_open(r, name);
 	pthread_mutex_unlock(&set->lock);
 	if (!p) {
-		/* what a crash left: a dense sync's files, a scrub record's */
+		/* what a crash left: a dense sync's files, a scrub record's
+		 * or the metadata's .tmp */
 		rpmemd_store_swap_recover(r, name, &m);
 		rpmemd_scrub_clean(r->metafd, name);
+		rpmemd_meta_clean(r->metafd, name);
 	}
 	fd = rpmemd_open_own(r->dirfd, name, O_RDWR);
 	if (fd < 0) {

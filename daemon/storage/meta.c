@@ -289,6 +289,21 @@ int rpmemd_open_own(int dirfd, const char *name, int flags)
 	return -EMLINK;
 }
 
+void rpmemd_unlink_own(int dirfd, const char *name)
+{
+	struct stat st;
+	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == geteuid())
+		unlinkat(dirfd, name, 0);
+}
+
+void rpmemd_meta_clean(int dirfd, const char *pool)
+{
+	char tmp[RPMEM_NAME_MAX + 16];
+	if (!meta_file(pool, TMP_SUFFIX, tmp, sizeof(tmp)))
+		rpmemd_unlink_own(dirfd, tmp);
+}
+
 /* write_all -- the whole buffer to fd */
 static int write_all(int fd, const char *p, size_t len)
 {

@@ -100,6 +100,19 @@ int rpmemd_meta_read(int dirfd, const char *pool, struct rpmemd_meta *m);
  */
 int rpmemd_open_own(int dirfd, const char *name, int flags);
 
+/*
+ * rpmemd_unlink_own -- remove name in dirfd if it is rpmemd's own: a
+ * regular file with one link, owned by rpmemd's user (a hard link to
+ * another file is left alone)
+ */
+void rpmemd_unlink_own(int dirfd, const char *name);
+
+/*
+ * rpmemd_meta_clean -- remove a <pool>.meta.tmp that a crash left while
+ * the metadata was written (before a pool that is not open is opened)
+ */
+void rpmemd_meta_clean(int dirfd, const char *pool);
+
 /* rpmemd_meta_write -- replace <pool>.meta crash-safely */
 int rpmemd_meta_write(int dirfd, const char *pool,
 		      const struct rpmemd_meta *m);

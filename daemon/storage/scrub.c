@@ -186,13 +186,8 @@ void rpmemd_scrub_clean(int metafd, const char *pool)
 {
 	char tmp[RPMEM_NAME_MAX + 16];
 
-	struct stat st;
-
 	sc_name(pool, ".tmp", tmp, sizeof(tmp));
-	/* only our own: a hard link to another file is left alone */
-	if (!fstatat(metafd, tmp, &st, AT_SYMLINK_NOFOLLOW) &&
-	    S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == geteuid())
-		unlinkat(metafd, tmp, 0);
+	rpmemd_unlink_own(metafd, tmp);
 }
 
 int rpmemd_scrub_unlink(int metafd, const char *pool)

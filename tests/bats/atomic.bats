@@ -303,12 +303,13 @@ small_state() {
 	[ ! -e "$MNT/.rpmemd/p.undo" ]
 }
 
-@test "what a crash left in .rpmemd is finished or removed at the next open: a dense sync's new file, its committed image, a scrub record's .tmp" {
+@test "what a crash left in .rpmemd is finished or removed at the next open: a dense sync's new file, its committed image, a scrub record's or the metadata's .tmp" {
 	change "$W/old" "$W/new" 100 12
 	# a crash mid-sync: .next (and a scrub record's .tmp) beside the pool
 	stop_daemon
 	head -c 4096 /dev/urandom >"$R1/.rpmemd/p.next"
 	head -c 4096 /dev/urandom >"$R1/.rpmemd/p.scrub.tmp"
+	head -c 100 /dev/urandom >"$R1/.rpmemd/p.meta.tmp"
 	# one that is not rpmemd's own (a hard link) is left alone
 	head -c 4096 /dev/urandom >"$W/outside"
 	start_daemon
@@ -316,6 +317,7 @@ small_state() {
 	[ "$status" -eq 0 ]
 	[ ! -e "$R1/.rpmemd/p.next" ]
 	[ ! -e "$R1/.rpmemd/p.scrub.tmp" ]
+	[ ! -e "$R1/.rpmemd/p.meta.tmp" ]
 	grep -q "pool 'p': removed the new file of a dense sync cut short" "$DLOG"
 	# a crash after the metadata said N + 1, before the rename: the pool
 	# file still N, N + 1 complete in .done; the next open renames it
@@ -325,14 +327,15 @@ small_state() {
 	cp "$R1/p" "$R1/.rpmemd/p.done"
 	cp "$W/old" "$R1/p"
 	ln "$W/outside" "$R1/.rpmemd/p.scrub.tmp"
+	ln "$W/outside" "$R1/.rpmemd/p.meta.tmp"
 	start_daemon
 	rc verify "$W/new" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/new" "$R1/p"
 	[ ! -e "$R1/.rpmemd/p.done" ]
 	grep -q "pool 'p': the committed new image of a dense sync renamed over the pool file" "$DLOG"
-	[ "$(stat -c %h "$W/outside")" -eq 2 ]
-	rm "$R1/.rpmemd/p.scrub.tmp"
+	[ "$(stat -c %h "$W/outside")" -eq 3 ]
+	rm "$R1/.rpmemd/p.scrub.tmp" "$R1/.rpmemd/p.meta.tmp"
 	# a crash before the metadata said N + 1: .done is not the pool's
 	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "old:/client" 0
 	[ "$output" = OK ]
