@@ -213,19 +213,25 @@ int sync_push(struct sync_ctx *c)
 		return 0; /* up to date: no state change, nothing written */
 	const char *src = c->o->source;
 	int ret = client_pool_set_syncing(p, src, c->st.bytes_differ);
+	sync_phase(c, "SET_STATE syncing");
 	if (ret)
 		return ret;
 	uint64_t moved = 0;
-	if ((ret = move_ranges(c, 1, &moved)))
+	ret = move_ranges(c, 1, &moved);
+	sync_phase(c, "the transfer");
+	if (ret)
 		return ret;
 	ret = flush_sent(c, was_consistent);
+	sync_phase(c, "the flush");
 	if (ret)
 		return ret;
 	sync_progress(c, moved, c->st.bytes_differ, 1);
 	/* what was sent is the file's content only if it did not change */
 	if ((ret = sync_local_check(c, "sync")))
 		return ret;
-	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT, src);
+	ret = rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT, src);
+	sync_phase(c, "SET_STATE consistent");
+	return ret;
 }
 
 /* sync_pull -- read the differing ranges into the local buffer */
@@ -248,6 +254,7 @@ int sync_mirror(struct sync_ctx *c)
 	if (c->o->flags & RPMEMCTL_SYNC_DRY_RUN)
 		return 0;
 	int ret = client_pool_set_syncing(p, c->o->source, c->size);
+	sync_phase(c, "SET_STATE syncing");
 	if (ret)
 		return ret;
 	for (uint64_t off = 0; off < c->size; off += RPMEM_MAX_IO) {
@@ -266,12 +273,16 @@ int sync_mirror(struct sync_ctx *c)
 		c->st.bytes_transferred += n;
 		sync_progress(c, off + n, c->size, 0);
 	}
+	sync_phase(c, "the transfer");
 	ret = rpmemctl_pool_flush(p, 0, c->size);
+	sync_phase(c, "the flush");
 	if (ret)
 		return ret;
 	sync_progress(c, c->size, c->size, 1);
 	if ((ret = sync_local_check(c, "mirror")))
 		return ret;
-	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT,
-				       c->o->source);
+	ret = rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT,
+				      c->o->source);
+	sync_phase(c, "SET_STATE consistent");
+	return ret;
 }
