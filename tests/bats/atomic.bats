@@ -118,6 +118,22 @@ killmatrix() {
 	killmatrix rpmemd 2
 }
 
+# previous_freed GEN -- the previous image of the dense sync that committed
+# GEN was freed (its last fd closed: rpmemd holds no deleted pool file)
+# after the commit was answered, not before
+previous_freed() {
+	local i n
+	for i in $(seq 100); do
+		grep -q "pool 'p': its previous image ($((64 << 20)) bytes) freed" "$DLOG" &&
+			break
+		sleep 0.1
+	done
+	n=$(grep -n "pool r1/p is consistent (generation $1)" "$DLOG" | cut -d: -f1)
+	[ -n "$n" ]
+	tail -n +"$n" "$DLOG" | grep -q "pool 'p': its previous image ($((64 << 20)) bytes) freed, after the commit was answered"
+	[ -z "$(find /proc/"$DPID"/fd -lname "$R1/p (deleted)" 2>/dev/null)" ]
+}
+
 @test "a dense sync is written into a new file renamed over the pool: nothing journaled, the unchanged blocks copied on the target, scrub and verify agree" {
 	local ino
 	ino=$(stat -c %i "$R1/p")
@@ -131,6 +147,8 @@ killmatrix() {
 	grep -q "pool 'p': its new image renamed over the pool file (67108864 bytes written, 0 bytes copied from the previous image)" "$DLOG"
 	grep -q "pool 'p': its undo journal of generation 1 (0 blocks, 4096 bytes) removed" "$DLOG"
 	[ -z "$(ls -A "$R1/.rpmemd" | grep -v '^p\.meta$\|^p\.hashes$\|^p\.scrub$')" ]
+	previous_freed 2
+
 	rc scrub "$T/r1/p"
 	[ "$status" -eq 0 ]
 	rc verify "$W/new" "$T/r1/p"
