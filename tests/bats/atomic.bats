@@ -246,6 +246,26 @@ previous_freed() {
 	roll_back
 }
 
+@test "a sync over TCP sends each batch's WRITEs without waiting for its PRESERVE's reply (the target journals their blocks first): no stall behind a slow reply, the image intact" {
+	change "$W/old" "$W/new" 5 12
+	python3 "$TOP/tests/bats/preserve_proxy.py" 0 "$PORT" 0.5 >"$W/proxy" &
+	local pid=$! pp=
+	for _ in $(seq 100); do
+		pp=$(sed -n 's/^PORT //p' "$W/proxy")
+		[ -n "$pp" ] && break
+		sleep 0.05
+	done
+	rc sync "$W/new" "127.0.0.1:$pp/r1/p"
+	[ "$status" -eq 0 ]
+	wait "$pid"
+	cat "$W/proxy"
+	# several batches, none of them waited for its PRESERVE's reply
+	[[ "$(tail -1 "$W/proxy")" =~ ^PRESERVE\ ([0-9]+)\ stalls\ 0$ ]]
+	[ "${BASH_REMATCH[1]}" -ge 3 ]
+	cmp "$W/new" "$R1/p"
+	committed 2
+}
+
 @test "PRESERVE from a lying peer: outside the pool, read-only, a pool not syncing: refused, nothing journaled" {
 	local h="$TOP/tests/bats/hostile.py"
 	run python3 "$h" "$PORT" preserve p rw 0 4096
