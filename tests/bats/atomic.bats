@@ -168,6 +168,28 @@ previous_freed() {
 	[ "$status" -eq 0 ]
 }
 
+# mapped_kib FILE -- KiB of FILE's pages rpmemd has mapped (Rss of its
+# mappings of FILE)
+mapped_kib() {
+	awk -v f="$1" '$NF == f {m = 1; next} m && /^Rss:/ {s += $2; m = 0}
+		END {print s + 0}' /proc/"$DPID"/smaps
+}
+
+@test "the scrub record of a commit reads the pool through its file: after a first mirror (its WRITEs go through the file) rpmemd's mapping of the pool holds none of its pages, so a dense sync's remapping has none to tear down" {
+	rc mirror "$W/old" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	grep -q "pool r1/q is syncing (generation 0); WRITEs go through its file" "$DLOG"
+	# the record was written; the pool's mapping (cached after its
+	# close) holds no page of it
+	[ -s "$R1/.rpmemd/q.scrub" ]
+	grep -q " $R1/q\$" /proc/"$DPID"/maps
+	echo "mapped: $(mapped_kib "$R1/q") KiB"
+	[ "$(mapped_kib "$R1/q")" -lt 1024 ]
+	# and it is the pool's: scrub agrees with it
+	rc scrub "$T/r1/q"
+	[ "$status" -eq 0 ]
+}
+
 @test "the sync after an interruption sends only what did not arrive" {
 	change "$W/old" "$W/new" 1 11
 	rc sync --dry-run --json "$W/new" "$T/r1/p"
