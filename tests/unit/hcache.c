@@ -292,7 +292,7 @@ static void rpmemd_hcache_hash_fd__reads_the_file_and_keeps_the_hashes(
 	uint64_t npieces = (SIZE + 4095) / 4096;
 	uint64_t h[NBLK * (BS / 4096)], want[NBLK * (BS / 4096)];
 	struct rpmemd_hcache_use u = { 0, 0, 0 };
-	assert_int_equal(rpmemd_hcache_hash_fd(hc, fd, SIZE, 0, 4096,
+	assert_int_equal(rpmemd_hcache_hash_fd(hc, NULL, fd, SIZE, 0, 4096,
 					       (uint32_t)npieces, 0, h, 2, 0,
 					       &u),
 			 0);
@@ -313,9 +313,9 @@ static void rpmemd_hcache_hash_fd__reads_the_file_and_keeps_the_hashes(
 	/* a file shorter than the pool: the read fails */
 	fd = openat(f->dirfd, "data", O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
-	assert_int_not_equal(rpmemd_hcache_hash_fd(hc, fd, SIZE, 0, 4096,
-						   (uint32_t)npieces, 0, h, 1,
-						   1, &u),
+	assert_int_not_equal(rpmemd_hcache_hash_fd(hc, NULL, fd, SIZE, 0,
+						   4096, (uint32_t)npieces, 0,
+						   h, 1, 1, &u),
 			     0);
 	close(fd);
 	unlinkat(f->dirfd, "data", 0);
