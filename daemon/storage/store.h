@@ -156,8 +156,8 @@ int rpmemd_pool_shrunk(const struct rpmemd_pool *p);
 /*
  * rpmemd_store_swap_release -- after the commit's reply (and its scrub
  * record): the previous image it kept open (its last reference: it has no
- * name any more) closed, which frees its pages, by a thread of its own at
- * the lowest priority, or here if wait
+ * name any more) closed, which frees its pages, by a thread of its own,
+ * or here if wait
  */
 void rpmemd_store_swap_release(struct rpmemd_pool *p, int wait);
 /*

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -295,16 +294,16 @@ struct rpmemd_old_image {
 };
 
 /*
- * free_old -- close the previous image's last fd, at the lowest priority:
- * the file has no name any more, so that frees its pages (a 1 GiB pool
- * on tmpfs: about 0.2 s) (thread body)
+ * free_old -- close the previous image's last fd: the file has no name any
+ * more, so that frees its pages (a 1 GiB pool on tmpfs: about 0.2 s)
+ * (thread body; at rpmemd's priority: the seccomp filter has no
+ * setpriority)
  */
 static void *free_old(void *arg)
 {
 	struct rpmemd_old_image *o = arg;
 	uint64_t t0 = rpmem_now_ns();
 
-	setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
 	close(o->fd);
 	INFO("region '%s': pool '%s': its previous image (%llu bytes) freed, after the commit was answered, in %llu ms",
 	    o->region, o->pool, (unsigned long long)o->size,
