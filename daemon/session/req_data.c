@@ -685,5 +685,7 @@ int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret),
 				      "pool '%s': %s", h->pool->name,
 				      undo_msg(ret));
+	DBG("session %u: pool '%s': PRESERVE of %u ranges", s->id,
+	    h->pool->name, m.nranges);
 	return conn_reply_ok(s, hd->id);
 }

@@ -470,5 +470,7 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		rpmemd_scrub_commit(s, h->pool, meta.generation);
 		rpmemd_versions_commit(s, h->pool, meta.generation);
 	}
+	/* a dense sync's previous image, freed while the writer goes on */
+	rpmemd_store_swap_release(h->pool, 0);
 	return ret;
 }

@@ -434,12 +434,21 @@ int rpmemd_hcache_check_file(struct rpmemd_hcache *hc, const struct stat *st)
 }
 
 /*
+ * with a file to read (rpmemd_hcache_hash_fd), runs of missing pieces at
+ * least this long are read from it rather than through the mapping; a
+ * shorter one (a few blocks a sync wrote, mapped already) is not worth
+ * a read of its own
+ */
+#define HC_FD_RUN_MIN (256u << 10)
+
+/*
  * pieces_get -- the hashes of the n pieces from piece first: valid entries
  * as they are, the runs of the others (all when full) hashed from the
- * pool mapped at base and kept unless a write or a new epoch came
+ * pool mapped at base (the long runs read from fd if >= 0, or every run
+ * if base is NULL) and kept unless a write or a new epoch came
  * meanwhile; miss[k] says which were hashed. 0 or the hashing's fault.
  */
-static int pieces_get(struct rpmemd_hcache *hc, const uint8_t *base,
+static int pieces_get(struct rpmemd_hcache *hc, const uint8_t *base, int fd,
 		      uint64_t first, uint64_t n, uint64_t *out, uint8_t *miss,
 		      unsigned nthreads, int full)
 {
@@ -473,8 +482,14 @@ static int pieces_get(struct rpmemd_hcache *hc, const uint8_t *base,
 		uint64_t e = (first + j) * RPMEM_HASH_PIECE;
 		if (e > hc->size)
 			e = hc->size;
-		ret = rpmem_hash_blocks(base + o, e - o, RPMEM_HASH_PIECE,
-					out + k, nthreads);
+		if (fd >= 0 && (!base || e - o >= HC_FD_RUN_MIN))
+			ret = rpmem_hash_fd_blocks(fd, o, e - o,
+						   RPMEM_HASH_PIECE, out + k,
+						   nthreads);
+		else
+			ret = rpmem_hash_blocks(base + o, e - o,
+						RPMEM_HASH_PIECE, out + k,
+						nthreads);
 		k = j;
 	}
 	/* keep what we hashed, unless a write or new epoch came meanwhile */
@@ -503,7 +518,8 @@ static int pieces_get(struct rpmemd_hcache *hc, const uint8_t *base,
  */
 #define HC_BATCH_PIECES 4096u
 
-int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
+/* hash_blocks -- rpmemd_hcache_hash from the mapping, or from fd if >= 0 */
+static int hash_blocks(struct rpmemd_hcache *hc, const uint8_t *base, int fd,
 		       uint64_t size, uint64_t off, uint32_t bs, uint32_t count,
 		       int tree, uint64_t *hashes, unsigned nthreads, int full,
 		       struct rpmemd_hcache_use *use)
@@ -533,7 +549,7 @@ int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
 		uint64_t n = b0 * per + nb * per < npieces ? nb * per
 							  : npieces - b0 * per;
 		uint64_t *dst = tree ? pieces : hashes + b0;
-		ret = pieces_get(hc, base, first, n, dst, miss, nthreads,
+		ret = pieces_get(hc, base, fd, first, n, dst, miss, nthreads,
 				 full);
 		/* a block is hashed if any of its pieces was */
 		for (uint64_t i = 0; i < nb && !ret; i++) {
@@ -556,4 +572,23 @@ out:
 	free(pieces);
 	free(miss);
 	return ret;
+}
+
+int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
+		       uint64_t size, uint64_t off, uint32_t bs, uint32_t count,
+		       int tree, uint64_t *hashes, unsigned nthreads, int full,
+		       struct rpmemd_hcache_use *use)
+{
+	return hash_blocks(hc, base, -1, size, off, bs, count, tree, hashes,
+			   nthreads, full, use);
+}
+
+int rpmemd_hcache_hash_fd(struct rpmemd_hcache *hc, const uint8_t *base,
+			  int fd, uint64_t size, uint64_t off, uint32_t bs,
+			  uint32_t count, int tree, uint64_t *hashes,
+			  unsigned nthreads, int full,
+			  struct rpmemd_hcache_use *use)
+{
+	return hash_blocks(hc, base, fd, size, off, bs, count, tree, hashes,
+			   nthreads, full, use);
 }

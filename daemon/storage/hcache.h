@@ -136,5 +136,18 @@ int rpmemd_hcache_hash(struct rpmemd_hcache *hc, const uint8_t *base,
 		       uint64_t size, uint64_t off, uint32_t bs, uint32_t count,
 		       int tree, uint64_t *hashes, unsigned nthreads, int full,
 		       struct rpmemd_hcache_use *use);
+/*
+ * rpmemd_hcache_hash_fd -- rpmemd_hcache_hash with the long runs of
+ * pieces it hashes (256 KiB and more; every run if base is NULL) read
+ * from the pool's file fd (pread into a small buffer), not through the
+ * mapping at base: a pass over the whole pool (the scrub record) then
+ * neither faults in the mapping's page tables nor leaves them to tear
+ * down; -errno of a read
+ */
+int rpmemd_hcache_hash_fd(struct rpmemd_hcache *hc, const uint8_t *base,
+			  int fd, uint64_t size, uint64_t off, uint32_t bs,
+			  uint32_t count, int tree, uint64_t *hashes,
+			  unsigned nthreads, int full,
+			  struct rpmemd_hcache_use *use);
 
 #endif

@@ -78,7 +78,10 @@ static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 
 /*
  * piece_hashes -- the hashes of n pieces from piece first: from the hash
- * cache where valid (it keeps what it hashes), else from the data
+ * cache where valid (it keeps what it hashes), else from the data, its
+ * long runs read from the pool's file where it has one (a record passes
+ * over the whole pool: through the mapping it would fault in every page
+ * table entry, which the next dense sync's remapping then tears down)
  */
 static int piece_hashes(struct rpmemd_pool *p, uint64_t first, uint32_t n,
 			uint64_t *out, unsigned nthreads)
@@ -88,12 +91,18 @@ static int piece_hashes(struct rpmemd_pool *p, uint64_t first, uint32_t n,
 
 	if (len > p->size - off)
 		len = p->size - off;
-	if (p->hc) {
-		struct rpmemd_hcache_use use = { 0, 0, 0 };
+	struct rpmemd_hcache_use use = { 0, 0, 0 };
+	if (p->hc && p->fd >= 0)
+		return rpmemd_hcache_hash_fd(p->hc, p->addr, p->fd, p->size,
+					     off, SC_PIECE, n, 0, out,
+					     nthreads, 0, &use);
+	if (p->hc)
 		return rpmemd_hcache_hash(p->hc, p->addr, p->size, off,
 					  SC_PIECE, n, 0, out, nthreads, 0,
 					  &use);
-	}
+	if (p->fd >= 0)
+		return rpmem_hash_fd_blocks(p->fd, off, len, SC_PIECE, out,
+					    nthreads);
 	return rpmem_hash_blocks(p->addr + off, (size_t)len, SC_PIECE, out,
 				 nthreads);
 }

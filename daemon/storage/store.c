@@ -174,6 +174,7 @@ void rpmemd_pool_check_file(struct rpmemd_pool *p)
 void rpmemd_store_free(struct rpmemd_pool *p)
 {
 	/* a pool never used (a lost race in open): no commit */
+	rpmemd_store_swap_release(p, 1);
 	rpmemd_hcache_close(&p->hc);
 	rpmemd_undo_queue_stop(p);
 	rpmemd_undo_close(&p->undo);

@@ -63,6 +63,11 @@ struct rpmemd_pool {
 	struct rpmemd_undo_queue *uq; /* its thread (undo_queue.c), or NULL */
 	/* a dense sync into a new file (store_swap.c), or NULL */
 	struct rpmemd_swap *swap;
+	/*
+	 * the previous image of a committed dense sync, freed once the
+	 * commit was answered (rpmemd_store_swap_release), or NULL
+	 */
+	struct rpmemd_old_image *old;
 
 	/*
 	 * cuts of a live pool into versions (store_cut.c): cut_lock is held
@@ -148,6 +153,13 @@ int rpmemd_pool_sparse(const struct rpmemd_pool *p);
  */
 int rpmemd_pool_shrunk(const struct rpmemd_pool *p);
 
+/*
+ * rpmemd_store_swap_release -- after the commit's reply (and its scrub
+ * record): the previous image it kept open (its last reference: it has no
+ * name any more) closed, which frees its pages, by a thread of its own,
+ * or here if wait
+ */
+void rpmemd_store_swap_release(struct rpmemd_pool *p, int wait);
 /*
  * rpmemd_pool_set_state -- apply a state transition (rpmemd_meta_transition)
  * and record source (if not empty); persisted before it returns. *out

@@ -9,14 +9,16 @@
 #include "client.h"
 #include "util.h"
 
-/* preserve_one -- one PRESERVE request of n <= the maximum ranges */
-static int preserve_one(struct rpmemctl_pool *pool,
-			const struct rpmem_preserve_range *v, uint32_t n)
+/*
+ * preserve_send -- one PRESERVE request of n <= the maximum ranges sent;
+ * its id to *id
+ */
+static int preserve_send(struct rpmemctl_pool *pool,
+			 const struct rpmem_preserve_range *v, uint32_t n,
+			 uint32_t *id)
 {
-	struct rpmemctl_session *s = pool->sess;
 	static __thread struct rpmem_msg_preserve m;
 	uint8_t buf[8 + 16 * RPMEM_MAX_PRESERVE_RANGES];
-	size_t rlen;
 
 	m.handle = pool->handle;
 	m.nranges = n;
@@ -24,11 +26,18 @@ static int preserve_one(struct rpmemctl_pool *pool,
 	int len = rpmem_preserve_encode(buf, sizeof(buf), &m);
 	if (len < 0)
 		return len;
-	int ret = client_call(s, RPMEM_MSG_PRESERVE, buf, (size_t)len,
-			      RPMEM_MSG_OK, &rlen);
+	return client_send(pool->sess, RPMEM_MSG_PRESERVE, buf, (size_t)len,
+			   NULL, 0, id);
+}
+
+/* preserve_wait -- the OK of the PRESERVE request id */
+static int preserve_wait(struct rpmemctl_pool *pool, uint32_t id)
+{
+	size_t rlen;
+	int ret = client_recv(pool->sess, id, RPMEM_MSG_OK, &rlen);
 	if (ret)
 		return ret;
-	return rlen ? client_bad_reply(s, RPMEM_MSG_OK) : 0;
+	return rlen ? client_bad_reply(pool->sess, RPMEM_MSG_OK) : 0;
 }
 
 int client_pool_preserve(struct rpmemctl_pool *pool,
@@ -40,12 +49,37 @@ int client_pool_preserve(struct rpmemctl_pool *pool,
 		size_t k = n - i < RPMEM_MAX_PRESERVE_RANGES ?
 				   n - i :
 				   RPMEM_MAX_PRESERVE_RANGES;
-		int ret = preserve_one(pool, v + i, (uint32_t)k);
+		uint32_t id;
+		int ret = preserve_send(pool, v + i, (uint32_t)k, &id);
+		if (!ret)
+			ret = preserve_wait(pool, id);
 		if (ret)
 			return ret;
 		i += k;
 	}
 	return 0;
+}
+
+int client_pool_preserve_send(struct rpmemctl_pool *pool,
+			      const struct rpmem_preserve_range *v, size_t n,
+			      uint32_t *id)
+{
+	*id = 0;
+	if (!(pool->sess->caps & RPMEM_CAP_UNDO))
+		return 0;
+	if (n > RPMEM_MAX_PRESERVE_RANGES)
+		return -EINVAL;
+	int ret = preserve_send(pool, v, (uint32_t)n, id);
+	if (!ret && !*id) {
+		/* 0 says "nothing to wait for": wait for this one now */
+		ret = preserve_wait(pool, 0);
+	}
+	return ret;
+}
+
+int client_pool_preserve_wait(struct rpmemctl_pool *pool, uint32_t id)
+{
+	return id ? preserve_wait(pool, id) : 0;
 }
 
 /* pool_rollback -- SET_STATE consistent with RPMEM_SET_STATE_ROLLBACK */

@@ -287,6 +287,18 @@ int client_pool_set_syncing(struct rpmemctl_pool *pool, const char *source,
  */
 int client_pool_preserve(struct rpmemctl_pool *pool,
 			 const struct rpmem_preserve_range *v, size_t n);
+/*
+ * client_pool_preserve_send -- PRESERVE of n <= RPMEM_MAX_PRESERVE_RANGES
+ * ranges sent without waiting for its reply: the id to wait for with
+ * client_pool_preserve_wait in *id (0: nothing to wait for). Only where
+ * the target sees the WRITEs that follow (TCP): it journals their blocks
+ * before it applies them whatever the reply says.
+ */
+int client_pool_preserve_send(struct rpmemctl_pool *pool,
+			      const struct rpmem_preserve_range *v, size_t n,
+			      uint32_t *id);
+/* client_pool_preserve_wait -- the reply of PRESERVE id (0: none) */
+int client_pool_preserve_wait(struct rpmemctl_pool *pool, uint32_t id);
 
 /* client_pool_usable -- the pool's session is open and connected */
 int client_pool_usable(struct rpmemctl_pool *p);

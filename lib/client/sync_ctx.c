@@ -58,6 +58,16 @@ void sync_progress(struct sync_ctx *c, uint64_t done, uint64_t total,
 	c->o->progress(done, total, c->o->progress_arg);
 }
 
+/* sync_phase -- log (debug) how long the phase that just ended took */
+void sync_phase(struct sync_ctx *c, const char *what)
+{
+	uint64_t now = rpmem_now_ns(), from = c->t_phase ? c->t_phase : c->t0;
+	c->t_phase = now;
+	client_log(c->s, LOG_DEBUG, "sync of pool '%s': %s in %.1f ms (%.1f ms in all)",
+		   c->p->name, what, (double)(now - from) / 1e6,
+		   (double)(now - c->t0) / 1e6);
+}
+
 /*
  * sync_local_hash_range -- the hashes of the bs-blocks of [off, off + len)
  * of the local copy on one thread: read from its file where the caller

@@ -22,17 +22,22 @@ int sync_compare(struct sync_ctx *c)
 	/* tree hashes are made of 4 KiB pieces, the fine blocks */
 	c->tree = (c->s->caps & RPMEM_CAP_HASH_TREE) && c->bs > SYNC_FINE_BS;
 	int ret = sync_probe_dense(c);
+	sync_phase(c, "the dense probe");
 	if (!ret) {
 		ret = sync_compare_coarse(c);
 		c->st.blocks_compared = c->nblocks;
+		sync_phase(c, "the coarse compare");
 	}
 	p->hash_flags = 0;
 	if (ret)
 		return ret < 0 ? ret : 0;
 	ret = sync_whole_coarse(c);
+	sync_phase(c, "the dense sample");
 	if (ret)
 		return ret < 0 ? ret : 0;
-	return sync_compare_fine(c);
+	ret = sync_compare_fine(c);
+	sync_phase(c, "the fine compare");
+	return ret;
 }
 
 /* report -- every differing range to the caller */
@@ -160,6 +165,7 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 	}
 out:
 	ret = sync_gen_done(&c, ret);
+	sync_phase(&c, "the end");
 	c.st.generation = pool->generation;
 	c.st.elapsed_ns = rpmem_now_ns() - c.t0;
 	*res = c.st;

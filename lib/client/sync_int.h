@@ -117,6 +117,7 @@ struct sync_ctx {
 	uint64_t nblocks;
 	struct rpmemctl_sync_result st;
 	uint64_t t0;
+	uint64_t t_phase; /* when the last phase ended (sync_phase) */
 	uint64_t last_progress;
 
 	/* coarse level: local and remote hashes (owned) */
@@ -191,6 +192,8 @@ int sync_local_hash_range(struct sync_ctx *c, uint64_t off, uint64_t len,
 int sync_local_fault(struct sync_ctx *c, int err);
 /* sync_local_check -- the local file is as when the sync began; -ESTALE */
 int sync_local_check(struct sync_ctx *c, const char *what);
+/* sync_phase -- log (debug) how long the phase that just ended took */
+void sync_phase(struct sync_ctx *c, const char *what);
 
 /* --- sync_engine.c: the driver ------------------------------------------ */
 

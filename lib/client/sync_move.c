@@ -58,8 +58,11 @@ static int paced_write(struct sync_ctx *c, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/* ranges handed to the transport at once by push_gathered */
-#define GATHER_RANGES 256u
+/*
+ * ranges handed to the transport at once by push_gathered: one PRESERVE
+ * request's worth
+ */
+#define GATHER_RANGES RPMEM_MAX_PRESERVE_RANGES
 /* a mirror's writes are preserved this much at a time */
 #define MIRROR_PRESERVE (64ull << 20)
 
@@ -76,6 +79,33 @@ static int preserve_diff(struct sync_ctx *c, size_t i, size_t n)
 		v[k] = (struct rpmem_preserve_range){ c->diff.v[i + k].off,
 						      c->diff.v[i + k].len };
 	return client_pool_preserve(c->p, v, n);
+}
+
+/*
+ * preserve_sent -- over TCP, where the target journals a WRITE's blocks
+ * before it applies it whatever a PRESERVE's reply said, a batch's
+ * PRESERVE is sent with its WRITEs and its reply taken after the next
+ * batch went (*prev: the request whose reply is due), so that reading and
+ * sending a batch overlaps the target's handling of the one before; else
+ * (RDMA: the target cannot see the writes) it is answered before them
+ */
+static int preserve_sent(struct sync_ctx *c, size_t i, size_t n,
+			 uint32_t *prev)
+{
+	struct rpmem_preserve_range v[GATHER_RANGES];
+	uint32_t id;
+
+	if (!c->p->xport || c->p->xport->type != RPMEM_XPORT_TCP)
+		return preserve_diff(c, i, n);
+	for (size_t k = 0; k < n; k++)
+		v[k] = (struct rpmem_preserve_range){ c->diff.v[i + k].off,
+						      c->diff.v[i + k].len };
+	int ret = client_pool_preserve_send(c->p, v, n, &id);
+	if (ret)
+		return ret;
+	ret = client_pool_preserve_wait(c->p, *prev);
+	*prev = id;
+	return ret;
 }
 /*
  * With the local file named and a transport that gathers short writes
@@ -106,6 +136,7 @@ static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 	if (c->watch && x && x->ops->write_ranges)
 		buf = malloc(GATHER_BUF);
 	int ret = 0;
+	uint32_t prev = 0; /* a PRESERVE whose reply is due (preserve_sent) */
 
 	for (size_t i = 0; i < c->diff.n && !ret;) {
 		size_t n = 0, used = 0;
@@ -130,7 +161,7 @@ static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 			ret = sync_local_fault(c, ret);
 			break;
 		}
-		ret = preserve_diff(c, i - n, n);
+		ret = preserve_sent(c, i - n, n, &prev);
 		if (!ret)
 			ret = client_pool_write_ranges(c->p, c->local, xr, n);
 		if (ret)
@@ -141,7 +172,9 @@ static int push_gathered(struct sync_ctx *c, uint64_t *moved)
 		sync_progress(c, *moved, c->st.bytes_differ, 0);
 	}
 	free(buf);
-	return ret;
+	/* the last reply (after a failure too: the stream stays in step) */
+	int err = client_pool_preserve_wait(c->p, prev);
+	return ret ? ret : err;
 }
 
 /*
@@ -213,19 +246,25 @@ int sync_push(struct sync_ctx *c)
 		return 0; /* up to date: no state change, nothing written */
 	const char *src = c->o->source;
 	int ret = client_pool_set_syncing(p, src, c->st.bytes_differ);
+	sync_phase(c, "SET_STATE syncing");
 	if (ret)
 		return ret;
 	uint64_t moved = 0;
-	if ((ret = move_ranges(c, 1, &moved)))
+	ret = move_ranges(c, 1, &moved);
+	sync_phase(c, "the transfer");
+	if (ret)
 		return ret;
 	ret = flush_sent(c, was_consistent);
+	sync_phase(c, "the flush");
 	if (ret)
 		return ret;
 	sync_progress(c, moved, c->st.bytes_differ, 1);
 	/* what was sent is the file's content only if it did not change */
 	if ((ret = sync_local_check(c, "sync")))
 		return ret;
-	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT, src);
+	ret = rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT, src);
+	sync_phase(c, "SET_STATE consistent");
+	return ret;
 }
 
 /* sync_pull -- read the differing ranges into the local buffer */
@@ -248,6 +287,7 @@ int sync_mirror(struct sync_ctx *c)
 	if (c->o->flags & RPMEMCTL_SYNC_DRY_RUN)
 		return 0;
 	int ret = client_pool_set_syncing(p, c->o->source, c->size);
+	sync_phase(c, "SET_STATE syncing");
 	if (ret)
 		return ret;
 	for (uint64_t off = 0; off < c->size; off += RPMEM_MAX_IO) {
@@ -266,12 +306,16 @@ int sync_mirror(struct sync_ctx *c)
 		c->st.bytes_transferred += n;
 		sync_progress(c, off + n, c->size, 0);
 	}
+	sync_phase(c, "the transfer");
 	ret = rpmemctl_pool_flush(p, 0, c->size);
+	sync_phase(c, "the flush");
 	if (ret)
 		return ret;
 	sync_progress(c, c->size, c->size, 1);
 	if ((ret = sync_local_check(c, "mirror")))
 		return ret;
-	return rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT,
-				       c->o->source);
+	ret = rpmemctl_pool_set_state(p, RPMEMCTL_POOL_CONSISTENT,
+				      c->o->source);
+	sync_phase(c, "SET_STATE consistent");
+	return ret;
 }

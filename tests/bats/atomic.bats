@@ -118,6 +118,22 @@ killmatrix() {
 	killmatrix rpmemd 2
 }
 
+# previous_freed GEN -- the previous image of the dense sync that committed
+# GEN was freed (its last fd closed: rpmemd holds no deleted pool file)
+# after the commit was answered, not before
+previous_freed() {
+	local i n
+	for i in $(seq 100); do
+		grep -q "pool 'p': its previous image ($((64 << 20)) bytes) freed" "$DLOG" &&
+			break
+		sleep 0.1
+	done
+	n=$(grep -n "pool r1/p is consistent (generation $1)" "$DLOG" | cut -d: -f1)
+	[ -n "$n" ]
+	tail -n +"$n" "$DLOG" | grep -q "pool 'p': its previous image ($((64 << 20)) bytes) freed, after the commit was answered"
+	[ -z "$(find /proc/"$DPID"/fd -lname "$R1/p (deleted)" 2>/dev/null)" ]
+}
+
 @test "a dense sync is written into a new file renamed over the pool: nothing journaled, the unchanged blocks copied on the target, scrub and verify agree" {
 	local ino
 	ino=$(stat -c %i "$R1/p")
@@ -131,6 +147,8 @@ killmatrix() {
 	grep -q "pool 'p': its new image renamed over the pool file (67108864 bytes written, 0 bytes copied from the previous image)" "$DLOG"
 	grep -q "pool 'p': its undo journal of generation 1 (0 blocks, 4096 bytes) removed" "$DLOG"
 	[ -z "$(ls -A "$R1/.rpmemd" | grep -v '^p\.meta$\|^p\.hashes$\|^p\.scrub$')" ]
+	previous_freed 2
+
 	rc scrub "$T/r1/p"
 	[ "$status" -eq 0 ]
 	rc verify "$W/new" "$T/r1/p"
@@ -147,6 +165,28 @@ killmatrix() {
 	rc verify "$W/want" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	rc scrub "$T/r1/p"
+	[ "$status" -eq 0 ]
+}
+
+# mapped_kib FILE -- KiB of FILE's pages rpmemd has mapped (Rss of its
+# mappings of FILE)
+mapped_kib() {
+	awk -v f="$1" '$NF == f {m = 1; next} m && /^Rss:/ {s += $2; m = 0}
+		END {print s + 0}' /proc/"$DPID"/smaps
+}
+
+@test "the scrub record of a commit reads the pool through its file: after a first mirror (its WRITEs go through the file) rpmemd's mapping of the pool holds none of its pages, so a dense sync's remapping has none to tear down" {
+	rc mirror "$W/old" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	grep -q "pool r1/q is syncing (generation 0); WRITEs go through its file" "$DLOG"
+	# the record was written; the pool's mapping (cached after its
+	# close) holds no page of it
+	[ -s "$R1/.rpmemd/q.scrub" ]
+	grep -q " $R1/q\$" /proc/"$DPID"/maps
+	echo "mapped: $(mapped_kib "$R1/q") KiB"
+	[ "$(mapped_kib "$R1/q")" -lt 1024 ]
+	# and it is the pool's: scrub agrees with it
+	rc scrub "$T/r1/q"
 	[ "$status" -eq 0 ]
 }
 
@@ -226,6 +266,26 @@ killmatrix() {
 	refute cmp -s "$W/old" "$R1/p"
 	[ "$(pool_state)" = "syncing true 1" ]
 	roll_back
+}
+
+@test "a sync over TCP sends each batch's WRITEs without waiting for its PRESERVE's reply (the target journals their blocks first): no stall behind a slow reply, the image intact" {
+	change "$W/old" "$W/new" 5 12
+	python3 "$TOP/tests/bats/preserve_proxy.py" 0 "$PORT" 0.5 >"$W/proxy" &
+	local pid=$! pp=
+	for _ in $(seq 100); do
+		pp=$(sed -n 's/^PORT //p' "$W/proxy")
+		[ -n "$pp" ] && break
+		sleep 0.05
+	done
+	rc sync "$W/new" "127.0.0.1:$pp/r1/p"
+	[ "$status" -eq 0 ]
+	wait "$pid"
+	cat "$W/proxy"
+	# several batches, none of them waited for its PRESERVE's reply
+	[[ "$(tail -1 "$W/proxy")" =~ ^PRESERVE\ ([0-9]+)\ stalls\ 0$ ]]
+	[ "${BASH_REMATCH[1]}" -ge 3 ]
+	cmp "$W/new" "$R1/p"
+	committed 2
 }
 
 @test "PRESERVE from a lying peer: outside the pool, read-only, a pool not syncing: refused, nothing journaled" {

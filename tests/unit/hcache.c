@@ -277,6 +277,51 @@ static void rpmemd_hcache_hash__fine_hashes_come_from_the_cache(void **state)
 	rpmemd_hcache_close(&hc);
 }
 
+/*
+ * rpmemd_hcache_hash_fd: the pieces it hashes are read from the file, the
+ * same hashes as from the data, kept: the next call answers from the cache
+ */
+static void rpmemd_hcache_hash_fd__reads_the_file_and_keeps_the_hashes(
+	void **state)
+{
+	struct fx *f = *state;
+	int fd = openat(f->dirfd, "data", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, f->data, SIZE, 0), (ssize_t)SIZE);
+	struct rpmemd_hcache *hc = fx_open(f);
+	uint64_t npieces = (SIZE + 4095) / 4096;
+	uint64_t h[NBLK * (BS / 4096)], want[NBLK * (BS / 4096)];
+	struct rpmemd_hcache_use u = { 0, 0, 0 };
+	assert_int_equal(rpmemd_hcache_hash_fd(hc, NULL, fd, SIZE, 0, 4096,
+					       (uint32_t)npieces, 0, h, 2, 0,
+					       &u),
+			 0);
+	assert_int_equal(rpmem_hash_blocks(f->data, SIZE, 4096, want, 1), 0);
+	assert_memory_equal(h, want, npieces * sizeof(*h));
+	assert_int_equal(u.pieces, npieces);
+	/* kept: from the cache now, even with the file gone */
+	close(fd);
+	unlinkat(f->dirfd, "data", 0);
+	memset(&u, 0, sizeof(u));
+	memset(h, 0, sizeof(h));
+	assert_int_equal(rpmemd_hcache_hash(hc, NULL, SIZE, 0, 4096,
+					    (uint32_t)npieces, 0, h, 1, 0, &u),
+			 0);
+	assert_memory_equal(h, want, npieces * sizeof(*h));
+	assert_int_equal(u.cached, npieces);
+	assert_int_equal(u.pieces, 0);
+	/* a file shorter than the pool: the read fails */
+	fd = openat(f->dirfd, "data", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_not_equal(rpmemd_hcache_hash_fd(hc, NULL, fd, SIZE, 0,
+						   4096, (uint32_t)npieces, 0,
+						   h, 1, 1, &u),
+			     0);
+	close(fd);
+	unlinkat(f->dirfd, "data", 0);
+	rpmemd_hcache_close(&hc);
+}
+
 static void rpmemd_hcache_hash__other_sizes_and_offsets_are_einval(
 	void **state)
 {
@@ -398,6 +443,7 @@ static void rpmemd_hcache_close__null_is_fine(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(rpmemd_hcache_hash_fd__reads_the_file_and_keeps_the_hashes),
 		T(rpmemd_hcache_hash__new_cache_hashes_all_then_none),
 		T(rpmemd_hcache_open__committed_cache_survives_reopen),
 		T(rpmemd_hcache_write_begin__invalidates_only_touched_blocks),
