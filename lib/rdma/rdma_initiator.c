@@ -56,7 +56,8 @@ struct rdma_client {
 	uint64_t posted;   /* last sequence number posted */
 	uint64_t done;     /* last sequence number known complete */
 	uint64_t last_sig; /* last signalled sequence number posted */
-	uint64_t awaited;  /* flushes awaited (barriers included) */
+	uint64_t last_zc;  /* last zero-copy write posted */
+	uint64_t awaited;  /* flushes awaited (GPSPM barriers included) */
 	uint64_t barriers; /* APM flushes posted and not awaited */
 
 	void *base; /* attached local mapping (zero copy) */
@@ -375,7 +376,9 @@ static int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 		return c->err;
 	if (!cl_range_ok(c, off, len))
 		return cl_fail_once(c, -EINVAL);
-	zc = cl_in_base(c, src, len);
+	/* APM: a small write may be followed by an unawaited barrier */
+	zc = cl_in_base(c, src, len) &&
+	     !(c->apm && len <= RDMA_BARRIER_COPY_MAX);
 	while (len) {
 		size_t n = len < RDMA_CHUNK ? len : RDMA_CHUNK;
 
@@ -386,6 +389,8 @@ static int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 			ret = rpma_write(c->conn, c->rmr, off, c->base_mr,
 					 (size_t)(s - (const uint8_t *)c->base),
 					 n, flags, (void *)(uintptr_t)seq);
+			if (!ret)
+				c->last_zc = seq;
 		} else {
 			/* waits may retire (and rewind) the ring: alloc last */
 			ret = cl_next(c, 1, &seq, &flags);
@@ -577,6 +582,35 @@ static int rdma_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 }
 
 /*
+ * rdma_barrier -- [off, off + len) persistent on the target before any
+ * later write is placed. APM: the read-after-write flush is posted behind
+ * the writes and not awaited (the RC QP executes in order; its error, if
+ * any, surfaces at the next wait: docs/ARCHITECTURE.md, "Ordered drains"
+ * over RDMA). It waits when a zero-copy write is still in flight (the
+ * application may store into its source once we return), and always with
+ * GPSPM (one send slot, and the target's reply is what orders).
+ */
+static int rdma_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
+{
+	struct rdma_client *c = (struct rdma_client *)x;
+	rdma_sink = &c->log;
+	uint64_t seq;
+
+	if (c->err)
+		return c->err;
+	if (!cl_range_ok(c, off, len))
+		return cl_fail_once(c, -EINVAL);
+	if (!c->apm)
+		return cl_flush_gpspm(c, off, len, NULL);
+	if (c->last_zc > c->done)
+		cl_drain(c);
+	if (c->last_zc > c->done)
+		return cl_flush_apm(c, off);
+	c->barriers++;
+	return cl_post_apm(c, off, 0, &seq);
+}
+
+/*
  * rdma_persist -- write and flush; with GPSPM, a small range travels
  * inside the flush request (one send instead of a write and a send)
  */
@@ -696,6 +730,7 @@ static const struct rpmem_xport_ops rdma_ops = {
 	.write = rdma_write,
 	.read = rdma_read,
 	.flush = rdma_flush,
+	.barrier = rdma_barrier,
 	.persist = rdma_persist,
 	.close = rdma_close,
 	.errmsg = rdma_errmsg,
