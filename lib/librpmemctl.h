@@ -489,8 +489,9 @@ int rpmemctl_pool_read(struct rpmemctl_pool *pool, void *dst, uint64_t offset,
  * [offset, offset + len) before it applies any later write of this
  * session, and the call returns without waiting for it: an ordered
  * barrier. A failure is reported by the next rpmemctl_pool_flush. A
- * target or data plane without barriers (RDMA) gets a flush instead,
- * which waits.
+ * target or data plane without barriers (RDMA with GPSPM, or a write
+ * of over 64 KiB still in flight with APM) gets a flush instead, which
+ * waits.
  */
 int rpmemctl_pool_barrier(struct rpmemctl_pool *pool, uint64_t offset,
 			  uint64_t len);

@@ -56,6 +56,9 @@ struct rdma_client {
 	uint64_t posted;   /* last sequence number posted */
 	uint64_t done;     /* last sequence number known complete */
 	uint64_t last_sig; /* last signalled sequence number posted */
+	uint64_t last_zc;  /* last zero-copy write posted */
+	uint64_t awaited;  /* flushes awaited (GPSPM barriers included) */
+	uint64_t barriers; /* APM flushes posted and not awaited */
 
 	void *base; /* attached local mapping (zero copy) */
 	size_t base_len;
@@ -373,7 +376,9 @@ static int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 		return c->err;
 	if (!cl_range_ok(c, off, len))
 		return cl_fail_once(c, -EINVAL);
-	zc = cl_in_base(c, src, len);
+	/* APM: a small write may be followed by an unawaited barrier */
+	zc = cl_in_base(c, src, len) &&
+	     !(c->apm && len <= RDMA_BARRIER_COPY_MAX);
 	while (len) {
 		size_t n = len < RDMA_CHUNK ? len : RDMA_CHUNK;
 
@@ -384,6 +389,8 @@ static int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 			ret = rpma_write(c->conn, c->rmr, off, c->base_mr,
 					 (size_t)(s - (const uint8_t *)c->base),
 					 n, flags, (void *)(uintptr_t)seq);
+			if (!ret)
+				c->last_zc = seq;
 		} else {
 			/* waits may retire (and rewind) the ring: alloc last */
 			ret = cl_next(c, 1, &seq, &flags);
@@ -470,24 +477,37 @@ static int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 	return seq ? cl_wait(c, CL_WAIT_SEQ, seq) : 0;
 }
 
-/* cl_flush_apm -- read-after-write flush to the persistence domain */
-static int cl_flush_apm(struct rdma_client *c, uint64_t off)
+/*
+ * cl_post_apm -- post a read-after-write flush to the persistence domain
+ * behind every earlier write (signalled if force); fills its seq
+ */
+static int cl_post_apm(struct rdma_client *c, uint64_t off, int force,
+		       uint64_t *seq)
 {
-	uint64_t seq;
 	int flags, ret;
 
 	/* the RAW read is 8 bytes at off: keep it inside the region */
 	if (off > c->pool_size - 8)
 		off = c->pool_size - 8;
-	ret = cl_next(c, 1, &seq, &flags);
+	ret = cl_next(c, force, seq, &flags);
 	if (ret)
 		return ret;
 	ret = rpma_flush(c->conn, c->rmr, off, 8, RPMA_FLUSH_TYPE_PERSISTENT,
-			 flags, (void *)(uintptr_t)seq);
+			 flags, (void *)(uintptr_t)*seq);
 	if (ret)
 		return cl_fail(c, "rpma_flush", ret);
-	cl_posted(c, seq, flags);
-	return cl_wait(c, CL_WAIT_SEQ, seq);
+	cl_posted(c, *seq, flags);
+	return 0;
+}
+
+/* cl_flush_apm -- read-after-write flush, awaited */
+static int cl_flush_apm(struct rdma_client *c, uint64_t off)
+{
+	uint64_t seq;
+	int ret = cl_post_apm(c, off, 1, &seq);
+
+	c->awaited++;
+	return ret ? ret : cl_wait(c, CL_WAIT_SEQ, seq);
 }
 
 /*
@@ -503,6 +523,7 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
 	uint64_t seq;
 	int flags, ret;
 
+	c->awaited++;
 	ret = cl_next(c, 1, &seq, &flags);
 	if (ret)
 		return ret;
@@ -558,6 +579,35 @@ static int rdma_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 	if (c->apm)
 		return cl_flush_apm(c, off);
 	return cl_flush_gpspm(c, off, len, NULL);
+}
+
+/*
+ * rdma_barrier -- [off, off + len) persistent on the target before any
+ * later write is placed. APM: the read-after-write flush is posted behind
+ * the writes and not awaited (the RC QP executes in order; its error, if
+ * any, surfaces at the next wait: docs/ARCHITECTURE.md, "Ordered drains"
+ * over RDMA). It waits when a zero-copy write is still in flight (the
+ * application may store into its source once we return), and always with
+ * GPSPM (one send slot, and the target's reply is what orders).
+ */
+static int rdma_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
+{
+	struct rdma_client *c = (struct rdma_client *)x;
+	rdma_sink = &c->log;
+	uint64_t seq;
+
+	if (c->err)
+		return c->err;
+	if (!cl_range_ok(c, off, len))
+		return cl_fail_once(c, -EINVAL);
+	if (!c->apm)
+		return cl_flush_gpspm(c, off, len, NULL);
+	if (c->last_zc > c->done)
+		cl_drain(c);
+	if (c->last_zc > c->done)
+		return cl_flush_apm(c, off);
+	c->barriers++;
+	return cl_post_apm(c, off, 0, &seq);
 }
 
 /*
@@ -653,12 +703,18 @@ static void cl_free(struct rdma_client *c)
 	rdma_take_err(NULL, 0); /* what tearing down logged is no one's cause */
 }
 
+/* rdma_close -- log the flushes awaited and not, disconnect, release */
 static void rdma_close(struct rpmem_xport *x)
 {
+	struct rdma_client *c = (struct rdma_client *)x;
+
 	if (!x)
 		return;
-	rdma_sink = &((struct rdma_client *)x)->log;
-	cl_free((struct rdma_client *)x);
+	rdma_sink = &c->log;
+	rpmem_log_to(&c->log, LOG_INFO, "rdma: closing the connection to %s:%s (%s): %" PRIu64 " flushes awaited, %" PRIu64 " barriers not awaited",
+		     c->host, c->port, c->apm ? "APM" : "GPSPM", c->awaited,
+		     c->barriers);
+	cl_free(c);
 	rdma_sink = NULL;
 }
 
@@ -674,6 +730,7 @@ static const struct rpmem_xport_ops rdma_ops = {
 	.write = rdma_write,
 	.read = rdma_read,
 	.flush = rdma_flush,
+	.barrier = rdma_barrier,
 	.persist = rdma_persist,
 	.close = rdma_close,
 	.errmsg = rdma_errmsg,

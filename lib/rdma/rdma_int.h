@@ -121,6 +121,13 @@
 
 #define RDMA_CHUNK (1u << 20)
 #define RDMA_RING_SIZE (4u << 20)
+/*
+ * initiator, APM: writes up to this size are copied into the staging ring
+ * when posted, so that an unawaited barrier after them does not leave the
+ * application's later stores racing the RNIC's fetch of their source;
+ * a larger (zero-copy) write still in flight makes the next barrier wait
+ */
+#define RDMA_BARRIER_COPY_MAX (64u << 10)
 #define RDMA_READ_CHUNK_DEFAULT (64u << 10)
 #define RDMA_READ_DEPTH_DEFAULT 4
 #define RDMA_QD_DEFAULT 64

@@ -126,6 +126,15 @@ persistence()
 		paste -sd ' '
 }
 
+# waits OUTPUT -- "MODE AWAITED BARRIERS" of the client's RDMA connection
+# as it logged them when closing it (RPMEM_LOG_LEVEL=info): APM or GPSPM,
+# the flushes it waited for, the barriers it posted without waiting
+waits()
+{
+	sed -n 's/.*rdma: closing the connection to .* (\([A-Z]*\)): \([0-9]*\) flushes awaited, \([0-9]*\) barriers not awaited$/\1 \2 \3/p' <<<"$1" |
+		tail -1
+}
+
 # all_rdma REGION POOL -- rpmemd opened the pool, only ever over rdma
 all_rdma()
 {
@@ -159,19 +168,25 @@ wait_closed()
 	return 1
 }
 
-# snap_check FILE LAST -- the target's copy passes pmempool check and
-# pobj_app's check: counter >= LAST, no torn record (both on a copy in
-# /tmp: $RESULTS is 9p without shared mappings)
-snap_check()
+# pool_check FILE -- the target's copy passes pmempool check (on a copy
+# in /tmp, $W/snap.obj: $RESULTS is 9p without shared mappings)
+pool_check()
 {
-	local out counter
-
 	cp "$1" "$W/snap.obj"
 	if command -v pmempool >/dev/null; then
 		pmempool check "$W/snap.obj" || return 1
 	else
 		echo "# pmempool is not installed: pobj_app's check only" >&3
 	fi
+}
+
+# snap_check FILE LAST -- the target's copy passes pmempool check and
+# pobj_app's check: counter >= LAST, no torn record
+snap_check()
+{
+	local out counter
+
+	pool_check "$1" || return 1
 	out=$("$APP" "$W/snap.obj" check) || return 1
 	echo "$out"
 	counter=$(awk '$1 == "counter" {print $2}' <<<"$out")
@@ -347,6 +362,32 @@ interrupt()
 	echo "rpmemd: $p"
 	[[ "$p" == "GPSPM, staging buffer "* ]]
 	[ "${p##* }" -ge 50 ]
+}
+
+@test "APM, devdax: libpmemobj's drains inside a transaction are RDMA flushes posted without waiting, only the commit waits (fewer waits than drains); the target holds the pool" {
+	local n=500 w mode awaited barriers
+	# its own pool: loop: bumps the counter without records
+	replicate dd pl-lp
+	run env LD_PRELOAD="$PRELOAD" RPMEM_LOG_LEVEL=info \
+		PMEM_IS_PMEM_FORCE=1 "$APP" "$W/pl-lp.obj" loop:$n
+	grep -v "^rpmem" <<<"$output"
+	[ "$status" -eq 0 ]
+	w=$(waits "$output")
+	echo "client: mode, flushes awaited, barriers not awaited: $w"
+	read -r mode awaited barriers <<<"$w"
+	echo "# APM loop:$n: $(awk '$1 == "loop" {print $3 / 1000}' \
+		<<<"$output") us per transaction, $awaited flushes awaited, $barriers barriers not awaited" >&3
+	[ "$mode" = APM ]
+	# one wait per commit (and a few at open and close), at least three
+	# of a transaction's four drains not awaited
+	[ "$awaited" -le $((n + n / 2)) ]
+	[ "$barriers" -ge $((3 * n)) ]
+	# rpmemd served no flush: every one was an RDMA read
+	[ "$(persistence dd pl-lp)" = "APM 0" ]
+	all_rdma dd pl-lp
+	rp_request snap dd pl-lp
+	cmp "$W/pl-lp.obj" "$SNAP"
+	pool_check "$SNAP"
 }
 
 @test "APM, devdax: SIGKILLs; every committed record on the target, none torn" {
