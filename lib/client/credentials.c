@@ -207,6 +207,33 @@ static int apply(struct rpmemctl_session_cfg *c, const config_setting_t *e,
 }
 
 /*
+ * cfg_read -- file parsed into lc (config_destroy it after): 0, -errno if
+ * it cannot be opened, -EINVAL (file and line) if it is malformed; the
+ * thread's message says which
+ */
+static int cfg_read(const char *file, config_t *lc)
+{
+	FILE *f = fopen(file, "re");
+	int ret = 0;
+
+	if (!f) {
+		ret = -errno;
+		client_set_last(ret, "client configuration %s: %s", file,
+				strerror(-ret));
+		return ret;
+	}
+	config_init(lc);
+	if (config_read(lc, f) != CONFIG_TRUE) {
+		client_set_last(-EINVAL, "%s:%d: %s", file,
+				config_error_line(lc), config_error_text(lc));
+		config_destroy(lc);
+		ret = -EINVAL;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
  * rpmemctl_session_cfg_load -- the credentials file gives for host:port:
  * the entry naming host (and port, if it has one), else the "*" entry.
  * Returns 1 if an entry applied, 0 if none matched, -ENOENT if there is
@@ -222,20 +249,8 @@ RPMEM_EXPORT int rpmemctl_session_cfg_load(struct rpmemctl_session_cfg *c,
 	client_api_begin();
 	if (!c || !file || !host)
 		return client_api_end(-EINVAL, __func__);
-	FILE *f = fopen(file, "re");
-	if (!f) {
-		ret = -errno;
-		client_set_last(ret, "client configuration %s: %s", file,
-				strerror(-ret));
+	if ((ret = cfg_read(file, &lc)))
 		return ret;
-	}
-	config_init(&lc);
-	if (config_read(&lc, f) != CONFIG_TRUE) {
-		client_set_last(-EINVAL, "%s:%d: %s", file,
-				config_error_line(&lc), config_error_text(&lc));
-		ret = -EINVAL;
-		goto out;
-	}
 	const config_setting_t *t = config_lookup(&lc, "targets");
 	if (!t) {
 		ret = 0;
@@ -259,7 +274,6 @@ RPMEM_EXPORT int rpmemctl_session_cfg_load(struct rpmemctl_session_cfg *c,
 		}
 out:
 	config_destroy(&lc);
-	fclose(f);
 	return client_api_end(ret, __func__);
 }
 
@@ -307,24 +321,14 @@ rpmemctl_session_cfg_load_default(struct rpmemctl_session_cfg *c,
 static int cfg_int(const char *file, const char *name, long long *value)
 {
 	config_t lc;
-	int ret = 0;
-	FILE *f = fopen(file, "re");
+	int ret = cfg_read(file, &lc);
+	const config_setting_t *s;
 
-	if (!f) {
-		ret = -errno;
-		client_set_last(ret, "client configuration %s: %s", file,
-				strerror(-ret));
+	if (ret)
 		return ret;
-	}
-	config_init(&lc);
-	const config_setting_t *s = NULL;
-	if (config_read(&lc, f) != CONFIG_TRUE) {
-		client_set_last(-EINVAL, "%s:%d: %s", file,
-				config_error_line(&lc), config_error_text(&lc));
-		ret = -EINVAL;
-	} else if ((s = config_lookup(&lc, name)) &&
-		   config_setting_type(s) != CONFIG_TYPE_INT &&
-		   config_setting_type(s) != CONFIG_TYPE_INT64) {
+	if ((s = config_lookup(&lc, name)) &&
+	    config_setting_type(s) != CONFIG_TYPE_INT &&
+	    config_setting_type(s) != CONFIG_TYPE_INT64) {
 		client_set_last(-EINVAL, "%s:%d: %s must be an integer", file,
 				config_setting_source_line(s), name);
 		ret = -EINVAL;
@@ -333,7 +337,6 @@ static int cfg_int(const char *file, const char *name, long long *value)
 		ret = 1;
 	}
 	config_destroy(&lc);
-	fclose(f);
 	return ret;
 }
 
