@@ -356,11 +356,12 @@ RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 					   rpmemctl_link_errmsg(s->link[i])));
 		err = err ? err : ret;
 	}
+	/* a link left behind now missed len and what came since the drain */
+	update_lags(s, len);
 	s->since_drain += len;
 	s->wseq++;
 	last_write.set = s->id;
 	last_write.seq = s->wseq;
-	update_lags(s, len);
 	return end(s, check_quorum(s, count_holding(s), err));
 }
 
