@@ -365,39 +365,16 @@ int rpmemd_devdax_lookup(struct rpmemd_devdax *dd, const char *name,
 	return i < 0 ? -ENOENT : 0;
 }
 
-/* rpmemd_devdax_set_state -- write the changed record to the other slot */
-int rpmemd_devdax_set_state(struct rpmemd_devdax *dd, const char *name,
-			    uint8_t state, const char *source)
+/*
+ * dd_update -- name's record changed by fn(meta, arg) and written to its
+ * other slot; fn's error (0 or -errno) leaves it as it was
+ */
+static int dd_update(struct rpmemd_devdax *dd, const char *name,
+		     int (*fn)(struct rpmemd_meta *, const void *),
+		     const void *arg)
 {
 	struct dd_rec r;
-	int i, ret;
-
-	if (!rpmem_name_valid(name))
-		return -EINVAL;
-	pthread_mutex_lock(&dd->lock);
-	i = dd_find(dd, name);
-	if (i < 0) {
-		ret = -ENOENT;
-		goto out;
-	}
-	r = dd->ent[i].rec;
-	ret = rpmemd_meta_transition(&r.meta, state);
-	if (ret)
-		goto out;
-	if (source)
-		rpmemd_meta_set_source(&r.meta, source);
-	dd_slot_put(dd, (uint32_t)i, &r);
-out:
-	pthread_mutex_unlock(&dd->lock);
-	return ret;
-}
-
-/* rpmemd_devdax_set_meta -- write the record with m's state and generation */
-int rpmemd_devdax_set_meta(struct rpmemd_devdax *dd, const char *name,
-			   const struct rpmemd_meta *m)
-{
-	struct dd_rec r;
-	int i;
+	int i, ret = -ENOENT;
 
 	if (!rpmem_name_valid(name))
 		return -EINVAL;
@@ -405,41 +382,75 @@ int rpmemd_devdax_set_meta(struct rpmemd_devdax *dd, const char *name,
 	i = dd_find(dd, name);
 	if (i >= 0) {
 		r = dd->ent[i].rec;
-		r.meta.state = m->state;
-		r.meta.generation = m->generation;
-		r.meta.last_sync = m->last_sync;
-		rpmemd_meta_set_source(&r.meta, m->source);
-		dd_slot_put(dd, (uint32_t)i, &r);
+		ret = fn(&r.meta, arg);
+		if (!ret)
+			dd_slot_put(dd, (uint32_t)i, &r);
 	}
 	pthread_mutex_unlock(&dd->lock);
-	return i < 0 ? -ENOENT : 0;
+	return ret;
+}
+
+struct dd_state_arg {
+	uint8_t state;
+	const char *source;
+};
+
+/* new_state -- dd_update's change of rpmemd_devdax_set_state */
+static int new_state(struct rpmemd_meta *m, const void *arg)
+{
+	const struct dd_state_arg *a = arg;
+	int ret = rpmemd_meta_transition(m, a->state);
+
+	if (!ret && a->source)
+		rpmemd_meta_set_source(m, a->source);
+	return ret;
+}
+
+/* rpmemd_devdax_set_state -- write the changed record to the other slot */
+int rpmemd_devdax_set_state(struct rpmemd_devdax *dd, const char *name,
+			    uint8_t state, const char *source)
+{
+	struct dd_state_arg a = { state, source };
+
+	return dd_update(dd, name, new_state, &a);
+}
+
+/* new_meta -- dd_update's change of rpmemd_devdax_set_meta */
+static int new_meta(struct rpmemd_meta *m, const void *arg)
+{
+	const struct rpmemd_meta *n = arg;
+
+	m->state = n->state;
+	m->generation = n->generation;
+	m->last_sync = n->last_sync;
+	rpmemd_meta_set_source(m, n->source);
+	return 0;
+}
+
+/* rpmemd_devdax_set_meta -- write the record with m's state and generation */
+int rpmemd_devdax_set_meta(struct rpmemd_devdax *dd, const char *name,
+			   const struct rpmemd_meta *m)
+{
+	return dd_update(dd, name, new_meta, m);
+}
+
+/* new_gen -- dd_update's change of rpmemd_devdax_set_gen */
+static int new_gen(struct rpmemd_meta *m, const void *arg)
+{
+	const struct rpmemd_meta *n = arg;
+
+	m->role = n->role;
+	m->nhist = (uint8_t)(n->nhist < RPMEMD_DEVDAX_HIST ?
+				     n->nhist : RPMEMD_DEVDAX_HIST);
+	memcpy(m->hist, n->hist, m->nhist * sizeof(m->hist[0]));
+	return 0;
 }
 
 /* rpmemd_devdax_set_gen -- write the record with m's role and history */
 int rpmemd_devdax_set_gen(struct rpmemd_devdax *dd, const char *name,
 			  const struct rpmemd_meta *m)
 {
-	struct dd_rec r;
-	int i, ret = 0;
-
-	if (!rpmem_name_valid(name))
-		return -EINVAL;
-	pthread_mutex_lock(&dd->lock);
-	i = dd_find(dd, name);
-	if (i < 0) {
-		ret = -ENOENT;
-	} else {
-		r = dd->ent[i].rec;
-		r.meta.role = m->role;
-		r.meta.nhist = (uint8_t)(m->nhist < RPMEMD_DEVDAX_HIST ?
-						 m->nhist :
-						 RPMEMD_DEVDAX_HIST);
-		memcpy(r.meta.hist, m->hist,
-		       r.meta.nhist * sizeof(r.meta.hist[0]));
-		dd_slot_put(dd, (uint32_t)i, &r);
-	}
-	pthread_mutex_unlock(&dd->lock);
-	return ret;
+	return dd_update(dd, name, new_gen, m);
 }
 
 /* rpmemd_devdax_pool_addr -- base + offset of the pool and its size */
