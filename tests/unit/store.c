@@ -259,6 +259,25 @@ static struct rpmemd_pool *open_rw(struct rpmemd_region *r)
 }
 
 /*
+ * mirrored -- pool a of 2 MiB created in r, open for writing, and its
+ * first mirror done (syncing, every byte fill if not 0, consistent at
+ * generation 1)
+ */
+static struct rpmemd_pool *mirrored(struct rpmemd_region *r, int fill)
+{
+	char err[256];
+
+	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
+			 0);
+	struct rpmemd_pool *p = open_rw(r);
+	state(p, RPMEM_POOL_SYNCING, "h:/a");
+	if (fill)
+		memset(p->addr, fill, 2 * MiB);
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	return p;
+}
+
+/*
  * an interrupted sync of a dir region's pool: blocks PRESERVEd through
  * the journal thread and by a WRITE of its own, overwritten, the pool
  * closed (rpmemd gone) and reopened: the rollback gives generation 1 back
@@ -270,12 +289,7 @@ static void rollback_after_reopen(struct fx *fx, const char *name)
 	uint64_t gen = 0;
 	char err[256];
 
-	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
-			 0);
-	struct rpmemd_pool *p = open_rw(r);
-	state(p, RPMEM_POOL_SYNCING, "h:/a");
-	memset(p->addr, 'A', 2 * MiB);
-	state(p, RPMEM_POOL_CONSISTENT, "");
+	struct rpmemd_pool *p = mirrored(r, 'A');
 	assert_int_equal(pending(r, &gen), 0);
 	state(p, RPMEM_POOL_SYNCING, "h:/b");
 	assert_int_equal(pending(r, &gen), 1);
@@ -391,12 +405,7 @@ static void atomic_sync__devdax_undo_dir_gone(void **state_)
 	struct rpmemd_meta m;
 	char err[256];
 
-	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
-			 0);
-	struct rpmemd_pool *p = open_rw(r);
-	state(p, RPMEM_POOL_SYNCING, "h:/a");
-	memset(p->addr, 'A', 2 * MiB);
-	state(p, RPMEM_POOL_CONSISTENT, "");
+	struct rpmemd_pool *p = mirrored(r, 'A');
 	assert_int_equal(rmdir(fx->undo), 0);
 	assert_int_not_equal(rpmemd_pool_set_state(p, RPMEM_POOL_SYNCING,
 						   "h:/b", 0, 0, &m, err,
@@ -430,11 +439,7 @@ static void atomic_sync__devdax_default_undo_dir(void **state_)
 	assert_int_equal(regions(fx, ""), 0);
 	r = region(fx, "x");
 	assert_string_equal(r->undo_path, dflt);
-	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
-			 0);
-	struct rpmemd_pool *p = open_rw(r);
-	state(p, RPMEM_POOL_SYNCING, "h:/a");
-	state(p, RPMEM_POOL_CONSISTENT, "");
+	struct rpmemd_pool *p = mirrored(r, 0);
 	state(p, RPMEM_POOL_SYNCING, "h:/b");
 	assert_true(undo_file(dflt));
 	state(p, RPMEM_POOL_CONSISTENT, "");
@@ -531,11 +536,7 @@ static void live_cut__drain_boundary_and_refusals(void **state_)
 	uint64_t gen = 0, g0;
 	char err[256];
 
-	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
-			 0);
-	struct rpmemd_pool *p = open_rw(r);
-	state(p, RPMEM_POOL_SYNCING, "h:/a");
-	state(p, RPMEM_POOL_CONSISTENT, "");
+	struct rpmemd_pool *p = mirrored(r, 0);
 	state(p, RPMEM_POOL_SYNCING, "h:/a (live)");
 	g0 = gen_of(p);
 	assert_int_equal(rpmemd_pool_cut(p, 0, &gen, err, sizeof(err)),
