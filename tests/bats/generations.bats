@@ -23,7 +23,22 @@ teardown() {
 
 # gens WHAT -- the target's history of r1/p (list --json), ids joined by ","
 tgens() {
-	"$RPMEMCTL" list --json "$T/r1/p" | jq -r '.pools[0].generations | join(",")'
+	"$RPMEMCTL" list --json "$T/r1/${1:-p}" | jq -r '.pools[0].generations | join(",")'
+}
+
+# hold POOL -- keep f and the target's POOL as they are now, and the
+# target's history of POOL (HELD_GENS), for unchanged
+hold() {
+	cp "$W/f" "$W/held_l"
+	cp "$R1/$1" "$W/held_t"
+	HELD_GENS=$(tgens "$1")
+}
+
+# unchanged POOL -- f, the target's POOL and its history as hold kept them
+unchanged() {
+	cmp "$W/f" "$W/held_l"
+	cmp "$R1/$1" "$W/held_t"
+	[ "$(tgens "$1")" = "$HELD_GENS" ]
 }
 
 # lgens -- f's own history (f.rpmemgen), ids joined by ","
@@ -178,11 +193,9 @@ synced_pair() {
 	rc demote "$T/r1/p"
 	# ...and the initiator's copy is written too
 	poke "$W/f" $((5 * MiB + 3))
-	cp "$R1/p" "$W/held_t"
-	cp "$W/f" "$W/held_l"
-	local w0 tg
+	hold p
+	local w0 tg=$HELD_GENS
 	w0=$(written p)
-	tg=$(tgens)
 	rc sync "$W/f" "$T/r1/p"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"split brain"* ]]
@@ -197,9 +210,7 @@ synced_pair() {
 	[[ "$output" == *"split brain"* ]]
 	# nothing overwritten on either side
 	[ "$(written p)" -eq "$w0" ]
-	cmp "$R1/p" "$W/held_t"
-	cmp "$W/f" "$W/held_l"
-	[ "$(tgens)" = "$tg" ]
+	unchanged p
 	# keep the target's: the local writes are discarded
 	rc sync --pull --discard-local "$W/f" "$T/r1/p"
 	[ "$status" -eq 0 ]
@@ -210,20 +221,16 @@ synced_pair() {
 @test "the source ahead, pulled: refused (the local writes would be lost), says how to push, overwrites neither side; --discard-local takes the target's copy" {
 	synced_pair
 	poke "$W/f" $((6 * MiB + 5))
-	cp "$W/f" "$W/held_l"
-	cp "$R1/p" "$W/held_t"
-	local w0 r0 tg
+	hold p
+	local w0 tg=$HELD_GENS
 	w0=$(written p)
-	tg=$(tgens)
 	rc sync --pull "$W/f" "$T/r1/p"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"'$W/f' holds newer writes than the target"* ]]
 	[[ "$output" == *"rpmemctl sync $W/f $T/r1/p"* ]]
 	[[ "$output" == *"rpmemctl sync --pull --discard-local $W/f $T/r1/p"* ]]
-	cmp "$W/f" "$W/held_l"
-	cmp "$R1/p" "$W/held_t"
+	unchanged p
 	[ "$(written p)" -eq "$w0" ]
-	[ "$(tgens)" = "$tg" ]
 	# the local write made a new id in front (kept: the write happened)
 	[ "$(lgens | cut -d, -f2)" = "$tg" ]
 	rc sync --pull --discard-local "$W/f" "$T/r1/p"
@@ -239,20 +246,15 @@ synced_pair() {
 	: >"$W/g.rpmemgen"
 	rc sync "$W/g" "$T/r1/q"
 	[ "$status" -eq 0 ]
-	cp "$W/f" "$W/held_l"
-	cp "$R1/q" "$W/held_t"
-	local tq
-	tq=$("$RPMEMCTL" list --json "$T/r1/q" | jq -r '.pools[0].generations | join(",")')
-	[ -n "$tq" ]
+	hold q
+	[ -n "$HELD_GENS" ]
 	rc sync "$W/f" "$T/r1/q"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"split brain"*"their histories have no id in common"* ]]
 	rc sync --pull "$W/f" "$T/r1/q"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"their histories have no id in common"* ]]
-	cmp "$W/f" "$W/held_l"
-	cmp "$R1/q" "$W/held_t"
-	[ "$("$RPMEMCTL" list --json "$T/r1/q" | jq -r '.pools[0].generations | join(",")')" = "$tq" ]
+	unchanged q
 }
 
 @test "split brain resolved the other way: sync --discard-target keeps the local copy and the target takes its history" {
