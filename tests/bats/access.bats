@@ -404,6 +404,11 @@ sessions_of() {
 		>"$W/hold.out" 2>&1 &
 	PROBES=("$!")
 	probe monitor idle hold 30
+	# hold_pool runs beside the probe: its line may come after the probe's
+	for _ in $(seq 100); do
+		grep -q holding "$W/hold.out" && break
+		sleep 0.05
+	done
 	grep -q holding "$W/hold.out"
 	grep -q holding "$W/idle.out"
 	# the daemon closes the idle one by itself
