@@ -440,7 +440,8 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);
 	if (meta.state != RPMEM_POOL_SYNCING)
 		h->by_file = 0;
-	else if (was == RPMEM_POOL_EMPTY || rpmemd_pool_sparse(h->pool))
+	else if (was == RPMEM_POOL_EMPTY || rpmemd_pool_sparse(h->pool) ||
+		 rpmemd_pool_swapping(h->pool))
 		h->by_file = write_by_file(s, h);
 	INFO("session %u: pool %s/%s is %s (generation %llu)%s", s->id,
 	     h->pool->region->cfg.name, h->pool->name,

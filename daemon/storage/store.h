@@ -146,6 +146,12 @@ int rpmemd_pool_persist_guarded(struct rpmemd_pool *p, uint64_t off,
  * the file instead)
  */
 int rpmemd_pool_sparse(const struct rpmemd_pool *p);
+/*
+ * rpmemd_pool_swapping -- a dense sync is being written into a new file
+ * (store_swap.c): no page of the file the pool maps was written yet but
+ * by this sync
+ */
+int rpmemd_pool_swapping(const struct rpmemd_pool *p);
 
 /*
  * rpmemd_pool_shrunk -- the pool file is shorter than the pool now (it

@@ -397,6 +397,11 @@ static void forget(struct rpmemd_pool *p)
 						block_len(b, p->size));
 }
 
+int rpmemd_pool_swapping(const struct rpmemd_pool *p)
+{
+	return __atomic_load_n(&p->swap, __ATOMIC_ACQUIRE) != NULL;
+}
+
 int rpmemd_store_swap_shared(struct rpmemd_pool *p)
 {
 	return p->swap && !writer_alone(p);

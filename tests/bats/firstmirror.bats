@@ -122,6 +122,45 @@ session_written() {
 	[ "$(by_file disk p1)" -eq 1 ]
 }
 
+@test "a dense sync into a disk directory goes through its new file: the same bytes, counted once, and a kill -9 of rpmemd mid-transfer leaves the previous image" {
+	[ -n "$DISK" ] || skip "no disk file system at /var/tmp"
+	mkfile "$W/src" 8
+	first_mirror_8m disk "$DISK"
+	cp "$W/src" "$W/old"
+	# every block changed: a dense sync, written into a new file whose
+	# blocks are allocated but unwritten
+	mkfile "$W/src" 8
+	rc sync "$W/src" "$T/disk/p1"
+	[ "$status" -eq 0 ]
+	grep -q "pool 'p1': a dense sync .* written into a new file" "$DLOG"
+	cmp "$W/src" "$DISK/p1"
+	[ "$(by_file disk p1)" -eq 2 ]
+	[ "$(pool_written disk p1)" -eq $((16 << 20)) ]
+	[ "$(pool_state disk p1)" = consistent ]
+	# the new file's WRITEs are no less atomic: rpmemd killed while a
+	# slow sync's data goes into it, the pool is the image before
+	cp "$W/src" "$W/old"
+	mkfile "$W/src" 8
+	"$RPMEMCTL" sync --bwlimit 2M "$W/src" "$T/disk/p1" 2>/dev/null &
+	local cpid=$!
+	for _ in $(seq 500); do
+		[ "$(by_file disk p1)" -ge 3 ] && break
+		sleep 0.02
+	done
+	[ "$(by_file disk p1)" -eq 3 ]
+	sleep 1
+	kill -9 "$DPID"
+	wait "$DPID" || true
+	wait "$cpid" || true
+	start_daemon
+	# cut short: the new file was never renamed over the pool
+	[ "$(pool_state disk p1)" = syncing ]
+	cmp "$W/old" "$DISK/p1"
+	rc sync "$W/src" "$T/disk/p1"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$DISK/p1"
+}
+
 @test "a tmpfs pool whose first mirror was cut short keeps going through the file until every page is written" {
 	[ -n "$SHM" ] || skip "/dev/shm is not tmpfs"
 	mkfile "$W/src" 4
