@@ -25,8 +25,22 @@
 # Prints one line per case and killer and a summary; exits 1 on any
 # mismatch (each one is named on stderr), 2 on a usage or set-up error.
 #
+# Other regions and transports (the VM bed's killmatrix suite): with
+# TYPE=fsdax the region is an fsdax one in a new directory under DIR;
+# with TYPE=devdax it is the device DEVICE (its pool table overwritten),
+# its journals in a new directory under DIR (undo_dir), and the pool's
+# bytes are checked by `rpmemctl verify --full` (the daemon hashes every
+# block of its pool) instead of a compare of the file. HOST (default
+# 127.0.0.1) is where rpmemd listens and rpmemctl connects, TRANSPORT
+# (default tcp) the --transport of every sync and mirror: rdma over a
+# Soft-RoCE device to its own address (a verify, which moves no data,
+# takes the default: an fsdax pool staged for RDMA is read over tcp); APM=true registers the
+# devdax region for APM (direct_pmem).
+#
 # Usage: [POINTS=3] [SIZE_MIB=16] [CASES="1 50 100 mirror"]
 #        [KILLERS="rpmemctl rpmemd"] [DIR=/dev/shm] [BUILD=build]
+#        [TYPE=dir|fsdax|devdax] [DEVICE=/dev/daxX.Y] [HOST=127.0.0.1]
+#        [TRANSPORT=tcp|rdma] [APM=true] [PACE=MiB/s]
 #        tests/tools/killmatrix.sh
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,15 +51,34 @@ POINTS=${POINTS:-3}
 SIZE=${SIZE_MIB:-16}
 CASES=${CASES:-1 50 100 mirror}
 KILLERS=${KILLERS:-rpmemctl rpmemd}
+TYPE=${TYPE:-dir}
+HOST=${HOST:-127.0.0.1}
+TRANSPORT=${TRANSPORT:-tcp}
 W=$(mktemp -d "${DIR:-/dev/shm}/rpmem-kill.XXXXXX") || exit 2
 R=$W/r
 PORT=$((20000 + RANDOM % 12000))
-T=127.0.0.1:$PORT/r/p
+T=$HOST:$PORT/r/p
 export XDG_CONFIG_HOME=$W/xdg
 # a sync of the whole pool takes about 0.7 s at this pace
-BW=$((SIZE * 3 / 2))M
+BW=${PACE:-$((SIZE * 3 / 2))}M
+XP=(--transport "$TRANSPORT")
 BAD=0
 DPID=
+case $TYPE in
+dir | fsdax) REGION="{ name = \"r\"; type = \"$TYPE\"; path = \"$R\"; }" ;;
+devdax)
+	[ -c "${DEVICE:-}" ] || { echo "TYPE=devdax needs DEVICE" >&2; exit 2; }
+	REGION="{ name = \"r\"; type = \"devdax\"; path = \"$DEVICE\"; undo_dir = \"$R\"; direct_pmem = ${APM:-false}; }" ;;
+*) echo "unknown TYPE '$TYPE'" >&2; exit 2 ;;
+esac
+# another address than loopback: plaintext, as a test bed's (both ends)
+INSECURE=
+if [ "$HOST" != 127.0.0.1 ]; then
+	INSECURE="allow_insecure_remote = true;"
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	echo "targets = ( { host = \"$HOST\"; plaintext = true; } );" \
+		>"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf"
+fi
 
 cleanup() {
 	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
@@ -56,10 +89,11 @@ trap cleanup EXIT
 
 mkdir -p "$R"
 cat >"$W/d.conf" <<CONF
-listen = ["127.0.0.1"];
+listen = ["$HOST"];
 port = $PORT;
+$INSECURE
 log = { level = "info"; target = "stderr"; };
-regions = ( { name = "r"; type = "dir"; path = "$R"; } );
+regions = ( $REGION );
 CONF
 
 # start -- rpmemd in the background, once it accepts
@@ -67,7 +101,7 @@ start() {
 	"$RPMEMD" -c "$W/d.conf" >>"$W/d.log" 2>&1 &
 	DPID=$!
 	for _ in $(seq 200); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0
+		(exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null && return 0
 		sleep 0.05
 	done
 	echo "rpmemd did not start (log: $W/d.log)" >&2
@@ -103,16 +137,28 @@ with open(path, "r+b") as f:
 PY
 }
 
-# leftovers -- files in .rpmemd/ that are not the pool's own
+# leftovers -- files in .rpmemd/ (devdax: in the undo_dir) that are not
+# the pool's own
 leftovers() {
-	local f
-	for f in "$R"/.rpmemd/* "$R"/.rpmemd/.[!.]*; do
+	local f d=$R/.rpmemd
+	[ "$TYPE" = devdax ] && d=$R
+	for f in "$d"/* "$d"/.[!.]*; do
 		[ -e "$f" ] || continue
 		case ${f##*/} in
 		p.meta | p.hashes | p.scrub) ;;
 		*) echo "${f##*/}" ;;
 		esac
 	done
+}
+
+# holds IMAGE -- the pool's bytes are IMAGE's: its file compared, or on
+# devdax (no file) every block hashed by the daemon from the device
+holds() {
+	if [ "$TYPE" = devdax ]; then
+		"$RPMEMCTL" verify -q --full "$1" "$T" >/dev/null 2>&1
+	else
+		cmp -s "$1" "$R/p"
+	fi
 }
 
 # quiet -- until the killed writer's session is gone: rpmemd still reads
@@ -133,11 +179,11 @@ settle() {
 	quiet
 	read -r st pend gen undo <<<"$(state)"
 	if [ "$st" = consistent ] && [ "$gen" = "$GEN" ]; then
-		cmp -s "$OLD" "$R/p" || bad "$1: consistent at $gen but not the old image"
+		holds "$OLD" || bad "$1: consistent at $gen but not the old image"
 		verify "$1" "$OLD"
 		N_OLD=$((N_OLD + 1))
 	elif [ "$st" = consistent ] && [ "$gen" = $((GEN + 1)) ]; then
-		cmp -s "$NEW" "$R/p" || bad "$1: consistent at $gen but not the new image"
+		holds "$NEW" || bad "$1: consistent at $gen but not the new image"
 		verify "$1" "$NEW"
 		N_NEW=$((N_NEW + 1))
 		GEN=$gen
@@ -147,13 +193,14 @@ settle() {
 	elif [ "$st" = syncing ] && [ "$pend" = true ] && [ "$gen" = "$GEN" ]; then
 		N_PEND=$((N_PEND + 1))
 		# a journal of no block: nothing in the pool file was overwritten
-		if [ "$undo" -le 4096 ] && ! cmp -s "$OLD" "$R/p"; then
+		if [ "$undo" -le 4096 ] && [ "$TYPE" != devdax ] &&
+		   ! cmp -s "$OLD" "$R/p"; then
 			bad "$1: pending with an empty journal but the pool file is not the old image"
 		fi
 		if [ $((RANDOM % 2)) -eq 0 ]; then
 			"$RPMEMCTL" rollback -q "$T" >/dev/null 2>&1 ||
 				bad "$1: rollback failed"
-			cmp -s "$OLD" "$R/p" || bad "$1: rolled back, not the old image"
+			holds "$OLD" || bad "$1: rolled back, not the old image"
 			N_BACK=$((N_BACK + 1))
 		else
 			forward "$1"
@@ -170,15 +217,17 @@ settle() {
 # verify CASE IMAGE -- the target verifies identical to IMAGE (its first
 # open after a crash also removes what the crash left: a stale journal)
 verify() {
-	"$RPMEMCTL" verify -q "$2" "$T" >/dev/null 2>&1 ||
-		bad "$1: the target does not verify identical to the image its state names"
-	cmp -s "$2" "$R/p" || bad "$1: verified, but the pool file differs"
+	local out
+	out=$("$RPMEMCTL" verify -q "$2" "$T" 2>&1) ||
+		bad "$1: the target does not verify identical to the image its state names: $(echo "$out" | head -3 | tr '\n' ' ')"
+	holds "$2" || bad "$1: verified, but the pool's bytes differ"
 }
 
 # forward CASE -- the interrupted sync completed by the next one
 forward() {
-	"$RPMEMCTL" sync -q "$NEW" "$T" >/dev/null 2>&1 || bad "$1: the next sync failed"
-	cmp -s "$NEW" "$R/p" || bad "$1: synced forward, not the new image"
+	"$RPMEMCTL" sync -q "${XP[@]}" "$NEW" "$T" >/dev/null 2>&1 ||
+		bad "$1: the next sync failed"
+	holds "$NEW" || bad "$1: synced forward, not the new image"
 	GEN=$((GEN + 1))
 	local t=$OLD
 	OLD=$NEW
@@ -190,7 +239,8 @@ forward() {
 point() {
 	local verb=sync
 	[ "$1" = mirror ] && verb=mirror
-	"$RPMEMCTL" "$verb" -q --bwlimit "$BW" "$NEW" "$T" >/dev/null 2>&1 &
+	"$RPMEMCTL" "$verb" -q "${XP[@]}" --bwlimit "$BW" "$NEW" "$T" \
+		>/dev/null 2>&1 &
 	local cpid=$!
 	# from just before the start (10%) to past the commit (about 0.7 s)
 	sleep "$(printf '0.%03d' $((RANDOM % 900)))"
@@ -207,10 +257,13 @@ point() {
 
 start
 head -c $((SIZE << 20)) /dev/urandom >"$W/a"
-"$RPMEMCTL" mirror -q "$W/a" "$T" || { echo "the first mirror failed" >&2; exit 2; }
+# a pool an earlier run left (a devdax region's table) goes first
+"$RPMEMCTL" remove -q "$T" >/dev/null 2>&1
+"$RPMEMCTL" mirror -q "${XP[@]}" "$W/a" "$T" ||
+	{ echo "the first mirror failed" >&2; exit 2; }
 OLD=$W/a
 NEW=$W/b
-GEN=1
+read -r _ _ GEN _ <<<"$(state)"
 N_OLD=0 N_NEW=0 N_PEND=0 N_BACK=0 N_FWD=0
 for c in $CASES; do
 	for k in $KILLERS; do
@@ -223,5 +276,6 @@ for c in $CASES; do
 	done
 done
 SWAPS=$(grep -c "written into a new file" "$W/d.log")
-echo "summary: $N_OLD old image, $N_NEW new image, $N_PEND pending ($N_BACK rolled back, $N_FWD synced forward); $BAD mismatches; $SWAPS syncs written into a new file"
+SESS=$(grep -c "opened pool r/p (rw, .*, $TRANSPORT)" "$W/d.log")
+echo "summary: $N_OLD old image, $N_NEW new image, $N_PEND pending ($N_BACK rolled back, $N_FWD synced forward); $BAD mismatches; $SWAPS syncs written into a new file; $SESS opens of the pool over $TRANSPORT ($TYPE)"
 [ "$BAD" -eq 0 ] || { echo "kept: $W" >&2; exit 1; }
