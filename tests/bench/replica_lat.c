@@ -4,7 +4,8 @@
  * (tests/bench/targets.sh, preload.sh): [-t THREADS] FILE COUNT SIZE K
  * TARGET... ; prints "median_us=M p99_us=P p999_us=Q tps=R" for COUNT
  * persists of SIZE bytes each at changing offsets, in each of THREADS
- * threads (1) on a part of the file of its own
+ * threads (1) on a part of the file of its own; over TCP, or RDMA if
+ * REPLICA_LAT_TRANSPORT=rdma (tests/vm/suites/rdma-bench.sh)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -78,10 +79,12 @@ int main(int argc, char **argv)
 	size_t size = (size_t)atol(argv[3]);
 	unsigned k = (unsigned)atoi(argv[4]);
 	unsigned n = (unsigned)(argc - 5);
-	int ret = rpmemctl_replica_open_targets(argv[1],
-						(const char *const *)&argv[5],
-						n, k, RPMEMCTL_TRANSPORT_TCP,
-						&r);
+	const char *tr = getenv("REPLICA_LAT_TRANSPORT");
+	int ret = rpmemctl_replica_open_targets(
+		argv[1], (const char *const *)&argv[5], n, k,
+		tr && !strcmp(tr, "rdma") ? RPMEMCTL_TRANSPORT_RDMA :
+					    RPMEMCTL_TRANSPORT_TCP,
+		&r);
 	if (ret) {
 		snprintf(err, sizeof(err), "%s", rpmemctl_strerror(ret));
 		fprintf(stderr, "open: %s\n", err);

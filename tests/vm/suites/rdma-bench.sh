@@ -20,8 +20,14 @@
 #       pmemobj_persist of 8 bytes, per operation; beside the same
 #       program without the library (loop:20000 persist:20000), once a
 #       round
-# SUITE_BENCH_PARTS (default "bench mirror preload") picks the rpmemctl
-# and preload parts; perftest always runs (it is the yardstick).
+#   with SUITE_BENCH_PARTS naming threads: tests/pobj_app mt:T:N (T = 1
+#       and SUITE_BENCH_THREADS, default 8; T threads of N/T transactions,
+#       each on a record of its own) unreplicated, under the preload
+#       library per commit and per drain (RPMEM_REPLICATE_DRAIN=every),
+#       and tests/replica_lat -t T (64-byte rpmemctl_replica_persist
+#       calls), all over rdma: tx/s and the p50, p99, p99.9 latencies
+# SUITE_BENCH_PARTS (default "bench mirror preload") picks the rpmemctl,
+# preload and threads parts; perftest always runs (it is the yardstick).
 # The medians over the rounds are compared:
 #   latency ratio = write+flush median / (ib_write_lat at the size + one
 #     round trip): ib_write_lat reports a one-way write (half of its
@@ -51,6 +57,7 @@ RB_MIB=64
 RB_MODES=(gpspm apm)
 RB_PARTS=${SUITE_BENCH_PARTS:-bench mirror preload}
 RB_PL_N=${SUITE_BENCH_PRELOAD_N:-500}
+RB_THREADS=${SUITE_BENCH_THREADS:-8}
 RB_APP=$RPMEM_BUILD/tests/pobj_app
 RB_PID=
 
@@ -274,6 +281,91 @@ rb_preload()
 		RPMEM_REPLICATE_TRANSPORT=rdma
 }
 
+# rb_mt OUT KEY T N ENV... -- pobj_app mt:T:N (T threads of N small
+# transactions, each on a record of its own) with ENV: KEY_tps, KEY_p50,
+# KEY_p99, KEY_p999 (latencies in us)
+rb_mt()
+{
+	local out=$1 key=$2 t=$3 n=$4 line
+
+	shift 4
+	env PMEM_IS_PMEM_FORCE=1 "$@" "$RB_APP" "$RB_W/mt.obj" "mt:$t:$n" \
+		>"$out" 2>&1
+	line=$(awk '$1 == "mt" {printf "%d %.1f %.1f %.1f", $4, $5 / 1000,
+		$6 / 1000, $7 / 1000}' "$out")
+	rb_mt_vals "$key" "$line" || tap_not_ok "pobj_app mt $key (see ${out##*/})"
+}
+
+# rb_mt_vals KEY "TPS P50 P99 P999" -- the four values, 1 if missing
+rb_mt_vals()
+{
+	local tps p50 p99 p999
+	read -r tps p50 p99 p999 <<<"$2"
+	[ -n "$p999" ] || return 1
+	rb_val "${1}_tps" "$tps"
+	rb_val "${1}_p50" "$p50"
+	rb_val "${1}_p99" "$p99"
+	rb_val "${1}_p999" "$p999"
+}
+
+# rb_threads ROUND MODE -- 1 and RB_THREADS threads: unreplicated (once a
+# round), the preload library per commit and per drain, and the replica
+# API's 64-byte persists (tests/replica_lat), over rdma
+rb_threads()
+{
+	local out=$RESULTS/rdma-bench.$1.$2.threads t n pl lat
+	local rep=$RB_W/mt.obj=$TARGET_IP/dd/mt
+
+	pl=$RPMEM_BUILD/librpmem_preload.so
+	lat=$RPMEM_BUILD/tests/replica_lat
+	[ -e "$RB_W/mt.obj" ] || "$RB_APP" "$RB_W/mt.obj" >/dev/null
+	for t in 1 "$RB_THREADS"; do
+		n=$((RB_PL_N / t))
+		[ "$2" = "${RB_MODES[0]}" ] &&
+			rb_mt "$out.none.$t" "none_$t" "$t" $((n * 20))
+		rb_mt "$out.commit.$t" "${2}_commit_$t" "$t" "$n" \
+			LD_PRELOAD="$pl" RPMEM_REPLICATE="$rep" \
+			RPMEM_REPLICATE_TRANSPORT=rdma
+		rb_mt "$out.every.$t" "${2}_every_$t" "$t" "$n" \
+			LD_PRELOAD="$pl" RPMEM_REPLICATE="$rep" \
+			RPMEM_REPLICATE_TRANSPORT=rdma RPMEM_REPLICATE_DRAIN=every
+		[ -e "$RB_W/lat.obj" ] || truncate -s 16M "$RB_W/lat.obj"
+		REPLICA_LAT_TRANSPORT=rdma "$lat" -t "$t" "$RB_W/lat.obj" "$n" 64 1 \
+			"$TARGET_IP/dd/lat" >"$out.replica.$t" 2>&1
+		rb_mt_vals "${2}_replica_$t" "$(sed 's/[a-z0-9_]*=//g' \
+			"$out.replica.$t" | awk 'NF == 4 {printf "%d %s %s %s",
+			$4, $1, $2, $3}')" ||
+			tap_not_ok "replica_lat $2 $t (see ${out##*/}.replica.$t)"
+	done
+}
+
+# rb_report_threads -- the threads table, after the preload one
+rb_report_threads()
+{
+	local t key md=$RESULTS/rdma-bench.md
+
+	rb_part threads || return 0
+	{
+		echo
+		echo "Threads (pobj_app mt:T:N, PMEM_IS_PMEM_FORCE=1, over rdma; replica: replica_lat 64-byte persists; $RB_PL_N operations a run over all threads): tx/s over all threads, latency per operation in us, medians of the rounds."
+		echo
+		echo "| mode | threads | tx/s | p50 | p99 | p99.9 | p99/p50 |"
+		echo "|---|---|---|---|---|---|---|"
+	} >>"$md"
+	for key in none "${RB_MODES[@]/%/_commit}" "${RB_MODES[@]/%/_every}" \
+		"${RB_MODES[@]/%/_replica}"; do
+		for t in 1 "$RB_THREADS"; do
+			local tps p50 p99 p999
+			tps=$(rb_med "${key}_${t}_tps")
+			p50=$(rb_med "${key}_${t}_p50")
+			p99=$(rb_med "${key}_${t}_p99")
+			p999=$(rb_med "${key}_${t}_p999")
+			echo "${key}_${t}_tps=$tps" >>"$RESULTS/rdma-bench.env"
+			echo "| $key | $t | $tps | $p50 | $p99 | $p999 | $(rb_ratio "$p99" "$p50") |" >>"$md"
+		done
+	done
+}
+
 # rb_sub A B -- A - B
 rb_sub()
 {
@@ -325,12 +417,19 @@ rb_report()
 		echo "perftest_lat_256_typical_us=$p256"
 		echo "perftest_bw_1m_avg_MiBps=$pbw"
 	} >>"$RESULTS/rdma-bench.env"
+	echo "Medians of $RB_RUNS rounds; perftest in the same rounds: ib_write_lat -s 4096 typical $p4 us, -s 256 typical $p256 us; ib_write_bw -s 1048576 average $pbw MiB/s." >"$md"
+	# the rpmemctl table only if its parts ran
+	rb_part bench || rb_part mirror || {
+		rb_report_preload
+		rb_report_threads
+		rb_diag_env
+		return
+	}
 	{
-		echo "Medians of $RB_RUNS rounds; perftest in the same rounds: ib_write_lat -s 4096 typical $p4 us, -s 256 typical $p256 us; ib_write_bw -s 1048576 average $pbw MiB/s."
 		echo
 		echo "| flush | 4 KiB write+flush (us) | / (lat 4 KiB + 2 x lat 256 B) | strict: / (2 x lat 4 KiB) | 256 B write+flush (us) | / (3 x lat 256 B) | strict: / (2 x lat 256 B) | bench 64 MiB, 1 MiB writes (MiB/s) | / ib_write_bw | mirror 64 MiB (MiB/s) | / ib_write_bw |"
 		echo "|---|---|---|---|---|---|---|---|---|---|---|"
-	} >"$md"
+	} >>"$md"
 	for mode in "${RB_MODES[@]}"; do
 		l4=$(rb_med "${mode}_lat_4096")
 		l256=$(rb_med "${mode}_lat_256")
@@ -351,6 +450,14 @@ rb_report()
 		echo "| ${mode^^} | $l4 | $(rb_ratio "$l4" "$(rb_base "$p4" "$p256")") | $(rb_ratio "$l4" "$(rb_x2 "$p4")") | $l256 | $(rb_ratio "$l256" "$(rb_base "$p256" "$p256")") | $(rb_ratio "$l256" "$(rb_x2 "$p256")") | $bw | $(rb_ratio "$bw" "$pbw") | $mi | $(rb_ratio "$mi" "$pbw") |" >>"$md"
 	done
 	rb_report_preload
+	rb_report_threads
+	rb_diag_env
+}
+
+# rb_diag_env -- every figure as a TAP comment
+rb_diag_env()
+{
+	local l
 	while IFS= read -r l; do
 		tap_diag "$l"
 	done <"$RESULTS/rdma-bench.env"
@@ -378,6 +485,7 @@ initiator_main()
 			fi
 			rb_part mirror && rb_mirror "$r" "$mode"
 			rb_part preload && rb_preload "$r" "$mode"
+			rb_part threads && rb_threads "$r" "$mode"
 			vm_signal "done-$r-$mode"
 		done
 	done
