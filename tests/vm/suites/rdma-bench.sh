@@ -404,27 +404,13 @@ rb_report_preload()
 	echo "local_persist_median_us=$lpe" >>"$RESULTS/rdma-bench.env"
 }
 
-# rb_report -- medians, ratios, the table
-rb_report()
+# rb_report_ctl -- the rpmemctl table, if its parts ran (rb_report's
+# perftest medians p4, p256 and pbw in scope)
+rb_report_ctl()
 {
-	local mode l4 l256 bw mi p4 p256 pbw md=$RESULTS/rdma-bench.md
+	local mode l4 l256 bw mi md=$RESULTS/rdma-bench.md
 
-	p4=$(rb_med pt_lat_4096)
-	p256=$(rb_med pt_lat_256)
-	pbw=$(rb_med pt_bw_1m)
-	{
-		echo "perftest_lat_4096_typical_us=$p4"
-		echo "perftest_lat_256_typical_us=$p256"
-		echo "perftest_bw_1m_avg_MiBps=$pbw"
-	} >>"$RESULTS/rdma-bench.env"
-	echo "Medians of $RB_RUNS rounds; perftest in the same rounds: ib_write_lat -s 4096 typical $p4 us, -s 256 typical $p256 us; ib_write_bw -s 1048576 average $pbw MiB/s." >"$md"
-	# the rpmemctl table only if its parts ran
-	rb_part bench || rb_part mirror || {
-		rb_report_preload
-		rb_report_threads
-		rb_diag_env
-		return
-	}
+	rb_part bench || rb_part mirror || return 0
 	{
 		echo
 		echo "| flush | 4 KiB write+flush (us) | / (lat 4 KiB + 2 x lat 256 B) | strict: / (2 x lat 4 KiB) | 256 B write+flush (us) | / (3 x lat 256 B) | strict: / (2 x lat 256 B) | bench 64 MiB, 1 MiB writes (MiB/s) | / ib_write_bw | mirror 64 MiB (MiB/s) | / ib_write_bw |"
@@ -449,6 +435,23 @@ rb_report()
 		} >>"$RESULTS/rdma-bench.env"
 		echo "| ${mode^^} | $l4 | $(rb_ratio "$l4" "$(rb_base "$p4" "$p256")") | $(rb_ratio "$l4" "$(rb_x2 "$p4")") | $l256 | $(rb_ratio "$l256" "$(rb_base "$p256" "$p256")") | $(rb_ratio "$l256" "$(rb_x2 "$p256")") | $bw | $(rb_ratio "$bw" "$pbw") | $mi | $(rb_ratio "$mi" "$pbw") |" >>"$md"
 	done
+}
+
+# rb_report -- medians, ratios, the tables
+rb_report()
+{
+	local p4 p256 pbw md=$RESULTS/rdma-bench.md
+
+	p4=$(rb_med pt_lat_4096)
+	p256=$(rb_med pt_lat_256)
+	pbw=$(rb_med pt_bw_1m)
+	{
+		echo "perftest_lat_4096_typical_us=$p4"
+		echo "perftest_lat_256_typical_us=$p256"
+		echo "perftest_bw_1m_avg_MiBps=$pbw"
+	} >>"$RESULTS/rdma-bench.env"
+	echo "Medians of $RB_RUNS rounds; perftest in the same rounds: ib_write_lat -s 4096 typical $p4 us, -s 256 typical $p256 us; ib_write_bw -s 1048576 average $pbw MiB/s." >"$md"
+	rb_report_ctl
 	rb_report_preload
 	rb_report_threads
 	rb_diag_env
