@@ -27,15 +27,16 @@
 #
 # Other regions and transports (the VM bed's killmatrix suite): with
 # TYPE=fsdax the region is an fsdax one in a new directory under DIR;
-# with TYPE=devdax it is the device DEVICE (its pool table overwritten),
-# its journals in a new directory under DIR (undo_dir), and the pool's
-# bytes are checked by `rpmemctl verify --full` (the daemon hashes every
-# block of its pool) instead of a compare of the file. HOST (default
-# 127.0.0.1) is where rpmemd listens and rpmemctl connects, TRANSPORT
-# (default tcp) the --transport of every sync and mirror: rdma over a
-# Soft-RoCE device to its own address (a verify, which moves no data,
-# takes the default: an fsdax pool staged for RDMA is read over tcp); APM=true registers the
-# devdax region for APM (direct_pmem).
+# with TYPE=devdax it is the device DEVICE (a pool p an earlier run left
+# in its table is removed first), its journals in a new directory under
+# DIR (undo_dir), and the pool's bytes are checked by `rpmemctl verify
+# --full` (the daemon hashes every block of its pool) instead of a
+# compare of the file. HOST (default 127.0.0.1) is where rpmemd listens
+# and rpmemctl connects, TRANSPORT (default tcp) the --transport of every
+# sync and mirror: rdma over a Soft-RoCE device to its own address (a
+# verify, which moves no data, takes the default: an fsdax pool staged
+# for RDMA is read over tcp); APM=true registers the devdax region for
+# APM (direct_pmem).
 #
 # Usage: [POINTS=3] [SIZE_MIB=16] [CASES="1 50 100 mirror"]
 #        [KILLERS="rpmemctl rpmemd"] [DIR=/dev/shm] [BUILD=build]
