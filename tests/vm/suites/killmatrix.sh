@@ -12,25 +12,30 @@
 # in place: once GPSPM, once APM with direct_pmem). Each case (a sync of
 # 1%, 50%, 100% of the blocks changed, a mirror into the existing pool)
 # and killer gets SUITE_KILL_POINTS points (default 2; a point takes
-# about 8 s here, and the initiator waits for the target's end at most
-# VM_WAIT_TIMEOUT: raise it to about 30 s a point for longer runs). One
-# TAP line per run: ok when there was no mismatch and rpmemd's own log
-# shows the pool opened for writing over rdma.
+# about 5 s here, and the initiator waits for the target's end at most
+# VM_WAIT_TIMEOUT, each guest runs at most VM_TIMEOUT: raise both for
+# longer runs). SUITE_KILL_RUNS picks the runs and their points (default
+# "fsdax devdax-gpspm devdax-apm"; "fsdax:100" gives that run 100
+# points). With SUITE_KILL_PARALLEL=1 (for VM_SMP=2) the fsdax run goes
+# beside the devdax ones, which share their device and stay in order.
+# One TAP line per run: ok when there was no mismatch and rpmemd's own
+# log shows the pool opened for writing over rdma.
 #
 # Needs: make (rpmemd, rpmemctl); python3 and jq on the host.
 
 KM_POINTS=${SUITE_KILL_POINTS:-2}
 KM_SIZE=${SUITE_KILL_SIZE_MIB:-4}
+KM_RUNS=${SUITE_KILL_RUNS:-fsdax devdax-gpspm devdax-apm}
 KM_TOOL=$RPMEM_SRC/tests/tools/killmatrix.sh
 
-# km_run NAME VAR=VALUE... -- one matrix with the given environment, its
-# output in $RESULTS/killmatrix.NAME.out; a TAP line
+# km_run NAME POINTS PORT VAR=VALUE... -- one matrix with the given
+# environment, its output in $RESULTS/killmatrix.NAME.out; a TAP line
 km_run()
 {
-	local name=$1 out rc=0
-	shift
+	local name=$1 points=$2 port=$3 out rc=0
+	shift 3
 	out=$RESULTS/killmatrix.${name//[ ,]/}.out
-	env "$@" POINTS="$KM_POINTS" SIZE_MIB="$KM_SIZE" \
+	env "$@" POINTS="$points" SIZE_MIB="$KM_SIZE" PORT="$port" \
 		HOST="$TARGET_IP" TRANSPORT=rdma BUILD="$RPMEM_BUILD" \
 		"$KM_TOOL" >"$out" 2>&1 || rc=$?
 	cat "$out" >>"$(vm_log)"
@@ -38,22 +43,59 @@ km_run()
 	summary=$(grep '^summary:' "$out")
 	if [ "$rc" -eq 0 ] && [[ "$summary" == *" 0 mismatches;"* ]] &&
 	   ! [[ "$summary" == *" 0 opens of the pool over rdma"* ]]; then
-		tap_ok "kill matrix over rdma, $name, $KM_POINTS points a case and killer: $summary"
+		tap_ok "kill matrix over rdma, $name, $points points a case and killer: $summary"
 	else
 		tap_not_ok "kill matrix over rdma, $name (exit $rc): $(tail -5 "$out" | tr '\n' ' ')"
 	fi
 }
 
-target_main()
+# km_points RUN -- the points SUITE_KILL_RUNS gives RUN, empty if it
+# names it not
+km_points()
 {
-	local d
+	local r
+	for r in $KM_RUNS; do
+		case $r in
+		"$1") echo "$KM_POINTS" ;;
+		"$1":*) echo "${r#*:}" ;;
+		esac
+	done
+}
+
+km_fsdax()
+{
+	local d n
+	n=$(km_points fsdax)
+	[ -n "$n" ] || return 0
 	d=$(mktemp -d "$FSDAX_DIR/km.XXXXXX")
-	km_run fsdax TYPE=fsdax DIR="$d"
+	km_run fsdax "$n" 21001 TYPE=fsdax DIR="$d"
 	rm -rf "$d"
+}
+
+km_devdax()
+{
+	local d n m
+	n=$(km_points devdax-gpspm)
+	m=$(km_points devdax-apm)
+	[ -n "$n$m" ] || return 0
 	d=$(mktemp -d /tmp/km.XXXXXX)
-	km_run "devdax, GPSPM" TYPE=devdax DEVICE="$DEVDAX" DIR="$d"
-	km_run "devdax, APM" TYPE=devdax APM=true DEVICE="$DEVDAX" DIR="$d"
+	[ -z "$n" ] || km_run "devdax, GPSPM" "$n" 21002 \
+		TYPE=devdax DEVICE="$DEVDAX" DIR="$d"
+	[ -z "$m" ] || km_run "devdax, APM" "$m" 21003 \
+		TYPE=devdax APM=true DEVICE="$DEVDAX" DIR="$d"
 	rm -rf "$d"
 	# the device left blank, as the other suites expect it
 	daxio -z -o "$DEVDAX" -l 4096 >>"$(vm_log)" 2>&1
+}
+
+target_main()
+{
+	if [ "${SUITE_KILL_PARALLEL:-0}" = 1 ]; then
+		km_fsdax &
+		km_devdax
+		wait
+	else
+		km_fsdax
+		km_devdax
+	fi
 }
