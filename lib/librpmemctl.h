@@ -1384,6 +1384,12 @@ int rpmemctl_links_write(struct rpmemctl_links *set, uint64_t offset,
 int rpmemctl_links_barrier(struct rpmemctl_links *set);
 /* rpmemctl_links_drain -- k links hold every write so far persistent */
 int rpmemctl_links_drain(struct rpmemctl_links *set);
+/*
+ * rpmemctl_links_drain_start -- a drain's first half: the FLUSHes sent,
+ * no reply awaited; the set's next rpmemctl_links_drain (of any thread)
+ * reads them. Drains of several sets overlap their round trips so.
+ */
+int rpmemctl_links_drain_start(struct rpmemctl_links *set);
 /* rpmemctl_links_stop -- rpmemctl_link_stop on every link */
 int rpmemctl_links_stop(struct rpmemctl_links *set);
 /*

@@ -38,6 +38,13 @@
  * write, and their drains wait for the round in flight; one of them then
  * sends the next round's FLUSHes for all, and a drain returns as soon as
  * a round covered the thread's own writes.
+ *
+ * A thread that must drain several sets (a commit that touched several
+ * files) starts each set's round first (rpmemctl_links_drain_start: the
+ * FLUSHes sent, no reply awaited) and then drains each: the rounds'
+ * round trips overlap instead of following one another. A round so
+ * started has no owner until a drain (of any thread) adopts it and reads
+ * its replies.
  */
 #define LINKS_MAX 16
 #define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
@@ -60,6 +67,9 @@ struct rpmemctl_links {
 	uint64_t wseq;	    /* writes sent so far */
 	uint64_t acked;	    /* writes k targets hold persistent */
 	int inflight;	    /* a round waits for its replies */
+	int unowned;	    /* ... started, no drain reads them yet */
+	uint64_t cover;	    /* the round's: writes sent before its FLUSHes */
+	int round_err;	    /* the round's first error in sending them */
 };
 
 /* the calling thread's last write: its set's id and sequence number */
@@ -437,18 +447,27 @@ static struct rpmemctl_link *first_owing(struct rpmemctl_links *s)
 }
 
 /*
- * round_trip -- FLUSH on every link, then read replies as they come until k
- * links hold every write so far; the rest stay owed
+ * round_send -- a round in flight: FLUSH on every link, covering every
+ * write sent so far; no reply awaited (round_wait reads them)
  */
-static int round_trip(struct rpmemctl_links *s)
+static void round_send(struct rpmemctl_links *s)
 {
-	uint64_t deadline = rpmem_now_ns() +
-			    (uint64_t)CLIENT_IO_TIMEOUT_S * 1000000000u;
-	int ret, err = 0;
+	s->inflight = 1;
+	s->cover = s->wseq;
+	s->round_err = 0;
 	for (unsigned i = 0; i < s->n; i++) {
-		ret = client_link_flush_send(s->link[i]);
-		err = err ? err : ret;
+		int ret = client_link_flush_send(s->link[i]);
+		s->round_err = s->round_err ? s->round_err : ret;
 	}
+}
+
+/*
+ * round_replies -- read replies as they come until k links hold every
+ * write so far; err: the round's sending error
+ */
+static int round_replies(struct rpmemctl_links *s, uint64_t deadline, int err)
+{
+	int ret;
 	for (;;) {
 		unsigned got = 0;
 		for (unsigned i = 0; i < s->n; i++)
@@ -468,9 +487,33 @@ static int round_trip(struct rpmemctl_links *s)
 }
 
 /*
+ * round_wait -- the round's replies read as they come until k links hold
+ * every write it covers (the rest stay owed); the round ended, its waiters
+ * woken
+ */
+static int round_wait(struct rpmemctl_links *s)
+{
+	uint64_t deadline = rpmem_now_ns() +
+			    (uint64_t)CLIENT_IO_TIMEOUT_S * 1000000000u;
+	int ret = round_replies(s, deadline, s->round_err);
+	if (!ret && s->cover > s->acked)
+		s->acked = s->cover;
+	s->inflight = 0;
+	pthread_cond_broadcast(&s->cv);
+	return ret;
+}
+
+/* mine -- the thread's last write to s; every write if it wrote to another */
+static uint64_t mine(const struct rpmemctl_links *s)
+{
+	return last_write.set == s->id ? last_write.seq : s->wseq;
+}
+
+/*
  * rpmemctl_links_drain -- every write of the thread so far held by k
  * links: one round trip, or the round of another thread that covers
- * them (group commit); a thread that wrote to another set since counts
+ * them (group commit), or the round rpmemctl_links_drain_start sent (its
+ * replies read here); a thread that wrote to another set since counts
  * every write
  */
 RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
@@ -478,22 +521,41 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 	int ret = begin(s);
 	if (ret)
 		return end(s, ret);
-	uint64_t mine = last_write.set == s->id ? last_write.seq : s->wseq;
-	while (s->inflight && s->acked < mine)
-		pthread_cond_wait(&s->cv, &s->mu);
-	if ((ret = usable(s)))
+	uint64_t my = mine(s);
+	for (;;) {
+		while (s->inflight && !s->unowned && s->acked < my)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if ((ret = usable(s)))
+			return end(s, ret);
+		/* a round (of this thread or another) covered its writes */
+		if (s->acked >= my && count_holding(s) == s->n)
+			return end(s, 0);
+		/* a started round is adopted; else this thread sends one */
+		int adopted = s->inflight;
+		if (!adopted)
+			round_send(s);
+		s->unowned = 0;
+		ret = round_wait(s);
+		if (ret || !adopted || s->acked >= my)
+			return end(s, ret);
+	}
+}
+
+/*
+ * rpmemctl_links_drain_start -- a drain's first half: unless a round is
+ * in flight or the thread's writes are held, FLUSH on every link, the
+ * replies left for the next drain to read
+ */
+RPMEM_EXPORT int rpmemctl_links_drain_start(struct rpmemctl_links *s)
+{
+	int ret = begin(s);
+	if (ret)
 		return end(s, ret);
-	/* a round (of this thread or another) covered its writes */
-	if (s->acked >= mine && count_holding(s) == s->n)
-		return end(s, 0);
-	s->inflight = 1;
-	uint64_t cover = s->wseq;
-	ret = round_trip(s);
-	if (!ret && cover > s->acked)
-		s->acked = cover;
-	s->inflight = 0;
-	pthread_cond_broadcast(&s->cv);
-	return end(s, ret);
+	if (!s->inflight && !(s->acked >= mine(s) && count_holding(s) == s->n)) {
+		round_send(s);
+		s->unowned = 1;
+	}
+	return end(s, 0);
 }
 
 /*

@@ -45,6 +45,7 @@ struct env {
 static void env_start(struct env *e, unsigned k,
 		      enum rpmemctl_link_policy policy, long retry_ms)
 {
+	static unsigned envs; /* several sets at once: logs of their own */
 	memset(e, 0, sizeof(*e));
 	setenv("HOME", "/nonexistent-rpmem-unit", 1);
 	unsetenv("XDG_CONFIG_HOME");
@@ -63,7 +64,8 @@ static void env_start(struct env *e, unsigned k,
 		snprintf(target, sizeof(target), "127.0.0.1:%s/r1/p1",
 			 fake_target_port(e->ft[i]));
 		snprintf(e->lp[i], sizeof(e->lp[i]),
-			 "/tmp/rpmem-links-%d-%u.log", (int)getpid(), i);
+			 "/tmp/rpmem-links-%d-%u-%u.log", (int)getpid(), envs,
+			 i);
 		unlink(e->lp[i]);
 		assert_int_equal(rpmemctl_dirtylog_open(e->lp[i], SIZE, EXT,
 							&e->log[i]), 0);
@@ -78,6 +80,7 @@ static void env_start(struct env *e, unsigned k,
 				l, RPMEMCTL_LINK_DEGRADE, retry_ms), 0);
 		assert_int_equal(rpmemctl_links_add(e->set, l), 0);
 	}
+	envs++;
 }
 
 /* env_stop -- delete the set; every target saw its connection end */
@@ -538,6 +541,87 @@ static void links__drains_of_threads_ride_one_flush(void **state)
 	env_stop(&e);
 }
 
+/* flushes_reach -- target i of e has seen n FLUSHes (waits up to 30 s) */
+static unsigned flushes_reach(struct env *e, unsigned i, unsigned n)
+{
+	for (int t = 0; t < 3000 &&
+	     fake_target_count(e->ft[i], RPMEM_MSG_FLUSH) < n; t++)
+		usleep(10000);
+	return fake_target_count(e->ft[i], RPMEM_MSG_FLUSH);
+}
+
+/* drain_run -- a thread that wrote nothing drains the set (adopts a round) */
+static void *drain_run(void *arg)
+{
+	return (void *)(intptr_t)rpmemctl_links_drain(arg);
+}
+
+static void links__started_drains_of_two_sets_overlap(void **state)
+{
+	(void)state;
+	struct env e[2];
+	unsigned f[2][N];
+	pthread_t th;
+	void *ret;
+	alarm(60); /* a drain_start that waited would wait for ever */
+	for (unsigned s = 0; s < 2; s++) {
+		env_start(&e[s], 0, RPMEMCTL_LINK_FAIL_STOP, -1);
+		assert_int_equal(rpmemctl_links_push(e[s].set), 0);
+		assert_int_equal(persist(&e[s], 0, 4 * KIB, 1), 0); /* LIVE */
+		for (unsigned i = 0; i < N; i++)
+			f[s][i] = fake_target_count(e[s].ft[i],
+						    RPMEM_MSG_FLUSH);
+	}
+	/* the first set's targets hold their next FLUSH's reply */
+	for (unsigned i = 0; i < N; i++)
+		fake_target_script(e[0].ft[i], RPMEM_MSG_FLUSH, f[0][i] + 1,
+				   FAKE_STALL, 0);
+	for (unsigned s = 0; s < 2; s++) {
+		assert_int_equal(rpmemctl_links_mark(e[s].set, 8 * KIB,
+						     4 * KIB), 0);
+		memset(e[s].data + 8 * KIB, 2 + (int)s, 4 * KIB);
+		assert_int_equal(rpmemctl_links_write(e[s].set, 8 * KIB,
+						      4 * KIB), 0);
+	}
+	/* both rounds out, the second while the first's replies are held */
+	assert_int_equal(rpmemctl_links_drain_start(e[0].set), 0);
+	assert_int_equal(rpmemctl_links_drain_start(e[1].set), 0);
+	for (unsigned s = 0; s < 2; s++)
+		for (unsigned i = 0; i < N; i++)
+			assert_int_equal(flushes_reach(&e[s], i, f[s][i] + 1),
+					 f[s][i] + 1);
+	/* a round in flight: a second start sends nothing */
+	assert_int_equal(rpmemctl_links_drain_start(e[0].set), 0);
+	/* the second set drains at once; another thread adopts the first's */
+	assert_int_equal(rpmemctl_links_drain(e[1].set), 0);
+	for (unsigned i = 0; i < N; i++) {
+		assert_true(holds(&e[1], i, 8 * KIB, 4 * KIB));
+		fake_target_release(e[0].ft[i]);
+	}
+	assert_int_equal(pthread_create(&th, NULL, drain_run, e[0].set), 0);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_int_equal((intptr_t)ret, 0);
+	/* this thread's own drain: covered by that round, no FLUSH */
+	assert_int_equal(rpmemctl_links_drain(e[0].set), 0);
+	/* nothing new written: a start sends nothing, a drain neither */
+	assert_int_equal(rpmemctl_links_drain_start(e[1].set), 0);
+	assert_int_equal(rpmemctl_links_drain(e[1].set), 0);
+	for (unsigned s = 0; s < 2; s++) {
+		for (unsigned i = 0; i < N; i++) {
+			assert_true(holds(&e[s], i, 8 * KIB, 4 * KIB));
+			assert_int_equal(fake_target_count(e[s].ft[i],
+							   RPMEM_MSG_FLUSH),
+					 f[s][i] + 1);
+		}
+		assert_int_equal(rpmemctl_links_stop(e[s].set), 0);
+		for (unsigned i = 0; i < N; i++)
+			assert_memory_equal(fake_target_pool(e[s].ft[i]),
+					    e[s].data, SIZE);
+		env_stop(&e[s]);
+	}
+	alarm(0);
+}
+
 /* threads -- THREADS threads of ROUNDS persists on a set (k, of N) */
 static void threads(unsigned k)
 {
@@ -582,6 +666,7 @@ int main(void)
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),
 		cmocka_unit_test(links__drains_of_threads_ride_one_flush),
+		cmocka_unit_test(links__started_drains_of_two_sets_overlap),
 		cmocka_unit_test(links__threads_each_drain_holds_its_data),
 		cmocka_unit_test(links__threads_k2_of_3_hold_every_write_at_stop),
 		cmocka_unit_test(replica__three_targets_k2_one_gone_and_back),
