@@ -257,7 +257,8 @@ static void below_quorum(struct pl_file *f, int ret)
  * call -- run a link call (op, on off and len) with the library's
  * interposition off and, where it may push, sync_lock held
  */
-enum pl_op { PL_PUSH, PL_WRITE, PL_DRAIN, PL_BARRIER, PL_STOP };
+enum pl_op { PL_PUSH, PL_WRITE, PL_DRAIN, PL_DRAIN_START, PL_BARRIER,
+	     PL_STOP };
 static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 {
 	int locked = op == PL_STOP ? (pthread_rwlock_wrlock(&sync_lock), 1) :
@@ -273,6 +274,9 @@ static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 		break;
 	case PL_DRAIN:
 		ret = rpmemctl_links_drain(f->set);
+		break;
+	case PL_DRAIN_START:
+		ret = rpmemctl_links_drain_start(f->set);
 		break;
 	case PL_BARRIER:
 		ret = rpmemctl_links_barrier(f->set);
@@ -558,12 +562,34 @@ void pl_flushed(const void *addr, size_t len)
 }
 
 /*
+ * start_drains -- the FLUSHes of every file the thread has to drain sent
+ * before any reply is awaited, when there are several: their round
+ * trips overlap (the drains that follow read the replies)
+ */
+static void start_drains(void)
+{
+	if (__builtin_popcount(pl_dirty) < 2)
+		return;
+	for (unsigned i = 0; i < pl_cfg.nfiles; i++) {
+		struct pl_file *f = &pl_cfg.files[i];
+		if (!(pl_dirty & (1u << i)))
+			continue;
+		pthread_rwlock_rdlock(&f->lock);
+		if (any_live(f))
+			(void)call(f, PL_DRAIN_START, 0, 0);
+		pthread_rwlock_unlock(&f->lock);
+	}
+}
+
+/*
  * pl_drain -- every write of the thread so far is persistent on its
  * target; ordered: a barrier (the file stays pending until a drain that
  * waits)
  */
 void pl_drain(int ordered)
 {
+	if (!ordered)
+		start_drains();
 	for (unsigned i = 0; i < pl_cfg.nfiles; i++) {
 		struct pl_file *f = &pl_cfg.files[i];
 		if (!(pl_dirty & (1u << i)))

@@ -125,6 +125,35 @@ pool_field() {
 	[ "$(dd if="$REP" bs=1 skip=12288 count=7 2>/dev/null)" = drained ]
 }
 
+@test "libpmem2: one drain after flushes to two replicated files sends both files' FLUSHes before it awaits a reply (their round trips overlap); both files are on their targets when it returns" {
+	head -c 4M /dev/zero >"$POOL"
+	head -c 4M /dev/zero >"$W/two"
+	# a FLUSH's reply held until another file's FLUSH comes (or 0.3 s)
+	python3 "$TOP/tests/bats/flush_proxy.py" 0 "$PORT" 0.3 \
+		>"$W/proxy.out" 2>&1 3>&- &
+	PROXY=$!
+	local pp=
+	for _ in $(seq 100); do
+		pp=$(sed -n 's/^PORT //p' "$W/proxy.out")
+		[ -n "$pp" ] && break
+		sleep 0.05
+	done
+	export RPMEM_REPLICATE="$POOL=127.0.0.1:$pp/r1/app,$W/two=127.0.0.1:$pp/r1/two"
+	run env LD_PRELOAD="$PRELOAD" "$BUILD/tests/pmem2_app" "$POOL" \
+		"also:$W/two" both:4096:first both:8192:second \
+		both:12288:third kill
+	cat "$W/proxy.out"
+	[ "$status" -eq 137 ]
+	# each of the three drains: its first FLUSH answered only once the
+	# other file's had come (one drain after the other: never)
+	[ "$(grep -c ' overlapped$' "$W/proxy.out")" -ge 3 ]
+	for f in "$REP" "$R1/two"; do
+		[ "$(dd if="$f" bs=1 skip=4096 count=5 2>/dev/null)" = first ]
+		[ "$(dd if="$f" bs=1 skip=8192 count=6 2>/dev/null)" = second ]
+		[ "$(dd if="$f" bs=1 skip=12288 count=5 2>/dev/null)" = third ]
+	done
+}
+
 @test "an application's global log function gets its own sessions' lines, never the preload library's; those go to the preload library's log" {
 	head -c 4M /dev/zero >"$POOL"
 	run env LD_PRELOAD="$PRELOAD" RPMEM_LOG_LEVEL=debug \

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* pmem2_app.c -- test tool: an unmodified libpmem2 application, by steps */
 #include <fcntl.h>
+#include <stdint.h>
+#include <time.h>
 #include <libpmem2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,8 +16,97 @@
  *   memcpy:OFF:TEXT   the map's memcpy function (flags 0: persists)
  *   store:OFF:TEXT    plain stores, then the map's persist function
  *   flush:OFF:TEXT    plain stores, the flush function, then drain
+ *   also:PATH         maps a second file the same way
+ *   both:OFF:TEXT     plain stores into both maps, each map's flush
+ *                     function, then one drain (a commit of two files)
+ *   commits:N         N commits of 8 bytes at changing offsets (both
+ *                     maps' flushes and one drain once a second file is
+ *                     mapped); prints "commits N median_us=M p99_us=P"
  *   kill              SIGKILL itself
  */
+
+struct map {
+	int fd;
+	struct pmem2_config *cfg;
+	struct pmem2_source *src;
+	struct pmem2_map *map;
+	char *base;
+	size_t size;
+};
+
+/* map_file -- path mapped at page granularity; 0, or 1 with a message */
+static int map_file(const char *path, struct map *m)
+{
+	m->fd = open(path, O_RDWR);
+	if (m->fd < 0 || pmem2_config_new(&m->cfg) ||
+	    pmem2_config_set_required_store_granularity(
+		    m->cfg, PMEM2_GRANULARITY_PAGE) ||
+	    pmem2_source_from_fd(&m->src, m->fd) ||
+	    pmem2_map_new(&m->map, m->cfg, m->src)) {
+		fprintf(stderr, "pmem2_app: %s: %s\n", path,
+			m->fd < 0 ? "cannot open" : pmem2_errormsg());
+		return 1;
+	}
+	m->base = pmem2_map_get_address(m->map);
+	m->size = pmem2_map_get_size(m->map);
+	return 0;
+}
+
+/* now_ns -- CLOCK_MONOTONIC in ns */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* cmp_u64 -- qsort's order of uint64_t */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* commits -- n timed commits into m (and m2 if mapped); 0, or 1 */
+static int commits(struct map *m, struct map *m2, long n)
+{
+	uint64_t *ns = n > 0 ? calloc((size_t)n, sizeof(*ns)) : NULL;
+	if (!ns)
+		return 1;
+	pmem2_flush_fn flush = pmem2_get_flush_fn(m->map);
+	pmem2_flush_fn flush2 = m2->fd >= 0 ? pmem2_get_flush_fn(m2->map) :
+					      NULL;
+	pmem2_drain_fn drain = pmem2_get_drain_fn(m->map);
+	size_t slots = m->size / 64;
+	if (m2->fd >= 0 && m2->size / 64 < slots)
+		slots = m2->size / 64;
+	for (long i = 0; i < n; i++) {
+		size_t off = (size_t)i % slots * 64;
+		uint64_t t0 = now_ns();
+		memcpy(m->base + off, &t0, sizeof(t0));
+		flush(m->base + off, sizeof(t0));
+		if (flush2) {
+			memcpy(m2->base + off, &t0, sizeof(t0));
+			flush2(m2->base + off, sizeof(t0));
+		}
+		drain();
+		ns[i] = now_ns() - t0;
+	}
+	qsort(ns, (size_t)n, sizeof(*ns), cmp_u64);
+	printf("commits %ld median_us=%.1f p99_us=%.1f\n", n,
+	       (double)ns[n / 2] / 1000, (double)ns[n * 99 / 100] / 1000);
+	free(ns);
+	return 0;
+}
+
+/* unmap -- undo map_file */
+static void unmap(struct map *m)
+{
+	pmem2_map_delete(&m->map);
+	pmem2_source_delete(&m->src);
+	pmem2_config_delete(&m->cfg);
+	close(m->fd);
+}
 
 /* parse -- "OFF:TEXT" -> offset, *text; -1 if bad */
 static long parse(const char *s, const char **text)
@@ -30,42 +121,51 @@ static long parse(const char *s, const char **text)
 
 int main(int argc, char *argv[])
 {
-	struct pmem2_config *cfg;
-	struct pmem2_source *src;
-	struct pmem2_map *map;
+	struct map m, m2 = { .fd = -1 };
 	if (argc < 2) {
 		fprintf(stderr, "usage: pmem2_app FILE STEP...\n");
 		return 2;
 	}
-	int fd = open(argv[1], O_RDWR);
-	if (fd < 0 || pmem2_config_new(&cfg) ||
-	    pmem2_config_set_required_store_granularity(
-		    cfg, PMEM2_GRANULARITY_PAGE) ||
-	    pmem2_source_from_fd(&src, fd) || pmem2_map_new(&map, cfg, src)) {
-		fprintf(stderr, "pmem2_app: %s: %s\n", argv[1],
-			fd < 0 ? "cannot open" : pmem2_errormsg());
+	if (map_file(argv[1], &m))
 		return 1;
-	}
-	char *base = pmem2_map_get_address(map);
-	size_t size = pmem2_map_get_size(map);
-	pmem2_memcpy_fn cpy = pmem2_get_memcpy_fn(map);
-	pmem2_persist_fn persist = pmem2_get_persist_fn(map);
-	pmem2_flush_fn flush = pmem2_get_flush_fn(map);
-	pmem2_drain_fn drain = pmem2_get_drain_fn(map);
+	char *base = m.base;
+	size_t size = m.size;
+	pmem2_memcpy_fn cpy = pmem2_get_memcpy_fn(m.map);
+	pmem2_persist_fn persist = pmem2_get_persist_fn(m.map);
+	pmem2_flush_fn flush = pmem2_get_flush_fn(m.map);
+	pmem2_drain_fn drain = pmem2_get_drain_fn(m.map);
 	for (int k = 2; k < argc; k++) {
 		const char *s = argv[k], *text;
 		long off = -1;
 		if (!strcmp(s, "kill"))
 			raise(SIGKILL);
+		if (!strncmp(s, "also:", 5) && m2.fd < 0) {
+			if (map_file(s + 5, &m2))
+				return 1;
+			continue;
+		}
+		if (!strncmp(s, "commits:", 8)) {
+			if (commits(&m, &m2, strtol(s + 8, NULL, 10)))
+				return 1;
+			continue;
+		}
 		if (!strncmp(s, "memcpy:", 7) || !strncmp(s, "store:", 6) ||
-		    !strncmp(s, "flush:", 6))
+		    !strncmp(s, "flush:", 6) ||
+		    (!strncmp(s, "both:", 5) && m2.fd >= 0))
 			off = parse(strchr(s, ':') + 1, &text);
-		if (off < 0 || (size_t)off + strlen(text) > size) {
+		if (off < 0 || (size_t)off + strlen(text) > size ||
+		    (s[0] == 'b' && (size_t)off + strlen(text) > m2.size)) {
 			fprintf(stderr, "pmem2_app: bad step '%s'\n", s);
 			return 1;
 		}
 		size_t len = strlen(text);
-		if (s[0] == 'm') {
+		if (s[0] == 'b') {
+			memcpy(base + off, text, len);
+			memcpy(m2.base + off, text, len);
+			flush(base + off, len);
+			pmem2_get_flush_fn(m2.map)(m2.base + off, len);
+			drain();
+		} else if (s[0] == 'm') {
 			cpy(base + off, text, len, 0);
 		} else {
 			memcpy(base + off, text, len);
@@ -77,9 +177,8 @@ int main(int argc, char *argv[])
 			}
 		}
 	}
-	pmem2_map_delete(&map);
-	pmem2_source_delete(&src);
-	pmem2_config_delete(&cfg);
-	close(fd);
+	if (m2.fd >= 0)
+		unmap(&m2);
+	unmap(&m);
 	return 0;
 }

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# flush_proxy.py -- a TCP proxy between initiators and rpmemd (plain TCP)
+# for any number of connections, that holds back the target's reply to
+# each FLUSH until a FLUSH came on another connection after it, or HOLD
+# seconds passed. A process that sends the FLUSHes of two files' drains
+# before it waits for either reply gets the first reply at once; one
+# that waits for the first before it sends the second stalls HOLD
+# seconds. Prints "PORT P" (where it listens: LISTEN_PORT, or one the
+# system chose for 0), then one line per FLUSH reply, as it goes:
+# "FLUSH CONN overlapped" (another connection's FLUSH came after it) or
+# "FLUSH CONN held" (HOLD passed first). Runs until killed.
+#
+# Usage: flush_proxy.py LISTEN_PORT TARGET_PORT [HOLD (0.3)]
+import socket
+import sys
+import threading
+import time
+
+from preserve_proxy import OK, read_frame
+
+FLUSH = 15
+
+
+class State:
+    def __init__(self):
+        self.cv = threading.Condition()
+        self.seq = 0        # FLUSHes seen, all connections
+        self.last = {}      # connection -> seq of its last FLUSH
+        self.flush = {}     # (connection, FLUSH id) -> its seq
+        self.out = threading.Lock()
+
+    def later_elsewhere(self, conn, seq):
+        return any(s > seq for c, s in self.last.items() if c != conn)
+
+
+def upstream(client, target, st, conn):
+    """initiator to target, every frame at once"""
+    while True:
+        f = read_frame(client)
+        if f is None:
+            break
+        ftype, fid, buf = f
+        with st.cv:
+            if ftype == FLUSH:
+                st.seq += 1
+                st.last[conn] = st.seq
+                st.flush[(conn, fid)] = st.seq
+                st.cv.notify_all()
+        target.sendall(buf)
+    target.shutdown(socket.SHUT_WR)
+
+
+def downstream(target, client, st, conn, hold):
+    """target to initiator, a FLUSH's OK held back (see the top)"""
+    while True:
+        f = read_frame(target)
+        if f is None:
+            break
+        ftype, fid, buf = f
+        with st.cv:
+            seq = st.flush.pop((conn, fid), None) if ftype == OK else None
+            what = None
+            if seq is not None:
+                end = time.monotonic() + hold
+                what = "overlapped"
+                while not st.later_elsewhere(conn, seq):
+                    left = end - time.monotonic()
+                    if left <= 0:
+                        what = "held"
+                        break
+                    st.cv.wait(left)
+        if what:
+            with st.out:
+                print("FLUSH %d %s" % (conn, what), flush=True)
+        client.sendall(buf)
+    client.shutdown(socket.SHUT_WR)
+
+
+def serve(client, tport, st, conn, hold):
+    target = socket.create_connection(("127.0.0.1", tport))
+    for s in (client, target):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    up = threading.Thread(target=upstream, args=(client, target, st, conn),
+                          daemon=True)
+    up.start()
+    try:
+        downstream(target, client, st, conn, hold)
+    except OSError:
+        pass
+    up.join()
+
+
+def main():
+    lport, tport = int(sys.argv[1]), int(sys.argv[2])
+    hold = float(sys.argv[3]) if len(sys.argv) > 3 else 0.3
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", lport))
+    ls.listen(16)
+    print("PORT %d" % ls.getsockname()[1], flush=True)
+    st = State()
+    conn = 0
+    while True:
+        client, _ = ls.accept()
+        conn += 1
+        threading.Thread(target=serve, args=(client, tport, st, conn, hold),
+                         daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
