@@ -12,12 +12,16 @@
 # in place: once GPSPM, once APM with direct_pmem). Each case (a sync of
 # 1%, 50%, 100% of the blocks changed, a mirror into the existing pool)
 # and killer gets SUITE_KILL_POINTS points (default 2; a point takes
-# about 5 s here, and the initiator waits for the target's end at most
+# about 6 s here, about 12 s a run with two side by side on a 2-core
+# host, and the initiator waits for the target's end at most
 # VM_WAIT_TIMEOUT, each guest runs at most VM_TIMEOUT: raise both for
 # longer runs). SUITE_KILL_RUNS picks the runs and their points (default
 # "fsdax devdax-gpspm devdax-apm"; "fsdax:100" gives that run 100
-# points). With SUITE_KILL_PARALLEL=1 (for VM_SMP=2) the fsdax run goes
-# beside the devdax ones, which share their device and stay in order.
+# points); SUITE_KILL_CASES and SUITE_KILL_KILLERS narrow every run to
+# those cases and killers (killmatrix.sh's CASES and KILLERS), so a long
+# matrix can be run in parts. With SUITE_KILL_PARALLEL=1 (for VM_SMP=2)
+# the fsdax run goes beside the devdax ones, which share their device
+# and stay in order.
 # One TAP line per run: ok when there was no mismatch and rpmemd's own
 # log shows the pool opened for writing over rdma.
 #
@@ -36,6 +40,8 @@ km_run()
 	shift 3
 	out=$RESULTS/killmatrix.${name//[ ,]/}.out
 	env "$@" POINTS="$points" SIZE_MIB="$KM_SIZE" PORT="$port" \
+		CASES="${SUITE_KILL_CASES:-1 50 100 mirror}" \
+		KILLERS="${SUITE_KILL_KILLERS:-rpmemctl rpmemd}" \
 		HOST="$TARGET_IP" TRANSPORT=rdma BUILD="$RPMEM_BUILD" \
 		"$KM_TOOL" >"$out" 2>&1 || rc=$?
 	cat "$out" >>"$(vm_log)"
