@@ -65,7 +65,7 @@ $(B)/tests/pobj_app: tests/preload/pobj_app.c
 	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmemobj -lpthread
 
 # the same for libpmem2's function pointers
-$(B)/tests/pmem2_app: tests/preload/pmem2_app.c
+$(B)/tests/pmem2_app: tests/preload/pmem2_app.c tests/tools/lat.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmem2
 
@@ -158,7 +158,7 @@ $(B)/tests/sessclient: tests/bench/sessclient.c $(B)/librpmemctl.so
 		-Wl,-rpath,'$$ORIGIN/..'
 
 # persist latency of a replica over n targets (tests/bench/targets.sh)
-$(B)/tests/replica_lat: tests/bench/replica_lat.c $(B)/librpmemctl.so
+$(B)/tests/replica_lat: tests/bench/replica_lat.c tests/tools/lat.h $(B)/librpmemctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -L$(B) -lrpmemctl -lpthread \
 		-Wl,-rpath,'$$ORIGIN/..'

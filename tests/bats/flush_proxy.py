@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from preserve_proxy import OK, read_frame
+from preserve_proxy import OK, relay_frames
 
 FLUSH = 15
 
@@ -36,45 +36,35 @@ class State:
 
 def upstream(client, target, st, conn):
     """initiator to target, every frame at once"""
-    while True:
-        f = read_frame(client)
-        if f is None:
-            break
-        ftype, fid, buf = f
+    def seen(ftype, fid):
+        if ftype != FLUSH:
+            return
         with st.cv:
-            if ftype == FLUSH:
-                st.seq += 1
-                st.last[conn] = st.seq
-                st.flush[(conn, fid)] = st.seq
-                st.cv.notify_all()
-        target.sendall(buf)
-    target.shutdown(socket.SHUT_WR)
+            st.seq += 1
+            st.last[conn] = st.seq
+            st.flush[(conn, fid)] = st.seq
+            st.cv.notify_all()
+    relay_frames(client, target, seen)
 
 
 def downstream(target, client, st, conn, hold):
     """target to initiator, a FLUSH's OK held back (see the top)"""
-    while True:
-        f = read_frame(target)
-        if f is None:
-            break
-        ftype, fid, buf = f
+    def held(ftype, fid):
         with st.cv:
             seq = st.flush.pop((conn, fid), None) if ftype == OK else None
-            what = None
-            if seq is not None:
-                end = time.monotonic() + hold
-                what = "overlapped"
-                while not st.later_elsewhere(conn, seq):
-                    left = end - time.monotonic()
-                    if left <= 0:
-                        what = "held"
-                        break
-                    st.cv.wait(left)
-        if what:
-            with st.out:
-                print("FLUSH %d %s" % (conn, what), flush=True)
-        client.sendall(buf)
-    client.shutdown(socket.SHUT_WR)
+            if seq is None:
+                return
+            end = time.monotonic() + hold
+            what = "overlapped"
+            while not st.later_elsewhere(conn, seq):
+                left = end - time.monotonic()
+                if left <= 0:
+                    what = "held"
+                    break
+                st.cv.wait(left)
+        with st.out:
+            print("FLUSH %d %s" % (conn, what), flush=True)
+    relay_frames(target, client, held)
 
 
 def serve(client, tport, st, conn, hold):

@@ -42,6 +42,20 @@ def read_frame(sock):
     return ftype, fid, buf
 
 
+def relay_frames(src, dst, on_frame):
+    """frames from src to dst, each passed to on_frame(ftype, fid) before
+    it is sent on (which may hold it); dst's sending side shut at src's
+    end"""
+    while True:
+        f = read_frame(src)
+        if f is None:
+            break
+        ftype, fid, buf = f
+        on_frame(ftype, fid)
+        dst.sendall(buf)
+    dst.shutdown(socket.SHUT_WR)
+
+
 class State:
     def __init__(self):
         self.cv = threading.Condition()
@@ -54,43 +68,34 @@ class State:
 
 def upstream(client, target, st):
     """initiator to target, every frame at once"""
-    while True:
-        f = read_frame(client)
-        if f is None:
-            break
-        ftype, fid, buf = f
+    def seen(ftype, fid):
         with st.cv:
             st.sent += 1
             if ftype == PRESERVE:
                 st.preserve[fid] = st.sent
                 st.count += 1
             st.cv.notify_all()
-        target.sendall(buf)
+    relay_frames(client, target, seen)
     with st.cv:
         st.done = True
         st.cv.notify_all()
-    target.shutdown(socket.SHUT_WR)
 
 
 def downstream(target, client, st, hold):
     """target to initiator, a PRESERVE's OK held back (see the top)"""
-    while True:
-        f = read_frame(target)
-        if f is None:
-            break
-        ftype, fid, buf = f
+    def held(ftype, fid):
         with st.cv:
             at = st.preserve.pop(fid, None) if ftype == OK else None
-            if at is not None:
-                end = time.monotonic() + hold
-                while st.sent <= at and not st.done:
-                    left = end - time.monotonic()
-                    if left <= 0:
-                        st.stalls += 1
-                        break
-                    st.cv.wait(left)
-        client.sendall(buf)
-    client.shutdown(socket.SHUT_WR)
+            if at is None:
+                return
+            end = time.monotonic() + hold
+            while st.sent <= at and not st.done:
+                left = end - time.monotonic()
+                if left <= 0:
+                    st.stalls += 1
+                    break
+                st.cv.wait(left)
+    relay_frames(target, client, held)
 
 
 def main():

@@ -14,22 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../tools/lat.h"
 #include "librpmemctl.h"
-
-/* now_ns -- CLOCK_MONOTONIC in ns */
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* cmp_u64 -- qsort's order of uint64_t */
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* one thread's persists */
 struct run {

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../tools/lat.h"
+
 /*
  * pmem2_app FILE STEP...: maps FILE (page granularity) with libpmem2 and
  * runs the steps; knows nothing about rpmem.
@@ -50,21 +52,6 @@ static int map_file(const char *path, struct map *m)
 	m->base = pmem2_map_get_address(m->map);
 	m->size = pmem2_map_get_size(m->map);
 	return 0;
-}
-
-/* now_ns -- CLOCK_MONOTONIC in ns */
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* cmp_u64 -- qsort's order of uint64_t */
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
 }
 
 /* commits -- n timed commits into m (and m2 if mapped); 0, or 1 */
