@@ -12,12 +12,11 @@
 # "FLUSH CONN held" (HOLD passed first). Runs until killed.
 #
 # Usage: flush_proxy.py LISTEN_PORT TARGET_PORT [HOLD (0.3)]
-import socket
 import sys
 import threading
 import time
 
-from preserve_proxy import OK, relay_frames
+from preserve_proxy import OK, connect_target, listen_port, relay_frames
 
 FLUSH = 15
 
@@ -68,9 +67,7 @@ def downstream(target, client, st, conn, hold):
 
 
 def serve(client, tport, st, conn, hold):
-    target = socket.create_connection(("127.0.0.1", tport))
-    for s in (client, target):
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    target = connect_target(client, tport)
     up = threading.Thread(target=upstream, args=(client, target, st, conn),
                           daemon=True)
     up.start()
@@ -84,11 +81,7 @@ def serve(client, tport, st, conn, hold):
 def main():
     lport, tport = int(sys.argv[1]), int(sys.argv[2])
     hold = float(sys.argv[3]) if len(sys.argv) > 3 else 0.3
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", lport))
-    ls.listen(16)
-    print("PORT %d" % ls.getsockname()[1], flush=True)
+    ls = listen_port(lport, 16)
     st = State()
     conn = 0
     while True:

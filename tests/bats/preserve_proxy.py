@@ -56,6 +56,26 @@ def relay_frames(src, dst, on_frame):
     dst.shutdown(socket.SHUT_WR)
 
 
+def listen_port(lport, backlog):
+    """a listening socket on 127.0.0.1:lport (0: one the system chooses),
+    its port printed as "PORT P" """
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", lport))
+    ls.listen(backlog)
+    print("PORT %d" % ls.getsockname()[1], flush=True)
+    return ls
+
+
+def connect_target(client, tport):
+    """the connection to the target at 127.0.0.1:tport for client, both
+    without Nagle's delay"""
+    target = socket.create_connection(("127.0.0.1", tport))
+    for s in (client, target):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return target
+
+
 class State:
     def __init__(self):
         self.cv = threading.Condition()
@@ -101,15 +121,8 @@ def downstream(target, client, st, hold):
 def main():
     lport, tport = int(sys.argv[1]), int(sys.argv[2])
     hold = float(sys.argv[3]) if len(sys.argv) > 3 else 0.5
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", lport))
-    ls.listen(1)
-    print("PORT %d" % ls.getsockname()[1], flush=True)
-    client, _ = ls.accept()
-    target = socket.create_connection(("127.0.0.1", tport))
-    for s in (client, target):
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    client, _ = listen_port(lport, 1).accept()
+    target = connect_target(client, tport)
     st = State()
     up = threading.Thread(target=upstream, args=(client, target, st))
     down = threading.Thread(target=downstream,

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* pmem2_app.c -- test tool: an unmodified libpmem2 application, by steps */
 #include <fcntl.h>
-#include <stdint.h>
-#include <time.h>
 #include <libpmem2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 

@@ -36,12 +36,13 @@ KM_TOOL=$RPMEM_SRC/tests/tools/killmatrix.sh
 # environment, its output in $RESULTS/killmatrix.NAME.out; a TAP line
 km_run()
 {
-	local name=$1 points=$2 port=$3 out rc=0
+	local name=$1 points=$2 port=$3 out rc=0 part=()
 	shift 3
 	out=$RESULTS/killmatrix.${name//[ ,]/}.out
-	env "$@" POINTS="$points" SIZE_MIB="$KM_SIZE" PORT="$port" \
-		CASES="${SUITE_KILL_CASES:-1 50 100 mirror}" \
-		KILLERS="${SUITE_KILL_KILLERS:-rpmemctl rpmemd}" \
+	# a part of the matrix; else the tool's own cases and killers
+	[ -z "${SUITE_KILL_CASES:-}" ] || part+=(CASES="$SUITE_KILL_CASES")
+	[ -z "${SUITE_KILL_KILLERS:-}" ] || part+=(KILLERS="$SUITE_KILL_KILLERS")
+	env "$@" "${part[@]}" POINTS="$points" SIZE_MIB="$KM_SIZE" PORT="$port" \
 		HOST="$TARGET_IP" TRANSPORT=rdma BUILD="$RPMEM_BUILD" \
 		"$KM_TOOL" >"$out" 2>&1 || rc=$?
 	cat "$out" >>"$(vm_log)"
