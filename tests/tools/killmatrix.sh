@@ -10,7 +10,9 @@
 # "rpmemctl rpmemd"), POINTS times (default 3): a sync to the other image
 # paced with --bwlimit, kill -9 of the killer at a random point from just
 # before the pool is marked syncing to past its commit (rpmemd is then
-# restarted), then:
+# restarted; the window, in time since rpmemctl's start, is measured on
+# an unkilled sync of the case first, from the phase times `-vv` logs, so
+# that it fits the link, loopback TCP or RDMA in a slow guest), then:
 #   - the target's state must say which image it holds: consistent at
 #     the old generation and the old image, consistent at the new one and
 #     the new image, or syncing with a journal bound to the old
@@ -245,15 +247,72 @@ forward() {
 	N_FWD=$((N_FWD + 1))
 }
 
-# point CASE KILLER -- one sync (or mirror) killed at a random point
+# us -- US: the time now in microseconds (no process started, so that
+# the kills' timing is not that of a fork)
+us() {
+	local t=$EPOCHREALTIME
+	US=$((10#${t/./}))
+}
+
+# verb CASE -- VERB: the command of CASE's points
+verb() {
+	VERB=sync
+	[ "$1" != mirror ] || VERB=mirror
+}
+
+# calibrate CASE -- WIN_FROM and WIN_TO (microseconds since rpmemctl's
+# start): from just before SET_STATE syncing to the end of SET_STATE
+# consistent of one unkilled sync of CASE (which the pool then holds),
+# widened by a tenth of that span and 5 ms on each side
+calibrate() {
+	local t0 line from='' to='' ms
+	change "$OLD" "$NEW" "$([ "$1" = mirror ] && echo 100 || echo "$1")"
+	verb "$1"
+	us
+	t0=$US
+	while IFS= read -r line; do
+		us
+		case $line in
+		*"SET_STATE syncing in "*)
+			# the phase's own time: it began just before
+			ms=${line##*SET_STATE syncing in }
+			ms=${ms%% ms*}
+			from=$((US - t0 - 10#${ms%.*} * 1000 - 10#${ms#*.} * 100)) ;;
+		*"SET_STATE consistent in "*) to=$((US - t0)) ;;
+		esac
+	done < <("$RPMEMCTL" "$VERB" -vv "${XP[@]}" --bwlimit "$BW" \
+		"$NEW" "$T" 2>&1 >/dev/null)
+	if [ -z "$from" ] || [ -z "$to" ] || [ "$to" -lt "$from" ]; then
+		echo "calibration of case $1: no phase times (from '$from' to '$to')" >&2
+		exit 2
+	fi
+	local m=$(((to - from) / 10 + 5000))
+	WIN_FROM=$((from > m ? from - m : 0))
+	WIN_TO=$((to + m))
+	GEN=$((GEN + 1))
+	local t=$OLD
+	OLD=$NEW
+	NEW=$t
+	holds "$OLD" || bad "$1: the calibration's sync did not give the new image"
+}
+
+# point CASE KILLER -- one sync (or mirror) killed at a random point of
+# the case's window
 point() {
-	local verb=sync
-	[ "$1" = mirror ] && verb=mirror
-	"$RPMEMCTL" "$verb" -q "${XP[@]}" --bwlimit "$BW" "$NEW" "$T" \
+	local t0 at left
+	at=$((WIN_FROM + (RANDOM * 32768 + RANDOM) % (WIN_TO - WIN_FROM + 1)))
+	verb "$1"
+	us
+	t0=$US
+	"$RPMEMCTL" "$VERB" -q "${XP[@]}" --bwlimit "$BW" "$NEW" "$T" \
 		>/dev/null 2>&1 &
 	local cpid=$!
-	# from just before the start (10%) to past the commit (about 0.7 s)
-	sleep "$(printf '0.%03d' $((RANDOM % 900)))"
+	us
+	left=$((t0 + at - US))
+	if [ "$left" -gt 0 ]; then
+		printf -v left '%d.%06d' $((left / 1000000)) $((left % 1000000))
+		read -rt "$left" -u "$SLEEP"
+	fi
 	if [ "$2" = rpmemctl ]; then
 		kill -9 "$cpid" 2>/dev/null
 	else
@@ -265,6 +324,9 @@ point() {
 	settle "$1/$2"
 }
 
+# a pipe nobody writes to: read -t on it sleeps without a process
+mkfifo "$W/sleep"
+exec {SLEEP}<>"$W/sleep"
 start
 head -c $((SIZE << 20)) /dev/urandom >"$W/a"
 # a pool an earlier run left (a devdax region's table) goes first
@@ -278,11 +340,12 @@ N_OLD=0 N_NEW=0 N_PEND=0 N_BACK=0 N_FWD=0
 for c in $CASES; do
 	for k in $KILLERS; do
 		before=$BAD
+		calibrate "$c"
 		for _ in $(seq "$POINTS"); do
 			change "$OLD" "$NEW" "$([ "$c" = mirror ] && echo 100 || echo "$c")"
 			point "$c" "$k"
 		done
-		echo "case $c, kill -9 of $k: $POINTS points, $((BAD - before)) mismatches"
+		echo "case $c, kill -9 of $k: $POINTS points from $((WIN_FROM / 1000)) to $((WIN_TO / 1000)) ms, $((BAD - before)) mismatches"
 	done
 done
 SWAPS=$(grep -c "written into a new file" "$W/d.log")
