@@ -10,9 +10,10 @@
 # "rpmemctl rpmemd"), POINTS times (default 3): a sync to the other image
 # paced with --bwlimit, kill -9 of the killer at a random point from just
 # before the pool is marked syncing to past its commit (rpmemd is then
-# restarted; the window, in time since rpmemctl's start, is measured on
-# an unkilled sync of the case first, from the phase times `-vv` logs, so
-# that it fits the link, loopback TCP or RDMA in a slow guest), then:
+# restarted; the window, in time since rpmemctl's log says the pool is
+# open, is measured on an unkilled sync of the case first, from the phase
+# times -vv logs, so that it fits the link, loopback TCP or RDMA in a slow
+# guest), then:
 #   - the target's state must say which image it holds: consistent at
 #     the old generation and the old image, consistent at the new one and
 #     the new image, or syncing with a journal bound to the old
@@ -254,34 +255,58 @@ us() {
 	US=$((10#${t/./}))
 }
 
-# verb CASE -- VERB: the command of CASE's points
-verb() {
-	VERB=sync
-	[ "$1" != mirror ] || VERB=mirror
+# launch CASE -- CASE's sync (or mirror) started in the background, CPID,
+# its -vv log readable on fd LOG (a fifo: no process between them)
+launch() {
+	local verb=sync
+	[ "$1" != mirror ] || verb=mirror
+	"$RPMEMCTL" "$verb" -vv "${XP[@]}" --bwlimit "$BW" "$NEW" "$T" \
+		>/dev/null 2>"$W/log" &
+	CPID=$!
+	exec {LOG}<"$W/log"
 }
 
-# calibrate CASE -- WIN_FROM and WIN_TO (microseconds since rpmemctl's
-# start): from just before SET_STATE syncing to the end of SET_STATE
+# opened -- LINE and US: the log read up to the line that says the pool
+# is open (connection, TLS and RDMA set-up done: the times that vary most
+# between runs are behind it), 1 if the log ended first
+opened() {
+	while IFS= read -r -u "$LOG" LINE; do
+		us
+		[[ "$LINE" != *": pool '"*", transport "* ]] || return 0
+	done
+	return 1
+}
+
+# finish -- the log read to its end (the command's exit), CPID awaited
+finish() {
+	while read -r -u "$LOG" _; do :; done
+	exec {LOG}<&-
+	wait "$CPID" 2>/dev/null
+}
+
+# calibrate CASE -- WIN_FROM and WIN_TO (microseconds after the pool is
+# open): from just before SET_STATE syncing to the end of SET_STATE
 # consistent of one unkilled sync of CASE (which the pool then holds),
 # widened by a tenth of that span and 5 ms on each side
 calibrate() {
-	local t0 line from='' to='' ms
+	local t0 from='' to='' ms
 	change "$OLD" "$NEW" "$([ "$1" = mirror ] && echo 100 || echo "$1")"
-	verb "$1"
-	us
-	t0=$US
-	while IFS= read -r line; do
-		us
-		case $line in
-		*"SET_STATE syncing in "*)
-			# the phase's own time: it began just before
-			ms=${line##*SET_STATE syncing in }
-			ms=${ms%% ms*}
-			from=$((US - t0 - 10#${ms%.*} * 1000 - 10#${ms#*.} * 100)) ;;
-		*"SET_STATE consistent in "*) to=$((US - t0)) ;;
-		esac
-	done < <("$RPMEMCTL" "$VERB" -vv "${XP[@]}" --bwlimit "$BW" \
-		"$NEW" "$T" 2>&1 >/dev/null)
+	launch "$1"
+	if opened; then
+		t0=$US
+		while IFS= read -r -u "$LOG" LINE; do
+			us
+			case $LINE in
+			*"SET_STATE syncing in "*)
+				# the phase's own time: it began just before
+				ms=${LINE##*SET_STATE syncing in }
+				ms=${ms%% ms*}
+				from=$((US - t0 - 10#${ms%.*} * 1000 - 10#${ms#*.} * 100)) ;;
+			*"SET_STATE consistent in "*) to=$((US - t0)) ;;
+			esac
+		done
+	fi
+	finish
 	if [ -z "$from" ] || [ -z "$to" ] || [ "$to" -lt "$from" ]; then
 		echo "calibration of case $1: no phase times (from '$from' to '$to')" >&2
 		exit 2
@@ -297,36 +322,33 @@ calibrate() {
 }
 
 # point CASE KILLER -- one sync (or mirror) killed at a random point of
-# the case's window
+# the case's window after its pool is open (the log read meanwhile)
 point() {
-	local t0 at left
+	local at end left
 	at=$((WIN_FROM + (RANDOM * 32768 + RANDOM) % (WIN_TO - WIN_FROM + 1)))
-	verb "$1"
-	us
-	t0=$US
-	"$RPMEMCTL" "$VERB" -q "${XP[@]}" --bwlimit "$BW" "$NEW" "$T" \
-		>/dev/null 2>&1 &
-	local cpid=$!
-	us
-	left=$((t0 + at - US))
-	if [ "$left" -gt 0 ]; then
-		printf -v left '%d.%06d' $((left / 1000000)) $((left % 1000000))
-		read -rt "$left" -u "$SLEEP"
+	launch "$1"
+	if opened; then
+		end=$((US + at))
+		while us && [ "$US" -lt "$end" ]; do
+			left=$((end - US))
+			printf -v left '%d.%06d' $((left / 1000000)) $((left % 1000000))
+			IFS= read -rt "$left" -u "$LOG" LINE
+			# 1 the log ended (the command exited), > 128 timed out
+			[ $? -ne 1 ] || break
+		done
 	fi
 	if [ "$2" = rpmemctl ]; then
-		kill -9 "$cpid" 2>/dev/null
+		kill -9 "$CPID" 2>/dev/null
 	else
 		kill -9 "$DPID"
 		wait "$DPID" 2>/dev/null
 		start
 	fi
-	wait "$cpid" 2>/dev/null
+	finish
 	settle "$1/$2"
 }
 
-# a pipe nobody writes to: read -t on it sleeps without a process
-mkfifo "$W/sleep"
-exec {SLEEP}<>"$W/sleep"
+mkfifo "$W/log"
 start
 head -c $((SIZE << 20)) /dev/urandom >"$W/a"
 # a pool an earlier run left (a devdax region's table) goes first
