@@ -1339,6 +1339,18 @@ int rpmemctl_session_cfg_set_log(struct rpmemctl_session_cfg *cfg,
  */
 int rpmemctl_link_set_log(struct rpmemctl_link *link, rpmemctl_log_fn fn,
 			  void *arg, int prio);
+/*
+ * rpmemctl_link_set_shared -- (replication links) on: the default open
+ * shares one session with the process's other shared links to the same
+ * host, port and transport that log alike (at most 16 pools a session:
+ * a further one opens the next session); every call of such a link holds
+ * a lock of that target, and a reply one link reads for another waits in
+ * the session for its owner. Set before the first call that connects;
+ * the pool the link opened must not be called directly (only through the
+ * link). A failed write on a shared session fails every link on it (each
+ * reconnects and pushes under the degrade policy). (LIBRPMEMCTL_3)
+ */
+int rpmemctl_link_set_shared(struct rpmemctl_link *link, int on);
 
 /*
  * --- sets of links: several targets (LIBRPMEMCTL_3) ----------------------

@@ -266,6 +266,130 @@ static int older(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) < 0;
 }
 
+int client_owe(struct rpmemctl_session *s, uint32_t id)
+{
+	if (s->nowed == s->owed_cap) {
+		unsigned cap = s->owed_cap ? s->owed_cap * 2 : 32;
+		struct client_owed *o = realloc(s->owed, cap * sizeof(*o));
+		if (!o) {
+			client_seterr(s, "out of memory");
+			return -ENOMEM;
+		}
+		s->owed = o;
+		s->owed_cap = cap;
+	}
+	s->owed[s->nowed++] = (struct client_owed){ .id = id };
+	return 0;
+}
+
+/* owed_find -- the owed reply of request id, or NULL */
+static struct client_owed *owed_find(const struct rpmemctl_session *s,
+				     uint32_t id)
+{
+	for (unsigned i = 0; i < s->nowed; i++)
+		if (s->owed[i].id == id)
+			return &s->owed[i];
+	return NULL;
+}
+
+/* owed_drop -- forget o */
+static void owed_drop(struct rpmemctl_session *s, struct client_owed *o)
+{
+	free(o->msg);
+	*o = s->owed[--s->nowed];
+}
+
+int client_owed_take(struct rpmemctl_session *s, uint32_t id, int *err)
+{
+	struct client_owed *o = owed_find(s, id);
+	if (!o || o->state != CLIENT_OWED_ARRIVED)
+		return 0;
+	*err = o->err;
+	if (o->err) {
+		client_seterr(s, "%s", o->msg ? o->msg : rpmem_err_str(0));
+		s->err_pool = NULL; /* the target's words */
+	}
+	owed_drop(s, o);
+	return 1;
+}
+
+int client_owed_arrived(const struct rpmemctl_session *s, uint32_t id)
+{
+	const struct client_owed *o = owed_find(s, id);
+	return o && o->state == CLIENT_OWED_ARRIVED;
+}
+
+void client_owed_done(struct rpmemctl_session *s, uint32_t id)
+{
+	struct client_owed *o = owed_find(s, id);
+	if (o)
+		owed_drop(s, o);
+}
+
+void client_owed_orphan(struct rpmemctl_session *s, uint32_t id)
+{
+	struct client_owed *o = owed_find(s, id);
+	if (o && o->state == CLIENT_OWED_ARRIVED)
+		owed_drop(s, o);
+	else if (o)
+		o->state = CLIENT_OWED_ORPHAN;
+}
+
+void client_owed_free(struct rpmemctl_session *s)
+{
+	while (s->nowed)
+		owed_drop(s, &s->owed[0]);
+	free(s->owed);
+	s->owed = NULL;
+	s->owed_cap = 0;
+}
+
+/*
+ * shared_error -- an ERROR for a FLUSH (or another request answered by
+ * OK) on a session several links share: the target reports a failed
+ * WRITE at the session's next FLUSH or SET_STATE, whichever pool that is
+ * for, so which link lost data is not known. The session is given up:
+ * every link on it fails, and each reconnects and pushes (link.c).
+ */
+static int shared_error(struct rpmemctl_session *s, int err, const char *msg)
+{
+	client_seterr(s, "%s (on a session shared by several pools: each "
+		      "reconnects)", msg);
+	s->err_pool = NULL;
+	s->lost = err;
+	shutdown(s->conn.fd, SHUT_RDWR);
+	return err;
+}
+
+/*
+ * owed_arrive -- the reply h of an owed request, read while awaiting
+ * another's: kept for its owner (an OK carries nothing; an ERROR its
+ * message), or dropped if it has none any more
+ */
+static int owed_arrive(struct rpmemctl_session *s, struct client_owed *o,
+		       const struct rpmem_hdr *h)
+{
+	int err = 0;
+	char msg[RPMEM_MSG_MAX + 1] = "";
+	if (h->type == RPMEM_MSG_ERROR) {
+		err = recv_error(s, h, msg, sizeof(msg));
+		if (s->lost)
+			return err;
+		if (s->users > 1)
+			return shared_error(s, err, msg);
+	} else if (h->type != RPMEM_MSG_OK || h->len) {
+		return client_bad_reply(s, h->type);
+	}
+	if (o->state == CLIENT_OWED_ORPHAN) {
+		owed_drop(s, o);
+		return 0;
+	}
+	o->state = CLIENT_OWED_ARRIVED;
+	o->err = err;
+	o->msg = err ? strdup(msg) : NULL;
+	return 0;
+}
+
 int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 		    struct rpmem_hdr *h)
 {
@@ -296,6 +420,15 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 			shutdown(s->conn.fd, SHUT_RDWR);
 			return ret;
 		}
+		struct client_owed *o = h->id != id && older(h->id, id) ?
+						owed_find(s, h->id) : NULL;
+		if (o) {
+			/* another call's, or one of this caller's for later */
+			ret = owed_arrive(s, o, h);
+			if (ret)
+				return ret;
+			continue;
+		}
 		if (h->type == RPMEM_MSG_ERROR && h->id != id &&
 		    older(h->id, id)) {
 			/* a request with no reply (WRITE) failed: keep it */
@@ -303,6 +436,8 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 					 sizeof(s->pending_msg));
 			if (s->lost)
 				return ret;
+			if (s->users > 1)
+				return shared_error(s, ret, s->pending_msg);
 			if (!s->pending_err)
 				s->pending_err = ret;
 			continue;
@@ -319,8 +454,15 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 	}
 	if (h->type == RPMEM_MSG_ERROR) {
 		ret = recv_error(s, h, s->errmsg, sizeof(s->errmsg));
+		if (s->lost)
+			return ret;
 		s->err_pool = NULL; /* the target's words */
 		s->pending_err = 0;
+		if (s->users > 1 && type == RPMEM_MSG_OK) {
+			char msg[CLIENT_ERRMSG_MAX];
+			snprintf(msg, sizeof(msg), "%s", s->errmsg);
+			return shared_error(s, ret, msg);
+		}
 		return ret;
 	}
 	if (h->type != type) {

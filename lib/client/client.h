@@ -88,7 +88,71 @@ struct rpmemctl_session {
 	unsigned nheld;
 	uint8_t *hbuf; /* CLIENT_HOLD_BYTES, allocated at the first use */
 	size_t hused;
+	/*
+	 * replies owed to a caller that reads them later (a FLUSH sent
+	 * without waiting): a read for another request that meets one keeps
+	 * it here (client_owe); on a session shared by several links, a
+	 * link's reply may be read by another's call
+	 */
+	struct client_owed *owed;
+	unsigned nowed, owed_cap;
+	unsigned users; /* links that share it (share.c); 0: not shared */
 };
+
+/* a reply owed to a later read: awaited, arrived, or nobody's any more */
+struct client_owed {
+	uint32_t id;
+	uint8_t state; /* CLIENT_OWED_* */
+	int err;       /* arrived: 0 (OK) or the ERROR's -errno */
+	char *msg;     /* arrived ERROR: its message (owned) */
+};
+
+#define CLIENT_OWED_AWAITED 0
+#define CLIENT_OWED_ARRIVED 1
+#define CLIENT_OWED_ORPHAN 2
+
+/* client_owe -- request id's reply is read later, maybe by another call */
+int client_owe(struct rpmemctl_session *s, uint32_t id);
+/*
+ * client_owed_take -- 1 if id's reply arrived while another call read
+ * (its result in *err, an ERROR's message the session's errmsg) and is
+ * forgotten now; 0 if it has not come yet
+ */
+int client_owed_take(struct rpmemctl_session *s, uint32_t id, int *err);
+/* client_owed_arrived -- id's reply is kept, ready to take */
+int client_owed_arrived(const struct rpmemctl_session *s, uint32_t id);
+/* client_owed_done -- id's reply was read by its owner: forget it */
+void client_owed_done(struct rpmemctl_session *s, uint32_t id);
+/* client_owed_orphan -- nobody will take id's reply: drop it when it comes */
+void client_owed_orphan(struct rpmemctl_session *s, uint32_t id);
+/* client_owed_free -- forget every owed reply (the session's end) */
+void client_owed_free(struct rpmemctl_session *s);
+
+/*
+ * share.c -- the session of a process's shared links to one target. Every
+ * call of a link with an entry that may use the session holds the entry's
+ * lock (client_share_lock).
+ */
+#define CLIENT_SHARE_POOLS 16 /* pools a shared session (rpmemd's handles) */
+struct client_share;
+/* client_share_get -- the entry of these settings, made if need be */
+struct client_share *client_share_get(const char *host, const char *port,
+				      enum rpmemctl_transport transport,
+				      rpmemctl_log_fn log_fn, void *log_arg,
+				      int log_prio);
+/* client_share_put -- one link less; the last frees the entry */
+void client_share_put(struct client_share **e);
+void client_share_lock(struct client_share *e);
+void client_share_unlock(struct client_share *e);
+/*
+ * client_share_join -- the entry's session, one user more; NULL if it has
+ * none, it is lost or full: the caller opens one and adopts it
+ */
+struct rpmemctl_session *client_share_join(struct client_share *e);
+/* client_share_adopt -- s, just opened, is the one new links join */
+void client_share_adopt(struct client_share *e, struct rpmemctl_session *s);
+/* client_share_leave -- one user less; the last closes it; *s = NULL */
+void client_share_leave(struct client_share *e, struct rpmemctl_session **s);
 
 /*
  * struct rpmemctl_pool -- one open remote pool. It does not own its
@@ -508,6 +572,12 @@ int client_link_flush_recv(struct rpmemctl_link *l);
 unsigned client_link_owed(const struct rpmemctl_link *l);
 /* client_link_conn -- the connection owed replies come on; NULL if none */
 struct rpmem_conn *client_link_conn(struct rpmemctl_link *l);
+/*
+ * client_link_ready -- the link's oldest owed reply can be read without
+ * waiting for the network: it came (and another link's call kept it) or
+ * bytes wait on its connection
+ */
+int client_link_ready(struct rpmemctl_link *l);
 /*
  * links_status -- where a set of links publishes its replicas' state and
  * lag (links_status.c), and what it published last

@@ -61,6 +61,8 @@ struct rpmemctl_link {
 	char *history; /* the local file whose history pushes compare; owned */
 	struct rpmemctl_session *sess;
 	struct rpmemctl_pool *pool;
+	int shared;		    /* the default open shares a session */
+	struct client_share *share; /* its entry, from the first call */
 	struct rpmemctl_sync_result res; /* of the last push */
 	int pushed;			 /* res holds one */
 	unsigned npending;
@@ -101,11 +103,30 @@ static void set_state(struct rpmemctl_link *l, enum rpmemctl_link_state to)
 		l->notify_fn(l->notify_arg, l, from, to);
 }
 
+/*
+ * lock -- a call that may use the session begins: a shared link takes
+ * its entry's lock (found at its first such call)
+ */
+static void lock(struct rpmemctl_link *l)
+{
+	if (l->shared && !l->share && l->t.host[0] && !l->open_fn)
+		l->share = client_share_get(l->t.host, l->t.port, l->transport,
+					    l->log_fn, l->log_arg, l->log_prio);
+	client_share_lock(l->share);
+}
+
 /* disconnect -- close the pool and the session; pending ranges dropped */
 static void disconnect(struct rpmemctl_link *l)
 {
+	/* replies still owed: another link's read drops them */
+	for (unsigned i = 0; l->sess && i < l->nowed; i++)
+		client_owed_orphan(l->sess,
+				   l->owed[(l->owed_head + i) % LINK_OWED_MAX]);
 	rpmemctl_pool_close(&l->pool);
-	rpmemctl_session_close(&l->sess);
+	if (l->share)
+		client_share_leave(l->share, &l->sess);
+	else
+		rpmemctl_session_close(&l->sess);
 	l->npending = 0;
 	l->unacked = 0;
 	l->nowed = 0;
@@ -140,13 +161,16 @@ static int pool_failed(struct rpmemctl_link *l, int err, const char *what)
 static int owed_recv(struct rpmemctl_link *l)
 {
 	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
+	uint32_t id = l->owed[l->owed_head];
 	size_t len = 0;
 	int ret = client_pool_usable(l->pool);
-	if (!ret)
-		ret = client_recv(s, l->owed[l->owed_head], RPMEM_MSG_OK,
-				  &len);
-	if (!ret && len)
-		ret = client_bad_reply(s, RPMEM_MSG_OK);
+	/* read already by another call (of another link sharing s) */
+	if (!ret && !client_owed_take(s, id, &ret)) {
+		ret = client_recv(s, id, RPMEM_MSG_OK, &len);
+		if (!ret && len)
+			ret = client_bad_reply(s, RPMEM_MSG_OK);
+		client_owed_done(s, id);
+	}
 	if (ret) {
 		lerr(l, ret, "flush: %s", s ? rpmemctl_session_errmsg(s) :
 		     rpmemctl_strerror(ret));
@@ -166,11 +190,29 @@ static int settle(struct rpmemctl_link *l)
 	return ret;
 }
 
-/* open_default -- the credentials rpmemctl would use, pool read-write */
+/* open_pool -- the link's pool, read-write, on its session */
+static int open_pool(struct rpmemctl_link *l)
+{
+	int ret = rpmemctl_pool_open_or_create(l->sess, l->t.region,
+					       l->t.pool, l->len,
+					       RPMEMCTL_OPEN_RDWR |
+					       RPMEMCTL_OPEN_CREATE, &l->pool,
+					       NULL);
+	if (ret)
+		return lerr(l, ret, "%s", rpmemctl_session_errmsg(l->sess));
+	return 0;
+}
+
+/*
+ * open_default -- the credentials rpmemctl would use, pool read-write;
+ * a shared link joins its entry's session, or opens the one others join
+ */
 static int open_default(struct rpmemctl_link *l)
 {
 	struct rpmemctl_session_cfg *cfg = NULL;
 	const struct rpmem_target *t = &l->t;
+	if (l->share && (l->sess = client_share_join(l->share)))
+		return open_pool(l);
 	int ret = rpmemctl_session_cfg_new(&cfg);
 	if (!ret && l->log_fn)
 		ret = rpmemctl_session_cfg_set_log(cfg, l->log_fn, l->log_arg,
@@ -186,13 +228,9 @@ static int open_default(struct rpmemctl_link *l)
 	rpmemctl_session_cfg_delete(&cfg);
 	if (ret)
 		return lerr(l, ret, "%s", rpmemctl_strerror(ret));
-	ret = rpmemctl_pool_open_or_create(l->sess, t->region, t->pool,
-					   l->len, RPMEMCTL_OPEN_RDWR |
-					   RPMEMCTL_OPEN_CREATE, &l->pool,
-					   NULL);
-	if (ret)
-		return lerr(l, ret, "%s", rpmemctl_session_errmsg(l->sess));
-	return 0;
+	if (l->share)
+		client_share_adopt(l->share, l->sess);
+	return open_pool(l);
 }
 
 /* do_connect -- open through the hook, attach the data: OPEN */
@@ -366,7 +404,10 @@ RPMEM_EXPORT void rpmemctl_link_delete(struct rpmemctl_link **lp)
 {
 	if (!lp || !*lp)
 		return;
+	lock(*lp);
 	disconnect(*lp);
+	client_share_unlock((*lp)->share);
+	client_share_put(&(*lp)->share);
 	free((*lp)->history);
 	free(*lp);
 	*lp = NULL;
@@ -463,6 +504,14 @@ RPMEM_EXPORT int rpmemctl_link_set_log(struct rpmemctl_link *l,
 	return ret;
 }
 
+RPMEM_EXPORT int rpmemctl_link_set_shared(struct rpmemctl_link *l, int on)
+{
+	int ret = check(l, !(l && (l->pool || l->share)));
+	if (!ret)
+		l->shared = on != 0;
+	return ret;
+}
+
 RPMEM_EXPORT int rpmemctl_link_set_notify(struct rpmemctl_link *l,
 					  rpmemctl_link_notify_fn fn, void *arg)
 {
@@ -474,9 +523,10 @@ RPMEM_EXPORT int rpmemctl_link_set_notify(struct rpmemctl_link *l,
 	return ret;
 }
 
-/* api_end -- the thread's message is the link's */
+/* api_end -- the call that lock began ends; its message is the link's */
 static int api_end(struct rpmemctl_link *l, int ret)
 {
+	client_share_unlock(l->share);
 	if (ret)
 		client_set_last(ret, "%s", l->errmsg);
 	return ret;
@@ -487,6 +537,7 @@ RPMEM_EXPORT int rpmemctl_link_connect(struct rpmemctl_link *l)
 {
 	if (check(l, 1))
 		return -EINVAL;
+	lock(l);
 	int ret = usable(l);
 	if (!ret)
 		ret = do_connect(l);
@@ -500,6 +551,7 @@ RPMEM_EXPORT int rpmemctl_link_push(struct rpmemctl_link *l,
 {
 	if (check(l, 1))
 		return -EINVAL;
+	lock(l);
 	int ret = usable(l);
 	if (!ret)
 		ret = do_push(l, cfg, 0);
@@ -514,6 +566,7 @@ RPMEM_EXPORT int rpmemctl_link_mark(struct rpmemctl_link *l, uint64_t off,
 {
 	if (check(l, 1))
 		return -EINVAL;
+	lock(l);
 	l->errmsg[0] = '\0';
 	if (!l->log)
 		return 0;
@@ -545,6 +598,7 @@ RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
 {
 	if (check(l, 1))
 		return -EINVAL;
+	lock(l);
 	int ret = usable(l);
 	if (!ret && (off > l->len || len > l->len - off))
 		ret = lerr(l, -EINVAL, "write %llu+%llu is outside the %llu "
@@ -630,6 +684,7 @@ RPMEM_EXPORT int rpmemctl_link_barrier(struct rpmemctl_link *l)
 {
 	if (check(l, 1))
 		return -EINVAL;
+	lock(l);
 	int ret = usable(l);
 	if (!ret && l->state == RPMEMCTL_LINK_DEGRADED)
 		ret = retry_due(l);
@@ -643,6 +698,7 @@ RPMEM_EXPORT int rpmemctl_link_drain(struct rpmemctl_link *l)
 {
 	if (check(l, 1))
 		return -EINVAL;
+	lock(l);
 	int ret = usable(l);
 	if (!ret && l->state == RPMEMCTL_LINK_DEGRADED)
 		ret = retry_due(l);
@@ -656,6 +712,7 @@ RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
 {
 	if (check(l, 1))
 		return -EINVAL;
+	lock(l);
 	int ret = usable(l);
 	enum rpmemctl_link_state s = l->state;
 	if (!ret && (s == RPMEMCTL_LINK_LIVE || s == RPMEMCTL_LINK_OPEN)) {
@@ -684,6 +741,8 @@ static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 	if (ret >= 0)
 		ret = client_send(s, RPMEM_MSG_FLUSH, req, (size_t)ret, NULL,
 				  0, &id);
+	if (!ret)
+		ret = client_owe(s, id);
 	if (ret) {
 		lerr(l, ret, "flush: %s", rpmemctl_session_errmsg(s));
 		return failed(l, ret);
@@ -693,12 +752,12 @@ static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 }
 
 /*
- * client_link_flush_send -- a set's drain, first half: a FLUSH for every
- * pending range sent, their replies owed (read by client_link_flush_recv
- * or by the link's next call that awaits a reply). A DEGRADED link
- * retries if due; a data plane other than TCP drains in full here.
+ * flush_send -- a set's drain, first half: a FLUSH for every pending range
+ * sent, their replies owed (read by client_link_flush_recv or by the
+ * link's next call that awaits a reply). A DEGRADED link retries if due;
+ * a data plane other than TCP drains in full here.
  */
-int client_link_flush_send(struct rpmemctl_link *l)
+static int flush_send(struct rpmemctl_link *l)
 {
 	int ret = usable(l);
 	if (ret || l->state == RPMEMCTL_LINK_DEGRADED)
@@ -713,10 +772,33 @@ int client_link_flush_send(struct rpmemctl_link *l)
 	return for_flushes(l, send_flush);
 }
 
+/* client_link_flush_send -- flush_send under the link's lock */
+int client_link_flush_send(struct rpmemctl_link *l)
+{
+	lock(l);
+	int ret = flush_send(l);
+	client_share_unlock(l->share);
+	return ret;
+}
+
 /* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
 int client_link_flush_recv(struct rpmemctl_link *l)
 {
-	return l->nowed ? owed_recv(l) : 0;
+	lock(l);
+	int ret = l->nowed ? owed_recv(l) : 0;
+	client_share_unlock(l->share);
+	return ret;
+}
+
+int client_link_ready(struct rpmemctl_link *l)
+{
+	lock(l);
+	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
+	int ready = l->nowed && s &&
+		    (client_owed_arrived(s, l->owed[l->owed_head]) ||
+		     rpmem_conn_wait(&s->conn, 0));
+	client_share_unlock(l->share);
+	return ready;
 }
 
 /* client_link_owed -- FLUSH replies owed */

@@ -403,8 +403,7 @@ static unsigned collect_ready(struct rpmemctl_links *s, int *err)
 {
 	unsigned got = 0;
 	for (unsigned i = 0; i < s->n; i++) {
-		struct rpmem_conn *c = client_link_conn(s->link[i]);
-		if (!c || !rpmem_conn_wait(c, 0))
+		if (!client_link_ready(s->link[i]))
 			continue;
 		int ret = client_link_flush_recv(s->link[i]);
 		*err = *err ? *err : ret;

@@ -230,6 +230,7 @@ RPMEM_EXPORT void rpmemctl_session_close(struct rpmemctl_session **sess)
 				 NULL, 0);
 	rpmem_conn_close(&s->conn);
 	rpmem_tls_ctx_free(&s->tls_ctx);
+	client_owed_free(s);
 	free(s->hbuf);
 	free(s->rbuf);
 	free(s);

@@ -378,6 +378,9 @@ static int link_new(struct pl_file *f, unsigned i)
 					       RPMEMCTL_LINK_DEGRADE,
 					       pl_cfg.retry_s < 0 ? -1 :
 					       pl_cfg.retry_s * 1000);
+	/* the process's files share a session to each target */
+	if (!ret)
+		ret = rpmemctl_link_set_shared(l, 1);
 	if (!ret)
 		ret = rpmemctl_link_set_notify(l, on_state, &f->targets[i]);
 	/* our sessions log to pl_log, never to the application's log */

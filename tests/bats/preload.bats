@@ -125,7 +125,7 @@ pool_field() {
 	[ "$(dd if="$REP" bs=1 skip=12288 count=7 2>/dev/null)" = drained ]
 }
 
-@test "libpmem2: one drain after flushes to two replicated files sends both files' FLUSHes before it awaits a reply (their round trips overlap); both files are on their targets when it returns" {
+@test "libpmem2: one drain after flushes to two replicated files sends both files' FLUSHes before it awaits a reply (their round trips overlap), on the one session the two pools share; both files are on their targets when it returns" {
 	head -c 4M /dev/zero >"$POOL"
 	head -c 4M /dev/zero >"$W/two"
 	# a FLUSH's reply held until another file's FLUSH comes (or 0.3 s)
@@ -147,6 +147,8 @@ pool_field() {
 	# each of the three drains: its first FLUSH answered only once the
 	# other file's had come (one drain after the other: never)
 	[ "$(grep -c ' overlapped$' "$W/proxy.out")" -ge 3 ]
+	# the two files' pools on one session: one connection
+	[ "$(grep -c '^CONN ' "$W/proxy.out")" -eq 1 ]
 	for f in "$REP" "$R1/two"; do
 		[ "$(dd if="$f" bs=1 skip=4096 count=5 2>/dev/null)" = first ]
 		[ "$(dd if="$f" bs=1 skip=8192 count=6 2>/dev/null)" = second ]

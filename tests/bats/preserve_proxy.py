@@ -43,15 +43,15 @@ def read_frame(sock):
 
 
 def relay_frames(src, dst, on_frame):
-    """frames from src to dst, each passed to on_frame(ftype, fid) before
-    it is sent on (which may hold it); dst's sending side shut at src's
-    end"""
+    """frames from src to dst, each passed to on_frame(ftype, fid, frame)
+    before it is sent on (which may hold it); dst's sending side shut at
+    src's end"""
     while True:
         f = read_frame(src)
         if f is None:
             break
         ftype, fid, buf = f
-        on_frame(ftype, fid)
+        on_frame(ftype, fid, buf)
         dst.sendall(buf)
     dst.shutdown(socket.SHUT_WR)
 
@@ -88,7 +88,7 @@ class State:
 
 def upstream(client, target, st):
     """initiator to target, every frame at once"""
-    def seen(ftype, fid):
+    def seen(ftype, fid, _frame):
         with st.cv:
             st.sent += 1
             if ftype == PRESERVE:
@@ -103,7 +103,7 @@ def upstream(client, target, st):
 
 def downstream(target, client, st, hold):
     """target to initiator, a PRESERVE's OK held back (see the top)"""
-    def held(ftype, fid):
+    def held(ftype, fid, _frame):
         with st.cv:
             at = st.preserve.pop(fid, None) if ftype == OK else None
             if at is None:

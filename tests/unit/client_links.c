@@ -622,6 +622,128 @@ static void links__started_drains_of_two_sets_overlap(void **state)
 	alarm(0);
 }
 
+/*
+ * shared_set -- a fail-stop set of one link to ft's pool r1/p1 over data,
+ * its session shared with the process's other shared links to ft
+ */
+static struct rpmemctl_links *shared_set(struct fake_target *ft, uint8_t *data)
+{
+	struct rpmemctl_links *set = NULL;
+	struct rpmemctl_link *l = NULL;
+	char target[128];
+	snprintf(target, sizeof(target), "127.0.0.1:%s/r1/p1",
+		 fake_target_port(ft));
+	assert_int_equal(rpmemctl_links_new(1, RPMEMCTL_LINK_FAIL_STOP, &set),
+			 0);
+	assert_int_equal(rpmemctl_link_new(target, RPMEMCTL_TRANSPORT_TCP, &l),
+			 0);
+	assert_int_equal(rpmemctl_link_set_data(l, data, SIZE), 0);
+	assert_int_equal(rpmemctl_link_set_source(l, "h:/p", "h:/p (live)"),
+			 0);
+	assert_int_equal(rpmemctl_link_set_shared(l, 1), 0);
+	assert_int_equal(rpmemctl_links_add(set, l), 0);
+	return set;
+}
+
+/* shared_env -- a fake target, a pattern, two shared sets over it, pushed */
+static void shared_env(struct fake_target **ft, uint8_t **data,
+		       struct rpmemctl_links *set[2])
+{
+	struct fake_target_opts o = { .size = SIZE,
+				      .state = RPMEM_POOL_CONSISTENT,
+				      .generation = 1 };
+	setenv("HOME", "/nonexistent-rpmem-unit", 1);
+	unsetenv("XDG_CONFIG_HOME");
+	assert_int_equal(fake_target_start(&o, ft), 0);
+	*data = malloc(SIZE);
+	assert_non_null(*data);
+	for (size_t i = 0; i < SIZE; i++)
+		(*data)[i] = (uint8_t)(i * 5 + i / 4096);
+	/* the fake serves one connection at a time: a second would hang */
+	for (unsigned i = 0; i < 2; i++) {
+		set[i] = shared_set(*ft, *data);
+		assert_int_equal(rpmemctl_links_push(set[i]), 0);
+	}
+	assert_int_equal(fake_target_count(*ft, RPMEM_MSG_HELLO), 1);
+	assert_int_equal(fake_target_count(*ft, RPMEM_MSG_OPEN), 2);
+}
+
+/* shared_write -- v into [off, off + 4 KiB) of the data, written by set */
+static void shared_write(struct rpmemctl_links *set, uint8_t *data,
+			 uint64_t off, uint8_t v)
+{
+	memset(data + off, v, 4 * KIB);
+	assert_int_equal(rpmemctl_links_write(set, off, 4 * KIB), 0);
+}
+
+static void shared_env_stop(struct fake_target **ft, uint8_t *data,
+			    struct rpmemctl_links *set[2])
+{
+	for (unsigned i = 0; i < 2; i++)
+		rpmemctl_links_delete(&set[i]);
+	assert_int_equal(fake_target_wait_idle(*ft), 0);
+	fake_target_stop(ft);
+	free(data);
+}
+
+static void links__shared_sessions_read_each_others_replies(void **state)
+{
+	(void)state;
+	struct fake_target *ft;
+	struct rpmemctl_links *set[2];
+	uint8_t *data;
+	alarm(60);
+	shared_env(&ft, &data, set);
+	unsigned f = fake_target_count(ft, RPMEM_MSG_FLUSH);
+	/* both FLUSHes out on the one session, the first set's first */
+	shared_write(set[0], data, 8 * KIB, 3);
+	assert_int_equal(rpmemctl_links_drain_start(set[0]), 0);
+	shared_write(set[1], data, 16 * KIB, 4);
+	assert_int_equal(rpmemctl_links_drain_start(set[1]), 0);
+	/* the second reads the first's reply, which waits for its owner */
+	assert_int_equal(rpmemctl_links_drain(set[1]), 0);
+	assert_int_equal(rpmemctl_links_drain(set[0]), 0);
+	assert_int_equal(fake_target_count(ft, RPMEM_MSG_FLUSH), f + 2);
+	assert_memory_equal(fake_target_pool(ft) + 8 * KIB, data + 8 * KIB,
+			    12 * KIB);
+	assert_int_equal(rpmemctl_links_holding(set[0]), 1);
+	assert_int_equal(rpmemctl_links_holding(set[1]), 1);
+	/* stopped, each pool closed; the session ends with the last */
+	for (unsigned i = 0; i < 2; i++)
+		assert_int_equal(rpmemctl_links_stop(set[i]), 0);
+	assert_memory_equal(fake_target_pool(ft), data, SIZE);
+	assert_int_equal(fake_target_count(ft, RPMEM_MSG_HELLO), 1);
+	shared_env_stop(&ft, data, set);
+	alarm(0);
+}
+
+static void links__shared_session_fails_every_link_on_an_error(void **state)
+{
+	(void)state;
+	struct fake_target *ft;
+	struct rpmemctl_links *set[2];
+	uint8_t *data;
+	alarm(60);
+	shared_env(&ft, &data, set);
+	unsigned w = fake_target_count(ft, RPMEM_MSG_WRITE);
+	/*
+	 * the first set's WRITE fails; the target reports it at the next
+	 * FLUSH, the second set's: which pool lost data is not known, so
+	 * neither drain may succeed
+	 */
+	fake_target_script(ft, RPMEM_MSG_WRITE, w + 1, FAKE_ERROR, RPMEM_E_IO);
+	shared_write(set[0], data, 8 * KIB, 5);
+	shared_write(set[1], data, 16 * KIB, 6);
+	assert_int_not_equal(rpmemctl_links_drain(set[1]), 0);
+	assert_non_null(strstr(rpmemctl_links_errmsg(set[1]),
+			       "shared by several pools"));
+	assert_int_not_equal(rpmemctl_links_drain(set[0]), 0);
+	assert_int_equal(rpmemctl_links_holding(set[0]), 0);
+	assert_int_equal(rpmemctl_links_holding(set[1]), 0);
+	shared_env_stop(&ft, data, set);
+	alarm(0);
+}
+
 /* threads -- THREADS threads of ROUNDS persists on a set (k, of N) */
 static void threads(unsigned k)
 {
@@ -667,6 +789,8 @@ int main(void)
 		cmocka_unit_test(links__bad_arguments),
 		cmocka_unit_test(links__drains_of_threads_ride_one_flush),
 		cmocka_unit_test(links__started_drains_of_two_sets_overlap),
+		cmocka_unit_test(links__shared_sessions_read_each_others_replies),
+		cmocka_unit_test(links__shared_session_fails_every_link_on_an_error),
 		cmocka_unit_test(links__threads_each_drain_holds_its_data),
 		cmocka_unit_test(links__threads_k2_of_3_hold_every_write_at_stop),
 		cmocka_unit_test(replica__three_targets_k2_one_gone_and_back),
