@@ -7,7 +7,8 @@
 # bytes each: plain stores, the map's flush function, one drain. "one":
 # a single replicated file; "two": the same into two replicated files
 # (both flushed, then one drain). Both files go to one rpmemd on
-# loopback (TCP), each over its own connection. With OTHER_BUILD, the
+# loopback (TCP), on the one connection the preload library's links to a
+# target share (a build before that: a connection each). With OTHER_BUILD, the
 # same runs with that build's librpmem_preload.so too (A/B: OTHER is A,
 # this build B), interleaved; the ping-pong round trip (tests/pingpong
 # 64) of the same rounds. Medians over the rounds of each run's median.
