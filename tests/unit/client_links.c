@@ -645,103 +645,103 @@ static struct rpmemctl_links *shared_set(struct fake_target *ft, uint8_t *data)
 	return set;
 }
 
+/* two sets of one shared link each on one fake target, over one data */
+struct shared {
+	struct fake_target *ft;
+	uint8_t *data;
+	struct rpmemctl_links *set[2];
+};
+
 /* shared_env -- a fake target, a pattern, two shared sets over it, pushed */
-static void shared_env(struct fake_target **ft, uint8_t **data,
-		       struct rpmemctl_links *set[2])
+static void shared_env(struct shared *e)
 {
 	struct fake_target_opts o = { .size = SIZE,
 				      .state = RPMEM_POOL_CONSISTENT,
 				      .generation = 1 };
+	alarm(60);
 	setenv("HOME", "/nonexistent-rpmem-unit", 1);
 	unsetenv("XDG_CONFIG_HOME");
-	assert_int_equal(fake_target_start(&o, ft), 0);
-	*data = malloc(SIZE);
-	assert_non_null(*data);
+	assert_int_equal(fake_target_start(&o, &e->ft), 0);
+	e->data = malloc(SIZE);
+	assert_non_null(e->data);
 	for (size_t i = 0; i < SIZE; i++)
-		(*data)[i] = (uint8_t)(i * 5 + i / 4096);
+		e->data[i] = (uint8_t)(i * 5 + i / 4096);
 	/* the fake serves one connection at a time: a second would hang */
 	for (unsigned i = 0; i < 2; i++) {
-		set[i] = shared_set(*ft, *data);
-		assert_int_equal(rpmemctl_links_push(set[i]), 0);
+		e->set[i] = shared_set(e->ft, e->data);
+		assert_int_equal(rpmemctl_links_push(e->set[i]), 0);
 	}
-	assert_int_equal(fake_target_count(*ft, RPMEM_MSG_HELLO), 1);
-	assert_int_equal(fake_target_count(*ft, RPMEM_MSG_OPEN), 2);
+	assert_int_equal(fake_target_count(e->ft, RPMEM_MSG_HELLO), 1);
+	assert_int_equal(fake_target_count(e->ft, RPMEM_MSG_OPEN), 2);
 }
 
-/* shared_write -- v into [off, off + 4 KiB) of the data, written by set */
-static void shared_write(struct rpmemctl_links *set, uint8_t *data,
-			 uint64_t off, uint8_t v)
+/* shared_write -- v into [off, off + 4 KiB) of the data, written by set i */
+static void shared_write(struct shared *e, unsigned i, uint64_t off,
+			 uint8_t v)
 {
-	memset(data + off, v, 4 * KIB);
-	assert_int_equal(rpmemctl_links_write(set, off, 4 * KIB), 0);
+	memset(e->data + off, v, 4 * KIB);
+	assert_int_equal(rpmemctl_links_write(e->set[i], off, 4 * KIB), 0);
 }
 
-static void shared_env_stop(struct fake_target **ft, uint8_t *data,
-			    struct rpmemctl_links *set[2])
+static void shared_env_stop(struct shared *e)
 {
 	for (unsigned i = 0; i < 2; i++)
-		rpmemctl_links_delete(&set[i]);
-	assert_int_equal(fake_target_wait_idle(*ft), 0);
-	fake_target_stop(ft);
-	free(data);
+		rpmemctl_links_delete(&e->set[i]);
+	assert_int_equal(fake_target_wait_idle(e->ft), 0);
+	fake_target_stop(&e->ft);
+	free(e->data);
+	alarm(0);
 }
 
 static void links__shared_sessions_read_each_others_replies(void **state)
 {
 	(void)state;
-	struct fake_target *ft;
-	struct rpmemctl_links *set[2];
-	uint8_t *data;
-	alarm(60);
-	shared_env(&ft, &data, set);
-	unsigned f = fake_target_count(ft, RPMEM_MSG_FLUSH);
+	struct shared e;
+	shared_env(&e);
+	unsigned f = fake_target_count(e.ft, RPMEM_MSG_FLUSH);
 	/* both FLUSHes out on the one session, the first set's first */
-	shared_write(set[0], data, 8 * KIB, 3);
-	assert_int_equal(rpmemctl_links_drain_start(set[0]), 0);
-	shared_write(set[1], data, 16 * KIB, 4);
-	assert_int_equal(rpmemctl_links_drain_start(set[1]), 0);
+	shared_write(&e, 0, 8 * KIB, 3);
+	assert_int_equal(rpmemctl_links_drain_start(e.set[0]), 0);
+	shared_write(&e, 1, 16 * KIB, 4);
+	assert_int_equal(rpmemctl_links_drain_start(e.set[1]), 0);
 	/* the second reads the first's reply, which waits for its owner */
-	assert_int_equal(rpmemctl_links_drain(set[1]), 0);
-	assert_int_equal(rpmemctl_links_drain(set[0]), 0);
-	assert_int_equal(fake_target_count(ft, RPMEM_MSG_FLUSH), f + 2);
-	assert_memory_equal(fake_target_pool(ft) + 8 * KIB, data + 8 * KIB,
-			    12 * KIB);
-	assert_int_equal(rpmemctl_links_holding(set[0]), 1);
-	assert_int_equal(rpmemctl_links_holding(set[1]), 1);
+	assert_int_equal(rpmemctl_links_drain(e.set[1]), 0);
+	assert_int_equal(rpmemctl_links_drain(e.set[0]), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_FLUSH), f + 2);
+	assert_memory_equal(fake_target_pool(e.ft) + 8 * KIB,
+			    e.data + 8 * KIB, 12 * KIB);
+	assert_int_equal(rpmemctl_links_holding(e.set[0]), 1);
+	assert_int_equal(rpmemctl_links_holding(e.set[1]), 1);
 	/* stopped, each pool closed; the session ends with the last */
 	for (unsigned i = 0; i < 2; i++)
-		assert_int_equal(rpmemctl_links_stop(set[i]), 0);
-	assert_memory_equal(fake_target_pool(ft), data, SIZE);
-	assert_int_equal(fake_target_count(ft, RPMEM_MSG_HELLO), 1);
-	shared_env_stop(&ft, data, set);
-	alarm(0);
+		assert_int_equal(rpmemctl_links_stop(e.set[i]), 0);
+	assert_memory_equal(fake_target_pool(e.ft), e.data, SIZE);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_HELLO), 1);
+	shared_env_stop(&e);
 }
 
 static void links__shared_session_fails_every_link_on_an_error(void **state)
 {
 	(void)state;
-	struct fake_target *ft;
-	struct rpmemctl_links *set[2];
-	uint8_t *data;
-	alarm(60);
-	shared_env(&ft, &data, set);
-	unsigned w = fake_target_count(ft, RPMEM_MSG_WRITE);
+	struct shared e;
+	shared_env(&e);
+	unsigned w = fake_target_count(e.ft, RPMEM_MSG_WRITE);
 	/*
 	 * the first set's WRITE fails; the target reports it at the next
 	 * FLUSH, the second set's: which pool lost data is not known, so
 	 * neither drain may succeed
 	 */
-	fake_target_script(ft, RPMEM_MSG_WRITE, w + 1, FAKE_ERROR, RPMEM_E_IO);
-	shared_write(set[0], data, 8 * KIB, 5);
-	shared_write(set[1], data, 16 * KIB, 6);
-	assert_int_not_equal(rpmemctl_links_drain(set[1]), 0);
-	assert_non_null(strstr(rpmemctl_links_errmsg(set[1]),
+	fake_target_script(e.ft, RPMEM_MSG_WRITE, w + 1, FAKE_ERROR,
+			   RPMEM_E_IO);
+	shared_write(&e, 0, 8 * KIB, 5);
+	shared_write(&e, 1, 16 * KIB, 6);
+	assert_int_not_equal(rpmemctl_links_drain(e.set[1]), 0);
+	assert_non_null(strstr(rpmemctl_links_errmsg(e.set[1]),
 			       "shared by several pools"));
-	assert_int_not_equal(rpmemctl_links_drain(set[0]), 0);
-	assert_int_equal(rpmemctl_links_holding(set[0]), 0);
-	assert_int_equal(rpmemctl_links_holding(set[1]), 0);
-	shared_env_stop(&ft, data, set);
-	alarm(0);
+	assert_int_not_equal(rpmemctl_links_drain(e.set[0]), 0);
+	assert_int_equal(rpmemctl_links_holding(e.set[0]), 0);
+	assert_int_equal(rpmemctl_links_holding(e.set[1]), 0);
+	shared_env_stop(&e);
 }
 
 /* threads -- THREADS threads of ROUNDS persists on a set (k, of N) */
