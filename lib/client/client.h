@@ -364,6 +364,21 @@ int client_pool_preserve_send(struct rpmemctl_pool *pool,
 /* client_pool_preserve_wait -- the reply of PRESERVE id (0: none) */
 int client_pool_preserve_wait(struct rpmemctl_pool *pool, uint32_t id);
 
+/*
+ * client_pool_splits_flush -- the pool's data plane (not TCP) posts a
+ * flush and awaits it apart: client_pool_flush_post, _done, _wait_fd
+ */
+int client_pool_splits_flush(const struct rpmemctl_pool *pool);
+/* client_pool_flush_post -- a flush posted; *tok for client_pool_flush_done */
+int client_pool_flush_post(struct rpmemctl_pool *pool, uint64_t offset,
+			   uint64_t len, uint64_t *tok);
+/*
+ * client_pool_flush_done -- 1 once tok's flush completed (wait: blocks
+ * until it did), 0 if not yet, or -errno (the pool's message set)
+ */
+int client_pool_flush_done(struct rpmemctl_pool *pool, uint64_t tok, int wait);
+/* client_pool_wait_fd -- readable when flush_done may have news; -1 none */
+int client_pool_wait_fd(struct rpmemctl_pool *pool);
 /* client_pool_usable -- the pool's session is open and connected */
 int client_pool_usable(struct rpmemctl_pool *p);
 
@@ -570,8 +585,11 @@ int client_link_flush_send(struct rpmemctl_link *l);
 int client_link_flush_recv(struct rpmemctl_link *l);
 /* client_link_owed -- FLUSH replies owed */
 unsigned client_link_owed(const struct rpmemctl_link *l);
-/* client_link_conn -- the connection owed replies come on; NULL if none */
-struct rpmem_conn *client_link_conn(struct rpmemctl_link *l);
+/*
+ * client_link_wait_fd -- the descriptor owed replies come on (the
+ * control socket, or the data plane's completions); -1 if none is owed
+ */
+int client_link_wait_fd(struct rpmemctl_link *l);
 /*
  * client_link_ready -- the link's oldest owed reply can be read without
  * waiting for the network: it came (and another link's call kept it) or

@@ -70,11 +70,14 @@ struct rpmemctl_link {
 	int unacked; /* barriers sent since the last FLUSH's reply */
 	/*
 	 * a set's drain (links.c): FLUSHes sent whose OK is not read yet,
-	 * their request ids in order (a ring from owed_head)
+	 * their request ids in order (a ring from owed_head); owed_x: they
+	 * are flushes the data plane posted (client_pool_flush_post), their
+	 * tokens
 	 */
 	unsigned nowed;
 	unsigned owed_head;
-	uint32_t owed[LINK_OWED_MAX];
+	int owed_x;
+	uint64_t owed[LINK_OWED_MAX];
 	char source[RPMEM_STR_MAX + 1];
 	char live[RPMEM_STR_MAX + 1];
 	char name[512]; /* host:port/region/pool: room for any target */
@@ -119,9 +122,9 @@ static void lock(struct rpmemctl_link *l)
 static void disconnect(struct rpmemctl_link *l)
 {
 	/* replies still owed: another link's read drops them */
-	for (unsigned i = 0; l->sess && i < l->nowed; i++)
-		client_owed_orphan(l->sess,
-				   l->owed[(l->owed_head + i) % LINK_OWED_MAX]);
+	for (unsigned i = 0; l->sess && !l->owed_x && i < l->nowed; i++)
+		client_owed_orphan(l->sess, (uint32_t)l->owed[
+				(l->owed_head + i) % LINK_OWED_MAX]);
 	rpmemctl_pool_close(&l->pool);
 	if (l->share)
 		client_share_leave(l->share, &l->sess);
@@ -130,6 +133,7 @@ static void disconnect(struct rpmemctl_link *l)
 	l->npending = 0;
 	l->unacked = 0;
 	l->nowed = 0;
+	l->owed_x = 0;
 }
 
 /*
@@ -161,8 +165,17 @@ static int pool_failed(struct rpmemctl_link *l, int err, const char *what)
 static int owed_recv(struct rpmemctl_link *l)
 {
 	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
-	uint32_t id = l->owed[l->owed_head];
+	uint32_t id = (uint32_t)l->owed[l->owed_head];
 	size_t len = 0;
+	if (l->owed_x) {
+		/* a flush the data plane posted: until it completes */
+		int r = client_pool_flush_done(l->pool, l->owed[l->owed_head], 1);
+		if (r < 0)
+			return pool_failed(l, r, "flush: ");
+		l->owed_head = (l->owed_head + 1) % LINK_OWED_MAX;
+		l->nowed--;
+		return 0;
+	}
 	int ret = client_pool_usable(l->pool);
 	/* read already by another call (of another link sharing s) */
 	if (!ret && !client_owed_take(s, id, &ret)) {
@@ -751,11 +764,24 @@ static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* post_flush -- a flush the data plane posts; awaited as owed */
+static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
+{
+	uint64_t tok = 0;
+	int ret = client_pool_flush_post(l->pool, off, len, &tok);
+	if (ret)
+		return pool_failed(l, ret, "flush: ");
+	l->owed_x = 1;
+	l->owed[(l->owed_head + l->nowed++) % LINK_OWED_MAX] = tok;
+	return 0;
+}
+
 /*
  * flush_send -- a set's drain, first half: a FLUSH for every pending range
- * sent, their replies owed (read by client_link_flush_recv or by the
- * link's next call that awaits a reply). A DEGRADED link retries if due;
- * a data plane other than TCP drains in full here.
+ * sent (or posted by a data plane other than TCP that splits a flush),
+ * their replies owed (read by client_link_flush_recv or by the link's
+ * next call that awaits a reply). A DEGRADED link retries if due; a data
+ * plane that does not split a flush drains in full here.
  */
 static int flush_send(struct rpmemctl_link *l)
 {
@@ -764,12 +790,14 @@ static int flush_send(struct rpmemctl_link *l)
 		return ret ? ret : retry_due(l);
 	if (!l->pool)
 		return 0;
-	if (l->pool->xport->type != RPMEM_XPORT_TCP || l->pool->xport_broken)
+	int x = l->pool->xport->type != RPMEM_XPORT_TCP ||
+		l->pool->xport_broken;
+	if (x && !client_pool_splits_flush(l->pool))
 		return flush_pending(l);
 	unsigned n = l->npending ? l->npending : (unsigned)l->unacked;
 	if (l->nowed + n > LINK_OWED_MAX && (ret = settle(l)))
 		return ret;
-	return for_flushes(l, send_flush);
+	return for_flushes(l, x ? post_flush : send_flush);
 }
 
 /* client_link_flush_send -- flush_send under the link's lock */
@@ -794,9 +822,14 @@ int client_link_ready(struct rpmemctl_link *l)
 {
 	lock(l);
 	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
-	int ready = l->nowed && s &&
-		    (client_owed_arrived(s, l->owed[l->owed_head]) ||
-		     rpmem_conn_wait(&s->conn, 0));
+	int ready;
+	if (l->nowed && s && l->owed_x) /* a failure too: the read says it */
+		ready = client_pool_flush_done(l->pool,
+					       l->owed[l->owed_head], 0) != 0;
+	else
+		ready = l->nowed && s &&
+			(client_owed_arrived(s, (uint32_t)l->owed[l->owed_head]) ||
+			 rpmem_conn_wait(&s->conn, 0));
 	client_share_unlock(l->share);
 	return ready;
 }
@@ -813,11 +846,12 @@ const char *client_link_name(const struct rpmemctl_link *l)
 	return l->name[0] ? l->name : "(a link without a target)";
 }
 
-/* client_link_conn -- the connection owed replies come on; NULL if none */
-struct rpmem_conn *client_link_conn(struct rpmemctl_link *l)
+int client_link_wait_fd(struct rpmemctl_link *l)
 {
-	return l->nowed && l->pool && l->pool->sess ? &l->pool->sess->conn :
-						     NULL;
+	if (!l->nowed || !l->pool || !l->pool->sess)
+		return -1;
+	return l->owed_x ? client_pool_wait_fd(l->pool) :
+			   l->pool->sess->conn.fd;
 }
 
 RPMEM_EXPORT enum rpmemctl_link_state

@@ -423,10 +423,9 @@ static int wait_any(struct rpmemctl_links *s, uint64_t deadline)
 	struct pollfd pfd[LINKS_MAX];
 	nfds_t m = 0;
 	for (unsigned i = 0; i < s->n; i++) {
-		struct rpmem_conn *c = client_link_conn(s->link[i]);
-		if (c)
-			pfd[m++] = (struct pollfd){ .fd = c->fd,
-						    .events = POLLIN };
+		int fd = client_link_wait_fd(s->link[i]);
+		if (fd >= 0)
+			pfd[m++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}
 	if (!m)
 		return 0;

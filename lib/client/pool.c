@@ -602,6 +602,42 @@ static int pool_flush(struct rpmemctl_pool *pool, uint64_t offset,
 	return xport_err(pool, "flush", ret);
 }
 
+int client_pool_splits_flush(const struct rpmemctl_pool *pool)
+{
+	return pool->xport && pool->xport->type != RPMEM_XPORT_TCP &&
+	       !pool->xport_broken && pool->xport->ops->flush_post;
+}
+
+int client_pool_flush_post(struct rpmemctl_pool *pool, uint64_t offset,
+			   uint64_t len, uint64_t *tok)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	if (!client_pool_splits_flush(pool))
+		return -ENOTSUP;
+	if ((ret = check_writable(pool)) ||
+	    (ret = check_range(pool, "flush", offset, len)))
+		return ret;
+	ret = pool->xport->ops->flush_post(pool->xport, offset, len, tok);
+	return xport_err(pool, "flush", ret);
+}
+
+int client_pool_flush_done(struct rpmemctl_pool *pool, uint64_t tok, int wait)
+{
+	int ret = client_pool_usable(pool);
+	if (ret)
+		return ret;
+	ret = pool->xport->ops->flush_done(pool->xport, tok, wait);
+	return ret < 0 ? xport_err(pool, "flush", ret) : ret;
+}
+
+int client_pool_wait_fd(struct rpmemctl_pool *pool)
+{
+	return pool->xport && pool->xport->ops->wait_fd ?
+		       pool->xport->ops->wait_fd(pool->xport) : -1;
+}
+
 /*
  * pool_barrier -- a BARRIER where the target and the data plane take
  * one (returns without waiting), else a FLUSH (returns once done)

@@ -51,6 +51,20 @@ struct rpmem_xport_ops {
 	/* every earlier write is persistent on the target when this returns */
 	int (*flush)(struct rpmem_xport *x, uint64_t off, uint64_t len);
 	/*
+	 * optional, with flush_done and wait_fd: flush's first half, posted
+	 * without waiting; *tok is what flush_done awaits
+	 */
+	int (*flush_post)(struct rpmem_xport *x, uint64_t off, uint64_t len,
+			  uint64_t *tok);
+	/*
+	 * 1 once the posted flush tok completed (every write before it is
+	 * persistent on the target), 0 if not yet (wait: blocks until it
+	 * did), or -errno
+	 */
+	int (*flush_done)(struct rpmem_xport *x, uint64_t tok, int wait);
+	/* a descriptor that is readable when flush_done may have news */
+	int (*wait_fd)(struct rpmem_xport *x);
+	/*
 	 * optional: [off, off + len) is persisted on the target before any
 	 * later write is applied; returns without waiting; errors deferred
 	 */

@@ -74,6 +74,9 @@ struct rdma_client {
 	struct rpma_mr_local *msg_mr;
 	uint32_t flush_seq;
 	int inline_ok; /* the target takes write + flush requests */
+	uint32_t gp_out; /* GPSPM: the posted flush not finished yet, 0 none */
+	uint64_t gp_seq; /* its send's work request */
+	uint64_t gp_off, gp_len;
 	int reply_ready;
 	uint32_t reply_seq;
 	int32_t reply_status;
@@ -511,18 +514,61 @@ static int cl_flush_apm(struct rdma_client *c, uint64_t off)
 }
 
 /*
- * cl_flush_gpspm -- ask the target to persist the range and wait; with
- * data (len <= RDMA_INLINE_MAX bytes), the request carries them and the
- * target stores them at off first
+ * gp_finish -- the posted GPSPM flush, if any, finished: its reply awaited
+ * (the send slot and the reply slot free again) and its status returned
  */
-static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
-			  const void *data)
+static int gp_finish(struct rdma_client *c)
+{
+	uint32_t fseq = c->gp_out;
+	int ret;
+
+	if (!fseq)
+		return 0;
+	c->gp_out = 0;
+	ret = cl_wait(c, CL_WAIT_REPLY, 0);
+	if (!ret) /* the send buffer is reused by the next flush */
+		ret = cl_wait(c, CL_WAIT_SEQ, c->gp_seq);
+	if (ret)
+		return ret;
+	if (c->reply_seq != fseq) {
+		rdma_err("rdma: flush reply %u from %s:%s, expected %u",
+			 c->reply_seq, c->host, c->port, fseq);
+		cl_set_err(c, -EPROTO);
+		return c->err;
+	}
+	c->reply_ready = 0;
+	ret = rpma_recv(c->conn, c->msg_mr, RDMA_CL_RECV_OFF, RDMA_MSG_SLOT,
+			(void *)(uintptr_t)RDMA_RECV_WRID);
+	if (ret)
+		return cl_fail(c, "rpma_recv", ret);
+	if (c->reply_status) {
+		rdma_err("rdma: target %s:%s failed to persist %" PRIu64 "+%" PRIu64 ": %s",
+			 c->host, c->port, c->gp_off, c->gp_len,
+			 strerror(-c->reply_status));
+		return cl_fail_once(c, c->reply_status < 0 ? c->reply_status :
+							     -EIO);
+	}
+	return 0;
+}
+
+/*
+ * gp_post -- ask the target to persist the range, its reply awaited by
+ * gp_finish (one request at a time: an earlier one is finished first);
+ * with data (len <= RDMA_INLINE_MAX bytes), the request carries them and
+ * the target stores them at off first
+ */
+static int gp_post(struct rdma_client *c, uint64_t off, uint64_t len,
+		   const void *data)
 {
 	uint8_t *p = c->msg + RDMA_SEND_OFF;
-	uint32_t fseq = ++c->flush_seq;
 	uint64_t seq;
-	int flags, ret;
+	int flags, ret = gp_finish(c);
 
+	if (ret)
+		return ret;
+	uint32_t fseq = ++c->flush_seq;
+	if (!fseq) /* 0 means none outstanding */
+		fseq = ++c->flush_seq;
 	c->awaited++;
 	ret = cl_next(c, 1, &seq, &flags);
 	if (ret)
@@ -540,30 +586,44 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
 	if (ret)
 		return cl_fail(c, "rpma_send", ret);
 	cl_posted(c, seq, flags);
-	ret = cl_wait(c, CL_WAIT_REPLY, 0);
-	if (!ret) /* the send buffer is reused by the next flush */
-		ret = cl_wait(c, CL_WAIT_SEQ, seq);
-	if (ret)
-		return ret;
-	if (c->reply_seq != fseq) {
-		rdma_err("rdma: flush reply %u from %s:%s, expected %u",
-			 c->reply_seq, c->host, c->port, fseq);
-		cl_set_err(c, -EPROTO);
-		return c->err;
-	}
-	c->reply_ready = 0;
-	ret = rpma_recv(c->conn, c->msg_mr, RDMA_CL_RECV_OFF, RDMA_MSG_SLOT,
-			(void *)(uintptr_t)RDMA_RECV_WRID);
-	if (ret)
-		return cl_fail(c, "rpma_recv", ret);
-	if (c->reply_status) {
-		rdma_err("rdma: target %s:%s failed to persist %" PRIu64 "+%" PRIu64 ": %s",
-			 c->host, c->port, off, len,
-			 strerror(-c->reply_status));
-		return cl_fail_once(c, c->reply_status < 0 ? c->reply_status :
-							     -EIO);
-	}
+	c->gp_out = fseq;
+	c->gp_seq = seq;
+	c->gp_off = off;
+	c->gp_len = len;
 	return 0;
+}
+
+/* cl_flush_gpspm -- ask the target to persist the range and wait */
+static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
+			  const void *data)
+{
+	int ret = gp_post(c, off, len, data);
+	return ret ? ret : gp_finish(c);
+}
+
+/*
+ * cl_poll_events -- the completion and connection events that came,
+ * taken without blocking (the completion channel re-armed), and every
+ * completion drained
+ */
+static void cl_poll_events(struct rdma_client *c)
+{
+	struct pollfd p[2] = {
+		{ .fd = c->cq_fd, .events = POLLIN },
+		{ .fd = c->ev_fd, .events = POLLIN },
+	};
+
+	if (poll(p, 2, 0) > 0) {
+		if (p[1].revents)
+			cl_conn_event(c);
+		if (p[0].revents) {
+			int r = rpma_cq_wait(c->cq);
+
+			if (r && r != RPMA_E_NO_COMPLETION)
+				cl_fail(c, "rpma_cq_wait", r);
+		}
+	}
+	cl_drain(c);
 }
 
 /* rdma_flush -- every earlier write is persistent on the target */
@@ -579,6 +639,71 @@ static int rdma_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 	if (c->apm)
 		return cl_flush_apm(c, off);
 	return cl_flush_gpspm(c, off, len, NULL);
+}
+
+/*
+ * rdma_flush_post -- rdma_flush's first half: the flush posted, *tok what
+ * rdma_flush_done awaits (APM: its read's work request; GPSPM: its
+ * request's number, one at a time)
+ */
+static int rdma_flush_post(struct rpmem_xport *x, uint64_t off, uint64_t len,
+			   uint64_t *tok)
+{
+	struct rdma_client *c = (struct rdma_client *)x;
+	rdma_sink = &c->log;
+	int ret;
+
+	if (c->err)
+		return c->err;
+	if (!cl_range_ok(c, off, len))
+		return cl_fail_once(c, -EINVAL);
+	if (c->apm) {
+		c->awaited++;
+		return cl_post_apm(c, off, 1, tok);
+	}
+	ret = gp_post(c, off, len, NULL);
+	*tok = c->gp_out;
+	return ret;
+}
+
+/*
+ * rdma_flush_done -- 1 once the posted flush tok completed (wait: until it
+ * did; a GPSPM one that a later request finished already did), 0 if not
+ * yet, or the failure
+ */
+static int rdma_flush_done(struct rpmem_xport *x, uint64_t tok, int wait)
+{
+	struct rdma_client *c = (struct rdma_client *)x;
+	rdma_sink = &c->log;
+	int ret;
+
+	if (c->err)
+		return c->err;
+	if (c->apm && !wait) {
+		cl_poll_events(c);
+		return c->err ? c->err : c->done >= tok;
+	}
+	if (c->apm) {
+		ret = cl_wait(c, CL_WAIT_SEQ, tok);
+		return ret ? ret : 1;
+	}
+	if (c->gp_out != (uint32_t)tok)
+		return 1;
+	if (!wait) {
+		cl_poll_events(c);
+		if (c->err)
+			return c->err;
+		if (!c->reply_ready)
+			return 0;
+	}
+	ret = gp_finish(c);
+	return ret ? ret : 1;
+}
+
+/* rdma_wait_fd -- readable when a completion may have come */
+static int rdma_wait_fd(struct rpmem_xport *x)
+{
+	return ((struct rdma_client *)x)->cq_fd;
 }
 
 /*
@@ -730,6 +855,9 @@ static const struct rpmem_xport_ops rdma_ops = {
 	.write = rdma_write,
 	.read = rdma_read,
 	.flush = rdma_flush,
+	.flush_post = rdma_flush_post,
+	.flush_done = rdma_flush_done,
+	.wait_fd = rdma_wait_fd,
 	.barrier = rdma_barrier,
 	.persist = rdma_persist,
 	.close = rdma_close,
