@@ -590,6 +590,8 @@ unsigned client_link_owed(const struct rpmemctl_link *l);
  * control socket, or the data plane's completions); -1 if none is owed
  */
 int client_link_wait_fd(struct rpmemctl_link *l);
+/* client_link_posted -- what the link owes are flushes a data plane posted */
+int client_link_posted(const struct rpmemctl_link *l);
 /*
  * client_link_ready -- the link's oldest owed reply can be read without
  * waiting for the network: it came (and another link's call kept it) or

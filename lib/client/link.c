@@ -846,6 +846,11 @@ const char *client_link_name(const struct rpmemctl_link *l)
 	return l->name[0] ? l->name : "(a link without a target)";
 }
 
+int client_link_posted(const struct rpmemctl_link *l)
+{
+	return l->nowed && l->owed_x;
+}
+
 int client_link_wait_fd(struct rpmemctl_link *l)
 {
 	if (!l->nowed || !l->pool || !l->pool->sess)

@@ -48,6 +48,7 @@
  */
 #define LINKS_MAX 16
 #define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
+#define LINKS_POLL_POSTED_MS 2 /* the same for flushes a data plane posted */
 
 struct rpmemctl_links {
 	unsigned n;
@@ -422,15 +423,22 @@ static int wait_any(struct rpmemctl_links *s, uint64_t deadline)
 {
 	struct pollfd pfd[LINKS_MAX];
 	nfds_t m = 0;
+	int ms = LINKS_POLL_MS;
 	for (unsigned i = 0; i < s->n; i++) {
 		int fd = client_link_wait_fd(s->link[i]);
 		if (fd >= 0)
 			pfd[m++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		/*
+		 * a completion channel's event may be taken by another
+		 * thread's wait under the mutex: look again sooner
+		 */
+		if (fd >= 0 && client_link_posted(s->link[i]))
+			ms = LINKS_POLL_POSTED_MS;
 	}
 	if (!m)
 		return 0;
 	pthread_mutex_unlock(&s->mu);
-	int n = poll(pfd, m, LINKS_POLL_MS);
+	int n = poll(pfd, m, ms);
 	pthread_mutex_lock(&s->mu);
 	return n != 0 || rpmem_now_ns() < deadline;
 }
