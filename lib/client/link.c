@@ -536,13 +536,19 @@ RPMEM_EXPORT int rpmemctl_link_set_notify(struct rpmemctl_link *l,
 	return ret;
 }
 
+/* api_last -- the thread's message is the link's */
+static int api_last(struct rpmemctl_link *l, int ret)
+{
+	if (ret)
+		client_set_last(ret, "%s", l->errmsg);
+	return ret;
+}
+
 /* api_end -- the call that lock began ends; its message is the link's */
 static int api_end(struct rpmemctl_link *l, int ret)
 {
 	client_share_unlock(l->share);
-	if (ret)
-		client_set_last(ret, "%s", l->errmsg);
-	return ret;
+	return api_last(l, ret);
 }
 
 /* rpmemctl_link_connect -- DOWN or DEGRADED to OPEN */
@@ -579,7 +585,6 @@ RPMEM_EXPORT int rpmemctl_link_mark(struct rpmemctl_link *l, uint64_t off,
 {
 	if (check(l, 1))
 		return -EINVAL;
-	lock(l);
 	l->errmsg[0] = '\0';
 	if (!l->log)
 		return 0;
@@ -589,7 +594,7 @@ RPMEM_EXPORT int rpmemctl_link_mark(struct rpmemctl_link *l, uint64_t off,
 		l->log = NULL;
 		lerr(l, ret, "cannot mark the dirty log: %s", strerror(-ret));
 	}
-	return api_end(l, ret);
+	return api_last(l, ret);
 }
 
 /* write_live -- SYNCED or LIVE: go live if need be, write, remember */

@@ -675,10 +675,14 @@ static void shared_env(struct shared *e)
 	assert_int_equal(fake_target_count(e->ft, RPMEM_MSG_OPEN), 2);
 }
 
-/* shared_write -- v into [off, off + 4 KiB) of the data, written by set i */
+/*
+ * shared_write -- v into [off, off + 4 KiB) of the data, marked (the
+ * links have no dirty log: the mark returns at once) and written by set i
+ */
 static void shared_write(struct shared *e, unsigned i, uint64_t off,
 			 uint8_t v)
 {
+	assert_int_equal(rpmemctl_links_mark(e->set[i], off, 4 * KIB), 0);
 	memset(e->data + off, v, 4 * KIB);
 	assert_int_equal(rpmemctl_links_write(e->set[i], off, 4 * KIB), 0);
 }
