@@ -390,6 +390,15 @@ fo_sessions()
 		       | sort | join(",")'
 }
 
+# fo_writers PORT -- "REGION/POOL,...;N": the daemon's pools that have a
+# writer, and how many distinct writers (sessions) they have
+fo_writers()
+{
+	"$FO_CTL" list --json "$TARGET_IP:$1" |
+		jq -r '[.pools[] | select((.writer // "") != "")]
+		       | "\([.[] | "\(.region)/\(.name)"] | sort | join(","));\([.[].writer] | unique | length)"'
+}
+
 # fo_written PORT REGION POOL -- bytes_written the daemon counted
 fo_written()
 {
@@ -433,8 +442,12 @@ fo_targets()
 		exec 5>&-
 		return
 	fi
-	fo_is "rpmemd A serves dd/app and fs/app over RDMA (its status)" \
-		"$(fo_sessions 7636)" "dd/app:rdma,fs/app:rdma"
+	# the preload library's links to A share one session: its list
+	# names one writer for both pools, its status that session (with
+	# the pool opened last) over RDMA
+	fo_is "rpmemd A serves dd/app and fs/app on one session of the application, over RDMA (its list and status)" \
+		"$(fo_writers 7636);$(fo_sessions 7636)" \
+		"dd/app,fs/app;1;fs/app:rdma"
 	fo_is "rpmemd B serves fs/app over RDMA (its status)" \
 		"$(fo_sessions 7646)" "fs/app:rdma"
 	fo_ask killb
