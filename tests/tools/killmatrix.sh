@@ -144,6 +144,22 @@ with open(path, "r+b") as f:
 PY
 }
 
+# next_image CASE -- NEW: OLD with the blocks CASE changes (a mirror: all)
+next_image() {
+	local pct=$1
+	[ "$1" != mirror ] || pct=100
+	change "$OLD" "$NEW" "$pct"
+}
+
+# now_new -- the pool committed NEW: its generation is the next one, and
+# the next change starts from it
+now_new() {
+	GEN=$((GEN + 1))
+	local t=$OLD
+	OLD=$NEW
+	NEW=$t
+}
+
 # leftovers -- files in .rpmemd/ (devdax: in the undo_dir) that are not
 # the pool's own
 leftovers() {
@@ -196,10 +212,7 @@ settle() {
 		holds "$NEW" || bad "$1: consistent at $gen but not the new image"
 		verify "$1" "$NEW"
 		N_NEW=$((N_NEW + 1))
-		GEN=$gen
-		local t=$OLD
-		OLD=$NEW
-		NEW=$t
+		now_new
 	elif [ "$st" = syncing ] && [ "$pend" = true ] && [ "$gen" = "$GEN" ]; then
 		N_PEND=$((N_PEND + 1))
 		# a journal of no block: nothing in the pool file was overwritten
@@ -241,10 +254,7 @@ forward() {
 	"$RPMEMCTL" sync -q "${XP[@]}" "$NEW" "$T" >/dev/null 2>&1 ||
 		bad "$1: the next sync failed"
 	holds "$NEW" || bad "$1: synced forward, not the new image"
-	GEN=$((GEN + 1))
-	local t=$OLD
-	OLD=$NEW
-	NEW=$t
+	now_new
 	N_FWD=$((N_FWD + 1))
 }
 
@@ -290,7 +300,7 @@ finish() {
 # widened by a tenth of that span and 5 ms on each side
 calibrate() {
 	local t0 from='' to='' ms
-	change "$OLD" "$NEW" "$([ "$1" = mirror ] && echo 100 || echo "$1")"
+	next_image "$1"
 	launch "$1"
 	if opened; then
 		t0=$US
@@ -314,10 +324,7 @@ calibrate() {
 	local m=$(((to - from) / 10 + 5000))
 	WIN_FROM=$((from > m ? from - m : 0))
 	WIN_TO=$((to + m))
-	GEN=$((GEN + 1))
-	local t=$OLD
-	OLD=$NEW
-	NEW=$t
+	now_new
 	holds "$OLD" || bad "$1: the calibration's sync did not give the new image"
 }
 
@@ -364,7 +371,7 @@ for c in $CASES; do
 		before=$BAD
 		calibrate "$c"
 		for _ in $(seq "$POINTS"); do
-			change "$OLD" "$NEW" "$([ "$c" = mirror ] && echo 100 || echo "$c")"
+			next_image "$c"
 			point "$c" "$k"
 		done
 		echo "case $c, kill -9 of $k: $POINTS points from $((WIN_FROM / 1000)) to $((WIN_TO / 1000)) ms, $((BAD - before)) mismatches"
