@@ -237,6 +237,37 @@ static int cl_nop(struct rdma_client *c)
 }
 
 /*
+ * cl_events -- wait at most timeout_ms for a completion or connection
+ * event and take what came (the completion channel re-armed); 0, or the
+ * transport's failure (poll's or the completion channel's)
+ */
+static int cl_events(struct rdma_client *c, int timeout_ms)
+{
+	struct pollfd p[2] = {
+		{ .fd = c->cq_fd, .events = POLLIN },
+		{ .fd = c->ev_fd, .events = POLLIN },
+	};
+	int r = poll(p, 2, timeout_ms);
+
+	if (r < 0 && errno != EINTR) {
+		r = errno;
+		rdma_err("rdma: poll: %s", strerror(r));
+		cl_set_err(c, -r);
+		return c->err;
+	}
+	if (r <= 0)
+		return 0;
+	if (p[1].revents)
+		cl_conn_event(c);
+	if (p[0].revents) {
+		r = rpma_cq_wait(c->cq);
+		if (r && r != RPMA_E_NO_COMPLETION)
+			return cl_fail(c, "rpma_cq_wait", r);
+	}
+	return 0;
+}
+
+/*
  * cl_wait -- until sequence number seq completed (CL_WAIT_SEQ) or a flush
  * reply arrived (CL_WAIT_REPLY); bounded by the timeout
  */
@@ -253,12 +284,7 @@ static int cl_wait(struct rdma_client *c, int what, uint64_t seq)
 			return ret;
 	}
 	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = c->cq_fd, .events = POLLIN },
-			{ .fd = c->ev_fd, .events = POLLIN },
-		};
 		uint64_t now;
-		int r;
 
 		cl_drain(c);
 		if (c->err)
@@ -272,22 +298,8 @@ static int cl_wait(struct rdma_client *c, int what, uint64_t seq)
 			cl_set_err(c, -ETIMEDOUT);
 			return c->err;
 		}
-		r = poll(p, 2, (int)((end - now) / 1000000 + 1));
-		if (r < 0 && errno != EINTR) {
-			r = errno;
-			rdma_err("rdma: poll: %s", strerror(r));
-			cl_set_err(c, -r);
+		if (cl_events(c, (int)((end - now) / 1000000 + 1)))
 			return c->err;
-		}
-		if (r <= 0)
-			continue;
-		if (p[1].revents)
-			cl_conn_event(c);
-		if (p[0].revents) {
-			r = rpma_cq_wait(c->cq);
-			if (r && r != RPMA_E_NO_COMPLETION)
-				return cl_fail(c, "rpma_cq_wait", r);
-		}
 	}
 }
 
@@ -356,6 +368,21 @@ static int cl_range_ok(struct rdma_client *c, uint64_t off, uint64_t len)
 	return 1;
 }
 
+/*
+ * cl_enter -- a call on [off, off + len) begins: the thread logs to the
+ * client's session; 0, the transport's sticky failure, or -EINVAL for a
+ * range outside the region
+ */
+static int cl_enter(struct rdma_client *c, uint64_t off, uint64_t len)
+{
+	rdma_sink = &c->log;
+	if (c->err)
+		return c->err;
+	if (!cl_range_ok(c, off, len))
+		return cl_fail_once(c, -EINVAL);
+	return 0;
+}
+
 /* cl_in_base -- 1 if [p, p + len) lies inside the attached mapping */
 static int cl_in_base(struct rdma_client *c, const void *p, size_t len)
 {
@@ -370,15 +397,13 @@ static int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 		      size_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
-	rdma_sink = &c->log;
 	const uint8_t *s = src;
 	int zc, ret, flags;
 	uint64_t seq, start;
 
-	if (c->err)
-		return c->err;
-	if (!cl_range_ok(c, off, len))
-		return cl_fail_once(c, -EINVAL);
+	ret = cl_enter(c, off, len);
+	if (ret)
+		return ret;
 	/* APM: a small write may be followed by an unawaited barrier */
 	zc = cl_in_base(c, src, len) &&
 	     !(c->apm && len <= RDMA_BARRIER_COPY_MAX);
@@ -430,17 +455,15 @@ static int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 		     size_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
-	rdma_sink = &c->log;
 	uint64_t win[RDMA_QD_MAX];
 	uint8_t *d = dst;
 	int zc, ret, flags;
 	uint64_t seq = 0, start;
 	unsigned i = 0;
 
-	if (c->err)
-		return c->err;
-	if (!cl_range_ok(c, off, len))
-		return cl_fail_once(c, -EINVAL);
+	ret = cl_enter(c, off, len);
+	if (ret)
+		return ret;
 	zc = cl_in_base(c, dst, len);
 	while (len) {
 		size_t n = len < c->read_chunk ? len : c->read_chunk;
@@ -603,26 +626,11 @@ static int cl_flush_gpspm(struct rdma_client *c, uint64_t off, uint64_t len,
 
 /*
  * cl_poll_events -- the completion and connection events that came,
- * taken without blocking (the completion channel re-armed), and every
- * completion drained
+ * taken without blocking, and every completion drained
  */
 static void cl_poll_events(struct rdma_client *c)
 {
-	struct pollfd p[2] = {
-		{ .fd = c->cq_fd, .events = POLLIN },
-		{ .fd = c->ev_fd, .events = POLLIN },
-	};
-
-	if (poll(p, 2, 0) > 0) {
-		if (p[1].revents)
-			cl_conn_event(c);
-		if (p[0].revents) {
-			int r = rpma_cq_wait(c->cq);
-
-			if (r && r != RPMA_E_NO_COMPLETION)
-				cl_fail(c, "rpma_cq_wait", r);
-		}
-	}
+	(void)cl_events(c, 0);
 	cl_drain(c);
 }
 
@@ -630,12 +638,11 @@ static void cl_poll_events(struct rdma_client *c)
 static int rdma_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
-	rdma_sink = &c->log;
+	int ret;
 
-	if (c->err)
-		return c->err;
-	if (!cl_range_ok(c, off, len))
-		return cl_fail_once(c, -EINVAL);
+	ret = cl_enter(c, off, len);
+	if (ret)
+		return ret;
 	if (c->apm)
 		return cl_flush_apm(c, off);
 	return cl_flush_gpspm(c, off, len, NULL);
@@ -650,13 +657,11 @@ static int rdma_flush_post(struct rpmem_xport *x, uint64_t off, uint64_t len,
 			   uint64_t *tok)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
-	rdma_sink = &c->log;
 	int ret;
 
-	if (c->err)
-		return c->err;
-	if (!cl_range_ok(c, off, len))
-		return cl_fail_once(c, -EINVAL);
+	ret = cl_enter(c, off, len);
+	if (ret)
+		return ret;
 	if (c->apm) {
 		c->awaited++;
 		return cl_post_apm(c, off, 1, tok);
@@ -718,13 +723,12 @@ static int rdma_wait_fd(struct rpmem_xport *x)
 static int rdma_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
-	rdma_sink = &c->log;
+	int ret;
 	uint64_t seq;
 
-	if (c->err)
-		return c->err;
-	if (!cl_range_ok(c, off, len))
-		return cl_fail_once(c, -EINVAL);
+	ret = cl_enter(c, off, len);
+	if (ret)
+		return ret;
 	if (!c->apm)
 		return cl_flush_gpspm(c, off, len, NULL);
 	if (c->last_zc > c->done)
@@ -743,13 +747,11 @@ static int rdma_persist(struct rpmem_xport *x, uint64_t off, const void *src,
 			size_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
-	rdma_sink = &c->log;
 	int ret;
 
-	if (c->err)
-		return c->err;
-	if (!cl_range_ok(c, off, len))
-		return cl_fail_once(c, -EINVAL);
+	ret = cl_enter(c, off, len);
+	if (ret)
+		return ret;
 	if (!c->apm && c->inline_ok && len <= RDMA_INLINE_MAX)
 		return cl_flush_gpspm(c, off, len, src);
 	ret = rdma_write(x, off, src, len);
