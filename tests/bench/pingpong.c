@@ -2,11 +2,13 @@
 /* pingpong.c -- round trip of a blocking TCP ping-pong: the yardstick of a persist */
 
 /*
- * Usage: pingpong SIZE COUNT [PORT]
- * A server thread on 127.0.0.1 answers each SIZE-byte message with 16
- * bytes; the client sends COUNT (+ 10 warm-up) messages one at a time,
- * both ends blocking with TCP_NODELAY, the way a persist travels over
- * TCP. Prints "median_us=... min_us=... p99_us=..." of the round trips.
+ * Usage: pingpong SIZE COUNT [PORT [VIA]]
+ * A server thread on 127.0.0.1 (PORT, 0: any) answers each SIZE-byte
+ * message with 16 bytes; the client sends COUNT (+ 10 warm-up) messages
+ * one at a time, both ends blocking with TCP_NODELAY, the way a persist
+ * travels over TCP. With VIA, the client connects to 127.0.0.1:VIA (a
+ * proxy to PORT, such as tests/tools/delay_proxy.py) instead. Prints
+ * "median_us=... min_us=... p99_us=..." of the round trips.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -124,7 +126,7 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: pingpong SIZE COUNT [PORT]\n");
+		fprintf(stderr, "usage: pingpong SIZE COUNT [PORT [VIA]]\n");
 		return 2;
 	}
 	s.size = strtoul(argv[1], NULL, 0);
@@ -134,6 +136,9 @@ int main(int argc, char **argv)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sa.sin_port = htons(argc > 3 ? (uint16_t)atoi(argv[3]) : 0);
 	s.lfd = socket(AF_INET, SOCK_STREAM, 0);
+	int one = 1; /* a fixed PORT again while the last is in TIME_WAIT */
+	if (s.lfd >= 0)
+		setsockopt(s.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (s.lfd < 0 || bind(s.lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    listen(s.lfd, 1) ||
 	    getsockname(s.lfd, (struct sockaddr *)&sa, &sl)) {
@@ -142,6 +147,8 @@ int main(int argc, char **argv)
 	}
 	if (pthread_create(&tid, NULL, serve, &s))
 		return 1;
+	if (argc > 4)
+		sa.sin_port = htons((uint16_t)atoi(argv[4]));
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		perror("pingpong: connect");

@@ -25,8 +25,15 @@
 # under the preload library, pobj_app mtp:T:N) and replica; medians over
 # the runs of each figure, with the ping-pong RTT of the same runs.
 #
-# Usage: tests/bench/preload.sh [N_LOCAL (200000)] [N_REPLICATED (5000)]
-#        [RUNS (5)] [THREADS (8)]
+# With DELAY_MS, the link has a round trip of its own, as a network has:
+# every connection to rpmemd, and the ping-pong's, goes through
+# tests/tools/delay_proxy.py, which delivers what the initiator sends
+# DELAY_MS later (a delay line: messages sent together arrive together).
+# On plain loopback a round trip is CPU on both ends, which the two cores
+# also need for everything else; over the delay the wait is the link's.
+#
+# Usage: [DELAY_MS=ms] tests/bench/preload.sh [N_LOCAL (200000)]
+#        [N_REPLICATED (5000)] [RUNS (5)] [THREADS (8)]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${RPMEM_BUILD:-$top/build}
@@ -44,6 +51,7 @@ PRELOAD=$B/librpmem_preload.so
 
 cleanup() {
 	[ -z "${DPID:-}" ] || kill "$DPID" 2>/dev/null || true
+	for p in "${PROXIES[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$W"
 }
@@ -54,19 +62,47 @@ trap cleanup EXIT
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 bench_daemon r bench warning
 
+# RP: the port the initiators connect to; PING: the ping-pong's ports
+PROXIES=()
+RP=$PORT
+PING=()
+# proxy LISTEN TARGET -- a delay_proxy.py from LISTEN to TARGET, ready
+proxy() {
+	python3 "$top/tests/tools/delay_proxy.py" "$1" "$2" "$DELAY_MS" \
+		>"$W/proxy.$1" 2>&1 &
+	PROXIES+=($!)
+	for _ in $(seq 100); do
+		grep -q ready "$W/proxy.$1" && return
+		sleep 0.05
+	done
+	echo "delay_proxy.py on port $1 did not start" >&2
+	exit 1
+}
+if [ -n "${DELAY_MS:-}" ]; then
+	RP=$((PORT + 1))
+	proxy "$RP" "$PORT"
+	PING=($((PORT + 2)) $((PORT + 3)))
+	proxy "${PING[1]}" "${PING[0]}"
+fi
+# pingpong N -- the median round trip (us) of N ping-pongs over the link
+pingpong() {
+	"$B/tests/pingpong" 64 "$1" "${PING[@]}" |
+		sed -n 's/^median_us=\([0-9.]*\).*/\1/p'
+}
+
 # run MODE FORCE N -- "TX_NS PERSIST_NS" of one run
 run() {
 	local pool=$W/pool.$1.$2 env=()
 	case $1 in
 	unrelated)
 		env=(LD_PRELOAD="$PRELOAD"
-		     RPMEM_REPLICATE="$W/unrelated=127.0.0.1:$PORT/bench/x") ;;
+		     RPMEM_REPLICATE="$W/unrelated=127.0.0.1:$RP/bench/x") ;;
 	replicated)
 		env=(LD_PRELOAD="$PRELOAD"
-		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/p$2") ;;
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$RP/bench/p$2") ;;
 	every)
 		env=(LD_PRELOAD="$PRELOAD" RPMEM_REPLICATE_DRAIN=every
-		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/e$2") ;;
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$RP/bench/e$2") ;;
 	esac
 	[ -e "$pool" ] || PMEM_IS_PMEM_FORCE=$2 "$APP" "$pool" >/dev/null
 	env PMEM_IS_PMEM_FORCE="$2" "${env[@]}" "$APP" "$pool" "loop:$3" \
@@ -74,7 +110,8 @@ run() {
 }
 
 echo "preload cost: $RUNS runs, $NL local / $NR replicated operations" \
-     "per run, pool in /dev/shm, rpmemd on loopback (TCP)"
+     "per run, pool in /dev/shm, rpmemd on loopback (TCP)" \
+     "${DELAY_MS:+through a ${DELAY_MS} ms delay}"
 for force in 1 0; do
 	for mode in none unrelated replicated every; do
 		: >"$W/$mode.$force"
@@ -86,8 +123,7 @@ for force in 1 0; do
 			case $mode in replicated|every) n=$NR ;; esac
 			run $mode $force $n >>"$W/$mode.$force"
 		done
-		"$B/tests/pingpong" 64 "$NR" |
-			sed -n 's/^median_us=\([0-9.]*\).*/\1/p' >>"$W/rtt.$force"
+		pingpong "$NR" >>"$W/rtt.$force"
 	done
 	path="flush/drain (PMEM_IS_PMEM_FORCE=1)"
 	[ "$force" = 0 ] && path="msync (PMEM_IS_PMEM_FORCE=0)"
@@ -119,20 +155,20 @@ mt() {
 	case $1 in
 	replica)
 		[ -e "$pool" ] || truncate -s 16M "$pool"
-		"$LAT" -t "$2" "$pool" "$3" 64 1 "127.0.0.1:$PORT/bench/mt" |
+		"$LAT" -t "$2" "$pool" "$3" 64 1 "127.0.0.1:$RP/bench/mt" |
 			sed 's/[a-z0-9_]*=//g' |
 			awk '{printf "%.0f %.0f %.0f %.0f\n", $4, $1 * 1000,
 			      $2 * 1000, $3 * 1000}'
 		return ;;
 	commit)
 		env=(LD_PRELOAD="$PRELOAD"
-		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/mc") ;;
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$RP/bench/mc") ;;
 	every)
 		env=(LD_PRELOAD="$PRELOAD" RPMEM_REPLICATE_DRAIN=every
-		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/me") ;;
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$RP/bench/me") ;;
 	persist)
 		env=(LD_PRELOAD="$PRELOAD"
-		     RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/mp") ;;
+		     RPMEM_REPLICATE="$pool=127.0.0.1:$RP/bench/mp") ;;
 	esac
 	local step=mt
 	[ "$1" = persist ] && step=mtp
@@ -164,8 +200,7 @@ for _ in $(seq "$RUNS"); do
 			mt "$mode" "$t" "$n" >>"$W/mt.$mode.$t"
 		done
 	done
-	"$B/tests/pingpong" 64 "$NR" |
-		sed -n 's/^median_us=\([0-9.]*\).*/\1/p' >>"$W/rtt.mt"
+	pingpong "$NR" >>"$W/rtt.mt"
 done
 printf "  %-8s %7s %10s %9s %9s %9s %8s\n" mode threads tx/s p50_us \
        p99_us p99.9_us p99/p50

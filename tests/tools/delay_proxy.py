@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-# delay_proxy.py -- a slow link for tests: forwards TCP connections from
-# LISTEN_PORT to TARGET_PORT on loopback (relay.py), holding every chunk
-# of the client-to-target stream for DELAY_MS before sending it on, in
-# order; replies pass at once. A client that returns before its target
-# acknowledged its data returns while the data is still here.
+# delay_proxy.py -- a slow link for tests and benchmarks: forwards TCP
+# connections from LISTEN_PORT to TARGET_PORT on loopback, and delivers
+# every chunk of the client-to-target stream DELAY_MS after it arrived,
+# in order; replies pass at once. The link is a delay line, not a
+# bottleneck: chunks that arrive together leave together, a later chunk
+# does not wait for an earlier one's delay to start (a pipelined client
+# sees one DELAY_MS per round trip, not one per message). A client that
+# returns before its target acknowledged its data returns while the data
+# is still here. DELAY_MS may be a fraction (0.2).
 #
 # usage: delay_proxy.py LISTEN_PORT TARGET_PORT DELAY_MS
 import os
+import queue
+import socket
 import sys
 import time
 
@@ -15,18 +21,56 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import relay  # noqa: E402
 
 
-def delayer(ms):
-    """a tap that holds each chunk for ms milliseconds"""
-    def tap(data):
-        time.sleep(ms / 1000.0)
-        return data
-    return tap
+def nodelay(s):
+    """small frames leave at once (no Nagle between delay and target)"""
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def delayed(src, dst, delay):
+    """copy src to dst, each chunk delay seconds after it arrived: a
+    reader stamps and queues, a sender sleeps until a chunk is due"""
+    q = queue.SimpleQueue()
+
+    def send():
+        try:
+            while True:
+                due, data = q.get()
+                if data is None:
+                    break
+                wait = due - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            relay._shut(dst)
+            relay._shut(src)
+
+    relay.start(send)
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            q.put((time.monotonic() + delay, data))
+    except OSError:
+        pass
+    q.put((0, None))
 
 
 def main():
-    lport, tport, ms = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    relay.serve(lport, tport, taps=lambda: (delayer(ms), None),
-                ready=lambda: print("ready", flush=True))
+    lport, tport = int(sys.argv[1]), int(sys.argv[2])
+    delay = float(sys.argv[3]) / 1000.0
+    ls = relay.listen(lport)
+    print("ready", flush=True)
+    while True:
+        c, _ = ls.accept()
+        u = socket.create_connection(("127.0.0.1", tport))
+        nodelay(c)
+        nodelay(u)
+        relay.start(delayed, c, u, delay)
+        relay.start(relay.pump, u, c, None)
 
 
 if __name__ == "__main__":
