@@ -583,8 +583,18 @@ int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
 int client_link_flush_send(struct rpmemctl_link *l);
 /* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
 int client_link_flush_recv(struct rpmemctl_link *l);
+/* a set's drain rounds in flight at most (links.c: pipelined rounds) */
+#define LINKS_ROUNDS 4
+
 /* client_link_owed -- FLUSH replies owed */
 unsigned client_link_owed(const struct rpmemctl_link *l);
+/*
+ * client_link_flushes_sent, _read -- FLUSHes the link ever sent, and
+ * their replies read (or dropped when its session closed): every FLUSH
+ * sent so far is answered once _read reaches what _sent is now
+ */
+uint64_t client_link_flushes_sent(const struct rpmemctl_link *l);
+uint64_t client_link_flushes_read(const struct rpmemctl_link *l);
 /*
  * client_link_wait_fd -- the descriptor owed replies come on (the
  * control socket, or the data plane's completions); -1 if none is owed

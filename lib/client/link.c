@@ -78,6 +78,12 @@ struct rpmemctl_link {
 	unsigned owed_head;
 	int owed_x;
 	uint64_t owed[LINK_OWED_MAX];
+	/*
+	 * FLUSHes (or posted flushes) sent and their replies read (or
+	 * dropped with the session), ever: a set's round is held by the link
+	 * once nread reaches what nsent was when the round was sent
+	 */
+	uint64_t nsent, nread;
 	char source[RPMEM_STR_MAX + 1];
 	char live[RPMEM_STR_MAX + 1];
 	char name[512]; /* host:port/region/pool: room for any target */
@@ -126,6 +132,7 @@ static void disconnect(struct rpmemctl_link *l)
 		client_owed_orphan(l->sess, (uint32_t)l->owed[
 				(l->owed_head + i) % LINK_OWED_MAX]);
 	rpmemctl_pool_close(&l->pool);
+	l->nread = l->nsent; /* dropped: the link no longer holds */
 	if (l->share)
 		client_share_leave(l->share, &l->sess);
 	else
@@ -174,6 +181,7 @@ static int owed_recv(struct rpmemctl_link *l)
 			return pool_failed(l, r, "flush: ");
 		l->owed_head = (l->owed_head + 1) % LINK_OWED_MAX;
 		l->nowed--;
+		l->nread++;
 		return 0;
 	}
 	int ret = client_pool_usable(l->pool);
@@ -191,6 +199,7 @@ static int owed_recv(struct rpmemctl_link *l)
 	}
 	l->owed_head = (l->owed_head + 1) % LINK_OWED_MAX;
 	l->nowed--;
+	l->nread++;
 	return 0;
 }
 
@@ -766,6 +775,7 @@ static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 		return failed(l, ret);
 	}
 	l->owed[(l->owed_head + l->nowed++) % LINK_OWED_MAX] = id;
+	l->nsent++;
 	return 0;
 }
 
@@ -778,6 +788,7 @@ static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 		return pool_failed(l, ret, "flush: ");
 	l->owed_x = 1;
 	l->owed[(l->owed_head + l->nowed++) % LINK_OWED_MAX] = tok;
+	l->nsent++;
 	return 0;
 }
 
@@ -843,6 +854,16 @@ int client_link_ready(struct rpmemctl_link *l)
 unsigned client_link_owed(const struct rpmemctl_link *l)
 {
 	return l->nowed;
+}
+
+uint64_t client_link_flushes_sent(const struct rpmemctl_link *l)
+{
+	return l->nsent;
+}
+
+uint64_t client_link_flushes_read(const struct rpmemctl_link *l)
+{
+	return l->nread;
 }
 
 /* client_link_name -- "host:port/region/pool" of the link's target */

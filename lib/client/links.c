@@ -33,22 +33,32 @@
  * sends and a message is never cut by another's. Each write takes the
  * next sequence number (the thread remembers its last); a drain's round
  * records the highest one sent before its FLUSHes (cover) and, once k
- * targets replied, acknowledges every write up to it (acked). While a
- * round waits for its replies it lets go of the mutex: other threads
- * write, and their drains wait for the round in flight; one of them then
- * sends the next round's FLUSHes for all, and a drain returns as soon as
- * a round covered the thread's own writes.
+ * targets replied, acknowledges every write up to it (acked). Rounds are
+ * pipelined: a drain whose writes no round in flight covers sends the
+ * next round at once (up to LINKS_ROUNDS in flight), without waiting
+ * for the rounds before it; a drain that a round in flight covers rides
+ * it. The targets answer a session's FLUSHes in order, so the rounds
+ * end in order. One thread at a time reads the replies (the reader),
+ * and lets go of the mutex while it waits for them: other threads write
+ * and send rounds meanwhile. A drain returns as soon as a round covered
+ * the thread's own writes.
  *
  * A thread that must drain several sets (a commit that touched several
  * files) starts each set's round first (rpmemctl_links_drain_start: the
  * FLUSHes sent, no reply awaited) and then drains each: the rounds'
  * round trips overlap instead of following one another. A round so
- * started has no owner until a drain (of any thread) adopts it and reads
- * its replies.
+ * started has no reader until a drain (of any thread) reads its replies.
  */
 #define LINKS_MAX 16
 #define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
 #define LINKS_POLL_POSTED_MS 2 /* the same for flushes a data plane posted */
+
+/* a round: FLUSHes on every link, covering the writes sent before them */
+struct links_round {
+	uint64_t cover;		   /* writes sent before its FLUSHes */
+	uint64_t sent[LINKS_MAX]; /* each link's FLUSHes sent by its end */
+	int err;		   /* its first error in sending them */
+};
 
 struct rpmemctl_links {
 	unsigned n;
@@ -67,10 +77,10 @@ struct rpmemctl_links {
 	uint64_t id;	    /* the set's number in the process */
 	uint64_t wseq;	    /* writes sent so far */
 	uint64_t acked;	    /* writes k targets hold persistent */
-	int inflight;	    /* a round waits for its replies */
-	int unowned;	    /* ... started, no drain reads them yet */
-	uint64_t cover;	    /* the round's: writes sent before its FLUSHes */
-	int round_err;	    /* the round's first error in sending them */
+	/* rounds sent and ended, ever; those in flight, oldest at rdone */
+	uint64_t rsent, rdone;
+	struct links_round round[LINKS_ROUNDS];
+	int reading; /* a drain reads the oldest round's replies */
 };
 
 /* the calling thread's last write: its set's id and sequence number */
@@ -389,10 +399,24 @@ RPMEM_EXPORT int rpmemctl_links_barrier(struct rpmemctl_links *s)
 	return end(s, check_quorum(s, count_holding(s), err));
 }
 
-/* done -- the link holds every write sent and owes no reply */
-static int done(struct rpmemctl_link *l)
+/* inflight -- rounds sent whose replies are not all read */
+static unsigned inflight(const struct rpmemctl_links *s)
 {
-	return holds(l) && !client_link_owed(l);
+	return (unsigned)(s->rsent - s->rdone);
+}
+
+/* round_at -- round number n (of those in flight) */
+static struct links_round *round_at(struct rpmemctl_links *s, uint64_t n)
+{
+	return &s->round[n % LINKS_ROUNDS];
+}
+
+/* done -- link i holds every write round r covers */
+static int done(struct rpmemctl_links *s, const struct links_round *r,
+		unsigned i)
+{
+	return holds(s->link[i]) &&
+	       client_link_flushes_read(s->link[i]) >= r->sent[i];
 }
 
 /*
@@ -443,42 +467,48 @@ static int wait_any(struct rpmemctl_links *s, uint64_t deadline)
 	return n != 0 || rpmem_now_ns() < deadline;
 }
 
-/* first_owing -- the first link that owes a reply, NULL if none */
-static struct rpmemctl_link *first_owing(struct rpmemctl_links *s)
+/* first_owing -- the first link that owes a reply of r, NULL if none */
+static struct rpmemctl_link *first_owing(struct rpmemctl_links *s,
+					 const struct links_round *r)
 {
 	for (unsigned i = 0; i < s->n; i++)
-		if (client_link_owed(s->link[i]))
+		if (holds(s->link[i]) && !done(s, r, i) &&
+		    client_link_owed(s->link[i]))
 			return s->link[i];
 	return NULL;
 }
 
 /*
- * round_send -- a round in flight: FLUSH on every link, covering every
- * write sent so far; no reply awaited (round_wait reads them)
+ * round_send -- the next round in flight (there is room): FLUSH on every
+ * link, covering every write sent so far; no reply awaited (the reader
+ * reads them)
  */
 static void round_send(struct rpmemctl_links *s)
 {
-	s->inflight = 1;
-	s->cover = s->wseq;
-	s->round_err = 0;
+	struct links_round *r = round_at(s, s->rsent);
+	r->cover = s->wseq;
+	r->err = 0;
 	for (unsigned i = 0; i < s->n; i++) {
 		int ret = client_link_flush_send(s->link[i]);
-		s->round_err = s->round_err ? s->round_err : ret;
+		r->err = r->err ? r->err : ret;
+		r->sent[i] = client_link_flushes_sent(s->link[i]);
 	}
+	s->rsent++;
 }
 
 /*
  * round_replies -- read replies as they come until k links hold every
- * write so far; err: the round's sending error
+ * write round r covers (a reply of a later round may be read on the way)
  */
-static int round_replies(struct rpmemctl_links *s, uint64_t deadline, int err)
+static int round_replies(struct rpmemctl_links *s, struct links_round *r,
+			 uint64_t deadline)
 {
-	int ret;
+	int ret, err = r->err;
 	for (;;) {
 		unsigned got = 0;
 		for (unsigned i = 0; i < s->n; i++)
-			got += done(s->link[i]) != 0;
-		struct rpmemctl_link *l = first_owing(s);
+			got += done(s, r, i) != 0;
+		struct rpmemctl_link *l = first_owing(s, r);
 		if (got >= quorum(s) || !l) {
 			update_lags(s, 0);
 			s->since_drain = 0;
@@ -493,18 +523,21 @@ static int round_replies(struct rpmemctl_links *s, uint64_t deadline, int err)
 }
 
 /*
- * round_wait -- the round's replies read as they come until k links hold
- * every write it covers (the rest stay owed); the round ended, its waiters
- * woken
+ * round_read -- the reader's part: the oldest round's replies read as
+ * they come until k links hold every write it covers (the rest stay
+ * owed); the round ended, the reader gone, the waiters woken
  */
-static int round_wait(struct rpmemctl_links *s)
+static int round_read(struct rpmemctl_links *s)
 {
 	uint64_t deadline = rpmem_now_ns() +
 			    (uint64_t)CLIENT_IO_TIMEOUT_S * 1000000000u;
-	int ret = round_replies(s, deadline, s->round_err);
-	if (!ret && s->cover > s->acked)
-		s->acked = s->cover;
-	s->inflight = 0;
+	struct links_round *r = round_at(s, s->rdone);
+	s->reading = 1;
+	int ret = round_replies(s, r, deadline);
+	if (!ret && r->cover > s->acked)
+		s->acked = r->cover;
+	s->rdone++;
+	s->reading = 0;
 	pthread_cond_broadcast(&s->cv);
 	return ret;
 }
@@ -515,12 +548,27 @@ static uint64_t mine(const struct rpmemctl_links *s)
 	return last_write.set == s->id ? last_write.seq : s->wseq;
 }
 
+/* covering -- 1 + the number of the first round in flight covering my, 0 */
+static uint64_t covering(struct rpmemctl_links *s, uint64_t my)
+{
+	for (uint64_t n = s->rdone; n < s->rsent; n++)
+		if (round_at(s, n)->cover >= my)
+			return n + 1;
+	return 0;
+}
+
+/* held -- no round is needed: the thread's writes are held by every link */
+static int held(const struct rpmemctl_links *s, uint64_t my)
+{
+	return s->acked >= my && count_holding(s) == s->n;
+}
+
 /*
  * rpmemctl_links_drain -- every write of the thread so far held by k
- * links: one round trip, or the round of another thread that covers
- * them (group commit), or the round rpmemctl_links_drain_start sent (its
- * replies read here); a thread that wrote to another set since counts
- * every write
+ * links: the round in flight that covers them (another thread's, or the
+ * one rpmemctl_links_drain_start sent), or a round of its own sent at
+ * once; a thread that wrote to another set since counts every write. The
+ * drain reads replies while no other does (each round's in turn).
  */
 RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 {
@@ -528,39 +576,43 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 	if (ret)
 		return end(s, ret);
 	uint64_t my = mine(s);
+	uint64_t want = 0; /* 1 + the number of the round awaited */
 	for (;;) {
-		while (s->inflight && !s->unowned && s->acked < my)
-			pthread_cond_wait(&s->cv, &s->mu);
 		if ((ret = usable(s)))
 			return end(s, ret);
 		/* a round (of this thread or another) covered its writes */
-		if (s->acked >= my && count_holding(s) == s->n)
+		if (held(s, my) || (want && s->rdone >= want &&
+				    s->acked >= my))
 			return end(s, 0);
-		/* a started round is adopted; else this thread sends one */
-		int adopted = s->inflight;
-		if (!adopted)
-			round_send(s);
-		s->unowned = 0;
-		ret = round_wait(s);
-		if (ret || !adopted || s->acked >= my)
+		if (!want || s->rdone >= want) {
+			want = covering(s, my);
+			if (!want && inflight(s) < LINKS_ROUNDS) {
+				round_send(s);
+				want = s->rsent;
+			}
+		}
+		if (s->reading || !inflight(s)) {
+			pthread_cond_wait(&s->cv, &s->mu);
+			continue;
+		}
+		if ((ret = round_read(s)))
 			return end(s, ret);
 	}
 }
 
 /*
- * rpmemctl_links_drain_start -- a drain's first half: unless a round is
- * in flight or the thread's writes are held, FLUSH on every link, the
- * replies left for the next drain to read
+ * rpmemctl_links_drain_start -- a drain's first half: unless a round in
+ * flight covers the thread's writes or they are held, FLUSH on every
+ * link, the replies left for the next drain to read
  */
 RPMEM_EXPORT int rpmemctl_links_drain_start(struct rpmemctl_links *s)
 {
 	int ret = begin(s);
 	if (ret)
 		return end(s, ret);
-	if (!s->inflight && !(s->acked >= mine(s) && count_holding(s) == s->n)) {
+	uint64_t my = mine(s);
+	if (!held(s, my) && !covering(s, my) && inflight(s) < LINKS_ROUNDS)
 		round_send(s);
-		s->unowned = 1;
-	}
 	return end(s, 0);
 }
 

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "client.h"
 #include "fake_target.h"
 #include "librpmemctl.h"
 
@@ -502,45 +503,6 @@ static void join_drainers(struct drainer *d, pthread_t *th, unsigned n)
 	}
 }
 
-static void links__drains_of_threads_ride_one_flush(void **state)
-{
-	(void)state;
-	struct env e;
-	struct drainer d[THREADS];
-	pthread_t th[THREADS];
-	atomic_uint written = 0;
-	unsigned f[N];
-	env_start(&e, 0, RPMEMCTL_LINK_FAIL_STOP, -1);
-	assert_int_equal(rpmemctl_links_push(e.set), 0);
-	assert_int_equal(persist(&e, 0, 4 * KIB, 1), 0); /* LIVE */
-	for (unsigned i = 0; i < N; i++)
-		f[i] = fake_target_count(e.ft[i], RPMEM_MSG_FLUSH);
-	/* the first thread's FLUSH is held on target 0: a round in flight */
-	fake_target_script(e.ft[0], RPMEM_MSG_FLUSH, f[0] + 1, FAKE_STALL, 0);
-	start_drainer(&e, d, th, 0, 1, &written);
-	for (int i = 0; i < 3000 &&
-	     fake_target_count(e.ft[0], RPMEM_MSG_FLUSH) < f[0] + 1; i++)
-		usleep(10000);
-	assert_int_equal(fake_target_count(e.ft[0], RPMEM_MSG_FLUSH),
-			 f[0] + 1);
-	/* seven more write behind it and drain while it waits */
-	for (unsigned i = 1; i < THREADS; i++)
-		start_drainer(&e, d, th, i, 1, &written);
-	for (int i = 0; i < 3000 && atomic_load(&written) < THREADS; i++)
-		usleep(10000);
-	assert_int_equal(atomic_load(&written), THREADS);
-	fake_target_release(e.ft[0]);
-	join_drainers(d, th, THREADS);
-	/* eight drains, two FLUSHes per target: the held one, one for all */
-	for (unsigned i = 0; i < N; i++)
-		assert_int_equal(fake_target_count(e.ft[i], RPMEM_MSG_FLUSH),
-				 f[i] + 2);
-	assert_int_equal(rpmemctl_links_stop(e.set), 0);
-	for (unsigned i = 0; i < N; i++)
-		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
-	env_stop(&e);
-}
-
 /* flushes_reach -- target i of e has seen n FLUSHes (waits up to 30 s) */
 static unsigned flushes_reach(struct env *e, unsigned i, unsigned n)
 {
@@ -550,7 +512,101 @@ static unsigned flushes_reach(struct env *e, unsigned i, unsigned n)
 	return fake_target_count(e->ft[i], RPMEM_MSG_FLUSH);
 }
 
-/* drain_run -- a thread that wrote nothing drains the set (adopts a round) */
+
+/*
+ * hold_first_round -- e pushed and LIVE, target 0 holding the next FLUSH:
+ * thread 0 of d writes and drains, its round in flight; f[i]: target i's
+ * FLUSHes before
+ */
+static void hold_first_round(struct env *e, struct drainer *d, pthread_t *th,
+			     atomic_uint *written, unsigned *f)
+{
+	env_start(e, 0, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_links_push(e->set), 0);
+	assert_int_equal(persist(e, 0, 4 * KIB, 1), 0); /* LIVE */
+	for (unsigned i = 0; i < N; i++)
+		f[i] = fake_target_count(e->ft[i], RPMEM_MSG_FLUSH);
+	fake_target_script(e->ft[0], RPMEM_MSG_FLUSH, f[0] + 1, FAKE_STALL, 0);
+	start_drainer(e, d, th, 0, 1, written);
+	assert_int_equal(flushes_reach(e, 1, f[1] + 1), f[1] + 1);
+}
+
+/* release_all -- target 0 answers; every thread returned with its data */
+static void release_all(struct env *e, struct drainer *d, pthread_t *th,
+			unsigned n)
+{
+	fake_target_release(e->ft[0]);
+	join_drainers(d, th, n);
+}
+
+/* stop_equal -- the set stopped, every target equal to the data; e ended */
+static void stop_equal(struct env *e)
+{
+	assert_int_equal(rpmemctl_links_stop(e->set), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_memory_equal(fake_target_pool(e->ft[i]), e->data, SIZE);
+	env_stop(e);
+}
+
+static void links__a_drain_sends_its_round_while_another_is_in_flight(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	struct drainer d[2];
+	pthread_t th[2];
+	atomic_uint written = 0;
+	unsigned f[N];
+	hold_first_round(&e, d, th, &written, f);
+	/*
+	 * a second thread's write, which the held round does not cover: its
+	 * drain sends the next round at once (target 1 sees its FLUSH while
+	 * the first round's reply is still held), it does not wait for the
+	 * round in flight to end
+	 */
+	start_drainer(&e, d, th, 1, 1, &written);
+	assert_int_equal(flushes_reach(&e, 1, f[1] + 2), f[1] + 2);
+	release_all(&e, d, th, 2);
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(fake_target_count(e.ft[i], RPMEM_MSG_FLUSH),
+				 f[i] + 2);
+	stop_equal(&e);
+}
+
+static void links__drains_beyond_the_pipeline_ride_one_round(void **state)
+{
+	(void)state;
+	struct env e;
+	struct drainer d[THREADS];
+	pthread_t th[THREADS];
+	atomic_uint written = 0;
+	unsigned f[N];
+	assert_true(THREADS > LINKS_ROUNDS);
+	hold_first_round(&e, d, th, &written, f);
+	/* LINKS_ROUNDS rounds in flight, each a thread's */
+	for (unsigned i = 1; i < LINKS_ROUNDS; i++) {
+		start_drainer(&e, d, th, i, 1, &written);
+		assert_int_equal(flushes_reach(&e, 1, f[1] + i + 1),
+				 f[1] + i + 1);
+	}
+	/* the rest write and drain while the pipeline is full */
+	for (unsigned i = LINKS_ROUNDS; i < THREADS; i++)
+		start_drainer(&e, d, th, i, 1, &written);
+	for (int i = 0; i < 3000 && atomic_load(&written) < THREADS; i++)
+		usleep(10000);
+	assert_int_equal(atomic_load(&written), THREADS);
+	usleep(100000);
+	assert_int_equal(fake_target_count(e.ft[1], RPMEM_MSG_FLUSH),
+			 f[1] + LINKS_ROUNDS);
+	release_all(&e, d, th, THREADS);
+	/* eight drains: a round each for the first ones, one for the rest */
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(fake_target_count(e.ft[i], RPMEM_MSG_FLUSH),
+				 f[i] + LINKS_ROUNDS + 1);
+	stop_equal(&e);
+}
+
+/* drain_run -- a thread that wrote nothing drains the set (rides a round) */
 static void *drain_run(void *arg)
 {
 	return (void *)(intptr_t)rpmemctl_links_drain(arg);
@@ -592,7 +648,7 @@ static void links__started_drains_of_two_sets_overlap(void **state)
 					 f[s][i] + 1);
 	/* a round in flight: a second start sends nothing */
 	assert_int_equal(rpmemctl_links_drain_start(e[0].set), 0);
-	/* the second set drains at once; another thread adopts the first's */
+	/* the second set drains at once; another thread reads the first's */
 	assert_int_equal(rpmemctl_links_drain(e[1].set), 0);
 	for (unsigned i = 0; i < N; i++) {
 		assert_true(holds(&e[1], i, 8 * KIB, 4 * KIB));
@@ -791,7 +847,9 @@ int main(void)
 		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),
-		cmocka_unit_test(links__drains_of_threads_ride_one_flush),
+		cmocka_unit_test(
+		  links__a_drain_sends_its_round_while_another_is_in_flight),
+		cmocka_unit_test(links__drains_beyond_the_pipeline_ride_one_round),
 		cmocka_unit_test(links__started_drains_of_two_sets_overlap),
 		cmocka_unit_test(links__shared_sessions_read_each_others_replies),
 		cmocka_unit_test(links__shared_session_fails_every_link_on_an_error),
