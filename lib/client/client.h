@@ -369,6 +369,11 @@ int client_pool_preserve_wait(struct rpmemctl_pool *pool, uint32_t id);
  * flush and awaits it apart: client_pool_flush_post, _done, _wait_fd
  */
 int client_pool_splits_flush(const struct rpmemctl_pool *pool);
+/*
+ * client_pool_flush_serial -- it does, one posted flush at a time (a
+ * later post waits for the earlier flush's end)
+ */
+int client_pool_flush_serial(const struct rpmemctl_pool *pool);
 /* client_pool_flush_post -- a flush posted; *tok for client_pool_flush_done */
 int client_pool_flush_post(struct rpmemctl_pool *pool, uint64_t offset,
 			   uint64_t len, uint64_t *tok);
@@ -583,7 +588,11 @@ int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
 int client_link_flush_send(struct rpmemctl_link *l);
 /* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
 int client_link_flush_recv(struct rpmemctl_link *l);
-/* a set's drain rounds in flight at most (links.c: pipelined rounds) */
+/*
+ * a set's drain rounds in flight at most (links.c: pipelined rounds); 1
+ * while a link's data plane posts one flush at a time
+ * (client_link_flush_serial)
+ */
 #define LINKS_ROUNDS 4
 
 /* client_link_owed -- FLUSH replies owed */
@@ -594,6 +603,8 @@ unsigned client_link_owed(const struct rpmemctl_link *l);
  * sent so far is answered once _read reaches what _sent is now
  */
 uint64_t client_link_flushes_sent(const struct rpmemctl_link *l);
+/* client_link_flush_serial -- its data plane posts one flush at a time */
+int client_link_flush_serial(const struct rpmemctl_link *l);
 uint64_t client_link_flushes_read(const struct rpmemctl_link *l);
 /*
  * client_link_wait_fd -- the descriptor owed replies come on (the

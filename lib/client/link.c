@@ -861,6 +861,11 @@ uint64_t client_link_flushes_sent(const struct rpmemctl_link *l)
 	return l->nsent;
 }
 
+int client_link_flush_serial(const struct rpmemctl_link *l)
+{
+	return l->pool && client_pool_flush_serial(l->pool);
+}
+
 uint64_t client_link_flushes_read(const struct rpmemctl_link *l)
 {
 	return l->nread;

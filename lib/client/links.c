@@ -35,9 +35,9 @@
  * records the highest one sent before its FLUSHes (cover) and, once k
  * targets replied, acknowledges every write up to it (acked). Rounds are
  * pipelined: a drain whose writes no round in flight covers sends the
- * next round at once (up to LINKS_ROUNDS in flight), without waiting
- * for the rounds before it; a drain that a round in flight covers rides
- * it. The targets answer a session's FLUSHes in order, so the rounds
+ * next round at once (up to LINKS_ROUNDS in flight; one where a data
+ * plane posts one flush at a time, GPSPM), without waiting for the
+ * rounds before it; a drain that a round in flight covers rides it. The targets answer a session's FLUSHes in order, so the rounds
  * end in order. One thread at a time reads the replies (the reader),
  * and lets go of the mutex while it waits for them: other threads write
  * and send rounds meanwhile. A drain returns as soon as a round covered
@@ -399,6 +399,19 @@ RPMEM_EXPORT int rpmemctl_links_barrier(struct rpmemctl_links *s)
 	return end(s, check_quorum(s, count_holding(s), err));
 }
 
+/*
+ * rounds_max -- rounds in flight at most: LINKS_ROUNDS, or 1 while a
+ * link's data plane posts one flush at a time (a second round would wait
+ * for the first under the mutex)
+ */
+static unsigned rounds_max(const struct rpmemctl_links *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (client_link_flush_serial(s->link[i]))
+			return 1;
+	return LINKS_ROUNDS;
+}
+
 /* inflight -- rounds sent whose replies are not all read */
 static unsigned inflight(const struct rpmemctl_links *s)
 {
@@ -586,7 +599,7 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 			return end(s, 0);
 		if (!want || s->rdone >= want) {
 			want = covering(s, my);
-			if (!want && inflight(s) < LINKS_ROUNDS) {
+			if (!want && inflight(s) < rounds_max(s)) {
 				round_send(s);
 				want = s->rsent;
 			}
@@ -611,7 +624,7 @@ RPMEM_EXPORT int rpmemctl_links_drain_start(struct rpmemctl_links *s)
 	if (ret)
 		return end(s, ret);
 	uint64_t my = mine(s);
-	if (!held(s, my) && !covering(s, my) && inflight(s) < LINKS_ROUNDS)
+	if (!held(s, my) && !covering(s, my) && inflight(s) < rounds_max(s))
 		round_send(s);
 	return end(s, 0);
 }

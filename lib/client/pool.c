@@ -608,6 +608,13 @@ int client_pool_splits_flush(const struct rpmemctl_pool *pool)
 	       !pool->xport_broken && pool->xport->ops->flush_post;
 }
 
+int client_pool_flush_serial(const struct rpmemctl_pool *pool)
+{
+	return client_pool_splits_flush(pool) &&
+	       pool->xport->ops->flush_serial &&
+	       pool->xport->ops->flush_serial(pool->xport);
+}
+
 int client_pool_flush_post(struct rpmemctl_pool *pool, uint64_t offset,
 			   uint64_t len, uint64_t *tok)
 {

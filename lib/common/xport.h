@@ -65,6 +65,11 @@ struct rpmem_xport_ops {
 	/* a descriptor that is readable when flush_done may have news */
 	int (*wait_fd)(struct rpmem_xport *x);
 	/*
+	 * optional, with flush_post: 1 if a posted flush is outstanding one
+	 * at a time (a later post first waits for the earlier one)
+	 */
+	int (*flush_serial)(struct rpmem_xport *x);
+	/*
 	 * optional: [off, off + len) is persisted on the target before any
 	 * later write is applied; returns without waiting; errors deferred
 	 */

@@ -705,6 +705,12 @@ static int rdma_flush_done(struct rpmem_xport *x, uint64_t tok, int wait)
 	return ret ? ret : 1;
 }
 
+/* rdma_flush_serial -- GPSPM has one request out at a time; APM does not */
+static int rdma_flush_serial(struct rpmem_xport *x)
+{
+	return !((struct rdma_client *)x)->apm;
+}
+
 /* rdma_wait_fd -- readable when a completion may have come */
 static int rdma_wait_fd(struct rpmem_xport *x)
 {
@@ -860,6 +866,7 @@ static const struct rpmem_xport_ops rdma_ops = {
 	.flush_post = rdma_flush_post,
 	.flush_done = rdma_flush_done,
 	.wait_fd = rdma_wait_fd,
+	.flush_serial = rdma_flush_serial,
 	.barrier = rdma_barrier,
 	.persist = rdma_persist,
 	.close = rdma_close,
