@@ -573,15 +573,17 @@ static void links__a_drain_sends_its_round_while_another_is_in_flight(
 	stop_equal(&e);
 }
 
+/* threads of the pipeline test: a round each, and four more */
+#define PIPE_THREADS (LINKS_ROUNDS + 4)
+
 static void links__drains_beyond_the_pipeline_ride_one_round(void **state)
 {
 	(void)state;
 	struct env e;
-	struct drainer d[THREADS];
-	pthread_t th[THREADS];
+	struct drainer d[PIPE_THREADS];
+	pthread_t th[PIPE_THREADS];
 	atomic_uint written = 0;
 	unsigned f[N];
-	assert_true(THREADS > LINKS_ROUNDS);
 	hold_first_round(&e, d, th, &written, f);
 	/* LINKS_ROUNDS rounds in flight, each a thread's */
 	for (unsigned i = 1; i < LINKS_ROUNDS; i++) {
@@ -590,16 +592,16 @@ static void links__drains_beyond_the_pipeline_ride_one_round(void **state)
 				 f[1] + i + 1);
 	}
 	/* the rest write and drain while the pipeline is full */
-	for (unsigned i = LINKS_ROUNDS; i < THREADS; i++)
+	for (unsigned i = LINKS_ROUNDS; i < PIPE_THREADS; i++)
 		start_drainer(&e, d, th, i, 1, &written);
-	for (int i = 0; i < 3000 && atomic_load(&written) < THREADS; i++)
+	for (int i = 0; i < 3000 && atomic_load(&written) < PIPE_THREADS; i++)
 		usleep(10000);
-	assert_int_equal(atomic_load(&written), THREADS);
+	assert_int_equal(atomic_load(&written), PIPE_THREADS);
 	usleep(100000);
 	assert_int_equal(fake_target_count(e.ft[1], RPMEM_MSG_FLUSH),
 			 f[1] + LINKS_ROUNDS);
-	release_all(&e, d, th, THREADS);
-	/* eight drains: a round each for the first ones, one for the rest */
+	release_all(&e, d, th, PIPE_THREADS);
+	/* a round each for the first LINKS_ROUNDS drains, one for the rest */
 	for (unsigned i = 0; i < N; i++)
 		assert_int_equal(fake_target_count(e.ft[i], RPMEM_MSG_FLUSH),
 				 f[i] + LINKS_ROUNDS + 1);
