@@ -603,9 +603,9 @@ unsigned client_link_owed(const struct rpmemctl_link *l);
  * sent so far is answered once _read reaches what _sent is now
  */
 uint64_t client_link_flushes_sent(const struct rpmemctl_link *l);
+uint64_t client_link_flushes_read(const struct rpmemctl_link *l);
 /* client_link_flush_serial -- its data plane posts one flush at a time */
 int client_link_flush_serial(const struct rpmemctl_link *l);
-uint64_t client_link_flushes_read(const struct rpmemctl_link *l);
 /*
  * client_link_wait_fd -- the descriptor owed replies come on (the
  * control socket, or the data plane's completions); -1 if none is owed

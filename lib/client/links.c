@@ -37,11 +37,12 @@
  * pipelined: a drain whose writes no round in flight covers sends the
  * next round at once (up to LINKS_ROUNDS in flight; one where a data
  * plane posts one flush at a time, GPSPM), without waiting for the
- * rounds before it; a drain that a round in flight covers rides it. The targets answer a session's FLUSHes in order, so the rounds
- * end in order. One thread at a time reads the replies (the reader),
- * and lets go of the mutex while it waits for them: other threads write
- * and send rounds meanwhile. A drain returns as soon as a round covered
- * the thread's own writes.
+ * rounds before it; a drain that a round in flight covers rides it. The
+ * targets answer a session's FLUSHes in order, so the rounds end in
+ * order. One thread at a time reads the replies (the reader), and lets
+ * go of the mutex while it waits for them: other threads write and send
+ * rounds meanwhile. A drain returns as soon as a round covered the
+ * thread's own writes.
  *
  * A thread that must drain several sets (a commit that touched several
  * files) starts each set's round first (rpmemctl_links_drain_start: the

@@ -512,7 +512,6 @@ static unsigned flushes_reach(struct env *e, unsigned i, unsigned n)
 	return fake_target_count(e->ft[i], RPMEM_MSG_FLUSH);
 }
 
-
 /*
  * hold_first_round -- e pushed and LIVE, target 0 holding the next FLUSH:
  * thread 0 of d writes and drains, its round in flight; f[i]: target i's
