@@ -21,14 +21,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import relay  # noqa: E402
 
 
-def nodelay(s):
-    """small frames leave at once (no Nagle between delay and target)"""
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
 def delayed(src, dst, delay):
     """copy src to dst, each chunk delay seconds after it arrived: a
-    reader stamps and queues, a sender sleeps until a chunk is due"""
+    reader stamps and queues, a sender sleeps until a chunk is due; small
+    frames leave at once both ways (no Nagle around the delay)"""
+    for s in (src, dst):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     q = queue.SimpleQueue()
 
     def send():
@@ -62,15 +60,8 @@ def delayed(src, dst, delay):
 def main():
     lport, tport = int(sys.argv[1]), int(sys.argv[2])
     delay = float(sys.argv[3]) / 1000.0
-    ls = relay.listen(lport)
-    print("ready", flush=True)
-    while True:
-        c, _ = ls.accept()
-        u = socket.create_connection(("127.0.0.1", tport))
-        nodelay(c)
-        nodelay(u)
-        relay.start(delayed, c, u, delay)
-        relay.start(relay.pump, u, c, None)
+    relay.serve(lport, tport, pump_up=lambda c, u: delayed(c, u, delay),
+                ready=lambda: print("ready", flush=True))
 
 
 if __name__ == "__main__":

@@ -64,14 +64,19 @@ def splice(down, up, tap_up=None, tap_down=None):
     start(pump, up, down, tap_down)
 
 
-def serve(port, upstream, taps=None, ready=None, backlog=16):
+def serve(port, upstream, taps=None, ready=None, backlog=16, pump_up=None):
     """accept on port forever, relaying each connection to 127.0.0.1:
     upstream; taps() gives the (tap_up, tap_down) of a new connection;
-    ready() is called once listening"""
+    pump_up(down, up), if given, copies down -> up in place of a tapped
+    pump (its own thread); ready() is called once listening"""
     ls = listen(port, backlog)
     if ready:
         ready()
     while True:
         c, _ = ls.accept()
         u = socket.create_connection(("127.0.0.1", upstream))
-        splice(c, u, *(taps() if taps else (None, None)))
+        if pump_up:
+            start(pump_up, c, u)
+            start(pump, u, c)
+        else:
+            splice(c, u, *(taps() if taps else (None, None)))
