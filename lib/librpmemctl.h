@@ -1423,6 +1423,36 @@ int rpmemctl_links_set_status_file(struct rpmemctl_links *set,
 /* why the last call on the set failed ("" if it succeeded); never NULL */
 const char *rpmemctl_links_errmsg(const struct rpmemctl_links *set);
 
+/*
+ * SIGBUS. The library turns a SIGBUS of its own reads and writes of a
+ * file mapping (the file shrank, poisoned memory) into an error of that
+ * call, with a handler it installs at its first such access and, unless
+ * told otherwise, checks (a system call) at every one of them: another
+ * handler may have replaced it. A SIGBUS it did not cause goes to the
+ * handler the process had before.
+ */
+struct sigaction;
+typedef int (*rpmemctl_sigaction_fn)(int sig, const struct sigaction *act,
+				     struct sigaction *oldact);
+/*
+ * rpmemctl_sigbus_interpose -- for a process that from now on routes
+ * every change of SIGBUS's action through rpmemctl_sigbus_sigaction (an
+ * interposer of sigaction(2) and signal(3), as librpmem_preload): the
+ * handler installed now by real (libc's sigaction, which the library
+ * calls for every change of its own from then on), and never checked
+ * again. 0 or -errno (-EINVAL: real is NULL).
+ */
+int rpmemctl_sigbus_interpose(rpmemctl_sigaction_fn real);
+/*
+ * rpmemctl_sigbus_sigaction -- what sigaction(SIGBUS, act, oldact) does
+ * once interposed: oldact gets the action the library passes the SIGBUS
+ * it did not cause to (the process's own), act (if not NULL) becomes it;
+ * the library's handler stays. 0, or -EPERM before
+ * rpmemctl_sigbus_interpose.
+ */
+int rpmemctl_sigbus_sigaction(const struct sigaction *act,
+			      struct sigaction *oldact);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,11 +19,24 @@ struct guard_frame {
 static __thread struct guard_frame *cur
 	__attribute__((tls_model("initial-exec")));
 
-/* the handler before ours; guarded by lock while it changes */
+/*
+ * the handler before ours (the process's own, once interposed); guarded
+ * by lock while it changes
+ */
 static struct sigaction old_bus;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* rpmem_guard_own_process: 1; 2 once the handler is installed */
 static atomic_int owned;
+/* the sigaction this file calls: libc's, or the one an interposer gave */
+static rpmem_sigaction_fn real_sa;
+/* rpmem_guard_interpose was called: every change of SIGBUS comes here */
+static atomic_int interposed;
+
+/* sa -- the sigaction this file calls */
+static int sa(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return real_sa ? real_sa(sig, act, old) : sigaction(sig, act, old);
+}
 
 /* synchronous -- a fault of the thread's own access, not a sent signal */
 static int synchronous(int code)
@@ -39,22 +52,29 @@ static int synchronous(int code)
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	struct guard_frame *f = cur;
+	struct sigaction old = old_bus, dfl = { .sa_handler = SIG_DFL };
 
 	if (f && synchronous(si->si_code)) {
 		f->code = si->si_code;
 		cur = f->prev;
 		siglongjmp(f->jb, 1);
 	}
-	if (old_bus.sa_flags & SA_SIGINFO) {
-		old_bus.sa_sigaction(sig, si, uc);
+	if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+		/* as the kernel would deliver it (the mask returns after) */
+		pthread_sigmask(SIG_BLOCK, &old.sa_mask, NULL);
+		if (old.sa_flags & SA_RESETHAND)
+			old_bus = dfl;
+		if (old.sa_flags & SA_SIGINFO)
+			old.sa_sigaction(sig, si, uc);
+		else
+			old.sa_handler(sig);
 		return;
 	}
-	if (old_bus.sa_handler != SIG_DFL && old_bus.sa_handler != SIG_IGN) {
-		old_bus.sa_handler(sig);
-		return;
-	}
+	if (old.sa_handler == SIG_IGN && !synchronous(si->si_code))
+		return; /* a sent SIGBUS the process ignores */
 	/* as before: the faulting access repeats and ends the process */
-	signal(SIGBUS, SIG_DFL);
+	sigemptyset(&dfl.sa_mask);
+	sa(SIGBUS, &dfl, NULL);
 	if (!synchronous(si->si_code))
 		raise(SIGBUS);
 }
@@ -80,21 +100,21 @@ static int owned_installed(void)
  */
 static int install(void)
 {
-	struct sigaction now, sa = { .sa_sigaction = on_sigbus,
-				     .sa_flags = SA_SIGINFO };
+	struct sigaction now, mine = { .sa_sigaction = on_sigbus,
+				       .sa_flags = SA_SIGINFO };
 	int ret = 0;
 
 	if (atomic_load_explicit(&owned, memory_order_acquire) == 2)
 		return 0; /* nothing else in the process replaces it */
-	if (sigaction(SIGBUS, NULL, &now))
+	if (sa(SIGBUS, NULL, &now))
 		return -errno;
 	if (ours(&now))
 		return owned_installed();
-	sigemptyset(&sa.sa_mask);
+	sigemptyset(&mine.sa_mask);
 	pthread_mutex_lock(&lock);
-	if (sigaction(SIGBUS, NULL, &now))
+	if (sa(SIGBUS, NULL, &now))
 		ret = -errno;
-	else if (!ours(&now) && sigaction(SIGBUS, &sa, &old_bus))
+	else if (!ours(&now) && sa(SIGBUS, &mine, &old_bus))
 		ret = -errno;
 	pthread_mutex_unlock(&lock);
 	return ret ? ret : owned_installed();
@@ -104,6 +124,33 @@ void rpmem_guard_own_process(void)
 {
 	int want = 0;
 	atomic_compare_exchange_strong(&owned, &want, 1);
+}
+
+int rpmem_guard_interpose(rpmem_sigaction_fn real)
+{
+	if (!real)
+		return -EINVAL;
+	pthread_mutex_lock(&lock);
+	real_sa = real;
+	pthread_mutex_unlock(&lock);
+	rpmem_guard_own_process();
+	int ret = install();
+	if (!ret)
+		atomic_store(&interposed, 1);
+	return ret;
+}
+
+int rpmem_guard_sigaction(const struct sigaction *act, struct sigaction *old)
+{
+	if (!atomic_load(&interposed))
+		return -EPERM;
+	pthread_mutex_lock(&lock);
+	if (old)
+		*old = old_bus;
+	if (act)
+		old_bus = *act;
+	pthread_mutex_unlock(&lock);
+	return 0;
 }
 
 int rpmem_guard_run(int (*fn)(void *), void *arg)

@@ -28,4 +28,26 @@ int rpmem_guard_run(int (*fn)(void *), void *arg);
  */
 void rpmem_guard_own_process(void);
 
+struct sigaction;
+typedef int (*rpmem_sigaction_fn)(int sig, const struct sigaction *act,
+				  struct sigaction *old);
+
+/*
+ * rpmem_guard_interpose -- for a process whose every change of SIGBUS's
+ * action goes through rpmem_guard_sigaction (librpmem_preload interposes
+ * sigaction(2) and signal(3)): installs the handler now, calling real
+ * (libc's sigaction) for it and for every later change of its own, and
+ * from then on no guarded call checks that it is still there. 0 or
+ * -errno.
+ */
+int rpmem_guard_interpose(rpmem_sigaction_fn real);
+
+/*
+ * rpmem_guard_sigaction -- sigaction(SIGBUS, act, old) of the process,
+ * once interposed: old gets the action the handler passes other SIGBUS
+ * to (the process's own), act (if not NULL) becomes it; the handler
+ * stays. -EPERM before rpmem_guard_interpose.
+ */
+int rpmem_guard_sigaction(const struct sigaction *act, struct sigaction *old);
+
 #endif

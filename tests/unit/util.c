@@ -607,11 +607,89 @@ static void rpmem_guard_run__catches_every_fault_and_leaves_sigbus_usable(
 	close(fd);
 }
 
+/* calls of libc's sigaction that the guard made through the one it got */
+static int nreal;
+
+static int counting_sigaction(int sig, const struct sigaction *act,
+			      struct sigaction *old)
+{
+	nreal++;
+	return sigaction(sig, act, old);
+}
+
+static volatile sig_atomic_t app_got;
+
+/* app_bus -- "the application's own" SIGBUS handler */
+static void app_bus(int sig)
+{
+	(void)sig;
+	app_got++;
+}
+
+/* must run after the test above: interposing cannot be undone */
+static void rpmem_guard_interpose__keeps_its_handler_under_the_process_s_own(
+	void **state)
+{
+	(void)state;
+	struct sigaction app = { .sa_handler = app_bus }, got;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigemptyset(&app.sa_mask);
+	sigemptyset(&dfl.sa_mask);
+	assert_int_equal(rpmem_guard_sigaction(&app, NULL), -EPERM);
+	assert_int_equal(rpmem_guard_interpose(NULL), -EINVAL);
+	assert_int_equal(rpmem_guard_interpose(counting_sigaction), 0);
+	/* the process sets its own: it reads back, the guard's stays */
+	assert_int_equal(rpmem_guard_sigaction(&app, NULL), 0);
+	assert_int_equal(rpmem_guard_sigaction(NULL, &got), 0);
+	assert_ptr_equal(got.sa_handler, app_bus);
+	assert_int_equal(sigaction(SIGBUS, NULL, &got), 0);
+	assert_true(got.sa_flags & SA_SIGINFO);
+	assert_ptr_not_equal(got.sa_handler, app_bus);
+	/* guarded faults caught, and not one sigaction call for them */
+	int n = nreal;
+	char path[] = "/tmp/rpmem-guard-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	long pg = sysconf(_SC_PAGESIZE);
+	assert_int_equal(ftruncate(fd, 2 * pg), 0);
+	char *p = mmap(NULL, (size_t)(2 * pg), PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(ftruncate(fd, pg), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(rpmem_guard_run(touch, p + pg), -EFAULT);
+		assert_int_equal(rpmem_guard_run(touch, p), 0);
+	}
+	assert_int_equal(nreal, n);
+	assert_int_equal(app_got, 0);
+	/* a SIGBUS the guard did not cause goes to the process's own */
+	raise(SIGBUS);
+	assert_int_equal(app_got, 1);
+	/* once (SA_RESETHAND): then the default, as the kernel would */
+	app.sa_flags = SA_RESETHAND;
+	assert_int_equal(rpmem_guard_sigaction(&app, NULL), 0);
+	raise(SIGBUS);
+	assert_int_equal(app_got, 2);
+	assert_int_equal(rpmem_guard_sigaction(NULL, &got), 0);
+	assert_ptr_equal(got.sa_handler, SIG_DFL);
+	/* ignored: a sent SIGBUS is ignored, as without the guard */
+	app.sa_handler = SIG_IGN;
+	app.sa_flags = 0;
+	assert_int_equal(rpmem_guard_sigaction(&app, NULL), 0);
+	raise(SIGBUS);
+	assert_int_equal(app_got, 2);
+	assert_int_equal(rpmem_guard_sigaction(&dfl, NULL), 0);
+	munmap(p, (size_t)(2 * pg));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(
 		  rpmem_guard_run__catches_every_fault_and_leaves_sigbus_usable),
+		cmocka_unit_test(
+		  rpmem_guard_interpose__keeps_its_handler_under_the_process_s_own),
 		cmocka_unit_test(rpmem_name_valid__accepts_the_restricted_set),
 		cmocka_unit_test(rpmem_name_valid__rejects_paths_and_dots),
 		cmocka_unit_test(rpmem_name_valid__rejects_a_leading_dash),
