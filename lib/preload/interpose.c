@@ -552,10 +552,16 @@ GET2(memset, pmem2_memset_fn)
 
 /* --- process life ------------------------------------------------------- */
 
-/* ctor -- read the configuration before main; forked children replicate not */
+/*
+ * ctor -- read the configuration before main; a file to replicate: SIGBUS's
+ * action goes through the library from now on; forked children replicate
+ * not
+ */
 __attribute__((constructor)) static void ctor(void)
 {
 	pl_init();
+	if (pl_cfg.nfiles)
+		pl_signals_interpose();
 	pthread_atfork(NULL, NULL, pl_forked);
 }
 

@@ -17,8 +17,10 @@
  * The library's parts: config.c reads the environment, maps.c knows which
  * address ranges of the process are mappings of configured files,
  * remote.c drives one replication link (librpmemctl) per configured
- * file (bring-up, writes, drains, failures, the final sync), interpose.c holds the interposed
- * libc, libpmem and libpmem2 entry points.
+ * file (bring-up, writes, drains, failures, the final sync), interpose.c
+ * holds the interposed libc, libpmem and libpmem2 entry points, order.c
+ * tells a libpmemobj drain that may be a barrier, signals.c keeps
+ * librpmemctl's SIGBUS handler under the application's own.
  */
 
 #define PL_FILES_MAX 16	   /* configured files */
@@ -214,6 +216,14 @@ void pl_forked(void);
 void *pl_real_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		   off_t off);
 int pl_real_munmap(void *addr, size_t len);
+
+/* --- signals.c ----------------------------------------------------------- */
+
+/*
+ * pl_signals_interpose -- from now on the process's changes of SIGBUS's
+ * action go to librpmemctl, whose handler stays (rpmemctl_sigbus_*)
+ */
+void pl_signals_interpose(void);
 
 /* --- log ------------------------------------------------------------------ */
 

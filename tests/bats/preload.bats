@@ -125,6 +125,45 @@ pool_field() {
 	[ "$(dd if="$REP" bs=1 skip=12288 count=7 2>/dev/null)" = drained ]
 }
 
+@test "an application's own SIGBUS handler (sigaction or signal) reads back as its own and gets the SIGBUS it is sent; the writes are on the target" {
+	head -c 4M /dev/zero >"$POOL"
+	run env LD_PRELOAD="$PRELOAD" "$BUILD/tests/pmem2_app" "$POOL" \
+		sigbus raise-bus store:4096:first sigbus-signal raise-bus \
+		store:8192:second kill
+	[ "$status" -eq 137 ]
+	[ "$(grep -c '^sigbus own$' <<<"$output")" -eq 2 ]
+	[ "$(grep -c '^SIGBUS sent$' <<<"$output")" -eq 2 ]
+	[ "$(dd if="$REP" bs=1 skip=4096 count=5 2>/dev/null)" = first ]
+	[ "$(dd if="$REP" bs=1 skip=8192 count=6 2>/dev/null)" = second ]
+}
+
+@test "the library's SIGBUS guard stays under the application's own handler: a flush of a page the file no longer has fails the replication (fail-stop), the application's handler never sees the fault" {
+	for how in sigbus sigbus-signal; do
+		head -c 4M /dev/zero >"$POOL"
+		run env LD_PRELOAD="$PRELOAD" "$BUILD/tests/pmem2_app" "$POOL" \
+			"$how" store:1048576:abc truncate:4096 \
+			flushonly:1048576:3
+		[ "$status" -eq 134 ]
+		[[ "$output" == *"sigbus own"* ]]
+		[[ "$output" == *"no longer backed by its file (it shrank)"* ]]
+		[[ "$output" != *"SIGBUS fault"* ]]
+	done
+}
+
+@test "a replicated write makes no sigaction call: the library's SIGBUS handler is not checked per write (strace)" {
+	command -v strace >/dev/null ||
+		skip "strace is missing (packaging/install-deps.sh installs it)"
+	head -c 4M /dev/zero >"$POOL"
+	run env LD_PRELOAD="$PRELOAD" strace -f -qq -e trace=rt_sigaction \
+		-o "$W/sa.trace" "$BUILD/tests/pmem2_app" "$POOL" commits:300
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"commits 300 "* ]]
+	# the handler's install; before, one call per replicated write
+	[ "$(grep -c SIGBUS "$W/sa.trace")" -lt 10 ]
+	[ "$(pool_field state)" = consistent ]
+	cmp "$POOL" "$REP"
+}
+
 @test "libpmem2: one drain after flushes to two replicated files sends both files' FLUSHes before it awaits a reply (their round trips overlap), on the one session the two pools share; both files are on their targets when it returns" {
 	head -c 4M /dev/zero >"$POOL"
 	head -c 4M /dev/zero >"$W/two"

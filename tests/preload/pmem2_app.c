@@ -24,6 +24,16 @@
  *                     maps' flushes and one drain once a second file is
  *                     mapped); prints "commits N median_us=M p99_us=P"
  *   kill              SIGKILL itself
+ *   sigbus            its own SIGBUS handler, set with sigaction(2);
+ *                     prints "sigbus own" if sigaction reads it back,
+ *                     else "sigbus other"
+ *   sigbus-signal     the same with signal(3)
+ *   raise-bus         sends itself SIGBUS (the handler prints "SIGBUS
+ *                     sent" and returns)
+ *   truncate:SIZE     cuts the file to SIZE bytes
+ *   flushonly:OFF:N   the flush function on N bytes at OFF, then drain,
+ *                     no store (the handler prints "SIGBUS fault" and
+ *                     exits 3 if its own access faults)
  */
 
 struct map {
@@ -34,6 +44,47 @@ struct map {
 	char *base;
 	size_t size;
 };
+
+/* on_bus -- the application's own SIGBUS handler */
+static void on_bus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (si->si_code == SI_USER || si->si_code == SI_TKILL) {
+		static const char m[] = "SIGBUS sent\n";
+		(void)!write(1, m, sizeof(m) - 1);
+		return;
+	}
+	static const char m[] = "SIGBUS fault\n";
+	(void)!write(1, m, sizeof(m) - 1);
+	_exit(3);
+}
+
+/* on_bus_plain -- the same for signal(3) (a sent one only) */
+static void on_bus_plain(int sig)
+{
+	(void)sig;
+	static const char m[] = "SIGBUS sent\n";
+	(void)!write(1, m, sizeof(m) - 1);
+}
+
+/* own_bus -- our SIGBUS handler set (with signal(3) if plain); reads back? */
+static void own_bus(int plain)
+{
+	struct sigaction sa = { .sa_sigaction = on_bus,
+				.sa_flags = SA_SIGINFO }, now;
+	sigemptyset(&sa.sa_mask);
+	if (plain)
+		signal(SIGBUS, on_bus_plain);
+	else
+		sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGBUS, NULL, &now);
+	int own = plain ? now.sa_handler == on_bus_plain :
+			  (now.sa_flags & SA_SIGINFO) &&
+				  now.sa_sigaction == on_bus;
+	printf("sigbus %s\n", own ? "own" : "other");
+	fflush(stdout);
+}
 
 /* map_file -- path mapped at page granularity; 0, or 1 with a message */
 static int map_file(const char *path, struct map *m)
@@ -125,6 +176,32 @@ int main(int argc, char *argv[])
 		long off = -1;
 		if (!strcmp(s, "kill"))
 			raise(SIGKILL);
+		if (!strcmp(s, "sigbus") || !strcmp(s, "sigbus-signal")) {
+			own_bus(s[6] == '-');
+			continue;
+		}
+		if (!strcmp(s, "raise-bus")) {
+			raise(SIGBUS);
+			fflush(stdout);
+			continue;
+		}
+		if (!strncmp(s, "truncate:", 9)) {
+			if (ftruncate(m.fd, strtol(s + 9, NULL, 0)))
+				return 1;
+			continue;
+		}
+		if (!strncmp(s, "flushonly:", 10)) {
+			char *end;
+			long o = strtol(s + 10, &end, 0);
+			long n = *end == ':' ? strtol(end + 1, NULL, 0) : 0;
+			if (o < 0 || n <= 0 || (size_t)(o + n) > size) {
+				fprintf(stderr, "pmem2_app: bad step '%s'\n", s);
+				return 1;
+			}
+			flush(base + o, (size_t)n);
+			drain();
+			continue;
+		}
 		if (!strncmp(s, "also:", 5) && m2.fd < 0) {
 			if (map_file(s + 5, &m2))
 				return 1;

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * signals.c -- sigaction(2), signal(3) and their kin, for SIGBUS: the
+ * SIGBUS handler of librpmemctl (which turns a fault of its own access
+ * to a mapping into an error of that call) stays installed while the
+ * process sees and sets its own action, which the handler passes every
+ * other SIGBUS to. So no replicated write checks with a system call that
+ * the handler is still there. Other signals, and every call before a
+ * file is replicated, go to libc's as they are.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <syslog.h>
+
+#include "preload.h"
+
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+
+/* SIGBUS's action goes to librpmemctl (pl_signals_interpose) */
+static atomic_int on;
+
+/* real_sigaction -- libc's sigaction, NULL if not found */
+static rpmemctl_sigaction_fn real_sigaction(void)
+{
+	static _Atomic(rpmemctl_sigaction_fn) real;
+	rpmemctl_sigaction_fn f = atomic_load(&real);
+	if (!f) {
+		f = (rpmemctl_sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+		atomic_store(&real, f);
+	}
+	return f;
+}
+
+/* real_signal -- libc's name (signal, bsd_signal, ...), NULL if none */
+static signal_fn real_signal(_Atomic(signal_fn) *real, const char *name)
+{
+	signal_fn f = atomic_load(real);
+	if (!f) {
+		f = (signal_fn)dlsym(RTLD_NEXT, name);
+		atomic_store(real, f);
+	}
+	return f;
+}
+
+/* bus -- SIGBUS's action goes to librpmemctl */
+static int bus(int sig)
+{
+	return sig == SIGBUS && atomic_load_explicit(&on, memory_order_acquire);
+}
+
+void pl_signals_interpose(void)
+{
+	rpmemctl_sigaction_fn real = real_sigaction();
+	int ret = real ? rpmemctl_sigbus_interpose(real) : -ENOSYS;
+	if (ret) {
+		pl_msg(LOG_WARNING, "SIGBUS handler not interposed (%s): each "
+		       "replicated write checks it", rpmemctl_strerror(ret));
+		return;
+	}
+	atomic_store_explicit(&on, 1, memory_order_release);
+}
+
+RPMEM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (bus(sig)) {
+		int ret = rpmemctl_sigbus_sigaction(act, old);
+		if (!ret)
+			return 0;
+		errno = -ret;
+		return -1;
+	}
+	rpmemctl_sigaction_fn real = real_sigaction();
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real(sig, act, old);
+}
+
+/*
+ * set_bus -- SIGBUS's handler h with flags, its own signal blocked while
+ * it runs unless flags say SA_NODEFER; the one before, or SIG_ERR
+ */
+static sighandler_t set_bus(sighandler_t h, int flags)
+{
+	struct sigaction act = { .sa_handler = h, .sa_flags = flags }, old;
+	sigemptyset(&act.sa_mask);
+	if (!(flags & SA_NODEFER))
+		sigaddset(&act.sa_mask, SIGBUS);
+	if (h == SIG_ERR || rpmemctl_sigbus_sigaction(&act, &old)) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	return old.sa_handler;
+}
+
+/* signal -- glibc's semantics (BSD): restarted calls, handler not reentered */
+RPMEM_EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	static _Atomic(signal_fn) real;
+	if (bus(sig))
+		return set_bus(h, SA_RESTART);
+	signal_fn f = real_signal(&real, "signal");
+	return f ? f(sig, h) : SIG_ERR;
+}
+
+RPMEM_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	static _Atomic(signal_fn) real;
+	if (bus(sig))
+		return set_bus(h, SA_RESTART);
+	signal_fn f = real_signal(&real, "bsd_signal");
+	return f ? f(sig, h) : SIG_ERR;
+}
+
+/* sysv_signal -- reset at delivery, not blocked while it runs */
+RPMEM_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	static _Atomic(signal_fn) real;
+	if (bus(sig))
+		return set_bus(h, SA_RESETHAND | SA_NODEFER);
+	signal_fn f = real_signal(&real, "sysv_signal");
+	return f ? f(sig, h) : SIG_ERR;
+}
+
+/*
+ * sigset -- as glibc's: SIG_HOLD blocks the signal, any other action
+ * unblocks it; returns SIG_HOLD if it was blocked, else the action before
+ */
+RPMEM_EXPORT sighandler_t sigset(int sig, sighandler_t h)
+{
+	static _Atomic(signal_fn) real;
+	if (!bus(sig)) {
+		signal_fn f = real_signal(&real, "sigset");
+		return f ? f(sig, h) : SIG_ERR;
+	}
+	sigset_t one, was;
+	sigemptyset(&one);
+	sigaddset(&one, SIGBUS);
+	struct sigaction old;
+	if (h == SIG_HOLD) {
+		if (pthread_sigmask(SIG_BLOCK, &one, &was) ||
+		    rpmemctl_sigbus_sigaction(NULL, &old))
+			return SIG_ERR;
+	} else {
+		struct sigaction act = { .sa_handler = h };
+		sigemptyset(&act.sa_mask);
+		if (h == SIG_ERR || rpmemctl_sigbus_sigaction(&act, &old) ||
+		    pthread_sigmask(SIG_UNBLOCK, &one, &was)) {
+			errno = EINVAL;
+			return SIG_ERR;
+		}
+	}
+	return sigismember(&was, SIGBUS) ? SIG_HOLD : old.sa_handler;
+}
