@@ -27,8 +27,9 @@
  *   check       print the counter, and "torn" if a slot disagrees with it
  *   mt:T:N      T threads (at most 16), N transactions each on the
  *               thread's own record (count + 1, echo = count); prints
- *               "mt T N TX_PER_S P50_NS P99_NS P999_NS" (each
- *               transaction's latency, over all threads)
+ *               "mt T N TX_PER_S P50_NS P99_NS P999_NS CPU_NS" (each
+ *               transaction's latency, over all threads; the process's
+ *               CPU, user and system, per transaction while they ran)
  *   mtrec:T:N   the same, printing "committed THREAD COUNT" after each
  *               transaction has returned
  *   mtp:T:N     the same with a pmemobj_persist of the record (count + 1,
@@ -194,6 +195,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* cpu_ns -- the process's CPU time so far, user and system */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* mt_run -- a thread's n transactions on its own record */
 static void *mt_run(void *p)
 {
@@ -246,7 +255,7 @@ static int mt(PMEMobjpool *pop, struct root *r, const char *s, int print,
 	pthread_t th[MT_MAX];
 	uint64_t *lat = calloc((size_t)(t * n), sizeof(*lat));
 	int ret = lat ? 0 : -1;
-	uint64_t t0 = now_ns();
+	uint64_t c0 = cpu_ns(), t0 = now_ns();
 	for (long i = 0; i < t && lat; i++) {
 		a[i] = (struct mt_arg){ pop, r, (unsigned)i, n, print,
 					persist, lat + i * n, 0 };
@@ -258,14 +267,16 @@ static int mt(PMEMobjpool *pop, struct root *r, const char *s, int print,
 		ret |= a[i].ret;
 	}
 	double sec = (now_ns() - t0) / 1e9;
+	uint64_t cpu = cpu_ns() - c0;
 	if (!ret) {
 		size_t m = (size_t)(t * n);
 		qsort(lat, m, sizeof(*lat), cmp_u64);
-		printf("%s %ld %ld %.0f %llu %llu %llu\n", persist ? "mtp" :
+		printf("%s %ld %ld %.0f %llu %llu %llu %llu\n", persist ? "mtp" :
 		       "mt", t, n, m / sec,
 		       (unsigned long long)lat[m / 2],
 		       (unsigned long long)lat[m * 99 / 100],
-		       (unsigned long long)lat[m * 999 / 1000]);
+		       (unsigned long long)lat[m * 999 / 1000],
+		       (unsigned long long)(cpu / m));
 	}
 	free(lat);
 	return ret;

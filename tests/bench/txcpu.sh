@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# txcpu.sh -- the CPU a replicated libpmemobj transaction costs, per build
+#
+# One rpmemd on loopback, a pool in /dev/shm; for
+# each build given (a build directory with librpmem_preload.so, default
+# build/), in interleaved rounds: pobj_app mt:1:N1 and mt:8:N8 (the
+# transactions of preload.sh's group commit part, commit mode) under that
+# build's preload library. Per transaction: the application's CPU (user +
+# system while its threads ran, as pobj_app prints it), rpmemd's over the
+# whole run, the replica's start and final sync included (/proc/PID/stat,
+# utime + stime, in clock ticks: coarse, hence many transactions), and the
+# rate and p50 pobj_app prints. Medians over the rounds. This tree's
+# build (or RPMEM_BUILD) runs rpmemd and tests/pobj_app for every build.
+#
+# Usage: tests/bench/txcpu.sh [ROUNDS (7)] [N1 (8000)] [N8 (1000)]
+#        [BUILD...]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+ROUNDS=${1:-7}
+N1=${2:-8000}
+N8=${3:-1000}
+shift $(($# < 3 ? $# : 3))
+BUILDS=("$@")
+[ ${#BUILDS[@]} -gt 0 ] || BUILDS=("$top/build")
+B=${RPMEM_BUILD:-$top/build}
+APP=$B/tests/pobj_app
+[ -x "$APP" ] || { echo "make $APP first" >&2; exit 77; }
+W=$(mktemp -d /dev/shm/rpmem-txcpu.XXXXXX)
+PORT=$((21000 + RANDOM % 9000))
+cleanup() {
+	[ -z "${DPID:-}" ] || kill "$DPID" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$W"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+bench_daemon r bench warning
+tick=$(getconf CLK_TCK)
+pool=$W/pool
+PMEM_IS_PMEM_FORCE=1 "$APP" "$pool" >/dev/null
+
+# ticks -- rpmemd's CPU so far (utime + stime), in clock ticks
+ticks() {
+	local st
+	read -r -a st <"/proc/$DPID/stat"
+	echo $((st[13] + st[14]))
+}
+
+# one BUILD T N -- pobj_app's line (its CPU per transaction last), then
+# rpmemd's ticks before and after
+one() {
+	local d0 d1 out
+	d0=$(ticks)
+	out=$(env PMEM_IS_PMEM_FORCE=1 LD_PRELOAD="$1/librpmem_preload.so" \
+		RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/p" \
+		"$APP" "$pool" "mt:$2:$3")
+	d1=$(ticks)
+	echo "$out $d0 $d1"
+}
+
+for b in "${BUILDS[@]}"; do
+	for t in 1 8; do
+		: >"$W/res.$(basename "$(dirname "$b")").$t"
+	done
+done
+for _ in $(seq "$ROUNDS"); do
+	for b in "${BUILDS[@]}"; do
+		name=$(basename "$(dirname "$b")")
+		for t in 1 8; do
+			n=$N1
+			[ "$t" = 1 ] || n=$N8
+			line=$(one "$b" "$t" "$n")
+			# mt T N TPS P50 P99 P999 CPU_NS D0 D1
+			set -- $line
+			au=$(awk -v c="$8" 'BEGIN {printf "%.1f", c / 1000}')
+			du=$(awk -v d=$((${10} - $9)) -v k="$tick" \
+				-v n=$((t * n)) \
+				'BEGIN {printf "%.1f", d / k * 1e6 / n}')
+			echo "$4 $(awk -v p="$5" 'BEGIN {printf "%.1f", p / 1000}') $au $du" \
+				>>"$W/res.$name.$t"
+		done
+	done
+done
+
+echo "txcpu: pobj_app mt:1:$N1 and mt:8:$N8 (commit mode) against one rpmemd on loopback, $ROUNDS interleaved rounds, medians"
+printf '  %-20s %3s %9s %8s %10s %10s\n' build threads tx/s p50_us app_us/tx rpmemd_us/tx
+for b in "${BUILDS[@]}"; do
+	name=$(basename "$(dirname "$b")")
+	for t in 1 8; do
+		f=$W/res.$name.$t
+		printf '  %-20s %3s %9s %8s %10s %10s\n' "$name" "$t" \
+			"$(cut -d' ' -f1 "$f" | median)" \
+			"$(cut -d' ' -f2 "$f" | median)" \
+			"$(cut -d' ' -f3 "$f" | median)" \
+			"$(cut -d' ' -f4 "$f" | median)"
+	done
+done
