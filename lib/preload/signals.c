@@ -96,33 +96,35 @@ static sighandler_t set_bus(sighandler_t h, int flags)
 	return old.sa_handler;
 }
 
+/* handler -- SIGBUS: h with flags through librpmemctl; else libc's name */
+static sighandler_t handler(int sig, sighandler_t h, int flags,
+			    _Atomic(signal_fn) *real, const char *name)
+{
+	if (bus(sig))
+		return set_bus(h, flags);
+	signal_fn f = real_signal(real, name);
+	return f ? f(sig, h) : SIG_ERR;
+}
+
 /* signal -- glibc's semantics (BSD): restarted calls, handler not reentered */
 RPMEM_EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
 	static _Atomic(signal_fn) real;
-	if (bus(sig))
-		return set_bus(h, SA_RESTART);
-	signal_fn f = real_signal(&real, "signal");
-	return f ? f(sig, h) : SIG_ERR;
+	return handler(sig, h, SA_RESTART, &real, "signal");
 }
 
 RPMEM_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
 {
 	static _Atomic(signal_fn) real;
-	if (bus(sig))
-		return set_bus(h, SA_RESTART);
-	signal_fn f = real_signal(&real, "bsd_signal");
-	return f ? f(sig, h) : SIG_ERR;
+	return handler(sig, h, SA_RESTART, &real, "bsd_signal");
 }
 
 /* sysv_signal -- reset at delivery, not blocked while it runs */
 RPMEM_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
 {
 	static _Atomic(signal_fn) real;
-	if (bus(sig))
-		return set_bus(h, SA_RESETHAND | SA_NODEFER);
-	signal_fn f = real_signal(&real, "sysv_signal");
-	return f ? f(sig, h) : SIG_ERR;
+	return handler(sig, h, SA_RESETHAND | SA_NODEFER, &real,
+		       "sysv_signal");
 }
 
 /*

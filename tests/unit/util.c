@@ -582,18 +582,27 @@ static int touch(void *arg)
 	return *(volatile const char *)arg;
 }
 
+/* two_pages -- a file of two pages mapped for reading: its fd in *fd */
+static char *two_pages(int *fd)
+{
+	char path[] = "/tmp/rpmem-guard-XXXXXX";
+	*fd = mkstemp(path);
+	assert_true(*fd >= 0);
+	unlink(path);
+	long pg = sysconf(_SC_PAGESIZE);
+	assert_int_equal(ftruncate(*fd, 2 * pg), 0);
+	char *p = mmap(NULL, (size_t)(2 * pg), PROT_READ, MAP_SHARED, *fd, 0);
+	assert_true(p != MAP_FAILED);
+	return p;
+}
+
 static void rpmem_guard_run__catches_every_fault_and_leaves_sigbus_usable(
 	void **state)
 {
 	(void)state;
-	char path[] = "/tmp/rpmem-guard-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
+	int fd;
+	char *p = two_pages(&fd);
 	long pg = sysconf(_SC_PAGESIZE);
-	assert_int_equal(ftruncate(fd, 2 * pg), 0);
-	char *p = mmap(NULL, (size_t)(2 * pg), PROT_READ, MAP_SHARED, fd, 0);
-	assert_true(p != MAP_FAILED);
 	assert_int_equal(rpmem_guard_run(touch, p + pg), 0);
 	assert_int_equal(ftruncate(fd, pg), 0);
 	/* the page past the end faults, again and again: each is caught */
@@ -647,14 +656,9 @@ static void rpmem_guard_interpose__keeps_its_handler_under_the_process_s_own(
 	assert_ptr_not_equal(got.sa_handler, app_bus);
 	/* guarded faults caught, and not one sigaction call for them */
 	int n = nreal;
-	char path[] = "/tmp/rpmem-guard-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
+	int fd;
+	char *p = two_pages(&fd);
 	long pg = sysconf(_SC_PAGESIZE);
-	assert_int_equal(ftruncate(fd, 2 * pg), 0);
-	char *p = mmap(NULL, (size_t)(2 * pg), PROT_READ, MAP_SHARED, fd, 0);
-	assert_true(p != MAP_FAILED);
 	assert_int_equal(ftruncate(fd, pg), 0);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(rpmem_guard_run(touch, p + pg), -EFAULT);
