@@ -137,6 +137,25 @@ pool_field() {
 	[ "$(dd if="$REP" bs=1 skip=8192 count=6 2>/dev/null)" = second ]
 }
 
+@test "SIGBUS under the preload library behaves as without it: sysv_signal resets at delivery, sigset holds and releases, signal reads back (the same output both ways)" {
+	head -c 4M /dev/zero >"$POOL"
+	steps=(sigbus-sysv raise-bus sigbus-state sigbus-signal sigbus-hold
+		raise-bus sigbus-sigset sigbus-state raise-bus
+		store:4096:after)
+	run env -u LD_PRELOAD "$BUILD/tests/pmem2_app" "$POOL" "${steps[@]}"
+	[ "$status" -eq 0 ]
+	plain=$output
+	[ "$(grep -c '^SIGBUS sent$' <<<"$plain")" -eq 3 ]
+	[[ "$plain" == *"sigbus default"*"sigset was hold"* ]]
+	head -c 4M /dev/zero >"$POOL"
+	run env LD_PRELOAD="$PRELOAD" "$BUILD/tests/pmem2_app" "$POOL" \
+		"${steps[@]}"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$plain" ]
+	[ "$(pool_field state)" = consistent ]
+	[ "$(dd if="$REP" bs=1 skip=4096 count=5 2>/dev/null)" = after ]
+}
+
 @test "the library's SIGBUS guard stays under the application's own handler: a flush of a page the file no longer has fails the replication (fail-stop), the application's handler never sees the fault" {
 	for how in sigbus sigbus-signal; do
 		head -c 4M /dev/zero >"$POOL"

@@ -28,6 +28,12 @@
  *                     prints "sigbus own" if sigaction reads it back,
  *                     else "sigbus other"
  *   sigbus-signal     the same with signal(3)
+ *   sigbus-sysv       the same with sysv_signal(3) (reset at delivery)
+ *   sigbus-hold       sigset(SIGBUS, SIG_HOLD): blocks it
+ *   sigbus-sigset     sigset(3) of the plain handler: unblocks it; prints
+ *                     "sigset was hold" if it was held
+ *   sigbus-state      prints "sigbus own", "sigbus default" or "sigbus
+ *                     other", as sigaction reads it back
  *   raise-bus         sends itself SIGBUS (the handler prints "SIGBUS
  *                     sent" and returns)
  *   truncate:SIZE     cuts the file to SIZE bytes
@@ -66,6 +72,18 @@ static void on_bus_plain(int sig)
 	(void)sig;
 	static const char m[] = "SIGBUS sent\n";
 	(void)!write(1, m, sizeof(m) - 1);
+}
+
+/* bus_state -- "sigbus own/default/other", as sigaction reads it back */
+static void bus_state(void)
+{
+	struct sigaction now;
+	sigaction(SIGBUS, NULL, &now);
+	int own = (now.sa_flags & SA_SIGINFO) ? now.sa_sigaction == on_bus :
+						now.sa_handler == on_bus_plain;
+	printf("sigbus %s\n", own ? "own" :
+	       now.sa_handler == SIG_DFL ? "default" : "other");
+	fflush(stdout);
 }
 
 /* own_bus -- our SIGBUS handler set (with signal(3) if plain); reads back? */
@@ -178,6 +196,29 @@ int main(int argc, char *argv[])
 			raise(SIGKILL);
 		if (!strcmp(s, "sigbus") || !strcmp(s, "sigbus-signal")) {
 			own_bus(s[6] == '-');
+			continue;
+		}
+		if (!strcmp(s, "sigbus-sysv")) {
+			sysv_signal(SIGBUS, on_bus_plain);
+			bus_state();
+			continue;
+		}
+/* sigset(3) is obsolescent, and still what some applications call */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+		if (!strcmp(s, "sigbus-hold")) {
+			sigset(SIGBUS, SIG_HOLD);
+			continue;
+		}
+		if (!strcmp(s, "sigbus-sigset")) {
+			if (sigset(SIGBUS, on_bus_plain) == SIG_HOLD)
+				printf("sigset was hold\n");
+			fflush(stdout);
+			continue;
+		}
+#pragma GCC diagnostic pop
+		if (!strcmp(s, "sigbus-state")) {
+			bus_state();
 			continue;
 		}
 		if (!strcmp(s, "raise-bus")) {
