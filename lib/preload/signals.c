@@ -62,7 +62,8 @@ void pl_signals_interpose(void)
 	atomic_store_explicit(&on, 1, memory_order_release);
 }
 
-RPMEM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+RPMEM_EXPORT int sigaction(int sig, const struct sigaction *act,
+			   struct sigaction *old)
 {
 	if (bus(sig)) {
 		int ret = rpmemctl_sigbus_sigaction(act, old);
