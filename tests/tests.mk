@@ -60,7 +60,7 @@ $(B)/tests/seccomp_probe.so: tests/tools/seccomp_probe.c
 	$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $<
 
 # an ordinary libpmemobj application: replication comes by LD_PRELOAD
-$(B)/tests/pobj_app: tests/preload/pobj_app.c
+$(B)/tests/pobj_app: tests/preload/pobj_app.c tests/tools/lat.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmemobj -lpthread
 

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tools/lat.h"
+
 /*
  * pobj_app POOL STEP...: opens POOL (creating a 16 MiB libpmemobj pool
  * with layout "rpmem_test" if the file does not exist) and runs the steps
@@ -187,22 +189,6 @@ struct mt_arg {
 
 static pthread_mutex_t mt_out = PTHREAD_MUTEX_INITIALIZER;
 
-/* now_ns -- CLOCK_MONOTONIC in ns */
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* cpu_ns -- the process's CPU time so far, user and system */
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* mt_run -- a thread's n transactions on its own record */
 static void *mt_run(void *p)
 {
@@ -231,13 +217,6 @@ static void *mt_run(void *p)
 		pthread_mutex_unlock(&mt_out);
 	}
 	return NULL;
-}
-
-/* cmp_u64 -- qsort's order of uint64_t */
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
 }
 
 /*

@@ -6,12 +6,24 @@
 #include <stdint.h>
 #include <time.h>
 
+/* clock_ns -- clock c in ns */
+static inline uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* now_ns -- CLOCK_MONOTONIC in ns */
 static inline uint64_t now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* cpu_ns -- the process's CPU time so far (user and system), in ns */
+static inline uint64_t cpu_ns(void)
+{
+	return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /* cmp_u64 -- qsort's order of uint64_t */
