@@ -21,27 +21,22 @@ typedef sighandler_t (*signal_fn)(int, sighandler_t);
 /* SIGBUS's action goes to librpmemctl (pl_signals_interpose) */
 static atomic_int on;
 
-/* real_sigaction -- libc's sigaction, NULL if not found */
-static rpmemctl_sigaction_fn real_sigaction(void)
+/* next -- libc's name, looked up once into *slot; NULL if none */
+static void *next(void *_Atomic *slot, const char *name)
 {
-	static _Atomic(rpmemctl_sigaction_fn) real;
-	rpmemctl_sigaction_fn f = atomic_load(&real);
+	void *f = atomic_load(slot);
 	if (!f) {
-		f = (rpmemctl_sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-		atomic_store(&real, f);
+		f = dlsym(RTLD_NEXT, name);
+		atomic_store(slot, f);
 	}
 	return f;
 }
 
-/* real_signal -- libc's name (signal, bsd_signal, ...), NULL if none */
-static signal_fn real_signal(_Atomic(signal_fn) *real, const char *name)
+/* real_sigaction -- libc's sigaction, NULL if not found */
+static rpmemctl_sigaction_fn real_sigaction(void)
 {
-	signal_fn f = atomic_load(real);
-	if (!f) {
-		f = (signal_fn)dlsym(RTLD_NEXT, name);
-		atomic_store(real, f);
-	}
-	return f;
+	static void *_Atomic real;
+	return (rpmemctl_sigaction_fn)next(&real, "sigaction");
 }
 
 /* bus -- SIGBUS's action goes to librpmemctl */
@@ -97,33 +92,38 @@ static sighandler_t set_bus(sighandler_t h, int flags)
 	return old.sa_handler;
 }
 
+/* pass -- libc's name (signal, sigset, ...) of sig and h; SIG_ERR if none */
+static sighandler_t pass(void *_Atomic *real, const char *name, int sig,
+			 sighandler_t h)
+{
+	signal_fn f = (signal_fn)next(real, name);
+	return f ? f(sig, h) : SIG_ERR;
+}
+
 /* handler -- SIGBUS: h with flags through librpmemctl; else libc's name */
 static sighandler_t handler(int sig, sighandler_t h, int flags,
-			    _Atomic(signal_fn) *real, const char *name)
+			    void *_Atomic *real, const char *name)
 {
-	if (bus(sig))
-		return set_bus(h, flags);
-	signal_fn f = real_signal(real, name);
-	return f ? f(sig, h) : SIG_ERR;
+	return bus(sig) ? set_bus(h, flags) : pass(real, name, sig, h);
 }
 
 /* signal -- glibc's semantics (BSD): restarted calls, handler not reentered */
 RPMEM_EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
-	static _Atomic(signal_fn) real;
+	static void *_Atomic real;
 	return handler(sig, h, SA_RESTART, &real, "signal");
 }
 
 RPMEM_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
 {
-	static _Atomic(signal_fn) real;
+	static void *_Atomic real;
 	return handler(sig, h, SA_RESTART, &real, "bsd_signal");
 }
 
 /* sysv_signal -- reset at delivery, not blocked while it runs */
 RPMEM_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
 {
-	static _Atomic(signal_fn) real;
+	static void *_Atomic real;
 	return handler(sig, h, SA_RESETHAND | SA_NODEFER, &real,
 		       "sysv_signal");
 }
@@ -134,11 +134,9 @@ RPMEM_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
  */
 RPMEM_EXPORT sighandler_t sigset(int sig, sighandler_t h)
 {
-	static _Atomic(signal_fn) real;
-	if (!bus(sig)) {
-		signal_fn f = real_signal(&real, "sigset");
-		return f ? f(sig, h) : SIG_ERR;
-	}
+	static void *_Atomic real;
+	if (!bus(sig))
+		return pass(&real, "sigset", sig, h);
 	sigset_t one, was;
 	sigemptyset(&one);
 	sigaddset(&one, SIGBUS);
