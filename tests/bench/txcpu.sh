@@ -59,14 +59,17 @@ one() {
 	echo "$out $d0 $d1"
 }
 
+# name BUILD -- how the table calls a build: its tree's folder
+name() { basename "$(dirname "$1")"; }
+
 for b in "${BUILDS[@]}"; do
 	for t in 1 8; do
-		: >"$W/res.$(basename "$(dirname "$b")").$t"
+		: >"$W/res.$(name "$b").$t"
 	done
 done
 for _ in $(seq "$ROUNDS"); do
 	for b in "${BUILDS[@]}"; do
-		name=$(basename "$(dirname "$b")")
+		label=$(name "$b")
 		for t in 1 8; do
 			n=$N1
 			[ "$t" = 1 ] || n=$N8
@@ -78,7 +81,7 @@ for _ in $(seq "$ROUNDS"); do
 				-v n=$((t * n)) \
 				'BEGIN {printf "%.1f", d / k * 1e6 / n}')
 			echo "$4 $(awk -v p="$5" 'BEGIN {printf "%.1f", p / 1000}') $au $du" \
-				>>"$W/res.$name.$t"
+				>>"$W/res.$label.$t"
 		done
 	done
 done
@@ -86,10 +89,10 @@ done
 echo "txcpu: pobj_app mt:1:$N1 and mt:8:$N8 (commit mode) against one rpmemd on loopback, $ROUNDS interleaved rounds, medians"
 printf '  %-20s %3s %9s %8s %10s %10s\n' build threads tx/s p50_us app_us/tx rpmemd_us/tx
 for b in "${BUILDS[@]}"; do
-	name=$(basename "$(dirname "$b")")
+	label=$(name "$b")
 	for t in 1 8; do
-		f=$W/res.$name.$t
-		printf '  %-20s %3s %9s %8s %10s %10s\n' "$name" "$t" \
+		f=$W/res.$label.$t
+		printf '  %-20s %3s %9s %8s %10s %10s\n' "$label" "$t" \
 			"$(cut -d' ' -f1 "$f" | median)" \
 			"$(cut -d' ' -f2 "$f" | median)" \
 			"$(cut -d' ' -f3 "$f" | median)" \
