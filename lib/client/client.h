@@ -594,6 +594,11 @@ int client_link_flush_recv(struct rpmemctl_link *l);
  * (client_link_flush_serial)
  */
 #define LINKS_ROUNDS 4
+/*
+ * client_links_wakes -- waiting drains the set has woken so far (links.c;
+ * each drain that waits is woken once its round ended, or to read)
+ */
+uint64_t client_links_wakes(const struct rpmemctl_links *s);
 
 /* client_link_owed -- FLUSH replies owed */
 unsigned client_link_owed(const struct rpmemctl_link *l);

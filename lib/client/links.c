@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +45,16 @@
  * rounds meanwhile. A drain returns as soon as a round covered the
  * thread's own writes.
  *
+ * The other drains wait each on a semaphore of its thread's (struct
+ * links_waiter, on the set's list) and are woken one by one, after the
+ * mutex is let go: those whose round ended, told so (they return without
+ * taking the mutex again); those waiting for room, once a round ends, by
+ * a round the waker sends for them all; and, when the reader returns
+ * with rounds still in flight, the waiter of the oldest, to read next. A
+ * condition variable's broadcast woke every waiter at every round's end,
+ * and each took the mutex in turn to find out whether its round was the
+ * one: on two cores, most of eight threads' CPU went to that.
+ *
  * A thread that must drain several sets (a commit that touched several
  * files) starts each set's round first (rpmemctl_links_drain_start: the
  * FLUSHes sent, no reply awaited) and then drains each: the rounds'
@@ -53,6 +64,19 @@
 #define LINKS_MAX 16
 #define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
 #define LINKS_POLL_POSTED_MS 2 /* the same for flushes a data plane posted */
+
+/*
+ * a drain that waits (its thread's own): for its round to end, for the
+ * turn to read, or for room for a round
+ */
+struct links_waiter {
+	sem_t sem;	/* posted when woken */
+	int init;	/* sem made */
+	uint64_t want;	/* 1 + the number of the round awaited; 0: room */
+	uint64_t my;	/* the thread's last write to the set */
+	int done;	/* woken with its writes held by k links: return 0 */
+	struct links_waiter *next; /* on the set's waiters, then woken */
+};
 
 /* a round: FLUSHes on every link, covering the writes sent before them */
 struct links_round {
@@ -74,7 +98,9 @@ struct rpmemctl_links {
 	struct links_status status; /* PATH.rpmemstat, if set */
 	char errmsg[CLIENT_ERRMSG_MAX];
 	pthread_mutex_t mu; /* every call: one sender at a time */
-	pthread_cond_t cv;  /* a round ended */
+	struct links_waiter *waiters; /* drains waiting, newest first */
+	struct links_waiter *woken;   /* to post once the mutex is let go */
+	uint64_t wakes;		      /* waiting drains woken, ever */
 	uint64_t id;	    /* the set's number in the process */
 	uint64_t wseq;	    /* writes sent so far */
 	uint64_t acked;	    /* writes k targets hold persistent */
@@ -83,6 +109,9 @@ struct rpmemctl_links {
 	struct links_round round[LINKS_ROUNDS];
 	int reading; /* a drain reads the oldest round's replies */
 };
+
+/* the calling thread's waiting drain */
+static __thread struct links_waiter me;
 
 /* the calling thread's last write: its set's id and sequence number */
 static __thread struct {
@@ -129,6 +158,22 @@ static int usable(struct rpmemctl_links *s)
 	return 0;
 }
 
+/*
+ * unlock -- let go of the set's mutex, then wake the drains woken under
+ * it (a woken thread may reuse its record at once: next is read first)
+ */
+static void unlock(struct rpmemctl_links *s)
+{
+	struct links_waiter *w = s->woken;
+	s->woken = NULL;
+	pthread_mutex_unlock(&s->mu);
+	while (w) {
+		struct links_waiter *next = w->next;
+		sem_post(&w->sem);
+		w = next;
+	}
+}
+
 /* begin -- the set's mutex taken; 0, or usable's error (end unlocks) */
 static int begin(struct rpmemctl_links *s)
 {
@@ -155,7 +200,7 @@ static int end(struct rpmemctl_links *s, int ret)
 	else if (ret)
 		client_set_last(ret, "links: invalid argument");
 	if (s)
-		pthread_mutex_unlock(&s->mu);
+		unlock(s);
 	return ret;
 }
 
@@ -244,7 +289,6 @@ RPMEM_EXPORT int rpmemctl_links_new(unsigned k,
 	s->policy = policy;
 	s->id = atomic_fetch_add(&next_id, 1);
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
 	*out = s;
 	return 0;
 }
@@ -256,7 +300,6 @@ RPMEM_EXPORT void rpmemctl_links_delete(struct rpmemctl_links **sp)
 		return;
 	for (unsigned i = 0; i < (*sp)->n; i++)
 		rpmemctl_link_delete(&(*sp)->link[i]);
-	pthread_cond_destroy(&(*sp)->cv);
 	pthread_mutex_destroy(&(*sp)->mu);
 	free(*sp);
 	*sp = NULL;
@@ -475,7 +518,7 @@ static int wait_any(struct rpmemctl_links *s, uint64_t deadline)
 	}
 	if (!m)
 		return 0;
-	pthread_mutex_unlock(&s->mu);
+	unlock(s);
 	int n = poll(pfd, m, ms);
 	pthread_mutex_lock(&s->mu);
 	return n != 0 || rpmem_now_ns() < deadline;
@@ -536,10 +579,97 @@ static int round_replies(struct rpmemctl_links *s, struct links_round *r,
 	}
 }
 
+/* wake -- take w off the waiters, to be woken once the mutex is let go */
+static void wake(struct rpmemctl_links *s, struct links_waiter **pp,
+		 int done)
+{
+	struct links_waiter *w = *pp;
+	*pp = w->next;
+	w->done = done;
+	w->next = s->woken;
+	s->woken = w;
+	s->wakes++;
+}
+
+uint64_t client_links_wakes(const struct rpmemctl_links *s)
+{
+	return s->wakes;
+}
+
+/*
+ * wake_ended -- a round ended: wake the drains it covered (done if their
+ * writes are acknowledged, else to look again), all of them if the set
+ * failed; the drains waiting for room ride a round sent for them now
+ */
+static void wake_ended(struct rpmemctl_links *s)
+{
+	struct links_waiter **pp = &s->waiters;
+	int room = 0;
+	while (*pp) {
+		struct links_waiter *w = *pp;
+		if (s->fail_err || (w->want && s->rdone >= w->want)) {
+			wake(s, pp, !s->fail_err && s->acked >= w->my);
+			continue;
+		}
+		room |= !w->want;
+		pp = &w->next;
+	}
+	if (!room || inflight(s) >= rounds_max(s))
+		return;
+	round_send(s);
+	for (struct links_waiter *w = s->waiters; w; w = w->next)
+		if (!w->want)
+			w->want = s->rsent;
+}
+
+/*
+ * hand_off -- a drain returns: if no drain reads and rounds are in
+ * flight, wake the waiter of the oldest (or one waiting for room) to
+ * read them
+ */
+static void hand_off(struct rpmemctl_links *s)
+{
+	if (s->reading || !inflight(s) || !s->waiters)
+		return;
+	struct links_waiter **pick = &s->waiters;
+	for (struct links_waiter **pp = &s->waiters; *pp; pp = &(*pp)->next)
+		if ((*pp)->want && (!(*pick)->want ||
+				    (*pp)->want < (*pick)->want))
+			pick = pp;
+	wake(s, pick, 0);
+}
+
+/*
+ * wait_turn -- wait, without the mutex, until woken (wake_ended,
+ * hand_off); 1 if woken done (the mutex not taken again), else 0 with
+ * the mutex and *want (a round may have been sent for the thread)
+ */
+static int wait_turn(struct rpmemctl_links *s, uint64_t *want, uint64_t my)
+{
+	struct links_waiter *w = &me;
+	if (!w->init) {
+		sem_init(&w->sem, 0, 0);
+		w->init = 1;
+	}
+	w->want = *want;
+	w->my = my;
+	w->done = 0;
+	w->next = s->waiters;
+	s->waiters = w;
+	unlock(s);
+	while (sem_wait(&w->sem) && errno == EINTR)
+		;
+	if (w->done)
+		return 1;
+	pthread_mutex_lock(&s->mu);
+	*want = w->want;
+	return 0;
+}
+
 /*
  * round_read -- the reader's part: the oldest round's replies read as
  * they come until k links hold every write it covers (the rest stay
- * owed); the round ended, the reader gone, the waiters woken
+ * owed); the round ended, the reader gone, its waiters woken
  */
 static int round_read(struct rpmemctl_links *s)
 {
@@ -552,7 +682,7 @@ static int round_read(struct rpmemctl_links *s)
 		s->acked = r->cover;
 	s->rdone++;
 	s->reading = 0;
-	pthread_cond_broadcast(&s->cv);
+	wake_ended(s);
 	return ret;
 }
 
@@ -582,7 +712,8 @@ static int held(const struct rpmemctl_links *s, uint64_t my)
  * links: the round in flight that covers them (another thread's, or the
  * one rpmemctl_links_drain_start sent), or a round of its own sent at
  * once; a thread that wrote to another set since counts every write. The
- * drain reads replies while no other does (each round's in turn).
+ * drain reads replies while no other does (each round's in turn), and
+ * hands the reading on when it returns.
  */
 RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 {
@@ -593,11 +724,11 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 	uint64_t want = 0; /* 1 + the number of the round awaited */
 	for (;;) {
 		if ((ret = usable(s)))
-			return end(s, ret);
+			break;
 		/* a round (of this thread or another) covered its writes */
 		if (held(s, my) || (want && s->rdone >= want &&
 				    s->acked >= my))
-			return end(s, 0);
+			break;
 		if (!want || s->rdone >= want) {
 			want = covering(s, my);
 			if (!want && inflight(s) < rounds_max(s)) {
@@ -605,13 +736,17 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 				want = s->rsent;
 			}
 		}
-		if (s->reading || !inflight(s)) {
-			pthread_cond_wait(&s->cv, &s->mu);
+		/* a round is in flight: the reader's, or to read */
+		if (s->reading) {
+			if (wait_turn(s, &want, my))
+				return 0;
 			continue;
 		}
 		if ((ret = round_read(s)))
-			return end(s, ret);
+			break;
 	}
+	hand_off(s);
+	return end(s, ret);
 }
 
 /*

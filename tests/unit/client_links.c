@@ -607,6 +607,58 @@ static void links__drains_beyond_the_pipeline_ride_one_round(void **state)
 	stop_equal(&e);
 }
 
+/* returned -- thread t ended (joined if so) */
+static int returned(pthread_t t)
+{
+	return pthread_tryjoin_np(t, NULL) == 0;
+}
+
+/*
+ * three rounds in flight, a thread's each, their replies let go by
+ * target 0 one at a time: a round's end wakes the waiter of the next to
+ * read it and no other, and each waiting drain is woken once
+ */
+static void links__a_round_wakes_only_the_drain_that_reads_next(void **state)
+{
+	(void)state;
+	struct env e;
+	struct drainer d[3];
+	pthread_t th[3];
+	atomic_uint written = 0;
+	unsigned f[N];
+	hold_first_round(&e, d, th, &written, f);
+	for (unsigned r = 2; r <= 3; r++)
+		fake_target_script(e.ft[0], RPMEM_MSG_FLUSH, f[0] + r,
+				   FAKE_STALL, 0);
+	for (unsigned i = 1; i < 3; i++) {
+		start_drainer(&e, d, th, i, 1, &written);
+		assert_int_equal(flushes_reach(&e, 1, f[1] + i + 1),
+				 f[1] + i + 1);
+	}
+	usleep(100000); /* both wait */
+	assert_int_equal(client_links_wakes(e.set), 0);
+	/* round 0 ends: its drain returns, the next round's reads */
+	fake_target_release_one(e.ft[0]);
+	assert_int_equal(pthread_join(th[0], NULL), 0);
+	assert_int_equal(d[0].ret, 0);
+	assert_int_equal(client_links_wakes(e.set), 1);
+	usleep(100000);
+	assert_false(returned(th[1]));
+	assert_false(returned(th[2]));
+	/* round 1 ends: the same for the last */
+	fake_target_release_one(e.ft[0]);
+	assert_int_equal(pthread_join(th[1], NULL), 0);
+	assert_int_equal(d[1].ret, 0);
+	assert_int_equal(client_links_wakes(e.set), 2);
+	fake_target_release_one(e.ft[0]);
+	assert_int_equal(pthread_join(th[2], NULL), 0);
+	assert_int_equal(d[2].ret, 0);
+	assert_int_equal(client_links_wakes(e.set), 2);
+	for (unsigned i = 0; i < 3; i++)
+		assert_true(d[i].held);
+	stop_equal(&e);
+}
+
 /* drain_run -- a thread that wrote nothing drains the set (rides a round) */
 static void *drain_run(void *arg)
 {
@@ -851,6 +903,8 @@ int main(void)
 		cmocka_unit_test(
 		  links__a_drain_sends_its_round_while_another_is_in_flight),
 		cmocka_unit_test(links__drains_beyond_the_pipeline_ride_one_round),
+		cmocka_unit_test(
+			links__a_round_wakes_only_the_drain_that_reads_next),
 		cmocka_unit_test(links__started_drains_of_two_sets_overlap),
 		cmocka_unit_test(links__shared_sessions_read_each_others_replies),
 		cmocka_unit_test(links__shared_session_fails_every_link_on_an_error),

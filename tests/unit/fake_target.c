@@ -45,6 +45,7 @@ struct fake_target {
 	int stopping;
 	int down; /* fake_target_set_down: connections closed at once */
 	int released; /* fake_target_release: a FAKE_STALL may reply */
+	unsigned release_n; /* fake_target_release_one: so many may */
 	unsigned refused; /* connections closed while down */
 	int conn; /* the connection being served, -1 if none */
 	char port[16];
@@ -710,8 +711,11 @@ static void serve(struct fake_target *ft, int sfd)
 			len = handle_request(ft, &h, &rtype);
 		/* FAKE_STALL: the reply waits for fake_target_release */
 		while (sc && sc->action == FAKE_STALL && !ft->released &&
-		       !ft->down)
+		       !ft->release_n && !ft->down)
 			pthread_cond_wait(&ft->cond, &ft->lock);
+		if (sc && sc->action == FAKE_STALL && !ft->released &&
+		    ft->release_n)
+			ft->release_n--;
 		pthread_mutex_unlock(&ft->lock);
 		if (send_reply(ft, fd, h.id, rtype, len, sc))
 			return;
@@ -845,6 +849,14 @@ void fake_target_release(struct fake_target *ft)
 {
 	pthread_mutex_lock(&ft->lock);
 	ft->released = 1;
+	pthread_cond_broadcast(&ft->cond);
+	pthread_mutex_unlock(&ft->lock);
+}
+
+void fake_target_release_one(struct fake_target *ft)
+{
+	pthread_mutex_lock(&ft->lock);
+	ft->release_n++;
 	pthread_cond_broadcast(&ft->cond);
 	pthread_mutex_unlock(&ft->lock);
 }

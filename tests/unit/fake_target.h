@@ -119,6 +119,9 @@ void fake_target_set_down(struct fake_target *ft, int down);
 /* fake_target_release -- FAKE_STALL replies go out, now and from now on */
 void fake_target_release(struct fake_target *ft);
 
+/* fake_target_release_one -- the next FAKE_STALL reply goes out (only) */
+void fake_target_release_one(struct fake_target *ft);
+
 /* fake_target_refused -- connections closed because the target was down */
 unsigned fake_target_refused(struct fake_target *ft);
 
