@@ -152,6 +152,12 @@ static int mapping_fault(struct rpmemd_session *s, const struct rpmem_hdr *hd,
  * flush, and over TLS the data is decrypted into user memory anyway.
  * A FLUSH persists the range as before (msync of a mapping range syncs
  * the file's pages however they were written; tmpfs has nothing to do).
+ * Only WRITEs of a page or more take the file (write_apply): a shorter
+ * one overwrites no whole page, so its page is faulted in and zeroed
+ * either way, and through the file it would cost two system calls (the
+ * shrink check's fstat and the pwrite) where the mapping costs none. A
+ * live replica's WRITEs are mostly such (a transaction's log entries
+ * and its object).
  */
 int write_by_file(const struct rpmemd_session *s,
 		  const struct rpmemd_handle *h)
@@ -240,7 +246,7 @@ static int write_apply(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	}
 	if ((ret = reorder_take(s, io.handle, io.offset, io.len))) {
 		ret = ret > 0 ? 0 : ret; /* a test build held it */
-	} else if (h->by_file) {
+	} else if (h->by_file && io.len >= h->pool->pagesize) {
 		ret = recv_to_file(s, hd, h, &io);
 	} else {
 		struct io_args a = { s, hd, h->pool->addr + io.offset, io.len,
