@@ -599,6 +599,8 @@ int client_link_flush_recv(struct rpmemctl_link *l);
  * each drain that waits is woken once its round ended, or to read)
  */
 uint64_t client_links_wakes(const struct rpmemctl_links *s);
+/* client_links_spins -- the reader's waits for replies that spun first */
+uint64_t client_links_spins(const struct rpmemctl_links *s);
 
 /* client_link_owed -- FLUSH replies owed */
 unsigned client_link_owed(const struct rpmemctl_link *l);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -64,6 +65,8 @@
 #define LINKS_MAX 16
 #define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
 #define LINKS_POLL_POSTED_MS 2 /* the same for flushes a data plane posted */
+#define LINKS_SPIN_US 50 /* the reader's spin before it sleeps, by default */
+#define LINKS_SPIN_MAX_US 10000
 
 /*
  * a drain that waits (its thread's own): for its round to end, for the
@@ -81,6 +84,7 @@ struct links_waiter {
 /* a round: FLUSHes on every link, covering the writes sent before them */
 struct links_round {
 	uint64_t cover;		   /* writes sent before its FLUSHes */
+	uint64_t t0;		   /* when they were sent (ns) */
 	uint64_t sent[LINKS_MAX]; /* each link's FLUSHes sent by its end */
 	int err;		   /* its first error in sending them */
 };
@@ -101,6 +105,9 @@ struct rpmemctl_links {
 	struct links_waiter *waiters; /* drains waiting, newest first */
 	struct links_waiter *woken;   /* to post once the mutex is let go */
 	uint64_t wakes;		      /* waiting drains woken, ever */
+	uint64_t spin_ns; /* the reader looks without sleeping this long */
+	uint64_t rt_ns;	  /* a round's time, recent (moving average) */
+	uint64_t spins;	  /* waits for replies that spun first, ever */
 	uint64_t id;	    /* the set's number in the process */
 	uint64_t wseq;	    /* writes sent so far */
 	uint64_t acked;	    /* writes k targets hold persistent */
@@ -288,6 +295,7 @@ RPMEM_EXPORT int rpmemctl_links_new(unsigned k,
 	s->k = k;
 	s->policy = policy;
 	s->id = atomic_fetch_add(&next_id, 1);
+	s->spin_ns = LINKS_SPIN_US * 1000u;
 	pthread_mutex_init(&s->mu, NULL);
 	*out = s;
 	return 0;
@@ -371,6 +379,22 @@ RPMEM_EXPORT int rpmemctl_links_get_lag(const struct rpmemctl_links *s,
 RPMEM_EXPORT const char *rpmemctl_links_errmsg(const struct rpmemctl_links *s)
 {
 	return s ? s->errmsg : "no set of links";
+}
+
+/* rpmemctl_links_set_spin -- the reader's spin before it sleeps (us) */
+RPMEM_EXPORT int rpmemctl_links_set_spin(struct rpmemctl_links *s,
+					 unsigned us)
+{
+	client_api_begin();
+	if (!s || us > LINKS_SPIN_MAX_US) {
+		client_set_last(-EINVAL, "links: invalid argument (a spin of "
+				"0 to %d us)", LINKS_SPIN_MAX_US);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->spin_ns = (uint64_t)us * 1000u;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
 }
 
 /* rpmemctl_links_push -- push every link; k must end SYNCED */
@@ -495,12 +519,31 @@ static unsigned collect_ready(struct rpmemctl_links *s, int *err)
 }
 
 /*
- * wait_any -- poll every link that owes a reply, without the set's mutex
- * (other threads write meanwhile), at most LINKS_POLL_MS: another call
- * may read the reply first. 1 if one may be ready, 0 if none is owed or
- * the socket timeout passed since deadline's start.
+ * spin -- poll pfd without sleeping, for up to ns, the CPU left to the
+ * process's other threads between looks; what poll returned last
  */
-static int wait_any(struct rpmemctl_links *s, uint64_t deadline)
+static int spin(struct pollfd *pfd, nfds_t m, uint64_t ns)
+{
+	if (!ns)
+		return 0;
+	uint64_t end = rpmem_now_ns() + ns;
+	int n;
+	while (!(n = poll(pfd, m, 0)) && rpmem_now_ns() < end)
+		sched_yield();
+	return n;
+}
+
+/*
+ * wait_any -- poll every link that owes a reply of round r, without the
+ * set's mutex (other threads write meanwhile), at most LINKS_POLL_MS:
+ * another call may read the reply first. Where r is due (sent a recent
+ * round's time ago) within spin_ns (loopback, a fast LAN), it spins that
+ * long first: a reply that comes meanwhile costs no sleep and wake-up,
+ * on either end. 1 if one may be ready, 0 if none is owed or the socket
+ * timeout passed since deadline's start.
+ */
+static int wait_any(struct rpmemctl_links *s, const struct links_round *r,
+		    uint64_t deadline)
 {
 	struct pollfd pfd[LINKS_MAX];
 	nfds_t m = 0;
@@ -518,8 +561,13 @@ static int wait_any(struct rpmemctl_links *s, uint64_t deadline)
 	}
 	if (!m)
 		return 0;
+	uint64_t spin_ns = r->t0 + s->rt_ns <= rpmem_now_ns() + s->spin_ns ?
+				   s->spin_ns : 0;
+	s->spins += spin_ns != 0;
 	unlock(s);
-	int n = poll(pfd, m, ms);
+	int n = spin(pfd, m, spin_ns);
+	if (!n)
+		n = poll(pfd, m, ms);
 	pthread_mutex_lock(&s->mu);
 	return n != 0 || rpmem_now_ns() < deadline;
 }
@@ -544,6 +592,7 @@ static void round_send(struct rpmemctl_links *s)
 {
 	struct links_round *r = round_at(s, s->rsent);
 	r->cover = s->wseq;
+	r->t0 = rpmem_now_ns();
 	r->err = 0;
 	for (unsigned i = 0; i < s->n; i++) {
 		int ret = client_link_flush_send(s->link[i]);
@@ -571,7 +620,7 @@ static int round_replies(struct rpmemctl_links *s, struct links_round *r,
 			s->since_drain = 0;
 			return check_quorum(s, got, err);
 		}
-		if (collect_ready(s, &err) || wait_any(s, deadline))
+		if (collect_ready(s, &err) || wait_any(s, r, deadline))
 			continue;
 		/* nothing came in the socket timeout: the read says why */
 		ret = client_link_flush_recv(l);
@@ -594,6 +643,11 @@ static void wake(struct rpmemctl_links *s, struct links_waiter **pp,
 uint64_t client_links_wakes(const struct rpmemctl_links *s)
 {
 	return s->wakes;
+}
+
+uint64_t client_links_spins(const struct rpmemctl_links *s)
+{
+	return s->spins;
 }
 
 /*
@@ -680,6 +734,10 @@ static int round_read(struct rpmemctl_links *s)
 	int ret = round_replies(s, r, deadline);
 	if (!ret && r->cover > s->acked)
 		s->acked = r->cover;
+	if (!ret) {
+		uint64_t t = rpmem_now_ns() - r->t0;
+		s->rt_ns = s->rt_ns ? (7 * s->rt_ns + t) / 8 : t;
+	}
 	s->rdone++;
 	s->reading = 0;
 	wake_ended(s);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -364,6 +365,18 @@ static void replica__three_targets_k2_one_gone_and_back(void **state)
 	/* each target's state through the replica's getter */
 	const struct rpmemctl_links *set = rpmemctl_replica_get_links(r);
 	assert_int_equal(rpmemctl_links_count(set), N);
+	/*
+	 * a drain that k targets answered may return before it read the
+	 * gone one's end of stream: a later drain reads it
+	 */
+	for (int i = 0; i < 100 && rpmemctl_link_get_state(
+					   rpmemctl_links_get(set, 0)) !=
+					   RPMEMCTL_LINK_DEGRADED; i++) {
+		m[600 * KIB] = (uint8_t)i;
+		assert_int_equal(rpmemctl_replica_persist(r, m + 600 * KIB, 1),
+				 0);
+		usleep(10000);
+	}
 	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(set, 0)),
 			 RPMEMCTL_LINK_DEGRADED);
 	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(set, 1)),
@@ -659,6 +672,77 @@ static void links__a_round_wakes_only_the_drain_that_reads_next(void **state)
 	stop_equal(&e);
 }
 
+/* slept -- the calling thread's sleeps so far (voluntary switches) */
+static long slept(void)
+{
+	struct rusage u;
+	assert_int_equal(getrusage(RUSAGE_THREAD, &u), 0);
+	return u.ru_nvcsw;
+}
+
+/* persists_slept -- n persists of 4 KiB at off: the sleeps they took */
+static long persists_slept(struct env *e, uint64_t off, unsigned n)
+{
+	long c0 = slept();
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(persist(e, off, 4 * KIB, (uint8_t)i), 0);
+	return slept() - c0;
+}
+
+/* release_later -- target 0 lets its held reply go after 100 ms (thread) */
+static void *release_later(void *arg)
+{
+	usleep(100000);
+	fake_target_release(arg);
+	return NULL;
+}
+
+/*
+ * the reading drain looks for its replies without sleeping, for up to
+ * the set's spin, where rounds take no longer; with a spin of 0, or
+ * once a round took longer than the spin, it sleeps in poll
+ */
+static void links__the_reader_spins_only_where_rounds_are_short(void **state)
+{
+	(void)state;
+	struct env e;
+	pthread_t th;
+	env_start(&e, 0, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_links_set_spin(e.set, 10001), -EINVAL);
+	assert_int_equal(rpmemctl_links_set_spin(NULL, 0), -EINVAL);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	assert_int_equal(persist(&e, 0, 4 * KIB, 1), 0); /* LIVE */
+	/* no spin: the drains sleep for their replies (three targets) */
+	assert_int_equal(rpmemctl_links_set_spin(e.set, 0), 0);
+	uint64_t n0 = client_links_spins(e.set);
+	long s0 = persists_slept(&e, 8 * KIB, 20);
+	assert_int_equal(client_links_spins(e.set), n0);
+	/* a spin far longer than a loopback round: hardly a sleep */
+	assert_int_equal(rpmemctl_links_set_spin(e.set, 10000), 0);
+	long s1 = persists_slept(&e, 16 * KIB, 20);
+	print_message("sleeps of 20 drains: %ld without a spin, %ld with\n",
+		      s0, s1);
+	assert_true(client_links_spins(e.set) > n0);
+	assert_true(s0 >= 5);
+	assert_true(s1 < s0 / 2);
+	/* a round of 100 ms: the rounds' time is over a 2 ms spin */
+	assert_int_equal(rpmemctl_links_set_spin(e.set, 2000), 0);
+	unsigned f = fake_target_count(e.ft[0], RPMEM_MSG_FLUSH);
+	fake_target_script(e.ft[0], RPMEM_MSG_FLUSH, f + 1, FAKE_STALL, 0);
+	assert_int_equal(pthread_create(&th, NULL, release_later, e.ft[0]), 0);
+	assert_int_equal(persist(&e, 24 * KIB, 4 * KIB, 3), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	n0 = client_links_spins(e.set);
+	for (unsigned i = 0; i < 10; i++)
+		assert_int_equal(persist(&e, 32 * KIB, 4 * KIB, (uint8_t)i), 0);
+	assert_int_equal(client_links_spins(e.set), n0);
+	/* the average comes down with the short rounds: it spins again */
+	for (unsigned i = 0; i < 60; i++)
+		assert_int_equal(persist(&e, 32 * KIB, 4 * KIB, (uint8_t)i), 0);
+	assert_true(client_links_spins(e.set) > n0);
+	stop_equal(&e);
+}
+
 /* drain_run -- a thread that wrote nothing drains the set (rides a round) */
 static void *drain_run(void *arg)
 {
@@ -905,6 +989,8 @@ int main(void)
 		cmocka_unit_test(links__drains_beyond_the_pipeline_ride_one_round),
 		cmocka_unit_test(
 			links__a_round_wakes_only_the_drain_that_reads_next),
+		cmocka_unit_test(
+			links__the_reader_spins_only_where_rounds_are_short),
 		cmocka_unit_test(links__started_drains_of_two_sets_overlap),
 		cmocka_unit_test(links__shared_sessions_read_each_others_replies),
 		cmocka_unit_test(links__shared_session_fails_every_link_on_an_error),

@@ -118,6 +118,27 @@ static void pl_config_drain__commit_by_default_every_on_request(void **state)
 			    "'commit' nor 'every'");
 }
 
+static void pl_config_spin__microseconds_or_the_default(void **state)
+{
+	(void)state;
+	c.spin_us = 7;
+	assert_int_equal(pl_config_spin(&c, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c.spin_us, -1);
+	assert_int_equal(pl_config_spin(&c, "0", err, sizeof(err)), 0);
+	assert_int_equal(c.spin_us, 0);
+	assert_int_equal(pl_config_spin(&c, "10000", err, sizeof(err)), 0);
+	assert_int_equal(c.spin_us, 10000);
+	assert_int_equal(pl_config_spin(&c, "", err, sizeof(err)), 0);
+	assert_int_equal(c.spin_us, -1);
+	const char *bad[] = { "10001", "-1", "50us", "x" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(pl_config_spin(&c, bad[i], err, sizeof(err)),
+				 -EINVAL);
+		assert_non_null(strstr(err, "RPMEM_REPLICATE_SPIN: '"));
+		assert_non_null(strstr(err, "(0 to 10000)"));
+	}
+}
+
 static void pl_config_parse__an_entry_without_a_path_adds_a_target(
 	void **state)
 {
@@ -256,6 +277,7 @@ int main(void)
 		cmocka_unit_test(pl_config_parse__at_most_sixteen_files),
 		cmocka_unit_test(
 		  pl_config_drain__commit_by_default_every_on_request),
+		cmocka_unit_test(pl_config_spin__microseconds_or_the_default),
 		cmocka_unit_test(
 		  pl_config_parse__an_entry_without_a_path_adds_a_target),
 		cmocka_unit_test(pl_config_parse__refuses_bad_extra_targets),
