@@ -275,6 +275,24 @@ int pl_config_drain(struct pl_config *c, const char *drain, char *err,
 	return 0;
 }
 
+/* pl_config_spin -- RPMEM_REPLICATE_SPIN into c (see preload.h) */
+int pl_config_spin(struct pl_config *c, const char *spin, char *err,
+		   size_t errlen)
+{
+	c->spin_us = -1;
+	if (!spin || !*spin)
+		return 0;
+	char *end;
+	errno = 0;
+	long v = strtol(spin, &end, 10);
+	if (errno || *end || v < 0 || v > 10000)
+		return cfg_err(err, errlen, "RPMEM_REPLICATE_SPIN: '%s' is "
+			       "not a number of microseconds (0 to 10000)",
+			       spin);
+	c->spin_us = (int)v;
+	return 0;
+}
+
 /* init_once -- read the environment; an invalid one stops the process */
 static void init_once(void)
 {
@@ -294,6 +312,9 @@ static void init_once(void)
 				      err, sizeof(err));
 	if (!ret)
 		ret = pl_config_quorum(&pl_cfg, q, err, sizeof(err));
+	if (!ret)
+		ret = pl_config_spin(&pl_cfg, getenv("RPMEM_REPLICATE_SPIN"),
+				     err, sizeof(err));
 	/* the variable, if set, else the client configuration's */
 	if (!ret && !(q && *q))
 		ret = pl_config_quorum_cfg(&pl_cfg, err, sizeof(err));

@@ -90,6 +90,7 @@ struct pl_config {
 	enum rpmemctl_transport transport;
 	enum pl_drain_mode drain;
 	unsigned quorum; /* the variable or replicate.quorum; 0: every target */
+	int spin_us;	 /* RPMEM_REPLICATE_SPIN; -1: the library's default */
 	int verbose;  /* RPMEM_LOG_LEVEL is info or debug */
 	int lib_prio; /* RPMEM_LOG_LEVEL as LOG_*, -1 unset: pl_log drops */
 };
@@ -133,6 +134,13 @@ int pl_config_quorum(struct pl_config *c, const char *quorum, char *err,
  * 0 (unset there too: every target) or -EINVAL with the reason in err
  */
 int pl_config_quorum_cfg(struct pl_config *c, char *err, size_t errlen);
+/*
+ * pl_config_spin -- RPMEM_REPLICATE_SPIN (NULL or "": the library's
+ * default) into c: microseconds, 0 to 10000; 0 or -EINVAL with the
+ * reason in err
+ */
+int pl_config_spin(struct pl_config *c, const char *spin, char *err,
+		   size_t errlen);
 /* pl_init -- parse the environment once; an invalid one stops the process */
 void pl_init(void);
 

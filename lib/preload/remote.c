@@ -401,6 +401,8 @@ static int set_new(struct pl_file *f)
 				     RPMEMCTL_LINK_DEGRADE, &f->set);
 	for (unsigned i = 0; !ret && i < f->ntargets; i++)
 		ret = link_new(f, i);
+	if (!ret && pl_cfg.spin_us >= 0)
+		ret = rpmemctl_links_set_spin(f->set, (unsigned)pl_cfg.spin_us);
 	if (!ret) {
 		char spath[PATH_MAX + 16];
 		(void)(snprintf(spath, sizeof(spath), "%s.rpmemstat",
