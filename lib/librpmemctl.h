@@ -1424,9 +1424,10 @@ int rpmemctl_links_set_status_file(struct rpmemctl_links *set,
  * rpmemctl_links_set_spin -- how long (us; 50 unless set, 0 never, at
  * most 10000) the drain that reads the targets' replies looks for them
  * without sleeping (poll with no timeout, sched_yield between looks)
- * before it sleeps in poll: on a link whose rounds take no longer (a
- * moving average of the last ones), a reply that comes meanwhile costs
- * no sleep and wake-up. The other drains sleep. 0 or -EINVAL.
+ * before it sleeps in poll, when the round it waits for is due by then
+ * (a moving average of the set's recent rounds): a reply that comes
+ * meanwhile costs no sleep and wake-up. The other drains sleep. 0 or
+ * -EINVAL.
  */
 int rpmemctl_links_set_spin(struct rpmemctl_links *set, unsigned us);
 /* why the last call on the set failed ("" if it succeeded); never NULL */
