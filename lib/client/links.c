@@ -52,9 +52,10 @@
  * taking the mutex again); those waiting for room, once a round ends, by
  * a round the waker sends for them all; and, when the reader returns
  * with rounds still in flight, the waiter of the oldest, to read next. A
- * condition variable's broadcast woke every waiter at every round's end,
- * and each took the mutex in turn to find out whether its round was the
- * one: on two cores, most of eight threads' CPU went to that.
+ * condition variable's broadcast would wake every waiter at every
+ * round's end, each to take the mutex in turn and find out whether its
+ * round was the one: measured on two cores, a sixth of eight threads'
+ * CPU per transaction.
  *
  * A thread that must drain several sets (a commit that touched several
  * files) starts each set's round first (rpmemctl_links_drain_start: the
