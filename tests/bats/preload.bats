@@ -499,6 +499,18 @@ session_counts() {
 	[[ "$output" == *"RPMEM_REPLICATE_DRAIN: 'sometimes' is neither 'commit' nor 'every'"* ]]
 }
 
+@test "RPMEM_REPLICATE_SPIN: without a spin and with the longest the replica is the same; a bad value stops the process, saying why" {
+	RPMEM_REPLICATE_SPIN=0 app loop:50
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$REP"
+	RPMEM_REPLICATE_SPIN=10000 app loop:50
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$REP"
+	RPMEM_REPLICATE_SPIN=fast app set:0:x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"RPMEM_REPLICATE_SPIN: 'fast' is not a number of microseconds (0 to 10000)"* ]]
+}
+
 # slow_link MS -- a proxy to rpmemd that holds what the application sends
 # for MS ms (tests/tools/delay_proxy.py); RPMEM_REPLICATE goes through it
 slow_link() {
