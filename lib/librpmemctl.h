@@ -1055,6 +1055,12 @@ int rpmemctl_replica_open_targets(const char *path,
  */
 const struct rpmemctl_links *
 rpmemctl_replica_get_links(const struct rpmemctl_replica *r);
+/*
+ * rpmemctl_replica_set_spin -- (LIBRPMEMCTL_3) rpmemctl_links_set_spin of
+ * the replica's set: how long (us) a persist that reads the targets'
+ * replies looks for them before it sleeps; 0 or -EINVAL
+ */
+int rpmemctl_replica_set_spin(struct rpmemctl_replica *r, unsigned us);
 /* why the last replica call failed ("" if it succeeded); never NULL */
 const char *rpmemctl_replica_errmsg(const struct rpmemctl_replica *r);
 void *rpmemctl_replica_addr(const struct rpmemctl_replica *r);

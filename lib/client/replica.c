@@ -327,6 +327,13 @@ rpmemctl_replica_get_links(const struct rpmemctl_replica *r)
 	return r ? r->set : NULL;
 }
 
+/* rpmemctl_replica_set_spin -- rpmemctl_links_set_spin of its set */
+RPMEM_EXPORT int rpmemctl_replica_set_spin(struct rpmemctl_replica *r,
+					   unsigned us)
+{
+	return rpmemctl_links_set_spin(r ? r->set : NULL, us);
+}
+
 /* rpmemctl_replica_errmsg -- why the last call on the replica failed */
 RPMEM_EXPORT const char *
 rpmemctl_replica_errmsg(const struct rpmemctl_replica *r)

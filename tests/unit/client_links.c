@@ -353,6 +353,25 @@ static void replica__three_targets_k2_one_gone_and_back(void **state)
 	for (unsigned i = 0; i < N; i++)
 		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
 	uint8_t *m = rpmemctl_replica_addr(r);
+	assert_int_equal(rpmemctl_replica_set_spin(r, 10001), -EINVAL);
+	assert_int_equal(rpmemctl_replica_set_spin(NULL, 0), -EINVAL);
+	/* the replica's spin is its set's */
+	const struct rpmemctl_links *rs = rpmemctl_replica_get_links(r);
+	assert_int_equal(rpmemctl_replica_set_spin(r, 0), 0);
+	uint64_t n0 = client_links_spins(rs);
+	for (int i = 0; i < 20; i++) {
+		memset(m + 4 * KIB, i, 100);
+		assert_int_equal(rpmemctl_replica_persist(r, m + 4 * KIB, 100),
+				 0);
+	}
+	assert_int_equal(client_links_spins(rs), n0);
+	assert_int_equal(rpmemctl_replica_set_spin(r, 10000), 0);
+	for (int i = 0; i < 20; i++) {
+		memset(m + 4 * KIB, i, 100);
+		assert_int_equal(rpmemctl_replica_persist(r, m + 4 * KIB, 100),
+				 0);
+	}
+	assert_true(client_links_spins(rs) > n0);
 	memset(m + 4 * KIB, 1, 100);
 	assert_int_equal(rpmemctl_replica_persist(r, m + 4 * KIB, 100), 0);
 	fake_target_set_down(e.ft[0], 1);
