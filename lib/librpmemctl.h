@@ -1426,9 +1426,11 @@ int rpmemctl_links_get_lag(const struct rpmemctl_links *set, unsigned i,
  */
 int rpmemctl_links_set_status_file(struct rpmemctl_links *set,
 				   const char *path);
+/* the longest spin rpmemctl_links_set_spin takes (us) */
+#define RPMEMCTL_SPIN_MAX_US 10000u
 /*
  * rpmemctl_links_set_spin -- how long (us; 50 unless set, 0 never, at
- * most 10000) the drain that reads the targets' replies looks for them
+ * most RPMEMCTL_SPIN_MAX_US) the drain that reads the targets' replies looks for them
  * without sleeping (poll with no timeout, sched_yield between looks)
  * before it sleeps in poll, when the round it waits for is due by then
  * (a moving average of the set's recent rounds): a reply that comes

@@ -67,7 +67,6 @@
 #define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
 #define LINKS_POLL_POSTED_MS 2 /* the same for flushes a data plane posted */
 #define LINKS_SPIN_US 50 /* the reader's spin before it sleeps, by default */
-#define LINKS_SPIN_MAX_US 10000
 
 /*
  * a drain that waits (its thread's own): for its round to end, for the
@@ -387,9 +386,9 @@ RPMEM_EXPORT int rpmemctl_links_set_spin(struct rpmemctl_links *s,
 					 unsigned us)
 {
 	client_api_begin();
-	if (!s || us > LINKS_SPIN_MAX_US) {
+	if (!s || us > RPMEMCTL_SPIN_MAX_US) {
 		client_set_last(-EINVAL, "links: invalid argument (a spin of "
-				"0 to %d us)", LINKS_SPIN_MAX_US);
+				"0 to %u us)", RPMEMCTL_SPIN_MAX_US);
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&s->mu);

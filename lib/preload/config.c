@@ -145,6 +145,18 @@ static int parse_files(struct pl_config *c, const char *spec, const char *cwd,
 	return 0;
 }
 
+/* number -- s as a whole decimal number from lo to hi into *v; 0 or -1 */
+static int number(const char *s, long lo, long hi, long *v)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(s, &end, 10);
+	if (errno || *end || n < lo || n > hi)
+		return -1;
+	*v = n;
+	return 0;
+}
+
 /* parse_retry -- seconds (0 = at every flush) or "never" (-1) */
 static int parse_retry(struct pl_config *c, const char *retry, char *err,
 		       size_t errlen)
@@ -156,10 +168,8 @@ static int parse_retry(struct pl_config *c, const char *retry, char *err,
 		c->retry_s = -1;
 		return 0;
 	}
-	char *end;
-	errno = 0;
-	long v = strtol(retry, &end, 10);
-	if (errno || *end || v < 0 || v > 86400)
+	long v;
+	if (number(retry, 0, 86400, &v))
 		return cfg_err(err, errlen,
 			       "RPMEM_REPLICATE_RETRY: '%s' is not a number of "
 			       "seconds (0 to 86400) or 'never'", retry);
@@ -226,10 +236,8 @@ int pl_config_quorum(struct pl_config *c, const char *quorum, char *err,
 	c->quorum = 0;
 	if (!quorum || !*quorum)
 		return 0;
-	char *end;
-	errno = 0;
-	long v = strtol(quorum, &end, 10);
-	if (errno || *end || v < 1 || v > PL_TARGETS_MAX)
+	long v;
+	if (number(quorum, 1, PL_TARGETS_MAX, &v))
 		return cfg_err(err, errlen, "RPMEM_REPLICATE_QUORUM: '%s' is "
 			       "not a number of targets (1 to %d)", quorum,
 			       PL_TARGETS_MAX);
@@ -282,13 +290,11 @@ int pl_config_spin(struct pl_config *c, const char *spin, char *err,
 	c->spin_us = -1;
 	if (!spin || !*spin)
 		return 0;
-	char *end;
-	errno = 0;
-	long v = strtol(spin, &end, 10);
-	if (errno || *end || v < 0 || v > 10000)
+	long v;
+	if (number(spin, 0, RPMEMCTL_SPIN_MAX_US, &v))
 		return cfg_err(err, errlen, "RPMEM_REPLICATE_SPIN: '%s' is "
-			       "not a number of microseconds (0 to 10000)",
-			       spin);
+			       "not a number of microseconds (0 to %u)", spin,
+			       RPMEMCTL_SPIN_MAX_US);
 	c->spin_us = (int)v;
 	return 0;
 }
