@@ -7,7 +7,8 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_exa
 	      $(B)/tests/truncate_shim.so $(B)/tests/seccomp_probe.so \
 	      $(B)/tests/pobj_app $(B)/tests/pmem2_app $(B)/tests/log_app \
 	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks \
-	      $(B)/tests/sess_probe $(B)/tests/rpmemd-reorder
+	      $(B)/tests/sess_probe $(B)/tests/rpmemd-reorder \
+	      $(B)/tests/delay_line
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma rdma-preload faults tls deploy failover
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -144,6 +145,12 @@ check: all $(TEST_TOOLS)
 $(B)/tests/hashbench: tests/bench/hashbench.c $(B)/librpmem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librpmem.a $(LDFLAGS) $(LDLIBS)
+
+# a slow link: holds what the client sends for a while (preload.bats,
+# tests/bench/preload.sh and twofiles.sh)
+$(B)/tests/delay_line: tests/tools/delay_line.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -lpthread
 
 # a blocking TCP ping-pong: the yardstick of a persist (tests/bench/persist.sh)
 $(B)/tests/pingpong: tests/bench/pingpong.c

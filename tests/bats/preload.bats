@@ -512,11 +512,11 @@ session_counts() {
 }
 
 # slow_link MS -- a proxy to rpmemd that holds what the application sends
-# for MS ms (tests/tools/delay_proxy.py); RPMEM_REPLICATE goes through it
+# for MS ms (tests/tools/delay_line.c); RPMEM_REPLICATE goes through it
 slow_link() {
 	local pp
 	pp=$(free_port)
-	python3 "$TOP/tests/tools/delay_proxy.py" "$pp" "$PORT" "$1" \
+	"$BUILD/tests/delay_line" "$pp" "$PORT" "$1" \
 		>"$W/proxy.out" 2>&1 3>&- &
 	PROXY=$!
 	for _ in $(seq 50); do

@@ -7,7 +7,7 @@
  * message with 16 bytes; the client sends COUNT (+ 10 warm-up) messages
  * one at a time, both ends blocking with TCP_NODELAY, the way a persist
  * travels over TCP. With VIA, the client connects to 127.0.0.1:VIA (a
- * proxy to PORT, such as tests/tools/delay_proxy.py) instead. Prints
+ * proxy to PORT, such as build/tests/delay_line) instead. Prints
  * "median_us=... min_us=... p99_us=..." of the round trips.
  */
 #include <arpa/inet.h>

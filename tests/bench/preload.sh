@@ -27,7 +27,8 @@
 #
 # With DELAY_MS, the link has a round trip of its own, as a network has:
 # every connection to rpmemd, and the ping-pong's, goes through
-# tests/tools/delay_proxy.py, which delivers what the initiator sends
+# build/tests/delay_line (tests/tools/delay_line.c; this tree's build,
+# whatever RPMEM_BUILD is), which delivers what the initiator sends
 # DELAY_MS later (a delay line: messages sent together arrive together).
 # On plain loopback a round trip is CPU on both ends, which the two cores
 # also need for everything else; over the delay the wait is the link's.
@@ -66,19 +67,21 @@ bench_daemon r bench warning
 PROXIES=()
 RP=$PORT
 PING=()
-# proxy LISTEN TARGET -- a delay_proxy.py from LISTEN to TARGET, ready
+# proxy LISTEN TARGET -- a delay line from LISTEN to TARGET, ready
 proxy() {
-	python3 "$top/tests/tools/delay_proxy.py" "$1" "$2" "$DELAY_MS" \
+	"$DL" "$1" "$2" "$DELAY_MS" \
 		>"$W/proxy.$1" 2>&1 &
 	PROXIES+=($!)
 	for _ in $(seq 100); do
 		grep -q ready "$W/proxy.$1" && return
 		sleep 0.05
 	done
-	echo "delay_proxy.py on port $1 did not start" >&2
+	echo "delay_line on port $1 did not start" >&2
 	exit 1
 }
+DL=$top/build/tests/delay_line
 if [ -n "${DELAY_MS:-}" ]; then
+	[ -x "$DL" ] || { echo "make $DL first" >&2; exit 77; }
 	RP=$((PORT + 1))
 	proxy "$RP" "$PORT"
 	PING=($((PORT + 2)) $((PORT + 3)))

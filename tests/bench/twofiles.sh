@@ -13,7 +13,8 @@
 # this build B), interleaved; the ping-pong round trip (tests/pingpong
 # 64) of the same rounds. Medians over the rounds of each run's median.
 # With DELAY_MS, the files' connections go through
-# tests/tools/delay_proxy.py, which holds what the initiator sends for
+# build/tests/delay_line (tests/tools/delay_line.c, this tree's build),
+# which holds what the initiator sends for
 # that long (a link whose latency, not the CPU, is the bound); the RTT is
 # not the ping-pong's (which does not go through the proxy): two/one is
 # the figure to read.
@@ -44,7 +45,9 @@ bench_daemon r bench warning
 TP=$PORT
 if [ -n "${DELAY_MS:-}" ]; then
 	TP=$((PORT + 1))
-	python3 "$top/tests/tools/delay_proxy.py" "$TP" "$PORT" "$DELAY_MS" \
+	DL=$top/build/tests/delay_line
+	[ -x "$DL" ] || { echo "make $DL first" >&2; exit 77; }
+	"$DL" "$TP" "$PORT" "$DELAY_MS" \
 		>"$W/proxy.out" 2>&1 &
 	PROXY=$!
 	for _ in $(seq 100); do
