@@ -355,8 +355,13 @@ static void replica__three_targets_k2_one_gone_and_back(void **state)
 	uint8_t *m = rpmemctl_replica_addr(r);
 	assert_int_equal(rpmemctl_replica_set_spin(r, 10001), -EINVAL);
 	assert_int_equal(rpmemctl_replica_set_spin(NULL, 0), -EINVAL);
-	/* the replica's spin is its set's */
+	/*
+	 * the replica's spin is its set's (the replies 1 ms late, so that
+	 * a drain always waits for them: see the spin's own test)
+	 */
 	const struct rpmemctl_links *rs = rpmemctl_replica_get_links(r);
+	for (unsigned i = 0; i < N; i++)
+		fake_target_set_reply_delay(e.ft[i], 1000);
 	assert_int_equal(rpmemctl_replica_set_spin(r, 0), 0);
 	uint64_t n0 = client_links_spins(rs);
 	for (int i = 0; i < 20; i++) {
@@ -372,6 +377,8 @@ static void replica__three_targets_k2_one_gone_and_back(void **state)
 				 0);
 	}
 	assert_true(client_links_spins(rs) > n0);
+	for (unsigned i = 0; i < N; i++)
+		fake_target_set_reply_delay(e.ft[i], 0);
 	memset(m + 4 * KIB, 1, 100);
 	assert_int_equal(rpmemctl_replica_persist(r, m + 4 * KIB, 100), 0);
 	fake_target_set_down(e.ft[0], 1);
@@ -719,7 +726,10 @@ static void *release_later(void *arg)
 /*
  * the reading drain looks for its replies without sleeping, for up to
  * the set's spin, where rounds take no longer; with a spin of 0, or
- * once a round took longer than the spin, it sleeps in poll
+ * once a round took longer than the spin, it sleeps in poll. The targets
+ * answer each FLUSH 1 ms late in the first two parts, so that the reply
+ * is never there already when the reader first looks (on a loaded
+ * machine a test thread can be that slow, and then no drain would wait)
  */
 static void links__the_reader_spins_only_where_rounds_are_short(void **state)
 {
@@ -731,6 +741,8 @@ static void links__the_reader_spins_only_where_rounds_are_short(void **state)
 	assert_int_equal(rpmemctl_links_set_spin(NULL, 0), -EINVAL);
 	assert_int_equal(rpmemctl_links_push(e.set), 0);
 	assert_int_equal(persist(&e, 0, 4 * KIB, 1), 0); /* LIVE */
+	for (unsigned i = 0; i < N; i++)
+		fake_target_set_reply_delay(e.ft[i], 1000);
 	/* no spin: the drains sleep for their replies (three targets) */
 	assert_int_equal(rpmemctl_links_set_spin(e.set, 0), 0);
 	uint64_t n0 = client_links_spins(e.set);
@@ -744,6 +756,8 @@ static void links__the_reader_spins_only_where_rounds_are_short(void **state)
 	assert_true(client_links_spins(e.set) > n0);
 	assert_true(s0 >= 5);
 	assert_true(s1 < s0 / 2);
+	for (unsigned i = 0; i < N; i++)
+		fake_target_set_reply_delay(e.ft[i], 0);
 	/* a round of 100 ms: the rounds' time is over a 2 ms spin */
 	assert_int_equal(rpmemctl_links_set_spin(e.set, 2000), 0);
 	unsigned f = fake_target_count(e.ft[0], RPMEM_MSG_FLUSH);

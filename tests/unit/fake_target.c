@@ -46,6 +46,7 @@ struct fake_target {
 	int down; /* fake_target_set_down: connections closed at once */
 	int released; /* fake_target_release: a FAKE_STALL may reply */
 	unsigned release_n; /* fake_target_release_one: so many may */
+	unsigned delay_us; /* fake_target_set_reply_delay */
 	unsigned refused; /* connections closed while down */
 	int conn; /* the connection being served, -1 if none */
 	char port[16];
@@ -716,7 +717,10 @@ static void serve(struct fake_target *ft, int sfd)
 		if (sc && sc->action == FAKE_STALL && !ft->released &&
 		    ft->release_n)
 			ft->release_n--;
+		unsigned delay_us = ft->delay_us;
 		pthread_mutex_unlock(&ft->lock);
+		if (delay_us)
+			usleep(delay_us);
 		if (send_reply(ft, fd, h.id, rtype, len, sc))
 			return;
 	}
@@ -858,6 +862,13 @@ void fake_target_release_one(struct fake_target *ft)
 	pthread_mutex_lock(&ft->lock);
 	ft->release_n++;
 	pthread_cond_broadcast(&ft->cond);
+	pthread_mutex_unlock(&ft->lock);
+}
+
+void fake_target_set_reply_delay(struct fake_target *ft, unsigned us)
+{
+	pthread_mutex_lock(&ft->lock);
+	ft->delay_us = us;
 	pthread_mutex_unlock(&ft->lock);
 }
 

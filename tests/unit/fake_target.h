@@ -122,6 +122,12 @@ void fake_target_release(struct fake_target *ft);
 /* fake_target_release_one -- the next FAKE_STALL reply goes out (only) */
 void fake_target_release_one(struct fake_target *ft);
 
+/*
+ * fake_target_set_reply_delay -- every reply but a WRITE's (which has
+ * none) goes out us microseconds after it is ready (0: at once)
+ */
+void fake_target_set_reply_delay(struct fake_target *ft, unsigned us);
+
 /* fake_target_refused -- connections closed because the target was down */
 unsigned fake_target_refused(struct fake_target *ft);
 
