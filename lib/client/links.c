@@ -39,7 +39,13 @@
  * pipelined: a drain whose writes no round in flight covers sends the
  * next round at once (up to LINKS_ROUNDS in flight; one where a data
  * plane posts one flush at a time, GPSPM), without waiting for the
- * rounds before it; a drain that a round in flight covers rides it. The
+ * rounds before it; a drain that a round in flight covers rides it.
+ * Except where the oldest round in flight is about to end (expected
+ * within the reader's spin, a recent round's time after it was sent, and
+ * not late by more than that): there the drain waits for it and rides
+ * the round sent when it ends, with every drain that came meanwhile, so
+ * that on a fast link a round's system calls and wakes on both ends
+ * serve several drains (may_send). The
  * targets answer a session's FLUSHes in order, so the rounds end in
  * order. One thread at a time reads the replies (the reader), and lets
  * go of the mutex while it waits for them: other threads write and send
@@ -486,10 +492,36 @@ static unsigned inflight(const struct rpmemctl_links *s)
 	return (unsigned)(s->rsent - s->rdone);
 }
 
+/* due -- round r is expected to end within the spin (a recent round's time) */
+static int due(const struct rpmemctl_links *s, const struct links_round *r)
+{
+	return r->t0 + s->rt_ns <= rpmem_now_ns() + s->spin_ns;
+}
+
 /* round_at -- round number n (of those in flight) */
 static struct links_round *round_at(struct rpmemctl_links *s, uint64_t n)
 {
 	return &s->round[n % LINKS_ROUNDS];
+}
+
+/*
+ * may_send -- a drain may send a round of its own now: fewer than
+ * rounds_max in flight, and the oldest not about to end. Where it is
+ * (loopback, a fast LAN: a round's time is within the reader's spin),
+ * the drain waits for it and rides the round sent when it ends, with
+ * every drain that came meanwhile: one round's system calls and wakes on
+ * both ends for all of them. Over a slower link rounds are pipelined.
+ */
+static int may_send(struct rpmemctl_links *s)
+{
+	if (inflight(s) >= rounds_max(s))
+		return 0;
+	if (!inflight(s) || !s->spin_ns)
+		return 1;
+	/* due within the spin, and not late by more than it */
+	uint64_t end = round_at(s, s->rdone)->t0 + s->rt_ns,
+		 now = rpmem_now_ns();
+	return !(end <= now + s->spin_ns && now <= end + s->spin_ns);
 }
 
 /* done -- link i holds every write round r covers */
@@ -561,8 +593,7 @@ static int wait_any(struct rpmemctl_links *s, const struct links_round *r,
 	}
 	if (!m)
 		return 0;
-	uint64_t spin_ns = r->t0 + s->rt_ns <= rpmem_now_ns() + s->spin_ns ?
-				   s->spin_ns : 0;
+	uint64_t spin_ns = due(s, r) ? s->spin_ns : 0;
 	s->spins += spin_ns != 0;
 	unlock(s);
 	int n = spin(pfd, m, spin_ns);
@@ -789,7 +820,7 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 			break;
 		if (!want || s->rdone >= want) {
 			want = covering(s, my);
-			if (!want && inflight(s) < rounds_max(s)) {
+			if (!want && may_send(s)) {
 				round_send(s);
 				want = s->rsent;
 			}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 #include "client.h"
 #include "fake_target.h"
 #include "librpmemctl.h"
+#include "util.h"
 
 #define KIB 1024u
 #define SIZE (1u << 20)
@@ -554,7 +556,8 @@ static unsigned flushes_reach(struct env *e, unsigned i, unsigned n)
 /*
  * hold_first_round -- e pushed and LIVE, target 0 holding the next FLUSH:
  * thread 0 of d writes and drains, its round in flight; f[i]: target i's
- * FLUSHes before
+ * FLUSHes before. No spin: a drain never waits for a round about to end,
+ * it sends its own (the pipeline these tests look at)
  */
 static void hold_first_round(struct env *e, struct drainer *d, pthread_t *th,
 			     atomic_uint *written, unsigned *f)
@@ -562,6 +565,7 @@ static void hold_first_round(struct env *e, struct drainer *d, pthread_t *th,
 	env_start(e, 0, RPMEMCTL_LINK_FAIL_STOP, -1);
 	assert_int_equal(rpmemctl_links_push(e->set), 0);
 	assert_int_equal(persist(e, 0, 4 * KIB, 1), 0); /* LIVE */
+	assert_int_equal(rpmemctl_links_set_spin(e->set, 0), 0);
 	for (unsigned i = 0; i < N; i++)
 		f[i] = fake_target_count(e->ft[i], RPMEM_MSG_FLUSH);
 	fake_target_script(e->ft[0], RPMEM_MSG_FLUSH, f[0] + 1, FAKE_STALL, 0);
@@ -643,6 +647,76 @@ static void links__drains_beyond_the_pipeline_ride_one_round(void **state)
 	for (unsigned i = 0; i < N; i++)
 		assert_int_equal(fake_target_count(e.ft[i], RPMEM_MSG_FLUSH),
 				 f[i] + LINKS_ROUNDS + 1);
+	stop_equal(&e);
+}
+
+/*
+ * coalesced -- e LIVE with a spin of 10 ms, target 0 holding the next
+ * FLUSH: thread 0 of d drains (its round held), thread 1 writes after
+ * wait_ms and drains. 1 if thread 1 waited for the held round (target 1
+ * saw no FLUSH of its own 100 ms later), 0 if it sent its own, -1 if its
+ * write came more than 5 ms after the round left although it was asked
+ * for at once (a loaded machine: the round, sent after t0, was no
+ * longer surely about to end).
+ * Both end with their data held; f[i]: target i's FLUSHes before
+ */
+static int coalesced(struct env *e, unsigned wait_ms, unsigned *f)
+{
+	struct drainer d[2];
+	pthread_t th[2];
+	atomic_uint written = 0;
+	env_start(e, 0, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_links_push(e->set), 0);
+	assert_int_equal(persist(e, 0, 4 * KIB, 1), 0); /* LIVE */
+	assert_int_equal(rpmemctl_links_set_spin(e->set, 10000), 0);
+	for (unsigned i = 0; i < N; i++)
+		f[i] = fake_target_count(e->ft[i], RPMEM_MSG_FLUSH);
+	fake_target_script(e->ft[0], RPMEM_MSG_FLUSH, f[0] + 1, FAKE_STALL, 0);
+	uint64_t t0 = rpmem_now_ns();
+	start_drainer(e, d, th, 0, 1, &written);
+	for (int t = 0; t < 300000 &&
+	     fake_target_count(e->ft[1], RPMEM_MSG_FLUSH) <= f[1]; t++)
+		usleep(100);
+	usleep(wait_ms * 1000);
+	start_drainer(e, d, th, 1, 1, &written);
+	while (atomic_load(&written) < 2)
+		sched_yield();
+	uint64_t late = rpmem_now_ns() - t0;
+	usleep(100000);
+	unsigned sent = fake_target_count(e->ft[1], RPMEM_MSG_FLUSH) - f[1];
+	release_all(e, d, th, 2);
+	int ret = sent == 1;
+	if (!wait_ms && !ret && late > 5000000u)
+		ret = -1;
+	return ret;
+}
+
+/*
+ * a drain that comes while the oldest round in flight is about to end
+ * (a recent round's time after it left, within the spin) waits for it
+ * and rides the round sent when it ends; one that comes once that round
+ * is late by more than the spin sends its own at once
+ */
+static void links__a_drain_rides_the_next_round_if_one_is_about_to_end(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	unsigned f[N];
+	int got = -1;
+	for (int i = 0; i < 5 && got < 0; i++) {
+		got = coalesced(&e, 0, f);
+		if (got < 0)
+			stop_equal(&e);
+	}
+	assert_int_equal(got, 1);
+	/* the round sent when the held one ended served the second drain */
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(fake_target_count(e.ft[i], RPMEM_MSG_FLUSH),
+				 f[i] + 2);
+	stop_equal(&e);
+	/* 50 ms after it left, the held round is 40 ms late: no waiting */
+	assert_int_equal(coalesced(&e, 50, f), 0);
 	stop_equal(&e);
 }
 
@@ -1020,6 +1094,7 @@ int main(void)
 		cmocka_unit_test(
 		  links__a_drain_sends_its_round_while_another_is_in_flight),
 		cmocka_unit_test(links__drains_beyond_the_pipeline_ride_one_round),
+		cmocka_unit_test(links__a_drain_rides_the_next_round_if_one_is_about_to_end),
 		cmocka_unit_test(
 			links__a_round_wakes_only_the_drain_that_reads_next),
 		cmocka_unit_test(
