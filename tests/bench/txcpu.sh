@@ -10,7 +10,10 @@
 # system while its threads ran, as pobj_app prints it), rpmemd's over the
 # whole run, the replica's start and final sync included (/proc/PID/stat,
 # utime + stime, in clock ticks: coarse, hence many transactions), and the
-# rate and p50 pobj_app prints. Medians over the rounds. This tree's
+# rate, p50 and p99 / p50 pobj_app prints, and the FLUSHes rpmemd
+# answered per transaction (counted by rpmemd: its log's line for the
+# session's close; fewer than one when drains share rounds). Medians over
+# the rounds. This tree's
 # build (or RPMEM_BUILD) runs rpmemd and tests/pobj_app for every build.
 #
 # Usage: tests/bench/txcpu.sh [ROUNDS (7)] [N1 (8000)] [N8 (1000)]
@@ -35,7 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "$0")/lib.sh"
-bench_daemon r bench warning
+bench_daemon r bench info
 tick=$(getconf CLK_TCK)
 pool=$W/pool
 PMEM_IS_PMEM_FORCE=1 "$APP" "$pool" >/dev/null
@@ -47,16 +50,31 @@ ticks() {
 	echo $((st[13] + st[14]))
 }
 
+# closes -- sessions rpmemd has logged as closed so far
+closes() { grep -c ' closed: ' "$W/rpmemd.log" || true; }
+
+# flushes C -- the most FLUSHes of the sessions closed after the first C
+# (the one that carried the run), once one is logged (within 5 s)
+flushes() {
+	for _ in $(seq 100); do
+		[ "$(closes)" -gt "$1" ] && break
+		sleep 0.05
+	done
+	grep ' closed: ' "$W/rpmemd.log" | tail -n +$(($1 + 1)) |
+		sed -n 's/.* \([0-9]*\) flushes, .*/\1/p' | sort -n | tail -1
+}
+
 # one BUILD T N -- pobj_app's line (its CPU per transaction last), then
-# rpmemd's ticks before and after
+# rpmemd's ticks before and after, and the run's FLUSHes
 one() {
-	local d0 d1 out
+	local d0 d1 c0 out
 	d0=$(ticks)
+	c0=$(closes)
 	out=$(env PMEM_IS_PMEM_FORCE=1 LD_PRELOAD="$1/librpmem_preload.so" \
 		RPMEM_REPLICATE="$pool=127.0.0.1:$PORT/bench/p" \
 		"$APP" "$pool" "mt:$2:$3")
 	d1=$(ticks)
-	echo "$out $d0 $d1"
+	echo "$out $d0 $d1 $(flushes "$c0")"
 }
 
 # name BUILD -- how the table calls a build: its tree's folder
@@ -74,28 +92,33 @@ for _ in $(seq "$ROUNDS"); do
 			n=$N1
 			[ "$t" = 1 ] || n=$N8
 			line=$(one "$b" "$t" "$n")
-			# mt T N TPS P50 P99 P999 CPU_NS D0 D1
+			# mt T N TPS P50 P99 P999 CPU_NS D0 D1 FLUSHES
 			set -- $line
 			au=$(awk -v c="$8" 'BEGIN {printf "%.1f", c / 1000}')
 			du=$(awk -v d=$((${10} - $9)) -v k="$tick" \
 				-v n=$((t * n)) \
 				'BEGIN {printf "%.1f", d / k * 1e6 / n}')
 			echo "$4 $(awk -v p="$5" 'BEGIN {printf "%.1f", p / 1000}') $au $du" \
+			     "$(awk -v a="$6" -v b="$5" 'BEGIN {printf "%.2f", a / b}')" \
+			     "$(awk -v f="${11}" -v n=$((t * n)) 'BEGIN {printf "%.2f", f / n}')" \
 				>>"$W/res.$label.$t"
 		done
 	done
 done
 
 echo "txcpu: pobj_app mt:1:$N1 and mt:8:$N8 (commit mode) against one rpmemd on loopback, $ROUNDS interleaved rounds, medians"
-printf '  %-20s %3s %9s %8s %10s %10s\n' build threads tx/s p50_us app_us/tx rpmemd_us/tx
+printf '  %-20s %3s %9s %8s %10s %10s %8s %10s\n' build threads tx/s p50_us \
+	app_us/tx rpmemd_us/tx p99/p50 flushes/tx
 for b in "${BUILDS[@]}"; do
 	label=$(name "$b")
 	for t in 1 8; do
 		f=$W/res.$label.$t
-		printf '  %-20s %3s %9s %8s %10s %10s\n' "$label" "$t" \
+		printf '  %-20s %3s %9s %8s %10s %10s %8s %10s\n' "$label" "$t" \
 			"$(cut -d' ' -f1 "$f" | median)" \
 			"$(cut -d' ' -f2 "$f" | median)" \
 			"$(cut -d' ' -f3 "$f" | median)" \
-			"$(cut -d' ' -f4 "$f" | median)"
+			"$(cut -d' ' -f4 "$f" | median)" \
+			"$(cut -d' ' -f5 "$f" | median)" \
+			"$(cut -d' ' -f6 "$f" | median)"
 	done
 done
