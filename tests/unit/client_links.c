@@ -559,16 +559,25 @@ static unsigned flushes_reach(struct env *e, unsigned i, unsigned n)
  * FLUSHes before. No spin: a drain never waits for a round about to end,
  * it sends its own (the pipeline these tests look at)
  */
-static void hold_first_round(struct env *e, struct drainer *d, pthread_t *th,
-			     atomic_uint *written, unsigned *f)
+/*
+ * live_holding -- e pushed and LIVE with a spin of spin_us, target 0 to
+ * hold its next FLUSH's reply; f[i]: target i's FLUSHes so far
+ */
+static void live_holding(struct env *e, unsigned spin_us, unsigned *f)
 {
 	env_start(e, 0, RPMEMCTL_LINK_FAIL_STOP, -1);
 	assert_int_equal(rpmemctl_links_push(e->set), 0);
 	assert_int_equal(persist(e, 0, 4 * KIB, 1), 0); /* LIVE */
-	assert_int_equal(rpmemctl_links_set_spin(e->set, 0), 0);
+	assert_int_equal(rpmemctl_links_set_spin(e->set, spin_us), 0);
 	for (unsigned i = 0; i < N; i++)
 		f[i] = fake_target_count(e->ft[i], RPMEM_MSG_FLUSH);
 	fake_target_script(e->ft[0], RPMEM_MSG_FLUSH, f[0] + 1, FAKE_STALL, 0);
+}
+
+static void hold_first_round(struct env *e, struct drainer *d, pthread_t *th,
+			     atomic_uint *written, unsigned *f)
+{
+	live_holding(e, 0, f);
 	start_drainer(e, d, th, 0, 1, written);
 	assert_int_equal(flushes_reach(e, 1, f[1] + 1), f[1] + 1);
 }
@@ -665,13 +674,7 @@ static int coalesced(struct env *e, unsigned wait_ms, unsigned *f)
 	struct drainer d[2];
 	pthread_t th[2];
 	atomic_uint written = 0;
-	env_start(e, 0, RPMEMCTL_LINK_FAIL_STOP, -1);
-	assert_int_equal(rpmemctl_links_push(e->set), 0);
-	assert_int_equal(persist(e, 0, 4 * KIB, 1), 0); /* LIVE */
-	assert_int_equal(rpmemctl_links_set_spin(e->set, 10000), 0);
-	for (unsigned i = 0; i < N; i++)
-		f[i] = fake_target_count(e->ft[i], RPMEM_MSG_FLUSH);
-	fake_target_script(e->ft[0], RPMEM_MSG_FLUSH, f[0] + 1, FAKE_STALL, 0);
+	live_holding(e, 10000, f);
 	uint64_t t0 = rpmem_now_ns();
 	start_drainer(e, d, th, 0, 1, &written);
 	for (int t = 0; t < 300000 &&
