@@ -320,6 +320,9 @@ dd_target_atomic()
 	vm_wait rolled-back || return 1
 	tap_check "after the rollback the journal is gone" \
 		test ! -e "$(dd_journal)"
+	# the initiator's next sync (which starts a journal of its own)
+	# waits for this look
+	vm_signal rollback-seen
 	vm_wait syncing2 || return 1
 	kill -KILL "$DD_PID"
 	wait "$DD_PID" 2>/dev/null
@@ -649,6 +652,7 @@ dd_initiator_atomic()
 	vm_wait journal-seen || return 1
 	dd_roll_back
 	vm_signal rolled-back
+	vm_wait rollback-seen || return 1
 
 	dd_sync_bg
 	vm_signal syncing2
