@@ -1430,9 +1430,10 @@ int rpmemctl_links_set_status_file(struct rpmemctl_links *set,
 #define RPMEMCTL_SPIN_MAX_US 10000u
 /*
  * rpmemctl_links_set_spin -- how long (us; 50 unless set, 0 never, at
- * most RPMEMCTL_SPIN_MAX_US) the drain that reads the targets' replies looks for them
- * without sleeping (poll with no timeout, sched_yield between looks)
- * before it sleeps in poll, when the round it waits for is due by then
+ * most RPMEMCTL_SPIN_MAX_US) the drain that reads the targets' replies
+ * looks for them without sleeping (poll with no timeout, sched_yield
+ * between looks) before it sleeps in poll, when the round it waits for
+ * is due by then
  * (a moving average of the set's recent rounds): a reply that comes
  * meanwhile costs no sleep and wake-up. The other drains sleep. 0 or
  * -EINVAL.

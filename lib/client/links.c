@@ -519,9 +519,8 @@ static int may_send(struct rpmemctl_links *s)
 	if (!inflight(s) || !s->spin_ns)
 		return 1;
 	/* due within the spin, and not late by more than it */
-	uint64_t end = round_at(s, s->rdone)->t0 + s->rt_ns,
-		 now = rpmem_now_ns();
-	return !(end <= now + s->spin_ns && now <= end + s->spin_ns);
+	const struct links_round *r = round_at(s, s->rdone);
+	return !(due(s, r) && rpmem_now_ns() <= r->t0 + s->rt_ns + s->spin_ns);
 }
 
 /* done -- link i holds every write round r covers */
