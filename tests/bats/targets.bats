@@ -92,7 +92,14 @@ state() {
 	# an event stream of the replicas: now, then the change to come
 	"$RPMEMCTL" replicas --follow --json --count 2 --timeout 60 "$POOL" \
 		>"$W/follow.out" &
-	local fpid=$!
+	local fpid=$! i
+	# its first line (both live) is out before the second target stops:
+	# a follower that first reads after the change sees no change to come
+	for i in $(seq 300); do
+		[ "$(wc -l <"$W/follow.out")" -ge 1 ] && break
+		sleep 0.1
+	done
+	[ "$(wc -l <"$W/follow.out")" -eq 1 ]
 	stop_second
 	app_continue
 	app_paused 2
