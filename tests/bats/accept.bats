@@ -35,18 +35,6 @@ logged() {
 	[ "$(grep -c -- "$2" "$DLOG")" -ge "$1" ]
 }
 
-# wait_for CMD... -- until CMD succeeds (at most 60 s: a wait, not a check)
-wait_for() {
-	for _ in $(seq 600); do
-		if "$@"; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	echo "gave up waiting for: $*" >&2
-	return 1
-}
-
 # cpu_ms PID -- the process's user + system CPU time so far, in ms
 cpu_ms() {
 	awk -v hz="$(getconf CLK_TCK)" \

@@ -220,7 +220,7 @@ mapped_kib() {
 
 @test "an interrupted pool: pull refuses saying how to roll back; rollback of a consistent pool refuses; list and rollback --json follow the schema" {
 	change "$W/old" "$W/new" 50 3
-	BW=24M
+	BW=8M
 	interrupt rpmemctl
 	cp "$W/old" "$W/local"
 	rc sync --pull "$W/local" "$T/r1/p"
@@ -271,12 +271,9 @@ mapped_kib() {
 @test "a sync over TCP sends each batch's WRITEs without waiting for its PRESERVE's reply (the target journals their blocks first): no stall behind a slow reply, the image intact" {
 	change "$W/old" "$W/new" 5 12
 	python3 "$TOP/tests/bats/preserve_proxy.py" 0 "$PORT" 0.5 >"$W/proxy" &
-	local pid=$! pp=
-	for _ in $(seq 100); do
-		pp=$(sed -n 's/^PORT //p' "$W/proxy")
-		[ -n "$pp" ] && break
-		sleep 0.05
-	done
+	local pid=$! pp
+	wait_for grep -q "^PORT " "$W/proxy"
+	pp=$(sed -n 's/^PORT //p' "$W/proxy")
 	rc sync "$W/new" "127.0.0.1:$pp/r1/p"
 	[ "$status" -eq 0 ]
 	wait "$pid"

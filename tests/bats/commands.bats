@@ -90,12 +90,8 @@ teardown() { teardown_daemon; }
 @test "status counts a writer session's bytes and flushes while it holds a pool" {
 	rc create "$T/r1/p1" 1M
 	# 64 KiB written and flushed once, then held open
-	"$BUILD/tests/hold_pool" "$T/r1/p1" 3 65536 >"$W/hold.out" 2>&1 &
-	local hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	hold "$T/r1/p1" 30 65536
+	local hp=$HP
 	rc status --json "$T"
 	kill "$hp"; wait "$hp" || true
 	[ "$status" -eq 0 ]

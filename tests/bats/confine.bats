@@ -129,13 +129,8 @@ expand() {
 @test "the running rpmemd is under its seccomp filter on every thread, with no_new_privs; -S leaves it off and says so" {
 	start_daemon
 	rc create "$T/r1/p1" 1M
-	"$BUILD/tests/hold_pool" "$T/r1/p1" 3 >"$W/hold.out" 2>&1 &
-	hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" 2>/dev/null && break
-		sleep 0.1
-	done
-	grep -q holding "$W/hold.out"
+	hold "$T/r1/p1" 30
+	hp=$HP
 	[ "$(ls "/proc/$DPID/task" | wc -l)" -ge 2 ]
 	for t in /proc/"$DPID"/task/*; do
 		id=${t##*/}
@@ -145,6 +140,7 @@ expand() {
 	done
 	[ "$(status_of "$DPID" Seccomp)" = 2 ]
 	[ "$(status_of "$DPID" NoNewPrivs)" = 1 ]
+	kill -USR1 "$hp"
 	wait "$hp"
 	grep -q 'seccomp: filter on' "$DLOG"
 	stop_daemon
@@ -242,10 +238,7 @@ access = ( { identity = "alice"; regions = [ "*" ]; rights = [ "write", "admin" 
 CONF
 	strace -f -qq -o "$W/trace" "$BUILD/rpmemd" -c "$CONF" >>"$DLOG" 2>&1 &
 	sp=$!
-	for _ in $(seq 200); do
-		grep -q 'ready:' "$DLOG" && break
-		sleep 0.05
-	done
+	wait_for grep -q 'ready:' "$DLOG"
 	DPID=$(pgrep -P "$sp")
 	[ -n "$DPID" ]
 	k=(--psk-file "$W/alice.psk")
@@ -263,10 +256,7 @@ CONF
 	mkdir -p "$W/r2"
 	sed -i "s|^regions = (|regions = (\n  { name = \"r2\"; type = \"dir\"; path = \"$W/r2\"; },|" "$CONF"
 	kill -HUP "$DPID"
-	for _ in $(seq 100); do
-		grep -q 'reload done: 2 region' "$DLOG" && break
-		sleep 0.05
-	done
+	wait_for grep -q 'reload done: 2 region' "$DLOG"
 	rc mirror "${k[@]}" "$W/a" "$T/r2/c"
 	[ "$status" -eq 0 ]
 	rc status "${k[@]}" "$T"

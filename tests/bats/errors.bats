@@ -126,12 +126,8 @@ teardown() { teardown_daemon; }
 	rc create "$T/r1/p1" 64M
 	[ "$status" -eq 0 ]
 	# hold a write open: a slow first writer (pipe throttled by pv-less sleep)
-	"$BUILD/tests/hold_pool" "$T/r1/p1" 5 >"$W/hold.out" 2>&1 &
-	local hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	hold "$T/r1/p1" 30
+	local hp=$HP
 	rc mirror "$W/src" "$T/r1/p1"
 	kill "$hp" 2>/dev/null || true
 	wait "$hp" || true
@@ -154,12 +150,14 @@ teardown() { teardown_daemon; }
 	mkfile "$W/src" 256
 	rc create "$T/r1/p1" 256M
 	[ "$status" -eq 0 ]
-	"$RPMEMCTL" mirror "$W/src" "$T/r1/p1" >"$W/m.out" 2>&1 &
+	# 256 MiB at 64 MiB/s: about 4 s, so it is still writing when killed
+	"$RPMEMCTL" mirror --bwlimit 64M "$W/src" "$T/r1/p1" >"$W/m.out" 2>&1 &
 	local mp=$!
-	for _ in $(seq 200); do
+	for _ in $(seq 500); do
 		grep -q '^state=syncing' "$R1/.rpmemd/p1.meta" 2>/dev/null && break
 		sleep 0.02
 	done
+	grep -q '^state=syncing' "$R1/.rpmemd/p1.meta"
 	kill -9 "$DPID"
 	wait "$mp" && mstatus=0 || mstatus=$?
 	[ "$mstatus" -eq 3 ]

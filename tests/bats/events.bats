@@ -19,25 +19,6 @@ teardown() {
 	teardown_daemon
 }
 
-# subscribe OUT ARGS... -- rpmemctl events --now --json ARGS in the
-# background into OUT; returns once the current state has been printed
-# (the 'exists -' marker), so everything after it is a live event
-subscribe() {
-	local out=$1
-	shift
-	"$RPMEMCTL" events --now --json "$@" >"$out" 2>"$out.err" &
-	EPID=$!
-	for _ in $(seq 200); do
-		if grep -q '"event":"exists","object":"-"' "$out"; then
-			return 0
-		fi
-		kill -0 "$EPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$out.err" >&2
-	return 1
-}
-
 # finished -- the background subscriber exited 0 (its --count reached)
 finished() {
 	wait "$EPID"
@@ -99,6 +80,7 @@ conform() {
 @test "events: human lines say VERB OBJECT key:value, and --timeout ends a stream that is short of --count with 1" {
 	start_daemon
 	"$RPMEMCTL" mirror "$W/src" "$T/r1/p1"
+	wait_for closed 1
 	run "$RPMEMCTL" events --now --count 5 --timeout 1 "$T"
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == "exists pool name:r1/p1 state:consistent generation:1 size:2097152" ]]
@@ -112,6 +94,7 @@ conform() {
 	"$RPMEMCTL" create "$T/r1/a" 64K
 	"$RPMEMCTL" mirror "$W/src" "$T/r1/b"
 	"$RPMEMCTL" mirror "$W/src" "$T/r1/b"
+	wait_for closed 3
 	run "$RPMEMCTL" events --now --json --count 4 "$T"
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" >"$W/ev"

@@ -31,16 +31,6 @@ follow_stop() {
 	FPID=
 }
 
-# wait_for CMD... -- until CMD succeeds (at most 30 s; fails then)
-wait_for() {
-	for _ in $(seq 300); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for: $*" >&2
-	return 1
-}
-
 # rounds -- the JSON lines the follower wrote so far
 rounds() {
 	wc -l <"$W/out"

@@ -151,3 +151,57 @@ refute() {
 	fi
 	return 0
 }
+
+# subscribe OUT ARGS... -- rpmemctl events --now --json ARGS in the
+# background into OUT; returns once the current state has been printed
+# (the 'exists -' marker), so everything after it is a live event
+subscribe() {
+	local out=$1
+	shift
+	"$RPMEMCTL" events --now --json "$@" >"$out" 2>"$out.err" &
+	EPID=$!
+	for _ in $(seq 600); do
+		if grep -q '"event":"exists","object":"-"' "$out"; then
+			return 0
+		fi
+		kill -0 "$EPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$out.err" >&2
+	return 1
+}
+
+# hold POOL SECONDS [BYTES] [PSK_FILE] -- tests/hold_pool in the background
+# (output in $W/hold.out, pid in HP); returns once it holds the pool, fails
+# if it has not within 30 s. kill -USR1 "$HP" ends its hold early, cleanly
+hold() {
+	"$BUILD/tests/hold_pool" "$@" >"$W/hold.out" 2>&1 3>&- &
+	HP=$!
+	for _ in $(seq 300); do
+		grep -q holding "$W/hold.out" && return 0
+		kill -0 "$HP" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q holding "$W/hold.out" && return 0
+	cat "$W/hold.out" >&2
+	return 1
+}
+
+# wait_for CMD... -- until CMD succeeds; gives up (fails, saying what it
+# waited for) after 60 s: a bound for a loaded machine, not a timing
+wait_for() {
+	for _ in $(seq 600); do
+		if "$@"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "gave up waiting for: $*" >&2
+	return 1
+}
+
+# closed N -- rpmemd has logged the end of at least N sessions (a client's
+# BYE has no reply: its session ends a moment after the client exits)
+closed() {
+	[ "$(grep -c '^rpmemd: info: session [0-9]* from .* closed: ' "$DLOG")" -ge "$1" ]
+}

@@ -62,12 +62,8 @@ names_pool() {
 
 @test "status --json with pools and a writer session: exactly the keys and types of the schema, in every session" {
 	"$RPMEMCTL" mirror "$W/src" "$T/r1/p1"
-	"$BUILD/tests/hold_pool" "$T/r1/p1" 3 >"$W/hold.out" 2>&1 &
-	local hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	hold "$T/r1/p1" 30
+	local hp=$HP
 	jrun status "$T"
 	cat "$W/hold.out"
 	kill "$hp"
@@ -131,12 +127,8 @@ names_pool() {
 
 @test "kick --json: exactly the keys and types of the schema" {
 	"$RPMEMCTL" -q create "$T/r1/held" 64K
-	"$BUILD/tests/hold_pool" "$T/r1/held" 30 >"$W/hold.out" 2>&1 &
-	local hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	hold "$T/r1/held" 30
+	local hp=$HP
 	local sid
 	sid=$("$RPMEMCTL" status --json "$T" |
 		jq -r '.sessions[] | select(.pool == "held") | .id')

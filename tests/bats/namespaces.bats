@@ -63,10 +63,7 @@ regions_auto = true;
 CONF
 	sed -i "s|^regions = (|regions = (\n  { name = \"r2\"; type = \"dir\"; path = \"$W/r2\"; },|" "$CONF"
 	kill -HUP "$DPID"
-	for _ in $(seq 50); do
-		grep -q "reload done: 2 region" "$DLOG" && break
-		sleep 0.1
-	done
+	wait_for grep -q "reload done: 2 region" "$DLOG"
 	rc list --json "$T"
 	[ "$status" -eq 0 ]
 	[ "$(json '.regions | length')" -eq 2 ]

@@ -110,10 +110,13 @@ wait_note() {
 	start_notified 1000000
 	wait_note '^[0-9.]+ WATCHDOG=1$' 4
 	grep -q 'systemd watchdog: 1000 ms; alive every 500 ms' "$DLOG"
-	# three periods between the first and the fourth: at least 1.5 s
+	# three periods between the first and the fourth: 1.5 s as rpmemd
+	# sends them. The times are the listener's, which a loaded machine
+	# can wake late for the first, so the bound is 1.3 s: still more than
+	# any period under 433 ms would give
 	run sh -c "grep -E '^[0-9.]+ WATCHDOG=1\$' '$NLOG' | awk 'NR == 1 { a = \$1 } NR == 4 { print \$1 - a }'"
 	echo "first to fourth WATCHDOG=1: $output s"
-	awk -v d="$output" 'BEGIN { exit !(d >= 1.45) }'
+	awk -v d="$output" 'BEGIN { exit !(d >= 1.3) }'
 }
 
 @test "a WATCHDOG_PID of another process keeps the watchdog off" {

@@ -193,10 +193,7 @@ CONF
 	"$BUILD/tests/state_churn" "$T/r1/churn" 1000000 >"$W/churn.out" 2>&1 &
 	local sc=$!
 	# its first change of state, before the lists begin
-	for _ in $(seq 100); do
-		grep -q "pool r1/churn is syncing" "$DLOG" && break
-		sleep 0.05
-	done
+	wait_for grep -q "pool r1/churn is syncing" "$DLOG"
 	(
 		i=0
 		while [ ! -e "$W/stop" ]; do

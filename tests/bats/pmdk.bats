@@ -46,12 +46,8 @@ teardown() { teardown_daemon; }
 @test "an application's replica waits out a writer that lets go, as rpmemctl does" {
 	rc create "$T/r1/app" 4M
 	[ "$status" -eq 0 ]
-	"$BUILD/tests/hold_pool" "$T/r1/app" 1 >"$W/hold.out" 2>&1 &
-	local hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	hold "$T/r1/app" 1
+	local hp=$HP
 	run "$BUILD/tests/replica_example" "$W/app.pool" "$T/r1/app"
 	wait "$hp"
 	[ "$status" -eq 0 ]

@@ -190,12 +190,9 @@ pool_field() {
 	python3 "$TOP/tests/bats/flush_proxy.py" 0 "$PORT" 0.3 \
 		>"$W/proxy.out" 2>&1 3>&- &
 	PROXY=$!
-	local pp=
-	for _ in $(seq 100); do
-		pp=$(sed -n 's/^PORT //p' "$W/proxy.out")
-		[ -n "$pp" ] && break
-		sleep 0.05
-	done
+	local pp
+	wait_for grep -q "^PORT " "$W/proxy.out"
+	pp=$(sed -n 's/^PORT //p' "$W/proxy.out")
 	export RPMEM_REPLICATE="$POOL=127.0.0.1:$pp/r1/app,$W/two=127.0.0.1:$pp/r1/two"
 	run env LD_PRELOAD="$PRELOAD" "$BUILD/tests/pmem2_app" "$POOL" \
 		"also:$W/two" both:4096:first both:8192:second \
@@ -519,10 +516,7 @@ slow_link() {
 	"$BUILD/tests/delay_line" "$pp" "$PORT" "$1" \
 		>"$W/proxy.out" 2>&1 3>&- &
 	PROXY=$!
-	for _ in $(seq 50); do
-		grep -q ready "$W/proxy.out" && break
-		sleep 0.1
-	done
+	wait_for grep -q ready "$W/proxy.out"
 	export RPMEM_REPLICATE="$POOL=127.0.0.1:$pp/r1/app"
 }
 

@@ -81,14 +81,14 @@ scrape() {
 
 @test "status --prometheus counts a writer session's bytes and flushes as status --json does" {
 	rc create "$T/r1/p1" 1M
-	"$BUILD/tests/hold_pool" "$T/r1/p1" 5 65536 >"$W/hold.out" 2>&1 &
-	BG=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	hold "$T/r1/p1" 30 65536
+	BG=$HP
+	# the create's session and then the status's are gone before the
+	# next counts them
+	wait_for closed 1
 	rc status --json "$T"
 	echo "$output" >"$W/status.json"
+	wait_for closed 2
 	scrape
 	local id
 	id=$(jq -r '.sessions[] | select(.pool == "p1") | .id' "$W/status.json")

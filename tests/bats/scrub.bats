@@ -154,12 +154,8 @@ damaged at 0x5ff000 length 4096" ]
 }
 
 @test "a pool open for writing (its state still consistent) is unverified: its data may change under the scrub" {
-	"$BUILD/tests/hold_pool" "$T/r1/p" 30 >"$W/hold.out" 2>&1 &
-	local hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	hold "$T/r1/p" 30
+	local hp=$HP
 	poke "$R1/p" 4096
 	run "$RPMEMCTL" scrub --json "$T/r1/p"
 	local out=$output st=$status

@@ -509,10 +509,10 @@ inflight() {
 @test "mirror to three targets runs the transfers in parallel: each daemon is seen mid-transfer at the same time (their own session counters)" {
 	three
 	mkfile "$W/src" 4
-	# paced to 1 MiB/s per target: each transfer lasts seconds, so a
+	# paced to 512 KiB/s per target: each transfer lasts 8 s, so a
 	# mirror that sent one target after another could never be seen
 	# with all three sessions part way through
-	"$RPMEMCTL" -q mirror --bwlimit 1M "$W/src" "$A" "$B" "$C" &
+	"$RPMEMCTL" -q mirror --bwlimit 512K "$W/src" "$A" "$B" "$C" &
 	local mpid=$! seen= a b c
 	for _ in $(seq 200); do
 		a=$(inflight "$T" a)

@@ -188,10 +188,11 @@ CONF
 	python3 "$TOP/tests/tools/flip_proxy.py" "$pp" "$PORT" 1500000 \
 		>"$W/proxy.out" 2>"$W/proxy.err" &
 	pid=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do
 		grep -q ready "$W/proxy.out" && break
 		sleep 0.1
 	done
+	grep -q ready "$W/proxy.out"
 	rc mirror --psk-file "$W/alice.psk" "$W/src" "127.0.0.1:$pp/r1/p1"
 	kill "$pid" 2>/dev/null || true
 	[ "$status" -eq 3 ]
@@ -222,13 +223,15 @@ session_of() {
 	"$BUILD/tests/hold_pool" "$T/r1/held" 30 "" "$W/alice.psk" \
 		>"$W/hold.out" 2>&1 &
 	hp=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do
 		wid=$(session_of pool held)
 		[ -n "$wid" ] && grep -q holding "$W/hold.out" &&
 			grep -q "subscribed to events" "$DLOG" && break
 		sleep 0.1
 	done
 	[ -n "$wid" ]
+	grep -q holding "$W/hold.out"
+	grep -q "subscribed to events" "$DLOG"
 	rc kick --psk-file "$W/alice.psk" "$T" "$wid"
 	[ "$status" -eq 0 ]
 	wait "$hp" || true
@@ -294,10 +297,11 @@ check_at() {
 	"$RPMEMCTL" events --psk-file "$W/alice.psk" "$T" \
 		>"$W/ev.out" 2>"$W/ev.err" &
 	ep=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do
 		grep -q "subscribed to events" "$DLOG" && break
 		sleep 0.1
 	done
+	grep -q "subscribed to events" "$DLOG"
 	stop_daemon
 	wait "$ep" || st=$?
 	cat "$W/ev.err"
@@ -325,10 +329,11 @@ check_at() {
 	"$RPMEMCTL" events --tls-ca "$P/ca.crt" --tls-cert "$W/latin.crt" \
 		--tls-key "$W/latin.key" "$T" >"$W/ev.out" 2>"$W/ev.err" &
 	local ep=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do
 		grep -q "subscribed to events" "$DLOG" && break
 		sleep 0.1
 	done
+	grep -q "subscribed to events" "$DLOG"
 	"$RPMEMCTL" status --json --psk-file "$W/alice.psk" "$T" >"$W/st.json"
 	"$RPMEMCTL" status --prometheus --psk-file "$W/alice.psk" "$T" \
 		>"$W/st.prom"
@@ -484,13 +489,9 @@ evil_cert() {
 	refute grep -q "^rpmemd: notice: forged" "$DLOG"
 }
 
-# wait_for FILE TEXT -- until FILE holds TEXT (at most 10 s)
-wait_for() {
-	for _ in $(seq 100); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
+# has_text FILE TEXT -- FILE holds TEXT
+has_text() {
+	grep -q -- "$2" "$1" 2>/dev/null
 }
 
 @test "a client closed in mid-handshake to make room (max_unauthenticated) is told so, not that its credentials were refused" {
@@ -500,15 +501,15 @@ wait_for() {
 	pp=$(free_port)
 	python3 "$TOP/tests/bats/hostile.py" "$PORT" stall-proxy "$pp" 127.0.0.2 \
 		>"$W/proxy.out" 2>&1 &
-	wait_for "$W/proxy.out" ready
+	wait_for has_text "$W/proxy.out" ready
 	"$RPMEMCTL" list --psk-file "$W/alice.psk" "127.0.0.1:$pp" \
 		>"$W/victim.out" 2>&1 &
 	vpid=$!
 	# the victim waits in mid-handshake; a second one from its address
-	wait_for "$W/proxy.out" holding
+	wait_for has_text "$W/proxy.out" holding
 	python3 "$TOP/tests/bats/hostile.py" "$PORT" idle 127.0.0.2 \
 		>"$W/idle.out" 2>&1 &
-	wait_for "$W/idle.out" open
+	wait_for has_text "$W/idle.out" open
 	# a newcomer from another address: the oldest handshake of the
 	# busiest address (the victim's) is closed to make room
 	rc list --psk-file "$W/alice.psk" "$T"

@@ -239,9 +239,7 @@ teardown() {
 }
 
 @test "events report a version kept and one pruned" {
-	"$RPMEMCTL" events --json "$T" >"$W/ev" 2>/dev/null &
-	local epid=$!
-	sleep 0.5
+	subscribe "$W/ev" "$T"
 	syncs 3
 	rc versions --prune 1 "$T/r1/p"
 	[ "$status" -eq 0 ]
@@ -249,7 +247,7 @@ teardown() {
 		grep -q "pruned (request)" "$W/ev" && break
 		sleep 0.1
 	done
-	kill "$epid"
+	kill "$EPID"
 	grep -q "version 2 of pool 'p' kept" "$W/ev"
 	grep -q "version 1 of pool 'p' pruned (request)" "$W/ev"
 }
@@ -502,9 +500,7 @@ check_cuts() {
 	stop_daemon
 	versions_conf "last=3"
 	start_daemon
-	"$RPMEMCTL" events --json "$T" >"$W/ev" 2>/dev/null &
-	EPID=$!
-	sleep 0.5
+	subscribe "$W/ev" "$T"
 	live_start
 	cuts 6
 	app_finish

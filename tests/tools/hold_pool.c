@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * hold_pool.c -- test tool: open a remote pool for writing and hold it;
- * with BYTES, first write BYTES at offset 0 and flush them once; with a
- * PSK file, over TLS as its identity
+ * hold_pool.c -- test tool: open a remote pool for writing and hold it
+ * for SECONDS, or until SIGUSR1, then close it; with BYTES, first write
+ * BYTES at offset 0 and flush them once; with a PSK file, over TLS as its
+ * identity
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +21,15 @@ static int is_number(const char *s)
 	return *s && strspn(s, "0123456789") == strlen(s);
 }
 
+/* on_usr1 -- nothing: the signal only cuts the hold's sleep short */
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
 int main(int argc, char *argv[])
 {
+	struct sigaction sa = { .sa_handler = on_usr1 };
 	struct rpmem_target t;
 	char err[256];
 	struct rpmemctl_session_cfg *cfg = NULL;
@@ -82,6 +91,8 @@ int main(int argc, char *argv[])
 			return 4;
 		}
 	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
 	printf("holding\n");
 	fflush(stdout);
 	sleep((unsigned)atoi(argv[2]));
