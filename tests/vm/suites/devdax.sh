@@ -107,7 +107,7 @@ dd_start()
 	echo "=== rpmemd -c $1 ($(date +%T))" >>"$(dd_log)"
 	"$DD_RPMEMD" -c "$1" >>"$(dd_log)" 2>&1 &
 	DD_PID=$!
-	vm_retry 100 0.1 "$DD_CTL" -q list "127.0.0.1:${2:-7636}" \
+	vm_retry 300 0.2 "$DD_CTL" -q list "127.0.0.1:${2:-7636}" \
 		>/dev/null 2>&1
 }
 
@@ -540,10 +540,12 @@ dd_initiator_writers()
 
 	"$DD_HOLD" "$DD_T/dd/keep" 120 >hold.out 2>>"$(vm_log)" &
 	hpid=$!
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		grep -q holding hold.out 2>/dev/null && break
 		sleep 0.1
 	done
+	grep -q holding hold.out 2>/dev/null ||
+		tap_not_ok "hold_pool did not hold dd/keep within 60 s"
 	dd_json_check "LIST names the writer holding a devdax pool" \
 		'.pools[0].writer | test("session")' \
 		"$DD_CTL" list --json "$DD_T/dd/keep"
@@ -560,7 +562,8 @@ dd_initiator_kill()
 	local mpid rc=0 list=$DD_T/dd/big
 
 	head -c $((64 * DD_MIB)) /dev/urandom >big.bin
-	"$DD_CTL" -q mirror --transport tcp big.bin "$list" \
+	# paced (16 s): still under way when the target's poll sees it
+	"$DD_CTL" -q mirror --bwlimit 4M --transport tcp big.bin "$list" \
 		>>"$(vm_log)" 2>&1 &
 	mpid=$!
 	vm_signal mirroring
@@ -646,6 +649,9 @@ dd_initiator_atomic()
 	dd_sync_bg
 	kill -KILL "$DD_SPID"
 	wait "$DD_SPID" 2>/dev/null
+	# rpmemd lets go of the killed writer's pool before the rollback
+	vm_retry 300 0.2 sh -c "'$DD_CTL' list --json '$DD_T/dd/at' |
+		jq -e '.pools[0].writer == \"\"' >/dev/null"
 	dd_is "rpmemctl killed: dd/at is syncing, its journal pending" \
 		"$(dd_at_state)" "syncing true 1 1"
 	vm_signal ctl-killed

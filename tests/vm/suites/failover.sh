@@ -135,7 +135,7 @@ fo_start()
 	else
 		FO_PID_b=$!
 	fi
-	vm_retry 100 0.1 "$FO_CTL" -q list "127.0.0.1:$port" >/dev/null 2>&1
+	vm_retry 300 0.2 "$FO_CTL" -q list "127.0.0.1:$port" >/dev/null 2>&1
 }
 
 # fo_req_killb -- SIGKILL rpmemd B (the application is paused)
@@ -557,7 +557,8 @@ fo_syncing()
 		"$FO_CTL" mirror --transport rdma "$f" "$t"
 	cp "$f" "$RESULTS/$VM_SUITE.hb-old.bin"
 	head -c $((8 << 20)) /dev/urandom >"$f"
-	"$FO_CTL" sync --transport rdma --bwlimit 1M "$f" "$t" \
+	# paced to 32 s: killed part way, well before its end
+	"$FO_CTL" sync --transport rdma --bwlimit 256K "$f" "$t" \
 		>>"$(vm_log)" 2>&1 &
 	cpid=$!
 	for ((i = 0; i < 300; i++)); do
@@ -567,6 +568,8 @@ fo_syncing()
 		sleep 0.1
 	done
 	sleep 1
+	kill -0 "$cpid" 2>/dev/null ||
+		tap_not_ok "the paced sync of hb ended before it was killed"
 	kill -KILL "$cpid"
 	wait "$cpid" 2>/dev/null
 	for ((i = 0; i < 100; i++)); do

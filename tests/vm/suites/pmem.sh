@@ -303,7 +303,7 @@ pmem_rpmemd()
 	cat "$PMEM_TMP/rpmemd.conf" >>"$(vm_log)"
 	"$PMEM_RPMEMD" -c "$PMEM_TMP/rpmemd.conf" >>"$dlog" 2>&1 &
 	pid=$!
-	if ! vm_retry 100 0.1 "$PMEM_CTL" -q list "$PMEM_T" >/dev/null 2>&1; then
+	if ! vm_retry 300 0.2 "$PMEM_CTL" -q list "$PMEM_T" >/dev/null 2>&1; then
 		tap_not_ok "rpmemd starts with regions_auto (see $VM_SUITE.rpmemd.log)"
 		kill "$pid" 2>/dev/null
 		wait "$pid"
@@ -315,7 +315,8 @@ pmem_rpmemd()
 	pmem_list_check
 
 	kill -HUP "$pid"
-	vm_retry 50 0.1 grep -q "reload done" "$dlog"
+	vm_retry 300 0.2 grep -q "reload done" "$dlog" ||
+		tap_not_ok "rpmemd logged no 'reload done' within 60 s of SIGHUP"
 	pmem_same "rpmemd discovered the namespaces again on SIGHUP" \
 		"$(grep -c 'pmem: 2 active namespaces' "$dlog")" 2
 	pmem_status_check reload

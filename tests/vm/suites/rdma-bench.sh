@@ -73,7 +73,7 @@ rb_start()
 	echo "=== rpmemd -c $1.conf ($(date +%T))" >>"$(rb_log)"
 	"$RB_RPMEMD" -c "$RB_TMP/$1.conf" >>"$(rb_log)" 2>&1 &
 	RB_PID=$!
-	vm_retry 100 0.1 "$RB_CTL" -q list 127.0.0.1 >/dev/null 2>&1
+	vm_retry 300 0.2 "$RB_CTL" -q list 127.0.0.1 >/dev/null 2>&1
 }
 
 rb_stop()

@@ -99,7 +99,10 @@ rdma_target_one()
 	err=$(rdma_out "$name").server.err
 	[ -n "$file" ] && [ "${file#/dev/}" = "$file" ] && rm -f "$file"
 	[ "$name" = dram ] && set -- "$@" --sessions $((1 + ${#RDMA_MATRIX[@]}))
-	"$RDMA_SELFTEST" server "$TARGET_IP" "$port" "$RDMA_SIZE" "$@" \
+	# a token that outlives the hand-over of its blob to the other guest
+	# on a loaded host (the 10 s default is tls.sh's to test)
+	RPMEM_RDMA_TOKEN_TTL=300 \
+		"$RDMA_SELFTEST" server "$TARGET_IP" "$port" "$RDMA_SIZE" "$@" \
 		>"$out" 2>"$err" &
 	pid=$!
 	if rdma_wait_line "$out" '^blob=' 120 "$pid"; then
@@ -161,7 +164,8 @@ rdma_target_kill()
 	out=$(rdma_out kill).server.out
 	err=$(rdma_out kill).server.err
 	cout=$(rdma_out kill).client.out
-	"$RDMA_SELFTEST" server "$TARGET_IP" 7704 4M >"$out" 2>"$err" &
+	RPMEM_RDMA_TOKEN_TTL=300 \
+		"$RDMA_SELFTEST" server "$TARGET_IP" 7704 4M >"$out" 2>"$err" &
 	pid=$!
 	rdma_wait_line "$out" '^blob=' 120 "$pid" ||
 		tap_not_ok "kill: server did not expose (see ${err##*/})"

@@ -251,6 +251,8 @@ kill_loop()
 		*) [ "$(state "$1" "$2")" = "syncing false null" ] ;;
 		esac
 		rp_request snap "$1" "$2"
+		# a devdax snapshot restarted rpmemd: the next run needs it
+		up
 		snap_check "$SNAP" "$last" ||
 			{ echo "kill $i: committed $last"; return 1; }
 		echo "# $1/$2 kill $i: $last committed, target: $(
@@ -259,7 +261,7 @@ kill_loop()
 	all_rdma "$1" "$2"
 }
 
-# interrupt REGION POOL FILE STATE -- a sync of FILE over rdma at 2 MiB/s,
+# interrupt REGION POOL FILE STATE -- a sync of FILE over rdma at 1 MiB/s,
 # kill -9 of rpmemctl once the pool is syncing; the pool's state is then
 # STATE ("STATE PENDING RECOVERABLE_GENERATION")
 interrupt()
@@ -267,7 +269,7 @@ interrupt()
 	local pid i st='' seen=''
 
 	# not ctl: $! must be rpmemctl's pid, not a subshell's
-	"$RPMEM_BUILD/rpmemctl" sync --json --transport rdma --bwlimit 2M \
+	"$RPMEM_BUILD/rpmemctl" sync --json --transport rdma --bwlimit 1M \
 		"$3" "$T/$1/$2" >"$W/int.json" 2>"$W/int.err" &
 	pid=$!
 	for ((i = 0; i < 600; i++)); do
@@ -277,6 +279,7 @@ interrupt()
 		sleep 0.05
 	done
 	sleep "0.$((RANDOM % 40 + 10))"
+	kill -0 "$pid" || { echo "the sync ended before the kill: $seen"; return 1; }
 	kill -9 "$pid"
 	wait "$pid" || true
 	wait_closed "$1" "$2"

@@ -211,8 +211,9 @@ rpmemd_log()
 
 @test "status --json shows transport rdma for a session during an RDMA mirror" {
 	head -c $((32 * MIB)) /dev/urandom >st.bin
-	# paced to last about 4 s: status must find it whatever the link's speed
-	ctl -q mirror --transport rdma --bwlimit 8M st.bin "$T/dd/st" &
+	# paced to last about 16 s: status must find it whatever the link's
+	# speed and however slowly each status runs
+	ctl -q mirror --transport rdma --bwlimit 2M st.bin "$T/dd/st" &
 	local pid=$! i seen=''
 	for ((i = 0; i < 300; i++)); do
 		seen=$(ctl status --json "$T" | jq -c '.sessions[] |

@@ -78,7 +78,7 @@ rd_start()
 	echo "=== rpmemd -c $1.conf ($(date +%T))" >>"$(rd_log)"
 	"$RD_RPMEMD" -c "$RD_TMP/$1.conf" >>"$(rd_log)" 2>&1 &
 	RD_PID=$!
-	vm_retry 100 0.1 "$RD_CTL" -q list 127.0.0.1 >/dev/null 2>&1
+	vm_retry 300 0.2 "$RD_CTL" -q list 127.0.0.1 >/dev/null 2>&1
 }
 
 # rd_stop -- SIGTERM rpmemd and wait; its exit status

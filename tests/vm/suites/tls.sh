@@ -378,9 +378,10 @@ tl_rpmemctl()
 	tap_check "the pulled file is byte-identical to the pool the target compared" \
 		cmp "$TL_TMP/a.bin" "$TL_TMP/fresh.bin"
 
-	# status while a session is open: a larger mirror in the background
+	# status while a session is open: a larger mirror in the background,
+	# paced to last 16 s (one status poll is a process and a handshake)
 	head -c $((32 * MIB)) /dev/urandom >"$TL_TMP/st.bin"
-	tl_ctl -q mirror --transport rdma "$TL_TMP/st.bin" "$T/dir/st" \
+	tl_ctl -q mirror --bwlimit 2M --transport rdma "$TL_TMP/st.bin" "$T/dir/st" \
 		>>"$(vm_log)" 2>&1 &
 	pid=$!
 	for ((i = 0; i < 600; i++)); do
