@@ -33,17 +33,29 @@ regions = (
 CONF
 }
 
+# alive_until PID CMD... -- until CMD succeeds (0); 1 once the background
+# process PID has exited without it, or after 30 s
+alive_until() {
+	local pid=$1
+	shift
+	for _ in $(seq 600); do
+		"$@" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	"$@"
+}
+
+# accepts PORT -- 127.0.0.1:PORT takes a connection
+accepts() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
 # start_daemon -- rpmemd in the background; waits until it accepts
 start_daemon() {
 	"$RPMEMD" -c "$CONF" >>"$DLOG" 2>&1 &
 	DPID=$!
-	for _ in $(seq 100); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
-			return 0
-		fi
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.05
-	done
+	alive_until "$DPID" accepts "$PORT" && return 0
 	echo "rpmemd did not start:" >&2
 	cat "$DLOG" >&2
 	return 1
@@ -67,11 +79,7 @@ start_second() {
 	    -e "s|path = \"$R1\";|path = \"$R1B\";|" "$CONF" >"$W/rpmemd2.conf"
 	"$RPMEMD" -c "$W/rpmemd2.conf" >>"$W/rpmemd2.log" 2>&1 &
 	DPID2=$!
-	for _ in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$PORT2") 2>/dev/null && return 0
-		kill -0 "$DPID2" 2>/dev/null || break
-		sleep 0.05
-	done
+	alive_until "$DPID2" accepts "$PORT2" && return 0
 	cat "$W/rpmemd2.log" >&2
 	return 1
 }
@@ -160,29 +168,19 @@ subscribe() {
 	shift
 	"$RPMEMCTL" events --now --json "$@" >"$out" 2>"$out.err" &
 	EPID=$!
-	for _ in $(seq 600); do
-		if grep -q '"event":"exists","object":"-"' "$out"; then
-			return 0
-		fi
-		kill -0 "$EPID" 2>/dev/null || break
-		sleep 0.05
-	done
+	alive_until "$EPID" grep -q '"event":"exists","object":"-"' "$out" &&
+		return 0
 	cat "$out.err" >&2
 	return 1
 }
 
 # hold POOL SECONDS [BYTES] [PSK_FILE] -- tests/hold_pool in the background
 # (output in $W/hold.out, pid in HP); returns once it holds the pool, fails
-# if it has not within 30 s. kill -USR1 "$HP" ends its hold early, cleanly
+# if it has not within 30 s or exited. kill -USR1 "$HP" ends its hold early, cleanly
 hold() {
 	"$BUILD/tests/hold_pool" "$@" >"$W/hold.out" 2>&1 3>&- &
 	HP=$!
-	for _ in $(seq 300); do
-		grep -q holding "$W/hold.out" && return 0
-		kill -0 "$HP" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q holding "$W/hold.out" && return 0
+	alive_until "$HP" grep -q holding "$W/hold.out" && return 0
 	cat "$W/hold.out" >&2
 	return 1
 }
