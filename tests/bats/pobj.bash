@@ -23,13 +23,14 @@ app_start() {
 	exec 5>"$W/ctl"
 }
 
+# paused N -- the application has printed "paused" N times or more
+paused() {
+	[ "$(grep -c paused "$W/app.out")" -ge "$1" ]
+}
+
 # app_paused N -- wait until the application printed its Nth "paused"
 app_paused() {
-	for _ in $(seq 400); do
-		[ "$(grep -c paused "$W/app.out")" -ge "$1" ] && return 0
-		kill -0 "$APID" 2>/dev/null || break
-		sleep 0.05
-	done
+	alive_until "$APID" paused "$1" && return 0
 	echo "the application did not pause:" >&2
 	cat "$W/app.err" >&2
 	return 1
