@@ -104,7 +104,7 @@ ft_start()
 		"$FT_RPMEMD" -c "$FT_TMP/main.conf" >>"$(ft_log)" 2>&1 &
 	fi
 	FT_PID=$!
-	vm_retry 300 0.2 "$FT_CTL" -q list 127.0.0.1 >/dev/null 2>&1
+	vm_retry 100 0.1 "$FT_CTL" -q list 127.0.0.1 >/dev/null 2>&1
 }
 
 # ft_stop -- SIGTERM rpmemd and wait; its exit status
@@ -492,8 +492,7 @@ ft_partition()
 	fi
 	t_start=$(ft_now)
 	{
-		"$FT_CTL" -v mirror --bwlimit 8M --transport rdma big.bin \
-			"$T/dd/part" \
+		"$FT_CTL" -v mirror --transport rdma big.bin "$T/dd/part" \
 			2>&1 >/dev/null &
 		echo "$!" >big.pid
 		wait "$!"
