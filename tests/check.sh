@@ -48,10 +48,10 @@ run_suite() {
 	rm -f "$log"
 }
 
-# vm_with_retry -- the VM bed; if its own checks (smoke, perftest: the
-# guests' link, kernel RDMA) fail, the guests are booted once more and
-# that run's lines count (both runs' output stays in the log). rpmem's own
-# failures never cause a retry.
+# vm_with_retry -- the VM bed; if its own checks (smoke, perftest, each
+# guest's NIC: the guests' link, kernel RDMA) fail, the guests are booted
+# once more and that run's lines count (both runs' output stays in the
+# log). rpmem's own failures alone never cause a retry.
 vm_with_retry() {
 	vlog=$(mktemp)
 	"$@" 2>&1 | tee "$vlog"

@@ -328,11 +328,37 @@ guest_done()
 
 # wait for both guests; a guest that dies without finishing takes its peer
 # down after a short grace period, since the peer can only wait for it
+# nic_stalled -- the first role whose guest's virtio NIC stopped
+# transmitting: its kernel logs "NETDEV WATCHDOG: ... transmit queue 0
+# timed out" every 5 s from then on (qemu's emulated link, not rpmem;
+# tests/vm/README.md)
+nic_stalled()
+{
+	local role
+
+	for role in target initiator; do
+		if grep -q "NETDEV WATCHDOG" "$RESULTS/$role.console" 2>/dev/null; then
+			echo "$role"
+			return 0
+		fi
+	done
+	return 1
+}
+
 wait_guests()
 {
-	local role rc peer deadline=
+	local role rc peer deadline= stalled= tick=0
 
 	while [ ${#PID[@]} -gt 0 ]; do
+		# a stalled link never comes back: every later test would wait
+		# out its timeouts, so the guests are stopped (check.sh boots
+		# them once more when the bed's own checks fail)
+		tick=$((tick + 1))
+		if [ -z "$stalled" ] && [ $((tick % 10)) -eq 0 ] &&
+		   stalled=$(nic_stalled); then
+			echo "vm: the $stalled guest's NIC stopped transmitting (see $RESULTS/$stalled.console); stopping the guests in 30 s" >&2
+			deadline=$((SECONDS + 30))
+		fi
 		for role in "${!PID[@]}"; do
 			kill -0 "${PID[$role]}" 2>/dev/null && continue
 			rc=0
@@ -374,9 +400,10 @@ report()
 	emit()
 	{
 		n=$((n + 1))
-		# smoke and perftest check the bed (kernel RDMA, PMem), not rpmem
+		# smoke, perftest and the link's check are the bed's (kernel
+		# RDMA, PMem, qemu's NIC), not rpmem's
 		local bed=0
-		case "$2" in smoke/* | perftest/*) bed=1 ;; esac
+		case "$2" in smoke/* | perftest/* | bed/*) bed=1 ;; esac
 		if [ "$1" = ok ]; then
 			echo "ok $n - $2"
 			case "$2" in
@@ -393,6 +420,11 @@ report()
 			emit "not ok" "$role guest timed out after $VM_TIMEOUT s"
 		elif ! guest_done "$role"; then
 			emit "not ok" "$role guest did not finish (status '$(cat "$RESULTS/$role.status" 2>/dev/null || echo none)'), see $RESULTS/$role.console"
+		fi
+		if grep -q "NETDEV WATCHDOG" "$RESULTS/$role.console" 2>/dev/null; then
+			emit "not ok" "bed/$role: the guest's NIC stopped transmitting ($(grep -m1 -o 'transmit queue [0-9]* timed out' "$RESULTS/$role.console"), $RESULTS/$role.console); the tests after it failed for that"
+		else
+			emit ok "bed/$role: the guest's NIC kept transmitting"
 		fi
 	done
 	for suite in "${SUITES[@]}"; do
