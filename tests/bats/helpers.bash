@@ -176,7 +176,8 @@ subscribe() {
 
 # hold POOL SECONDS [BYTES] [PSK_FILE] -- tests/hold_pool in the background
 # (output in $W/hold.out, pid in HP); returns once it holds the pool, fails
-# if it has not within 30 s or exited. kill -USR1 "$HP" ends its hold early, cleanly
+# if it has not within 30 s or exited. kill -USR1 "$HP" ends its hold
+# early, cleanly
 hold() {
 	"$BUILD/tests/hold_pool" "$@" >"$W/hold.out" 2>&1 3>&- &
 	HP=$!

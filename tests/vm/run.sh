@@ -326,25 +326,16 @@ guest_done()
 	[ "$(cat "$RESULTS/$1.status" 2>/dev/null)" = "done" ]
 }
 
-# wait for both guests; a guest that dies without finishing takes its peer
-# down after a short grace period, since the peer can only wait for it
-# nic_stalled -- the first role whose guest's virtio NIC stopped
-# transmitting: its kernel logs "NETDEV WATCHDOG: ... transmit queue 0
-# timed out" every 5 s from then on (qemu's emulated link, not rpmem;
-# tests/vm/README.md)
+# nic_stalled ROLE -- ROLE's guest's virtio NIC stopped transmitting: its
+# kernel logs "NETDEV WATCHDOG: ... transmit queue 0 timed out" every 5 s
+# from then on (qemu's emulated link, not rpmem; tests/vm/README.md)
 nic_stalled()
 {
-	local role
-
-	for role in target initiator; do
-		if grep -q "NETDEV WATCHDOG" "$RESULTS/$role.console" 2>/dev/null; then
-			echo "$role"
-			return 0
-		fi
-	done
-	return 1
+	grep -q "NETDEV WATCHDOG" "$RESULTS/$1.console" 2>/dev/null
 }
 
+# wait for both guests; a guest that dies without finishing takes its peer
+# down after a short grace period, since the peer can only wait for it
 wait_guests()
 {
 	local role rc peer deadline= stalled= tick=0
@@ -354,10 +345,14 @@ wait_guests()
 		# out its timeouts, so the guests are stopped (check.sh boots
 		# them once more when the bed's own checks fail)
 		tick=$((tick + 1))
-		if [ -z "$stalled" ] && [ $((tick % 10)) -eq 0 ] &&
-		   stalled=$(nic_stalled); then
-			echo "vm: the $stalled guest's NIC stopped transmitting (see $RESULTS/$stalled.console); stopping the guests in 30 s" >&2
-			deadline=$((SECONDS + 30))
+		if [ -z "$stalled" ] && [ $((tick % 10)) -eq 0 ]; then
+			for role in target initiator; do
+				nic_stalled "$role" || continue
+				stalled=$role
+				echo "vm: the $role guest's NIC stopped transmitting (see $RESULTS/$role.console); stopping the guests in 30 s" >&2
+				deadline=$((SECONDS + 30))
+				break
+			done
 		fi
 		for role in "${!PID[@]}"; do
 			kill -0 "${PID[$role]}" 2>/dev/null && continue
@@ -421,7 +416,7 @@ report()
 		elif ! guest_done "$role"; then
 			emit "not ok" "$role guest did not finish (status '$(cat "$RESULTS/$role.status" 2>/dev/null || echo none)'), see $RESULTS/$role.console"
 		fi
-		if grep -q "NETDEV WATCHDOG" "$RESULTS/$role.console" 2>/dev/null; then
+		if nic_stalled "$role"; then
 			emit "not ok" "bed/$role: the guest's NIC stopped transmitting ($(grep -m1 -o 'transmit queue [0-9]* timed out' "$RESULTS/$role.console"), $RESULTS/$role.console); the tests after it failed for that"
 		else
 			emit ok "bed/$role: the guest's NIC kept transmitting"
