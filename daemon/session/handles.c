@@ -46,7 +46,10 @@ uint32_t handle_issue(struct rpmemd_session *s, struct rpmemd_handle *h)
 		if (s->next_handle == 0)
 			s->next_handle = 1;
 	} while (handle_get(s, id));
+	/* under the lock: rpmemd_sessions_kick_readers reads the table */
+	pthread_mutex_lock(&s->set->lock);
 	h->id = id;
+	pthread_mutex_unlock(&s->set->lock);
 	return id;
 }
 
@@ -93,6 +96,9 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 	     h->mode == RPMEM_OPEN_RW ? "rw" : "ro",
 	     h->xport == RPMEM_XPORT_RDMA ? "rdma" : "tcp");
 	rpmemd_vchain_close(&h->vc);
+	pthread_mutex_lock(&s->set->lock);
+	h->id = 0; /* rpmemd_sessions_kick_readers looks no further */
+	pthread_mutex_unlock(&s->set->lock);
 	rpmemd_pool_close(&h->pool, h->mode, s->id);
 	memset(h, 0, sizeof(*h));
 }

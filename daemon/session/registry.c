@@ -16,7 +16,9 @@
 #include "access.h"
 #include "events.h"
 #include "log.h"
+#include "region.h"
 #include "session_int.h"
+#include "store.h"
 #include "util.h"
 
 struct rpmemd_session *rpmemd_session_alloc(void)
@@ -457,6 +459,55 @@ int rpmemd_sessions_kick(struct rpmemd_sessions *set,
 	}
 	pthread_mutex_unlock(&set->lock);
 	return ret;
+}
+
+/* holds -- o has pool region/pool open: 0 no, 1 read-only, 2 for writing */
+static int holds(const struct rpmemd_session *o, const char *region,
+		 const char *pool)
+{
+	int how = 0;
+
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++) {
+		const struct rpmemd_handle *h = &o->h[i];
+		if (!h->id || strcmp(h->pool->name, pool) ||
+		    strcmp(h->pool->region->cfg.name, region))
+			continue;
+		if (h->mode == RPMEM_OPEN_RW)
+			return 2;
+		how = 1;
+	}
+	return how;
+}
+
+int rpmemd_sessions_kick_readers(struct rpmemd_sessions *set,
+				 struct rpmemd_session *self,
+				 const char *region, const char *pool,
+				 const char *by)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&set->lock);
+	for (struct rpmemd_session *o = set->head; o && n >= 0; o = o->next) {
+		int how = o->established && !o->done ? holds(o, region, pool) : 0;
+		if (how == 2 || (how && o == self))
+			n = -EBUSY;
+		else if (how)
+			n++;
+	}
+	for (struct rpmemd_session *o = set->head; o && n > 0; o = o->next) {
+		if (!o->established || o->done || !holds(o, region, pool))
+			continue;
+		if (!o->kicked_by[0]) {
+			rpmem_strlcpy(o->kicked_by, by, sizeof(o->kicked_by));
+			session_wake(o);
+		}
+		NOTICE("%s: session %u from %s (%s), a reader of pool %s/%s, ended",
+		       by, o->id, o->peer,
+		       o->client[0] ? o->client : "unnamed client", region,
+		       pool);
+	}
+	pthread_mutex_unlock(&set->lock);
+	return n;
 }
 
 unsigned rpmemd_sessions_expire(struct rpmemd_sessions *set, uint64_t now_ns)

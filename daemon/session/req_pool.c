@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "access.h"
 #include "events.h"
@@ -257,6 +258,37 @@ int req_create(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	return conn_reply_ok(s, hd->id);
 }
 
+/* how long remove --force waits for the readers it kicked to close */
+#define REMOVE_WAIT_MS 10000u
+
+/*
+ * remove_readers -- remove --force of a pool that sessions hold open
+ * read-only (and none for writing): those sessions are ended as by an
+ * administrator's kick, then the removal is tried again until their
+ * pools are closed (at most REMOVE_WAIT_MS). ret: the first attempt's
+ * result; returns the last one's
+ */
+static int remove_readers(struct rpmemd_session *s, struct rpmemd_region *r,
+			  const struct rpmem_msg_remove *m, int ret,
+			  char *err, size_t errlen)
+{
+	char by[RPMEM_STR_MAX + 2 * RPMEM_NAME_MAX + 32];
+
+	if (ret != -EBUSY || !(m->flags & RPMEM_REMOVE_FORCE))
+		return ret;
+	snprintf(by, sizeof(by), "remove --force of %s/%s by %s", m->region,
+		 m->pool, s->holder);
+	if (rpmemd_sessions_kick_readers(s->set, s, m->region, m->pool, by) <=
+	    0)
+		return ret;
+	for (unsigned ms = 0; ret == -EBUSY && ms < REMOVE_WAIT_MS; ms += 10) {
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+		ret = rpmemd_pool_remove(r, m->pool, 1, err, errlen);
+	}
+	return ret;
+}
+
 /* req_remove -- REMOVE a pool (see rpmemd_pool_remove for force) */
 int req_remove(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
@@ -273,6 +305,7 @@ int req_remove(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return ret;
 	ret = rpmemd_pool_remove(r, m.pool, !!(m.flags & RPMEM_REMOVE_FORCE),
 				 err, sizeof(err));
+	ret = remove_readers(s, r, &m, ret, err, sizeof(err));
 	rpmemd_region_put(&r);
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret), "%s", err);

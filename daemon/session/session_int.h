@@ -354,6 +354,18 @@ int rpmemd_sessions_kick(struct rpmemd_sessions *set,
 			 struct rpmemd_session *self, uint32_t id,
 			 const char *by, char *victim, size_t vlen);
 /*
+ * rpmemd_sessions_kick_readers -- remove --force of pool region/pool:
+ * kick (as rpmemd_sessions_kick, on behalf of `by`) every other session
+ * that holds it open read-only. How many were kicked, or -EBUSY (none
+ * kicked) if a session holds it open for writing, or self holds it.
+ * Reads the handle tables under set->lock: handle_issue and handle_close
+ * change a handle's id under it.
+ */
+int rpmemd_sessions_kick_readers(struct rpmemd_sessions *set,
+				 struct rpmemd_session *self,
+				 const char *region, const char *pool,
+				 const char *by);
+/*
  * rpmemd_sessions_fate -- why s's socket was shut down under it:
  * SESSION_EVICTED, SESSION_KICKED (who did it into by[len]),
  * SESSION_EXPIRED (rpmemd_sessions_expire) or 0

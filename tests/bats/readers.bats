@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# readers.bats -- readers of a pool's versions cannot pin, exhaust or slow
+# the target: the version files they hold are bounded and closed when a
+# commit or a prune makes them stale, an idle read-only open times out,
+# remove --force and an administrator's kick end them (reader.py: idle
+# and busy readers on the wire)
+
+load helpers
+
+READER=$TOP/tests/bats/reader.py
+
+# readers_conf [LIMITS] -- region r1 keeps every version; LIMITS: more
+# of the limits group
+readers_conf() {
+	cat >"$CONF" <<CONF
+listen = ["127.0.0.1"];
+port = $PORT;
+log = { level = "info"; target = "stderr"; };
+max_sessions = 40;
+limits = { ${1:-} };
+regions = (
+  { name = "r1"; type = "dir"; path = "$R1"; versions = "all"; }
+);
+CONF
+}
+
+# change I -- write a marker into src at block I*7 (one 4 KiB block)
+change() {
+	printf 'version-%04d' "$1" |
+		dd of="$W/src" bs=1 seek=$(($1 * 7 * 4096 + 100)) conv=notrunc 2>/dev/null
+}
+
+# syncs N -- N - 1 syncs of src, each changing one block (generation N)
+syncs() {
+	local i
+	for i in $(seq 2 "$1"); do
+		change "$i"
+		"$RPMEMCTL" -q sync "$W/src" "$T/r1/p"
+	done
+}
+
+# reader ARGS... -- reader.py PORT ARGS in the background (RPID), output
+# in $W/reader.out; returns once it holds what it opened
+reader() {
+	"$READER" "$PORT" "$@" >"$W/reader.out" 2>&1 3>&- &
+	RPID=$!
+	alive_until "$RPID" grep -q '^holding' "$W/reader.out" && return 0
+	cat "$W/reader.out" >&2
+	return 1
+}
+
+# ver_fds -- how many version files (.ver) rpmemd holds open
+ver_fds() {
+	find "/proc/$DPID/fd" -lname '*.ver*' 2>/dev/null | wc -l
+}
+
+setup() {
+	setup_env
+	readers_conf
+	start_daemon
+	mkfile "$W/src" 1
+	rc -q mirror "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+}
+
+teardown() {
+	[ -z "${RPID:-}" ] || kill "$RPID" 2>/dev/null || true
+	teardown_daemon
+	! mountpoint -q "$W/small" 2>/dev/null || umount "$W/small"
+}
+
+@test "remove --force ends the sessions that only read the pool, and removes it with its versions" {
+	syncs 3
+	reader p 1 2 2
+	[ "$(ver_fds)" -gt 0 ]
+	rc remove "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"open by 4 reader(s)"* ]]
+	[ -e "$R1/p" ]
+	rc remove --force "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ ! -e "$R1/p" ]
+	[ -z "$(ls "$R1"/.rpmemd/p.* 2>/dev/null)" ]
+	[ "$(ver_fds)" -eq 0 ]
+	# the readers were told who ended them
+	alive_until "$RPID" grep -q '^closed' "$W/reader.out"
+	grep -q "ended by an administrator (remove --force of r1/p by session" "$W/reader.out"
+	grep -q "notice: remove --force of r1/p by session .*, a reader of pool r1/p, ended" "$DLOG"
+}
+
+@test "remove --force does not end a writer: the pool stays, busy" {
+	syncs 2
+	reader p 1 1 1
+	hold "$T/r1/p" 60
+	rc remove --force "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"open for writing"* ]]
+	[ -e "$R1/p" ]
+	# the reader was not ended for nothing
+	kill -0 "$RPID"
+	refute grep -q '^closed' "$W/reader.out"
+	kill -USR1 "$HP"
+	wait "$HP"
+}
+
+@test "an administrator's kick ends an idle reader: its version files are closed, remove works" {
+	syncs 3
+	reader p 1 1 1
+	[ "$(ver_fds)" -eq 2 ]
+	rc status --json "$T"
+	id=$(json '.sessions[] | select(.client == "reader.py") | .id')
+	[ -n "$id" ]
+	rc kick "$T" "$id"
+	[ "$status" -eq 0 ]
+	alive_until "$RPID" grep -q '^closed' "$W/reader.out"
+	wait_for [ "$(ver_fds)" -eq 0 ]
+	rc remove "$T/r1/p"
+	[ "$status" -eq 0 ]
+}
