@@ -622,15 +622,20 @@ static int parse_tls(struct cfg_ctx *c, const config_setting_t *root,
 	return 0;
 }
 
-/* identity_valid -- 1..128 bytes, no control characters, not "*" */
+/*
+ * identity_valid -- 1..128 bytes of UTF-8, no control characters
+ * (rpmem_utf8_control), not "*"
+ */
 static int identity_valid(const char *id)
 {
 	size_t n = strlen(id);
 	if (n == 0 || n > RPMEM_IDENTITY_MAX || !strcmp(id, "*"))
 		return 0;
-	for (; *id; id++)
-		if ((unsigned char)*id < 0x20 || *id == 0x7f)
+	for (; *id; id += n) {
+		n = rpmem_utf8_len(id);
+		if (!n || rpmem_utf8_control(id))
 			return 0;
+	}
 	return 1;
 }
 

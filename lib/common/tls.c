@@ -327,9 +327,10 @@ err_free:
 }
 
 /*
- * take_name -- s[n] as an identity into buf[RPMEM_IDENTITY_MAX + 1]:
- * NULL, or why it cannot be one (a name is refused, never cut or read up
- * to a NUL)
+ * take_name -- s[n] (NUL-terminated) as an identity into
+ * buf[RPMEM_IDENTITY_MAX + 1]: NULL, or why it cannot be one (a name is
+ * refused, never cut or read up to a NUL; a control character is one of
+ * rpmem_utf8_control's, C1 and bidirectional controls too)
  */
 static const char *take_name(const unsigned char *s, int n, char *buf)
 {
@@ -337,9 +338,12 @@ static const char *take_name(const unsigned char *s, int n, char *buf)
 		return "is empty";
 	if (n > RPMEM_IDENTITY_MAX)
 		return "is longer than the 128 bytes of an identity";
-	for (int i = 0; i < n; i++)
-		if (s[i] < 0x20 || s[i] == 0x7f)
+	for (int i = 0; i < n; i += (int)rpmem_utf8_len((const char *)s + i)) {
+		if (!s[i] || rpmem_utf8_control((const char *)s + i))
 			return "holds a NUL or a control character";
+		if (!rpmem_utf8_len((const char *)s + i))
+			return "is not well-formed UTF-8";
+	}
 	memcpy(buf, s, (size_t)n);
 	buf[n] = '\0';
 	return NULL;

@@ -370,26 +370,74 @@ size_t rpmem_utf8_len(const char *s)
 	return n;
 }
 
+size_t rpmem_utf8_control(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!p[0])
+		return 0;
+	if (p[0] < 0x20 || p[0] == 0x7f)
+		return 1;
+	if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+		return 2; /* C1 */
+	if (p[0] == 0xd8 && p[1] == 0x9c)
+		return 2; /* U+061C arabic letter mark */
+	if (p[0] != 0xe2 || !p[1] || !p[2])
+		return 0;
+	if (p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f)) /* LRM, RLM */
+		return 3;
+	if (p[1] == 0x80 && p[2] >= 0xa8 && p[2] <= 0xae) /* LS, PS, LRE-RLO */
+		return 3;
+	if (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9) /* LRI-PDI */
+		return 3;
+	return 0;
+}
+
 void rpmem_str_sanitize(char *s)
 {
+	char *o = s;
+
 	while (*s) {
-		unsigned char c = (unsigned char)*s;
 		size_t n = rpmem_utf8_len(s);
 
-		if (!n || c < 0x20 || c == 0x7f)
-			*s++ = '?';
-		else
+		if (!n || rpmem_utf8_control(s)) {
+			*o++ = '?';
+			s += n ? n : 1;
+		} else {
+			memmove(o, s, n);
+			o += n;
 			s += n;
+		}
 	}
+	*o = '\0';
+}
+
+/*
+ * escape_char -- the length of the character at s[i] of in[n] (1 for a
+ * byte outside well-formed UTF-8); *esc: whether rpmem_escape writes it
+ * as hex
+ */
+static size_t escape_char(const unsigned char *s, size_t i, size_t n,
+			  int *esc)
+{
+	char c[5] = { 0 };
+
+	for (size_t k = 0; k < 4 && i + k < n; k++)
+		c[k] = (char)s[i + k];
+	size_t len = rpmem_utf8_len(c);
+	*esc = !len || s[i] == '\\' || s[i] == '\0' || rpmem_utf8_control(c);
+	return len ? len : 1;
 }
 
 char *rpmem_escape(const void *in, size_t n, char *out, size_t size)
 {
 	const unsigned char *s = in;
-	size_t o = 0;
+	size_t o = 0, left = 0;
+	int esc = 0;
 
 	for (size_t i = 0; i < n && size; i++) {
-		int esc = s[i] < 0x20 || s[i] == 0x7f || s[i] == '\\';
+		if (!left)
+			left = escape_char(s, i, n, &esc);
 		size_t w = esc ? 4 : 1;
 		if (o + w >= size)
 			break;
@@ -398,10 +446,57 @@ char *rpmem_escape(const void *in, size_t n, char *out, size_t size)
 		else
 			out[o] = (char)s[i];
 		o += w;
+		left--;
 	}
 	if (size)
 		out[o] = '\0';
 	return out;
+}
+
+/* text_code -- the code point of the well-formed UTF-8 character s[n] */
+static unsigned text_code(const unsigned char *s, size_t n)
+{
+	static const unsigned char lead[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+	unsigned c = s[0] & lead[n];
+
+	for (size_t i = 1; i < n; i++)
+		c = c << 6 | (s[i] & 0x3f);
+	return c;
+}
+
+size_t rpmem_text_escape(const char *s, char *out, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, full = 0;
+	int cut = 0;
+
+	while (*p) {
+		char e[16];
+		size_t n = rpmem_utf8_len((const char *)p);
+		size_t w;
+
+		if (!n || (n == 1 && rpmem_utf8_control((const char *)p))) {
+			w = (size_t)snprintf(e, sizeof(e), "\\x%02x", *p);
+			n = 1;
+		} else if (rpmem_utf8_control((const char *)p)) {
+			w = (size_t)snprintf(e, sizeof(e), "\\u{%04x}",
+					     text_code(p, n));
+		} else {
+			memcpy(e, p, n);
+			w = n;
+		}
+		if (!cut && o + w < size) {
+			memcpy(out + o, e, w);
+			o += w;
+		} else {
+			cut = 1;
+		}
+		full += w;
+		p += n;
+	}
+	if (size)
+		out[o] = '\0';
+	return full;
 }
 
 #ifndef MADV_POPULATE_READ

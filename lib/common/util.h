@@ -114,18 +114,41 @@ int rpmem_set_err(char *err, size_t errlen, const char *fmt, ...)
 size_t rpmem_utf8_len(const char *s);
 
 /*
+ * rpmem_utf8_control -- the length in bytes of the control character the
+ * well-formed UTF-8 text s starts with, 0 if it starts with another one
+ * (or s is ""): the C0 controls and DEL, the C1 controls U+0080-U+009F
+ * (U+009B is CSI, U+009D OSC on a terminal), the bidirectional formatting
+ * characters U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, and
+ * the line and paragraph separators U+2028, U+2029. Text from a peer
+ * shows none of them raw.
+ */
+size_t rpmem_utf8_control(const char *s);
+
+/*
  * rpmem_str_sanitize -- make s fit for one line of text and for JSON: a
- * control character and every byte that is not part of well-formed UTF-8
- * become '?', in place
+ * control character (rpmem_utf8_control) and every byte that is not part
+ * of well-formed UTF-8 become one '?' each, in place
  */
 void rpmem_str_sanitize(char *s);
 
 /*
  * rpmem_escape -- in[n] (bytes from a peer) as text fit for a log line:
- * NUL, control characters, DEL and '\\' as \\xHH; as much as fits in
- * out[size] (whole escapes only), always NUL-terminated. Returns out.
+ * NUL, control characters (rpmem_utf8_control: every byte of a multibyte
+ * one), bytes outside well-formed UTF-8 and '\\' as \\xHH; as much as
+ * fits in out[size] (whole escapes only), always NUL-terminated. Returns
+ * out.
  */
 char *rpmem_escape(const void *in, size_t n, char *out, size_t size);
+
+/*
+ * rpmem_text_escape -- the text s (from a peer) as people are shown it:
+ * a C0 control, DEL and a byte outside well-formed UTF-8 as \\xHH, any
+ * other rpmem_utf8_control character as \\u{HHHH}, the rest as it is
+ * ('\\' too, so that escaping twice changes nothing). As much as fits in
+ * out[size] (whole escapes and characters only), NUL-terminated when size
+ * > 0. Returns the length of the whole escaped text, as snprintf does.
+ */
+size_t rpmem_text_escape(const char *s, char *out, size_t size);
 
 /*
  * rpmem_prefault -- map in the pages of [addr, addr + len) for reading in

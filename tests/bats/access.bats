@@ -500,3 +500,26 @@ sessions_of() {
 	[ "$(grep -c "session refused: identity 'nobody'" "$DLOG")" -eq 2 ]
 	[ "$(grep -c ') opened$' "$DLOG")" -eq 1 ]
 }
+
+@test "a writer's source and client string with C1 and bidi controls reach the daemon's files and a read-only identity's status as '?'" {
+	start_daemon
+	local evil=$'src\xc2\x9b2J\xc2\x9d0;t\x07\xe2\x80\xaegnp.exe'
+	local ctl=$'ctl\xc2\x9b31m\xe2\x81\xa6'
+	cp "$W/src" "$W/$evil"
+	ln -s "$RPMEMCTL" "$W/$ctl"
+	run "$W/$ctl" mirror --psk-file "$W/ops.psk" "$W/$evil" "$T/r1/p1"
+	[ "$status" -eq 0 ]
+	# the daemon's own record: every control one '?'
+	grep -a '^source=' "$R1/.rpmemd/p1.meta" >"$W/meta.src"
+	cat "$W/meta.src"
+	grep -qF 'src?2J?0;t??gnp.exe' "$W/meta.src"
+	refute raw_controls "$W/meta.src"
+	# the status session row of the client itself, and the pool's source
+	run "$W/$ctl" status --psk-file "$W/monitor.psk" "$T"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	printf '%s' "$output" >"$W/status.out"
+	grep -qF 'src?2J?0;t??gnp.exe' "$W/status.out"
+	grep -qF 'ctl?31m? librpmemctl/' "$W/status.out"
+	refute raw_controls "$W/status.out"
+}

@@ -204,3 +204,11 @@ wait_for() {
 closed() {
 	[ "$(grep -c '^rpmemd: info: session [0-9]* from .* closed: ' "$DLOG")" -ge "$1" ]
 }
+
+# raw_controls FILE -- FILE (- for stdin) holds a control character a
+# terminal acts on, raw: a C0 one other than tab and newline, DEL, a C1
+# control (UTF-8 C2 80-9F), or a bidirectional control (U+061C, U+200E,
+# U+200F, U+202A-U+202E, U+2066-U+2069) or U+2028/U+2029
+raw_controls() {
+	LC_ALL=C grep -qaP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]' "$1"
+}

@@ -489,6 +489,36 @@ evil_cert() {
 	refute grep -q "^rpmemd: notice: forged" "$DLOG"
 }
 
+@test "certificate names with a C1 or a bidirectional control are refused like those with an ASCII one (exit 3, nothing written)" {
+	python3 -c 'import cryptography' 2>/dev/null ||
+		skip "no python3 cryptography module to write the certificates"
+	# each name is also a rule, so only the check can refuse it
+	local id
+	for id in $'certrw\xc2\x9b31m' $'certrw\xe2\x80\xaegnp' $'certrw\xe2\x81\xa6x'; do
+		sed -i "s/^access = ( /&{ identity = \"$id\"; regions = [ \"*\" ]; rights = [ \"write\" ]; }, /" "$CONF"
+	done
+	run "$RPMEMD" -c "$CONF" --check
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"is not an identity"* ]]
+	sed -i '/^access = ( /s/{ identity = "certrw[^"]*"; regions = \[ "\*" \]; rights = \[ "write" \]; }, //g' "$CONF"
+	start_daemon
+	evil_cert csi 'certrw\u009b31m'
+	evil_cert osc 'certrw\u009d0;x'
+	evil_cert rlo 'certrw\u202egnp'
+	evil_cert lri 'certrw\u2066x'
+	for c in csi osc rlo lri; do
+		rc mirror --tls-ca "$P/ca.crt" --tls-cert "$W/$c.crt" \
+			--tls-key "$W/$c.key" "$W/src" "$T/r1/p_$c"
+		echo "$c: $output"
+		[ "$status" -eq 3 ]
+		pool_absent "p_$c"
+	done
+	grep -c "client's certificate's subject CN holds a NUL or a control character" "$DLOG" |
+		grep -qx 4
+	refute raw_controls "$DLOG"
+}
+
 # has_text FILE TEXT -- FILE holds TEXT
 has_text() {
 	grep -q -- "$2" "$1" 2>/dev/null

@@ -537,6 +537,65 @@ static void rpmem_str_sanitize__control_and_stray_bytes(void **state)
 	assert_string_equal(s, "a?b\xc3\xa9????");
 }
 
+/* rpmem_str_sanitize: a C1 or bidi control is one '?', like a C0 one */
+static void rpmem_str_sanitize__c1_and_bidi_controls(void **state)
+{
+	char s[] = "a\xc2\x9b" "2J\xc2\x9d" "0;x\xe2\x80\xae" "b\xe2\x81\xa6"
+		   "c\xc2\xa0\xe2\x80\x94";
+
+	(void)state;
+	rpmem_str_sanitize(s);
+	/* NBSP and the em dash are text, not controls */
+	assert_string_equal(s, "a?2J?0;x?b?c\xc2\xa0\xe2\x80\x94");
+}
+
+/* rpmem_utf8_control: C0, DEL, C1, the bidi controls and LS/PS only */
+static void rpmem_utf8_control__c0_c1_bidi(void **state)
+{
+	(void)state;
+	assert_int_equal(rpmem_utf8_control(""), 0);
+	assert_int_equal(rpmem_utf8_control("\x1b"), 1);
+	assert_int_equal(rpmem_utf8_control("\x7f"), 1);
+	assert_int_equal(rpmem_utf8_control("a"), 0);
+	assert_int_equal(rpmem_utf8_control("\xc2\x80"), 2);
+	assert_int_equal(rpmem_utf8_control("\xc2\x9b"), 2);
+	assert_int_equal(rpmem_utf8_control("\xc2\x9f"), 2);
+	assert_int_equal(rpmem_utf8_control("\xc2\xa0"), 0);
+	assert_int_equal(rpmem_utf8_control("\xd8\x9c"), 2);
+	assert_int_equal(rpmem_utf8_control("\xe2\x80\x8e"), 3);
+	assert_int_equal(rpmem_utf8_control("\xe2\x80\xa8"), 3);
+	assert_int_equal(rpmem_utf8_control("\xe2\x80\xae"), 3);
+	assert_int_equal(rpmem_utf8_control("\xe2\x80\xaf"), 0);
+	assert_int_equal(rpmem_utf8_control("\xe2\x81\xa6"), 3);
+	assert_int_equal(rpmem_utf8_control("\xe2\x81\xa9"), 3);
+	assert_int_equal(rpmem_utf8_control("\xe2\x81\xaa"), 0);
+	assert_int_equal(rpmem_utf8_control("\xe2\x82\xac"), 0);
+}
+
+/* rpmem_text_escape: \xHH for C0/DEL/stray bytes, \u{...} for C1/bidi */
+static void rpmem_text_escape__for_people(void **state)
+{
+	char d[128];
+	size_t n;
+
+	(void)state;
+	n = rpmem_text_escape("a\x1b]0;t\x07\xc2\x9b"
+			      "2J\xe2\x80\xae!\xff\\x",
+			      d, sizeof(d));
+	assert_int_equal(n, strlen(d));
+	assert_string_equal(d, "a\\x1b]0;t\\x07\\u{009b}2J\\u{202e}!\\xff\\x");
+	/* escaping twice changes nothing */
+	char e[128];
+	rpmem_text_escape(d, e, sizeof(e));
+	assert_string_equal(e, d);
+	/* text passes, whole escapes only, the full length is returned */
+	assert_int_equal(rpmem_text_escape("\xc3\xa9\n", d, 3), 6);
+	assert_string_equal(d, "\xc3\xa9");
+	assert_int_equal(rpmem_text_escape("\xc3\xa9\n", d, 6), 6);
+	assert_string_equal(d, "\xc3\xa9");
+	assert_int_equal(rpmem_text_escape("\xc3\xa9\n", NULL, 0), 6);
+}
+
 static void rpmem_escape__controls_nul_and_backslash_as_hex(void **state)
 {
 	(void)state;
@@ -550,6 +609,10 @@ static void rpmem_escape__controls_nul_and_backslash_as_hex(void **state)
 	memset(d, 'z', sizeof(d));
 	rpmem_escape("ab", 2, d, 0);
 	assert_int_equal(d[0], 'z');
+	/* C1 and bidi controls and stray bytes: every byte */
+	assert_string_equal(rpmem_escape("a\xc2\x9b" "b\xe2\x80\xae" "c\xff",
+					 9, d, sizeof(d)),
+			    "a\\xc2\\x9bb\\xe2\\x80\\xaec\\xff");
 }
 
 static void rpmem_random__fills_the_buffer(void **state)
@@ -735,6 +798,9 @@ int main(void)
 		cmocka_unit_test(rpmem_strlcpy__truncates_and_terminates),
 		cmocka_unit_test(rpmem_utf8_len__well_formed_only),
 		cmocka_unit_test(rpmem_str_sanitize__control_and_stray_bytes),
+		cmocka_unit_test(rpmem_str_sanitize__c1_and_bidi_controls),
+		cmocka_unit_test(rpmem_utf8_control__c0_c1_bidi),
+		cmocka_unit_test(rpmem_text_escape__for_people),
 		cmocka_unit_test(rpmem_escape__controls_nul_and_backslash_as_hex),
 		cmocka_unit_test(rpmem_random__fills_the_buffer),
 		cmocka_unit_test(rpmem_now_ns__is_monotonic),
