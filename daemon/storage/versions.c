@@ -4,9 +4,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -292,6 +294,7 @@ int rpmemd_version_keep(struct rpmemd_pool *p, const struct rpmemd_meta *was)
 	snprintf(from, sizeof(from), "%s%s", p->name, RPMEMD_UNDO_SUFFIX);
 	ver_name(p->name, gen, to, sizeof(to));
 	pthread_mutex_lock(&r->ver_lock);
+	rpmemd_vchains_release(r->metafd, p->name); /* they read gen + 1 */
 	v.hash = rpmemd_scrub_keep(r->metafd, p->name, p->size, gen);
 	ret = rpmemd_undo_set_ver(p->undo, &v);
 	if (!ret && renameat(r->metafd, from, r->metafd, to))
@@ -309,6 +312,7 @@ static void ver_unlink(int metafd, const char *pool, uint64_t gen)
 {
 	char fn[RPMEM_NAME_MAX + 48];
 
+	rpmemd_vchains_release(metafd, pool); /* its file is closed too */
 	ver_name(pool, gen, fn, sizeof(fn));
 	if (unlinkat(metafd, fn, 0) && errno != ENOENT)
 		WARN("pool '%s': cannot remove version %llu: %s", pool,
@@ -593,13 +597,115 @@ int rpmemd_versions_make_room(struct rpmemd_pool *p)
 	return ret;
 }
 
+/*
+ * The chains open in the daemon, most recently read first: together they
+ * hold at most vc_reg.max journals open (a quarter of RLIMIT_NOFILE); the
+ * least recently read ones are closed to make room, and reopened at their
+ * next read. A commit or a prune of a pool's version closes its pool's
+ * chains (rpmemd_vchains_release), so no reader keeps a stale or pruned
+ * version's file, and its space, alive. Locks: the region's ver_lock,
+ * then vc_reg.lock, then a chain's lk.
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct rpmemd_vchain *head; /* loaded chains, most recent first */
+	size_t fds;		    /* journals they hold open */
+	size_t max;		    /* 0: not known yet */
+} vc_reg = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 };
+
 struct rpmemd_vchain {
+	struct rpmemd_vchain *prev, *next; /* in vc_reg, while loaded */
+	struct rpmemd_region *r;
+	char pool[RPMEM_NAME_MAX + 1];
 	uint64_t gen;	 /* the version */
 	uint64_t at;	 /* the pool's generation it reads from */
+	uint64_t loads;	 /* journals loaded, reloads included */
+	pthread_mutex_t lk; /* held while u[] is read, or closed */
+	int loaded;	    /* u[] open (changed under vc_reg.lock and lk) */
 	struct rpmemd_undo **u; /* newest first */
 	size_t n;
 	uint8_t *tmp; /* a record's data */
 };
+
+/* vc_max -- the journals all chains may hold open together */
+static size_t vc_max(void)
+{
+	struct rlimit rl;
+
+	if (!vc_reg.max) {
+		rlim_t n = getrlimit(RLIMIT_NOFILE, &rl) ? 1024 : rl.rlim_cur;
+		if (n == RLIM_INFINITY || n > (1u << 20))
+			n = 1u << 20;
+		vc_reg.max = n / 4 > 16 ? (size_t)(n / 4) : 16;
+	}
+	return vc_reg.max;
+}
+
+/* vc_unlink -- take c out of vc_reg's list; vc_reg.lock held */
+static void vc_unlink(struct rpmemd_vchain *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else if (vc_reg.head == c)
+		vc_reg.head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+}
+
+/* vc_front -- c becomes the most recently read; vc_reg.lock held */
+static void vc_front(struct rpmemd_vchain *c)
+{
+	vc_unlink(c);
+	c->next = vc_reg.head;
+	if (c->next)
+		c->next->prev = c;
+	vc_reg.head = c;
+}
+
+/* vc_drop -- close c's journals (reopened at its next read); vc_reg.lock */
+static void vc_drop(struct rpmemd_vchain *c)
+{
+	pthread_mutex_lock(&c->lk); /* a read of it under way ends first */
+	for (size_t i = 0; i < c->n; i++)
+		rpmemd_undo_close(&c->u[i]);
+	vc_reg.fds -= c->n;
+	c->n = 0;
+	c->loaded = 0;
+	pthread_mutex_unlock(&c->lk);
+	vc_unlink(c);
+}
+
+/* vc_make_room -- close the least recently read chains but c for need */
+static void vc_make_room(struct rpmemd_vchain *c, size_t need)
+{
+	size_t max = vc_max();
+	struct rpmemd_vchain *t = vc_reg.head;
+
+	while (t && t->next)
+		t = t->next;
+	while (t && vc_reg.fds + need > max) {
+		struct rpmemd_vchain *prev = t->prev;
+		if (t != c) {
+			DBG("pool '%s': version %llu's chain closed (%zu journals): the chains hold %zu of %zu",
+			    t->pool, (unsigned long long)t->gen, t->n,
+			    vc_reg.fds, max);
+			vc_drop(t);
+		}
+		t = prev;
+	}
+}
+
+void rpmemd_vchains_release(int metafd, const char *pool)
+{
+	pthread_mutex_lock(&vc_reg.lock);
+	for (struct rpmemd_vchain *c = vc_reg.head, *next; c; c = next) {
+		next = c->next;
+		if (c->r->metafd == metafd && !strcmp(c->pool, pool))
+			vc_drop(c);
+	}
+	pthread_mutex_unlock(&vc_reg.lock);
+}
 
 void rpmemd_vchain_close(struct rpmemd_vchain **cp)
 {
@@ -607,10 +713,13 @@ void rpmemd_vchain_close(struct rpmemd_vchain **cp)
 	if (!c)
 		return;
 	*cp = NULL;
-	for (size_t i = 0; i < c->n; i++)
-		rpmemd_undo_close(&c->u[i]);
+	pthread_mutex_lock(&vc_reg.lock);
+	if (c->loaded)
+		vc_drop(c);
+	pthread_mutex_unlock(&vc_reg.lock);
 	free(c->u);
 	free(c->tmp);
+	pthread_mutex_destroy(&c->lk);
 	free(c);
 }
 
@@ -619,24 +728,25 @@ uint64_t rpmemd_vchain_gen(const struct rpmemd_vchain *c)
 	return c->gen;
 }
 
-/* vchain_load -- open the journals of l's restorable versions >= gen */
+/*
+ * vchain_load -- open into u[] the journals of l's restorable versions
+ * >= c->gen, newest first; *n of them
+ */
 static int vchain_load(struct rpmemd_vchain *c, int metafd,
 		       const struct rpmemd_meta *m, const struct vlist *l,
-		       const uint8_t *ok)
+		       const uint8_t *ok, struct rpmemd_undo **u, size_t *n)
 {
 	char fn[RPMEM_NAME_MAX + 48];
 
-	if (!(c->u = calloc(l->n + 1, sizeof(*c->u))))
-		return -ENOMEM;
 	for (size_t i = l->n; i-- > 0 && l->v[i].gen >= c->gen;) {
 		if (!ok[i])
 			continue;
 		ver_name(l->v[i].pool, l->v[i].gen, fn, sizeof(fn));
 		int ret = rpmemd_undo_load_file(metafd, fn, m->uuid, m->size,
-						0, &c->u[c->n]);
+						0, &u[*n]);
 		if (ret)
 			return ret;
-		c->n++;
+		(*n)++;
 	}
 	return 0;
 }
@@ -650,43 +760,116 @@ static int vchain_has(const struct vlist *l, const uint8_t *ok, uint64_t gen)
 	return 0;
 }
 
-int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
-		       struct rpmemd_vchain **out, char *err, size_t errlen)
+/* vchain_install -- c's journals are u[n]: in vc_reg, c->lk held after */
+static void vchain_install(struct rpmemd_vchain *c, struct rpmemd_undo **u,
+			   size_t n)
+{
+	pthread_mutex_lock(&vc_reg.lock);
+	vc_make_room(c, n);
+	pthread_mutex_lock(&c->lk);
+	free(c->u);
+	c->u = u;
+	c->n = n;
+	c->loaded = 1;
+	c->loads += n;
+	vc_reg.fds += n;
+	vc_front(c);
+	pthread_mutex_unlock(&vc_reg.lock);
+}
+
+/*
+ * vchain_fill -- (re)open the journals of chain c of pool p: -EAGAIN if
+ * the pool is not consistent at c->at, -ENOENT if version c->gen is not
+ * on its chain; else 0 with c->lk held
+ */
+static int vchain_fill(struct rpmemd_pool *p, struct rpmemd_vchain *c)
 {
 	struct rpmemd_region *r = p->region;
-	struct rpmemd_vchain *c = calloc(1, sizeof(*c));
+	struct rpmemd_undo **u = NULL;
 	struct vlist l = { 0 };
 	struct rpmemd_meta m;
 	uint8_t *ok = NULL;
-	int ret = c && (c->tmp = malloc(RPMEMD_UNDO_REC_MAX)) ? 0 : -ENOMEM;
+	size_t n = 0;
+	int ret = 0;
 
 	rpmemd_pool_get_meta(p, &m);
-	if (!ret && m.state != RPMEM_POOL_CONSISTENT) {
-		snprintf(err, errlen, "pool '%s' is %s: its versions can be read once it is consistent again",
-			 p->name, rpmem_state_str(m.state));
-		ret = -EAGAIN;
+	if (m.state != RPMEM_POOL_CONSISTENT || m.generation != c->at)
+		return -EAGAIN;
+	if (r->metafd < 0) {
+		if (c->gen != m.generation)
+			return -ENOENT;
+		vchain_install(c, NULL, 0);
+		return 0;
 	}
-	if (!ret && r->metafd >= 0) {
-		pthread_mutex_lock(&r->ver_lock);
-		ret = pool_versions(r, p->name, &m, &l, &ok);
-		if (!ret && gen != m.generation && !vchain_has(&l, ok, gen))
-			ret = -ENOENT;
-		c->gen = gen;
-		c->at = m.generation;
-		if (!ret)
-			ret = vchain_load(c, r->metafd, &m, &l, ok);
-		pthread_mutex_unlock(&r->ver_lock);
-	} else if (!ret && gen != m.generation) {
+	/* under ver_lock: no prune unlinks a file between list and open */
+	pthread_mutex_lock(&r->ver_lock);
+	ret = pool_versions(r, p->name, &m, &l, &ok);
+	if (!ret && c->gen != m.generation && !vchain_has(&l, ok, c->gen))
 		ret = -ENOENT;
+	if (!ret && !(u = calloc(l.n + 1, sizeof(*u))))
+		ret = -ENOMEM;
+	if (!ret)
+		ret = vchain_load(c, r->metafd, &m, &l, ok, u, &n);
+	if (!ret)
+		vchain_install(c, u, n);
+	pthread_mutex_unlock(&r->ver_lock);
+	if (ret) {
+		for (size_t i = 0; i < n; i++)
+			rpmemd_undo_close(&u[i]);
+		free(u);
 	}
-	if (ret == -ENOENT)
-		snprintf(err, errlen, "pool '%s' has no version %llu (see rpmemctl versions)",
-			 p->name, (unsigned long long)gen);
-	else if (ret && ret != -EAGAIN)
-		snprintf(err, errlen, "cannot open version %llu of pool '%s': %s",
-			 (unsigned long long)gen, p->name, strerror(-ret));
 	free(l.v);
 	free(ok);
+	return ret;
+}
+
+/* vchain_hold -- c's journals open, c->lk held; as vchain_fill */
+static int vchain_hold(struct rpmemd_pool *p, struct rpmemd_vchain *c)
+{
+	pthread_mutex_lock(&vc_reg.lock);
+	if (c->loaded) {
+		vc_front(c);
+		pthread_mutex_lock(&c->lk);
+		pthread_mutex_unlock(&vc_reg.lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&vc_reg.lock);
+	return vchain_fill(p, c);
+}
+
+int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
+		       struct rpmemd_vchain **out, char *err, size_t errlen)
+{
+	struct rpmemd_vchain *c = calloc(1, sizeof(*c));
+	struct rpmemd_meta m;
+	int ret = c && (c->tmp = malloc(RPMEMD_UNDO_REC_MAX)) ? 0 : -ENOMEM;
+
+	*out = NULL;
+	if (ret) {
+		if (c)
+			free(c);
+		snprintf(err, errlen, "cannot open version %llu of pool '%s': %s",
+			 (unsigned long long)gen, p->name, strerror(ENOMEM));
+		return ret;
+	}
+	pthread_mutex_init(&c->lk, NULL);
+	rpmemd_pool_get_meta(p, &m);
+	c->r = p->region;
+	rpmem_strlcpy(c->pool, p->name, sizeof(c->pool));
+	c->gen = gen;
+	c->at = m.generation;
+	ret = vchain_fill(p, c);
+	if (!ret)
+		pthread_mutex_unlock(&c->lk);
+	if (ret == -EAGAIN)
+		snprintf(err, errlen, "pool '%s' is %s: its versions can be read once it is consistent again",
+			 p->name, rpmem_state_str(m.state));
+	else if (ret == -ENOENT)
+		snprintf(err, errlen, "pool '%s' has no version %llu (see rpmemctl versions)",
+			 p->name, (unsigned long long)gen);
+	else if (ret)
+		snprintf(err, errlen, "cannot open version %llu of pool '%s': %s",
+			 (unsigned long long)gen, p->name, strerror(-ret));
 	if (ret)
 		rpmemd_vchain_close(&c);
 	*out = c;
@@ -720,13 +903,15 @@ int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 	rpmemd_pool_get_meta(p, &m);
 	if (m.state != RPMEM_POOL_CONSISTENT || m.generation != c->at)
 		return -EAGAIN;
-	if ((ret = rpmem_guard_run(copy_out, &a)))
+	if ((ret = vchain_hold(p, c)))
 		return ret;
+	ret = rpmem_guard_run(copy_out, &a);
 	/* newest first: the oldest copy of a block is the one left */
-	for (size_t i = 0; i < c->n; i++)
-		if ((ret = rpmemd_undo_overlay(c->u[i], off, len, buf, c->tmp,
-					       bad)))
-			return ret;
+	for (size_t i = 0; !ret && i < c->n; i++)
+		ret = rpmemd_undo_overlay(c->u[i], off, len, buf, c->tmp, bad);
+	pthread_mutex_unlock(&c->lk);
+	if (ret)
+		return ret;
 	/* the pool's blocks read were not written meanwhile */
 	rpmemd_pool_get_meta(p, &m);
 	if (m.state != RPMEM_POOL_CONSISTENT || m.generation != c->at)

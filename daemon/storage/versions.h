@@ -122,4 +122,14 @@ int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 /* rpmemd_vchain_close -- close it */
 void rpmemd_vchain_close(struct rpmemd_vchain **c);
 
+/*
+ * rpmemd_vchains_release -- close the journals every open chain of pool
+ * (of the region whose metadata directory is metafd) holds: a commit or a
+ * prune made them stale. Each is reopened at its next read (and refused
+ * there if the pool or the version moved on). The open chains of the
+ * daemon hold at most a quarter of RLIMIT_NOFILE journals together: the
+ * least recently read are closed the same way to make room.
+ */
+void rpmemd_vchains_release(int metafd, const char *pool);
+
 #endif

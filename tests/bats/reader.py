@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # reader.py -- idle and busy readers of a pool's versions, for versions.bats
-"""Usage: reader.py PORT POOL VERSION SESSIONS HANDLES [READS]
+"""Usage: reader.py PORT REGION/POOL VERSION SESSIONS HANDLES [READS]
 
-Opens SESSIONS sessions, each with HANDLES read-only opens of r1/POOL,
+Opens SESSIONS sessions, each with HANDLES read-only opens of the pool,
 and on each handle reads 1 byte of VERSION at offset 0 (READ_AT); then
 READS more READ_ATs of 1 byte on each handle, the version going from
 VERSION up to the pool's generation and round again (0: none). Prints
@@ -33,16 +33,17 @@ def read_at(s, rid, handle, version):
 
 
 def main():
-    port, pool, version, nses, nh = (int(sys.argv[1]), sys.argv[2],
+    port, path, version, nses, nh = (int(sys.argv[1]), sys.argv[2],
                                      int(sys.argv[3]), int(sys.argv[4]),
                                      int(sys.argv[5]))
+    region, pool = path.split("/")
     reads = int(sys.argv[6]) if len(sys.argv) > 6 else 0
     opens, ok = [], 0
     gen = version
     for _ in range(nses):
         s, _ = hello_session(port, "reader.py")
         for i in range(nh):
-            s.sendall(frame(OPEN, 10 + i, wstr("r1") + wstr(pool) +
+            s.sendall(frame(OPEN, 10 + i, wstr(region) + wstr(pool) +
                             bytes([0, 0])))
             t, _, p = recv_frame(s)
             if t != OPEN_OK:

@@ -72,7 +72,7 @@ teardown() {
 
 @test "remove --force ends the sessions that only read the pool, and removes it with its versions" {
 	syncs 3
-	reader p 1 2 2
+	reader r1/p 1 2 2
 	[ "$(ver_fds)" -gt 0 ]
 	rc remove "$T/r1/p"
 	[ "$status" -eq 4 ]
@@ -92,7 +92,7 @@ teardown() {
 
 @test "remove --force does not end a writer: the pool stays, busy" {
 	syncs 2
-	reader p 1 1 1
+	reader r1/p 1 1 1
 	hold "$T/r1/p" 60
 	rc remove --force "$T/r1/p"
 	[ "$status" -eq 4 ]
@@ -107,7 +107,7 @@ teardown() {
 
 @test "an administrator's kick ends an idle reader: its version files are closed, remove works" {
 	syncs 3
-	reader p 1 1 1
+	reader r1/p 1 1 1
 	[ "$(ver_fds)" -eq 2 ]
 	rc status --json "$T"
 	id=$(json '.sessions[] | select(.client == "reader.py") | .id')
@@ -118,4 +118,59 @@ teardown() {
 	wait_for [ "$(ver_fds)" -eq 0 ]
 	rc remove "$T/r1/p"
 	[ "$status" -eq 0 ]
+}
+
+@test "an idle reader of the oldest version does not pin it: a sync that needs room prunes it, its space is freed, the sync completes" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
+	MNT=$W/small
+	mkdir -p "$MNT"
+	mount -t tmpfs -o size=14m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
+	stop_daemon
+	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; versions = \"all\"; },\n  { name = \"r1\";|" "$CONF"
+	start_daemon
+	mkfile "$W/big" 4
+	rc -q mirror "$W/big" "$T/small/b"
+	[ "$status" -eq 0 ]
+	# each sync changes every block: versions 1 and 2 take 4 MiB each,
+	# and 14 MiB hold no third beside the pool
+	for i in 1 2; do
+		mkfile "$W/big" 4
+		rc -q sync "$W/big" "$T/small/b"
+		[ "$status" -eq 0 ]
+	done
+	[ -e "$MNT/.rpmemd/b.v1.ver" ]
+	# one READ_AT of the oldest version, then idle: its chain holds 1, 2
+	reader small/b 1 1 1
+	[ "$(ver_fds)" -eq 2 ]
+	mkfile "$W/big" 4
+	rc sync "$W/big" "$T/small/b"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$W/big" "$MNT/b"
+	[ ! -e "$MNT/.rpmemd/b.v1.ver" ]
+	refute grep -q "no room" "$DLOG"
+	# no file of a pruned version stays open in the idle reader
+	[ -z "$(find "/proc/$DPID/fd" -lname '*(deleted)*')" ]
+	rc list --json "$T/small/b"
+	[ "$(json '.pools[0].state')" = consistent ]
+}
+
+@test "many read-only handles over many versions stay within a bound of file descriptors; list still works" {
+	stop_daemon
+	ulimit -n 256
+	start_daemon
+	syncs 21
+	# 8 sessions x 16 handles, each reading version 1 (20 journals): 2560
+	# version files if each held its own
+	reader r1/p 1 8 16
+	grep -q '^holding 128$' "$W/reader.out"
+	[ "$(ver_fds)" -le 64 ]
+	rc list "$T/r1/p"
+	[ "$status" -eq 0 ]
+	refute grep -q "Too many open files" "$DLOG"
+	# and each handle reads its version still (its chain reopened)
+	kill "$RPID"
+	reader r1/p 1 2 16 1
+	grep -q '^holding 64$' "$W/reader.out"
+	[ "$(ver_fds)" -le 64 ]
 }
