@@ -38,24 +38,40 @@ static int pool_match(const struct rpmemctl_list *l, unsigned i,
 static const char *state_text(const struct rpmemctl_list *l, unsigned i,
 			      char *buf, size_t len);
 
+/* cell_add -- append ", what" to the cell st (in buf or a constant) */
+static const char *cell_add(const char *st, char *buf, size_t len,
+			    const char *what)
+{
+	size_t n;
+
+	if (st != buf)
+		snprintf(buf, len, "%s", st);
+	n = strlen(buf);
+	if (n < len)
+		snprintf(buf + n, len - n, ", %s", what);
+	return buf;
+}
+
 /*
- * state_cell -- pool i's state (state_text), and "primary" for a promoted
- * pool ("consistent, primary")
+ * state_cell -- pool i's state (state_text), "primary" for a promoted
+ * pool ("consistent, primary"), and what a scrub found damaged and no
+ * sync rewrote yet ("consistent, damaged (4.0 KiB)")
  */
 static const char *state_cell(const struct rpmemctl_list *l, unsigned i,
 			      char *buf, size_t len)
 {
 	const char *st = state_text(l, i, buf, len);
-	size_t n;
+	uint64_t bad = rpmemctl_list_pool_damaged(l, i);
+	char d[48], sz[32];
 
-	if (rpmemctl_list_pool_role(l, i) != RPMEMCTL_ROLE_PRIMARY)
-		return st;
-	if (st != buf)
-		snprintf(buf, len, "%s", st);
-	n = strlen(buf);
-	if (n < len)
-		snprintf(buf + n, len - n, ", primary");
-	return buf;
+	if (rpmemctl_list_pool_role(l, i) == RPMEMCTL_ROLE_PRIMARY)
+		st = cell_add(st, buf, len, "primary");
+	if (bad) {
+		snprintf(d, sizeof(d), "damaged (%s)",
+			 rpmemctl_size_format(bad, sz, sizeof(sz)));
+		st = cell_add(st, buf, len, d);
+	}
+	return st;
 }
 
 /*
@@ -179,7 +195,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 	static const char *const dhdr[] = { "POOL", "SIZE", "STATE", "GEN",
 					    "WRITER", "READERS", "WRITTEN",
 					    "FLUSHES", "LAST SYNC", "SOURCE" };
-	char b[7][64];
+	char b[7][96];
 	struct cmd_table t;
 	unsigned i, n;
 	int ret;
@@ -206,7 +222,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 				rpmemctl_size_format(
 					rpmemctl_list_pool_size(l, i), b[0],
 					64),
-				state_cell(l, i, b[6], 64),
+				state_cell(l, i, b[6], sizeof(b[6])),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
 					    b[1], 64),
 				rpmemctl_list_pool_writer(l, i),
@@ -229,7 +245,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 				rpmemctl_size_format(
 					rpmemctl_list_pool_size(l, i), b[0],
 					64),
-				state_cell(l, i, b[6], 64),
+				state_cell(l, i, b[6], sizeof(b[6])),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
 					    b[1], 64),
 			};
@@ -332,6 +348,8 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 		json_u64(j, "versions", rpmemctl_list_pool_versions(l, i));
 		json_u64(j, "versions_bytes",
 			 rpmemctl_list_pool_versions_bytes(l, i));
+		json_bool(j, "damaged", rpmemctl_list_pool_damaged(l, i) != 0);
+		json_u64(j, "damaged_bytes", rpmemctl_list_pool_damaged(l, i));
 		json_str(j, "uuid", rpmemctl_list_pool_uuid(l, i));
 		json_u64(j, "created_at", rpmemctl_list_pool_created(l, i));
 		json_u64(j, "last_sync_at",

@@ -172,6 +172,9 @@ static void pools(FILE *f, const char *hp, const struct rpmemctl_list *l)
 	pool_family(f, hp, l, "rpmem_pool_versions_bytes", "gauge",
 		    "Bytes the pool's versions take on the target.",
 		    rpmemctl_list_pool_versions_bytes);
+	pool_family(f, hp, l, "rpmem_pool_damaged_bytes", "gauge",
+		    "Bytes of the pool's image a scrub found damaged and no sync rewrote since.",
+		    rpmemctl_list_pool_damaged);
 }
 
 /*

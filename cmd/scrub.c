@@ -16,10 +16,12 @@ static const char scrub_usage[] =
 	"usage: rpmemctl scrub [options] HOST[:PORT]/REGION/POOL\n"
 	"\n"
 	"Have the target re-read the pool and compare every 4 KiB piece with\n"
-	"the hash it recorded when the pool last went consistent. Nothing is\n"
-	"repaired. Each damaged range is printed as \"damaged at 0xOFFSET\n"
-	"length N\", each range that cannot be verified as \"unverified at\n"
-	"0xOFFSET length N: REASON\".\n"
+	"the hash it recorded when the pool last went consistent. Each damaged\n"
+	"range is printed as \"damaged at 0xOFFSET length N\", each range that\n"
+	"cannot be verified as \"unverified at 0xOFFSET length N: REASON\".\n"
+	"The target lists the pool as damaged (list, status) and forgets the\n"
+	"damaged pieces' hashes, so the next sync from a good copy rewrites\n"
+	"them; nothing is rewritten by the scrub itself.\n"
 	"Exit status 0 if every byte was verified, 7 if a range is damaged,\n"
 	"8 if none is but some could not be verified.\n"
 	"\n"
@@ -139,7 +141,9 @@ static void report_human(struct rpmemctl_ctx *ctx, const char *target,
 	cmd_fmt_bytes(unv, u, sizeof(u));
 	if (bad)
 		cmd_info(ctx, "scrubbed %s: %s damaged of %s checked, %s "
-			 "unverified; nothing was repaired", target, d, c, u);
+			 "unverified; nothing was repaired: the target lists "
+			 "the pool as damaged until a sync from a good copy "
+			 "rewrites them", target, d, c, u);
 	else if (unv)
 		cmd_info(ctx, "scrubbed %s: %s checked and intact, %s could "
 			 "not be verified", target, c, u);

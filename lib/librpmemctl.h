@@ -223,6 +223,14 @@ uint64_t rpmemctl_list_pool_versions_bytes(const struct rpmemctl_list *l,
 					   unsigned i);
 
 /*
+ * rpmemctl_list_pool_damaged -- the bytes of pool i's image that a scrub
+ * found damaged and no sync rewrote since (0: none, or a target that
+ * does not keep them). Since LIBRPMEMCTL_3.
+ */
+uint64_t rpmemctl_list_pool_damaged(const struct rpmemctl_list *l,
+				    unsigned i);
+
+/*
  * rpmemctl_list_pool_role, _generations -- pool i's role (enum
  * rpmemctl_role) and its generation history, newest first: up to max ids
  * into ids, the count it has returned (0 for a target without

@@ -4,9 +4,11 @@
  * hashes recorded at its last commit; the record made at that commit
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "log.h"
 #include "scrub.h"
 #include "session_int.h"
@@ -32,6 +34,61 @@ static int scrub_refuse(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			      m->count, (unsigned long long)m->offset, p->name,
 			      (unsigned long long)p->size);
 	return 1;
+}
+
+/* damage_event -- a pool event: its list of damaged pieces changed (text) */
+static void damage_event(struct rpmemd_session *s, struct rpmemd_pool *p,
+			 const char *text)
+{
+	struct rpmemd_meta m;
+	struct rpmem_msg_event e = { .verb = RPMEM_EV_CHANGE,
+				     .object = RPMEM_EVO_POOL,
+				     .session = s->id,
+				     .size = p->size };
+
+	rpmemd_pool_get_meta(p, &m);
+	e.state = m.state;
+	e.generation = m.generation;
+	rpmem_strlcpy(e.region, p->region->cfg.name, sizeof(e.region));
+	rpmem_strlcpy(e.pool, p->name, sizeof(e.pool));
+	rpmem_strlcpy(e.identity, s->identity, sizeof(e.identity));
+	rpmem_strlcpy(e.text, text, sizeof(e.text));
+	rpmemd_event_publish(s->set, &e, s->identity);
+}
+
+/*
+ * damage_report -- log and publish what a scrub (scrub) or a commit did
+ * to the pool's list of damaged pieces
+ */
+static void damage_report(struct rpmemd_session *s, struct rpmemd_pool *p,
+			  const struct rpmemd_damage_change *c, int scrub)
+{
+	char text[RPMEM_STR_MAX + 1];
+	unsigned long long kib = (unsigned long long)c->after * 4;
+
+	if (scrub && c->found && c->after > c->before) {
+		snprintf(text, sizeof(text),
+			 "pool '%s' damaged: scrub found %zu damaged piece%s, %zu listed (%llu KiB); a sync from a good copy repairs them",
+			 p->name, c->found, c->found == 1 ? "" : "s",
+			 c->after, kib);
+		WARN("session %u: region '%s': %s", s->id,
+		     p->region->cfg.name, text);
+	} else if (c->before && !c->after) {
+		snprintf(text, sizeof(text),
+			 "pool '%s' repaired: no damaged piece is left (%zu were listed)",
+			 p->name, c->before);
+		NOTICE("session %u: region '%s': %s", s->id,
+		       p->region->cfg.name, text);
+	} else if (c->after < c->before) {
+		snprintf(text, sizeof(text),
+			 "pool '%s' partly repaired: %zu damaged piece%s left (%llu KiB)",
+			 p->name, c->after, c->after == 1 ? "" : "s", kib);
+		NOTICE("session %u: region '%s': %s", s->id,
+		       p->region->cfg.name, text);
+	} else {
+		return;
+	}
+	damage_event(s, p, text);
 }
 
 /*
@@ -68,11 +125,13 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 			return ret > 0 ? 0 : ret;
 		}
 	} else {
+		struct rpmemd_damage_change chg;
 		rpmemd_hash_enter(s->set);
 		ret = rpmemd_scrub_check(h->pool, m.offset, m.count, piece,
 					 &rep.why, &rep.generation,
-					 SCRUB_THREADS);
+					 SCRUB_THREADS, &chg);
 		rpmemd_hash_leave(s->set);
+		damage_report(s, h->pool, &chg, 1);
 	}
 	rep.count = m.count;
 	rep.pieces = piece;
@@ -110,8 +169,11 @@ void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 {
 	const struct rpmemd_scrub_turns turns = { hash_take, hash_give,
 						  s->set };
+	struct rpmemd_damage_change chg;
 	uint64_t t0 = rpmem_now_ns();
-	int ret = rpmemd_scrub_record(p, gen, SCRUB_THREADS, &turns);
+	int ret = rpmemd_scrub_record(p, gen, SCRUB_THREADS, &turns, &chg);
+
+	damage_report(s, p, &chg, 0);
 
 	if (ret && ret != -ENOTSUP)
 		WARN("session %u: pool '%s': cannot record its hashes for scrub (a scrub will call it unverifiable): %s",

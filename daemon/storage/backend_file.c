@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "log.h"
 #include "mapcache.h"
+#include "damage.h"
 #include "scrub.h"
 #include "undo.h"
 #include "util.h"
@@ -312,6 +313,9 @@ static int file_remove(struct rpmemd_region *r, const char *name, int force,
 		     r->cfg.name, name, strerror(-ret));
 	if ((ret = rpmemd_undo_unlink(r->metafd, name)))
 		WARN("region '%s': pool '%s': cannot remove its undo journal: %s",
+		     r->cfg.name, name, strerror(-ret));
+	if ((ret = rpmemd_damage_unlink(r->metafd, name)))
+		WARN("region '%s': pool '%s': cannot remove its list of damaged pieces: %s",
 		     r->cfg.name, name, strerror(-ret));
 	rpmemd_store_swap_recover(r, name, NULL); /* a dense sync's leftovers */
 	rpmemd_versions_remove(r, name);
@@ -703,8 +707,10 @@ static int file_list_page(struct rpmemd_region *r, const char *after,
 		got++;
 	}
 	free(names);
-	if (!ret)
+	if (!ret) {
 		rpmemd_versions_info(r, *v, *n);
+		rpmemd_damage_info(r, *v, *n);
+	}
 	return ret;
 }
 

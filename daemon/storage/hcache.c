@@ -320,6 +320,24 @@ void rpmemd_hcache_write_end(struct rpmemd_hcache *hc, uint64_t off,
 	pthread_mutex_unlock(&hc->lock);
 }
 
+void rpmemd_hcache_forget(struct rpmemd_hcache *hc, uint64_t off,
+			  uint64_t len)
+{
+	if (!hc || len == 0 || off >= hc->size)
+		return;
+	uint64_t end = off + len < hc->size ? off + len : hc->size;
+	uint64_t first = off / RPMEM_HASH_PIECE;
+	uint64_t last = (end - 1) / RPMEM_HASH_PIECE;
+	pthread_mutex_lock(&hc->lock);
+	for (uint64_t i = first; i <= last; i++)
+		__atomic_store_n(&hc->ent[i].check, 0, __ATOMIC_RELAXED);
+	hc->seq++; /* a hash taken meanwhile is not kept */
+	if (hc_sync(hc, &hc->ent[first], (last - first + 1) * sizeof(*hc->ent)))
+		WARN("pool '%s': its hash cache's entries of %llu damaged bytes may come back at the next open",
+		     hc->name, (unsigned long long)(end - off));
+	pthread_mutex_unlock(&hc->lock);
+}
+
 void rpmemd_hcache_flushed(struct rpmemd_hcache *hc, uint64_t off,
 			   uint64_t len)
 {

@@ -85,6 +85,15 @@ void rpmemd_hcache_write_end(struct rpmemd_hcache *hc, uint64_t off,
 			     uint64_t len);
 
 /*
+ * rpmemd_hcache_forget -- the data of [off, off + len) is not what its
+ * entries say (a scrub found it damaged, changed behind rpmemd's back
+ * without a change of the file's stat): invalidate them, durably, so the
+ * next HASH hashes the data. NULL hc is fine.
+ */
+void rpmemd_hcache_forget(struct rpmemd_hcache *hc, uint64_t off,
+			  uint64_t len);
+
+/*
  * rpmemd_hcache_flushed -- [off, off + len) was persisted (FLUSH): its
  * whole blocks need no persist at the commit
  */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "damage.h"
 #include "hash.h"
 #include "log.h"
 #include "scrub.h"
@@ -107,10 +108,36 @@ static int piece_hashes(struct rpmemd_pool *p, uint64_t first, uint32_t n,
 				 nthreads);
 }
 
+/* the pool's list of damaged pieces while a commit records its hashes */
+struct carry {
+	struct rpmemd_damage *v;
+	size_t n;
+	size_t next; /* the first entry not passed yet */
+	size_t kept; /* entries still damaged: moved to the front of v */
+};
+
+/*
+ * carry_batch -- the listed pieces among n hashes h from piece first: one
+ * whose data still hashes as the scrub read it was not rewritten, so it
+ * keeps the hash the old record held (it still scrubs as damaged) and
+ * stays listed; the others were rewritten and leave the list
+ */
+static void carry_batch(struct carry *c, uint64_t first, uint32_t n,
+			uint64_t *h)
+{
+	for (; c->next < c->n && c->v[c->next].piece < first + n; c->next++) {
+		struct rpmemd_damage d = c->v[c->next];
+		if (d.piece < first || h[d.piece - first] != d.found)
+			continue;
+		h[d.piece - first] = d.want;
+		c->v[c->kept++] = d;
+	}
+}
+
 /* record_entries -- every piece's entry into fd under key; 0 or -errno */
 static int record_entries(struct rpmemd_pool *p, int fd, uint64_t npieces,
 			  uint64_t key, unsigned nthreads,
-			  const struct rpmemd_scrub_turns *t)
+			  const struct rpmemd_scrub_turns *t, struct carry *c)
 {
 	uint64_t *h = malloc(SC_BATCH * sizeof(*h));
 	struct sc_entry *e = malloc(SC_BATCH * sizeof(*e));
@@ -124,6 +151,8 @@ static int record_entries(struct rpmemd_pool *p, int fd, uint64_t npieces,
 		ret = piece_hashes(p, first, n, h, nthreads);
 		if (t && t->give)
 			t->give(t->arg);
+		if (!ret)
+			carry_batch(c, first, n, h);
 		for (uint32_t i = 0; !ret && i < n; i++)
 			e[i] = (struct sc_entry){ h[i],
 						  sc_check(h[i], first + i,
@@ -155,16 +184,48 @@ static int record_header(struct rpmemd_pool *p, int fd, uint64_t gen,
 	return pwrite_all(fd, page, sizeof(page), 0);
 }
 
+/*
+ * carry_end -- the record is in place: the list keeps the pieces still
+ * damaged (chg: its length before and after)
+ */
+static void carry_end(struct rpmemd_pool *p, struct carry *c,
+		      struct rpmemd_damage_change *chg)
+{
+	int ret;
+
+	chg->before = c->n;
+	chg->after = c->n;
+	if (c->kept == c->n)
+		return;
+	pthread_mutex_lock(&p->meta_lock);
+	ret = rpmemd_damage_store(p->region->metafd, p->name, p->meta.uuid,
+				  c->v, c->kept);
+	pthread_mutex_unlock(&p->meta_lock);
+	if (ret)
+		WARN("pool '%s': cannot update its list of damaged pieces (a scrub finds the rewritten ones intact and drops them): %s",
+		     p->name, strerror(-ret));
+	else
+		chg->after = c->kept;
+}
+
 int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
-			unsigned nthreads, const struct rpmemd_scrub_turns *t)
+			unsigned nthreads, const struct rpmemd_scrub_turns *t,
+			struct rpmemd_damage_change *chg)
 {
 	char fn[RPMEM_NAME_MAX + 16], tmp[RPMEM_NAME_MAX + 16];
 	int dirfd = p->region->metafd;
 	uint64_t npieces = (p->size + SC_PIECE - 1) / SC_PIECE, key;
+	struct carry c = { 0 };
 	int fd, ret;
 
+	*chg = (struct rpmemd_damage_change){ 0 };
 	if (dirfd < 0 || !p->addr)
 		return -ENOTSUP;
+	pthread_mutex_lock(&p->meta_lock);
+	ret = rpmemd_damage_load(dirfd, p->name, p->meta.uuid, &c.v, &c.n);
+	pthread_mutex_unlock(&p->meta_lock);
+	if (ret && ret != -EBADMSG)
+		return ret; /* the old record stands: it knows the damage */
 	if (getrandom(&key, sizeof(key), 0) != sizeof(key))
 		key = rpmem_now_ns() ^ gen;
 	sc_name(p->name, "", fn, sizeof(fn));
@@ -172,11 +233,13 @@ int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
 	/* a cached hash of a file changed behind our back is not taken */
 	rpmemd_pool_check_file(p);
 	fd = rpmemd_open_own(dirfd, tmp, O_RDWR | O_CREAT);
-	if (fd < 0)
+	if (fd < 0) {
+		free(c.v);
 		return fd;
+	}
 	ret = ftruncate(fd, 0) ? -errno : 0;
 	if (!ret)
-		ret = record_entries(p, fd, npieces, key, nthreads, t);
+		ret = record_entries(p, fd, npieces, key, nthreads, t, &c);
 	if (!ret)
 		ret = record_header(p, fd, gen, npieces, key);
 	if (!ret && fsync(fd))
@@ -188,6 +251,9 @@ int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
 		ret = -errno;
 	if (ret)
 		unlinkat(dirfd, tmp, 0);
+	else
+		carry_end(p, &c, chg);
+	free(c.v);
 	return ret;
 }
 
@@ -293,11 +359,43 @@ static uint8_t compare(const struct sc_entry *e, const uint64_t *h,
 	return why;
 }
 
+/*
+ * note -- the verdicts of count pieces from first (their entries e, the
+ * data's hashes h) into the pool's list of damaged pieces: the damaged
+ * ones in (their cached hashes dropped), the intact ones out
+ */
+static void note(struct rpmemd_pool *p, uint64_t first, uint32_t count,
+		 const uint8_t *piece, const struct sc_entry *e,
+		 const uint64_t *h, struct rpmemd_damage_change *chg)
+{
+	struct rpmemd_damage *add = malloc(count * sizeof(*add));
+	uint64_t *ok = malloc(count * sizeof(*ok));
+	size_t nadd = 0, nok = 0;
+	int ret = add && ok ? 0 : -ENOMEM;
+
+	for (uint32_t i = 0; !ret && i < count; i++) {
+		if (piece[i] == RPMEM_SCRUB_DAMAGED)
+			add[nadd++] = (struct rpmemd_damage){ first + i, h[i],
+							      e[i].hash };
+		else if (piece[i] == RPMEM_SCRUB_OK)
+			ok[nok++] = first + i;
+	}
+	if (!ret)
+		ret = rpmemd_damage_update(p, add, nadd, ok, nok, chg);
+	if (ret)
+		WARN("pool '%s': cannot keep the list of its damaged pieces: %s",
+		     p->name, strerror(-ret));
+	chg->found += nadd;
+	free(add);
+	free(ok);
+}
+
 /* check_record -- the pieces against the open record fd; *why */
 static int check_record(struct rpmemd_pool *p, int fd,
 			const struct sc_hdr *hd, const struct rpmemd_meta *m0,
 			uint64_t off, uint32_t count, uint8_t *piece,
-			uint8_t *why, unsigned nthreads)
+			uint8_t *why, unsigned nthreads,
+			struct rpmemd_damage_change *chg)
 {
 	uint64_t first = off / SC_PIECE;
 	uint64_t len = (uint64_t)count * SC_PIECE;
@@ -319,6 +417,7 @@ static int check_record(struct rpmemd_pool *p, int fd,
 		data_hashes(p, off, len, h, piece, nthreads);
 		if (still(p, m0)) {
 			*why = compare(e, h, first, count, hd->key, piece);
+			note(p, first, count, piece, e, h, chg);
 		} else {
 			*why = RPMEM_SCRUB_CHANGED;
 			memset(piece, RPMEM_SCRUB_UNVERIFIED, count);
@@ -331,12 +430,13 @@ static int check_record(struct rpmemd_pool *p, int fd,
 
 int rpmemd_scrub_check(struct rpmemd_pool *p, uint64_t off, uint32_t count,
 		       uint8_t *piece, uint8_t *why, uint64_t *gen,
-		       unsigned nthreads)
+		       unsigned nthreads, struct rpmemd_damage_change *chg)
 {
 	struct rpmemd_meta m0;
 	struct sc_hdr hd;
 	int fd, ret;
 
+	*chg = (struct rpmemd_damage_change){ 0 };
 	memset(piece, RPMEM_SCRUB_UNVERIFIED, count);
 	*gen = 0;
 	rpmemd_pool_get_meta(p, &m0);
@@ -353,7 +453,7 @@ int rpmemd_scrub_check(struct rpmemd_pool *p, uint64_t off, uint32_t count,
 		*why = RPMEM_SCRUB_STALE;
 	else {
 		ret = check_record(p, fd, &hd, &m0, off, count, piece, why,
-				   nthreads);
+				   nthreads, chg);
 		close(fd);
 		return ret;
 	}

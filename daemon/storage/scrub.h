@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "damage.h"
 #include "store.h"
 
 /*
@@ -48,10 +49,13 @@ struct rpmemd_scrub_turns {
  * of generation gen (a commit just made it consistent), hashing with
  * nthreads threads, a batch a turn. -ENOTSUP for a pool without a
  * metadata directory (devdax), else 0 or -errno; a failure leaves the old
- * record.
+ * record. The pieces the pool's list of damaged pieces (damage.h) holds
+ * keep the old record's hashes while their data is as the scrub found
+ * it (the sync did not rewrite them), the others leave the list: chg.
  */
 int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
-			unsigned nthreads, const struct rpmemd_scrub_turns *t);
+			unsigned nthreads, const struct rpmemd_scrub_turns *t,
+			struct rpmemd_damage_change *chg);
 
 /*
  * rpmemd_scrub_clean -- remove a <pool>.scrub.tmp that a crash left while
@@ -65,12 +69,13 @@ int rpmemd_scrub_unlink(int metafd, const char *pool);
  * rpmemd_scrub_check -- re-read count pieces of p from off (4 KiB
  * aligned, inside the pool) and compare them with the record: piece[i]
  * gets enum rpmem_scrub_piece, *why enum rpmem_scrub_why (why nothing,
- * or some, were verified), *gen the record's generation (0: none). 0, or
- * -ENOMEM.
+ * or some, were verified), *gen the record's generation (0: none). The
+ * verdicts go into the pool's list of damaged pieces (damage.h): chg.
+ * 0, or -ENOMEM.
  */
 int rpmemd_scrub_check(struct rpmemd_pool *p, uint64_t off, uint32_t count,
 		       uint8_t *piece, uint8_t *why, uint64_t *gen,
-		       unsigned nthreads);
+		       unsigned nthreads, struct rpmemd_damage_change *chg);
 
 /*
  * rpmemd_scrub_keep -- a commit keeps the image of generation gen as a

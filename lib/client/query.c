@@ -101,7 +101,8 @@ static int list_pages(struct rpmemctl_session *sess,
 							 0) |
 		     ((sess->caps & RPMEM_CAP_GENERATIONS) ?
 			      RPMEM_LIST_GENERATIONS :
-			      0);
+			      0) |
+		     ((sess->caps & RPMEM_CAP_DAMAGE) ? RPMEM_LIST_DAMAGED : 0);
 	if ((ret = list_page(sess, req, r))) {
 		rpmem_list_reply_free(r);
 		return ret;
@@ -372,6 +373,13 @@ rpmemctl_list_pool_versions_bytes(const struct rpmemctl_list *l, unsigned i)
 {
 	const struct rpmem_pool_info *p = pool(l, i);
 	return p ? p->versions_bytes : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_list_pool_damaged(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->damaged : 0;
 }
 
 RPMEM_EXPORT int rpmemctl_list_pool_role(const struct rpmemctl_list *l,

@@ -211,6 +211,8 @@ int rpmem_list_reply_encode(void *buf, size_t cap,
 			for (uint8_t k = 0; k < p->ngens; k++)
 				wbuf_u64(&w, p->gens[k]);
 		}
+		if (m->flags & RPMEM_LIST_DAMAGED)
+			wbuf_u64(&w, p->damaged);
 	}
 	if (m->flags & ~RPMEM_LIST_FLAGS)
 		return -EINVAL;
@@ -305,6 +307,8 @@ int rpmem_list_reply_decode_flags(const void *buf, size_t len, uint32_t flags,
 		}
 		if (flags & RPMEM_LIST_GENERATIONS)
 			gens_decode(&r, &p->role, &p->ngens, p->gens);
+		if (flags & RPMEM_LIST_DAMAGED)
+			p->damaged = rbuf_u64(&r);
 		if (p->state > RPMEM_POOL_CONSISTENT || p->pending > 1)
 			r.err = -EBADMSG;
 	}

@@ -209,6 +209,11 @@ enum rpmem_ns_mode {
  * will write) and refuses up front a sync whose undo journal cannot fit
  */
 #define RPMEM_CAP_SYNC_SIZE (1u << 15)
+/*
+ * the target keeps what a scrub found damaged in a pool's image (until a
+ * sync rewrites it) and answers LIST with RPMEM_LIST_DAMAGED
+ */
+#define RPMEM_CAP_DAMAGE (1u << 16)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -256,9 +261,15 @@ struct rpmem_msg_error {
  * RPMEM_CAP_GENERATIONS)
  */
 #define RPMEM_LIST_GENERATIONS (1u << 3)
+/*
+ * each pool entry ends (after the generations fields, if any) with
+ * damaged u64: the bytes of its image a scrub found damaged and no sync
+ * rewrote since (needs RPMEM_CAP_DAMAGE)
+ */
+#define RPMEM_LIST_DAMAGED (1u << 4)
 #define RPMEM_LIST_FLAGS                                                       \
 	(RPMEM_LIST_PAGE | RPMEM_LIST_UNDO | RPMEM_LIST_VERSIONS |             \
-	 RPMEM_LIST_GENERATIONS)
+	 RPMEM_LIST_GENERATIONS | RPMEM_LIST_DAMAGED)
 
 /*
  * LIST: region str | [flags u32 | cursor str]; flags are sent only when
@@ -296,6 +307,8 @@ struct rpmem_pool_info {
 	uint8_t role; /* enum rpmem_pool_role */
 	uint8_t ngens;
 	uint64_t gens[RPMEM_MAX_GENERATIONS];
+	/* with RPMEM_LIST_DAMAGED: bytes found damaged, not rewritten since */
+	uint64_t damaged;
 };
 
 struct rpmem_region_info {

@@ -30,19 +30,6 @@ last_hash() {
 	grep "HASH of 64 blocks at offset 0" "$DLOG" | tail -1
 }
 
-# flip_mapped FILE OFFSET -- change a byte through a shared mapping, as a
-# program writing the pool file behind rpmemd's back would
-flip_mapped() {
-	python3 - "$1" "$2" <<'PY'
-import mmap, sys
-with open(sys.argv[1], "r+b") as f:
-    m = mmap.mmap(f.fileno(), 0)
-    off = int(sys.argv[2])
-    m[off] = m[off] ^ 0xff
-    m.close()
-PY
-}
-
 @test "a sync after a change hashes no target block and writes exactly the changed block" {
 	local w0
 	poke "$W/src" 200000

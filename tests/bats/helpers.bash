@@ -137,6 +137,21 @@ poke() {
 		dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
 
+# flip_mapped FILE OFFSET -- change a byte through a shared mapping, as a
+# program writing the pool file behind rpmemd's back would; in tmpfs that
+# changes neither mtime nor ctime (as a bit rotting on the medium), so
+# rpmemd's hash cache keeps the old byte's hash
+flip_mapped() {
+	python3 - "$1" "$2" <<'PY'
+import mmap, sys
+with open(sys.argv[1], "r+b") as f:
+    m = mmap.mmap(f.fileno(), 0)
+    off = int(sys.argv[2])
+    m[off] = m[off] ^ 0xff
+    m.close()
+PY
+}
+
 # written POOL -- the bytes the daemon itself counted as written into pool
 # r1/POOL since it started (list --json pools[].bytes_written): over TCP,
 # as here, the payloads of the WRITEs it received into the pool (over RDMA

@@ -44,7 +44,7 @@ UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/mapcache.o $(B)/daemon/storage/devdax.o \
 		      $(B)/daemon/storage/devdax_table.o \
 		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o \
-		      $(B)/daemon/storage/scrub.o \
+		      $(B)/daemon/storage/scrub.o $(B)/daemon/storage/damage.o \
 		      $(B)/daemon/storage/undo.o $(B)/daemon/storage/store_undo.o \
 		      $(B)/daemon/storage/store_cut.o \
 		      $(B)/daemon/storage/undo_queue.o $(B)/daemon/storage/store_swap.o \
