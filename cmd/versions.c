@@ -35,7 +35,7 @@ static const char versions_usage[] =
 	"                         library or the replica API writes) at its\n"
 	"                         writer's next drain boundary: a crash-consistent\n"
 	"                         image, listed once the next one is cut or the\n"
-	"                         writer's sync commits (the write right)\n"
+	"                         writer's sync commits (the append right)\n"
 	"  -p, --prune GEN[,GEN...]  prune these versions (the write right);\n"
 	"                            the others stay restorable\n"
 	"  -k, --keep POLICY      prune the versions POLICY does not keep, e.g.\n"

@@ -37,14 +37,21 @@ void rpmemd_access_delete(struct rpmemd_access **pa)
 	*pa = NULL;
 }
 
-/* grants -- rule r gives right (on region, or daemon-wide if NULL) */
+/*
+ * grants -- rule r gives right (on region, or daemon-wide if NULL);
+ * write includes append
+ */
 static int grants(const struct rpmemd_access_rule *r, enum rpmemd_right right,
 		  const char *region)
 {
+	unsigned has = r->rights;
+
+	if (has & RPMEMD_RIGHT_WRITE)
+		has |= RPMEMD_RIGHT_APPEND;
 	if (!region)
 		return right == RPMEMD_RIGHT_ADMIN ?
-			       !!(r->rights & RPMEMD_RIGHT_ADMIN) : 1;
-	if (right == RPMEMD_RIGHT_ADMIN || !(r->rights & right))
+			       !!(has & RPMEMD_RIGHT_ADMIN) : 1;
+	if (right == RPMEMD_RIGHT_ADMIN || !(has & right))
 		return 0;
 	return !strcmp(r->region, "*") || !strcmp(r->region, region);
 }
@@ -70,6 +77,8 @@ const char *rpmemd_right_str(enum rpmemd_right right)
 		return "write";
 	case RPMEMD_RIGHT_ADMIN:
 		return "admin";
+	case RPMEMD_RIGHT_APPEND:
+		return "append";
 	}
 	return "unknown";
 }

@@ -24,14 +24,14 @@ void rpmemd_access_delete(struct rpmemd_access **a);
 
 /*
  * rpmemd_access_allows -- 1 if identity holds right on region by some
- * rule (rules add up; write includes read), else 0. region NULL asks
+ * rule (rules add up; write includes append, both include read), else 0. region NULL asks
  * about the daemon: ADMIN whether the identity is an admin, READ or WRITE
  * whether it has any rule at all (who may ask LIST and STATUS).
  */
 int rpmemd_access_allows(const struct rpmemd_access *a, const char *identity,
 			 enum rpmemd_right right, const char *region);
 
-/* rpmemd_right_str -- "read", "write", "admin" */
+/* rpmemd_right_str -- "read", "write", "admin", "append" */
 const char *rpmemd_right_str(enum rpmemd_right right);
 
 /*

@@ -675,7 +675,7 @@ static int parse_rights(struct cfg_ctx *c, const config_setting_t *g,
 		return ret;
 	if (n == 0)
 		return cfg_err(c, s, what,
-			       "needs at least one of read, write, admin");
+			       "needs at least one of read, append, write, admin");
 	*out = 0;
 	for (int i = 0; i < n; i++) {
 		const config_setting_t *e =
@@ -685,11 +685,13 @@ static int parse_rights(struct cfg_ctx *c, const config_setting_t *g,
 			*out |= RPMEMD_RIGHT_READ;
 		else if (!strcmp(v, "write")) /* a writer reads to sync */
 			*out |= RPMEMD_RIGHT_WRITE | RPMEMD_RIGHT_READ;
+		else if (!strcmp(v, "append")) /* so does an appender */
+			*out |= RPMEMD_RIGHT_APPEND | RPMEMD_RIGHT_READ;
 		else if (!strcmp(v, "admin"))
 			*out |= RPMEMD_RIGHT_ADMIN;
 		else
 			return cfg_err(c, e, what,
-				       "'%s' is not one of read, write, admin",
+				       "'%s' is not one of read, append, write, admin",
 				       v);
 	}
 	return 0;

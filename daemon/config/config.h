@@ -15,11 +15,12 @@
 #define RPMEMD_ADDR_MAX 64
 #define RPMEMD_MAX_ACCESS 4096 /* (identity, region) entries of access */
 
-/* rights an access rule grants (write includes read) */
+/* rights an access rule grants (write includes append, both read) */
 enum rpmemd_right {
 	RPMEMD_RIGHT_READ = 1u << 0,  /* list, pool status, verify, pull */
-	RPMEMD_RIGHT_WRITE = 1u << 1, /* create, mirror, sync, remove */
+	RPMEMD_RIGHT_WRITE = 1u << 1, /* append's, and remove, prune, ... */
 	RPMEMD_RIGHT_ADMIN = 1u << 2, /* every session in STATUS, kick */
+	RPMEMD_RIGHT_APPEND = 1u << 3, /* create, mirror, sync: lose nothing */
 };
 
 enum rpmemd_log_target {
@@ -80,7 +81,7 @@ struct rpmemd_limits {
 struct rpmemd_access_rule {
 	char identity[RPMEM_IDENTITY_MAX + 1];
 	char region[RPMEM_NAME_MAX + 1];
-	unsigned rights; /* RPMEMD_RIGHT_*, write with read */
+	unsigned rights; /* RPMEMD_RIGHT_*, write and append with read */
 	unsigned line;	 /* in the configuration file, for warnings */
 };
 

@@ -277,6 +277,7 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	struct rpmem_msg_io io;
 	struct rpmemd_handle *h;
 	uint8_t head[RPMEM_WRITE_HDR_SIZE];
+	char why[RPMEM_MSG_MAX];
 	uint8_t st;
 	int ret;
 
@@ -323,6 +324,10 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		conn_defer(s, RPMEM_E_INVAL,
 			   "WRITE to pool '%s' refused: it is %s; a pool must be marked syncing (SET_STATE) before its data changes",
 			   h->pool->name, rpmem_state_str(st));
+		return rpmem_net_discard(&s->conn, dlen);
+	}
+	if (rpmemd_append_refused(s, h, why, sizeof(why))) {
+		conn_defer(s, RPMEM_E_DENIED, "WRITE refused: %s", why);
 		return rpmem_net_discard(&s->conn, dlen);
 	}
 	/* no cut of a live pool sees it half applied (store_cut.c) */

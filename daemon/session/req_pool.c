@@ -243,7 +243,7 @@ int req_create(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 
 	if (rpmem_create_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
-	ret = allowed_region(s, hd->id, m.region, m.pool, RPMEMD_RIGHT_WRITE,
+	ret = allowed_region(s, hd->id, m.region, m.pool, RPMEMD_RIGHT_APPEND,
 			     &r);
 	if (ret || !r)
 		return ret;
@@ -325,19 +325,29 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	struct rpmemd_meta meta;
 	char err[RPMEM_MSG_MAX];
 	uint8_t buf[SMALL_REPLY];
-	int ret, ok, len;
+	int ret, ok, len, append;
 
 	if (rpmem_open_decode(s->req, hd->len, &m))
 		return conn_bad_payload(s, hd);
 	if ((ret = check_names(s, hd->id, m.region, m.pool, &ok)) || !ok)
 		return ret;
-	/* an rw open needs write; data requests on the handle inherit it */
+	/*
+	 * an rw open needs append (or write); data requests on the handle
+	 * inherit it
+	 */
 	ret = rpmemd_authz_check(s, hd->id,
-				 m.mode == RPMEM_OPEN_RW ? RPMEMD_RIGHT_WRITE :
+				 m.mode == RPMEM_OPEN_RW ? RPMEMD_RIGHT_APPEND :
 							   RPMEMD_RIGHT_READ,
 				 m.region, &ok);
 	if (ret || !ok)
 		return ret;
+	append = m.mode == RPMEM_OPEN_RW &&
+		 !rpmemd_may(s, RPMEMD_RIGHT_WRITE, m.region);
+	/* RDMA writes pass no journal: an appender's data goes over TCP */
+	if (append && m.xport == RPMEM_XPORT_RDMA)
+		return conn_reply_err(s, hd->id, RPMEM_E_XPORT,
+				      "identity '%s' may only append to region '%s': its writes go over tcp, where the target keeps every block they overwrite (rdma writes bypass it)",
+				      s->identity, m.region);
 	if (m.xport == RPMEM_XPORT_RDMA && !s->rdma)
 		return conn_reply_err(s, hd->id, RPMEM_E_XPORT,
 				      "rdma is not available on %s: no RDMA device serves the address this session connected to",
@@ -360,13 +370,14 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	}
 	h->mode = m.mode;
 	h->xport = RPMEM_XPORT_TCP;
+	h->append = (uint8_t)append;
 	memset(&rep, 0, sizeof(rep));
 	/*
 	 * RDMA (asked for, or AUTO on an address with an RDMA listener):
 	 * register just this pool's range, the blob goes into OPEN_OK; the
 	 * exposure lives in the handle until handle_close
 	 */
-	if (m.xport != RPMEM_XPORT_TCP && s->rdma) {
+	if (m.xport != RPMEM_XPORT_TCP && s->rdma && !append) {
 		size_t blen = sizeof(rep.blob);
 		ret = expose_pool(s, h, rep.blob, &blen, err, sizeof(err));
 		if (!ret) {
@@ -461,6 +472,9 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	    !(m.flags & RPMEM_SET_STATE_ROLLBACK) &&
 	    ((ret = conn_take_deferred(s, hd->id, &had)) || had))
 		return ret;
+	if (!(m.flags & RPMEM_SET_STATE_ROLLBACK) &&
+	    rpmemd_append_refused(s, h, err, sizeof(err)))
+		return conn_reply_err(s, hd->id, RPMEM_E_DENIED, "%s", err);
 	uint8_t was = rpmemd_pool_state(h->pool);
 	if (m.flags & RPMEM_SET_STATE_ROLLBACK)
 		ret = rpmemd_pool_rollback(h->pool, &meta, err, sizeof(err));

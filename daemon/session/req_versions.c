@@ -123,12 +123,17 @@ static int versions_prune(struct rpmemd_session *s,
 	struct rpmemd_pool *p = h->pool;
 	struct rpmemd_meta m;
 	char err[RPMEM_STR_MAX + 1], text[RPMEM_STR_MAX + 1];
-	int ret;
+	int ret, ok;
 
 	if (h->mode != RPMEM_OPEN_RW)
 		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
 				      "pruning a version of pool '%s' needs it opened for writing (the write right)",
 				      p->name);
+	/* an appender opens for writing too, and prunes nothing */
+	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE,
+				 p->region->cfg.name, &ok);
+	if (ret || !ok)
+		return ret;
 	rpmemd_pool_get_meta(p, &m);
 	ret = rpmemd_version_prune(p->region, p->name, &m, gen, err,
 				   sizeof(err));
@@ -162,7 +167,8 @@ static int versions_create(struct rpmemd_session *s,
 	uint8_t buf[16];
 	int ret, ok, len;
 
-	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE,
+	/* a cut adds a version and loses nothing: append will do */
+	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_APPEND,
 				 p->region->cfg.name, &ok);
 	if (ret || !ok)
 		return ret;

@@ -46,6 +46,8 @@ struct rpmemd_handle {
 	uint8_t by_file;
 	size_t staged; /* bytes of its DRAM staging copy (expose.c counts) */
 	struct rpmemd_vchain *vc; /* the version READ_AT reads, or NULL */
+	/* opened for writing on the append right alone (authz.c) */
+	uint8_t append;
 };
 
 struct rpmemd_session {
@@ -265,6 +267,16 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd);
  */
 int rpmemd_open_primary(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			struct rpmemd_pool *p, int *refused);
+/*
+ * rpmemd_append_refused -- h was opened for writing on the append right
+ * alone, its region keeps no versions and its pool holds a committed
+ * image (generation above 0): changing its data would lose that image
+ * for good. 1 with the reason in err, else 0. A rollback is not a
+ * change: it restores the committed image.
+ */
+int rpmemd_append_refused(const struct rpmemd_session *s,
+			  struct rpmemd_handle *h, char *err,
+			  size_t errlen);
 /*
  * scrub_version -- SCRUB of a version (m->version): piece[] and rep
  * filled (0), or a reply sent (1, or < 0 if sending it failed)

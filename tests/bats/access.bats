@@ -315,7 +315,7 @@ access = (
 RULES
 	run "$RPMEMD" -n -c "$CONF"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"rpmemd.conf:12: access[0].rights: 'root' is not one of read, write, admin"* ]]
+	[[ "$output" == *"rpmemd.conf:12: access[0].rights: 'root' is not one of read, append, write, admin"* ]]
 	access_conf <<'RULES'
 access = ( { identity = "ops"; regions = [ "r7" ]; rights = [ "read" ]; } );
 RULES

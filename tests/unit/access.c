@@ -17,12 +17,14 @@
 #define R RPMEMD_RIGHT_READ
 #define W RPMEMD_RIGHT_WRITE
 #define A RPMEMD_RIGHT_ADMIN
+#define AP RPMEMD_RIGHT_APPEND
 
 /* the rules of the design example, as config.c expands them */
 static struct rpmemd_access_rule rules[] = {
 	{ "backup1", "r1", R | W, 2 },	{ "backup1", "r2", R | W, 2 },
 	{ "monitor", "*", R, 3 },	{ "ops", "", A, 4 },
 	{ "backup1", "r3", R, 5 },	{ "ops", "r1", R, 6 },
+	{ "nightly", "r1", R | AP, 7 },
 };
 
 static struct rpmemd_access *acc;
@@ -147,12 +149,25 @@ static void rpmemd_access_new__copies_the_rules(void **state)
 	rpmemd_access_delete(&a);
 }
 
+static void rpmemd_access_allows__write_includes_append_not_back(void **state)
+{
+	(void)state;
+	assert_true(may("backup1", AP, "r1"));
+	assert_false(may("backup1", AP, "r3"));
+	assert_true(may("nightly", AP, "r1"));
+	assert_true(may("nightly", R, "r1"));
+	assert_false(may("nightly", W, "r1"));
+	assert_false(may("nightly", AP, "r2"));
+	assert_false(may("monitor", AP, "r1"));
+}
+
 static void rpmemd_right_str__names(void **state)
 {
 	(void)state;
 	assert_string_equal(rpmemd_right_str(R), "read");
 	assert_string_equal(rpmemd_right_str(W), "write");
 	assert_string_equal(rpmemd_right_str(A), "admin");
+	assert_string_equal(rpmemd_right_str(AP), "append");
 }
 
 /* log lines the warnings produce */
@@ -219,6 +234,8 @@ int main(void)
 			rpmemd_access_allows__null_region_asks_for_any_rule),
 		cmocka_unit_test(rpmemd_access_allows__no_rules_allow_nothing),
 		cmocka_unit_test(rpmemd_access_new__copies_the_rules),
+		cmocka_unit_test(
+			rpmemd_access_allows__write_includes_append_not_back),
 		cmocka_unit_test(rpmemd_right_str__names),
 		cmocka_unit_test(
 			rpmemd_access_warn__no_rules_or_unknown_regions),

@@ -747,7 +747,7 @@ static void rpmemd_config_load__bad_access_rules(void **state)
 			      " regions = [ \"r1\" ]; } );\n"),
 			 -EINVAL);
 	at(3);
-	has("access[0].rights: 'delete' is not one of read, write, admin");
+	has("access[0].rights: 'delete' is not one of read, append, write, admin");
 	assert_int_equal(load("access = ( { rights = [ \"read\" ];"
 			      " regions = [ \"*\" ]; } );\n"),
 			 -EINVAL);
@@ -771,7 +771,7 @@ static void rpmemd_config_load__bad_access_rules(void **state)
 	assert_int_equal(load("access = ( { identity = \"a\"; rights = [];"
 			      " regions = [ \"*\" ]; } );\n"),
 			 -EINVAL);
-	has("needs at least one of read, write, admin");
+	has("needs at least one of read, append, write, admin");
 	assert_int_equal(load("access = ( { identity = \"a\";"
 			      " rights = \"read\"; regions = [ \"*\" ]; } );\n"),
 			 -EINVAL);
