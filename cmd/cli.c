@@ -23,6 +23,28 @@
 
 /* --- messages ------------------------------------------------------------ */
 
+/* CMD_TEXT_MAX -- room for an escaped message: 4 bytes per byte at most */
+#define CMD_TEXT_MAX (4 * 2048 + 1)
+
+const char *cmd_text(const char *s)
+{
+	static __thread char buf[4][CMD_TEXT_MAX];
+	static __thread unsigned next;
+	char *b = buf[next++ % 4];
+
+	rpmemctl_text_escape(s ? s : "", b, CMD_TEXT_MAX);
+	return b;
+}
+
+/* cmd_vtext -- printf, escaped (cmd_text) */
+static void cmd_vtext(FILE *f, const char *fmt, va_list ap)
+{
+	char raw[2048];
+
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	fputs(cmd_text(raw), f);
+}
+
 /* cmd_vmsg -- "rpmemctl: <command>: <prefix><message>\n" on f */
 static void cmd_vmsg(struct rpmemctl_ctx *ctx, FILE *f, const char *prefix,
 		     const char *fmt, va_list ap)
@@ -32,7 +54,7 @@ static void cmd_vmsg(struct rpmemctl_ctx *ctx, FILE *f, const char *prefix,
 	if (ctx && ctx->cmd)
 		fprintf(f, "%s: ", ctx->cmd);
 	fputs(prefix, f);
-	vfprintf(f, fmt, ap);
+	cmd_vtext(f, fmt, ap);
 	fputc('\n', f);
 }
 
@@ -61,7 +83,7 @@ void cmd_info(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	if (ctx->quiet || ctx->json)
 		return;
 	va_start(ap, fmt);
-	vfprintf(stdout, fmt, ap);
+	cmd_vtext(stdout, fmt, ap);
 	va_end(ap);
 	fputc('\n', stdout);
 }
@@ -103,7 +125,7 @@ void cmd_lib_log(int prio, const char *msg, void *arg)
 	if (!ctx->verbose)
 		return;
 	fflush(stdout); /* keep the order of interleaved stdout and stderr */
-	fprintf(stderr, "rpmemctl: lib: %s\n", msg);
+	fprintf(stderr, "rpmemctl: lib: %s\n", cmd_text(msg));
 }
 
 int cmd_human(struct rpmemctl_ctx *ctx)

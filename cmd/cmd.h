@@ -182,6 +182,15 @@ void cmd_err(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 /* cmd_warn -- "rpmemctl: <command>: warning: <message>" on stderr */
 void cmd_warn(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * cmd_text -- s as people may be shown it: a terminal's controls escaped
+ * (rpmemctl_text_escape). Every human-readable output of text a target
+ * sent goes through it (messages, tables and the lines below do so
+ * themselves). The result lives in one of a few rotating buffers: use it
+ * at once, several in one printf at most.
+ */
+const char *cmd_text(const char *s);
+
 /* cmd_info -- an informational line on stdout (not with -q or --json) */
 void cmd_info(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

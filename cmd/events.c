@@ -38,7 +38,8 @@ static const struct option events_opts[] = {
 static void kv(const char *key, const char *v)
 {
 	printf(" %s:", key);
-	if (!*v || strpbrk(v, " \t\"\\"))
+	if (!*v || strpbrk(v, " \"\\") ||
+	    rpmemctl_text_escape(v, NULL, 0) != strlen(v))
 		json_escape(stdout, v);
 	else
 		fputs(v, stdout);

@@ -15,8 +15,20 @@
 #include "json.h"
 #include "librpmemctl.h"
 
+/* code_point -- the code point of the UTF-8 character p[n] */
+static unsigned code_point(const unsigned char *p, size_t n)
+{
+	unsigned c = n == 2 ? p[0] & 0x1f : p[0] & 0x0f;
+
+	for (size_t i = 1; i < n; i++)
+		c = c << 6 | (p[i] & 0x3f);
+	return c;
+}
+
 /*
- * json_escape -- write s as a quoted JSON string; UTF-8 passes through,
+ * json_escape -- write s as a quoted JSON string; UTF-8 passes through
+ * except the controls a terminal acts on (C1 and bidirectional ones,
+ * rpmemctl_utf8_control), written \u0080, \u202e, ...,
  * a byte that is not part of well-formed UTF-8 (a file name in another
  * encoding) becomes U+FFFD, written \ufffd, so that the document is UTF-8
  */
@@ -54,6 +66,10 @@ void json_escape(FILE *f, const char *s)
 				fprintf(f, "\\u%04x", *p);
 			} else if (!(n = rpmemctl_utf8_len((const char *)p))) {
 				fputs("\\ufffd", f);
+			} else if (rpmemctl_utf8_control((const char *)p)) {
+				/* C1, bidi: valid JSON raw, not on a terminal */
+				fprintf(f, "\\u%04x", code_point(p, n));
+				p += n - 1;
 			} else {
 				fwrite(p, 1, n, f);
 				p += n - 1;

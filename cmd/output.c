@@ -70,7 +70,25 @@ int cmd_table_init(struct cmd_table *t, unsigned ncols, unsigned right,
 	return cmd_table_row(t, header);
 }
 
-/* cmd_table_row -- add a row of ncols cells (copied; NULL is "-") */
+/* cell_dup -- a copy of s, escaped (cmd_text); NULL or "" is "-" */
+static char *cell_dup(const char *s)
+{
+	size_t n;
+	char *c;
+
+	if (!s || !s[0])
+		s = "-";
+	n = rpmemctl_text_escape(s, NULL, 0) + 1;
+	c = malloc(n);
+	if (c)
+		rpmemctl_text_escape(s, c, n);
+	return c;
+}
+
+/*
+ * cmd_table_row -- add a row of ncols cells (copied, escaped: a cell may
+ * hold what a target sent; NULL is "-")
+ */
 int cmd_table_row(struct cmd_table *t, const char *const *cells)
 {
 	char **c;
@@ -87,7 +105,7 @@ int cmd_table_row(struct cmd_table *t, const char *const *cells)
 	}
 	c = t->cells + (size_t)t->nrows * t->ncols;
 	for (i = 0; i < t->ncols; i++) {
-		c[i] = strdup(cells[i] && cells[i][0] ? cells[i] : "-");
+		c[i] = cell_dup(cells[i]);
 		if (!c[i]) {
 			while (i--)
 				free(c[i]);

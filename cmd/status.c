@@ -225,7 +225,7 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 	unsigned i;
 	int ret;
 
-	printf("server:   %s\n", rpmemctl_status_server(st));
+	printf("server:   %s\n", cmd_text(rpmemctl_status_server(st)));
 	printf("target:   %s\n", hp);
 	printf("pid:      %llu\n",
 	       (unsigned long long)rpmemctl_status_pid(st));

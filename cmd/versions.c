@@ -159,7 +159,8 @@ static void print_human(struct vcmd *c, const struct rpmemctl_version *v,
 		       cmd_fmt_time(v[i].committed, t2, sizeof(t2)),
 		       rpmemctl_size_format(v[i].size, sz, sizeof(sz)),
 		       rpmemctl_size_format(v[i].bytes, sp, sizeof(sp)),
-		       hash_str(v[i].hash, h, sizeof(h), 0), v[i].source);
+		       hash_str(v[i].hash, h, sizeof(h), 0),
+		       cmd_text(v[i].source));
 		total += v[i].bytes;
 	}
 	cmd_info(c->ctx, "%zu versions of %s take %s on the target", n,

@@ -1305,6 +1305,25 @@ int rpmemctl_psk_generate(const char *identity, char *line, size_t len);
  * rule by which the library's strings are made UTF-8
  */
 size_t rpmemctl_utf8_len(const char *s);
+/*
+ * rpmemctl_utf8_control -- the length in bytes of the control character
+ * the UTF-8 text s starts with, 0 if it starts with another character or
+ * s is "": a C0 control or DEL, a C1 control (U+0080-U+009F), a
+ * bidirectional control (U+061C, U+200E, U+200F, U+202A-U+202E,
+ * U+2066-U+2069) or U+2028, U+2029
+ */
+size_t rpmemctl_utf8_control(const char *s);
+/*
+ * rpmemctl_text_escape -- s (text a target sent: a path, a source, a
+ * message) as it may be shown on a terminal or in a log: a C0 control,
+ * DEL or a byte outside well-formed UTF-8 as \xHH, a C1 or bidirectional
+ * control as \u{HHHH}, everything else as it is (escaping twice changes
+ * nothing). Writes as much as fits in out[size] (whole escapes only,
+ * NUL-terminated when size > 0; out may be NULL when size is 0); returns
+ * the length of the whole escaped text, as snprintf does. The library's
+ * own error messages are escaped so already.
+ */
+size_t rpmemctl_text_escape(const char *s, char *out, size_t size);
 
 /* --- logging ------------------------------------------------------------- */
 

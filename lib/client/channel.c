@@ -24,7 +24,7 @@ void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	client_vmsg(s->errmsg, sizeof(s->errmsg), fmt, ap);
 	va_end(ap);
 	s->err_pool = NULL;
 }
@@ -34,7 +34,7 @@ void client_pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
 	struct rpmemctl_session *s = p->sess;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	client_vmsg(s->errmsg, sizeof(s->errmsg), fmt, ap);
 	va_end(ap);
 	s->err_pool = p;
 }

@@ -281,6 +281,15 @@ int client_bad_reply(struct rpmemctl_session *s, uint16_t type);
  */
 
 /*
+ * client_vmsg -- printf into an error message buffer dst[len], the text
+ * escaped (rpmem_text_escape): a message may quote what a target sent,
+ * and whoever prints it must not pass a terminal's controls on. Every
+ * error message of the library is written through it.
+ */
+void client_vmsg(char *dst, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+/*
  * client_set_last -- err and its text for this thread's current call
  * (errors with no object to hold them)
  */

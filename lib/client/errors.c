@@ -20,11 +20,19 @@
 static __thread int last_err;
 static __thread char last_msg[CLIENT_ERRMSG_MAX];
 
+void client_vmsg(char *dst, size_t len, const char *fmt, va_list ap)
+{
+	char raw[CLIENT_ERRMSG_MAX];
+
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	rpmem_text_escape(raw, dst, len);
+}
+
 void client_set_last(int err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	client_vmsg(last_msg, sizeof(last_msg), fmt, ap);
 	va_end(ap);
 	last_err = err;
 }
@@ -98,7 +106,7 @@ pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(p->errmsg, sizeof(p->errmsg), fmt, ap);
+	client_vmsg(p->errmsg, sizeof(p->errmsg), fmt, ap);
 	va_end(ap);
 }
 

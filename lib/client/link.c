@@ -96,7 +96,7 @@ lerr(struct rpmemctl_link *l, int err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(l->errmsg, sizeof(l->errmsg), fmt, ap);
+	client_vmsg(l->errmsg, sizeof(l->errmsg), fmt, ap);
 	va_end(ap);
 	return err;
 }

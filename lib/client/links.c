@@ -152,7 +152,7 @@ serr(struct rpmemctl_links *s, int err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	client_vmsg(s->errmsg, sizeof(s->errmsg), fmt, ap);
 	va_end(ap);
 	return err;
 }

@@ -73,7 +73,7 @@ rerr(struct rpmemctl_replica *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+	client_vmsg(r->errmsg, sizeof(r->errmsg), fmt, ap);
 	va_end(ap);
 	return err;
 }

@@ -176,6 +176,21 @@ RPMEM_EXPORT size_t rpmemctl_utf8_len(const char *s)
 	return rpmem_utf8_len(s);
 }
 
+/* rpmemctl_utf8_control -- the length of the control character s starts with */
+RPMEM_EXPORT size_t rpmemctl_utf8_control(const char *s)
+{
+	return s ? rpmem_utf8_control(s) : 0;
+}
+
+/* rpmemctl_text_escape -- s fit for a terminal (rpmem_text_escape) */
+RPMEM_EXPORT size_t rpmemctl_text_escape(const char *s, char *out,
+					 size_t size)
+{
+	if (!s)
+		s = "";
+	return rpmem_text_escape(s, out, out ? size : 0);
+}
+
 /* rpmemctl_log_parse_priority -- a RPMEM_LOG_LEVEL level as LOG_* */
 RPMEM_EXPORT int rpmemctl_log_parse_priority(const char *level)
 {

@@ -100,6 +100,14 @@
                           a partial ClientHello), then read until the
                           target closes each; print "closed K of N, the
                           last after S s" (after MAX s at most)
+  spoof LPORT             a hostile target: relay each client on
+                          127.0.0.1:LPORT to the target, and in what the
+                          target answers put terminal controls in place
+                          of markers of the same length (SPOOF below):
+                          QQQQQQQQQQQQQQQQ (a path, source or pool name),
+                          "hostile.py" (this script's client name, so a
+                          writer) and "rpmemd 0" (the server string);
+                          print "ready"; run until killed
 """
 import os
 import selectors
@@ -118,6 +126,8 @@ from rpmem_wire import (CREATE, ERROR, FLUSH, GEN, GEN_REPLY,  # noqa: E402
                         connect, error_text, frame, recv_frame, wstr)
 from rpmem_wire import hello_payload as _hello  # noqa: E402
 from rpmem_wire import hello_session as _hello_session  # noqa: E402
+import rpmem_wire as w  # noqa: E402
+import relay  # noqa: E402
 
 
 def hello_payload():
@@ -621,6 +631,46 @@ def cmd_tls_trickle(port, ca, cert, key, interval):
     print("closed after %.1f s" % (time.monotonic() - t0), flush=True)
 
 
+# what spoof puts in place of each marker: ESC sequences (clear, an OSC
+# title, SGR), C1 CSI and OSC, bidi overrides and isolates, a newline
+# and a forged message line; each of the marker's length
+SPOOF = {
+    b"Q" * 16: b"\x1b[2J\x1b]0;x\x07\xc2\x9b\xe2\x80\xae\n",
+    b"hostile.py": b"\x1b[2J\xc2\x9d\xe2\x81\xa6\r",
+    b"rpmemd 0": b"\x1b]0;x\x07\xc2\x9b",
+}
+assert all(len(k) == len(v) for k, v in SPOOF.items())
+
+
+def spoof_pump(up, down):
+    """the target's frames to the client, markers replaced"""
+    try:
+        while True:
+            hdr = w.recv_full(up, w.HDR_SIZE)
+            payload = w.recv_full(up, w.HDR.unpack(hdr)[4])
+            for k, v in SPOOF.items():
+                payload = payload.replace(k, v)
+            down.sendall(hdr + payload)
+    except (OSError, ConnectionResetError):
+        pass
+    finally:
+        for x in (up, down):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def cmd_spoof(port, lport):
+    ls = relay.listen(int(lport))
+    print("ready", flush=True)
+    while True:
+        c, _ = ls.accept()
+        u = socket.create_connection(("127.0.0.1", port))
+        relay.start(relay.pump, c, u)
+        relay.start(spoof_pump, u, c)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -669,6 +719,8 @@ def main():
         cmd_bad_writes(port, args[0])
     elif cmd == "flood":
         cmd_flood(port, args[0], args[1:])
+    elif cmd == "spoof":
+        cmd_spoof(port, args[0])
     else:
         sys.exit(__doc__)
 

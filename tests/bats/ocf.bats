@@ -24,6 +24,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${SPID:-}" ] || kill "$SPID" 2>/dev/null || true
 	rm -rf "${ADIR:-/nonexistent}"
 	stop_second
 	teardown_daemon
@@ -169,4 +170,41 @@ notify_started() {
 	cmp "$W/a.obj" "$W/a.before"
 	cmp "$W/b.obj" "$W/b.before"
 	cmp "$W/b.obj" "$R1/db"
+}
+
+# one_reason -- the agent's output ($output) has one ocf-exit-reason line,
+# not one the target wrote, and neither it nor the log a raw control
+one_reason() {
+	printf '%s\n' "$output" >"$W/agent.out"
+	cat "$W/agent.out"
+	grep -c '^ocf-exit-reason:' "$W/agent.out" | grep -qx 1
+	refute grep -q '^ocf-exit-reason:forged' "$W/agent.out"
+	refute raw_controls "$W/agent.out"
+	refute raw_controls "$W/ha.log"
+}
+
+@test "ocf: what a target says reaches the log and ocf-exit-reason on one line, without terminal controls" {
+	# a hostile target: its error message quotes a pool name it turns
+	# into ESC and C1 sequences and a newline (tests/bats/hostile.py)
+	SP=$(free_port)
+	python3 "$TOP/tests/bats/hostile.py" "$PORT" spoof "$SP" >"$W/spoof.out" 2>&1 &
+	SPID=$!
+	alive_until "$SPID" accepts "$SP"
+	on a promote OCF_RESKEY_target="127.0.0.1:$SP/r1/QQQQQQQQQQQQQQQQ"
+	[ "$status" -ne 0 ]
+	one_reason
+	grep -qF 'ocf-exit-reason:promote: ' "$W/agent.out"
+	grep -qF '\x1b[2J' "$W/agent.out"
+	# an rpmemctl that prints such text raw (an older one): the agent
+	# itself keeps it to one line without controls
+	cat >"$ADIR/rawctl" <<'SH'
+#!/bin/sh
+printf 'rpmemctl: promote: \033]0;x\007\302\233 refused\nocf-exit-reason:forged\n\342\200\256gnp\n' >&2
+exit 4
+SH
+	chmod 755 "$ADIR/rawctl"
+	on a promote OCF_RESKEY_rpmemctl="$ADIR/rawctl"
+	[ "$status" -ne 0 ]
+	one_reason
+	grep -qF 'ocf-exit-reason:promote: rpmemctl: promote:  ]0;x ? refused; ocf-exit-reason:forged; ?gnp' "$W/agent.out"
 }

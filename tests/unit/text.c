@@ -275,6 +275,26 @@ static void utf8_len__well_formed_only(void **state)
 	assert_int_equal(rpmemctl_utf8_len("\xe2\x82"), 0); /* truncated */
 }
 
+/* a target's text for a terminal: controls escaped, text kept */
+static void text_escape__c0_c1_bidi(void **state)
+{
+	char d[64];
+
+	(void)state;
+	assert_int_equal(rpmemctl_utf8_control("\xc2\x9b"), 2);
+	assert_int_equal(rpmemctl_utf8_control("\xe2\x80\xae"), 3);
+	assert_int_equal(rpmemctl_utf8_control("\xc3\xa9"), 0);
+	assert_int_equal(rpmemctl_utf8_control(NULL), 0);
+	assert_int_equal(rpmemctl_text_escape("\x1b]0;\xc2\x9d\xe2\x80\xae"
+					      "\xc3\xa9\n",
+					      d, sizeof(d)),
+			 29);
+	assert_string_equal(d, "\\x1b]0;\\u{009d}\\u{202e}\xc3\xa9\\x0a");
+	assert_int_equal(rpmemctl_text_escape("\n", NULL, 5), 4);
+	assert_int_equal(rpmemctl_text_escape(NULL, d, sizeof(d)), 0);
+	assert_string_equal(d, "");
+}
+
 static void log_parse_priority__names_and_numbers(void **state)
 {
 	(void)state;
@@ -302,6 +322,7 @@ int main(void)
 		cmocka_unit_test(
 			psk_generate__line_is_a_psk_file_both_ends_read),
 		cmocka_unit_test(utf8_len__well_formed_only),
+		cmocka_unit_test(text_escape__c0_c1_bidi),
 		cmocka_unit_test(log_parse_priority__names_and_numbers),
 	};
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);
