@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,22 +15,33 @@
 
 #include "cmd.h"
 #include "json.h"
+#include "xstream.h"
 
 /* bytes moved per library call (the library pipelines its requests) */
 #define STREAM_CHUNK (8u << 20)
+/* a frame: a chunk of the image and its hash */
+#define FRAME (XSTREAM_CHUNK + XSTREAM_HASH_SIZE)
+
+/* --raw, a long option only */
+#define OPT_RAW CMD_OPT_FIRST_PRIVATE
 
 static const char export_usage[] =
 	"usage: rpmemctl export [options] HOST[:PORT]/REGION/POOL DEST\n"
 	"\n"
-	"Write the remote pool's image to DEST ('-': standard output), e.g.\n"
+	"Write the remote pool's image to DEST ('-': standard output) as a\n"
+	"framed stream that import checks (a header, each 1 MiB chunk with\n"
+	"its hash, a trailer written only when the export succeeded), e.g.\n"
+	"  set -o pipefail\n"
 	"  rpmemctl export host/r/pool - | restic backup --stdin \\\n"
-	"      --stdin-filename pool.obj\n"
+	"      --stdin-filename pool.rpmemexp\n"
 	"A pool that is not consistent (a sync was interrupted or is running)\n"
 	"is refused unless --force.\n"
 	"\n"
 	"  -a, --at GENERATION    export that version of the pool (rpmemctl\n"
 	"                         versions) instead of its current image\n"
 	"  -f, --force            export a pool that is not consistent\n"
+	"      --raw              the bare image, with no frame (nothing for\n"
+	"                         import to check)\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
 	"  -v, --verbose          progress and a summary on stderr\n"
 	"  -q, --quiet            no informational lines or progress\n"
@@ -39,15 +51,20 @@ static const char import_usage[] =
 	"usage: rpmemctl import [options] SOURCE HOST[:PORT]/REGION/POOL\n"
 	"                      [--size SIZE]\n"
 	"\n"
-	"Copy an image from SOURCE ('-': standard input) into the remote pool,\n"
-	"as mirror does: the pool is syncing until every byte is written and\n"
-	"flushed, then consistent. A missing pool is created with SIZE bytes\n"
-	"(--size is needed unless SOURCE is a regular file, whose size is the\n"
-	"default). An input shorter or longer than SIZE is refused: a pool\n"
-	"this import created is removed, an existing one stays syncing.\n"
+	"Copy an export stream from SOURCE ('-': standard input) into the\n"
+	"remote pool, as mirror does: the pool is syncing until every byte is\n"
+	"written and flushed, then consistent. Every chunk's hash, the header\n"
+	"and the trailer are checked first: a damaged, truncated or foreign\n"
+	"stream is refused (exit 5) and the pool is left as it was (an\n"
+	"existing one rolled back, one this import created removed). A\n"
+	"missing pool is created with the stream's size.\n"
+	"With --raw, SOURCE is a bare image (nothing to check): --size is\n"
+	"needed unless SOURCE is a regular file, an input shorter or longer\n"
+	"is refused, and an existing pool then stays syncing.\n"
 	"\n"
 	"  -s, --size SIZE        the image's size (K, M, G, T)\n"
 	"  -f, --force            overwrite an existing pool of that size\n"
+	"      --raw              SOURCE is a bare image, not an export stream\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
 	"  -v, --verbose          more detail on stderr\n"
@@ -59,6 +76,7 @@ static const struct option export_opts[] = {
 	{ "at", required_argument, NULL, 'a' },
 	{ "force", no_argument, NULL, 'f' },
 	{ "transport", required_argument, NULL, 't' },
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -68,6 +86,7 @@ static const struct option import_opts[] = {
 	{ "force", no_argument, NULL, 'f' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "transport", required_argument, NULL, 't' },
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -81,6 +100,9 @@ struct stream {
 	int fd;
 	int dest_file; /* export: DEST is a regular file (removed on failure) */
 	int force;
+	int raw;     /* --raw: the bare image, no frame */
+	int forced;  /* export: a pool not consistent, with --force */
+	int syncing; /* import: the pool was marked syncing */
 	int has_at;  /* export: --at */
 	uint64_t at; /* that version */
 	uint64_t size;
@@ -90,6 +112,7 @@ struct stream {
 	uint8_t *buf;
 	struct cmd_progress prog;
 	uint64_t t0;
+	struct xstream xs; /* the frame written or checked */
 };
 
 /* stream_name -- "standard output/input" or 'PATH', for messages */
@@ -112,7 +135,7 @@ static int stream_begin(struct stream *s, const char *target)
 	cmd_hostport(&s->t, s->hp, sizeof(s->hp));
 	cmd_target_str(&s->t, s->target, sizeof(s->target));
 	s->buf = malloc(STREAM_CHUNK);
-	if (!s->buf) {
+	if (!s->buf || (!s->raw && !s->xs.img && xstream_init(&s->xs))) {
 		cmd_err(s->ctx, "out of memory");
 		return CMD_EXIT_INTERNAL;
 	}
@@ -137,6 +160,7 @@ static void stream_end(struct stream *s)
 	if (s->fd > STDERR_FILENO)
 		close(s->fd);
 	free(s->buf);
+	xstream_fini(&s->xs);
 }
 
 /* rate_mib -- MiB/s of n bytes since s->t0 */
@@ -188,6 +212,7 @@ static int export_open(struct stream *s)
 	if (st == RPMEMCTL_POOL_CONSISTENT || s->has_at)
 		return 0;
 	if (s->force) {
+		s->forced = 1;
 		cmd_warn(ctx, "pool %s is %s: exporting it anyway (--force); "
 			 "the image may be a mix of two", s->target,
 			 rpmemctl_pool_state_str(st));
@@ -259,15 +284,82 @@ static int export_unchanged(struct stream *s)
 	return code;
 }
 
-/* export_copy -- the pool's bytes into s->fd; returns an exit code */
-static int export_copy(struct stream *s)
+/* export_write -- n bytes to DEST; an exit code */
+static int export_write(struct stream *s, const void *p, size_t n)
 {
 	char nb[1100];
+	int ret = write_all(s->fd, p, n);
+
+	if (!ret)
+		return 0;
+	cmd_err(s->ctx, "cannot write to %s: %s",
+		stream_name(s, nb, sizeof(nb), "standard output"),
+		strerror(-ret));
+	return CMD_EXIT_LOCAL;
+}
+
+/* export_uuid -- the pool's uuid as LIST says it into the header */
+static void export_uuid(struct stream *s)
+{
+	struct rpmemctl_list *l = NULL;
+	unsigned i, n;
+
+	if (rpmemctl_list_get(s->sess, s->t.region, &l))
+		return; /* the header then names the pool only */
+	n = rpmemctl_list_pool_count(l);
+	for (i = 0; i < n; i++)
+		if (!strcmp(rpmemctl_list_pool_name(l, i), s->t.pool))
+			snprintf(s->xs.info.uuid, sizeof(s->xs.info.uuid),
+				 "%s", rpmemctl_list_pool_uuid(l, i) ?: "");
+	rpmemctl_list_free(&l);
+}
+
+/* export_header -- the frame's header, first in DEST; an exit code */
+static int export_header(struct stream *s)
+{
+	struct xstream_info *in = &s->xs.info;
+	uint8_t hdr[XSTREAM_HDR_SIZE];
+
+	in->size = s->size;
+	in->generation = s->has_at ? s->at :
+				     rpmemctl_pool_get_generation(s->pool);
+	in->flags = (s->has_at ? XSTREAM_F_VERSION : 0) |
+		    (s->forced ? XSTREAM_F_FORCED : 0);
+	snprintf(in->name, sizeof(in->name), "%s/%s", s->t.region, s->t.pool);
+	export_uuid(s);
+	xstream_header(&s->xs, hdr);
+	return export_write(s, hdr, sizeof(hdr));
+}
+
+/* export_frames -- n bytes of s->buf as frames (a chunk, its hash) */
+static int export_frames(struct stream *s, size_t n)
+{
+	uint8_t h[XSTREAM_HASH_SIZE];
+	size_t o, k;
+	int code = 0;
+
+	for (o = 0; !code && o < n; o += k) {
+		k = n - o < XSTREAM_CHUNK ? n - o : XSTREAM_CHUNK;
+		xstream_chunk(&s->xs, s->buf + o, k, h);
+		code = export_write(s, s->buf + o, k) ?:
+		       export_write(s, h, sizeof(h));
+	}
+	return code;
+}
+
+/*
+ * export_copy -- the pool's bytes into s->fd (framed unless --raw: the
+ * trailer only once every byte was read and the pool found unchanged);
+ * returns an exit code
+ */
+static int export_copy(struct stream *s)
+{
+	uint8_t tr[XSTREAM_TRAILER_SIZE];
 	uint64_t off;
-	int ret;
+	int ret, code = s->raw ? 0 : export_header(s);
 
 	stream_progress(s, "export");
-	for (off = 0; off < s->size; off += STREAM_CHUNK) {
+	for (off = 0; !code && off < s->size; off += STREAM_CHUNK) {
 		size_t n = s->size - off < STREAM_CHUNK ?
 				   (size_t)(s->size - off) : STREAM_CHUNK;
 
@@ -278,24 +370,25 @@ static int export_copy(struct stream *s)
 			return cmd_remote_err(s->ctx, s->sess, ret, NULL,
 					      "cannot read pool %s",
 					      s->target);
-		ret = write_all(s->fd, s->buf, n);
-		if (ret) {
-			cmd_err(s->ctx, "cannot write to %s: %s",
-				stream_name(s, nb, sizeof(nb),
-					    "standard output"),
-				strerror(-ret));
-			return CMD_EXIT_LOCAL;
-		}
+		code = s->raw ? export_write(s, s->buf, n) :
+				export_frames(s, n);
 		cmd_progress_cb(off + n, s->size, &s->prog);
 	}
 	cmd_progress_end(&s->prog);
+	/* a version's reads fail, rather than tear, if a sync commits */
+	if (code || (!s->has_at && (code = export_unchanged(s))))
+		return code;
+	if (!s->raw) {
+		xstream_trailer(&s->xs, tr);
+		if ((code = export_write(s, tr, sizeof(tr))))
+			return code;
+	}
 	if (s->dest_file && fsync(s->fd)) {
 		cmd_err(s->ctx, "cannot write '%s': %s", s->path,
 			strerror(errno));
 		return CMD_EXIT_LOCAL;
 	}
-	/* a version's reads fail, rather than tear, if a sync commits */
-	return s->has_at ? 0 : export_unchanged(s);
+	return 0;
 }
 
 /* export_run -- open, check, copy; returns an exit code */
@@ -352,6 +445,9 @@ static int stream_opts(struct stream *s, int argc, char **argv,
 			code = cmd_parse_transport(s->ctx, optarg,
 						   &s->transport);
 			break;
+		case OPT_RAW:
+			s->raw = 1;
+			break;
 		}
 		if (code)
 			return code;
@@ -398,9 +494,74 @@ static ssize_t read_full(int fd, uint8_t *p, size_t n)
 	return (ssize_t)got;
 }
 
+/* import_bad -- SOURCE is refused for why (printf); CMD_EXIT_LOCAL */
+static int import_bad(struct stream *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int import_bad(struct stream *s, const char *fmt, ...)
+{
+	char nb[1100], why[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	cmd_err(s->ctx, "cannot import %s: %s; %s",
+		stream_name(s, nb, sizeof(nb), "standard input"), why,
+		s->pool ? "the import is refused" : "nothing was imported");
+	return CMD_EXIT_LOCAL;
+}
+
 /*
- * import_source -- open SOURCE ('-': stdin); a regular file gives the
- * default size and must have exactly the size asked for. Exit code.
+ * import_header -- SOURCE's frame header, checked; the image's size from
+ * it (--size, if given, must agree; a regular file must be as long as
+ * the stream of that size). An exit code.
+ */
+static int import_header(struct stream *s, const struct stat *st)
+{
+	uint8_t hdr[XSTREAM_HDR_SIZE];
+	const char *why = NULL;
+	char a[32];
+	ssize_t n = read_full(s->fd, hdr, sizeof(hdr));
+
+	if (n < 0)
+		return import_bad(s, "%s", strerror((int)-n));
+	if (n == 0)
+		return import_bad(s, "it is empty (an export that failed "
+				  "before its first byte?)");
+	if (n < XSTREAM_HDR_SIZE && !memcmp(hdr, XSTREAM_MAGIC,
+					    n < 8 ? (size_t)n : 8))
+		return import_bad(s, "it ends inside its header (truncated)");
+	if (n < XSTREAM_HDR_SIZE || xstream_header_parse(&s->xs, hdr, &why))
+		return import_bad(s, "%s", why ? why :
+				  "it is not an rpmem export stream (a bare "
+				  "image needs --raw)");
+	if (s->size && s->size != s->xs.info.size)
+		return import_bad(s, "it holds an image of %" PRIu64 " bytes, "
+				  "not the %" PRIu64 " of --size",
+				  s->xs.info.size, s->size);
+	s->size = s->xs.info.size;
+	if (S_ISREG(st->st_mode) &&
+	    (uint64_t)st->st_size != xstream_length(s->size))
+		return import_bad(s, "it holds %" PRIu64 " bytes, but the "
+				  "stream of a %s image has %" PRIu64
+				  " (truncated or extended)",
+				  (uint64_t)st->st_size,
+				  rpmemctl_size_format(s->size, a, sizeof(a)),
+				  xstream_length(s->size));
+	if (s->xs.info.flags & XSTREAM_F_FORCED)
+		cmd_warn(s->ctx, "the stream was exported with --force from "
+			 "pool %s, which was not consistent: it may hold a mix "
+			 "of two images", s->xs.info.name);
+	cmd_dbg(s->ctx, "export stream of %s, generation %" PRIu64
+		", uuid %s", s->xs.info.name, s->xs.info.generation,
+		s->xs.info.uuid[0] ? s->xs.info.uuid : "unknown");
+	return 0;
+}
+
+/*
+ * import_source -- open SOURCE ('-': stdin) and read its header; with
+ * --raw a regular file gives the default size and must have exactly the
+ * size asked for. Exit code.
  */
 static int import_source(struct stream *s)
 {
@@ -413,7 +574,15 @@ static int import_source(struct stream *s)
 			strerror(errno));
 		return CMD_EXIT_LOCAL;
 	}
-	if (fstat(s->fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(s->fd, &st)) {
+		cmd_err(s->ctx, "cannot stat '%s': %s", s->path,
+			strerror(errno));
+		return CMD_EXIT_LOCAL;
+	}
+	if (!s->raw)
+		return xstream_init(&s->xs) ? CMD_EXIT_INTERNAL :
+					      import_header(s, &st);
+	if (!S_ISREG(st.st_mode)) {
 		if (s->size)
 			return 0;
 		return cmd_usage_error(s->ctx, "--size is needed: %s is not "
@@ -483,16 +652,14 @@ static int import_bad_length(struct stream *s, uint64_t got, int longer)
 	return CMD_EXIT_LOCAL;
 }
 
-/* import_copy -- syncing, SOURCE's bytes, one more read, flush; exit code */
-static int import_copy(struct stream *s, const char *src)
+/* import_raw -- a bare image's bytes into the pool, one more read */
+static int import_raw(struct stream *s)
 {
 	char nb[1100];
 	uint64_t off = 0;
 	ssize_t n;
-	int ret;
+	int ret = 0;
 
-	ret = rpmemctl_pool_set_state(s->pool, RPMEMCTL_POOL_SYNCING, src);
-	stream_progress(s, "import");
 	while (!ret && off < s->size) {
 		size_t want = s->size - off < STREAM_CHUNK ?
 				      (size_t)(s->size - off) : STREAM_CHUNK;
@@ -518,8 +685,80 @@ static int import_copy(struct stream *s, const char *src)
 	}
 	if (!ret && (n = read_full(s->fd, s->buf, 1)) != 0)
 		return n < 0 ? CMD_EXIT_LOCAL : import_bad_length(s, off, 1);
-	if (!ret)
-		ret = rpmemctl_pool_flush(s->pool, 0, s->size);
+	return ret ? cmd_remote_err(s->ctx, s->sess, ret, NULL,
+				    "cannot write pool %s", s->target) :
+		     0;
+}
+
+/*
+ * import_frames -- a stream's chunks, each checked against its hash
+ * before it is written, then its trailer and its end; an exit code
+ */
+static int import_frames(struct stream *s)
+{
+	uint8_t tr[XSTREAM_TRAILER_SIZE];
+	const char *why = NULL;
+	uint64_t off;
+	ssize_t n;
+	int ret;
+
+	for (off = 0; off < s->size; off += XSTREAM_CHUNK) {
+		size_t k = s->size - off < XSTREAM_CHUNK ?
+				   (size_t)(s->size - off) : XSTREAM_CHUNK;
+
+		n = read_full(s->fd, s->buf, k + XSTREAM_HASH_SIZE);
+		if (n < 0)
+			return import_bad(s, "%s", strerror((int)-n));
+		if ((size_t)n < k + XSTREAM_HASH_SIZE)
+			return import_bad(s, "it ends after %" PRIu64 " of "
+					  "its %" PRIu64 " image bytes "
+					  "(truncated)", off + (uint64_t)
+					  (n < (ssize_t)k ? n : (ssize_t)k),
+					  s->size);
+		if (!xstream_chunk_ok(&s->xs, s->buf, k, s->buf + k))
+			return import_bad(s, "chunk %" PRIu64 " (bytes %"
+					  PRIu64 " to %" PRIu64 " of the "
+					  "image) does not match its hash "
+					  "(damaged)", off / XSTREAM_CHUNK,
+					  off, off + k - 1);
+		ret = rpmemctl_pool_write(s->pool, s->buf, off, k);
+		if (ret)
+			return cmd_remote_err(s->ctx, s->sess, ret, NULL,
+					      "cannot write pool %s",
+					      s->target);
+		cmd_progress_cb(off + k, s->size, &s->prog);
+	}
+	n = read_full(s->fd, tr, sizeof(tr));
+	if (n < 0)
+		return import_bad(s, "%s", strerror((int)-n));
+	if (n < (ssize_t)sizeof(tr))
+		return import_bad(s, "it ends %s its trailer (truncated: an "
+				  "export that failed writes none)",
+				  n ? "inside" : "before");
+	if (xstream_trailer_ok(&s->xs, tr, &why))
+		return import_bad(s, "%s", why);
+	if ((n = read_full(s->fd, s->buf, 1)) != 0)
+		return n < 0 ? import_bad(s, "%s", strerror((int)-n)) :
+			       import_bad(s, "it holds bytes after its "
+					  "trailer");
+	return 0;
+}
+
+/* import_copy -- syncing, SOURCE's bytes, flush, consistent; exit code */
+static int import_copy(struct stream *s, const char *src)
+{
+	int code, ret;
+
+	ret = rpmemctl_pool_set_state(s->pool, RPMEMCTL_POOL_SYNCING, src);
+	if (ret)
+		return cmd_remote_err(s->ctx, s->sess, ret, NULL,
+				      "cannot write pool %s", s->target);
+	s->syncing = 1;
+	stream_progress(s, "import");
+	code = s->raw ? import_raw(s) : import_frames(s);
+	if (code)
+		return code;
+	ret = rpmemctl_pool_flush(s->pool, 0, s->size);
 	if (ret)
 		return cmd_remote_err(s->ctx, s->sess, ret, NULL,
 				      "cannot write pool %s", s->target);
@@ -530,6 +769,27 @@ static int import_copy(struct stream *s, const char *src)
 				      "cannot mark pool %s consistent",
 				      s->target);
 	return 0;
+}
+
+/*
+ * import_undo -- a refused import of a stream into a pool that existed:
+ * the target rolls back what it wrote (its undo journal), so the pool is
+ * what it was, bytes, state and generation
+ */
+static void import_undo(struct stream *s)
+{
+	cmd_progress_end(&s->prog);
+	/* every write of ours reaches the target before the rollback */
+	rpmemctl_pool_flush(s->pool, 0, s->size);
+	if (rpmemctl_pool_rollback(s->pool)) {
+		cmd_warn(s->ctx, "pool %s stays syncing: %s (rpmemctl "
+			 "rollback restores it)", s->target,
+			 rpmemctl_session_errmsg(s->sess));
+		return;
+	}
+	cmd_info(s->ctx, "rolled back pool %s: it holds generation %" PRIu64
+		 " again, as before the import", s->target,
+		 rpmemctl_pool_get_generation(s->pool));
 }
 
 /* import_report -- the summary line or JSON object */
@@ -575,6 +835,8 @@ static int import_run(struct stream *s, const char *target)
 			      "import from standard input");
 	if (!code)
 		import_report(s, created);
+	else if (!created && s->syncing && !s->raw)
+		import_undo(s);
 out:
 	if (code && created) {
 		/* nothing of a failed import stays behind in its own pool */

@@ -14,7 +14,7 @@ TEST="libcmocka-dev bats pmdk-tools libpmemobj-dev rsync netcat-openbsd
 	iperf3 procps openssl
 	openssh-server openssh-client
 	iproute2 xxd jq bc python3 python3-cryptography bash-completion strace
-	restic resource-agents libxml2-utils
+	restic borgbackup resource-agents libxml2-utils
 	dpkg-dev debhelper lintian fakeroot systemd"
 VM="qemu-system-x86 linux-image-amd64 busybox-static rdma-core
 	ibverbs-utils rdmacm-utils ibverbs-providers ndctl daxctl perftest

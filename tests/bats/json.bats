@@ -206,7 +206,7 @@ names_pool() {
 }
 
 @test "import and scrub --json: exactly the keys and types of the schema, findings of a damaged pool too" {
-	jrun import "$W/src" "$T/r1/i"
+	jrun import --raw "$W/src" "$T/r1/i"
 	[ "$status" -eq 0 ]
 	conforms
 	names_pool r1 i

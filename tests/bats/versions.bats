@@ -80,7 +80,7 @@ teardown() {
 	rc sync --pull --at 11 "$W/out11" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/out11" "$W/src"
-	"$RPMEMCTL" export --at 4 "$T/r1/p" - | cmp - "$W/s4"
+	"$RPMEMCTL" export --raw --at 4 "$T/r1/p" - | cmp - "$W/s4"
 	# a version differs from the next one in the block that sync changed
 	rc verify --at 4 "$W/s5" "$T/r1/p"
 	[ "$status" -eq 1 ]
