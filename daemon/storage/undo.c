@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "crashpoint.h"
 #include "log.h"
 #include "meta.h"
 #include "undo.h"
@@ -26,6 +27,12 @@
 #define H_VER 2048
 #define VER_MAGIC "RPMEMVER"
 #define VER_LEN 40
+/*
+ * then the end of its records: magic 8 | end u64 | check u64 (of the
+ * trailer and these), written with it (older files have none)
+ */
+#define VER_END_MAGIC "RPMEMEND"
+#define VER_ALL (VER_LEN + 8 + 24)
 
 /* one record: where its data is in the file */
 struct undo_rec {
@@ -289,22 +296,6 @@ static int head_read(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
 	return 0;
 }
 
-/* scan_heads -- the records of a read-only journal by their heads */
-static int scan_heads(struct rpmemd_undo *u, uint64_t fsize)
-{
-	uint64_t pos = RPMEMD_UNDO_HDR;
-	struct undo_rec r;
-	int ret;
-
-	while ((ret = head_read(u, pos, fsize, &r)) == 0) {
-		if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
-			return ret;
-		pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
-	}
-	u->end = pos;
-	return ret < 0 ? ret : 0;
-}
-
 /* scan -- the valid records from the header on; the rest is cut off */
 static int scan(struct rpmemd_undo *u, uint64_t fsize)
 {
@@ -333,6 +324,71 @@ static int scan(struct rpmemd_undo *u, uint64_t fsize)
 	return 0;
 }
 
+/*
+ * torn_at -- what lies from pos to fsize (a record that does not read) is
+ * one record an append left half written when a crash cut it short: too
+ * short for a head, its head not written yet (zeros: the data goes
+ * first) or its data running past the end; not a damaged record
+ */
+static int torn_at(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize)
+{
+	static const uint8_t zero[RPMEMD_UNDO_REC];
+	uint8_t h[RPMEMD_UNDO_REC];
+	uint64_t left = fsize - pos;
+
+	if (left < RPMEMD_UNDO_REC)
+		return 1;
+	if (left > RPMEMD_UNDO_REC + RPMEMD_UNDO_REC_MAX ||
+	    rpmem_pread_full(u->fd, h, sizeof(h), pos))
+		return 0;
+	if (!memcmp(h, zero, sizeof(h)))
+		return 1;
+	return le32_get(h) == REC_MAGIC &&
+	       (uint64_t)le32_get(h + 4) * RPMEMD_UNDO_BS >
+		       left - RPMEMD_UNDO_REC;
+}
+
+/*
+ * scan_ver -- the records of a version (rw: each one's data checked, else
+ * by their heads) up to the end its trailer records; past it, or a torn
+ * last record of a file whose trailer records no end, is cut off (rw) or
+ * ignored; a record before that which does not read is -EBADMSG
+ */
+static int scan_ver(struct rpmemd_undo *u, uint64_t fsize, int rw)
+{
+	uint64_t lim = u->ver.end ? u->ver.end : fsize;
+	uint64_t pos = RPMEMD_UNDO_HDR;
+	uint8_t *buf = rw ? malloc(RPMEMD_UNDO_REC_MAX) : NULL;
+	struct undo_rec r;
+	int ret;
+
+	if (rw && !buf)
+		return -ENOMEM;
+	if (lim < RPMEMD_UNDO_HDR || lim > fsize)
+		ret = -EBADMSG; /* records it had are gone */
+	else
+		while ((ret = rw ? rec_read(u, pos, lim, buf, &r) :
+				   head_read(u, pos, lim, &r)) == 0) {
+			if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
+				break;
+			pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
+		}
+	free(buf);
+	if (ret == -EBADMSG && lim == fsize && !u->ver.end &&
+	    pos <= fsize && torn_at(u, pos, fsize))
+		ret = 1;
+	if (ret < 0)
+		return ret;
+	u->end = pos;
+	if (pos < fsize && rw) {
+		NOTICE("version journal: %llu bytes of a torn record cut off",
+		       (unsigned long long)(fsize - pos));
+		if (ftruncate(u->fd, (off_t)pos) || fdatasync(u->fd))
+			return -errno;
+	}
+	return 0;
+}
+
 /* ver_decode -- the version trailer of a header, if it has a valid one */
 static void ver_decode(const uint8_t *buf, struct rpmemd_undo *u)
 {
@@ -344,6 +400,9 @@ static void ver_decode(const uint8_t *buf, struct rpmemd_undo *u)
 	u->ver.hash = le64_get(t + 16);
 	u->ver.next = le64_get(t + 24);
 	u->ver.committed = le64_get(t + 32);
+	if (!memcmp(t + VER_LEN + 8, VER_END_MAGIC, 8) &&
+	    le64_get(t + VER_ALL - 8) == XXH3_64bits(t, VER_ALL - 8))
+		u->ver.end = le64_get(t + VER_LEN + 16);
 }
 
 /* open_hdr -- open file and read its header into u */
@@ -420,7 +479,7 @@ int rpmemd_undo_load_file(int dirfd, const char *file, const uint8_t *uuid,
 		ret = -EBADMSG;
 	u->heads = !rw;
 	if (!ret)
-		ret = rw ? scan(u, fsize) : scan_heads(u, fsize);
+		ret = scan_ver(u, fsize, rw);
 	if (ret) {
 		rpmemd_undo_close(&u);
 		return ret;
@@ -436,7 +495,7 @@ const struct rpmemd_undo_ver *rpmemd_undo_ver(const struct rpmemd_undo *u)
 
 int rpmemd_undo_set_ver(struct rpmemd_undo *u, const struct rpmemd_undo_ver *v)
 {
-	uint8_t t[VER_LEN + 8];
+	uint8_t t[VER_ALL];
 
 	memcpy(t, VER_MAGIC, 8);
 	le64_put(t + 8, v->time);
@@ -444,11 +503,17 @@ int rpmemd_undo_set_ver(struct rpmemd_undo *u, const struct rpmemd_undo_ver *v)
 	le64_put(t + 24, v->next);
 	le64_put(t + 32, v->committed);
 	le64_put(t + VER_LEN, XXH3_64bits(t, VER_LEN));
+	memcpy(t + VER_LEN + 8, VER_END_MAGIC, 8);
+	le64_put(t + VER_LEN + 16, u->end);
+	le64_put(t + VER_ALL - 8, XXH3_64bits(t, VER_ALL - 8));
+	/* one write of 72 bytes in one sector: a crash leaves old or new */
 	int ret = pwrite_full(u->fd, t, sizeof(t), H_VER);
 	if (!ret && fdatasync(u->fd))
 		ret = -errno;
-	if (!ret)
+	if (!ret) {
 		u->ver = *v;
+		u->ver.end = u->end;
+	}
 	return ret;
 }
 
@@ -558,9 +623,9 @@ static int append(struct rpmemd_undo *u, const uint8_t *data, uint64_t b,
 	uint64_t check = rec_check(data, off, count, u->gen);
 	le64_put(h + 16, check);
 	/* data first, then the head that makes the record valid */
-	if ((ret = pwrite_full(u->fd, data, (size_t)len,
-			       u->end + RPMEMD_UNDO_REC)) ||
-	    (ret = pwrite_full(u->fd, h, sizeof(h), u->end))) {
+	ret = pwrite_full(u->fd, data, (size_t)len, u->end + RPMEMD_UNDO_REC);
+	crash_point("undo-append-data");
+	if (ret || (ret = pwrite_full(u->fd, h, sizeof(h), u->end))) {
 		if (ftruncate(u->fd, (off_t)u->end))
 			WARN("undo journal: cannot cut a failed record off: %s",
 			     strerror(errno));

@@ -115,13 +115,18 @@ struct rpmemd_undo_ver {
 	uint64_t hash;	    /* the image's hash (0: unknown) */
 	uint64_t next;	    /* restores from the image of this generation */
 	uint64_t committed; /* unix seconds it was kept */
+	uint64_t end;	    /* where its records end (0: not recorded) */
 };
 
 /*
  * rpmemd_undo_load_file -- open the journal file (a version) of a pool
  * of size bytes with uuid; rw: for appending (every record checked, a
  * torn tail cut off), else read-only, its records known by their heads
- * (their data checked as it is read)
+ * (their data checked as it is read; a torn tail ignored). A torn tail
+ * is what lies past the end its trailer records (an append a crash cut
+ * short), or, in a file whose trailer records none, a last record that a
+ * crash left half written (too short, or its head not written yet); a
+ * record that does not check before that is damage: -EBADMSG.
  */
 int rpmemd_undo_load_file(int dirfd, const char *file, const uint8_t *uuid,
 			  uint64_t size, int rw, struct rpmemd_undo **out);
@@ -129,7 +134,10 @@ int rpmemd_undo_load_file(int dirfd, const char *file, const uint8_t *uuid,
 /* rpmemd_undo_ver -- its version trailer (all zero: none) */
 const struct rpmemd_undo_ver *rpmemd_undo_ver(const struct rpmemd_undo *u);
 
-/* rpmemd_undo_set_ver -- write the version trailer, durably */
+/*
+ * rpmemd_undo_set_ver -- write the version trailer, durably, with the
+ * end of the records the journal holds now (v->end is not used)
+ */
 int rpmemd_undo_set_ver(struct rpmemd_undo *u,
 			const struct rpmemd_undo_ver *v);
 
