@@ -116,6 +116,8 @@ static void print_json(struct vcmd *c, struct rpmemctl_pool *pool,
 		json_u64(&j, "space_bytes", v[i].bytes);
 		json_str(&j, "hash", hash_str(v[i].hash, h, sizeof(h), 1));
 		json_str(&j, "source", v[i].source);
+		json_bool(&j, "damaged",
+			  !!(v[i].flags & RPMEMCTL_VERSION_DAMAGED));
 		json_obj_end(&j);
 		total += v[i].bytes;
 	}
@@ -154,15 +156,23 @@ static void print_human(struct vcmd *c, const struct rpmemctl_version *v,
 	printf("%-10s  %-19s  %-19s  %9s  %9s  %-16s  %s\n", "GENERATION",
 	       "CURRENT SINCE", "KEPT AT", "SIZE", "SPACE", "HASH", "SOURCE");
 	for (size_t i = 0; i < n; i++) {
-		printf("%-10" PRIu64 "  %-19s  %-19s  %9s  %9s  %-16s  %s\n",
+		int bad = !!(v[i].flags & RPMEMCTL_VERSION_DAMAGED);
+		printf("%-10" PRIu64 "  %-19s  %-19s  %9s  %9s  %-16s  %s%s\n",
 		       v[i].generation, cmd_fmt_time(v[i].time, t1, sizeof(t1)),
 		       cmd_fmt_time(v[i].committed, t2, sizeof(t2)),
 		       rpmemctl_size_format(v[i].size, sz, sizeof(sz)),
 		       rpmemctl_size_format(v[i].bytes, sp, sizeof(sp)),
 		       hash_str(v[i].hash, h, sizeof(h), 0),
-		       cmd_text(v[i].source));
+		       bad ? "DAMAGED " : "", cmd_text(v[i].source));
 		total += v[i].bytes;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (v[i].flags & RPMEMCTL_VERSION_DAMAGED)
+			cmd_warn(c->ctx, "version %" PRIu64 " of %s is damaged on "
+				 "the target: kept; a restore of it or of an "
+				 "older version through it fails (see rpmemctl "
+				 "scrub --at %" PRIu64 ")",
+				 v[i].generation, c->target, v[i].generation);
 	cmd_info(c->ctx, "%zu versions of %s take %s on the target", n,
 		 c->target, rpmemctl_size_format(total, sp, sizeof(sp)));
 }
@@ -211,7 +221,11 @@ static int prune_keep(struct vcmd *c, struct rpmemctl_session *sess,
 	if (!code && rpmemctl_versions_keep(c->keep, v, n, keep, NULL, 0))
 		code = CMD_EXIT_INTERNAL;
 	for (size_t i = 0; !code && i < n; i++) /* oldest first */
-		if (!keep[i])
+		if (!keep[i] && (v[i].flags & RPMEMCTL_VERSION_DAMAGED))
+			cmd_warn(c->ctx, "version %" PRIu64 " of %s is damaged: "
+				 "kept (prune it with --prune)",
+				 v[i].generation, c->target);
+		else if (!keep[i])
 			code = prune_one(c, sess, pool, v[i].generation);
 	free(keep);
 	return code;

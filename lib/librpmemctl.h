@@ -842,7 +842,17 @@ struct rpmemctl_version {
 	uint64_t bytes;	     /* space its files take on the target */
 	uint64_t hash;	     /* the image's hash (below); 0: unknown */
 	char source[256];    /* where that image came from */
+	unsigned flags;	     /* RPMEMCTL_VERSION_* */
 };
+
+/*
+ * a version's flag: it is damaged on the target (its journal does not
+ * read: its header, trailer or records do not check). It is kept and
+ * listed, never pruned by the target's retention; restoring it, or an
+ * older version through it, fails (-EIO) until it is repaired or pruned
+ * by request. Its time, hash and source may be unknown (0, "").
+ */
+#define RPMEMCTL_VERSION_DAMAGED (1u << 0)
 
 /*
  * rpmemctl_pool_versions -- the pool's versions, oldest first, into *out

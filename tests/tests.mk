@@ -8,7 +8,7 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_exa
 	      $(B)/tests/pobj_app $(B)/tests/pmem2_app $(B)/tests/log_app \
 	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks \
 	      $(B)/tests/sess_probe $(B)/tests/rpmemd-reorder \
-	      $(B)/tests/delay_line
+	      $(B)/tests/rpmemd-crash $(B)/tests/delay_line
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma rdma-preload faults tls deploy failover
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -88,6 +88,21 @@ $(REORDER_OBJ): INC := $(INC_DAEMON)
 -include $(REORDER_OBJ:.o=.d)
 $(B)/tests/rpmemd-reorder: $(REORDER_OBJ) \
 		$(filter-out $(REORDER_SRC:%.c=$(B)/%.o),$(DAEMON_OBJ)) \
+		$(COMMON_OBJ) $(TARGET_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDFLAGS) $(DAEMON_LIBS) $(LDLIBS)
+
+# a target that dies at a chosen point of pruning a version (daemon/
+# storage/crashpoint.h): the files that hold its points, built again
+CRASH_SRC := daemon/storage/versions.c daemon/storage/undo.c
+CRASH_OBJ := $(CRASH_SRC:%.c=$(B)/crash/%.o)
+$(B)/crash/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DRPMEMD_TEST_CRASH -MMD -MP -c -o $@ $<
+$(CRASH_OBJ): INC := $(INC_DAEMON)
+-include $(CRASH_OBJ:.o=.d)
+$(B)/tests/rpmemd-crash: $(CRASH_OBJ) \
+		$(filter-out $(CRASH_SRC:%.c=$(B)/%.o),$(DAEMON_OBJ)) \
 		$(COMMON_OBJ) $(TARGET_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS) $(DAEMON_LIBS) $(LDLIBS)

@@ -62,9 +62,21 @@ void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 
 	rpmemd_versions_retain(p, pruned, &a);
 	rpmemd_pool_get_meta(p, &m);
-	if (!p->region->cfg.versions || m.generation != gen ||
+	if (m.generation != gen ||
 	    rpmemd_versions_list(p->region, p->name, &m, &v, &n))
 		return;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].damaged) {
+			char text[RPMEM_STR_MAX + 1];
+			snprintf(text, sizeof(text),
+				 "version %llu of pool '%s' is damaged (kept; see rpmemctl scrub)",
+				 (unsigned long long)v[i].gen, p->name);
+			version_event(s, p, v[i].gen, text);
+		}
+	if (!p->region->cfg.versions) {
+		free(v);
+		return;
+	}
 	if (n && v[n - 1].gen == gen - 1) {
 		char text[RPMEM_STR_MAX + 1];
 		snprintf(text, sizeof(text),
@@ -78,10 +90,12 @@ void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 
 /* versions_list -- VERSIONS_REPLY of the pool's newest versions */
 static int versions_list(struct rpmemd_session *s, const struct rpmem_hdr *hd,
-			 struct rpmemd_pool *p)
+			 struct rpmemd_pool *p, uint64_t flags)
 {
 	struct rpmem_version_entry *e = calloc(RPMEM_MAX_VERSIONS, sizeof(*e));
-	struct rpmem_msg_versions_reply rep = { 0, e };
+	struct rpmem_msg_versions_reply rep = {
+		0, e, !!(flags & RPMEM_VERSIONS_LIST_FLAGS)
+	};
 	struct rpmemd_version *v = NULL;
 	uint8_t *buf = conn_out_buf(s);
 	struct rpmemd_meta m;
@@ -102,7 +116,8 @@ static int versions_list(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		e[rep.count] = (struct rpmem_version_entry){
 			.generation = v[i].gen, .time = v[i].time,
 			.committed = v[i].committed, .size = v[i].size,
-			.bytes = v[i].bytes, .hash = v[i].hash
+			.bytes = v[i].bytes, .hash = v[i].hash,
+			.flags = v[i].damaged ? RPMEM_VERSION_DAMAGED : 0
 		}, rpmem_strlcpy(e[rep.count].source, v[i].source,
 				 sizeof(e[rep.count].source));
 	free(v);
@@ -209,7 +224,7 @@ int req_versions(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return versions_prune(s, hd, h, m.version);
 	if (m.op == RPMEM_VERSIONS_CREATE)
 		return versions_create(s, hd, h);
-	return versions_list(s, hd, h->pool);
+	return versions_list(s, hd, h->pool, m.version);
 }
 
 /* read_at_chain -- the handle's open version (opened now if need be) */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crashpoint.h"
 #include "guard.h"
 #include "log.h"
 #include "scrub.h"
@@ -140,25 +141,27 @@ static int ver_read(int metafd, const struct rpmemd_meta *m,
 	int ret;
 
 	ver_name(v->pool, v->gen, fn, sizeof(fn));
+	v->size = m->size;
 	ret = rpmemd_undo_load_file(metafd, fn, m->uuid, m->size, 0, &u);
+	v->damaged = ret == -EBADMSG;
 	if (ret)
 		return ret;
 	const struct rpmemd_undo_ver *t = rpmemd_undo_ver(u);
 	if (rpmemd_undo_generation(u) != v->gen || t->next <= v->gen)
 		ret = -EBADMSG;
+	v->damaged = ret == -EBADMSG;
 	v->next = t->next;
 	v->time = t->time;
 	v->committed = t->committed;
 	v->hash = t->hash;
-	v->size = m->size;
 	rpmem_strlcpy(v->source, rpmemd_undo_source(u), sizeof(v->source));
 	rpmemd_undo_close(&u);
 	return ret;
 }
 
 /*
- * leftover -- version i lies inside an older one's span: a prune that a
- * crash cut short after the older one took its blocks
+ * leftover -- version i lies inside an older readable one's span: a prune
+ * that a crash cut short after the older one took its blocks
  */
 static int leftover(const struct vlist *l, size_t i)
 {
@@ -170,17 +173,23 @@ static int leftover(const struct vlist *l, size_t i)
 
 /*
  * chain -- of the versions of one pool in l (sorted, headers read: bad
- * ones have next 0), mark in ok[] the restorable ones: from the pool's
- * generation cur down, each version's next is the one newer kept
+ * ones are damaged, next 0; leftovers gone), mark in ok[] the ones on
+ * its chain: from the pool's generation cur down, each version's next is
+ * the one newer kept. A damaged one's next is unknown: it is taken to
+ * link where the chain stands, so the older ones stay on it.
  */
 static void chain(const struct vlist *l, uint64_t cur, uint8_t *ok)
 {
 	uint64_t expect = cur;
+	size_t i;
 
-	for (size_t i = l->n; i-- > 0;) {
+	for (i = l->n; i-- > 0;) {
 		ok[i] = 0;
-		if (!l->v[i].next || leftover(l, i))
+		if (l->v[i].damaged && l->v[i].gen < expect) {
+			ok[i] = 1;
+			expect = l->v[i].gen;
 			continue;
+		}
 		if (l->v[i].next != expect)
 			break; /* older ones lack a link to the image */
 		ok[i] = 1;
@@ -188,9 +197,56 @@ static void chain(const struct vlist *l, uint64_t cur, uint8_t *ok)
 	}
 }
 
+/* ver_unlink -- remove version gen of pool (its journal, its record) */
+static void ver_unlink(int metafd, const char *pool, uint64_t gen)
+{
+	char fn[RPMEM_NAME_MAX + 48];
+
+	rpmemd_vchains_release(metafd, pool); /* its file is closed too */
+	ver_name(pool, gen, fn, sizeof(fn));
+	if (unlinkat(metafd, fn, 0) && errno != ENOENT)
+		WARN("pool '%s': cannot remove version %llu: %s", pool,
+		     (unsigned long long)gen, strerror(errno));
+	rpmemd_scrub_version_unlink(metafd, pool, gen);
+}
+
+/*
+ * ver_unlink_folded -- remove version gen of pool, folded into an older
+ * one: its record first, so that a crash leaves no record without its
+ * journal; the journal left is inside the older one's span (leftover)
+ */
+static void ver_unlink_folded(int metafd, const char *pool, uint64_t gen)
+{
+	rpmemd_scrub_version_unlink(metafd, pool, gen);
+	crash_point("prune-unlinked");
+	ver_unlink(metafd, pool, gen);
+}
+
+/*
+ * complete_prunes -- the versions of l inside an older one's span (a
+ * prune a crash cut short once the older one's trailer took them in) are
+ * removed, as the prune would have, and dropped from l
+ */
+static void complete_prunes(struct rpmemd_region *r, struct vlist *l)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (!leftover(l, i)) {
+			l->v[k++] = l->v[i];
+			continue;
+		}
+		NOTICE("region '%s': pool '%s': version %llu was being pruned when rpmemd stopped (an older version holds its blocks): its prune completed",
+		       r->cfg.name, l->v[i].pool,
+		       (unsigned long long)l->v[i].gen);
+		ver_unlink_folded(r->metafd, l->v[i].pool, l->v[i].gen);
+	}
+	l->n = k;
+}
+
 /*
  * pool_versions -- the versions of pool (metadata m) in l, ok[] (malloc'd)
- * marking the restorable ones; r->ver_lock held
+ * marking the ones on its chain; r->ver_lock held
  */
 static int pool_versions(struct rpmemd_region *r, const char *pool,
 			 const struct rpmemd_meta *m, struct vlist *l,
@@ -204,6 +260,7 @@ static int pool_versions(struct rpmemd_region *r, const char *pool,
 	for (size_t i = 0; i < l->n; i++)
 		if (ver_read(r->metafd, m, &l->v[i]))
 			l->v[i].next = 0;
+	complete_prunes(r, l);
 	if (!(*ok = calloc(l->n + 1, 1)))
 		return -ENOMEM;
 	chain(l, m->generation, *ok);
@@ -226,7 +283,7 @@ int rpmemd_versions_list(struct rpmemd_region *r, const char *pool,
 	ret = pool_versions(r, pool, m, &l, &ok);
 	pthread_mutex_unlock(&r->ver_lock);
 	for (size_t i = 0; !ret && i < l.n; i++)
-		if (ok[i])
+		if (ok[i] || l.v[i].damaged)
 			ret = vl_add(&out, &l.v[i]);
 	free(l.v);
 	free(ok);
@@ -307,19 +364,6 @@ int rpmemd_version_keep(struct rpmemd_pool *p, const struct rpmemd_meta *was)
 	return ret;
 }
 
-/* ver_unlink -- remove version gen of pool (its journal, its record) */
-static void ver_unlink(int metafd, const char *pool, uint64_t gen)
-{
-	char fn[RPMEM_NAME_MAX + 48];
-
-	rpmemd_vchains_release(metafd, pool); /* its file is closed too */
-	ver_name(pool, gen, fn, sizeof(fn));
-	if (unlinkat(metafd, fn, 0) && errno != ENOENT)
-		WARN("pool '%s': cannot remove version %llu: %s", pool,
-		     (unsigned long long)gen, strerror(errno));
-	rpmemd_scrub_version_unlink(metafd, pool, gen);
-}
-
 void rpmemd_versions_remove(struct rpmemd_region *r, const char *pool)
 {
 	struct vlist l = { 0 };
@@ -366,17 +410,20 @@ static int fold(int metafd, const struct rpmemd_meta *m,
 					    &un);
 	if (!ret)
 		ret = rpmemd_undo_apply(un, fold_block, uo);
+	crash_point("fold-appended");
 	if (!ret)
 		ret = rpmemd_undo_sync(uo);
+	crash_point("fold-synced");
 	if (!ret) {
 		struct rpmemd_undo_ver v = *rpmemd_undo_ver(uo);
 		v.next = newer->next;
 		ret = rpmemd_undo_set_ver(uo, &v);
 	}
+	crash_point("fold-trailer");
 	rpmemd_undo_close(&uo);
 	rpmemd_undo_close(&un);
 	if (!ret)
-		ver_unlink(metafd, newer->pool, newer->gen);
+		ver_unlink_folded(metafd, newer->pool, newer->gen);
 	return ret;
 }
 
@@ -430,6 +477,10 @@ int rpmemd_version_prune(struct rpmemd_region *r, const char *pool,
 		snprintf(err, errlen, "pool '%s' has no version %llu", pool,
 			 (unsigned long long)gen);
 		ret = -ENOENT;
+	} else if (!ret && l.v[i].damaged && i > 0 && ok[i - 1]) {
+		snprintf(err, errlen, "version %llu of pool '%s' is damaged: the older versions need its blocks, which it cannot give; kept (see rpmemctl scrub)",
+			 (unsigned long long)gen, pool);
+		ret = -EBADMSG;
 	} else if (!ret && (ret = prune_at(r, m, &l, ok, i))) {
 		snprintf(err, errlen, "pruning version %llu of pool '%s' failed (every version kept): %s",
 			 (unsigned long long)gen, pool, strerror(-ret));
@@ -447,13 +498,20 @@ struct retain_ctx {
 	void *arg;
 };
 
-/* drop_bad -- remove the versions of l that cannot be restored */
+/*
+ * drop_bad -- remove the versions of l that cannot be restored (off the
+ * chain: a sync kept no version after them); a damaged one is kept
+ */
 static void drop_bad(struct retain_ctx *c, struct vlist *l, uint8_t *ok)
 {
 	for (size_t i = 0; i < l->n; i++) {
-		if (ok[i])
+		if (l->v[i].damaged)
+			WARN("region '%s': pool '%s': version %llu is damaged (its journal does not read): kept, see rpmemctl scrub",
+			     c->r->cfg.name, l->v[i].pool,
+			     (unsigned long long)l->v[i].gen);
+		if (ok[i] || l->v[i].damaged)
 			continue;
-		WARN("region '%s': pool '%s': version %llu cannot be restored any more (a sync kept no version after it, or it is damaged or not of this pool); removed",
+		WARN("region '%s': pool '%s': version %llu cannot be restored any more (a sync kept no version after it, or it is not of this pool); removed",
 		     c->r->cfg.name, l->v[i].pool,
 		     (unsigned long long)l->v[i].gen);
 		ver_unlink(c->r->metafd, l->v[i].pool, l->v[i].gen);
@@ -480,7 +538,8 @@ static void apply_policy(struct retain_ctx *c, const struct rpmemd_meta *m,
 		rpmem_keep_apply(&c->r->cfg.keep, t, n, keep);
 	for (size_t k = n; t && idx && keep && k-- > 0;) {
 		size_t i = idx[k]; /* oldest first */
-		if (!keep[k] && !prune_at(c->r, m, l, ok, i) && c->fn)
+		if (!keep[k] && !l->v[i].damaged &&
+		    !prune_at(c->r, m, l, ok, i) && c->fn)
 			c->fn(c->arg, &l->v[i], "retention");
 	}
 	free(t);
@@ -504,14 +563,16 @@ static int prune_pool_oldest(struct retain_ctx *c, const char *pool,
 	if (rpmemd_meta_read(c->r->metafd, pool, &m))
 		memset(&m, 0, sizeof(m)); /* a removed pool: all go */
 	ret = pool_versions(c->r, pool, &m, &l, &ok);
-	for (i = 0; !ret && i < l.n && ok[i]; i++)
+	for (i = 0; !ret && i < l.n && (ok[i] || l.v[i].damaged); i++)
 		;
 	if (!ret && i < l.n) {
 		drop_bad(c, &l, ok);
-	} else if (!ret && l.n) {
+	} else if (!ret && l.n && !l.v[0].damaged) {
 		ret = prune_at(c->r, &m, &l, ok, 0);
 		if (!ret && c->fn)
 			c->fn(c->arg, &l.v[0], why);
+	} else if (!ret && l.n) {
+		ret = -EBADMSG; /* a damaged version is never pruned for room */
 	} else if (!ret) {
 		ret = -ENOENT;
 	}
@@ -620,6 +681,7 @@ struct rpmemd_vchain {
 	uint64_t gen;	 /* the version */
 	uint64_t at;	 /* the pool's generation it reads from */
 	uint64_t loads;	 /* journals loaded, reloads included */
+	uint64_t damaged; /* the damaged version it goes through (-EBADMSG) */
 	pthread_mutex_t lk; /* held while u[] is read, or closed */
 	int loaded;	    /* u[] open (changed under vc_reg.lock and lk) */
 	struct rpmemd_undo **u; /* newest first */
@@ -760,6 +822,19 @@ static int vchain_has(const struct vlist *l, const uint8_t *ok, uint64_t gen)
 	return 0;
 }
 
+/*
+ * vchain_damaged -- restoring gen goes through a damaged version of l:
+ * its generation, else 0
+ */
+static uint64_t vchain_damaged(const struct vlist *l, const uint8_t *ok,
+			       uint64_t gen)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (ok[i] && l->v[i].damaged && l->v[i].gen >= gen)
+			return l->v[i].gen;
+	return 0;
+}
+
 /* vchain_install -- c's journals are u[n]: in vc_reg, c->lk held after */
 static void vchain_install(struct rpmemd_vchain *c, struct rpmemd_undo **u,
 			   size_t n)
@@ -806,6 +881,9 @@ static int vchain_fill(struct rpmemd_pool *p, struct rpmemd_vchain *c)
 	ret = pool_versions(r, p->name, &m, &l, &ok);
 	if (!ret && c->gen != m.generation && !vchain_has(&l, ok, c->gen))
 		ret = -ENOENT;
+	if (!ret && c->gen != m.generation &&
+	    (c->damaged = vchain_damaged(&l, ok, c->gen)))
+		ret = -EBADMSG;
 	if (!ret && !(u = calloc(l.n + 1, sizeof(*u))))
 		ret = -ENOMEM;
 	if (!ret)
@@ -867,6 +945,10 @@ int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
 	else if (ret == -ENOENT)
 		snprintf(err, errlen, "pool '%s' has no version %llu (see rpmemctl versions)",
 			 p->name, (unsigned long long)gen);
+	else if (ret == -EBADMSG && c->damaged)
+		snprintf(err, errlen, "version %llu of pool '%s' is restored through version %llu, which is damaged (its journal does not read; see rpmemctl scrub): nothing of it restored",
+			 (unsigned long long)gen, p->name,
+			 (unsigned long long)c->damaged);
 	else if (ret)
 		snprintf(err, errlen, "cannot open version %llu of pool '%s': %s",
 			 (unsigned long long)gen, p->name, strerror(-ret));

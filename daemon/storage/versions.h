@@ -32,11 +32,14 @@ struct rpmemd_version {
 	uint64_t bytes;	    /* of its files */
 	uint64_t size;	    /* of the pool */
 	char source[RPMEM_STR_MAX + 1];
+	int damaged; /* its journal does not read: listed, kept, reported */
 };
 
 /*
- * rpmemd_versions_list -- the restorable versions of pool (its metadata
- * m), oldest first, into *v (malloc'd) and *n
+ * rpmemd_versions_list -- the versions of pool (its metadata m) on its
+ * chain, and the damaged ones, oldest first, into *v (malloc'd) and *n.
+ * A prune a crash cut short is completed first (docs/ARCHITECTURE.md,
+ * "Versions").
  */
 int rpmemd_versions_list(struct rpmemd_region *r, const char *pool,
 			 const struct rpmemd_meta *m, struct rpmemd_version **v,

@@ -51,7 +51,8 @@ static int pool_versions(struct rpmemctl_pool *p,
 	int ret = e ? versions_usable(p) : -ENOMEM;
 
 	if (!ret)
-		ret = versions_call(p, RPMEM_VERSIONS_LIST, 0,
+		ret = versions_call(p, RPMEM_VERSIONS_LIST,
+				    RPMEM_VERSIONS_LIST_FLAGS,
 				    RPMEM_MSG_VERSIONS_REPLY, &rlen);
 	if (!ret && rpmem_versions_reply_decode(p->sess->rbuf, rlen, &rep))
 		ret = client_bad_reply(p->sess, RPMEM_MSG_VERSIONS_REPLY);
@@ -65,7 +66,9 @@ static int pool_versions(struct rpmemctl_pool *p,
 		v[i] = (struct rpmemctl_version){
 			.generation = e[i].generation, .time = e[i].time,
 			.committed = e[i].committed, .size = e[i].size,
-			.bytes = e[i].bytes, .hash = e[i].hash
+			.bytes = e[i].bytes, .hash = e[i].hash,
+			.flags = e[i].flags & RPMEM_VERSION_DAMAGED ?
+					 RPMEMCTL_VERSION_DAMAGED : 0
 		};
 		rpmem_strlcpy(v[i].source, e[i].source, sizeof(v[i].source));
 	}

@@ -712,6 +712,8 @@ int rpmem_versions_reply_encode(void *buf, size_t cap,
 		wbuf_u64(&w, e->hash);
 		wbuf_str(&w, e->source, RPMEM_STR_MAX);
 	}
+	for (uint32_t i = 0; m->with_flags && i < m->count; i++)
+		wbuf_u8(&w, m->v[i].flags);
 	return enc_end(&w);
 }
 
@@ -733,7 +735,12 @@ int rpmem_versions_reply_decode(const void *buf, size_t len,
 		e->bytes = rbuf_u64(&r);
 		e->hash = rbuf_u64(&r);
 		rbuf_str(&r, e->source, sizeof(e->source));
+		e->flags = 0;
 	}
+	/* each entry's flags, if asked for and the target knows them */
+	m->with_flags = !r.err && m->count && rbuf_left(&r) == m->count;
+	for (uint32_t i = 0; m->with_flags && i < m->count; i++)
+		m->v[i].flags = rbuf_u8(&r);
 	return dec_end(&r);
 }
 

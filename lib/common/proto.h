@@ -616,12 +616,23 @@ enum rpmem_versions_op {
 	RPMEM_VERSIONS_OP_MAX = 2,
 };
 
-/* VERSIONS: handle u32 | op u8 | version u64 (PRUNE; else 0) */
+/*
+ * VERSIONS: handle u32 | op u8 | version u64 (PRUNE; LIST: its flags,
+ * RPMEM_VERSIONS_LIST_FLAGS or 0; else 0)
+ */
 struct rpmem_msg_versions {
 	uint32_t handle;
 	uint8_t op;
 	uint64_t version;
 };
+
+/*
+ * LIST's version field: the reply ends with each entry's flags (a
+ * target older than them ignores it and sends none)
+ */
+#define RPMEM_VERSIONS_LIST_FLAGS 1u
+/* a version entry's flags: its journal does not read on the target */
+#define RPMEM_VERSION_DAMAGED (1u << 0)
 
 /* most versions one VERSIONS_REPLY lists (the newest ones) */
 #define RPMEM_MAX_VERSIONS 1024u
@@ -635,16 +646,19 @@ struct rpmem_version_entry {
 	uint64_t bytes;	    /* space its files take on the target */
 	uint64_t hash;	    /* the image's hash (0: unknown) */
 	char source[RPMEM_STR_MAX + 1];
+	uint8_t flags; /* RPMEM_VERSION_* (with_flags) */
 };
 
 /*
  * VERSIONS_REPLY: count u32 | count x (generation u64 | time u64 |
  * committed u64 | size u64 | bytes u64 | hash u64 | source str(255)),
- * oldest first; v has room for RPMEM_MAX_VERSIONS (the caller's)
+ * oldest first, then if with_flags (asked by RPMEM_VERSIONS_LIST_FLAGS)
+ * count x flags u8; v has room for RPMEM_MAX_VERSIONS (the caller's)
  */
 struct rpmem_msg_versions_reply {
 	uint32_t count;
 	struct rpmem_version_entry *v;
+	uint8_t with_flags;
 };
 
 /*
