@@ -26,6 +26,7 @@
 #define DEFAULT_FRAME_TIMEOUT 60
 #define DEFAULT_WRITER_IDLE_TIMEOUT 600
 #define DEFAULT_SESSION_IDLE_TIMEOUT 600
+#define DEFAULT_READER_IDLE_TIMEOUT 600
 #define DEFAULT_ADMIN_RESERVED 2
 #define DEFAULT_MAX_UNAUTH 64
 #define DEFAULT_MAX_UNAUTH_PER_ADDR 8
@@ -864,6 +865,7 @@ static int get_staging_max(struct cfg_ctx *c, const config_setting_t *g,
 /*
  * parse_limits -- limits = { handshake_timeout = 10; frame_timeout = 60;
  * writer_idle_timeout = 600; session_idle_timeout = 600;
+ * reader_idle_timeout = 600;
  * max_sessions_per_identity = 32; admin_reserved_sessions = 2;
  * max_unauthenticated = 64;
  * max_unauthenticated_per_address = 8; rdma_staging_max = "4G"; } (all
@@ -874,7 +876,8 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 {
 	static const char *const known[] = {
 		"handshake_timeout", "frame_timeout", "writer_idle_timeout",
-		"session_idle_timeout", "max_sessions_per_identity",
+		"session_idle_timeout", "reader_idle_timeout",
+		"max_sessions_per_identity",
 		"admin_reserved_sessions", "max_unauthenticated",
 		"max_unauthenticated_per_address", "event_queue",
 		"rdma_staging_max", NULL
@@ -893,6 +896,8 @@ static int parse_limits(struct cfg_ctx *c, const config_setting_t *root,
 		{ "session_idle_timeout", 0, 604800,
 		  DEFAULT_SESSION_IDLE_TIMEOUT,
 		  offsetof(struct rpmemd_limits, session_idle_timeout) },
+		{ "reader_idle_timeout", 0, 604800, DEFAULT_READER_IDLE_TIMEOUT,
+		  offsetof(struct rpmemd_limits, reader_idle_timeout) },
 		/* absent: 0, half of max_sessions */
 		{ "max_sessions_per_identity", 1, MAX_SESSIONS_LIMIT, 0,
 		  offsetof(struct rpmemd_limits, max_per_identity) },

@@ -60,6 +60,7 @@ struct rpmemd_limits {
 	unsigned frame_timeout;	      /* s, a frame's payload after its header */
 	unsigned writer_idle_timeout; /* s without a request, RW pool (0: off) */
 	unsigned session_idle_timeout; /* s without a request, no pool (0: off) */
+	unsigned reader_idle_timeout; /* s without a request, RO pools (0: off) */
 	unsigned max_per_identity;     /* sessions of one identity (0: half of
 					  max_sessions) */
 	unsigned admin_reserved;       /* of max_sessions, for admins only */

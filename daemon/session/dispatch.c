@@ -11,51 +11,58 @@
 static struct rpmem_log_limit log_timeouts =
 	RPMEM_LOG_LIMIT_INIT("session timeouts", 5);
 
-/* holds_pool -- the session has a pool open */
-static int holds_pool(const struct rpmemd_session *s)
+/* what a session holds open: RPMEM_OPEN_RW, RPMEM_OPEN_RO, or -1 none */
+static int holds_mode(const struct rpmemd_session *s)
 {
+	int mode = -1;
+
 	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++)
-		if (s->h[i].id)
-			return 1;
-	return 0;
+		if (s->h[i].id && (mode < 0 || s->h[i].mode == RPMEM_OPEN_RW))
+			mode = s->h[i].mode;
+	return mode;
 }
 
 /*
  * idle_deadline -- when the wait for the next request ends: with no pool
  * open, session_idle_timeout after the last request (a session is not
  * kept for free); while a pool is open for writing over TCP,
- * writer_idle_timeout; else never. (Over RDMA the data path bypasses
- * this socket, with APM even this CPU: an RDMA writer is not timed out.)
+ * writer_idle_timeout; while pools are open only for reading over TCP,
+ * reader_idle_timeout (an idle reader does not keep its versions' files
+ * and a pool's removal waiting). (Over RDMA the data path bypasses this
+ * socket, with APM even this CPU: an RDMA writer or reader is not timed
+ * out.)
  */
 static uint64_t idle_deadline(struct rpmemd_session *s)
 {
-	unsigned t = 0;
+	int mode = holds_mode(s);
+	unsigned t = mode < 0		      ? s->lim.session_idle_timeout :
+		     mode == RPMEM_OPEN_RW ? s->lim.writer_idle_timeout :
+					     s->lim.reader_idle_timeout;
 
-	if (!holds_pool(s))
-		t = s->lim.session_idle_timeout;
-	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES && s->lim.writer_idle_timeout;
-	     i++) {
-		if (!s->h[i].id || s->h[i].mode != RPMEM_OPEN_RW)
-			continue;
-		if (s->h[i].xport == RPMEM_XPORT_RDMA)
+	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES && t; i++)
+		if (s->h[i].id && s->h[i].xport == RPMEM_XPORT_RDMA &&
+		    (mode == RPMEM_OPEN_RO || s->h[i].mode == RPMEM_OPEN_RW))
 			return 0;
-		t = s->lim.writer_idle_timeout;
-	}
 	return t ? s->last_active_ns + t * 1000000000ull : 0;
 }
 
-/* idle_timed_out -- tell why an idle session ends: holding a pool or not */
+/* idle_timed_out -- tell why an idle session ends: what it held open */
 static void idle_timed_out(struct rpmemd_session *s)
 {
 	const char *lim = "writer_idle_timeout", *what = "a pool open for writing",
 		   *tail = " and released its pools";
 	unsigned t = s->lim.writer_idle_timeout;
+	int mode = holds_mode(s);
 
-	if (!holds_pool(s)) {
+	if (mode < 0) {
 		lim = "session_idle_timeout";
 		what = "no pool open";
 		tail = "";
 		t = s->lim.session_idle_timeout;
+	} else if (mode == RPMEM_OPEN_RO) {
+		lim = "reader_idle_timeout";
+		what = "pools open only for reading";
+		t = s->lim.reader_idle_timeout;
 	}
 	rpmemd_ev_refuse(s->set, s, NULL, lim, "no request for %u s with %s",
 			 t, what);

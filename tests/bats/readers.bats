@@ -174,3 +174,27 @@ teardown() {
 	grep -q '^holding 64$' "$W/reader.out"
 	[ "$(ver_fds)" -le 64 ]
 }
+
+@test "a read-only open idle past reader_idle_timeout is closed, told why, its version files released; a writer is not" {
+	stop_daemon
+	readers_conf "reader_idle_timeout = 1;"
+	start_daemon
+	syncs 3
+	reader r1/p 1 1 2
+	[ "$(ver_fds)" -gt 0 ]
+	alive_until "$RPID" grep -q '^closed' "$W/reader.out"
+	grep -q "closed: ERROR .* no request for 1 s with pools open only for reading (reader_idle_timeout); the target closed the session and released its pools" "$W/reader.out"
+	grep -q "notice: session [0-9]* from .*: no request for 1 s with pools open only for reading (reader_idle_timeout); closing the session" "$DLOG"
+	wait_for [ "$(ver_fds)" -eq 0 ]
+	rc remove "$T/r1/p"
+	[ "$status" -eq 0 ]
+	# a writer idle as long keeps its pool (writer_idle_timeout: 600 s)
+	rc -q mirror "$W/src" "$T/r1/q"
+	hold "$T/r1/q" 60
+	sleep 2
+	kill -0 "$HP"
+	rc list --json "$T/r1/q"
+	[ "$(json '.pools[0].writer')" != "" ]
+	kill -USR1 "$HP"
+	wait "$HP"
+}

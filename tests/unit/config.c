@@ -140,6 +140,7 @@ static void rpmemd_config_load__empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.limits.frame_timeout, 60);
 	assert_int_equal(cfg.limits.writer_idle_timeout, 600);
 	assert_int_equal(cfg.limits.session_idle_timeout, 600);
+	assert_int_equal(cfg.limits.reader_idle_timeout, 600);
 	assert_int_equal(cfg.limits.max_per_identity, 0); /* max_sessions/2 */
 	assert_int_equal(cfg.limits.admin_reserved, 2);
 	assert_int_equal(cfg.limits.max_unauth, 64);
@@ -157,10 +158,12 @@ static void rpmemd_config_load__limits_group(void **state)
 			      " max_unauthenticated = 5;"
 			      " max_unauthenticated_per_address = 6;"
 			      " session_idle_timeout = 0;"
+			      " reader_idle_timeout = 9;"
 			      " max_sessions_per_identity = 3;"
 			      " admin_reserved_sessions = 0; };\n"),
 			 0);
 	assert_int_equal(cfg.limits.session_idle_timeout, 0);
+	assert_int_equal(cfg.limits.reader_idle_timeout, 9);
 	assert_int_equal(cfg.limits.max_per_identity, 3);
 	assert_int_equal(cfg.limits.admin_reserved, 0);
 	assert_int_equal(cfg.limits.handshake_timeout, 3);
