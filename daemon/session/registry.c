@@ -548,20 +548,69 @@ int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
 	return fate;
 }
 
-void rpmemd_hash_enter(struct rpmemd_sessions *set)
+/* the requests of one identity (or address) hashing or awaiting a turn */
+struct rpmemd_hash_share {
+	struct rpmemd_hash_share *next;
+	char key[RPMEM_IDENTITY_MAX + 1];
+	unsigned n;
+};
+
+/* hash_share -- the share of s's identity, made if need be; hash_lock */
+static struct rpmemd_hash_share *hash_share(struct rpmemd_sessions *set,
+					    const struct rpmemd_session *s)
 {
+	const char *key = s->identity[0] ? s->identity : s->addr;
+	struct rpmemd_hash_share *e;
+
+	for (e = set->shares; e; e = e->next)
+		if (!strcmp(e->key, key))
+			return e;
+	if ((e = calloc(1, sizeof(*e)))) { /* none: no share is kept */
+		rpmem_strlcpy(e->key, key, sizeof(e->key));
+		e->next = set->shares;
+		set->shares = e;
+	}
+	return e;
+}
+
+void rpmemd_hash_enter(struct rpmemd_session *s)
+{
+	struct rpmemd_sessions *set = s->set;
+	unsigned share = (set->hash_max + 1) / 2;
+
 	pthread_mutex_lock(&set->hash_lock);
-	while (set->hash_busy >= set->hash_max)
+	s->share = hash_share(set, s);
+	while (s->share && s->share->n >= share)
 		pthread_cond_wait(&set->hash_cond, &set->hash_lock);
+	if (s->share)
+		s->share->n++;
+	uint64_t turn = set->hash_next++;
+	while (turn != set->hash_turn || set->hash_busy >= set->hash_max)
+		pthread_cond_wait(&set->hash_cond, &set->hash_lock);
+	set->hash_turn++;
 	set->hash_busy++;
+	pthread_cond_broadcast(&set->hash_cond); /* the next turn's */
 	pthread_mutex_unlock(&set->hash_lock);
 }
 
-void rpmemd_hash_leave(struct rpmemd_sessions *set)
+void rpmemd_hash_leave(struct rpmemd_session *s)
 {
+	struct rpmemd_sessions *set = s->set;
+
 	pthread_mutex_lock(&set->hash_lock);
 	set->hash_busy--;
-	pthread_cond_signal(&set->hash_cond);
+	if (s->share && !--s->share->n) {
+		for (struct rpmemd_hash_share **q = &set->shares; *q;
+		     q = &(*q)->next) {
+			if (*q == s->share) {
+				*q = s->share->next;
+				free(s->share);
+				break;
+			}
+		}
+	}
+	s->share = NULL;
+	pthread_cond_broadcast(&set->hash_cond);
 	pthread_mutex_unlock(&set->hash_lock);
 }
 

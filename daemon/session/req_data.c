@@ -560,7 +560,7 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	if (cached)
 		rpmemd_pool_check_file(h->pool);
 	/* a bounded number of requests hash at once, daemon-wide */
-	rpmemd_hash_enter(s->set);
+	rpmemd_hash_enter(s);
 	int err = 0;
 	for (uint32_t i = 0; i < n && !err; i++) {
 		uint64_t len = (uint64_t)rv[i].count * bs;
@@ -580,7 +580,7 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 						len, bs, dst, 2);
 		dst += rv[i].count;
 	}
-	rpmemd_hash_leave(s->set);
+	rpmemd_hash_leave(s);
 	if (cached)
 		DBG("session %u: pool '%s': %s of %u blocks at offset %llu%s: %llu from the hash cache, %llu hashed (%llu KiB read)",
 		      s->id, h->pool->name, rpmem_msg_type_str(hd->type),

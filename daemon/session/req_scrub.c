@@ -126,11 +126,11 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		}
 	} else {
 		struct rpmemd_damage_change chg;
-		rpmemd_hash_enter(s->set);
+		rpmemd_hash_enter(s);
 		ret = rpmemd_scrub_check(h->pool, m.offset, m.count, piece,
 					 &rep.why, &rep.generation,
 					 SCRUB_THREADS, &chg);
-		rpmemd_hash_leave(s->set);
+		rpmemd_hash_leave(s);
 		damage_report(s, h->pool, &chg, 1);
 	}
 	rep.count = m.count;
@@ -167,8 +167,7 @@ static void hash_give(void *arg)
 void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 			 uint64_t gen)
 {
-	const struct rpmemd_scrub_turns turns = { hash_take, hash_give,
-						  s->set };
+	const struct rpmemd_scrub_turns turns = { hash_take, hash_give, s };
 	struct rpmemd_damage_change chg;
 	uint64_t t0 = rpmem_now_ns();
 	int ret = rpmemd_scrub_record(p, gen, SCRUB_THREADS, &turns, &chg);

@@ -266,11 +266,25 @@ int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      m.len, (unsigned long long)m.offset,
 				      h->pool->name,
 				      (unsigned long long)h->pool->size);
-	if (read_at_chain(s, hd, h, m.version, &ret))
-		return ret;
 	if (!(buf = malloc(m.len ? m.len : 1)))
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
+	/* opening a chain and checking its records cost as hashing does */
+	rpmemd_hash_enter(s);
+	if (read_at_chain(s, hd, h, m.version, &ret)) {
+		rpmemd_hash_leave(s);
+		free(buf);
+		return ret;
+	}
 	ret = rpmemd_vchain_read(h->pool, h->vc, m.offset, m.len, buf, &bad);
+	rpmemd_hash_leave(s);
+	if (!ret) {
+		uint64_t loads, checked;
+		rpmemd_vchain_cost(h->vc, &loads, &checked);
+		DBG("session %u: pool '%s': READ_AT of %u bytes of version %llu: %llu bytes of its records checked (its chain loaded %llu journals so far)",
+		    s->id, h->pool->name, m.len,
+		    (unsigned long long)m.version, (unsigned long long)checked,
+		    (unsigned long long)loads);
+	}
 	if (ret) {
 		free(buf);
 		rpmemd_vchain_close(&h->vc);
@@ -338,7 +352,7 @@ int scrub_version(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 				      "out of memory") ?: 1;
 	memset(piece, RPMEM_SCRUB_OK, m->count);
 	rep->generation = m->version;
-	rpmemd_hash_enter(s->set);
+	rpmemd_hash_enter(s);
 	ret = restore_pieces(h, m->offset, len, buf, piece);
 	if (ret == -EAGAIN) {
 		rep->why = RPMEM_SCRUB_CHANGED;
@@ -352,7 +366,7 @@ int scrub_version(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 						 m->count, buf, piece,
 						 &rep->why);
 	}
-	rpmemd_hash_leave(s->set);
+	rpmemd_hash_leave(s);
 	free(buf);
 	return ret ? conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
 				    "out of memory") ?: 1 :

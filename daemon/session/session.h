@@ -58,6 +58,9 @@ struct rpmemd_sessions {
 	pthread_mutex_t hash_lock;
 	pthread_cond_t hash_cond;
 	unsigned hash_busy, hash_max;
+	/* turns, first come first served, and each identity's share */
+	uint64_t hash_next, hash_turn;
+	struct rpmemd_hash_share *shares;
 	/* sessions reaped since the last malloc_trim (the reaper's own) */
 	unsigned reaped;
 };

@@ -99,6 +99,7 @@ struct rpmemd_session {
 	int in_frame;		 /* a frame's header is in, its payload not */
 	uint64_t last_active_ns; /* the last request done */
 	struct rpmemd_sub *sub;	 /* an event subscriber (events.c), or NULL */
+	struct rpmemd_hash_share *share; /* its identity's, while hashing */
 
 	/* atomics, read by STATUS */
 	uint64_t bytes_written;
@@ -385,10 +386,15 @@ int rpmemd_sessions_kick_readers(struct rpmemd_sessions *set,
 enum { SESSION_EVICTED = 1, SESSION_KICKED = 2, SESSION_EXPIRED = 3 };
 int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			 char *by, size_t len);
-/* rpmemd_hash_enter -- wait for a hashing slot (of set->hash_max) */
-void rpmemd_hash_enter(struct rpmemd_sessions *set);
-/* rpmemd_hash_leave -- give the hashing slot back */
-void rpmemd_hash_leave(struct rpmemd_sessions *set);
+/*
+ * rpmemd_hash_enter -- s waits for a hashing slot (of set->hash_max),
+ * in turn (first come, first served), its identity (without TLS: its
+ * address) holding or awaiting at most half of them (rounded up): the
+ * many sessions of one identity cannot crowd out another's
+ */
+void rpmemd_hash_enter(struct rpmemd_session *s);
+/* rpmemd_hash_leave -- give s's hashing slot back */
+void rpmemd_hash_leave(struct rpmemd_session *s);
 /* rpmemd_sessions_leave -- s's thread ends: uncount it, wake the reaper */
 void rpmemd_sessions_leave(struct rpmemd_sessions *set,
 			   struct rpmemd_session *s);

@@ -550,6 +550,58 @@ int rpmemd_undo_overlay(const struct rpmemd_undo *u, uint64_t off,
 	return 0;
 }
 
+/* rec_wanted -- r covers a block of [off, off + len) not in filled */
+static int rec_wanted(const struct undo_rec *r, uint64_t off, uint64_t len,
+		      const uint64_t *filled)
+{
+	uint64_t base = off / RPMEMD_UNDO_BS * RPMEMD_UNDO_BS;
+	uint64_t a = r->off > off ? r->off : off;
+	uint64_t e = r->off + (uint64_t)r->count * RPMEMD_UNDO_BS;
+	uint64_t b = e < off + len ? e : off + len;
+
+	for (uint64_t k = (a - base) / RPMEMD_UNDO_BS;
+	     base + k * RPMEMD_UNDO_BS < b; k++)
+		if (!(filled[k / 64] & (1ull << (k % 64))))
+			return 1;
+	return 0;
+}
+
+int rpmemd_undo_overlay_older(const struct rpmemd_undo *u, uint64_t off,
+			      uint64_t len, uint8_t *out, uint8_t *tmp,
+			      uint64_t *filled, uint64_t *checked,
+			      uint64_t *bad)
+{
+	uint64_t base = off / RPMEMD_UNDO_BS * RPMEMD_UNDO_BS;
+
+	for (size_t i = 0; i < u->nrec; i++) {
+		const struct undo_rec *r = &u->rec[i];
+		uint64_t rend = r->off + (uint64_t)r->count * RPMEMD_UNDO_BS;
+		if (rend <= off || r->off >= off + len ||
+		    !rec_wanted(r, off, len, filled))
+			continue;
+		int ret = rec_data(u, r, tmp);
+		*checked += (uint64_t)r->count * RPMEMD_UNDO_BS;
+		if (ret) {
+			*bad = r->off;
+			return ret;
+		}
+		/* block by block: the ones an older version gave stay */
+		for (uint64_t a = r->off > off ? r->off : off; a < rend &&
+							       a < off + len;) {
+			uint64_t k = (a - base) / RPMEMD_UNDO_BS;
+			uint64_t be = base + (k + 1) * RPMEMD_UNDO_BS;
+			uint64_t b = be < off + len ? be : off + len;
+			if (!(filled[k / 64] & (1ull << (k % 64)))) {
+				memcpy(out + (a - off), tmp + (a - r->off),
+				       (size_t)(b - a));
+				filled[k / 64] |= 1ull << (k % 64);
+			}
+			a = b;
+		}
+	}
+	return 0;
+}
+
 int rpmemd_undo_peek(int dirfd, const char *pool, uint64_t *gen,
 		     uint64_t *bytes)
 {

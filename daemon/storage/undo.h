@@ -157,6 +157,18 @@ int rpmemd_undo_overlay(const struct rpmemd_undo *u, uint64_t off,
 			uint64_t len, uint8_t *out, uint8_t *tmp,
 			uint64_t *bad);
 
+/*
+ * rpmemd_undo_overlay_older -- as rpmemd_undo_overlay, for journals
+ * overlaid oldest first: only the blocks of [off, off + len) not marked
+ * in filled (a bit per block from the block of off on) are copied, then
+ * marked; a record without such a block is neither read nor checked.
+ * *checked grows by the bytes of the records read and checked.
+ */
+int rpmemd_undo_overlay_older(const struct rpmemd_undo *u, uint64_t off,
+			      uint64_t len, uint8_t *out, uint8_t *tmp,
+			      uint64_t *filled, uint64_t *checked,
+			      uint64_t *bad);
+
 /* rpmemd_undo_close -- close (the file stays) */
 void rpmemd_undo_close(struct rpmemd_undo **u);
 

@@ -682,6 +682,7 @@ struct rpmemd_vchain {
 	uint64_t at;	 /* the pool's generation it reads from */
 	uint64_t loads;	 /* journals loaded, reloads included */
 	uint64_t damaged; /* the damaged version it goes through (-EBADMSG) */
+	uint64_t checked; /* bytes of records its last read checked */
 	pthread_mutex_t lk; /* held while u[] is read, or closed */
 	int loaded;	    /* u[] open (changed under vc_reg.lock and lk) */
 	struct rpmemd_undo **u; /* newest first */
@@ -788,6 +789,13 @@ void rpmemd_vchain_close(struct rpmemd_vchain **cp)
 uint64_t rpmemd_vchain_gen(const struct rpmemd_vchain *c)
 {
 	return c->gen;
+}
+
+void rpmemd_vchain_cost(const struct rpmemd_vchain *c, uint64_t *loads,
+			uint64_t *checked)
+{
+	*loads = c->loads;
+	*checked = c->checked;
 }
 
 /*
@@ -977,6 +985,9 @@ int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 		       uint64_t off, uint64_t len, uint8_t *buf, uint64_t *bad)
 {
 	struct copy_args a = { buf, p->addr + off, len };
+	uint64_t words = (off % RPMEMD_UNDO_BS + len + 64ull * RPMEMD_UNDO_BS - 1) /
+			 (64ull * RPMEMD_UNDO_BS);
+	uint64_t *filled = NULL;
 	struct rpmemd_meta m;
 	int ret;
 
@@ -987,11 +998,21 @@ int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 		return -EAGAIN;
 	if ((ret = vchain_hold(p, c)))
 		return ret;
+	c->checked = 0;
 	ret = rpmem_guard_run(copy_out, &a);
-	/* newest first: the oldest copy of a block is the one left */
-	for (size_t i = 0; !ret && i < c->n; i++)
-		ret = rpmemd_undo_overlay(c->u[i], off, len, buf, c->tmp, bad);
+	if (!ret && !(filled = calloc(words ? words : 1, sizeof(*filled))))
+		ret = -ENOMEM;
+	/*
+	 * oldest first: a block's oldest copy is its image at c->gen, and
+	 * a newer version's record is read (and checked) only for blocks
+	 * no older one holds: a 1-byte read checks one record, not one
+	 * per version
+	 */
+	for (size_t i = c->n; !ret && i-- > 0;)
+		ret = rpmemd_undo_overlay_older(c->u[i], off, len, buf, c->tmp,
+						filled, &c->checked, bad);
 	pthread_mutex_unlock(&c->lk);
+	free(filled);
 	if (ret)
 		return ret;
 	/* the pool's blocks read were not written meanwhile */

@@ -115,6 +115,13 @@ int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
 uint64_t rpmemd_vchain_gen(const struct rpmemd_vchain *c);
 
 /*
+ * rpmemd_vchain_cost -- what reading c cost: the journals it loaded
+ * (reloads included), the bytes of records its last read checked
+ */
+void rpmemd_vchain_cost(const struct rpmemd_vchain *c, uint64_t *loads,
+			uint64_t *checked);
+
+/*
  * rpmemd_vchain_read -- len bytes of version c's image at off into buf;
  * -EAGAIN if the pool changed (a sync committed or started) since c was
  * opened, -EIO (*bad: a pool offset) if a kept block does not check

@@ -198,3 +198,28 @@ teardown() {
 	kill -USR1 "$HP"
 	wait "$HP"
 }
+
+@test "a 1-byte READ_AT of the oldest of 20 versions that each changed every block checks one record, not one per version" {
+	stop_daemon
+	sed -i 's/level = "info"/level = "debug"/' "$CONF"
+	start_daemon
+	cp "$W/src" "$W/s1"
+	local i
+	for i in $(seq 2 21); do
+		mkfile "$W/src" 1
+		"$RPMEMCTL" -q sync "$W/src" "$T/r1/p"
+	done
+	rc versions --json "$T/r1/p"
+	[ "$(json '.versions | length')" -eq 20 ]
+	reader r1/p 1 1 1
+	# the daemon's own count: the bytes of records it read and checked
+	grep "READ_AT of 1 bytes of version 1:" "$DLOG"
+	grep -q "READ_AT of 1 bytes of version 1: 1048576 bytes of its records checked (its chain loaded 20 journals so far)" "$DLOG"
+	# and version 1 restores as it was, every block from the oldest
+	kill "$RPID"
+	rc sync --pull --at 1 "$W/v1" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/v1" "$W/s1"
+	rc scrub --at 1 "$T/r1/p"
+	[ "$status" -eq 0 ]
+}

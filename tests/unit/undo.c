@@ -333,6 +333,54 @@ static void undo_overlay__gives_the_old_image(void **state)
 	free(tmp);
 }
 
+/*
+ * overlay_older: the blocks already filled (by an older version) stay, a
+ * record holding none of the wanted unfilled blocks is not read (so not
+ * checked either), one that is read is counted and checked
+ */
+static void undo_overlay_older__skips_filled_blocks(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_undo *u = NULL;
+	uint8_t *img = malloc(SIZE), *tmp = malloc(RPMEMD_UNDO_REC_MAX);
+	uint64_t filled[(SIZE / BS + 63) / 64], bad = 0, checked = 0;
+
+	assert_non_null(img);
+	assert_non_null(tmp);
+	assert_int_equal(rpmemd_undo_create(f->dirfd, "p", f->uuid, SIZE, GEN,
+					    "", &u), 0);
+	save(f, u, 3 * BS, 2 * BS);
+	rpmemd_undo_close(&u);
+	/* its only record's data damaged */
+	int fd = openat(f->dirfd, "p.undo", O_RDWR);
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, RPMEMD_UNDO_HDR + 32 + 7), 1);
+	b ^= 0xff;
+	assert_int_equal(pwrite(fd, &b, 1, RPMEMD_UNDO_HDR + 32 + 7), 1);
+	close(fd);
+	assert_int_equal(rpmemd_undo_load_file(f->dirfd, "p.undo", f->uuid,
+					       SIZE, 0, &u), 0);
+	/* blocks 3 and 4 given by an older version: not read, untouched */
+	memset(filled, 0, sizeof(filled));
+	filled[0] = 3ull << 3;
+	memset(img, 0x77, SIZE);
+	assert_int_equal(rpmemd_undo_overlay_older(u, 0, SIZE, img, tmp,
+						   filled, &checked, &bad),
+			 0);
+	assert_int_equal(checked, 0);
+	assert_int_equal(img[3 * BS], 0x77);
+	/* block 4 wanted: the record is read, checked, refused */
+	filled[0] = 1ull << 3;
+	assert_int_equal(rpmemd_undo_overlay_older(u, 0, SIZE, img, tmp,
+						   filled, &checked, &bad),
+			 -EIO);
+	assert_int_equal(checked, 2 * BS);
+	assert_int_equal(bad, 3 * BS);
+	rpmemd_undo_close(&u);
+	free(img);
+	free(tmp);
+}
+
 /* save_buf folds blocks of another journal in: only those it lacks */
 static void undo_save_buf__adds_only_missing_blocks(void **state)
 {
@@ -494,6 +542,7 @@ int main(void)
 		T(undo_save__enospc_leaves_nothing),
 		T(undo_create__replaces_a_stale_journal),
 		T(undo_overlay__gives_the_old_image),
+		T(undo_overlay_older__skips_filled_blocks),
 		T(undo_save_buf__adds_only_missing_blocks),
 		T(version_load__cuts_a_torn_tail),
 		T(version_load__old_trailer_cuts_only_a_torn_record),
