@@ -277,8 +277,45 @@ static int regions_clash(const struct rpmemd_region_cfg *o, uint8_t type,
 #define VERSION_MIN (4096 + 32 + 4096)
 
 /*
+ * parse_space -- what space pressure may take from a region's versions:
+ * versions_floor = N (the newest N of each pool never; default 1) and
+ * versions_full = "refuse" | "prune" (a sync that cannot keep the image
+ * it replaces: refused, the default, or let through)
+ */
+static int parse_space(struct cfg_ctx *c, const config_setting_t *g,
+		       const char *pfx, struct rpmemd_region_cfg *r)
+{
+	const config_setting_t *f = config_setting_get_member(g,
+							      "versions_full");
+	const config_setting_t *n = config_setting_get_member(g,
+							      "versions_floor");
+	long long floor = 1;
+	char what[64];
+	const char *v;
+	int ret;
+
+	snprintf(what, sizeof(what), "%sversions_floor", pfx);
+	if (n && !r->versions)
+		return cfg_err(c, n, what, "needs versions = \"...\" too");
+	if ((ret = get_int(c, g, "versions_floor", 1, 100000, &floor)))
+		return ret;
+	r->versions_floor = (unsigned)floor;
+	snprintf(what, sizeof(what), "%sversions_full", pfx);
+	if (f && !r->versions)
+		return cfg_err(c, f, what, "needs versions = \"...\" too");
+	if ((ret = get_str(c, g, "versions_full", what, &v)))
+		return ret;
+	if (v && strcmp(v, "refuse") && strcmp(v, "prune"))
+		return cfg_err(c, f, what,
+			       "'%s' is not one of refuse, prune", v);
+	r->versions_full_prune = v && !strcmp(v, "prune");
+	return 0;
+}
+
+/*
  * parse_versions -- versions = "all" or a retention policy ("last=10,
- * daily=7"); versions_quota = "10G" (needs versions)
+ * daily=7"); versions_quota = "10G", versions_floor, versions_full
+ * (need versions)
  */
 static int parse_versions(struct cfg_ctx *c, const config_setting_t *g,
 			  const char *pfx, struct rpmemd_region_cfg *r)
@@ -300,6 +337,8 @@ static int parse_versions(struct cfg_ctx *c, const config_setting_t *g,
 		return cfg_err(c, config_setting_get_member(g, "versions"),
 			       what, "a devdax region keeps no versions (its undo journals are only those of syncs in progress)");
 	r->versions = v != NULL;
+	if ((ret = parse_space(c, g, pfx, r)))
+		return ret;
 	snprintf(what, sizeof(what), "%sversions_quota", pfx);
 	if (!q)
 		return 0;
@@ -406,7 +445,8 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 {
 	static const char *const known[] = { "name", "type", "path",
 					     "direct_pmem", "versions",
-					     "versions_quota", "undo_dir", NULL };
+					     "versions_quota", "versions_floor",
+					     "versions_full", "undo_dir", NULL };
 	struct rpmemd_region_cfg *r = &cfg->regions[cfg->nregions];
 	char pfx[32], what[64];
 	const char *name, *type, *path;

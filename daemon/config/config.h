@@ -37,6 +37,8 @@ struct rpmemd_region_cfg {
 	int versions;		      /* keeps versions (versions = "...") */
 	struct rpmem_keep keep;	      /* which (all zero: every one) */
 	uint64_t versions_quota;      /* bytes of all its versions; 0: none */
+	unsigned versions_floor;      /* newest of each pool space keeps */
+	int versions_full_prune;      /* versions_full = "prune" */
 	/* devdax: the directory of its undo journals ("": the default) */
 	char undo_dir[RPMEM_STR_MAX + 1];
 };

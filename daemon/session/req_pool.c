@@ -467,6 +467,17 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
 				      "SET_STATE of pool '%s' opened read-only",
 				      h->pool->name);
+	if ((m.flags & RPMEM_SET_STATE_CHANGE) && m.change > h->pool->size) {
+		WARN("session %u: pool %s/%s: a sync that says it will write %llu bytes of a %llu-byte pool refused",
+		     s->id, h->pool->region->cfg.name, h->pool->name,
+		     (unsigned long long)m.change,
+		     (unsigned long long)h->pool->size);
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "pool '%s' stays as it was: a sync cannot write %llu bytes of its %llu",
+				      h->pool->name,
+				      (unsigned long long)m.change,
+				      (unsigned long long)h->pool->size);
+	}
 	/* a pool with a failed WRITE behind it is not consistent */
 	if (m.state == RPMEM_POOL_CONSISTENT &&
 	    !(m.flags & RPMEM_SET_STATE_ROLLBACK) &&

@@ -369,6 +369,9 @@ int rpmemd_regions_apply(struct rpmemd_regions *set,
 			nv[k]->cfg.versions = rc->versions;
 			nv[k]->cfg.keep = rc->keep;
 			nv[k]->cfg.versions_quota = rc->versions_quota;
+			nv[k]->cfg.versions_floor = rc->versions_floor;
+			nv[k]->cfg.versions_full_prune =
+				rc->versions_full_prune;
 			pthread_mutex_unlock(&nv[k]->ver_lock);
 			k++;
 			continue;

@@ -6,13 +6,16 @@
  * rollback, found again after a crash
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include "backend.h"
 #include "guard.h"
 #include "log.h"
+#include "scrub.h"
 #include "store.h"
 #include "undo.h"
 #include "util.h"
@@ -93,28 +96,88 @@ static uint64_t region_free(int dfd)
 	return (uint64_t)sv.f_bavail * sv.f_frsize;
 }
 
+/* scrub_bytes -- the size of pool's scrub record (kept with its version) */
+static uint64_t scrub_bytes(const struct rpmemd_pool *p)
+{
+	char fn[RPMEM_NAME_MAX + 16];
+	struct stat st;
+
+	snprintf(fn, sizeof(fn), "%s%s", p->name, RPMEMD_SCRUB_SUFFIX);
+	return fstatat(p->region->metafd, fn, &st, AT_SYMLINK_NOFOLLOW) ?
+		       0 :
+		       (uint64_t)st.st_size;
+}
+
 /*
- * make_room -- a sync will write change bytes: the region has room for its
- * journal, the region's oldest versions pruned first while they stand in
- * the way; -ENOSPC with the numbers in err when even without any version
- * it would not fit (nothing is pruned then)
+ * keep_fits -- a sync of p writing change bytes (its journal up to need,
+ * avail free) can keep the image it replaces within the region's
+ * versions_quota with only the floors left (each pool's newest
+ * versions_floor, its own newest versions_floor - 1 then); else -ENOSPC
+ * with the numbers in err, unless the region says versions_full = "prune"
+ */
+static int keep_fits(struct rpmemd_pool *p, uint64_t change, uint64_t need,
+		     uint64_t avail, char *err, size_t errlen)
+{
+	struct rpmemd_region *r = p->region;
+	uint64_t ver = need + scrub_bytes(p);
+	struct rpmemd_vspace s;
+
+	if (!r->cfg.versions || !r->cfg.versions_quota ||
+	    r->cfg.versions_full_prune)
+		return 0;
+	rpmemd_versions_space(r, p->name, &s);
+	if (ver + s.floor - s.leaves <= r->cfg.versions_quota)
+		return 0;
+	snprintf(err, errlen,
+		 "pool '%s' stays consistent, nothing was pruned: a sync of %llu bytes would keep the image it replaces as a version of up to %llu bytes; with the newest %u versions of each pool that space never prunes (versions_floor: %llu bytes) region '%s' needs %llu bytes, more than its versions_quota of %llu (%llu bytes free); raise versions_quota, prune versions (rpmemctl versions --prune) or set versions_full = \"prune\"",
+		 p->name, (unsigned long long)change, (unsigned long long)ver,
+		 r->cfg.versions_floor ? r->cfg.versions_floor : 1,
+		 (unsigned long long)(s.floor - s.leaves), r->cfg.name,
+		 (unsigned long long)(ver + s.floor - s.leaves),
+		 (unsigned long long)r->cfg.versions_quota,
+		 (unsigned long long)avail);
+	WARN("region '%s': %s", r->cfg.name, err);
+	return -ENOSPC;
+}
+
+/*
+ * make_room -- a sync will write change bytes: it can keep the image it
+ * replaces (keep_fits), and the region has room for its journal. Only a
+ * region with versions_full = "prune" prunes versions for it (the oldest
+ * first, never a pool's floor); otherwise, or when even that would not
+ * make room, -ENOSPC with the numbers in err (nothing is pruned then):
+ * free space another region or program took never costs versions
  */
 static int make_room(struct rpmemd_pool *p, int dfd, uint64_t change,
 		     char *err, size_t errlen)
 {
 	struct rpmemd_region *r = p->region;
 	uint64_t need = journal_need(change), avail = region_free(dfd);
-	uint64_t vers = r->cfg.versions ? rpmemd_versions_bytes(r, NULL) : 0;
+	int prune = r->cfg.versions && r->cfg.versions_full_prune;
+	struct rpmemd_vspace s = { 0 };
+	int ret;
 
-	if (!change || need <= avail)
+	if (!change)
 		return 0;
-	if (avail == UINT64_MAX || need > avail + vers) {
+	if ((ret = keep_fits(p, change, need, avail, err, errlen)))
+		return ret;
+	if (need <= avail)
+		return 0;
+	if (r->cfg.versions)
+		rpmemd_versions_space(r, p->name, &s);
+	uint64_t give = prune ? s.all - s.floor : 0;
+	if (avail == UINT64_MAX || need > avail + give) {
 		snprintf(err, errlen,
-			 "pool '%s' stays consistent: a sync of %llu bytes needs up to %llu bytes for its undo journal, region '%s' (%s) has %llu bytes free and %llu bytes of versions that could give way (versions_quota %llu)",
+			 "pool '%s' stays consistent: a sync of %llu bytes needs up to %llu bytes for its undo journal, region '%s' (%s) has %llu bytes free and %llu bytes of versions that could give way (versions_quota %llu%s)",
 			 p->name, (unsigned long long)change,
 			 (unsigned long long)need, r->cfg.name, r->cfg.path,
-			 (unsigned long long)avail, (unsigned long long)vers,
-			 (unsigned long long)r->cfg.versions_quota);
+			 (unsigned long long)avail, (unsigned long long)give,
+			 (unsigned long long)r->cfg.versions_quota,
+			 r->cfg.versions && !prune ?
+				 "; its versions never give way to free space (versions_full = \"refuse\"): nothing was pruned" :
+				 "");
+		if (r->cfg.versions)
+			WARN("region '%s': %s", r->cfg.name, err);
 		return -ENOSPC;
 	}
 	while (need > avail && !rpmemd_versions_make_room(p))

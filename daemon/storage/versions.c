@@ -547,9 +547,17 @@ static void apply_policy(struct retain_ctx *c, const struct rpmemd_meta *m,
 	free(keep);
 }
 
+/* vfloor -- the newest versions of each pool space pressure keeps */
+static size_t vfloor(const struct rpmemd_region *r)
+{
+	return r->cfg.versions_floor ? r->cfg.versions_floor : 1;
+}
+
 /*
- * prune_pool_oldest -- in pool, remove what cannot be restored, or else
- * its oldest version; -ENOENT if it has none
+ * prune_pool_oldest -- prune the oldest restorable version of pool unless
+ * it is one of the newest vfloor() (the floor space never prunes) or
+ * damaged; -ENOENT if it has none to give. A pool whose metadata is gone (removed
+ * mid-way) has its oldest file removed.
  */
 static int prune_pool_oldest(struct retain_ctx *c, const char *pool,
 			     const char *why)
@@ -557,55 +565,112 @@ static int prune_pool_oldest(struct retain_ctx *c, const char *pool,
 	struct vlist l = { 0 };
 	struct rpmemd_meta m;
 	uint8_t *ok = NULL;
-	size_t i;
-	int ret;
+	size_t i, n = 0;
+	int ret, gone = rpmemd_meta_read(c->r->metafd, pool, &m) != 0;
 
-	if (rpmemd_meta_read(c->r->metafd, pool, &m))
-		memset(&m, 0, sizeof(m)); /* a removed pool: all go */
+	if (gone)
+		memset(&m, 0, sizeof(m));
 	ret = pool_versions(c->r, pool, &m, &l, &ok);
-	for (i = 0; !ret && i < l.n && (ok[i] || l.v[i].damaged); i++)
+	for (i = 0; !ret && i < l.n; i++)
+		n += ok[i];
+	for (i = 0; !ret && i < l.n && !ok[i] && !gone; i++)
 		;
-	if (!ret && i < l.n) {
-		drop_bad(c, &l, ok);
-	} else if (!ret && l.n && !l.v[0].damaged) {
-		ret = prune_at(c->r, &m, &l, ok, 0);
-		if (!ret && c->fn)
-			c->fn(c->arg, &l.v[0], why);
-	} else if (!ret && l.n) {
-		ret = -EBADMSG; /* a damaged version is never pruned for room */
-	} else if (!ret) {
+	/* a damaged version is never pruned for room */
+	if (!ret && (i == l.n || (!gone && (n <= vfloor(c->r) ||
+					     l.v[i].damaged))))
 		ret = -ENOENT;
+	if (!ret && gone) {
+		ver_unlink(c->r->metafd, pool, l.v[0].gen);
+	} else if (!ret && !(ret = prune_at(c->r, &m, &l, ok, i))) {
+		WARN("region '%s': pool '%s': version %llu pruned (%s: %s)",
+		     c->r->cfg.name, pool, (unsigned long long)l.v[i].gen, why,
+		     !strcmp(why, "quota") ?
+			     "the region's versions exceeded versions_quota" :
+			     "a sync's undo journal needed the room");
+		if (c->fn)
+			c->fn(c->arg, &l.v[i], why);
 	}
 	free(l.v);
 	free(ok);
 	return ret;
 }
 
-/* prune_oldest -- prune the region's oldest version; -ENOENT: none */
+/* a pool that may give a version to space pressure */
+struct cand {
+	char pool[RPMEM_NAME_MAX + 1];
+	uint64_t time; /* of its oldest version */
+};
+
+/* by_time -- order candidates oldest first */
+static int by_time(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/*
+ * prune_oldest -- prune the region's oldest version (by time) outside
+ * every pool's floor; -ENOENT: none
+ */
 static int prune_oldest(struct retain_ctx *c, const char *why)
 {
 	struct vlist l = { 0 };
-	char pool[RPMEM_NAME_MAX + 1] = "";
-	uint64_t bt = UINT64_MAX;
+	struct cand *cd = NULL;
 	struct rpmemd_meta m;
+	size_t n = 0, first = 0;
 	int ret = scan_dir(c->r->metafd, NULL, &l);
 
-	/* each pool's first version; the oldest of them by time */
+	if (!ret && !(cd = calloc(l.n + 1, sizeof(*cd))))
+		ret = -ENOMEM;
+	/* each pool with more files than its floor, by its first's time */
 	for (size_t i = 0; !ret && i < l.n; i++) {
-		if (i && !strcmp(l.v[i].pool, l.v[i - 1].pool))
+		if (i + 1 < l.n && !strcmp(l.v[i].pool, l.v[i + 1].pool))
 			continue;
-		if (rpmemd_meta_read(c->r->metafd, l.v[i].pool, &m) ||
-		    ver_read(c->r->metafd, &m, &l.v[i]))
-			l.v[i].time = 0; /* unreadable: goes first */
-		if (l.v[i].time < bt) {
-			bt = l.v[i].time;
-			rpmem_strlcpy(pool, l.v[i].pool, sizeof(pool));
+		if (i + 1 - first > vfloor(c->r)) {
+			struct rpmemd_version *v = &l.v[first];
+			if (rpmemd_meta_read(c->r->metafd, v->pool, &m) ||
+			    ver_read(c->r->metafd, &m, v))
+				v->time = 0; /* unreadable: goes first */
+			rpmem_strlcpy(cd[n].pool, v->pool, sizeof(cd[n].pool));
+			cd[n++].time = v->time;
 		}
+		first = i + 1;
 	}
 	free(l.v);
-	if (ret)
-		return ret;
-	return pool[0] ? prune_pool_oldest(c, pool, why) : -ENOENT;
+	if (n)
+		qsort(cd, n, sizeof(*cd), by_time);
+	if (!ret)
+		ret = -ENOENT;
+	for (size_t i = 0; ret == -ENOENT && i < n; i++)
+		ret = prune_pool_oldest(c, cd[i].pool, why);
+	free(cd);
+	return ret;
+}
+
+void rpmemd_versions_space(struct rpmemd_region *r, const char *pool,
+			   struct rpmemd_vspace *s)
+{
+	struct vlist l = { 0 };
+	size_t f = vfloor(r), first = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (r->metafd < 0 || scan_dir(r->metafd, NULL, &l)) {
+		free(l.v);
+		return;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		s->all += l.v[i].bytes;
+		if (i + 1 < l.n && !strcmp(l.v[i].pool, l.v[i + 1].pool))
+			continue;
+		/* the pool's newest f: l.v[first..i], by generation */
+		size_t lo = i + 1 - first > f ? i + 1 - f : first;
+		for (size_t k = lo; k <= i; k++)
+			s->floor += l.v[k].bytes;
+		if (pool && !strcmp(pool, l.v[i].pool) && i + 1 - lo == f)
+			s->leaves = l.v[lo].bytes;
+		first = i + 1;
+	}
+	free(l.v);
 }
 
 /* over_quota -- the region's versions take more than its quota */
@@ -613,6 +678,42 @@ static int over_quota(struct rpmemd_region *r)
 {
 	return r->cfg.versions_quota &&
 	       rpmemd_versions_bytes(r, NULL) > r->cfg.versions_quota;
+}
+
+/*
+ * drop_orphan_records -- the scrub records of pool's versions whose
+ * journal is gone (a prune killed between its two unlinks); ver_lock held
+ */
+static void drop_orphan_records(struct rpmemd_region *r, const char *pool)
+{
+	int fd = openat(r->metafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t n = strlen(pool), s = strlen(RPMEMD_SCRUB_SUFFIX ".v");
+	char fn[RPMEM_NAME_MAX + 48];
+	struct dirent *e;
+	struct stat st;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		const char *g = e->d_name + n + s;
+		char *end;
+		if (strncmp(e->d_name, pool, n) ||
+		    strncmp(e->d_name + n, RPMEMD_SCRUB_SUFFIX ".v", s) ||
+		    !isdigit((unsigned char)*g))
+			continue;
+		uint64_t gen = strtoull(g, &end, 10);
+		ver_name(pool, gen, fn, sizeof(fn));
+		if (*end || !fstatat(r->metafd, fn, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		INFO("region '%s': pool '%s': the scrub record of version %llu, whose journal is gone (a prune cut short), removed",
+		     r->cfg.name, pool, (unsigned long long)gen);
+		rpmemd_scrub_version_unlink(r->metafd, pool, gen);
+	}
+	closedir(d);
 }
 
 void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
@@ -628,6 +729,7 @@ void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
 		return;
 	rpmemd_pool_get_meta(p, &m);
 	pthread_mutex_lock(&r->ver_lock);
+	drop_orphan_records(r, p->name);
 	if (!pool_versions(r, p->name, &m, &l, &ok)) {
 		drop_bad(&c, &l, ok);
 		if (r->cfg.versions)
@@ -635,8 +737,14 @@ void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
 	}
 	/* bounded: each round removes a file or fails */
 	for (int i = 0; i < 100000 && over_quota(r); i++)
-		if (prune_oldest(&c, "quota"))
+		if (prune_oldest(&c, "quota")) {
+			WARN("region '%s': its versions take %llu bytes, more than versions_quota (%llu): only the newest %zu of each pool are left, which space never prunes (versions_floor)",
+			     r->cfg.name,
+			     (unsigned long long)rpmemd_versions_bytes(r, NULL),
+			     (unsigned long long)r->cfg.versions_quota,
+			     vfloor(r));
 			break;
+		}
 	pthread_mutex_unlock(&r->ver_lock);
 	free(l.v);
 	free(ok);
@@ -647,7 +755,8 @@ int rpmemd_versions_make_room(struct rpmemd_pool *p)
 	struct retain_ctx c = { p->region, NULL, NULL };
 	int ret;
 
-	if (p->region->metafd < 0 || !p->region->cfg.versions)
+	if (p->region->metafd < 0 || !p->region->cfg.versions ||
+	    !p->region->cfg.versions_full_prune)
 		return -ENOENT;
 	pthread_mutex_lock(&p->region->ver_lock);
 	ret = prune_oldest(&c, "room");

@@ -86,8 +86,8 @@ int rpmemd_version_prune(struct rpmemd_region *r, const char *pool,
 /*
  * rpmemd_versions_retain -- after a commit of p: the versions its
  * region's policy does not keep are pruned, then the oldest of the
- * region while over its quota (a version larger than the quota alone is
- * not kept, and nothing older is pruned for it); versions of p that are
+ * region while over its quota, but never the newest versions_floor of a
+ * pool (the floor may exceed the quota: logged); versions of p that are
  * no longer restorable (a commit kept no journal) are removed. fn is
  * told of each pruned version.
  */
@@ -95,10 +95,28 @@ void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
 			    void *arg);
 
 /*
- * rpmemd_versions_make_room -- a sync's journal needs room: prune the
- * oldest version of the region; 0 if one was, -ENOENT if none is left
+ * rpmemd_versions_make_room -- a sync's journal needs room: in a region
+ * with versions_full = "prune", prune the oldest version of the region
+ * outside every pool's floor (versions_floor); 0 if one was, -ENOENT if
+ * none is left or the region refuses (the default)
  */
 int rpmemd_versions_make_room(struct rpmemd_pool *p);
+
+/* the space of a region's versions */
+struct rpmemd_vspace {
+	uint64_t all;	 /* bytes of every version file */
+	uint64_t floor;	 /* of the newest versions_floor of each pool */
+	uint64_t leaves; /* of the pool's oldest in its floor: a commit of
+			  * it moves that one out */
+};
+
+/*
+ * rpmemd_versions_space -- the bytes of the versions of region r, and of
+ * those space pressure never prunes (each pool's newest versions_floor,
+ * by generation); leaves: of pool's versions
+ */
+void rpmemd_versions_space(struct rpmemd_region *r, const char *pool,
+			   struct rpmemd_vspace *s);
 
 /* a version opened for reading: the journals from it up */
 struct rpmemd_vchain;

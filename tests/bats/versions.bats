@@ -289,13 +289,13 @@ teardown() {
 	grep -qE "^rpmem_pool_versions_bytes\{.*pool=\"p\"\} $((2 * (8224 + 8192)))\$" <<<"$output"
 }
 
-@test "a full region: the oldest versions give way to a sync's journal, the sync completes" {
+@test "a full region with versions_full = \"prune\": the oldest versions give way to a sync's journal, the sync completes" {
 	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
 	MNT=$W/small
 	mkdir -p "$MNT"
 	mount -t tmpfs -o size=14m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
 	stop_daemon
-	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; versions = \"all\"; },\n  { name = \"r1\";|" "$CONF"
+	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; versions = \"all\"; versions_full = \"prune\"; },\n  { name = \"r1\";|" "$CONF"
 	start_daemon
 	mkfile "$W/big" 4
 	rc -q mirror "$W/big" "$T/small/b"

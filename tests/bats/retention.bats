@@ -1,0 +1,339 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# retention.bats -- retention that survives one bad sync: the image a sync
+# replaces is never pruned by it; a sync that cannot keep it within
+# versions_quota or the free space is refused before it writes (unless
+# versions_full = "prune"); a floor (versions_floor) that space never
+# prunes; another region's use of a shared file system costs no version;
+# a declared size larger than the pool is refused; kill -9 of rpmemd
+# while the quota prunes loses no version the policy did not prune
+
+load helpers
+
+# region_conf NAME PATH SETTINGS... -- append region NAME at PATH with
+# versions = "all" and SETTINGS (rpmemd.conf text) to $CONF
+region_conf() {
+	local name=$1 path=$2
+	shift 2
+	sed -i "s|^regions = (|regions = (\n  { name = \"$name\"; type = \"dir\"; path = \"$path\"; versions = \"all\"; $* },|" "$CONF"
+}
+
+# restart -- the daemon again, with $CONF as it is now
+restart() {
+	stop_daemon
+	start_daemon
+}
+
+# change FILE I -- a marker into FILE's block I*7 (one 4 KiB block)
+change() {
+	printf 'version-%04d' "$2" |
+		dd of="$1" bs=1 seek=$(($2 * 7 * 4096 + 100)) conv=notrunc 2>/dev/null
+}
+
+# gens URI -- the generations of the versions of URI, "1,2,3"
+gens() {
+	"$RPMEMCTL" versions --json "$1" | jq -r '[.versions[].generation] | join(",")'
+}
+
+# gen URI -- the pool's generation and state, "2 consistent"
+gen() {
+	"$RPMEMCTL" list --json "$1" | jq -r '.pools[0] | "\(.generation) \(.state)"'
+}
+
+# small MIB -- a tmpfs of MIB MiB at $MNT
+small() {
+	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
+	MNT=$W/small
+	mkdir -p "$MNT"
+	mount -t tmpfs -o size="$1"m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
+}
+
+setup() {
+	setup_env
+	MNT=
+}
+
+teardown() {
+	teardown_daemon
+	[ -z "${MNT:-}" ] || umount "$MNT" 2>/dev/null || true
+}
+
+@test "a sync that says it will write more than its pool is refused before anything: no version of another pool pruned for it" {
+	small 24
+	mkdir "$MNT/s"
+	region_conf s "$MNT/s" 'versions_full = "prune"; versions_floor = 1;'
+	start_daemon
+	# pool q: three versions of 4 MiB each (every block changed)
+	mkfile "$W/q" 4
+	rc -q mirror "$W/q" "$T/s/q"
+	[ "$status" -eq 0 ]
+	for i in 1 2 3; do
+		mkfile "$W/q" 4
+		rc -q sync "$W/q" "$T/s/q"
+		[ "$status" -eq 0 ]
+	done
+	[ "$(gens "$T/s/q")" = 1,2,3 ]
+	mkfile "$W/p" 1
+	rc -q mirror "$W/p" "$T/s/p"
+	[ "$status" -eq 0 ]
+	# a writer of the 1 MiB pool p says its sync writes 16 MiB: more
+	# than the region has free, less than free and q's versions
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" says-less s p $((16 << 20))
+	echo "$output"
+	[[ "$output" == "ERROR "*"pool 'p' stays as it was: a sync cannot write $((16 << 20)) bytes of its $((1 << 20))"* ]]
+	grep -q "a sync that says it will write $((16 << 20)) bytes of a $((1 << 20))-byte pool refused" "$DLOG"
+	# nothing pruned, nothing written, no journal
+	[ "$(gens "$T/s/q")" = 1,2,3 ]
+	refute grep -q "version [0-9]* pruned" "$DLOG"
+	[ "$(gen "$T/s/p")" = "1 consistent" ]
+	cmp "$W/p" "$MNT/s/p"
+	[ ! -e "$MNT/s/.rpmemd/p.undo" ]
+}
+
+@test "versions_quota and a sync that changed every block (the source encrypted): refused before it writes, with the numbers (exit 4); nothing pruned, in any pool" {
+	region_conf v "$W/v" 'versions_quota = "3M";'
+	mkdir -p "$W/v"
+	start_daemon
+	mkfile "$W/p" 4
+	rc -q mirror "$W/p" "$T/v/p"
+	for i in 2 3; do
+		change "$W/p" "$i"
+		rc -q sync "$W/p" "$T/v/p"
+		[ "$status" -eq 0 ]
+	done
+	cp "$W/p" "$W/p3"
+	mkfile "$W/q" 1
+	rc -q mirror "$W/q" "$T/v/q"
+	change "$W/q" 2
+	rc -q sync "$W/q" "$T/v/q"
+	[ "$(gens "$T/v/p")" = 1,2 ]
+	[ "$(gens "$T/v/q")" = 1 ]
+	ls -l "$W/v/.rpmemd" >"$W/before"
+	# every block of p changes: its version would take 4 MiB + the
+	# journal's heads + the scrub record, more than the 3 MiB quota
+	mkfile "$W/p" 4
+	rc sync "$W/p" "$T/v/p"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	local ver=$((4096 + 1024 * (4096 + 32) + $(stat -c %s "$W/v/.rpmemd/p.scrub")))
+	[[ "$output" == *"pool 'p' stays consistent, nothing was pruned: a sync of $((4 << 20)) bytes would keep the image it replaces as a version of up to $ver bytes"* ]]
+	[[ "$output" == *"more than its versions_quota of $((3 << 20)) ("*" bytes free)"* ]]
+	grep -q "region 'v': pool 'p' stays consistent, nothing was pruned" "$DLOG"
+	# the pool, its versions and q's are as they were
+	[ "$(gen "$T/v/p")" = "3 consistent" ]
+	cmp "$W/p3" "$W/v/p"
+	[ "$(gens "$T/v/p")" = 1,2 ]
+	[ "$(gens "$T/v/q")" = 1 ]
+	[ ! -e "$W/v/.rpmemd/p.undo" ]
+	refute grep -q "version [0-9]* pruned" "$DLOG"
+	# a sync that fits goes on
+	cp "$W/p3" "$W/p"
+	change "$W/p" 4
+	rc -q sync "$W/p" "$T/v/p"
+	[ "$status" -eq 0 ]
+	[ "$(gens "$T/v/p")" = 1,2,3 ]
+}
+
+@test "versions_full = \"prune\": the sync goes through; the image it replaced is kept (the floor) and restores byte for byte, what gave way is logged" {
+	region_conf v "$W/v" 'versions_quota = "3M"; versions_full = "prune";'
+	mkdir -p "$W/v"
+	start_daemon
+	mkfile "$W/p" 4
+	rc -q mirror "$W/p" "$T/v/p"
+	for i in 2 3; do
+		change "$W/p" "$i"
+		rc -q sync "$W/p" "$T/v/p"
+	done
+	cp "$W/p" "$W/p3"
+	mkfile "$W/q" 1
+	rc -q mirror "$W/q" "$T/v/q"
+	for i in 2 3; do
+		change "$W/q" "$i"
+		rc -q sync "$W/q" "$T/v/q"
+	done
+	cp "$W/q" "$W/q3"
+	[ "$(gens "$T/v/q")" = 1,2 ]
+	mkfile "$W/p" 4
+	rc sync "$W/p" "$T/v/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/p" "$W/v/p"
+	# p's version 3 (the image before the encryption) stays, over the
+	# quota; every other version above the floors went; q keeps its newest
+	[ "$(gens "$T/v/p")" = 3 ]
+	[ "$(gens "$T/v/q")" = 2 ]
+	rc sync --pull --at 3 "$W/o3" "$T/v/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/o3" "$W/p3"
+	grep -q "region 'v': pool 'p': version 1 pruned (quota: the region's versions exceeded versions_quota)" "$DLOG"
+	grep -q "region 'v': pool 'q': version 1 pruned (quota" "$DLOG"
+	grep -q "region 'v': its versions take [0-9]* bytes, more than versions_quota ($((3 << 20))): only the newest 1 of each pool are left" "$DLOG"
+	refute grep -q "pool 'p': version 3 pruned" "$DLOG"
+}
+
+@test "versions_floor: the newest N of each pool are never pruned for space, even over the quota; a sync that cannot keep them within it is refused" {
+	region_conf v "$W/v" 'versions_quota = "20K"; versions_floor = 2; versions_full = "prune";'
+	mkdir -p "$W/v"
+	start_daemon
+	mkfile "$W/p" 1
+	rc -q mirror "$W/p" "$T/v/p"
+	for i in 2 3 4 5; do
+		change "$W/p" "$i"
+		rc -q sync "$W/p" "$T/v/p"
+		[ "$status" -eq 0 ]
+		cp "$W/p" "$W/p$i"
+	done
+	# a one-block version of a 1 MiB pool takes 8224 + 8192 bytes: two
+	# are over 20 KiB, and both stay
+	[ "$(gens "$T/v/p")" = 3,4 ]
+	rc sync --pull --at 3 "$W/o3" "$T/v/p"
+	cmp "$W/o3" "$W/p3"
+	grep -q "only the newest 2 of each pool are left" "$DLOG"
+	# the default refuses the sync that would take the floor over it
+	sed -i 's|versions_full = "prune";||' "$CONF"
+	restart
+	change "$W/p" 6
+	rc sync "$W/p" "$T/v/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"with the newest 2 versions of each pool that space never prunes"* ]]
+	[ "$(gens "$T/v/p")" = 3,4 ]
+	[ "$(gen "$T/v/p")" = "5 consistent" ]
+	# the bad configurations
+	stop_daemon
+	sed -i 's|versions_floor = 2;|versions_floor = 0;|' "$CONF"
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"versions_floor: 0 is out of range 1..100000"* ]]
+	sed -i 's|versions_floor = 0;|versions_full = "delete";|' "$CONF"
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"versions_full: 'delete' is not one of refuse, prune"* ]]
+}
+
+@test "two regions on one file system: the other region filling it costs this region no version; the sync is refused with the numbers" {
+	small 16
+	mkdir "$MNT/a" "$MNT/b"
+	region_conf sa "$MNT/a"
+	sed -i "s|^regions = (|regions = (\n  { name = \"sb\"; type = \"dir\"; path = \"$MNT/b\"; },|" "$CONF"
+	start_daemon
+	mkfile "$W/a" 2
+	rc -q mirror "$W/a" "$T/sa/a"
+	mkfile "$W/a" 2
+	rc -q sync "$W/a" "$T/sa/a"
+	change "$W/a" 3
+	rc -q sync "$W/a" "$T/sa/a"
+	[ "$status" -eq 0 ]
+	cp "$W/a" "$W/a3"
+	[ "$(gens "$T/sa/a")" = 1,2 ]
+	# a writer of region sb fills the file system
+	mkfile "$W/b" 10
+	rc -q mirror "$W/b" "$T/sb/b"
+	[ "$status" -eq 0 ]
+	mkfile "$W/a" 2
+	rc sync "$W/a" "$T/sa/a"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"needs up to $((4096 + 512 * 4128)) bytes for its undo journal, region 'sa' ($MNT/a) has "*" bytes free and 0 bytes of versions that could give way"*"nothing was pruned"* ]]
+	# sa's versions all there and restorable; the pool as it was
+	[ "$(gens "$T/sa/a")" = 1,2 ]
+	refute grep -q "version [0-9]* pruned" "$DLOG"
+	[ "$(gen "$T/sa/a")" = "3 consistent" ]
+	cmp "$W/a3" "$MNT/a/a"
+	# once sb gives the room back, the same sync goes through
+	rc -q remove --force "$T/sb/b"
+	rc -q sync "$W/a" "$T/sa/a"
+	[ "$status" -eq 0 ]
+	[ "$(gens "$T/sa/a")" = 1,2,3 ]
+	rc sync --pull --at 3 "$W/o3" "$T/sa/a"
+	cmp "$W/o3" "$W/a3"
+}
+
+# under_strace K -- rpmemd under strace, killed (SIGKILL) at its K-th
+# unlinkat (not run); the unlinkat calls in $W/st
+under_strace() {
+	strace -f -qq -o "$W/st" -e trace=unlinkat \
+		-e inject=unlinkat:signal=KILL:when="$1" \
+		"$RPMEMD" -c "$CONF" >>"$DLOG" 2>&1 &
+	DPID=$!
+	alive_until "$DPID" accepts "$PORT"
+}
+
+# versions_ok G -- pool v/p at generation G: its versions a run of the
+# newest, holding every one the quota keeps (G-2, G-1), each restoring
+# byte for byte the image synced then ($W/sN)
+versions_ok() {
+	local g l
+	[ "$(gen "$T/v/p")" = "$1 consistent" ]
+	l=$(gens "$T/v/p")
+	echo "generation $1, versions $l"
+	[ "$l" = "$(($1 - 2)),$(($1 - 1))" ] ||
+		[ "$l" = "$(($1 - 3)),$(($1 - 2)),$(($1 - 1))" ]
+	for g in ${l//,/ }; do
+		rc sync --pull --at "$g" "$W/o" "$T/v/p"
+		[ "$status" -eq 0 ]
+		cmp "$W/o" "$W/s$g"
+	done
+}
+
+@test "kill -9 of rpmemd at each unlink of a sync's quota pruning: no version lost that the quota did not prune, none left half-removed" {
+	command -v strace >/dev/null || skip "needs strace"
+	mkdir -p "$W/v"
+	# a one-block version of a 1 MiB pool takes 16416 bytes: 40 KiB keep 2
+	region_conf v "$W/v" 'versions_quota = "40K";'
+	start_daemon
+	mkfile "$W/p" 1
+	rc -q mirror "$W/p" "$T/v/p"
+	cp "$W/p" "$W/s1"
+	for i in 2 3 4; do
+		change "$W/p" "$i"
+		rc -q sync "$W/p" "$T/v/p"
+		cp "$W/p" "$W/s$i"
+	done
+	[ "$(gens "$T/v/p")" = 2,3 ]
+	stop_daemon
+	cp -a "$W/v" "$W/base"
+	local k hit=
+	# the sync's session unlinks a dense sync's and a journal's leftovers
+	# at its open (1, 2), then the quota prunes version 2: its journal (3),
+	# its scrub record (4)
+	for k in 1 2 3 4; do
+		rm -rf "$W/v"
+		cp -a "$W/base" "$W/v"
+		cp "$W/s4" "$W/p"
+		change "$W/p" 5
+		cp "$W/p" "$W/s5"
+		under_strace "$k"
+		rc sync "$W/p" "$T/v/p"
+		echo "kill at unlinkat $k: sync exit $status"
+		alive_until "$DPID" false || true
+		wait "$DPID" || true
+		grep -q "killed by SIGKILL" "$W/st"
+		grep -v resumed "$W/st" | grep -B1 -m1 "killed by SIGKILL" || true
+		# the killed call: "= ?", or unfinished as another thread died
+		grep -q 'unlinkat([0-9]*, "p.v2.ver", 0\( <unfinished\|) *= ?\)' "$W/st" &&
+			hit=${hit}v
+		grep -q 'unlinkat([0-9]*, "p.scrub.v2", 0\( <unfinished\|) *= ?\)' "$W/st" &&
+			hit=${hit}s
+		start_daemon
+		# the sync committed (its reply came before the pruning) or never
+		# began (killed at its open)
+		if [ "$k" -le 2 ]; then
+			versions_ok 4
+			rc -q sync "$W/p" "$T/v/p"
+			[ "$status" -eq 0 ]
+		fi
+		versions_ok 5
+		# the next commit finishes what the kill cut short
+		cp "$W/p" "$W/s5"
+		change "$W/p" 6
+		cp "$W/p" "$W/s6"
+		rc -q sync "$W/p" "$T/v/p"
+		[ "$status" -eq 0 ]
+		[ "$(gens "$T/v/p")" = 4,5 ]
+		versions_ok 6
+		# no scrub record without its version
+		[ "$(ls "$W/v/.rpmemd" | grep -c '^p\.scrub\.v')" -eq 2 ]
+		stop_daemon
+	done
+	# the kills fell on both unlinks of the pruning
+	[[ "$hit" == *v* && "$hit" == *s* ]]
+}
