@@ -615,8 +615,18 @@ int rpmemctl_sync_cfg_set_local_hashes(struct rpmemctl_sync_cfg *cfg,
 				       struct rpmemctl_local_hashes *h);
 
 /*
- * rpmemctl_sync_cfg_set_bwlimit -- send pool data (push, mirror) at most
- * bytes_per_s on average (0: no limit; else at least 4096)
+ * rpmemctl_sync_cfg_set_commit -- (LIBRPMEMCTL_3) a pull calls fn(arg)
+ * once every differing range is in the local copy and the local file was
+ * found unchanged, before it records the file's generation history: fn
+ * makes the copy durable and may rename it into place (the history then
+ * describes the file renamed). fn's -errno fails the pull. NULL: none.
+ */
+int rpmemctl_sync_cfg_set_commit(struct rpmemctl_sync_cfg *cfg,
+				 int (*fn)(void *arg), void *arg);
+
+/*
+ * rpmemctl_sync_cfg_set_bwlimit -- move pool data (push, mirror, pull) at
+ * most bytes_per_s on average (0: no limit; else at least 4096)
  */
 int rpmemctl_sync_cfg_set_bwlimit(struct rpmemctl_sync_cfg *cfg,
 				  uint64_t bytes_per_s);

@@ -459,6 +459,9 @@ struct rpmemctl_sync_cfg {
 	struct rpmemctl_local_hashes *local_hashes;
 	/* the local file whose history (FILE.rpmemgen) is compared; owned */
 	char *history;
+	/* a pull's commit hook: after the data, before the history */
+	int (*commit)(void *arg);
+	void *commit_arg;
 };
 
 /* the least bwlimit a sync takes, bytes per second */

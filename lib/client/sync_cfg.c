@@ -218,6 +218,20 @@ RPMEM_EXPORT int rpmemctl_sync_cfg_set_history(struct rpmemctl_sync_cfg *cfg,
 	return 0;
 }
 
+/* rpmemctl_sync_cfg_set_commit -- a pull's hook before its history */
+RPMEM_EXPORT int rpmemctl_sync_cfg_set_commit(struct rpmemctl_sync_cfg *cfg,
+					      int (*fn)(void *arg), void *arg)
+{
+	client_api_begin();
+	if (!cfg) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	cfg->commit = fn;
+	cfg->commit_arg = arg;
+	return 0;
+}
+
 /* rpmemctl_sync_result_get_gen_cmp -- how the histories compared */
 RPMEM_EXPORT int
 rpmemctl_sync_result_get_gen_cmp(const struct rpmemctl_sync_result *res)

@@ -163,6 +163,10 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 		if (err)
 			ret = err;
 	}
+	/* the caller's copy durable (and in place) before its history says so */
+	if (!ret && cfg->commit && cfg->mode == RPMEMCTL_SYNC_PULL && !dry &&
+	    (ret = cfg->commit(cfg->commit_arg)) > 0)
+		ret = -EIO;
 out:
 	ret = sync_gen_done(&c, ret);
 	sync_phase(&c, "the end");

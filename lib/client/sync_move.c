@@ -20,17 +20,25 @@ static size_t pace_chunk(const struct sync_ctx *c)
 	return n < 4096 ? 4096 : (size_t)n;
 }
 
+/* move -- a WRITE of the local copy's bytes, or a READ into them (pull) */
+static int move(struct sync_ctx *c, int push_dir, uint64_t off, size_t n)
+{
+	return push_dir ? rpmemctl_pool_write(c->p, c->local + off, off, n) :
+			  rpmemctl_pool_read(c->p, c->local + off, off, n);
+}
+
 /*
- * paced_write -- rpmemctl_pool_write under the sync's bwlimit: each
- * chunk goes when the bytes before it have had their time at the rate
- * (one clock from the first chunk: the average holds, with no burst)
+ * paced_move -- move under the sync's bwlimit: each chunk goes (or a
+ * pull's is read) when the bytes before it have had their time at the
+ * rate (one clock from the first chunk: the average holds, no burst)
  */
-static int paced_write(struct sync_ctx *c, uint64_t off, uint64_t len)
+static int paced_move(struct sync_ctx *c, int push_dir, uint64_t off,
+		      uint64_t len)
 {
 	uint64_t rate = c->o->bwlimit;
 
 	if (!rate)
-		return rpmemctl_pool_write(c->p, c->local + off, off, len);
+		return move(c, push_dir, off, len);
 	size_t chunk = pace_chunk(c);
 	while (len) {
 		size_t n = len < chunk ? (size_t)len : chunk;
@@ -48,7 +56,7 @@ static int paced_write(struct sync_ctx *c, uint64_t off, uint64_t len)
 			while (nanosleep(&ts, &ts) && errno == EINTR)
 				;
 		}
-		int ret = rpmemctl_pool_write(c->p, c->local + off, off, n);
+		int ret = move(c, push_dir, off, n);
 		if (ret)
 			return ret;
 		c->pace_bytes += n;
@@ -194,10 +202,7 @@ static int move_ranges(struct sync_ctx *c, int push_dir, uint64_t *moved)
 							  left :
 							  GATHER_RANGES);
 		if (!ret)
-			ret = push_dir ? paced_write(c, r->off, r->len) :
-					 rpmemctl_pool_read(c->p,
-							    c->local + r->off,
-							    r->off, r->len);
+			ret = paced_move(c, push_dir, r->off, r->len);
 		if (ret)
 			return ret;
 		*moved += r->len;
@@ -299,7 +304,7 @@ int sync_mirror(struct sync_ctx *c)
 		if (off % MIRROR_PRESERVE == 0 &&
 		    (ret = client_pool_preserve(p, &pr, 1)))
 			return ret;
-		ret = paced_write(c, off, n);
+		ret = paced_move(c, 1, off, n);
 		if (ret)
 			return ret;
 		c->st.data_bytes += n;
