@@ -265,6 +265,30 @@ int cmd_local_persist(struct rpmemctl_ctx *ctx, struct cmd_local *l);
 /* cmd_local_close -- unmap and close; remove the file if unlink is set */
 void cmd_local_close(struct cmd_local *l, int unlink_created);
 
+/*
+ * a local file replaced whole (tmpfile.c): written into .NAME.rpmem-tmp.PID
+ * beside it (its symbolic links followed), renamed over it when complete
+ */
+struct cmd_tmp {
+	char path[4200]; /* the temporary file; "" once renamed or removed */
+	char dest[4200]; /* the file it replaces, links followed */
+	int fd;
+	int existed; /* dest existed: its owner and mode were given to it */
+};
+
+/*
+ * cmd_tmp_open -- a new temporary file of size bytes for LOCAL, with its
+ * owner and mode (refused if they cannot be kept), holding its bytes if
+ * copy (a reflink where the file system has them); removes the temporary
+ * files of LOCAL that killed runs left. Reports errors; an exit code.
+ */
+int cmd_tmp_open(struct rpmemctl_ctx *ctx, const char *local, uint64_t size,
+		 int copy, struct cmd_tmp *t);
+/* cmd_tmp_commit -- fsync, rename over dest, fsync its directory */
+int cmd_tmp_commit(struct rpmemctl_ctx *ctx, struct cmd_tmp *t);
+/* cmd_tmp_abort -- the temporary file closed and removed (if still there) */
+void cmd_tmp_abort(struct cmd_tmp *t);
+
 /* --- progress ------------------------------------------------------------ */
 
 struct cmd_progress {

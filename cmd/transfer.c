@@ -866,6 +866,69 @@ out:
 	return code;
 }
 
+/* a pull into a temporary file renamed over LOCAL (cmd_tmp_*) */
+struct pull_tmp {
+	struct rpmemctl_ctx *ctx;
+	struct cmd_local *local; /* the temporary file, mapped */
+	struct cmd_tmp tmp;
+	int used; /* LOCAL is a regular file or missing: replaced whole */
+	int code; /* the hook's exit code, said on stderr */
+};
+
+/*
+ * pull_commit -- the library's commit hook of a pull: the temporary
+ * file persisted and renamed over LOCAL, before LOCAL's history is
+ * recorded; 0 or -EIO (with p->code)
+ */
+static int pull_commit(void *arg)
+{
+	struct pull_tmp *p = arg;
+
+	p->code = cmd_local_persist(p->ctx, p->local);
+	if (!p->code)
+		p->code = cmd_tmp_commit(p->ctx, &p->tmp);
+	return p->code ? -EIO : 0;
+}
+
+/*
+ * pull_open -- LOCAL for a real pull: a regular file (or a missing one)
+ * is replaced whole, through a temporary file beside it that starts as
+ * its copy; a device is written in place, as it cannot be renamed over.
+ * An exit code.
+ */
+static int pull_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+		     const struct xfer_result *r, uint64_t psize,
+		     struct pull_tmp *p)
+{
+	struct stat st;
+	char a[64], b[64];
+	int code, exists = !stat(x->local, &st);
+
+	if (exists && !S_ISREG(st.st_mode))
+		return cmd_local_open(ctx, x->local, CMD_LOCAL_RDWR, 0,
+				      p->local);
+	if (exists && (uint64_t)st.st_size != psize) {
+		cmd_fmt_bytes((uint64_t)st.st_size, a, sizeof(a));
+		cmd_fmt_bytes(psize, b, sizeof(b));
+		cmd_err(ctx, "cannot pull %s into '%s': the pool's size is %s, "
+			"the file's size is %s; remove the file or pull into a "
+			"new one", r->target, x->local, b, a);
+		return CMD_EXIT_LOCAL;
+	}
+	code = cmd_tmp_open(ctx, x->local, psize, 1, &p->tmp);
+	if (code)
+		return code;
+	p->used = 1;
+	code = cmd_local_open(ctx, p->tmp.path, CMD_LOCAL_RDWR, 0, p->local);
+	if (code) {
+		cmd_tmp_abort(&p->tmp);
+		p->used = 0;
+		return code;
+	}
+	p->local->created = !p->tmp.existed;
+	return 0;
+}
+
 /*
  * transfer_one -- a mirror, push, pull or verify to x->target; shared:
  * the local file, opened by the caller (several targets), else NULL
@@ -881,6 +944,7 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	struct xfer_result r = { .x = x, .transport = "" };
 	struct xfer_cb cb = { 0 };
 	int pull = x->mode == RPMEMCTL_SYNC_PULL;
+	struct pull_tmp pt = { .ctx = ctx, .local = &local };
 	char hp[300], src[1024], a[64], b[64];
 	enum rpmemctl_pool_state state;
 	struct cmd_target t;
@@ -934,15 +998,14 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		r.transport);
 
 	if (pull) {
-		unsigned lf = x->dry_run ? 0 :
-					   CMD_LOCAL_RDWR | CMD_LOCAL_CREATE;
-
 		if (x->dry_run && access(x->local, F_OK) && errno == ENOENT) {
 			dry_missing(&r, &cb, psize);
 			r.st.generation = rpmemctl_pool_get_generation(pool);
 			goto report;
 		}
-		code = cmd_local_open(ctx, x->local, lf, psize, &local);
+		code = x->dry_run ? cmd_local_open(ctx, x->local, 0, 0,
+						   &local) :
+				    pull_open(ctx, x, &r, psize, &pt);
 		if (code)
 			goto err_pool;
 		r.created_local = local.created;
@@ -984,6 +1047,8 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		goto err_pool;
 	ret = make_cfg(ctx, x, cmd_source(x->local, src, sizeof(src)),
 		       local.fd, &cb, &cfg);
+	if (!ret && pt.used)
+		ret = rpmemctl_sync_cfg_set_commit(cfg, pull_commit, &pt);
 	if (!ret)
 		ret = rpmemctl_sync_result_new(&res);
 	if (ret) {
@@ -1000,6 +1065,10 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	dirty_get(ctx, &r, cb.log, res);
 	rpmemctl_sync_result_delete(&res);
 	rpmemctl_sync_cfg_delete(&cfg);
+	if (ret < 0 && pt.code) {
+		code = pt.code; /* the rename or its persist: said */
+		goto err_pool;
+	}
 	if (ret < 0) {
 		if (pull)
 			code = cmd_remote_err(ctx, sess, ret, NULL,
@@ -1028,7 +1097,8 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	if (x->mode == RPMEMCTL_SYNC_VERIFY && !r.identical)
 		code = CMD_EXIT_DIFFER;
 
-	if (pull && !x->dry_run) {
+	/* a pull through a temporary file was persisted by its commit */
+	if (pull && !x->dry_run && !pt.used) {
 		code = cmd_local_persist(ctx, &local);
 		if (code)
 			goto err_pool;
@@ -1059,7 +1129,9 @@ err_session:
 err_local:
 	/* a file created for a pull that failed is not left half-written */
 	if (!shared)
-		cmd_local_close(&local, 1);
+		cmd_local_close(&local, !pt.used);
+	if (pt.used)
+		cmd_tmp_abort(&pt.tmp);
 	rpmemctl_dirtylog_close(&cb.log);
 	free(cb.ranges.v);
 	return code;

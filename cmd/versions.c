@@ -484,33 +484,20 @@ static int restore_copy(struct at_run *r, int fd, const char *tmp)
 /* at_restore -- the version into FILE: a new file renamed over it */
 static int at_restore(struct at_run *r)
 {
-	char tmp[4200], a[32];
+	struct cmd_tmp tmp;
+	char a[32];
 	mode_t mode = 0644;
-	int exists, fd, code = local_size_ok(r, "restore into", &exists, &mode);
+	int exists, code = local_size_ok(r, "restore into", &exists, &mode);
 
+	if (!code)
+		code = cmd_tmp_open(r->ctx, r->x->local, r->size, 0, &tmp);
 	if (code)
 		return code;
-	snprintf(tmp, sizeof(tmp), "%s.rpmem-restore.XXXXXX", r->x->local);
-	if ((fd = mkstemp(tmp)) < 0) {
-		cmd_err(r->ctx, "cannot create a file beside '%s': %s",
-			r->x->local, strerror(errno));
-		return CMD_EXIT_LOCAL;
-	}
-	if (fchmod(fd, mode) || ftruncate(fd, (off_t)r->size)) {
-		cmd_err(r->ctx, "cannot size '%s': %s", tmp, strerror(errno));
-		code = CMD_EXIT_LOCAL;
-	}
+	code = restore_copy(r, tmp.fd, tmp.path);
 	if (!code)
-		code = restore_copy(r, fd, tmp);
-	close(fd);
-	if (!code && rename(tmp, r->x->local)) {
-		cmd_err(r->ctx, "cannot rename '%s' to '%s': %s", tmp,
-			r->x->local, strerror(errno));
-		code = CMD_EXIT_LOCAL;
-	}
-	if (code)
-		unlink(tmp);
-	else
+		code = cmd_tmp_commit(r->ctx, &tmp);
+	cmd_tmp_abort(&tmp);
+	if (!code)
 		cmd_info(r->ctx, "restored version %" PRIu64 " of %s into "
 			 "'%s' (%s%s)", r->x->at, r->target, r->x->local,
 			 rpmemctl_size_format(r->size, a, sizeof(a)),

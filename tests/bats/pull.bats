@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# pull.bats -- sync --pull (plain and --at) replaces the local file whole:
+# kill -9 at any point leaves the old or the new image byte for byte, the
+# temporary file of a killed run is removed by the next pull or restore,
+# a symbolic link stays a link, the file keeps its owner and mode
+
+load helpers
+
+setup() {
+	setup_env
+	# r1 keeps versions, for the --at restores
+	cat >"$CONF" <<CONF
+listen = ["127.0.0.1"];
+port = $PORT;
+log = { level = "info"; target = "stderr"; };
+max_sessions = 16;
+regions = (
+  { name = "r1"; type = "dir"; path = "$R1"; versions = "last=5"; }
+);
+CONF
+	start_daemon
+	mkdir -p "$W/l"
+	mkfile "$W/src" 8
+	mkfile "$W/old" 8
+}
+
+teardown() { teardown_daemon; }
+
+# tmps -- the temporary files of sync --pull in $W/l
+tmps() {
+	find "$W/l" -maxdepth 1 -name '*.rpmem-tmp.*' -printf '%f\n'
+}
+
+# read_at_least N -- the daemon's sessions have read N bytes or more
+# (status --json sessions[].bytes_read)
+read_at_least() {
+	local n
+	n=$("$RPMEMCTL" status --json "$T" 2>/dev/null |
+		jq '[.sessions[].bytes_read] | max // 0')
+	[ "${n:-0}" -ge "$1" ]
+}
+
+# old_or_new -- $W/l/f is $W/old or $W/src, byte for byte (which: $which)
+old_or_new() {
+	if cmp -s "$W/l/f" "$W/old"; then
+		which=old
+	elif cmp -s "$W/l/f" "$W/src"; then
+		which=new
+	else
+		echo "the local file is a mix of the old and the new image" >&2
+		cmp "$W/l/f" "$W/old" | head -1 >&2
+		return 1
+	fi
+}
+
+@test "kill -9 of rpmemctl at several points of a paced sync --pull: the local file is the old or the new image byte for byte; the next pull removes the temporary file" {
+	rc mirror "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cp "$W/old" "$W/l/f"
+	local at pid olds=0
+	# killed once 1, 3 and 6 of the 8 MiB were read (every block differs)
+	for at in 1 3 6; do
+		"$RPMEMCTL" sync --pull --bwlimit 2M "$W/l/f" "$T/r1/p" \
+			>/dev/null 2>&1 &
+		pid=$!
+		alive_until "$pid" read_at_least $((at << 20))
+		kill -9 "$pid"
+		wait "$pid" || true
+		old_or_new
+		echo "killed after $at MiB: the $which image"
+		[ "$which" = new ] || olds=$((olds + 1))
+		# the killed run's temporary file is there
+		[ "$(tmps | wc -l)" -eq 1 ]
+	done
+	# at least one kill really was in the middle
+	[ "$olds" -ge 1 ]
+	rc sync --pull "$W/l/f" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"removed '$W/l/.f.rpmem-tmp."*"', left by an interrupted run (pid "* ]]
+	cmp "$W/l/f" "$W/src"
+	[ -z "$(tmps)" ]
+}
+
+@test "a killed --at restore's temporary file (a dead pid's, unlocked) is removed by the next restore; a live one's is left" {
+	rc mirror "$W/old" "$T/r1/p"
+	rc sync "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cp "$W/src" "$W/l/f"
+	# what a restore killed before its rename leaves: up to the pool's size
+	sh -c 'exit 0' &
+	local dead=$!
+	wait "$dead"
+	head -c 5M /dev/zero >"$W/l/.f.rpmem-tmp.$dead"
+	# a running one's (this shell's pid, alive) stays
+	: >"$W/l/.f.rpmem-tmp.$$"
+	rc sync --pull --at 1 "$W/l/f" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$W/l/f" "$W/old"
+	[ ! -e "$W/l/.f.rpmem-tmp.$dead" ]
+	[ -e "$W/l/.f.rpmem-tmp.$$" ]
+	[ "$(tmps)" = ".f.rpmem-tmp.$$" ]
+}
+
+@test "sync --pull and --at into a symbolic link: the link stays, the file it names is replaced, owner and mode kept" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to give the file another owner"
+	rc mirror "$W/old" "$T/r1/p"
+	rc sync "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	mkdir -p "$W/data"
+	cp "$W/old" "$W/data/real"
+	chown 4242:4343 "$W/data/real"
+	chmod 0640 "$W/data/real"
+	ln -s ../data/real "$W/l/f"
+	rc sync --pull "$W/l/f" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -L "$W/l/f" ]
+	[ "$(readlink "$W/l/f")" = ../data/real ]
+	cmp "$W/data/real" "$W/src"
+	[ "$(stat -c '%u:%g %a' "$W/data/real")" = "4242:4343 640" ]
+	# the temporary file went beside the file, not the link
+	[ -z "$(tmps)" ]
+	[ -z "$(find "$W/data" -name '*.rpmem-tmp.*')" ]
+	rc sync --pull --at 1 "$W/l/f" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -L "$W/l/f" ]
+	cmp "$W/data/real" "$W/old"
+	[ "$(stat -c '%u:%g %a' "$W/data/real")" = "4242:4343 640" ]
+	# a missing file is created, by the rename, whole
+	rc sync --pull "$W/l/new" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/l/new" "$W/src"
+	[ -z "$(tmps)" ]
+}
+
+@test "a pull refused before it moves anything (size) creates no temporary file; a pull that fails removes its own" {
+	rc mirror "$W/src" "$T/r1/p"
+	head -c 4M /dev/urandom >"$W/l/f"
+	cp "$W/l/f" "$W/l/f.before"
+	rc sync --pull "$W/l/f" "$T/r1/p"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"the pool's size is"* ]]
+	cmp "$W/l/f" "$W/l/f.before"
+	[ -z "$(tmps | grep -v f.before)" ]
+	# the daemon goes away mid-pull: exit non-zero, the old file intact,
+	# the temporary file removed
+	cp "$W/old" "$W/l/g"
+	"$RPMEMCTL" sync --pull --bwlimit 2M "$W/l/g" "$T/r1/p" \
+		>/dev/null 2>&1 &
+	local pid=$! st=0
+	alive_until "$pid" read_at_least $((1 << 20))
+	kill -9 "$DPID"
+	wait "$DPID" || true
+	DPID=
+	wait "$pid" || st=$?
+	[ "$st" -ne 0 ]
+	cmp "$W/l/g" "$W/old"
+	[ -z "$(tmps)" ]
+	start_daemon
+}
