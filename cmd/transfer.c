@@ -872,6 +872,7 @@ struct pull_tmp {
 	struct cmd_local *local; /* the temporary file, mapped */
 	struct cmd_tmp tmp;
 	int used; /* LOCAL is a regular file or missing: replaced whole */
+	uint64_t size; /* a regular LOCAL's size */
 	int code; /* the hook's exit code, said on stderr */
 };
 
@@ -891,40 +892,57 @@ static int pull_commit(void *arg)
 }
 
 /*
+ * pull_copy -- before any connection (a copy of a large file takes time
+ * a session would spend idle): a regular LOCAL's copy beside it, which
+ * the pull then updates and renames over it; an exit code
+ */
+static int pull_copy(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+		     struct pull_tmp *p)
+{
+	struct stat st;
+	int code;
+
+	if (stat(x->local, &st) || !S_ISREG(st.st_mode))
+		return 0; /* missing: created after the open; a device */
+	code = cmd_tmp_open(ctx, x->local, (uint64_t)st.st_size, 1, &p->tmp);
+	p->used = !code;
+	p->size = (uint64_t)st.st_size;
+	return code;
+}
+
+/*
  * pull_open -- LOCAL for a real pull: a regular file (or a missing one)
- * is replaced whole, through a temporary file beside it that starts as
- * its copy; a device is written in place, as it cannot be renamed over.
- * An exit code.
+ * is replaced whole, through a temporary file beside it (pull_copy's, or
+ * a new one); a device is written in place, as it cannot be renamed
+ * over. An exit code.
  */
 static int pull_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		     const struct xfer_result *r, uint64_t psize,
 		     struct pull_tmp *p)
 {
-	struct stat st;
 	char a[64], b[64];
-	int code, exists = !stat(x->local, &st);
+	int code;
 
-	if (exists && !S_ISREG(st.st_mode))
+	if (!p->used && !access(x->local, F_OK))
 		return cmd_local_open(ctx, x->local, CMD_LOCAL_RDWR, 0,
 				      p->local);
-	if (exists && (uint64_t)st.st_size != psize) {
-		cmd_fmt_bytes((uint64_t)st.st_size, a, sizeof(a));
+	if (p->used && p->size != psize) {
+		cmd_fmt_bytes(p->size, a, sizeof(a));
 		cmd_fmt_bytes(psize, b, sizeof(b));
 		cmd_err(ctx, "cannot pull %s into '%s': the pool's size is %s, "
 			"the file's size is %s; remove the file or pull into a "
 			"new one", r->target, x->local, b, a);
 		return CMD_EXIT_LOCAL;
 	}
-	code = cmd_tmp_open(ctx, x->local, psize, 1, &p->tmp);
+	if (!p->used) {
+		code = cmd_tmp_open(ctx, x->local, psize, 0, &p->tmp);
+		if (code)
+			return code;
+		p->used = 1;
+	}
+	code = cmd_local_open(ctx, p->tmp.path, CMD_LOCAL_RDWR, 0, p->local);
 	if (code)
 		return code;
-	p->used = 1;
-	code = cmd_local_open(ctx, p->tmp.path, CMD_LOCAL_RDWR, 0, p->local);
-	if (code) {
-		cmd_tmp_abort(&p->tmp);
-		p->used = 0;
-		return code;
-	}
 	p->local->created = !p->tmp.existed;
 	return 0;
 }
@@ -974,6 +992,11 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		return code;
 	}
 
+	if (pull && !x->dry_run && !shared) {
+		code = pull_copy(ctx, x, &pt);
+		if (code)
+			goto err_local;
+	}
 	code = cmd_connect(ctx, &t, x->transport, &sess);
 	if (code)
 		goto err_local;
