@@ -12,6 +12,7 @@
 #include "confine.h"
 #include "guard.h"
 #include "log.h"
+#include "region.h"
 #include "server.h"
 
 /* blocks from this size on are mappings of their own (malloc_setup) */
@@ -127,9 +128,15 @@ int main(int argc, char *argv[])
 		rpmemd_auth_delete(&auth);
 		if (!bad)
 			rpmemd_access_warn(&cfg);
+		int unsafe = rpmemd_regions_check(&cfg);
 		rpmemd_config_free(&cfg);
 		if (bad) {
 			fprintf(stderr, "rpmemd: %s: %s\n", path, err);
+			return 1;
+		}
+		if (unsafe) {
+			fprintf(stderr, "rpmemd: %s: %d region director%s that someone else could write (region_check = \"strict\")\n",
+				path, unsafe, unsafe == 1 ? "y" : "ies");
 			return 1;
 		}
 		printf("configuration OK\n");

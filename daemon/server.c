@@ -19,6 +19,7 @@
 #include "access.h"
 #include "auth.h"
 #include "log.h"
+#include "meta.h"
 #include "net.h"
 #include "notify.h"
 #include "sock.h"
@@ -340,6 +341,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 	if ((ret = rpmemd_regions_new(&srv->regions)))
 		goto err_free;
 	discover_pmem(&srv->cfg);
+	rpmemd_region_check_set(srv->cfg.region_check_warn);
 	if ((ret = rpmemd_regions_apply(srv->regions, &srv->cfg, err,
 					sizeof(err)))) {
 		ERR("%s", err);
@@ -419,8 +421,10 @@ static void reload(struct rpmemd_server *srv)
 		rpmemd_config_free(&nc);
 		return;
 	}
+	rpmemd_region_check_set(nc.region_check_warn);
 	ret = rpmemd_regions_apply(srv->regions, &nc, err, sizeof(err));
 	if (ret) {
+		rpmemd_region_check_set(srv->cfg.region_check_warn);
 		ERR("reload failed, keeping the running configuration: %s",
 		    err);
 		rpmemd_access_delete(&acc);

@@ -1007,6 +1007,27 @@ static int parse_bwlimit(struct cfg_ctx *c, const config_setting_t *root,
 	return 0;
 }
 
+/*
+ * parse_region_check -- region_check = "strict" | "warn": what a region
+ * directory, its .rpmemd or a file in them that someone else could have
+ * written does (refused, or a warning)
+ */
+static int parse_region_check(struct cfg_ctx *c, const config_setting_t *root,
+			      struct rpmemd_config *cfg)
+{
+	const char *v;
+	int ret;
+
+	if ((ret = get_str(c, root, "region_check", "region_check", &v)) || !v)
+		return ret;
+	if (!strcmp(v, "strict") || !strcmp(v, "warn")) {
+		cfg->region_check_warn = !strcmp(v, "warn");
+		return 0;
+	}
+	return cfg_err(c, config_setting_get_member(root, "region_check"),
+		       "region_check", "'%s' is not one of strict, warn", v);
+}
+
 /* parse_root -- every top-level setting, then cross-checks */
 static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 		      struct rpmemd_config *cfg)
@@ -1014,7 +1035,7 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 	static const char *const known[] = {
 		"listen", "port", "log", "max_sessions", "regions",
 		"regions_auto", "auth", "allow_insecure_remote", "tls",
-		"limits", "access", "bwlimit", NULL
+		"limits", "access", "bwlimit", "region_check", NULL
 	};
 	long long v;
 	int ret;
@@ -1043,6 +1064,8 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 	if ((ret = get_bool(c, root, "allow_insecure_remote",
 			    "allow_insecure_remote",
 			    &cfg->allow_insecure_remote)))
+		return ret;
+	if ((ret = parse_region_check(c, root, cfg)))
 		return ret;
 	if ((ret = parse_auth(c, root, cfg)))
 		return ret;

@@ -101,6 +101,7 @@ struct rpmemd_config {
 	int regions_auto;	   /* also serve the discovered namespaces */
 	int require_auth;	   /* auth.require_auth (reserved) */
 	int allow_insecure_remote; /* non-loopback listeners without TLS */
+	int region_check_warn;	   /* region_check = "warn" (else strict) */
 	struct rpmemd_tls_cfg tls;
 	int has_access; /* an access list is present (maybe empty) */
 	unsigned naccess;

@@ -76,9 +76,9 @@ int rpmemd_damage_load(int metafd, const char *pool, const uint8_t *uuid,
 	if (metafd < 0)
 		return 0;
 	dm_name(pool, "", fn, sizeof(fn));
-	fd = openat(metafd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = rpmemd_open_ro(metafd, fn);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return fd == -ENOENT ? 0 : fd;
 	ret = dm_header(fd, uuid, &h);
 	if (!ret && !(e = malloc((h.count ? h.count : 1) * sizeof(*e))))
 		ret = -ENOMEM;
@@ -287,7 +287,7 @@ void rpmemd_damage_info(struct rpmemd_region *r, struct rpmem_pool_info *v,
 
 	for (uint32_t i = 0; r->metafd >= 0 && i < n; i++) {
 		dm_name(v[i].name, "", fn, sizeof(fn));
-		int fd = openat(r->metafd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		int fd = rpmemd_open_ro(r->metafd, fn);
 		if (fd < 0)
 			continue;
 		/* a list that is not the pool's: at least a piece */

@@ -242,9 +242,9 @@ int rpmemd_meta_read(int dirfd, const char *pool, struct rpmemd_meta *m)
 	int ret = meta_file(pool, "", file, sizeof(file));
 	if (ret)
 		return ret;
-	int fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = rpmemd_open_ro(dirfd, file);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	size_t len = 0;
 	while (len < sizeof(buf)) {
 		ssize_t n = read(fd, buf + len, sizeof(buf) - len);
@@ -266,19 +266,115 @@ err_close:
 	return ret;
 }
 
-int rpmemd_open_own(int dirfd, const char *name, int flags)
+/* region_check = "warn": someone else's files are only warned about */
+static int check_warn;
+
+void rpmemd_region_check_set(int warn)
+{
+	__atomic_store_n(&check_warn, warn, __ATOMIC_RELAXED);
+}
+
+int rpmemd_region_check_warn(void)
+{
+	return __atomic_load_n(&check_warn, __ATOMIC_RELAXED);
+}
+
+const char *rpmemd_untrusted(const struct stat *st, char *buf, size_t len)
+{
+	unsigned mode = (unsigned)st->st_mode & 07777;
+
+	if (st->st_uid != geteuid())
+		snprintf(buf, len, "owned by uid %u, not rpmemd's user (uid %u)",
+			 (unsigned)st->st_uid, (unsigned)geteuid());
+	else if (st->st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(buf, len, "writable by %s (mode %04o)",
+			 (st->st_mode & S_IWOTH) ? "others" : "its group",
+			 mode);
+	else
+		return NULL;
+	return buf;
+}
+
+/* files found not rpmemd's own: a few a second are logged */
+static struct rpmem_log_limit log_untrusted =
+	RPMEM_LOG_LIMIT_INIT("files not rpmemd's own", 5);
+
+/*
+ * own_check -- fd (name) is rpmemd's own: 0; else logged, and -EPERM
+ * unless region_check is "warn"
+ */
+static int own_check(int fd, const char *name)
 {
 	struct stat st;
-	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	char why[96];
+	int warn = rpmemd_region_check_warn();
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!rpmemd_untrusted(&st, why, sizeof(why)))
+		return 0;
+	rpmem_log_limited(&log_untrusted, warn ? LOG_WARNING : LOG_ERR,
+			  "%s '%s' in a region: it is %s, so someone else may have written it%s",
+			  warn ? "using" : "refusing", name, why,
+			  warn ? " (region_check = \"warn\")" :
+				 " (fix its owner and mode, or set region_check = \"warn\")");
+	return warn ? 0 : -EPERM;
+}
+
+int rpmemd_open_ro(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int ret;
+
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st)) {
-		int ret = -errno;
+	if ((ret = own_check(fd, name))) {
 		close(fd);
 		return ret;
 	}
-	if (S_ISREG(st.st_mode) && st.st_nlink == 1)
+	return fd;
+}
+
+int rpmemd_own_at(int dirfd, const char *name)
+{
+	int ret, fd = openat(dirfd, name,
+			     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		ret = -errno;
+	else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+		ret = -EPERM;
+	else
+		ret = own_check(fd, name);
+	close(fd);
+	if (ret == -EPERM && (!S_ISREG(st.st_mode) || st.st_nlink != 1))
+		rpmem_log_limited(&log_untrusted, LOG_ERR,
+				  "refusing '%s' in a region: not a regular file with one link",
+				  name);
+	return ret;
+}
+
+int rpmemd_open_own(int dirfd, const char *name, int flags)
+{
+	struct stat st;
+	int ret, fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (S_ISREG(st.st_mode) && st.st_nlink == 1) {
+		if ((ret = own_check(fd, name))) {
+			close(fd);
+			return ret;
+		}
 		return fd;
+	}
 	close(fd);
 	if (!S_ISREG(st.st_mode)) {
 		WARN("refusing to write '%s': not a regular file", name);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "proto.h"
 
@@ -91,14 +92,49 @@ int rpmemd_meta_parse(const char *buf, size_t len, struct rpmemd_meta *m);
 int rpmemd_meta_read(int dirfd, const char *pool, struct rpmemd_meta *m);
 
 /*
+ * rpmemd_region_check_set -- what a directory or file that someone else
+ * could have written does: refused (0, region_check = "strict", the
+ * default) or only warned about (1, "warn"); from the configuration
+ */
+void rpmemd_region_check_set(int warn);
+/* rpmemd_region_check_warn -- region_check is "warn" */
+int rpmemd_region_check_warn(void);
+
+/*
+ * rpmemd_untrusted -- why st (a region's directory or .rpmemd, or a file
+ * in them) is not rpmemd's own: owned by another user than rpmemd's
+ * effective one, or writable by its group or others. The reason in
+ * buf[len] and buf; NULL if it is rpmemd's own.
+ */
+const char *rpmemd_untrusted(const struct stat *st, char *buf, size_t len);
+
+/*
  * rpmemd_open_own -- open name in dirfd (a region's directory or its
  * metadata directory) for writing with flags (O_CREAT: 0600), without
  * following a symbolic link and never truncating: the fd if it is a
- * regular file with one link, else -EMLINK (a hard link: the other may be
- * a file outside the region) or -EINVAL, the refusal logged. Every file
- * rpmemd writes in a region is opened so.
+ * regular file with one link and rpmemd's own (rpmemd_untrusted), else
+ * -EMLINK (a hard link: the other may be a file outside the region),
+ * -EINVAL or -EPERM (someone else's; with region_check "warn" opened all
+ * the same), the refusal logged. Every file rpmemd writes in a region is
+ * opened so.
  */
 int rpmemd_open_own(int dirfd, const char *name, int flags);
+
+/*
+ * rpmemd_open_ro -- open name in dirfd read-only, without following a
+ * symbolic link: the fd, or -errno; -EPERM (logged) if the file is not
+ * rpmemd's own (rpmemd_untrusted; with region_check "warn" a warning and
+ * the fd). Every side file rpmemd reads in a region is opened so.
+ */
+int rpmemd_open_ro(int dirfd, const char *name);
+
+/*
+ * rpmemd_own_at -- name in dirfd, not followed if a symbolic link, is a
+ * regular file with one link and rpmemd's own, for a rename that makes
+ * it a pool file: 0, -errno, or -EPERM (logged; with region_check "warn"
+ * a warning and 0 when only its owner or mode is wrong)
+ */
+int rpmemd_own_at(int dirfd, const char *name);
 
 /*
  * rpmemd_unlink_own -- remove name in dirfd if it is rpmemd's own: a

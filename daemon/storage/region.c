@@ -131,6 +131,35 @@ static void dax_put(struct rpmemd_regions *set, struct rpmemd_dax **pdax)
 }
 
 /*
+ * dir_check -- directory fd (path) is rpmemd's own (rpmemd_untrusted):
+ * 0; else -EPERM with the reason in err, or with region_check "warn" a
+ * warning and 0
+ */
+static int dir_check(const struct rpmemd_region *r, int fd, const char *path,
+		     char *err, size_t errlen)
+{
+	struct stat st;
+	char why[96];
+
+	if (fstat(fd, &st)) {
+		snprintf(err, errlen, "region '%s': %s: %s", r->cfg.name, path,
+			 strerror(errno));
+		return -errno;
+	}
+	if (!rpmemd_untrusted(&st, why, sizeof(why)))
+		return 0;
+	if (rpmemd_region_check_warn()) {
+		WARN("region '%s': %s is %s: someone else could replace its pools' files (region_check = \"warn\")",
+		     r->cfg.name, path, why);
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "region '%s': %s is %s: someone else could replace its pools' files (chown it to rpmemd's user and chmod go-w, or set region_check = \"warn\")",
+		 r->cfg.name, path, why);
+	return -EPERM;
+}
+
+/*
  * undo_default -- the default undo_dir of a devdax region: undo/<name>
  * in the daemon's state directory ($STATE_DIRECTORY, set by systemd's
  * StateDirectory=), created; 0, 1 if there is none, or -errno
@@ -176,11 +205,14 @@ static int region_open_undo(struct rpmemd_region *r, char *err, size_t errlen)
 		    faccessat(r->undofd, ".", W_OK | X_OK, AT_EACCESS))
 			ret = -errno;
 	}
+	if (!ret && (ret = dir_check(r, r->undofd, r->undo_path, err, errlen)))
+		goto err_close;
 	if (!ret)
 		return 0;
 	snprintf(err, errlen,
 		 "region '%s': cannot use %s for its undo journals (undo_dir): %s",
 		 r->cfg.name, r->undo_path, strerror(-ret));
+err_close:
 	if (r->undofd >= 0)
 		close(r->undofd);
 	r->undofd = -1;
@@ -191,6 +223,7 @@ static int region_open_undo(struct rpmemd_region *r, char *err, size_t errlen)
 static int region_open_dir(struct rpmemd_region *r, char *err, size_t errlen)
 {
 	const struct rpmemd_region_cfg *cfg = &r->cfg;
+	char meta[RPMEM_STR_MAX + 16];
 	int ret;
 
 	r->dirfd = open(cfg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -223,6 +256,10 @@ static int region_open_dir(struct rpmemd_region *r, char *err, size_t errlen)
 			 cfg->name, cfg->path, strerror(errno));
 		goto err_close_meta;
 	}
+	snprintf(meta, sizeof(meta), "%s/%s", cfg->path, RPMEMD_META_DIR);
+	if ((ret = dir_check(r, r->dirfd, cfg->path, err, errlen)) ||
+	    (ret = dir_check(r, r->metafd, meta, err, errlen)))
+		goto err_close_meta;
 	return 0;
 
 err_close_meta:
@@ -325,6 +362,47 @@ void rpmemd_regions_delete(struct rpmemd_regions **pset)
 	pthread_mutex_destroy(&set->lock);
 	free(set);
 	*pset = NULL;
+}
+
+/* check_path -- rpmemd_regions_check of one directory: 1 if refused */
+static int check_path(const struct rpmemd_region_cfg *rc, const char *path,
+		      int warn)
+{
+	struct stat st;
+	char why[96];
+
+	if (lstat(path, &st))
+		return 0; /* not there (yet): opening it says what is wrong */
+	if (!rpmemd_untrusted(&st, why, sizeof(why)))
+		return 0;
+	if (warn) {
+		WARN("region '%s': %s is %s: someone else could replace its pools' files (region_check = \"warn\")",
+		     rc->name, path, why);
+		return 0;
+	}
+	ERR("region '%s': %s is %s: someone else could replace its pools' files (chown it to rpmemd's user and chmod go-w, or set region_check = \"warn\")",
+	    rc->name, path, why);
+	return 1;
+}
+
+int rpmemd_regions_check(const struct rpmemd_config *cfg)
+{
+	char meta[RPMEM_STR_MAX + 16];
+	int n = 0, warn = cfg->region_check_warn;
+
+	for (unsigned i = 0; i < cfg->nregions; i++) {
+		const struct rpmemd_region_cfg *rc = &cfg->regions[i];
+		if (rc->type == RPMEM_REGION_DEVDAX) {
+			if (rc->undo_dir[0])
+				n += check_path(rc, rc->undo_dir, warn);
+			continue;
+		}
+		n += check_path(rc, rc->path, warn);
+		snprintf(meta, sizeof(meta), "%s/%s", rc->path,
+			 RPMEMD_META_DIR);
+		n += check_path(rc, meta, warn);
+	}
+	return n;
 }
 
 /* region_same -- the configuration of a region did not change */

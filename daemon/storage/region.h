@@ -96,6 +96,16 @@ int rpmemd_regions_apply(struct rpmemd_regions *set,
 			 const struct rpmemd_config *cfg, char *err,
 			 size_t errlen);
 
+/*
+ * rpmemd_regions_check -- region_check of cfg's regions without opening
+ * them (rpmemd -n): a directory region's directory and its .rpmemd (if
+ * there is one yet), a devdax region's undo_dir, each owned by rpmemd's
+ * user and writable by nobody else. What it finds is logged, as errors
+ * (region_check "strict": their number is returned) or as warnings
+ * ("warn": 0 is returned).
+ */
+int rpmemd_regions_check(const struct rpmemd_config *cfg);
+
 /* rpmemd_region_get -- a reference to the active region name, or -ENODEV */
 int rpmemd_region_get(struct rpmemd_regions *set, const char *name,
 		      struct rpmemd_region **out);

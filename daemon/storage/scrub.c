@@ -13,6 +13,7 @@
 #include "damage.h"
 #include "hash.h"
 #include "log.h"
+#include "meta.h"
 #include "scrub.h"
 #include "util.h"
 #include "wire.h"
@@ -289,7 +290,7 @@ static int record_open(struct rpmemd_pool *p, const struct rpmemd_meta *m,
 	if (p->region->metafd < 0)
 		return -ENOENT;
 	sc_name(p->name, "", fn, sizeof(fn));
-	fd = openat(p->region->metafd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = rpmemd_open_ro(p->region->metafd, fn);
 	if (fd < 0)
 		return -ENOENT;
 	if (rpmem_pread_full(fd, h, sizeof(*h), 0) ||
@@ -496,7 +497,7 @@ static uint64_t image_hash(int fd, const struct sc_hdr *h)
 static int open_named(int metafd, const char *fn, uint64_t size,
 		      struct sc_hdr *h)
 {
-	int fd = openat(metafd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = rpmemd_open_ro(metafd, fn);
 
 	if (fd < 0)
 		return -ENOENT;

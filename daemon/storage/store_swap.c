@@ -443,6 +443,12 @@ void rpmemd_store_swap_recover(struct rpmemd_region *r, const char *name,
 		return;
 	/* complete: the pool's image once the metadata committed it */
 	if (m && m->state == RPMEM_POOL_CONSISTENT) {
+		if (rpmemd_own_at(r->metafd, done)) {
+			ERR("region '%s': pool '%s': the new image of a dense sync (%s/%s/%s) is not rpmemd's own (see above): it is left in place and the pool file kept",
+			    r->cfg.name, name, r->cfg.path, RPMEMD_META_DIR,
+			    done);
+			return;
+		}
 		if (renameat(r->metafd, done, r->dirfd, name) ||
 		    fsync(r->dirfd))
 			ERR("region '%s': pool '%s': cannot rename its committed new image over the pool file: %s",

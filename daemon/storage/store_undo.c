@@ -61,6 +61,11 @@ void rpmemd_store_undo_open(struct rpmemd_pool *p)
 	ret = rpmemd_undo_load(dfd, p->name, p->meta.uuid, p->size, &u);
 	if (ret == -ENOENT)
 		return;
+	if (ret == -EPERM) { /* someone else's: not ours to remove either */
+		ERR("region '%s': pool '%s': its undo journal is not rpmemd's own (see above): it is not applied and left in place; the pool cannot be rolled back",
+		    p->region->cfg.name, p->name);
+		return;
+	}
 	if (!ret && rpmemd_undo_generation(u) == p->meta.generation) {
 		NOTICE("region '%s': pool '%s': an interrupted sync: %llu blocks of generation %llu kept in its undo journal (roll back or sync again)",
 		       p->region->cfg.name, p->name,

@@ -414,10 +414,9 @@ static int open_hdr(int dirfd, const char *file, int flags,
 	int ret;
 
 	u->fd = flags & O_RDWR ? rpmemd_open_own(dirfd, file, O_RDWR) :
-				 openat(dirfd, file,
-					O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+				 rpmemd_open_ro(dirfd, file);
 	if (u->fd < 0)
-		return u->fd == -1 ? -errno : u->fd;
+		return u->fd;
 	if (fstat(u->fd, &st))
 		return -errno;
 	*fsize = (uint64_t)st.st_size;

@@ -309,7 +309,7 @@ small_region() {
 	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
 	MNT=$W/small
 	mkdir -p "$MNT"
-	mount -t tmpfs -o size="$1"m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
+	mount -t tmpfs -o size="$1"m,mode=0755 tmpfs "$MNT" || skip "cannot mount a tmpfs here"
 	stop_daemon
 	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; },\n  { name = \"r1\";|" "$CONF"
 	start_daemon

@@ -183,7 +183,7 @@ session_written() {
 @test "a tmpfs region that fills up under a first mirror fails it with no space left (exit 4); the pool stays syncing and rpmemd serves on" {
 	SMALL=$W/small
 	mkdir -p "$SMALL"
-	mount -t tmpfs -o size=8m tmpfs "$SMALL" 2>/dev/null ||
+	mount -t tmpfs -o size=8m,mode=0755 tmpfs "$SMALL" 2>/dev/null ||
 		{ SMALL=; skip "cannot mount a small tmpfs (not root?)"; }
 	mkdir "$SMALL/region"
 	sed -i "s|regions = (|regions = (\n  { name = \"small\"; type = \"dir\"; path = \"$SMALL/region\"; },|" "$CONF"

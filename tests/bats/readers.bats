@@ -124,7 +124,7 @@ teardown() {
 	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
 	MNT=$W/small
 	mkdir -p "$MNT"
-	mount -t tmpfs -o size=14m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
+	mount -t tmpfs -o size=14m,mode=0755 tmpfs "$MNT" || skip "cannot mount a tmpfs here"
 	stop_daemon
 	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; versions = \"all\"; },\n  { name = \"r1\";|" "$CONF"
 	start_daemon

@@ -688,6 +688,30 @@ static void rpmemd_config_load__bad_scalar_settings(void **state)
 
 /* --- access ------------------------------------------------------------- */
 
+static void rpmemd_config_load__append_and_region_check(void **state)
+{
+	(void)state;
+	assert_int_equal(load("access = ( { identity = \"n\";"
+			      " regions = [ \"r1\" ]; rights = [ \"append\" ]; } );\n"),
+			 0);
+	assert_int_equal(cfg.naccess, 1);
+	assert_int_equal(cfg.access[0].rights,
+			 RPMEMD_RIGHT_APPEND | RPMEMD_RIGHT_READ);
+	assert_int_equal(cfg.region_check_warn, 0);
+	rpmemd_config_free(&cfg);
+	assert_int_equal(load("region_check = \"warn\";\n"), 0);
+	assert_int_equal(cfg.region_check_warn, 1);
+	rpmemd_config_free(&cfg);
+	assert_int_equal(load("region_check = \"strict\";\n"), 0);
+	assert_int_equal(cfg.region_check_warn, 0);
+	rpmemd_config_free(&cfg);
+	assert_int_equal(load("\nregion_check = \"off\";\n"), -EINVAL);
+	at(2);
+	has("region_check: 'off' is not one of strict, warn");
+	assert_int_equal(load("region_check = 1;\n"), -EINVAL);
+	has("region_check: must be a string");
+}
+
 static void rpmemd_config_load__access_rules_become_entries(void **state)
 {
 	(void)state;
@@ -1079,6 +1103,7 @@ int main(void)
 		cmocka_unit_test(rpmemd_config_load__bad_scalar_settings),
 		cmocka_unit_test(
 			rpmemd_config_load__access_rules_become_entries),
+		cmocka_unit_test(rpmemd_config_load__append_and_region_check),
 		cmocka_unit_test(
 			rpmemd_config_load__empty_access_list_is_present),
 		cmocka_unit_test(rpmemd_config_load__bad_access_rules),
