@@ -78,7 +78,7 @@ refused() {
 	as nightly mirror "$W/src" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p"
-	as nightly import --force "$W/mod" "$T/r1/p"
+	as nightly import --raw --force "$W/mod" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/mod" "$R1/p"
 	[ "$(gens)" = 1,2,3 ]
@@ -156,7 +156,7 @@ refused() {
 	[[ "$output" == *"which keeps no versions: changing pool 'p' would lose its image of generation 1"* ]]
 	as nightly mirror "$W/mod" "$T/r2/p"
 	[ "$status" -eq 4 ]
-	as nightly import --force "$W/mod" "$T/r2/p"
+	as nightly import --raw --force "$W/mod" "$T/r2/p"
 	[ "$status" -eq 4 ]
 	[ "$(snapshot "$R2")" = "$before" ]
 	as ops list --json "$T/r2/p"

@@ -45,7 +45,7 @@ small() {
 	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
 	MNT=$W/small
 	mkdir -p "$MNT"
-	mount -t tmpfs -o size="$1"m tmpfs "$MNT" || skip "cannot mount a tmpfs here"
+	mount -t tmpfs -o size="$1"m,mode=0755 tmpfs "$MNT" || skip "cannot mount a tmpfs here"
 }
 
 setup() {
