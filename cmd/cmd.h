@@ -352,6 +352,7 @@ struct cmd_xfer {
 	unsigned discard;
 	int has_at;		/* pull, verify: --at GENERATION */
 	uint64_t at;		/* that version */
+	int salvage;		/* pull --at: write what can be restored */
 };
 
 /*

@@ -55,6 +55,8 @@ struct scrub_acc {
 	int oom;
 	uint64_t bytes[3]; /* by enum rpmemctl_scrub_status */
 	uint64_t at;	   /* --at: the version; 0: the pool's image */
+	uint64_t *vbad;	   /* the pool's damaged versions */
+	size_t nvbad;
 };
 
 /* scrub_cb -- an rpmemctl_scrub_fn: count, keep the ranges not ok */
@@ -109,7 +111,7 @@ static void report_json(const struct cmd_target *t, const char *hp,
 				      a->bytes[RPMEMCTL_SCRUB_DAMAGED]);
 	json_u64(&j, "bytes_damaged", a->bytes[RPMEMCTL_SCRUB_DAMAGED]);
 	json_u64(&j, "bytes_unverified", a->bytes[RPMEMCTL_SCRUB_UNVERIFIED]);
-	json_bool(&j, "clean", a->n == 0);
+	json_bool(&j, "clean", a->n == 0 && a->nvbad == 0);
 	json_arr_begin(&j, "findings");
 	for (size_t i = 0; i < a->n; i++) {
 		json_obj_begin(&j, NULL);
@@ -119,6 +121,10 @@ static void report_json(const struct cmd_target *t, const char *hp,
 		json_str(&j, "reason", a->v[i].why);
 		json_obj_end(&j);
 	}
+	json_arr_end(&j);
+	json_arr_begin(&j, "damaged_versions");
+	for (size_t i = 0; i < a->nvbad; i++)
+		json_u64(&j, NULL, a->vbad[i]);
 	json_arr_end(&j);
 	json_end(&j);
 }
@@ -154,6 +160,38 @@ static void report_human(struct rpmemctl_ctx *ctx, const char *target,
 			 a->at ? a->at : rpmemctl_pool_get_generation(pool));
 }
 
+/*
+ * damaged_versions -- the pool's versions that are damaged on the target
+ * (their journals do not read): printed (human) or into *out (JSON);
+ * how many
+ */
+static size_t damaged_versions(struct rpmemctl_ctx *ctx,
+			       struct rpmemctl_pool *pool, const char *target,
+			       uint64_t **out)
+{
+	struct rpmemctl_version *v = NULL;
+	size_t n = 0, k = 0;
+
+	*out = NULL;
+	if (rpmemctl_pool_versions(pool, &v, &n) || !n ||
+	    !(*out = calloc(n, sizeof(**out)))) {
+		free(v);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[i].flags & RPMEMCTL_VERSION_DAMAGED))
+			continue;
+		(*out)[k++] = v[i].generation;
+		if (!ctx->json)
+			printf("damaged version %" PRIu64 ": its journal on the "
+			       "target does not read (kept; rpmemctl scrub "
+			       "--at %" PRIu64 " of %s names the ranges)\n",
+			       v[i].generation, v[i].generation, target);
+	}
+	free(v);
+	return k;
+}
+
 /* scrub_pool -- open read-only, scrub, report; an exit code */
 static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		      const struct cmd_target *t, const char *hp,
@@ -180,11 +218,14 @@ static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		cmd_err(ctx, "out of memory collecting ranges");
 		ret = CMD_EXIT_INTERNAL;
 	} else {
+		/* the pool's scrub also says which of its versions are damaged */
+		if (!a->at)
+			a->nvbad = damaged_versions(ctx, pool, target, &a->vbad);
 		if (ctx->json)
 			report_json(t, hp, pool, a);
 		else
 			report_human(ctx, target, pool, a);
-		ret = ret == 1 ? CMD_EXIT_DAMAGED :
+		ret = ret == 1 || a->nvbad ? CMD_EXIT_DAMAGED :
 		      ret == 2 ? CMD_EXIT_UNVERIFIED : CMD_EXIT_OK;
 	}
 	rpmemctl_pool_close(&pool);
@@ -229,5 +270,6 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		code = scrub_pool(ctx, sess, &t, hp, target, &a);
 	rpmemctl_session_close(&sess);
 	free(a.v);
+	free(a.vbad);
 	return code;
 }

@@ -23,6 +23,9 @@ static const char sync_usage[] =
 	"  -a, --at GENERATION    with --pull: restore that version of the\n"
 	"                         pool (rpmemctl versions) into LOCAL, a new\n"
 	"                         file renamed over it (of the same size)\n"
+	"      --salvage          with --at: a version damaged on the target\n"
+	"                         is written where it can be restored, zeros\n"
+	"                         where not (listed); exit status 7\n"
 	"  -n, --dry-run          report what would move, move nothing\n"
 	"  -b, --block-size SIZE  comparison block, power of two, 4K..64M\n"
 	"                         (default 64K)\n"
@@ -61,6 +64,7 @@ static const struct option sync_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "transport", required_argument, NULL, 't' },
 	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },
+	{ "salvage", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 3 },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -110,6 +114,9 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case CMD_OPT_FIRST_PRIVATE + 2:
 			x.discard |= RPMEMCTL_SYNC_DISCARD_LOCAL;
 			break;
+		case CMD_OPT_FIRST_PRIVATE + 3:
+			x.salvage = 1;
+			break;
 		case 'j':
 			ctx->json = 1;
 			break;
@@ -131,6 +138,9 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 				x.dirty_log ? "--dirty-log" : NULL);
 	if (code)
 		return code;
+	if (x.salvage && (x.mode != RPMEMCTL_SYNC_PULL || !x.has_at))
+		return cmd_usage_error(ctx, "--salvage restores a version: it "
+				       "needs --pull --at GENERATION");
 	if (x.follow_ns && (x.mode == RPMEMCTL_SYNC_PULL || x.dry_run))
 		return cmd_usage_error(ctx, "--follow pushes: it cannot be "
 				       "combined with %s",

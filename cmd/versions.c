@@ -352,6 +352,12 @@ struct at_run {
 	uint64_t size, hash; /* the version's; hash 0: unknown */
 	uint8_t *buf, *lbuf;
 	struct cmd_progress prog;
+	/* the ranges of the version that do not check on the target */
+	struct at_bad {
+		uint64_t off, len;
+	} *bad;
+	size_t nbad, capbad;
+	uint64_t bad_bytes;
 };
 
 /* at_find -- the version exists (or is the current image): its hash */
@@ -408,15 +414,70 @@ static int at_open(struct at_run *r)
 	return at_find(r);
 }
 
-/* at_read -- n bytes of the version at off into r->buf; an exit code */
+/* bad_add -- [off, off + len) of the version does not check: remember */
+static int bad_add(struct at_run *r, uint64_t off, uint64_t len)
+{
+	r->bad_bytes += len;
+	if (r->nbad && r->bad[r->nbad - 1].off + r->bad[r->nbad - 1].len ==
+			       off) {
+		r->bad[r->nbad - 1].len += len;
+		return 0;
+	}
+	if (r->nbad == r->capbad) {
+		size_t cap = r->capbad ? 2 * r->capbad : 16;
+		void *v = realloc(r->bad, cap * sizeof(*r->bad));
+		if (!v)
+			return -ENOMEM;
+		r->bad = v;
+		r->capbad = cap;
+	}
+	r->bad[r->nbad++] = (struct at_bad){ off, len };
+	return 0;
+}
+
+/*
+ * at_pieces -- n bytes at off read again piece by piece (a read of them
+ * was -EIO): a piece that does not check on the target is zeros in
+ * r->buf and remembered; 0 or -errno
+ */
+static int at_pieces(struct at_run *r, uint64_t off, size_t n)
+{
+	for (size_t o = 0; o < n; o += 4096) {
+		size_t k = n - o < 4096 ? n - o : 4096;
+		int ret = rpmemctl_pool_read_at(r->pool, r->x->at, r->buf + o,
+						off + o, k);
+		if (ret == -EIO) {
+			memset(r->buf + o, 0, k);
+			ret = bad_add(r, off + o, k);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * at_read -- n bytes of the version at off into r->buf (the pieces that
+ * do not check on the target: zeros, in r->bad); an exit code
+ */
 static int at_read(struct at_run *r, uint64_t off, size_t n)
 {
 	int ret = rpmemctl_pool_read_at(r->pool, r->x->at, r->buf, off, n);
+	if (ret == -EIO)
+		ret = at_pieces(r, off, n);
 	return ret ? cmd_remote_err(r->ctx, r->sess, ret,
 				    ret == -ENOENT ? VERSIONS_HINT : NULL,
 				    "cannot read version %" PRIu64 " of %s",
 				    r->x->at, r->target) :
 		     0;
+}
+
+/* at_bad_report -- the ranges that do not check, as scrub prints them */
+static void at_bad_report(struct at_run *r)
+{
+	for (size_t i = 0; i < r->nbad; i++)
+		printf("damaged at 0x%" PRIx64 " length %" PRIu64 "\n",
+		       r->bad[i].off, r->bad[i].len);
 }
 
 /* local_size_ok -- FILE (if it exists: *exists) has the version's size */
@@ -466,7 +527,19 @@ static int restore_copy(struct at_run *r, int fd, const char *tmp)
 		cmd_progress_cb(off + n, r->size, &r->prog);
 	}
 	cmd_progress_end(&r->prog);
-	if (!code && r->hash && rpmemctl_image_hash_digest(st) != r->hash) {
+	if (!code && r->nbad) {
+		char a[32];
+		at_bad_report(r);
+		cmd_err(r->ctx, "version %" PRIu64 " of %s is damaged on the "
+			"target: %s in %zu ranges (above) cannot be restored; "
+			"%s", r->x->at, r->target,
+			rpmemctl_size_format(r->bad_bytes, a, sizeof(a)),
+			r->nbad, r->x->salvage ? "--salvage writes zeros there "
+			"and the rest" : "nothing was written (--salvage "
+			"writes the rest)");
+		code = CMD_EXIT_DAMAGED;
+	} else if (!code && r->hash &&
+		   rpmemctl_image_hash_digest(st) != r->hash) {
 		cmd_err(r->ctx, "version %" PRIu64 " of %s does not hash as it "
 			"did when it was current (%016" PRIx64 "): it is damaged "
 			"on the target; nothing was written", r->x->at,
@@ -474,7 +547,7 @@ static int restore_copy(struct at_run *r, int fd, const char *tmp)
 		code = CMD_EXIT_DAMAGED;
 	}
 	rpmemctl_image_hash_delete(&st);
-	if (!code && fsync(fd)) {
+	if ((!code || (r->nbad && r->x->salvage)) && fsync(fd)) {
 		cmd_err(r->ctx, "cannot write '%s': %s", tmp, strerror(errno));
 		code = CMD_EXIT_LOCAL;
 	}
@@ -487,17 +560,29 @@ static int at_restore(struct at_run *r)
 	struct cmd_tmp tmp;
 	char a[32];
 	mode_t mode = 0644;
-	int exists, code = local_size_ok(r, "restore into", &exists, &mode);
+	int salvaged, exists;
+	int code = local_size_ok(r, "restore into", &exists, &mode);
 
 	if (!code)
 		code = cmd_tmp_open(r->ctx, r->x->local, r->size, 0, &tmp);
 	if (code)
 		return code;
 	code = restore_copy(r, tmp.fd, tmp.path);
-	if (!code)
-		code = cmd_tmp_commit(r->ctx, &tmp);
+	/* salvaged: what could be restored, the rest zeros, still exit 7 */
+	salvaged = code == CMD_EXIT_DAMAGED && r->nbad && r->x->salvage;
+	if (!code || salvaged) {
+		int c = cmd_tmp_commit(r->ctx, &tmp);
+		if (c) {
+			code = c;
+			salvaged = 0;
+		}
+	}
 	cmd_tmp_abort(&tmp);
-	if (!code)
+	if (salvaged)
+		cmd_info(r->ctx, "salvaged version %" PRIu64 " of %s into '%s': "
+			 "all but the ranges above", r->x->at, r->target,
+			 r->x->local);
+	else if (!code)
 		cmd_info(r->ctx, "restored version %" PRIu64 " of %s into "
 			 "'%s' (%s%s)", r->x->at, r->target, r->x->local,
 			 rpmemctl_size_format(r->size, a, sizeof(a)),
@@ -561,6 +646,17 @@ static int at_verify(struct at_run *r)
 			code = CMD_EXIT_LOCAL;
 			break;
 		}
+		/* what does not check on the target is not compared */
+		for (size_t i = 0; i < r->nbad; i++)
+			if (r->bad[i].off < off + n &&
+			    r->bad[i].off + r->bad[i].len > off) {
+				uint64_t a0 = r->bad[i].off > off ?
+						      r->bad[i].off : off;
+				uint64_t b0 = r->bad[i].off + r->bad[i].len;
+				b0 = b0 < off + n ? b0 : off + n;
+				memcpy(r->buf + (a0 - off),
+				       r->lbuf + (a0 - off), b0 - a0);
+			}
 		verify_chunk(r, off, n, &d_off, &d_len, &total);
 	}
 	close(fd);
@@ -568,6 +664,15 @@ static int at_verify(struct at_run *r)
 		return code;
 	if (d_len)
 		differ(d_off, d_len);
+	if (r->nbad) {
+		at_bad_report(r);
+		cmd_err(r->ctx, "version %" PRIu64 " of %s is damaged on the "
+			"target: %s in %zu ranges (above) were not compared; "
+			"%s of the rest differ", r->x->at, r->target,
+			rpmemctl_size_format(r->bad_bytes, a, sizeof(a)),
+			r->nbad, total ? "some" : "none");
+		return CMD_EXIT_DAMAGED;
+	}
 	cmd_info(r->ctx, "'%s' and version %" PRIu64 " of %s %s (%s differ)",
 		 r->x->local, r->x->at, r->target,
 		 total ? "differ" : "are identical",
@@ -591,5 +696,6 @@ int cmd_transfer_at(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x)
 	rpmemctl_session_close(&r.sess);
 	free(r.buf);
 	free(r.lbuf);
+	free(r.bad);
 	return code;
 }

@@ -55,6 +55,7 @@ struct rpmemd_undo {
 	size_t nrec, caprec;
 	int unsynced; /* records appended since the last fdatasync */
 	int heads;    /* loaded without reading the records' data */
+	int partial;  /* salvaged: records past a bad head are unknown */
 	struct rpmemd_undo_ver ver; /* the version trailer (zero: none) */
 };
 
@@ -487,6 +488,73 @@ int rpmemd_undo_load_file(int dirfd, const char *file, const uint8_t *uuid,
 	return 0;
 }
 
+/*
+ * salvage_heads -- the records of a damaged version by their heads, up to
+ * its recorded end (or the file's): past a head that does not read (but
+ * a torn last record) they are unknown (partial)
+ */
+static int salvage_heads(struct rpmemd_undo *u, uint64_t fsize)
+{
+	uint64_t lim = u->ver.end && u->ver.end <= fsize ? u->ver.end : fsize;
+	uint64_t pos = RPMEMD_UNDO_HDR;
+	struct undo_rec r;
+	int ret;
+
+	while ((ret = head_read(u, pos, lim, &r)) == 0) {
+		if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
+			return ret;
+		pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
+	}
+	if (ret == -EBADMSG && !(lim == fsize && !u->ver.end &&
+				 torn_at(u, pos, fsize)))
+		u->partial = 1;
+	else if (ret < 0 && ret != -EBADMSG)
+		return ret;
+	u->partial |= u->ver.end > fsize; /* records it had are gone */
+	u->end = pos;
+	return 0;
+}
+
+int rpmemd_undo_load_salvage(int dirfd, const char *file, const uint8_t *uuid,
+			     uint64_t size, uint64_t gen,
+			     struct rpmemd_undo **out)
+{
+	struct rpmemd_undo *u = undo_new(size);
+	uint8_t hdr[RPMEMD_UNDO_HDR];
+	struct stat st;
+	int ret = 0;
+
+	if (!u)
+		return -ENOMEM;
+	u->fd = rpmem_name_valid(file) ?
+			openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) :
+			-1;
+	if (u->fd < 0 || fstat(u->fd, &st))
+		ret = -errno;
+	if (!ret && (uint64_t)st.st_size < RPMEMD_UNDO_HDR)
+		ret = -EBADMSG;
+	if (!ret)
+		ret = rpmem_pread_full(u->fd, hdr, sizeof(hdr), 0);
+	if (ret) {
+		rpmemd_undo_close(&u);
+		return ret;
+	}
+	/* a header that checks but is another pool's or generation's */
+	if (!hdr_decode(hdr, u) &&
+	    (u->size != size || memcmp(u->uuid, uuid, 16) || u->gen != gen))
+		u->partial = 1;
+	u->size = size;
+	u->gen = gen;
+	u->heads = 1;
+	ver_decode(hdr, u);
+	if (!u->partial && (ret = salvage_heads(u, (uint64_t)st.st_size))) {
+		rpmemd_undo_close(&u);
+		return ret;
+	}
+	*out = u;
+	return 0;
+}
+
 const struct rpmemd_undo_ver *rpmemd_undo_ver(const struct rpmemd_undo *u)
 {
 	return &u->ver;
@@ -532,6 +600,10 @@ int rpmemd_undo_overlay(const struct rpmemd_undo *u, uint64_t off,
 			uint64_t len, uint8_t *out, uint8_t *tmp,
 			uint64_t *bad)
 {
+	if (u->partial) { /* any block may be in what does not read */
+		*bad = off;
+		return -EIO;
+	}
 	for (size_t i = 0; i < u->nrec; i++) {
 		const struct undo_rec *r = &u->rec[i];
 		uint64_t rend = r->off + (uint64_t)r->count * RPMEMD_UNDO_BS;

@@ -131,6 +131,19 @@ struct rpmemd_undo_ver {
 int rpmemd_undo_load_file(int dirfd, const char *file, const uint8_t *uuid,
 			  uint64_t size, int rw, struct rpmemd_undo **out);
 
+/*
+ * rpmemd_undo_load_salvage -- open a damaged version (generation gen) of
+ * a pool of size bytes with uuid for reading what it can give: its
+ * header need not check (gen is the file name's); its records by their
+ * heads up to its recorded end, their data checked as it is read. If a
+ * head before that end does not read, or the header checks but is
+ * another pool's or generation's, what it holds is not known: every
+ * overlay through it is -EIO.
+ */
+int rpmemd_undo_load_salvage(int dirfd, const char *file, const uint8_t *uuid,
+			     uint64_t size, uint64_t gen,
+			     struct rpmemd_undo **out);
+
 /* rpmemd_undo_ver -- its version trailer (all zero: none) */
 const struct rpmemd_undo_ver *rpmemd_undo_ver(const struct rpmemd_undo *u);
 

@@ -132,6 +132,28 @@ static int scan_dir(int metafd, const char *pool, struct vlist *l)
 	return ret;
 }
 
+/*
+ * ver_salvage_info -- what damaged version v's trailer still says (when
+ * it became current, its hash), to list it by; its next is not trusted
+ */
+static void ver_salvage_info(int metafd, const char *fn,
+			     const struct rpmemd_meta *m,
+			     struct rpmemd_version *v)
+{
+	struct rpmemd_undo *u;
+
+	if (rpmemd_undo_load_salvage(metafd, fn, m->uuid, m->size, v->gen,
+				     &u))
+		return;
+	const struct rpmemd_undo_ver *t = rpmemd_undo_ver(u);
+	if (t->next > v->gen) {
+		v->time = t->time;
+		v->committed = t->committed;
+		v->hash = t->hash;
+	}
+	rpmemd_undo_close(&u);
+}
+
 /* ver_read -- version v's header (of the pool of metadata m) into v */
 static int ver_read(int metafd, const struct rpmemd_meta *m,
 		    struct rpmemd_version *v)
@@ -144,6 +166,8 @@ static int ver_read(int metafd, const struct rpmemd_meta *m,
 	v->size = m->size;
 	ret = rpmemd_undo_load_file(metafd, fn, m->uuid, m->size, 0, &u);
 	v->damaged = ret == -EBADMSG;
+	if (v->damaged)
+		ver_salvage_info(metafd, fn, m, v);
 	if (ret)
 		return ret;
 	const struct rpmemd_undo_ver *t = rpmemd_undo_ver(u);
@@ -790,7 +814,6 @@ struct rpmemd_vchain {
 	uint64_t gen;	 /* the version */
 	uint64_t at;	 /* the pool's generation it reads from */
 	uint64_t loads;	 /* journals loaded, reloads included */
-	uint64_t damaged; /* the damaged version it goes through (-EBADMSG) */
 	uint64_t checked; /* bytes of records its last read checked */
 	pthread_mutex_t lk; /* held while u[] is read, or closed */
 	int loaded;	    /* u[] open (changed under vc_reg.lock and lk) */
@@ -921,8 +944,13 @@ static int vchain_load(struct rpmemd_vchain *c, int metafd,
 		if (!ok[i])
 			continue;
 		ver_name(l->v[i].pool, l->v[i].gen, fn, sizeof(fn));
-		int ret = rpmemd_undo_load_file(metafd, fn, m->uuid, m->size,
-						0, &u[*n]);
+		/* a damaged one gives what checks, and -EIO for the rest */
+		int ret = l->v[i].damaged ?
+				  rpmemd_undo_load_salvage(metafd, fn, m->uuid,
+							   m->size, l->v[i].gen,
+							   &u[*n]) :
+				  rpmemd_undo_load_file(metafd, fn, m->uuid,
+							m->size, 0, &u[*n]);
 		if (ret)
 			return ret;
 		(*n)++;
@@ -936,19 +964,6 @@ static int vchain_has(const struct vlist *l, const uint8_t *ok, uint64_t gen)
 	for (size_t i = 0; i < l->n; i++)
 		if (ok[i] && l->v[i].gen == gen)
 			return 1;
-	return 0;
-}
-
-/*
- * vchain_damaged -- restoring gen goes through a damaged version of l:
- * its generation, else 0
- */
-static uint64_t vchain_damaged(const struct vlist *l, const uint8_t *ok,
-			       uint64_t gen)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (ok[i] && l->v[i].damaged && l->v[i].gen >= gen)
-			return l->v[i].gen;
 	return 0;
 }
 
@@ -998,9 +1013,6 @@ static int vchain_fill(struct rpmemd_pool *p, struct rpmemd_vchain *c)
 	ret = pool_versions(r, p->name, &m, &l, &ok);
 	if (!ret && c->gen != m.generation && !vchain_has(&l, ok, c->gen))
 		ret = -ENOENT;
-	if (!ret && c->gen != m.generation &&
-	    (c->damaged = vchain_damaged(&l, ok, c->gen)))
-		ret = -EBADMSG;
 	if (!ret && !(u = calloc(l.n + 1, sizeof(*u))))
 		ret = -ENOMEM;
 	if (!ret)
@@ -1062,10 +1074,6 @@ int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
 	else if (ret == -ENOENT)
 		snprintf(err, errlen, "pool '%s' has no version %llu (see rpmemctl versions)",
 			 p->name, (unsigned long long)gen);
-	else if (ret == -EBADMSG && c->damaged)
-		snprintf(err, errlen, "version %llu of pool '%s' is restored through version %llu, which is damaged (its journal does not read; see rpmemctl scrub): nothing of it restored",
-			 (unsigned long long)gen, p->name,
-			 (unsigned long long)c->damaged);
 	else if (ret)
 		snprintf(err, errlen, "cannot open version %llu of pool '%s': %s",
 			 (unsigned long long)gen, p->name, strerror(-ret));

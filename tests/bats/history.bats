@@ -144,7 +144,7 @@ teardown() {
 	restores p 1 2 4
 }
 
-@test "one flipped byte in a version's header: listed as damaged (human, JSON, events), never removed by a commit; the older versions stay listed; a restore through it refuses, naming it" {
+@test "one flipped byte in a version's header: listed as damaged (human, JSON, scrub, events), never removed by a commit; the older versions stay listed and restore through its records, which still check" {
 	history p
 	subscribe "$W/ev" "$T"
 	poke "$R1/.rpmemd/p.v3.ver" 200
@@ -152,10 +152,20 @@ teardown() {
 	rc versions --json "$T/r1/p"
 	[ "$(json '[.versions[] | select(.damaged) | .generation] | join(",")')" = 3 ]
 	[ "$(json '.versions[2].size')" -eq 1048576 ]
+	# its trailer still checks: when it was current, its hash
+	[ "$(json '.versions[2].hash | length')" -eq 16 ]
 	rc versions "$T/r1/p"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"DAMAGED"* ]]
 	[[ "$output" == *"version 3 of"*"is damaged on the target"* ]]
+	# scrub of the pool names it, exit 7
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"damaged version 3: its journal on the target does not read"* ]]
+	rc scrub --json "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[ "$(json '.damaged_versions | join(",")')" = 3 ]
+	[ "$(json .clean)" = false ]
 	# commits keep it, and everything older
 	change 6
 	"$RPMEMCTL" -q sync "$W/src" "$T/r1/p"
@@ -172,17 +182,48 @@ teardown() {
 	done
 	kill "$EPID"
 	grep -q "version 3 of pool 'p' is damaged" "$W/ev"
-	# a restore through it refuses and writes nothing; newer ones restore
-	rc sync --pull --at 2 "$W/o2" "$T/r1/p"
-	[ "$status" -eq 4 ]
-	[[ "$output" == *"restored through version 3, which is damaged"* ]]
-	[ ! -e "$W/o2" ]
-	restores p 4 5
+	# its records check: restored through it, each image hash-checked
+	restores p 1 2 3 4 5
 	# asked to prune it, the target refuses: the older ones need it
 	rc versions --prune 3 "$T/r1/p"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"version 3 of pool 'p' is damaged"* ]]
 	[ -e "$R1/.rpmemd/p.v3.ver" ]
+}
+
+@test "a flipped byte in a version's data: a restore through it names the ranges it cannot restore and writes nothing; --salvage writes the rest (exit 7); verify --at and scrub --at name them too" {
+	history p
+	# the data of version 3's record (blocks 28, 29: what sync 4 changed)
+	poke "$R1/.rpmemd/p.v3.ver" $((4096 + 32 + 100))
+	local bad
+	bad="damaged at 0x$(printf '%x' $((4 * 7 * 4096))) length 8192"
+	for g in 1 2 3; do
+		rm -f "$W/o$g"
+		rc sync --pull --at "$g" "$W/o$g" "$T/r1/p"
+		[ "$status" -eq 7 ]
+		[[ "$output" == *"$bad"* ]]
+		[[ "$output" == *"8 KiB in 1 ranges (above) cannot be restored; nothing was written (--salvage writes the rest)"* ]]
+		[ ! -e "$W/o$g" ]
+		[ -z "$(ls "$W"/o$g.rpmem-restore.* 2>/dev/null)" ]
+	done
+	rc sync --pull --at 2 --salvage "$W/o2" "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"$bad"* ]]
+	[[ "$output" == *"salvaged version 2 of"* ]]
+	# the rest is version 2's, the range zeros
+	cmp -n $((4 * 7 * 4096)) "$W/o2" "$W/s2"
+	cmp -i $((4 * 7 * 4096 + 8192)) "$W/o2" "$W/s2"
+	[ -z "$(dd if="$W/o2" bs=4096 skip=28 count=2 2>/dev/null | tr -d '\0')" ]
+	rc verify --at 2 "$W/s2" "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"$bad"* ]]
+	[[ "$output" == *"were not compared; none of the rest differ"* ]]
+	rc scrub --at 2 "$T/r1/p"
+	[ "$status" -eq 7 ]
+	# version 4 does not go through it
+	restores p 4
+	rc sync --salvage "$W/o2" "$T/r1/p"
+	[ "$status" -eq 2 ]
 }
 
 @test "the region's retention never prunes a damaged version, nor the newer ones whose blocks it would need" {

@@ -191,8 +191,8 @@ teardown() {
 	[ "$status" -eq 0 ]
 	cp "$W/s1" "$W/o2"
 	rc sync --pull --at 2 "$W/o2" "$T/r1/p"
-	[ "$status" -eq 4 ]
-	[[ "$output" == *"version 2 of pool 'p' is damaged"* ]]
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"version 2 of"*"is damaged on the target"*"nothing was written"* ]]
 	cmp "$W/o2" "$W/s1"
 	[ -z "$(ls "$W"/o2.rpmem-restore.* 2>/dev/null)" ]
 }
