@@ -204,7 +204,7 @@ teardown() {
 		[[ "$output" == *"$bad"* ]]
 		[[ "$output" == *"8 KiB in 1 ranges (above) cannot be restored; nothing was written (--salvage writes the rest)"* ]]
 		[ ! -e "$W/o$g" ]
-		[ -z "$(ls "$W"/o$g.rpmem-restore.* 2>/dev/null)" ]
+		[ -z "$(ls -A "$W" | grep "rpmem-tmp\|rpmem-restore")" ]
 	done
 	rc sync --pull --at 2 --salvage "$W/o2" "$T/r1/p"
 	[ "$status" -eq 7 ]
