@@ -3,7 +3,8 @@
 # pull.bats -- sync --pull (plain and --at) replaces the local file whole:
 # kill -9 at any point leaves the old or the new image byte for byte, the
 # temporary file of a killed run is removed by the next pull or restore,
-# a symbolic link stays a link, the file keeps its owner and mode
+# a symbolic link stays a link, the file keeps its owner and mode; and in
+# this versions region a refused import leaves the versions as they were
 
 load helpers
 
@@ -161,4 +162,28 @@ old_or_new() {
 	cmp "$W/l/g" "$W/old"
 	[ -z "$(tmps)" ]
 	start_daemon
+}
+
+@test "in a versions region, an import of a damaged stream is refused and rolled back: the pool, its generation and its versions as they were" {
+	rc mirror "$W/old" "$T/r1/p"
+	rc sync "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	local before
+	before=$("$RPMEMCTL" versions --json "$T/r1/p" |
+		jq -c '[.generation, [.versions[] | [.generation, .hash, .space_bytes]]]')
+	[ "$before" = "$(echo "$before" | jq -c '.[0] = 2')" ]
+	"$RPMEMCTL" export "$T/r1/p" "$W/s"
+	poke "$W/s" $((512 + 7 * 1048592 + 5))
+	run bash -c "cat '$W/s' | '$RPMEMCTL' import -f - '$T/r1/p'"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"chunk 7 (bytes 7340032 to 8388607 of the image) does not match its hash (damaged)"* ]]
+	[[ "$output" == *"rolled back pool $T/r1/p: it holds generation 2 again"* ]]
+	cmp "$R1/p" "$W/src"
+	[ "$("$RPMEMCTL" versions --json "$T/r1/p" |
+		jq -c '[.generation, [.versions[] | [.generation, .hash, .space_bytes]]]')" = "$before" ]
+	# and the version it kept still restores
+	rc sync --pull --at 1 "$W/l/v1" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/l/v1" "$W/old"
 }
