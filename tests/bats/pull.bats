@@ -186,4 +186,16 @@ old_or_new() {
 	rc sync --pull --at 1 "$W/l/v1" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/l/v1" "$W/old"
+	# exported as a stream too: its header says version 1 (flag 1)
+	"$RPMEMCTL" export --at 1 "$T/r1/p" "$W/v1.s"
+	[ "$(od -An -tu8 -j32 -N8 "$W/v1.s" | tr -d ' ')" -eq 1 ]
+	[ "$(od -An -tu8 -j40 -N8 "$W/v1.s" | tr -d ' ')" -eq 1 ]
+	rc import "$W/v1.s" "$T/r1/v1"
+	[ "$status" -eq 0 ]
+	cmp "$R1/v1" "$W/old"
+	# --size, if given, must agree with the header
+	run bash -c "cat '$W/v1.s' | '$RPMEMCTL' import -f - '$T/r1/p' --size 4M"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"holds an image of 8388608 bytes, not the 4194304 of --size"* ]]
+	cmp "$R1/p" "$W/src"
 }
