@@ -563,8 +563,12 @@ int rpmemd_scrub_version_check(int metafd, const char *pool, uint64_t size,
 	if (len > size - off)
 		len = size - off;
 	*why = RPMEM_SCRUB_NO_RECORD;
-	if (!ret && (fd = open_named(metafd, fn, size, &hd)) >= 0 &&
-	    hd.generation == gen &&
+	if (!ret && (fd = open_named(metafd, fn, size, &hd)) == -ENOENT) {
+		/* gen is the pool's image still (a pending pool's N) */
+		sc_name(pool, "", fn, sizeof(fn));
+		fd = open_named(metafd, fn, size, &hd);
+	}
+	if (!ret && fd >= 0 && hd.generation == gen &&
 	    !rpmem_pread_full(fd, e, count * sizeof(*e),
 			      SC_HDR_SIZE + first * sizeof(*e)) &&
 	    !rpmem_hash_blocks(data, (size_t)len, SC_PIECE, h, 1))

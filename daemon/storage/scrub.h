@@ -91,8 +91,9 @@ int rpmemd_scrub_version_unlink(int metafd, const char *pool, uint64_t gen);
 
 /*
  * rpmemd_scrub_version_check -- compare count pieces from off of version
- * gen's image (data, restored from the version) with its kept record:
- * piece[] (set by the caller for pieces that could not be restored:
+ * gen's image (data, restored from the version) with its kept record
+ * (none kept: the pool's own record if it is of gen, as a pending pool's
+ * is of the generation it rolls back to): piece[] (set by the caller for pieces that could not be restored:
  * RPMEM_SCRUB_DAMAGED), *why as rpmemd_scrub_check. 0 or -ENOMEM.
  */
 int rpmemd_scrub_version_check(int metafd, const char *pool, uint64_t size,

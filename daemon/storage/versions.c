@@ -815,6 +815,7 @@ struct rpmemd_vchain {
 	uint64_t at;	 /* the pool's generation it reads from */
 	uint64_t loads;	 /* journals loaded, reloads included */
 	uint64_t checked; /* bytes of records its last read checked */
+	int pending;	  /* reads a pending pool: its journal overlaid too */
 	pthread_mutex_t lk; /* held while u[] is read, or closed */
 	int loaded;	    /* u[] open (changed under vc_reg.lock and lk) */
 	struct rpmemd_undo **u; /* newest first */
@@ -985,9 +986,38 @@ static void vchain_install(struct rpmemd_vchain *c, struct rpmemd_undo **u,
 }
 
 /*
+ * pool_pending -- p is pending at generation gen: an interrupted or
+ * running sync's journal, bound to gen, holds every block it overwrote
+ * as it was at gen (written before the block was), so the pool's image
+ * with it overlaid is gen's. Not so for a dense sync into a new file, a
+ * live pool, or RDMA writers (whose writes rpmemd does not journal).
+ */
+static int pool_pending(struct rpmemd_pool *p, const struct rpmemd_meta *m)
+{
+	int ok;
+
+	if (m->state != RPMEM_POOL_SYNCING || rpmemd_source_live(m->source))
+		return 0;
+	pthread_mutex_lock(&p->undo_lock);
+	ok = p->undo && rpmemd_undo_generation(p->undo) == m->generation &&
+	     !p->swap && !__atomic_load_n(&p->rdma_writers, __ATOMIC_ACQUIRE);
+	pthread_mutex_unlock(&p->undo_lock);
+	return ok;
+}
+
+/* vchain_current -- the pool is as c was opened on: state, generation */
+static int vchain_current(const struct rpmemd_vchain *c,
+			  const struct rpmemd_meta *m)
+{
+	return m->generation == c->at &&
+	       m->state == (c->pending ? RPMEM_POOL_SYNCING :
+					 RPMEM_POOL_CONSISTENT);
+}
+
+/*
  * vchain_fill -- (re)open the journals of chain c of pool p: -EAGAIN if
- * the pool is not consistent at c->at, -ENOENT if version c->gen is not
- * on its chain; else 0 with c->lk held
+ * the pool is not consistent (or, c->pending, pending) at c->at, -ENOENT
+ * if version c->gen is not on its chain; else 0 with c->lk held
  */
 static int vchain_fill(struct rpmemd_pool *p, struct rpmemd_vchain *c)
 {
@@ -1000,7 +1030,7 @@ static int vchain_fill(struct rpmemd_pool *p, struct rpmemd_vchain *c)
 	int ret = 0;
 
 	rpmemd_pool_get_meta(p, &m);
-	if (m.state != RPMEM_POOL_CONSISTENT || m.generation != c->at)
+	if (!vchain_current(c, &m))
 		return -EAGAIN;
 	if (r->metafd < 0) {
 		if (c->gen != m.generation)
@@ -1065,6 +1095,7 @@ int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
 	rpmem_strlcpy(c->pool, p->name, sizeof(c->pool));
 	c->gen = gen;
 	c->at = m.generation;
+	c->pending = pool_pending(p, &m);
 	ret = vchain_fill(p, c);
 	if (!ret)
 		pthread_mutex_unlock(&c->lk);
@@ -1098,6 +1129,36 @@ static int copy_out(void *arg)
 	return 0;
 }
 
+/*
+ * pending_base -- [off, off + len) of the image of generation c->at of
+ * the pending pool p into buf: the pool read and its journal overlaid,
+ * together under undo_lock (no record is appended, no rollback runs in
+ * between; a block being written has its record already). -EAGAIN if the
+ * journal is gone (committed, rolled back) or no longer bound to c->at.
+ * Taken with no chain's lock held: a commit holds undo_lock while it
+ * closes the chains.
+ */
+static int pending_base(struct rpmemd_pool *p, struct rpmemd_vchain *c,
+			uint64_t off, uint64_t len, uint8_t *buf,
+			uint64_t *bad)
+{
+	struct copy_args a = { buf, p->addr + off, len };
+	uint64_t *filled = calloc((off % RPMEMD_UNDO_BS + len +
+				   64ull * RPMEMD_UNDO_BS - 1) /
+					  (64ull * RPMEMD_UNDO_BS) + 1,
+				  sizeof(*filled));
+	int ret = filled ? -EAGAIN : -ENOMEM;
+
+	pthread_mutex_lock(&p->undo_lock);
+	if (filled && p->undo && rpmemd_undo_generation(p->undo) == c->at &&
+	    !p->swap && !(ret = rpmem_guard_run(copy_out, &a)))
+		ret = rpmemd_undo_overlay_older(p->undo, off, len, buf, c->tmp,
+						filled, &c->checked, bad);
+	pthread_mutex_unlock(&p->undo_lock);
+	free(filled);
+	return ret;
+}
+
 int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 		       uint64_t off, uint64_t len, uint8_t *buf, uint64_t *bad)
 {
@@ -1111,13 +1172,14 @@ int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 	if (off > p->size || len > p->size - off)
 		return -EINVAL;
 	rpmemd_pool_get_meta(p, &m);
-	if (m.state != RPMEM_POOL_CONSISTENT || m.generation != c->at)
+	if (!vchain_current(c, &m))
 		return -EAGAIN;
-	if ((ret = vchain_hold(p, c)))
-		return ret;
 	c->checked = 0;
-	ret = rpmem_guard_run(copy_out, &a);
-	if (!ret && !(filled = calloc(words ? words : 1, sizeof(*filled))))
+	ret = c->pending ? pending_base(p, c, off, len, buf, bad) :
+			   rpmem_guard_run(copy_out, &a);
+	if (ret || (ret = vchain_hold(p, c)))
+		return ret;
+	if (!(filled = calloc(words ? words : 1, sizeof(*filled))))
 		ret = -ENOMEM;
 	/*
 	 * oldest first: a block's oldest copy is its image at c->gen, and
@@ -1132,9 +1194,12 @@ int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 	free(filled);
 	if (ret)
 		return ret;
-	/* the pool's blocks read were not written meanwhile */
+	/*
+	 * the pool's blocks read were not written meanwhile (a pending
+	 * pool's were journaled first: its journal is still the same)
+	 */
 	rpmemd_pool_get_meta(p, &m);
-	if (m.state != RPMEM_POOL_CONSISTENT || m.generation != c->at)
+	if (!vchain_current(c, &m))
 		return -EAGAIN;
 	return 0;
 }

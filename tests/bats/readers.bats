@@ -55,6 +55,11 @@ ver_fds() {
 	find "/proc/$DPID/fd" -lname '*.ver*' 2>/dev/null | wc -l
 }
 
+# no_ver_fds -- rpmemd holds no version file open
+no_ver_fds() {
+	[ "$(ver_fds)" -eq 0 ]
+}
+
 setup() {
 	setup_env
 	readers_conf
@@ -115,7 +120,7 @@ teardown() {
 	rc kick "$T" "$id"
 	[ "$status" -eq 0 ]
 	alive_until "$RPID" grep -q '^closed' "$W/reader.out"
-	wait_for [ "$(ver_fds)" -eq 0 ]
+	wait_for no_ver_fds
 	rc remove "$T/r1/p"
 	[ "$status" -eq 0 ]
 }
@@ -185,7 +190,7 @@ teardown() {
 	alive_until "$RPID" grep -q '^closed' "$W/reader.out"
 	grep -q "closed: ERROR .* no request for 1 s with pools open only for reading (reader_idle_timeout); the target closed the session and released its pools" "$W/reader.out"
 	grep -q "notice: session [0-9]* from .*: no request for 1 s with pools open only for reading (reader_idle_timeout); closing the session" "$DLOG"
-	wait_for [ "$(ver_fds)" -eq 0 ]
+	wait_for no_ver_fds
 	rc remove "$T/r1/p"
 	[ "$status" -eq 0 ]
 	# a writer idle as long keeps its pool (writer_idle_timeout: 600 s)
@@ -222,4 +227,79 @@ teardown() {
 	cmp "$W/v1" "$W/s1"
 	rc scrub --at 1 "$T/r1/p"
 	[ "$status" -eq 0 ]
+}
+
+# pool_state -- "STATE PENDING RECOVERABLE_GENERATION" of r1/q
+pool_state() {
+	"$RPMEMCTL" list --json "$T/r1/q" |
+		jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation)"'
+}
+
+# pending_at G -- r1/q is syncing, its previous image G recoverable
+pending_at() {
+	[ "$(pool_state)" = "syncing true $1" ]
+}
+
+# journal_over BYTES -- r1/q's undo journal is larger than BYTES
+journal_over() {
+	[ "$(stat -c %s "$R1/.rpmemd/q.undo" 2>/dev/null || echo 0)" -gt "$1" ]
+}
+
+@test "--at N of a pending pool (syncing, rollback: N) reads generation N, and older versions, through its journal; the pool is not changed" {
+	local g
+	for g in 1 2 3; do
+		mkfile "$W/src" 4
+		if [ "$g" -eq 1 ]; then
+			rc -q mirror "$W/src" "$T/r1/q"
+		else
+			rc -q sync "$W/src" "$T/r1/q"
+		fi
+		[ "$status" -eq 0 ]
+		cp "$W/src" "$W/s$g"
+	done
+	# a sync of a new image, paced, killed once it writes
+	mkfile "$W/new" 4
+	"$RPMEMCTL" sync --bwlimit 1M "$W/new" "$T/r1/q" >/dev/null 2>&1 &
+	local cpid=$!
+	wait_for pending_at 3
+	wait_for journal_over 300000
+	# read while the sync still writes: generation 3 all the same
+	rc sync --pull --at 3 "$W/live3" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	cmp "$W/live3" "$W/s3"
+	kill -9 "$cpid"
+	wait "$cpid" || true
+	[ "$(pool_state)" = "syncing true 3" ]
+	# the pool holds a mix now: neither image
+	refute cmp -s "$R1/q" "$W/s3"
+	cp "$R1/q" "$W/mix"
+	cp "$R1/.rpmemd/q.undo" "$W/undo"
+	rc sync --pull --at 3 "$W/r3" "$T/r1/q"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$W/r3" "$W/s3"
+	rc export --raw --at 3 "$T/r1/q" "$W/e3"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$W/e3" "$W/s3"
+	rc verify --at 3 "$W/s3" "$T/r1/q"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	rc verify --at 3 "$W/new" "$T/r1/q"
+	[ "$status" -eq 1 ]
+	rc scrub --at 3 "$T/r1/q"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# an older version reads through the pending journal too
+	rc sync --pull --at 2 "$W/r2" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	cmp "$W/r2" "$W/s2"
+	# nothing changed: the pool, its journal, its state
+	cmp "$R1/q" "$W/mix"
+	cmp "$R1/.rpmemd/q.undo" "$W/undo"
+	[ "$(pool_state)" = "syncing true 3" ]
+	# and the rollback still gives generation 3
+	rc rollback "$T/r1/q"
+	[ "$status" -eq 0 ]
+	cmp "$R1/q" "$W/s3"
 }
