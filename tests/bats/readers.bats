@@ -131,7 +131,7 @@ teardown() {
 	mkdir -p "$MNT"
 	mount -t tmpfs -o size=14m,mode=0755 tmpfs "$MNT" || skip "cannot mount a tmpfs here"
 	stop_daemon
-	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; versions = \"all\"; },\n  { name = \"r1\";|" "$CONF"
+	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; versions = \"all\"; versions_full = \"prune\"; },\n  { name = \"r1\";|" "$CONF"
 	start_daemon
 	mkfile "$W/big" 4
 	rc -q mirror "$W/big" "$T/small/b"
