@@ -194,7 +194,7 @@ teardown() {
 	[ "$status" -eq 7 ]
 	[[ "$output" == *"version 2 of"*"is damaged on the target"*"nothing was written"* ]]
 	cmp "$W/o2" "$W/s1"
-	[ -z "$(ls "$W"/o2.rpmem-restore.* 2>/dev/null)" ]
+	[ -z "$(ls -A "$W" | grep "^\.o2\.rpmem-tmp\.")" ]
 }
 
 @test "bad input: an unknown version, a local file of another size, a bad --keep: a clear message, its exit code, nothing changed" {
