@@ -463,6 +463,88 @@ int rpmemd_scrub_check(struct rpmemd_pool *p, uint64_t off, uint32_t count,
 	return 0;
 }
 
+/* the first differing range of an image and how many pieces differ */
+struct diff {
+	uint64_t off, len, n;
+	int open; /* the first run may still grow */
+};
+
+/*
+ * diff_batch -- n pieces from first (data hashes h, entries e) against
+ * the record: a piece differs if its entry checks and holds another hash,
+ * unless the pool's list of damaged pieces (dl, nd) has it as a scrub
+ * found it (known damage the old image had too)
+ */
+static void diff_batch(const struct sc_entry *e, const uint64_t *h,
+		       uint64_t first, uint32_t n, uint64_t key,
+		       const struct rpmemd_damage *dl, size_t nd,
+		       struct diff *d)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rpmemd_damage *k;
+		if (e[i].check != sc_check(e[i].hash, first + i, key) ||
+		    e[i].hash == h[i])
+			continue;
+		k = rpmemd_damage_find(dl, nd, first + i);
+		if (k && k->found == h[i])
+			continue;
+		if (!d->n++) {
+			d->off = (first + i) * SC_PIECE;
+			d->open = 1;
+		} else if (d->off + d->len != (first + i) * SC_PIECE) {
+			d->open = 0;
+		}
+		if (d->open)
+			d->len += SC_PIECE;
+	}
+}
+
+int rpmemd_scrub_image(struct rpmemd_pool *p, uint64_t gen, unsigned nthreads,
+		       uint64_t *off, uint64_t *len, uint64_t *count)
+{
+	uint64_t npieces = (p->size + SC_PIECE - 1) / SC_PIECE;
+	struct sc_entry *e = malloc(SC_BATCH * sizeof(*e));
+	uint64_t *h = malloc(SC_BATCH * sizeof(*h));
+	struct rpmemd_damage *dl = NULL;
+	struct diff d = { 0, 0, 0, 0 };
+	struct rpmemd_meta m;
+	struct sc_hdr hd;
+	size_t nd = 0;
+	int fd, ret = e && h ? 0 : -ENOMEM;
+
+	rpmemd_pool_get_meta(p, &m);
+	if (!ret && (fd = record_open(p, &m, &hd)) < 0)
+		ret = -ENOENT;
+	else if (!ret && hd.generation != gen)
+		ret = -ENOENT, close(fd);
+	if (ret) {
+		free(e);
+		free(h);
+		return ret;
+	}
+	pthread_mutex_lock(&p->meta_lock);
+	rpmemd_damage_load(p->region->metafd, p->name, m.uuid, &dl, &nd);
+	pthread_mutex_unlock(&p->meta_lock);
+	for (uint64_t first = 0; !ret && first < npieces; first += SC_BATCH) {
+		uint32_t n = npieces - first < SC_BATCH ?
+				     (uint32_t)(npieces - first) : SC_BATCH;
+		ret = piece_hashes(p, first, n, h, nthreads);
+		if (!ret && rpmem_pread_full(fd, e, n * sizeof(*e),
+					     SC_HDR_SIZE + first * sizeof(*e)))
+			ret = -ENOENT; /* a truncated record */
+		if (!ret)
+			diff_batch(e, h, first, n, hd.key, dl, nd, &d);
+	}
+	close(fd);
+	free(dl);
+	free(e);
+	free(h);
+	*off = d.off;
+	*len = d.len;
+	*count = d.n;
+	return ret ? ret : d.n ? -EILSEQ : 0;
+}
+
 /*
  * image_hash -- XXH3 of the piece hashes of record fd (header h), each
  * as 8 bytes little endian: the image's hash; 0 if an entry is damaged

@@ -78,6 +78,19 @@ int rpmemd_scrub_check(struct rpmemd_pool *p, uint64_t off, uint32_t count,
 		       unsigned nthreads, struct rpmemd_damage_change *chg);
 
 /*
+ * rpmemd_scrub_image -- compare the whole image of the open pool p (a
+ * rollback's result, before it is marked consistent again) with the
+ * record of generation gen, hashing with nthreads threads: 0 if every
+ * piece is as recorded (a piece its list of damaged pieces holds counts
+ * while it is as the scrub found it: the old image had that damage too),
+ * -EILSEQ with the first run of differing pieces [*off, *off + *len) and
+ * their *count in all, -ENOENT if there is no valid record of gen,
+ * -ENOMEM or the read error of a piece
+ */
+int rpmemd_scrub_image(struct rpmemd_pool *p, uint64_t gen, unsigned nthreads,
+		       uint64_t *off, uint64_t *len, uint64_t *count);
+
+/*
  * rpmemd_scrub_keep -- a commit keeps the image of generation gen as a
  * version: its record (if it is of gen) becomes <pool>.scrub.v<gen>.
  * Returns the image's hash (XXH3 of its pieces' hashes, 8 bytes little

@@ -379,6 +379,49 @@ static int rollback_meta(struct rpmemd_pool *p, struct rpmemd_meta *out)
 	return ret;
 }
 
+/*
+ * journal_damaged -- the journal holds a damaged record followed by valid
+ * ones: it cannot give back generation N (what came before the record
+ * restored, the rest of the interrupted sync's data left) -- why in err
+ */
+static int journal_damaged(struct rpmemd_pool *p, char *err, size_t errlen)
+{
+	uint64_t pos, off, len;
+
+	if (!rpmemd_undo_damaged(p->undo, &pos, &off, &len))
+		return 0;
+	snprintf(err, errlen,
+		 "pool '%s' is not rolled back: its undo journal's record at byte %llu (the blocks of 0x%llx length %llu) is damaged and valid records follow it, so it cannot give back generation %llu; the pool stays syncing with the journal kept (a sync completes the new image)",
+		 p->name, (unsigned long long)pos, (unsigned long long)off,
+		 (unsigned long long)len,
+		 (unsigned long long)rpmemd_undo_generation(p->undo));
+	return -EBADMSG;
+}
+
+/*
+ * rollback_check -- the image the journal gave back is generation N's, as
+ * its scrub record says (no record of N: nothing to compare, logged);
+ * -EILSEQ with why in err if not
+ */
+static int rollback_check(struct rpmemd_pool *p, char *err, size_t errlen)
+{
+	uint64_t gen = rpmemd_undo_generation(p->undo), off, len, n;
+	int ret = rpmemd_scrub_image(p, gen, 2, &off, &len, &n);
+
+	if (ret == -ENOENT) {
+		NOTICE("region '%s': pool '%s': no scrub record of generation %llu: the rolled back image is not checked",
+		       p->region->cfg.name, p->name, (unsigned long long)gen);
+		return 0;
+	}
+	if (ret == -EILSEQ)
+		snprintf(err, errlen,
+			 "pool '%s' is not marked consistent: after the rollback %llu piece%s of 4 KiB differ from generation %llu's scrub record, the first at 0x%llx length %llu; the pool stays syncing with the journal kept (a sync completes the new image)",
+			 p->name, (unsigned long long)n, n == 1 ? "" : "s",
+			 (unsigned long long)gen, (unsigned long long)off,
+			 (unsigned long long)len);
+	return ret;
+}
+
 int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 			 char *err, size_t errlen)
 {
@@ -402,12 +445,16 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 		ret = -EBUSY;
 		goto out;
 	}
+	if ((ret = journal_damaged(p, err, errlen)))
+		goto out;
 	/* the pool is syncing until the metadata says otherwise */
 	rpmemd_undo_queue_drain(p);
 	/* a dense sync into a new file: the pool file is the old image */
 	ret = rpmemd_store_swap_abort(p);
 	if (!ret)
 		ret = rpmemd_undo_apply(p->undo, restore, p);
+	if (!ret && (ret = rollback_check(p, err, errlen)))
+		goto out;
 	if (!ret)
 		ret = rollback_meta(p, out);
 	if (ret) {

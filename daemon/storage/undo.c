@@ -56,6 +56,11 @@ struct rpmemd_undo {
 	int unsynced; /* records appended since the last fdatasync */
 	int heads;    /* loaded without reading the records' data */
 	int partial;  /* salvaged: records past a bad head are unknown */
+	/*
+	 * a damaged record followed by valid ones (not a torn tail): its
+	 * file offset and pool range; bad_len 0: none
+	 */
+	uint64_t bad_pos, bad_off, bad_len;
 	struct rpmemd_undo_ver ver; /* the version trailer (zero: none) */
 };
 
@@ -297,7 +302,71 @@ static int head_read(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
 	return 0;
 }
 
-/* scan -- the valid records from the header on; the rest is cut off */
+/*
+ * valid_after -- a valid record starts somewhere after the one at pos
+ * (records start at multiples of RPMEMD_UNDO_REC): 1 if so, 0 if none,
+ * -errno; buf as rec_read's
+ */
+static int valid_after(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
+		       uint8_t *buf)
+{
+	const size_t csize = 64 << 10;
+	uint8_t *chunk = malloc(csize);
+	struct undo_rec r;
+	int ret = chunk ? 0 : -ENOMEM;
+
+	for (uint64_t at = pos + RPMEMD_UNDO_REC;
+	     !ret && at + RPMEMD_UNDO_REC <= fsize; at += csize) {
+		size_t n = fsize - at < csize ? (size_t)(fsize - at) : csize;
+		if ((ret = rpmem_pread_full(u->fd, chunk, n, at)))
+			break;
+		for (size_t i = 0; i + RPMEMD_UNDO_REC <= n;
+		     i += RPMEMD_UNDO_REC) {
+			if (le32_get(chunk + i) != REC_MAGIC)
+				continue;
+			ret = rec_read(u, at + i, fsize, buf, &r);
+			if (ret != -EBADMSG) {
+				free(chunk);
+				return ret ? ret : 1;
+			}
+			ret = 0;
+		}
+	}
+	free(chunk);
+	return ret;
+}
+
+/*
+ * bad_record -- the record at pos does not check but valid records follow
+ * it: not a torn tail (a crash tears only the last one) but damage, which
+ * a rollback must not cut off and call the old image; kept in the file
+ * and remembered (its range too, if its head is readable)
+ */
+static void bad_record(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize)
+{
+	uint8_t h[RPMEMD_UNDO_REC];
+
+	u->bad_pos = pos;
+	u->bad_off = 0;
+	u->bad_len = u->size;
+	if (!rpmem_pread_full(u->fd, h, sizeof(h), pos) &&
+	    le32_get(h) == REC_MAGIC && le32_get(h + 4) &&
+	    le32_get(h + 4) <= RPMEMD_UNDO_REC_MAX / RPMEMD_UNDO_BS &&
+	    le64_get(h + 8) < u->size) {
+		u->bad_off = le64_get(h + 8);
+		u->bad_len = (uint64_t)le32_get(h + 4) * RPMEMD_UNDO_BS;
+		if (u->bad_len > u->size - u->bad_off)
+			u->bad_len = u->size - u->bad_off;
+	}
+	u->end = fsize; /* appends go after all of it */
+	WARN("undo journal: the record at byte %llu is damaged and valid records follow it: kept, not cut off; a rollback is refused",
+	     (unsigned long long)pos);
+}
+
+/*
+ * scan -- the valid records from the header on; the rest is cut off if it
+ * is a torn tail (bad_record if valid records follow)
+ */
 static int scan(struct rpmemd_undo *u, uint64_t fsize)
 {
 	uint8_t *buf = malloc(RPMEMD_UNDO_REC_MAX);
@@ -311,6 +380,11 @@ static int scan(struct rpmemd_undo *u, uint64_t fsize)
 		if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
 			break;
 		pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
+	}
+	if (ret == -EBADMSG && (ret = valid_after(u, pos, fsize, buf)) > 0) {
+		free(buf);
+		bad_record(u, pos, fsize);
+		return 0;
 	}
 	free(buf);
 	if (ret < 0 && ret != -EBADMSG)
@@ -809,6 +883,15 @@ int rpmemd_undo_sync(struct rpmemd_undo *u)
 		return -errno;
 	u->unsynced = 0;
 	return 0;
+}
+
+int rpmemd_undo_damaged(const struct rpmemd_undo *u, uint64_t *pos,
+			uint64_t *off, uint64_t *len)
+{
+	*pos = u->bad_pos;
+	*off = u->bad_off;
+	*len = u->bad_len;
+	return u->bad_len != 0;
 }
 
 int rpmemd_undo_apply(struct rpmemd_undo *u, rpmemd_undo_restore_fn restore,

@@ -98,6 +98,16 @@ typedef int (*rpmemd_undo_restore_fn)(void *arg, uint64_t off,
 				      const void *data, uint64_t len);
 
 /*
+ * rpmemd_undo_damaged -- the journal holds a damaged record followed by
+ * valid ones (found at load; a torn last record is cut off instead): 1
+ * with its file offset *pos and the pool range [*off, *off + *len) it
+ * covers (the whole pool if its head is damaged too), else 0. Such a
+ * journal cannot give back the old image.
+ */
+int rpmemd_undo_damaged(const struct rpmemd_undo *u, uint64_t *pos,
+			uint64_t *off, uint64_t *len);
+
+/*
  * rpmemd_undo_apply -- hand every record back to restore (last first),
  * the image of generation N once all returned 0; 0 or -errno
  */

@@ -112,3 +112,100 @@ damaged_bytes() {
 	rc mirror "$W/src" "$T/r1/p"
 	[ "$(damaged_bytes)" -eq 0 ]
 }
+
+# pool_state -- "STATE PENDING RECOVERABLE_GENERATION" of r1/p, as listed
+pool_state() {
+	"$RPMEMCTL" list --json "$T/r1/p" |
+		jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation)"'
+}
+
+# no_writer -- r1/p is open for writing by no session
+no_writer() {
+	[ -z "$("$RPMEMCTL" list --json "$T/r1/p" | jq -r '.pools[0].writer')" ]
+}
+
+# interrupted N -- a sync that wrote N blocks of 4 KiB, 128 KiB apart,
+# each from a session of its own, and stopped: the pool is syncing, its
+# undo journal (one record a block) bound to generation 1; the image
+# before in $W/gen1, the mixed one in $W/mixed
+interrupted() {
+	cp "$R1/p" "$W/gen1"
+	for i in $(seq 0 $(($1 - 1))); do
+		run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p \
+			"vm:/src" $((i * 131072))
+		[ "$output" = OK ]
+	done
+	alive_until "$DPID" no_writer
+	[ "$(pool_state)" = "syncing true 1" ]
+	[ "$(stat -c %s "$R1/.rpmemd/p.undo")" -eq $((4096 + $1 * (32 + 4096))) ]
+	cp "$R1/p" "$W/mixed"
+	run cmp -s "$W/gen1" "$W/mixed"
+	[ "$status" -ne 0 ]
+}
+
+@test "rollback over a journal whose record 1 of 8 has a flipped byte is refused, naming the record; the pool stays pending, nothing is cut or written" {
+	interrupted 8
+	# a byte of record 1's data (after the 4 KiB header and its 32-byte head)
+	poke "$R1/.rpmemd/p.undo" $((4096 + 32 + 100))
+	cp "$R1/.rpmemd/p.undo" "$W/undo"
+	rc rollback "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"its undo journal's record at byte 4096 (the blocks of 0x0 length 4096) is damaged and valid records follow it, so it cannot give back generation 1"* ]]
+	[ "$(pool_state)" = "syncing true 1" ]
+	cmp "$W/undo" "$R1/.rpmemd/p.undo"
+	cmp "$W/mixed" "$R1/p"
+	grep -q "the record at byte 4096 is damaged and valid records follow it" "$DLOG"
+	# still so after a restart, and a sync completes the new image
+	stop_daemon
+	start_daemon
+	rc rollback "$T/r1/p"
+	[ "$status" -eq 4 ]
+	cmp "$W/undo" "$R1/.rpmemd/p.undo"
+	rc sync "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p"
+	[ "$(pool_state)" = "consistent false null" ]
+}
+
+@test "a torn last record (a crash while it was appended) is cut off and the rollback gives generation 1 back" {
+	interrupted 3
+	# half a record head after the last record: never durable, so the
+	# block it was for was never written
+	printf 'UREC\001\000\000\000\000\000' >>"$R1/.rpmemd/p.undo"
+	rc rollback "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/gen1" "$R1/p"
+	[ "$(pool_state)" = "consistent false null" ]
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 0 ]
+}
+
+@test "a rollback whose result is not generation 1's image (a byte flipped outside the journal) is checked against the scrub record and refused; the pool stays pending" {
+	interrupted 2
+	poke "$R1/p" $((3 * 1048576 + 7))
+	rc rollback "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"is not marked consistent: after the rollback 1 piece of 4 KiB differ from generation 1's scrub record, the first at 0x300000 length 4096"* ]]
+	[ "$(pool_state)" = "syncing true 1" ]
+	[ -f "$R1/.rpmemd/p.undo" ]
+	rc sync "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p"
+}
+
+@test "a rollback of a pool with a known damaged piece the sync did not touch gives generation 1 back and the piece stays listed damaged" {
+	flip_mapped "$R1/p" $((5 * 1048576 + 9))
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 7 ]
+	interrupted 2
+	rc rollback "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$W/gen1" "$R1/p"
+	[ "$(damaged_bytes)" -eq 4096 ]
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"damaged at 0x500000 length 4096"* ]]
+}
