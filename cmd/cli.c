@@ -550,6 +550,8 @@ int cmd_exit_code(int err)
 	case EREMOTEIO:
 	case EUCLEAN: /* generation histories: it would lose newer writes */
 		return CMD_EXIT_REFUSED;
+	case EILSEQ: /* data the target's scrub record calls damaged */
+		return CMD_EXIT_DAMAGED;
 	case EFAULT:	 /* the local file shrank under its mapping */
 	case EHWPOISON:	 /* a media error in the local file */
 	case ESTALE:	 /* the local file changed during the transfer */
@@ -678,6 +680,20 @@ const char *cmd_target_str(const struct cmd_target *t, char *buf,
 	else
 		snprintf(buf, len, "%s", hp);
 	return buf;
+}
+
+/* damaged_warn -- an rpmemctl_damaged_fn: the target's ranges, on stderr */
+static void damaged_warn(const char *msg, void *arg)
+{
+	struct cmd_damaged *d = arg;
+
+	d->n++;
+	cmd_warn(d->ctx, "read as it is (--force): %s", msg);
+}
+
+void cmd_read_damaged(struct rpmemctl_session *sess, struct cmd_damaged *d)
+{
+	rpmemctl_session_read_damaged(sess, 1, damaged_warn, d);
 }
 
 /* cmd_connect -- open a session or report why not; returns an exit code */

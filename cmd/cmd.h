@@ -353,7 +353,20 @@ struct cmd_xfer {
 	int has_at;		/* pull, verify: --at GENERATION */
 	uint64_t at;		/* that version */
 	int salvage;		/* pull --at: write what can be restored */
+	int force;		/* pull: --force, take damaged data */
 };
+
+/* what --force (export, sync --pull) read of data the target calls damaged */
+struct cmd_damaged {
+	struct rpmemctl_ctx *ctx;
+	unsigned n; /* reads the target refused, then delivered as they are */
+};
+
+/*
+ * cmd_read_damaged -- sess reads data its target calls damaged as it is,
+ * each refused read's ranges warned of on stderr and counted in d
+ */
+void cmd_read_damaged(struct rpmemctl_session *sess, struct cmd_damaged *d);
 
 /*
  * cmd_transfer -- run a mirror, push, pull or verify; returns an exit

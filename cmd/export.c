@@ -35,11 +35,13 @@ static const char export_usage[] =
 	"  rpmemctl export host/r/pool - | restic backup --stdin \\\n"
 	"      --stdin-filename pool.rpmemexp\n"
 	"A pool that is not consistent (a sync was interrupted or is running)\n"
-	"is refused unless --force.\n"
+	"is refused unless --force, and so is data the target finds damaged\n"
+	"(not as its scrub record says; the ranges are named).\n"
 	"\n"
 	"  -a, --at GENERATION    export that version of the pool (rpmemctl\n"
 	"                         versions) instead of its current image\n"
-	"  -f, --force            export a pool that is not consistent\n"
+	"  -f, --force            export a pool that is not consistent, and\n"
+	"                         damaged data as it is (its ranges named)\n"
 	"      --raw              the bare image, with no frame (nothing for\n"
 	"                         import to check)\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
@@ -394,11 +396,16 @@ static int export_copy(struct stream *s)
 /* export_run -- open, check, copy; returns an exit code */
 static int export_run(struct stream *s, const char *target)
 {
+	struct cmd_damaged dmg = { s->ctx, 0 };
 	char a[32], nb[1100];
 	int code;
 
-	if ((code = stream_begin(s, target)) || (code = export_open(s)) ||
-	    (code = export_dest(s)) || (code = export_copy(s)))
+	if ((code = stream_begin(s, target)))
+		return code;
+	if (s->force)
+		cmd_read_damaged(s->sess, &dmg);
+	if ((code = export_open(s)) || (code = export_dest(s)) ||
+	    (code = export_copy(s)))
 		return code;
 	/* stdout carries the image: the summary goes to stderr, with -v */
 	if (s->ctx->verbose && !s->ctx->quiet) {

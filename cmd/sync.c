@@ -41,6 +41,9 @@ static const char sync_usage[] =
 	"                         history (LOCAL.rpmemgen) shows: they are lost\n"
 	"      --discard-local    with --pull: pull even where LOCAL holds\n"
 	"                         newer or other writes: they are lost\n"
+	"      --force            with --pull: take data the target finds\n"
+	"                         damaged (not as its scrub record says) as\n"
+	"                         it is, each such range named on stderr\n"
 	"  -j, --json             one JSON object on stdout (with --follow,\n"
 	"                         one line per round)\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
@@ -61,6 +64,7 @@ static const struct option sync_opts[] = {
 	{ "no-dirty-log", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
 	{ "discard-target", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 1 },
 	{ "discard-local", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 2 },
+	{ "force", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 4 },
 	{ "json", no_argument, NULL, 'j' },
 	{ "transport", required_argument, NULL, 't' },
 	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },
@@ -117,6 +121,9 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case CMD_OPT_FIRST_PRIVATE + 3:
 			x.salvage = 1;
 			break;
+		case CMD_OPT_FIRST_PRIVATE + 4:
+			x.force = 1;
+			break;
 		case 'j':
 			ctx->json = 1;
 			break;
@@ -156,6 +163,9 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 					       RPMEMCTL_SYNC_DISCARD_TARGET)))
 		return cmd_usage_error(ctx, "--discard-target is for a push, "
 				       "--discard-local for a pull");
+	if (x.force && x.mode != RPMEMCTL_SYNC_PULL)
+		return cmd_usage_error(ctx, "--force takes damaged data a "
+				       "pull reads: it needs --pull");
 	if (x.has_at && (x.mode != RPMEMCTL_SYNC_PULL || x.dry_run ||
 			 x.follow_ns || x.dirty_log))
 		return cmd_usage_error(ctx, "--at restores a version: it "

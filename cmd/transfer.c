@@ -963,6 +963,7 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	struct xfer_cb cb = { 0 };
 	int pull = x->mode == RPMEMCTL_SYNC_PULL;
 	struct pull_tmp pt = { .ctx = ctx, .local = &local };
+	struct cmd_damaged dmg = { ctx, 0 };
 	char hp[300], src[1024], a[64], b[64];
 	enum rpmemctl_pool_state state;
 	struct cmd_target t;
@@ -1000,6 +1001,8 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	code = cmd_connect(ctx, &t, x->transport, &sess);
 	if (code)
 		goto err_local;
+	if (pull && x->force)
+		cmd_read_damaged(sess, &dmg);
 	code = open_pool(ctx, sess, &t, hp, &r, local.len, &pool);
 	if (code == XFER_SIZES_DIFFER) {
 		code = CMD_EXIT_DIFFER; /* reported: there is nothing to compare */

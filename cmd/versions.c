@@ -358,6 +358,7 @@ struct at_run {
 	} *bad;
 	size_t nbad, capbad;
 	uint64_t bad_bytes;
+	struct cmd_damaged dmg; /* --force: damaged data read as it is */
 };
 
 /* at_find -- the version exists (or is the current image): its hash */
@@ -403,6 +404,9 @@ static int at_open(struct at_run *r)
 	if ((code = cmd_connect(r->ctx, &r->t, RPMEMCTL_TRANSPORT_TCP,
 				&r->sess)))
 		return code;
+	r->dmg.ctx = r->ctx;
+	if (r->x->force)
+		cmd_read_damaged(r->sess, &r->dmg);
 	ret = rpmemctl_pool_open_or_create(r->sess, r->t.region, r->t.pool, 0,
 					   RPMEMCTL_OPEN_RDONLY, &r->pool,
 					   NULL);
@@ -538,6 +542,12 @@ static int restore_copy(struct at_run *r, int fd, const char *tmp)
 			"and the rest" : "nothing was written (--salvage "
 			"writes the rest)");
 		code = CMD_EXIT_DAMAGED;
+	} else if (!code && r->hash && r->dmg.n &&
+		   rpmemctl_image_hash_digest(st) != r->hash) {
+		cmd_warn(r->ctx, "version %" PRIu64 " of %s was restored with "
+			 "the damaged data named above (--force): it does not "
+			 "hash as it did when it was current", r->x->at,
+			 r->target);
 	} else if (!code && r->hash &&
 		   rpmemctl_image_hash_digest(st) != r->hash) {
 		cmd_err(r->ctx, "version %" PRIu64 " of %s does not hash as it "

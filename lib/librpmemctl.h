@@ -76,6 +76,22 @@ int rpmemctl_session_open_err(const char *host, const char *port,
 			      size_t errlen);
 void rpmemctl_session_close(struct rpmemctl_session **sess);
 
+/* fn(message, arg): the target's message naming damaged ranges read */
+typedef void (*rpmemctl_damaged_fn)(const char *message, void *arg);
+
+/*
+ * rpmemctl_session_read_damaged -- how reads of the session's pools
+ * (pulls, exports, rpmemctl_pool_read_at) take data the target finds not
+ * as its scrub record says (a target that checks: rpmemd with damage
+ * tracking, over TCP): deliver 0 (the default) fails the read with
+ * -EILSEQ and the target's message naming the ranges; 1 reads the data
+ * as it is, fn(message, arg) called first for each request the target
+ * refused (fn NULL: not reported). Since LIBRPMEMCTL_3.
+ */
+void rpmemctl_session_read_damaged(struct rpmemctl_session *sess,
+				   int deliver, rpmemctl_damaged_fn fn,
+				   void *arg);
+
 /*
  * why the last call on the session or one of its pools failed: the
  * target's message or a local description ("" if it succeeded; once the

@@ -342,7 +342,10 @@ int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_io m;
 	struct rpmemd_handle *h;
-	if (rpmem_io_decode(s->req, hd->len, &m))
+	uint32_t flags;
+	int ret;
+
+	if (rpmem_read_decode(s->req, hd->len, &m, &flags))
 		return conn_bad_payload(s, hd);
 	if (!(h = handle_get(s, m.handle)))
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
@@ -357,10 +360,14 @@ int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "pool '%s' cannot be read: a dense sync's new file could not be completed (see rpmemd's log)",
 				      h->pool->name);
+	/* data the scrub record calls damaged only when asked for */
+	if (!(flags & RPMEM_READ_DAMAGED) &&
+	    rpmemd_read_check(s, hd, h->pool, 0, NULL, m.offset, m.len, &ret))
+		return ret;
 	__atomic_add_fetch(&s->bytes_read, m.len, __ATOMIC_RELAXED);
 	struct io_args a = { s, hd, h->pool->addr + m.offset, m.len, -1, 0,
 			     0 };
-	int ret = rpmem_guard_run(send_from, &a);
+	ret = rpmem_guard_run(send_from, &a);
 	if (ret == -EFAULT || ret == -EHWPOISON)
 		return mapping_fault(s, hd, h->pool, ret);
 	return ret;

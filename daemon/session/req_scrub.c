@@ -147,6 +147,114 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				(size_t)len, NULL, 0);
 }
 
+/* most damaged ranges a refused read names */
+#define READ_RANGES_MAX 8
+
+/*
+ * damaged_ranges -- the runs of damaged pieces of piece[count] (piece
+ * first at first) as ", 0xOFF length N" into out[len]; how many runs
+ */
+static unsigned damaged_ranges(const uint8_t *piece, uint32_t count,
+			       uint64_t first, uint64_t size, char *out,
+			       size_t len)
+{
+	unsigned runs = 0;
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t j = i;
+		if (piece[i] != RPMEM_SCRUB_DAMAGED)
+			continue;
+		while (j + 1 < count && piece[j + 1] == RPMEM_SCRUB_DAMAGED)
+			j++;
+		uint64_t o = (first + i) * RPMEM_HASH_PIECE;
+		uint64_t e = (first + j + 1) * RPMEM_HASH_PIECE;
+		if (++runs <= READ_RANGES_MAX && n < len)
+			n += (size_t)snprintf(out + n, len - n,
+					      "%s0x%llx length %llu",
+					      runs > 1 ? ", " : "",
+					      (unsigned long long)o,
+					      (unsigned long long)((e < size ?
+								    e : size) -
+								   o));
+		i = j;
+	}
+	if (runs > READ_RANGES_MAX && n < len)
+		snprintf(out + n, len - n, " and %u more ranges",
+			 runs - READ_RANGES_MAX);
+	return runs;
+}
+
+/* read_pieces -- the verdicts of count pieces from first; 0 or -ENOMEM */
+static int read_pieces(struct rpmemd_session *s, struct rpmemd_pool *p,
+		       uint64_t version, const uint8_t *data, uint64_t first,
+		       uint32_t count, uint8_t *piece)
+{
+	struct rpmemd_damage_change chg;
+	uint64_t gen;
+	uint8_t why;
+	int ret;
+
+	rpmemd_hash_enter(s);
+	if (version) {
+		memset(piece, RPMEM_SCRUB_OK, count);
+		ret = rpmemd_scrub_version_check(p->region->metafd, p->name,
+						 p->size, version,
+						 first * RPMEM_HASH_PIECE,
+						 count, data, piece, &why);
+	} else {
+		ret = rpmemd_scrub_check(p, first * RPMEM_HASH_PIECE, count,
+					 piece, &why, &gen, SCRUB_THREADS,
+					 &chg);
+	}
+	rpmemd_hash_leave(s);
+	if (!ret && !version)
+		damage_report(s, p, &chg, 1);
+	return ret;
+}
+
+int rpmemd_read_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		      struct rpmemd_pool *p, uint64_t version,
+		      const uint8_t *data, uint64_t off, uint64_t len,
+		      int *ret)
+{
+	uint64_t first = off / RPMEM_HASH_PIECE;
+	uint64_t end = (off + len + RPMEM_HASH_PIECE - 1) / RPMEM_HASH_PIECE;
+	uint32_t count = (uint32_t)(end - first);
+	char ranges[RPMEM_MSG_MAX / 2];
+	uint8_t *piece;
+	unsigned runs;
+
+	/* a version's image is at hand for whole pieces only */
+	if (!len || (version && (off % RPMEM_HASH_PIECE ||
+				 (len % RPMEM_HASH_PIECE && off + len != p->size))))
+		return 0;
+	if (!(piece = malloc(count)) ||
+	    read_pieces(s, p, version, data, first, count, piece)) {
+		free(piece);
+		return 0; /* unverifiable: answered as before */
+	}
+	runs = damaged_ranges(piece, count, first, p->size, ranges,
+			      sizeof(ranges));
+	free(piece);
+	if (!runs)
+		return 0;
+	WARN("session %u: pool '%s': a read of %llu bytes at offset %llu%s refused: damaged at %s",
+	     s->id, p->name, (unsigned long long)len,
+	     (unsigned long long)off, version ? " of a version" : "", ranges);
+	if (version)
+		*ret = conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
+				      "version %llu of pool '%s' is damaged at %s: its image is not as recorded when it was current; the read is refused (read it with --force to take the data as it is)",
+				      (unsigned long long)version, p->name,
+				      ranges);
+	else
+		*ret = conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
+				      "pool '%s' is damaged at %s: its data is not as recorded at its last commit (rpmemctl scrub); the read is refused (read it with --force to take the data as it is, or repair it with a sync from a good copy)",
+				      p->name, ranges);
+	return 1;
+}
+
 /* hash_take, hash_give -- a recording's turns at the hashing slots */
 static void hash_take(void *arg)
 {

@@ -247,6 +247,20 @@ static int read_at_chain(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	return -1;
 }
 
+/*
+ * record_of -- the scrub record version's image is checked against: its
+ * own, or (0) the pool's if it is the current image
+ */
+static uint64_t record_of(struct rpmemd_pool *p, uint64_t version)
+{
+	struct rpmemd_meta m;
+
+	rpmemd_pool_get_meta(p, &m);
+	return m.state == RPMEM_POOL_CONSISTENT && m.generation == version ?
+		       0 :
+		       version;
+}
+
 int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_read_at m;
@@ -301,6 +315,16 @@ int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      (unsigned long long)m.version,
 				      h->pool->name, (unsigned long long)bad,
 				      strerror(-ret));
+	}
+	/*
+	 * data the version's scrub record calls damaged only when asked
+	 * for; the current image's is the pool's record
+	 */
+	if (!(m.flags & RPMEM_READ_DAMAGED) &&
+	    rpmemd_read_check(s, hd, h->pool, record_of(h->pool, m.version),
+			      buf, m.offset, m.len, &ret)) {
+		free(buf);
+		return ret;
 	}
 	__atomic_add_fetch(&s->bytes_read, m.len, __ATOMIC_RELAXED);
 	ret = rpmem_send_frame(&s->conn, RPMEM_MSG_DATA, hd->id, NULL, 0, buf,

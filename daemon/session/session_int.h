@@ -288,6 +288,18 @@ int scrub_version(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 /* rpmemd_versions_commit -- after a commit: retention, events */
 void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 			    uint64_t gen);
+/*
+ * rpmemd_read_check -- before a READ (version 0) or READ_AT (a version) of
+ * [off, off + len) of p is answered with data (the version's image in
+ * data, else read from the pool): its 4 KiB pieces against the scrub
+ * record, in a hashing slot. 0 to answer it (intact or unverifiable), 1
+ * if it was refused with ERROR DAMAGED naming the damaged ranges (*ret
+ * the send's result)
+ */
+int rpmemd_read_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		      struct rpmemd_pool *p, uint64_t version,
+		      const uint8_t *data, uint64_t off, uint64_t len,
+		      int *ret);
 /* rpmemd_scrub_commit -- record a pool's hashes as it goes consistent */
 void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 			 uint64_t gen);

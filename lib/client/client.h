@@ -97,7 +97,18 @@ struct rpmemctl_session {
 	struct client_owed *owed;
 	unsigned nowed, owed_cap;
 	unsigned users; /* links that share it (share.c); 0: not shared */
+	/* rpmemctl_session_read_damaged: take damaged data, and tell fn */
+	int read_damaged;
+	rpmemctl_damaged_fn damaged_fn;
+	void *damaged_arg;
 };
+
+/*
+ * client_read_damaged -- a READ or READ_AT was refused (ret) as damaged
+ * data: 1 if the session takes it anyway (the target's message reported:
+ * send it again with RPMEM_READ_DAMAGED), else 0
+ */
+int client_read_damaged(struct rpmemctl_session *s, int ret);
 
 /* a reply owed to a later read: awaited, arrived, or nobody's any more */
 struct client_owed {

@@ -214,6 +214,26 @@ err_free:
  * closed on the target by the disconnect and detached here (their
  * handles must still be released with rpmemctl_pool_close)
  */
+RPMEM_EXPORT void rpmemctl_session_read_damaged(struct rpmemctl_session *sess,
+						int deliver,
+						rpmemctl_damaged_fn fn,
+						void *arg)
+{
+	sess->read_damaged = deliver;
+	sess->damaged_fn = fn;
+	sess->damaged_arg = arg;
+}
+
+int client_read_damaged(struct rpmemctl_session *s, int ret)
+{
+	if (ret != -EILSEQ || s->lost || !s->read_damaged ||
+	    !(s->caps & RPMEM_CAP_DAMAGE))
+		return 0;
+	if (s->damaged_fn)
+		s->damaged_fn(s->errmsg, s->damaged_arg);
+	return 1;
+}
+
 RPMEM_EXPORT void rpmemctl_session_close(struct rpmemctl_session **sess)
 {
 	if (!sess || !*sess)

@@ -166,13 +166,31 @@ struct read_req {
 	uint32_t id;
 	uint32_t len;
 	uint8_t *dst;
+	uint64_t off;
+	uint32_t flags; /* RPMEM_READ_* it was sent with */
 };
+
+/* read_send -- a READ of r's range with flags; its id into r */
+static int read_send(struct tcp_xport *t, struct read_req *r, uint32_t flags)
+{
+	struct rpmem_msg_io io = { .handle = t->handle, .offset = r->off,
+				   .len = r->len };
+	uint8_t req[RPMEM_WRITE_HDR_SIZE + 4];
+	int rl = rpmem_read_encode(req, sizeof(req), &io, flags);
+
+	if (rl < 0)
+		return rl;
+	r->flags = flags;
+	return client_send(t->s, RPMEM_MSG_READ, req, (size_t)rl, NULL, 0,
+			   &r->id);
+}
 
 /*
  * tcp_read -- pipelined READ requests, up to TCP_READ_WINDOW in flight;
  * each DATA reply is received straight into dst. After an ERROR reply
  * no new request is sent and the replies still in flight are drained,
- * so the stream stays in step.
+ * so the stream stays in step. A READ refused as damaged data is sent
+ * again asking for it if the session takes such data.
  */
 static int tcp_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len)
 {
@@ -188,21 +206,14 @@ static int tcp_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len)
 			size_t left = len - sent;
 			uint32_t n = left < RPMEM_MAX_IO ? (uint32_t)left :
 							   RPMEM_MAX_IO;
-			struct rpmem_msg_io io = { .handle = t->handle,
-						   .offset = off + sent,
-						   .len = n };
-			uint8_t req[RPMEM_WRITE_HDR_SIZE];
-			int rl = rpmem_io_encode(req, sizeof(req), &io);
-			if (rl < 0)
-				return rl;
 			unsigned slot = (head + nout) % TCP_READ_WINDOW;
 			struct read_req *r = &ring[slot];
-			int ret = client_send(s, RPMEM_MSG_READ, req,
-					      (size_t)rl, NULL, 0, &r->id);
-			if (ret)
-				return ret;
+			r->off = off + sent;
 			r->len = n;
 			r->dst = (uint8_t *)dst + sent;
+			int ret = read_send(t, r, 0);
+			if (ret)
+				return ret;
 			sent += n;
 			nout++;
 		}
@@ -212,6 +223,16 @@ static int tcp_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len)
 		nout--;
 		struct rpmem_hdr h;
 		int ret = client_recv_hdr(s, r->id, RPMEM_MSG_DATA, &h);
+		if (ret && !err && !r->flags && client_read_damaged(s, ret)) {
+			/* the same range again, at the ring's tail */
+			struct read_req *again =
+				&ring[(head + nout) % TCP_READ_WINDOW];
+			*again = *r;
+			if ((ret = read_send(t, again, RPMEM_READ_DAMAGED)))
+				return ret;
+			nout++;
+			continue;
+		}
 		if (ret) {
 			if (s->lost)
 				return ret;

@@ -135,7 +135,7 @@ RPMEM_EXPORT int rpmemctl_pool_version_create(struct rpmemctl_pool *pool,
 static int read_at(struct rpmemctl_pool *p, uint64_t version, uint8_t *dst,
 		   uint64_t off, uint32_t n)
 {
-	struct rpmem_msg_read_at m = { p->handle, off, n, version };
+	struct rpmem_msg_read_at m = { p->handle, off, n, version, 0 };
 	uint8_t buf[32];
 	size_t rlen;
 	int len = rpmem_read_at_encode(buf, sizeof(buf), &m);
@@ -143,6 +143,14 @@ static int read_at(struct rpmemctl_pool *p, uint64_t version, uint8_t *dst,
 			    client_call(p->sess, RPMEM_MSG_READ_AT, buf,
 					(size_t)len, RPMEM_MSG_DATA, &rlen);
 
+	/* refused as damaged: again, asking for it, if the session takes it */
+	if (ret && client_read_damaged(p->sess, ret)) {
+		m.flags = RPMEM_READ_DAMAGED;
+		len = rpmem_read_at_encode(buf, sizeof(buf), &m);
+		ret = len < 0 ? len :
+				client_call(p->sess, RPMEM_MSG_READ_AT, buf,
+					    (size_t)len, RPMEM_MSG_DATA, &rlen);
+	}
 	if (ret)
 		return ret;
 	if (rlen != n)

@@ -547,6 +547,38 @@ int rpmem_io_decode(const void *buf, size_t len, struct rpmem_msg_io *m)
 	return dec_end(&r);
 }
 
+int rpmem_read_encode(void *buf, size_t cap, const struct rpmem_msg_io *m,
+		      uint32_t flags)
+{
+	ENC_BEGIN;
+	wbuf_u32(&w, m->handle);
+	wbuf_u64(&w, m->offset);
+	wbuf_u32(&w, m->len);
+	if (flags & ~RPMEM_READ_FLAGS)
+		return -EINVAL;
+	if (flags)
+		wbuf_u32(&w, flags);
+	return enc_end(&w);
+}
+
+int rpmem_read_decode(const void *buf, size_t len, struct rpmem_msg_io *m,
+		      uint32_t *flags)
+{
+	DEC_BEGIN;
+	m->handle = rbuf_u32(&r);
+	m->offset = rbuf_u64(&r);
+	m->len = rbuf_u32(&r);
+	*flags = 0;
+	if (!r.err && rbuf_left(&r)) {
+		*flags = rbuf_u32(&r);
+		if (!*flags || (*flags & ~RPMEM_READ_FLAGS))
+			return -EBADMSG;
+	}
+	if (m->len > RPMEM_MAX_IO || m->offset > UINT64_MAX - m->len)
+		return -EBADMSG;
+	return dec_end(&r);
+}
+
 int rpmem_flush_encode(void *buf, size_t cap, const struct rpmem_msg_flush *m)
 {
 	ENC_BEGIN;
@@ -752,6 +784,10 @@ int rpmem_read_at_encode(void *buf, size_t cap,
 	wbuf_u64(&w, m->offset);
 	wbuf_u32(&w, m->len);
 	wbuf_u64(&w, m->version);
+	if (m->flags & ~RPMEM_READ_FLAGS)
+		return -EINVAL;
+	if (m->flags)
+		wbuf_u32(&w, m->flags);
 	return enc_end(&w);
 }
 
@@ -763,6 +799,12 @@ int rpmem_read_at_decode(const void *buf, size_t len,
 	m->offset = rbuf_u64(&r);
 	m->len = rbuf_u32(&r);
 	m->version = rbuf_u64(&r);
+	m->flags = 0;
+	if (!r.err && rbuf_left(&r)) {
+		m->flags = rbuf_u32(&r);
+		if (!m->flags || (m->flags & ~RPMEM_READ_FLAGS))
+			return -EBADMSG;
+	}
 	if (r.err == 0 &&
 	    (m->len > RPMEM_MAX_IO || m->offset > UINT64_MAX - m->len))
 		return -EBADMSG;

@@ -103,7 +103,9 @@ enum rpmem_err {
 	RPMEM_E_SHUTDOWN = 14, /* daemon is stopping */
 	RPMEM_E_INTERNAL = 15,
 	RPMEM_E_DENIED = 16,   /* the identity lacks the right (rpmemd.conf) */
-	RPMEM_E_MAX = 16,
+	/* data read is not as the pool's scrub record says (RPMEM_CAP_DAMAGE) */
+	RPMEM_E_DAMAGED = 17,
+	RPMEM_E_MAX = 17,
 };
 
 enum rpmem_pool_state {
@@ -211,7 +213,10 @@ enum rpmem_ns_mode {
 #define RPMEM_CAP_SYNC_SIZE (1u << 15)
 /*
  * the target keeps what a scrub found damaged in a pool's image (until a
- * sync rewrites it) and answers LIST with RPMEM_LIST_DAMAGED
+ * sync rewrites it) and answers LIST with RPMEM_LIST_DAMAGED; it checks
+ * the data of READ and READ_AT against the scrub record and refuses
+ * damaged data with RPMEM_E_DAMAGED unless the request carries flags
+ * with RPMEM_READ_DAMAGED
  */
 #define RPMEM_CAP_DAMAGE (1u << 16)
 
@@ -670,7 +675,22 @@ struct rpmem_msg_read_at {
 	uint64_t offset;
 	uint32_t len; /* <= RPMEM_MAX_IO */
 	uint64_t version;
+	uint32_t flags; /* RPMEM_READ_*; sent only when not 0 */
 };
+
+/* READ and READ_AT flag: deliver data the scrub record calls damaged */
+#define RPMEM_READ_DAMAGED (1u << 0)
+#define RPMEM_READ_FLAGS RPMEM_READ_DAMAGED
+
+/*
+ * READ: the 16-byte head of rpmem_msg_io, then flags u32 (RPMEM_READ_*)
+ * when not 0 (to a target with RPMEM_CAP_DAMAGE only: an older one
+ * refuses a longer READ as malformed); unknown flags are malformed
+ */
+int rpmem_read_encode(void *buf, size_t cap, const struct rpmem_msg_io *m,
+		      uint32_t flags);
+int rpmem_read_decode(const void *buf, size_t len, struct rpmem_msg_io *m,
+		      uint32_t *flags);
 
 /* GEN op */
 enum rpmem_gen_op {

@@ -22,6 +22,7 @@ static const char *const err_names[] = {
 	[RPMEM_E_SHUTDOWN] = "target shutting down",
 	[RPMEM_E_INTERNAL] = "internal error on the target",
 	[RPMEM_E_DENIED] = "permission denied",
+	[RPMEM_E_DAMAGED] = "data damaged on the target",
 };
 
 /* rpmem_err_str -- an ERROR code as text */
@@ -217,6 +218,8 @@ static const struct {
 	{ RPMEM_E_INTERNAL, EREMOTEIO, 1 },
 	/* an EPERM of the target's file system is an I/O error there */
 	{ RPMEM_E_DENIED, EPERM, 1 },
+	/* sent on purpose: a read refused as damaged (not any EILSEQ) */
+	{ RPMEM_E_DAMAGED, EILSEQ, 1 },
 };
 
 /* rpmem_err_from_errno -- the ERROR code for a -errno (proto.h) */

@@ -73,7 +73,7 @@ has() {
 		--psk-file --tls-ca --config; do
 		has "$o" || { echo "missing $o"; return 1; }
 	done
-	refute has --force
+	refute has --full
 	comp remove -
 	has --force
 	has -f

@@ -66,7 +66,8 @@ static void cmd_exit_code__refused_or_lost_connection_is_exit_3(void **state)
 
 /*
  * every refusal the target can send (an ERROR reply past the handshake's
- * codes) reaches rpmemctl as an errno its table calls refused (exit 4):
+ * codes) reaches rpmemctl as an errno its table calls refused (exit 4),
+ * but a read refused as damaged data (exit 7, as scrub's damage):
  * the CLI knows the library's errno values only, not the protocol's
  * codes, so a new code needs its errno in cmd_exit_code
  */
@@ -75,7 +76,8 @@ static void cmd_exit_code__every_error_reply_is_refused(void **state)
 	(void)state;
 	for (uint32_t code = RPMEM_E_NOREGION; code <= RPMEM_E_MAX; code++)
 		assert_int_equal(cmd_exit_code(rpmem_errno_from_err(code)),
-				 CMD_EXIT_REFUSED);
+				 code == RPMEM_E_DAMAGED ? CMD_EXIT_DAMAGED :
+							   CMD_EXIT_REFUSED);
 	/* an unknown code (a newer target) is a remote error: refused */
 	assert_int_equal(cmd_exit_code(rpmem_errno_from_err(RPMEM_E_MAX + 1)),
 			 CMD_EXIT_REFUSED);

@@ -1814,6 +1814,39 @@ static void rpmem_list_reply__damaged_layout_round_trips(void **state)
 	memset(q->gens, 0, sizeof(q->gens));
 }
 
+/* READ and READ_AT: flags only when not 0, unknown or zero ones refused */
+static void rpmem_read__flags_optional_and_checked(void **state)
+{
+	(void)state;
+	struct rpmem_msg_io io = { 7, 4096, 8192 }, o;
+	struct rpmem_msg_read_at ra = { 7, 4096, 8192, 3, 0 }, ro;
+	uint8_t b[64];
+	uint32_t f;
+	assert_int_equal(rpmem_read_encode(b, sizeof(b), &io, 0), 16);
+	assert_int_equal(rpmem_read_decode(b, 16, &o, &f), 0);
+	assert_int_equal(f, 0);
+	assert_int_equal(rpmem_read_encode(b, sizeof(b), &io,
+					   RPMEM_READ_DAMAGED), 20);
+	assert_int_equal(rpmem_read_decode(b, 20, &o, &f), 0);
+	assert_int_equal(f, RPMEM_READ_DAMAGED);
+	assert_int_equal(o.offset, 4096);
+	assert_int_equal(rpmem_read_encode(b, sizeof(b), &io, 1u << 5),
+			 -EINVAL);
+	/* a flags field of 0 or with an unknown bit is malformed */
+	memset(b + 16, 0, 4);
+	assert_int_equal(rpmem_read_decode(b, 20, &o, &f), -EBADMSG);
+	b[16] = 2;
+	assert_int_equal(rpmem_read_decode(b, 20, &o, &f), -EBADMSG);
+	assert_int_equal(rpmem_read_at_encode(b, sizeof(b), &ra), 24);
+	ra.flags = RPMEM_READ_DAMAGED;
+	assert_int_equal(rpmem_read_at_encode(b, sizeof(b), &ra), 28);
+	assert_int_equal(rpmem_read_at_decode(b, 28, &ro), 0);
+	assert_int_equal(ro.flags, RPMEM_READ_DAMAGED);
+	assert_int_equal(ro.version, 3);
+	b[24] = 4;
+	assert_int_equal(rpmem_read_at_decode(b, 28, &ro), -EBADMSG);
+}
+
 /* SCRUB_REPLY: one verdict a piece, each and the reason in range */
 static void rpmem_scrub_reply__round_trip_and_bad_values(void **state)
 {
@@ -2606,7 +2639,7 @@ static int explicit_code(uint32_t code)
 {
 	return code == RPMEM_E_AUTH || code == RPMEM_E_VERSION ||
 	       code == RPMEM_E_XPORT || code == RPMEM_E_INTERNAL ||
-	       code == RPMEM_E_DENIED;
+	       code == RPMEM_E_DENIED || code == RPMEM_E_DAMAGED;
 }
 
 static void rpmem_err_from_errno__round_trips_every_code(void **state)
@@ -3249,6 +3282,7 @@ int main(void)
 		T(rpmem_gen__round_trips_and_bounds),
 		T(rpmem_list_reply__generations_layout_round_trips),
 		T(rpmem_list_reply__damaged_layout_round_trips),
+		T(rpmem_read__flags_optional_and_checked),
 		T(rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg),
 		T(rpmem_list_decode__cursor_of_255_ok_256_ebadmsg),
 		T(rpmem_list_reply_decode__page_layouts_do_not_mix),
