@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -510,16 +511,50 @@ static int local_size_ok(struct at_run *r, const char *verb, int *exists,
 	return CMD_EXIT_LOCAL;
 }
 
+/*
+ * at_step -- bytes read at a time: AT_CHUNK, or with --bwlimit about
+ * 50 ms worth (whole 4 KiB pieces)
+ */
+static size_t at_step(const struct at_run *r)
+{
+	uint64_t n = r->x->bwlimit / 20 / 4096 * 4096;
+
+	if (!r->x->bwlimit || n >= AT_CHUNK)
+		return AT_CHUNK;
+	return n ? (size_t)n : 4096;
+}
+
+/* at_pace -- with --bwlimit, wait until off bytes have had their time */
+static void at_pace(const struct at_run *r, uint64_t t0, uint64_t off)
+{
+	uint64_t due, now = cmd_now_ns();
+	struct timespec ts;
+
+	if (!r->x->bwlimit)
+		return;
+	due = t0 + (uint64_t)((unsigned __int128)off * 1000000000u /
+			      r->x->bwlimit);
+	if (due <= now)
+		return;
+	ts.tv_sec = (time_t)((due - now) / 1000000000u);
+	ts.tv_nsec = (long)((due - now) % 1000000000u);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 /* restore_copy -- the version into fd, its hash checked; an exit code */
 static int restore_copy(struct at_run *r, int fd, const char *tmp)
 {
 	struct rpmemctl_image_hash *st = NULL;
 	int code = rpmemctl_image_hash_new(&st) ? CMD_EXIT_INTERNAL : 0;
+	size_t step = at_step(r);
+	uint64_t t0 = cmd_now_ns();
 
 	cmd_progress_init(&r->prog, r->ctx, "restore");
-	for (uint64_t off = 0; !code && off < r->size; off += AT_CHUNK) {
-		size_t n = r->size - off < AT_CHUNK ? (size_t)(r->size - off) :
-						      AT_CHUNK;
+	for (uint64_t off = 0; !code && off < r->size; off += step) {
+		size_t n = r->size - off < step ? (size_t)(r->size - off) :
+						  step;
+		at_pace(r, t0, off);
 		if ((code = at_read(r, off, n)))
 			break;
 		rpmemctl_image_hash_update(st, r->buf, n);

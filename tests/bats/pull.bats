@@ -84,24 +84,27 @@ old_or_new() {
 	[ -z "$(tmps)" ]
 }
 
-@test "a killed --at restore's temporary file (a dead pid's, unlocked) is removed by the next restore; a live one's is left" {
+@test "kill -9 of a paced --at restore: the local file as it was, its temporary file (the pool's size) removed by the next restore; a running one's is left" {
 	rc mirror "$W/old" "$T/r1/p"
 	rc sync "$W/src" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cp "$W/src" "$W/l/f"
-	# what a restore killed before its rename leaves: up to the pool's size
-	sh -c 'exit 0' &
-	local dead=$!
-	wait "$dead"
-	head -c 5M /dev/zero >"$W/l/.f.rpmem-tmp.$dead"
+	"$RPMEMCTL" sync --pull --at 1 --bwlimit 2M "$W/l/f" "$T/r1/p" \
+		>/dev/null 2>&1 &
+	local pid=$!
+	alive_until "$pid" read_at_least $((2 << 20))
+	kill -9 "$pid"
+	wait "$pid" || true
+	cmp "$W/l/f" "$W/src"
+	[ "$(tmps)" = ".f.rpmem-tmp.$pid" ]
+	[ "$(stat -c %s "$W/l/.f.rpmem-tmp.$pid")" -eq $((8 << 20)) ]
 	# a running one's (this shell's pid, alive) stays
 	: >"$W/l/.f.rpmem-tmp.$$"
 	rc sync --pull --at 1 "$W/l/f" "$T/r1/p"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	[[ "$output" == *"removed '$W/l/.f.rpmem-tmp.$pid', left by an interrupted run (pid $pid)"* ]]
 	cmp "$W/l/f" "$W/old"
-	[ ! -e "$W/l/.f.rpmem-tmp.$dead" ]
-	[ -e "$W/l/.f.rpmem-tmp.$$" ]
 	[ "$(tmps)" = ".f.rpmem-tmp.$$" ]
 }
 
