@@ -96,7 +96,7 @@ refused() {
 	[ "$status" -eq 0 ]
 }
 
-@test "an appender is refused (exit 4) remove, versions --prune and --keep, promote, demote: the pool and its version files unchanged" {
+@test "an appender is refused (exit 4) remove, versions --prune and --keep, promote, demote, kick: the pool and its version files unchanged" {
 	as nightly mirror "$W/src" "$T/r1/p"
 	as nightly sync "$W/mod" "$T/r1/p"
 	as nightly sync "$W/src" "$T/r1/p"
@@ -116,6 +116,10 @@ refused() {
 	refused
 	as nightly demote "$T/r1/p"
 	refused
+	# ending another session (a writer's sync) is an admin's
+	as nightly kick "$T" 1
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"identity 'nightly' is not an admin"* ]]
 	[ "$(snapshot "$R1")" = "$before" ]
 	[ "$(gens)" = 1,2 ]
 	as ops list --json "$T/r1/p"
