@@ -220,3 +220,27 @@ state() {
 	cmp "$W/mod" "$R1/p"
 	grep -q "refusing 'p.meta' in a region: it is writable by others (mode 0666)" "$DLOG"
 }
+
+@test "a version file planted from another pool (same size, same generation) is never restored as this pool's version" {
+	sed -i "s|path = \"$R1\"; }|path = \"$R1\"; versions = \"all\"; }|" "$CONF"
+	start_daemon
+	cp "$W/src" "$W/mod"
+	poke "$W/mod" 100
+	rc -q mirror "$W/src" "$T/r1/p"
+	rc -q sync "$W/mod" "$T/r1/p"
+	rc -q mirror "$W/evil" "$T/r1/q"
+	rc -q sync "$W/mod" "$T/r1/q"
+	[ -f "$R1/.rpmemd/p.v1.ver" ] && [ -f "$R1/.rpmemd/q.v1.ver" ]
+	rc sync --pull --at 1 "$W/back" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$W/back"
+	rm -f "$W/back"
+	stop_daemon
+	cp "$R1/.rpmemd/q.v1.ver" "$R1/.rpmemd/p.v1.ver"
+	start_daemon
+	rc sync --pull --at 1 "$W/back" "$T/r1/p"
+	[ "$status" -ne 0 ]
+	! cmp -s "$W/evil" "$W/back"
+	# the pool itself is untouched
+	cmp "$W/mod" "$R1/p"
+}
