@@ -450,6 +450,83 @@ static void rpmemctl_pool_sync__pull_fills_the_local_copy(void **state)
 	env_close(&e);
 }
 
+/* what a pull's commit hook saw */
+struct hook {
+	struct env *e;
+	unsigned calls;
+	int complete; /* the local copy held the pool's bytes at the call */
+	int ret;      /* what the hook returns */
+};
+
+static int commit_hook(void *arg)
+{
+	struct hook *h = arg;
+
+	h->calls++;
+	h->complete = !memcmp(h->e->local, fake_target_pool(h->e->ft),
+			      h->e->size);
+	return h->ret;
+}
+
+/* pull2 -- rpmemctl_pool_sync2 pull of the local copy with hook h */
+static int pull2(struct env *e, unsigned flags, uint64_t bwlimit,
+		 struct hook *h)
+{
+	struct rpmemctl_sync_cfg *cfg;
+	struct rpmemctl_sync_result *res;
+
+	assert_int_equal(rpmemctl_sync_cfg_new(&cfg), 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_mode(cfg, RPMEMCTL_SYNC_PULL),
+			 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_flags(cfg, flags), 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_bwlimit(cfg, bwlimit), 0);
+	assert_int_equal(rpmemctl_sync_cfg_set_commit(cfg, commit_hook, h), 0);
+	assert_int_equal(rpmemctl_sync_result_new(&res), 0);
+	int ret = rpmemctl_pool_sync2(e->p, e->local, e->size, cfg, res);
+	rpmemctl_sync_result_delete(&res);
+	rpmemctl_sync_cfg_delete(&cfg);
+	return ret;
+}
+
+static void rpmemctl_pool_sync__pull_commit_hook_runs_once_the_data_is_in(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NO_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	struct hook h = { .e = &e };
+	/* a dry run moves nothing and commits nothing */
+	poke(&e, 3 * FB + 1);
+	assert_int_equal(pull2(&e, RPMEMCTL_SYNC_DRY_RUN, 0, &h), 1);
+	assert_int_equal(h.calls, 0);
+	/* a real pull calls it once, after the last range */
+	assert_int_equal(pull2(&e, 0, 0, &h), 0);
+	assert_int_equal(h.calls, 1);
+	assert_true(h.complete);
+	/* its error is the pull's */
+	poke(&e, 9 * FB);
+	h.ret = -EXDEV;
+	assert_int_equal(pull2(&e, 0, 0, &h), -EXDEV);
+	assert_int_equal(h.calls, 2);
+	assert_int_equal(rpmemctl_sync_cfg_set_commit(NULL, commit_hook, &h),
+			 -EINVAL);
+	env_close(&e);
+}
+
+static void rpmemctl_pool_sync__paced_pull_reads_in_small_pieces(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e, NO_HASHV, 4 * MIB, RPMEM_POOL_CONSISTENT);
+	struct hook h = { .e = &e };
+	memset(e.local + 100 * FB, 0, 10 * FB);
+	/* 20 x 8 KiB a second: READs of 8 KiB, 50 ms apart */
+	assert_int_equal(pull2(&e, 0, 20 * 2 * FB, &h), 0);
+	assert_true(h.complete);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 5);
+	env_close(&e);
+}
+
 static void rpmemctl_pool_sync__pull_from_a_syncing_pool_is_enodata(
 	void **state)
 {
@@ -814,6 +891,10 @@ int main(void)
 		cmocka_unit_test(
 			rpmemctl_pool_sync__dry_run_push_reports_and_writes_nothing),
 		cmocka_unit_test(rpmemctl_pool_sync__pull_fills_the_local_copy),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__pull_commit_hook_runs_once_the_data_is_in),
+		cmocka_unit_test(
+			rpmemctl_pool_sync__paced_pull_reads_in_small_pieces),
 		cmocka_unit_test(
 			rpmemctl_pool_sync__pull_from_a_syncing_pool_is_enodata),
 		cmocka_unit_test(
