@@ -552,7 +552,8 @@ int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
 struct rpmemd_hash_share {
 	struct rpmemd_hash_share *next;
 	char key[RPMEM_IDENTITY_MAX + 1];
-	unsigned n;
+	unsigned n;    /* hashing or holding a turn */
+	unsigned refs; /* those and the ones waiting for their share */
 };
 
 /* hash_share -- the share of s's identity, made if need be; hash_lock */
@@ -579,7 +580,8 @@ void rpmemd_hash_enter(struct rpmemd_session *s)
 	unsigned share = (set->hash_max + 1) / 2;
 
 	pthread_mutex_lock(&set->hash_lock);
-	s->share = hash_share(set, s);
+	if ((s->share = hash_share(set, s)))
+		s->share->refs++;
 	while (s->share && s->share->n >= share)
 		pthread_cond_wait(&set->hash_cond, &set->hash_lock);
 	if (s->share)
@@ -599,7 +601,7 @@ void rpmemd_hash_leave(struct rpmemd_session *s)
 
 	pthread_mutex_lock(&set->hash_lock);
 	set->hash_busy--;
-	if (s->share && !--s->share->n) {
+	if (s->share && (s->share->n--, !--s->share->refs)) {
 		for (struct rpmemd_hash_share **q = &set->shares; *q;
 		     q = &(*q)->next) {
 			if (*q == s->share) {

@@ -15,7 +15,7 @@ UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync client_link client_links \
 	      client_log \
 	      errors log access tls_export preload_config hcache net \
-	      rdma_blob pace dirtylog text store handles undo retain
+	      rdma_blob pace dirtylog text store handles undo retain registry
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -38,6 +38,9 @@ UNIT_DAEMON_hcache := $(B)/daemon/storage/hcache.o $(B)/daemon/storage/meta.o
 UNIT_DAEMON_pace   := $(B)/daemon/session/pace.o
 # the handle table alone: the layers below it are stubbed in the test
 UNIT_DAEMON_handles := $(B)/daemon/session/handles.o
+# the hashing slots: events and access rules stubbed in the test
+UNIT_DAEMON_registry := $(B)/daemon/session/registry.o \
+			$(B)/daemon/session/pace.o
 UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/backend_file.o \
 		      $(B)/daemon/storage/backend_devdax.o \
@@ -67,6 +70,7 @@ $(UNIT_DIR)/access: $(UNIT_DAEMON_access)
 $(UNIT_DIR)/hcache: $(UNIT_DAEMON_hcache)
 $(UNIT_DIR)/pace: $(UNIT_DAEMON_pace)
 $(UNIT_DIR)/handles: $(UNIT_DAEMON_handles)
+$(UNIT_DIR)/registry: $(UNIT_DAEMON_registry)
 $(UNIT_DIR)/store: $(UNIT_DAEMON_store)
 $(UNIT_DIR)/undo: $(UNIT_DAEMON_undo)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
