@@ -28,6 +28,10 @@ static const char scrub_usage[] =
 	"  -a, --at GENERATION    scrub that version of the pool (rpmemctl\n"
 	"                         versions): its image, restored on the target,\n"
 	"                         against the hashes recorded when it was current\n"
+	"      --rebuild          first have the target record the hashes of the\n"
+	"                         pool's image if its record is missing or of an\n"
+	"                         older generation (a crash right after a\n"
+	"                         commit): an open for writing, the append right\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            only the damaged and unverified ranges\n"
@@ -37,6 +41,7 @@ static const struct option scrub_opts[] = {
 	CMD_COMMON_OPTS,
 	{ "json", no_argument, NULL, 'j' },
 	{ "at", required_argument, NULL, 'a' },
+	{ "rebuild", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -192,6 +197,26 @@ static size_t damaged_versions(struct rpmemctl_ctx *ctx,
 	return k;
 }
 
+/*
+ * rebuild -- open the pool for writing and close it: the target records
+ * the hashes of a consistent image that has none; an exit code
+ */
+static int rebuild(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
+		   const struct cmd_target *t, const char *hp)
+{
+	struct rpmemctl_pool *pool = NULL;
+	int ret = rpmemctl_pool_open_or_create(sess, t->region, t->pool, 0,
+					       RPMEMCTL_OPEN_RDWR, &pool, NULL);
+
+	if (ret)
+		return cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot open pool '%s/%s' on %s for "
+				      "writing to rebuild its scrub record",
+				      t->region, t->pool, hp);
+	rpmemctl_pool_close(&pool);
+	return 0;
+}
+
 /* scrub_pool -- open read-only, scrub, report; an exit code */
 static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		      const struct cmd_target *t, const char *hp,
@@ -239,7 +264,7 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct scrub_acc a = { 0 };
 	struct cmd_target t;
 	char hp[300], target[700];
-	int c, code = 0;
+	int c, code = 0, rebuild_first = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "ja:",
 			       scrub_opts, scrub_usage, &code)) != -1) {
@@ -254,6 +279,9 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			if (code)
 				return code;
 			break;
+		case CMD_OPT_FIRST_PRIVATE:
+			rebuild_first = 1;
+			break;
 		}
 	}
 	code = cmd_check_args(ctx, argc, argv, 1, 1);
@@ -265,7 +293,12 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	cmd_hostport(&t, hp, sizeof(hp));
 	cmd_target_str(&t, target, sizeof(target));
 	/* only the control connection carries a scrub */
+	if (rebuild_first && a.at)
+		return cmd_usage_error(ctx, "--rebuild records the pool's image: "
+				       "not with --at");
 	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_TCP, &sess);
+	if (!code && rebuild_first)
+		code = rebuild(ctx, sess, &t, hp);
 	if (!code)
 		code = scrub_pool(ctx, sess, &t, hp, target, &a);
 	rpmemctl_session_close(&sess);

@@ -94,7 +94,8 @@ $(B)/tests/rpmemd-reorder: $(REORDER_OBJ) \
 
 # a target that dies at a chosen point of pruning a version (daemon/
 # storage/crashpoint.h): the files that hold its points, built again
-CRASH_SRC := daemon/storage/versions.c daemon/storage/undo.c
+CRASH_SRC := daemon/storage/versions.c daemon/storage/undo.c \
+	     daemon/storage/scrub.c
 CRASH_OBJ := $(CRASH_SRC:%.c=$(B)/crash/%.o)
 $(B)/crash/%.o: %.c
 	@mkdir -p $(dir $@)

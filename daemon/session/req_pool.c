@@ -394,6 +394,9 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	}
 	handle_issue(s, h);
 	rpmemd_pool_get_meta(h->pool, &meta);
+	/* the writer's open: a commit a crash left without its record */
+	if (m.mode == RPMEM_OPEN_RW && meta.state == RPMEM_POOL_CONSISTENT)
+		rpmemd_scrub_ensure(s, h->pool, meta.generation);
 
 	rep.handle = h->id;
 	rep.size = h->pool->size;

@@ -290,3 +290,20 @@ void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 		    s->id, p->name, (unsigned long long)gen,
 		    (unsigned long long)((rpmem_now_ns() - t0) / 1000000));
 }
+
+void rpmemd_scrub_ensure(struct rpmemd_session *s, struct rpmemd_pool *p,
+			 uint64_t gen)
+{
+	uint64_t rg = 0;
+	int ret;
+
+	if (p->region->metafd < 0 || !p->addr)
+		return;
+	ret = rpmemd_scrub_gen(p->region->metafd, p->name, p->size, &rg);
+	if (!ret && rg == gen)
+		return;
+	NOTICE("session %u: pool '%s': its image (generation %llu) has no scrub record (%s): recording it now",
+	       s->id, p->name, (unsigned long long)gen,
+	       ret ? strerror(-ret) : "the record is of another generation");
+	rpmemd_scrub_commit(s, p, gen);
+}

@@ -300,6 +300,15 @@ int rpmemd_read_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		      struct rpmemd_pool *p, uint64_t version,
 		      const uint8_t *data, uint64_t off, uint64_t len,
 		      int *ret);
+/*
+ * rpmemd_scrub_ensure -- the pool (opened for writing by s: nothing else
+ * writes it) is consistent at generation gen: record its hashes now if
+ * its scrub record is not of gen (rpmemd stopped between a commit and
+ * its record)
+ */
+void rpmemd_scrub_ensure(struct rpmemd_session *s, struct rpmemd_pool *p,
+			 uint64_t gen);
+
 /* rpmemd_scrub_commit -- record a pool's hashes as it goes consistent */
 void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 			 uint64_t gen);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "crashpoint.h"
 #include "damage.h"
 #include "hash.h"
 #include "log.h"
@@ -222,6 +223,7 @@ int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
 	*chg = (struct rpmemd_damage_change){ 0 };
 	if (dirfd < 0 || !p->addr)
 		return -ENOTSUP;
+	crash_point("scrub-record"); /* after a commit, before its record */
 	pthread_mutex_lock(&p->meta_lock);
 	ret = rpmemd_damage_load(dirfd, p->name, p->meta.uuid, &c.v, &c.n);
 	pthread_mutex_unlock(&p->meta_lock);
@@ -256,6 +258,40 @@ int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
 		carry_end(p, &c, chg);
 	free(c.v);
 	return ret;
+}
+
+/* open_named -- the record file fn of a pool of size bytes, its header */
+static int open_named(int metafd, const char *fn, uint64_t size,
+		      struct sc_hdr *h)
+{
+	int fd = rpmemd_open_ro(metafd, fn);
+
+	if (fd < 0)
+		return -ENOENT;
+	if (rpmem_pread_full(fd, h, sizeof(*h), 0) ||
+	    memcmp(h->magic, SC_MAGIC, sizeof(h->magic)) ||
+	    h->version != SC_VERSION || h->csum != hdr_csum(h) ||
+	    h->piece != SC_PIECE || h->size != size ||
+	    h->npieces != (size + SC_PIECE - 1) / SC_PIECE) {
+		close(fd);
+		return -EBADMSG;
+	}
+	return fd;
+}
+
+int rpmemd_scrub_gen(int metafd, const char *pool, uint64_t size,
+		     uint64_t *gen)
+{
+	char fn[RPMEM_NAME_MAX + 16];
+	struct sc_hdr h;
+	int fd;
+
+	sc_name(pool, "", fn, sizeof(fn));
+	if ((fd = open_named(metafd, fn, size, &h)) < 0)
+		return fd;
+	close(fd);
+	*gen = h.generation;
+	return 0;
 }
 
 void rpmemd_scrub_clean(int metafd, const char *pool)
@@ -575,24 +611,6 @@ static uint64_t image_hash(int fd, const struct sc_hdr *h)
 	return out;
 }
 
-/* open_named -- the record file fn of a pool of size bytes, its header */
-static int open_named(int metafd, const char *fn, uint64_t size,
-		      struct sc_hdr *h)
-{
-	int fd = rpmemd_open_ro(metafd, fn);
-
-	if (fd < 0)
-		return -ENOENT;
-	if (rpmem_pread_full(fd, h, sizeof(*h), 0) ||
-	    memcmp(h->magic, SC_MAGIC, sizeof(h->magic)) ||
-	    h->version != SC_VERSION || h->csum != hdr_csum(h) ||
-	    h->piece != SC_PIECE || h->size != size ||
-	    h->npieces != (size + SC_PIECE - 1) / SC_PIECE) {
-		close(fd);
-		return -EBADMSG;
-	}
-	return fd;
-}
 
 uint64_t rpmemd_scrub_keep(int metafd, const char *pool, uint64_t size,
 			   uint64_t gen)

@@ -58,6 +58,14 @@ int rpmemd_scrub_record(struct rpmemd_pool *p, uint64_t gen,
 			struct rpmemd_damage_change *chg);
 
 /*
+ * rpmemd_scrub_gen -- the generation of the image <pool>.scrub records
+ * (of a pool of size bytes); -ENOENT if there is none, -EBADMSG if it is
+ * not a valid one
+ */
+int rpmemd_scrub_gen(int metafd, const char *pool, uint64_t size,
+		     uint64_t *gen);
+
+/*
  * rpmemd_scrub_clean -- remove a <pool>.scrub.tmp that a crash left while
  * the record was written (before a pool that is not open is opened)
  */

@@ -244,3 +244,44 @@ teardown() {
 	[ "$(json '[.versions[].damaged] | join(",")')" = true,false,false ]
 	restores p 5
 }
+
+@test "kill -9 of rpmemd right after a commit, before its scrub record: the writer's next open records it, scrub --rebuild on request; the image becomes a version with its record and hash" {
+	[ -x "$CRASHD" ] || skip "build/tests/rpmemd-crash not built (make examples)"
+	history p
+	stop_daemon
+	RPMEMD=$CRASHD RPMEMD_CRASH_AT=scrub-record start_daemon
+	change 6
+	cp "$W/src" "$W/s6"
+	run "$RPMEMCTL" -q sync "$W/src" "$T/r1/p"
+	# the test build died at the point; were it still up, kill it there
+	kill -9 "$DPID" 2>/dev/null || true
+	wait "$DPID" || true
+	DPID=
+	start_daemon
+	rc list --json "$T/r1/p"
+	[ "$(json '.pools[0].generation')" -eq 6 ]
+	[ "$(json '.pools[0].state')" = consistent ]
+	# the image of generation 6 has no record: unverified
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 8 ]
+	rc scrub --rebuild "$T/r1/p"
+	[ "$status" -eq 0 ]
+	grep -q "pool 'p': its image (generation 6) has no scrub record" "$DLOG"
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 0 ]
+	# without --rebuild, the next sync's open records it first
+	stop_daemon
+	rm "$R1/.rpmemd/p.scrub"
+	start_daemon
+	change 7
+	"$RPMEMCTL" -q sync "$W/src" "$T/r1/p"
+	rc versions --json "$T/r1/p"
+	[ "$(json '.versions[-1].generation')" -eq 6 ]
+	[ "$(json '.versions[-1].hash | length')" -eq 16 ]
+	[ -e "$R1/.rpmemd/p.scrub.v6" ]
+	rc scrub --at 6 "$T/r1/p"
+	[ "$status" -eq 0 ]
+	restores p 6
+	rc scrub --rebuild --at 6 "$T/r1/p"
+	[ "$status" -eq 2 ]
+}
