@@ -251,7 +251,7 @@ journal_over() {
 	[ "$(stat -c %s "$R1/.rpmemd/q.undo" 2>/dev/null || echo 0)" -gt "$1" ]
 }
 
-@test "--at N of a pending pool (syncing, rollback: N) reads generation N, and older versions, through its journal; the pool is not changed" {
+@test "--at N of a pending pool (syncing, rollback: N) reads generation N, and older versions, through its journal; the pool is not changed, nor by a kill -9 mid-read" {
 	local g
 	for g in 1 2 3; do
 		mkfile "$W/src" 4
@@ -300,10 +300,25 @@ journal_over() {
 	rc sync --pull --at 2 "$W/r2" "$T/r1/q"
 	[ "$status" -eq 0 ]
 	cmp "$W/r2" "$W/s2"
+	# kill -9 of rpmemd while restores of version 3 keep reading it
+	(while :; do
+		"$RPMEMCTL" sync --pull --at 3 "$W/k3" "$T/r1/q" >/dev/null 2>&1
+		touch "$W/pulled"
+	done) &
+	local lpid=$!
+	wait_for [ -e "$W/pulled" ]
+	kill -9 "$DPID"
+	wait "$DPID" || true
+	kill "$lpid"
+	wait "$lpid" || true
+	start_daemon
 	# nothing changed: the pool, its journal, its state
 	cmp "$R1/q" "$W/mix"
 	cmp "$R1/.rpmemd/q.undo" "$W/undo"
 	[ "$(pool_state)" = "syncing true 3" ]
+	rc sync --pull --at 3 "$W/r3b" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	cmp "$W/r3b" "$W/s3"
 	# and the rollback still gives generation 3
 	rc rollback "$T/r1/q"
 	[ "$status" -eq 0 ]
