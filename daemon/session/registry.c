@@ -283,6 +283,49 @@ static int evict(struct rpmemd_sessions *set, unsigned mine)
 	return 0;
 }
 
+/*
+ * silent -- o has received nothing: its thread has not heard from the
+ * peer, and no byte waits in its socket (an honest client sends its
+ * first flight at once, before its thread may have looked)
+ */
+static int silent(struct rpmemd_session *o)
+{
+	char c;
+
+	if (__atomic_load_n(&o->heard, __ATOMIC_ACQUIRE))
+		return 0;
+	ssize_t n = recv(o->conn.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/*
+ * displace -- make room for a newcomer from addr, which holds
+ * max_unauthenticated_per_address connections awaiting their handshake:
+ * its oldest one that has been silent for RPMEMD_SILENT_GRACE_MS is
+ * closed by its own thread; -EUSERS if none has. (A younger one may be
+ * an honest client between its connect and its first flight: the
+ * newcomers that an attacker's reopened connections are must not close
+ * it.) Under set->lock.
+ */
+static int displace(struct rpmemd_sessions *set, const char *addr)
+{
+	uint64_t before = rpmem_now_ns() - RPMEMD_SILENT_GRACE_MS * 1000000ull;
+	struct rpmemd_session *v = NULL;
+
+	for (struct rpmemd_session *o = set->head; o; o = o->next)
+		if (o->unauth && !strcmp(o->addr, addr) &&
+		    o->accepted_ns <= before &&
+		    (!v || o->accepted_ns < v->accepted_ns) && silent(o))
+			v = o;
+	if (!v)
+		return -EUSERS;
+	v->unauth = 0;
+	v->evicted = 2;
+	set->unauth--;
+	shutdown(v->conn.fd, SHUT_RD);
+	return 0;
+}
+
 int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
 			    uint32_t *id, struct rpmemd_limits *lim,
 			    char *why, size_t wlen)
@@ -292,10 +335,12 @@ int rpmemd_sessions_reserve(struct rpmemd_sessions *set, const char *addr,
 	pthread_mutex_lock(&set->lock);
 	*lim = set->limits;
 	unsigned mine = unauth_from(set, addr);
+	if (mine >= lim->max_unauth_per_addr && !displace(set, addr))
+		mine--;
 	if (mine >= lim->max_unauth_per_addr) {
 		snprintf(why, wlen,
-			 "too many connections from %s awaiting their handshake (max_unauthenticated_per_address = %u); retry later",
-			 addr, lim->max_unauth_per_addr);
+			 "too many unauthenticated connections from your address %s: %u awaiting their handshake (max_unauthenticated_per_address = %u); retry later",
+			 addr, mine, lim->max_unauth_per_addr);
 		ret = -EUSERS;
 	} else if (set->count >= set->max_sessions + lim->max_unauth +
 					 RPMEMD_THREAD_SLACK) {
@@ -540,7 +585,7 @@ int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
 		fate = SESSION_KICKED;
 		rpmem_strlcpy(by, s->kicked_by, len);
 	} else if (s->evicted) {
-		fate = SESSION_EVICTED;
+		fate = s->evicted == 2 ? SESSION_DISPLACED : SESSION_EVICTED;
 	} else if (s->expired) {
 		fate = SESSION_EXPIRED;
 	}

@@ -13,6 +13,12 @@
 
 #define RPMEMD_MAX_HANDLES 16	  /* pools open at once in one session */
 #define RPMEMD_SEND_TIMEOUT 60	  /* seconds a reply may stay blocked */
+/*
+ * a connection silent this long (nothing received since its accept) may
+ * be closed to make room for a newer one from its address
+ * (max_unauthenticated_per_address)
+ */
+#define RPMEMD_SILENT_GRACE_MS 1000
 #define RPMEMD_THREAD_SLACK 16	  /* connections beyond max_sessions and
 				     max_unauthenticated that still get a
 				     thread (to be told why) */

@@ -75,7 +75,9 @@ struct rpmemd_session {
 	int established;
 	int done;
 	int unauth;  /* counted in set->unauth: before HELLO_OK */
-	int evicted; /* closed to make room for a newer connection */
+	int evicted; /* closed to make room for a newer connection (2: a
+		      * newer one from its address, it being silent) */
+	int heard;   /* the peer has sent something (atomic) */
 	int expired; /* shut down past its handshake's deadline */
 	char kicked_by[RPMEM_STR_MAX + 1]; /* who ended it with KICK, or "" */
 	/*
@@ -345,9 +347,13 @@ void rpmemd_session_free(struct rpmemd_session *s);
 uint32_t rpmemd_sessions_apm_cap(struct rpmemd_sessions *set);
 /*
  * rpmemd_sessions_reserve -- admit a new connection from address addr
- * before its handshake: its id, and its limits into *lim. -EUSERS with
- * why[] filled when addr has max_unauthenticated_per_address connections
- * awaiting their handshake already, or when max_sessions +
+ * before its handshake: its id, and its limits into *lim. When addr has
+ * max_unauthenticated_per_address connections awaiting their handshake
+ * already, its oldest silent one (nothing received yet) is closed to
+ * make room, so that silent connections cannot lock the honest clients
+ * of their address out; if none is silent, -EUSERS with why[] filled
+ * ("too many unauthenticated connections from your address"). Also
+ * -EUSERS when max_sessions +
  * max_unauthenticated + RPMEMD_THREAD_SLACK threads exist. When
  * max_unauthenticated are waiting, one from a busier address is evicted
  * to make room, or if none is busier, -EUSERS (registry.c: evict).
@@ -401,10 +407,16 @@ int rpmemd_sessions_kick_readers(struct rpmemd_sessions *set,
 				 const char *by);
 /*
  * rpmemd_sessions_fate -- why s's socket was shut down under it:
- * SESSION_EVICTED, SESSION_KICKED (who did it into by[len]),
+ * SESSION_EVICTED, SESSION_DISPLACED (silent, by a newer connection
+ * from its address), SESSION_KICKED (who did it into by[len]),
  * SESSION_EXPIRED (rpmemd_sessions_expire) or 0
  */
-enum { SESSION_EVICTED = 1, SESSION_KICKED = 2, SESSION_EXPIRED = 3 };
+enum {
+	SESSION_EVICTED = 1,
+	SESSION_KICKED = 2,
+	SESSION_EXPIRED = 3,
+	SESSION_DISPLACED = 4
+};
 int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
 			 char *by, size_t len);
 /*

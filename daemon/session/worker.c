@@ -2,6 +2,7 @@
 /* worker.c -- a session's thread: handshake, request loop, teardown */
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +160,19 @@ static void handshake_failed(struct rpmemd_session *s, int ret)
 	char by[8];
 	int fate = rpmemd_sessions_fate(s->set, s, by, sizeof(by));
 
-	if (fate == SESSION_EVICTED) {
+	if (fate == SESSION_DISPLACED) {
+		rpmem_log_limited(&log_refused, LOG_NOTICE,
+				  "connection %u from %s closed before it sent anything, to make room for a newer one from %s (max_unauthenticated_per_address = %u)",
+				  s->id, s->peer, s->addr,
+				  s->lim.max_unauth_per_addr);
+		rpmemd_ev_refuse(s->set, s, NULL,
+				 "max_unauthenticated_per_address",
+				 "closed silent to make room for a newer connection from %s (max_unauthenticated_per_address = %u)",
+				 s->addr, s->lim.max_unauth_per_addr);
+		rpmemd_refuse(&s->conn, !!s->set->tls, RPMEM_E_LIMIT,
+			      "too many unauthenticated connections from your address %s (max_unauthenticated_per_address = %u); this one sent nothing and was closed to make room; retry later",
+			      s->addr, s->lim.max_unauth_per_addr);
+	} else if (fate == SESSION_EVICTED) {
 		rpmem_log_limited(&log_refused, LOG_NOTICE,
 				  "connection %u from %s closed before its handshake completed, to make room for a newer one (max_unauthenticated = %u)",
 				  s->id, s->peer, s->lim.max_unauth);
@@ -185,6 +198,35 @@ static void handshake_failed(struct rpmemd_session *s, int ret)
 	}
 }
 
+/*
+ * first_byte -- wait until the peer sends something, the connection ends
+ * or the handshake's deadline passes; once it has sent something, it is
+ * no longer silent (registry.c: displace)
+ */
+static void first_byte(struct rpmemd_session *s)
+{
+	struct pollfd p = { .fd = s->conn.fd, .events = POLLIN };
+	uint64_t now;
+
+	while ((now = rpmem_now_ns()) < s->hs_deadline_ns) {
+		int n = poll(&p, 1,
+			     (int)((s->hs_deadline_ns - now) / 1000000) + 1);
+		if (n > 0) {
+			char c;
+			/* not an EOF, nor a shutdown to make room */
+			if (recv(s->conn.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <=
+			    0)
+				return;
+			__atomic_store_n(&s->heard, 1, __ATOMIC_RELEASE);
+			DBG("connection %u from %s: first bytes", s->id,
+			    s->peer);
+			return;
+		}
+		if (n < 0 && errno != EINTR)
+			return;
+	}
+}
+
 /* session_main -- the session thread */
 static void *session_main(void *arg)
 {
@@ -205,6 +247,7 @@ static void *session_main(void *arg)
 	s->hs_deadline_ns = s->accepted_ns +
 			    s->lim.handshake_timeout * 1000000000ull;
 	rpmem_conn_set_deadline(&s->conn, s->hs_deadline_ns);
+	first_byte(s);
 	int ret = set->tls ? tls_accept(s) : 0;
 	if (ret == 0)
 		ret = rpmemd_handshake(s);

@@ -198,3 +198,28 @@ check_listen() {
 	check_listen 192.0.2.2
 	[ "$status" -ne 0 ]
 }
+
+@test "eight silent connections kept open from the client's own address do not lock it out: a newcomer displaces the oldest silent one (TLS)" {
+	with_tls
+	echo "limits = { handshake_timeout = 30; };" >>"$CONF"
+	start_daemon
+	# max_unauthenticated_per_address (8) silent connections from
+	# 127.0.0.1, reopened at once whenever the target closes one
+	$HOSTILE "$PORT" silent 8 127.0.0.1 >"$W/silent.out" 2>&1 &
+	BG="$!"
+	wait_for grep -q "open 8" "$W/silent.out"
+	wait_for logged 8 "accepted"
+	local i
+	for i in 1 2 3; do
+		# what the test is about: a connection silent for 1 s
+		# (RPMEMD_SILENT_GRACE_MS) may be displaced; the attacker's,
+		# opened or reopened for the last list, are that old now
+		sleep 1.2
+		rc list --psk-file "$W/alice.psk" "$T"
+		echo "list $i: $output"
+		[ "$status" -eq 0 ]
+	done
+	# each list closed silent ones, which the attacker reopened
+	grep -q "reopened" "$W/silent.out"
+	grep -q "notice: connection [0-9]* from 127.0.0.1:[0-9]* closed before it sent anything, to make room for a newer one from 127.0.0.1 (max_unauthenticated_per_address = 8)" "$DLOG"
+}

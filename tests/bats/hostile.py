@@ -100,6 +100,11 @@
                           a partial ClientHello), then read until the
                           target closes each; print "closed K of N, the
                           last after S s" (after MAX s at most)
+  silent N SRC            hold N connections from source address SRC
+                          that send nothing; open a new one at once
+                          whenever the target closes one; print "open N"
+                          once all are up, then "reopened K" at each
+                          reopening; run until killed
   spoof LPORT             a hostile target: relay each client on
                           127.0.0.1:LPORT to the target, and in what the
                           target answers put terminal controls in place
@@ -502,6 +507,27 @@ def cmd_flood(port, n, srcs, tls=False):
                 pass
 
 
+def cmd_silent(port, n, src):
+    sel = selectors.DefaultSelector()
+    for _ in range(int(n)):
+        sel.register(connect(port, src), selectors.EVENT_READ)
+    print("open %s" % n, flush=True)
+    k = 0
+    while True:
+        for key, _ in sel.select():
+            s = key.fileobj
+            try:
+                if s.recv(65536):
+                    continue
+            except OSError:
+                pass
+            sel.unregister(s)
+            s.close()
+            sel.register(connect(port, src), selectors.EVENT_READ)
+            k += 1
+            print("reopened %d" % k, flush=True)
+
+
 def cmd_idle(port, src):
     s = connect(port, src)
     print("open", flush=True)
@@ -719,6 +745,8 @@ def main():
         cmd_bad_writes(port, args[0])
     elif cmd == "flood":
         cmd_flood(port, args[0], args[1:])
+    elif cmd == "silent":
+        cmd_silent(port, *args)
     elif cmd == "spoof":
         cmd_spoof(port, args[0])
     else:

@@ -111,9 +111,11 @@ rss_anon() {
 	bg "$W/t1" $HOSTILE "$PORT" trickle 1
 	bg "$W/t2" $HOSTILE "$PORT" trickle 1
 	wait_for logged 3 "accepted"
+	# they have sent something: not silent, so not displaced
+	wait_for logged 2 "connection [0-9]* from .*: first bytes"
 	run $HOSTILE "$PORT" trickle 1
-	[[ "$output" == *"ERROR 11 too many connections from 127.0.0.1 awaiting their handshake (max_unauthenticated_per_address = 2)"* ]]
-	grep -q "notice: connection from 127.0.0.1:[0-9]* refused: too many connections from 127.0.0.1" "$DLOG"
+	[[ "$output" == *"ERROR 11 too many unauthenticated connections from your address 127.0.0.1: 2 awaiting their handshake (max_unauthenticated_per_address = 2)"* ]]
+	grep -q "notice: connection from 127.0.0.1:[0-9]* refused: too many unauthenticated connections from your address 127.0.0.1" "$DLOG"
 	# another address is not affected
 	run $HOSTILE "$PORT" hello 127.0.0.2
 	[ "$output" = "HELLO_OK" ]
@@ -124,9 +126,10 @@ rss_anon() {
 	start_daemon
 	bg "$W/t1" $HOSTILE "$PORT" trickle 1
 	wait_for logged 2 "accepted"
+	wait_for logged 1 "connection [0-9]* from .*: first bytes"
 	rc list "$T"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"too many connections from 127.0.0.1 awaiting their handshake (max_unauthenticated_per_address = 1)"* ]]
+	[[ "$output" == *"too many unauthenticated connections from your address 127.0.0.1: 1 awaiting their handshake (max_unauthenticated_per_address = 1)"* ]]
 	[[ "$output" != *"still running"* ]]
 	[[ "$output" != *"lost"* ]]
 }
