@@ -8,7 +8,7 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_exa
 	      $(B)/tests/pobj_app $(B)/tests/pmem2_app $(B)/tests/log_app \
 	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks \
 	      $(B)/tests/sess_probe $(B)/tests/rpmemd-reorder \
-	      $(B)/tests/rpmemd-crash $(B)/tests/delay_line
+	      $(B)/tests/rpmemd-crash $(B)/tests/delay_line $(B)/tests/secure_app
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma rdma-preload faults tls deploy failover
 
 $(B)/tests/hold_pool: tests/tools/hold_pool.c $(B)/librpmem.a
@@ -69,6 +69,14 @@ $(B)/tests/pobj_app: tests/preload/pobj_app.c tests/tools/lat.h
 $(B)/tests/pmem2_app: tests/preload/pmem2_app.c tests/tools/lat.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -lpmem2
+
+# linked with the preload library (DT_NEEDED, before libc), found by an
+# absolute DT_RPATH: a set-uid copy ignores LD_PRELOAD and $ORIGIN
+# (preload.bats)
+$(B)/tests/secure_app: tests/preload/secure_app.c $(B)/$(PRELOAD)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -Wl,--no-as-needed -L$(B) -lrpmem_preload \
+		-lpmem -Wl,--disable-new-dtags -Wl,-rpath,$(abspath $(B))
 
 # librpmemctl with a global log function and libpmem2 (preload.bats)
 $(B)/tests/log_app: tests/preload/log_app.c $(B)/librpmemctl.so

@@ -120,7 +120,7 @@ rpmemctl_session_cfg_set_plaintext(struct rpmemctl_session_cfg *c, int allow)
 /* expand -- "~/x" as $HOME/x into buf; other paths as they are */
 static const char *expand(const char *p, char *buf, size_t len)
 {
-	const char *home = getenv("HOME");
+	const char *home = secure_getenv("HOME");
 	if (p[0] != '~' || p[1] != '/' || !home)
 		return p;
 	snprintf(buf, len, "%s%s", home, p + 1);
@@ -280,7 +280,9 @@ out:
 /* user_conf -- the user's rpmemctl.conf into buf ("" without a home) */
 static void user_conf(char *buf, size_t len)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	/* in a set-uid program, not the invoking user's choice */
+	const char *xdg = secure_getenv("XDG_CONFIG_HOME");
+	const char *home = secure_getenv("HOME");
 
 	buf[0] = '\0';
 	if (xdg && *xdg)

@@ -27,7 +27,7 @@ static struct {
 /* env_level -- RPMEM_LOG_LEVEL as a LOG_* priority, -1 if unset or bad */
 static int env_level(void)
 {
-	const char *env = getenv("RPMEM_LOG_LEVEL");
+	const char *env = secure_getenv("RPMEM_LOG_LEVEL");
 
 	return env ? rpmem_log_parse_prio(env) : -1;
 }

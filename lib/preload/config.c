@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "preload.h"
@@ -299,27 +300,43 @@ int pl_config_spin(struct pl_config *c, const char *spin, char *err,
 	return 0;
 }
 
-/* init_once -- read the environment; an invalid one stops the process */
+/*
+ * init_once -- read the environment (secure_getenv); an invalid one stops
+ * the process. In a secure-execution process (set-uid, set-gid, file
+ * capabilities: AT_SECURE) the environment is the invoking user's, who
+ * would choose the targets and the credentials file: nothing is
+ * replicated, and the library says so once.
+ */
 static void init_once(void)
 {
 	char cwd[PATH_MAX] = "";
 	char err[PL_MSG_MAX];
-	const char *lvl = getenv("RPMEM_LOG_LEVEL");
-	const char *q = getenv("RPMEM_REPLICATE_QUORUM");
+
+	if (getauxval(AT_SECURE)) {
+		pl_cfg.nfiles = 0;
+		pl_msg(LOG_NOTICE, "a set-uid or set-gid program (secure "
+		       "execution): its environment is not trusted; nothing "
+		       "is replicated");
+		return;
+	}
+	const char *lvl = secure_getenv("RPMEM_LOG_LEVEL");
+	const char *q = secure_getenv("RPMEM_REPLICATE_QUORUM");
 	if (!getcwd(cwd, sizeof(cwd)))
 		cwd[0] = '\0';
-	int ret = pl_config_parse(&pl_cfg, getenv("RPMEM_REPLICATE"),
-				  getenv("RPMEM_REPLICATE_POLICY"),
-				  getenv("RPMEM_REPLICATE_RETRY"),
-				  getenv("RPMEM_REPLICATE_TRANSPORT"), cwd, err,
-				  sizeof(err));
+	int ret = pl_config_parse(&pl_cfg, secure_getenv("RPMEM_REPLICATE"),
+				  secure_getenv("RPMEM_REPLICATE_POLICY"),
+				  secure_getenv("RPMEM_REPLICATE_RETRY"),
+				  secure_getenv("RPMEM_REPLICATE_TRANSPORT"),
+				  cwd, err, sizeof(err));
 	if (!ret)
-		ret = pl_config_drain(&pl_cfg, getenv("RPMEM_REPLICATE_DRAIN"),
+		ret = pl_config_drain(&pl_cfg,
+				      secure_getenv("RPMEM_REPLICATE_DRAIN"),
 				      err, sizeof(err));
 	if (!ret)
 		ret = pl_config_quorum(&pl_cfg, q, err, sizeof(err));
 	if (!ret)
-		ret = pl_config_spin(&pl_cfg, getenv("RPMEM_REPLICATE_SPIN"),
+		ret = pl_config_spin(&pl_cfg,
+				     secure_getenv("RPMEM_REPLICATE_SPIN"),
 				     err, sizeof(err));
 	/* the variable, if set, else the client configuration's */
 	if (!ret && !(q && *q))

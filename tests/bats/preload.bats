@@ -15,6 +15,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${SUID_DIR:-}" ] || rm -rf "$SUID_DIR"
 	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
 	[ -z "${PROXY:-}" ] || kill "$PROXY" 2>/dev/null || true
 	teardown_daemon
@@ -694,4 +695,41 @@ daemon_kill_round() {
 	done
 	echo "# 20 kills after $total commits printed in all" >&3
 	[ "$total" -gt 0 ]
+}
+
+# secure_run NAME -- $SUID_DIR/NAME FILE written, FILE $SUID_DIR/NAME.bin
+# configured to replicate to r1/NAME (no client configuration)
+secure_run() {
+	run env RPMEM_REPLICATE="$SUID_DIR/$1.bin=$T/r1/$1" \
+		XDG_CONFIG_HOME="$SUID_DIR/xdg" HOME="$SUID_DIR" \
+		"$SUID_DIR/$1" "$SUID_DIR/$1.bin" written
+	echo "$output"
+}
+
+@test "in a set-uid program (secure execution) the library replicates nothing and says so once; the same program not set-uid replicates" {
+	[ "$(id -u)" -eq 0 ] || skip "making a set-uid copy of another user needs root"
+	SUID_DIR=$(mktemp -d /tmp/rpmem-suid.XXXXXX)
+	chmod 755 "$SUID_DIR"
+	local n
+	for n in plain suid; do
+		cp "$BUILD/tests/secure_app" "$SUID_DIR/$n"
+		head -c 1M /dev/zero >"$SUID_DIR/$n.bin"
+	done
+	# not set-uid: replicated (the test would see a replica)
+	secure_run plain
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "secure 0" ]
+	cmp "$SUID_DIR/plain.bin" "$R1/plain"
+	# set-uid nobody, started by root: the kernel sets AT_SECURE
+	chown nobody "$SUID_DIR" "$SUID_DIR/suid" "$SUID_DIR/suid.bin"
+	chmod 4755 "$SUID_DIR/suid"
+	secure_run suid
+	[ "$status" -eq 0 ]
+	grep -qx "secure 1" <<<"$output"
+	[ "$(grep -c 'rpmem_preload' <<<"$output")" -eq 1 ]
+	grep -q "rpmem_preload: a set-uid or set-gid program (secure execution): its environment is not trusted; nothing is replicated" <<<"$output"
+	# the program ran as without the library; the target got nothing
+	[ "$(head -c 7 "$SUID_DIR/suid.bin")" = written ]
+	[ ! -e "$R1/suid" ]
+	refute grep -q "pool r1/suid" "$DLOG"
 }
