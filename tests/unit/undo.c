@@ -529,6 +529,51 @@ static void version_load__old_trailer_cuts_only_a_torn_record(void **state)
 	assert_int_equal(file_size(f), good);
 }
 
+/*
+ * a damaged version read for what it can give: a flipped header byte
+ * fails the load, the salvage load still gives every record (checked);
+ * a record head that does not read leaves the rest unknown: every
+ * overlay through it is -EIO
+ */
+static void version_salvage__header_damage_gives_every_record(void **state)
+{
+	struct fx *f = *state;
+	struct rpmemd_undo *u = NULL;
+	uint8_t *img = malloc(SIZE), *tmp = malloc(RPMEMD_UNDO_REC_MAX);
+	uint64_t bad = 0;
+
+	assert_non_null(img);
+	assert_non_null(tmp);
+	kept(f);
+	poke_at(f, 200);
+	assert_int_equal(rpmemd_undo_load_file(f->dirfd, "p.undo", f->uuid,
+					       SIZE, 0, &u), -EBADMSG);
+	assert_int_equal(rpmemd_undo_load_salvage(f->dirfd, "p.undo", f->uuid,
+						  SIZE, GEN, &u), 0);
+	assert_int_equal(rpmemd_undo_blocks(u), 4);
+	assert_int_equal(rpmemd_undo_ver(u)->next, GEN + 1);
+	memcpy(img, f->pool, SIZE);
+	assert_int_equal(rpmemd_undo_overlay(u, 0, SIZE, img, tmp, &bad), 0);
+	assert_memory_equal(img, f->old, SIZE);
+	rpmemd_undo_close(&u);
+	/* another generation's name: its records do not check */
+	assert_int_equal(rpmemd_undo_load_salvage(f->dirfd, "p.undo", f->uuid,
+						  SIZE, GEN + 7, &u), 0);
+	assert_int_equal(rpmemd_undo_overlay(u, 3 * BS, BS, img, tmp, &bad),
+			 -EIO);
+	rpmemd_undo_close(&u);
+	/* the second record's head: the rest of the file is unknown */
+	poke_at(f, RPMEMD_UNDO_HDR + RPMEMD_UNDO_REC + 2 * BS + 1);
+	assert_int_equal(rpmemd_undo_load_salvage(f->dirfd, "p.undo", f->uuid,
+						  SIZE, GEN, &u), 0);
+	assert_int_equal(rpmemd_undo_overlay(u, 100 * BS, BS, img, tmp, &bad),
+			 -EIO);
+	assert_int_equal(bad, 100 * BS);
+	rpmemd_undo_close(&u);
+	free(img);
+	free(tmp);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -546,6 +591,7 @@ int main(void)
 		T(undo_save_buf__adds_only_missing_blocks),
 		T(version_load__cuts_a_torn_tail),
 		T(version_load__old_trailer_cuts_only_a_torn_record),
+		T(version_salvage__header_damage_gives_every_record),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
