@@ -94,6 +94,7 @@ struct xfer_result {
 	int dirty_only;	     /* it stood in for the comparison */
 	int gen_cmp; /* how the generation histories compared (unknown: not) */
 	char dirty_fallback[200]; /* why it did not */
+	char note[1040]; /* what the target did beyond it, a line each */
 };
 
 static const char *mode_str(enum rpmemctl_sync_mode m)
@@ -176,6 +177,15 @@ static void report_json(const struct xfer_result *r, const struct ranges *rg)
 		json_u64(&j, "round", r->round);
 		json_bool(&j, "reconnected", r->reconnected);
 	}
+	json_arr_begin(&j, "warnings");
+	for (const char *l = r->note; *l;) {
+		char line[sizeof(r->note)];
+		size_t n = strcspn(l, "\n");
+		snprintf(line, sizeof(line), "%.*s", (int)n, l);
+		json_str(&j, NULL, line);
+		l += n + (l[n] == '\n');
+	}
+	json_arr_end(&j);
 	if (x->mode == RPMEMCTL_SYNC_VERIFY || x->dry_run) {
 		json_arr_begin(&j, "ranges");
 		for (i = 0; i < rg->n; i++) {
@@ -439,11 +449,31 @@ static void dirty_say(struct rpmemctl_ctx *ctx, const struct xfer_result *r)
 			 "block", r->log_path, r->dirty_fallback);
 }
 
+/*
+ * note_get -- what the target did beyond the sync (versions pruned for
+ * space): a warning line each on stderr, with --json too (and its
+ * warnings)
+ */
+static void note_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
+		     const struct rpmemctl_sync_result *res)
+{
+	snprintf(r->note, sizeof(r->note), "%s",
+		 rpmemctl_sync_result_get_note(res));
+	for (const char *l = r->note; *l;) {
+		char line[sizeof(r->note)];
+		size_t n = strcspn(l, "\n");
+		snprintf(line, sizeof(line), "%.*s", (int)n, l);
+		cmd_warn(ctx, "%s: the target: %s", r->target, cmd_text(line));
+		l += n + (l[n] == '\n');
+	}
+}
+
 /* dirty_get -- what the push did with its dirty log (log), said once */
 static void dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
 		      const struct rpmemctl_dirtylog *log,
 		      const struct rpmemctl_sync_result *res)
 {
+	note_get(ctx, r, res);
 	r->gen_cmp = rpmemctl_sync_result_get_gen_cmp(res);
 	if (!r->log_path[0] || !log)
 		return; /* not opened: said when it was not */

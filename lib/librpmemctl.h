@@ -760,6 +760,14 @@ int rpmemctl_sync_result_get_dirty_only(
  */
 const char *rpmemctl_sync_result_get_dirty_fallback(
 	const struct rpmemctl_sync_result *res);
+/*
+ * what the target did beyond the sync that its user must hear, one line
+ * each ("" if nothing): the versions it pruned for space ("version 3 of
+ * pool 'db' pruned (quota)"; see rpmemd.conf(5), versions_quota,
+ * versions_full); valid as long as res
+ */
+const char *rpmemctl_sync_result_get_note(
+	const struct rpmemctl_sync_result *res);
 
 /*
  * rpmemctl_pool_sync2 -- bring the remote pool (push, mirror) or the local

@@ -432,15 +432,21 @@ int req_close(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	return conn_reply_ok(s, hd->id);
 }
 
-/* reply_state -- OK, or STATE with the state and generation if asked */
+/*
+ * reply_state -- OK, or STATE with the state and generation if asked,
+ * and the note if asked for one
+ */
 static int reply_state(struct rpmemd_session *s, const struct rpmem_hdr *hd,
-		       uint32_t flags, const struct rpmemd_meta *meta)
+		       uint32_t flags, const struct rpmemd_meta *meta,
+		       const char *note)
 {
 	if (!(flags & RPMEM_SET_STATE_REPLY))
 		return conn_reply_ok(s, hd->id);
 	struct rpmem_msg_state rep = { .state = meta->state,
 				       .generation = meta->generation };
-	uint8_t buf[16];
+	uint8_t buf[16 + RPMEM_MSG_MAX];
+	if (flags & RPMEM_SET_STATE_NOTE)
+		rpmem_strlcpy(rep.note, note, sizeof(rep.note));
 	int len = rpmem_state_encode(buf, sizeof(buf), &rep);
 	if (len < 0)
 		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,
@@ -523,15 +529,23 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 						   "aborted: the pool was set empty");
 		h->xfer = 0;
 	}
-	ret = reply_state(s, hd, m.flags, &meta);
+	/*
+	 * versions pruned for space are the writer's to hear: those for its
+	 * journal's room, and the retention's, before the reply
+	 */
+	char note[RPMEM_MSG_MAX + 1] = "";
+	int commit = meta.state == RPMEM_POOL_CONSISTENT && was != meta.state;
+	rpmemd_versions_room(s, h->pool, note, sizeof(note));
+	if (commit)
+		rpmemd_versions_commit(s, h->pool, meta.generation, note,
+				       sizeof(note));
+	ret = reply_state(s, hd, m.flags, &meta, note);
 	/*
 	 * after the reply: the writer goes on meanwhile, and its next
 	 * request (a new sync's SYNCING first) waits for the record
 	 */
-	if (!ret && meta.state == RPMEM_POOL_CONSISTENT && was != meta.state) {
+	if (!ret && commit)
 		rpmemd_scrub_commit(s, h->pool, meta.generation);
-		rpmemd_versions_commit(s, h->pool, meta.generation);
-	}
 	/* a dense sync's previous image, freed while the writer goes on */
 	rpmemd_store_swap_release(h->pool, 0);
 	return ret;

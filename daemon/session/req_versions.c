@@ -35,13 +35,26 @@ static void version_event(struct rpmemd_session *s, struct rpmemd_pool *p,
 	rpmemd_event_publish(s->set, &e, s->identity);
 }
 
-/* the session and pool a retention reports to */
+/* the session and pool a retention reports to, the writer's note */
 struct retain_arg {
 	struct rpmemd_session *s;
 	struct rpmemd_pool *p;
+	char *note; /* NULL: none */
+	size_t len;
 };
 
-/* pruned -- the event of a version the retention pruned */
+/* note_add -- a line for the writer's note ("..." once it is full) */
+static void note_add(char *note, size_t len, const char *line)
+{
+	size_t n = strlen(note);
+
+	if (n + strlen(line) + 2 < len)
+		snprintf(note + n, len - n, "%s%s", n ? "\n" : "", line);
+	else if (n + 5 < len && (n < 3 || strcmp(note + n - 3, "...")))
+		snprintf(note + n, len - n, "\n...");
+}
+
+/* pruned -- the event of a version the retention pruned; for space, a note */
 static void pruned(void *arg, const struct rpmemd_version *v, const char *why)
 {
 	struct retain_arg *a = arg;
@@ -50,12 +63,37 @@ static void pruned(void *arg, const struct rpmemd_version *v, const char *why)
 	snprintf(text, sizeof(text), "version %llu of pool '%s' pruned (%s)",
 		 (unsigned long long)v->gen, v->pool, why);
 	version_event(a->s, a->p, v->gen, text);
+	if (a->note && (!strcmp(why, "quota") || !strcmp(why, "room")))
+		note_add(a->note, a->len, text);
+}
+
+void rpmemd_versions_room(struct rpmemd_session *s, struct rpmemd_pool *p,
+			  char *note, size_t len)
+{
+	struct retain_arg a = { s, p, note, len };
+	struct rpmemd_room_pruned r[8];
+	struct rpmemd_version v = { 0 };
+	unsigned lost;
+	size_t n = rpmemd_versions_take_room(p, r, 8, &lost);
+
+	for (size_t i = 0; i < n; i++) {
+		rpmem_strlcpy(v.pool, r[i].pool, sizeof(v.pool));
+		v.gen = r[i].gen;
+		pruned(&a, &v, "room");
+	}
+	if (lost) {
+		char text[RPMEM_STR_MAX + 1];
+		snprintf(text, sizeof(text),
+			 "%u more versions pruned (room; see the daemon's log)",
+			 lost);
+		note_add(note, len, text);
+	}
 }
 
 void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
-			    uint64_t gen)
+			    uint64_t gen, char *note, size_t len)
 {
-	struct retain_arg a = { s, p };
+	struct retain_arg a = { s, p, note, len };
 	struct rpmemd_version *v = NULL;
 	struct rpmemd_meta m;
 	size_t n = 0;
@@ -201,7 +239,7 @@ static int versions_create(struct rpmemd_session *s,
 	INFO("session %u: pool %s/%s: a version cut on request at generation %llu",
 	     s->id, p->region->cfg.name, p->name,
 	     (unsigned long long)st.generation);
-	rpmemd_versions_commit(s, p, st.generation);
+	rpmemd_versions_commit(s, p, st.generation, NULL, 0);
 	len = rpmem_state_encode(buf, sizeof(buf), &st);
 	if (len < 0)
 		return conn_reply_err(s, hd->id, RPMEM_E_INTERNAL,

@@ -287,9 +287,18 @@ int rpmemd_append_refused(const struct rpmemd_session *s,
 int scrub_version(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		  struct rpmemd_handle *h, const struct rpmem_msg_scrub *m,
 		  uint8_t *piece, struct rpmem_msg_scrub_reply *rep);
-/* rpmemd_versions_commit -- after a commit: retention, events */
+/*
+ * rpmemd_versions_commit -- after a commit: retention, events; the
+ * versions pruned for space a line each into note (if not NULL)
+ */
 void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
-			    uint64_t gen);
+			    uint64_t gen, char *note, size_t len);
+/*
+ * rpmemd_versions_room -- the events of the versions pruned for the room
+ * of p's journals since the last call, a line each into note (if not NULL)
+ */
+void rpmemd_versions_room(struct rpmemd_session *s, struct rpmemd_pool *p,
+			  char *note, size_t len);
 /*
  * rpmemd_read_check -- before a READ (version 0) or READ_AT (a version) of
  * [off, off + len) of p is answered with data (the version's image in

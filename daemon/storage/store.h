@@ -85,6 +85,17 @@ struct rpmemd_pool {
 	/* writable RDMA exposures of it (rpmemd cannot see their writes) */
 	unsigned rdma_writers;
 
+	/*
+	 * versions pruned for the room of this pool's journals
+	 * (versions_full = "prune"), not yet reported to its writer
+	 * (rpmemd_versions_take_room); under region->ver_lock
+	 */
+	struct rpmemd_room_pruned {
+		char pool[RPMEM_NAME_MAX + 1];
+		uint64_t gen;
+	} room[8];
+	unsigned nroom, room_lost;
+
 	/* updated with atomics; kept between opens (region->stats) */
 	uint64_t bytes_written;
 	uint64_t flushes;

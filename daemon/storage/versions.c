@@ -774,9 +774,41 @@ void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
 	free(ok);
 }
 
+/* room_pruned -- a version pruned for p's journal, kept to report */
+static void room_pruned(void *arg, const struct rpmemd_version *v,
+			const char *why)
+{
+	struct rpmemd_pool *p = arg;
+
+	(void)why;
+	if (p->nroom == sizeof(p->room) / sizeof(p->room[0])) {
+		p->room_lost++;
+		return;
+	}
+	rpmem_strlcpy(p->room[p->nroom].pool, v->pool,
+		      sizeof(p->room[p->nroom].pool));
+	p->room[p->nroom++].gen = v->gen;
+}
+
+size_t rpmemd_versions_take_room(struct rpmemd_pool *p,
+				 struct rpmemd_room_pruned *out, size_t max,
+				 unsigned *lost)
+{
+	size_t n;
+
+	pthread_mutex_lock(&p->region->ver_lock);
+	n = p->nroom < max ? p->nroom : max;
+	memcpy(out, p->room, n * sizeof(*out));
+	*lost = p->room_lost + (unsigned)(p->nroom - n);
+	p->nroom = 0;
+	p->room_lost = 0;
+	pthread_mutex_unlock(&p->region->ver_lock);
+	return n;
+}
+
 int rpmemd_versions_make_room(struct rpmemd_pool *p)
 {
-	struct retain_ctx c = { p->region, NULL, NULL };
+	struct retain_ctx c = { p->region, room_pruned, p };
 	int ret;
 
 	if (p->region->metafd < 0 || !p->region->cfg.versions ||

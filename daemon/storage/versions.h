@@ -102,6 +102,15 @@ void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
  */
 int rpmemd_versions_make_room(struct rpmemd_pool *p);
 
+/*
+ * rpmemd_versions_take_room -- the versions pruned for the room of p's
+ * journals since the last call (at most max into out; *lost: how many
+ * more), forgotten then
+ */
+size_t rpmemd_versions_take_room(struct rpmemd_pool *p,
+				 struct rpmemd_room_pruned *out, size_t max,
+				 unsigned *lost);
+
 /* the space of a region's versions */
 struct rpmemd_vspace {
 	uint64_t all;	 /* bytes of every version file */

@@ -185,6 +185,8 @@ struct rpmemctl_pool {
 	int xport_broken; /* a data-plane call timed out or was reset */
 	uint32_t hash_flags; /* RPMEM_HASH_* of HASH requests (a sync's) */
 	char errmsg[CLIENT_ERRMSG_MAX]; /* why the last call failed, or "" */
+	/* the target's notes to SET_STATE since a sync began, a line each */
+	char note[RPMEM_MSG_MAX + 1];
 };
 
 /* --- channel.c: framed requests and replies ---------------------------- */
@@ -497,6 +499,7 @@ struct rpmemctl_sync_result {
 	int dirty_only;		 /* sent only the dirty log's extents */
 	int gen_cmp; /* enum rpmemctl_gen_cmp of the histories compared */
 	char dirty_fallback[200]; /* why not, with a log; "" otherwise */
+	char note[RPMEM_MSG_MAX + 1]; /* the target's notes (pool->note) */
 };
 
 /* --- history.c: a local file's generation history ------------------------ */

@@ -745,10 +745,12 @@ int client_send_set_state(struct rpmemctl_pool *pool, uint8_t state,
 {
 	struct rpmemctl_session *s = pool->sess;
 	int says = !!(s->caps & RPMEM_CAP_STATE);
+	int notes = says && (s->caps & RPMEM_CAP_NOTE);
 	struct rpmem_msg_set_state m = {
 		.handle = pool->handle,
 		.state = state,
-		.flags = (says ? RPMEM_SET_STATE_REPLY : 0) | flags,
+		.flags = (says ? RPMEM_SET_STATE_REPLY : 0) |
+			 (notes ? RPMEM_SET_STATE_NOTE : 0) | flags,
 	};
 	/* an older target takes no change: its journal is checked as written */
 	if (change && state == RPMEM_POOL_SYNCING &&
@@ -787,6 +789,11 @@ int client_send_set_state(struct rpmemctl_pool *pool, uint8_t state,
 	}
 	pool->state = rep.state;
 	pool->generation = rep.generation;
+	if (rep.note[0]) {
+		size_t n = strlen(pool->note);
+		snprintf(pool->note + n, sizeof(pool->note) - n, "%s%s",
+			 n ? "\n" : "", rep.note);
+	}
 	return 0;
 }
 

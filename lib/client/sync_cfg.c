@@ -246,6 +246,13 @@ rpmemctl_sync_result_get_dirty_only(const struct rpmemctl_sync_result *res)
 	return res ? res->dirty_only : 0;
 }
 
+/* rpmemctl_sync_result_get_note -- what the target did beyond the sync */
+RPMEM_EXPORT const char *
+rpmemctl_sync_result_get_note(const struct rpmemctl_sync_result *res)
+{
+	return res ? res->note : "";
+}
+
 /* rpmemctl_sync_result_get_dirty_fallback -- why everything was compared */
 RPMEM_EXPORT const char *
 rpmemctl_sync_result_get_dirty_fallback(const struct rpmemctl_sync_result *res)

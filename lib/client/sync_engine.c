@@ -126,6 +126,7 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 	c.st.gen_cmp = RPMEMCTL_GEN_UNKNOWN;
 	c.st.block_size = bs;
 	c.st.blocks_total = c.nblocks;
+	pool->note[0] = '\0';
 
 	int dry = cfg->flags & RPMEMCTL_SYNC_DRY_RUN;
 	if (cfg->local_fd >= 0 && !fstat(cfg->local_fd, &c.st0) &&
@@ -171,6 +172,7 @@ out:
 	ret = sync_gen_done(&c, ret);
 	sync_phase(&c, "the end");
 	c.st.generation = pool->generation;
+	rpmem_strlcpy(c.st.note, pool->note, sizeof(c.st.note));
 	c.st.elapsed_ns = rpmem_now_ns() - c.t0;
 	*res = c.st;
 	free(c.lh);

@@ -898,7 +898,9 @@ int rpmem_set_state_decode(const void *buf, size_t len,
 	    ((m->flags & RPMEM_SET_STATE_ROLLBACK) &&
 	     m->state != RPMEM_POOL_CONSISTENT) ||
 	    ((m->flags & RPMEM_SET_STATE_CHANGE) &&
-	     m->state != RPMEM_POOL_SYNCING))
+	     m->state != RPMEM_POOL_SYNCING) ||
+	    ((m->flags & RPMEM_SET_STATE_NOTE) &&
+	     !(m->flags & RPMEM_SET_STATE_REPLY)))
 		return -EBADMSG;
 	return dec_end(&r);
 }
@@ -949,6 +951,8 @@ int rpmem_state_encode(void *buf, size_t cap, const struct rpmem_msg_state *m)
 	ENC_BEGIN;
 	wbuf_u8(&w, m->state);
 	wbuf_u64(&w, m->generation);
+	if (m->note[0])
+		wbuf_str(&w, m->note, RPMEM_MSG_MAX);
 	return enc_end(&w);
 }
 
@@ -957,6 +961,8 @@ int rpmem_state_decode(const void *buf, size_t len, struct rpmem_msg_state *m)
 	DEC_BEGIN;
 	m->state = rbuf_u8(&r);
 	m->generation = rbuf_u64(&r);
+	if (!r.err && rbuf_left(&r))
+		rbuf_str(&r, m->note, sizeof(m->note));
 	if (m->state > RPMEM_POOL_CONSISTENT)
 		return -EBADMSG;
 	return dec_end(&r);

@@ -219,6 +219,12 @@ enum rpmem_ns_mode {
  * with RPMEM_READ_DAMAGED
  */
 #define RPMEM_CAP_DAMAGE (1u << 16)
+/*
+ * the target answers a SET_STATE with RPMEM_SET_STATE_NOTE with a STATE
+ * that may carry a note: what it did beyond the request that the user
+ * must hear (versions pruned for space)
+ */
+#define RPMEM_CAP_NOTE (1u << 17)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -466,9 +472,14 @@ struct rpmem_msg_hashes {
  * follows the flags, the bytes the sync will write (its ranges' sum)
  */
 #define RPMEM_SET_STATE_CHANGE (1u << 2)
+/*
+ * SET_STATE flag, with RPMEM_SET_STATE_REPLY (needs RPMEM_CAP_NOTE): the
+ * STATE reply may carry a note
+ */
+#define RPMEM_SET_STATE_NOTE (1u << 3)
 #define RPMEM_SET_STATE_FLAGS                                                  \
 	(RPMEM_SET_STATE_REPLY | RPMEM_SET_STATE_ROLLBACK |                    \
-	 RPMEM_SET_STATE_CHANGE)
+	 RPMEM_SET_STATE_CHANGE | RPMEM_SET_STATE_NOTE)
 
 /* most ranges in one PRESERVE request: 8 + 16 * 255 = 4088 payload bytes */
 #define RPMEM_MAX_PRESERVE_RANGES 255u
@@ -749,6 +760,8 @@ struct rpmem_msg_set_state {
 struct rpmem_msg_state {
 	uint8_t state;
 	uint64_t generation;
+	/* with RPMEM_SET_STATE_NOTE only, "" none: one line a thing done */
+	char note[RPMEM_MSG_MAX + 1];
 };
 
 struct rpmem_session_info {

@@ -294,6 +294,7 @@ teardown() {
 	MNT=$W/small
 	mkdir -p "$MNT"
 	mount -t tmpfs -o size=14m,mode=0755 tmpfs "$MNT" || skip "cannot mount a tmpfs here"
+	local all=
 	stop_daemon
 	sed -i "s|{ name = \"r1\";|{ name = \"small\"; type = \"dir\"; path = \"$MNT\"; versions = \"all\"; versions_full = \"prune\"; },\n  { name = \"r1\";|" "$CONF"
 	start_daemon
@@ -308,7 +309,10 @@ teardown() {
 		echo "sync $i: $output"
 		[ "$status" -eq 0 ]
 		cp "$W/big" "$W/b$i" # generation i + 1
+		all="$all$output"
 	done
+	# each sync says which versions gave way to its journal
+	[[ "$all" == *"warning: $T/small/b: the target: version 1 of pool 'b' pruned (room)"* ]]
 	cmp "$W/big" "$MNT/b"
 	grep -q "a version was pruned to make room for the undo journal of pool 'b'" "$DLOG"
 	# pruned up front, at the sync's start: no journal write ran out
