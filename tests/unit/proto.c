@@ -1620,10 +1620,52 @@ static void rpmem_set_state_decode__unknown_flag_is_ebadmsg(void **state)
 	const struct codec *c = &codecs[C_set_state];
 	for (unsigned bit = 1; bit < 32; bit++) {
 		struct pb p;
+		if ((1u << bit) == RPMEM_SET_STATE_NOTE)
+			continue; /* a flag of its own, with REPLY (below) */
 		set_state_payload(&p);
 		pb_u32(&p, RPMEM_SET_STATE_REPLY | (1u << bit));
 		expect_fail(c, p.b, p.len, -EBADMSG);
 	}
+}
+
+static void rpmem_set_state_decode__note_only_with_reply(void **state)
+{
+	(void)state;
+	const struct codec *c = &codecs[C_set_state];
+	union any_msg m;
+	struct pb p;
+
+	set_state_payload(&p);
+	pb_u32(&p, RPMEM_SET_STATE_REPLY | RPMEM_SET_STATE_NOTE);
+	expect_ok(c, p.b, p.len, &m);
+	assert_int_equal(m.set_state.flags,
+			 RPMEM_SET_STATE_REPLY | RPMEM_SET_STATE_NOTE);
+	set_state_payload(&p);
+	pb_u32(&p, RPMEM_SET_STATE_NOTE);
+	expect_fail(c, p.b, p.len, -EBADMSG);
+}
+
+static void rpmem_state__note_round_trip(void **state)
+{
+	(void)state;
+	struct rpmem_msg_state in = { .state = RPMEM_POOL_CONSISTENT,
+				      .generation = 9 }, out;
+	uint8_t buf[16 + RPMEM_MSG_MAX];
+	int len;
+
+	/* no note: the 9 bytes older initiators take */
+	assert_int_equal(rpmem_state_encode(buf, sizeof(buf), &in), 9);
+	snprintf(in.note, sizeof(in.note), "%s",
+		 "version 3 of pool 'p' pruned (quota)");
+	len = rpmem_state_encode(buf, sizeof(buf), &in);
+	assert_int_equal(len, 9 + 2 + (int)strlen(in.note));
+	assert_int_equal(rpmem_state_decode(buf, (size_t)len, &out), 0);
+	assert_string_equal(out.note, in.note);
+	assert_int_equal(out.generation, 9);
+	/* a torn note, or bytes after it, are malformed */
+	assert_int_equal(rpmem_state_decode(buf, (size_t)len - 1, &out),
+			 -EBADMSG);
+	assert_int_equal(rpmem_state_decode(buf, 10, &out), -EBADMSG);
 }
 
 static void rpmem_state_decode__bad_state_is_ebadmsg(void **state)
@@ -3243,6 +3285,8 @@ int main(void)
 		T(rpmem_set_state_decode__flags_are_optional),
 		T(rpmem_set_state_decode__partial_or_long_flags_are_ebadmsg),
 		T(rpmem_set_state_decode__unknown_flag_is_ebadmsg),
+		T(rpmem_set_state_decode__note_only_with_reply),
+		T(rpmem_state__note_round_trip),
 		T(rpmem_state_decode__bad_state_is_ebadmsg),
 		T(rpmem_kick_decode__nonzero_flags_is_ebadmsg),
 		T(rpmem_scrub_decode__bounds),
