@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "json.h"
@@ -32,6 +33,14 @@ static const char scrub_usage[] =
 	"                         pool's image if its record is missing or of an\n"
 	"                         older generation (a crash right after a\n"
 	"                         commit): an open for writing, the append right\n"
+	"      --repair           rewrite each damaged range with the data of\n"
+	"                         --from, which the target takes only if it\n"
+	"                         hashes as its record says (the pool stays\n"
+	"                         consistent at its generation; needs the\n"
+	"                         write right)\n"
+	"      --from SOURCE      the copy a repair reads: another target\n"
+	"                         HOST[:PORT]/REGION/POOL at the same\n"
+	"                         generation, or an existing local FILE\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            only the damaged and unverified ranges\n"
@@ -42,6 +51,8 @@ static const struct option scrub_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "at", required_argument, NULL, 'a' },
 	{ "rebuild", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
+	{ "repair", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 1 },
+	{ "from", required_argument, NULL, CMD_OPT_FIRST_PRIVATE + 2 },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -62,6 +73,8 @@ struct scrub_acc {
 	uint64_t at;	   /* --at: the version; 0: the pool's image */
 	uint64_t *vbad;	   /* the pool's damaged versions */
 	size_t nvbad;
+	const char *from;  /* --repair --from SOURCE; NULL: no repair */
+	uint64_t repaired; /* bytes of damaged ranges rewritten */
 };
 
 /* scrub_cb -- an rpmemctl_scrub_fn: count, keep the ranges not ok */
@@ -93,9 +106,12 @@ static void scrub_progress(uint64_t done, uint64_t total, void *arg)
 	cmd_progress_cb(done, total, &((struct scrub_acc *)arg)->prog);
 }
 
+/* status_str -- a range's status; OK among the findings: repaired */
 static const char *status_str(enum rpmemctl_scrub_status st)
 {
-	return st == RPMEMCTL_SCRUB_DAMAGED ? "damaged" : "unverified";
+	return st == RPMEMCTL_SCRUB_DAMAGED ? "damaged" :
+	       st == RPMEMCTL_SCRUB_OK	    ? "repaired" :
+					      "unverified";
 }
 
 /* report_json -- the scrub's one JSON object */
@@ -117,6 +133,7 @@ static void report_json(const struct cmd_target *t, const char *hp,
 	json_u64(&j, "bytes_damaged", a->bytes[RPMEMCTL_SCRUB_DAMAGED]);
 	json_u64(&j, "bytes_unverified", a->bytes[RPMEMCTL_SCRUB_UNVERIFIED]);
 	json_bool(&j, "clean", a->n == 0 && a->nvbad == 0);
+	json_u64(&j, "repaired_bytes", a->repaired);
 	json_arr_begin(&j, "findings");
 	for (size_t i = 0; i < a->n; i++) {
 		json_obj_begin(&j, NULL);
@@ -150,7 +167,16 @@ static void report_human(struct rpmemctl_ctx *ctx, const char *target,
 	cmd_fmt_bytes(a->bytes[RPMEMCTL_SCRUB_OK] + bad, c, sizeof(c));
 	cmd_fmt_bytes(bad, d, sizeof(d));
 	cmd_fmt_bytes(unv, u, sizeof(u));
-	if (bad)
+	if (bad && a->repaired == bad)
+		cmd_info(ctx, "scrubbed %s: %s damaged of %s checked, %s "
+			 "unverified; all of it repaired from %s", target, d,
+			 c, u, a->from);
+	else if (bad && a->from)
+		cmd_info(ctx, "scrubbed %s: %s damaged of %s checked, %s "
+			 "unverified; %" PRIu64 " bytes repaired from %s, the "
+			 "rest is still damaged", target, d, c, u, a->repaired,
+			 a->from);
+	else if (bad)
 		cmd_info(ctx, "scrubbed %s: %s damaged of %s checked, %s "
 			 "unverified; nothing was repaired: the target lists "
 			 "the pool as damaged until a sync from a good copy "
@@ -217,6 +243,163 @@ static int rebuild(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 	return 0;
 }
 
+/* the copy a repair reads from: a local file, or another target's pool */
+struct repair_src {
+	struct cmd_local local; /* a file: fd >= 0 */
+	struct rpmemctl_session *sess;
+	struct rpmemctl_pool *pool;
+};
+
+/* src_target -- open the pool of target from read-only; an exit code */
+static int src_target(struct rpmemctl_ctx *ctx, const char *from,
+		      uint64_t size, uint64_t gen, struct repair_src *s)
+{
+	struct cmd_target t;
+	char hp[300];
+	int ret, code = cmd_parse_target(ctx, from, RPMEMCTL_TARGET_NEED_POOL,
+					 &t);
+
+	if (!code)
+		code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_TCP, &s->sess);
+	if (code)
+		return code;
+	cmd_hostport(&t, hp, sizeof(hp));
+	ret = rpmemctl_pool_open_or_create(s->sess, t.region, t.pool, 0,
+					   RPMEMCTL_OPEN_RDONLY, &s->pool,
+					   NULL);
+	if (ret)
+		return cmd_remote_err(ctx, s->sess, ret, NULL,
+				      "cannot open pool '%s/%s' on %s",
+				      t.region, t.pool, hp);
+	if (rpmemctl_pool_get_size(s->pool) == size &&
+	    rpmemctl_pool_get_generation(s->pool) == gen &&
+	    rpmemctl_pool_get_state(s->pool) == RPMEMCTL_POOL_CONSISTENT)
+		return 0;
+	cmd_err(ctx, "%s holds another image (%s at generation %" PRIu64
+		", %" PRIu64 " bytes; the damaged pool is consistent at "
+		"generation %" PRIu64 ", %" PRIu64 " bytes): it cannot repair "
+		"it; nothing was written", from,
+		rpmemctl_pool_state_str(rpmemctl_pool_get_state(s->pool)),
+		rpmemctl_pool_get_generation(s->pool),
+		rpmemctl_pool_get_size(s->pool), gen, size);
+	return CMD_EXIT_REFUSED;
+}
+
+/*
+ * src_open -- --from: an existing local file of the pool's size, else
+ * another target's pool of the same size at the same generation; an
+ * exit code
+ */
+static int src_open(struct rpmemctl_ctx *ctx, const char *from,
+		    uint64_t size, uint64_t gen, struct repair_src *s)
+{
+	struct stat st;
+	int code;
+
+	s->local.fd = -1;
+	if (stat(from, &st))
+		return src_target(ctx, from, size, gen, s);
+	if ((code = cmd_local_open(ctx, from, 0, 0, &s->local)))
+		return code;
+	if (s->local.len == size)
+		return 0;
+	cmd_err(ctx, "'%s' is %zu bytes, the pool %" PRIu64 ": it cannot "
+		"repair it; nothing was written", from, s->local.len, size);
+	return CMD_EXIT_LOCAL;
+}
+
+static void src_close(struct repair_src *s)
+{
+	if (s->local.fd >= 0)
+		cmd_local_close(&s->local, 0);
+	rpmemctl_pool_close(&s->pool);
+	rpmemctl_session_close(&s->sess);
+}
+
+/* src_read -- n bytes at off of the source into buf; 0 or -errno */
+static int src_read(struct repair_src *s, uint64_t off, uint8_t *buf,
+		    size_t n)
+{
+	if (s->local.fd < 0)
+		return rpmemctl_pool_read(s->pool, buf, off, n);
+	memcpy(buf, (const uint8_t *)s->local.addr + off, n);
+	return 0;
+}
+
+/*
+ * repair_range -- the damaged range r rewritten from the source, 1 MiB
+ * a request; 1 if all of it was, else 0 (why on stderr)
+ */
+static int repair_range(struct rpmemctl_ctx *ctx,
+			struct rpmemctl_session *sess, struct rpmemctl_pool *rw,
+			struct repair_src *s, const char *from,
+			const struct scrub_range *r, uint8_t *buf)
+{
+	const uint64_t chunk = 1u << 20;
+
+	for (uint64_t o = r->off; o < r->off + r->len; o += chunk) {
+		size_t n = r->off + r->len - o < chunk ?
+				   (size_t)(r->off + r->len - o) :
+				   (size_t)chunk;
+		int ret = src_read(s, o, buf, n);
+
+		if (ret) {
+			cmd_warn(ctx, "not repaired at 0x%" PRIx64 " length "
+				 "%zu: reading it from %s failed: %s", o, n,
+				 from, rpmemctl_session_errmsg(s->sess));
+			return 0;
+		}
+		if (!(ret = rpmemctl_pool_repair(rw, o, buf, n)))
+			continue;
+		cmd_warn(ctx, "not repaired at 0x%" PRIx64 " length %zu with "
+			 "the data of %s: %s", o, n, from,
+			 rpmemctl_session_errmsg(sess));
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * scrub_repair -- --repair: each damaged range of a rewritten from the
+ * source, through a read-write open of the pool (generation gen); an
+ * exit code (0: every damaged range repaired)
+ */
+static int scrub_repair(struct rpmemctl_ctx *ctx,
+			struct rpmemctl_session *sess,
+			const struct cmd_target *t, const char *hp,
+			struct scrub_acc *a, uint64_t size, uint64_t gen)
+{
+	struct repair_src src = { .local = { .fd = -1 } };
+	struct rpmemctl_pool *rw = NULL;
+	uint8_t *buf = malloc(1u << 20);
+	int code = buf ? src_open(ctx, a->from, size, gen, &src) :
+			 CMD_EXIT_INTERNAL;
+	int ret, left = 0;
+
+	if (!code &&
+	    (ret = rpmemctl_pool_open_or_create(sess, t->region, t->pool, 0,
+						RPMEMCTL_OPEN_RDWR, &rw,
+						NULL)))
+		code = cmd_remote_err(ctx, sess, ret, NULL,
+				      "cannot open pool '%s/%s' on %s for "
+				      "writing", t->region, t->pool, hp);
+	for (size_t i = 0; !code && i < a->n; i++) {
+		if (a->v[i].st != RPMEMCTL_SCRUB_DAMAGED)
+			continue;
+		if (repair_range(ctx, sess, rw, &src, a->from, &a->v[i],
+				 buf)) {
+			a->v[i].st = RPMEMCTL_SCRUB_OK; /* repaired */
+			a->repaired += a->v[i].len;
+		} else {
+			left = 1;
+		}
+	}
+	rpmemctl_pool_close(&rw);
+	src_close(&src);
+	free(buf);
+	return code ? code : left ? CMD_EXIT_DAMAGED : 0;
+}
+
 /* scrub_pool -- open read-only, scrub, report; an exit code */
 static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		      const struct cmd_target *t, const char *hp,
@@ -243,6 +426,14 @@ static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		cmd_err(ctx, "out of memory collecting ranges");
 		ret = CMD_EXIT_INTERNAL;
 	} else {
+		/* --repair: the damaged ranges rewritten from the source */
+		int code = ret == 1 && a->from ?
+				   scrub_repair(ctx, sess, t, hp, a,
+						rpmemctl_pool_get_size(pool),
+						rpmemctl_pool_get_generation(pool)) :
+				   -1;
+		if (code == 0) /* every damaged range repaired */
+			ret = a->bytes[RPMEMCTL_SCRUB_UNVERIFIED] ? 2 : 0;
 		/* the pool's scrub also says which of its versions are damaged */
 		if (!a->at)
 			a->nvbad = damaged_versions(ctx, pool, target, &a->vbad);
@@ -252,6 +443,8 @@ static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 			report_human(ctx, target, pool, a);
 		ret = ret == 1 || a->nvbad ? CMD_EXIT_DAMAGED :
 		      ret == 2 ? CMD_EXIT_UNVERIFIED : CMD_EXIT_OK;
+		if (code > 0 && code != CMD_EXIT_DAMAGED) /* the repair failed */
+			ret = code;
 	}
 	rpmemctl_pool_close(&pool);
 	return ret;
@@ -264,7 +457,7 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct scrub_acc a = { 0 };
 	struct cmd_target t;
 	char hp[300], target[700];
-	int c, code = 0, rebuild_first = 0;
+	int c, code = 0, rebuild_first = 0, repair = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "ja:",
 			       scrub_opts, scrub_usage, &code)) != -1) {
@@ -282,8 +475,18 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case CMD_OPT_FIRST_PRIVATE:
 			rebuild_first = 1;
 			break;
+		case CMD_OPT_FIRST_PRIVATE + 1:
+			repair = 1;
+			break;
+		case CMD_OPT_FIRST_PRIVATE + 2:
+			a.from = optarg;
+			break;
 		}
 	}
+	if (repair != !!a.from || (repair && a.at))
+		return cmd_usage_error(ctx, "--repair needs --from SOURCE "
+				       "(and --from needs --repair); a "
+				       "version (--at) is not repaired");
 	code = cmd_check_args(ctx, argc, argv, 1, 1);
 	if (!code)
 		code = cmd_parse_target(ctx, argv[optind],

@@ -857,6 +857,20 @@ int rpmemctl_pool_scrub(struct rpmemctl_pool *pool, unsigned flags,
 			void *arg);
 
 /*
+ * rpmemctl_pool_repair -- rewrite len bytes at offset of the pool (opened
+ * read-write; whole 4 KiB pieces, the pool's last one may be short) with
+ * data, in place, which the target accepts only if every piece hashes as
+ * the scrub record of the pool's generation says: the pool's data as it
+ * was committed, taken from another copy (scrub --repair). The pool stays
+ * consistent at its generation and the pieces leave its damaged list.
+ * 0, -EILSEQ (a piece does not hash so: nothing of that request written),
+ * -EINVAL (not consistent, no record, not whole pieces), -ENOTSUP (an
+ * older target), or another -errno. Since LIBRPMEMCTL_3.
+ */
+int rpmemctl_pool_repair(struct rpmemctl_pool *pool, uint64_t offset,
+			 const void *data, size_t len);
+
+/*
  * --- versions (LIBRPMEMCTL_3) ---------------------------------------------
  *
  * A target whose region keeps versions (rpmemd.conf(5), versions) keeps

@@ -195,6 +195,9 @@ int rpmemd_serve(struct rpmemd_session *s)
 		case RPMEM_MSG_SCRUB:
 			ret = req_scrub(s, &hd);
 			break;
+		case RPMEM_MSG_REPAIR:
+			ret = req_repair(s, &hd);
+			break;
 		case RPMEM_MSG_VERSIONS:
 			ret = req_versions(s, &hd);
 			break;
@@ -229,7 +232,8 @@ int rpmemd_serve(struct rpmemd_session *s)
 		}
 		/* WRITE reads its data: a read that failed (sends do not) */
 		if (ret == -ECONNRESET || ret == -ENOTCONN ||
-		    (ret == -ETIMEDOUT && hd.type == RPMEM_MSG_WRITE))
+		    (ret == -ETIMEDOUT && (hd.type == RPMEM_MSG_WRITE ||
+					   hd.type == RPMEM_MSG_REPAIR)))
 			return recv_failed(s, ret);
 		if (ret)
 			return ret;

@@ -36,8 +36,7 @@ static int scrub_refuse(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	return 1;
 }
 
-/* damage_event -- a pool event: its list of damaged pieces changed (text) */
-static void damage_event(struct rpmemd_session *s, struct rpmemd_pool *p,
+void rpmemd_damage_event(struct rpmemd_session *s, struct rpmemd_pool *p,
 			 const char *text)
 {
 	struct rpmemd_meta m;
@@ -56,11 +55,7 @@ static void damage_event(struct rpmemd_session *s, struct rpmemd_pool *p,
 	rpmemd_event_publish(s->set, &e, s->identity);
 }
 
-/*
- * damage_report -- log and publish what a scrub (scrub) or a commit did
- * to the pool's list of damaged pieces
- */
-static void damage_report(struct rpmemd_session *s, struct rpmemd_pool *p,
+void rpmemd_damage_report(struct rpmemd_session *s, struct rpmemd_pool *p,
 			  const struct rpmemd_damage_change *c, int scrub)
 {
 	char text[RPMEM_STR_MAX + 1];
@@ -88,7 +83,7 @@ static void damage_report(struct rpmemd_session *s, struct rpmemd_pool *p,
 	} else {
 		return;
 	}
-	damage_event(s, p, text);
+	rpmemd_damage_event(s, p, text);
 }
 
 /*
@@ -131,7 +126,7 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 					 &rep.why, &rep.generation,
 					 SCRUB_THREADS, &chg);
 		rpmemd_hash_leave(s);
-		damage_report(s, h->pool, &chg, 1);
+		rpmemd_damage_report(s, h->pool, &chg, 1);
 	}
 	rep.count = m.count;
 	rep.pieces = piece;
@@ -210,7 +205,7 @@ static int read_pieces(struct rpmemd_session *s, struct rpmemd_pool *p,
 	}
 	rpmemd_hash_leave(s);
 	if (!ret && !version)
-		damage_report(s, p, &chg, 1);
+		rpmemd_damage_report(s, p, &chg, 1);
 	return ret;
 }
 
@@ -255,6 +250,120 @@ int rpmemd_read_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	return 1;
 }
 
+/*
+ * repair_data -- REPAIR's head and data off the connection: 0 with *io
+ * and *data (malloc'ed), 1 after a refusal was sent (*ret), or the read's
+ * -errno
+ */
+static int repair_data(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		       struct rpmem_msg_io *io, uint8_t **data, int *ret)
+{
+	uint8_t head[RPMEM_WRITE_HDR_SIZE];
+	size_t dlen;
+	int r;
+
+	*data = NULL;
+	if (hd->len < sizeof(head)) {
+		if ((r = rpmem_net_discard(&s->conn, hd->len)))
+			return r;
+		*ret = conn_reply_err(s, hd->id, RPMEM_E_PROTO,
+				      "invalid REPAIR received: %u-byte payload is shorter than its %zu-byte head",
+				      hd->len, sizeof(head));
+		return 1;
+	}
+	if ((r = rpmem_net_read_full(&s->conn, head, sizeof(head))))
+		return r;
+	dlen = hd->len - sizeof(head);
+	int bad = rpmem_io_decode(head, sizeof(head), io) || io->len != dlen;
+	if (bad || !(*data = malloc(dlen ? dlen : 1))) {
+		if ((r = rpmem_net_discard(&s->conn, dlen)))
+			return r;
+		*ret = bad ? conn_reply_err(s, hd->id, RPMEM_E_PROTO,
+					    "invalid REPAIR received: its head does not match its %zu data bytes",
+					    dlen) :
+			     conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+					    "out of memory");
+		return 1;
+	}
+	if ((r = rpmem_net_read_full(&s->conn, *data, dlen))) {
+		free(*data);
+		*data = NULL;
+		return r;
+	}
+	return 0;
+}
+
+/* repair_refuse -- why REPAIR of io into h cannot be done, or NULL */
+static const char *repair_refuse(const struct rpmemd_handle *h,
+				 const struct rpmem_msg_io *io, uint32_t *code)
+{
+	const struct rpmemd_pool *p = h->pool;
+
+	*code = RPMEM_E_INVAL;
+	if (h->mode != RPMEM_OPEN_RW) {
+		*code = RPMEM_E_RDONLY;
+		return "a REPAIR needs the pool opened for writing";
+	}
+	if (!io->len || !rpmem_range_ok(io->offset, io->len, p->size) ||
+	    io->offset % RPMEM_HASH_PIECE ||
+	    (io->len % RPMEM_HASH_PIECE && io->offset + io->len != p->size))
+		return "a REPAIR covers whole 4 KiB pieces inside the pool";
+	return NULL;
+}
+
+int req_repair(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmemd_damage_change chg;
+	struct rpmem_msg_io io;
+	struct rpmemd_handle *h;
+	uint8_t *data;
+	uint64_t bad = 0;
+	const char *why;
+	uint32_t code;
+	int ret = 0, r = repair_data(s, hd, &io, &data, &ret);
+
+	if (r)
+		return r < 0 ? r : ret;
+	if (!(h = handle_get(s, io.handle))) {
+		free(data);
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "REPAIR of unknown handle %u", io.handle);
+	}
+	if ((why = repair_refuse(h, &io, &code))) {
+		free(data);
+		return conn_reply_err(s, hd->id, code,
+				      "%s: %u bytes at offset %llu of pool '%s' (%llu bytes)",
+				      why, io.len,
+				      (unsigned long long)io.offset,
+				      h->pool->name,
+				      (unsigned long long)h->pool->size);
+	}
+	rpmemd_hash_enter(s);
+	r = rpmemd_scrub_repair(h->pool, io.offset, data, io.len, &bad, &chg);
+	rpmemd_hash_leave(s);
+	free(data);
+	if (r == -EILSEQ)
+		return conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
+				      "REPAIR of pool '%s' refused: the piece at 0x%llx does not hash as its scrub record says (not the data it had when it was committed); nothing was written",
+				      h->pool->name, (unsigned long long)bad);
+	if (r == -ESTALE || r == -ENOENT)
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "REPAIR of pool '%s' refused: %s",
+				      h->pool->name,
+				      r == -ESTALE ?
+					      "it is not consistent (a sync completes it)" :
+					      "it has no scrub record of its generation to check the data against");
+	if (r)
+		return conn_reply_err(s, hd->id, rpmem_err_from_errno(r),
+				      "REPAIR of pool '%s' failed: %s",
+				      h->pool->name, strerror(-r));
+	INFO("session %u: pool %s/%s: %u bytes at offset %llu repaired (the data its scrub record holds)",
+	     s->id, h->pool->region->cfg.name, h->pool->name, io.len,
+	     (unsigned long long)io.offset);
+	rpmemd_damage_report(s, h->pool, &chg, 0);
+	return conn_reply_ok(s, hd->id);
+}
+
 /* hash_take, hash_give -- a recording's turns at the hashing slots */
 static void hash_take(void *arg)
 {
@@ -280,7 +389,7 @@ void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 	uint64_t t0 = rpmem_now_ns();
 	int ret = rpmemd_scrub_record(p, gen, SCRUB_THREADS, &turns, &chg);
 
-	damage_report(s, p, &chg, 0);
+	rpmemd_damage_report(s, p, &chg, 0);
 
 	if (ret && ret != -ENOTSUP)
 		WARN("session %u: pool '%s': cannot record its hashes for scrub (a scrub will call it unverifiable): %s",

@@ -258,6 +258,12 @@ int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_status(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_kick(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/*
+ * req_repair -- REPAIR: its head and data read from the connection (as
+ * WRITE's), written into the pool only if the data hashes as its scrub
+ * record says; OK or ERROR
+ */
+int req_repair(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 /* req_versions -- VERSIONS: list or prune a pool's versions */
 int req_versions(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 /* req_read_at -- READ_AT: a range of a version's image */
@@ -320,6 +326,16 @@ int rpmemd_read_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 void rpmemd_scrub_ensure(struct rpmemd_session *s, struct rpmemd_pool *p,
 			 uint64_t gen);
 
+struct rpmemd_damage_change;
+/* rpmemd_damage_event -- a pool event of s about p's damage (text) */
+void rpmemd_damage_event(struct rpmemd_session *s, struct rpmemd_pool *p,
+			 const char *text);
+/*
+ * rpmemd_damage_report -- log and publish what a scrub (scrub set) or a
+ * commit or repair did to p's list of damaged pieces (c)
+ */
+void rpmemd_damage_report(struct rpmemd_session *s, struct rpmemd_pool *p,
+			  const struct rpmemd_damage_change *c, int scrub);
 /* rpmemd_scrub_commit -- record a pool's hashes as it goes consistent */
 void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 			 uint64_t gen);

@@ -12,6 +12,7 @@
 
 #include "crashpoint.h"
 #include "damage.h"
+#include "guard.h"
 #include "hash.h"
 #include "log.h"
 #include "meta.h"
@@ -579,6 +580,87 @@ int rpmemd_scrub_image(struct rpmemd_pool *p, uint64_t gen, unsigned nthreads,
 	*len = d.len;
 	*count = d.n;
 	return ret ? ret : d.n ? -EILSEQ : 0;
+}
+
+/* vouched -- every piece of data hashes as the record fd's entries say */
+static int vouched(int fd, const struct sc_hdr *hd, uint64_t off,
+		   const uint8_t *data, uint64_t len, uint64_t *bad)
+{
+	uint32_t count = (uint32_t)((len + SC_PIECE - 1) / SC_PIECE);
+	struct sc_entry *e = malloc(count * sizeof(*e));
+	uint64_t *h = malloc(count * sizeof(*h)), first = off / SC_PIECE;
+	int ret = e && h ? 0 : -ENOMEM;
+
+	if (!ret && (rpmem_pread_full(fd, e, count * sizeof(*e),
+				      SC_HDR_SIZE + first * sizeof(*e)) ||
+		     rpmem_hash_blocks(data, (size_t)len, SC_PIECE, h, 1)))
+		ret = -ENOENT;
+	for (uint32_t i = 0; !ret && i < count; i++)
+		if (e[i].check != sc_check(e[i].hash, first + i, hd->key) ||
+		    e[i].hash != h[i]) {
+			*bad = off + (uint64_t)i * SC_PIECE;
+			ret = -EILSEQ;
+		}
+	free(e);
+	free(h);
+	return ret;
+}
+
+/* a repair's copy, for the guard */
+struct repair_args {
+	struct rpmemd_pool *p;
+	uint64_t off, len;
+	const uint8_t *data;
+};
+
+/* repair_copy -- the vouched data into the mapping, persisted */
+static int repair_copy(void *arg)
+{
+	struct repair_args *a = arg;
+
+	memcpy(a->p->addr + a->off, a->data, a->len);
+	return rpmemd_pool_persist(a->p, a->off, a->len);
+}
+
+int rpmemd_scrub_repair(struct rpmemd_pool *p, uint64_t off,
+			const uint8_t *data, uint64_t len, uint64_t *bad,
+			struct rpmemd_damage_change *chg)
+{
+	struct repair_args a = { p, off, len, data };
+	uint64_t first = off / SC_PIECE, n = (len + SC_PIECE - 1) / SC_PIECE;
+	uint64_t *ok = NULL;
+	struct rpmemd_meta m;
+	struct sc_hdr hd;
+	int fd, ret;
+
+	*chg = (struct rpmemd_damage_change){ 0 };
+	rpmemd_pool_get_meta(p, &m);
+	if (m.state != RPMEM_POOL_CONSISTENT)
+		return -ESTALE;
+	if ((fd = record_open(p, &m, &hd)) < 0)
+		return -ENOENT;
+	ret = hd.generation == m.generation ?
+		      vouched(fd, &hd, off, data, len, bad) :
+		      -ENOENT;
+	close(fd);
+	if (ret)
+		return ret;
+	if ((ret = rpmemd_hcache_write_begin(p->hc, off, len)))
+		return ret;
+	ret = rpmem_guard_run(repair_copy, &a);
+	rpmemd_hcache_write_end(p->hc, off, len);
+	if (ret)
+		return ret;
+	if (!(ok = malloc(n * sizeof(*ok))))
+		return 0; /* repaired; the next scrub drops them from the list */
+	for (uint64_t i = 0; i < n; i++)
+		ok[i] = first + i;
+	ret = rpmemd_damage_update(p, NULL, 0, ok, n, chg);
+	if (ret)
+		WARN("pool '%s': repaired, but its list of damaged pieces is not updated (a scrub drops them): %s",
+		     p->name, strerror(-ret));
+	free(ok);
+	return 0;
 }
 
 /*

@@ -99,6 +99,21 @@ int rpmemd_scrub_image(struct rpmemd_pool *p, uint64_t gen, unsigned nthreads,
 		       uint64_t *off, uint64_t *len, uint64_t *count);
 
 /*
+ * rpmemd_scrub_repair -- rewrite len bytes at off (whole pieces; the
+ * pool's last one may be short) of the open pool p with data, in place,
+ * if every piece of data hashes as the record of the pool's generation
+ * says: the data the pool had when it was committed, whoever sent it.
+ * The pool stays consistent at its generation; the pieces leave its list
+ * of damaged pieces (chg). The caller holds the pool's write open. 0,
+ * -ESTALE (not consistent), -ENOENT (no valid record of its generation),
+ * -EILSEQ (*bad: the offset of the first piece that does not hash so;
+ * nothing written), -ENOMEM or the write's -errno.
+ */
+int rpmemd_scrub_repair(struct rpmemd_pool *p, uint64_t off,
+			const uint8_t *data, uint64_t len, uint64_t *bad,
+			struct rpmemd_damage_change *chg);
+
+/*
  * rpmemd_scrub_keep -- a commit keeps the image of generation gen as a
  * version: its record (if it is of gen) becomes <pool>.scrub.v<gen>.
  * Returns the image's hash (XXH3 of its pieces' hashes, 8 bytes little

@@ -120,6 +120,52 @@ static int pool_scrub(struct rpmemctl_pool *p, uint64_t version,
 	return run.result;
 }
 
+/* repair_chunk -- one REPAIR of n bytes at off */
+static int repair_chunk(struct rpmemctl_pool *p, uint64_t off,
+			const uint8_t *data, uint32_t n)
+{
+	struct rpmem_msg_io io = { .handle = p->handle, .offset = off,
+				   .len = n };
+	uint8_t head[RPMEM_WRITE_HDR_SIZE];
+	uint32_t id = 0;
+	size_t rlen;
+	int len = rpmem_io_encode(head, sizeof(head), &io);
+	int ret = len < 0 ? len :
+			    client_send(p->sess, RPMEM_MSG_REPAIR, head,
+					(size_t)len, data, n, &id);
+
+	return ret ? ret : client_recv(p->sess, id, RPMEM_MSG_OK, &rlen);
+}
+
+/* pool_repair -- [off, off + len) in requests of at most RPMEM_MAX_IO */
+static int pool_repair(struct rpmemctl_pool *p, uint64_t off,
+		       const uint8_t *data, size_t len)
+{
+	int ret = client_pool_usable(p);
+
+	if (!ret && !(p->sess->caps & RPMEM_CAP_REPAIR)) {
+		client_seterr(p->sess, "%s:%s (%s) cannot repair pools: it is older than this client",
+			      p->sess->host, p->sess->port, p->sess->server);
+		ret = -ENOTSUP;
+	}
+	for (size_t done = 0; !ret && done < len;) {
+		uint32_t n = len - done < RPMEM_MAX_IO ? (uint32_t)(len - done) :
+							 RPMEM_MAX_IO;
+		ret = repair_chunk(p, off + done, data + done, n);
+		done += n;
+	}
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_pool_repair(struct rpmemctl_pool *pool,
+				      uint64_t offset, const void *data,
+				      size_t len)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_repair(pool, offset, data, len),
+			       "repair");
+}
+
 /* rpmemctl_pool_scrub -- pool_scrub; a failure's message names the pool */
 RPMEM_EXPORT int rpmemctl_pool_scrub(struct rpmemctl_pool *pool,
 				     unsigned flags, rpmemctl_scrub_fn fn,

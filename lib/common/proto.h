@@ -82,7 +82,12 @@ enum rpmem_msg_type {
 	/* a pool's role and generation history: read, promote, demote, adopt */
 	RPMEM_MSG_GEN = 35,
 	RPMEM_MSG_GEN_REPLY = 36,
-	RPMEM_MSG_TYPE_MAX = 36,
+	/*
+	 * pieces of a consistent pool rewritten with data that hashes as its
+	 * scrub record says, answered by OK (RPMEM_CAP_REPAIR)
+	 */
+	RPMEM_MSG_REPAIR = 37,
+	RPMEM_MSG_TYPE_MAX = 37,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -225,6 +230,11 @@ enum rpmem_ns_mode {
  * must hear (versions pruned for space)
  */
 #define RPMEM_CAP_NOTE (1u << 17)
+/*
+ * the target takes REPAIR: damaged pieces of a consistent pool rewritten
+ * in place with data it checks against the pool's scrub record
+ */
+#define RPMEM_CAP_REPAIR (1u << 18)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */

@@ -129,6 +129,7 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_READ_AT] = "READ_AT",
 	[RPMEM_MSG_GEN] = "GEN",
 	[RPMEM_MSG_GEN_REPLY] = "GEN_REPLY",
+	[RPMEM_MSG_REPAIR] = "REPAIR",
 };
 
 static const char *const scrub_why[] = {

@@ -23,6 +23,7 @@ setup() {
 }
 
 teardown() {
+	stop_second
 	teardown_daemon
 	[ -z "$SHM" ] || rm -rf "$SHM"
 }
@@ -274,4 +275,70 @@ interrupted() {
 	rc sync --pull --at 2 "$W/cur" "$T/r1/p"
 	[ "$status" -eq 7 ]
 	[[ "$output" == *"pool 'p' is damaged at 0x300000 length 4096"* ]]
+}
+
+# pool_gen -- r1/p's generation and state, as listed
+pool_gen() {
+	"$RPMEMCTL" list --json "$T/r1/p" |
+		jq -r '.pools[0] | "\(.state) \(.generation)"'
+}
+
+@test "scrub --repair --from FILE rewrites the damaged piece with data the target checks against its record: same generation, clean again" {
+	flip_mapped "$R1/p" $((2 * 1048576 + 3))
+	[ "$(pool_gen)" = "consistent 1" ]
+	rc scrub --repair --from "$W/src" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"repaired at 0x200000 length 4096"* ]]
+	[[ "$output" == *"all of it repaired from $W/src"* ]]
+	cmp "$W/src" "$R1/p"
+	[ "$(pool_gen)" = "consistent 1" ]
+	[ "$(damaged_bytes)" -eq 0 ]
+	grep -q "4096 bytes at offset 2097152 repaired" "$DLOG"
+	rc scrub --json "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ "$(json .repaired_bytes)" -eq 0 ]
+	rc scrub "$T/r1/p"
+	[[ "$output" == *"every piece as recorded at generation 1"* ]]
+}
+
+@test "a repair with data that is not the recorded data (another image) is refused by the target: nothing written, exit 7, still damaged" {
+	flip_mapped "$R1/p" $((2 * 1048576 + 3))
+	cp "$W/src" "$W/other"
+	poke "$W/other" $((2 * 1048576 + 100))
+	cp "$R1/p" "$W/before"
+	rc scrub --repair --from "$W/other" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"not repaired at 0x200000 length 4096 with the data of $W/other"* ]]
+	[[ "$output" == *"does not hash as its scrub record says"* ]]
+	cmp "$W/before" "$R1/p"
+	[ "$(damaged_bytes)" -eq 4096 ]
+	rc scrub --repair "$T/r1/p"
+	[ "$status" -eq 2 ]
+}
+
+@test "scrub --repair --from another target at the same generation heals the piece across hosts; a copy at another generation is refused" {
+	start_second
+	rc mirror "$W/src" "$T2/r1/p"
+	[ "$status" -eq 0 ]
+	flip_mapped "$R1/p" $((5 * 1048576 + 4000))
+	rc scrub --json --repair --from "$T2/r1/p" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(json .repaired_bytes)" -eq 4096 ]
+	[ "$(json '.findings[0].status')" = repaired ]
+	cmp "$W/src" "$R1/p"
+	[ "$(pool_gen)" = "consistent 1" ]
+	# the other copy moves on: it no longer holds generation 1
+	poke "$W/src" 9
+	rc sync "$W/src" "$T2/r1/p"
+	[ "$status" -eq 0 ]
+	flip_mapped "$R1/p" 7
+	cp "$R1/p" "$W/before"
+	rc scrub --repair --from "$T2/r1/p" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"holds another image (consistent at generation 2"* ]]
+	cmp "$W/before" "$R1/p"
 }
