@@ -343,17 +343,17 @@ int rpmemd_own_at(int dirfd, const char *name)
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st))
+	if (fstat(fd, &st)) {
 		ret = -errno;
-	else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
-		ret = -EPERM;
-	else
-		ret = own_check(fd, name);
-	close(fd);
-	if (ret == -EPERM && (!S_ISREG(st.st_mode) || st.st_nlink != 1))
+	} else if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
 		rpmem_log_limited(&log_untrusted, LOG_ERR,
 				  "refusing '%s' in a region: not a regular file with one link",
 				  name);
+		ret = -EPERM;
+	} else {
+		ret = own_check(fd, name);
+	}
+	close(fd);
 	return ret;
 }
 

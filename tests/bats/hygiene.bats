@@ -244,3 +244,18 @@ state() {
 	# the pool itself is untouched
 	cmp "$W/mod" "$R1/p"
 }
+
+@test "a dense sync's committed image planted by another user is not renamed over the pool at its next open" {
+	needs_root
+	start_daemon
+	rc -q mirror "$W/src" "$T/r1/p"
+	stop_daemon
+	# what a crash after the commit of a dense sync leaves, but not ours
+	cp "$W/evil" "$R1/.rpmemd/p.done"
+	chown nobody "$R1/.rpmemd/p.done"
+	start_daemon
+	rc sync --pull "$W/back" "$T/r1/p"
+	cmp "$W/src" "$R1/p"
+	[ "$(stat -c %u "$R1/.rpmemd/p.done")" -eq 65534 ]
+	grep -q "the new image of a dense sync .* is not rpmemd's own" "$DLOG"
+}
