@@ -22,8 +22,9 @@
 /* a frame: a chunk of the image and its hash */
 #define FRAME (XSTREAM_CHUNK + XSTREAM_HASH_SIZE)
 
-/* --raw, a long option only */
+/* --raw, --salvage: long options only */
 #define OPT_RAW CMD_OPT_FIRST_PRIVATE
+#define OPT_SALVAGE (CMD_OPT_FIRST_PRIVATE + 1)
 
 static const char export_usage[] =
 	"usage: rpmemctl export [options] HOST[:PORT]/REGION/POOL DEST\n"
@@ -44,6 +45,9 @@ static const char export_usage[] =
 	"                         damaged data as it is (its ranges named)\n"
 	"      --raw              the bare image, with no frame (nothing for\n"
 	"                         import to check)\n"
+	"      --salvage          with --at: a version damaged on the target is\n"
+	"                         exported with zeros where it does not check\n"
+	"                         (the ranges named on stderr); exit status 7\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
 	"  -v, --verbose          progress and a summary on stderr\n"
 	"  -q, --quiet            no informational lines or progress\n"
@@ -79,6 +83,7 @@ static const struct option export_opts[] = {
 	{ "force", no_argument, NULL, 'f' },
 	{ "transport", required_argument, NULL, 't' },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "salvage", no_argument, NULL, OPT_SALVAGE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -107,6 +112,8 @@ struct stream {
 	int syncing; /* import: the pool was marked syncing */
 	int has_at;  /* export: --at */
 	uint64_t at; /* that version */
+	int salvage; /* export: --salvage */
+	uint64_t bad_off, bad_len, bad_bytes; /* export --at: not checking */
 	uint64_t size;
 	enum rpmemctl_transport transport;
 	struct rpmemctl_session *sess;
@@ -326,7 +333,8 @@ static int export_header(struct stream *s)
 	in->generation = s->has_at ? s->at :
 				     rpmemctl_pool_get_generation(s->pool);
 	in->flags = (s->has_at ? XSTREAM_F_VERSION : 0) |
-		    (s->forced ? XSTREAM_F_FORCED : 0);
+		    (s->forced ? XSTREAM_F_FORCED : 0) |
+		    (s->salvage ? XSTREAM_F_SALVAGE : 0);
 	snprintf(in->name, sizeof(in->name), "%s/%s", s->t.region, s->t.pool);
 	export_uuid(s);
 	xstream_header(&s->xs, hdr);
@@ -349,6 +357,44 @@ static int export_frames(struct stream *s, size_t n)
 	return code;
 }
 
+/* bad_flush -- name the range of the version that does not check */
+static void bad_flush(struct stream *s)
+{
+	if (s->bad_len)
+		cmd_warn(s->ctx, "damaged at 0x%" PRIx64 " length %" PRIu64
+			 ": version %" PRIu64 " of %s does not check there%s",
+			 s->bad_off, s->bad_len, s->at, s->target,
+			 s->salvage ? ": zeros exported" : "");
+	s->bad_len = 0;
+}
+
+/*
+ * export_pieces -- n bytes of version s->at at off into s->buf again 4 KiB
+ * at a time (a read of them was -EIO): a piece that does not check is
+ * zeros, its range named; 0 or -errno
+ */
+static int export_pieces(struct stream *s, uint64_t off, size_t n)
+{
+	for (size_t o = 0; o < n; o += 4096) {
+		size_t k = n - o < 4096 ? n - o : 4096;
+		int ret = rpmemctl_pool_read_at(s->pool, s->at, s->buf + o,
+						off + o, k);
+		if (ret != -EIO) {
+			if (ret)
+				return ret;
+			continue;
+		}
+		memset(s->buf + o, 0, k);
+		s->bad_bytes += k;
+		if (s->bad_len && s->bad_off + s->bad_len != off + o)
+			bad_flush(s);
+		if (!s->bad_len)
+			s->bad_off = off + o;
+		s->bad_len += k;
+	}
+	return 0;
+}
+
 /*
  * export_copy -- the pool's bytes into s->fd (framed unless --raw: the
  * trailer only once every byte was read and the pool found unchanged);
@@ -368,6 +414,8 @@ static int export_copy(struct stream *s)
 		ret = s->has_at ? rpmemctl_pool_read_at(s->pool, s->at,
 							s->buf, off, n) :
 				  rpmemctl_pool_read(s->pool, s->buf, off, n);
+		if (ret == -EIO && s->has_at)
+			ret = export_pieces(s, off, n);
 		if (ret)
 			return cmd_remote_err(s->ctx, s->sess, ret, NULL,
 					      "cannot read pool %s",
@@ -377,6 +425,14 @@ static int export_copy(struct stream *s)
 		cmd_progress_cb(off + n, s->size, &s->prog);
 	}
 	cmd_progress_end(&s->prog);
+	bad_flush(s);
+	if (!code && s->bad_bytes && !s->salvage) {
+		cmd_err(s->ctx, "version %" PRIu64 " of %s is damaged on the "
+			"target: the ranges above cannot be exported; the "
+			"stream has no trailer (--salvage exports zeros there)",
+			s->at, s->target);
+		return CMD_EXIT_DAMAGED;
+	}
 	/* a version's reads fail, rather than tear, if a sync commits */
 	if (code || (!s->has_at && (code = export_unchanged(s))))
 		return code;
@@ -389,6 +445,11 @@ static int export_copy(struct stream *s)
 		cmd_err(s->ctx, "cannot write '%s': %s", s->path,
 			strerror(errno));
 		return CMD_EXIT_LOCAL;
+	}
+	if (s->bad_bytes) {
+		cmd_err(s->ctx, "salvaged version %" PRIu64 " of %s: zeros in "
+			"the ranges above", s->at, s->target);
+		return CMD_EXIT_DAMAGED;
 	}
 	return 0;
 }
@@ -455,6 +516,9 @@ static int stream_opts(struct stream *s, int argc, char **argv,
 		case OPT_RAW:
 			s->raw = 1;
 			break;
+		case OPT_SALVAGE:
+			s->salvage = 1;
+			break;
 		}
 		if (code)
 			return code;
@@ -471,10 +535,14 @@ int cmd_export(int argc, char **argv, struct rpmemctl_ctx *ctx)
 
 	if (code != -1)
 		return code;
+	if (s.salvage && !s.has_at)
+		return cmd_usage_error(ctx, "--salvage exports a version: it "
+				       "needs --at GENERATION");
 	s.path = argv[optind + 1];
 	code = export_run(&s, argv[optind]);
 	/* a file we did not fill is not left looking whole */
-	if (code && s.dest_file)
+	if (code && s.dest_file && !(s.salvage && s.bad_bytes &&
+				      code == CMD_EXIT_DAMAGED))
 		unlink(s.path);
 	stream_end(&s);
 	return code;
@@ -559,6 +627,10 @@ static int import_header(struct stream *s, const struct stat *st)
 		cmd_warn(s->ctx, "the stream was exported with --force from "
 			 "pool %s, which was not consistent: it may hold a mix "
 			 "of two images", s->xs.info.name);
+	if (s->xs.info.flags & XSTREAM_F_SALVAGE)
+		cmd_warn(s->ctx, "the stream was exported with --salvage from "
+			 "a version of pool %s: ranges it could not give are "
+			 "zeros", s->xs.info.name);
 	cmd_dbg(s->ctx, "export stream of %s, generation %" PRIu64
 		", uuid %s", s->xs.info.name, s->xs.info.generation,
 		s->xs.info.uuid[0] ? s->xs.info.uuid : "unknown");

@@ -25,6 +25,8 @@
 /* header flags */
 #define XSTREAM_F_VERSION 0x1 /* a version of the pool (export --at) */
 #define XSTREAM_F_FORCED 0x2  /* a pool not consistent (export --force) */
+/* export --at --salvage: ranges a damaged version could not give are zeros */
+#define XSTREAM_F_SALVAGE 0x4
 
 /* what a header says */
 struct xstream_info {

@@ -191,7 +191,7 @@ teardown() {
 	[ -e "$R1/.rpmemd/p.v3.ver" ]
 }
 
-@test "a flipped byte in a version's data: a restore through it names the ranges it cannot restore and writes nothing; --salvage writes the rest (exit 7); verify --at and scrub --at name them too" {
+@test "a flipped byte in a version's data: a restore through it names the ranges it cannot restore and writes nothing; --salvage writes the rest (exit 7); verify --at, scrub --at and export --at name them too" {
 	history p
 	# the data of version 3's record (blocks 28, 29: what sync 4 changed)
 	poke "$R1/.rpmemd/p.v3.ver" $((4096 + 32 + 100))
@@ -220,9 +220,24 @@ teardown() {
 	[[ "$output" == *"were not compared; none of the rest differ"* ]]
 	rc scrub --at 2 "$T/r1/p"
 	[ "$status" -eq 7 ]
+	# export --at: the same ranges; the stream without its trailer, gone
+	rc export --at 2 "$T/r1/p" "$W/e2"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"damaged at 0x$(printf '%x' $((4 * 7 * 4096))) length 8192"* ]]
+	[ ! -e "$W/e2" ]
+	rc export --at 2 --salvage "$T/r1/p" "$W/e2"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"zeros exported"* ]]
+	rc import "$W/e2" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"exported with --salvage"* ]]
+	rc sync --pull "$W/q" "$T/r1/q"
+	cmp "$W/q" "$W/o2"
 	# version 4 does not go through it
 	restores p 4
 	rc sync --salvage "$W/o2" "$T/r1/p"
+	[ "$status" -eq 2 ]
+	rc export --salvage "$T/r1/p" "$W/e4"
 	[ "$status" -eq 2 ]
 }
 
