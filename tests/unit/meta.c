@@ -96,8 +96,8 @@ static void io_reset(void)
 static void rm_all(void)
 {
 	static const char *const names[] = {
-		"db1.meta", "db1.meta.tmp", "db2.meta", "link.meta", "big.meta",
-		"target",
+		"db1.meta", "db1.meta.tmp", "db2.meta", "db3.meta", "link.meta",
+		"big.meta", "target",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		unlinkat(dfd, names[i], 0);
@@ -805,6 +805,45 @@ static void rpmemd_meta_read__symlink_is_refused(void **state)
 	assert_int_equal(rpmemd_meta_read(dfd, "link", &out), -ELOOP);
 }
 
+static void rpmemd_meta_read__a_file_others_may_write_is_eperm(void **state)
+{
+	(void)state;
+	struct rpmemd_meta m = sample(), out;
+	assert_int_equal(rpmemd_meta_write(dfd, "db3", &m), 0);
+	assert_int_equal(fchmodat(dfd, "db3.meta", 0620, 0), 0);
+	assert_int_equal(rpmemd_meta_read(dfd, "db3", &out), -EPERM);
+	assert_int_equal(rpmemd_open_own(dfd, "db3.meta", O_RDWR), -EPERM);
+	assert_int_equal(rpmemd_own_at(dfd, "db3.meta"), -EPERM);
+	/* region_check = "warn": used all the same */
+	rpmemd_region_check_set(1);
+	assert_int_equal(rpmemd_meta_read(dfd, "db3", &out), 0);
+	int fd = rpmemd_open_ro(dfd, "db3.meta");
+	assert_true(fd >= 0);
+	close(fd);
+	rpmemd_region_check_set(0);
+	assert_int_equal(fchmodat(dfd, "db3.meta", 0600, 0), 0);
+	assert_int_equal(rpmemd_meta_read(dfd, "db3", &out), 0);
+	assert_int_equal(rpmemd_own_at(dfd, "db3.meta"), 0);
+}
+
+static void rpmemd_untrusted__owner_and_mode(void **state)
+{
+	(void)state;
+	struct stat st = { .st_uid = geteuid(), .st_mode = S_IFDIR | 01777 };
+	char why[96];
+
+	assert_string_equal(rpmemd_untrusted(&st, why, sizeof(why)),
+			    "writable by others (mode 1777)");
+	st.st_mode = S_IFDIR | 0775;
+	assert_string_equal(rpmemd_untrusted(&st, why, sizeof(why)),
+			    "writable by its group (mode 0775)");
+	st.st_mode = S_IFREG | 0644;
+	assert_null(rpmemd_untrusted(&st, why, sizeof(why)));
+	st.st_uid = geteuid() + 1;
+	assert_non_null(strstr(rpmemd_untrusted(&st, why, sizeof(why)),
+			       "not rpmemd's user"));
+}
+
 static void rpmemd_meta__bad_pool_names_are_einval(void **state)
 {
 	(void)state;
@@ -894,6 +933,8 @@ int main(void)
 		T(rpmemd_meta_write__symlinked_tmp_is_eloop_untouched),
 		T(rpmemd_meta_write__file_is_0600),
 		T(rpmemd_meta_read__symlink_is_refused),
+		T(rpmemd_meta_read__a_file_others_may_write_is_eperm),
+		T(rpmemd_untrusted__owner_and_mode),
 		T(rpmemd_meta__bad_pool_names_are_einval),
 		T(rpmemd_meta_unlink__removes_the_file),
 		T(rpmemd_meta_pool_name__only_valid_meta_files),
