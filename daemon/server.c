@@ -20,6 +20,7 @@
 #include "auth.h"
 #include "log.h"
 #include "meta.h"
+#include "scrubd.h"
 #include "net.h"
 #include "notify.h"
 #include "sock.h"
@@ -43,6 +44,7 @@ struct rpmemd_server {
 	struct rpmemd_regions *regions;
 	struct rpmemd_sessions *sessions;
 	struct rpmemd_auth *auth; /* TLS; fixed until restart */
+	struct rpmemd_scrubd *scrubd; /* scrub_interval's thread */
 	int lfd[RPMEMD_MAX_LISTEN];
 	unsigned nlfd;
 };
@@ -362,6 +364,8 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 	rpmemd_access_warn(&srv->cfg);
 	if ((ret = open_listeners(srv)))
 		goto err_sessions;
+	if ((ret = rpmemd_scrubd_start(srv->sessions, &srv->scrubd)))
+		goto err_sessions;
 	open_rdma(srv);
 	*out = srv;
 	return 0;
@@ -385,6 +389,7 @@ void rpmemd_server_delete(struct rpmemd_server **psrv)
 	if (!srv)
 		return;
 	close_listeners(srv);
+	rpmemd_scrubd_stop(&srv->scrubd);
 	close_rdma(srv->sessions);
 	rpmemd_sessions_delete(&srv->sessions);
 	rpmemd_regions_delete(&srv->regions);

@@ -439,6 +439,44 @@ static int check_undo_dirs(struct cfg_ctx *c, const config_setting_t *list,
 	return 0;
 }
 
+/*
+ * parse_scrub_interval -- scrub_interval = "12h", "1d", "1w" (s, m, h, d,
+ * w; from 1 s to 52 weeks): rpmemd scrubs the region's pools that often
+ */
+static int parse_scrub_interval(struct cfg_ctx *c, const config_setting_t *g,
+				const char *pfx, struct rpmemd_region_cfg *r)
+{
+	static const struct {
+		char unit;
+		uint64_t s;
+	} units[] = { { 's', 1 },	  { 'm', 60 },	       { 'h', 3600 },
+		      { 'd', 86400 }, { 'w', 7 * 86400 } };
+	const config_setting_t *s = config_setting_get_member(g,
+							      "scrub_interval");
+	unsigned long long n;
+	char what[64], *end;
+	const char *v;
+	int ret;
+
+	snprintf(what, sizeof(what), "%sscrub_interval", pfx);
+	if ((ret = get_str(c, g, "scrub_interval", what, &v)) || !v)
+		return ret;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	for (size_t i = 0; v[0] >= '0' && v[0] <= '9' && !errno &&
+			   i < sizeof(units) / sizeof(units[0]);
+	     i++) {
+		if (end[0] != units[i].unit || end[1] || !n ||
+		    n > 52ull * 7 * 86400 / units[i].s)
+			continue;
+		r->scrub_interval_ns = n * units[i].s * 1000000000ull;
+		return 0;
+	}
+	return cfg_err(c, s, what,
+		       "'%s' is not an interval from 1s to 52w (a number and s, m, h, d or w: \"1d\")",
+		       v);
+}
+
 /* parse_region -- one element of regions = ( { ... }, ... ) */
 static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 			struct rpmemd_config *cfg)
@@ -446,7 +484,8 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 	static const char *const known[] = { "name", "type", "path",
 					     "direct_pmem", "versions",
 					     "versions_quota", "versions_floor",
-					     "versions_full", "undo_dir", NULL };
+					     "versions_full", "undo_dir",
+					     "scrub_interval", NULL };
 	struct rpmemd_region_cfg *r = &cfg->regions[cfg->nregions];
 	char pfx[32], what[64];
 	const char *name, *type, *path;
@@ -493,6 +532,8 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 			       "only an fsdax or devdax region can declare direct_pmem");
 
 	if ((ret = parse_versions(c, g, pfx, r)))
+		return ret;
+	if ((ret = parse_scrub_interval(c, g, pfx, r)))
 		return ret;
 
 	snprintf(what, sizeof(what), "%spath", pfx);

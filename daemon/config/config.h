@@ -39,6 +39,7 @@ struct rpmemd_region_cfg {
 	uint64_t versions_quota;      /* bytes of all its versions; 0: none */
 	unsigned versions_floor;      /* newest of each pool space keeps */
 	int versions_full_prune;      /* versions_full = "prune" */
+	uint64_t scrub_interval_ns;   /* scrub its pools this often; 0: never */
 	/* devdax: the directory of its undo journals ("": the default) */
 	char undo_dir[RPMEM_STR_MAX + 1];
 };

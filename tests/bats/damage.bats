@@ -342,3 +342,38 @@ pool_gen() {
 	[[ "$output" == *"holds another image (consistent at generation 2"* ]]
 	cmp "$W/before" "$R1/p"
 }
+
+@test "a region's scrub_interval has rpmemd scrub its pools on a schedule: a flipped byte is found, listed damaged, and an event and the log say so" {
+	stop_daemon
+	sed -i 's|type = "dir"; path = "\([^"]*\)"; }|type = "dir"; path = "\1"; scrub_interval = "1s"; }|' "$CONF"
+	grep -q 'scrub_interval = "1s"' "$CONF"
+	start_daemon
+	subscribe "$W/ev" "$T"
+	flip_mapped "$R1/p" $((3 * 1048576 + 1))
+	alive_until "$EPID" grep -q "scheduled scrub of pool 'p': 6291456 bytes checked, 4096 damaged, 0 unverified" "$W/ev"
+	kill "$EPID"
+	grep -q "pool 'p' damaged: scrub found 1 damaged piece" "$W/ev"
+	[ "$(damaged_bytes)" -eq 4096 ]
+	grep -q "scheduled scrub (scrub_interval) begins" "$DLOG"
+	# repaired, the next scheduled scrub finds it clean
+	rc sync "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	alive_until "$DPID" grep -q "scheduled scrub of pool 'p': 6291456 bytes checked, 0 damaged, 0 unverified: clean" "$DLOG"
+	[ "$(damaged_bytes)" -eq 0 ]
+}
+
+@test "scrub_interval takes 1s to 52w and refuses anything else, naming the setting" {
+	for v in 1s 90m 12h 1d 2w; do
+		sed -e "s|type = \"dir\"; path = \"\([^\"]*\)\"; }|type = \"dir\"; path = \"\1\"; scrub_interval = \"$v\"; }|" "$CONF" >"$W/ok.conf"
+		run "$RPMEMD" -n -c "$W/ok.conf"
+		echo "$v: $output"
+		[ "$status" -eq 0 ]
+	done
+	for v in 0s 1y 53w 5 "" 1.5h; do
+		sed -e "s|type = \"dir\"; path = \"\([^\"]*\)\"; }|type = \"dir\"; path = \"\1\"; scrub_interval = \"$v\"; }|" "$CONF" >"$W/bad.conf"
+		run "$RPMEMD" -n -c "$W/bad.conf"
+		echo "$v: $output"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"regions[0].scrub_interval: '$v' is not an interval from 1s to 52w"* ]]
+	done
+}
