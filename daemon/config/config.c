@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* config.c -- parse and validate rpmemd.conf with libconfig */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <limits.h>
@@ -277,6 +278,35 @@ static int regions_clash(const struct rpmemd_region_cfg *o, uint8_t type,
 #define VERSION_MIN (4096 + 32 + 4096)
 
 /*
+ * parse_age -- "90m", "36h", "7d", "2w" (a bare number is seconds) into
+ * seconds, at most 10 years; -EINVAL otherwise
+ */
+static int parse_age(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		uint64_t s;
+	} units[] = { { "", 1 },	 { "s", 1 },	   { "m", 60 },
+		      { "h", 3600 }, { "d", 86400 }, { "w", 604800 } };
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	for (size_t i = 0; !errno && i < sizeof(units) / sizeof(units[0]);
+	     i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v > 10ull * 366 * 86400 / units[i].s)
+			return -EINVAL;
+		*out = v * units[i].s;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/*
  * parse_space -- what space pressure may take from a region's versions:
  * versions_floor = N (the newest N of each pool never; default 1) and
  * versions_full = "refuse" | "prune" (a sync that cannot keep the image
@@ -300,6 +330,19 @@ static int parse_space(struct cfg_ctx *c, const config_setting_t *g,
 	if ((ret = get_int(c, g, "versions_floor", 1, 100000, &floor)))
 		return ret;
 	r->versions_floor = (unsigned)floor;
+	snprintf(what, sizeof(what), "%sversions_min_age", pfx);
+	if ((ret = get_str(c, g, "versions_min_age", what, &v)))
+		return ret;
+	if (v && !r->versions)
+		return cfg_err(c, config_setting_get_member(g,
+							    "versions_min_age"),
+			       what, "needs versions = \"...\" too");
+	if (v && parse_age(v, &r->versions_min_age))
+		return cfg_err(c, config_setting_get_member(g,
+							    "versions_min_age"),
+			       what,
+			       "'%s' is not an age like \"7d\" (s, m, h, d, w; at most 10 years)",
+			       v);
 	snprintf(what, sizeof(what), "%sversions_full", pfx);
 	if (f && !r->versions)
 		return cfg_err(c, f, what, "needs versions = \"...\" too");
@@ -484,8 +527,8 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 	static const char *const known[] = { "name", "type", "path",
 					     "direct_pmem", "versions",
 					     "versions_quota", "versions_floor",
-					     "versions_full", "undo_dir",
-					     "scrub_interval", NULL };
+					     "versions_min_age", "versions_full",
+					     "undo_dir", "scrub_interval", NULL };
 	struct rpmemd_region_cfg *r = &cfg->regions[cfg->nregions];
 	char pfx[32], what[64];
 	const char *name, *type, *path;

@@ -38,6 +38,7 @@ struct rpmemd_region_cfg {
 	struct rpmem_keep keep;	      /* which (all zero: every one) */
 	uint64_t versions_quota;      /* bytes of all its versions; 0: none */
 	unsigned versions_floor;      /* newest of each pool space keeps */
+	uint64_t versions_min_age;    /* s: kept since, space keeps; 0 none */
 	int versions_full_prune;      /* versions_full = "prune" */
 	uint64_t scrub_interval_ns;   /* scrub its pools this often; 0: never */
 	/* devdax: the directory of its undo journals ("": the default) */

@@ -448,6 +448,7 @@ int rpmemd_regions_apply(struct rpmemd_regions *set,
 			nv[k]->cfg.keep = rc->keep;
 			nv[k]->cfg.versions_quota = rc->versions_quota;
 			nv[k]->cfg.versions_floor = rc->versions_floor;
+			nv[k]->cfg.versions_min_age = rc->versions_min_age;
 			nv[k]->cfg.versions_full_prune =
 				rc->versions_full_prune;
 			pthread_mutex_unlock(&nv[k]->ver_lock);

@@ -134,9 +134,12 @@ static int keep_fits(struct rpmemd_pool *p, uint64_t change, uint64_t need,
 	if (ver + s.floor - s.leaves <= r->cfg.versions_quota)
 		return 0;
 	snprintf(err, errlen,
-		 "pool '%s' stays consistent, nothing was pruned: a sync of %llu bytes would keep the image it replaces as a version of up to %llu bytes; with the newest %u versions of each pool that space never prunes (versions_floor: %llu bytes) region '%s' needs %llu bytes, more than its versions_quota of %llu (%llu bytes free); raise versions_quota, prune versions (rpmemctl versions --prune) or set versions_full = \"prune\"",
+		 "pool '%s' stays consistent, nothing was pruned: a sync of %llu bytes would keep the image it replaces as a version of up to %llu bytes; with the newest %u versions of each pool that space never prunes (versions_floor%s: %llu bytes) region '%s' needs %llu bytes, more than its versions_quota of %llu (%llu bytes free); raise versions_quota, prune versions (rpmemctl versions --prune) or set versions_full = \"prune\"",
 		 p->name, (unsigned long long)change, (unsigned long long)ver,
 		 r->cfg.versions_floor ? r->cfg.versions_floor : 1,
+		 r->cfg.versions_min_age ?
+			 ", and those kept within versions_min_age" :
+			 "",
 		 (unsigned long long)(s.floor - s.leaves), r->cfg.name,
 		 (unsigned long long)(ver + s.floor - s.leaves),
 		 (unsigned long long)r->cfg.versions_quota,

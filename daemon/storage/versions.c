@@ -577,10 +577,18 @@ static size_t vfloor(const struct rpmemd_region *r)
 	return r->cfg.versions_floor ? r->cfg.versions_floor : 1;
 }
 
+/* young -- a version kept at unix time committed is within min_age */
+static int young(const struct rpmemd_region *r, uint64_t committed)
+{
+	uint64_t now = (uint64_t)time(NULL);
+	return r->cfg.versions_min_age &&
+	       committed + r->cfg.versions_min_age > now;
+}
+
 /*
  * prune_pool_oldest -- prune the oldest restorable version of pool unless
- * it is one of the newest vfloor() (the floor space never prunes) or
- * damaged; -ENOENT if it has none to give. A pool whose metadata is gone (removed
+ * it is one of the newest vfloor() or kept within versions_min_age (the
+ * floor space never prunes) or damaged; -ENOENT if it has none to give. A pool whose metadata is gone (removed
  * mid-way) has its oldest file removed.
  */
 static int prune_pool_oldest(struct retain_ctx *c, const char *pool,
@@ -601,7 +609,8 @@ static int prune_pool_oldest(struct retain_ctx *c, const char *pool,
 		;
 	/* a damaged version is never pruned for room */
 	if (!ret && (i == l.n || (!gone && (n <= vfloor(c->r) ||
-					     l.v[i].damaged))))
+					     l.v[i].damaged ||
+					     young(c->r, l.v[i].committed)))))
 		ret = -ENOENT;
 	if (!ret && gone) {
 		ver_unlink(c->r->metafd, pool, l.v[0].gen);
@@ -671,6 +680,23 @@ static int prune_oldest(struct retain_ctx *c, const char *why)
 	return ret;
 }
 
+/*
+ * ver_young -- version gen of pool was kept within versions_min_age, by
+ * its file's mtime (the journal's last write: its commit, or a later fold)
+ */
+static int ver_young(const struct rpmemd_region *r, const char *pool,
+		     uint64_t gen)
+{
+	char fn[RPMEM_NAME_MAX + 48];
+	struct stat st;
+
+	if (!r->cfg.versions_min_age)
+		return 0;
+	ver_name(pool, gen, fn, sizeof(fn));
+	return !fstatat(r->metafd, fn, &st, AT_SYMLINK_NOFOLLOW) &&
+	       young(r, (uint64_t)st.st_mtime);
+}
+
 void rpmemd_versions_space(struct rpmemd_region *r, const char *pool,
 			   struct rpmemd_vspace *s)
 {
@@ -688,9 +714,13 @@ void rpmemd_versions_space(struct rpmemd_region *r, const char *pool,
 			continue;
 		/* the pool's newest f: l.v[first..i], by generation */
 		size_t lo = i + 1 - first > f ? i + 1 - f : first;
+		for (size_t k = first; k < lo; k++)
+			if (ver_young(r, l.v[k].pool, l.v[k].gen))
+				s->floor += l.v[k].bytes;
 		for (size_t k = lo; k <= i; k++)
 			s->floor += l.v[k].bytes;
-		if (pool && !strcmp(pool, l.v[i].pool) && i + 1 - lo == f)
+		if (pool && !strcmp(pool, l.v[i].pool) && i + 1 - lo == f &&
+		    !ver_young(r, l.v[lo].pool, l.v[lo].gen))
 			s->leaves = l.v[lo].bytes;
 		first = i + 1;
 	}
@@ -762,11 +792,14 @@ void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
 	/* bounded: each round removes a file or fails */
 	for (int i = 0; i < 100000 && over_quota(r); i++)
 		if (prune_oldest(&c, "quota")) {
-			WARN("region '%s': its versions take %llu bytes, more than versions_quota (%llu): only the newest %zu of each pool are left, which space never prunes (versions_floor)",
+			WARN("region '%s': its versions take %llu bytes, more than versions_quota (%llu): only the newest %zu of each pool are left, which space never prunes (versions_floor)%s",
 			     r->cfg.name,
 			     (unsigned long long)rpmemd_versions_bytes(r, NULL),
 			     (unsigned long long)r->cfg.versions_quota,
-			     vfloor(r));
+			     vfloor(r),
+			     r->cfg.versions_min_age ?
+				     ", and those kept within versions_min_age" :
+				     "");
 			break;
 		}
 	pthread_mutex_unlock(&r->ver_lock);

@@ -224,6 +224,46 @@ teardown() {
 	[[ "$output" == *"versions_full: 'delete' is not one of refuse, prune"* ]]
 }
 
+@test "versions_min_age: versions kept within it are never pruned for space; a sync that would need them is refused" {
+	region_conf v "$W/v" 'versions_quota = "40K"; versions_min_age = "1h";'
+	mkdir -p "$W/v"
+	start_daemon
+	mkfile "$W/p" 1
+	rc -q mirror "$W/p" "$T/v/p"
+	for i in 2 3; do
+		change "$W/p" "$i"
+		rc -q sync "$W/p" "$T/v/p"
+		[ "$status" -eq 0 ]
+	done
+	# two one-block versions (16416 bytes each) fit in 40 KiB, a third
+	# does not, and both are younger than an hour: refused
+	change "$W/p" 4
+	rc sync "$W/p" "$T/v/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"(versions_floor, and those kept within versions_min_age: 32832 bytes) region 'v' needs 49248 bytes, more than its versions_quota of 40960"* ]]
+	[ "$(gens "$T/v/p")" = 1,2 ]
+	[ "$(gen "$T/v/p")" = "3 consistent" ]
+	# let through, they all stay, over the quota
+	sed -i 's|versions_min_age = "1h";|versions_min_age = "1h"; versions_full = "prune";|' "$CONF"
+	restart
+	rc -q sync "$W/p" "$T/v/p"
+	[ "$status" -eq 0 ]
+	[ "$(gens "$T/v/p")" = 1,2,3 ]
+	grep -q "only the newest 1 of each pool are left, which space never prunes (versions_floor), and those kept within versions_min_age" "$DLOG"
+	refute grep -q "version [0-9]* pruned" "$DLOG"
+	# without it, the quota prunes the oldest
+	sed -i 's|versions_min_age = "1h";||' "$CONF"
+	restart
+	change "$W/p" 5
+	rc -q sync "$W/p" "$T/v/p"
+	[ "$(gens "$T/v/p")" = 3,4 ]
+	stop_daemon
+	sed -i 's|versions_quota = "40K";|versions_quota = "40K"; versions_min_age = "7x";|' "$CONF"
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"versions_min_age: '7x' is not an age like \"7d\""* ]]
+}
+
 @test "two regions on one file system: the other region filling it costs this region no version; the sync is refused with the numbers" {
 	small 16
 	mkdir "$MNT/a" "$MNT/b"
