@@ -83,13 +83,33 @@ const char *rpmemd_right_str(enum rpmemd_right right)
 	return "unknown";
 }
 
-/* region_known -- cfg serves a region of that name (now) */
-static int region_known(const struct rpmemd_config *cfg, const char *name)
+/* region_find -- cfg's region of that name (now), or NULL */
+static const struct rpmemd_region_cfg *
+region_find(const struct rpmemd_config *cfg, const char *name)
 {
 	for (unsigned i = 0; i < cfg->nregions; i++)
 		if (!strcmp(cfg->regions[i].name, name))
-			return 1;
-	return 0;
+			return &cfg->regions[i];
+	return NULL;
+}
+
+/*
+ * append_only -- the identity of rule r holds append but not write on
+ * its region by any rule of cfg
+ */
+static int append_only(const struct rpmemd_config *cfg,
+		       const struct rpmemd_access_rule *r)
+{
+	if (!(r->rights & RPMEMD_RIGHT_APPEND))
+		return 0;
+	for (unsigned i = 0; i < cfg->naccess; i++) {
+		const struct rpmemd_access_rule *o = &cfg->access[i];
+		if (!strcmp(o->identity, r->identity) &&
+		    (o->rights & RPMEMD_RIGHT_WRITE) &&
+		    (!strcmp(o->region, "*") || !strcmp(o->region, r->region)))
+			return 0;
+	}
+	return 1;
 }
 
 int rpmemd_access_warn(const struct rpmemd_config *cfg)
@@ -108,12 +128,18 @@ int rpmemd_access_warn(const struct rpmemd_config *cfg)
 	}
 	for (unsigned i = 0; i < cfg->naccess; i++) {
 		const struct rpmemd_access_rule *r = &cfg->access[i];
-		if (!r->region[0] || !strcmp(r->region, "*") ||
-		    region_known(cfg, r->region))
+		const struct rpmemd_region_cfg *rc;
+		if (!r->region[0] || !strcmp(r->region, "*"))
 			continue;
-		WARN("%s:%u: access: identity '%s': there is no region '%s' (yet): the rule applies once a reload adds it",
-		     cfg->file, r->line, r->identity, r->region);
-		n++;
+		if (!(rc = region_find(cfg, r->region))) {
+			WARN("%s:%u: access: identity '%s': there is no region '%s' (yet): the rule applies once a reload adds it",
+			     cfg->file, r->line, r->identity, r->region);
+			n++;
+		} else if (!rc->versions && append_only(cfg, r)) {
+			WARN("%s:%u: access: identity '%s' may only append to region '%s', which keeps no versions: it can fill new pools but not sync one that holds an image (give the region versions, see rpmemd.conf(5))",
+			     cfg->file, r->line, r->identity, r->region);
+			n++;
+		}
 	}
 	return n;
 }

@@ -194,3 +194,15 @@ refused() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"'apend' is not one of read, append, write, admin"* ]]
 }
+
+@test "rpmemd -n warns about an append-only rule on a region that keeps no versions (it can fill new pools only)" {
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"identity 'nightly' may only append to region 'r2', which keeps no versions"* ]]
+	[[ "$output" != *"region 'r1', which keeps no versions"* ]]
+	# a write right on r2 as well: nothing to warn about
+	sed -i 's|  { identity = "ops"; rights = \[ "admin" \]; },|  { identity = "ops"; rights = [ "admin" ]; },\n  { identity = "nightly"; regions = [ "r2" ]; rights = [ "write" ]; },|' "$CONF"
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"keeps no versions"* ]]
+}

@@ -204,11 +204,23 @@ static void rpmemd_access_warn__no_rules_or_unknown_regions(
 	cfg.has_access = 1;
 	cfg.access = rules;
 	cfg.naccess = sizeof(rules) / sizeof(rules[0]);
-	/* r2 (line 2) and r3 (line 5) are not regions; "*" and "" are fine */
-	assert_int_equal(rpmemd_access_warn(&cfg), 2);
+	/*
+	 * r2 (line 2) and r3 (line 5) are not regions; "*" and "" are fine;
+	 * nightly (line 7) may only append to r1, which keeps no versions
+	 */
+	assert_int_equal(rpmemd_access_warn(&cfg), 3);
 	assert_non_null(strstr(logged, "rpmemd.conf:2: access: identity "
 				       "'backup1': there is no region 'r2'"));
 	assert_non_null(strstr(logged, "rpmemd.conf:5:"));
+	assert_non_null(strstr(logged, "rpmemd.conf:7: access: identity "
+				       "'nightly' may only append to region "
+				       "'r1', which keeps no versions"));
+	/* with versions, an appender there is what it is meant for */
+	logged[0] = '\0';
+	regs[0].versions = 1;
+	assert_int_equal(rpmemd_access_warn(&cfg), 2);
+	assert_null(strstr(logged, "keeps no versions"));
+	regs[0].versions = 0;
 
 	logged[0] = '\0';
 	cfg.tls.enabled = 0;
