@@ -1,15 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* confine.c -- the root warning and rpmemd's own system call filter */
+/*
+ * confine.c -- rpmemd started as root gives up root's privileges, and
+ * rpmemd's own system call filter
+ */
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <pwd.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "confine.h"
 #include "log.h"
 #include "util.h"
@@ -86,13 +96,96 @@ static const char *const fatal[] = {
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
 };
 
-int rpmemd_root_warn(void)
+/* under_systemd -- started by systemd: its unit decides the privileges */
+static int under_systemd(void)
 {
-	if (geteuid() != 0 || getenv("NOTIFY_SOCKET") ||
-	    getenv("INVOCATION_ID"))
+	return getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID");
+}
+
+/* caps_set -- the thread's effective and permitted sets: keep (bits of
+ * the first 32 capabilities), nothing inheritable */
+static int caps_set(uint32_t keep)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2] = {
+		{ .effective = keep, .permitted = keep },
+	};
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/*
+ * bound -- every capability but keep out of the bounding set and the
+ * ambient set, and uid 0 no longer a source of capabilities (securebits)
+ */
+static int bound(uint32_t keep)
+{
+	for (int c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+		if (!(c < 32 && (keep & (1u << c))) &&
+		    prctl(PR_CAPBSET_DROP, c, 0, 0, 0))
+			return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
+	    errno != EINVAL)
+		return -errno;
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0,
+		  0, 0))
+		return -errno;
+	return 0;
+}
+
+/* become -- user pw: its groups, then its uid (capabilities keep only
+ * keep, PR_SET_KEEPCAPS holding them across the change) */
+static int become(const struct passwd *pw, uint32_t keep)
+{
+	if (keep && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+		return -errno;
+	if (initgroups(pw->pw_name, pw->pw_gid) ||
+	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) ||
+	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid))
+		return -errno;
+	if (keep && prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0))
+		return -errno;
+	return 0;
+}
+
+int rpmemd_privileges_drop(const struct rpmemd_config *cfg, int check)
+{
+	const char *name = cfg->user[0] ? cfg->user : "rpmemd";
+	/* a port below 1024 is bound after this */
+	uint32_t keep = atoi(cfg->port) < 1024 ? 1u << CAP_NET_BIND_SERVICE : 0;
+	const char *kept = keep ? " but CAP_NET_BIND_SERVICE (port below 1024)" :
+				  "";
+	struct rlimit inf = { RLIM_INFINITY, RLIM_INFINITY };
+	int ret;
+
+	if (geteuid() != 0 || under_systemd())
 		return 0;
-	WARN("running as root outside systemd: a flaw in rpmemd would hand over the whole machine; run it as an unprivileged user that owns the regions (the packaged unit runs it as rpmemd, see rpmemd(8))");
-	return 1;
+	/* RDMA registers pool memory: as the unit's LimitMEMLOCK=infinity */
+	if (!check && setrlimit(RLIMIT_MEMLOCK, &inf))
+		DBG("RLIMIT_MEMLOCK stays as it is (errno %d)", errno);
+	struct passwd *pw = getpwnam(name);
+	if (pw && pw->pw_uid == 0)
+		pw = NULL; /* user = "root": capabilities only */
+	if (check)
+		return pw ? become(pw, 0) : 0;
+	if ((ret = bound(keep)) || (pw && (ret = become(pw, keep))) ||
+	    (ret = caps_set(keep))) {
+		ERR("running as root outside systemd: cannot give up root's privileges: %s",
+		    strerror(-ret));
+		return ret;
+	}
+	if (pw)
+		INFO("running as root outside systemd: now user '%s' (uid %u, gid %u) without capabilities%s, as the packaged unit runs it",
+		     pw->pw_name, (unsigned)pw->pw_uid, (unsigned)pw->pw_gid,
+		     kept);
+	else if (cfg->user[0])
+		INFO("running as root outside systemd (user = \"%s\"): every capability dropped%s",
+		     cfg->user, kept);
+	else
+		WARN("running as root outside systemd: still uid 0, with every capability dropped%s (no user 'rpmemd'): files are reached as their owner root, not past their modes; set user = in rpmemd.conf to run as an unprivileged user that owns the regions, as the packaged unit runs it as rpmemd (see rpmemd(8))",
+		     kept);
+	return 0;
 }
 
 /* add_names -- a rule with action act for each name of list */

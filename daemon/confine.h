@@ -3,12 +3,23 @@
 #ifndef RPMEMD_CONFINE_H
 #define RPMEMD_CONFINE_H
 
+struct rpmemd_config;
+
 /*
- * rpmemd_root_warn -- a loud warning when rpmemd runs as root and not
- * under systemd (neither NOTIFY_SOCKET nor INVOCATION_ID is set): the
- * packaged unit runs it as the rpmemd user. Returns 1 if it warned.
+ * rpmemd_privileges_drop -- when rpmemd runs as root and not under
+ * systemd (neither NOTIFY_SOCKET nor INVOCATION_ID is set), before it
+ * opens anything: become cfg->user (default: the rpmemd user if it
+ * exists), as the packaged unit runs it, or stay uid 0 without any
+ * capability (a warning says so); either way no capability is left in
+ * any set nor can be regained (bounding set, ambient set, securebits),
+ * but CAP_NET_BIND_SERVICE for a port below 1024, and RLIMIT_MEMLOCK is
+ * raised as the unit's LimitMEMLOCK=infinity does. Call it while the
+ * process has one thread (capabilities are per thread). With check
+ * (rpmemd -n), only the user changes, silently: the regions are checked
+ * as the daemon will see them. 0 (also when nothing was to be done), or
+ * -errno (logged).
  */
-int rpmemd_root_warn(void);
+int rpmemd_privileges_drop(const struct rpmemd_config *cfg, int check);
 
 /*
  * rpmemd_seccomp_apply -- install the system call filter on every thread

@@ -124,6 +124,12 @@ int main(int argc, char *argv[])
 	}
 	if (check) {
 		struct rpmemd_auth *auth = NULL;
+		if (rpmemd_privileges_drop(&cfg, 1)) {
+			fprintf(stderr, "rpmemd: %s: cannot become its user\n",
+				path);
+			rpmemd_config_free(&cfg);
+			return 1;
+		}
 		int bad = rpmemd_auth_new(&cfg, &auth, err, sizeof(err));
 		rpmemd_auth_delete(&auth);
 		if (!bad)
@@ -144,7 +150,12 @@ int main(int argc, char *argv[])
 	}
 
 	rpmemd_log_setup(&cfg, debug);
-	rpmemd_root_warn();
+	/* as root outside systemd: before anything is opened or created */
+	if (rpmemd_privileges_drop(&cfg, 0)) {
+		ERR("startup failed");
+		rpmemd_config_free(&cfg);
+		return 1;
+	}
 	/* no library of ours replaces the SIGBUS handler: checked once */
 	rpmem_guard_own_process();
 	if (rpmemd_server_new(&cfg, debug, &srv)) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <libconfig.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1112,6 +1113,27 @@ static int parse_region_check(struct cfg_ctx *c, const config_setting_t *root,
 		       "region_check", "'%s' is not one of strict, warn", v);
 }
 
+/*
+ * parse_user -- user = "NAME": an existing user, whom rpmemd started as
+ * root outside systemd becomes (confine.c: rpmemd_privileges_drop)
+ */
+static int parse_user(struct cfg_ctx *c, const config_setting_t *root,
+		      struct rpmemd_config *cfg)
+{
+	const char *v;
+	int ret;
+
+	if ((ret = get_str(c, root, "user", "user", &v)) || !v)
+		return ret;
+	const config_setting_t *s = config_setting_get_member(root, "user");
+	if (!v[0] || strlen(v) >= sizeof(cfg->user))
+		return cfg_err(c, s, "user", "'%s' is not a user name", v);
+	if (!getpwnam(v))
+		return cfg_err(c, s, "user", "no user '%s' on this system", v);
+	rpmem_strlcpy(cfg->user, v, sizeof(cfg->user));
+	return 0;
+}
+
 /* parse_root -- every top-level setting, then cross-checks */
 static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 		      struct rpmemd_config *cfg)
@@ -1119,7 +1141,7 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 	static const char *const known[] = {
 		"listen", "port", "log", "max_sessions", "regions",
 		"regions_auto", "auth", "allow_insecure_remote", "tls",
-		"limits", "access", "bwlimit", "region_check", NULL
+		"limits", "access", "bwlimit", "region_check", "user", NULL
 	};
 	long long v;
 	int ret;
@@ -1150,6 +1172,8 @@ static int parse_root(struct cfg_ctx *c, const config_setting_t *root,
 			    &cfg->allow_insecure_remote)))
 		return ret;
 	if ((ret = parse_region_check(c, root, cfg)))
+		return ret;
+	if ((ret = parse_user(c, root, cfg)))
 		return ret;
 	if ((ret = parse_auth(c, root, cfg)))
 		return ret;

@@ -13,6 +13,7 @@
 #define RPMEMD_MAX_LISTEN 16
 #define RPMEMD_MAX_REGIONS 256
 #define RPMEMD_ADDR_MAX 64
+#define RPMEMD_USER_MAX 33 /* a user name (32 bytes, as useradd) */
 #define RPMEMD_MAX_ACCESS 4096 /* (identity, region) entries of access */
 
 /* rights an access rule grants (write includes append, both read) */
@@ -104,6 +105,8 @@ struct rpmemd_config {
 	int require_auth;	   /* auth.require_auth (reserved) */
 	int allow_insecure_remote; /* non-loopback listeners without TLS */
 	int region_check_warn;	   /* region_check = "warn" (else strict) */
+	/* user = "NAME": whom rpmemd started as root becomes; "" = default */
+	char user[RPMEMD_USER_MAX];
 	struct rpmemd_tls_cfg tls;
 	int has_access; /* an access list is present (maybe empty) */
 	unsigned naccess;

@@ -321,13 +321,33 @@ static int own_check(int fd, const char *name)
 	return warn ? 0 : -EPERM;
 }
 
+/*
+ * denied -- name could not be opened (EACCES): another user's file that
+ * rpmemd cannot open (it has no capability to open it anyway, as root
+ * outside systemd) is not rpmemd's own either: said as own_check says
+ * it, -EPERM; -EACCES if it looks like rpmemd's own
+ */
+static int denied(int dirfd, const char *name)
+{
+	struct stat st;
+	char why[96];
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
+	    !rpmemd_untrusted(&st, why, sizeof(why)))
+		return -EACCES;
+	rpmem_log_limited(&log_untrusted, LOG_ERR,
+			  "refusing '%s' in a region: it is %s, so someone else may have written it (and rpmemd may not open it)",
+			  name, why);
+	return -EPERM;
+}
+
 int rpmemd_open_ro(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	int ret;
 
 	if (fd < 0)
-		return -errno;
+		return errno == EACCES ? denied(dirfd, name) : -errno;
 	if ((ret = own_check(fd, name))) {
 		close(fd);
 		return ret;
@@ -342,7 +362,7 @@ int rpmemd_own_at(int dirfd, const char *name)
 	struct stat st;
 
 	if (fd < 0)
-		return -errno;
+		return errno == EACCES ? denied(dirfd, name) : -errno;
 	if (fstat(fd, &st)) {
 		ret = -errno;
 	} else if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
@@ -362,7 +382,7 @@ int rpmemd_open_own(int dirfd, const char *name, int flags)
 	struct stat st;
 	int ret, fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return -errno;
+		return errno == EACCES ? denied(dirfd, name) : -errno;
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		close(fd);

@@ -233,6 +233,9 @@ static int region_open_dir(struct rpmemd_region *r, char *err, size_t errlen)
 			 cfg->name, cfg->path, strerror(errno));
 		return ret;
 	}
+	/* before anything is created in it */
+	if ((ret = dir_check(r, r->dirfd, cfg->path, err, errlen)))
+		goto err_close_dir;
 	if (mkdirat(r->dirfd, RPMEMD_META_DIR, 0755) && errno != EEXIST) {
 		ret = -errno;
 		snprintf(err, errlen, "region '%s': cannot create %s/%s: %s",
@@ -257,8 +260,7 @@ static int region_open_dir(struct rpmemd_region *r, char *err, size_t errlen)
 		goto err_close_meta;
 	}
 	snprintf(meta, sizeof(meta), "%s/%s", cfg->path, RPMEMD_META_DIR);
-	if ((ret = dir_check(r, r->dirfd, cfg->path, err, errlen)) ||
-	    (ret = dir_check(r, r->metafd, meta, err, errlen)))
+	if ((ret = dir_check(r, r->metafd, meta, err, errlen)))
 		goto err_close_meta;
 	return 0;
 

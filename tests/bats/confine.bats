@@ -7,7 +7,10 @@
 load helpers
 
 setup() { setup_env; }
-teardown() { teardown_daemon; }
+teardown() {
+	teardown_daemon
+	[ -z "${UDIR:-}" ] || rm -rf "$UDIR"
+}
 
 # unit -- the unit as installed, ExecStart on this build's rpmemd
 unit() {
@@ -106,7 +109,7 @@ expand() {
 	[ -z "$bad" ] || { echo "the unit refuses:$bad"; return 1; }
 }
 
-@test "rpmemd started as root outside systemd says so loudly; under systemd (INVOCATION_ID) it does not" {
+@test "rpmemd started as root outside systemd says so loudly (no rpmemd user: every capability dropped); under systemd (INVOCATION_ID) it does not" {
 	pre=
 	if [ "$(id -u)" -ne 0 ]; then
 		unshare -r true 2>/dev/null ||
@@ -116,8 +119,8 @@ expand() {
 	wrap rpmemd-bare env -u NOTIFY_SOCKET -u INVOCATION_ID $pre
 	start_daemon
 	stop_daemon
-	grep 'warning: running as root outside systemd' "$DLOG"
-	grep -q 'run it as an unprivileged user' "$DLOG"
+	grep 'warning: running as root outside systemd: still uid 0, with every capability dropped' "$DLOG"
+	grep -q 'run as an unprivileged user that owns the regions' "$DLOG"
 	: >"$DLOG"
 	wrap rpmemd-unit env -u NOTIFY_SOCKET INVOCATION_ID=0123456789abcdef $pre
 	start_daemon
@@ -273,4 +276,85 @@ CONF
 	grep -E '= -1 (EPERM|ENOSYS)' "$W/after" | grep -v '^[0-9]* *clone3(' |
 		tee "$W/refused"
 	[ ! -s "$W/refused" ]
+}
+
+# caps_of PID -- "Uid CapInh CapPrm CapEff CapBnd CapAmb" of each thread
+# of PID, a line each
+caps_of() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		awk '/^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb):/ {
+			printf "%s%s", n++ ? " " : "", $1 == "Uid:" ? $2 "/" $3 "/" $4 "/" $5 : $2
+		} END { print "" }' "$t/status"
+	done
+}
+
+# no_rpmemd_user -- the tests below expect no user rpmemd on this host
+no_rpmemd_user() {
+	! getent passwd rpmemd >/dev/null ||
+		skip "a user rpmemd exists: rpmemd started as root would become it"
+}
+
+@test "rpmemd started as root outside systemd keeps no capability on any thread (effective, permitted, bounding, ambient), and serves; under systemd it leaves them to the unit" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	no_rpmemd_user
+	wrap rpmemd-root env -u NOTIFY_SOCKET -u INVOCATION_ID
+	start_daemon
+	mkfile "$W/a" 4
+	rc mirror "$W/a" "$T/r1/a"
+	[ "$status" -eq 0 ]
+	cmp "$W/a" "$R1/a"
+	hold "$T/r1/a" 30
+	[ "$(ls "/proc/$DPID/task" | wc -l)" -ge 2 ]
+	caps_of "$DPID" | tee "$W/caps"
+	# uid 0, nothing in any set, on every thread (a session's too)
+	[ "$(grep -cvx '0/0/0/0 0000000000000000 0000000000000000 0000000000000000 0000000000000000 0000000000000000' "$W/caps")" -eq 0 ]
+	kill -USR1 "$HP"
+	wait "$HP"
+	# and the data path still writes the region (as root's own files)
+	poke "$W/a" 4097
+	rc sync "$W/a" "$T/r1/a"
+	[ "$status" -eq 0 ]
+	cmp "$W/a" "$R1/a"
+	stop_daemon
+	# under systemd the unit's settings rule: nothing dropped here
+	wrap rpmemd-unit env -u NOTIFY_SOCKET INVOCATION_ID=0123456789abcdef
+	start_daemon
+	[ "$(status_of "$DPID" CapEff)" != 0000000000000000 ]
+}
+
+@test "user = \"nobody\": rpmemd started as root runs as that user (uid, gid, groups) with no capability, and its pools are that user's files" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	# the region as the packaged unit needs it: the user's own directory
+	# (where nobody reaches it: not under the test's own directory)
+	UDIR=$(mktemp -d /tmp/rpmem-user.XXXXXX)
+	chmod 0755 "$UDIR"
+	mkdir "$UDIR/r1"
+	chown nobody "$UDIR/r1"
+	sed -i "s|path = \"$R1\"|path = \"$UDIR/r1\"|" "$CONF"
+	R1=$UDIR/r1
+	echo 'user = "nobody";' >>"$CONF"
+	wrap rpmemd-user env -u NOTIFY_SOCKET -u INVOCATION_ID
+	# rpmemd -n checks the region as that user sees it: its own
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 0 ]
+	start_daemon
+	grep -q "info: running as root outside systemd: now user 'nobody' (uid 65534, gid 65534) without capabilities" "$DLOG"
+	mkfile "$W/a" 4
+	chmod 0644 "$W/a"
+	rc mirror "$W/a" "$T/r1/a"
+	[ "$status" -eq 0 ]
+	cmp "$W/a" "$R1/a"
+	[ "$(stat -c %u "$R1/a")" -eq 65534 ]
+	hold "$T/r1/a" 30
+	caps_of "$DPID" | tee "$W/caps"
+	[ "$(grep -cvx '65534/65534/65534/65534 0000000000000000 0000000000000000 0000000000000000 0000000000000000 0000000000000000' "$W/caps")" -eq 0 ]
+	[ "$(status_of "$DPID" Groups | xargs)" = 65534 ]
+	kill -USR1 "$HP"
+	wait "$HP"
+	# a user that does not exist is a configuration error
+	sed -i 's/^user = .*/user = "no-such-user-here";/' "$CONF"
+	run "$RPMEMD" -n -c "$CONF"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"user: no user 'no-such-user-here' on this system"* ]]
 }
