@@ -398,3 +398,63 @@ versions_ok() {
 	# the kills fell on both unlinks of the pruning
 	[[ "$hit" == *v* && "$hit" == *s* ]]
 }
+
+@test "kill -9 of rpmemd at each unlink of the pruning for a sync's journal (versions_full = \"prune\"): the pool untouched, no version lost but the one being pruned, none left half-removed" {
+	command -v strace >/dev/null || skip "needs strace"
+	small 14
+	mkdir "$MNT/s"
+	region_conf s "$MNT/s" 'versions_full = "prune";'
+	start_daemon
+	# each sync changes every block: a version of 4 MiB; 14 MiB hold the
+	# pool and two of them, so a third sync's journal needs version 1's room
+	local i k hit= f
+	mkfile "$W/p" 4
+	rc -q mirror "$W/p" "$T/s/p"
+	cp "$W/p" "$W/s1"
+	for i in 2 3; do
+		mkfile "$W/p" 4
+		rc -q sync "$W/p" "$T/s/p"
+		[ "$status" -eq 0 ]
+		cp "$W/p" "$W/s$i"
+	done
+	[ "$(gens "$T/s/p")" = 1,2 ]
+	stop_daemon
+	cp -a "$MNT/s" "$W/base"
+	mkfile "$W/s4" 4
+	for k in 3 4; do
+		rm -rf "$MNT/s"
+		cp -a "$W/base" "$MNT/s"
+		under_strace "$k"
+		rc sync "$W/s4" "$T/s/p"
+		echo "kill at unlinkat $k: sync exit $status"
+		alive_until "$DPID" false || true
+		wait "$DPID" || true
+		grep -v resumed "$W/st" | grep -B1 -m1 "killed by SIGKILL" || true
+		grep -q 'unlinkat([0-9]*, "p.v1.ver", 0\( <unfinished\|) *= ?\)' "$W/st" &&
+			hit=${hit}v
+		grep -q 'unlinkat([0-9]*, "p.scrub.v1", 0\( <unfinished\|) *= ?\)' "$W/st" &&
+			hit=${hit}s
+		start_daemon
+		# killed before the journal: the pool as it was, version 2 kept,
+		# version 1 whole or gone
+		[ "$(gen "$T/s/p")" = "3 consistent" ]
+		cmp "$W/s3" "$MNT/s/p"
+		[[ "$(gens "$T/s/p")" =~ ^(1,2|2)$ ]]
+		for g in $(gens "$T/s/p" | tr , ' '); do
+			rc sync --pull --at "$g" "$W/o" "$T/s/p"
+			[ "$status" -eq 0 ]
+			cmp "$W/o" "$W/s$g"
+		done
+		# the sync again: it goes through, what gave way said
+		rc sync "$W/s4" "$T/s/p"
+		[ "$status" -eq 0 ]
+		cmp "$W/s4" "$MNT/s/p"
+		[ "$(gens "$T/s/p")" = 2,3 ]
+		for f in "$MNT"/s/.rpmemd/p.scrub.v*; do
+			[ -e "$f" ] || continue
+			[ -e "$MNT/s/.rpmemd/p.v${f##*.scrub.v}.ver" ]
+		done
+		stop_daemon
+	done
+	[[ "$hit" == *v* && "$hit" == *s* ]]
+}
