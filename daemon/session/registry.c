@@ -629,7 +629,10 @@ void rpmemd_hash_enter(struct rpmemd_session *s)
 	pthread_mutex_lock(&set->hash_lock);
 	if ((s->share = hash_share(set, s)))
 		s->share->refs++;
-	while (s->share && s->share->n >= share)
+	/* past its share, only a slot free with nobody waiting for it */
+	while (s->share && s->share->n >= share &&
+	       (set->hash_next != set->hash_turn ||
+		set->hash_busy >= set->hash_max))
 		pthread_cond_wait(&set->hash_cond, &set->hash_lock);
 	if (s->share)
 		s->share->n++;

@@ -447,8 +447,9 @@ int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
 /*
  * rpmemd_hash_enter -- s waits for a hashing slot (of set->hash_max),
  * in turn (first come, first served), its identity (without TLS: its
- * address) holding or awaiting at most half of them (rounded up): the
- * many sessions of one identity cannot crowd out another's
+ * address) holding or awaiting at most half of them (rounded up), more
+ * only while a slot is free and nobody waits: the many sessions of one
+ * identity cannot crowd out another's, nor leave slots idle
  */
 void rpmemd_hash_enter(struct rpmemd_session *s);
 /* rpmemd_hash_leave -- give s's hashing slot back */

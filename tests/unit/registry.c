@@ -125,34 +125,43 @@ static struct rpmemd_sessions *set_new(unsigned hash_max)
 }
 
 /*
- * with 2 slots, one identity holds at most one (half): its second request
- * waits although a slot is free, and another identity's gets that slot
- * at once
+ * with 2 slots, one identity takes the second only as it is free and
+ * nobody waits; its third waits, and another identity that comes then
+ * gets the next slot before it
  */
-static void hash_enter__one_identity_holds_at_most_half(void **state)
+static void hash_enter__one_identity_past_half_only_takes_free_slots(
+	void **state)
 {
 	(void)state;
 	struct rpmemd_sessions *set = set_new(2);
 	struct hasher *a1 = hasher_new(set, "reader"),
 		      *a2 = hasher_new(set, "reader"),
+		      *a3 = hasher_new(set, "reader"),
 		      *b = hasher_new(set, "backup");
 
 	rpmemd_hash_enter(&a1->s);
-	assert_int_equal(pthread_create(&a2->t, NULL, take, a2), 0);
+	rpmemd_hash_enter(&a2->s); /* past its share: the free slot */
+	assert_int_equal(set->hash_busy, 2);
+	a3->leave = 1;
+	assert_int_equal(pthread_create(&a3->t, NULL, take, a3), 0);
 	settle();
-	assert_false(entered(a2));
-	/* the free slot is another identity's for the asking */
-	rpmemd_hash_enter(&b->s);
-	rpmemd_hash_leave(&b->s);
-	assert_false(entered(a2));
+	assert_false(entered(a3));
+	b->leave = 1;
+	assert_int_equal(pthread_create(&b->t, NULL, take, b), 0);
+	while (!waiting(set, 3))
+		settle();
+	/* a slot frees: the other identity's, though a3 came first */
 	rpmemd_hash_leave(&a1->s);
-	assert_int_equal(pthread_join(a2->t, NULL), 0);
-	assert_true(entered(a2));
+	assert_int_equal(pthread_join(b->t, NULL), 0);
+	assert_int_equal(b->order, 1);
 	rpmemd_hash_leave(&a2->s);
+	assert_int_equal(pthread_join(a3->t, NULL), 0);
+	assert_int_equal(a3->order, 2);
 	assert_null(set->shares); /* nothing kept once all left */
 	assert_int_equal(set->hash_busy, 0);
 	free(a1);
 	free(a2);
+	free(a3);
 	free(b);
 	rpmemd_sessions_delete(&set);
 }
@@ -202,7 +211,8 @@ static void hash_enter__turns_not_crowded_out(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(hash_enter__one_identity_holds_at_most_half),
+		cmocka_unit_test(
+			hash_enter__one_identity_past_half_only_takes_free_slots),
 		cmocka_unit_test(hash_enter__turns_not_crowded_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
