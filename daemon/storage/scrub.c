@@ -549,6 +549,8 @@ int rpmemd_scrub_image(struct rpmemd_pool *p, uint64_t gen, unsigned nthreads,
 	size_t nd = 0;
 	int fd, ret = e && h ? 0 : -ENOMEM;
 
+	/* a cached hash of a file changed behind our back is not taken */
+	rpmemd_pool_check_file(p);
 	rpmemd_pool_get_meta(p, &m);
 	if (!ret && (fd = record_open(p, &m, &hd)) < 0)
 		ret = -ENOENT;
