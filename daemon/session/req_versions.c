@@ -272,7 +272,8 @@ static int read_at_chain(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	char err[RPMEM_STR_MAX + 1];
 	int r;
 
-	if (h->vc && rpmemd_vchain_gen(h->vc) == version)
+	if (h->vc && (rpmemd_vchain_gen(h->vc) == version ||
+		      !rpmemd_vchain_retarget(h->vc, version)))
 		return 0;
 	rpmemd_vchain_close(&h->vc);
 	r = rpmemd_vchain_open(h->pool, version, &h->vc, err, sizeof(err));
@@ -332,7 +333,7 @@ int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (!ret) {
 		uint64_t loads, checked;
 		rpmemd_vchain_cost(h->vc, &loads, &checked);
-		DBG("session %u: pool '%s': READ_AT of %u bytes of version %llu: %llu bytes of its records checked (its chain loaded %llu journals so far)",
+		DBG("session %u: pool '%s': READ_AT of %u bytes of version %llu: %llu bytes of its records checked (the daemon's chains loaded %llu journals so far)",
 		    s->id, h->pool->name, m.len,
 		    (unsigned long long)m.version, (unsigned long long)checked,
 		    (unsigned long long)loads);

@@ -870,7 +870,8 @@ static struct {
 	struct rpmemd_vchain *head; /* loaded chains, most recent first */
 	size_t fds;		    /* journals they hold open */
 	size_t max;		    /* 0: not known yet */
-} vc_reg = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 };
+	uint64_t loads;		    /* journals loaded, since the start */
+} vc_reg = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0 };
 
 struct rpmemd_vchain {
 	struct rpmemd_vchain *prev, *next; /* in vc_reg, while loaded */
@@ -885,6 +886,7 @@ struct rpmemd_vchain {
 	int loaded;	    /* u[] open (changed under vc_reg.lock and lk) */
 	struct rpmemd_undo **u; /* newest first */
 	size_t n;
+	size_t use; /* of u[], from u[0]: the versions >= gen */
 	uint8_t *tmp; /* a record's data */
 };
 
@@ -932,6 +934,7 @@ static void vc_drop(struct rpmemd_vchain *c)
 		rpmemd_undo_close(&c->u[i]);
 	vc_reg.fds -= c->n;
 	c->n = 0;
+	c->use = 0;
 	c->loaded = 0;
 	pthread_mutex_unlock(&c->lk);
 	vc_unlink(c);
@@ -992,8 +995,31 @@ uint64_t rpmemd_vchain_gen(const struct rpmemd_vchain *c)
 void rpmemd_vchain_cost(const struct rpmemd_vchain *c, uint64_t *loads,
 			uint64_t *checked)
 {
-	*loads = c->loads;
+	pthread_mutex_lock(&vc_reg.lock);
+	*loads = vc_reg.loads;
+	pthread_mutex_unlock(&vc_reg.lock);
 	*checked = c->checked;
+}
+
+int rpmemd_vchain_retarget(struct rpmemd_vchain *c, uint64_t gen)
+{
+	int ret = -ENOENT;
+
+	/* u[] changes only under vc_reg.lock (and lk): read it under it */
+	pthread_mutex_lock(&vc_reg.lock);
+	if (c->loaded && gen == c->at) {
+		c->use = 0;
+		ret = 0;
+	}
+	for (size_t i = 0; c->loaded && ret && i < c->n; i++)
+		if (rpmemd_undo_generation(c->u[i]) == gen) {
+			c->use = i + 1;
+			ret = 0;
+		}
+	if (!ret)
+		c->gen = gen;
+	pthread_mutex_unlock(&vc_reg.lock);
+	return ret;
 }
 
 /*
@@ -1043,8 +1069,10 @@ static void vchain_install(struct rpmemd_vchain *c, struct rpmemd_undo **u,
 	free(c->u);
 	c->u = u;
 	c->n = n;
+	c->use = n;
 	c->loaded = 1;
 	c->loads += n;
+	vc_reg.loads += n;
 	vc_reg.fds += n;
 	vc_front(c);
 	pthread_mutex_unlock(&vc_reg.lock);
@@ -1252,7 +1280,7 @@ int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 	 * no older one holds: a 1-byte read checks one record, not one
 	 * per version
 	 */
-	for (size_t i = c->n; !ret && i-- > 0;)
+	for (size_t i = c->use; !ret && i-- > 0;)
 		ret = rpmemd_undo_overlay_older(c->u[i], off, len, buf, c->tmp,
 						filled, &c->checked, bad);
 	pthread_mutex_unlock(&c->lk);

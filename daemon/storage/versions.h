@@ -142,8 +142,17 @@ int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
 uint64_t rpmemd_vchain_gen(const struct rpmemd_vchain *c);
 
 /*
- * rpmemd_vchain_cost -- what reading c cost: the journals it loaded
- * (reloads included), the bytes of records its last read checked
+ * rpmemd_vchain_retarget -- c reads version gen from now on, if the
+ * journals it holds open are enough for it (gen the pool's generation it
+ * reads, or a version of those it holds: a newer one than it was opened
+ * for); 0, or -ENOENT (open another chain)
+ */
+int rpmemd_vchain_retarget(struct rpmemd_vchain *c, uint64_t gen);
+
+/*
+ * rpmemd_vchain_cost -- what reading versions cost: the journals all
+ * chains loaded since the daemon started (reloads included), the bytes of
+ * records c's last read checked
  */
 void rpmemd_vchain_cost(const struct rpmemd_vchain *c, uint64_t *loads,
 			uint64_t *checked);

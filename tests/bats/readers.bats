@@ -210,7 +210,7 @@ teardown() {
 	wait "$HP"
 }
 
-@test "a 1-byte READ_AT of the oldest of 20 versions that each changed every block checks one record, not one per version" {
+@test "a 1-byte READ_AT of the oldest of 20 versions that each changed every block checks one record, not one per version; newer versions read through the same open journals" {
 	stop_daemon
 	sed -i 's/level = "info"/level = "debug"/' "$CONF"
 	start_daemon
@@ -222,10 +222,16 @@ teardown() {
 	done
 	rc versions --json "$T/r1/p"
 	[ "$(json '.versions | length')" -eq 20 ]
-	reader r1/p 1 1 1
+	# 1 handle: version 1, then 2 rounds over versions 1 to 21
+	reader r1/p 1 1 1 42
+	grep -q '^holding 43$' "$W/reader.out"
 	# the daemon's own count: the bytes of records it read and checked
 	grep "READ_AT of 1 bytes of version 1:" "$DLOG"
-	grep -q "READ_AT of 1 bytes of version 1: 1048576 bytes of its records checked (its chain loaded 20 journals so far)" "$DLOG"
+	grep -q "READ_AT of 1 bytes of version 1: 1048576 bytes of its records checked (the daemon's chains loaded 20 journals so far)" "$DLOG"
+	# the handle's chain of version 1 serves every newer version as it
+	# is: no journal loaded again
+	[ "$(grep -c "READ_AT of 1 bytes of version [0-9]*: 1048576 bytes of its records checked (the daemon's chains loaded 20 journals so far)" "$DLOG")" -eq 41 ]
+	grep -q "READ_AT of 1 bytes of version 21: 0 bytes of its records checked (the daemon's chains loaded 20 journals so far)" "$DLOG"
 	# and version 1 restores as it was, every block from the oldest
 	kill "$RPID"
 	rc sync --pull --at 1 "$W/v1" "$T/r1/p"
