@@ -846,8 +846,13 @@ static void links__the_reader_spins_only_where_rounds_are_short(void **state)
 	for (unsigned i = 0; i < 10; i++)
 		assert_int_equal(persist(&e, 32 * KIB, 4 * KIB, (uint8_t)i), 0);
 	assert_int_equal(client_links_spins(e.set), n0);
-	/* the average comes down with the short rounds: it spins again */
-	for (unsigned i = 0; i < 60; i++)
+	/*
+	 * the average comes down with the short rounds: it spins again (60
+	 * rounds bring it down on an idle machine; a loaded one has longer
+	 * loopback rounds, so up to 2,000 are allowed before it fails)
+	 */
+	for (unsigned i = 0; i < 2000 && (i < 60 ||
+					  client_links_spins(e.set) == n0); i++)
 		assert_int_equal(persist(&e, 32 * KIB, 4 * KIB, (uint8_t)i), 0);
 	assert_true(client_links_spins(e.set) > n0);
 	stop_equal(&e);
