@@ -209,10 +209,12 @@ static void chain(const struct vlist *l, uint64_t cur, uint8_t *ok)
 
 	for (i = l->n; i-- > 0;) {
 		ok[i] = 0;
-		if (l->v[i].damaged && l->v[i].gen < expect) {
-			ok[i] = 1;
-			expect = l->v[i].gen;
-			continue;
+		if (l->v[i].damaged) {
+			if (l->v[i].gen < expect) { /* taken as the link */
+				ok[i] = 1;
+				expect = l->v[i].gen;
+			}
+			continue; /* else a stray: off the chain, kept */
 		}
 		if (l->v[i].next != expect)
 			break; /* older ones lack a link to the image */
@@ -463,13 +465,15 @@ static int prune_at(struct rpmemd_region *r, const struct rpmemd_meta *m,
 
 	while (j-- > 0 && !ok[j])
 		;
-	if (j < i && ok[j])
+	/* one off the chain (a damaged stray) holds no one's blocks */
+	int into = ok[i] && j < i && ok[j];
+	if (into)
 		ret = fold(r->metafd, m, &l->v[j], &l->v[i]);
 	else
 		ver_unlink(r->metafd, l->v[i].pool, l->v[i].gen);
 	if (ret)
 		return ret;
-	if (j < i && ok[j]) {
+	if (into) {
 		l->v[j].next = l->v[i].next;
 		l->v[j].bytes = ver_bytes(r->metafd, l->v[j].pool, l->v[j].gen);
 	}
@@ -495,13 +499,14 @@ int rpmemd_version_prune(struct rpmemd_region *r, const char *pool,
 	pthread_mutex_lock(&r->ver_lock);
 	ret = pool_versions(r, pool, m, &l, &ok);
 	for (i = 0; !ret && i < l.n; i++)
-		if (ok[i] && l.v[i].gen == gen)
+		if ((ok[i] || l.v[i].damaged) && l.v[i].gen == gen)
 			break;
 	if (!ret && i == l.n) {
 		snprintf(err, errlen, "pool '%s' has no version %llu", pool,
 			 (unsigned long long)gen);
 		ret = -ENOENT;
-	} else if (!ret && l.v[i].damaged && i > 0 && ok[i - 1]) {
+	} else if (!ret && l.v[i].damaged && ok[i] &&
+		   memchr(ok, 1, i)) { /* an older one on the chain needs it */
 		snprintf(err, errlen, "version %llu of pool '%s' is damaged: the older versions need its blocks, which it cannot give; kept (see rpmemctl scrub)",
 			 (unsigned long long)gen, pool);
 		ret = -EBADMSG;

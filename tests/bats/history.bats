@@ -300,3 +300,19 @@ teardown() {
 	rc scrub --rebuild --at 6 "$T/r1/p"
 	[ "$status" -eq 2 ]
 }
+
+@test "a damaged version off the chain (a stray file: a header of another generation) is listed and kept by commits; pruned by request it goes alone" {
+	history p
+	cp "$R1/.rpmemd/p.v2.ver" "$R1/.rpmemd/p.v9.ver"
+	rc versions --json "$T/r1/p"
+	[ "$(json '[.versions[].generation] | join(",")')" = 1,2,3,4,9 ]
+	[ "$(json '[.versions[] | select(.damaged) | .generation] | join(",")')" = 9 ]
+	change 6
+	"$RPMEMCTL" -q sync "$W/src" "$T/r1/p"
+	[ -e "$R1/.rpmemd/p.v9.ver" ]
+	rc versions --prune 9 "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ ! -e "$R1/.rpmemd/p.v9.ver" ]
+	[ "$(gens p)" = 1,2,3,4,5 ]
+	restores p 1 2 3 4 5
+}
