@@ -350,6 +350,7 @@ struct cmd_xfer {
 	int no_dirty_log;	/* push: --no-dirty-log */
 	/* --discard-target (push, mirror), --discard-local (pull) */
 	unsigned discard;
+	int no_history;		/* --no-history: LOCAL.rpmemgen not used */
 	int has_at;		/* pull, verify: --at GENERATION */
 	uint64_t at;		/* that version */
 	int salvage;		/* pull --at: write what can be restored */

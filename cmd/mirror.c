@@ -20,6 +20,9 @@ static const char mirror_usage[] =
 	"      --discard-target   mirror even where the target holds newer or\n"
 	"                         other writes than LOCAL's generation\n"
 	"                         history (LOCAL.rpmemgen) shows: they are lost\n"
+	"      --no-history       neither compare nor record LOCAL.rpmemgen\n"
+	"                         (a mirror that cannot write it is refused\n"
+	"                         without this): newer writes go unnoticed\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            no informational lines or progress\n"
 	"  -h, --help             this help\n";
@@ -30,6 +33,7 @@ static const struct option mirror_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
 	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },
 	{ "no-create", no_argument, NULL, 'n' },
+	{ "no-history", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 1 },
 	{ "discard-target", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
 	{ NULL, 0, NULL, 0 },
 };
@@ -45,6 +49,9 @@ int cmd_mirror(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		switch (c) {
 		case -2:
 			return code;
+		case CMD_OPT_FIRST_PRIVATE + 1:
+			x.no_history = 1;
+			break;
 		case 'j':
 			ctx->json = 1;
 			break;

@@ -41,6 +41,9 @@ static const char sync_usage[] =
 	"                         history (LOCAL.rpmemgen) shows: they are lost\n"
 	"      --discard-local    with --pull: pull even where LOCAL holds\n"
 	"                         newer or other writes: they are lost\n"
+	"      --no-history       neither compare nor record LOCAL.rpmemgen\n"
+	"                         (a push that cannot write it is refused\n"
+	"                         without this): newer writes go unnoticed\n"
 	"      --force            with --pull: take data the target finds\n"
 	"                         damaged (not as its scrub record says) as\n"
 	"                         it is, each such range named on stderr\n"
@@ -62,6 +65,7 @@ static const struct option sync_opts[] = {
 	{ "follow", required_argument, NULL, 'f' },
 	{ "dirty-log", required_argument, NULL, 'd' },
 	{ "no-dirty-log", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
+	{ "no-history", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 5 },
 	{ "discard-target", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 1 },
 	{ "discard-local", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 2 },
 	{ "force", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 4 },
@@ -123,6 +127,9 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		case CMD_OPT_FIRST_PRIVATE + 4:
 			x.force = 1;
+			break;
+		case CMD_OPT_FIRST_PRIVATE + 5:
+			x.no_history = 1;
 			break;
 		case 'j':
 			ctx->json = 1;

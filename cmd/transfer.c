@@ -535,19 +535,12 @@ static int dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 
 /*
  * history_used -- LOCAL's generation history (LOCAL.rpmemgen) is
- * compared with the target's: when it exists, or a push uses a dirty
- * log (the history starts then); one target only (the threads of
- * several would share the file)
+ * compared with the target's and recorded, for every target, unless
+ * --no-history
  */
-static int history_used(const struct cmd_xfer *x, const struct xfer_cb *cb)
+static int history_used(const struct cmd_xfer *x)
 {
-	char path[4096];
-	if (x->ntargets > 1 || x->mode == RPMEMCTL_SYNC_VERIFY)
-		return 0;
-	if (cb->log)
-		return 1;
-	snprintf(path, sizeof(path), "%s.rpmemgen", x->local);
-	return !faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW);
+	return !x->no_history && x->mode != RPMEMCTL_SYNC_VERIFY;
 }
 
 /*
@@ -586,13 +579,11 @@ static int make_cfg(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		ret = rpmemctl_sync_cfg_set_dirty_log(cfg, cb->log);
 	if (!ret && x->hashes)
 		ret = rpmemctl_sync_cfg_set_local_hashes(cfg, x->hashes);
-	if (!ret && history_used(x, cb))
+	if (!ret && history_used(x))
 		ret = rpmemctl_sync_cfg_set_history(cfg, x->local);
 	else if (!ret && x->mode != RPMEMCTL_SYNC_VERIFY)
-		cmd_dbg(ctx, "'%s' has no generation history (%s.rpmemgen%s): synced as before histories, without comparing",
-			x->local, x->local,
-			x->ntargets > 1 ? " is not used with several targets" :
-					  " does not exist");
+		cmd_warn(ctx, "--no-history: '%s' is synced without comparing or recording generation histories: newer writes on the target are not noticed",
+			 x->local);
 	if (ret) {
 		rpmemctl_sync_cfg_delete(&cfg);
 		return ret;

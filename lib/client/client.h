@@ -515,6 +515,11 @@ struct client_history {
  * if none, -EBADMSG if damaged
  */
 int client_history_read(const char *file, struct client_history *h);
+/*
+ * client_history_writable -- FILE.rpmemgen can be written (its temporary
+ * file created and removed): 0, else -errno
+ */
+int client_history_writable(const char *file);
 /* client_history_written -- file changed since h was recorded: 1, else 0 */
 int client_history_written(const char *file, const struct client_history *h);
 /*

@@ -6,6 +6,7 @@
  * histories")
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,40 @@ static int allowed(const struct sync_ctx *c, int cmp)
 				     RPMEMCTL_SYNC_DISCARD_TARGET);
 }
 
+/*
+ * The local history of a file is shared by the pushes of every target it
+ * goes to (rpmemctl's threads for several targets, the links of the
+ * replica API and of the preload library): reading it, adding the id of
+ * the writes made since it last agreed and recording it are serialized,
+ * so the pushes of one round all carry the same newest id.
+ */
+static pthread_mutex_t hist_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* hist_load -- under hist_lock: f's history into c->hist, a new id for
+ * writes since it was recorded; a missing one must be writable */
+static int hist_load(struct sync_ctx *c, const char *f)
+{
+	int err, ret = client_history_read(f, &c->hist);
+	if (ret == -ENOENT && c->o->mode != RPMEMCTL_SYNC_PULL &&
+	    !(c->o->flags & RPMEMCTL_SYNC_DRY_RUN) &&
+	    (err = client_history_writable(f))) {
+		client_pool_seterr(c->p, "cannot write the generation history '%s.rpmemgen': %s; a push without one could overwrite newer writes on the target unnoticed, so it is refused (push without a history with --no-history)",
+				   f, strerror(-err));
+		return -EUCLEAN;
+	}
+	if (ret && ret != -ENOENT) {
+		client_pool_seterr(c->p, "cannot read the generation history of '%s': %s",
+				   f, ret == -EBADMSG ? "damaged" : strerror(-ret));
+		return ret == -EBADMSG ? -EUCLEAN : ret;
+	}
+	/* written since it last agreed: a new id, kept if the sync fails */
+	if (!ret && client_history_written(f, &c->hist) &&
+	    (ret = client_history_record(f, &c->hist, c->hist.g.ids,
+					 c->hist.g.count, 1)))
+		return ret;
+	return 0;
+}
+
 int sync_gen_check(struct sync_ctx *c)
 {
 	const char *f = c->o->history;
@@ -188,16 +223,10 @@ int sync_gen_check(struct sync_ctx *c)
 			   c->s->host, c->s->port, f);
 		return 0;
 	}
-	int ret = client_history_read(f, &c->hist);
-	if (ret && ret != -ENOENT) {
-		client_pool_seterr(c->p, "cannot read the generation history of '%s': %s",
-				   f, ret == -EBADMSG ? "damaged" : strerror(-ret));
-		return ret == -EBADMSG ? -EUCLEAN : ret;
-	}
-	/* written since it last agreed: a new id, kept if the sync fails */
-	if (!ret && client_history_written(f, &c->hist) &&
-	    (ret = client_history_record(f, &c->hist, c->hist.g.ids,
-					 c->hist.g.count, 1)))
+	pthread_mutex_lock(&hist_lock);
+	int ret = hist_load(c, f);
+	pthread_mutex_unlock(&hist_lock);
+	if (ret)
 		return ret;
 	if ((ret = gen_call(c->p, RPMEM_GEN_GET, 0, NULL, 0, &c->rgen)))
 		return ret;
@@ -215,22 +244,45 @@ int sync_gen_check(struct sync_ctx *c)
 	return 0;
 }
 
+/*
+ * push_record -- under hist_lock, after a push: the local history records
+ * it, unless another target's push recorded a newer id meanwhile (that
+ * one stays; this target adopts the ids this push carried). A file
+ * without a history takes the one a sibling push started, else a new one.
+ */
+static int push_record(struct sync_ctx *c, const char *f)
+{
+	struct client_history now;
+	int ret = client_history_read(f, &now);
+	if (ret && ret != -ENOENT)
+		return ret;
+	if (!c->hist.g.count && !ret) {
+		c->hist = now;
+		return 0;
+	}
+	if (!ret && now.g.ids[0] != c->hist.g.ids[0])
+		return 0;
+	return client_history_record(f, &c->hist, c->hist.g.ids,
+				     c->hist.g.count, 0);
+}
+
 int sync_gen_done(struct sync_ctx *c, int ret)
 {
 	const char *f = c->o->history;
 	if (ret || !c->hist_ok || (c->o->flags & RPMEMCTL_SYNC_DRY_RUN) ||
 	    c->o->mode == RPMEMCTL_SYNC_VERIFY)
 		return ret;
+	pthread_mutex_lock(&hist_lock);
 	if (c->o->mode == RPMEMCTL_SYNC_PULL) {
 		/* the local copy now holds the target's writes */
 		ret = client_history_record(f, &c->hist, c->rgen.ids,
 					    c->rgen.count, 0);
 	} else {
-		ret = client_history_record(f, &c->hist, c->hist.g.ids,
-					    c->hist.g.count, 0);
-		if (!ret)
-			ret = gen_call(c->p, RPMEM_GEN_ADOPT, 0, c->hist.g.ids,
-				       c->hist.g.count, NULL);
+		ret = push_record(c, f);
 	}
+	pthread_mutex_unlock(&hist_lock);
+	if (!ret && c->o->mode != RPMEMCTL_SYNC_PULL)
+		ret = gen_call(c->p, RPMEM_GEN_ADOPT, 0, c->hist.g.ids,
+			       c->hist.g.count, NULL);
 	return ret;
 }

@@ -153,6 +153,23 @@ static int hist_write(const char *file, struct client_history *h)
 	return ret ? ret : fsync_dir(path);
 }
 
+int client_history_writable(const char *file)
+{
+	char path[4096], tmp[4112];
+	int ret = hist_path(file, path, sizeof(path));
+	if (ret)
+		return ret;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (unlink(tmp) && errno != ENOENT)
+		return -errno;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      0600);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return unlink(tmp) ? -errno : 0;
+}
+
 int client_history_written(const char *file, const struct client_history *h)
 {
 	struct stat st;

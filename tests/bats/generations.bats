@@ -373,19 +373,93 @@ synced_pair() {
 	[ "$(json .blocks_changed)" -eq 0 ]
 }
 
-@test "no history (a plain file): the sync behaves as before histories and says so with -v" {
+@test "no history yet (a plain file): the first push starts one on both sides; --no-history syncs as before, records nothing and says so" {
 	rm "$W/f.rpmemgen"
-	rc sync -v "$W/f" "$T/r1/p"
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"has no generation history"* ]]
-	rc sync --json "$W/f" "$T/r1/p"
-	[ "$(json 'has("history")')" = false ]
-	[ ! -e "$W/f.rpmemgen" ]
-	# a promoted and demoted target still takes it: nothing to compare
-	rc promote "$T/r1/p"
-	rc demote "$T/r1/p"
-	poke "$W/f" 1
 	rc sync "$W/f" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ -s "$W/f.rpmemgen" ]
+	[ "$(tgens)" = "$(lgens)" ]
+	cmp "$W/f" "$R1/p"
+	mkfile "$W/g" 8
+	rc sync --no-history "$W/g" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--no-history"* ]]
+	[ ! -e "$W/g.rpmemgen" ]
+	[ -z "$(tgens q)" ]
+	cmp "$W/g" "$R1/q"
+}
+
+# two_copies -- f pushed to r1/p and r1/q (several targets, the defaults:
+# no f.rpmemgen beforehand); then promote --to g of p, and g's own write
+# synced to p: p holds writes f never saw
+two_copies() {
+	rm "$W/f.rpmemgen"
+	rc sync "$W/f" "$T/r1/p" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	[ -s "$W/f.rpmemgen" ]
+	[ "$(tgens p)" = "$(lgens)" ]
+	[ "$(tgens q)" = "$(lgens)" ]
+	rc promote --to "$W/g" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	poke "$W/g" 777
+	rc sync "$W/g" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/g" "$R1/p"
+	cp "$R1/p" "$W/held_p"
+	HELD_P=$(tgens p)
+}
+
+# p_kept -- r1/p still holds g's writes and g's history: f wrote nothing
+# there, and a pull into g finds nothing to move
+p_kept() {
+	cmp "$W/held_p" "$R1/p"
+	[ "$(tgens p)" = "$HELD_P" ]
+	rc sync --pull --json "$W/g" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ "$(json .history)" = same ]
+	cmp "$W/g" "$R1/p"
+}
+
+@test "the defaults, one target: after promote --to NEW and NEW's write synced, the old primary's push is refused (exit 4) and overwrites nothing" {
+	two_copies
+	rc sync "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"holds newer writes"* ]]
+	p_kept
+	rc mirror "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	p_kept
+}
+
+@test "several targets: sync and mirror check each target's history: the one with writes the pusher never saw is refused and keeps its bytes and history, the other is synced" {
+	two_copies
+	rc sync "$W/f" "$T/r1/p" "$T/r1/q"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"holds newer writes"* ]]
+	cmp "$W/f" "$R1/q"
+	[ "$(tgens q)" = "$(lgens)" ]
+	p_kept
+	# f written too: a split brain with p, ahead of q
+	poke "$W/f" 8192
+	rc mirror "$W/f" "$T/r1/q" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"split brain"* ]]
+	cmp "$W/f" "$R1/q"
+	[ "$(tgens q)" = "$(lgens)" ]
+	p_kept
+}
+
+@test "a history that cannot be written: the push says so and is refused (exit 4), nothing moves; --no-history goes on" {
+	rm "$W/f.rpmemgen"
+	mkdir "$W/f.rpmemgen.tmp"
+	rc sync "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"cannot write the generation history '$W/f.rpmemgen'"*"--no-history"* ]]
+	! cmp -s "$W/f" "$R1/p"
+	rc mirror "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	! cmp -s "$W/f" "$R1/p"
+	rc sync --no-history "$W/f" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/f" "$R1/p"
 }

@@ -118,11 +118,12 @@ names_pool() {
 	[ "$status" -eq 0 ]
 	conforms
 	[ "$(json .file)" = "$W/g" ]
-	[ "$(json '.generations | length')" -eq 2 ]
+	# the mirror's id, the in-place promotion's, and g's own
+	[ "$(json '.generations | length')" -eq 3 ]
 	jrun list "$T/r1/db"
 	conforms
 	[ "$(json '.pools[0].role')" = secondary ]
-	[ "$(json '.pools[0].generations | length')" -eq 1 ]
+	[ "$(json '.pools[0].generations | length')" -eq 2 ]
 }
 
 @test "kick --json: exactly the keys and types of the schema" {

@@ -93,7 +93,12 @@ teardown() { teardown_daemon; }
 	dd if=/dev/zero of="$W/src" bs=4096 seek=100 count=10 conv=notrunc 2>/dev/null
 	poke "$W/src" 7
 	w0=$(written p1)
-	rc sync --pull --json "$W/src" "$T/r1/p1"
+	# the damage is a write to src's history: a plain pull would lose it
+	rc sync --pull "$W/src" "$T/r1/p1"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"holds newer writes than the target"* ]]
+	! cmp -s "$W/orig" "$W/src"
+	rc sync --pull --discard-local --json "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	[ "$(json .operation)" = pull ]
 	# 11 4 KiB blocks came back; nothing was written into the pool
@@ -215,7 +220,7 @@ PY
 	cp "$W/odd" "$W/good"
 	poke "$W/odd" $((size - 1))
 	scatter "$W/odd" 3 5 >/dev/null
-	rc sync --pull --json "$W/odd" "$T/r1/odd"
+	rc sync --pull --discard-local --json "$W/odd" "$T/r1/odd"
 	[ "$status" -eq 0 ]
 	cmp "$W/good" "$W/odd"
 }
