@@ -5,6 +5,7 @@
 # node A and node B being two rpmemd instances on loopback
 
 load helpers
+load pobj
 
 setup() {
 	command -v ocf-tester >/dev/null ||
@@ -25,6 +26,7 @@ setup() {
 
 teardown() {
 	[ -z "${SPID:-}" ] || kill "$SPID" 2>/dev/null || true
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
 	rm -rf "${ADIR:-/nonexistent}"
 	stop_second
 	teardown_daemon
@@ -207,4 +209,152 @@ SH
 	[ "$status" -ne 0 ]
 	one_reason
 	grep -qF 'ocf-exit-reason:promote: rpmemctl: promote:  ]0;x ? refused; ocf-exit-reason:forged; ?gnp' "$W/agent.out"
+}
+
+# kill_daemon -- node A's rpmemd dies (SIGKILL)
+kill_daemon() {
+	kill -KILL "$DPID"
+	wait "$DPID" || true
+	DPID=
+}
+
+@test "ocf: rpmemd dies on the promoted node: monitor says failed promoted (9), demote puts the primary's writes on the peer (0), stop succeeds, and again once stopped" {
+	on a start
+	[ "$status" -eq 0 ]
+	on b start
+	[ "$status" -eq 0 ]
+	on a promote
+	[ "$status" -eq 0 ]
+	poke "$W/a.obj" 4096
+	kill_daemon
+	on a monitor
+	[ "$status" -eq 9 ]
+	[[ "$output" == *"ocf-exit-reason:"*"unreachable"* ]]
+	# demote does what it can: the peer's copy gets the primary's writes
+	on a demote
+	[ "$status" -eq 0 ]
+	cmp "$W/a.obj" "$R1B/db"
+	grep -q 'WARN.*local copy.*not synced' "$W/ha.log"
+	[ "$(cat "$W/state.a")" = Unpromoted ]
+	on a stop
+	[ "$status" -eq 0 ]
+	[ ! -e "$W/state.a" ]
+	on a stop
+	[ "$status" -eq 0 ]
+	on a monitor
+	[ "$status" -eq 7 ]
+	# rpmemd restarted: the node starts again and its copy is promotable
+	start_daemon
+	on a start
+	[ "$status" -eq 0 ]
+	on a monitor
+	[ "$status" -eq 0 ]
+}
+
+@test "ocf: stop of a promoted instance whose copies are all unreachable succeeds and keeps the primary file as it was" {
+	on a start
+	[ "$status" -eq 0 ]
+	on a promote
+	[ "$status" -eq 0 ]
+	poke "$W/a.obj" 8192
+	cp "$W/a.obj" "$W/a.before"
+	kill_daemon
+	stop_second
+	on a stop
+	[ "$status" -eq 0 ]
+	[ ! -e "$W/state.a" ]
+	cmp "$W/a.obj" "$W/a.before"
+	grep -q 'ERROR.*no copy holds' "$W/ha.log"
+}
+
+@test "ocf: monitor of the promoted node notices its primary file moved away (9, failed promoted) and a demote overwrites no copy" {
+	on a start
+	[ "$status" -eq 0 ]
+	on b start
+	[ "$status" -eq 0 ]
+	on a promote
+	[ "$status" -eq 0 ]
+	on a monitor
+	[ "$status" -eq 8 ]
+	mv "$W/a.obj" "$W/a.moved"
+	on a monitor
+	[ "$status" -eq 9 ]
+	[[ "$output" == *"ocf-exit-reason:"*"a.obj"* ]]
+	# a file of another kind in its place is no primary either
+	mkdir "$W/a.obj"
+	on a monitor
+	[ "$status" -eq 9 ]
+	rmdir "$W/a.obj"
+	on a demote
+	[ "$status" -eq 1 ]
+	cmp "$W/src" "$R1/db"
+	cmp "$W/src" "$R1B/db"
+	on a stop
+	[ "$status" -eq 0 ]
+	on a monitor
+	[ "$status" -eq 7 ]
+}
+
+@test "ocf: the post-start notify leaves a peer to the live writer replicating the primary: logged at info, no ERROR, and the peer's copy ends identical" {
+	export RPMEM_REPLICATE="$W/app.obj=$T/r1/app,$T2/r1/app"
+	export PMEM_IS_PMEM_FORCE=0
+	POOL=$W/app.obj
+	app set:0:first
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$R1B/app"
+	local ab=(OCF_RESKEY_file="$POOL" OCF_RESKEY_target="$T/r1/app"
+		OCF_RESKEY_peers="b=$T2/r1/app")
+	on a start "${ab[@]}"
+	[ "$status" -eq 0 ]
+	on a promote "${ab[@]}"
+	[ "$status" -eq 0 ]
+	# the application replicates live to both copies
+	app_start set:1:second pause set:2:third
+	app_paused 1
+	on a notify "${ab[@]}" OCF_RESKEY_CRM_meta_notify_type=post \
+		OCF_RESKEY_CRM_meta_notify_operation=start \
+		OCF_RESKEY_CRM_meta_notify_start_uname=b
+	[ "$status" -eq 0 ]
+	cat "$W/ha.log"
+	refute grep -q ERROR "$W/ha.log"
+	grep -q 'INFO.*live writer' "$W/ha.log"
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	cmp "$POOL" "$R1B/app"
+	[ "$(get_slot "$R1B/app" 2)" = third ]
+}
+
+# get_slot FILE I -- slot I of a copy, opened by libpmemobj
+get_slot() {
+	cp "$1" "$W/copy.obj"
+	"$APP" "$W/copy.obj" "get:$2"
+}
+
+@test "ocf: parameters are taken literally: a peer with glob characters is not expanded, a file name with a space and glob characters works" {
+	# in a directory where '*/*/*' would match a valid-looking peer
+	mkdir -p "$W/cwd/b=h/r"
+	touch "$W/cwd/b=h/r/p"
+	cd "$W/cwd"
+	on a validate-all OCF_RESKEY_peers='*/*/*'
+	[ "$status" -eq 6 ]
+	[[ "$output" == *"peer '*/*/*' is not"* ]]
+	on a validate-all OCF_RESKEY_peers="b=$T2/r1/db *"
+	[ "$status" -eq 6 ]
+	# the primary file's name, with a space and glob characters
+	local f="$W/a [1] *.obj"
+	touch "$W/a 1 x.obj"
+	on a start OCF_RESKEY_file="$f"
+	[ "$status" -eq 0 ]
+	on a promote OCF_RESKEY_file="$f"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$f"
+	on a monitor OCF_RESKEY_file="$f"
+	[ "$status" -eq 8 ]
+	poke "$f" 4096
+	on a demote OCF_RESKEY_file="$f"
+	[ "$status" -eq 0 ]
+	cmp "$f" "$R1/db"
+	cmp "$f" "$R1B/db"
+	[ ! -s "$W/a 1 x.obj" ]
 }
