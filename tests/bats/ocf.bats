@@ -317,12 +317,30 @@ kill_daemon() {
 	[ "$status" -eq 0 ]
 	cat "$W/ha.log"
 	refute grep -q ERROR "$W/ha.log"
-	grep -q 'INFO.*live writer' "$W/ha.log"
+	grep -q 'INFO.*is open by its application (a live writer)' "$W/ha.log"
 	app_continue
 	app_finish
 	[ "$ASTATUS" -eq 0 ]
 	cmp "$POOL" "$R1B/app"
 	[ "$(get_slot "$R1B/app" 2)" = third ]
+}
+
+@test "ocf: the post-start notify finds the peer's copy held open for writing (a writer without libpmemobj's lock): info, no ERROR, the copy left to it" {
+	on a start
+	[ "$status" -eq 0 ]
+	on a promote
+	[ "$status" -eq 0 ]
+	poke "$W/a.obj" 4096
+	hold "$T2/r1/db" 60
+	notify_started a b
+	[ "$status" -eq 0 ]
+	cat "$W/ha.log"
+	refute grep -q ERROR "$W/ha.log"
+	grep -q 'INFO.*is held by a live writer' "$W/ha.log"
+	kill -USR1 "$HP"
+	wait "$HP"
+	# nothing was pushed beside the writer
+	cmp "$W/src" "$R1B/db"
 }
 
 # get_slot FILE I -- slot I of a copy, opened by libpmemobj
