@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "devdax.h"
 #include "log.h"
+#include "scrub.h"
 #include "store.h"
 #include "util.h"
 
@@ -56,6 +57,26 @@ static int gen_unsettled(struct rpmemd_pool *p, int *rolled, char *err,
 				     err, errlen);
 }
 
+/*
+ * gen_unrecord -- a pool about to be promoted loses the scrub record of its
+ * image: applications on this host write it from now on, outside rpmemd,
+ * so the record could no longer vouch for it, and reads and scrubs checked
+ * against it would call their writes damage. Removed before the role
+ * changes: a crash in between leaves a secondary without a record, which
+ * its next writer's open records again (scrub.h). 0 or -errno, err set
+ */
+static int gen_unrecord(struct rpmemd_pool *p, char *err, size_t errlen)
+{
+	int ret;
+	if (p->dax)
+		return 0; /* devdax pools have no record */
+	if ((ret = rpmemd_scrub_unlink(p->region->metafd, p->name)))
+		snprintf(err, errlen,
+			 "cannot remove the scrub record of pool '%s' before promoting it: %s",
+			 p->name, strerror(-ret));
+	return ret;
+}
+
 /* gen_promote -- a new id in front of the history, role primary */
 static int gen_promote(struct rpmemd_pool *p, uint32_t flags, int *rolled,
 		       char *err, size_t errlen)
@@ -95,6 +116,8 @@ static int gen_promote(struct rpmemd_pool *p, uint32_t flags, int *rolled,
 			 strerror(-ret));
 		return ret;
 	}
+	if ((ret = gen_unrecord(p, err, errlen)))
+		return ret;
 	pthread_mutex_lock(&p->meta_lock);
 	struct rpmemd_meta m = p->meta;
 	rpmemd_meta_hist_push(&m, id);

@@ -158,6 +158,26 @@ synced_pair() {
 	cmp "$W/f" "$R1/p"
 }
 
+# A promoted copy is written by applications on its host, outside rpmemd:
+# the scrub record of the image it had cannot vouch for it any more, so
+# promote removes it. Before, a scrub called the host's own writes damage
+# (exit 7) and every read of them was refused, the failback pull included.
+@test "a promoted copy written on its host is not damage: promote drops its scrub record, scrub says unverified (8), reads are served" {
+	synced_pair
+	[ -f "$R1/.rpmemd/p.scrub" ]
+	rc promote "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ ! -e "$R1/.rpmemd/p.scrub" ]
+	write_target $((2 * MiB))
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 8 ]
+	[ ! -e "$R1/.rpmemd/p.damaged" ]
+	rc export --raw "$T/r1/p" "$W/out"
+	[ "$status" -eq 0 ]
+	cmp "$W/out" "$R1/p"
+	! grep -q "refused: damaged" "$DLOG"
+}
+
 @test "the target ahead (promoted and written there): a push is refused, says how to pull, and overwrites nothing; the pull brings the target's writes" {
 	synced_pair
 	rc promote "$T/r1/p"
