@@ -229,7 +229,8 @@ state() {
 	rc -q mirror "$W/src" "$T/r1/p"
 	rc -q sync "$W/mod" "$T/r1/p"
 	rc -q mirror "$W/evil" "$T/r1/q"
-	rc -q sync "$W/mod" "$T/r1/q"
+	# q holds evil's writes, which mod never saw: only an explicit discard
+	rc -q sync --discard-target "$W/mod" "$T/r1/q"
 	[ -f "$R1/.rpmemd/p.v1.ver" ] && [ -f "$R1/.rpmemd/q.v1.ver" ]
 	rc sync --pull --at 1 "$W/back" "$T/r1/p"
 	[ "$status" -eq 0 ]
