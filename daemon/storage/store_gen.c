@@ -4,16 +4,142 @@
  * promote, demote, adopt (docs/ARCHITECTURE.md, "Generation histories")
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "devdax.h"
 #include "log.h"
 #include "scrub.h"
+#include "region.h"
 #include "store.h"
 #include "util.h"
+
+/*
+ * A pool promoted in place is written by a local application through its
+ * pool file in the region, which may replicate it onward (rpmemctl, the
+ * replica API, the preload library): those keep the file's history in
+ * <pool>.rpmemgen beside it, in lib/client/history.c's format. So that
+ * the in-place primary carries on the pool's history instead of starting
+ * an unrelated one, promotion writes that file with the pool's ids, and
+ * demotion takes back what it says (the application's ids, a new one
+ * for writes made since it was last recorded) and removes it.
+ */
+#define LOCAL_HIST_MAGIC "rpmem-history 1\n"
+#define LOCAL_HIST_SUFFIX ".rpmemgen"
+
+/* local_hist_name -- "<pool>.rpmemgen" (plus suffix) into out */
+static void local_hist_name(const struct rpmemd_pool *p, const char *suffix,
+			    char *out, size_t len)
+{
+	snprintf(out, len, "%s%s%s", p->name, LOCAL_HIST_SUFFIX, suffix);
+}
+
+/*
+ * local_hist_pool -- a pool of the region is named name (pool names may
+ * hold dots): its file is never written, read or removed as a history
+ */
+static int local_hist_pool(const struct rpmemd_pool *p, const char *name)
+{
+	char meta[RPMEM_NAME_MAX + 64];
+	snprintf(meta, sizeof(meta), "%s%s", name, RPMEMD_META_SUFFIX);
+	return !faccessat(p->region->metafd, meta, F_OK, AT_SYMLINK_NOFOLLOW);
+}
+
+/* local_hist_write -- <pool>.rpmemgen with m's ids and the file's stat */
+static int local_hist_write(struct rpmemd_pool *p, const struct rpmemd_meta *m)
+{
+	char name[RPMEM_NAME_MAX + 32], tmp[RPMEM_NAME_MAX + 40];
+	char ids[RPMEM_MAX_GENERATIONS * 17 + 1], text[1024];
+	struct stat st;
+	int dirfd = p->region->dirfd;
+	if (fstat(p->fd, &st))
+		return -errno;
+	local_hist_name(p, "", name, sizeof(name));
+	local_hist_name(p, ".tmp", tmp, sizeof(tmp));
+	if (local_hist_pool(p, name) || local_hist_pool(p, tmp))
+		return -EEXIST;
+	rpmem_gen_ids_fmt(m->hist, m->nhist, ",", ids, sizeof(ids));
+	int n = snprintf(text, sizeof(text),
+			 "%sids=%s\nsize=%llu\nmtime=%llu.%09llu\n",
+			 LOCAL_HIST_MAGIC, ids, (unsigned long long)st.st_size,
+			 (unsigned long long)st.st_mtim.tv_sec,
+			 (unsigned long long)st.st_mtim.tv_nsec);
+	if (unlinkat(dirfd, tmp, 0) && errno != ENOENT)
+		return -errno;
+	int fd = openat(dirfd, tmp,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0644);
+	if (fd < 0)
+		return -errno;
+	int ret = write(fd, text, (size_t)n) == n ? 0 : -EIO;
+	if (!ret && fsync(fd))
+		ret = -errno;
+	close(fd);
+	if (!ret && renameat(dirfd, tmp, dirfd, name))
+		ret = -errno;
+	if (ret)
+		unlinkat(dirfd, tmp, 0);
+	return ret ? ret : (fsync(dirfd) ? -errno : 0);
+}
+
+/*
+ * local_hist_take -- at demotion: the ids of <pool>.rpmemgen into m if
+ * they descend from the pool's newest (a new id in front if the pool file
+ * was written since they were recorded), then the file removed; m as it
+ * was without a usable file (a note in the log)
+ */
+static void local_hist_take(struct rpmemd_pool *p, struct rpmemd_meta *m)
+{
+	char name[RPMEM_NAME_MAX + 32], text[1025];
+	char ids[RPMEM_MAX_GENERATIONS * 17 + 1];
+	unsigned long long size, sec, nsec;
+	uint64_t got[RPMEM_MAX_GENERATIONS];
+	struct stat st;
+	local_hist_name(p, "", name, sizeof(name));
+	if (local_hist_pool(p, name))
+		return;
+	int fd = openat(p->region->dirfd, name,
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t len = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	int n = -1;
+	if (len > 0) {
+		text[len] = '\0';
+		if (!strncmp(text, LOCAL_HIST_MAGIC, strlen(LOCAL_HIST_MAGIC)) &&
+		    sscanf(text + strlen(LOCAL_HIST_MAGIC),
+			   "ids=%288[0-9a-f,]\nsize=%llu\nmtime=%llu.%llu\n",
+			   ids, &size, &sec, &nsec) == 4)
+			n = rpmem_gen_ids_parse(ids, ',', got,
+						RPMEM_MAX_GENERATIONS);
+	}
+	int descends = 0;
+	for (int i = 0; n > 0 && i < n && m->nhist; i++)
+		descends |= got[i] == m->hist[0];
+	if (!descends) {
+		rpmem_log(LOG_WARNING,
+			  "pool '%s': its local history '%s' is %s: the pool keeps its own",
+			  p->name, name, n <= 0 ? "damaged" :
+			  "not descended from the pool's");
+	} else {
+		memcpy(m->hist, got, (size_t)n * sizeof(got[0]));
+		m->nhist = (uint8_t)n;
+		uint64_t id;
+		if (!fstat(p->fd, &st) &&
+		    ((unsigned long long)st.st_size != size ||
+		     (unsigned long long)st.st_mtim.tv_sec != sec ||
+		     (unsigned long long)st.st_mtim.tv_nsec != nsec) &&
+		    !rpmem_gen_new(&id))
+			rpmemd_meta_hist_push(m, id);
+	}
+	unlinkat(p->region->dirfd, name, 0);
+}
 
 /* gen_write -- m becomes the pool's metadata, persisted; meta_lock held */
 static int gen_write(struct rpmemd_pool *p, struct rpmemd_meta *m, char *err,
@@ -123,6 +249,14 @@ static int gen_promote(struct rpmemd_pool *p, uint32_t flags, int *rolled,
 	rpmemd_meta_hist_push(&m, id);
 	m.role = RPMEM_ROLE_PRIMARY;
 	ret = gen_write(p, &m, err, errlen);
+	if (!ret && p->fd >= 0 && p->region->dirfd >= 0 &&
+	    (ret = local_hist_write(p, &m))) {
+		/* promoted all the same: its writers start a history */
+		rpmem_log(LOG_WARNING,
+			  "pool '%s': cannot write its local history '%s%s': %s",
+			  p->name, p->name, LOCAL_HIST_SUFFIX, strerror(-ret));
+		ret = 0;
+	}
 	pthread_mutex_unlock(&p->meta_lock);
 	return ret;
 }
@@ -135,6 +269,9 @@ static int gen_set(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
 	struct rpmemd_meta m = p->meta;
 	int ret = 0;
 	if (g->op == RPMEM_GEN_DEMOTE) {
+		if (m.role == RPMEM_ROLE_PRIMARY && p->fd >= 0 &&
+		    p->region->dirfd >= 0)
+			local_hist_take(p, &m);
 		m.role = RPMEM_ROLE_SECONDARY;
 	} else if (m.state != RPMEM_POOL_CONSISTENT) {
 		snprintf(err, errlen,

@@ -469,6 +469,53 @@ p_kept() {
 	p_kept
 }
 
+@test "an in-place primary keeps its pool's history: its file in the region, written there and pushed onward, carries the promotion; the old primary is refused as behind (not a split brain); demote takes the writes back" {
+	rm "$W/f.rpmemgen"
+	rc sync "$W/f" "$T/r1/p" "$T/r1/c"
+	[ "$status" -eq 0 ]
+	rc promote --json "$T/r1/p"
+	[ "$status" -eq 0 ]
+	local prom
+	prom=$(json '.generations[0]')
+	[ -s "$R1/p.rpmemgen" ]
+	[ "$(sed -n 's/^ids=//p' "$R1/p.rpmemgen")" = "$(tgens p)" ]
+	write_target $((3 * MiB))
+	# the target host's application replicates the region's file onward
+	rc sync "$R1/p" "$T/r1/c"
+	[ "$status" -eq 0 ]
+	cmp "$R1/p" "$R1/c"
+	[[ ",$(tgens c)," == *",$prom,"* ]]
+	cp "$R1/c" "$W/held_c"
+	# the old primary: c holds writes it never saw
+	rc sync "$W/f" "$T/r1/c"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"holds newer writes"* ]]
+	cmp "$W/held_c" "$R1/c"
+	# demoted: the pool takes its file's history (c's now), the file goes
+	rc demote "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ "$(tgens p)" = "$(tgens c)" ]
+	[ ! -e "$R1/p.rpmemgen" ]
+	rc sync "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	cmp "$W/held_c" "$R1/p"
+}
+
+@test "promotion in place never writes over a pool named like its local history (<pool>.rpmemgen): that pool keeps its bytes" {
+	mkfile "$W/x" 1
+	rc sync "$W/x" "$T/r1/p.rpmemgen"
+	[ "$status" -eq 0 ]
+	synced_pair
+	rc promote "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/x" "$R1/p.rpmemgen"
+	rc demote "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/x" "$R1/p.rpmemgen"
+	rc verify "$W/x" "$T/r1/p.rpmemgen"
+	[ "$status" -eq 0 ]
+}
+
 @test "a history that cannot be written: the push says so and is refused (exit 4), nothing moves; --no-history goes on" {
 	rm "$W/f.rpmemgen"
 	mkdir "$W/f.rpmemgen.tmp"
