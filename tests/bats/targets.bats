@@ -33,6 +33,11 @@ state() {
 	"$RPMEMCTL" list --json "$1/r1/app" | jq -er '.pools[0].state'
 }
 
+# gens TARGET -- the history of pool app on TARGET, ids joined by ","
+gens() {
+	"$RPMEMCTL" list --json "$1/r1/app" | jq -r '.pools[0].generations | join(",")'
+}
+
 @test "preload: two targets, each gets every persist and a clean exit leaves both byte-identical and consistent" {
 	app set:0:both
 	[ "$status" -eq 0 ]
@@ -43,6 +48,21 @@ state() {
 	# one dirty log per target
 	[ -f "$POOL.rpmemlog" ]
 	[ -f "$POOL.rpmemlog.1" ]
+	# one history for the file, both targets took it (the links' parallel
+	# first pushes started one, not one each)
+	local ids
+	ids=$(sed -n 's/^ids=//p' "$POOL.rpmemgen")
+	[ -n "$ids" ]
+	[ "$(gens "$T")" = "$ids" ]
+	[ "$(gens "$T2")" = "$ids" ]
+	# and again: both carry the same newest id
+	app set:1:again
+	[ "$status" -eq 0 ]
+	ids=$(sed -n 's/^ids=//p' "$POOL.rpmemgen")
+	[ "$(gens "$T")" = "$ids" ]
+	[ "$(gens "$T2")" = "$ids" ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
 }
 
 @test "preload: quorum 1 of 2, one target stopped mid-run: the application goes on, the other holds every persist, the stopped one is resynced at the next start" {
