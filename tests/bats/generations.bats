@@ -451,6 +451,14 @@ p_kept() {
 	p_kept
 }
 
+@test "sync --follow of the old primary: its first round is refused by the histories (exit 4, no later round can mend it) and writes nothing; the target keeps the newer writes" {
+	two_copies
+	rc sync --follow 200ms "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"round 1: cannot sync"*"holds newer writes"* ]]
+	p_kept
+}
+
 @test "several targets: sync and mirror check each target's history: the one with writes the pusher never saw is refused and keeps its bytes and history, the other is synced" {
 	two_copies
 	rc sync "$W/f" "$T/r1/p" "$T/r1/q"
