@@ -315,7 +315,8 @@ journal_over() {
 	wait_for [ -e "$W/pulled" ]
 	kill -9 "$DPID"
 	wait "$DPID" || true
-	kill "$lpid"
+	# the loop ends by itself at its first failed restore (errexit)
+	kill "$lpid" 2>/dev/null || true
 	wait "$lpid" || true
 	start_daemon
 	# nothing changed: the pool, its journal, its state
