@@ -733,3 +733,29 @@ secure_run() {
 	[ ! -e "$R1/suid" ]
 	refute grep -q "pool r1/suid" "$DLOG"
 }
+
+@test "a copy promoted in place and written under the preload library carries the pool's history on: the copy it replicates to holds the promotion id, and the old primary is refused there as behind, not as unrelated" {
+	app set:0:first
+	[ "$status" -eq 0 ]
+	rc sync "$POOL" "$T/r1/c"
+	[ "$status" -eq 0 ]
+	rc promote --json "$T/r1/app"
+	[ "$status" -eq 0 ]
+	local prom
+	prom=$(json '.generations[0]')
+	# the target host's application writes the promoted copy in place,
+	# replicating it to c
+	run env LD_PRELOAD="$PRELOAD" RPMEM_REPLICATE="$REP=$T/r1/c" \
+		"$APP" "$REP" set:0:theirs
+	[ "$status" -eq 0 ]
+	cmp "$REP" "$R1/c"
+	[[ ",$("$RPMEMCTL" list --json "$T/r1/c" | jq -r '.pools[0].generations | join(",")')," == *",$prom,"* ]]
+	cp "$R1/c" "$W/held_c"
+	# the old primary never saw those writes
+	rc sync "$POOL" "$T/r1/c"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"holds newer writes"* ]]
+	cmp "$W/held_c" "$R1/c"
+	cp "$R1/c" "$W/copy.obj"
+	[ "$("$APP" "$W/copy.obj" get:0)" = theirs ]
+}
