@@ -237,7 +237,7 @@ static int gen_promote(struct rpmemd_pool *p, uint32_t flags, int *rolled,
 			return ret;
 	}
 	uint64_t id;
-	if ((ret = rpmem_gen_new(&id))) {
+	if ((ret = rpmem_gen_new_promotion(&id))) {
 		snprintf(err, errlen, "no random generation id: %s",
 			 strerror(-ret));
 		return ret;

@@ -529,6 +529,8 @@ int client_history_written(const char *file, const struct client_history *h);
  */
 int client_history_record(const char *file, struct client_history *h,
 			  const uint64_t *ids, unsigned count, int new_id);
+/* new_id of client_history_record: the new id is a promotion's */
+#define CLIENT_HIST_PROMOTION 2
 
 /* --- dirtylog.c: the persistent dirty log -------------------------------- */
 

@@ -165,6 +165,34 @@ static int refuse(struct sync_ctx *c, int cmp,
 	return -EUCLEAN;
 }
 
+/* promoted -- g's history shows a promotion (RPMEM_GEN_PROMOTED) */
+static int promoted(const struct rpmemctl_generations *g)
+{
+	for (unsigned i = 0; i < g->count; i++)
+		if (g->ids[i] & RPMEM_GEN_PROMOTED)
+			return 1;
+	return 0;
+}
+
+/*
+ * refuse_unknown -- a push of a file without a history into a target
+ * whose history shows a promotion: the target was written by a primary
+ * the file cannot show it followed; -EUCLEAN
+ */
+static int refuse_unknown(struct sync_ctx *c)
+{
+	char rs[200], t[256 + 16 + 2 * RPMEM_NAME_MAX + 8];
+	const char *f = c->o->history;
+	snprintf(t, sizeof(t), "%s%s%s:%s/%s/%s",
+		 strchr(c->s->host, ':') ? "[" : "", c->s->host,
+		 strchr(c->s->host, ':') ? "]" : "", c->s->port, c->p->region,
+		 c->p->name);
+	side_str(&c->rgen, rs, sizeof(rs));
+	client_pool_seterr(c->p, "the target was promoted and may hold writes '%s' never saw: '%s' has no generation history to show it followed them (target: %s). Pull the target's copy with `rpmemctl sync --pull %s %s`, or discard its writes with `rpmemctl sync --discard-target %s %s`",
+			   f, f, rs, f, t, f, t);
+	return -EUCLEAN;
+}
+
 /* allowed -- cmp permits a sync of mode (discard flags included) */
 static int allowed(const struct sync_ctx *c, int cmp)
 {
@@ -240,6 +268,10 @@ int sync_gen_check(struct sync_ctx *c)
 				     " (the local file has none yet: as before histories)");
 	if (!allowed(c, cmp))
 		return refuse(c, cmp, &c->hist.g, &c->rgen);
+	if (cmp == RPMEMCTL_GEN_UNKNOWN && !c->hist.g.count &&
+	    c->o->mode != RPMEMCTL_SYNC_PULL && promoted(&c->rgen) &&
+	    !(c->o->flags & RPMEMCTL_SYNC_DISCARD_TARGET))
+		return refuse_unknown(c);
 	c->hist_ok = 1;
 	return 0;
 }

@@ -180,11 +180,11 @@ int client_history_written(const char *file, const struct client_history *h)
 	return (uint64_t)st.st_size != h->size || m != h->mtime_ns;
 }
 
-/* push_id -- a new id in front of g's ids */
-static int push_id(struct rpmemctl_generations *g)
+/* push_id -- a new id (a promotion's if promoted) in front of g's ids */
+static int push_id(struct rpmemctl_generations *g, int promoted)
 {
 	uint64_t id;
-	int ret = rpmem_gen_new(&id);
+	int ret = promoted ? rpmem_gen_new_promotion(&id) : rpmem_gen_new(&id);
 	if (ret)
 		return ret;
 	unsigned n = g->count < RPMEMCTL_GENERATIONS_MAX ?
@@ -205,7 +205,9 @@ int client_history_record(const char *file, struct client_history *h,
 		memcpy(h->g.ids, ids, count * sizeof(ids[0]));
 		h->g.count = count;
 	}
-	int ret = new_id || !h->g.count ? push_id(&h->g) : 0;
+	int ret = new_id || !h->g.count ?
+			  push_id(&h->g, new_id == CLIENT_HIST_PROMOTION) :
+			  0;
 	return ret ? ret : hist_write(file, h);
 }
 
@@ -295,7 +297,8 @@ RPMEM_EXPORT int rpmemctl_history_promote(const char *file,
 	memset(&h, 0, sizeof(h));
 	h.g.role = RPMEMCTL_ROLE_PRIMARY;
 	h.g.state = RPMEMCTL_POOL_CONSISTENT;
-	int ret = client_history_record(file, &h, ids, count, 1);
+	int ret = client_history_record(file, &h, ids, count,
+					CLIENT_HIST_PROMOTION);
 	if (ret)
 		client_set_last(ret, "cannot record the generation history of '%s': %s",
 				file, strerror(-ret));

@@ -298,8 +298,16 @@ int rpmem_gen_new(uint64_t *id)
 		int ret = rpmem_random(id, sizeof(*id));
 		if (ret)
 			return ret;
+		*id &= ~RPMEM_GEN_PROMOTED;
 	} while (!*id);
 	return 0;
+}
+
+int rpmem_gen_new_promotion(uint64_t *id)
+{
+	int ret = rpmem_gen_new(id);
+	*id |= RPMEM_GEN_PROMOTED;
+	return ret;
 }
 
 int rpmem_random(void *buf, size_t len)

@@ -88,8 +88,17 @@ void rpmem_gen_ids_fmt(const uint64_t *ids, unsigned n, const char *sep,
  */
 int rpmem_gen_ids_parse(const char *s, char sep, uint64_t *ids,
 			unsigned max);
-/* rpmem_gen_new -- a random generation id, never 0 */
+/*
+ * RPMEM_GEN_PROMOTED -- the bit set in the id a promotion makes (in place
+ * or to a file) and clear in every other new id, so that a history shows
+ * whether a copy was ever promoted (ids made before it are random in it)
+ */
+#define RPMEM_GEN_PROMOTED (1ull << 63)
+
+/* rpmem_gen_new -- a random generation id, never 0, RPMEM_GEN_PROMOTED clear */
 int rpmem_gen_new(uint64_t *id);
+/* rpmem_gen_new_promotion -- a random promotion id, RPMEM_GEN_PROMOTED set */
+int rpmem_gen_new_promotion(uint64_t *id);
 /* rpmem_random -- len bytes from getrandom(2) */
 int rpmem_random(void *buf, size_t len);
 

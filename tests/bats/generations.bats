@@ -524,6 +524,33 @@ p_kept() {
 	[ "$status" -eq 0 ]
 }
 
+@test "a file without a history is refused by a target whose history shows a promotion ('unknown' is not enough there), nothing moves; --discard-target overrides" {
+	synced_pair
+	rc promote "$T/r1/p"
+	[ "$status" -eq 0 ]
+	write_target $((2 * MiB))
+	rc demote "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cp "$R1/p" "$W/held"
+	mkfile "$W/g" 8
+	rc sync "$W/g" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"the target was promoted and may hold writes '$W/g' never saw"* ]]
+	cmp "$W/held" "$R1/p"
+	rc mirror "$W/g" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	cmp "$W/held" "$R1/p"
+	[ ! -e "$W/g.rpmemgen" ]
+	# a target without a promotion takes a file without a history
+	mkfile "$W/h" 8
+	rc sync "$W/h" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	rc sync --discard-target "$W/g" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/g" "$R1/p"
+	[ "$(tgens p)" = "$(sed -n 's/^ids=//p' "$W/g.rpmemgen")" ]
+}
+
 @test "a history that cannot be written: the push says so and is refused (exit 4), nothing moves; --no-history goes on" {
 	rm "$W/f.rpmemgen"
 	mkdir "$W/f.rpmemgen.tmp"
