@@ -511,6 +511,12 @@ struct client_history {
 };
 
 /*
+ * client_history_lock, client_history_unlock -- serialize the read,
+ * new id and record of local histories among the process's syncs
+ */
+void client_history_lock(void);
+void client_history_unlock(void);
+/*
  * client_history_read -- file's history (FILE.rpmemgen) into *h; -ENOENT
  * if none, -EBADMSG if damaged
  */

@@ -6,7 +6,6 @@
  * histories")
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,16 +205,9 @@ static int allowed(const struct sync_ctx *c, int cmp)
 }
 
 /*
- * The local history of a file is shared by the pushes of every target it
- * goes to (rpmemctl's threads for several targets, the links of the
- * replica API and of the preload library): reading it, adding the id of
- * the writes made since it last agreed and recording it are serialized,
- * so the pushes of one round all carry the same newest id.
+ * hist_load -- under client_history_lock: f's history into c->hist, a
+ * new id for writes since it was recorded; a missing one must be writable
  */
-static pthread_mutex_t hist_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* hist_load -- under hist_lock: f's history into c->hist, a new id for
- * writes since it was recorded; a missing one must be writable */
 static int hist_load(struct sync_ctx *c, const char *f)
 {
 	int err, ret = client_history_read(f, &c->hist);
@@ -251,9 +243,9 @@ int sync_gen_check(struct sync_ctx *c)
 			   c->s->host, c->s->port, f);
 		return 0;
 	}
-	pthread_mutex_lock(&hist_lock);
+	client_history_lock();
 	int ret = hist_load(c, f);
-	pthread_mutex_unlock(&hist_lock);
+	client_history_unlock();
 	if (ret)
 		return ret;
 	if ((ret = gen_call(c->p, RPMEM_GEN_GET, 0, NULL, 0, &c->rgen)))
@@ -277,10 +269,11 @@ int sync_gen_check(struct sync_ctx *c)
 }
 
 /*
- * push_record -- under hist_lock, after a push: the local history records
- * it, unless another target's push recorded a newer id meanwhile (that
- * one stays; this target adopts the ids this push carried). A file
- * without a history takes the one a sibling push started, else a new one.
+ * push_record -- under client_history_lock, after a push: the local
+ * history records it, unless another target's push recorded a newer id
+ * meanwhile (that one stays; this target adopts the ids this push
+ * carried). A file without a history takes the one a sibling push
+ * started, else a new one.
  */
 static int push_record(struct sync_ctx *c, const char *f)
 {
@@ -304,7 +297,7 @@ int sync_gen_done(struct sync_ctx *c, int ret)
 	if (ret || !c->hist_ok || (c->o->flags & RPMEMCTL_SYNC_DRY_RUN) ||
 	    c->o->mode == RPMEMCTL_SYNC_VERIFY)
 		return ret;
-	pthread_mutex_lock(&hist_lock);
+	client_history_lock();
 	if (c->o->mode == RPMEMCTL_SYNC_PULL) {
 		/* the local copy now holds the target's writes */
 		ret = client_history_record(f, &c->hist, c->rgen.ids,
@@ -312,7 +305,7 @@ int sync_gen_done(struct sync_ctx *c, int ret)
 	} else {
 		ret = push_record(c, f);
 	}
-	pthread_mutex_unlock(&hist_lock);
+	client_history_unlock();
 	if (!ret && c->o->mode != RPMEMCTL_SYNC_PULL)
 		ret = gen_call(c->p, RPMEM_GEN_ADOPT, 0, c->hist.g.ids,
 			       c->hist.g.count, NULL);

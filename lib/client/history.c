@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,25 @@
 #define HIST_MAGIC "rpmem-history 1\n"
 #define HIST_SUFFIX ".rpmemgen"
 #define HIST_MAX 1024
+
+/*
+ * The local history of a file is shared by the pushes of every target it
+ * goes to (rpmemctl's threads for several targets, the links of the
+ * replica API and of the preload library): reading it, adding the id of
+ * the writes made since it last agreed and recording it are serialized,
+ * so the pushes of one round all carry the same newest id.
+ */
+static pthread_mutex_t hist_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void client_history_lock(void)
+{
+	pthread_mutex_lock(&hist_lock);
+}
+
+void client_history_unlock(void)
+{
+	pthread_mutex_unlock(&hist_lock);
+}
 
 /* hist_path -- FILE.rpmemgen into out[len]; -ENAMETOOLONG */
 static int hist_path(const char *file, char *out, size_t len)
@@ -275,13 +295,15 @@ RPMEM_EXPORT int rpmemctl_history_utime(const char *file,
 		return -EINVAL;
 	}
 	ts[1] = *mtime;
+	client_history_lock();
 	/* recorded as the file is now: it stays so with the new time */
 	int keep = !client_history_read(file, &h) &&
 		   !client_history_written(file, &h);
-	if (utimensat(AT_FDCWD, file, ts, 0))
-		return -errno;
-	return keep ? client_history_record(file, &h, h.g.ids, h.g.count, 0) :
-		      0;
+	int ret = utimensat(AT_FDCWD, file, ts, 0) ? -errno : 0;
+	if (!ret && keep)
+		ret = client_history_record(file, &h, h.g.ids, h.g.count, 0);
+	client_history_unlock();
+	return ret;
 }
 
 RPMEM_EXPORT int rpmemctl_history_promote(const char *file,
@@ -297,8 +319,10 @@ RPMEM_EXPORT int rpmemctl_history_promote(const char *file,
 	memset(&h, 0, sizeof(h));
 	h.g.role = RPMEMCTL_ROLE_PRIMARY;
 	h.g.state = RPMEMCTL_POOL_CONSISTENT;
+	client_history_lock();
 	int ret = client_history_record(file, &h, ids, count,
 					CLIENT_HIST_PROMOTION);
+	client_history_unlock();
 	if (ret)
 		client_set_last(ret, "cannot record the generation history of '%s': %s",
 				file, strerror(-ret));
