@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* query.c -- rpmemctl_list_* and rpmemctl_status_*: LIST and STATUS replies */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,32 +58,137 @@ static int page_check(struct rpmemctl_session *sess, uint16_t type,
 	return -EPROTO;
 }
 
-/* list_page -- one LIST request from req's cursor, decoded into *page */
-static int list_page(struct rpmemctl_session *sess,
-		     const struct rpmem_msg_list *req,
-		     struct rpmem_msg_list_reply *page)
+/*
+ * pager -- what differs between paged LIST and STATUS: the messages, the
+ * request's cursor and the reply's next one (offsets), how a reply
+ * decodes, counts for page_check, joins a page behind the rest, is freed
+ */
+struct pager {
+	uint16_t type, rtype; /* the request and its reply */
+	const char *what;     /* for messages: "the pool list" */
+	size_t size;	      /* of a decoded reply */
+	size_t cursor_at;     /* offsetof the request's cursor */
+	size_t next_at;	      /* offsetof the reply's next cursor */
+	int (*encode)(void *buf, size_t cap, const void *req);
+	int (*decode)(const void *buf, size_t len, const void *req,
+		      void *page);
+	uint32_t (*count)(const void *page);
+	int (*join)(void *r, void *page);
+	void (*free)(void *page);
+};
+
+/* at -- the cursor at offset off of a request or reply */
+static char *at(const void *m, size_t off)
+{
+	return (char *)m + off;
+}
+
+/* pager_page -- one request from req's cursor, decoded into page */
+static int pager_page(struct rpmemctl_session *sess, const struct pager *pg,
+		      const void *req, void *page)
 {
 	uint8_t buf[512];
 	size_t rlen;
 
-	int len = rpmem_list_encode(buf, sizeof(buf), req);
+	int len = pg->encode(buf, sizeof(buf), req);
 	if (len < 0)
 		return len;
-	int ret = client_call(sess, RPMEM_MSG_LIST, buf, (size_t)len,
-			      RPMEM_MSG_LIST_REPLY, &rlen);
+	int ret = client_call(sess, pg->type, buf, (size_t)len, pg->rtype,
+			      &rlen);
 	if (ret)
 		return ret;
-	ret = rpmem_list_reply_decode_flags(sess->rbuf, rlen, req->flags,
-					    page);
+	ret = pg->decode(sess->rbuf, rlen, req, page);
 	if (ret == -ENOMEM) {
-		client_seterr(sess, "out of memory decoding the pool list");
+		client_seterr(sess, "out of memory decoding %s", pg->what);
 		return ret;
 	}
 	if (ret)
-		return client_bad_reply(sess, RPMEM_MSG_LIST_REPLY);
-	return page_check(sess, RPMEM_MSG_LIST_REPLY, req->cursor, page->next,
-			  page->npools);
+		return client_bad_reply(sess, pg->rtype);
+	return page_check(sess, pg->rtype, at(req, pg->cursor_at),
+			  at(page, pg->next_at), pg->count(page));
 }
+
+/*
+ * pager_run -- the request into *r: one page, or while a page names the
+ * next, every page joined behind the first (page: room for one); on
+ * failure *r is freed
+ */
+static int pager_run(struct rpmemctl_session *sess, const struct pager *pg,
+		     void *req, void *r, void *page)
+{
+	int ret = pager_page(sess, pg, req, r);
+
+	while (!ret && at(r, pg->next_at)[0]) {
+		rpmem_strlcpy(at(req, pg->cursor_at), at(r, pg->next_at),
+			      RPMEM_CURSOR_MAX + 1);
+		memset(page, 0, pg->size);
+		ret = pager_page(sess, pg, req, page);
+		if (!ret)
+			ret = pg->join(r, page);
+		if (ret == -ENOMEM)
+			client_seterr(sess, "out of memory joining %s",
+				      pg->what);
+		memcpy(at(r, pg->next_at), at(page, pg->next_at),
+		       RPMEM_CURSOR_MAX + 1);
+		pg->free(page);
+	}
+	if (ret)
+		pg->free(r);
+	return ret;
+}
+
+/* list_encode -- the pager's LIST encoder */
+static int list_encode(void *buf, size_t cap, const void *req)
+{
+	return rpmem_list_encode(buf, cap, req);
+}
+
+/* list_decode -- a LIST_REPLY in the layout the request's flags ask for */
+static int list_decode(const void *buf, size_t len, const void *req,
+		       void *page)
+{
+	const struct rpmem_msg_list *m = req;
+	return rpmem_list_reply_decode_flags(buf, len, m->flags, page);
+}
+
+/* list_count -- a LIST page's pools */
+static uint32_t list_count(const void *page)
+{
+	return ((const struct rpmem_msg_list_reply *)page)->npools;
+}
+
+/* list_join -- page's regions and pools behind r's */
+static int list_join(void *r, void *page)
+{
+	struct rpmem_msg_list_reply *l = r, *p = page;
+	int ret = append((void **)&l->regions, &l->nregions,
+			 (void **)&p->regions, p->nregions,
+			 sizeof(*l->regions));
+	if (ret)
+		return ret;
+	return append((void **)&l->pools, &l->npools, (void **)&p->pools,
+		      p->npools, sizeof(*l->pools));
+}
+
+/* list_free -- the pager's LIST_REPLY free */
+static void list_free(void *page)
+{
+	rpmem_list_reply_free(page);
+}
+
+static const struct pager list_pager = {
+	.type = RPMEM_MSG_LIST,
+	.rtype = RPMEM_MSG_LIST_REPLY,
+	.what = "the pool list",
+	.size = sizeof(struct rpmem_msg_list_reply),
+	.cursor_at = offsetof(struct rpmem_msg_list, cursor),
+	.next_at = offsetof(struct rpmem_msg_list_reply, next),
+	.encode = list_encode,
+	.decode = list_decode,
+	.count = list_count,
+	.join = list_join,
+	.free = list_free,
+};
 
 /*
  * list_pages -- LIST into *r: one request, or from a target that lists in
@@ -93,7 +199,6 @@ static int list_pages(struct rpmemctl_session *sess,
 		      struct rpmem_msg_list_reply *r)
 {
 	struct rpmem_msg_list_reply page;
-	int ret;
 
 	req->flags = ((sess->caps & RPMEM_CAP_PAGE) ? RPMEM_LIST_PAGE : 0) |
 		     ((sess->caps & RPMEM_CAP_UNDO) ? RPMEM_LIST_UNDO : 0) |
@@ -103,32 +208,7 @@ static int list_pages(struct rpmemctl_session *sess,
 			      RPMEM_LIST_GENERATIONS :
 			      0) |
 		     ((sess->caps & RPMEM_CAP_DAMAGE) ? RPMEM_LIST_DAMAGED : 0);
-	if ((ret = list_page(sess, req, r))) {
-		rpmem_list_reply_free(r);
-		return ret;
-	}
-	while (r->next[0]) {
-		rpmem_strlcpy(req->cursor, r->next, sizeof(req->cursor));
-		memset(&page, 0, sizeof(page));
-		ret = list_page(sess, req, &page);
-		if (!ret)
-			ret = append((void **)&r->regions, &r->nregions,
-				     (void **)&page.regions, page.nregions,
-				     sizeof(*r->regions));
-		if (!ret)
-			ret = append((void **)&r->pools, &r->npools,
-				     (void **)&page.pools, page.npools,
-				     sizeof(*r->pools));
-		if (ret == -ENOMEM)
-			client_seterr(sess, "out of memory joining the pool list");
-		memcpy(r->next, page.next, sizeof(r->next));
-		rpmem_list_reply_free(&page);
-		if (ret) {
-			rpmem_list_reply_free(r);
-			return ret;
-		}
-	}
-	return 0;
+	return pager_run(sess, &list_pager, req, r, &page);
 }
 
 /* list_get -- fetch regions and pools from the target */
@@ -407,41 +487,13 @@ RPMEM_EXPORT const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s)
 	return rpmem_state_str((uint8_t)s);
 }
 
-/* status_page -- one STATUS request from req's cursor, decoded into *page */
-static int status_page(struct rpmemctl_session *sess,
-		       const struct rpmem_msg_status *req,
-		       struct rpmem_msg_status_reply *page)
-{
-	uint8_t buf[512];
-	size_t rlen;
-
-	int len = rpmem_status_encode(buf, sizeof(buf), req);
-	if (len < 0)
-		return len;
-	int ret = client_call(sess, RPMEM_MSG_STATUS, buf, (size_t)len,
-			      RPMEM_MSG_STATUS_REPLY, &rlen);
-	if (ret)
-		return ret;
-	ret = rpmem_status_reply_decode_flags(sess->rbuf, rlen, req->flags,
-					      page);
-	if (ret == -ENOMEM) {
-		client_seterr(sess, "out of memory decoding the status");
-		return ret;
-	}
-	if (ret)
-		return client_bad_reply(sess, RPMEM_MSG_STATUS_REPLY);
-	/* the namespaces may be alone on the last page */
-	return page_check(sess, RPMEM_MSG_STATUS_REPLY, req->cursor,
-			  page->next, page->next[0] ? page->nsessions : 1);
-}
-
 /*
  * status_join -- page's sessions behind r's, and its namespaces and links
  * (they come on one page, the last) into r; page is left to free
  */
-static int status_join(struct rpmem_msg_status_reply *r,
-		       struct rpmem_msg_status_reply *page)
+static int status_join(void *rv, void *pv)
 {
+	struct rpmem_msg_status_reply *r = rv, *page = pv;
 	int ret = append((void **)&r->sessions, &r->nsessions,
 			 (void **)&page->sessions, page->nsessions,
 			 sizeof(*r->sessions));
@@ -461,6 +513,50 @@ static int status_join(struct rpmem_msg_status_reply *r,
 	return 0;
 }
 
+/* status_encode -- the pager's STATUS encoder */
+static int status_encode(void *buf, size_t cap, const void *req)
+{
+	return rpmem_status_encode(buf, cap, req);
+}
+
+/* status_decode -- a STATUS_REPLY in the layout the request asks for */
+static int status_decode(const void *buf, size_t len, const void *req,
+			 void *page)
+{
+	const struct rpmem_msg_status *m = req;
+	return rpmem_status_reply_decode_flags(buf, len, m->flags, page);
+}
+
+/*
+ * status_count -- a STATUS page's sessions (the namespaces may be alone
+ * on the last page)
+ */
+static uint32_t status_count(const void *page)
+{
+	const struct rpmem_msg_status_reply *p = page;
+	return p->next[0] ? p->nsessions : 1;
+}
+
+/* status_free -- the pager's STATUS_REPLY free */
+static void status_free(void *page)
+{
+	rpmem_status_reply_free(page);
+}
+
+static const struct pager status_pager = {
+	.type = RPMEM_MSG_STATUS,
+	.rtype = RPMEM_MSG_STATUS_REPLY,
+	.what = "the status",
+	.size = sizeof(struct rpmem_msg_status_reply),
+	.cursor_at = offsetof(struct rpmem_msg_status, cursor),
+	.next_at = offsetof(struct rpmem_msg_status_reply, next),
+	.encode = status_encode,
+	.decode = status_decode,
+	.count = status_count,
+	.join = status_join,
+	.free = status_free,
+};
+
 /*
  * status_pages -- STATUS into *r: one request, or from a target that
  * answers in pages (RPMEM_CAP_PAGE) every page, joined
@@ -470,30 +566,10 @@ static int status_pages(struct rpmemctl_session *sess,
 			struct rpmem_msg_status_reply *r)
 {
 	struct rpmem_msg_status_reply page;
-	int ret;
 
 	if (sess->caps & RPMEM_CAP_PAGE)
 		req->flags |= RPMEM_STATUS_PAGE;
-	if ((ret = status_page(sess, req, r))) {
-		rpmem_status_reply_free(r);
-		return ret;
-	}
-	while (r->next[0]) {
-		rpmem_strlcpy(req->cursor, r->next, sizeof(req->cursor));
-		memset(&page, 0, sizeof(page));
-		ret = status_page(sess, req, &page);
-		if (!ret)
-			ret = status_join(r, &page);
-		if (ret == -ENOMEM)
-			client_seterr(sess, "out of memory joining the status");
-		memcpy(r->next, page.next, sizeof(r->next));
-		rpmem_status_reply_free(&page);
-		if (ret) {
-			rpmem_status_reply_free(r);
-			return ret;
-		}
-	}
-	return 0;
+	return pager_run(sess, &status_pager, req, r, &page);
 }
 
 /* status_get -- the daemon and its sessions */
