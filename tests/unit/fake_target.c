@@ -78,6 +78,7 @@ struct fake_target {
 	char err_text[RPMEM_MSG_MAX + 1]; /* of scripted ERRORs; "" default */
 	uint32_t caps;
 	uint16_t version;
+	unsigned paged, per_page, stuck_page; /* fake_target_opts */
 
 	/* the session being served (serving thread only) */
 	struct handle handles[FAKE_HANDLES];
@@ -504,6 +505,99 @@ static int do_scrub(struct fake_target *ft, uint32_t len, uint16_t *rtype)
 }
 
 /*
+ * page_of -- the entries a paged request from cursor gets: *first, the
+ * count, and the next cursor ("" after the last) into next; the page's
+ * number (1 = the first)
+ */
+static unsigned page_of(struct fake_target *ft, int paging, const char *cursor,
+			unsigned *first, unsigned *n, char *next)
+{
+	*first = paging ? (unsigned)strtoul(cursor, NULL, 10) : 0;
+	*n = ft->paged > *first ? ft->paged - *first : 0;
+	if (paging && *n > ft->per_page)
+		*n = ft->per_page;
+	unsigned page = *first / ft->per_page + 1;
+	next[0] = 0;
+	if (*first + *n < ft->paged)
+		snprintf(next, RPMEM_CURSOR_MAX + 1, "%u", *first + *n);
+	if (page == ft->stuck_page)
+		snprintf(next, RPMEM_CURSOR_MAX + 1, "%s", cursor);
+	return page;
+}
+
+/* do_list_paged -- LIST of the paged pools, a page from the cursor */
+static int do_list_paged(struct fake_target *ft, const struct rpmem_msg_list *m,
+			 uint16_t *rtype)
+{
+	struct rpmem_region_info g;
+	struct rpmem_msg_list_reply r = { .flags = m->flags, .regions = &g,
+					  .nregions = 1 };
+	unsigned first;
+
+	memset(&g, 0, sizeof(g));
+	page_of(ft, !!(m->flags & RPMEM_LIST_PAGE), m->cursor, &first,
+		&r.npools, r.next);
+	snprintf(g.name, sizeof(g.name), "g%u", first);
+	r.pools = calloc(r.npools ? r.npools : 1, sizeof(*r.pools));
+	if (!r.pools)
+		return -ENOMEM;
+	for (unsigned i = 0; i < r.npools; i++) {
+		rpmem_strlcpy(r.pools[i].region, ft->region,
+			      sizeof(r.pools[i].region));
+		snprintf(r.pools[i].name, sizeof(r.pools[i].name), "p%u",
+			 first + i);
+	}
+	*rtype = RPMEM_MSG_LIST_REPLY;
+	int len = rpmem_list_reply_encode(ft->out + RPMEM_HDR_SIZE,
+					  RPMEM_MAX_PAYLOAD, &r);
+	free(r.pools);
+	return len;
+}
+
+/* status_sessions -- n sessions with ids from first on, or NULL */
+static struct rpmem_session_info *status_sessions(unsigned first, unsigned n)
+{
+	struct rpmem_session_info *v = calloc(n ? n : 1, sizeof(*v));
+	for (unsigned i = 0; v && i < n; i++) {
+		v[i].id = first + i;
+		snprintf(v[i].peer, sizeof(v[i].peer), "peer%u", first + i);
+	}
+	return v;
+}
+
+/*
+ * do_status -- STATUS of the paged sessions, a page from the cursor; the
+ * namespace and its link on the last
+ */
+static int do_status(struct fake_target *ft, uint32_t len, uint16_t *rtype)
+{
+	struct rpmem_msg_status m;
+	struct rpmem_ns_info ns = { .name = "ns0", .numa = -1 };
+	struct rpmem_ns_link link = { .ns = 0 };
+	unsigned first;
+
+	if (!ft->paged || rpmem_status_decode(ft->req, len, &m))
+		return reply_error(ft, rtype, RPMEM_E_PROTO, "bad STATUS");
+	struct rpmem_msg_status_reply r = { .flags = m.flags, .pid = 1,
+					    .server = "fake" };
+	r.uptime = page_of(ft, !!(m.flags & RPMEM_STATUS_PAGE), m.cursor,
+			   &first, &r.nsessions, r.next);
+	rpmem_strlcpy(link.region, ft->region, sizeof(link.region));
+	if (!r.next[0]) {
+		r.namespaces = &ns;
+		r.links = &link;
+		r.nnamespaces = r.nlinks = 1;
+	}
+	if (!(r.sessions = status_sessions(first, r.nsessions)))
+		return -ENOMEM;
+	*rtype = RPMEM_MSG_STATUS_REPLY;
+	int n = rpmem_status_reply_encode(ft->out + RPMEM_HDR_SIZE,
+					  RPMEM_MAX_PAYLOAD, &r);
+	free(r.sessions);
+	return n;
+}
+
+/*
  * do_list -- LIST: the one pool (in any region asked, or all), with its
  * state, generation and the source of the last SET_STATE
  */
@@ -512,6 +606,8 @@ static int do_list(struct fake_target *ft, uint32_t len, uint16_t *rtype)
 	struct rpmem_msg_list m;
 	if (rpmem_list_decode(ft->req, len, &m))
 		return reply_error(ft, rtype, RPMEM_E_PROTO, "bad LIST");
+	if (ft->paged)
+		return do_list_paged(ft, &m, rtype);
 	struct rpmem_pool_info pi;
 	memset(&pi, 0, sizeof(pi));
 	struct rpmem_msg_list_reply r = { .flags = m.flags, .pools = &pi };
@@ -558,6 +654,8 @@ static int handle_request(struct fake_target *ft, const struct rpmem_hdr *h,
 		return do_scrub(ft, h->len, rtype);
 	case RPMEM_MSG_LIST:
 		return do_list(ft, h->len, rtype);
+	case RPMEM_MSG_STATUS:
+		return do_status(ft, h->len, rtype);
 	}
 	return reply_error(ft, rtype, RPMEM_E_PROTO, "unexpected %s",
 			   rpmem_msg_type_str(h->type));
@@ -811,6 +909,9 @@ int fake_target_start(const struct fake_target_opts *opts,
 	ft->state = o->state;
 	ft->generation = o->generation;
 	ft->caps = o->caps;
+	ft->paged = o->paged;
+	ft->per_page = o->per_page ? o->per_page : 1;
+	ft->stuck_page = o->stuck_page;
 	ft->version = o->version ? o->version : RPMEM_PROTO_VERSION;
 	ft->req = malloc(RPMEM_MAX_PAYLOAD);
 	ft->out = malloc(RPMEM_HDR_SIZE + RPMEM_MAX_PAYLOAD + 1);

@@ -12,7 +12,8 @@
  * A fake target listens on 127.0.0.1, on a port the kernel picks, and
  * serves one connection at a time in a thread of its own, speaking the
  * real protocol (lib/common/proto.h, lib/common/net.h): HELLO, CREATE,
- * REMOVE, OPEN (tcp only), WRITE, READ, FLUSH, LIST (its one pool), HASH,
+ * REMOVE, OPEN (tcp only), WRITE, READ, FLUSH, LIST (its one pool, or
+ * paged ones), STATUS (only with paged ones), HASH,
  * HASHV (only when its
  * caps have RPMEM_CAP_HASHV, else ERROR as an older rpmemd would),
  * SCRUB (with RPMEM_CAP_SCRUB; see do_scrub for the verdicts it gives),
@@ -34,6 +35,16 @@ struct fake_target_opts {
 	uint64_t size;	    /* pool size; 0 = none until a CREATE */
 	uint8_t state;	    /* enum rpmem_pool_state at start */
 	uint64_t generation;
+	/*
+	 * paged > 0: LIST answers pools "p0".."p<paged-1>" of the region
+	 * (and a region "g<first>" per page) and STATUS sessions 0..paged-1
+	 * (and a namespace linked to the region on the last page), per_page
+	 * of them a page when the request asks for pages (RPMEM_*_PAGE), all
+	 * at once when not; STATUS's uptime is the page's number (1 = the
+	 * first). Page number stuck_page (> 1) names its own cursor as the
+	 * next: a target that does not move on.
+	 */
+	unsigned paged, per_page, stuck_page;
 };
 
 /* what the target does instead of its normal reply */
