@@ -1511,6 +1511,34 @@ int rpmemctl_links_get_lag(const struct rpmemctl_links *set, unsigned i,
  */
 int rpmemctl_links_set_status_file(struct rpmemctl_links *set,
 				   const char *path);
+
+/* at most so many replicas in a status file (the links of a set) */
+#define RPMEMCTL_REPLICAS_MAX 16
+/* one replica of a status file */
+struct rpmemctl_replica_report {
+	char target[512];	  /* "host:port/region/pool" */
+	int state;		  /* enum rpmemctl_link_state */
+	uint64_t behind_bytes;	  /* written while it did not hold */
+	uint64_t behind_since_ns; /* CLOCK_REALTIME; 0: it holds */
+};
+/* a status file: the process that publishes it and its replicas */
+struct rpmemctl_replicas_report {
+	long pid;
+	uint64_t updated_ns; /* CLOCK_REALTIME of the last rewrite */
+	unsigned quorum, count, holding; /* k, n and links holding */
+	struct rpmemctl_replica_report replica[RPMEMCTL_REPLICAS_MAX];
+};
+/*
+ * rpmemctl_replicas_read -- the status file at path (as
+ * rpmemctl_links_set_status_file writes it) into *out. 0, -errno of
+ * reading it (-ENOENT: none), or -EBADMSG (torn, damaged or forged: every
+ * line and field is checked, *out left zeroed) with the reason, naming
+ * the line, in errbuf (errlen bytes, NUL terminated; errbuf may be NULL if
+ * errlen is 0). (LIBRPMEMCTL_4)
+ */
+int rpmemctl_replicas_read(const char *path,
+			   struct rpmemctl_replicas_report *out, char *errbuf,
+			   size_t errlen);
 /* the longest spin rpmemctl_links_set_spin takes (us) */
 #define RPMEMCTL_SPIN_MAX_US 10000u
 /*
