@@ -427,8 +427,12 @@ struct cmd_replicas {
 	struct cmd_replica rep[CMD_REPLICAS_MAX];
 };
 
-/* cmd_replicas_read -- parse PATH.rpmemstat; 0, -errno, or -EBADMSG */
-int cmd_replicas_read(const char *path, struct cmd_replicas *r);
+/*
+ * cmd_replicas_read -- PATH.rpmemstat, read by the library; 0, -errno, or
+ * -EBADMSG with why in err
+ */
+int cmd_replicas_read(const char *path, struct cmd_replicas *r, char *err,
+		      size_t errlen);
 /* cmd_replica_holds -- the replica holds every write the file had */
 int cmd_replica_holds(const struct cmd_replica *p);
 /* cmd_replica_lags -- p misses writes of the file (exit status 1) */

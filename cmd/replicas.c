@@ -2,7 +2,7 @@
 /*
  * replicas.c -- rpmemctl replicas: each target of a file replicated by the
  * preload library or the replica API, its state and lag, from the status
- * file the replicating process publishes (lib/client/links_status.c)
+ * file the replicating process publishes, read by rpmemctl_replicas_read
  */
 
 #include <errno.h>
@@ -60,66 +60,49 @@ struct follow {
 /* how often --follow reads the status file */
 #define FOLLOW_POLL_NS 100000000ull
 
-/* parse_replica -- one "replica I STATE BYTES SINCE TARGET" line */
-static int parse_replica(struct cmd_replicas *r, const char *line)
+/* replica_fill -- p from the library's report of one replica */
+static int replica_fill(struct cmd_replica *p,
+			const struct rpmemctl_replica_report *rep)
 {
-	struct cmd_replica *p;
-	unsigned i;
-	char state[16], target[sizeof(p->target)];
-
-	if (r->n >= CMD_REPLICAS_MAX ||
-	    sscanf(line, "replica %u %15s %" SCNu64 " %" SCNu64 " %511s", &i,
-		   state, &r->rep[r->n].behind_bytes,
-		   &r->rep[r->n].behind_since_ns, target) != 5 ||
-	    i != r->n)
-		return -1;
-	p = &r->rep[r->n];
-	if (cmd_target_fill(target, RPMEMCTL_TARGET_NEED_POOL, &p->t, NULL, 0))
-		return -1;
-	r->n++;
-	snprintf(p->state, sizeof(p->state), "%s", state);
-	snprintf(p->target, sizeof(p->target), "%s", target);
+	if (cmd_target_fill(rep->target, RPMEMCTL_TARGET_NEED_POOL, &p->t,
+			    NULL, 0))
+		return -EBADMSG;
+	snprintf(p->state, sizeof(p->state), "%s",
+		 rpmemctl_link_state_str(rep->state));
+	snprintf(p->target, sizeof(p->target), "%s", rep->target);
+	p->behind_bytes = rep->behind_bytes;
+	p->behind_since_ns = rep->behind_since_ns;
 	return 0;
 }
 
-/* parse_line -- one line of the status file into r */
-static int parse_line(struct cmd_replicas *r, const char *line, int first)
+/*
+ * cmd_replicas_read -- PATH.rpmemstat, read by the library; 0, -errno, or
+ * -EBADMSG with why in err
+ */
+int cmd_replicas_read(const char *path, struct cmd_replicas *r, char *err,
+		      size_t errlen)
 {
-	if (first)
-		return strcmp(line, "rpmem-replicas 1\n") ? -1 : 0;
-	if (!strncmp(line, "replica ", 8))
-		return parse_replica(r, line);
-	if (sscanf(line, "pid %ld", &r->pid) == 1 ||
-	    sscanf(line, "updated %" SCNu64, &r->updated_ns) == 1 ||
-	    sscanf(line, "quorum %u %u %u", &r->k, &r->ntargets,
-		   &r->holding) == 3)
-		return 0;
-	return -1;
-}
-
-/* cmd_replicas_read -- parse PATH.rpmemstat; 0, -errno, or -EBADMSG */
-int cmd_replicas_read(const char *path, struct cmd_replicas *r)
-{
-	char spath[4200], line[700];
-	FILE *f;
-	int ret = 0, first = 1;
+	struct rpmemctl_replicas_report rep;
+	char spath[4200];
+	int ret;
 
 	memset(r, 0, sizeof(*r));
 	if (snprintf(spath, sizeof(spath), "%s.rpmemstat", path) >=
 	    (int)sizeof(spath))
 		return -ENAMETOOLONG;
-	f = fopen(spath, "re");
-	if (!f)
-		return -errno;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		ret = parse_line(r, line, first) ? -EBADMSG : 0;
-		first = 0;
-	}
-	fclose(f);
-	if (!ret && (first || !r->pid || r->n != r->ntargets))
-		ret = -EBADMSG;
-	r->running = !ret && (kill((pid_t)r->pid, 0) == 0 || errno == EPERM);
-	return ret;
+	if ((ret = rpmemctl_replicas_read(spath, &rep, err, errlen)))
+		return ret;
+	for (unsigned i = 0; i < rep.count; i++)
+		if (replica_fill(&r->rep[i], &rep.replica[i]))
+			return snprintf(err, errlen, "line %u: a bad target",
+					i + 5), -EBADMSG;
+	r->pid = rep.pid;
+	r->updated_ns = rep.updated_ns;
+	r->k = rep.quorum;
+	r->ntargets = r->n = rep.count;
+	r->holding = rep.holding;
+	r->running = kill((pid_t)r->pid, 0) == 0 || errno == EPERM;
+	return 0;
 }
 
 /* cmd_replica_holds -- the replica holds every write the file had */
@@ -277,7 +260,7 @@ static int replicas_follow(struct rpmemctl_ctx *ctx, const char *file,
 	while (!f->count || f->seen < f->count) {
 		if (end && cmd_now_ns() >= end)
 			return CMD_EXIT_DIFFER;
-		if (!cmd_replicas_read(file, &r)) {
+		if (!cmd_replicas_read(file, &r, NULL, 0)) {
 			if (follow_print(file, &r, &prev, ctx->json)) {
 				f->seen++;
 				if (fflush(stdout))
@@ -295,6 +278,7 @@ int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	struct cmd_replicas r;
 	struct follow f = { 0 };
+	char err[256];
 	int c, ret, code = 0, prom = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "jfc:t:",
@@ -325,7 +309,7 @@ int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	const char *file = argv[optind];
 	if (f.on)
 		return cmd_finish(ctx, replicas_follow(ctx, file, &f));
-	ret = cmd_replicas_read(file, &r);
+	ret = cmd_replicas_read(file, &r, err, sizeof(err));
 	if (ret == -ENOENT) {
 		cmd_err(ctx, "'%s' has no replica status (%s.rpmemstat): no "
 			"process has replicated it with the preload library or "
@@ -333,9 +317,9 @@ int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		return CMD_EXIT_LOCAL;
 	}
 	if (ret) {
-		cmd_err(ctx, "cannot read '%s.rpmemstat': %s", file,
-			ret == -EBADMSG ? "not a replica status file" :
-					  strerror(-ret));
+		cmd_err(ctx, "cannot read '%s.rpmemstat': %s%s", file,
+			ret == -EBADMSG ? "not a replica status file: " : "",
+			ret == -EBADMSG ? err : strerror(-ret));
 		return CMD_EXIT_LOCAL;
 	}
 	if (prom)
