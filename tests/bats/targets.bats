@@ -206,6 +206,35 @@ gens() {
 	[ "$status" -eq 2 ]
 }
 
+@test "replicas: a torn or forged status file is an error naming its line, never a report" {
+	head='rpmem-replicas 1\npid 1\nupdated 1\nquorum 1 1 1\n'
+	# torn in the middle of the target: once read as the pool "po"
+	printf "${head}replica 0 live 0 0 127.0.0.1:7000/r1/po" >"$W/t.rpmemstat"
+	rc replicas --json "$W/t"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"not a replica status file: line 5 cut short (no newline: a torn file)"* ]]
+	refute grep -q '"replicas"' <<<"$output"
+	# a state no link has, a negative pid (kill(-1, 0) once said "running"),
+	# a field too many: each named by its line
+	printf "${head}replica 0 evil 0 0 127.0.0.1:7000/r1/p\n" >"$W/s.rpmemstat"
+	rc replicas "$W/s"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"line 5 not 'replica I STATE"* ]]
+	printf 'rpmem-replicas 1\npid -1\nupdated 1\nquorum 0 0 0\n' >"$W/p.rpmemstat"
+	rc replicas --json "$W/p"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"line 2 not 'pid PID' (PID > 0)"* ]]
+	printf "${head}replica 0 live 0 0 127.0.0.1:7000/r1/p x\n" >"$W/x.rpmemstat"
+	rc replicas "$W/x"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"line 5 not 'replica I STATE"* ]]
+	# the same file whole reads
+	printf "${head}replica 0 live 0 0 127.0.0.1:7000/r1/p\n" >"$W/w.rpmemstat"
+	rc replicas --json "$W/w"
+	[ "$status" -eq 0 ]
+	[ "$(json '.replicas[0].pool')" = p ]
+}
+
 @test "preload: every target by default (k = n): one stopped mid-run stops the application under fail-stop, naming the target" {
 	app_start set:0:before pause set:1:after
 	app_paused 1
