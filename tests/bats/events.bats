@@ -42,15 +42,15 @@ conform() {
 
 @test "events: create, mirror and remove appear in order, with the pool, its state, generation and the bytes moved" {
 	start_daemon
-	# --now: the subscriber's own session, then the marker; then 12 live
-	subscribe "$W/ev" --count 14 --timeout 30 "$T"
+	# --now: the subscriber's own session, then the marker; then 13 live
+	subscribe "$W/ev" --count 15 --timeout 30 "$T"
 	"$RPMEMCTL" create "$T/r1/p1" 2M
 	"$RPMEMCTL" mirror "$W/src" "$T/r1/p1"
 	"$RPMEMCTL" remove "$T/r1/p1"
 	finished
 	conform "$W/ev"
 	run live "$W/ev"
-	[ "$(jq -s length <<<"$output")" -eq 12 ]
+	[ "$(jq -s length <<<"$output")" -eq 13 ]
 	# what happened to the pool, in order
 	run jq -r 'select(.object != "session") |
 		"\(.event) \(.object) \(.region)/\(.pool) \(.state) \(.generation) \(.bytes) \(.text)"' <<<"$(live "$W/ev")"
@@ -59,8 +59,10 @@ conform() {
 	[ "${lines[2]}" = "create transfer r1/p1 empty 0 0 " ]
 	[ "${lines[3]}" = "change pool r1/p1 consistent 1 0 " ]
 	[ "${lines[4]}" = "destroy transfer r1/p1 empty 0 2097152 consistent" ]
-	[ "${lines[5]}" = "destroy pool r1/p1 empty 0 0 " ]
-	[ "${#lines[@]}" -eq 6 ]
+	# the pool took the mirror's generation history (GEN adopt)
+	[ "${lines[5]}" = "change pool r1/p1 consistent 1 0 " ]
+	[ "${lines[6]}" = "destroy pool r1/p1 empty 0 0 " ]
+	[ "${#lines[@]}" -eq 7 ]
 	# each command was one session, opened then closed
 	run jq -r 'select(.object == "session") | "\(.event) \(.session)"' \
 		<<<"$(live "$W/ev")"
