@@ -201,10 +201,16 @@ static int recv_to_file(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 
 /*
  * undo_msg -- why the blocks a write overwrites could not be kept in the
- * pool's undo journal (rpmemd_pool_preserve failed with err)
+ * pool's undo journal, or (dense: a dense sync into a new file) the old
+ * blocks around it copied into the new file (rpmemd_pool_preserve failed
+ * with err)
  */
-static const char *undo_msg(int err)
+static const char *undo_msg(int err, int dense)
 {
+	if (dense && (err == -ENOSPC || err == -EDQUOT))
+		return "the target's region has no room for the new file this dense sync is written into; the pool file was not written: the pool can still be rolled back (rpmemctl rollback) or synced again once there is room";
+	if (dense)
+		return "the old blocks around it could not be copied into the new file this dense sync is written into (see rpmemd's log); the pool file was not written";
 	if (err == -ENOSPC || err == -EDQUOT)
 		return "the target's region has no room for the undo journal of the blocks it overwrites; nothing was written: the pool can still be rolled back (rpmemctl rollback) or synced again once there is room";
 	if (err == -EFAULT || err == -EHWPOISON)
@@ -230,7 +236,7 @@ static int write_apply(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		conn_defer(s, rpmem_err_from_errno(ret),
 			   "WRITE of %u bytes at offset %llu into pool '%s' refused: %s",
 			   io.len, (unsigned long long)io.offset, h->pool->name,
-			   undo_msg(ret));
+			   undo_msg(ret, rpmemd_pool_swapping(h->pool)));
 		return rpmem_net_discard(&s->conn, dlen);
 	}
 	/* the block hashes are invalid before the data changes */
@@ -705,7 +711,8 @@ int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret),
 				      "pool '%s': %s", h->pool->name,
-				      undo_msg(ret));
+				      undo_msg(ret,
+					       rpmemd_pool_swapping(h->pool)));
 	DBG("session %u: pool '%s': PRESERVE of %u ranges", s->id,
 	    h->pool->name, m.nranges);
 	return conn_reply_ok(s, hd->id);

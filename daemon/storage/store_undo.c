@@ -329,7 +329,12 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 	}
 out:
 	pthread_mutex_unlock(&p->undo_lock);
-	if (ret)
+	if (ret && rpmemd_pool_swapping(p))
+		rpmem_log(ret == -ENOSPC ? LOG_WARNING : LOG_ERR,
+			  "region '%s': pool '%s': cannot copy the old blocks around a write into the dense sync's new file (.rpmemd/%s.next): %s",
+			  p->region->cfg.name, p->name, p->name,
+			  strerror(-ret));
+	else if (ret)
 		rpmem_log(ret == -ENOSPC ? LOG_WARNING : LOG_ERR,
 			  "region '%s': pool '%s': cannot keep the blocks a write overwrites in its undo journal: %s",
 			  p->region->cfg.name, p->name, strerror(-ret));

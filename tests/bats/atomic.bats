@@ -346,6 +346,21 @@ small_state() {
 	cmp "$W/new" "$MNT/p"
 }
 
+@test "a dense sync whose region fills up under it says the new file had no room, not the undo journal; the pool file is untouched" {
+	small_region 160
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" dense-write small/p 12388 5000 "$MNT/filler"
+	echo "$output"
+	[[ "$output" == "ERROR "*"no room for the new file this dense sync is written into"* ]]
+	[[ "$output" != *"undo journal"* ]]
+	grep -q "pool 'p': cannot copy the old blocks around a write into the dense sync's new file" "$DLOG"
+	! grep -q "pool 'p': cannot keep the blocks a write overwrites in its undo journal" "$DLOG"
+	cmp "$W/old" "$MNT/p"
+	rm "$MNT/filler"
+	rc rollback "$T/small/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/old" "$MNT/p"
+}
+
 @test "a client that says less than it writes: the write is refused with the reason, the pool stays recoverable" {
 	small_region 96
 	run python3 "$TOP/tests/bats/hostile.py" "$PORT" says-less small p 4096

@@ -70,13 +70,15 @@
                           the whole pool, WRITEs of all of it (0x5a) and a
                           FLUSH (a client that says less than it writes);
                           print "OK" or the first ERROR
-  dense-write POOL OFF LEN
-                          HELLO, open r1/POOL read-write, SET_STATE
-                          syncing saying the sync will write the whole
-                          pool (a dense sync), one WRITE of LEN bytes of
-                          0x5a at OFF (any alignment) and nothing else,
-                          FLUSH, SET_STATE consistent; print "OK" or the
-                          first ERROR
+  dense-write POOL OFF LEN [FILL]
+                          HELLO, open r1/POOL (or REGION/POOL)
+                          read-write, SET_STATE syncing saying the sync
+                          will write the whole pool (a dense sync), (with
+                          FILL: fill the file system of the path FILL with
+                          zeros,) one WRITE of LEN bytes of 0x5a at OFF
+                          (any alignment) and nothing else, FLUSH,
+                          SET_STATE consistent; print "OK" or the first
+                          ERROR
   dense-shared POOL
                           HELLO, open r1/POOL read-write, SET_STATE
                           syncing saying the whole pool will be written,
@@ -310,8 +312,24 @@ def cmd_says_less(port, region, pool, change):
     print("OK" if t == OK else error_text(p))
 
 
-def cmd_dense_write(port, pool, off, n):
-    s, _, handle, size = session(port, pool)
+def fill_fs(path):
+    """write zeros into path until its file system is full"""
+    with open(path, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * (1 << 20))
+        except OSError:
+            pass
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+
+
+def cmd_dense_write(port, pool, off, n, fill=None):
+    region, pool = pool.split("/") if "/" in pool else ("r1", pool)
+    s, _, handle, size = session(port, pool, region)
     off, n = int(off), int(n)
     s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
                     wstr("dense-write") + struct.pack("<IQ", 1 << 2, size)))
@@ -319,6 +337,8 @@ def cmd_dense_write(port, pool, off, n):
     if t != OK:
         print(error_text(p))
         return
+    if fill:
+        fill_fs(fill)
     s.sendall(frame(WRITE, 4, struct.pack("<IQI", handle, off, n) +
                     b"\x5a" * n))
     s.sendall(frame(FLUSH, 5, struct.pack("<IQQ", handle, off, n)))
