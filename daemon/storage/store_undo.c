@@ -463,8 +463,15 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 		ret = rpmemd_undo_apply(p->undo, restore, p);
 	if (!ret && (ret = rollback_check(p, err, errlen)))
 		goto out;
-	if (!ret)
-		ret = rollback_meta(p, out);
+	if (!ret && (ret = rollback_meta(p, out))) {
+		snprintf(err, errlen,
+			 "pool '%s': the pool file holds generation %llu's image again (every kept block restored), but its metadata could not be written: %s; it stays syncing with the journal kept, and a rollback once the metadata can be written marks it consistent",
+			 p->name,
+			 (unsigned long long)rpmemd_undo_generation(p->undo),
+			 strerror(-ret));
+		WARN("region '%s': %s", p->region->cfg.name, err);
+		goto out;
+	}
 	if (ret) {
 		snprintf(err, errlen, "rolling back pool '%s' failed (it stays syncing, the journal kept): %s",
 			 p->name, strerror(-ret));

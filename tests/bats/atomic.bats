@@ -361,6 +361,25 @@ small_state() {
 	cmp "$W/old" "$MNT/p"
 }
 
+@test "a rollback whose metadata cannot be written (a full region) says the pool file already holds the last good image; the next rollback with room finishes it" {
+	small_region 200
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" says-less small p 0
+	[ "$output" = OK ]
+	python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import hostile; hostile.fill_fs(sys.argv[2])' \
+		"$TOP/tests/bats" "$MNT/filler"
+	rc rollback "$T/small/p"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"the pool file holds generation 1's image again"* ]]
+	grep -q "pool 'p': the pool file holds generation 1's image again" "$DLOG"
+	cmp "$W/old" "$MNT/p"
+	rm "$MNT/filler"
+	rc rollback "$T/small/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/old" "$MNT/p"
+	[ "$(small_state | cut -d' ' -f1-3)" = "consistent false 1" ]
+}
+
 @test "a client that says less than it writes: the write is refused with the reason, the pool stays recoverable" {
 	small_region 96
 	run python3 "$TOP/tests/bats/hostile.py" "$PORT" says-less small p 4096
