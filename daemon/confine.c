@@ -134,6 +134,17 @@ static int bound(uint32_t keep)
 	return 0;
 }
 
+/* ipc_lock_effective -- CAP_IPC_LOCK is in the effective set */
+static int ipc_lock_effective(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2] = { { 0 } };
+	return !syscall(SYS_capget, &h, d) &&
+	       (d[0].effective & (1u << CAP_IPC_LOCK));
+}
+
 /* become -- user pw: its groups, then its uid (capabilities keep only
  * keep, PR_SET_KEEPCAPS holding them across the change) */
 static int become(const struct passwd *pw, uint32_t keep)
@@ -161,8 +172,13 @@ int rpmemd_privileges_drop(const struct rpmemd_config *cfg, int check)
 
 	if (geteuid() != 0 || under_systemd())
 		return 0;
-	/* RDMA registers pool memory: as the unit's LimitMEMLOCK=infinity */
-	if (!check && setrlimit(RLIMIT_MEMLOCK, &inf))
+	/*
+	 * RDMA registers pool memory: with CAP_IPC_LOCK it pinned past
+	 * RLIMIT_MEMLOCK, so its loss is made up by the unit's
+	 * LimitMEMLOCK=infinity; started without it (setpriv, a container),
+	 * the limit it was given is the operator's and stays
+	 */
+	if (!check && ipc_lock_effective() && setrlimit(RLIMIT_MEMLOCK, &inf))
 		DBG("RLIMIT_MEMLOCK stays as it is (errno %d)", errno);
 	struct passwd *pw = getpwnam(name);
 	if (pw && pw->pw_uid == 0)
