@@ -135,6 +135,20 @@ static int fsync_dir(const char *path)
 	return ret;
 }
 
+/*
+ * tmp_create -- "PATH.tmp" (into tmp[len]) created anew for writing, never
+ * through a link planted at that name; its fd or -errno
+ */
+static int tmp_create(const char *path, char *tmp, size_t len)
+{
+	snprintf(tmp, len, "%s.tmp", path);
+	if (unlink(tmp) && errno != ENOENT)
+		return -errno;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      0600);
+	return fd < 0 ? -errno : fd;
+}
+
 /* hist_write -- h with file's current size and mtime, crash-safely */
 static int hist_write(const char *file, struct client_history *h)
 {
@@ -154,14 +168,9 @@ static int hist_write(const char *file, struct client_history *h)
 			 HIST_MAGIC, ids, (unsigned long long)h->size,
 			 (unsigned long long)(h->mtime_ns / 1000000000ull),
 			 (unsigned long long)(h->mtime_ns % 1000000000ull));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	/* a new file: never through a link planted at the temporary name */
-	if (unlink(tmp) && errno != ENOENT)
-		return -errno;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		      0600);
+	int fd = tmp_create(path, tmp, sizeof(tmp));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ret = write_all(fd, text, (size_t)n);
 	if (!ret && fsync(fd))
 		ret = -errno;
@@ -179,13 +188,9 @@ int client_history_writable(const char *file)
 	int ret = hist_path(file, path, sizeof(path));
 	if (ret)
 		return ret;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (unlink(tmp) && errno != ENOENT)
-		return -errno;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		      0600);
+	int fd = tmp_create(path, tmp, sizeof(tmp));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	close(fd);
 	return unlink(tmp) ? -errno : 0;
 }
