@@ -96,7 +96,10 @@ static int local_hist_write(struct rpmemd_pool *p, const struct rpmemd_meta *m)
 static void local_hist_take(struct rpmemd_pool *p, struct rpmemd_meta *m)
 {
 	char name[RPMEM_NAME_MAX + 32], text[1025];
+	/* 16 ids of 16 hex digits and their commas: the width below + 1 */
 	char ids[RPMEM_MAX_GENERATIONS * 17 + 1];
+	_Static_assert(RPMEM_MAX_GENERATIONS * 17 == 272,
+		       "the sscanf width is the ids buffer's size - 1");
 	unsigned long long size, sec, nsec;
 	uint64_t got[RPMEM_MAX_GENERATIONS];
 	struct stat st;
@@ -114,7 +117,7 @@ static void local_hist_take(struct rpmemd_pool *p, struct rpmemd_meta *m)
 		text[len] = '\0';
 		if (!strncmp(text, LOCAL_HIST_MAGIC, strlen(LOCAL_HIST_MAGIC)) &&
 		    sscanf(text + strlen(LOCAL_HIST_MAGIC),
-			   "ids=%288[0-9a-f,]\nsize=%llu\nmtime=%llu.%llu\n",
+			   "ids=%272[0-9a-f,]\nsize=%llu\nmtime=%llu.%llu\n",
 			   ids, &size, &sec, &nsec) == 4)
 			n = rpmem_gen_ids_parse(ids, ',', got,
 						RPMEM_MAX_GENERATIONS);

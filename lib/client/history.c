@@ -62,11 +62,14 @@ static int hist_path(const char *file, char *out, size_t len)
 /* hist_parse -- the text of a history file into *h, *size, *mtime */
 static int hist_parse(char *text, struct client_history *h)
 {
+	/* 16 ids of 16 hex digits and their commas: the width below + 1 */
 	char ids[RPMEMCTL_GENERATIONS_MAX * 17 + 1];
+	_Static_assert(RPMEMCTL_GENERATIONS_MAX * 17 == 272,
+		       "the sscanf width is the ids buffer's size - 1");
 	unsigned long long size, sec, nsec;
 	if (strncmp(text, HIST_MAGIC, strlen(HIST_MAGIC)) ||
 	    sscanf(text + strlen(HIST_MAGIC),
-		   "ids=%288[0-9a-f,]\nsize=%llu\nmtime=%llu.%llu\n", ids,
+		   "ids=%272[0-9a-f,]\nsize=%llu\nmtime=%llu.%llu\n", ids,
 		   &size, &sec, &nsec) != 4)
 		return -EBADMSG;
 	int n = rpmem_gen_ids_parse(ids, ',', h->g.ids,

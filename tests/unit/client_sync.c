@@ -858,6 +858,31 @@ static void rpmemctl_pool_sync__shared_local_hashes_hash_the_file_once(
 	env_close(&e2);
 }
 
+/*
+ * a history whose ids line is longer than 16 ids allow is damaged, and
+ * reading it writes nothing past its buffer (the sscanf width was 288
+ * for 273 bytes: ASan's unit run and asan-bats caught it)
+ */
+static void rpmemctl_history_read__overlong_ids_are_damaged(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/rpmem-hist.XXXXXX";
+	char file[64], path[80], ids[400];
+	struct rpmemctl_generations g;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/f", dir);
+	snprintf(path, sizeof(path), "%s.rpmemgen", file);
+	memset(ids, 'a', sizeof(ids) - 1);
+	ids[sizeof(ids) - 1] = '\0';
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "rpmem-history 1\nids=%s\nsize=4096\nmtime=1.0\n", ids);
+	fclose(f);
+	assert_int_equal(rpmemctl_history_read(file, &g), -EBADMSG);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -907,6 +932,8 @@ int main(void)
 			rpmemctl_pool_sync__failed_fine_hash_writes_nothing_and_drains),
 		cmocka_unit_test(
 			rpmemctl_pool_sync__lost_connection_fails_for_good),
+		cmocka_unit_test(
+			rpmemctl_history_read__overlong_ids_are_damaged),
 	};
 	return cmocka_run_group_tests_name("client_sync", tests, NULL, NULL);
 }
