@@ -605,7 +605,7 @@ dd_sync_bg()
 {
 	local i st u=0
 
-	"$DD_CTL" -q sync --bwlimit "$DD_AT_BW" --transport tcp new.bin \
+	"$DD_CTL" -q sync --no-history --bwlimit "$DD_AT_BW" --transport tcp new.bin \
 		"$DD_T/dd/at" >>"$(vm_log)" 2>&1 &
 	DD_SPID=$!
 	for ((i = 0; i < 600; i++)); do
@@ -623,7 +623,7 @@ dd_sync_bg()
 dd_pull_is()
 {
 	rm -f pulled.bin
-	tap_check "$2" sh -c "'$DD_CTL' -q sync --pull --transport tcp pulled.bin '$DD_T/dd/at' && cmp '$1' pulled.bin"
+	tap_check "$2" sh -c "'$DD_CTL' -q sync --pull --no-history --transport tcp pulled.bin '$DD_T/dd/at' && cmp '$1' pulled.bin"
 }
 
 # dd_roll_back -- rollback of dd/at gives back old.bin byte for byte
@@ -644,7 +644,7 @@ dd_initiator_atomic()
 	head -c $((DD_AT_MIB * DD_MIB)) /dev/urandom >old.bin
 	head -c $((DD_AT_MIB * DD_MIB)) /dev/urandom >new.bin
 	dd_ctl "mirror the old image into dd/at" 0 \
-		-q mirror --transport tcp old.bin "$DD_T/dd/at"
+		-q mirror --no-history --transport tcp old.bin "$DD_T/dd/at"
 
 	dd_sync_bg
 	kill -KILL "$DD_SPID"
@@ -671,7 +671,7 @@ dd_initiator_atomic()
 		"$(dd_at_state)" "syncing true 1 1"
 	dd_roll_back
 	dd_ctl "the next sync into dd/at completes" 0 \
-		-q sync --transport tcp new.bin "$DD_T/dd/at"
+		-q sync --no-history --transport tcp new.bin "$DD_T/dd/at"
 	dd_is "LIST: dd/at is consistent at generation 2, nothing pending" \
 		"$(dd_at_state)" "consistent false null 2"
 	dd_pull_is new.bin "dd/at reads back byte-identical to the new image"
@@ -680,7 +680,7 @@ dd_initiator_atomic()
 
 	vm_wait undo-gone || return 1
 	tap_check "without its undo_dir a sync into dd/at is refused, saying why" \
-		sh -c "! '$DD_CTL' -q sync --transport tcp old.bin '$DD_T/dd/at' 2>refused.err;
+		sh -c "! '$DD_CTL' -q sync --no-history --transport tcp old.bin '$DD_T/dd/at' 2>refused.err;
 		       cat refused.err; grep -q \"pool 'at' stays consistent: cannot start its undo journal\" refused.err"
 	dd_is "LIST: dd/at is still consistent at generation 2" \
 		"$(dd_at_state)" "consistent false null 2"
