@@ -63,11 +63,11 @@ DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_DEPS) 2>/dev/null || \
 #   lib/common/             both ends: librpmemctl and rpmemd
 #   lib/client/             librpmemctl only (the initiator's API)
 #   lib/rdma/rdma_common.c  both ends (the only files with librpma.h are
-#   lib/rdma/rdma_initiator.c   librpmemctl      here, in lib/rdma/)
+#   lib/rdma/rdma_initiator*.c  librpmemctl      here, in lib/rdma/)
 #   lib/rdma/rdma_target.c      rpmemd only
 #   daemon/                 rpmemd;  cmd/  rpmemctl (on librpmemctl.a)
 COMMON_SRC := $(sort $(wildcard lib/common/*.c)) lib/rdma/rdma_common.c
-CLIENT_SRC := $(sort $(wildcard lib/client/*.c)) lib/rdma/rdma_initiator.c
+CLIENT_SRC := $(sort $(wildcard lib/client/*.c lib/rdma/rdma_initiator*.c))
 TARGET_SRC := lib/rdma/rdma_target.c
 DAEMON_SRC := $(sort $(wildcard daemon/*.c daemon/*/*.c))
 CMD_SRC    := $(sort $(wildcard cmd/*.c))

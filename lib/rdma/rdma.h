@@ -13,7 +13,7 @@
 /* rpmem_rdma_usable -- 1 if an RDMA device serves the local address addr */
 int rpmem_rdma_usable(const char *addr);
 
-/* --- initiator, in librpmemctl (rdma_initiator.c) ------------------------ */
+/* --- initiator, in librpmemctl (rdma_initiator*.c) ----------------------- */
 
 struct rpmem_tls;
 

@@ -8,7 +8,7 @@
  *
  * - Only the files of lib/rdma/ include <librpma.h>; librpma 1.2.0 is
  *   discontinued upstream, so nothing else may depend on it. The
- *   initiator half (rdma_initiator.c) is linked into librpmemctl, the
+ *   initiator half (rdma_initiator*.c) is linked into librpmemctl, the
  *   target half (rdma_target.c) into rpmemd only, and rdma_common.c
  *   (librpma logging and errors, the OPEN_OK blob) into both.
  *
