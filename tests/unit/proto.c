@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto.c -- unit tests of the protocol codec (lib/common/proto.c,
+ * proto.c -- unit tests of the protocol codec (lib/common/proto*.c,
  * lib/common/wire.c)
  */
 #include <errno.h>
