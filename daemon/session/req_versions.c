@@ -276,7 +276,8 @@ static int read_at_chain(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		      !rpmemd_vchain_retarget(h->vc, version)))
 		return 0;
 	rpmemd_vchain_close(&h->vc);
-	r = rpmemd_vchain_open(h->pool, version, &h->vc, err, sizeof(err));
+	r = rpmemd_vchain_open(h->pool, version, s, &h->vc, err,
+			       sizeof(err));
 	if (!r)
 		return 0;
 	*ret = conn_reply_err(s, hd->id,

@@ -863,9 +863,12 @@ int rpmemd_versions_make_room(struct rpmemd_pool *p)
 
 /*
  * The chains open in the daemon, most recently read first: together they
- * hold at most vc_reg.max journals open (a quarter of RLIMIT_NOFILE); the
- * least recently read ones are closed to make room, and reopened at their
- * next read. A commit or a prune of a pool's version closes its pool's
+ * hold at most vc_reg.max journals open (a quarter of RLIMIT_NOFILE), and
+ * the chains of one owner (a session) at most a quarter of that (its
+ * share); a chain that would take its owner past its share closes that
+ * owner's least recently read chains first, never another's, then the
+ * least recently read of all are closed to make room for it; each is
+ * reopened at its next read. A commit or a prune of a pool's version closes its pool's
  * chains (rpmemd_vchains_release), so no reader keeps a stale or pruned
  * version's file, and its space, alive. Locks: the region's ver_lock,
  * then vc_reg.lock, then a chain's lk.
@@ -880,6 +883,7 @@ static struct {
 
 struct rpmemd_vchain {
 	struct rpmemd_vchain *prev, *next; /* in vc_reg, while loaded */
+	const void *owner; /* the session reading it: its share is bounded */
 	struct rpmemd_region *r;
 	char pool[RPMEM_NAME_MAX + 1];
 	uint64_t gen;	 /* the version */
@@ -907,6 +911,25 @@ static size_t vc_max(void)
 		vc_reg.max = n / 4 > 16 ? (size_t)(n / 4) : 16;
 	}
 	return vc_reg.max;
+}
+
+/* vc_share -- the journals the chains of one owner may hold open */
+static size_t vc_share(void)
+{
+	size_t max = vc_max();
+
+	return max / 4 > 16 ? max / 4 : (max < 16 ? max : 16);
+}
+
+/* vc_owner_fds -- the journals owner's chains hold open; vc_reg.lock */
+static size_t vc_owner_fds(const void *owner)
+{
+	size_t n = 0;
+
+	for (struct rpmemd_vchain *t = vc_reg.head; t; t = t->next)
+		if (t->owner == owner)
+			n += t->n;
+	return n;
 }
 
 /* vc_unlink -- take c out of vc_reg's list; vc_reg.lock held */
@@ -945,23 +968,44 @@ static void vc_drop(struct rpmemd_vchain *c)
 	vc_unlink(c);
 }
 
-/* vc_make_room -- close the least recently read chains but c for need */
-static void vc_make_room(struct rpmemd_vchain *c, size_t need)
+/* vc_tail -- the least recently read chain; vc_reg.lock held */
+static struct rpmemd_vchain *vc_tail(void)
 {
-	size_t max = vc_max();
 	struct rpmemd_vchain *t = vc_reg.head;
 
 	while (t && t->next)
 		t = t->next;
-	while (t && vc_reg.fds + need > max) {
-		struct rpmemd_vchain *prev = t->prev;
-		if (t != c) {
-			DBG("pool '%s': version %llu's chain closed (%zu journals): the chains hold %zu of %zu",
-			    t->pool, (unsigned long long)t->gen, t->n,
-			    vc_reg.fds, max);
-			vc_drop(t);
-		}
-		t = prev;
+	return t;
+}
+
+/*
+ * vc_make_room -- room for need more journals of c: c's owner's least
+ * recently read chains but c closed to keep it within its share, then
+ * the least recently read of all but c for the daemon's bound
+ */
+static void vc_make_room(struct rpmemd_vchain *c, size_t need)
+{
+	size_t max = vc_max(), share = vc_share();
+	size_t own = vc_owner_fds(c->owner);
+	struct rpmemd_vchain *t, *prev;
+
+	for (t = vc_tail(); t && own + need > share; t = prev) {
+		prev = t->prev;
+		if (t == c || t->owner != c->owner)
+			continue;
+		DBG("pool '%s': version %llu's chain closed (%zu journals): its session's chains hold %zu of its share of %zu",
+		    t->pool, (unsigned long long)t->gen, t->n, own, share);
+		own -= t->n;
+		vc_drop(t);
+	}
+	for (t = vc_tail(); t && vc_reg.fds + need > max; t = prev) {
+		prev = t->prev;
+		if (t == c)
+			continue;
+		DBG("pool '%s': version %llu's chain closed (%zu journals): the chains hold %zu of %zu",
+		    t->pool, (unsigned long long)t->gen, t->n, vc_reg.fds,
+		    max);
+		vc_drop(t);
 	}
 }
 
@@ -1173,7 +1217,8 @@ static int vchain_hold(struct rpmemd_pool *p, struct rpmemd_vchain *c)
 }
 
 int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
-		       struct rpmemd_vchain **out, char *err, size_t errlen)
+		       const void *owner, struct rpmemd_vchain **out,
+		       char *err, size_t errlen)
 {
 	struct rpmemd_vchain *c = calloc(1, sizeof(*c));
 	struct rpmemd_meta m;
@@ -1189,6 +1234,7 @@ int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
 	}
 	pthread_mutex_init(&c->lk, NULL);
 	rpmemd_pool_get_meta(p, &m);
+	c->owner = owner;
 	c->r = p->region;
 	rpmem_strlcpy(c->pool, p->name, sizeof(c->pool));
 	c->gen = gen;

@@ -132,11 +132,14 @@ struct rpmemd_vchain;
 
 /*
  * rpmemd_vchain_open -- version gen of the open pool p (gen = the pool's
- * generation: its current image); -ENOENT (no such version, why in err),
- * -EAGAIN (the pool is not consistent)
+ * generation: its current image), read by owner (a session: the chains
+ * of one owner hold at most a quarter of the daemon's bound of journals,
+ * its least recently read closed first); -ENOENT (no such version, why
+ * in err), -EAGAIN (the pool is not consistent)
  */
 int rpmemd_vchain_open(struct rpmemd_pool *p, uint64_t gen,
-		       struct rpmemd_vchain **out, char *err, size_t errlen);
+		       const void *owner, struct rpmemd_vchain **out,
+		       char *err, size_t errlen);
 
 /* rpmemd_vchain_gen -- the version it reads */
 uint64_t rpmemd_vchain_gen(const struct rpmemd_vchain *c);
@@ -173,8 +176,9 @@ void rpmemd_vchain_close(struct rpmemd_vchain **c);
  * (of the region whose metadata directory is metafd) holds: a commit or a
  * prune made them stale. Each is reopened at its next read (and refused
  * there if the pool or the version moved on). The open chains of the
- * daemon hold at most a quarter of RLIMIT_NOFILE journals together: the
- * least recently read are closed the same way to make room.
+ * daemon hold at most a quarter of RLIMIT_NOFILE journals together, one
+ * session's at most a quarter of that: the least recently read (of the
+ * session, then of all) are closed the same way to make room.
  */
 void rpmemd_vchains_release(int metafd, const char *pool);
 
