@@ -621,10 +621,15 @@ static struct rpmemd_hash_share *hash_share(struct rpmemd_sessions *set,
 	return e;
 }
 
+unsigned rpmemd_hash_share_of(const struct rpmemd_sessions *set)
+{
+	return (set->hash_max + 1) / 2;
+}
+
 void rpmemd_hash_enter(struct rpmemd_session *s)
 {
 	struct rpmemd_sessions *set = s->set;
-	unsigned share = (set->hash_max + 1) / 2;
+	unsigned share = rpmemd_hash_share_of(set);
 
 	pthread_mutex_lock(&set->hash_lock);
 	if ((s->share = hash_share(set, s)))
@@ -637,6 +642,10 @@ void rpmemd_hash_enter(struct rpmemd_session *s)
 	if (s->share)
 		s->share->n++;
 	uint64_t turn = set->hash_next++;
+	/* the turns given out before this one: served before it */
+	if (turn - set->hash_turn > s->hash_ahead_max)
+		s->hash_ahead_max = turn - set->hash_turn;
+	s->hashed++;
 	while (turn != set->hash_turn || set->hash_busy >= set->hash_max)
 		pthread_cond_wait(&set->hash_cond, &set->hash_lock);
 	set->hash_turn++;

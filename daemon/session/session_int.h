@@ -102,6 +102,8 @@ struct rpmemd_session {
 	uint64_t last_active_ns; /* the last request done */
 	struct rpmemd_sub *sub;	 /* an event subscriber (events.c), or NULL */
 	struct rpmemd_hash_share *share; /* its identity's, while hashing */
+	uint64_t hashed;	  /* requests that took a hashing slot */
+	uint64_t hash_ahead_max;  /* the most turns before one of them */
 
 	/* atomics, read by STATUS */
 	uint64_t bytes_written;
@@ -449,9 +451,13 @@ int rpmemd_sessions_fate(struct rpmemd_sessions *set, struct rpmemd_session *s,
  * in turn (first come, first served), its identity (without TLS: its
  * address) holding or awaiting at most half of them (rounded up), more
  * only while a slot is free and nobody waits: the many sessions of one
- * identity cannot crowd out another's, nor leave slots idle
+ * identity cannot crowd out another's, nor leave slots idle. Counts in
+ * s->hashed and s->hash_ahead_max (the most requests given a slot while
+ * one of s's waited in turn), which rpmemd logs as the session ends
  */
 void rpmemd_hash_enter(struct rpmemd_session *s);
+/* rpmemd_hash_share_of -- the slots one identity holds or awaits at most */
+unsigned rpmemd_hash_share_of(const struct rpmemd_sessions *set);
 /* rpmemd_hash_leave -- give s's hashing slot back */
 void rpmemd_hash_leave(struct rpmemd_session *s);
 /* rpmemd_sessions_leave -- s's thread ends: uncount it, wake the reaper */

@@ -155,6 +155,22 @@ static struct rpmem_log_limit log_timeouts =
  * handshake_failed -- the handshake ended with ret: say why to a peer
  * whose socket we shut down (evicted) or who was too slow, and log it
  */
+/*
+ * hash_report -- what s's requests that hash (HASH, SCRUB, READ_AT) got
+ * from the hashing slots: how many, and the most requests served before
+ * one of them once it waited in turn (one identity's share bounds what
+ * the sessions of another identity put before it)
+ */
+static void hash_report(const struct rpmemd_session *s)
+{
+	if (!s->hashed)
+		return;
+	INFO("session %u from %s: %llu requests took a hashing slot, at most %llu others were served before one of them in turn (one identity holds or awaits at most %u of the %u slots)",
+	     s->id, s->peer, (unsigned long long)s->hashed,
+	     (unsigned long long)s->hash_ahead_max,
+	     rpmemd_hash_share_of(s->set), s->set->hash_max);
+}
+
 static void handshake_failed(struct rpmemd_session *s, int ret)
 {
 	char by[8];
@@ -264,6 +280,7 @@ static void *session_main(void *arg)
 		     (unsigned long long)s->bytes_read,
 		     (unsigned long long)s->flushes,
 		     (unsigned long long)s->barriers);
+		hash_report(s);
 		rpmemd_ev_session(s, RPMEM_EV_DESTROY, end_reason(ret));
 	} else
 		handshake_failed(s, ret);
