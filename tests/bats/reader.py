@@ -6,7 +6,10 @@
 Opens SESSIONS sessions, each with HANDLES read-only opens of the pool,
 and on each handle reads 1 byte of VERSION at offset 0 (READ_AT); then
 READS more READ_ATs of 1 byte on each handle, the version going from
-VERSION up to the pool's generation and round again (0: none). Prints
+VERSION up to the pool's generation and round again (0: none; -1: for
+ever, after printing "hammering" once the first round is done). From
+source address $READER_SRC if set (another address is another share of
+the target's hashing slots). Prints
 "holding N" (N: the READ_ATs that worked) or, for the first one that
 failed, "ERROR code msg"; then holds everything open, idle, until the
 target closes a session (it prints "closed: ERROR code msg", the
@@ -41,7 +44,8 @@ def main():
     opens, ok = [], 0
     gen = version
     for _ in range(nses):
-        s, _ = hello_session(port, "reader.py")
+        s, _ = hello_session(port, "reader.py",
+                             os.environ.get("READER_SRC"))
         for i in range(nh):
             s.sendall(frame(OPEN, 10 + i, wstr(region) + wstr(pool) +
                             bytes([0, 0])))
@@ -56,9 +60,13 @@ def main():
                 sys.exit(1)
             ok += 1
             opens.append((s, handle))
-    for k in range(reads):
+    k = 0
+    while k < reads or reads < 0:
+        if reads < 0 and k == 1:
+            print("hammering", flush=True)
+        k += 1
         for s, handle in opens:
-            v = version + k % (gen - version + 1)
+            v = version + (k - 1) % (gen - version + 1)
             err = read_at(s, 1000, handle, v)
             if err:
                 print(err, flush=True)

@@ -61,6 +61,11 @@ ver_fds() {
 	find "/proc/$DPID/fd" -lname '*.ver*' 2>/dev/null | wc -l
 }
 
+# pool_fds POOL -- how many version files of POOL rpmemd holds open
+pool_fds() {
+	find "/proc/$DPID/fd" -lname "*/$1.v*.ver*" 2>/dev/null | wc -l
+}
+
 # no_ver_fds -- rpmemd holds no version file open
 no_ver_fds() {
 	[ "$(ver_fds)" -eq 0 ]
@@ -77,6 +82,10 @@ setup() {
 
 teardown() {
 	[ -z "${RPID:-}" ] || kill "$RPID" 2>/dev/null || true
+	local p
+	for p in ${RPIDS:-}; do
+		kill "$p" 2>/dev/null || true
+	done
 	teardown_daemon
 	! mountpoint -q "$W/small" 2>/dev/null || umount "$W/small"
 }
@@ -184,6 +193,93 @@ teardown() {
 	reader r1/p 1 2 16 1
 	grep -q '^holding 64$' "$W/reader.out"
 	[ "$(ver_fds)" -le 64 ]
+}
+
+@test "one session's open versions stay within its share: a session reading many versions closes its own least recently read chains, never another session's" {
+	stop_daemon
+	# the chains of the daemon hold at most 64 journals, a session's 16
+	ulimit -n 256
+	start_daemon
+	syncs 21
+	rc -q mirror "$W/src" "$T/r1/q"
+	change 30
+	rc -q sync "$W/src" "$T/r1/q"
+	change 31
+	rc -q sync "$W/src" "$T/r1/q"
+	# one session reads version 1 of q: its chain holds versions 1, 2
+	reader r1/q 1 1 1
+	RPIDS=$RPID
+	[ "$(pool_fds q)" -eq 2 ]
+	# another reads version 1 of p (20 journals) on 16 handles, one after
+	# the other: each chain alone is past its share, so each new one
+	# closes the session's older chain, and the first session's stays
+	reader r1/p 1 1 16
+	grep -q '^holding 16$' "$W/reader.out"
+	[ "$(pool_fds q)" -eq 2 ]
+	[ "$(pool_fds p)" -eq 20 ]
+	# the first reader reads on without reopening anything
+	kill "$RPID"
+	RPID=
+	[ "$(pool_fds q)" -eq 2 ]
+}
+
+@test "readers hammering READ_AT from another address cannot starve a sync's hashing: its requests waited for at most one identity's share of the slots" {
+	rc -q mirror "$W/src" "$T/r1/q"
+	local i p
+	for i in 2 3 4 5; do
+		change "$i"
+		rc -q sync "$W/src" "$T/r1/q"
+	done
+	mkfile "$W/dst" 4
+	rc -q mirror "$W/dst" "$T/r1/d"
+	# 4 readers, from 127.0.0.2, each reading versions of q on 4 handles
+	# without pause
+	RPIDS=
+	for i in 1 2 3 4; do
+		READER_SRC=127.0.0.2 "$READER" "$PORT" r1/q 1 1 4 -1 \
+			>"$W/hammer$i" 2>&1 3>&- &
+		RPIDS="$RPIDS $!"
+	done
+	for i in 1 2 3 4; do
+		wait_for grep -q '^hammering' "$W/hammer$i"
+	done
+	# syncs (from 127.0.0.1) that hash every block while they read on
+	for i in 1 2 3; do
+		mkfile "$W/dst" 4
+		rc verify "$W/dst" "$T/r1/d"
+		[ "$status" -eq 1 ]
+		rc -q sync --no-history "$W/dst" "$T/r1/d"
+		[ "$status" -eq 0 ]
+		cmp "$W/dst" "$R1/d"
+	done
+	for p in $RPIDS; do
+		kill -0 "$p"
+	done
+	for p in $RPIDS; do
+		kill "$p"
+	done
+	for i in 1 2 3 4; do
+		refute grep -q ERROR "$W/hammer$i"
+	done
+	RPIDS=
+	stop_daemon
+	# the daemon's own count: the readers hashed, and each session from
+	# 127.0.0.1 that hashed waited behind at most one identity's share
+	local re='from 127\.0\.0\.([12]):[0-9]*: ([0-9]+) requests took a hashing slot, at most ([0-9]+) others were served before one of them in turn \(one identity holds or awaits at most ([0-9]+) of the ([0-9]+) slots\)'
+	local readers=0 syncs=0 line
+	while read -r line; do
+		[[ "$line" =~ $re ]] || continue
+		if [ "${BASH_REMATCH[1]}" = 2 ]; then
+			readers=$((readers + 1))
+			[ "${BASH_REMATCH[2]}" -gt 20 ]
+		else
+			syncs=$((syncs + 1))
+			[ "${BASH_REMATCH[3]}" -le "${BASH_REMATCH[4]}" ] ||
+				{ echo "$line"; false; }
+		fi
+	done <"$DLOG"
+	[ "$readers" -eq 4 ]
+	[ "$syncs" -ge 3 ]
 }
 
 @test "a read-only open idle past reader_idle_timeout is closed, told why, its version files released; a writer is not" {
