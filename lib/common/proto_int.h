@@ -14,12 +14,12 @@ int dec_end(const struct rbuf *r);
 /* rbuf_name -- a region or pool name field (may be empty) */
 void rbuf_name(struct rbuf *r, char *out);
 
-#define ENC_BEGIN                                                              \
-  struct wbuf w;                                                               \
-  wbuf_init(&w, buf, cap)
-#define DEC_BEGIN                                                              \
-  struct rbuf r;                                                               \
-  rbuf_init(&r, buf, len);                                                     \
-  memset(m, 0, sizeof(*m))
+#define ENC_BEGIN                                                             \
+	struct wbuf w;                                                        \
+	wbuf_init(&w, buf, cap)
+#define DEC_BEGIN                                                             \
+	struct rbuf r;                                                        \
+	rbuf_init(&r, buf, len);                                              \
+	memset(m, 0, sizeof(*m))
 
 #endif

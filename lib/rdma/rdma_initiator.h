@@ -12,69 +12,69 @@
 
 #include <librpma.h>
 
+#include "xport.h"
 #include "log.h"
 #include "rdma_int.h"
-#include "xport.h"
 
 /* a staging-ring allocation waiting for its work request to complete */
 struct rdma_stage {
-  uint64_t seq;   /* its work request */
-  uint64_t end;   /* ring position after it */
-  void *copy_dst; /* read: copy the ring bytes here on completion */
-  uint64_t roff;  /* ring offset */
-  size_t len;
+	uint64_t seq;   /* its work request */
+	uint64_t end;   /* ring position after it */
+	void *copy_dst; /* read: copy the ring bytes here on completion */
+	uint64_t roff;  /* ring offset */
+	size_t len;
 };
 
 struct rdma_client {
-  struct rpmem_xport x;      /* first: the transport interface */
-  struct rpmem_log_sink log; /* its session's (fn NULL: the global) */
-  char host[256];
-  char port[RDMA_PORT_MAX + 1];
-  uint64_t pool_size;
-  int apm;
-  unsigned qd;
-  unsigned sig_every;
-  unsigned read_chunk; /* bytes per RDMA READ */
-  unsigned read_depth; /* RDMA READs in flight */
-  int timeout_ms;
-  int err;       /* sticky: 0 or -errno */
-  int closed;    /* CLOSED/LOST seen */
-  char why[512]; /* the reason of the last failure (sticky once err) */
+	struct rpmem_xport x; /* first: the transport interface */
+	struct rpmem_log_sink log; /* its session's (fn NULL: the global) */
+	char host[256];
+	char port[RDMA_PORT_MAX + 1];
+	uint64_t pool_size;
+	int apm;
+	unsigned qd;
+	unsigned sig_every;
+	unsigned read_chunk; /* bytes per RDMA READ */
+	unsigned read_depth; /* RDMA READs in flight */
+	int timeout_ms;
+	int err;    /* sticky: 0 or -errno */
+	int closed; /* CLOSED/LOST seen */
+	char why[512]; /* the reason of the last failure (sticky once err) */
 
-  struct rpma_peer *peer;
-  struct rpma_conn *conn;
-  struct rpma_cq *cq;
-  int cq_fd;
-  int ev_fd;
-  struct rpma_mr_remote *rmr;
+	struct rpma_peer *peer;
+	struct rpma_conn *conn;
+	struct rpma_cq *cq;
+	int cq_fd;
+	int ev_fd;
+	struct rpma_mr_remote *rmr;
 
-  uint64_t posted;   /* last sequence number posted */
-  uint64_t done;     /* last sequence number known complete */
-  uint64_t last_sig; /* last signalled sequence number posted */
-  uint64_t last_zc;  /* last zero-copy write posted */
-  uint64_t awaited;  /* flushes awaited (GPSPM barriers included) */
-  uint64_t barriers; /* APM flushes posted and not awaited */
+	uint64_t posted;   /* last sequence number posted */
+	uint64_t done;     /* last sequence number known complete */
+	uint64_t last_sig; /* last signalled sequence number posted */
+	uint64_t last_zc;  /* last zero-copy write posted */
+	uint64_t awaited;  /* flushes awaited (GPSPM barriers included) */
+	uint64_t barriers; /* APM flushes posted and not awaited */
 
-  void *base; /* attached local mapping (zero copy) */
-  size_t base_len;
-  struct rpma_mr_local *base_mr;
+	void *base; /* attached local mapping (zero copy) */
+	size_t base_len;
+	struct rpma_mr_local *base_mr;
 
-  uint8_t *ring; /* staging ring */
-  struct rpma_mr_local *ring_mr;
-  uint64_t ring_head, ring_tail; /* virtual positions */
-  struct rdma_stage *fifo;
-  unsigned fifo_cap, fifo_first, fifo_n;
+	uint8_t *ring; /* staging ring */
+	struct rpma_mr_local *ring_mr;
+	uint64_t ring_head, ring_tail; /* virtual positions */
+	struct rdma_stage *fifo;
+	unsigned fifo_cap, fifo_first, fifo_n;
 
-  uint8_t *msg; /* GPSPM send + receive slots */
-  struct rpma_mr_local *msg_mr;
-  uint32_t flush_seq;
-  int inline_ok;   /* the target takes write + flush requests */
-  uint32_t gp_out; /* GPSPM: the posted flush not finished yet, 0 none */
-  uint64_t gp_seq; /* its send's work request */
-  uint64_t gp_off, gp_len;
-  int reply_ready;
-  uint32_t reply_seq;
-  int32_t reply_status;
+	uint8_t *msg; /* GPSPM send + receive slots */
+	struct rpma_mr_local *msg_mr;
+	uint32_t flush_seq;
+	int inline_ok; /* the target takes write + flush requests */
+	uint32_t gp_out; /* GPSPM: the posted flush not finished yet, 0 none */
+	uint64_t gp_seq; /* its send's work request */
+	uint64_t gp_off, gp_len;
+	int reply_ready;
+	uint32_t reply_seq;
+	int32_t reply_status;
 };
 
 #define CL_WAIT_SEQ 0
@@ -99,8 +99,8 @@ int cl_next(struct rdma_client *c, int force, uint64_t *seq, int *flags);
 /* cl_ring_alloc -- n contiguous bytes of the staging ring at *start */
 int cl_ring_alloc(struct rdma_client *c, size_t n, uint64_t *start);
 /* cl_ring_push -- the ring allocation belongs to work request seq */
-void cl_ring_push(struct rdma_client *c, uint64_t start, size_t n, uint64_t seq,
-                  void *copy_dst);
+void cl_ring_push(struct rdma_client *c, uint64_t start, size_t n,
+		  uint64_t seq, void *copy_dst);
 /* cl_enter -- a call on [off, off + len) begins: 0 or its failure */
 int cl_enter(struct rdma_client *c, uint64_t off, uint64_t len);
 /* cl_in_base -- 1 if [p, p + len) lies inside the attached mapping */
@@ -112,16 +112,16 @@ void cl_poll_events(struct rdma_client *c);
 
 int rdma_attach(struct rpmem_xport *x, void *base, size_t len);
 int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
-               size_t len);
+	       size_t len);
 int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len);
 int rdma_flush(struct rpmem_xport *x, uint64_t off, uint64_t len);
 int rdma_flush_post(struct rpmem_xport *x, uint64_t off, uint64_t len,
-                    uint64_t *tok);
+		    uint64_t *tok);
 int rdma_flush_done(struct rpmem_xport *x, uint64_t tok, int wait);
 int rdma_flush_serial(struct rpmem_xport *x);
 int rdma_wait_fd(struct rpmem_xport *x);
 int rdma_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len);
 int rdma_persist(struct rpmem_xport *x, uint64_t off, const void *src,
-                 size_t len);
+		 size_t len);
 
 #endif
