@@ -504,10 +504,21 @@ struct rpmemctl_sync_result {
 
 /* --- history.c: a local file's generation history ------------------------ */
 
+#define CLIENT_HIST_LIVE_MAX 16
 struct client_history {
 	struct rpmemctl_generations g;
 	uint64_t size;	   /* the file's when the newest id last agreed */
 	uint64_t mtime_ns; /* its mtime then */
+	/*
+	 * the pools (uuids) a live writer replicates the file to: every
+	 * write made since it was recorded went to each of them before it
+	 * was acknowledged (docs/ARCHITECTURE.md, "A crash is not a split
+	 * brain")
+	 */
+	uint8_t live[CLIENT_HIST_LIVE_MAX][16];
+	unsigned nlive;
+	/* the newest id was made for local writes no copy holds yet */
+	int local;
 };
 
 /*
@@ -537,6 +548,17 @@ int client_history_record(const char *file, struct client_history *h,
 			  const uint64_t *ids, unsigned count, int new_id);
 /* new_id of client_history_record: the new id is a promotion's */
 #define CLIENT_HIST_PROMOTION 2
+/* client_history_is_live -- uuid is one of h's live pools */
+int client_history_is_live(const struct client_history *h,
+			   const uint8_t uuid[16]);
+/*
+ * client_history_live -- under client_history_lock: uuid added to (on)
+ * or dropped from (!on) file's live pools (every one if uuid is NULL),
+ * the recorded size and mtime kept; 0 if file has no history
+ */
+int client_history_live(const char *file, const uint8_t uuid[16], int on);
+/* client_history_epoch -- moves whenever a record drops the live pools */
+unsigned client_history_epoch(void);
 
 /* --- dirtylog.c: the persistent dirty log -------------------------------- */
 

@@ -223,12 +223,25 @@ static int hist_load(struct sync_ctx *c, const char *f)
 				   f, ret == -EBADMSG ? "damaged" : strerror(-ret));
 		return ret == -EBADMSG ? -EUCLEAN : ret;
 	}
-	/* written since it last agreed: a new id, kept if the sync fails */
-	if (!ret && client_history_written(f, &c->hist) &&
-	    (ret = client_history_record(f, &c->hist, c->hist.g.ids,
-					 c->hist.g.count, 1)))
-		return ret;
-	return 0;
+	if (ret || !client_history_written(f, &c->hist))
+		return 0;
+	/* written by a live writer that replicated it here: no new writes */
+	if (client_history_is_live(&c->hist, c->p->uuid)) {
+		client_log(c->s, LOG_INFO,
+			   "'%s' was written since its history was recorded by a live writer replicating to this pool: its writes are no new ones here",
+			   f);
+		return 0;
+	}
+	/*
+	 * written since it last agreed: a new id, kept if the sync fails;
+	 * writes after one no copy took yet join it (a refused retry adds
+	 * no id)
+	 */
+	int fresh = !c->hist.local;
+	c->hist.nlive = 0;
+	c->hist.local = 1;
+	return client_history_record(f, &c->hist, c->hist.g.ids,
+				     c->hist.g.count, fresh);
 }
 
 int sync_gen_check(struct sync_ctx *c)
@@ -287,6 +300,9 @@ static int push_record(struct sync_ctx *c, const char *f)
 	}
 	if (!ret && now.g.ids[0] != c->hist.g.ids[0])
 		return 0;
+	/* equal now: a live writer adds its pools again as it writes */
+	c->hist.nlive = 0;
+	c->hist.local = 0;
 	return client_history_record(f, &c->hist, c->hist.g.ids,
 				     c->hist.g.count, 0);
 }
@@ -300,6 +316,8 @@ int sync_gen_done(struct sync_ctx *c, int ret)
 	client_history_lock();
 	if (c->o->mode == RPMEMCTL_SYNC_PULL) {
 		/* the local copy now holds the target's writes */
+		c->hist.nlive = 0;
+		c->hist.local = 0;
 		ret = client_history_record(f, &c->hist, c->rgen.ids,
 					    c->rgen.count, 0);
 	} else {

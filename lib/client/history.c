@@ -27,11 +27,24 @@
  *
  * size and mtime are the file's when the history's newest id last agreed
  * with a copy (a completed push or pull, a promotion): a file whose size
- * or mtime differs was written since, and gets a new id first.
+ * or mtime differs was written since, and gets a new id first. Two
+ * optional lines follow (older readers stop before them):
+ *
+ *	live=<32 hex digits>[,...]
+ *	local=1
+ *
+ * live: the uuids of the pools a live writer (the replica API, the
+ * preload library) replicates the file to; its writes since the record
+ * are on each of them, so after its crash they are no new writes for
+ * those pools. local: the newest id stands for writes no copy holds yet,
+ * and later ones join it instead of adding an id per refused retry.
  */
 #define HIST_MAGIC "rpmem-history 1\n"
 #define HIST_SUFFIX ".rpmemgen"
-#define HIST_MAX 1024
+#define HIST_MAX 2048
+
+/* moves whenever a record leaves the live pools out (links re-add) */
+static unsigned hist_epoch;
 
 /*
  * The local history of a file is shared by the pushes of every target it
@@ -59,6 +72,54 @@ static int hist_path(const char *file, char *out, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* hex_uuid -- 32 hex digits at s into u; 0, or -EBADMSG */
+static int hex_uuid(const char *s, uint8_t u[16])
+{
+	for (int i = 0; i < 16; i++) {
+		unsigned v;
+		if (sscanf(s + 2 * i, "%2x", &v) != 1 ||
+		    !strchr("0123456789abcdef", s[2 * i]) ||
+		    !strchr("0123456789abcdef", s[2 * i + 1]))
+			return -EBADMSG;
+		u[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+/* hist_parse_live -- "uuid[,uuid]...\n" at s into h's live pools */
+static int hist_parse_live(const char *s, struct client_history *h)
+{
+	for (;;) {
+		if (h->nlive == CLIENT_HIST_LIVE_MAX ||
+		    hex_uuid(s, h->live[h->nlive]))
+			return -EBADMSG;
+		h->nlive++;
+		s += 32;
+		if (*s == '\n')
+			return 0;
+		if (*s++ != ',')
+			return -EBADMSG;
+	}
+}
+
+/* hist_parse_opt -- the optional lines after the mtime line at s */
+static int hist_parse_opt(const char *s, struct client_history *h)
+{
+	s = strchr(s, '\n');
+	while (s && *++s) {
+		if (!strncmp(s, "live=", 5) && !h->nlive) {
+			if (hist_parse_live(s + 5, h))
+				return -EBADMSG;
+		} else if (!strncmp(s, "local=1\n", 8)) {
+			h->local = 1;
+		} else {
+			return -EBADMSG;
+		}
+		s = strchr(s, '\n');
+	}
+	return 0;
+}
+
 /* hist_parse -- the text of a history file into *h, *size, *mtime */
 static int hist_parse(char *text, struct client_history *h)
 {
@@ -79,7 +140,7 @@ static int hist_parse(char *text, struct client_history *h)
 	h->g.count = (unsigned)n;
 	h->size = size;
 	h->mtime_ns = sec * 1000000000ull + nsec;
-	return 0;
+	return hist_parse_opt(strstr(text, "\nmtime=") + 1, h);
 }
 
 int client_history_read(const char *file, struct client_history *h)
@@ -152,25 +213,52 @@ static int tmp_create(const char *path, char *tmp, size_t len)
 	return fd < 0 ? -errno : fd;
 }
 
-/* hist_write -- h with file's current size and mtime, crash-safely */
-static int hist_write(const char *file, struct client_history *h)
+/* hist_fmt_opt -- the optional lines of h into out[len] */
+static void hist_fmt_opt(const struct client_history *h, char *out,
+			 size_t len)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	for (unsigned i = 0; i < h->nlive && n + 40 < len; i++) {
+		n += (size_t)snprintf(out + n, len - n, "%s", i ? "," : "live=");
+		for (int b = 0; b < 16; b++)
+			n += (size_t)snprintf(out + n, len - n, "%02x",
+					      h->live[i][b]);
+	}
+	if (h->nlive)
+		n += (size_t)snprintf(out + n, len - n, "\n");
+	if (h->local)
+		snprintf(out + n, len - n, "local=1\n");
+}
+
+/*
+ * hist_write -- h crash-safely, with file's current size and mtime (or
+ * those h recorded, if keep)
+ */
+static int hist_write(const char *file, struct client_history *h, int keep)
 {
 	char path[4096], tmp[4112], ids[RPMEMCTL_GENERATIONS_MAX * 17 + 1];
-	char text[HIST_MAX];
+	char text[HIST_MAX], opt[CLIENT_HIST_LIVE_MAX * 33 + 32];
 	struct stat st;
 	int ret = hist_path(file, path, sizeof(path));
 	if (ret)
 		return ret;
 	if (stat(file, &st))
 		return -errno;
-	h->size = (uint64_t)st.st_size;
-	h->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
-		      (uint64_t)st.st_mtim.tv_nsec;
+	if (!keep) {
+		h->size = (uint64_t)st.st_size;
+		h->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+			      (uint64_t)st.st_mtim.tv_nsec;
+	}
+	if (!h->nlive)
+		__atomic_add_fetch(&hist_epoch, 1, __ATOMIC_RELEASE);
 	rpmem_gen_ids_fmt(h->g.ids, h->g.count, ",", ids, sizeof(ids));
-	int n = snprintf(text, sizeof(text), "%sids=%s\nsize=%llu\nmtime=%llu.%09llu\n",
+	hist_fmt_opt(h, opt, sizeof(opt));
+	int n = snprintf(text, sizeof(text), "%sids=%s\nsize=%llu\nmtime=%llu.%09llu\n%s",
 			 HIST_MAGIC, ids, (unsigned long long)h->size,
 			 (unsigned long long)(h->mtime_ns / 1000000000ull),
-			 (unsigned long long)(h->mtime_ns % 1000000000ull));
+			 (unsigned long long)(h->mtime_ns % 1000000000ull),
+			 opt);
 	int fd = tmp_create(path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
@@ -236,7 +324,44 @@ int client_history_record(const char *file, struct client_history *h,
 	int ret = new_id || !h->g.count ?
 			  push_id(&h->g, new_id == CLIENT_HIST_PROMOTION) :
 			  0;
-	return ret ? ret : hist_write(file, h);
+	return ret ? ret : hist_write(file, h, 0);
+}
+
+int client_history_is_live(const struct client_history *h,
+			   const uint8_t uuid[16])
+{
+	for (unsigned i = 0; i < h->nlive; i++)
+		if (!memcmp(h->live[i], uuid, 16))
+			return 1;
+	return 0;
+}
+
+int client_history_live(const char *file, const uint8_t uuid[16], int on)
+{
+	struct client_history h;
+	int ret = client_history_read(file, &h);
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	int had = uuid ? client_history_is_live(&h, uuid) : h.nlive != 0;
+	if (!!on == had || (on && h.nlive == CLIENT_HIST_LIVE_MAX))
+		return 0;
+	if (!uuid) {
+		h.nlive = 0;
+	} else if (on) {
+		memcpy(h.live[h.nlive++], uuid, 16);
+	} else {
+		unsigned j = 0;
+		for (unsigned i = 0; i < h.nlive; i++)
+			if (memcmp(h.live[i], uuid, 16))
+				memcpy(h.live[j++], h.live[i], 16);
+		h.nlive = j;
+	}
+	return hist_write(file, &h, 1);
+}
+
+unsigned client_history_epoch(void)
+{
+	return __atomic_load_n(&hist_epoch, __ATOMIC_ACQUIRE);
 }
 
 /* find -- the index of id in g, or -1 */

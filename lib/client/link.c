@@ -59,6 +59,9 @@ struct rpmemctl_link {
 	uint64_t len;
 	struct rpmemctl_dirtylog *log; /* borrowed; NULL after a failed mark */
 	char *history; /* the local file whose history pushes compare; owned */
+	int hist_live;	     /* the history lists the pool as live */
+	int hist_seen;	     /* a pool was open: its uuid was known */
+	unsigned hist_epoch; /* client_history_epoch() when it was listed */
 	struct rpmemctl_session *sess;
 	struct rpmemctl_pool *pool;
 	int shared;		    /* the default open shares a session */
@@ -144,11 +147,43 @@ static void disconnect(struct rpmemctl_link *l)
 }
 
 /*
+ * hist_live -- the local history lists the pool as live (on) or not: a
+ * crash then leaves writes the pool holds, not new ones; dropped before
+ * any write the pool misses is acknowledged (docs/ARCHITECTURE.md, "A
+ * crash is not a split brain")
+ */
+static void hist_live(struct rpmemctl_link *l, int on)
+{
+	/*
+	 * a link that never reached its pool cannot name it: it drops
+	 * every pool a crashed writer listed (the data may now be written
+	 * without them)
+	 */
+	int all = !on && !l->pool && !l->hist_seen;
+	if (!l->history || (!l->pool && !all) ||
+	    (!on && !l->hist_live && !all))
+		return;
+	l->hist_seen = 1;
+	client_history_lock();
+	unsigned epoch = client_history_epoch();
+	int ret = client_history_live(l->history, all ? NULL : l->pool->uuid,
+				      on);
+	client_history_unlock();
+	if (ret && !on)
+		client_log(l->pool ? l->pool->sess : NULL, LOG_ERR,
+			   "cannot drop %s from the live pools of '%s.rpmemgen': %s; after a crash its history may take this pool's missed writes for its own",
+			   l->name, l->history, strerror(-ret));
+	l->hist_live = on && !ret;
+	l->hist_epoch = epoch;
+}
+
+/*
  * failed -- a call failed (l->errmsg says why) with err: the policy
  * decides between DEGRADED (retry later) and FAILED; returns err
  */
 static int failed(struct rpmemctl_link *l, int err)
 {
+	hist_live(l, 0);
 	disconnect(l);
 	if (l->policy == RPMEMCTL_LINK_FAIL_STOP) {
 		l->fail_err = err;
@@ -278,6 +313,7 @@ static int do_connect(struct rpmemctl_link *l)
 		return failed(l, ret);
 	/* optional: lets RDMA send from the data without a copy */
 	(void)rpmemctl_pool_attach(l->pool, l->addr, l->len);
+	l->hist_seen = 1;
 	set_state(l, RPMEMCTL_LINK_OPEN);
 	return 0;
 }
@@ -359,6 +395,7 @@ static int go_live(struct rpmemctl_link *l)
 					  l->live[0] ? l->live : l->source);
 	if (ret)
 		return pool_failed(l, ret, "");
+	hist_live(l, 1);
 	set_state(l, RPMEMCTL_LINK_LIVE);
 	return 0;
 }
@@ -427,6 +464,7 @@ RPMEM_EXPORT void rpmemctl_link_delete(struct rpmemctl_link **lp)
 	if (!lp || !*lp)
 		return;
 	lock(*lp);
+	hist_live(*lp, 0); /* the data may be written on without it */
 	disconnect(*lp);
 	client_share_unlock((*lp)->share);
 	client_share_put(&(*lp)->share);
@@ -612,6 +650,9 @@ static int write_live(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 	int ret = 0;
 	if (l->state == RPMEMCTL_LINK_SYNCED && (ret = go_live(l)))
 		return ret;
+	/* another push recorded the history: list the pool again */
+	if (l->history && l->hist_epoch != client_history_epoch())
+		hist_live(l, 1);
 	ret = rpmemctl_pool_write(l->pool, l->addr + off, off, len);
 	if (ret)
 		return pool_failed(l, ret, "");

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "client.h"
 #include "fake_target.h"
 #include "librpmemctl.h"
 
@@ -883,6 +884,69 @@ static void rpmemctl_history_read__overlong_ids_are_damaged(void **state)
 	rmdir(dir);
 }
 
+/* hist_text -- path gets a history with ids 1, size 4096 and tail */
+static void hist_text(const char *path, const char *tail)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "rpmem-history 1\nids=00000000000000aa\nsize=4096\nmtime=1.5\n%s",
+		tail);
+	fclose(f);
+}
+
+/*
+ * the optional lines of a history: the live pools and the local mark are
+ * read back, a pool dropped keeps the recorded size and mtime, and a
+ * forged or overlong live line is damaged
+ */
+static void client_history_read__live_pools_and_local_mark(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/rpmem-hist.XXXXXX";
+	char file[64], path[80], many[800];
+	struct client_history h;
+	uint8_t u1[16], u2[16];
+	memset(u1, 0x11, sizeof(u1));
+	memset(u2, 0xab, sizeof(u2));
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/f", dir);
+	snprintf(path, sizeof(path), "%s.rpmemgen", file);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	hist_text(path, "live=11111111111111111111111111111111,abababababababababababababababab\nlocal=1\n");
+	assert_int_equal(client_history_read(file, &h), 0);
+	assert_int_equal(h.nlive, 2);
+	assert_true(client_history_is_live(&h, u1));
+	assert_true(client_history_is_live(&h, u2));
+	assert_int_equal(h.local, 1);
+	assert_int_equal(client_history_live(file, u1, 0), 0);
+	assert_int_equal(client_history_read(file, &h), 0);
+	assert_int_equal(h.nlive, 1);
+	assert_false(client_history_is_live(&h, u1));
+	assert_true(client_history_is_live(&h, u2));
+	assert_int_equal(h.local, 1);
+	assert_int_equal(h.size, 4096);
+	assert_int_equal(h.mtime_ns, 1000000005ull);
+	assert_int_equal(client_history_live(file, NULL, 0), 0);
+	assert_int_equal(client_history_read(file, &h), 0);
+	assert_int_equal(h.nlive, 0);
+	hist_text(path, "live=1111111111111111111111111111111z\n");
+	assert_int_equal(client_history_read(file, &h), -EBADMSG);
+	hist_text(path, "live=11111111111111111111111111111111\nevil=1\n");
+	assert_int_equal(client_history_read(file, &h), -EBADMSG);
+	strcpy(many, "live=");
+	for (int i = 0; i < 17; i++)
+		strcat(many, i ? ",11111111111111111111111111111111" :
+				 "11111111111111111111111111111111");
+	strcat(many, "\n");
+	hist_text(path, many);
+	assert_int_equal(client_history_read(file, &h), -EBADMSG);
+	unlink(path);
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -934,6 +998,8 @@ int main(void)
 			rpmemctl_pool_sync__lost_connection_fails_for_good),
 		cmocka_unit_test(
 			rpmemctl_history_read__overlong_ids_are_damaged),
+		cmocka_unit_test(
+			client_history_read__live_pools_and_local_mark),
 	};
 	return cmocka_run_group_tests_name("client_sync", tests, NULL, NULL);
 }
