@@ -4,6 +4,7 @@
 #define RPMEMCTL_CMD_H
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,7 +75,7 @@ void cmd_prometheus(FILE *f, const char *hp, const struct rpmemctl_status *st,
 		    const struct rpmemctl_list *l);
 void cmd_prometheus_down(FILE *f, const char *hp);
 
-/* --- option parsing ------------------------------------------------------ */
+/* --- option parsing (options.c) ------------------------------------------- */
 
 /* long options every command accepts besides its own */
 enum {
@@ -174,11 +175,14 @@ int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
 int cmd_target_fill(const char *s, unsigned need, struct cmd_target *t,
 		    char *err, size_t errlen);
 
-/* --- messages ------------------------------------------------------------ */
+/* --- messages (cli.c) ---------------------------------------------------- */
 
 /* cmd_err -- "rpmemctl: <command>: <message>" on stderr */
 void cmd_err(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* cmd_vmsg -- "rpmemctl: <command>: <prefix><message>" on f */
+void cmd_vmsg(struct rpmemctl_ctx *ctx, FILE *f, const char *prefix,
+	      const char *fmt, va_list ap);
 /* cmd_warn -- "rpmemctl: <command>: warning: <message>" on stderr */
 void cmd_warn(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -224,7 +228,7 @@ int cmd_remote_err(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		   int err, const char *hint, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-/* --- connections and pools ----------------------------------------------- */
+/* --- connections and pools (connect.c) ----------------------------------- */
 
 /* cmd_hostport -- "host:port" ("[v6]:port") of a target into buf */
 const char *cmd_hostport(const struct cmd_target *t, char *buf, size_t len);
@@ -240,7 +244,7 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct cmd_target *t,
 /* cmd_source -- "hostname:/abs/path" recorded as a pool's source */
 const char *cmd_source(const char *path, char *buf, size_t len);
 
-/* --- local files --------------------------------------------------------- */
+/* --- local files (local.c) ----------------------------------------------- */
 
 #define CMD_LOCAL_RDWR (1u << 0)   /* map for writing (pull) */
 #define CMD_LOCAL_CREATE (1u << 1) /* create with create_size if missing */
