@@ -24,6 +24,7 @@ enum cmd_exit {
 	CMD_EXIT_INTERNAL = 6, /* internal, protocol or output error */
 	CMD_EXIT_DAMAGED = 7,  /* scrub found damaged data on the target */
 	CMD_EXIT_UNVERIFIED = 8, /* scrub: nothing damaged, some unverifiable */
+	CMD_EXIT_BELOW_QUORUM = 9, /* replicas: fewer than k copies hold */
 };
 
 struct rpmemctl_ctx {

@@ -26,8 +26,9 @@ static const char replicas_usage[] =
 	"FILE.rpmemstat, which that process rewrites when a target's state\n"
 	"changes and every second while one lags. Exit status 0 if no target\n"
 	"misses any of FILE's writes, 1 if one does (degraded, failed, or\n"
-	"written to while it did not hold, also after the process ended),\n"
-	"5 if there is no status to read.\n"
+	"written to while it did not hold, also after the process ended)\n"
+	"while the quorum still holds them all, 9 if fewer targets than the\n"
+	"quorum do, 5 if there is no status to read.\n"
 	"\n"
 	"  -f, --follow           print again whenever a target's state or lag\n"
 	"                         status changes (one line per changed target,\n"
@@ -59,6 +60,38 @@ struct follow {
 
 /* how often --follow reads the status file */
 #define FOLLOW_POLL_NS 100000000ull
+
+/* holders -- the replicas of r that miss none of the file's writes */
+static unsigned holders(const struct cmd_replicas *r)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < r->n; i++)
+		n += !cmd_replica_lags(&r->rep[i]);
+	return n;
+}
+
+/*
+ * stopped_cleanly -- the process ended after stopping its links: no
+ * replica is left live or open (a crash leaves them as they were)
+ */
+static int stopped_cleanly(const struct cmd_replicas *r)
+{
+	if (r->running)
+		return 0;
+	for (unsigned i = 0; i < r->n; i++)
+		if (!strcmp(r->rep[i].state, "live") ||
+		    !strcmp(r->rep[i].state, "open"))
+			return 0;
+	return 1;
+}
+
+/* replicas_code -- 0, 1 (a target behind), 9 (below the quorum) */
+static int replicas_code(const struct cmd_replicas *r)
+{
+	if (holders(r) < r->k)
+		return CMD_EXIT_BELOW_QUORUM;
+	return holders(r) < r->n ? CMD_EXIT_DIFFER : CMD_EXIT_OK;
+}
 
 /* replica_fill -- p from the library's report of one replica */
 static int replica_fill(struct cmd_replica *p,
@@ -152,6 +185,8 @@ static void replicas_json(const char *file, const struct cmd_replicas *r)
 	json_str(&j, "local", file);
 	json_i64(&j, "pid", r->pid);
 	json_bool(&j, "running", r->running);
+	json_bool(&j, "stopped_cleanly", stopped_cleanly(r));
+	json_bool(&j, "below_quorum", holders(r) < r->k);
 	json_u64(&j, "updated_at", r->updated_ns / 1000000000ull);
 	json_u64(&j, "quorum", r->k);
 	json_u64(&j, "holding", r->holding);
@@ -183,11 +218,16 @@ static int replicas_print(struct rpmemctl_ctx *ctx, const char *file,
 
 	printf("file:     %s\n", file);
 	printf("process:  %ld (%s)\n", r->pid, r->running ? "running" :
-	       "ended");
+	       stopped_cleanly(r) ? "ended: stopped replicating cleanly, "
+	       "each synced copy consistent and equal to the file" :
+	       "ended without stopping its links (killed or crashed): a "
+	       "live copy holds every write whose persist returned");
 	printf("updated:  %s\n", cmd_fmt_time(r->updated_ns / 1000000000ull,
 					     tb, sizeof(tb)));
-	printf("quorum:   %u of %u (%u hold)\n\n", r->k, r->ntargets,
-	       r->holding);
+	printf("quorum:   %u of %u (%u hold%s)\n\n", r->k, r->ntargets,
+	       r->holding, holders(r) < r->k ?
+	       ": below the quorum, fewer copies hold every write than "
+	       "configured" : "");
 	if (cmd_table_init(&t, 4, 0xc, hdr))
 		return cmd_err(ctx, "out of memory"), CMD_EXIT_INTERNAL;
 	for (unsigned i = 0; i < r->n; i++) {
@@ -328,8 +368,7 @@ int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		replicas_json(file, &r);
 	else
 		code = replicas_print(ctx, file, &r);
-	for (unsigned i = 0; !code && i < r.n; i++)
-		if (cmd_replica_lags(&r.rep[i]))
-			code = CMD_EXIT_DIFFER;
+	if (!code)
+		code = replicas_code(&r);
 	return cmd_finish(ctx, code);
 }

@@ -695,6 +695,8 @@ int client_link_ready(struct rpmemctl_link *l);
 struct links_status {
 	char path[4096];
 	uint8_t state[16];
+	/* links a clean stop left consistent and equal: published synced */
+	uint16_t stopped_synced;
 	uint64_t at_ns;
 	int written;
 	int failed;

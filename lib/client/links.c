@@ -204,10 +204,15 @@ static int begin(struct rpmemctl_links *s)
  */
 static int end(struct rpmemctl_links *s, int ret)
 {
-	if (s)
-		links_status_update(&s->status, quorum(s), s->n,
-				    count_holding(s), s->link,
+	if (s) {
+		unsigned got = count_holding(s);
+		/* a clean stop: the copies it left equal hold every write */
+		for (unsigned i = 0; i < s->n; i++)
+			got += (s->status.stopped_synced >> i) & 1;
+		links_status_update(&s->status, quorum(s), s->n, got, s->link,
 				    s->behind_bytes, s->behind_t0);
+		s->status.stopped_synced = 0;
+	}
 	if (ret && s)
 		client_set_last(ret, "%s", s->errmsg);
 	else if (ret)
@@ -871,6 +876,7 @@ RPMEM_EXPORT int rpmemctl_links_stop(struct rpmemctl_links *s)
 			(void)rpmemctl_link_push(l, NULL, NULL);
 		ret = rpmemctl_link_stop(l);
 		if (!ret && rpmemctl_link_get_state(l) == RPMEMCTL_LINK_DOWN) {
+			s->status.stopped_synced |= (uint16_t)(1u << i);
 			got++;
 			continue;
 		}

@@ -68,8 +68,9 @@ static int status_write(const struct links_status *st, const char *text,
  * links_status_format -- the file's text for n links (state, behind
  * bytes, behind since in monotonic ns) into buf; its length
  */
-static size_t links_status_format(char *buf, size_t size, unsigned k,
-				  unsigned n, unsigned holding,
+static size_t links_status_format(const struct links_status *st, char *buf,
+				  size_t size, unsigned k, unsigned n,
+				  unsigned holding,
 				  struct rpmemctl_link *const *link,
 				  const uint64_t *bytes, const uint64_t *t0)
 {
@@ -80,10 +81,13 @@ static size_t links_status_format(char *buf, size_t size, unsigned k,
 				    k, n, holding);
 	for (unsigned i = 0; i < n && o < size; i++) {
 		uint64_t since = t0[i] ? now - (mono - t0[i]) : 0;
+		enum rpmemctl_link_state ls = rpmemctl_link_get_state(link[i]);
+		/* stopped cleanly: what the copy holds, not the link's DOWN */
+		if (st->stopped_synced & (1u << i))
+			ls = RPMEMCTL_LINK_SYNCED;
 		o += (size_t)snprintf(buf + o, size - o,
 				      "replica %u %s %llu %llu %s\n", i,
-				      rpmemctl_link_state_str(
-					      rpmemctl_link_get_state(link[i])),
+				      rpmemctl_link_state_str(ls),
 				      (unsigned long long)bytes[i],
 				      (unsigned long long)since,
 				      client_link_name(link[i]));
@@ -118,8 +122,8 @@ void links_status_update(struct links_status *st, unsigned k, unsigned n,
 	if (!changed && now - st->at_ns < STATUS_PERIOD_NS)
 		return;
 	char buf[LINKS_STATUS_MAX];
-	size_t len = links_status_format(buf, sizeof(buf), k, n, holding, link,
-					 bytes, t0);
+	size_t len = links_status_format(st, buf, sizeof(buf), k, n, holding,
+					 link, bytes, t0);
 	int ret = status_write(st, buf, len);
 	if (ret && !st->failed)
 		WARN("cannot write the status file '%s': %s", st->path,

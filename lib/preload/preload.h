@@ -59,6 +59,7 @@ struct pl_file {
 	 */
 	pthread_rwlock_t lock;
 	int started;	     /* mapped once: shadow, link or degraded */
+	int below_k;	     /* degraded below the quorum: said so */
 	uint64_t size;	     /* of the file when it was first mapped */
 	dev_t dev;
 	ino_t ino;

@@ -254,6 +254,49 @@ static void below_quorum(struct pl_file *f, int ret)
 }
 
 /*
+ * quorum_said -- under the degraded policy, the set of f fell below k
+ * targets (or came back to k): said once each way, beside the lines of
+ * each target, since the application now runs with fewer copies than
+ * configured
+ */
+static void quorum_said(struct pl_file *f)
+{
+	unsigned got = rpmemctl_links_holding(f->set);
+	unsigned k = rpmemctl_links_quorum(f->set);
+	if (!f->started || pl_cfg.policy == PL_FAIL_STOP || f->ntargets < 2 ||
+	    (got < k) == f->below_k)
+		return;
+	f->below_k = got < k;
+	if (f->below_k)
+		pl_msg(LOG_ERR, "degraded: quorum lost: only %u of %u targets "
+		       "hold '%s' (%u needed); continuing with fewer copies "
+		       "than configured until a target is resynced", got,
+		       f->ntargets, f->path, k);
+	else
+		pl_msg(LOG_NOTICE, "quorum regained: %u of %u targets hold "
+		       "'%s' (%u needed)", got, f->ntargets, f->path, k);
+}
+
+/*
+ * failing -- the targets of f whose links do not hold, as configured,
+ * joined by ", " into buf; the first target if every one holds
+ */
+static const char *failing(const struct pl_file *f, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; f->set && i < f->ntargets && o < len; i++) {
+		enum rpmemctl_link_state s = rpmemctl_link_get_state(
+			rpmemctl_links_get(f->set, i));
+		if (s != RPMEMCTL_LINK_SYNCED && s != RPMEMCTL_LINK_LIVE)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s",
+					      o ? ", " : "",
+					      f->targets[i].spec);
+	}
+	return buf[0] ? buf : f->target;
+}
+
+/*
  * call -- run a link call (op, on off and len) with the library's
  * interposition off and, where it may push, sync_lock held
  */
@@ -290,6 +333,8 @@ static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 		pthread_rwlock_unlock(&sync_lock);
 	if (op != PL_STOP)
 		below_quorum(f, ret);
+	if (op != PL_STOP)
+		quorum_said(f);
 	return ret;
 }
 
@@ -508,10 +553,12 @@ int pl_file_start(struct pl_file *f, int fd)
 	       " and other targets" : "", (unsigned long long)report_all(f));
 	return 0;
 
-err_failed:
+err_failed:;
+	char names[PL_TARGETS_MAX * PL_TARGET_LEN];
+	failing(f, names, sizeof(names));
 	if (pl_cfg.policy == PL_FAIL_STOP) {
 		pl_msg(LOG_CRIT, "fail-stop: cannot start replicating '%s' to "
-		       "%s: %s; the mapping fails", f->path, f->target,
+		       "%s: %s; the mapping fails", f->path, names,
 		       f->errmsg);
 		rpmemctl_links_delete(&f->set);
 		drop_new_logs(f);
@@ -526,7 +573,7 @@ err_failed:
 	pl_msg(LOG_WARNING, "degraded: cannot start replicating '%s' to %s: "
 	       "%s; continuing without the replica, which keeps the image "
 	       "it had (behind this file) until it is resynced", f->path,
-	       f->target, f->errmsg);
+	       names, f->errmsg);
 	return 0;
 }
 

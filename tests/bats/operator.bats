@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# operator.bats -- what the operator sees of a replicated file: the
+# failing target named, the quorum lost said, replicas' exit codes and
+# its report after a clean exit or a crash (issue 34, point 9)
+
+load helpers
+load pobj
+
+setup() {
+	setup_daemon
+	start_second
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	export PMEM_IS_PMEM_FORCE=0
+	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_RETRY \
+	      RPMEM_REPLICATE_QUORUM
+}
+
+teardown() {
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	stop_second
+	teardown_daemon
+}
+
+@test "degraded start with the second target down names that target as the one that failed, not the healthy first one" {
+	stop_second
+	RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never \
+		app set:0:alone
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"degraded: cannot start replicating '$POOL' to $T2/r1/app: "* ]]
+	[[ "$output" != *"replicating '$POOL' to $T/r1/app: "* ]]
+	# and the healthy one did get the start-up push
+	[ -s "$R1/app" ]
+	[ ! -e "$R1B/app" ]
+}
+
+@test "quorum lost under the degraded policy: the application says the quorum itself is lost, replicas exits 9 (below the quorum), not 1 (one target behind)" {
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
+	app_start set:0:before pause set:1:after pause
+	app_paused 1
+	stop_second
+	app_continue
+	app_paused 2
+	grep -q "rpmem_preload: degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
+	grep -q "rpmem_preload: degraded: quorum lost: only 1 of 2 targets hold '$POOL' (2 needed)" "$W/app.err"
+	# said once, not per write
+	[ "$(grep -c "quorum lost" "$W/app.err")" -eq 1 ]
+	rc replicas "$POOL"
+	[ "$status" -eq 9 ]
+	[[ "$output" == *"(1 hold: below the quorum"* ]]
+	rc replicas --json "$POOL"
+	[ "$status" -eq 9 ]
+	[ "$(json .below_quorum)" = true ]
+	python3 "$TOP/tests/json/check.py" "$TOP/tests/json/schema.json" replicas <<<"$output"
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+}
+
+@test "one target behind with the quorum held (1 of 2): replicas exits 1, not 9" {
+	export RPMEM_REPLICATE_QUORUM=1 RPMEM_REPLICATE_RETRY=never
+	app_start set:0:before pause set:1:after pause
+	app_paused 1
+	stop_second
+	app_continue
+	app_paused 2
+	rc replicas --json "$POOL"
+	[ "$status" -eq 1 ]
+	[ "$(json .below_quorum)" = false ]
+	refute grep -q "quorum lost" "$W/app.err"
+	app_continue
+	app_finish
+}
+
+@test "replicas after a clean exit: the writer stopped cleanly and each copy is synced (consistent, equal to the file), not '0 hold' and every target down; after a kill it says the links were never stopped" {
+	app set:0:clean
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
+	rc replicas "$POOL"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ended: stopped replicating cleanly"* ]]
+	[[ "$output" == *"quorum:   2 of 2 (2 hold)"* ]]
+	grep -E "^$T/r1/app +synced " <<<"$output"
+	grep -E "^$T2/r1/app +synced " <<<"$output"
+	rc replicas --json "$POOL"
+	[ "$status" -eq 0 ]
+	[ "$(json .stopped_cleanly)" = true ]
+	[ "$(json .holding)" -eq 2 ]
+	[ "$(json '.replicas[1].link_state')" = synced ]
+	app set:1:killed kill
+	[ "$status" -eq 137 ]
+	rc replicas "$POOL"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ended without stopping its links (killed or crashed)"* ]]
+	rc replicas --json "$POOL"
+	[ "$(json .stopped_cleanly)" = false ]
+	[ "$(json '.replicas[0].link_state')" = live ]
+}
