@@ -500,7 +500,9 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		ret = rpmemd_pool_rollback(h->pool, &meta, err, sizeof(err));
 	else
 		ret = rpmemd_pool_set_state(h->pool, m.state, m.source,
-					    m.change,
+					    (m.flags & RPMEM_SET_STATE_CHANGE) ?
+						    m.change :
+						    RPMEMD_CHANGE_UNDECLARED,
 					    h->xport == RPMEM_XPORT_TCP, &meta,
 					    err, sizeof(err));
 	if (ret)

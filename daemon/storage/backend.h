@@ -178,6 +178,11 @@ void rpmemd_store_undo_keep(struct rpmemd_pool *p,
 			    const struct rpmemd_meta *was);
 /* rpmemd_store_undo_end -- the commit: the journal closed and removed */
 void rpmemd_store_undo_end(struct rpmemd_pool *p);
+/*
+ * rpmemd_store_undo_unreserve -- give back what p's sync reserved of the
+ * region's versions_quota (its journal ended, or the pool is closed)
+ */
+void rpmemd_store_undo_unreserve(struct rpmemd_pool *p);
 /* undo_queue.c: the journal thread (undo_lock held unless said) */
 
 /* rpmemd_undo_queue_holds -- [off, off + len) is queued or in flight */

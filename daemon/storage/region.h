@@ -57,6 +57,12 @@ struct rpmemd_region {
 	pthread_mutex_t lock; /* serializes pool create, remove, open, list
 			       * (of a directory; dax->lock for a device) */
 	pthread_mutex_t ver_lock; /* its version files (versions.c) */
+	/*
+	 * bytes the versions that the syncs under way will keep may take
+	 * beyond the floor: each sync's, checked against versions_quota
+	 * with the others' (store_undo.c's reserve lock)
+	 */
+	uint64_t ver_reserved;
 	/* protected by set->lock */
 	unsigned refs;
 	int retired; /* no longer in the configuration */

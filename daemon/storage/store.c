@@ -178,6 +178,7 @@ void rpmemd_store_free(struct rpmemd_pool *p)
 	rpmemd_hcache_close(&p->hc);
 	rpmemd_undo_queue_stop(p);
 	rpmemd_undo_close(&p->undo);
+	rpmemd_store_undo_unreserve(p);
 	p->region->ops->release(p);
 	pthread_mutex_destroy(&p->meta_lock);
 	pthread_mutex_destroy(&p->undo_lock);
@@ -365,7 +366,9 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 		return ret;
 	started = started && p->undo;
 	if (started && may_swap)
-		rpmemd_store_swap_begin(p, change);
+		rpmemd_store_swap_begin(p, change == RPMEMD_CHANGE_UNDECLARED ?
+						   0 :
+						   change);
 	int swapped = p->swap && state == RPMEM_POOL_CONSISTENT;
 	if (swapped && (ret = rpmemd_store_swap_commit(p, err, errlen)))
 		return ret;

@@ -95,6 +95,11 @@ struct rpmemd_pool {
 		uint64_t gen;
 	} room[8];
 	unsigned nroom, room_lost;
+	/*
+	 * bytes its sync under way reserves in region->ver_reserved for the
+	 * version its commit keeps (store_undo.c's reserve lock)
+	 */
+	uint64_t ver_reserved;
 
 	/* updated with atomics; kept between opens (region->stats) */
 	uint64_t bytes_written;
@@ -181,13 +186,17 @@ void rpmemd_store_swap_release(struct rpmemd_pool *p, int wait);
  * rpmemd_pool_set_state -- apply a state transition (rpmemd_meta_transition)
  * and record source (if not empty); persisted before it returns. *out
  * gets the new metadata. change: the bytes a sync that starts will write
- * (0: unknown), for the room of its undo journal (rpmemd_store_undo_begin);
+ * (RPMEMD_CHANGE_UNDECLARED: it did not say; the pool's size bounds it),
+ * for the room of its undo journal (rpmemd_store_undo_begin);
  * may_swap: the writer is a TCP session, so a dense sync may be written
  * into a new file (rpmemd_store_swap_begin).
  */
 int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
 			  const char *source, uint64_t change, int may_swap,
 			  struct rpmemd_meta *out, char *err, size_t errlen);
+
+/* a sync that said nothing of what it will write (an older client) */
+#define RPMEMD_CHANGE_UNDECLARED UINT64_MAX
 
 /*
  * rpmemd_pool_check_file -- before hashes are taken from the cache: the

@@ -80,6 +80,7 @@ static int cut_locked(struct rpmemd_pool *p, char *err, size_t errlen)
 		     (unsigned long long)was.generation, strerror(-ret));
 	if (p->undo)
 		rpmemd_undo_close(&p->undo);
+	rpmemd_store_undo_unreserve(p);
 	rpmemd_undo_unlink(dfd, p->name); /* one not kept */
 	ret = rpmemd_undo_create(dfd, p->name, p->meta.uuid, p->size,
 				 p->meta.generation, p->meta.source, &p->undo);

@@ -113,35 +113,88 @@ static uint64_t scrub_bytes(const struct rpmemd_pool *p)
 		       (uint64_t)st.st_size;
 }
 
+/* the regions' ver_reserved and their pools' (keep_fits) */
+static pthread_mutex_t reserve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void rpmemd_store_undo_unreserve(struct rpmemd_pool *p)
+{
+	pthread_mutex_lock(&reserve_lock);
+	p->region->ver_reserved -= p->ver_reserved;
+	p->ver_reserved = 0;
+	pthread_mutex_unlock(&reserve_lock);
+}
+
 /*
- * keep_fits -- a sync of p writing change bytes (its journal up to need,
- * avail free) can keep the image it replaces within the region's
- * versions_quota with only the floors left (each pool's newest
- * versions_floor, its own newest versions_floor - 1 then); else -ENOSPC
- * with the numbers in err, unless the region says versions_full = "prune"
+ * reserve -- the version of p's sync (ver bytes, leaves: of p's oldest
+ * in its floor, which its commit moves out) fits versions_quota beside
+ * the floors and what the other syncs under way reserved: reserved for
+ * it until its journal ends (rpmemd_store_undo_unreserve); else 0 with
+ * *need and *others the numbers
  */
-static int keep_fits(struct rpmemd_pool *p, uint64_t change, uint64_t need,
-		     uint64_t avail, char *err, size_t errlen)
+static int reserve(struct rpmemd_pool *p, uint64_t ver, uint64_t *need,
+		   uint64_t *floor, uint64_t *others)
 {
 	struct rpmemd_region *r = p->region;
-	uint64_t ver = need + scrub_bytes(p);
 	struct rpmemd_vspace s;
+	int ok;
+
+	pthread_mutex_lock(&reserve_lock);
+	rpmemd_versions_space(r, p->name, &s);
+	*floor = s.floor - s.leaves;
+	*others = r->ver_reserved - p->ver_reserved;
+	*need = ver + *floor + *others;
+	ok = *need <= r->cfg.versions_quota;
+	if (ok) {
+		uint64_t grow = ver > s.leaves ? ver - s.leaves : 0;
+		r->ver_reserved += grow;
+		p->ver_reserved += grow;
+	}
+	pthread_mutex_unlock(&reserve_lock);
+	return ok;
+}
+
+/*
+ * keep_fits -- a sync of p writing change bytes (its journal up to need,
+ * avail free; undeclared: it did not say, and change is the pool's size)
+ * can keep the image it replaces within the region's versions_quota with
+ * only the floors left (each pool's newest versions_floor, its own newest
+ * versions_floor - 1 then) and the versions the other syncs under way
+ * will keep (reserved, as this one's is then until its journal ends);
+ * else -ENOSPC with the numbers in err, unless the region says
+ * versions_full = "prune"
+ */
+static int keep_fits(struct rpmemd_pool *p, uint64_t change, int undeclared,
+		     uint64_t need, uint64_t avail, char *err, size_t errlen)
+{
+	struct rpmemd_region *r = p->region;
+	uint64_t ver = need + scrub_bytes(p), total, floor, others;
+	char what[160], res[160] = "";
 
 	if (!r->cfg.versions || !r->cfg.versions_quota ||
 	    r->cfg.versions_full_prune)
 		return 0;
-	rpmemd_versions_space(r, p->name, &s);
-	if (ver + s.floor - s.leaves <= r->cfg.versions_quota)
+	if (reserve(p, ver, &total, &floor, &others))
 		return 0;
+	if (undeclared)
+		snprintf(what, sizeof(what),
+			 "a sync that does not say how much it will write (an older client) may write all %llu bytes of it and",
+			 (unsigned long long)change);
+	else
+		snprintf(what, sizeof(what), "a sync of %llu bytes",
+			 (unsigned long long)change);
+	if (others)
+		snprintf(res, sizeof(res),
+			 ", with the %llu bytes the versions of the syncs of other pools under way may take,",
+			 (unsigned long long)others);
 	snprintf(err, errlen,
-		 "pool '%s' stays consistent, nothing was pruned: a sync of %llu bytes would keep the image it replaces as a version of up to %llu bytes; with the newest %u versions of each pool that space never prunes (versions_floor%s: %llu bytes) region '%s' needs %llu bytes, more than its versions_quota of %llu (%llu bytes free); raise versions_quota, prune versions (rpmemctl versions --prune) or set versions_full = \"prune\"",
-		 p->name, (unsigned long long)change, (unsigned long long)ver,
+		 "pool '%s' stays consistent, nothing was pruned: %s would keep the image it replaces as a version of up to %llu bytes; with the newest %u versions of each pool that space never prunes (versions_floor%s: %llu bytes)%s region '%s' needs %llu bytes, more than its versions_quota of %llu (%llu bytes free); raise versions_quota, prune versions (rpmemctl versions --prune) or set versions_full = \"prune\"",
+		 p->name, what, (unsigned long long)ver,
 		 r->cfg.versions_floor ? r->cfg.versions_floor : 1,
 		 r->cfg.versions_min_age ?
 			 ", and those kept within versions_min_age" :
 			 "",
-		 (unsigned long long)(s.floor - s.leaves), r->cfg.name,
-		 (unsigned long long)(ver + s.floor - s.leaves),
+		 (unsigned long long)floor, res, r->cfg.name,
+		 (unsigned long long)total,
 		 (unsigned long long)r->cfg.versions_quota,
 		 (unsigned long long)avail);
 	WARN("region '%s': %s", r->cfg.name, err);
@@ -154,20 +207,31 @@ static int keep_fits(struct rpmemd_pool *p, uint64_t change, uint64_t need,
  * region with versions_full = "prune" prunes versions for it (the oldest
  * first, never a pool's floor); otherwise, or when even that would not
  * make room, -ENOSPC with the numbers in err (nothing is pruned then):
- * free space another region or program took never costs versions
+ * free space another region or program took never costs versions. A
+ * sync that did not say what it will write is checked against the quota
+ * as one of the whole pool (a live replica's, whose end no one knows, is
+ * not), its journal's room as it is written
  */
-static int make_room(struct rpmemd_pool *p, int dfd, uint64_t change,
-		     char *err, size_t errlen)
+static int make_room(struct rpmemd_pool *p, int dfd, const char *source,
+		     uint64_t change, char *err, size_t errlen)
 {
 	struct rpmemd_region *r = p->region;
-	uint64_t need = journal_need(change), avail = region_free(dfd);
+	uint64_t avail = region_free(dfd);
+	uint64_t need = change == RPMEMD_CHANGE_UNDECLARED ?
+				0 :
+				journal_need(change);
 	int prune = r->cfg.versions && r->cfg.versions_full_prune;
 	struct rpmemd_vspace s = { 0 };
 	int ret;
 
+	if (change == RPMEMD_CHANGE_UNDECLARED)
+		return is_live(source) ? 0 :
+					 keep_fits(p, p->size, 1,
+						   journal_need(p->size), avail,
+						   err, errlen);
 	if (!change)
 		return 0;
-	if ((ret = keep_fits(p, change, need, avail, err, errlen)))
+	if ((ret = keep_fits(p, change, 0, need, avail, err, errlen)))
 		return ret;
 	if (need <= avail)
 		return 0;
@@ -210,12 +274,15 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 	if (dfd < 0 || p->undo || p->meta.state != RPMEM_POOL_CONSISTENT ||
 	    (is_live(source) && !p->region->cfg.versions))
 		return 0;
-	if ((ret = make_room(p, dfd, change, err, errlen)))
+	if ((ret = make_room(p, dfd, source, change, err, errlen))) {
+		rpmemd_store_undo_unreserve(p);
 		return ret;
+	}
 	ret = rpmemd_undo_create(dfd, p->name, p->meta.uuid, p->size,
 				 p->meta.generation, p->meta.source, &p->undo);
 	if (!ret)
 		return 0;
+	rpmemd_store_undo_unreserve(p);
 	journal_dir(p->region, dir, sizeof(dir));
 	snprintf(err, errlen,
 		 "pool '%s' stays consistent: cannot start its undo journal (%s/%s%s): %s",
@@ -226,6 +293,8 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 void rpmemd_store_undo_end(struct rpmemd_pool *p)
 {
 	int dfd = undo_dir(p->region);
+
+	rpmemd_store_undo_unreserve(p);
 	if (!p->undo || dfd < 0)
 		return;
 	INFO("region '%s': pool '%s': its undo journal of generation %llu (%llu blocks, %llu bytes) removed",
@@ -260,6 +329,7 @@ void rpmemd_store_undo_keep(struct rpmemd_pool *p,
 	     (unsigned long long)rpmemd_undo_blocks(p->undo),
 	     (unsigned long long)rpmemd_undo_bytes(p->undo));
 	rpmemd_undo_close(&p->undo);
+	rpmemd_store_undo_unreserve(p); /* its version is counted now */
 }
 
 /* the ranges one preserve saves, for the guard */
