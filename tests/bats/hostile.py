@@ -70,6 +70,16 @@
                           the whole pool, WRITEs of all of it (0x5a) and a
                           FLUSH (a client that says less than it writes);
                           print "OK" or the first ERROR
+  no-size REGION POOL     HELLO, open REGION/POOL read-write, SET_STATE
+                          syncing saying nothing of the sync's size (an
+                          older client), one PRESERVE of the whole pool,
+                          WRITEs of all of it (0x5a), FLUSH, SET_STATE
+                          consistent; print "OK" or the first ERROR
+  hold-sync REGION POOL CHANGE
+                          HELLO, open REGION/POOL read-write, SET_STATE
+                          syncing saying the sync will write CHANGE bytes;
+                          print "syncing" (or the ERROR) and wait, the
+                          sync under way, until killed
   dense-write POOL OFF LEN [FILL]
                           HELLO, open r1/POOL (or REGION/POOL)
                           read-write, SET_STATE syncing saying the sync
@@ -310,6 +320,42 @@ def cmd_says_less(port, region, pool, change):
     s.sendall(frame(FLUSH, 6, struct.pack("<IQQ", handle, 0, size)))
     t, _, p = recv_frame(s)
     print("OK" if t == OK else error_text(p))
+
+
+def cmd_no_size(port, region, pool):
+    s, _, handle, size = session(port, pool, region)
+    steps = [(SET_STATE, struct.pack("<IB", handle, 1) + wstr("no-size")),
+             (PRESERVE, struct.pack("<IIQQ", handle, 1, 0, size))]
+    for rid, (t, payload) in enumerate(steps, 3):
+        s.sendall(frame(t, rid, payload))
+        t, _, p = recv_frame(s)
+        if t != OK:
+            print(error_text(p))
+            return
+    n = 1 << 20
+    for off in range(0, size, n):
+        s.sendall(frame(WRITE, 5, struct.pack("<IQI", handle, off, n) +
+                        b"\x5a" * n))
+    s.sendall(frame(FLUSH, 6, struct.pack("<IQQ", handle, 0, size)))
+    t, _, p = recv_frame(s)
+    if t != OK:
+        print(error_text(p))
+        return
+    s.sendall(frame(SET_STATE, 7, struct.pack("<IB", handle, 2) +
+                    wstr("no-size")))
+    t, _, p = recv_frame(s)
+    print("OK" if t == OK else error_text(p))
+
+
+def cmd_hold_sync(port, region, pool, change):
+    s, _, handle, _ = session(port, pool, region)
+    s.sendall(frame(SET_STATE, 3, struct.pack("<IB", handle, 1) +
+                    wstr("hold-sync") + struct.pack("<IQ", 1 << 2,
+                                                    int(change))))
+    t, _, p = recv_frame(s)
+    print("syncing" if t == OK else error_text(p), flush=True)
+    while True:
+        time.sleep(60)
 
 
 def fill_fs(path):
@@ -755,6 +801,10 @@ def main():
         cmd_dense_write(port, *args)
     elif cmd == "dense-shared":
         cmd_dense_shared(port, args[0])
+    elif cmd == "no-size":
+        cmd_no_size(port, *args)
+    elif cmd == "hold-sync":
+        cmd_hold_sync(port, *args)
     elif cmd == "says-less":
         cmd_says_less(port, *args)
     elif cmd == "raw-sync":

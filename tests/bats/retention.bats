@@ -40,6 +40,11 @@ gen() {
 	"$RPMEMCTL" list --json "$1" | jq -r '.pools[0] | "\(.generation) \(.state)"'
 }
 
+# unheld URI -- no session holds URI open for writing
+unheld() {
+	[ -z "$("$RPMEMCTL" list --json "$1" | jq -r '.pools[0].writer // empty')" ]
+}
+
 # small MIB -- a tmpfs of MIB MiB at $MNT
 small() {
 	[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
@@ -133,6 +138,84 @@ teardown() {
 	rc -q sync "$W/p" "$T/v/p"
 	[ "$status" -eq 0 ]
 	[ "$(gens "$T/v/p")" = 1,2,3 ]
+}
+
+@test "versions_quota and a sync that says nothing of its size (an older client): checked as one of the whole pool, refused before it writes, with the numbers; nothing pruned, in any pool" {
+	region_conf v "$W/v" 'versions_quota = "3M";'
+	mkdir -p "$W/v"
+	start_daemon
+	mkfile "$W/p" 4
+	rc -q mirror "$W/p" "$T/v/p"
+	for i in 2 3; do
+		change "$W/p" "$i"
+		rc -q sync "$W/p" "$T/v/p"
+		[ "$status" -eq 0 ]
+	done
+	mkfile "$W/q" 1
+	rc -q mirror "$W/q" "$T/v/q"
+	change "$W/q" 2
+	rc -q sync "$W/q" "$T/v/q"
+	[ "$(gens "$T/v/p")" = 1,2 ]
+	[ "$(gens "$T/v/q")" = 1 ]
+	# a client that says nothing of its size may write all 4 MiB of p:
+	# its version would not fit the 3 MiB quota
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" no-size v p
+	echo "$output"
+	local ver=$((4096 + 1024 * (4096 + 32) + $(stat -c %s "$W/v/.rpmemd/p.scrub")))
+	[[ "$output" == "ERROR "*"pool 'p' stays consistent, nothing was pruned: a sync that does not say how much it will write (an older client) may write all $((4 << 20)) bytes of it and would keep the image it replaces as a version of up to $ver bytes"* ]]
+	[[ "$output" == *"more than its versions_quota of $((3 << 20)) ("* ]]
+	grep -q "region 'v': pool 'p' stays consistent, nothing was pruned: a sync that does not say" "$DLOG"
+	# the pool, its versions and q's are as they were
+	[ "$(gen "$T/v/p")" = "3 consistent" ]
+	cmp "$W/p" "$W/v/p"
+	[ "$(gens "$T/v/p")" = 1,2 ]
+	[ "$(gens "$T/v/q")" = 1 ]
+	[ ! -e "$W/v/.rpmemd/p.undo" ]
+	refute grep -q "version [0-9]* pruned" "$DLOG"
+	# one whose whole pool fits goes through: q's 1 MiB
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" no-size v q
+	echo "$output"
+	[ "$output" = OK ]
+	[ "$(gen "$T/v/q")" = "3 consistent" ]
+	[ "$(gens "$T/v/q")" = 1,2 ]
+	[ "$(gens "$T/v/p")" = 1,2 ]
+}
+
+@test "two pools syncing at once in one region: the first's version is reserved in the quota for its duration, the second is refused with the numbers; given back when the first ends" {
+	region_conf v "$W/v" 'versions_quota = "3M";'
+	mkdir -p "$W/v"
+	start_daemon
+	mkfile "$W/p" 2
+	rc -q mirror "$W/p" "$T/v/p"
+	mkfile "$W/q" 2
+	rc -q mirror "$W/q" "$T/v/q"
+	cp "$W/q" "$W/q1"
+	# a sync of p that will write all its 2 MiB, under way
+	python3 "$TOP/tests/bats/hostile.py" "$PORT" hold-sync v p $((2 << 20)) \
+		>"$W/hold" 2>&1 3>&- &
+	EPID=$!
+	wait_for grep -q . "$W/hold"
+	grep -qx syncing "$W/hold"
+	# q's every block changes: alone its version fits the 3 MiB, beside
+	# p's it does not
+	mkfile "$W/q" 2
+	rc sync "$W/q" "$T/v/q"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"pool 'q' stays consistent, nothing was pruned: a sync of $((2 << 20)) bytes would keep the image it replaces as a version of up to "*" bytes the versions of the syncs of other pools under way may take, region 'v' needs "*"more than its versions_quota of $((3 << 20))"* ]]
+	[ "$(gen "$T/v/q")" = "1 consistent" ]
+	cmp "$W/q1" "$W/v/q"
+	# p's sync ends (its client gone, the pool left syncing): its
+	# reservation is given back and q's sync goes through
+	kill "$EPID"
+	wait "$EPID" || true
+	EPID=
+	wait_for unheld "$T/v/p"
+	rc sync "$W/q" "$T/v/q"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$W/q" "$W/v/q"
+	[ "$(gens "$T/v/q")" = 1 ]
 }
 
 @test "versions_full = \"prune\": the sync goes through; the image it replaced is kept (the floor) and restores byte for byte, what gave way is logged" {
