@@ -5,8 +5,11 @@
 # versions_quota or the free space is refused before it writes (unless
 # versions_full = "prune"); a floor (versions_floor) that space never
 # prunes; another region's use of a shared file system costs no version;
-# a declared size larger than the pool is refused; kill -9 of rpmemd
-# while the quota prunes loses no version the policy did not prune
+# a declared size larger than the pool is refused, one not declared is
+# checked as the whole pool, two syncs under way share the quota; kill -9
+# of rpmemd while the quota prunes, or at each point of a retention
+# policy's fold, loses no version the policy did not prune (kill_round:
+# one round of each kill matrix)
 
 load helpers
 
@@ -395,6 +398,42 @@ under_strace() {
 	alive_until "$DPID" accepts "$PORT"
 }
 
+# the test build of rpmemd that dies where RPMEMD_CRASH_AT says
+CRASHD=$BUILD/tests/rpmemd-crash
+
+# crash_at POINT -- the test build of rpmemd, set to die (SIGKILL) at
+# POINT (daemon/storage/crashpoint.h)
+crash_at() {
+	RPMEMD=$CRASHD RPMEMD_CRASH_AT=$1 start_daemon
+}
+
+# kill_round BASE DIR START CMD... -- one round of a kill matrix: DIR
+# reset to a copy of BASE, rpmemd started by START (a command that starts
+# it set to die at this round's point: "under_strace K", "crash_at P"),
+# rpmemctl CMD run ($status, $output), rpmemd waited for until it died
+# there (REACHED=1) or ended if it never reached its point (REACHED=),
+# then the product's rpmemd started again
+kill_round() {
+	local base=$1 dir=$2 start=$3
+	shift 3
+	rm -rf "$dir"
+	cp -a "$base" "$dir"
+	$start
+	rc "$@"
+	echo "kill at $start: $1 exit $status"
+	alive_until "$DPID" false || true
+	REACHED=1
+	if kill -0 "$DPID" 2>/dev/null; then
+		REACHED=
+		# the daemon under strace, or the daemon itself
+		pkill -9 -P "$DPID" 2>/dev/null || true
+		kill -9 "$DPID" 2>/dev/null || true
+	fi
+	wait "$DPID" || true
+	DPID=
+	start_daemon
+}
+
 # versions_ok G -- pool v/p at generation G: its versions a run of the
 # newest, holding every one the quota keeps (G-2, G-1), each restoring
 # byte for byte the image synced then ($W/sN)
@@ -434,17 +473,10 @@ versions_ok() {
 	# at its open (1, 2), then the quota prunes version 2: its journal (3),
 	# its scrub record (4)
 	for k in 1 2 3 4; do
-		rm -rf "$W/v"
-		cp -a "$W/base" "$W/v"
 		cp "$W/s4" "$W/p"
 		change "$W/p" 5
 		cp "$W/p" "$W/s5"
-		under_strace "$k"
-		rc sync "$W/p" "$T/v/p"
-		echo "kill at unlinkat $k: sync exit $status"
-		alive_until "$DPID" false || true
-		pkill -9 -P "$DPID" 2>/dev/null || true
-		wait "$DPID" || true
+		kill_round "$W/base" "$W/v" "under_strace $k" sync "$W/p" "$T/v/p"
 		grep -q "killed by SIGKILL" "$W/st"
 		grep -v resumed "$W/st" | grep -B1 -m1 "killed by SIGKILL" || true
 		# the killed call: "= ?", or unfinished as another thread died
@@ -452,7 +484,6 @@ versions_ok() {
 			hit=${hit}v
 		grep -q 'unlinkat([0-9]*, "p.scrub.v2", 0\( <unfinished\|) *= ?\)' "$W/st" &&
 			hit=${hit}s
-		start_daemon
 		# the sync committed (the pruning follows the commit, before
 		# the reply) or never began (killed at its open)
 		if [ "$k" -le 2 ]; then
@@ -506,23 +537,15 @@ versions_ok() {
 	cp -a "$MNT/s" "$W/base"
 	mkfile "$W/s4" 4
 	for k in 3 4; do
-		rm -rf "$MNT/s"
-		cp -a "$W/base" "$MNT/s"
-		under_strace "$k"
 		# s4 is another file than the one that made the pool (p):
 		# without --no-history the sync is refused before it prunes
-		rc sync --no-history "$W/s4" "$T/s/p"
-		echo "kill at unlinkat $k: sync exit $status"
-		alive_until "$DPID" false || true
-		# never reached unlinkat $k: end it rather than wait for ever
-		pkill -9 -P "$DPID" 2>/dev/null || true
-		wait "$DPID" || true
+		kill_round "$W/base" "$MNT/s" "under_strace $k" \
+			sync --no-history "$W/s4" "$T/s/p"
 		grep -v resumed "$W/st" | grep -B1 -m1 "killed by SIGKILL" || true
 		grep -q 'unlinkat([0-9]*, "p.v1.ver", 0\( <unfinished\|) *= ?\)' "$W/st" &&
 			hit=${hit}v
 		grep -q 'unlinkat([0-9]*, "p.scrub.v1", 0\( <unfinished\|) *= ?\)' "$W/st" &&
 			hit=${hit}s
-		start_daemon
 		# killed before the journal: the pool as it was, version 2 kept,
 		# version 1 whole or gone
 		[ "$(gen "$T/s/p")" = "3 consistent" ]
@@ -545,4 +568,88 @@ versions_ok() {
 		stop_daemon
 	done
 	[[ "$hit" == *v* && "$hit" == *s* ]]
+}
+
+# last_sync URI T -- (rpmemd stopped) pool URI's image became current at
+# unix time T, as its next version will say
+last_sync() {
+	sed -i "s/^last_sync=.*/last_sync=$2/" "$W/v/.rpmemd/$1.meta"
+}
+
+# restores_all G... -- each version G of v/p restores byte for byte sG
+restores_all() {
+	local g
+	for g in "$@"; do
+		rc sync --pull --at "$g" "$W/o" "$T/v/p"
+		[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+		cmp "$W/o" "$W/s$g" || return 1
+	done
+}
+
+@test "kill -9 of rpmemd at each point of a retention policy's fold (daily=3 prunes a middle version after a commit): no version lost that the policy did not prune, every one left restores byte for byte" {
+	[ -x "$CRASHD" ] || skip "build/tests/rpmemd-crash not built (make examples)"
+	mkdir -p "$W/v"
+	region_conf v "$W/v"
+	sed -i "s|path = \"$W/v\"; versions = \"all\";|path = \"$W/v\"; versions = \"daily=3\";|" "$CONF"
+	start_daemon
+	# images 1, 2 and 3 became current at 1:00 3 days ago, and at 2:00
+	# and 3:00 2 days ago (UTC): versions 1 and 2 on different days, both
+	# kept
+	local day=$(($(date +%s) / 86400 * 86400)) i pt want
+	mkfile "$W/p" 1
+	rc -q mirror "$W/p" "$T/v/p"
+	cp "$W/p" "$W/s1"
+	for i in 2 3; do
+		stop_daemon
+		last_sync p $((day - (5 - i) * 86400 + (i - 1) * 3600))
+		start_daemon
+		change "$W/p" "$i"
+		rc -q sync "$W/p" "$T/v/p"
+		[ "$status" -eq 0 ]
+		cp "$W/p" "$W/s$i"
+	done
+	[ "$(gens "$T/v/p")" = 1,2 ]
+	stop_daemon
+	last_sync p $((day - 2 * 86400 + 3 * 3600))
+	cp -a "$W/v" "$W/base"
+	change "$W/p" 4
+	cp "$W/p" "$W/s4"
+	# the commit of 4 keeps 3, on version 2's day: the policy prunes 2,
+	# folding it into 1. Point: what the restart finds (a kill in the
+	# sync's own journal, before its commit: the pool pending)
+	for pt in undo-append-data:1,2 fold-appended:1,2,3 fold-synced:1,2,3 \
+		  fold-trailer:1,3 prune-unlinked:1,3; do
+		want=${pt#*:}
+		pt=${pt%%:*}
+		cp "$W/s4" "$W/p"
+		kill_round "$W/base" "$W/v" "crash_at $pt" sync "$W/p" "$T/v/p"
+		[ -n "$REACHED" ]
+		[ "$status" -ne 0 ]
+		[ "$(gens "$T/v/p")" = "$want" ] || { echo "$pt: $(gens "$T/v/p")"; false; }
+		restores_all ${want//,/ }
+		# the next commit: the policy's result, whatever the kill cut
+		change "$W/p" 5
+		rc -q sync "$W/p" "$T/v/p"
+		[ "$status" -eq 0 ]
+		cmp "$W/p" "$W/v/p"
+		if [ "$pt" = undo-append-data ]; then
+			# the pending sync completed: 3 kept, 2 pruned
+			[ "$(gen "$T/v/p")" = "4 consistent" ]
+			[ "$(gens "$T/v/p")" = 1,3 ]
+		else
+			[ "$(gen "$T/v/p")" = "5 consistent" ]
+			[ "$(gens "$T/v/p")" = 1,3,4 ]
+			restores_all 4
+		fi
+		restores_all 1 3
+		[ ! -e "$W/v/.rpmemd/p.v2.ver" ]
+		for f in "$W"/v/.rpmemd/p.scrub.v*; do
+			[ -e "$f" ] || continue
+			[ -e "$W/v/.rpmemd/p.v${f##*.scrub.v}.ver" ]
+		done
+		refute grep -q "cannot be restored any more" "$DLOG"
+		stop_daemon
+	done
+	# the kills after the trailer left prunes the restart completed
+	[ "$(grep -c "version 2 was being pruned when rpmemd stopped" "$DLOG")" -eq 2 ]
 }
