@@ -442,6 +442,8 @@ int cmd_replicas_read(const char *path, struct cmd_replicas *r, char *err,
 int cmd_replica_holds(const struct cmd_replica *p);
 /* cmd_replica_lags -- p misses writes of the file (exit status 1) */
 int cmd_replica_lags(const struct cmd_replica *p);
+/* cmd_replica_disk -- p's disk state as its primary sees it */
+int cmd_replica_disk(const struct cmd_replica *p);
 /* cmd_replica_lag_s -- seconds p has been behind, as of now or the update */
 uint64_t cmd_replica_lag_s(const struct cmd_replicas *r,
 			   const struct cmd_replica *p);

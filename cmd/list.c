@@ -191,10 +191,11 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 		   int detail)
 {
 	static const char *const phdr[] = { "REGION", "POOL", "SIZE", "STATE",
-					    "GENERATION" };
+					    "GENERATION", "DISK", "ROLE" };
 	static const char *const dhdr[] = { "POOL", "SIZE", "STATE", "GEN",
-					    "WRITER", "READERS", "WRITTEN",
-					    "FLUSHES", "LAST SYNC", "SOURCE" };
+					    "DISK", "ROLE", "WRITER",
+					    "READERS", "WRITTEN", "FLUSHES",
+					    "LAST SYNC", "SOURCE" };
 	char b[7][96];
 	struct cmd_table t;
 	unsigned i, n;
@@ -205,9 +206,9 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 	if (ret)
 		return ret;
 
-	ret = detail ? cmd_table_init(&t, 10, (1u << 3) | (1u << 5) |
-				      (1u << 6) | (1u << 7), dhdr) :
-		       cmd_table_init(&t, 5, 1u << 4, phdr);
+	ret = detail ? cmd_table_init(&t, 12, (1u << 3) | (1u << 7) |
+				      (1u << 8) | (1u << 9), dhdr) :
+		       cmd_table_init(&t, 7, 1u << 4, phdr);
 	for (i = 0; !ret && i < rpmemctl_list_pool_count(l); i++) {
 		char name[2 * RPMEMCTL_NAME_MAX + 2];
 
@@ -217,7 +218,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 			 rpmemctl_list_pool_region(l, i),
 			 rpmemctl_list_pool_name(l, i));
 		if (detail) {
-			const char *row[10] = {
+			const char *row[12] = {
 				name,
 				rpmemctl_size_format(
 					rpmemctl_list_pool_size(l, i), b[0],
@@ -225,6 +226,9 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 				state_cell(l, i, b[6], sizeof(b[6])),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
 					    b[1], 64),
+				rpmemctl_disk_state_str(
+					rpmemctl_list_pool_disk_state(l, i)),
+				rpmemctl_role_str(rpmemctl_list_pool_role(l, i)),
 				rpmemctl_list_pool_writer(l, i),
 				cmd_fmt_u64(rpmemctl_list_pool_readers(l, i),
 					    b[2], 64),
@@ -239,7 +243,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 			};
 			ret = cmd_table_row(&t, row);
 		} else {
-			const char *row[5] = {
+			const char *row[7] = {
 				rpmemctl_list_pool_region(l, i),
 				rpmemctl_list_pool_name(l, i),
 				rpmemctl_size_format(
@@ -248,6 +252,9 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 				state_cell(l, i, b[6], sizeof(b[6])),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
 					    b[1], 64),
+				rpmemctl_disk_state_str(
+					rpmemctl_list_pool_disk_state(l, i)),
+				rpmemctl_role_str(rpmemctl_list_pool_role(l, i)),
 			};
 			ret = cmd_table_row(&t, row);
 		}
@@ -270,7 +277,10 @@ err_table:
 }
 
 
-/* gens_json -- pool i's "role" and "generations" (newest first) */
+/*
+ * gens_json -- pool i's "role", "disk" (its disk state) and
+ * "generations" (newest first)
+ */
 static void gens_json(struct json *j, const struct rpmemctl_list *l,
 		      unsigned i)
 {
@@ -279,6 +289,8 @@ static void gens_json(struct json *j, const struct rpmemctl_list *l,
 	unsigned n = rpmemctl_list_pool_generations(l, i, ids,
 						    RPMEMCTL_GENERATIONS_MAX);
 	json_str(j, "role", rpmemctl_role_str(rpmemctl_list_pool_role(l, i)));
+	json_str(j, "disk",
+		 rpmemctl_disk_state_str(rpmemctl_list_pool_disk_state(l, i)));
 	json_arr_begin(j, "generations");
 	for (unsigned k = 0; k < n && k < RPMEMCTL_GENERATIONS_MAX; k++) {
 		snprintf(hex, sizeof(hex), "%016llx",

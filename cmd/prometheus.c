@@ -121,6 +121,20 @@ static uint64_t pool_readers(const struct rpmemctl_list *l, unsigned i)
 	return rpmemctl_list_pool_readers(l, i);
 }
 
+/* disks -- rpmem_pool_disk_state: 1 for the pool's disk state */
+static void disks(FILE *f, const char *hp, const struct rpmemctl_list *l)
+{
+	family(f, "rpmem_pool_disk_state", "gauge",
+	       "1 for the pool's disk state as its target sees it (UpToDate, Consistent, Inconsistent, Outdated), 0 for the others.");
+	for (unsigned i = 0; i < rpmemctl_list_pool_count(l); i++) {
+		for (int k = RPMEMCTL_DISK_UPTODATE; k >= 0; k--) {
+			pool_sample(f, "rpmem_pool_disk_state", hp, l, i);
+			label(f, "disk", rpmemctl_disk_state_str(k), 0);
+			sample_end(f, rpmemctl_list_pool_disk_state(l, i) == k);
+		}
+	}
+}
+
 /* pools -- every per-pool family */
 static void pools(FILE *f, const char *hp, const struct rpmemctl_list *l)
 {
@@ -142,6 +156,7 @@ static void pools(FILE *f, const char *hp, const struct rpmemctl_list *l)
 					      states[k]);
 		}
 	}
+	disks(f, hp, l);
 	pool_family(f, hp, l, "rpmem_pool_generation", "gauge",
 		    "Generation of the pool: completed syncs since it was created.",
 		    rpmemctl_list_pool_generation);
@@ -309,6 +324,16 @@ void cmd_prometheus_replicas(FILE *f, const char *file,
 		"# TYPE rpmem_replicator_up gauge\nrpmem_replicator_up{");
 	label(f, "file", file, 1);
 	fprintf(f, "} %d\n", r->running);
+	family(f, "rpmem_replica_disk_state", "gauge",
+	       "1 for the replica's disk state as its primary sees it (UpToDate, Consistent, Outdated, Inconsistent), 0 for the others.");
+	for (unsigned i = 0; i < r->n; i++) {
+		for (int k = RPMEMCTL_DISK_UPTODATE; k >= 0; k--) {
+			replica_sample(f, "rpmem_replica_disk_state", file,
+				       &r->rep[i]);
+			label(f, "disk", rpmemctl_disk_state_str(k), 0);
+			sample_end(f, cmd_replica_disk(&r->rep[i]) == k);
+		}
+	}
 	for (unsigned m = 0; m < 3; m++) {
 		family(f, fam[m].name, "gauge", fam[m].help);
 		for (unsigned i = 0; i < r->n; i++) {

@@ -155,6 +155,24 @@ int cmd_replica_lags(const struct cmd_replica *p)
 	       !strcmp(p->state, "failed");
 }
 
+/*
+ * cmd_replica_disk -- p's disk state as the primary sees it: UpToDate
+ * while it holds every write (live, or synced: also what a clean stop
+ * leaves), Outdated once left behind, Inconsistent while connected but
+ * not yet brought up to date (a push or resync under way), Consistent
+ * for a link down that missed nothing (never connected)
+ */
+int cmd_replica_disk(const struct cmd_replica *p)
+{
+	if (cmd_replica_lags(p))
+		return RPMEMCTL_DISK_OUTDATED;
+	if (cmd_replica_holds(p))
+		return RPMEMCTL_DISK_UPTODATE;
+	if (!strcmp(p->state, "open"))
+		return RPMEMCTL_DISK_INCONSISTENT;
+	return RPMEMCTL_DISK_CONSISTENT;
+}
+
 /* cmd_replica_lag_s -- seconds p has been behind, as of now or the update */
 uint64_t cmd_replica_lag_s(const struct cmd_replicas *r, const struct cmd_replica *p)
 {
@@ -198,6 +216,8 @@ static void replicas_json(const char *file, const struct cmd_replicas *r)
 		json_str(&j, "region", r->rep[i].t.region);
 		json_str(&j, "pool", r->rep[i].t.pool);
 		json_str(&j, "link_state", r->rep[i].state);
+		json_str(&j, "disk",
+			 rpmemctl_disk_state_str(cmd_replica_disk(&r->rep[i])));
 		json_bool(&j, "lagging", cmd_replica_lags(&r->rep[i]));
 		json_u64(&j, "behind_bytes", r->rep[i].behind_bytes);
 		json_u64(&j, "behind_s", cmd_replica_lag_s(r, &r->rep[i]));
@@ -212,7 +232,7 @@ static int replicas_print(struct rpmemctl_ctx *ctx, const char *file,
 			  const struct cmd_replicas *r)
 {
 	static const char *const hdr[] = { "TARGET", "STATE", "BEHIND",
-					   "FOR" };
+					   "FOR", "DISK" };
 	char tb[64], bb[64], sb[32];
 	struct cmd_table t;
 
@@ -228,7 +248,7 @@ static int replicas_print(struct rpmemctl_ctx *ctx, const char *file,
 	       r->holding, holders(r) < r->k ?
 	       ": below the quorum, fewer copies hold every write than "
 	       "configured" : "");
-	if (cmd_table_init(&t, 4, 0xc, hdr))
+	if (cmd_table_init(&t, 5, 0xc, hdr))
 		return cmd_err(ctx, "out of memory"), CMD_EXIT_INTERNAL;
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct cmd_replica *p = &r->rep[i];
@@ -237,7 +257,9 @@ static int replicas_print(struct rpmemctl_ctx *ctx, const char *file,
 		const char *row[] = { p->target, p->state,
 				      rpmemctl_size_format(p->behind_bytes, bb,
 							   sizeof(bb)),
-				      p->behind_since_ns ? sb : NULL };
+				      p->behind_since_ns ? sb : NULL,
+				      rpmemctl_disk_state_str(
+					      cmd_replica_disk(p)) };
 		cmd_table_row(&t, row);
 	}
 	cmd_table_print(&t, stdout);
@@ -260,11 +282,12 @@ static void follow_line(const struct cmd_replicas *r,
 {
 	char tb[64], bb[64];
 
-	printf("%s  %s  %s  behind %s for %llu s\n",
+	printf("%s  %s  %s  behind %s for %llu s  %s\n",
 	       cmd_fmt_time(r->updated_ns / 1000000000ull, tb, sizeof(tb)),
 	       p->target, p->state,
 	       rpmemctl_size_format(p->behind_bytes, bb, sizeof(bb)),
-	       (unsigned long long)cmd_replica_lag_s(r, p));
+	       (unsigned long long)cmd_replica_lag_s(r, p),
+	       rpmemctl_disk_state_str(cmd_replica_disk(p)));
 }
 
 /*

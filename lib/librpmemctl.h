@@ -260,6 +260,30 @@ unsigned rpmemctl_list_pool_generations(const struct rpmemctl_list *l,
 const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s);
 
 /*
+ * A copy's disk state, as DRBD names them (docs/ARCHITECTURE.md, "Disk
+ * states"). What a target alone can tell of its copy: UpToDate while a
+ * live writer replicates to it (it acknowledges every drain) or when it
+ * is the primary; Consistent for a complete image whose newest the
+ * target cannot know (a synced copy, or a live copy whose writer is
+ * gone: its crash-consistent image); Inconsistent for an empty pool or
+ * one in the middle of a sync. Outdated is what a comparison of
+ * histories says of a copy another copy is ahead of (the agent, the
+ * replicas status of its primary). Since LIBRPMEMCTL_4.
+ */
+enum rpmemctl_disk_state {
+	RPMEMCTL_DISK_INCONSISTENT = 0,
+	RPMEMCTL_DISK_OUTDATED = 1,
+	RPMEMCTL_DISK_CONSISTENT = 2,
+	RPMEMCTL_DISK_UPTODATE = 3,
+};
+
+/* rpmemctl_disk_state_str -- "UpToDate", "Outdated", ... */
+const char *rpmemctl_disk_state_str(int d);
+
+/* rpmemctl_list_pool_disk_state -- pool i's disk state, as its target sees it */
+int rpmemctl_list_pool_disk_state(const struct rpmemctl_list *l, unsigned i);
+
+/*
  * rpmemctl_session_kick -- end session `id` (as rpmemctl_status_session_id
  * lists it) on the target: its socket is shut down and its pools are
  * released. Needs the administrator right on the target. Returns 0,

@@ -482,6 +482,37 @@ rpmemctl_list_pool_generations(const struct rpmemctl_list *l, unsigned i,
 	return p ? p->ngens : 0;
 }
 
+/* live_source -- a source a live writer recorded ("HOST:PATH (live)") */
+static int live_source(const char *src)
+{
+	size_t n = strlen(src), k = strlen(" (live)");
+	return n > k && !strcmp(src + n - k, " (live)");
+}
+
+RPMEM_EXPORT int rpmemctl_list_pool_disk_state(const struct rpmemctl_list *l,
+					       unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	if (!p || p->state == RPMEM_POOL_EMPTY)
+		return RPMEMCTL_DISK_INCONSISTENT;
+	if (p->role == RPMEM_ROLE_PRIMARY)
+		return RPMEMCTL_DISK_UPTODATE;
+	if (p->state == RPMEM_POOL_CONSISTENT)
+		return RPMEMCTL_DISK_CONSISTENT;
+	/* syncing: a live copy holds its writer's every drain */
+	if (!live_source(p->source))
+		return RPMEMCTL_DISK_INCONSISTENT;
+	return p->writer[0] ? RPMEMCTL_DISK_UPTODATE :
+			      RPMEMCTL_DISK_CONSISTENT;
+}
+
+RPMEM_EXPORT const char *rpmemctl_disk_state_str(int d)
+{
+	static const char *const s[] = { "Inconsistent", "Outdated",
+					 "Consistent", "UpToDate" };
+	return d >= 0 && d <= RPMEMCTL_DISK_UPTODATE ? s[d] : "Unknown";
+}
+
 RPMEM_EXPORT const char *rpmemctl_pool_state_str(enum rpmemctl_pool_state s)
 {
 	return rpmem_state_str((uint8_t)s);

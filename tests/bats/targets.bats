@@ -152,7 +152,7 @@ gens() {
 	rc replicas "$POOL"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"quorum:   1 of 2 (1 hold)"* ]]
-	grep -E "^$T2/r1/app +degraded +[0-9.]+ [KMG]?i?B +[0-9]+ s$" <<<"$output"
+	grep -E "^$T2/r1/app +degraded +[0-9.]+ [KMG]?i?B +[0-9]+ s +Outdated$" <<<"$output"
 	rc replicas --prometheus "$POOL"
 	[ "$status" -eq 1 ]
 	python3 "$TOP/tests/bats/promparse.py" <<<"$output" >/dev/null

@@ -1,0 +1,81 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# diskstate.bats -- disk states (UpToDate, Outdated, Inconsistent,
+# Consistent) and roles as list, status, replicas, JSON and Prometheus
+# show them; the preload library over rpmemd instances on loopback
+
+load helpers
+load pobj
+
+setup() {
+	setup_daemon
+	start_second
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	export PMEM_IS_PMEM_FORCE=0
+	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_RETRY \
+	      RPMEM_REPLICATE_QUORUM
+}
+
+teardown() {
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	stop_second
+	teardown_daemon
+}
+
+# disk TARGET [POOL] -- the disk state list --json gives pool (app) on TARGET
+disk() {
+	"$RPMEMCTL" list --json "$1/r1/${2:-app}" | jq -er '.pools[0].disk'
+}
+
+# is_disk TARGET STATE -- pool app on TARGET is in disk state STATE
+is_disk() {
+	[ "$(disk "$1")" = "$2" ]
+}
+
+@test "diskstate: a live copy is UpToDate while its writer replicates, Consistent once the writer is gone; an interrupted sync Inconsistent; a primary UpToDate (list, status, replicas, JSON, Prometheus)" {
+	app set:0:first
+	[ "$status" -eq 0 ]
+	# a synced copy: complete, its target cannot know whether newest
+	[ "$(disk "$T")" = Consistent ]
+	app_start set:1:second pause
+	app_paused 1
+	# live: syncing (live), held by the writer, acknowledging its drains
+	rc list --json "$T/r1/app"
+	[ "$(json '.pools[0].state')" = syncing ]
+	[ "$(json '.pools[0].disk')" = UpToDate ]
+	[ "$(json '.pools[0].role')" = secondary ]
+	rc status --json "$T2"
+	[ "$(json '.pools[] | select(.name == "app") | .disk')" = UpToDate ]
+	rc list "$T/r1/app"
+	[[ "$output" == *"DISK"*"ROLE"* ]]
+	[[ "$output" == *"UpToDate"*"secondary"* ]]
+	rc replicas --json "$POOL"
+	[ "$(json '[.replicas[].disk] | join(",")')" = UpToDate,UpToDate ]
+	rc replicas "$POOL"
+	[[ "$output" == *"live"*"UpToDate"* ]]
+	rc replicas --prometheus "$POOL"
+	grep -q "^rpmem_replica_disk_state{.*disk=\"UpToDate\"} 1" <<<"$output"
+	rc status --prometheus "$T"
+	grep -q "^rpmem_pool_disk_state{.*pool=\"app\".*disk=\"UpToDate\"} 1" <<<"$output"
+	# the writer dies: its drained image is crash-consistent, but no
+	# target alone can tell whether another copy went on without it
+	kill -KILL "$APID"
+	wait "$APID" || true
+	APID=
+	wait_for is_disk "$T" Consistent
+	wait_for is_disk "$T2" Consistent
+	rc list --json "$T/r1/app"
+	[ "$(json '.pools[0].state')" = syncing ]
+	# an interrupted sync (no live writer's source): Inconsistent
+	"$RPMEMCTL" -q create "$T/r1/p" 1M
+	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "host:/elsewhere" 0
+	[ "$output" = OK ]
+	[ "$(disk "$T" p)" = Inconsistent ]
+	# a copy promoted in place is the primary, UpToDate
+	rc promote -f "$T2/r1/app"
+	[ "$status" -eq 0 ]
+	rc list --json "$T2/r1/app"
+	[ "$(json '.pools[0].role')" = primary ]
+	[ "$(json '.pools[0].disk')" = UpToDate ]
+}
