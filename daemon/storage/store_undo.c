@@ -177,7 +177,7 @@ static int keep_fits(struct rpmemd_pool *p, uint64_t change, int undeclared,
 		return 0;
 	if (undeclared)
 		snprintf(what, sizeof(what),
-			 "a sync that does not say how much it will write (an older client) may write all %llu bytes of it and",
+			 "a sync that does not say how much it will write (an older client, an import) may write all %llu bytes of it and",
 			 (unsigned long long)change);
 	else
 		snprintf(what, sizeof(what), "a sync of %llu bytes",
