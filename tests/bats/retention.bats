@@ -165,7 +165,7 @@ teardown() {
 	run python3 "$TOP/tests/bats/hostile.py" "$PORT" no-size v p
 	echo "$output"
 	local ver=$((4096 + 1024 * (4096 + 32) + $(stat -c %s "$W/v/.rpmemd/p.scrub")))
-	[[ "$output" == "ERROR "*"pool 'p' stays consistent, nothing was pruned: a sync that does not say how much it will write (an older client) may write all $((4 << 20)) bytes of it and would keep the image it replaces as a version of up to $ver bytes"* ]]
+	[[ "$output" == "ERROR "*"pool 'p' stays consistent, nothing was pruned: a sync that does not say how much it will write (an older client, an import) may write all $((4 << 20)) bytes of it and would keep the image it replaces as a version of up to $ver bytes"* ]]
 	[[ "$output" == *"more than its versions_quota of $((3 << 20)) ("* ]]
 	grep -q "region 'v': pool 'p' stays consistent, nothing was pruned: a sync that does not say" "$DLOG"
 	# the pool, its versions and q's are as they were
@@ -175,6 +175,15 @@ teardown() {
 	[ "$(gens "$T/v/q")" = 1 ]
 	[ ! -e "$W/v/.rpmemd/p.undo" ]
 	refute grep -q "version [0-9]* pruned" "$DLOG"
+	# an import over p writes what its stream holds: it says nothing of
+	# its size either, and is refused the same way (exit 4)
+	mkfile "$W/p4" 4
+	rc import --raw -f "$W/p4" "$T/v/p"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"a sync that does not say how much it will write (an older client, an import) may write all $((4 << 20)) bytes of it"* ]]
+	cmp "$W/p" "$W/v/p"
+	[ "$(gens "$T/v/p")" = 1,2 ]
 	# one whose whole pool fits goes through: q's 1 MiB
 	run python3 "$TOP/tests/bats/hostile.py" "$PORT" no-size v q
 	echo "$output"
