@@ -37,10 +37,14 @@ static const char scrub_usage[] =
 	"                         --from, which the target takes only if it\n"
 	"                         hashes as its record says (the pool stays\n"
 	"                         consistent at its generation; needs the\n"
-	"                         write right)\n"
+	"                         append or write right); from a target, the\n"
+	"                         damaged ranges of every version too; with\n"
+	"                         --at, those of that version\n"
 	"      --from SOURCE      the copy a repair reads: another target\n"
 	"                         HOST[:PORT]/REGION/POOL at the same\n"
-	"                         generation, or an existing local FILE\n"
+	"                         generation (for versions: keeping them), or\n"
+	"                         an existing local FILE (with --at: that\n"
+	"                         version's image)\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            only the damaged and unverified ranges\n"
@@ -63,6 +67,12 @@ struct scrub_range {
 	const char *why; /* a constant of the library */
 };
 
+/* a damaged range of a version that --repair found (and repaired) */
+struct vfix {
+	uint64_t gen, off, len;
+	enum rpmemctl_scrub_status st; /* OK: repaired */
+};
+
 /* what the callbacks collect */
 struct scrub_acc {
 	struct cmd_progress prog;
@@ -75,7 +85,24 @@ struct scrub_acc {
 	size_t nvbad;
 	const char *from;  /* --repair --from SOURCE; NULL: no repair */
 	uint64_t repaired; /* bytes of damaged ranges rewritten */
+	struct vfix *vfix; /* --repair: the versions' damaged ranges */
+	size_t nvfix;
+	uint64_t vrepaired; /* bytes of them rewritten */
 };
+
+/* vfix_add -- remember the range r of version gen (a->oom if it cannot) */
+static void vfix_add(struct scrub_acc *a, uint64_t gen,
+		     const struct scrub_range *r)
+{
+	void *v = realloc(a->vfix, (a->nvfix + 1) * sizeof(*a->vfix));
+
+	if (!v) {
+		a->oom = 1;
+		return;
+	}
+	a->vfix = v;
+	a->vfix[a->nvfix++] = (struct vfix){ gen, r->off, r->len, r->st };
+}
 
 /* scrub_cb -- an rpmemctl_scrub_fn: count, keep the ranges not ok */
 static void scrub_cb(uint64_t off, uint64_t len,
@@ -144,6 +171,17 @@ static void report_json(const struct cmd_target *t, const char *hp,
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_arr_begin(&j, "version_findings");
+	for (size_t i = 0; i < a->nvfix; i++) {
+		json_obj_begin(&j, NULL);
+		json_u64(&j, "version", a->vfix[i].gen);
+		json_u64(&j, "offset", a->vfix[i].off);
+		json_u64(&j, "length", a->vfix[i].len);
+		json_str(&j, "status", status_str(a->vfix[i].st));
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_u64(&j, "version_repaired_bytes", a->vrepaired);
 	json_arr_begin(&j, "damaged_versions");
 	for (size_t i = 0; i < a->nvbad; i++)
 		json_u64(&j, NULL, a->vbad[i]);
@@ -167,6 +205,9 @@ static void report_human(struct rpmemctl_ctx *ctx, const char *target,
 	cmd_fmt_bytes(a->bytes[RPMEMCTL_SCRUB_OK] + bad, c, sizeof(c));
 	cmd_fmt_bytes(bad, d, sizeof(d));
 	cmd_fmt_bytes(unv, u, sizeof(u));
+	if (a->vrepaired)
+		cmd_info(ctx, "%" PRIu64 " bytes of damaged versions repaired "
+			 "from %s", a->vrepaired, a->from);
 	if (bad && a->repaired == bad)
 		cmd_info(ctx, "scrubbed %s: %s damaged of %s checked, %s "
 			 "unverified; all of it repaired from %s", target, d,
@@ -250,9 +291,12 @@ struct repair_src {
 	struct rpmemctl_pool *pool;
 };
 
-/* src_target -- open the pool of target from read-only; an exit code */
+/*
+ * src_target -- open the pool of target from read-only, of the damaged
+ * pool's size; an exit code
+ */
 static int src_target(struct rpmemctl_ctx *ctx, const char *from,
-		      uint64_t size, uint64_t gen, struct repair_src *s)
+		      uint64_t size, struct repair_src *s)
 {
 	struct cmd_target t;
 	char hp[300];
@@ -271,34 +315,47 @@ static int src_target(struct rpmemctl_ctx *ctx, const char *from,
 		return cmd_remote_err(ctx, s->sess, ret, NULL,
 				      "cannot open pool '%s/%s' on %s",
 				      t.region, t.pool, hp);
-	if (rpmemctl_pool_get_size(s->pool) == size &&
-	    rpmemctl_pool_get_generation(s->pool) == gen &&
-	    rpmemctl_pool_get_state(s->pool) == RPMEMCTL_POOL_CONSISTENT)
+	if (rpmemctl_pool_get_size(s->pool) == size)
+		return 0;
+	cmd_err(ctx, "%s holds another image (%" PRIu64 " bytes; the damaged "
+		"pool is %" PRIu64 " bytes): it cannot repair it; nothing was "
+		"written", from, rpmemctl_pool_get_size(s->pool), size);
+	return CMD_EXIT_REFUSED;
+}
+
+/*
+ * src_same_gen -- the source target's image is the damaged pool's
+ * (consistent at generation gen), as a repair of the pool needs; an exit
+ * code
+ */
+static int src_same_gen(struct rpmemctl_ctx *ctx, const char *from,
+			uint64_t gen, const struct repair_src *s)
+{
+	if (s->local.fd >= 0 ||
+	    (rpmemctl_pool_get_generation(s->pool) == gen &&
+	     rpmemctl_pool_get_state(s->pool) == RPMEMCTL_POOL_CONSISTENT))
 		return 0;
 	cmd_err(ctx, "%s holds another image (%s at generation %" PRIu64
-		", %" PRIu64 " bytes; the damaged pool is consistent at "
-		"generation %" PRIu64 ", %" PRIu64 " bytes): it cannot repair "
-		"it; nothing was written", from,
+		"; the damaged pool is consistent at generation %" PRIu64
+		"): it cannot repair it; nothing was written", from,
 		rpmemctl_pool_state_str(rpmemctl_pool_get_state(s->pool)),
-		rpmemctl_pool_get_generation(s->pool),
-		rpmemctl_pool_get_size(s->pool), gen, size);
+		rpmemctl_pool_get_generation(s->pool), gen);
 	return CMD_EXIT_REFUSED;
 }
 
 /*
  * src_open -- --from: an existing local file of the pool's size, else
- * another target's pool of the same size at the same generation; an
- * exit code
+ * another target's pool of the same size; an exit code
  */
 static int src_open(struct rpmemctl_ctx *ctx, const char *from,
-		    uint64_t size, uint64_t gen, struct repair_src *s)
+		    uint64_t size, struct repair_src *s)
 {
 	struct stat st;
 	int code;
 
 	s->local.fd = -1;
 	if (stat(from, &st))
-		return src_target(ctx, from, size, gen, s);
+		return src_target(ctx, from, size, s);
 	if ((code = cmd_local_open(ctx, from, 0, 0, &s->local)))
 		return code;
 	if (s->local.len == size)
@@ -316,23 +373,29 @@ static void src_close(struct repair_src *s)
 	rpmemctl_session_close(&s->sess);
 }
 
-/* src_read -- n bytes at off of the source into buf; 0 or -errno */
-static int src_read(struct repair_src *s, uint64_t off, uint8_t *buf,
-		    size_t n)
+/*
+ * src_read -- n bytes at off of the source into buf: of version gen's
+ * image (0: the pool's), a file being the image asked for; 0 or -errno
+ */
+static int src_read(struct repair_src *s, uint64_t gen, uint64_t off,
+		    uint8_t *buf, size_t n)
 {
-	if (s->local.fd < 0)
-		return rpmemctl_pool_read(s->pool, buf, off, n);
-	memcpy(buf, (const uint8_t *)s->local.addr + off, n);
-	return 0;
+	if (s->local.fd >= 0) {
+		memcpy(buf, (const uint8_t *)s->local.addr + off, n);
+		return 0;
+	}
+	return gen ? rpmemctl_pool_read_at(s->pool, gen, buf, off, n) :
+		     rpmemctl_pool_read(s->pool, buf, off, n);
 }
 
 /*
- * repair_range -- the damaged range r rewritten from the source, 1 MiB
- * a request; 1 if all of it was, else 0 (why on stderr)
+ * repair_range -- the damaged range r of version gen (0: the pool's
+ * image) rewritten from the source, 1 MiB a request; 1 if all of it was
+ * taken by the target, else 0 (why on stderr)
  */
 static int repair_range(struct rpmemctl_ctx *ctx,
 			struct rpmemctl_session *sess, struct rpmemctl_pool *rw,
-			struct repair_src *s, const char *from,
+			struct repair_src *s, const char *from, uint64_t gen,
 			const struct scrub_range *r, uint8_t *buf)
 {
 	const uint64_t chunk = 1u << 20;
@@ -341,7 +404,7 @@ static int repair_range(struct rpmemctl_ctx *ctx,
 		size_t n = r->off + r->len - o < chunk ?
 				   (size_t)(r->off + r->len - o) :
 				   (size_t)chunk;
-		int ret = src_read(s, o, buf, n);
+		int ret = src_read(s, gen, o, buf, n);
 
 		if (ret) {
 			cmd_warn(ctx, "not repaired at 0x%" PRIx64 " length "
@@ -349,7 +412,9 @@ static int repair_range(struct rpmemctl_ctx *ctx,
 				 from, rpmemctl_session_errmsg(s->sess));
 			return 0;
 		}
-		if (!(ret = rpmemctl_pool_repair(rw, o, buf, n)))
+		ret = gen ? rpmemctl_pool_repair_at(rw, gen, o, buf, n) :
+			    rpmemctl_pool_repair(rw, o, buf, n);
+		if (!ret)
 			continue;
 		cmd_warn(ctx, "not repaired at 0x%" PRIx64 " length %zu with "
 			 "the data of %s: %s", o, n, from,
@@ -359,45 +424,158 @@ static int repair_range(struct rpmemctl_ctx *ctx,
 	return 1;
 }
 
+/* still_damaged -- a damaged range of b overlaps r */
+static int still_damaged(const struct scrub_acc *b, const struct scrub_range *r)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].st == RPMEMCTL_SCRUB_DAMAGED &&
+		    b->v[i].off < r->off + r->len &&
+		    r->off < b->v[i].off + b->v[i].len)
+			return 1;
+	return 0;
+}
+
 /*
- * scrub_repair -- --repair: each damaged range of a rewritten from the
- * source, through a read-write open of the pool (generation gen); an
- * exit code (0: every damaged range repaired)
+ * repair_version -- a's damaged ranges of version gen (scrubbed into a)
+ * rewritten from the source (REPAIR_AT), then the version scrubbed again:
+ * the ranges that check now are repaired (status OK, a->repaired); the
+ * exit code of the pass (0: every damaged range repaired)
+ */
+static int repair_version(struct rpmemctl_ctx *ctx,
+			  struct rpmemctl_session *sess,
+			  struct rpmemctl_pool *ro, struct rpmemctl_pool *rw,
+			  struct repair_src *s, struct scrub_acc *a,
+			  uint64_t gen, uint8_t *buf)
+{
+	struct scrub_acc b = { .at = gen };
+	int ret, left = 0;
+
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].st == RPMEMCTL_SCRUB_DAMAGED)
+			repair_range(ctx, sess, rw, s, a->from, gen, &a->v[i],
+				     buf);
+	/* what the target took is known by scrubbing the version again */
+	ret = rpmemctl_pool_scrub_at(ro, gen, 0, scrub_cb, NULL, &b);
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->v[i].st != RPMEMCTL_SCRUB_DAMAGED)
+			continue;
+		if (ret < 0 || b.oom || still_damaged(&b, &a->v[i])) {
+			left = 1;
+			continue;
+		}
+		a->v[i].st = RPMEMCTL_SCRUB_OK; /* repaired */
+		a->repaired += a->v[i].len;
+	}
+	free(b.v);
+	return left ? CMD_EXIT_DAMAGED : 0;
+}
+
+/*
+ * repair_versions -- without --at, from another target: each version of
+ * the pool scrubbed and its damaged ranges repaired from the source's
+ * image of that version (printed, into a->vfix); an exit code (0: none
+ * is left damaged)
+ */
+static int repair_versions(struct rpmemctl_ctx *ctx,
+			   struct rpmemctl_session *sess,
+			   struct rpmemctl_pool *ro, struct rpmemctl_pool *rw,
+			   struct repair_src *s, struct scrub_acc *a,
+			   uint8_t *buf)
+{
+	struct rpmemctl_version *v = NULL;
+	size_t n = 0;
+	int code = 0;
+
+	if (rpmemctl_pool_versions(ro, &v, &n))
+		return 0; /* a target without versions */
+	for (size_t i = n; i-- > 0;) {
+		struct scrub_acc b = { .at = v[i].generation, .from = a->from };
+		int ret = rpmemctl_pool_scrub_at(ro, b.at, 0, scrub_cb, NULL,
+						 &b);
+		int c = ret == 1 && !b.oom ?
+				repair_version(ctx, sess, ro, rw, s, &b, b.at,
+					       buf) :
+				0;
+
+		for (size_t k = 0; k < b.n; k++) {
+			if (b.v[k].st == RPMEMCTL_SCRUB_UNVERIFIED)
+				continue;
+			if (!ctx->json)
+				printf("version %" PRIu64 ": %s at 0x%" PRIx64
+				       " length %" PRIu64 "\n", b.at,
+				       status_str(b.v[k].st), b.v[k].off,
+				       b.v[k].len);
+			vfix_add(a, b.at, &b.v[k]);
+		}
+		a->vrepaired += b.repaired;
+		if (c && !code)
+			code = c;
+		free(b.v);
+	}
+	free(v);
+	return code;
+}
+
+/* rw_open -- the damaged pool opened for writing (the repair); exit code */
+static int rw_open(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
+		   const struct cmd_target *t, const char *hp,
+		   struct rpmemctl_pool **rw)
+{
+	int ret = rpmemctl_pool_open_or_create(sess, t->region, t->pool, 0,
+					       RPMEMCTL_OPEN_RDWR, rw, NULL);
+
+	return ret ? cmd_remote_err(ctx, sess, ret, NULL,
+				    "cannot open pool '%s/%s' on %s for "
+				    "writing", t->region, t->pool, hp) :
+		     0;
+}
+
+/*
+ * scrub_repair -- --repair: each damaged range of a (the pool's image at
+ * generation gen, or with --at that version's) rewritten from the
+ * source, through a read-write open of the pool; without --at, from
+ * another target, its versions' damaged ranges too. An exit code (0:
+ * every damaged range repaired)
  */
 static int scrub_repair(struct rpmemctl_ctx *ctx,
 			struct rpmemctl_session *sess,
 			const struct cmd_target *t, const char *hp,
-			struct scrub_acc *a, uint64_t size, uint64_t gen)
+			struct scrub_acc *a, struct rpmemctl_pool *ro,
+			uint64_t gen)
 {
 	struct repair_src src = { .local = { .fd = -1 } };
 	struct rpmemctl_pool *rw = NULL;
 	uint8_t *buf = malloc(1u << 20);
-	int code = buf ? src_open(ctx, a->from, size, gen, &src) :
+	int code = buf ? src_open(ctx, a->from, rpmemctl_pool_get_size(ro),
+				  &src) :
 			 CMD_EXIT_INTERNAL;
-	int ret, left = 0;
+	int pool_bad = a->bytes[RPMEMCTL_SCRUB_DAMAGED] != 0, left = 0;
 
-	if (!code &&
-	    (ret = rpmemctl_pool_open_or_create(sess, t->region, t->pool, 0,
-						RPMEMCTL_OPEN_RDWR, &rw,
-						NULL)))
-		code = cmd_remote_err(ctx, sess, ret, NULL,
-				      "cannot open pool '%s/%s' on %s for "
-				      "writing", t->region, t->pool, hp);
-	for (size_t i = 0; !code && i < a->n; i++) {
+	if (!code && pool_bad && !a->at)
+		code = src_same_gen(ctx, a->from, gen, &src);
+	if (!code)
+		code = rw_open(ctx, sess, t, hp, &rw);
+	if (!code && a->at && pool_bad)
+		left = repair_version(ctx, sess, ro, rw, &src, a, a->at, buf);
+	for (size_t i = 0; !code && !a->at && i < a->n; i++) {
 		if (a->v[i].st != RPMEMCTL_SCRUB_DAMAGED)
 			continue;
-		if (repair_range(ctx, sess, rw, &src, a->from, &a->v[i],
+		if (repair_range(ctx, sess, rw, &src, a->from, 0, &a->v[i],
 				 buf)) {
 			a->v[i].st = RPMEMCTL_SCRUB_OK; /* repaired */
 			a->repaired += a->v[i].len;
 		} else {
-			left = 1;
+			left = CMD_EXIT_DAMAGED;
 		}
 	}
+	/* a file is one image: the versions are repaired from it by --at */
+	if (!code && !a->at && src.local.fd < 0 &&
+	    repair_versions(ctx, sess, ro, rw, &src, a, buf))
+		left = CMD_EXIT_DAMAGED;
 	rpmemctl_pool_close(&rw);
 	src_close(&src);
 	free(buf);
-	return code ? code : left ? CMD_EXIT_DAMAGED : 0;
+	return code ? code : left;
 }
 
 /* scrub_pool -- open read-only, scrub, report; an exit code */
@@ -427,13 +605,14 @@ static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		ret = CMD_EXIT_INTERNAL;
 	} else {
 		/* --repair: the damaged ranges rewritten from the source */
-		int code = ret == 1 && a->from ?
-				   scrub_repair(ctx, sess, t, hp, a,
-						rpmemctl_pool_get_size(pool),
+		int code = (ret == 1 || (ret >= 0 && !a->at)) && a->from ?
+				   scrub_repair(ctx, sess, t, hp, a, pool,
 						rpmemctl_pool_get_generation(pool)) :
 				   -1;
-		if (code == 0) /* every damaged range repaired */
+		if (code == 0 && ret == 1) /* every damaged range repaired */
 			ret = a->bytes[RPMEMCTL_SCRUB_UNVERIFIED] ? 2 : 0;
+		if (code == CMD_EXIT_DAMAGED && ret != 1) /* a version's */
+			ret = 1;
 		/* the pool's scrub also says which of its versions are damaged */
 		if (!a->at)
 			a->nvbad = damaged_versions(ctx, pool, target, &a->vbad);
@@ -483,10 +662,9 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		}
 	}
-	if (repair != !!a.from || (repair && a.at))
+	if (repair != !!a.from)
 		return cmd_usage_error(ctx, "--repair needs --from SOURCE "
-				       "(and --from needs --repair); a "
-				       "version (--at) is not repaired");
+				       "(and --from needs --repair)");
 	code = cmd_check_args(ctx, argc, argv, 1, 1);
 	if (!code)
 		code = cmd_parse_target(ctx, argv[optind],
@@ -507,5 +685,6 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	rpmemctl_session_close(&sess);
 	free(a.v);
 	free(a.vbad);
+	free(a.vfix);
 	return code;
 }

@@ -895,6 +895,23 @@ int rpmemctl_pool_repair(struct rpmemctl_pool *pool, uint64_t offset,
 			 const void *data, size_t len);
 
 /*
+ * rpmemctl_pool_repair_at -- as rpmemctl_pool_repair, for the kept
+ * version of the given generation (rpmemctl_pool_versions): data is that
+ * version's image at offset (a multiple of 4 KiB), from another copy.
+ * The target rewrites, in place, the blocks a restore of the version
+ * reads from records of its version files whose data does not check,
+ * each only if its record then checks (or the block hashes as that
+ * version's scrub record says); blocks whose records check, and those
+ * no version file holds (the pool's: rpmemctl_pool_repair), are left
+ * alone. 0 (also when nothing needed it), -EILSEQ (data a record does
+ * not vouch for: nothing of that request written), -ENOENT (no such
+ * version), -EIO (a damaged version whose records cannot all be found),
+ * -ENOTSUP (an older target), or another -errno. Since LIBRPMEMCTL_3.
+ */
+int rpmemctl_pool_repair_at(struct rpmemctl_pool *pool, uint64_t version,
+			    uint64_t offset, const void *data, size_t len);
+
+/*
  * --- versions (LIBRPMEMCTL_3) ---------------------------------------------
  *
  * A target whose region keeps versions (rpmemd.conf(5), versions) keeps

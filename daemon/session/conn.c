@@ -210,7 +210,8 @@ int conn_recv_request(struct rpmemd_session *s, struct rpmem_hdr *hd)
 	}
 	if (ret)
 		return frame_error(s, raw, ret);
-	if (hd->type == RPMEM_MSG_WRITE || hd->type == RPMEM_MSG_REPAIR)
+	if (hd->type == RPMEM_MSG_WRITE || hd->type == RPMEM_MSG_REPAIR ||
+	    hd->type == RPMEM_MSG_REPAIR_AT)
 		return 0;
 	if (hd->len > sizeof(s->req)) {
 		if ((ret = rpmem_net_discard(&s->conn, hd->len)))

@@ -198,6 +198,9 @@ int rpmemd_serve(struct rpmemd_session *s)
 		case RPMEM_MSG_REPAIR:
 			ret = req_repair(s, &hd);
 			break;
+		case RPMEM_MSG_REPAIR_AT:
+			ret = req_repair_at(s, &hd);
+			break;
 		case RPMEM_MSG_VERSIONS:
 			ret = req_versions(s, &hd);
 			break;
@@ -233,7 +236,8 @@ int rpmemd_serve(struct rpmemd_session *s)
 		/* WRITE reads its data: a read that failed (sends do not) */
 		if (ret == -ECONNRESET || ret == -ENOTCONN ||
 		    (ret == -ETIMEDOUT && (hd.type == RPMEM_MSG_WRITE ||
-					   hd.type == RPMEM_MSG_REPAIR)))
+					   hd.type == RPMEM_MSG_REPAIR ||
+					   hd.type == RPMEM_MSG_REPAIR_AT)))
 			return recv_failed(s, ret);
 		if (ret)
 			return ret;

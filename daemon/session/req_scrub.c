@@ -14,6 +14,7 @@
 #include "session_int.h"
 #include "sock.h"
 #include "util.h"
+#include "versions.h"
 
 /* threads one request hashes with, as HASH */
 #define SCRUB_THREADS 2
@@ -251,36 +252,46 @@ int rpmemd_read_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 }
 
 /*
- * repair_data -- REPAIR's head and data off the connection: 0 with *io
- * and *data (malloc'ed), 1 after a refusal was sent (*ret), or the read's
- * -errno
+ * repair_data -- the head (hsize bytes: REPAIR's or REPAIR_AT's) and data
+ * of a repair off the connection: 0 with *io (*version for REPAIR_AT)
+ * and *data (malloc'ed), 1 after a refusal was sent (*ret), or the
+ * read's -errno
  */
 static int repair_data(struct rpmemd_session *s, const struct rpmem_hdr *hd,
-		       struct rpmem_msg_io *io, uint8_t **data, int *ret)
+		       size_t hsize, struct rpmem_msg_io *io,
+		       uint64_t *version, uint8_t **data, int *ret)
 {
-	uint8_t head[RPMEM_WRITE_HDR_SIZE];
+	uint8_t head[RPMEM_REPAIR_AT_HDR_SIZE];
+	const char *name = rpmem_msg_type_str(hd->type);
+	struct rpmem_msg_read_at at;
 	size_t dlen;
-	int r;
+	int r, bad;
 
 	*data = NULL;
-	if (hd->len < sizeof(head)) {
+	if (hd->len < hsize) {
 		if ((r = rpmem_net_discard(&s->conn, hd->len)))
 			return r;
 		*ret = conn_reply_err(s, hd->id, RPMEM_E_PROTO,
-				      "invalid REPAIR received: %u-byte payload is shorter than its %zu-byte head",
-				      hd->len, sizeof(head));
+				      "invalid %s received: %u-byte payload is shorter than its %zu-byte head",
+				      name, hd->len, hsize);
 		return 1;
 	}
-	if ((r = rpmem_net_read_full(&s->conn, head, sizeof(head))))
+	if ((r = rpmem_net_read_full(&s->conn, head, hsize)))
 		return r;
-	dlen = hd->len - sizeof(head);
-	int bad = rpmem_io_decode(head, sizeof(head), io) || io->len != dlen;
+	dlen = hd->len - hsize;
+	if (hsize == RPMEM_REPAIR_AT_HDR_SIZE) {
+		bad = rpmem_read_at_decode(head, hsize, &at) || at.len != dlen;
+		*io = (struct rpmem_msg_io){ at.handle, at.offset, at.len };
+		*version = at.version;
+	} else {
+		bad = rpmem_io_decode(head, hsize, io) || io->len != dlen;
+	}
 	if (bad || !(*data = malloc(dlen ? dlen : 1))) {
 		if ((r = rpmem_net_discard(&s->conn, dlen)))
 			return r;
 		*ret = bad ? conn_reply_err(s, hd->id, RPMEM_E_PROTO,
-					    "invalid REPAIR received: its head does not match its %zu data bytes",
-					    dlen) :
+					    "invalid %s received: its head does not match its %zu data bytes",
+					    name, dlen) :
 			     conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
 					    "out of memory");
 		return 1;
@@ -320,7 +331,9 @@ int req_repair(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	uint64_t bad = 0;
 	const char *why;
 	uint32_t code;
-	int ret = 0, r = repair_data(s, hd, &io, &data, &ret);
+	uint64_t version = 0;
+	int ret = 0, r = repair_data(s, hd, RPMEM_WRITE_HDR_SIZE, &io, &version,
+				     &data, &ret);
 
 	if (r)
 		return r < 0 ? r : ret;
@@ -361,6 +374,90 @@ int req_repair(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	     s->id, h->pool->region->cfg.name, h->pool->name, io.len,
 	     (unsigned long long)io.offset);
 	rpmemd_damage_report(s, h->pool, &chg, 0);
+	return conn_reply_ok(s, hd->id);
+}
+
+/* repair_at_refused -- the ERROR for a refused REPAIR_AT (r) of h */
+static int repair_at_refused(struct rpmemd_session *s,
+			     const struct rpmem_hdr *hd,
+			     const struct rpmemd_handle *h, uint64_t version,
+			     const struct rpmemd_vrepair *res, int r)
+{
+	const char *pool = h->pool->name;
+
+	if (r == -EILSEQ)
+		return conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
+				      "REPAIR_AT of version %llu of pool '%s' refused: the data sent for its record at 0x%llx length %llu (of version %llu) does not check as that record, nor as the version's scrub record, says (not the data it had); nothing was written",
+				      (unsigned long long)version, pool,
+				      (unsigned long long)res->bad,
+				      (unsigned long long)res->bad_len,
+				      (unsigned long long)res->bad_gen);
+	if (r == -EBADMSG)
+		return conn_reply_err(s, hd->id, RPMEM_E_IO,
+				      "REPAIR_AT of version %llu of pool '%s' refused: a record head of version %llu does not read, so where its data lies is not known; nothing was written",
+				      (unsigned long long)version, pool,
+				      (unsigned long long)res->bad_gen);
+	if (r == -ENOENT)
+		return conn_reply_err(s, hd->id, RPMEM_E_NOPOOL,
+				      "REPAIR_AT refused: pool '%s' has no version %llu (see rpmemctl versions; its current image is repaired with REPAIR)",
+				      pool, (unsigned long long)version);
+	return conn_reply_err(s, hd->id, rpmem_err_from_errno(r),
+			      "REPAIR_AT of version %llu of pool '%s' failed: %s",
+			      (unsigned long long)version, pool, strerror(-r));
+}
+
+int req_repair_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
+{
+	struct rpmemd_vrepair res;
+	struct rpmem_msg_io io;
+	struct rpmemd_handle *h;
+	uint64_t version = 0;
+	uint8_t *data;
+	const char *why;
+	char text[RPMEM_STR_MAX + 1];
+	uint32_t code;
+	int ret = 0, r = repair_data(s, hd, RPMEM_REPAIR_AT_HDR_SIZE, &io,
+				     &version, &data, &ret);
+
+	if (r)
+		return r < 0 ? r : ret;
+	if (!(h = handle_get(s, io.handle))) {
+		free(data);
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
+				      "REPAIR_AT of unknown handle %u",
+				      io.handle);
+	}
+	/* the append right will do, as REPAIR: only vouched data is written */
+	if ((why = repair_refuse(h, &io, &code))) {
+		free(data);
+		return conn_reply_err(s, hd->id, code,
+				      "%s: %u bytes at offset %llu of version %llu of pool '%s' (%llu bytes)",
+				      why, io.len,
+				      (unsigned long long)io.offset,
+				      (unsigned long long)version,
+				      h->pool->name,
+				      (unsigned long long)h->pool->size);
+	}
+	rpmemd_hash_enter(s);
+	r = rpmemd_version_repair(h->pool, version, io.offset, data, io.len,
+				  &res);
+	rpmemd_hash_leave(s);
+	free(data);
+	if (r)
+		return repair_at_refused(s, hd, h, version, &res, r);
+	if (res.mended) {
+		NOTICE("session %u: pool %s/%s: version %llu: %llu bytes of its damaged records in %u bytes at offset %llu repaired (data its records vouch for)",
+		       s->id, h->pool->region->cfg.name, h->pool->name,
+		       (unsigned long long)version,
+		       (unsigned long long)res.mended, io.len,
+		       (unsigned long long)io.offset);
+		snprintf(text, sizeof(text),
+			 "version %llu of pool '%s' repaired: %llu bytes at offset %llu",
+			 (unsigned long long)version, h->pool->name,
+			 (unsigned long long)res.mended,
+			 (unsigned long long)io.offset);
+		rpmemd_damage_event(s, h->pool, text);
+	}
 	return conn_reply_ok(s, hd->id);
 }
 

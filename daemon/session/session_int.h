@@ -266,6 +266,11 @@ int req_scrub(struct rpmemd_session *s, const struct rpmem_hdr *hd);
  * record says; OK or ERROR
  */
 int req_repair(struct rpmemd_session *s, const struct rpmem_hdr *hd);
+/*
+ * req_repair_at -- REPAIR_AT: as REPAIR, into the records of a version
+ * that do not check, only data they (or its scrub record) vouch for
+ */
+int req_repair_at(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 /* req_versions -- VERSIONS: list or prune a pool's versions */
 int req_versions(struct rpmemd_session *s, const struct rpmem_hdr *hd);
 /* req_read_at -- READ_AT: a range of a version's image */

@@ -926,3 +926,140 @@ int rpmemd_undo_unlink(int dirfd, const char *pool)
 	 */
 	return unlinkat(dirfd, file, 0) && errno != ENOENT ? -errno : 0;
 }
+
+/*
+ * mend_mask -- the blocks of record r that are in [off, off + len) and not
+ * claimed yet (by an older journal), marked claimed now: their bits in
+ * mine (a bit per block of r); how many
+ */
+static uint32_t mend_mask(const struct undo_rec *r, uint64_t off, uint64_t len,
+			  uint64_t *claimed, uint64_t *mine)
+{
+	uint64_t base = off / RPMEMD_UNDO_BS;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->count; i++) {
+		uint64_t b = r->off / RPMEMD_UNDO_BS + i;
+		if (b < base || b >= base + len / RPMEMD_UNDO_BS ||
+		    (claimed[(b - base) / 64] & (1ull << ((b - base) % 64))))
+			continue;
+		claimed[(b - base) / 64] |= 1ull << ((b - base) % 64);
+		mine[i / 64] |= 1ull << (i % 64);
+		n++;
+	}
+	return n;
+}
+
+/* plan_add -- the runs of blocks of r marked in mine into the plan */
+static int plan_add(const struct undo_rec *r, const uint64_t *mine,
+		    size_t file, struct rpmemd_undo_patch **plan, size_t *n)
+{
+	for (uint32_t i = 0; i < r->count;) {
+		uint32_t j = i;
+		if (!(mine[i / 64] & (1ull << (i % 64)))) {
+			i++;
+			continue;
+		}
+		while (j < r->count && (mine[j / 64] & (1ull << (j % 64))))
+			j++;
+		void *np = realloc(*plan, (*n + 1) * sizeof(**plan));
+		if (!np)
+			return -ENOMEM;
+		*plan = np;
+		(*plan)[(*n)++] = (struct rpmemd_undo_patch){
+			.file = file,
+			.fpos = r->fpos + (uint64_t)i * RPMEMD_UNDO_BS,
+			.off = r->off + (uint64_t)i * RPMEMD_UNDO_BS,
+			.len = (uint64_t)(j - i) * RPMEMD_UNDO_BS
+		};
+		i = j;
+	}
+	return 0;
+}
+
+/*
+ * mend_vouched -- the blocks of r in mine, with data (the pool's
+ * [off, ...)), make r check (the rest of r as the file holds it), or
+ * vouch says each of those runs is the version's
+ */
+static int mend_vouched(const struct rpmemd_undo *u, const struct undo_rec *r,
+			const uint64_t *mine, uint64_t off, const uint8_t *data,
+			uint8_t *tmp, rpmemd_undo_vouch_fn vouch, void *varg)
+{
+	size_t rlen = (size_t)r->count * RPMEMD_UNDO_BS;
+	int ret = rpmem_pread_full(u->fd, tmp, rlen, r->fpos);
+
+	if (ret)
+		return ret;
+	for (uint32_t i = 0; i < r->count; i++)
+		if (mine[i / 64] & (1ull << (i % 64)))
+			memcpy(tmp + (size_t)i * RPMEMD_UNDO_BS,
+			       data + (r->off - off) + (size_t)i * RPMEMD_UNDO_BS,
+			       RPMEMD_UNDO_BS);
+	if (rec_check(tmp, r->off, r->count, u->gen) == r->check)
+		return 0;
+	/* the damage may lie outside what was sent: each block by its own */
+	for (uint32_t i = 0; i < r->count; i++) {
+		uint64_t b = r->off + (uint64_t)i * RPMEMD_UNDO_BS;
+		if ((mine[i / 64] & (1ull << (i % 64))) &&
+		    (!vouch || vouch(varg, b, data + (b - off), RPMEMD_UNDO_BS)))
+			return -EILSEQ;
+	}
+	return 0;
+}
+
+int rpmemd_undo_mend_plan(const struct rpmemd_undo *u, size_t file,
+			  uint64_t off, uint64_t len, const uint8_t *data,
+			  uint64_t *claimed, rpmemd_undo_vouch_fn vouch,
+			  void *varg, uint8_t *tmp,
+			  struct rpmemd_undo_patch **plan, size_t *n,
+			  uint64_t *bad, uint64_t *badlen)
+{
+	uint64_t mine[RPMEMD_UNDO_REC_MAX / RPMEMD_UNDO_BS / 64];
+	int ret = 0;
+
+	if (u->partial) { /* what it holds past a bad head is not known */
+		*bad = off;
+		*badlen = len;
+		return -EBADMSG;
+	}
+	for (size_t i = 0; !ret && i < u->nrec; i++) {
+		const struct undo_rec *r = &u->rec[i];
+		uint64_t rend = r->off + (uint64_t)r->count * RPMEMD_UNDO_BS;
+		if (rend <= off || r->off >= off + len)
+			continue;
+		memset(mine, 0, sizeof(mine));
+		if (!mend_mask(r, off, len, claimed, mine))
+			continue;
+		ret = rec_data(u, r, tmp);
+		if (ret != -EIO) /* it checks: nothing to mend */
+			continue;
+		ret = mend_vouched(u, r, mine, off, data, tmp, vouch, varg);
+		if (!ret)
+			ret = plan_add(r, mine, file, plan, n);
+		if (ret == -EILSEQ) {
+			*bad = r->off;
+			*badlen = (uint64_t)r->count * RPMEMD_UNDO_BS;
+		}
+	}
+	return ret;
+}
+
+int rpmemd_undo_mend_write(int fd, const struct rpmemd_undo_patch *pt,
+			   const uint8_t *data, uint64_t off)
+{
+	const uint8_t *src = data + (pt->off - off);
+	uint64_t half = pt->len / 2;
+	int ret;
+
+	/*
+	 * in place: every byte written is the record's own, so a crash
+	 * leaves each byte old (damaged as before) or right, never worse
+	 */
+	ret = pwrite_full(fd, src, (size_t)half, pt->fpos);
+	crash_point("mend-half");
+	if (!ret)
+		ret = pwrite_full(fd, src + half, (size_t)(pt->len - half),
+				  pt->fpos + half);
+	return ret;
+}

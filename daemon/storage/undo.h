@@ -192,6 +192,50 @@ int rpmemd_undo_overlay_older(const struct rpmemd_undo *u, uint64_t off,
 			      uint64_t *filled, uint64_t *checked,
 			      uint64_t *bad);
 
+/* a piece of a version's record to rewrite: data of the pool at off */
+struct rpmemd_undo_patch {
+	size_t file;   /* which journal (the caller's index) */
+	uint64_t fpos; /* where its data lies in that file */
+	uint64_t off;  /* the pool offset it holds */
+	uint64_t len;  /* whole blocks */
+};
+
+/*
+ * says whether len bytes (whole blocks) of data are the version's image
+ * at pool offset off, by a record other than the journal's: 0 if so
+ */
+typedef int (*rpmemd_undo_vouch_fn)(void *arg, uint64_t off,
+				    const uint8_t *data, uint64_t len);
+
+/*
+ * rpmemd_undo_mend_plan -- what a repair of journal u (index file, a
+ * version loaded by its heads) with data (the version's image at
+ * [off, off + len), whole blocks) rewrites: the blocks of its records in
+ * the range that no older journal claimed (claimed: a bit per block from
+ * off's, marked now, so call it oldest first as a restore overlays
+ * them), of records whose data does not check. A block is planned only
+ * if its record then checks with the data sent (the rest as the file
+ * holds it), or vouch says each sent block is the version's. Appended to
+ * *plan (*n); tmp a buffer of RPMEMD_UNDO_REC_MAX. 0, -EILSEQ (the
+ * record [*bad, *bad + *badlen) neither checks nor is vouched for),
+ * -EBADMSG (a salvaged journal whose records are not all known) or
+ * -errno.
+ */
+int rpmemd_undo_mend_plan(const struct rpmemd_undo *u, size_t file,
+			  uint64_t off, uint64_t len, const uint8_t *data,
+			  uint64_t *claimed, rpmemd_undo_vouch_fn vouch,
+			  void *varg, uint8_t *tmp,
+			  struct rpmemd_undo_patch **plan, size_t *n,
+			  uint64_t *bad, uint64_t *badlen);
+
+/*
+ * rpmemd_undo_mend_write -- write patch pt (data: the range from pool
+ * offset off) into the journal file fd, in place (not synced); 0 or
+ * -errno
+ */
+int rpmemd_undo_mend_write(int fd, const struct rpmemd_undo_patch *pt,
+			   const uint8_t *data, uint64_t off);
+
 /* rpmemd_undo_close -- close (the file stays) */
 void rpmemd_undo_close(struct rpmemd_undo **u);
 

@@ -1347,3 +1347,162 @@ int rpmemd_vchain_read(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 		return -EAGAIN;
 	return 0;
 }
+
+/* a version repair's vouching by the version's scrub record */
+struct mend_vouch {
+	const struct rpmemd_pool *p;
+	uint64_t gen;
+};
+
+/* mend_vouch -- the pieces hash as version gen's scrub record says */
+static int mend_vouch(void *arg, uint64_t off, const uint8_t *data,
+		      uint64_t len)
+{
+	struct mend_vouch *v = arg;
+	uint32_t count = (uint32_t)(len / RPMEM_HASH_PIECE);
+	uint8_t *piece = calloc(count ? count : 1, 1), why = 0;
+	int ret = piece ? rpmemd_scrub_version_check(v->p->region->metafd,
+						     v->p->name, v->p->size,
+						     v->gen, off, count, data,
+						     piece, &why) :
+			  -ENOMEM;
+
+	for (uint32_t i = 0; !ret && i < count; i++)
+		if (piece[i] != RPMEM_SCRUB_OK)
+			ret = -EILSEQ;
+	if (!ret && why != RPMEM_SCRUB_RECORDED)
+		ret = -EILSEQ;
+	free(piece);
+	return ret;
+}
+
+/* a repair's journals: those of the versions from gen up, oldest first */
+struct mend {
+	struct rpmemd_undo **u;
+	char (*fn)[RPMEM_NAME_MAX + 48];
+	size_t n;
+	struct rpmemd_undo_patch *plan;
+	size_t np;
+	uint64_t *claimed;
+	uint8_t *tmp;
+};
+
+static void mend_free(struct mend *x)
+{
+	for (size_t i = 0; i < x->n; i++)
+		rpmemd_undo_close(&x->u[i]);
+	free(x->u);
+	free(x->fn);
+	free(x->plan);
+	free(x->claimed);
+	free(x->tmp);
+}
+
+/*
+ * mend_plan -- load the journals of l's restorable versions from gen up
+ * and plan what data rewrites in them; r->ver_lock held
+ */
+static int mend_plan(struct rpmemd_pool *p, const struct rpmemd_meta *m,
+		     const struct vlist *l, const uint8_t *ok, uint64_t gen,
+		     uint64_t off, const uint8_t *data, uint64_t len,
+		     struct mend *x, struct rpmemd_vrepair *res)
+{
+	int metafd = p->region->metafd, ret = 0;
+
+	x->u = calloc(l->n + 1, sizeof(*x->u));
+	x->fn = calloc(l->n + 1, sizeof(*x->fn));
+	x->claimed = calloc(len / RPMEMD_UNDO_BS / 64 + 1, sizeof(uint64_t));
+	x->tmp = malloc(RPMEMD_UNDO_REC_MAX);
+	if (!x->u || !x->fn || !x->claimed || !x->tmp)
+		return -ENOMEM;
+	for (size_t i = 0; !ret && i < l->n; i++) {
+		struct mend_vouch v = { p, l->v[i].gen };
+		if (!ok[i] || l->v[i].gen < gen)
+			continue;
+		ver_name(l->v[i].pool, l->v[i].gen, x->fn[x->n],
+			 sizeof(x->fn[x->n]));
+		ret = l->v[i].damaged ?
+			      rpmemd_undo_load_salvage(metafd, x->fn[x->n],
+						       m->uuid, m->size,
+						       l->v[i].gen, &x->u[x->n]) :
+			      rpmemd_undo_load_file(metafd, x->fn[x->n],
+						    m->uuid, m->size, 0,
+						    &x->u[x->n]);
+		if (ret)
+			break;
+		x->n++;
+		ret = rpmemd_undo_mend_plan(x->u[x->n - 1], x->n - 1, off, len,
+					    data, x->claimed, mend_vouch, &v,
+					    x->tmp, &x->plan, &x->np,
+					    &res->bad, &res->bad_len);
+		if (ret)
+			res->bad_gen = l->v[i].gen;
+	}
+	return ret;
+}
+
+/* mend_apply -- write x's plan into its journals, durably */
+static int mend_apply(struct rpmemd_pool *p, struct mend *x,
+		      const uint8_t *data, uint64_t off,
+		      struct rpmemd_vrepair *res)
+{
+	int ret = 0;
+
+	for (size_t f = 0; !ret && f < x->n; f++) {
+		int fd = -1;
+		for (size_t i = 0; !ret && i < x->np; i++) {
+			if (x->plan[i].file != f)
+				continue;
+			if (fd < 0 && (fd = rpmemd_open_own(p->region->metafd,
+							    x->fn[f],
+							    O_RDWR)) < 0)
+				ret = fd;
+			if (!ret)
+				ret = rpmemd_undo_mend_write(fd, &x->plan[i],
+							     data, off);
+			if (!ret)
+				res->mended += x->plan[i].len;
+		}
+		if (fd >= 0 && !ret && fdatasync(fd))
+			ret = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ret;
+}
+
+int rpmemd_version_repair(struct rpmemd_pool *p, uint64_t gen, uint64_t off,
+			  const uint8_t *data, uint64_t len,
+			  struct rpmemd_vrepair *res)
+{
+	struct rpmemd_region *r = p->region;
+	struct mend x = { 0 };
+	struct vlist l = { 0 };
+	struct rpmemd_meta m;
+	uint8_t *ok = NULL;
+	int ret;
+
+	*res = (struct rpmemd_vrepair){ 0 };
+	/* a pool's last block may be short: no journal holds it */
+	len = len / RPMEMD_UNDO_BS * RPMEMD_UNDO_BS;
+	if (off % RPMEMD_UNDO_BS || off > p->size || len > p->size - off)
+		return -EINVAL;
+	if (r->metafd < 0)
+		return -ENOENT;
+	rpmemd_pool_get_meta(p, &m);
+	pthread_mutex_lock(&r->ver_lock);
+	ret = pool_versions(r, p->name, &m, &l, &ok);
+	if (!ret && (gen >= m.generation || !vchain_has(&l, ok, gen)))
+		ret = -ENOENT;
+	if (!ret)
+		ret = mend_plan(p, &m, &l, ok, gen, off, data, len, &x, res);
+	if (!ret && x.np)
+		ret = mend_apply(p, &x, data, off, res);
+	if (res->mended)
+		rpmemd_vchains_release(r->metafd, p->name);
+	pthread_mutex_unlock(&r->ver_lock);
+	mend_free(&x);
+	free(l.v);
+	free(ok);
+	return ret;
+}

@@ -182,4 +182,29 @@ void rpmemd_vchain_close(struct rpmemd_vchain **c);
  */
 void rpmemd_vchains_release(int metafd, const char *pool);
 
+/* what a version's repair did, or where it was refused */
+struct rpmemd_vrepair {
+	uint64_t mended;  /* bytes of damaged records rewritten */
+	uint64_t bad_gen; /* refused: the version whose record ... */
+	uint64_t bad, bad_len; /* ... at this range neither checks */
+};
+
+/*
+ * rpmemd_version_repair -- data is version gen's image at [off, off +
+ * len) (off a multiple of 4 KiB; a short last block is left alone) of
+ * the open pool p, from another copy: each block of it that a restore of
+ * gen reads from a record that does not check (in gen's journal or a
+ * newer one's, as the restore overlays them) is written into that
+ * record, in place and synced, if the record then checks or each block
+ * hashes as that version's scrub record says; the data that no record
+ * vouches for is never written (-EILSEQ: res names the record; nothing
+ * written). A crash leaves each record damaged as before or mended. 0
+ * (res->mended: 0 if nothing there needed it), -ENOENT (no version gen
+ * on the chain, or the pool's current image), -EBADMSG (res: a damaged
+ * journal whose records are not all known), -EINVAL or -errno.
+ */
+int rpmemd_version_repair(struct rpmemd_pool *p, uint64_t gen, uint64_t off,
+			  const uint8_t *data, uint64_t len,
+			  struct rpmemd_vrepair *res);
+
 #endif

@@ -166,6 +166,54 @@ RPMEM_EXPORT int rpmemctl_pool_repair(struct rpmemctl_pool *pool,
 			       "repair");
 }
 
+/* repair_at_chunk -- one REPAIR_AT of n bytes of version at off */
+static int repair_at_chunk(struct rpmemctl_pool *p, uint64_t version,
+			   uint64_t off, const uint8_t *data, uint32_t n)
+{
+	struct rpmem_msg_read_at m = { .handle = p->handle, .offset = off,
+				       .len = n, .version = version };
+	uint8_t head[RPMEM_REPAIR_AT_HDR_SIZE];
+	uint32_t id = 0;
+	size_t rlen;
+	int len = rpmem_read_at_encode(head, sizeof(head), &m);
+	int ret = len < 0 ? len :
+			    client_send(p->sess, RPMEM_MSG_REPAIR_AT, head,
+					(size_t)len, data, n, &id);
+
+	return ret ? ret : client_recv(p->sess, id, RPMEM_MSG_OK, &rlen);
+}
+
+/* pool_repair_at -- pool_repair, into version's records (REPAIR_AT) */
+static int pool_repair_at(struct rpmemctl_pool *p, uint64_t version,
+			  uint64_t off, const uint8_t *data, size_t len)
+{
+	int ret = client_pool_usable(p);
+
+	if (!ret && !(p->sess->caps & RPMEM_CAP_REPAIR_AT)) {
+		client_seterr(p->sess, "%s:%s (%s) cannot repair versions: it is older than this client",
+			      p->sess->host, p->sess->port, p->sess->server);
+		ret = -ENOTSUP;
+	}
+	for (size_t done = 0; !ret && done < len;) {
+		uint32_t n = len - done < RPMEM_MAX_IO ? (uint32_t)(len - done) :
+							 RPMEM_MAX_IO;
+		ret = repair_at_chunk(p, version, off + done, data + done, n);
+		done += n;
+	}
+	return ret;
+}
+
+RPMEM_EXPORT int rpmemctl_pool_repair_at(struct rpmemctl_pool *pool,
+					 uint64_t version, uint64_t offset,
+					 const void *data, size_t len)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool,
+			       pool_repair_at(pool, version, offset, data,
+					      len),
+			       "repair a version of");
+}
+
 /* rpmemctl_pool_scrub -- pool_scrub; a failure's message names the pool */
 RPMEM_EXPORT int rpmemctl_pool_scrub(struct rpmemctl_pool *pool,
 				     unsigned flags, rpmemctl_scrub_fn fn,

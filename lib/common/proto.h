@@ -87,7 +87,12 @@ enum rpmem_msg_type {
 	 * scrub record says, answered by OK (RPMEM_CAP_REPAIR)
 	 */
 	RPMEM_MSG_REPAIR = 37,
-	RPMEM_MSG_TYPE_MAX = 37,
+	/*
+	 * pieces of a version's records rewritten with data that checks as
+	 * their own records say, answered by OK (RPMEM_CAP_REPAIR_AT)
+	 */
+	RPMEM_MSG_REPAIR_AT = 38,
+	RPMEM_MSG_TYPE_MAX = 38,
 };
 
 /* error codes carried in ERROR replies (stable on the wire) */
@@ -235,6 +240,11 @@ enum rpmem_ns_mode {
  * in place with data it checks against the pool's scrub record
  */
 #define RPMEM_CAP_REPAIR (1u << 18)
+/*
+ * the target takes REPAIR_AT: damaged records of a pool's versions
+ * rewritten in place with data it checks against their own records
+ */
+#define RPMEM_CAP_REPAIR_AT (1u << 19)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -698,6 +708,12 @@ struct rpmem_msg_read_at {
 	uint64_t version;
 	uint32_t flags; /* RPMEM_READ_*; sent only when not 0 */
 };
+
+/*
+ * REPAIR_AT: the 24 bytes of READ_AT's head (flags never sent), then len
+ * bytes of version's image at offset, in the same frame
+ */
+#define RPMEM_REPAIR_AT_HDR_SIZE 24
 
 /* READ and READ_AT flag: deliver data the scrub record calls damaged */
 #define RPMEM_READ_DAMAGED (1u << 0)

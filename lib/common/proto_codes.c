@@ -130,6 +130,7 @@ static const char *const msg_names[] = {
 	[RPMEM_MSG_GEN] = "GEN",
 	[RPMEM_MSG_GEN_REPLY] = "GEN_REPLY",
 	[RPMEM_MSG_REPAIR] = "REPAIR",
+	[RPMEM_MSG_REPAIR_AT] = "REPAIR_AT",
 };
 
 static const char *const scrub_why[] = {

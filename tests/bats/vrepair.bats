@@ -1,0 +1,201 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# vrepair.bats -- scrub --repair heals a damaged version, not only the
+# pool's image: the bytes of that generation from another copy (a second
+# target's version, or a file the user names), written into the version's
+# file only where its own record vouches for them; a forged file is
+# refused, a kill -9 mid-repair leaves it damaged as before or repaired
+# (docs/ARCHITECTURE.md, "Versions")
+
+load helpers
+
+# the test build of rpmemd that dies where RPMEMD_CRASH_AT says
+CRASHD=$BUILD/tests/rpmemd-crash
+
+versions_conf() {
+	cat >"$CONF" <<CONF
+listen = ["127.0.0.1"];
+port = $PORT;
+log = { level = "info"; target = "stderr"; };
+max_sessions = 16;
+regions = (
+  { name = "r1"; type = "dir"; path = "$R1"; versions = "all"; }
+);
+CONF
+}
+
+# change I -- write a marker into src at blocks I*7 and I*7+1
+change() {
+	printf 'version-%04d' "$1" |
+		dd of="$W/src" bs=1 seek=$(($1 * 7 * 4096 + 100)) conv=notrunc 2>/dev/null
+	printf 'second-%04d' "$1" |
+		dd of="$W/src" bs=1 seek=$((($1 * 7 + 1) * 4096 + 9)) conv=notrunc 2>/dev/null
+}
+
+# history -- pool p on both targets mirrored from s1, then synced 4 times
+# with the same changes: versions 1-4 on each, the pools at generation 5;
+# sI is image I
+history() {
+	cp "$W/s1" "$W/src"
+	"$RPMEMCTL" -q mirror "$W/src" "$T/r1/p"
+	"$RPMEMCTL" -q mirror "$W/src" "$T2/r1/p"
+	for i in 2 3 4 5; do
+		change "$i"
+		"$RPMEMCTL" -q sync "$W/src" "$T/r1/p"
+		"$RPMEMCTL" -q sync "$W/src" "$T2/r1/p"
+		cp "$W/src" "$W/s$i"
+	done
+}
+
+# restores GEN... -- each version of r1/p restores byte-identical to sGEN
+restores() {
+	local g
+	for g in "$@"; do
+		rm -f "$W/o$g"
+		rc sync --pull --at "$g" "$W/o$g" "$T/r1/p"
+		[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+		cmp "$W/o$g" "$W/s$g" || return 1
+	done
+}
+
+# clean -- every version of r1/p scrubs clean (exit 0), none is listed
+# damaged, and the pool's own scrub exits 0
+clean() {
+	local g
+	for g in 1 2 3 4; do
+		rc scrub --at "$g" "$T/r1/p"
+		[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	done
+	rc versions --json "$T/r1/p"
+	[ "$(json '[.versions[] | select(.damaged)] | length')" -eq 0 ]
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 0 ]
+}
+
+# V3 -- version 3's file; its first record holds blocks 28 and 29 (what
+# sync 4 changed) as they were at generation 3
+V3=
+# REC -- the file offset of that record's data
+REC=$((4096 + 32))
+BAD="0x$(printf '%x' $((4 * 7 * 4096))) length 8192"
+
+setup() {
+	setup_env
+	versions_conf
+	start_daemon
+	start_second
+	mkfile "$W/s1" 1
+	history
+	V3=$R1/.rpmemd/p.v3.ver
+	cp "$V3" "$W/v3.good"
+}
+
+teardown() {
+	stop_second
+	teardown_daemon
+}
+
+# damaged AT -- flip the byte of version 3's record data at AT; the
+# version then scrubs damaged and restores through it are refused
+damaged() {
+	poke "$V3" $((REC + $1))
+	cp "$V3" "$W/v3.bad"
+	rc scrub --at 3 "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"damaged at $BAD"* ]]
+	rm -f "$W/o2"
+	rc sync --pull --at 2 "$W/o2" "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[ ! -e "$W/o2" ]
+}
+
+@test "scrub --repair --from a second target heals a flipped byte in a version's data from that target's own version: the file as it was, every version restores exactly" {
+	damaged 100
+	# the other copy has moved on since: its version 3 still serves
+	change 6
+	"$RPMEMCTL" -q sync "$W/src" "$T2/r1/p"
+	rc scrub --repair --from "$T2/r1/p" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"version 3: repaired at $BAD"* ]]
+	[[ "$output" == *"8192 bytes of damaged versions repaired from $T2/r1/p"* ]]
+	# the version's file holds its bytes again, the pool is untouched
+	cmp "$W/v3.good" "$V3"
+	cmp "$W/s5" "$R1/p"
+	grep -q "version 3: 8192 bytes of its damaged records .* repaired" "$DLOG"
+	clean
+	restores 1 2 3 4 5
+	# nothing left to repair: a second run writes nothing
+	rc scrub --json --repair --from "$T2/r1/p" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ "$(json .version_repaired_bytes)" -eq 0 ]
+	[ "$(json '.version_findings | length')" -eq 0 ]
+}
+
+@test "scrub --repair --at N --from FILE heals version N with a file the user says is that image, checked against the version's own record" {
+	damaged 5000
+	rc scrub --json --repair --at 3 --from "$W/s3" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(json .repaired_bytes)" -eq 8192 ]
+	[ "$(json '.findings[0].status')" = repaired ]
+	cmp "$W/v3.good" "$V3"
+	clean
+	restores 1 2 3 4 5
+	# a version older than the record's heals the same way: its image at
+	# those blocks is what the record holds
+	poke "$V3" $((REC + 7))
+	rc scrub --repair --at 1 --from "$W/s1" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/v3.good" "$V3"
+	restores 1 2 3
+}
+
+@test "a FILE whose bytes are not the version's (one byte forged in the damaged range) is refused by the target, naming the range; nothing written, still damaged" {
+	damaged 100
+	cp "$W/s3" "$W/forged"
+	poke "$W/forged" $((4 * 7 * 4096 + 4096 + 77))
+	rc scrub --repair --at 3 --from "$W/forged" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"not repaired at $BAD with the data of $W/forged"* ]]
+	[[ "$output" == *"record at $BAD (of version 3) does not check"* ]]
+	cmp "$W/v3.bad" "$V3"
+	rc scrub --at 3 "$T/r1/p"
+	[ "$status" -eq 7 ]
+	# a second target at another size is no copy of it
+	"$RPMEMCTL" -q mirror "$W/s1" "$T2/r1/q"
+	head -c 4096 "$W/s1" >"$W/small"
+	"$RPMEMCTL" -q sync "$W/small" "$T2/r1/q" 2>/dev/null || true
+	rc scrub --repair --at 3 --from "$W/small" "$T/r1/p"
+	[ "$status" -eq 5 ]
+	cmp "$W/v3.bad" "$V3"
+}
+
+@test "kill -9 of rpmemd in the middle of writing a version's repair leaves the version damaged as before (or repaired), never worse; the next repair heals it" {
+	[ -x "$CRASHD" ] || skip "no $CRASHD (make check builds it)"
+	# in the record's second block: the half written first changes nothing
+	damaged $((4096 + 100))
+	stop_daemon
+	RPMEMD=$CRASHD RPMEMD_CRASH_AT=mend-half start_daemon
+	rc scrub --repair --from "$T2/r1/p" "$T/r1/p"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	# it died at the point (SIGKILL), not for another reason
+	local st=0
+	wait "$DPID" || st=$?
+	[ "$st" -eq 137 ]
+	DPID=
+	start_daemon
+	cmp "$W/v3.bad" "$V3" || cmp "$W/v3.good" "$V3"
+	rc scrub --at 3 "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"damaged at $BAD"* ]]
+	[[ "$output" != *"damaged at 0x"*"damaged at 0x"* ]]
+	restores 4 5
+	rc scrub --repair --from "$T2/r1/p" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/v3.good" "$V3"
+	clean
+	restores 1 2 3 4 5
+}
