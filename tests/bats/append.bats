@@ -14,7 +14,7 @@ setup() {
 	mkdir -p "$R2"
 	: >"$W/server.psk"
 	chmod 600 "$W/server.psk"
-	for id in nightly ops; do
+	for id in nightly ops auditor; do
 		"$RPMEMCTL" -q psk-gen -i "$id" "$W/$id.psk"
 		cat "$W/$id.psk" >>"$W/server.psk"
 	done
@@ -32,7 +32,8 @@ tls = { psk_file = "$W/server.psk"; };
 access = (
   { identity = "nightly"; regions = [ "r1", "r2" ]; rights = [ "append" ]; },
   { identity = "ops"; rights = [ "admin" ]; },
-  { identity = "ops"; regions = [ "*" ]; rights = [ "write" ]; }
+  { identity = "ops"; regions = [ "*" ]; rights = [ "write" ]; },
+  { identity = "auditor"; regions = [ "r1" ]; rights = [ "read" ]; }
 );
 CONF
 	mkfile "$W/src" 2
@@ -132,6 +133,36 @@ refused() {
 	as ops versions --prune 1 "$T/r1/p"
 	[ "$status" -eq 0 ]
 	[ "$(gens)" = 2 ]
+}
+
+@test "an appender heals a damaged version with data its own record vouches for (scrub --repair --at 1 --from FILE); forged data is refused, and a read-only identity cannot repair" {
+	as nightly mirror "$W/src" "$T/r1/p"
+	as nightly sync "$W/mod" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ "$(gens)" = 1 ]
+	local v1=$R1/.rpmemd/p.v1.ver
+	cp "$v1" "$W/v1.good"
+	# version 1's one record: block 2 as src had it
+	poke "$v1" $((4096 + 32 + 5))
+	cp "$v1" "$W/v1.bad"
+	as nightly scrub --at 1 "$T/r1/p"
+	[ "$status" -eq 7 ]
+	as auditor scrub --repair --at 1 --from "$W/src" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	cmp "$W/v1.bad" "$v1"
+	cp "$W/src" "$W/forged"
+	poke "$W/forged" $((8192 + 9))
+	as nightly scrub --repair --at 1 --from "$W/forged" "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"does not check"* ]]
+	cmp "$W/v1.bad" "$v1"
+	as nightly scrub --repair --at 1 --from "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/v1.good" "$v1"
+	as nightly sync --pull --at 1 "$W/o1" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/o1" "$W/src"
+	[ "$(gens)" = 1 ]
 }
 
 @test "an appender rolls back an interrupted sync: the last committed image back, no version lost" {
