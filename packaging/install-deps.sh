@@ -18,7 +18,7 @@ TEST="libcmocka-dev bats pmdk-tools libpmemobj-dev rsync netcat-openbsd
 	dpkg-dev debhelper lintian fakeroot systemd"
 VM="qemu-system-x86 linux-image-amd64 busybox-static rdma-core
 	ibverbs-utils rdmacm-utils ibverbs-providers ndctl daxctl perftest
-	kmod e2fsprogs cpio"
+	kmod e2fsprogs cpio pacemaker corosync crmsh"
 
 PKGS="$BUILD $TEST"
 [ "${1:-}" = "--no-vm" ] || PKGS="$PKGS $VM"

@@ -1,0 +1,559 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-3-Clause
+# cluster.sh -- a real Pacemaker + corosync cluster on the two guests:
+# README.md's "A two-node cluster, step by step", run as written, then
+# crash failover, failback, a stale copy and a split brain
+#
+# Topology (the bed has two guests, so each is a whole node): the target
+# guest is node1, the initiator guest node2. Both run rpmemd (a "dir"
+# region ha on a tmpfs overlay of /var), corosync (knet, two_node) and
+# Pacemaker, with the agent ocf:rpmem:rpmem as a promotable clone (each
+# node's copy ha/db on its own rpmemd) and the application (ocf:heartbeat:
+# anything running /usr/local/bin/db-app) colocated with the Promoted
+# role: tests/pobj_app under the preload library on the Promoted node's
+# pool file /var/lib/db/db.obj, replicating it live to the OTHER node's
+# copy, with one transaction after another, each logged ("committed N")
+# once it returned, i.e. once the other copy acknowledged it; at start it
+# prints the counter it found ("counter M"). No fencing (stonith-enabled=
+# false, as the README explains): a crash is simulated by SIGKILL of the
+# node's application, rpmemd, corosync and Pacemaker daemons, and the
+# node's /run and /dev/shm cleared as a reboot would.
+#
+# The README's blocks (<!-- ha:NAME -->) run with bash -e as deploy.sh
+# runs its walk-through: 192.0.2.10 -> node1's address, 192.0.2.11 ->
+# node2's, ADDR=... -> the node's own, the preload library's installed
+# path -> the build tree's, /usr/bin/myapp -> pobj_app (check, then
+# transactions), `sudo` a function. What installing does is done first:
+# overlays (tmpfs) on /etc, /var, /usr/local and /usr/lib/ocf/resource.d,
+# the user rpmemd and its directories, the agent copied into
+# /usr/lib/ocf/resource.d/rpmem, the build tree first in PATH.
+#
+# The initiator (node2) drives the tests; the target (node1) serves its
+# requests (req-NAME, answered by rep-NAME) until the initiator is done.
+# node2 never crashes, so its crm_mon is the view the checks read.
+#   1. the cluster forms, db-clone is promoted (on node1, moved there if
+#      Pacemaker chose node2) and the application runs there.
+#   c. switchover to node2 and failback to node1 (crm_resource --move
+#      --promoted): node1's application finds every transaction node2
+#      logged as committed, and node1's promote pulled only the blocks
+#      that differ into its (older) pool file (the agent's log line).
+#   a. node1 crashes: Pacemaker promotes node2 (its copy acknowledged
+#      every transaction) and node2's application finds a counter >= the
+#      last transaction node1 logged as committed. node1 returns: node2's
+#      application resyncs node1's copy with what it missed (rpmemd's
+#      bytes_written on node1, less than a quarter of the pool). Until
+#      the agent scores a live copy that acknowledged every drain
+#      (issue 34, point 3), node2 is not promoted and this fails.
+# Time budget: about 6 minutes (corosync's token is 10 s, Pacemaker's
+# timeouts are generous; every wait is for a condition, bounded).
+
+CL_README=$RPMEM_SRC/README.md
+CL_DIR=/tmp/cluster.suite
+CL_OVL=/run/cluster-ovl
+CL_CTL=$RPMEM_BUILD/rpmemctl
+CL_APPLOG=/var/log/db-app.log
+CL_APPERR=/var/log/db-app.err
+CL_PCMKLOG=/var/log/pacemaker/pacemaker.log
+CL_POOL_BLOCKS=256
+
+# cl_block NAME -- the shell block marked <!-- ha:NAME --> in README.md
+cl_block()
+{
+	awk -v mark="<!-- ha:$1 -->" '
+		$0 == mark { want = 1; next }
+		want && /^```/ {
+			if (inside) { inside = 0; want = 0 } else inside = 1
+			next
+		}
+		inside { print }
+	' "$CL_README"
+}
+
+# cl_run NAME -- run block NAME as the README has it (see the top)
+cl_run()
+{
+	local name=$1 script=$CL_DIR/block.$1.sh
+
+	if [ "$(cl_block "$name" | wc -l)" -eq 0 ]; then
+		tap_not_ok "README block ha:$name is missing"
+		return 1
+	fi
+	{
+		echo "set -e"
+		echo "sudo() { \"\$@\"; }"
+		echo "cd '$CL_DIR'"
+		cl_block "$name" |
+			sed -e "s/^ADDR=192\\.0\\.2\\.10\$/ADDR=$MY_IP/" \
+			    -e "s/192\\.0\\.2\\.10/$TARGET_IP/g" \
+			    -e "s/192\\.0\\.2\\.11/$INITIATOR_IP/g" \
+			    -e "s|/usr/lib/x86_64-linux-gnu/rpmem/librpmem_preload.so|$RPMEM_BUILD/librpmem_preload.so|" \
+			    -e "s|^exec /usr/bin/myapp \\(.*\\)\$|exec $RPMEM_BUILD/tests/pobj_app \\1 check records:100000000|"
+	} >"$script"
+	echo "### $(date +%T)" >>"$(vm_log)"
+	tap_check "$VM_ROLE: README block ha:$name runs ($(cl_block "$name" |
+		head -n 1 | cut -c 1-50))" bash -x "$script"
+}
+
+# cl_overlay DIR -- DIR writable: an overlay with its upper layer on tmpfs
+cl_overlay()
+{
+	local d=$CL_OVL${1//\//_}
+
+	mkdir -p "$d/upper" "$d/work" &&
+		mount -t overlay overlay \
+			-o "lowerdir=$1,upperdir=$d/upper,workdir=$d/work" "$1"
+}
+
+CL_DIRS="/etc /var /root /usr/local /usr/lib/ocf/resource.d"
+
+# cl_install -- the overlays, then what the packages' install does
+cl_install()
+{
+	local dir
+
+	modprobe overlay || return 1
+	for dir in $CL_DIRS; do
+		cl_overlay "$dir" || return 1
+	done
+	systemd-sysusers "$RPMEM_SRC/systemd/rpmemd.sysusers" &&
+		systemd-tmpfiles --create "$RPMEM_SRC/systemd/rpmemd.tmpfiles" &&
+		mkdir -p /usr/lib/ocf/resource.d/rpmem /var/log/corosync &&
+		install -m 755 "$RPMEM_SRC/ocf/rpmem" \
+			/usr/lib/ocf/resource.d/rpmem/rpmem &&
+		id rpmemd && id hacluster
+}
+
+# cl_uninstall -- remove the overlays again
+cl_uninstall()
+{
+	local dir
+
+	for dir in /usr/lib/ocf/resource.d /usr/local /root /var /etc; do
+		umount -l "$dir" 2>/dev/null
+	done
+	rm -rf "$CL_OVL" "$CL_DIR"
+}
+
+# cl_node -- this guest's cluster node name
+cl_node()
+{
+	[ "$VM_ROLE" = target ] && echo node1 || echo node2
+}
+
+# cl_is DESC GOT WANT -- ok if GOT equals WANT
+cl_is()
+{
+	if [ "$2" = "$3" ]; then
+		tap_ok "$1"
+	else
+		echo "### $1: got '$2', expected '$3'" >>"$(vm_log)"
+		tap_not_ok "$1 (got '$2', expected '$3')"
+	fi
+}
+
+# cl_mon -- crm_mon's one-shot view (empty if the local cluster is down)
+cl_mon()
+{
+	timeout 60 crm_mon -1 2>/dev/null
+}
+
+# cl_promoted -- the node(s) where db-clone is Promoted
+cl_promoted()
+{
+	cl_mon | sed -n 's/.*Promoted: \[ \(.*\) \].*/\1/p'
+}
+
+# cl_one_promoted -- db-clone Promoted on one node, its name in CL_P
+cl_one_promoted()
+{
+	CL_P=$(cl_promoted)
+	[[ "$CL_P" =~ ^node[12]$ ]]
+}
+
+# cl_until SECS CMD... -- until CMD succeeds, at most SECS seconds
+cl_until()
+{
+	local end=$((SECONDS + $1))
+
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 1
+	done
+}
+
+# cl_online -- both nodes online
+cl_online()
+{
+	cl_mon | grep -q 'Online: \[ node1 node2 \]'
+}
+
+# cl_running_on NODE -- db-clone Promoted on NODE alone, the application
+# started there
+cl_running_on()
+{
+	local m
+
+	m=$(cl_mon)
+	grep -q "Promoted: \\[ $1 \\]" <<<"$m" &&
+		grep -Eq "\\bapp\\b.*Started $1" <<<"$m"
+}
+
+# cl_last_committed LOG -- the last transaction LOG says was committed
+cl_last_committed()
+{
+	sed -n 's/^committed \([0-9]*\)$/\1/p' "$1" | tail -n 1
+}
+
+# cl_counter LOG -- the counter the application's last start found
+cl_counter()
+{
+	sed -n 's/^counter \([0-9]*\)$/\1/p' "$1" | tail -n 1
+}
+
+# cl_written HOST -- bytes_written of HOST's copy ha/db (its rpmemd's
+# count since it started)
+cl_written()
+{
+	"$CL_CTL" list --json "$1/ha/db" | jq -er '.pools[0].bytes_written'
+}
+
+# cl_diag -- the cluster's view and the agent's log lines, to the log
+cl_diag()
+{
+	{
+		echo "### crm_mon on $(cl_node):"
+		cl_mon
+		echo "### rpmem agent lines of $CL_PCMKLOG:"
+		grep -E 'rpmem\(db\)|Result of .* for (db|app) ' \
+			"$CL_PCMKLOG" 2>/dev/null | tail -n 40
+		echo "### $CL_APPERR:"
+		tail -n 20 "$CL_APPERR" 2>/dev/null
+	} >>"$(vm_log)" 2>&1
+}
+
+# --- requests run on either node ------------------------------------------
+
+# cl_req_crash -- this node crashes: SIGKILL of the application, rpmemd,
+# corosync and Pacemaker; /run's resource state and /dev/shm's IPC files
+# go as a reboot would take them. The last committed transaction the
+# application logged goes to $RESULTS/cluster.acked
+cl_req_crash()
+{
+	local p
+
+	for p in $(pgrep -x pobj_app) $(pgrep -x rpmemd) \
+		 $(pgrep -x pacemakerd) $(pgrep -x corosync) \
+		 $(pgrep '^pacemaker-'); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	cl_until 30 sh -c '! pgrep -x pobj_app && ! pgrep -x rpmemd &&
+		! pgrep -x corosync && ! pgrep "^pacemaker"' >/dev/null
+	cl_is "$(cl_node) crashed: no application, rpmemd, corosync or Pacemaker left" \
+		"$(pgrep -c -x 'pobj_app|rpmemd|corosync|pacemakerd')" 0
+	rm -rf /run/resource-agents/* /run/anything_* /dev/shm/qb-* \
+		/run/crm/* 2>/dev/null
+	cl_last_committed "$CL_APPLOG" >"$RESULTS/$VM_SUITE.acked"
+	tap_diag "$(cl_node)'s application had logged transaction $(cat "$RESULTS/$VM_SUITE.acked") as committed when it was killed"
+}
+
+# cl_req_revive -- this node boots again: rpmemd, corosync, Pacemaker
+cl_req_revive()
+{
+	cl_run rpmemd-nosystemd
+	cl_until 60 vm_listening 7636 ||
+		tap_not_ok "$(cl_node)'s rpmemd does not listen again"
+	cl_run start-nosystemd
+}
+
+# cl_req_promstat -- the agent's last "promoted:" line here, to RESULTS
+cl_req_promstat()
+{
+	grep 'rpmem: promoted:' "$CL_PCMKLOG" | tail -n 1 \
+		>"$RESULTS/$VM_SUITE.promoted"
+	cp "$CL_APPLOG" "$RESULTS/$VM_SUITE.applog.$(cl_node)"
+}
+
+# --- target (node1) -------------------------------------------------------
+
+# cl_serve -- act on node2's requests until it is done
+cl_serve()
+{
+	local sync=$RESULTS/.sync req
+
+	while [ ! -e "$sync/$VM_SUITE.initiator.__done" ] &&
+	      [ ! -e "$sync/initiator.abort" ]; do
+		for req in crash revive promstat; do
+			if [ -e "$sync/$VM_SUITE.initiator.req-$req" ]; then
+				rm -f "$sync/$VM_SUITE.initiator.req-$req"
+				"cl_req_$req"
+				vm_signal "rep-$req"
+			fi
+		done
+		sleep 0.5
+	done
+}
+
+# cl_setup_common -- both nodes: install, key, rpmemd, the application's
+# wrapper; the caller exchanged the key before
+cl_setup_node()
+{
+	cl_run node || return 1
+	cl_run rpmemd-nosystemd || return 1
+	if cl_until 60 vm_listening 7636; then
+		tap_ok "$(cl_node)'s rpmemd listens on 7636"
+	else
+		tap_not_ok "$(cl_node)'s rpmemd listens on 7636"
+		cat /var/log/rpmemd.log >>"$(vm_log)" 2>&1
+		return 1
+	fi
+	cl_run app
+}
+
+target_main()
+{
+	rm -rf "$CL_DIR"
+	mkdir -p "$CL_DIR"
+	export PATH=$RPMEM_BUILD:$PATH
+	if ! command -v pacemakerd corosync crm >/dev/null; then
+		tap_not_ok "pacemaker, corosync and crmsh are installed (packaging/install-deps.sh)"
+		vm_abort "no pacemaker"
+		return
+	fi
+	if ! tap_check "node1: install (overlays, user rpmemd, the agent)" \
+		cl_install; then
+		vm_abort "install failed"
+		return
+	fi
+	cl_run key
+	install -m 600 /etc/rpmem/ha.psk "$RESULTS/$VM_SUITE.psk"
+	vm_signal key
+	cl_setup_node || { vm_abort "node1 set-up failed"; return; }
+	cl_run corosync
+	install -m 600 /etc/corosync/corosync.conf /etc/corosync/authkey \
+		"$RESULTS/"
+	vm_signal corosync
+	cl_run start-nosystemd
+	if ! vm_wait started 300; then
+		return
+	fi
+	if tap_check "the cluster forms: node1 and node2 online (crm_mon)" \
+		cl_until 300 cl_online; then
+		# the application made its pool file here; both copies get it
+		tap_check "node1: the application makes its pool file" \
+			"$RPMEM_BUILD/tests/pobj_app" /var/lib/db/db.obj set:0:first
+		if vm_wait rpmemd-up 300; then
+			cl_run pool
+			cl_run resources
+		fi
+	else
+		cl_diag
+	fi
+	vm_signal resources
+	cl_serve
+}
+
+target_post()
+{
+	local p
+
+	[ -d "$CL_DIR" ] || return
+	cl_diag
+	cp "$CL_PCMKLOG" "$RESULTS/$VM_SUITE.pacemaker.node1.log" 2>/dev/null
+	for p in $(pgrep -x pobj_app) $(pgrep -x pacemakerd) \
+		 $(pgrep '^pacemaker-') $(pgrep -x corosync) $(pgrep -x rpmemd); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -f "$RESULTS/corosync.conf" "$RESULTS/authkey"
+	cl_uninstall
+}
+
+# --- initiator (node2) ----------------------------------------------------
+
+# cl_ask NAME [SECS] -- have node1 do NAME, wait until it did
+cl_ask()
+{
+	vm_signal "req-$1"
+	vm_wait "rep-$1" "${2:-$VM_WAIT_TIMEOUT}"
+}
+
+# cl_move DESC NODE -- the Promoted role moved to NODE (crm_resource
+# --move --promoted, cleared once done); ok once db-clone is Promoted
+# there and the application started there
+cl_move()
+{
+	local desc=$1 node=$2
+
+	echo "### $(date +%T) crm_resource --move --promoted -r db-clone -N $node" >>"$(vm_log)"
+	crm_resource --move --promoted -r db-clone -N "$node" >>"$(vm_log)" 2>&1
+	if cl_until 300 cl_running_on "$node"; then
+		crm_resource --clear -r db-clone >>"$(vm_log)" 2>&1
+		tap_ok "$desc"
+	else
+		crm_resource --clear -r db-clone >>"$(vm_log)" 2>&1
+		tap_not_ok "$desc"
+		cl_diag
+		return 1
+	fi
+}
+
+# cl_first -- step 1: the clone promoted, the application writing; node1
+# is the Promoted node from here on (a move when Pacemaker chose node2)
+cl_first()
+{
+	local p
+
+	if ! cl_until 300 cl_one_promoted; then
+		tap_not_ok "db-clone is promoted on a node"
+		cl_diag
+		return 1
+	fi
+	p=$CL_P
+	tap_ok "db-clone is promoted (on $p)"
+	if [ "$p" != node1 ]; then
+		cl_move "switchover: db-clone Promoted on node1, the application there" \
+			node1 || return 1
+	fi
+	if tap_check "the application runs on node1, after the promotion" \
+		cl_until 300 cl_running_on node1; then
+		return 0
+	fi
+	cl_diag
+	return 1
+}
+
+# cl_app_committed NODE -- the last committed transaction of NODE's
+# application log (node2's read here, node1's through promstat)
+cl_app_committed()
+{
+	if [ "$1" = node2 ]; then
+		cl_last_committed "$CL_APPLOG"
+	else
+		cl_ask promstat >/dev/null &&
+			cl_last_committed "$RESULTS/$VM_SUITE.applog.node1"
+	fi
+}
+
+# cl_crash -- a: node1 crashes; node2 promoted, every acknowledged write
+cl_crash()
+{
+	local acked counter n
+
+	# the application has written for a while (node1's log via promstat)
+	for ((n = 0; n < 60; n++)); do
+		[ "$(cl_app_committed node1)" -ge 20 ] 2>/dev/null && break
+		sleep 2
+	done
+	tap_diag "node1's application has committed $(cl_app_committed node1) transactions"
+	cl_ask crash
+	acked=$(cat "$RESULTS/$VM_SUITE.acked" 2>/dev/null)
+	if cl_until 180 cl_running_on node2; then
+		tap_ok "a: after node1's crash Pacemaker promotes node2 (its copy acknowledged every write) and starts the application there"
+		cl_until 60 sh -c "grep -q '^counter ' '$CL_APPLOG'"
+		counter=$(cl_counter "$CL_APPLOG")
+		tap_diag "node1 logged transaction ${acked:-?} as its last acknowledged; node2's application found counter ${counter:-?}"
+		cl_is "a: node2's application finds every transaction node1 acknowledged (counter >= last acknowledged)" \
+			"$([ -n "$acked" ] && [ "${counter:-0}" -ge "$acked" ] && echo yes)" yes
+		tap_check "a: node2's pool file is not torn (pobj_app check)" \
+			sh -c "! grep -q torn '$CL_APPLOG'"
+		cl_diag
+		return 0
+	fi
+	tap_not_ok "a: after node1's crash Pacemaker promotes node2 (its copy acknowledged every write) and starts the application there"
+	cl_diag
+	return 1
+}
+
+# cl_switch -- c: a switchover to node2 and the failback to node1: the
+# failback pulls only what differs into node1's (older) file
+cl_switch()
+{
+	local k m line d
+
+	cl_move "c: switchover (crm_resource --move): db-clone Promoted on node2, the application there" \
+		node2 || return 1
+	cl_until 120 sh -c "[ \"\$(sed -n 's/^committed //p' '$CL_APPLOG' | wc -l)\" -ge 10 ]"
+	# node2's application stops, demote syncs its file to both copies,
+	# node1 promotes its copy into its own (older) file
+	cl_move "c: failback (crm_resource --move): db-clone Promoted on node1 again, the application there" \
+		node1 || return 1
+	k=$(cl_last_committed "$CL_APPLOG")
+	cl_ask promstat
+	m=$(cl_counter "$RESULTS/$VM_SUITE.applog.node1")
+	tap_diag "node2 logged transaction ${k:-?} as its last committed; node1's application found counter ${m:-?}"
+	cl_is "c: node1's application finds every transaction node2 committed" \
+		"$([ -n "$k" ] && [ "${m:-0}" -ge "$k" ] && echo yes)" yes
+	line=$(cat "$RESULTS/$VM_SUITE.promoted")
+	echo "### node1's promotion: $line" >>"$(vm_log)"
+	d=$(sed -n 's/.*: \([0-9]*\) of [0-9]* blocks differed.*/\1/p' <<<"$line")
+	tap_diag "failback: node1's promote pulled ${d:-?} of $CL_POOL_BLOCKS blocks"
+	cl_is "c: the failback pulled only the blocks that differ into node1's file (0 < blocks < 1/4 of the pool)" \
+		"$([ -n "$d" ] && [ "$d" -gt 0 ] && [ "$d" -lt $((CL_POOL_BLOCKS / 4)) ] && echo yes)" yes
+}
+
+# cl_return -- node1 returns after its crash; node2's application, when
+# it took over, resyncs node1's copy with only what it missed
+cl_return()
+{
+	local w
+
+	cl_ask revive
+	if ! tap_check "node1 rejoins the cluster after its crash (crm_mon)" \
+		cl_until 300 cl_online; then
+		cl_diag
+		return 1
+	fi
+	[ "$1" = yes ] || return 0
+	if tap_check "a: node2's application resyncs node1's copy when it returns (resynced: ...)" \
+		cl_until 120 grep -q "resynced: .* $TARGET_IP/ha/db again" \
+			"$CL_APPERR"; then
+		w=$(cl_written "$TARGET_IP")
+		tap_diag "node1's rpmemd counted ${w:-?} bytes written for the resync (pool $((CL_POOL_BLOCKS << 16)))"
+		cl_is "a: node1's copy received only what it missed (its rpmemd's bytes_written < 4 MiB of 16 MiB)" \
+			"$([ -n "$w" ] && [ "$w" -lt $((4 << 20)) ] && echo yes)" yes
+	fi
+	cl_diag
+}
+
+initiator_main()
+{
+	local failed_over=no
+
+	rm -rf "$CL_DIR"
+	mkdir -p "$CL_DIR"
+	export PATH=$RPMEM_BUILD:$PATH
+	if ! tap_check "node2: install (overlays, user rpmemd, the agent)" \
+		cl_install; then
+		return
+	fi
+	if ! vm_wait key 300; then
+		tap_not_ok "node1 made no key"
+		cl_uninstall
+		return
+	fi
+	mkdir -p /etc/rpmem
+	install -m 600 "$RESULTS/$VM_SUITE.psk" /etc/rpmem/ha.psk
+	cl_setup_node || { cl_uninstall; return; }
+	vm_signal rpmemd-up
+	if ! vm_wait corosync 300; then
+		tap_not_ok "node1 wrote no corosync.conf"
+		cl_uninstall
+		return
+	fi
+	install -m 644 "$RESULTS/corosync.conf" /etc/corosync/corosync.conf
+	install -m 400 "$RESULTS/authkey" /etc/corosync/authkey
+	cl_run start-nosystemd
+	vm_signal started
+	if vm_wait resources 600 && cl_first; then
+		cl_switch
+		cl_crash && failed_over=yes
+		cl_return "$failed_over"
+	fi
+	cl_diag
+	cp "$CL_PCMKLOG" "$RESULTS/$VM_SUITE.pacemaker.node2.log" 2>/dev/null
+	for p in $(pgrep -x pobj_app) $(pgrep -x pacemakerd) \
+		 $(pgrep '^pacemaker-') $(pgrep -x corosync) $(pgrep -x rpmemd); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	cl_uninstall
+}
