@@ -234,8 +234,9 @@ static void report_human(struct rpmemctl_ctx *ctx, const char *target,
 
 /*
  * damaged_versions -- the pool's versions that are damaged on the target
- * (their journals do not read): printed (human) or into *out (JSON);
- * how many
+ * (their journals do not read, or a record's data does not check: the
+ * target reads them all, an older one only their heads): printed
+ * (human) or into *out (JSON); how many
  */
 static size_t damaged_versions(struct rpmemctl_ctx *ctx,
 			       struct rpmemctl_pool *pool, const char *target,
@@ -245,20 +246,31 @@ static size_t damaged_versions(struct rpmemctl_ctx *ctx,
 	size_t n = 0, k = 0;
 
 	*out = NULL;
-	if (rpmemctl_pool_versions(pool, &v, &n) || !n ||
-	    !(*out = calloc(n, sizeof(**out)))) {
+	if (rpmemctl_pool_versions_check(pool, &v, &n) == -ENOTSUP)
+		rpmemctl_pool_versions(pool, &v, &n);
+	if (!v || !n || !(*out = calloc(n, sizeof(**out)))) {
 		free(v);
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!(v[i].flags & RPMEMCTL_VERSION_DAMAGED))
+		if (!(v[i].flags & (RPMEMCTL_VERSION_DAMAGED |
+				    RPMEMCTL_VERSION_BAD_DATA)))
 			continue;
 		(*out)[k++] = v[i].generation;
-		if (!ctx->json)
+		if (ctx->json)
+			continue;
+		if (v[i].flags & RPMEMCTL_VERSION_DAMAGED)
 			printf("damaged version %" PRIu64 ": its journal on the "
 			       "target does not read (kept; rpmemctl scrub "
 			       "--at %" PRIu64 " of %s names the ranges)\n",
 			       v[i].generation, v[i].generation, target);
+		else
+			printf("damaged version %" PRIu64 ": a record of its "
+			       "journal on the target does not check (kept; "
+			       "rpmemctl scrub --at %" PRIu64 " of %s names the "
+			       "ranges, scrub --repair --from another copy "
+			       "heals them)\n", v[i].generation,
+			       v[i].generation, target);
 	}
 	free(v);
 	return k;

@@ -942,6 +942,13 @@ struct rpmemctl_version {
  * by request. Its time, hash and source may be unknown (0, "").
  */
 #define RPMEMCTL_VERSION_DAMAGED (1u << 0)
+/*
+ * a version's flag, from rpmemctl_pool_versions_check only: the data of
+ * one of its records does not check on the target (a flipped byte in its
+ * version file); restores through it name the ranges (rpmemctl scrub
+ * --at), rpmemctl_pool_repair_at heals it. Since LIBRPMEMCTL_3.
+ */
+#define RPMEMCTL_VERSION_BAD_DATA (1u << 1)
 
 /*
  * rpmemctl_pool_versions -- the pool's versions, oldest first, into *out
@@ -949,6 +956,16 @@ struct rpmemctl_version {
  */
 int rpmemctl_pool_versions(struct rpmemctl_pool *pool,
 			   struct rpmemctl_version **out, size_t *n);
+
+/*
+ * rpmemctl_pool_versions_check -- rpmemctl_pool_versions, the target
+ * reading and checking every record of each version's files (what a
+ * scrub of the pool costs for its versions): RPMEMCTL_VERSION_BAD_DATA
+ * flags a version one of whose records does not check. -ENOTSUP for an
+ * older target. Since LIBRPMEMCTL_3.
+ */
+int rpmemctl_pool_versions_check(struct rpmemctl_pool *pool,
+				 struct rpmemctl_version **out, size_t *n);
 
 /*
  * rpmemctl_pool_version_prune -- prune one version; the others stay

@@ -126,6 +126,39 @@ void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 	free(v);
 }
 
+/*
+ * versions_check -- LIST_CHECK: the records of each listed version that
+ * is not damaged already are read and checked, in a hashing slot; one
+ * that does not check flags its version RPMEM_VERSION_BAD_DATA, logged
+ * and announced (a pool event)
+ */
+static void versions_check(struct rpmemd_session *s, struct rpmemd_pool *p,
+			   const struct rpmemd_meta *m,
+			   struct rpmem_version_entry *e, uint32_t n)
+{
+	char text[RPMEM_STR_MAX + 1];
+	uint64_t bad = 0, len = 0;
+
+	rpmemd_hash_enter(s);
+	for (uint32_t i = 0; i < n; i++) {
+		if ((e[i].flags & RPMEM_VERSION_DAMAGED) ||
+		    rpmemd_version_check(p->region, p->name, m,
+					 e[i].generation, &bad, &len) != -EIO)
+			continue;
+		e[i].flags |= RPMEM_VERSION_BAD_DATA;
+		WARN("session %u: pool %s/%s: version %llu is damaged: its record at 0x%llx length %llu does not check (kept; scrub --repair from another copy heals it)",
+		     s->id, p->region->cfg.name, p->name,
+		     (unsigned long long)e[i].generation,
+		     (unsigned long long)bad, (unsigned long long)len);
+		snprintf(text, sizeof(text),
+			 "version %llu of pool '%s' is damaged at 0x%llx length %llu (a record does not check)",
+			 (unsigned long long)e[i].generation, p->name,
+			 (unsigned long long)bad, (unsigned long long)len);
+		version_event(s, p, e[i].generation, text);
+	}
+	rpmemd_hash_leave(s);
+}
+
 /* versions_list -- VERSIONS_REPLY of the pool's newest versions */
 static int versions_list(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			 struct rpmemd_pool *p, uint64_t flags)
@@ -159,6 +192,9 @@ static int versions_list(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		}, rpmem_strlcpy(e[rep.count].source, v[i].source,
 				 sizeof(e[rep.count].source));
 	free(v);
+	if ((flags & RPMEM_VERSIONS_LIST_FLAGS) &&
+	    (flags & RPMEM_VERSIONS_LIST_CHECK))
+		versions_check(s, p, &m, e, rep.count);
 	len = rpmem_versions_reply_encode(buf, RPMEM_MAX_PAYLOAD, &rep);
 	free(e);
 	if (len < 0)

@@ -1063,3 +1063,17 @@ int rpmemd_undo_mend_write(int fd, const struct rpmemd_undo_patch *pt,
 				  pt->fpos + half);
 	return ret;
 }
+
+int rpmemd_undo_check(const struct rpmemd_undo *u, uint8_t *tmp,
+		      uint64_t *bad, uint64_t *badlen)
+{
+	for (size_t i = 0; i < u->nrec; i++) {
+		int ret = rec_data(u, &u->rec[i], tmp);
+		if (ret) {
+			*bad = u->rec[i].off;
+			*badlen = (uint64_t)u->rec[i].count * RPMEMD_UNDO_BS;
+			return ret;
+		}
+	}
+	return 0;
+}

@@ -236,6 +236,14 @@ int rpmemd_undo_mend_plan(const struct rpmemd_undo *u, size_t file,
 int rpmemd_undo_mend_write(int fd, const struct rpmemd_undo_patch *pt,
 			   const uint8_t *data, uint64_t off);
 
+/*
+ * rpmemd_undo_check -- read and check the data of every record of u
+ * (tmp a buffer of RPMEMD_UNDO_REC_MAX): 0, -EIO (the first record that
+ * does not check covers [*bad, *bad + *badlen) of the pool) or -errno
+ */
+int rpmemd_undo_check(const struct rpmemd_undo *u, uint8_t *tmp,
+		      uint64_t *bad, uint64_t *badlen);
+
 /* rpmemd_undo_close -- close (the file stays) */
 void rpmemd_undo_close(struct rpmemd_undo **u);
 

@@ -1506,3 +1506,25 @@ int rpmemd_version_repair(struct rpmemd_pool *p, uint64_t gen, uint64_t off,
 	free(ok);
 	return ret;
 }
+
+int rpmemd_version_check(struct rpmemd_region *r, const char *pool,
+			 const struct rpmemd_meta *m, uint64_t gen,
+			 uint64_t *bad, uint64_t *badlen)
+{
+	char fn[RPMEM_NAME_MAX + 48];
+	uint8_t *tmp = malloc(RPMEMD_UNDO_REC_MAX);
+	struct rpmemd_undo *u = NULL;
+	int ret = tmp ? 0 : -ENOMEM;
+
+	if (r->metafd < 0)
+		ret = -ENOENT;
+	ver_name(pool, gen, fn, sizeof(fn));
+	if (!ret)
+		ret = rpmemd_undo_load_file(r->metafd, fn, m->uuid, m->size, 0,
+					    &u);
+	if (!ret)
+		ret = rpmemd_undo_check(u, tmp, bad, badlen);
+	rpmemd_undo_close(&u);
+	free(tmp);
+	return ret;
+}

@@ -182,6 +182,16 @@ void rpmemd_vchain_close(struct rpmemd_vchain **c);
  */
 void rpmemd_vchains_release(int metafd, const char *pool);
 
+/*
+ * rpmemd_version_check -- read and check every record of version gen of
+ * pool (metadata m; not a damaged one: see rpmemd_versions_list): 0,
+ * -EIO (the first record that does not check covers [*bad, *bad +
+ * *badlen)), -ENOENT (gone: pruned meanwhile) or -errno
+ */
+int rpmemd_version_check(struct rpmemd_region *r, const char *pool,
+			 const struct rpmemd_meta *m, uint64_t gen,
+			 uint64_t *bad, uint64_t *badlen);
+
 /* what a version's repair did, or where it was refused */
 struct rpmemd_vrepair {
 	uint64_t mended;  /* bytes of damaged records rewritten */

@@ -40,9 +40,9 @@ static int versions_call(struct rpmemctl_pool *p, uint8_t op, uint64_t gen,
 				     (size_t)len, reply, rlen);
 }
 
-/* pool_versions -- the list, oldest first */
+/* pool_versions -- the list, oldest first (check: every record read) */
 static int pool_versions(struct rpmemctl_pool *p,
-			 struct rpmemctl_version **out, size_t *n)
+			 struct rpmemctl_version **out, size_t *n, int check)
 {
 	struct rpmem_version_entry *e = calloc(RPMEM_MAX_VERSIONS, sizeof(*e));
 	struct rpmem_msg_versions_reply rep = { 0, e };
@@ -50,9 +50,16 @@ static int pool_versions(struct rpmemctl_pool *p,
 	size_t rlen;
 	int ret = e ? versions_usable(p) : -ENOMEM;
 
+	if (!ret && check && !(p->sess->caps & RPMEM_CAP_REPAIR_AT)) {
+		client_seterr(p->sess, "%s:%s (%s) cannot check its versions' records: it is older than this client",
+			      p->sess->host, p->sess->port, p->sess->server);
+		ret = -ENOTSUP;
+	}
 	if (!ret)
 		ret = versions_call(p, RPMEM_VERSIONS_LIST,
-				    RPMEM_VERSIONS_LIST_FLAGS,
+				    RPMEM_VERSIONS_LIST_FLAGS |
+					    (check ? RPMEM_VERSIONS_LIST_CHECK :
+						     0),
 				    RPMEM_MSG_VERSIONS_REPLY, &rlen);
 	if (!ret && rpmem_versions_reply_decode(p->sess->rbuf, rlen, &rep))
 		ret = client_bad_reply(p->sess, RPMEM_MSG_VERSIONS_REPLY);
@@ -67,8 +74,10 @@ static int pool_versions(struct rpmemctl_pool *p,
 			.generation = e[i].generation, .time = e[i].time,
 			.committed = e[i].committed, .size = e[i].size,
 			.bytes = e[i].bytes, .hash = e[i].hash,
-			.flags = e[i].flags & RPMEM_VERSION_DAMAGED ?
-					 RPMEMCTL_VERSION_DAMAGED : 0
+			.flags = (e[i].flags & RPMEM_VERSION_DAMAGED ?
+					  RPMEMCTL_VERSION_DAMAGED : 0) |
+				 (e[i].flags & RPMEM_VERSION_BAD_DATA ?
+					  RPMEMCTL_VERSION_BAD_DATA : 0)
 		};
 		rpmem_strlcpy(v[i].source, e[i].source, sizeof(v[i].source));
 	}
@@ -83,8 +92,17 @@ RPMEM_EXPORT int rpmemctl_pool_versions(struct rpmemctl_pool *pool,
 					size_t *n)
 {
 	client_pool_begin(pool);
-	return client_pool_end(pool, pool_versions(pool, out, n),
+	return client_pool_end(pool, pool_versions(pool, out, n, 0),
 			       "list versions");
+}
+
+RPMEM_EXPORT int rpmemctl_pool_versions_check(struct rpmemctl_pool *pool,
+					      struct rpmemctl_version **out,
+					      size_t *n)
+{
+	client_pool_begin(pool);
+	return client_pool_end(pool, pool_versions(pool, out, n, 1),
+			       "check versions");
 }
 
 /* version_prune -- prune one version */

@@ -667,8 +667,17 @@ struct rpmem_msg_versions {
  * target older than them ignores it and sends none)
  */
 #define RPMEM_VERSIONS_LIST_FLAGS 1u
+/*
+ * LIST's version field, with RPMEM_VERSIONS_LIST_FLAGS: the target reads
+ * and checks every record of each version (a scrub's cost), flagging
+ * RPMEM_VERSION_BAD_DATA (only to a target with RPMEM_CAP_REPAIR_AT: an
+ * older one ignores it)
+ */
+#define RPMEM_VERSIONS_LIST_CHECK (1u << 1)
 /* a version entry's flags: its journal does not read on the target */
 #define RPMEM_VERSION_DAMAGED (1u << 0)
+/* ... a record's data does not check (asked by RPMEM_VERSIONS_LIST_CHECK) */
+#define RPMEM_VERSION_BAD_DATA (1u << 1)
 
 /* most versions one VERSIONS_REPLY lists (the newest ones) */
 #define RPMEM_MAX_VERSIONS 1024u

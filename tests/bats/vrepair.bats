@@ -59,7 +59,8 @@ restores() {
 }
 
 # clean -- every version of r1/p scrubs clean (exit 0), none is listed
-# damaged, and the pool's own scrub exits 0
+# damaged, and the pool's own scrub (which reads the versions' records)
+# exits 0
 clean() {
 	local g
 	for g in 1 2 3 4; do
@@ -68,8 +69,9 @@ clean() {
 	done
 	rc versions --json "$T/r1/p"
 	[ "$(json '[.versions[] | select(.damaged)] | length')" -eq 0 ]
-	rc scrub "$T/r1/p"
+	rc scrub --json "$T/r1/p"
 	[ "$status" -eq 0 ]
+	[ "$(json '.damaged_versions | length')" -eq 0 ]
 }
 
 # V3 -- version 3's file; its first record holds blocks 28 and 29 (what
@@ -107,6 +109,14 @@ damaged() {
 	rc sync --pull --at 2 "$W/o2" "$T/r1/p"
 	[ "$status" -eq 7 ]
 	[ ! -e "$W/o2" ]
+	# the pool's own scrub reads its versions' records too: exit 7
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"damaged version 3: a record of its journal on the target does not check"* ]]
+	rc scrub --json "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[ "$(json '.damaged_versions | join(",")')" = 3 ]
+	grep -q "version 3 is damaged: its record at 0x1c000 length 8192 does not check" "$DLOG"
 }
 
 @test "scrub --repair --from a second target heals a flipped byte in a version's data from that target's own version: the file as it was, every version restores exactly" {
