@@ -1610,6 +1610,24 @@ int rpmemctl_replicas_read(const char *path,
  * -EINVAL.
  */
 int rpmemctl_links_set_spin(struct rpmemctl_links *set, unsigned us);
+/* the kick-out's timeout unless set (ms), and the longest it takes */
+#define RPMEMCTL_KICKOUT_MS_DEFAULT 5000u
+#define RPMEMCTL_KICKOUT_MS_MAX 3600000u
+/*
+ * rpmemctl_links_set_kickout -- (LIBRPMEMCTL_4) where k < n, a link that
+ * has not answered a FLUSH for ms (RPMEMCTL_KICKOUT_MS_DEFAULT unless
+ * set; 0: never kicked out), or has more than bytes written and not
+ * acknowledged (0, the default: no bound on bytes), is dropped while k
+ * others hold: DEGRADED, behind (its lag in the status file), its dirty
+ * log keeping what it misses. A send to it that blocks for ms (the
+ * target reads nothing) drops it too. Its reconnect waits for a probe
+ * (a session opened and closed by a thread of its own), so a target that
+ * accepts connections but never answers costs the set's calls nothing;
+ * the set's stop waits at most ms for it. A drain never waits for a link
+ * beyond the k-th. 0 or -EINVAL (ms over RPMEMCTL_KICKOUT_MS_MAX).
+ */
+int rpmemctl_links_set_kickout(struct rpmemctl_links *set, unsigned ms,
+			       uint64_t bytes);
 /* why the last call on the set failed ("" if it succeeded); never NULL */
 const char *rpmemctl_links_errmsg(const struct rpmemctl_links *set);
 

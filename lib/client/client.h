@@ -644,7 +644,9 @@ int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
 /*
  * client_link_flush_send -- a set's drain, first half: a FLUSH sent for
  * every pending range, its OK owed (a DEGRADED link retries if due, a
- * data plane other than TCP drains in full); 0 or the link's failure
+ * data plane other than TCP drains in full); 0 or the link's failure;
+ * 1 if, under the kick-out, the link owes so many replies that no FLUSH
+ * was sent (the next round's covers these writes)
  */
 int client_link_flush_send(struct rpmemctl_link *l);
 /* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
@@ -687,6 +689,18 @@ int client_link_posted(const struct rpmemctl_link *l);
  * bytes wait on its connection
  */
 int client_link_ready(struct rpmemctl_link *l);
+/*
+ * the kick-out (link.c, docs/ARCHITECTURE.md "A frozen target is kicked
+ * out"): client_link_set_kickout sets its bounds (ms 0: off, bytes 0: no
+ * bound on bytes); client_link_overdue says a LIVE link passed them;
+ * client_link_kick drops it (DEGRADED, -ETIMEDOUT); client_link_retry_now
+ * is a DEGRADED link's last retry, at most ms waiting for its target
+ */
+void client_link_set_kickout(struct rpmemctl_link *l, unsigned ms,
+			     uint64_t bytes);
+int client_link_overdue(struct rpmemctl_link *l);
+int client_link_kick(struct rpmemctl_link *l);
+int client_link_retry_now(struct rpmemctl_link *l);
 /*
  * links_status -- where a set of links publishes its replicas' state and
  * lag (links_status.c), and what it published last

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* link.c -- the replication lifecycle: one remote pool kept up to date */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "client.h"
 #include "util.h"
@@ -34,6 +38,32 @@
 #define LINK_PENDING_MAX 8	     /* written, unflushed ranges */
 #define LINK_MERGE_GAP (64u << 10) /* pending ranges this close merge */
 #define LINK_OWED_MAX 32	     /* FLUSHes sent, replies not yet read */
+#define LINK_PROBE_POLL_MS 10	     /* a stop's look at its probe, at a time */
+
+/*
+ * The kick-out (a set's, links.c; docs/ARCHITECTURE.md "A frozen target
+ * is kicked out"): a LIVE link that has not answered its oldest owed
+ * FLUSH for ko_ms, or holds more than ko_bytes written and not yet
+ * acknowledged, is dropped (DEGRADED) by the set once k others hold; a
+ * send that blocks for ko_ms (the target reads nothing: its buffers
+ * full) fails the link the same way. Its reconnect waits for a probe:
+ * a session opened and closed by a thread of its own, so that a target
+ * that accepts connections but never answers (SIGSTOP, a hung host)
+ * costs the application's calls nothing.
+ */
+enum link_probe_state { PROBE_IDLE, PROBE_RUNNING, PROBE_OK, PROBE_FAILED };
+
+/* a probe of the target: shared by the link and its thread */
+struct link_probe {
+	_Atomic int refs;  /* the link's and the running thread's */
+	_Atomic int state; /* enum link_probe_state */
+	char host[256];
+	char port[16];
+	enum rpmemctl_transport transport;
+	rpmemctl_log_fn log_fn;
+	void *log_arg;
+	int log_prio;
+};
 
 struct link_range {
 	uint64_t off;
@@ -87,6 +117,14 @@ struct rpmemctl_link {
 	 * once nread reaches what nsent was when the round was sent
 	 */
 	uint64_t nsent, nread;
+	/* the kick-out (0: off), and what it measures */
+	unsigned ko_ms;
+	uint64_t ko_bytes;
+	uint64_t wbytes; /* bytes written live, ever */
+	uint64_t abytes; /* of those, covered by a FLUSH reply read */
+	uint64_t owed_t[LINK_OWED_MAX]; /* when each owed FLUSH was sent */
+	uint64_t owed_b[LINK_OWED_MAX]; /* wbytes when it was sent */
+	struct link_probe *probe;	/* the reconnect's, if any */
 	char source[RPMEM_STR_MAX + 1];
 	char live[RPMEM_STR_MAX + 1];
 	char name[512]; /* host:port/region/pool: room for any target */
@@ -136,6 +174,7 @@ static void disconnect(struct rpmemctl_link *l)
 				(l->owed_head + i) % LINK_OWED_MAX]);
 	rpmemctl_pool_close(&l->pool);
 	l->nread = l->nsent; /* dropped: the link no longer holds */
+	l->abytes = l->wbytes;
 	if (l->share)
 		client_share_leave(l->share, &l->sess);
 	else
@@ -214,6 +253,7 @@ static int owed_recv(struct rpmemctl_link *l)
 		int r = client_pool_flush_done(l->pool, l->owed[l->owed_head], 1);
 		if (r < 0)
 			return pool_failed(l, r, "flush: ");
+		l->abytes = l->owed_b[l->owed_head];
 		l->owed_head = (l->owed_head + 1) % LINK_OWED_MAX;
 		l->nowed--;
 		l->nread++;
@@ -232,18 +272,83 @@ static int owed_recv(struct rpmemctl_link *l)
 		     rpmemctl_strerror(ret));
 		return failed(l, ret);
 	}
+	l->abytes = l->owed_b[l->owed_head];
 	l->owed_head = (l->owed_head + 1) % LINK_OWED_MAX;
 	l->nowed--;
 	l->nread++;
 	return 0;
 }
 
+/* ready -- the oldest owed reply can be read without waiting */
+static int ready(struct rpmemctl_link *l)
+{
+	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
+	if (l->nowed && s && l->owed_x) /* a failure too: the read says it */
+		return client_pool_flush_done(l->pool,
+					      l->owed[l->owed_head], 0) != 0;
+	return l->nowed && s &&
+	       (client_owed_arrived(s, (uint32_t)l->owed[l->owed_head]) ||
+		rpmem_conn_wait(&s->conn, 0));
+}
+
+/*
+ * kick -- the kick-out: the target answered nothing for too long; its
+ * session is dropped without a goodbye (it would wait too) and the link
+ * fails; returns -ETIMEDOUT
+ */
+static int kick(struct rpmemctl_link *l, uint64_t age_ns)
+{
+	struct rpmemctl_session *s = l->pool ? l->pool->sess : l->sess;
+	lerr(l, -ETIMEDOUT, "kicked out: no reply for %llu ms (the kick-out "
+	     "timeout is %u ms), %llu bytes written and not acknowledged",
+	     (unsigned long long)(age_ns / 1000000u), l->ko_ms,
+	     (unsigned long long)(l->wbytes - l->abytes));
+	if (s && !s->lost) {
+		s->lost = -ETIMEDOUT;
+		shutdown(s->conn.fd, SHUT_RDWR);
+	}
+	return failed(l, -ETIMEDOUT);
+}
+
+/* owed_age -- how long the oldest owed reply has been awaited (ns) */
+static uint64_t owed_age(const struct rpmemctl_link *l)
+{
+	uint64_t now = rpmem_now_ns(), t = l->owed_t[l->owed_head];
+	return l->nowed && now > t ? now - t : 0;
+}
+
+/*
+ * await_owed -- with the kick-out on, wait for the oldest owed reply at
+ * most until its kick-out time: 0 once it can be read, else kicked out
+ */
+static int await_owed(struct rpmemctl_link *l)
+{
+	uint64_t ko = (uint64_t)l->ko_ms * 1000000u;
+	for (;;) {
+		if (!l->pool || !l->pool->sess || ready(l))
+			return 0;
+		uint64_t age = owed_age(l);
+		if (age >= ko)
+			return kick(l, age);
+		struct pollfd pfd = { .fd = client_link_wait_fd(l),
+				      .events = POLLIN };
+		int ms = (int)((ko - age + 999999u) / 1000000u);
+		if (pfd.fd < 0)
+			return 0;
+		/* a posted flush's event may be taken by another's wait */
+		(void)poll(&pfd, 1, l->owed_x && ms > 2 ? 2 : ms);
+	}
+}
+
 /* settle -- read every owed FLUSH reply: the session is free for a call */
 static int settle(struct rpmemctl_link *l)
 {
 	int ret = 0;
-	while (l->nowed && !ret)
+	while (l->nowed && !ret) {
+		if (l->ko_ms && (ret = await_owed(l)))
+			break;
 		ret = owed_recv(l);
+	}
 	return ret;
 }
 
@@ -360,6 +465,10 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 		cfg->compare_all = all;
 		ucfg = cfg;
 	}
+	/* a push's sends wait as long as its replies (go_live bounds them) */
+	if (l->ko_ms && l->pool->sess)
+		(void)rpmem_conn_set_sndtimeo(&l->pool->sess->conn,
+					      CLIENT_IO_TIMEOUT_S * 1000);
 	memset(&l->res, 0, sizeof(l->res));
 	ret = rpmemctl_pool_sync2(l->pool, l->addr, l->len, ucfg, &l->res);
 	rpmemctl_sync_cfg_delete(&cfg);
@@ -377,10 +486,105 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 	return 0;
 }
 
-/* retry_due -- DEGRADED and time to reconnect: reconnect and push */
+/* probe_put -- drop a reference to p; the last frees it */
+static void probe_put(struct link_probe *p)
+{
+	if (p && atomic_fetch_sub(&p->refs, 1) == 1)
+		free(p);
+}
+
+/* probe_main -- the probe's thread: a session opened and closed */
+static void *probe_main(void *arg)
+{
+	struct link_probe *p = arg;
+	struct rpmemctl_session_cfg *cfg = NULL;
+	struct rpmemctl_session *sess = NULL;
+	int ret = rpmemctl_session_cfg_new(&cfg);
+	if (!ret && p->log_fn)
+		ret = rpmemctl_session_cfg_set_log(cfg, p->log_fn, p->log_arg,
+						   p->log_prio);
+	if (!ret) {
+		ret = rpmemctl_session_cfg_load_default(cfg, p->host, p->port);
+		ret = ret == -ENOENT || ret > 0 ? 0 : ret;
+	}
+	if (!ret)
+		ret = rpmemctl_session_open_cfg(p->host, p->port, p->transport,
+						cfg, &sess);
+	rpmemctl_session_close(&sess);
+	rpmemctl_session_cfg_delete(&cfg);
+	atomic_store(&p->state, ret ? PROBE_FAILED : PROBE_OK);
+	probe_put(p);
+	return NULL;
+}
+
+/* probe_start -- a probe of l's target in a thread of its own */
+static int probe_start(struct rpmemctl_link *l)
+{
+	struct link_probe *p = l->probe;
+	if (!p && !(p = l->probe = calloc(1, sizeof(*p))))
+		return -ENOMEM;
+	if (!p->refs) {
+		atomic_store(&p->refs, 1);
+		rpmem_strlcpy(p->host, l->t.host, sizeof(p->host));
+		rpmem_strlcpy(p->port, l->t.port, sizeof(p->port));
+		p->transport = l->transport;
+		p->log_fn = l->log_fn;
+		p->log_arg = l->log_arg;
+		p->log_prio = l->log_prio;
+	}
+	pthread_attr_t a;
+	pthread_t th;
+	atomic_store(&p->state, PROBE_RUNNING);
+	atomic_fetch_add(&p->refs, 1);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	int ret = pthread_create(&th, &a, probe_main, p);
+	pthread_attr_destroy(&a);
+	if (ret) {
+		atomic_fetch_sub(&p->refs, 1);
+		atomic_store(&p->state, PROBE_FAILED);
+		return -ret;
+	}
+	return 0;
+}
+
+/* probed -- the kick-out's reconnect waits for a probe of the target */
+static int probed(const struct rpmemctl_link *l)
+{
+	return l->ko_ms && !l->open_fn && l->t.host[0];
+}
+
+/*
+ * probe_poll -- where the reconnect waits for a probe: 1 once one has
+ * answered (the target is back: reconnect now), else 0, one started if
+ * none runs; a failed one counts as a failed retry
+ */
+static int probe_poll(struct rpmemctl_link *l)
+{
+	int st = l->probe ? atomic_load(&l->probe->state) : PROBE_IDLE;
+	if (st == PROBE_OK) {
+		atomic_store(&l->probe->state, PROBE_IDLE);
+		return 1;
+	}
+	if (st == PROBE_FAILED) {
+		atomic_store(&l->probe->state, PROBE_IDLE);
+		l->retry_at = rpmem_now_ns() + (uint64_t)l->retry_ms * 1000000u;
+		return 0;
+	}
+	if (st == PROBE_IDLE && probe_start(l))
+		l->retry_at = rpmem_now_ns() + (uint64_t)l->retry_ms * 1000000u;
+	return 0;
+}
+
+/*
+ * retry_due -- DEGRADED and time to reconnect: reconnect and push (once
+ * a probe answered, where the kick-out is on)
+ */
 static int retry_due(struct rpmemctl_link *l)
 {
 	if (l->retry_ms < 0 || rpmem_now_ns() < l->retry_at)
+		return 0;
+	if (probed(l) && !probe_poll(l))
 		return 0;
 	return do_push(l, NULL, 0);
 }
@@ -396,6 +600,10 @@ static int go_live(struct rpmemctl_link *l)
 	if (ret)
 		return pool_failed(l, ret, "");
 	hist_live(l, 1);
+	/* a send blocked this long: the target reads nothing (kick-out) */
+	if (l->ko_ms)
+		(void)rpmem_conn_set_sndtimeo(&l->pool->sess->conn,
+					      (int)l->ko_ms);
 	set_state(l, RPMEMCTL_LINK_LIVE);
 	return 0;
 }
@@ -468,6 +676,7 @@ RPMEM_EXPORT void rpmemctl_link_delete(struct rpmemctl_link **lp)
 	disconnect(*lp);
 	client_share_unlock((*lp)->share);
 	client_share_put(&(*lp)->share);
+	probe_put((*lp)->probe); /* a running probe frees it at its end */
 	free((*lp)->history);
 	free(*lp);
 	*lp = NULL;
@@ -656,6 +865,7 @@ static int write_live(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 	ret = rpmemctl_pool_write(l->pool, l->addr + off, off, len);
 	if (ret)
 		return pool_failed(l, ret, "");
+	l->wbytes += len;
 	add_pending(l, off, len);
 	return 0;
 }
@@ -722,11 +932,24 @@ static int flush_wait(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 	return ret ? pool_failed(l, ret, "") : 0;
 }
 
-/* flush_pending -- every owed reply read, then each drain FLUSH awaited */
+static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len);
+
+/*
+ * flush_pending -- every owed reply read, then each drain FLUSH awaited
+ * (under the kick-out over TCP: sent, then awaited as owed, at most
+ * until the kick-out)
+ */
 static int flush_pending(struct rpmemctl_link *l)
 {
 	int ret = settle(l);
-	return ret ? ret : for_flushes(l, flush_wait);
+	if (ret)
+		return ret;
+	if (l->ko_ms && l->pool && l->pool->xport->type == RPMEM_XPORT_TCP &&
+	    !l->pool->xport_broken) {
+		ret = for_flushes(l, send_flush);
+		return ret ? ret : settle(l);
+	}
+	return for_flushes(l, flush_wait);
 }
 
 /*
@@ -797,6 +1020,16 @@ RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
 	return api_end(l, ret);
 }
 
+/* owe -- a FLUSH (request id or token) sent, its reply owed */
+static void owe(struct rpmemctl_link *l, uint64_t id)
+{
+	unsigned i = (l->owed_head + l->nowed++) % LINK_OWED_MAX;
+	l->owed[i] = id;
+	l->owed_t[i] = rpmem_now_ns();
+	l->owed_b[i] = l->wbytes;
+	l->nsent++;
+}
+
 /* send_flush -- a FLUSH of [off, off + len); its OK is owed, not read */
 static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 {
@@ -815,8 +1048,7 @@ static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 		lerr(l, ret, "flush: %s", rpmemctl_session_errmsg(s));
 		return failed(l, ret);
 	}
-	l->owed[(l->owed_head + l->nowed++) % LINK_OWED_MAX] = id;
-	l->nsent++;
+	owe(l, id);
 	return 0;
 }
 
@@ -828,8 +1060,7 @@ static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 	if (ret)
 		return pool_failed(l, ret, "flush: ");
 	l->owed_x = 1;
-	l->owed[(l->owed_head + l->nowed++) % LINK_OWED_MAX] = tok;
-	l->nsent++;
+	owe(l, tok);
 	return 0;
 }
 
@@ -852,6 +1083,13 @@ static int flush_send(struct rpmemctl_link *l)
 	if (x && !client_pool_splits_flush(l->pool))
 		return flush_pending(l);
 	unsigned n = l->npending ? l->npending : (unsigned)l->unacked;
+	if (l->nowed + n > LINK_OWED_MAX && l->ko_ms) {
+		/* no waiting for a target this far behind: read what came */
+		while (l->nowed && ready(l) && !(ret = owed_recv(l)))
+			;
+		if (ret || l->nowed + n > LINK_OWED_MAX)
+			return ret ? ret : 1;
+	}
 	if (l->nowed + n > LINK_OWED_MAX && (ret = settle(l)))
 		return ret;
 	return for_flushes(l, x ? post_flush : send_flush);
@@ -878,17 +1116,75 @@ int client_link_flush_recv(struct rpmemctl_link *l)
 int client_link_ready(struct rpmemctl_link *l)
 {
 	lock(l);
-	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
-	int ready;
-	if (l->nowed && s && l->owed_x) /* a failure too: the read says it */
-		ready = client_pool_flush_done(l->pool,
-					       l->owed[l->owed_head], 0) != 0;
-	else
-		ready = l->nowed && s &&
-			(client_owed_arrived(s, (uint32_t)l->owed[l->owed_head]) ||
-			 rpmem_conn_wait(&s->conn, 0));
+	int r = ready(l);
 	client_share_unlock(l->share);
-	return ready;
+	return r;
+}
+
+/* client_link_set_kickout -- the kick-out's bounds (ms 0: off) */
+void client_link_set_kickout(struct rpmemctl_link *l, unsigned ms,
+			     uint64_t bytes)
+{
+	l->ko_ms = ms;
+	l->ko_bytes = bytes;
+}
+
+/*
+ * client_link_overdue -- a LIVE link under the kick-out has passed its
+ * bound (replies that came read first): its oldest owed reply awaited
+ * ko_ms, or more than ko_bytes written and not acknowledged
+ */
+int client_link_overdue(struct rpmemctl_link *l)
+{
+	if (!l->ko_ms || l->state != RPMEMCTL_LINK_LIVE)
+		return 0;
+	/* the common case, cheap: within both bounds */
+	if (owed_age(l) < (uint64_t)l->ko_ms * 1000000u &&
+	    (!l->ko_bytes || l->wbytes - l->abytes <= l->ko_bytes))
+		return 0;
+	lock(l);
+	int ret = 0;
+	while (l->nowed && ready(l) && !(ret = owed_recv(l)))
+		;
+	int over = !ret && l->state == RPMEMCTL_LINK_LIVE &&
+		   (owed_age(l) >= (uint64_t)l->ko_ms * 1000000u ||
+		    (l->ko_bytes && l->wbytes - l->abytes > l->ko_bytes));
+	client_share_unlock(l->share);
+	return over;
+}
+
+/* client_link_kick -- drop an overdue link (DEGRADED, behind) */
+int client_link_kick(struct rpmemctl_link *l)
+{
+	lock(l);
+	int ret = kick(l, owed_age(l));
+	client_share_unlock(l->share);
+	return ret;
+}
+
+/*
+ * client_link_retry_now -- a DEGRADED link's last retry (a set's stop):
+ * under the kick-out only once a probe answers within ko_ms, else a
+ * push at once; 0, or why not
+ */
+int client_link_retry_now(struct rpmemctl_link *l)
+{
+	if (!probed(l))
+		return rpmemctl_link_push(l, NULL, NULL);
+	uint64_t end = rpmem_now_ns() + (uint64_t)l->ko_ms * 1000000u;
+	int st = l->probe ? atomic_load(&l->probe->state) : PROBE_IDLE;
+	if (st != PROBE_RUNNING && st != PROBE_OK && probe_start(l))
+		return lerr(l, -ENOMEM, "cannot start a probe of the target");
+	while ((st = atomic_load(&l->probe->state)) == PROBE_RUNNING &&
+	       rpmem_now_ns() < end)
+		poll(NULL, 0, LINK_PROBE_POLL_MS);
+	if (st == PROBE_RUNNING)
+		return lerr(l, -ETIMEDOUT, "no answer from the target within "
+			    "the kick-out timeout (%u ms)", l->ko_ms);
+	atomic_store(&l->probe->state, PROBE_IDLE);
+	if (st != PROBE_OK)
+		return lerr(l, -ECONNREFUSED, "the target cannot be reached");
+	return rpmemctl_link_push(l, NULL, NULL);
 }
 
 /* client_link_owed -- FLUSH replies owed */

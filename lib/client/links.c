@@ -105,6 +105,8 @@ struct rpmemctl_links {
 	uint64_t behind_bytes[LINKS_MAX];
 	uint64_t behind_t0[LINKS_MAX];
 	uint64_t since_drain; /* bytes written since the last drain */
+	unsigned ko_ms;	      /* the kick-out's timeout (0: off) */
+	uint64_t ko_bytes;    /* and bytes in flight (0: no bound) */
 	struct links_status status; /* PATH.rpmemstat, if set */
 	char errmsg[CLIENT_ERRMSG_MAX];
 	pthread_mutex_t mu; /* every call: one sender at a time */
@@ -287,6 +289,31 @@ static unsigned count_holding(const struct rpmemctl_links *s)
 	return got;
 }
 
+/*
+ * apply_kickout -- each link's kick-out bounds: the set's where a link
+ * may be left behind (k < n), none where every link must hold
+ */
+static void apply_kickout(struct rpmemctl_links *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		client_link_set_kickout(s->link[i], quorum(s) < s->n ?
+					s->ko_ms : 0, s->ko_bytes);
+}
+
+/*
+ * kick_overdue -- drop every LIVE link past its kick-out bound while the
+ * others that hold are k without it (docs/ARCHITECTURE.md "A frozen
+ * target is kicked out"): it goes DEGRADED, behind, and reconnects once
+ * a probe finds its target answering
+ */
+static void kick_overdue(struct rpmemctl_links *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (client_link_overdue(s->link[i]) &&
+		    count_holding(s) > quorum(s))
+			(void)client_link_kick(s->link[i]);
+}
+
 /* rpmemctl_links_new -- an empty set: k of its links hold a drain */
 RPMEM_EXPORT int rpmemctl_links_new(unsigned k,
 				    enum rpmemctl_link_policy policy,
@@ -307,6 +334,7 @@ RPMEM_EXPORT int rpmemctl_links_new(unsigned k,
 	s->policy = policy;
 	s->id = atomic_fetch_add(&next_id, 1);
 	s->spin_ns = LINKS_SPIN_US * 1000u;
+	s->ko_ms = RPMEMCTL_KICKOUT_MS_DEFAULT;
 	pthread_mutex_init(&s->mu, NULL);
 	*out = s;
 	return 0;
@@ -336,6 +364,25 @@ RPMEM_EXPORT int rpmemctl_links_add(struct rpmemctl_links *s,
 	}
 	pthread_mutex_lock(&s->mu);
 	s->link[s->n++] = link;
+	apply_kickout(s);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/* rpmemctl_links_set_kickout -- the kick-out's bounds (ms 0: off) */
+RPMEM_EXPORT int rpmemctl_links_set_kickout(struct rpmemctl_links *s,
+					    unsigned ms, uint64_t bytes)
+{
+	client_api_begin();
+	if (!s || ms > RPMEMCTL_KICKOUT_MS_MAX) {
+		client_set_last(-EINVAL, "links: invalid argument (a kick-out "
+				"timeout of 0 to %u ms)", RPMEMCTL_KICKOUT_MS_MAX);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->ko_ms = ms;
+	s->ko_bytes = bytes;
+	apply_kickout(s);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
@@ -449,6 +496,7 @@ RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 	int ret = begin(s), err = 0;
 	if (ret)
 		return end(s, ret);
+	kick_overdue(s);
 	for (unsigned i = 0; i < s->n; i++) {
 		ret = rpmemctl_link_write(s->link[i], off, len);
 		if (ret == -EINVAL && holds(s->link[i]))
@@ -631,10 +679,33 @@ static void round_send(struct rpmemctl_links *s)
 	r->err = 0;
 	for (unsigned i = 0; i < s->n; i++) {
 		int ret = client_link_flush_send(s->link[i]);
-		r->err = r->err ? r->err : ret;
-		r->sent[i] = client_link_flushes_sent(s->link[i]);
+		if (ret < 0)
+			r->err = r->err ? r->err : ret;
+		/* none sent (it owes too many): the next one's reply */
+		r->sent[i] = client_link_flushes_sent(s->link[i]) + (ret > 0);
 	}
 	s->rsent++;
+}
+
+/*
+ * resend -- a FLUSH now on every link that holds and sent none for r
+ * (client_link_flush_send deferred it): 1 if one was sent
+ */
+static int resend(struct rpmemctl_links *s, struct links_round *r)
+{
+	int any = 0;
+	for (unsigned i = 0; i < s->n; i++) {
+		struct rpmemctl_link *l = s->link[i];
+		if (!holds(l) || done(s, r, i) || client_link_owed(l))
+			continue;
+		if (client_link_flush_send(l) != 0)
+			continue;
+		/* nothing pending: every write is covered by those sent */
+		uint64_t n = client_link_flushes_sent(l);
+		any |= n != r->sent[i];
+		r->sent[i] = n;
+	}
+	return any;
 }
 
 /*
@@ -650,6 +721,11 @@ static int round_replies(struct rpmemctl_links *s, struct links_round *r,
 		for (unsigned i = 0; i < s->n; i++)
 			got += done(s, r, i) != 0;
 		struct rpmemctl_link *l = first_owing(s, r);
+		/* a link that sent no FLUSH for r (it owed too many): now */
+		if (got < quorum(s) && !l && resend(s, r))
+			continue;
+		if (got >= quorum(s))
+			kick_overdue(s);
 		if (got >= quorum(s) || !l) {
 			update_lags(s, 0);
 			s->since_drain = 0;
@@ -873,7 +949,7 @@ RPMEM_EXPORT int rpmemctl_links_stop(struct rpmemctl_links *s)
 	for (unsigned i = 0; i < s->n; i++) {
 		struct rpmemctl_link *l = s->link[i];
 		if (rpmemctl_link_get_state(l) == RPMEMCTL_LINK_DEGRADED)
-			(void)rpmemctl_link_push(l, NULL, NULL);
+			(void)client_link_retry_now(l);
 		ret = rpmemctl_link_stop(l);
 		if (!ret && rpmemctl_link_get_state(l) == RPMEMCTL_LINK_DOWN) {
 			s->status.stopped_synced |= (uint16_t)(1u << i);

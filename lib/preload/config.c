@@ -300,6 +300,26 @@ int pl_config_spin(struct pl_config *c, const char *spin, char *err,
 	return 0;
 }
 
+/* pl_config_kickout -- the kick-out's bounds into c (see preload.h) */
+int pl_config_kickout(struct pl_config *c, const char *ms, const char *bytes,
+		      char *err, size_t errlen)
+{
+	long v;
+	c->kickout_ms = -1;
+	c->kickout_bytes = 0;
+	if (ms && *ms && number(ms, 0, RPMEMCTL_KICKOUT_MS_MAX, &v))
+		return cfg_err(err, errlen, "RPMEM_REPLICATE_KICKOUT: '%s' is "
+			       "not a number of milliseconds (0 to %u)", ms,
+			       RPMEMCTL_KICKOUT_MS_MAX);
+	if (ms && *ms)
+		c->kickout_ms = v;
+	if (bytes && *bytes && rpmem_parse_size(bytes, &c->kickout_bytes))
+		return cfg_err(err, errlen, "RPMEM_REPLICATE_KICKOUT_BYTES: "
+			       "'%s' is not a size (bytes, or with K, M, G)",
+			       bytes);
+	return 0;
+}
+
 /*
  * init_once -- read the environment (secure_getenv); an invalid one stops
  * the process. In a secure-execution process (set-uid, set-gid, file
@@ -338,6 +358,12 @@ static void init_once(void)
 		ret = pl_config_spin(&pl_cfg,
 				     secure_getenv("RPMEM_REPLICATE_SPIN"),
 				     err, sizeof(err));
+	if (!ret)
+		ret = pl_config_kickout(&pl_cfg,
+					secure_getenv("RPMEM_REPLICATE_KICKOUT"),
+					secure_getenv(
+						"RPMEM_REPLICATE_KICKOUT_BYTES"),
+					err, sizeof(err));
 	/* the variable, if set, else the client configuration's */
 	if (!ret && !(q && *q))
 		ret = pl_config_quorum_cfg(&pl_cfg, err, sizeof(err));

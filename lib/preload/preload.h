@@ -92,6 +92,8 @@ struct pl_config {
 	enum pl_drain_mode drain;
 	unsigned quorum; /* the variable or replicate.quorum; 0: every target */
 	int spin_us;	 /* RPMEM_REPLICATE_SPIN; -1: the library's default */
+	long kickout_ms; /* RPMEM_REPLICATE_KICKOUT; -1: the library's */
+	uint64_t kickout_bytes; /* RPMEM_REPLICATE_KICKOUT_BYTES; 0: none */
 	int verbose;  /* RPMEM_LOG_LEVEL is info or debug */
 	int lib_prio; /* RPMEM_LOG_LEVEL as LOG_*, -1 unset: pl_log drops */
 };
@@ -142,6 +144,14 @@ int pl_config_quorum_cfg(struct pl_config *c, char *err, size_t errlen);
  */
 int pl_config_spin(struct pl_config *c, const char *spin, char *err,
 		   size_t errlen);
+/*
+ * pl_config_kickout -- RPMEM_REPLICATE_KICKOUT (milliseconds, 0 to
+ * RPMEMCTL_KICKOUT_MS_MAX; NULL or "": the library's default) and
+ * RPMEM_REPLICATE_KICKOUT_BYTES (a size, "64M"; NULL or "": no bound)
+ * into c; 0 or -EINVAL with the reason in err
+ */
+int pl_config_kickout(struct pl_config *c, const char *ms, const char *bytes,
+		      char *err, size_t errlen);
 /* pl_init -- parse the environment once; an invalid one stops the process */
 void pl_init(void);
 

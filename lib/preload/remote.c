@@ -448,6 +448,11 @@ static int set_new(struct pl_file *f)
 		ret = link_new(f, i);
 	if (!ret && pl_cfg.spin_us >= 0)
 		ret = rpmemctl_links_set_spin(f->set, (unsigned)pl_cfg.spin_us);
+	if (!ret)
+		ret = rpmemctl_links_set_kickout(f->set, pl_cfg.kickout_ms < 0 ?
+						 RPMEMCTL_KICKOUT_MS_DEFAULT :
+						 (unsigned)pl_cfg.kickout_ms,
+						 pl_cfg.kickout_bytes);
 	if (!ret) {
 		char spath[PATH_MAX + 16];
 		(void)(snprintf(spath, sizeof(spath), "%s.rpmemstat",

@@ -139,6 +139,33 @@ static void pl_config_spin__microseconds_or_the_default(void **state)
 	}
 }
 
+static void pl_config_kickout__milliseconds_and_a_size_or_the_defaults(
+	void **state)
+{
+	(void)state;
+	assert_int_equal(pl_config_kickout(&c, NULL, NULL, err, sizeof(err)),
+			 0);
+	assert_int_equal(c.kickout_ms, -1);
+	assert_int_equal(c.kickout_bytes, 0);
+	assert_int_equal(pl_config_kickout(&c, "0", "16M", err, sizeof(err)),
+			 0);
+	assert_int_equal(c.kickout_ms, 0);
+	assert_int_equal(c.kickout_bytes, 16u << 20);
+	assert_int_equal(pl_config_kickout(&c, "2000", "", err, sizeof(err)),
+			 0);
+	assert_int_equal(c.kickout_ms, 2000);
+	assert_int_equal(c.kickout_bytes, 0);
+	const char *bad[] = { "3600001", "-1", "2s", "x" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(pl_config_kickout(&c, bad[i], NULL, err,
+						   sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "RPMEM_REPLICATE_KICKOUT: '"));
+	}
+	assert_int_equal(pl_config_kickout(&c, "1", "lots", err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "RPMEM_REPLICATE_KICKOUT_BYTES: 'lots'"));
+}
+
 static void pl_config_parse__an_entry_without_a_path_adds_a_target(
 	void **state)
 {
@@ -278,6 +305,8 @@ int main(void)
 		cmocka_unit_test(
 		  pl_config_drain__commit_by_default_every_on_request),
 		cmocka_unit_test(pl_config_spin__microseconds_or_the_default),
+		cmocka_unit_test(
+			pl_config_kickout__milliseconds_and_a_size_or_the_defaults),
 		cmocka_unit_test(
 		  pl_config_parse__an_entry_without_a_path_adds_a_target),
 		cmocka_unit_test(pl_config_parse__refuses_bad_extra_targets),

@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# frozen.bats -- a frozen target (rpmemd stopped with SIGSTOP, its
+# connections open) is kicked out: the application goes on with k of n,
+# the target shows as degraded and behind, and is resynced once it answers
+
+load helpers
+load pobj
+
+setup() {
+	setup_daemon
+	start_second
+	POOL=$W/app.obj
+	# three targets, the third on the daemon that freezes
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T/r1/app2,$T2/r1/app"
+	export RPMEM_REPLICATE_QUORUM=2 RPMEM_REPLICATE_RETRY=0 \
+	       RPMEM_REPLICATE_KICKOUT=2000 RPMEM_LOG_LEVEL=info
+	export PMEM_IS_PMEM_FORCE=0
+	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_KICKOUT_BYTES
+}
+
+teardown() {
+	# never leave a stopped daemon behind
+	[ -z "${DPID2:-}" ] || kill -CONT "$DPID2" 2>/dev/null || true
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	stop_second
+	teardown_daemon
+}
+
+# freeze, thaw -- the second daemon stopped (SIGSTOP) and continued
+freeze() {
+	kill -STOP "$DPID2"
+}
+thaw() {
+	kill -CONT "$DPID2"
+}
+
+# holding N -- the replicating process's status says N targets hold
+holding() {
+	[ "$("$RPMEMCTL" replicas --json "$POOL" | jq -r .holding)" -eq "$1" ]
+}
+
+# gone -- the application has exited
+gone() {
+	! kill -0 "$APID" 2>/dev/null
+}
+
+# state TARGET POOL -- the state of POOL on TARGET (host:port)
+state() {
+	"$RPMEMCTL" list --json "$1/r1/$2" | jq -er '.pools[0].state'
+}
+
+@test "a frozen target (SIGSTOP) is kicked out: 200 transactions finish with quorum 2 of 3, it shows degraded and behind, and once continued it is resynced from the dirty log, every copy byte-identical" {
+	app_start set:0:first pause loop:200 pause records:until pause
+	app_paused 1
+	freeze
+	app_continue
+	# liveness, not timing: before the kick-out the application waited
+	# 60 s at the 32nd transaction (wait_for gives up after 60 s)
+	wait_for paused 2
+	grep -q "loop 200 " "$W/app.out"
+	grep -q "degraded: cannot replicate '$POOL' to $T2/r1/app: kicked out: no reply for" \
+		"$W/app.err"
+	# the status file (replicas, its events) names it behind
+	rc replicas --json "$POOL"
+	[ "$status" -eq 1 ]
+	[ "$(json .holding)" -eq 2 ]
+	[ "$(json '.replicas[2].link_state')" = degraded ]
+	[ "$(json '.replicas[2].lagging')" = true ]
+	[ "$(json '.replicas[2].behind_bytes')" -gt 0 ]
+	[ "$(json '.replicas[0].link_state')" = live ]
+	[ "$(json '.replicas[1].link_state')" = live ]
+	rc replicas --follow --count 1 --timeout 5 "$POOL"
+	grep -E " $T2/r1/app  degraded  behind " <<<"$output"
+	# the two that hold have every transaction: their daemon's counts
+	local a b
+	a=$("$RPMEMCTL" list --json "$T/r1/app" | jq -er '.pools[0].bytes_written')
+	b=$("$RPMEMCTL" list --json "$T/r1/app2" | jq -er '.pools[0].bytes_written')
+	[ "$a" -gt 0 ] && [ "$b" -gt 0 ]
+	# continued: the transactions go on while the probe finds it back
+	# and the next call resyncs it from its dirty log
+	thaw
+	app_continue
+	wait_for holding 3
+	grep -q "resynced: '$POOL' is replicated to $T2/r1/app again" \
+		"$W/app.err"
+	grep -q "'$POOL' to $T2/r1/app: synced only the extents its dirty log marked" \
+		"$W/app.err"
+	app_continue
+	app_paused 3
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	refute grep -q "fail-stop" "$W/app.err"
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1/app2"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2" app)" = consistent ]
+}
+
+@test "a target frozen at the application's exit does not hold the exit: the copy stays behind, and the next start resyncs it byte-identical" {
+	app_start set:0:first pause loop:20 set:1:second
+	app_paused 1
+	freeze
+	app_continue
+	exec 5>&-
+	# liveness: before, the exit waited twice for the frozen target
+	# (60 s for its FLUSH, 60 s more for its retry)
+	wait_for gone
+	ASTATUS=0
+	wait "$APID" || ASTATUS=$?
+	APID=
+	[ "$ASTATUS" -eq 0 ]
+	grep -q "at exit: the replica of '$POOL' on $T2/r1/app is behind (degraded)" \
+		"$W/app.err"
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1/app2"
+	rc replicas --json "$POOL"
+	[ "$status" -eq 1 ]
+	[ "$(json '.replicas[2].link_state')" = degraded ]
+	thaw
+	# the daemon ends the dropped session once it reads its end
+	wait_for holding_free
+	app get:1
+	[ "$status" -eq 0 ]
+	grep -qx second <<<"$output"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2" app)" = consistent ]
+}
+
+# holding_free -- the second daemon no longer lists a session on app
+holding_free() {
+	[ "$("$RPMEMCTL" status --json "$T2" |
+		jq '[.sessions[] | select(.pool == "app")] | length')" -eq 0 ]
+}
