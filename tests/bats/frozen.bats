@@ -51,7 +51,7 @@ state() {
 }
 
 @test "a frozen target (SIGSTOP) is kicked out: 200 transactions finish with quorum 2 of 3, it shows degraded and behind, and once continued it is resynced from the dirty log, every copy byte-identical" {
-	app_start set:0:first pause loop:200 pause records:until pause
+	app_start set:0:first pause loop:200 pause loop:until pause
 	app_paused 1
 	freeze
 	app_continue

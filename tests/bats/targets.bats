@@ -499,8 +499,8 @@ PY
 	       RPMEM_LOG_LEVEL=info
 	app set:0:first
 	[ "$status" -eq 0 ]
-	app_start set:1:before pause set:2:degraded pause put:2:back pause \
-		set:4:last
+	app_start set:1:before pause set:2:degraded pause put:2:back \
+		loop:until pause set:4:last
 	app_paused 1
 	kill_second
 	app_continue
@@ -521,6 +521,11 @@ PY
 	w0=$(written_at "$T2")
 	a0=$(written_at "$T")
 	app_continue
+	# the reconnect waits for a probe of the target, off the persists:
+	# transactions go on until a call after it resyncs the target
+	wait_for grep -q "resynced: '$POOL' is replicated to $T2/r1/app again" \
+		"$W/app.err"
+	app_continue
 	app_paused 3
 	# the link noticed the kill (at the drain of set:2 or of put:2: a
 	# drain waits for k replies only), then resynced it
@@ -533,8 +538,8 @@ PY
 	echo "# logged $logged; put:2 wrote $((a1 - a0)) to a live target," \
 	     "the returning one received $((w1 - w0))" >&3
 	# it received its logged extents (put:2 rewrites slot 2, inside
-	# them), and put:2's write as a target that held all along did (the
-	# first daemon's count): no more
+	# them), and the writes after its resync, as a target that held all
+	# along did (the first daemon's count): no more
 	[ "$((w1 - w0))" -ge "$logged" ]
 	[ "$((w1 - w0))" -le "$((logged + a1 - a0))" ]
 	[ "$(get "$R1B/app" 2)" = back ]

@@ -21,6 +21,8 @@
  *   put:I:TEXT  slot I = TEXT, then pmemobj_persist (no transaction)
  *   get:I       print slot I
  *   loop:N      N transactions of 8 bytes; prints "loop N NS_PER_TX"
+ *   loop:until  the same until a line (or the end) on standard input,
+ *               which it reads
  *   persist:N   N pmemobj_persist calls of 8 bytes; "persist N NS_PER_CALL"
  *   records:N   N transactions, each counter + 1 and slot (counter % 16)
  *               = "rec<counter>" in one; prints "committed <counter>"
@@ -157,12 +159,16 @@ static void persist_loop(PMEMobjpool *pop, struct root *r, long n)
 	printf("persist %ld %.0f\n", n, n ? elapsed_ns(&a) / n : 0.0);
 }
 
-/* loop -- n small transactions; prints the time per transaction */
+/*
+ * loop -- n small transactions (n < 0: until stdin_ready); prints the
+ * time per transaction
+ */
 static int loop(PMEMobjpool *pop, struct root *r, long n)
 {
 	struct timespec a;
+	volatile long k;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (volatile long k = 0; k < n; k++) {
+	for (k = 0; n < 0 ? !stdin_ready() : k < n; k++) {
 		TX_BEGIN(pop) {
 			pmemobj_tx_add_range_direct(&r->counter,
 						    sizeof(r->counter));
@@ -171,7 +177,12 @@ static int loop(PMEMobjpool *pop, struct root *r, long n)
 			return -1;
 		} TX_END
 	}
-	printf("loop %ld %.0f\n", n, n ? elapsed_ns(&a) / n : 0.0);
+	long done = k;
+	char line[64];
+	/* the line that ended it is read: a pause after waits for another */
+	if (n < 0 && !fgets(line, sizeof(line), stdin))
+		clearerr(stdin);
+	printf("loop %ld %.0f\n", done, done ? elapsed_ns(&a) / done : 0.0);
 	return 0;
 }
 
@@ -292,7 +303,7 @@ static int step(PMEMobjpool *pop, struct root *r, const char *s)
 		   (i = slot_of(s + 4, &rest)) >= 0) {
 		printf("%s\n", r->slot[i]);
 	} else if (!strncmp(s, "loop:", 5)) {
-		if (loop(pop, r, atol(s + 5)))
+		if (loop(pop, r, strcmp(s + 5, "until") ? atol(s + 5) : -1))
 			return 1;
 	} else if (!strncmp(s, "persist:", 8)) {
 		persist_loop(pop, r, atol(s + 8));
