@@ -571,6 +571,8 @@ int client_dirtylog_clean(const struct rpmemctl_dirtylog *l);
 /* client_dirtylog_bound -- relative to pool uuid at generation (intact) */
 int client_dirtylog_bound(const struct rpmemctl_dirtylog *l,
 			  const uint8_t uuid[16], uint64_t generation);
+/* client_dirtylog_clear -- clear the marks, keep the binding (dirtylog.c) */
+int client_dirtylog_clear(struct rpmemctl_dirtylog *l);
 /* client_dirtylog_reset -- bind to uuid, generation, then clear the marks */
 int client_dirtylog_reset(struct rpmemctl_dirtylog *l, const uint8_t uuid[16],
 			  uint64_t generation);
@@ -701,6 +703,12 @@ void client_link_set_kickout(struct rpmemctl_link *l, unsigned ms,
 int client_link_overdue(struct rpmemctl_link *l);
 int client_link_kick(struct rpmemctl_link *l);
 int client_link_retry_now(struct rpmemctl_link *l);
+/*
+ * client_link_clear_acked -- a LIVE link that holds every write sent to
+ * it, acknowledged (replies that came read first), clears its dirty log
+ * (client_dirtylog_clear): 1 if it did, 0 if it may not now, or -errno
+ */
+int client_link_clear_acked(struct rpmemctl_link *l);
 /*
  * links_status -- where a set of links publishes its replicas' state and
  * lag (links_status.c), and what it published last

@@ -68,6 +68,7 @@ struct rpmemctl_dirtylog {
 	uint64_t nextents;
 	unsigned shift;
 	int cleared; /* this handle cleared the clean mark */
+	_Atomic int marked; /* an extent was marked since the last clear */
 	pthread_mutex_t lock;
 };
 
@@ -405,6 +406,7 @@ RPMEM_EXPORT int rpmemctl_dirtylog_mark(struct rpmemctl_dirtylog *l,
 			atomic_fetch_or_explicit(&l->hot[e / 8],
 						 (uint8_t)(1u << (e % 8)),
 						 memory_order_release);
+	atomic_store(&l->marked, 1);
 	pthread_mutex_unlock(&l->lock);
 	return ret;
 }
@@ -520,4 +522,28 @@ int client_dirtylog_reset(struct rpmemctl_dirtylog *l, const uint8_t uuid[16],
 		memset((void *)l->hot, 0, bitmap_len(l->nextents));
 	pthread_mutex_unlock(&l->lock);
 	return ret;
+}
+
+/*
+ * client_dirtylog_clear -- the replica holds every write so far (its
+ * target acknowledged them): clear every mark, keeping the binding. A
+ * write whose mark this clears and that was not yet sent is marked
+ * again before it is sent (links.c); a crash between the two costs the
+ * replica API's log that write, so its set clears only with no mark
+ * outstanding (links.c). 1 if there was a mark to clear, 0 if none, or
+ * -errno.
+ */
+int client_dirtylog_clear(struct rpmemctl_dirtylog *l)
+{
+	int ret;
+
+	if (!atomic_load(&l->marked))
+		return 0;
+	pthread_mutex_lock(&l->lock);
+	atomic_store(&l->marked, 0);
+	memset((void *)l->hot, 0, bitmap_len(l->nextents));
+	memset(l->bits, 0, bitmap_len(l->nextents));
+	ret = sync_range(l, DL_HDR_SIZE, bitmap_len(l->nextents));
+	pthread_mutex_unlock(&l->lock);
+	return ret ? ret : 1;
 }

@@ -1121,6 +1121,32 @@ int client_link_ready(struct rpmemctl_link *l)
 	return r;
 }
 
+/*
+ * client_link_clear_acked -- a LIVE link whose every write sent was
+ * acknowledged clears its dirty log: what the log marks from now on is
+ * what this target may miss (docs/ARCHITECTURE.md "Per-target dirty
+ * logs"); the set calls it with no mark outstanding
+ */
+int client_link_clear_acked(struct rpmemctl_link *l)
+{
+	if (!l->log || l->state != RPMEMCTL_LINK_LIVE)
+		return 0;
+	lock(l);
+	int err = 0, ret = 0;
+	while (l->nowed && ready(l) && !(err = owed_recv(l)))
+		;
+	if (!err && l->state == RPMEMCTL_LINK_LIVE && !l->nowed &&
+	    !l->npending && !l->unacked && l->log)
+		ret = client_dirtylog_clear(l->log);
+	if (ret < 0) {
+		/* what it holds on disk is unknown: no push may trust it */
+		l->log = NULL;
+		lerr(l, ret, "cannot clear the dirty log: %s", strerror(-ret));
+	}
+	client_share_unlock(l->share);
+	return ret;
+}
+
 /* client_link_set_kickout -- the kick-out's bounds (ms 0: off) */
 void client_link_set_kickout(struct rpmemctl_link *l, unsigned ms,
 			     uint64_t bytes)

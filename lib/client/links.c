@@ -73,6 +73,7 @@
 #define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
 #define LINKS_POLL_POSTED_MS 2 /* the same for flushes a data plane posted */
 #define LINKS_SPIN_US 50 /* the reader's spin before it sleeps, by default */
+#define LINKS_CLEAR_NS 1000000000ull /* a link's dirty log cleared at most */
 
 /*
  * a drain that waits (its thread's own): for its round to end, for the
@@ -106,6 +107,8 @@ struct rpmemctl_links {
 	uint64_t behind_t0[LINKS_MAX];
 	uint64_t since_drain; /* bytes written since the last drain */
 	unsigned ko_ms;	      /* the kick-out's timeout (0: off) */
+	uint64_t marks_open;  /* rpmemctl_links_mark calls not yet written */
+	uint64_t clear_next[LINKS_MAX]; /* link i's next clear, not before */
 	uint64_t ko_bytes;    /* and bytes in flight (0: no bound) */
 	struct links_status status; /* PATH.rpmemstat, if set */
 	char errmsg[CLIENT_ERRMSG_MAX];
@@ -314,6 +317,30 @@ static void kick_overdue(struct rpmemctl_links *s)
 			(void)client_link_kick(s->link[i]);
 }
 
+/*
+ * clear_acked -- each LIVE link whose every write was acknowledged clears
+ * its dirty log, at most once a LINKS_CLEAR_NS (a mark after a clear is
+ * persisted again), and only with no rpmemctl_links_mark outstanding: a
+ * mark cleared before its write was sent is made again by the write
+ * (rpmemctl_links_write), but a crash between the two would lose it from
+ * a log that keeps its clean mark (the replica API's)
+ */
+static void clear_acked(struct rpmemctl_links *s)
+{
+	uint64_t now = 0;
+	if (s->marks_open)
+		return;
+	for (unsigned i = 0; i < s->n; i++) {
+		if (rpmemctl_link_get_state(s->link[i]) != RPMEMCTL_LINK_LIVE)
+			continue;
+		now = now ? now : rpmem_now_ns();
+		if (now < s->clear_next[i])
+			continue;
+		if (client_link_clear_acked(s->link[i]) >= 0)
+			s->clear_next[i] = now + LINKS_CLEAR_NS;
+	}
+}
+
 /* rpmemctl_links_new -- an empty set: k of its links hold a drain */
 RPMEM_EXPORT int rpmemctl_links_new(unsigned k,
 				    enum rpmemctl_link_policy policy,
@@ -486,6 +513,8 @@ RPMEM_EXPORT int rpmemctl_links_mark(struct rpmemctl_links *s, uint64_t off,
 		if ((ret = rpmemctl_link_mark(s->link[i], off, len)))
 			serr(s, ret, "%s: %s", client_link_name(s->link[i]),
 			     rpmemctl_link_errmsg(s->link[i]));
+	/* its write is still to come: no log is cleared meanwhile */
+	s->marks_open++;
 	return end(s, ret);
 }
 
@@ -497,7 +526,16 @@ RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 	if (ret)
 		return end(s, ret);
 	kick_overdue(s);
+	s->marks_open -= s->marks_open != 0;
+	clear_acked(s);
 	for (unsigned i = 0; i < s->n; i++) {
+		/*
+		 * marked again where a clear came between its mark and now
+		 * (a lookup where it did not): every write a target may miss
+		 * is in its log before it is sent (a link whose mark fails
+		 * drops its log: its pushes compare everything)
+		 */
+		(void)rpmemctl_link_mark(s->link[i], off, len);
 		ret = rpmemctl_link_write(s->link[i], off, len);
 		if (ret == -EINVAL && holds(s->link[i]))
 			return end(s, serr(s, ret, "%s",

@@ -23,6 +23,7 @@
  *   loop:N      N transactions of 8 bytes; prints "loop N NS_PER_TX"
  *   loop:until  the same until a line (or the end) on standard input,
  *               which it reads
+ *   fill:N      a new object of N MiB, every byte written and persisted
  *   persist:N   N pmemobj_persist calls of 8 bytes; "persist N NS_PER_CALL"
  *   records:N   N transactions, each counter + 1 and slot (counter % 16)
  *               = "rec<counter>" in one; prints "committed <counter>"
@@ -336,6 +337,14 @@ static int step(PMEMobjpool *pop, struct root *r, const char *s)
 	} else if (!strcmp(s, "kill")) {
 		fflush(stdout);
 		raise(SIGKILL);
+	} else if (!strncmp(s, "fill:", 5)) {
+		/* a new zeroed object of N MiB, filled with 'f', persisted */
+		PMEMoid oid;
+		size_t len = (size_t)atol(s + 5) << 20;
+		if (!len || pmemobj_alloc(pop, &oid, len, 0, NULL, NULL))
+			return 1;
+		pmemobj_memset_persist(pop, pmemobj_direct(oid), 'f', len);
+		printf("filled %zu\n", len);
 	} else if (!strcmp(s, "exit")) {
 		fflush(stdout);
 		exit(0);
