@@ -589,6 +589,21 @@ static int retry_due(struct rpmemctl_link *l)
 	return do_push(l, NULL, 0);
 }
 
+/*
+ * live_failed -- a LIVE link's send failed: under the kick-out a send
+ * that timed out blocked for ko_ms (the target reads nothing) and is
+ * said so; else pool_failed
+ */
+static int live_failed(struct rpmemctl_link *l, int err)
+{
+	if (err != -ETIMEDOUT || !l->ko_ms)
+		return pool_failed(l, err, "");
+	lerr(l, err, "kicked out: a send blocked for %u ms (the kick-out "
+	     "timeout), %llu bytes written and not acknowledged", l->ko_ms,
+	     (unsigned long long)(l->wbytes - l->abytes));
+	return failed(l, err);
+}
+
 /* go_live -- the first write after a push marks the pool syncing (live) */
 static int go_live(struct rpmemctl_link *l)
 {
@@ -864,7 +879,7 @@ static int write_live(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 		hist_live(l, 1);
 	ret = rpmemctl_pool_write(l->pool, l->addr + off, off, len);
 	if (ret)
-		return pool_failed(l, ret, "");
+		return live_failed(l, ret);
 	l->wbytes += len;
 	add_pending(l, off, len);
 	return 0;
@@ -963,7 +978,7 @@ static int barrier_pending(struct rpmemctl_link *l)
 		int ret = rpmemctl_pool_barrier(l->pool, r->off,
 						r->end - r->off);
 		if (ret)
-			return pool_failed(l, ret, "");
+			return live_failed(l, ret);
 	}
 	l->unacked |= l->npending != 0;
 	l->npending = 0;
@@ -1044,6 +1059,8 @@ static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 				  0, &id);
 	if (!ret)
 		ret = client_owe(s, id);
+	if (ret == -ETIMEDOUT && l->ko_ms)
+		return live_failed(l, ret);
 	if (ret) {
 		lerr(l, ret, "flush: %s", rpmemctl_session_errmsg(s));
 		return failed(l, ret);

@@ -69,8 +69,9 @@ state() {
 	# 60 s at the 32nd transaction (wait_for gives up after 60 s)
 	wait_for paused 2
 	grep -q "loop 200 " "$W/app.out"
-	grep -q "degraded: cannot replicate '$POOL' to $T2/r1/app: kicked out: no reply for" \
-		"$W/app.err"
+	# dropped by the kick-out: its FLUSH unanswered, or a send blocked
+	grep -q "degraded: cannot replicate '$POOL' to $T2/r1/app: kicked out: " \
+		"$W/app.err" || { cat "$W/app.err"; false; }
 	# the status file (replicas, its events) names it behind
 	rc replicas --json "$POOL"
 	[ "$status" -eq 1 ]
