@@ -74,7 +74,7 @@ state() {
 		"$W/app.err" || { cat "$W/app.err"; false; }
 	# the status file (replicas, its events) names it behind
 	rc replicas --json "$POOL"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 1 ] || { echo "$status $output"; false; }
 	[ "$(json .holding)" -eq 2 ]
 	[ "$(json '.replicas[2].link_state')" = degraded ]
 	[ "$(json '.replicas[2].lagging')" = true ]
