@@ -163,9 +163,6 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case 'c':
 			code = parse_count(ctx, optarg, &count);
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		case 't':
 			code = cmd_parse_transport(ctx, optarg, &xport);
 			break;

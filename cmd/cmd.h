@@ -95,6 +95,8 @@ enum {
 	CMD_OPT_TLS_NAME,
 	CMD_OPT_PLAINTEXT,
 	CMD_OPT_BWLIMIT,
+	CMD_OPT_NO_HISTORY,
+	CMD_OPT_DISCARD_TARGET,
 	CMD_OPT_FIRST_PRIVATE, /* first value free for a command's options */
 };
 
@@ -114,6 +116,22 @@ enum {
 	{ "quiet", no_argument, NULL, CMD_OPT_QUIET }, CMD_CRED_OPTS
 
 /*
+ * the options of the transfer commands, decoded by cmd_xfer_opt: every
+ * one takes CMD_XFER_OPTS; a push (sync, mirror) CMD_PUSH_OPTS; a
+ * comparison (sync, verify) CMD_CMP_OPTS
+ */
+#define CMD_XFER_OPTS                                                         \
+	CMD_COMMON_OPTS, { "json", no_argument, NULL, 'j' },                  \
+	{ "transport", required_argument, NULL, 't' }
+#define CMD_PUSH_OPTS                                                         \
+	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },              \
+	{ "no-history", no_argument, NULL, CMD_OPT_NO_HISTORY },              \
+	{ "discard-target", no_argument, NULL, CMD_OPT_DISCARD_TARGET }
+#define CMD_CMP_OPTS                                                          \
+	{ "at", required_argument, NULL, 'a' },                               \
+	{ "block-size", required_argument, NULL, 'b' }
+
+/*
  * cmd_cred_opt -- take a credential option c (its argument arg) into
  * ctx; 1 if c was one
  */
@@ -121,9 +139,10 @@ int cmd_cred_opt(struct rpmemctl_ctx *ctx, int c, const char *arg);
 #define CMD_COMMON_SHORT ":hvq"
 
 /*
- * cmd_getopt -- getopt_long for a command: handles -h, -v, -q and option
- * errors. Returns the option, -1 at the end, or -2 when the command must
- * return *code (usage printed, or an error reported).
+ * cmd_getopt -- getopt_long for a command: handles -h, -v, -q, -j (if
+ * the command takes it) and option errors. Returns the option, -1 at the
+ * end, or -2 when the command must return *code (usage printed, or an
+ * error reported).
  */
 int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 	       const char *shortopts, const struct option *longopts,
@@ -236,6 +255,27 @@ const char *cmd_hostport(const struct cmd_target *t, char *buf, size_t len);
 /* cmd_target_str -- "host:port/region/pool" into buf */
 const char *cmd_target_str(const struct cmd_target *t, char *buf,
 			   size_t len);
+
+/* CMD_HP_MAX -- room for cmd_hostport's "host:port" */
+#define CMD_HP_MAX 300
+
+/* what a one-target command takes after its options */
+struct cmd_open {
+	int min, max;	 /* positional arguments, the target first */
+	unsigned need;	 /* RPMEMCTL_TARGET_* of the target */
+	const char *def; /* the target if none is given, or NULL */
+	enum rpmemctl_transport transport;
+};
+
+/*
+ * cmd_open_target -- the preamble of a one-target command after its
+ * options: o->min..o->max arguments, the first the target, parsed into *t
+ * with its "host:port" into hp (CMD_HP_MAX bytes), then a session into
+ * *sess unless sess is NULL; 0 or an exit code, the problem reported
+ */
+int cmd_open_target(struct rpmemctl_ctx *ctx, int argc, char **argv,
+		    const struct cmd_open *o, struct cmd_target *t, char *hp,
+		    struct rpmemctl_session **sess);
 
 /* cmd_connect -- open a session or report why not; returns an exit code */
 int cmd_connect(struct rpmemctl_ctx *ctx, const struct cmd_target *t,
@@ -394,6 +434,13 @@ int cmd_xfer_targets(struct rpmemctl_ctx *ctx, int argc, char **argv,
  */
 int cmd_transfer_at(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x);
 
+/*
+ * cmd_xfer_opt -- take an option of CMD_XFER_OPTS, CMD_PUSH_OPTS or
+ * CMD_CMP_OPTS (c, its argument arg) into x; 0 (also for any other c) or
+ * an exit code, the problem reported
+ */
+int cmd_xfer_opt(struct rpmemctl_ctx *ctx, int c, const char *arg,
+		 struct cmd_xfer *x);
 /* cmd_parse_version -- a --at or --prune GENERATION; an exit code */
 int cmd_parse_version(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out);
 

@@ -165,3 +165,19 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct cmd_target *t,
 	*out = sess;
 	return 0;
 }
+
+int cmd_open_target(struct rpmemctl_ctx *ctx, int argc, char **argv,
+		    const struct cmd_open *o, struct cmd_target *t, char *hp,
+		    struct rpmemctl_session **sess)
+{
+	const char *s = optind < argc ? argv[optind] : o->def;
+	int code = cmd_check_args(ctx, argc, argv, o->min, o->max);
+
+	if (code)
+		return code;
+	code = cmd_parse_target(ctx, s, o->need, t);
+	if (code)
+		return code;
+	cmd_hostport(t, hp, CMD_HP_MAX);
+	return sess ? cmd_connect(ctx, t, o->transport, sess) : 0;
+}

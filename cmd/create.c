@@ -26,9 +26,11 @@ static const struct option create_opts[] = {
 /* cmd_create -- rpmemctl create */
 int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
+	const struct cmd_open o = { 2, 2, RPMEMCTL_TARGET_NEED_POOL, NULL,
+				    RPMEMCTL_TRANSPORT_AUTO };
 	struct rpmemctl_session *sess = NULL;
 	struct cmd_target t;
-	char hp[300], sz[64];
+	char hp[CMD_HP_MAX], sz[64];
 	uint64_t size = 0;
 	struct json j;
 	int c, ret, code = 0;
@@ -38,24 +40,16 @@ int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		switch (c) {
 		case -2:
 			return code;
-		case 'j':
-			ctx->json = 1;
-			break;
 		}
 	}
-	code = cmd_check_args(ctx, argc, argv, 2, 2);
-	if (code)
-		return code;
-	code = cmd_parse_target(ctx, argv[optind], RPMEMCTL_TARGET_NEED_POOL,
-				 &t);
+	code = cmd_open_target(ctx, argc, argv, &o, &t, hp, NULL);
 	if (code)
 		return code;
 	code = cmd_parse_size(ctx, "size", argv[optind + 1], &size);
 	if (code)
 		return code;
-	cmd_hostport(&t, hp, sizeof(hp));
 
-	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
+	code = cmd_connect(ctx, &t, o.transport, &sess);
 	if (code)
 		return code;
 	ret = rpmemctl_pool_create(sess, t.region, t.pool, size);

@@ -142,13 +142,15 @@ static void print_json(const struct rpmemctl_event *e, const char *hp)
 /* cmd_events -- rpmemctl events */
 int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
+	const struct cmd_open o = { 1, 1, RPMEMCTL_TARGET_NO_PATH, NULL,
+				    RPMEMCTL_TRANSPORT_AUTO };
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_events *ev = NULL;
 	const struct rpmemctl_event *e;
 	struct cmd_target t;
 	uint64_t count = 0, timeout_s = 0, seen = 0;
 	unsigned flags = 0;
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	int c, ret, code = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "jnc:t:",
@@ -156,9 +158,6 @@ int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		switch (c) {
 		case -2:
 			return code;
-		case 'j':
-			ctx->json = 1;
-			break;
 		case 'n':
 			flags |= RPMEMCTL_EVENTS_NOW;
 			break;
@@ -174,15 +173,7 @@ int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		}
 	}
-	code = cmd_check_args(ctx, argc, argv, 1, 1);
-	if (code)
-		return code;
-	code = cmd_parse_target(ctx, argv[optind], RPMEMCTL_TARGET_NO_PATH, &t);
-	if (code)
-		return code;
-	cmd_hostport(&t, hp, sizeof(hp));
-
-	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
+	code = cmd_open_target(ctx, argc, argv, &o, &t, hp, &sess);
 	if (code)
 		return code;
 	ret = rpmemctl_events_subscribe(sess, flags, &ev);

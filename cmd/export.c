@@ -506,9 +506,6 @@ static int stream_opts(struct stream *s, int argc, char **argv,
 		case 'f':
 			s->force = 1;
 			break;
-		case 'j':
-			s->ctx->json = 1;
-			break;
 		case 't':
 			code = cmd_parse_transport(s->ctx, optarg,
 						   &s->transport);

@@ -27,9 +27,11 @@ static const struct option kick_opts[] = {
 /* cmd_kick -- rpmemctl kick */
 int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
+	const struct cmd_open o = { 2, 2, RPMEMCTL_TARGET_NO_PATH, NULL,
+				    RPMEMCTL_TRANSPORT_AUTO };
 	struct rpmemctl_session *sess = NULL;
 	struct cmd_target t;
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	struct json j;
 	uint32_t id;
 	uint64_t v; /* the id as given: 1 .. 2^32 - 1 */
@@ -40,24 +42,17 @@ int cmd_kick(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		switch (c) {
 		case -2:
 			return code;
-		case 'j':
-			ctx->json = 1;
-			break;
 		}
 	}
-	code = cmd_check_args(ctx, argc, argv, 2, 2);
-	if (code)
-		return code;
-	code = cmd_parse_target(ctx, argv[optind], RPMEMCTL_TARGET_NO_PATH, &t);
+	code = cmd_open_target(ctx, argc, argv, &o, &t, hp, NULL);
 	if (code)
 		return code;
 	if (cmd_parse_num(argv[optind + 1], UINT32_MAX, &v))
 		return cmd_usage_error(ctx, "'%s' is not a session id (a number from 'rpmemctl status')",
 				       argv[optind + 1]);
 	id = (uint32_t)v;
-	cmd_hostport(&t, hp, sizeof(hp));
 
-	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
+	code = cmd_connect(ctx, &t, o.transport, &sess);
 	if (code)
 		return code;
 	ret = rpmemctl_session_kick(sess, id);

@@ -391,12 +391,12 @@ static int list_has_pool(const struct rpmemctl_list *l, const char *pool)
 /* cmd_list -- rpmemctl list */
 int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
-	enum rpmemctl_transport xport = RPMEMCTL_TRANSPORT_AUTO;
+	struct cmd_open o = { 1, 1, 0, NULL, RPMEMCTL_TRANSPORT_AUTO };
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_status *st = NULL;
 	struct rpmemctl_list *list = NULL;
 	struct cmd_target t;
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	struct json j;
 	int c, code = 0;
 
@@ -405,25 +405,14 @@ int cmd_list(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		switch (c) {
 		case -2:
 			return code;
-		case 'j':
-			ctx->json = 1;
-			break;
 		case 't':
-			code = cmd_parse_transport(ctx, optarg, &xport);
+			code = cmd_parse_transport(ctx, optarg, &o.transport);
 			if (code)
 				return code;
 			break;
 		}
 	}
-	code = cmd_check_args(ctx, argc, argv, 1, 1);
-	if (code)
-		return code;
-	code = cmd_parse_target(ctx, argv[optind], 0, &t);
-	if (code)
-		return code;
-	cmd_hostport(&t, hp, sizeof(hp));
-
-	code = cmd_connect(ctx, &t, xport, &sess);
+	code = cmd_open_target(ctx, argc, argv, &o, &t, hp, &sess);
 	if (code)
 		return code;
 	code = rpmemctl_list_get(sess, t.region, &list);

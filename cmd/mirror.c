@@ -28,13 +28,9 @@ static const char mirror_usage[] =
 	"  -h, --help             this help\n";
 
 static const struct option mirror_opts[] = {
-	CMD_COMMON_OPTS,
-	{ "json", no_argument, NULL, 'j' },
-	{ "transport", required_argument, NULL, 't' },
-	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },
+	CMD_XFER_OPTS,
+	CMD_PUSH_OPTS,
 	{ "no-create", no_argument, NULL, 'n' },
-	{ "no-history", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 1 },
-	{ "discard-target", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -49,28 +45,13 @@ int cmd_mirror(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		switch (c) {
 		case -2:
 			return code;
-		case CMD_OPT_FIRST_PRIVATE + 1:
-			x.no_history = 1;
-			break;
-		case 'j':
-			ctx->json = 1;
-			break;
-		case 't':
-			code = cmd_parse_transport(ctx, optarg, &x.transport);
-			if (code)
-				return code;
-			break;
-		case CMD_OPT_BWLIMIT:
-			code = cmd_parse_bwlimit(ctx, optarg, &x.bwlimit);
-			if (code)
-				return code;
-			break;
 		case 'n':
 			x.no_create = 1;
 			break;
-		case CMD_OPT_FIRST_PRIVATE:
-			x.discard = RPMEMCTL_SYNC_DISCARD_TARGET;
-			break;
+		default:
+			code = cmd_xfer_opt(ctx, c, optarg, &x);
+			if (code)
+				return code;
 		}
 	}
 	code = cmd_xfer_targets(ctx, argc, argv, &x, NULL);

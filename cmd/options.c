@@ -34,8 +34,8 @@ int cmd_usage_error(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 }
 
 /*
- * cmd_getopt -- getopt_long for a command: handles -h, -v, -q and option
- * errors (shortopts must start with ':'). Returns the option, -1 at the
+ * cmd_getopt -- getopt_long for a command: handles -h, -v, -q, -j and
+ * option errors (shortopts must start with ':'). Returns the option, -1 at the
  * end, or -2 when the command must return *code.
  */
 int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
@@ -60,6 +60,9 @@ int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 			continue;
 		case CMD_OPT_QUIET:
 			ctx->quiet = 1;
+			continue;
+		case 'j': /* in shortopts only where it is --json */
+			ctx->json = 1;
 			continue;
 		case CMD_OPT_CONFIG:
 		case CMD_OPT_PSK_FILE:
@@ -285,6 +288,29 @@ int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
 		else
 			cmd_err(ctx, "invalid target '%s'", s);
 		return CMD_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cmd_xfer_opt(struct rpmemctl_ctx *ctx, int c, const char *arg,
+		 struct cmd_xfer *x)
+{
+	switch (c) {
+	case 'a':
+		x->has_at = 1;
+		return cmd_parse_version(ctx, arg, &x->at);
+	case 'b':
+		return cmd_parse_block_size(ctx, arg, &x->block_size);
+	case 't':
+		return cmd_parse_transport(ctx, arg, &x->transport);
+	case CMD_OPT_BWLIMIT:
+		return cmd_parse_bwlimit(ctx, arg, &x->bwlimit);
+	case CMD_OPT_NO_HISTORY:
+		x->no_history = 1;
+		return 0;
+	case CMD_OPT_DISCARD_TARGET:
+		x->discard |= RPMEMCTL_SYNC_DISCARD_TARGET;
+		return 0;
 	}
 	return 0;
 }

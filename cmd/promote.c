@@ -281,9 +281,7 @@ int cmd_promote(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			       promote_opts, promote_usage, &code)) != -1) {
 		if (c == -2)
 			return code;
-		if (c == 'j')
-			ctx->json = 1;
-		else if (c == 'f')
+		if (c == 'f')
 			pr.force = 1;
 		else if (c == CMD_OPT_FIRST_PRIVATE)
 			pr.to = optarg;
@@ -310,10 +308,7 @@ int cmd_demote(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			       promote_opts + 0, demote_usage, &code)) != -1) {
 		if (c == -2)
 			return code;
-		if (c == 'j')
-			ctx->json = 1;
-		else
-			return cmd_usage_error(ctx, "demote takes no --to or --force");
+		return cmd_usage_error(ctx, "demote takes no --to or --force");
 	}
 	if ((code = cmd_check_args(ctx, argc, argv, 1, 1)) ||
 	    (code = cmd_parse_target(ctx, argv[optind],

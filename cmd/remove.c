@@ -27,10 +27,12 @@ static const struct option remove_opts[] = {
 /* cmd_remove -- rpmemctl remove */
 int cmd_remove(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
+	const struct cmd_open o = { 1, 1, RPMEMCTL_TARGET_NEED_POOL, NULL,
+				    RPMEMCTL_TRANSPORT_AUTO };
 	struct rpmemctl_session *sess = NULL;
 	struct cmd_target t;
 	unsigned flags = 0;
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	struct json j;
 	int c, ret, code = 0;
 
@@ -42,21 +44,9 @@ int cmd_remove(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case 'f':
 			flags |= RPMEMCTL_REMOVE_FORCE;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		}
 	}
-	code = cmd_check_args(ctx, argc, argv, 1, 1);
-	if (code)
-		return code;
-	code = cmd_parse_target(ctx, argv[optind], RPMEMCTL_TARGET_NEED_POOL,
-				 &t);
-	if (code)
-		return code;
-	cmd_hostport(&t, hp, sizeof(hp));
-
-	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
+	code = cmd_open_target(ctx, argc, argv, &o, &t, hp, &sess);
 	if (code)
 		return code;
 	ret = rpmemctl_pool_remove(sess, t.region, t.pool, flags);

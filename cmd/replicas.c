@@ -348,8 +348,6 @@ int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			       replicas_opts, replicas_usage, &code)) != -1) {
 		if (c == -2)
 			return code;
-		if (c == 'j')
-			ctx->json = 1;
 		if (c == 'P')
 			prom = 1;
 		if (c == 'f')

@@ -50,25 +50,20 @@ static void rollback_report(struct rpmemctl_ctx *ctx,
 /* cmd_rollback -- rpmemctl rollback */
 int cmd_rollback(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
+	const struct cmd_open o = { 1, 1, RPMEMCTL_TARGET_NEED_POOL, NULL,
+				    RPMEMCTL_TRANSPORT_TCP };
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_pool *p = NULL;
 	struct cmd_target t;
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	int c, ret, code = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
 			       rollback_opts, rollback_usage, &code)) != -1) {
 		if (c == -2)
 			return code;
-		if (c == 'j')
-			ctx->json = 1;
 	}
-	if ((code = cmd_check_args(ctx, argc, argv, 1, 1)) ||
-	    (code = cmd_parse_target(ctx, argv[optind],
-				     RPMEMCTL_TARGET_NEED_POOL, &t)))
-		return code;
-	cmd_hostport(&t, hp, sizeof(hp));
-	if ((code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_TCP, &sess)))
+	if ((code = cmd_open_target(ctx, argc, argv, &o, &t, hp, &sess)))
 		return code;
 	ret = rpmemctl_pool_open(sess, t.region, t.pool, RPMEMCTL_OPEN_RDWR,
 				 &p);

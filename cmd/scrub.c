@@ -644,10 +644,13 @@ static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 /* cmd_scrub -- rpmemctl scrub */
 int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
+	/* only the control connection carries a scrub */
+	const struct cmd_open o = { 1, 1, RPMEMCTL_TARGET_NEED_POOL, NULL,
+				    RPMEMCTL_TRANSPORT_TCP };
 	struct rpmemctl_session *sess = NULL;
 	struct scrub_acc a = { 0 };
 	struct cmd_target t;
-	char hp[300], target[700];
+	char hp[CMD_HP_MAX], target[700];
 	int c, code = 0, rebuild_first = 0, repair = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "ja:",
@@ -655,9 +658,6 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		switch (c) {
 		case -2:
 			return code;
-		case 'j':
-			ctx->json = 1;
-			break;
 		case 'a':
 			code = cmd_parse_version(ctx, optarg, &a.at);
 			if (code)
@@ -677,19 +677,14 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	if (repair != !!a.from)
 		return cmd_usage_error(ctx, "--repair needs --from SOURCE "
 				       "(and --from needs --repair)");
-	code = cmd_check_args(ctx, argc, argv, 1, 1);
-	if (!code)
-		code = cmd_parse_target(ctx, argv[optind],
-					 RPMEMCTL_TARGET_NEED_POOL, &t);
+	code = cmd_open_target(ctx, argc, argv, &o, &t, hp, NULL);
 	if (code)
 		return code;
-	cmd_hostport(&t, hp, sizeof(hp));
 	cmd_target_str(&t, target, sizeof(target));
-	/* only the control connection carries a scrub */
 	if (rebuild_first && a.at)
 		return cmd_usage_error(ctx, "--rebuild records the pool's image: "
 				       "not with --at");
-	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_TCP, &sess);
+	code = cmd_connect(ctx, &t, o.transport, &sess);
 	if (!code && rebuild_first)
 		code = rebuild(ctx, sess, &t, hp);
 	if (!code)

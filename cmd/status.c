@@ -286,11 +286,13 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 /* cmd_status -- rpmemctl status */
 int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
+	const struct cmd_open o = { 0, 1, RPMEMCTL_TARGET_NO_PATH, "127.0.0.1",
+				    RPMEMCTL_TRANSPORT_AUTO };
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_status *st = NULL;
 	struct rpmemctl_list *list = NULL;
 	struct cmd_target t;
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	int c, ret, code = 0, prom = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "j",
@@ -298,9 +300,6 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		switch (c) {
 		case -2:
 			return code;
-		case 'j':
-			ctx->json = 1;
-			break;
 		case 'P':
 			prom = 1;
 			break;
@@ -308,16 +307,11 @@ int cmd_status(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	}
 	if (prom && ctx->json)
 		return cmd_usage_error(ctx, "--json and --prometheus exclude each other");
-	code = cmd_check_args(ctx, argc, argv, 0, 1);
+	code = cmd_open_target(ctx, argc, argv, &o, &t, hp, NULL);
 	if (code)
 		return code;
-	code = cmd_parse_target(ctx, optind < argc ? argv[optind] : "127.0.0.1",
-				RPMEMCTL_TARGET_NO_PATH, &t);
-	if (code)
-		return code;
-	cmd_hostport(&t, hp, sizeof(hp));
 
-	code = cmd_connect(ctx, &t, RPMEMCTL_TRANSPORT_AUTO, &sess);
+	code = cmd_connect(ctx, &t, o.transport, &sess);
 	if (code)
 		goto out;
 	ret = rpmemctl_status_get(sess, &st);

@@ -56,23 +56,26 @@ static const char sync_usage[] =
 	"  -q, --quiet            no informational lines or progress\n"
 	"  -h, --help             this help\n";
 
+/* sync's own options without a short form */
+enum {
+	SYNC_OPT_NO_DIRTY_LOG = CMD_OPT_FIRST_PRIVATE,
+	SYNC_OPT_DISCARD_LOCAL,
+	SYNC_OPT_SALVAGE,
+	SYNC_OPT_FORCE,
+};
+
 static const struct option sync_opts[] = {
-	CMD_COMMON_OPTS,
+	CMD_XFER_OPTS,
+	CMD_PUSH_OPTS,
+	CMD_CMP_OPTS,
 	{ "pull", no_argument, NULL, 'p' },
-	{ "at", required_argument, NULL, 'a' },
 	{ "dry-run", no_argument, NULL, 'n' },
-	{ "block-size", required_argument, NULL, 'b' },
 	{ "follow", required_argument, NULL, 'f' },
 	{ "dirty-log", required_argument, NULL, 'd' },
-	{ "no-dirty-log", no_argument, NULL, CMD_OPT_FIRST_PRIVATE },
-	{ "no-history", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 5 },
-	{ "discard-target", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 1 },
-	{ "discard-local", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 2 },
-	{ "force", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 4 },
-	{ "json", no_argument, NULL, 'j' },
-	{ "transport", required_argument, NULL, 't' },
-	{ "bwlimit", required_argument, NULL, CMD_OPT_BWLIMIT },
-	{ "salvage", no_argument, NULL, CMD_OPT_FIRST_PRIVATE + 3 },
+	{ "no-dirty-log", no_argument, NULL, SYNC_OPT_NO_DIRTY_LOG },
+	{ "discard-local", no_argument, NULL, SYNC_OPT_DISCARD_LOCAL },
+	{ "force", no_argument, NULL, SYNC_OPT_FORCE },
+	{ "salvage", no_argument, NULL, SYNC_OPT_SALVAGE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -90,19 +93,8 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case 'p':
 			x.mode = RPMEMCTL_SYNC_PULL;
 			break;
-		case 'a':
-			code = cmd_parse_version(ctx, optarg, &x.at);
-			if (code)
-				return code;
-			x.has_at = 1;
-			break;
 		case 'n':
 			x.dry_run = 1;
-			break;
-		case 'b':
-			code = cmd_parse_block_size(ctx, optarg, &x.block_size);
-			if (code)
-				return code;
 			break;
 		case 'f':
 			code = cmd_parse_interval(ctx, optarg, &x.follow_ns);
@@ -113,37 +105,22 @@ int cmd_sync(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case 'd':
 			x.dirty_log = optarg;
 			break;
-		case CMD_OPT_FIRST_PRIVATE:
+		case SYNC_OPT_NO_DIRTY_LOG:
 			x.no_dirty_log = 1;
 			break;
-		case CMD_OPT_FIRST_PRIVATE + 1:
-			x.discard |= RPMEMCTL_SYNC_DISCARD_TARGET;
-			break;
-		case CMD_OPT_FIRST_PRIVATE + 2:
+		case SYNC_OPT_DISCARD_LOCAL:
 			x.discard |= RPMEMCTL_SYNC_DISCARD_LOCAL;
 			break;
-		case CMD_OPT_FIRST_PRIVATE + 3:
+		case SYNC_OPT_SALVAGE:
 			x.salvage = 1;
 			break;
-		case CMD_OPT_FIRST_PRIVATE + 4:
+		case SYNC_OPT_FORCE:
 			x.force = 1;
 			break;
-		case CMD_OPT_FIRST_PRIVATE + 5:
-			x.no_history = 1;
-			break;
-		case 'j':
-			ctx->json = 1;
-			break;
-		case 't':
-			code = cmd_parse_transport(ctx, optarg, &x.transport);
+		default:
+			code = cmd_xfer_opt(ctx, c, optarg, &x);
 			if (code)
 				return code;
-			break;
-		case CMD_OPT_BWLIMIT:
-			code = cmd_parse_bwlimit(ctx, optarg, &x.bwlimit);
-			if (code)
-				return code;
-			break;
 		}
 	}
 	code = cmd_xfer_targets(ctx, argc, argv, &x,

@@ -24,12 +24,9 @@ static const char verify_usage[] =
 	"  -h, --help             this help\n";
 
 static const struct option verify_opts[] = {
-	CMD_COMMON_OPTS,
-	{ "at", required_argument, NULL, 'a' },
-	{ "block-size", required_argument, NULL, 'b' },
+	CMD_XFER_OPTS,
+	CMD_CMP_OPTS,
 	{ "full", no_argument, NULL, 'f' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "transport", required_argument, NULL, 't' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -44,28 +41,13 @@ int cmd_verify(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		switch (c) {
 		case -2:
 			return code;
-		case 'a':
-			code = cmd_parse_version(ctx, optarg, &x.at);
-			if (code)
-				return code;
-			x.has_at = 1;
-			break;
-		case 'b':
-			code = cmd_parse_block_size(ctx, optarg, &x.block_size);
-			if (code)
-				return code;
-			break;
 		case 'f':
 			x.full = 1;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
-		case 't':
-			code = cmd_parse_transport(ctx, optarg, &x.transport);
+		default:
+			code = cmd_xfer_opt(ctx, c, optarg, &x);
 			if (code)
 				return code;
-			break;
 		}
 	}
 	code = cmd_xfer_targets(ctx, argc, argv, &x,

@@ -311,9 +311,6 @@ int cmd_versions(int argc, char **argv, struct rpmemctl_ctx *ctx)
 		case 'n':
 			c.dry_run = 1;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		}
 	}
 	code = cmd_check_args(ctx, argc, argv, 1, 1);
