@@ -1,27 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* transfer.c -- rpmemctl: the mirror, push, pull and verify engine */
+/*
+ * transfer.c -- rpmemctl: the mirror, push, pull and verify engine: one
+ * target, or several in a thread each (--follow: transfer_follow.c; a
+ * pull's temporary file: transfer_pull.c; the reports: transfer_report.c)
+ */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "json.h"
-
-/* the differing ranges as the library reports them (sorted and merged) */
-struct ranges {
-	struct { uint64_t off, len; } *v;
-	size_t n, cap;
-	int oom;
-};
+#include "transfer.h"
 
 /* range_cb -- an rpmemctl_range_fn collecting into struct ranges */
 static void range_cb(uint64_t off, uint64_t len, void *arg)
@@ -44,13 +37,6 @@ static void range_cb(uint64_t off, uint64_t len, void *arg)
 	r->n++;
 }
 
-/* the library's callbacks share one arg */
-struct xfer_cb {
-	struct cmd_progress prog;
-	struct ranges ranges;
-	struct rpmemctl_dirtylog *log; /* a push's dirty log, or NULL */
-};
-
 static void xfer_progress(uint64_t done, uint64_t total, void *arg)
 {
 	cmd_progress_cb(done, total, &((struct xfer_cb *)arg)->prog);
@@ -59,259 +45,6 @@ static void xfer_progress(uint64_t done, uint64_t total, void *arg)
 static void xfer_range(uint64_t off, uint64_t len, void *arg)
 {
 	range_cb(off, len, &((struct xfer_cb *)arg)->ranges);
-}
-
-/* the library's counters of one run, as the report prints them */
-struct xfer_stats {
-	uint64_t size;
-	uint64_t block_size;
-	uint64_t blocks_total;
-	uint64_t blocks_compared;
-	uint64_t blocks_differ;
-	uint64_t bytes_differ;
-	uint64_t bytes_transferred;
-	uint64_t data_bytes;
-	uint64_t generation;
-	uint64_t elapsed_ns;
-};
-
-/* everything the report needs */
-struct xfer_result {
-	const struct cmd_xfer *x;
-	const struct cmd_target *t;
-	char hp[300];     /* the daemon, HOST:PORT */
-	char target[700]; /* HOST:PORT/REGION/POOL, for messages */
-	const char *transport;
-	struct xfer_stats st;
-	int identical;
-	uint64_t pool_size; /* differs from st.size only when verify says so */
-	int created_remote;
-	int created_local;
-	int missing; /* dry run: the pool or the local file does not exist */
-	uint64_t round; /* --follow: the round's number (1, 2, ...), else 0 */
-	int reconnected; /* --follow: this round opened a new session */
-	char log_path[1040]; /* the dirty log used, "" if none */
-	int dirty_only;	     /* it stood in for the comparison */
-	int gen_cmp; /* how the generation histories compared (unknown: not) */
-	char dirty_fallback[200]; /* why it did not */
-	char note[1040]; /* what the target did beyond it, a line each */
-};
-
-static const char *mode_str(enum rpmemctl_sync_mode m)
-{
-	switch (m) {
-	case RPMEMCTL_SYNC_PUSH:
-		return "push";
-	case RPMEMCTL_SYNC_PULL:
-		return "pull";
-	case RPMEMCTL_SYNC_VERIFY:
-		return "verify";
-	case RPMEMCTL_SYNC_MIRROR:
-		return "mirror";
-	}
-	return "?";
-}
-
-static const char *command_str(const struct cmd_xfer *x)
-{
-	if (x->mode == RPMEMCTL_SYNC_MIRROR)
-		return "mirror";
-	if (x->mode == RPMEMCTL_SYNC_VERIFY)
-		return "verify";
-	return "sync";
-}
-
-static double elapsed_s(const struct xfer_stats *st)
-{
-	return (double)st->elapsed_ns / 1e9;
-}
-
-static double mib_per_s(const struct xfer_stats *st)
-{
-	double s = elapsed_s(st);
-
-	return s > 0 ? (double)st->size / (1024.0 * 1024.0) / s : 0;
-}
-
-/* several targets: one report at a time, each whole */
-static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* report_json -- the one JSON object of mirror, sync and verify */
-static void report_json(const struct xfer_result *r, const struct ranges *rg)
-{
-	const struct cmd_xfer *x = r->x;
-	struct json j;
-	size_t i;
-
-	pthread_mutex_lock(&report_lock);
-	json_begin(&j, stdout, command_str(x), r->hp);
-	json_str(&j, "region", r->t->region);
-	json_str(&j, "pool", r->t->pool);
-	json_str(&j, "local", x->local);
-	json_str(&j, "operation", mode_str(x->mode));
-	json_bool(&j, "dry_run", x->dry_run);
-	json_str(&j, "transport", r->transport);
-	json_u64(&j, "local_size", r->st.size);
-	json_u64(&j, "pool_size", r->pool_size ? r->pool_size : r->st.size);
-	json_u64(&j, "block_size", r->st.block_size);
-	json_u64(&j, "blocks_total", r->st.blocks_total);
-	json_u64(&j, "blocks_compared", r->st.blocks_compared);
-	json_u64(&j, "blocks_changed", r->st.blocks_differ);
-	json_u64(&j, "bytes_changed", r->st.bytes_differ);
-	json_u64(&j, "bytes_transferred", r->st.bytes_transferred);
-	json_u64(&j, "data_bytes", r->st.data_bytes);
-	json_u64(&j, "generation", r->st.generation);
-	json_double(&j, "elapsed_s", elapsed_s(&r->st));
-	json_double(&j, "bw_mib_s", mib_per_s(&r->st));
-	json_bool(&j, "created", r->created_remote);
-	json_bool(&j, "local_created", r->created_local);
-	json_bool(&j, "identical", r->identical);
-	if (r->log_path[0]) {
-		json_str(&j, "dirty_log", r->log_path);
-		json_bool(&j, "dirty_only", r->dirty_only);
-		json_str(&j, "dirty_fallback", r->dirty_fallback);
-	}
-	if (r->gen_cmp != RPMEMCTL_GEN_UNKNOWN)
-		json_str(&j, "history", rpmemctl_gen_cmp_str(r->gen_cmp));
-	if (r->round) {
-		json_u64(&j, "round", r->round);
-		json_bool(&j, "reconnected", r->reconnected);
-	}
-	json_arr_begin(&j, "warnings");
-	for (const char *l = r->note; *l;) {
-		char line[sizeof(r->note)];
-		size_t n = strcspn(l, "\n");
-		snprintf(line, sizeof(line), "%.*s", (int)n, l);
-		json_str(&j, NULL, line);
-		l += n + (l[n] == '\n');
-	}
-	json_arr_end(&j);
-	if (x->mode == RPMEMCTL_SYNC_VERIFY || x->dry_run) {
-		json_arr_begin(&j, "ranges");
-		for (i = 0; i < rg->n; i++) {
-			json_obj_begin(&j, NULL);
-			json_u64(&j, "offset", rg->v[i].off);
-			json_u64(&j, "length", rg->v[i].len);
-			json_obj_end(&j);
-		}
-		json_arr_end(&j);
-	}
-	json_end(&j);
-	fflush(stdout);
-	pthread_mutex_unlock(&report_lock);
-}
-
-static void report_human_locked(struct rpmemctl_ctx *ctx,
-				const struct xfer_result *r,
-				const struct ranges *rg);
-
-/* report_human -- ranges (always) and a summary line (informational) */
-static void report_human(struct rpmemctl_ctx *ctx,
-			 const struct xfer_result *r, const struct ranges *rg)
-{
-	pthread_mutex_lock(&report_lock);
-	report_human_locked(ctx, r, rg);
-	fflush(stdout);
-	pthread_mutex_unlock(&report_lock);
-}
-
-/* report_human_locked -- report_human with report_lock held */
-static void report_human_locked(struct rpmemctl_ctx *ctx,
-				const struct xfer_result *r,
-				const struct ranges *rg)
-{
-	const struct cmd_xfer *x = r->x;
-	const struct xfer_stats *st = &r->st;
-	char a[32], b[32], c[32];
-	size_t i;
-
-	if (x->mode == RPMEMCTL_SYNC_VERIFY || x->dry_run)
-		for (i = 0; i < rg->n; i++)
-			printf("differs at 0x%" PRIx64 " length %" PRIu64 "\n",
-			       rg->v[i].off, rg->v[i].len);
-
-	rpmemctl_size_format(st->size, a, sizeof(a));
-	rpmemctl_size_format(st->data_bytes, b, sizeof(b));
-	rpmemctl_size_format(st->bytes_transferred, c, sizeof(c));
-
-	if (x->mode == RPMEMCTL_SYNC_VERIFY) {
-		if (r->identical)
-			cmd_info(ctx,
-				 "'%s' and %s are identical (%s, %" PRIu64
-				 " blocks, generation %" PRIu64 ")",
-				 x->local, r->target, a, st->blocks_total,
-				 st->generation);
-		else
-			cmd_info(ctx,
-				 "'%s' and %s differ: %zu range(s), %" PRIu64
-				 " of %" PRIu64 " blocks",
-				 x->local, r->target, rg->n, st->blocks_differ,
-				 st->blocks_total);
-		return;
-	}
-	if (x->dry_run) {
-		if (r->missing)
-			cmd_info(ctx, "dry run: %s%s%s does not exist; a %s "
-				 "would create it and copy all %s",
-				 x->mode == RPMEMCTL_SYNC_PULL ? "'" : "",
-				 x->mode == RPMEMCTL_SYNC_PULL ?
-				 x->local : r->target,
-				 x->mode == RPMEMCTL_SYNC_PULL ? "'" : "",
-				 x->mode == RPMEMCTL_SYNC_PULL ? "pull" :
-								 "sync",
-				 a);
-		else if (r->identical)
-			cmd_info(ctx, "dry run: '%s' and %s are identical; "
-				 "nothing would move", x->local, r->target);
-		else
-			cmd_info(ctx, "dry run: would %s %" PRIu64 " of %"
-				 PRIu64 " blocks (%s changed) %s %s",
-				 x->mode == RPMEMCTL_SYNC_PULL ?
-				 "fetch" : "send", st->blocks_differ,
-				 st->blocks_total,
-				 rpmemctl_size_format(st->bytes_differ, b,
-						      sizeof(b)),
-				 x->mode == RPMEMCTL_SYNC_PULL ? "from" : "to",
-				 r->target);
-		return;
-	}
-	switch (x->mode) {
-	case RPMEMCTL_SYNC_MIRROR:
-		cmd_info(ctx, "mirrored '%s' to %s: %s in %.2f s (%.0f MiB/s), "
-			 "generation %" PRIu64 ", transport %s",
-			 x->local, r->target, a, elapsed_s(st), mib_per_s(st),
-			 st->generation, r->transport);
-		break;
-	case RPMEMCTL_SYNC_PUSH:
-		if (st->blocks_compared && st->blocks_compared <
-		    st->blocks_total && !r->dirty_only)
-			cmd_info(ctx, "synced '%s' to %s: a sample of %" PRIu64
-				 " blocks showed most of them changed, so %"
-				 PRIu64 " of %" PRIu64 " blocks were sent "
-				 "whole, %s (%s in all) in %.2f s, generation %"
-				 PRIu64, x->local, r->target,
-				 st->blocks_compared, st->blocks_differ,
-				 st->blocks_total, b, c, elapsed_s(st),
-				 st->generation);
-		else
-			cmd_info(ctx, "synced '%s' to %s: %" PRIu64 " of %"
-				 PRIu64 " blocks differed, sent %s (%s in "
-				 "all) in %.2f s, generation %" PRIu64,
-				 x->local, r->target, st->blocks_differ,
-				 st->blocks_total, b, c, elapsed_s(st),
-				 st->generation);
-		break;
-	case RPMEMCTL_SYNC_PULL:
-		cmd_info(ctx, "pulled %s into '%s': %" PRIu64 " of %" PRIu64
-			 " blocks differed, fetched %s (%s in all) in %.2f s, "
-			 "generation %" PRIu64,
-			 r->target, x->local, st->blocks_differ,
-			 st->blocks_total, b, c, elapsed_s(st),
-			 st->generation);
-		break;
-	default:
-		break;
-	}
 }
 
 /* dry_missing -- what a run would do when one side does not exist yet */
@@ -330,9 +63,6 @@ static void dry_missing(struct xfer_result *r, struct xfer_cb *cb,
 	r->st.bytes_differ = size;
 	range_cb(0, size, &cb->ranges);
 }
-
-/* open_pool's answer for a verify that found the sizes different */
-#define XFER_SIZES_DIFFER 0x100
 
 /*
  * size_refused -- the pool exists with another size than the local file:
@@ -354,15 +84,15 @@ static int size_refused(struct rpmemctl_ctx *ctx, const struct xfer_result *r,
 		d.pool_size = psize;
 		d.identical = 0;
 		if (ctx->json) {
-			report_json(&d, &none);
+			xfer_report_json(&d, &none);
 			return XFER_SIZES_DIFFER;
 		}
-		pthread_mutex_lock(&report_lock);
+		pthread_mutex_lock(&xfer_report_lock);
 		printf("differs in size: '%s' is %s, the pool %s\n", x->local,
 		       a, b);
 		cmd_info(ctx, "'%s' and %s differ: the file's size is %s, the pool's size is %s",
 			 x->local, r->target, a, b);
-		pthread_mutex_unlock(&report_lock);
+		pthread_mutex_unlock(&xfer_report_lock);
 		return XFER_SIZES_DIFFER;
 	}
 	cmd_err(ctx, "pool %s is %s but '%s' is %s; remove the pool or choose "
@@ -371,15 +101,15 @@ static int size_refused(struct rpmemctl_ctx *ctx, const struct xfer_result *r,
 }
 
 /*
- * open_pool -- open the remote pool (the library's open-or-create policy):
- * a missing one is created for a push; but for a pull, the pool must be
- * as large as the local file. Returns 1 for a dry run of a push to a
- * missing pool, else an exit code.
+ * xfer_open_pool -- open the remote pool (the library's open-or-create
+ * policy): a missing one is created for a push; but for a pull, the pool
+ * must be as large as the local file. Returns 1 for a dry run of a push
+ * to a missing pool, else an exit code.
  */
-static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
-		     const struct cmd_target *t, const char *hp,
-		     struct xfer_result *r, uint64_t local_len,
-		     struct rpmemctl_pool **pool)
+int xfer_open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
+		   const struct cmd_target *t, const char *hp,
+		   struct xfer_result *r, uint64_t local_len,
+		   struct rpmemctl_pool **pool)
 {
 	const struct cmd_xfer *x = r->x;
 	int push = x->mode == RPMEMCTL_SYNC_PUSH ||
@@ -421,9 +151,9 @@ static int open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 			      t->pool, hp);
 }
 
-/* stats_get -- copy the library's result into the report's counters */
-static void stats_get(struct xfer_stats *st,
-		      const struct rpmemctl_sync_result *res)
+/* xfer_stats_get -- copy the library's result into the report's counters */
+void xfer_stats_get(struct xfer_stats *st,
+		    const struct rpmemctl_sync_result *res)
 {
 	st->size = rpmemctl_sync_result_get_size(res);
 	st->block_size = rpmemctl_sync_result_get_block_size(res);
@@ -468,10 +198,10 @@ static void note_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
 	}
 }
 
-/* dirty_get -- what the push did with its dirty log (log), said once */
-static void dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
-		      const struct rpmemctl_dirtylog *log,
-		      const struct rpmemctl_sync_result *res)
+/* xfer_dirty_get -- what the push did with its dirty log (log), said once */
+void xfer_dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
+		    const struct rpmemctl_dirtylog *log,
+		    const struct rpmemctl_sync_result *res)
 {
 	note_get(ctx, r, res);
 	r->gen_cmp = rpmemctl_sync_result_get_gen_cmp(res);
@@ -484,12 +214,12 @@ static void dirty_get(struct rpmemctl_ctx *ctx, struct xfer_result *r,
 }
 
 /*
- * dirty_open -- a push's dirty log: --dirty-log FILE, else LOCAL.rpmemlog
- * if it exists; 0 (also when there is none) or an exit code
+ * xfer_dirty_open -- a push's dirty log: --dirty-log FILE, else
+ * LOCAL.rpmemlog if it exists; 0 (also when there is none) or an exit code
  */
-static int dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
-		      const struct cmd_local *local, struct xfer_result *r,
-		      struct xfer_cb *cb)
+int xfer_dirty_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+		    const struct cmd_local *local, struct xfer_result *r,
+		    struct xfer_cb *cb)
 {
 	int ret;
 
@@ -544,12 +274,12 @@ static int history_used(const struct cmd_xfer *x)
 }
 
 /*
- * make_cfg -- the library's sync configuration for x, watching the local
- * file local_fd for changes; 0 or -errno
+ * xfer_make_cfg -- the library's sync configuration for x, watching the
+ * local file local_fd for changes; 0 or -errno
  */
-static int make_cfg(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
-		    const char *source, int local_fd, struct xfer_cb *cb,
-		    struct rpmemctl_sync_cfg **out)
+int xfer_make_cfg(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
+		  const char *source, int local_fd, struct xfer_cb *cb,
+		  struct rpmemctl_sync_cfg **out)
 {
 	struct rpmemctl_sync_cfg *cfg;
 	int ret;
@@ -589,382 +319,6 @@ static int make_cfg(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		return ret;
 	}
 	*out = cfg;
-	return 0;
-}
-
-/* --- sync --follow -------------------------------------------------------- */
-
-/* set by SIGTERM and SIGINT while following: stop after this round */
-static volatile sig_atomic_t follow_stop;
-
-/* follow_signal -- the handler: only note that we were asked to stop */
-static void follow_signal(int sig)
-{
-	(void)sig;
-	follow_stop = 1;
-}
-
-/*
- * follow_signals -- catch SIGTERM and SIGINT, blocked except while waiting
- * between rounds (a round is never interrupted); *wait_mask gets the mask
- * to wait with, *old the caller's
- */
-static int follow_signals(sigset_t *old, sigset_t *wait_mask)
-{
-	struct sigaction sa = { .sa_handler = follow_signal };
-	sigset_t block;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	if (sigprocmask(SIG_BLOCK, &block, old))
-		return -errno;
-	*wait_mask = *old;
-	sigdelset(wait_mask, SIGTERM);
-	sigdelset(wait_mask, SIGINT);
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL))
-		return -errno;
-	return 0;
-}
-
-/* follow_wait -- sleep ns unless (or until) a stop signal arrives */
-static void follow_wait(uint64_t ns, const sigset_t *wait_mask)
-{
-	uint64_t end = cmd_now_ns() + ns;
-
-	while (!follow_stop) {
-		uint64_t now = cmd_now_ns();
-		struct timespec ts;
-
-		if (now >= end)
-			return;
-		ts.tv_sec = (time_t)((end - now) / 1000000000ull);
-		ts.tv_nsec = (long)((end - now) % 1000000000ull);
-		/* the signals are unblocked only inside ppoll: no lost wakeup */
-		ppoll(NULL, 0, &ts, wait_mask);
-	}
-}
-
-/*
- * follow_state -- what the loop keeps between rounds: a replication link
- * (librpmemctl's rpmemctl_link_*) over the local mapping, under the
- * degrade policy with no automatic retry: each round's push reconnects
- * a link that lost its target
- */
-struct follow {
-	struct rpmemctl_ctx *ctx;
-	const struct cmd_xfer *x;
-	const struct cmd_target *t;
-	struct xfer_result *r;
-	struct cmd_local *local;
-	struct rpmemctl_link *link;
-	int open_code; /* the exit code of the link's last failed open */
-	char src[1024];
-};
-
-/*
- * follow_open -- the link's open hook: connect and open the pool for
- * writing, saying why not on stderr (the code in f->open_code)
- */
-static int follow_open(void *arg, struct rpmemctl_session **sess,
-		       struct rpmemctl_pool **pool)
-{
-	struct follow *f = arg;
-	int code;
-
-	code = cmd_connect(f->ctx, f->t, f->x->transport, sess);
-	if (!code) {
-		code = open_pool(f->ctx, *sess, f->t, f->r->hp, f->r,
-				 f->local->len, pool);
-		if (code == XFER_SIZES_DIFFER || code == 1)
-			code = CMD_EXIT_INTERNAL; /* not for a real push */
-	}
-	f->open_code = code;
-	if (!code)
-		f->r->transport = rpmemctl_pool_get_transport(*pool);
-	return code ? -ENOTCONN : 0;
-}
-
-/* follow_link -- the link of f over the local mapping */
-static int follow_link(struct follow *f)
-{
-	struct rpmemctl_link *l = NULL;
-	int ret = rpmemctl_link_new(NULL, f->x->transport, &l);
-	if (!ret)
-		ret = rpmemctl_link_set_data(l, f->local->addr, f->local->len);
-	if (!ret)
-		ret = rpmemctl_link_set_policy(l, RPMEMCTL_LINK_DEGRADE, -1);
-	if (!ret)
-		ret = rpmemctl_link_set_open(l, follow_open, f);
-	if (ret) {
-		rpmemctl_link_delete(&l);
-		cmd_err(f->ctx, "%s", rpmemctl_strerror(ret));
-		return CMD_EXIT_INTERNAL;
-	}
-	f->link = l;
-	return 0;
-}
-
-/*
- * follow_sync -- one push of the local file over the link: 0 with the
- * round reported, or -errno with the library's message in *msg
- */
-static int follow_sync(struct follow *f, struct xfer_cb *cb,
-		       const char **msg)
-{
-	struct rpmemctl_sync_result *res = NULL;
-	struct rpmemctl_sync_cfg *cfg = NULL;
-	int ret;
-
-	ret = make_cfg(f->ctx, f->x, f->src, f->local->fd, cb, &cfg);
-	if (!ret)
-		ret = rpmemctl_sync_result_new(&res);
-	if (ret) {
-		rpmemctl_sync_cfg_delete(&cfg);
-		*msg = rpmemctl_strerror(ret);
-		return ret;
-	}
-	cmd_progress_init(&cb->prog, f->ctx, "sync");
-	ret = rpmemctl_link_push(f->link, cfg, res);
-	cmd_progress_end(&cb->prog);
-	stats_get(&f->r->st, res);
-	dirty_get(f->ctx, f->r, cb->log, res);
-	rpmemctl_sync_result_delete(&res);
-	rpmemctl_sync_cfg_delete(&cfg);
-	*msg = rpmemctl_link_errmsg(f->link);
-	return ret < 0 ? ret : 0;
-}
-
-/* follow_report -- one line (or JSON object) for a round that completed */
-static void follow_report(struct follow *f)
-{
-	struct xfer_result *r = f->r;
-	char a[32], b[32];
-	struct ranges none = { 0 };
-
-	r->identical = 1;
-	if (f->ctx->json) {
-		report_json(r, &none);
-	} else if (!r->st.blocks_differ && !r->reconnected) {
-		cmd_info(f->ctx, "round %" PRIu64 ": '%s' and %s are identical, "
-			 "generation %" PRIu64, r->round, f->x->local,
-			 r->target, r->st.generation);
-	} else {
-		cmd_info(f->ctx, "round %" PRIu64 ": %ssynced '%s' to %s: %"
-			 PRIu64 " of %" PRIu64 " blocks differed, sent %s (%s "
-			 "in all) in %.2f s, generation %" PRIu64, r->round,
-			 r->reconnected ? "reconnected, " : "", f->x->local,
-			 r->target, r->st.blocks_differ, r->st.blocks_total,
-			 rpmemctl_size_format(r->st.data_bytes, a, sizeof(a)),
-			 rpmemctl_size_format(r->st.bytes_transferred, b,
-					      sizeof(b)),
-			 elapsed_s(&r->st), r->st.generation);
-	}
-	fflush(stdout);
-}
-
-/* follow_transient -- a failure the next round may not see again */
-static int follow_transient(int err)
-{
-	return err != -EACCES && cmd_exit_code(err) == CMD_EXIT_CONNECT;
-}
-
-/*
- * follow_round -- connect if need be and push once. Returns 0 when the
- * round completed (the pool is consistent), minus the exit code of a
- * failure the next round may not meet again (said on stderr), else the
- * exit code to stop with.
- */
-static int follow_round(struct follow *f, struct xfer_cb *cb)
-{
-	struct rpmemctl_ctx *ctx = f->ctx;
-	const char *every = f->x->follow_arg;
-	const char *msg;
-	struct stat st;
-	int ret, code;
-
-	if (rpmemctl_link_get_state(f->link) == RPMEMCTL_LINK_DEGRADED) {
-		if (rpmemctl_link_connect(f->link)) {
-			code = f->open_code;
-			if (code != CMD_EXIT_CONNECT)
-				return code ? code : CMD_EXIT_INTERNAL;
-			cmd_warn(ctx, "round %" PRIu64 ": %s is unreachable; "
-				 "retrying in %s", f->r->round, f->r->hp,
-				 every);
-			return -CMD_EXIT_CONNECT;
-		}
-		f->r->reconnected = 1;
-	}
-	ret = follow_sync(f, cb, &msg);
-	if (!ret)
-		follow_report(f);
-	/* said once, by the round that did it */
-	f->r->reconnected = 0;
-	f->r->created_remote = 0;
-	if (!ret)
-		return 0;
-	if (ret == -ESTALE && !fstat(f->local->fd, &st) &&
-	    (uint64_t)st.st_size == f->local->len) {
-		/* written to while we read it: what we sent may be torn */
-		cmd_warn(ctx, "round %" PRIu64 ": '%s' changed during the "
-			 "round; the pool stays syncing; retrying in %s",
-			 f->r->round, f->x->local, every);
-		return -CMD_EXIT_LOCAL;
-	}
-	if (ret == -ESTALE) {
-		cmd_err(ctx, "'%s' changed size during round %" PRIu64
-			" (%s); --follow cannot go on with it", f->x->local,
-			f->r->round, msg);
-		return CMD_EXIT_LOCAL;
-	}
-	if (follow_transient(ret)) {
-		/* the link dropped the connection: the next round's push */
-		cmd_warn(ctx, "round %" PRIu64 ": connection to %s lost (%s); "
-			 "reconnecting in %s", f->r->round, f->r->hp, msg,
-			 every);
-		return -CMD_EXIT_CONNECT;
-	}
-	cmd_err(ctx, "round %" PRIu64 ": cannot sync '%s' to %s: %s%s%s",
-		f->r->round, f->x->local, f->r->target, msg,
-		cmd_hint(ret)[0] ? "; " : "", cmd_hint(ret));
-	return cmd_exit_code(ret);
-}
-
-/*
- * follow -- sync --follow: rounds INTERVAL apart on one session until a
- * stop signal; exit 0 if the last round left the pool consistent, the
- * failed round's code otherwise, or at once on a failure no later round
- * can mend
- */
-static int follow(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
-		  const struct cmd_target *t, struct xfer_result *r,
-		  struct cmd_local *local)
-{
-	struct follow f = { .ctx = ctx, .x = x, .t = t, .r = r,
-			    .local = local };
-	struct xfer_cb cb = { 0 };
-	sigset_t old, wait_mask;
-	int code, last = 0;
-
-	cmd_source(x->local, f.src, sizeof(f.src));
-	code = dirty_open(ctx, x, local, r, &cb);
-	if (code)
-		return code;
-	if (follow_signals(&old, &wait_mask)) {
-		cmd_err(ctx, "cannot catch SIGTERM: %s", strerror(errno));
-		return CMD_EXIT_INTERNAL;
-	}
-	/* the first connection must work: a typo is not transient */
-	code = follow_link(&f);
-	if (!code && rpmemctl_link_connect(f.link))
-		code = f.open_code ? f.open_code : CMD_EXIT_INTERNAL;
-	if (code)
-		goto out;
-	for (r->round = 1;; r->round++) {
-		code = follow_round(&f, &cb);
-		if (code > 0)
-			goto out;
-		last = -code; /* a failed round's code, if it is the last */
-		if (follow_stop)
-			break;
-		follow_wait(x->follow_ns, &wait_mask);
-		if (follow_stop)
-			break;
-	}
-	code = last;
-	if (code)
-		cmd_warn(ctx, "stopped after round %" PRIu64 ", which failed: "
-			 "the pool is not consistent", r->round);
-	else
-		cmd_info(ctx, "stopped after round %" PRIu64 ": %s is "
-			 "consistent", r->round, r->target);
-out:
-	rpmemctl_link_delete(&f.link);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	rpmemctl_dirtylog_close(&cb.log);
-	free(cb.ranges.v);
-	return code;
-}
-
-/* a pull into a temporary file renamed over LOCAL (cmd_tmp_*) */
-struct pull_tmp {
-	struct rpmemctl_ctx *ctx;
-	struct cmd_local *local; /* the temporary file, mapped */
-	struct cmd_tmp tmp;
-	int used; /* LOCAL is a regular file or missing: replaced whole */
-	uint64_t size; /* a regular LOCAL's size */
-	int code; /* the hook's exit code, said on stderr */
-};
-
-/*
- * pull_commit -- the library's commit hook of a pull: the temporary
- * file persisted and renamed over LOCAL, before LOCAL's history is
- * recorded; 0 or -EIO (with p->code)
- */
-static int pull_commit(void *arg)
-{
-	struct pull_tmp *p = arg;
-
-	p->code = cmd_local_persist(p->ctx, p->local);
-	if (!p->code)
-		p->code = cmd_tmp_commit(p->ctx, &p->tmp);
-	return p->code ? -EIO : 0;
-}
-
-/*
- * pull_copy -- before any connection (a copy of a large file takes time
- * a session would spend idle): a regular LOCAL's copy beside it, which
- * the pull then updates and renames over it; an exit code
- */
-static int pull_copy(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
-		     struct pull_tmp *p)
-{
-	struct stat st;
-	int code;
-
-	if (stat(x->local, &st) || !S_ISREG(st.st_mode))
-		return 0; /* missing: created after the open; a device */
-	code = cmd_tmp_open(ctx, x->local, (uint64_t)st.st_size, 1, &p->tmp);
-	p->used = !code;
-	p->size = (uint64_t)st.st_size;
-	return code;
-}
-
-/*
- * pull_open -- LOCAL for a real pull: a regular file (or a missing one)
- * is replaced whole, through a temporary file beside it (pull_copy's, or
- * a new one); a device is written in place, as it cannot be renamed
- * over. An exit code.
- */
-static int pull_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
-		     const struct xfer_result *r, uint64_t psize,
-		     struct pull_tmp *p)
-{
-	char a[64], b[64];
-	int code;
-
-	if (!p->used && !access(x->local, F_OK))
-		return cmd_local_open(ctx, x->local, CMD_LOCAL_RDWR, 0,
-				      p->local);
-	if (p->used && p->size != psize) {
-		cmd_fmt_bytes(p->size, a, sizeof(a));
-		cmd_fmt_bytes(psize, b, sizeof(b));
-		cmd_err(ctx, "cannot pull %s into '%s': the pool's size is %s, "
-			"the file's size is %s; remove the file or pull into a "
-			"new one", r->target, x->local, b, a);
-		return CMD_EXIT_LOCAL;
-	}
-	if (!p->used) {
-		code = cmd_tmp_open(ctx, x->local, psize, 0, &p->tmp);
-		if (code)
-			return code;
-		p->used = 1;
-	}
-	code = cmd_local_open(ctx, p->tmp.path, CMD_LOCAL_RDWR, 0, p->local);
-	if (code)
-		return code;
-	p->local->created = !p->tmp.existed;
 	return 0;
 }
 
@@ -1009,13 +363,13 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 			return code;
 	}
 	if (x->follow_ns) {
-		code = follow(ctx, x, &t, &r, &local);
+		code = xfer_follow(ctx, x, &t, &r, &local);
 		cmd_local_close(&local, 0);
 		return code;
 	}
 
 	if (pull && !x->dry_run && !shared) {
-		code = pull_copy(ctx, x, &pt);
+		code = xfer_pull_copy(ctx, x, &pt);
 		if (code)
 			goto err_local;
 	}
@@ -1024,7 +378,7 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		goto err_local;
 	if (pull && x->force)
 		cmd_read_damaged(sess, &dmg);
-	code = open_pool(ctx, sess, &t, hp, &r, local.len, &pool);
+	code = xfer_open_pool(ctx, sess, &t, hp, &r, local.len, &pool);
 	if (code == XFER_SIZES_DIFFER) {
 		code = CMD_EXIT_DIFFER; /* reported: there is nothing to compare */
 		goto err_session;
@@ -1052,7 +406,7 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		}
 		code = x->dry_run ? cmd_local_open(ctx, x->local, 0, 0,
 						   &local) :
-				    pull_open(ctx, x, &r, psize, &pt);
+				    xfer_pull_open(ctx, x, &r, psize, &pt);
 		if (code)
 			goto err_pool;
 		r.created_local = local.created;
@@ -1089,27 +443,27 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 				rpmemctl_pool_errmsg(pool));
 	}
 
-	code = dirty_open(ctx, x, &local, &r, &cb);
+	code = xfer_dirty_open(ctx, x, &local, &r, &cb);
 	if (code)
 		goto err_pool;
-	ret = make_cfg(ctx, x, cmd_source(x->local, src, sizeof(src)),
-		       local.fd, &cb, &cfg);
+	ret = xfer_make_cfg(ctx, x, cmd_source(x->local, src, sizeof(src)),
+			    local.fd, &cb, &cfg);
 	if (!ret && pt.used)
-		ret = rpmemctl_sync_cfg_set_commit(cfg, pull_commit, &pt);
+		ret = rpmemctl_sync_cfg_set_commit(cfg, xfer_pull_commit, &pt);
 	if (!ret)
 		ret = rpmemctl_sync_result_new(&res);
 	if (ret) {
-		cmd_err(ctx, "cannot set up the %s: %s", command_str(x),
+		cmd_err(ctx, "cannot set up the %s: %s", xfer_command_str(x),
 			rpmemctl_strerror(ret));
 		rpmemctl_sync_cfg_delete(&cfg);
 		code = CMD_EXIT_INTERNAL;
 		goto err_pool;
 	}
-	cmd_progress_init(&cb.prog, ctx, pull ? "pull" : mode_str(x->mode));
+	cmd_progress_init(&cb.prog, ctx, pull ? "pull" : xfer_mode_str(x->mode));
 	ret = rpmemctl_pool_sync2(pool, local.addr, local.len, cfg, res);
 	cmd_progress_end(&cb.prog);
-	stats_get(&r.st, res);
-	dirty_get(ctx, &r, cb.log, res);
+	xfer_stats_get(&r.st, res);
+	xfer_dirty_get(ctx, &r, cb.log, res);
 	rpmemctl_sync_result_delete(&res);
 	rpmemctl_sync_cfg_delete(&cfg);
 	if (ret < 0 && pt.code) {
@@ -1153,9 +507,9 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 
 report:
 	if (ctx->json)
-		report_json(&r, &cb.ranges);
+		xfer_report_json(&r, &cb.ranges);
 	else
-		report_human(ctx, &r, &cb.ranges);
+		xfer_report_human(ctx, &r, &cb.ranges);
 	if (pool) {
 		ret = rpmemctl_pool_close(&pool);
 		if (ret)
