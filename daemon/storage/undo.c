@@ -239,40 +239,6 @@ static int rec_add(struct rpmemd_undo *u, uint64_t off, uint32_t count,
 }
 
 /*
- * rec_read -- the record at pos: 0 with *r (its data read into buf, at
- * least RPMEMD_UNDO_REC_MAX bytes), 1 at a clean end, -EBADMSG if it is
- * torn or not a record, -errno on a read error
- */
-static int rec_read(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
-		    uint8_t *buf, struct undo_rec *r)
-{
-	uint8_t h[RPMEMD_UNDO_REC];
-	int ret;
-
-	if (pos == fsize)
-		return 1;
-	if (fsize - pos < RPMEMD_UNDO_REC)
-		return -EBADMSG;
-	if ((ret = rpmem_pread_full(u->fd, h, sizeof(h), pos)))
-		return ret;
-	r->count = le32_get(h + 4);
-	r->off = le64_get(h + 8);
-	r->fpos = pos + RPMEMD_UNDO_REC;
-	uint64_t len = (uint64_t)r->count * RPMEMD_UNDO_BS;
-	if (le32_get(h) != REC_MAGIC || r->count == 0 ||
-	    len > RPMEMD_UNDO_REC_MAX || r->off % RPMEMD_UNDO_BS ||
-	    r->off > u->size || len > u->size - r->off ||
-	    len > fsize - r->fpos)
-		return -EBADMSG;
-	if ((ret = rpmem_pread_full(u->fd, buf, (size_t)len, r->fpos)))
-		return ret;
-	r->check = le64_get(h + 16);
-	if (rec_check(buf, r->off, r->count, u->gen) != r->check)
-		return -EBADMSG;
-	return 0;
-}
-
-/*
  * head_read -- the record at pos by its head only (a kept version's
  * records were durable before it was kept; their data is checked when it
  * is read): 0, 1 at a clean end, -EBADMSG
@@ -300,6 +266,49 @@ static int head_read(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
 	    len > fsize - r->fpos)
 		return -EBADMSG;
 	return 0;
+}
+
+/*
+ * rec_read -- the record at pos: 0 with *r (its data read into buf, at
+ * least RPMEMD_UNDO_REC_MAX bytes), 1 at a clean end, -EBADMSG if it is
+ * torn or not a record, -errno on a read error
+ */
+static int rec_read(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
+		    uint8_t *buf, struct undo_rec *r)
+{
+	int ret = head_read(u, pos, fsize, r);
+
+	if (ret)
+		return ret;
+	ret = rpmem_pread_full(u->fd, buf, (size_t)r->count * RPMEMD_UNDO_BS,
+			       r->fpos);
+	if (ret)
+		return ret;
+	if (rec_check(buf, r->off, r->count, u->gen) != r->check)
+		return -EBADMSG;
+	return 0;
+}
+
+/*
+ * rec_walk -- the one walk over a journal's valid records: from *pos up
+ * to lim, each one read (buf: with its data, checked, into buf; NULL: by
+ * its head) and remembered (rec_add); *pos ends where the walk stopped.
+ * 1 at a clean end at lim, -EBADMSG at a record that does not read,
+ * -errno.
+ */
+static int rec_walk(struct rpmemd_undo *u, uint64_t *pos, uint64_t lim,
+		    uint8_t *buf)
+{
+	struct undo_rec r;
+	int ret;
+
+	while ((ret = buf ? rec_read(u, *pos, lim, buf, &r) :
+			    head_read(u, *pos, lim, &r)) == 0) {
+		if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
+			break;
+		*pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
+	}
+	return ret;
 }
 
 /*
@@ -371,16 +380,11 @@ static int scan(struct rpmemd_undo *u, uint64_t fsize)
 {
 	uint8_t *buf = malloc(RPMEMD_UNDO_REC_MAX);
 	uint64_t pos = RPMEMD_UNDO_HDR;
-	struct undo_rec r;
 	int ret;
 
 	if (!buf)
 		return -ENOMEM;
-	while ((ret = rec_read(u, pos, fsize, buf, &r)) == 0) {
-		if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
-			break;
-		pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
-	}
+	ret = rec_walk(u, &pos, fsize, buf);
 	if (ret == -EBADMSG && (ret = valid_after(u, pos, fsize, buf)) > 0) {
 		free(buf);
 		bad_record(u, pos, fsize);
@@ -434,7 +438,6 @@ static int scan_ver(struct rpmemd_undo *u, uint64_t fsize, int rw)
 	uint64_t lim = u->ver.end ? u->ver.end : fsize;
 	uint64_t pos = RPMEMD_UNDO_HDR;
 	uint8_t *buf = rw ? malloc(RPMEMD_UNDO_REC_MAX) : NULL;
-	struct undo_rec r;
 	int ret;
 
 	if (rw && !buf)
@@ -442,12 +445,7 @@ static int scan_ver(struct rpmemd_undo *u, uint64_t fsize, int rw)
 	if (lim < RPMEMD_UNDO_HDR || lim > fsize)
 		ret = -EBADMSG; /* records it had are gone */
 	else
-		while ((ret = rw ? rec_read(u, pos, lim, buf, &r) :
-				   head_read(u, pos, lim, &r)) == 0) {
-			if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
-				break;
-			pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
-		}
+		ret = rec_walk(u, &pos, lim, buf);
 	free(buf);
 	if (ret == -EBADMSG && lim == fsize && !u->ver.end &&
 	    pos <= fsize && torn_at(u, pos, fsize))
@@ -571,14 +569,8 @@ static int salvage_heads(struct rpmemd_undo *u, uint64_t fsize)
 {
 	uint64_t lim = u->ver.end && u->ver.end <= fsize ? u->ver.end : fsize;
 	uint64_t pos = RPMEMD_UNDO_HDR;
-	struct undo_rec r;
-	int ret;
+	int ret = rec_walk(u, &pos, lim, NULL);
 
-	while ((ret = head_read(u, pos, lim, &r)) == 0) {
-		if ((ret = rec_add(u, r.off, r.count, r.fpos, r.check)))
-			return ret;
-		pos = r.fpos + (uint64_t)r.count * RPMEMD_UNDO_BS;
-	}
 	if (ret == -EBADMSG && !(lim == fsize && !u->ver.end &&
 				 torn_at(u, pos, fsize)))
 		u->partial = 1;
