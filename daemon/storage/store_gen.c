@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "devdax.h"
+#include "hist.h"
 #include "log.h"
 #include "scrub.h"
 #include "region.h"
@@ -23,20 +24,18 @@
  * A pool promoted in place is written by a local application through its
  * pool file in the region, which may replicate it onward (rpmemctl, the
  * replica API, the preload library): those keep the file's history in
- * <pool>.rpmemgen beside it, in lib/client/history.c's format. So that
+ * <pool>.rpmemgen beside it, in lib/common/hist.h's format. So that
  * the in-place primary carries on the pool's history instead of starting
  * an unrelated one, promotion writes that file with the pool's ids, and
  * demotion takes back what it says (the application's ids, a new one
  * for writes made since it was last recorded) and removes it.
  */
-#define LOCAL_HIST_MAGIC "rpmem-history 1\n"
-#define LOCAL_HIST_SUFFIX ".rpmemgen"
 
 /* local_hist_name -- "<pool>.rpmemgen" (plus suffix) into out */
 static void local_hist_name(const struct rpmemd_pool *p, const char *suffix,
 			    char *out, size_t len)
 {
-	snprintf(out, len, "%s%s%s", p->name, LOCAL_HIST_SUFFIX, suffix);
+	snprintf(out, len, "%s%s%s", p->name, RPMEM_HIST_SUFFIX, suffix);
 }
 
 /*
@@ -53,8 +52,8 @@ static int local_hist_pool(const struct rpmemd_pool *p, const char *name)
 /* local_hist_write -- <pool>.rpmemgen with m's ids and the file's stat */
 static int local_hist_write(struct rpmemd_pool *p, const struct rpmemd_meta *m)
 {
-	char name[RPMEM_NAME_MAX + 32], tmp[RPMEM_NAME_MAX + 40];
-	char ids[RPMEM_MAX_GENERATIONS * 17 + 1], text[1024];
+	char name[RPMEM_NAME_MAX + 32], tmp[RPMEM_NAME_MAX + 40], text[1024];
+	struct rpmem_hist_head h = { .count = m->nhist };
 	struct stat st;
 	int dirfd = p->region->dirfd;
 	if (fstat(p->fd, &st))
@@ -63,12 +62,13 @@ static int local_hist_write(struct rpmemd_pool *p, const struct rpmemd_meta *m)
 	local_hist_name(p, ".tmp", tmp, sizeof(tmp));
 	if (local_hist_pool(p, name) || local_hist_pool(p, tmp))
 		return -EEXIST;
-	rpmem_gen_ids_fmt(m->hist, m->nhist, ",", ids, sizeof(ids));
-	int n = snprintf(text, sizeof(text),
-			 "%sids=%s\nsize=%llu\nmtime=%llu.%09llu\n",
-			 LOCAL_HIST_MAGIC, ids, (unsigned long long)st.st_size,
-			 (unsigned long long)st.st_mtim.tv_sec,
-			 (unsigned long long)st.st_mtim.tv_nsec);
+	memcpy(h.ids, m->hist, m->nhist * sizeof(h.ids[0]));
+	h.size = (uint64_t)st.st_size;
+	h.sec = (uint64_t)st.st_mtim.tv_sec;
+	h.nsec = (uint64_t)st.st_mtim.tv_nsec;
+	int n = rpmem_hist_fmt(&h, "", text, sizeof(text));
+	if (n < 0)
+		return n;
 	if (unlinkat(dirfd, tmp, 0) && errno != ENOENT)
 		return -errno;
 	int fd = openat(dirfd, tmp,
@@ -96,12 +96,7 @@ static int local_hist_write(struct rpmemd_pool *p, const struct rpmemd_meta *m)
 static void local_hist_take(struct rpmemd_pool *p, struct rpmemd_meta *m)
 {
 	char name[RPMEM_NAME_MAX + 32], text[1025];
-	/* 16 ids of 16 hex digits and their commas: the width below + 1 */
-	char ids[RPMEM_MAX_GENERATIONS * 17 + 1];
-	_Static_assert(RPMEM_MAX_GENERATIONS * 17 == 272,
-		       "the sscanf width is the ids buffer's size - 1");
-	unsigned long long size, sec, nsec;
-	uint64_t got[RPMEM_MAX_GENERATIONS];
+	struct rpmem_hist_head h;
 	struct stat st;
 	local_hist_name(p, "", name, sizeof(name));
 	if (local_hist_pool(p, name))
@@ -115,29 +110,25 @@ static void local_hist_take(struct rpmemd_pool *p, struct rpmemd_meta *m)
 	int n = -1;
 	if (len > 0) {
 		text[len] = '\0';
-		if (!strncmp(text, LOCAL_HIST_MAGIC, strlen(LOCAL_HIST_MAGIC)) &&
-		    sscanf(text + strlen(LOCAL_HIST_MAGIC),
-			   "ids=%272[0-9a-f,]\nsize=%llu\nmtime=%llu.%llu\n",
-			   ids, &size, &sec, &nsec) == 4)
-			n = rpmem_gen_ids_parse(ids, ',', got,
-						RPMEM_MAX_GENERATIONS);
+		if (!rpmem_hist_parse(text, &h))
+			n = (int)h.count;
 	}
 	int descends = 0;
 	for (int i = 0; n > 0 && i < n && m->nhist; i++)
-		descends |= got[i] == m->hist[0];
+		descends |= h.ids[i] == m->hist[0];
 	if (!descends) {
 		rpmem_log(LOG_WARNING,
 			  "pool '%s': its local history '%s' is %s: the pool keeps its own",
 			  p->name, name, n <= 0 ? "damaged" :
 			  "not descended from the pool's");
 	} else {
-		memcpy(m->hist, got, (size_t)n * sizeof(got[0]));
+		memcpy(m->hist, h.ids, (size_t)n * sizeof(h.ids[0]));
 		m->nhist = (uint8_t)n;
 		uint64_t id;
 		if (!fstat(p->fd, &st) &&
-		    ((unsigned long long)st.st_size != size ||
-		     (unsigned long long)st.st_mtim.tv_sec != sec ||
-		     (unsigned long long)st.st_mtim.tv_nsec != nsec) &&
+		    ((uint64_t)st.st_size != h.size ||
+		     (uint64_t)st.st_mtim.tv_sec != h.sec ||
+		     (uint64_t)st.st_mtim.tv_nsec != h.nsec) &&
 		    !rpmem_gen_new(&id))
 			rpmemd_meta_hist_push(m, id);
 	}
@@ -257,7 +248,7 @@ static int gen_promote(struct rpmemd_pool *p, uint32_t flags, int *rolled,
 		/* promoted all the same: its writers start a history */
 		rpmem_log(LOG_WARNING,
 			  "pool '%s': cannot write its local history '%s%s': %s",
-			  p->name, p->name, LOCAL_HIST_SUFFIX, strerror(-ret));
+			  p->name, p->name, RPMEM_HIST_SUFFIX, strerror(-ret));
 		ret = 0;
 	}
 	pthread_mutex_unlock(&p->meta_lock);

@@ -14,16 +14,13 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "hist.h"
 #include "util.h"
 
 /*
  * The file, replaced whole (a temporary file, fsync, rename, fsync of the
- * directory), so a crash leaves the old or the new one:
- *
- *	rpmem-history 1
- *	ids=9f3c0a1e22b4d5c6,51aa...
- *	size=1073741824
- *	mtime=1700000000.123456789
+ * directory), so a crash leaves the old or the new one; its head (ids,
+ * size, mtime) is lib/common/hist.h's.
  *
  * size and mtime are the file's when the history's newest id last agreed
  * with a copy (a completed push or pull, a promotion): a file whose size
@@ -39,9 +36,9 @@
  * those pools. local: the newest id stands for writes no copy holds yet,
  * and later ones join it instead of adding an id per refused retry.
  */
-#define HIST_MAGIC "rpmem-history 1\n"
-#define HIST_SUFFIX ".rpmemgen"
 #define HIST_MAX 2048
+_Static_assert(RPMEMCTL_GENERATIONS_MAX == RPMEM_MAX_GENERATIONS,
+	       "a history's ids are a generation history's");
 
 /* moves whenever a record leaves the live pools out (links re-add) */
 static unsigned hist_epoch;
@@ -68,7 +65,7 @@ void client_history_unlock(void)
 /* hist_path -- FILE.rpmemgen into out[len]; -ENAMETOOLONG */
 static int hist_path(const char *file, char *out, size_t len)
 {
-	int n = snprintf(out, len, "%s%s", file, HIST_SUFFIX);
+	int n = snprintf(out, len, "%s%s", file, RPMEM_HIST_SUFFIX);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -123,23 +120,14 @@ static int hist_parse_opt(const char *s, struct client_history *h)
 /* hist_parse -- the text of a history file into *h, *size, *mtime */
 static int hist_parse(char *text, struct client_history *h)
 {
-	/* 16 ids of 16 hex digits and their commas: the width below + 1 */
-	char ids[RPMEMCTL_GENERATIONS_MAX * 17 + 1];
-	_Static_assert(RPMEMCTL_GENERATIONS_MAX * 17 == 272,
-		       "the sscanf width is the ids buffer's size - 1");
-	unsigned long long size, sec, nsec;
-	if (strncmp(text, HIST_MAGIC, strlen(HIST_MAGIC)) ||
-	    sscanf(text + strlen(HIST_MAGIC),
-		   "ids=%272[0-9a-f,]\nsize=%llu\nmtime=%llu.%llu\n", ids,
-		   &size, &sec, &nsec) != 4)
+	struct rpmem_hist_head hh;
+
+	if (rpmem_hist_parse(text, &hh) || hh.nsec >= 1000000000ull)
 		return -EBADMSG;
-	int n = rpmem_gen_ids_parse(ids, ',', h->g.ids,
-				    RPMEMCTL_GENERATIONS_MAX);
-	if (n <= 0 || nsec >= 1000000000ull)
-		return -EBADMSG;
-	h->g.count = (unsigned)n;
-	h->size = size;
-	h->mtime_ns = sec * 1000000000ull + nsec;
+	memcpy(h->g.ids, hh.ids, hh.count * sizeof(hh.ids[0]));
+	h->g.count = hh.count;
+	h->size = hh.size;
+	h->mtime_ns = hh.sec * 1000000000ull + hh.nsec;
 	return hist_parse_opt(strstr(text, "\nmtime=") + 1, h);
 }
 
@@ -237,8 +225,9 @@ static void hist_fmt_opt(const struct client_history *h, char *out,
  */
 static int hist_write(const char *file, struct client_history *h, int keep)
 {
-	char path[4096], tmp[4112], ids[RPMEMCTL_GENERATIONS_MAX * 17 + 1];
+	char path[4096], tmp[4112];
 	char text[HIST_MAX], opt[CLIENT_HIST_LIVE_MAX * 33 + 32];
+	struct rpmem_hist_head hh;
 	struct stat st;
 	int ret = hist_path(file, path, sizeof(path));
 	if (ret)
@@ -252,13 +241,15 @@ static int hist_write(const char *file, struct client_history *h, int keep)
 	}
 	if (!h->nlive)
 		__atomic_add_fetch(&hist_epoch, 1, __ATOMIC_RELEASE);
-	rpmem_gen_ids_fmt(h->g.ids, h->g.count, ",", ids, sizeof(ids));
+	memcpy(hh.ids, h->g.ids, h->g.count * sizeof(hh.ids[0]));
+	hh.count = h->g.count;
+	hh.size = h->size;
+	hh.sec = h->mtime_ns / 1000000000ull;
+	hh.nsec = h->mtime_ns % 1000000000ull;
 	hist_fmt_opt(h, opt, sizeof(opt));
-	int n = snprintf(text, sizeof(text), "%sids=%s\nsize=%llu\nmtime=%llu.%09llu\n%s",
-			 HIST_MAGIC, ids, (unsigned long long)h->size,
-			 (unsigned long long)(h->mtime_ns / 1000000000ull),
-			 (unsigned long long)(h->mtime_ns % 1000000000ull),
-			 opt);
+	int n = rpmem_hist_fmt(&hh, opt, text, sizeof(text));
+	if (n < 0)
+		return n;
 	int fd = tmp_create(path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
@@ -411,7 +402,7 @@ RPMEM_EXPORT int rpmemctl_history_read(const char *file,
 	int ret = client_history_read(file, &h);
 	if (ret == -EBADMSG)
 		client_set_last(ret, "generation history '%s%s' is damaged",
-				file, HIST_SUFFIX);
+				file, RPMEM_HIST_SUFFIX);
 	if (!ret)
 		*out = h.g;
 	return ret;
