@@ -76,6 +76,10 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      "GEN of unknown handle %u", m.handle);
 	if (!gen_allowed(s, hd, &m, h, &ret))
 		return ret;
+	/* the pool's own live writer may record a new id on its copy */
+	if (m.op == RPMEM_GEN_ADOPT &&
+	    __atomic_load_n(&h->pool->writer_sid, __ATOMIC_ACQUIRE) == s->id)
+		m.flags |= RPMEMD_GEN_LIVE_WRITER;
 	ret = rpmemd_pool_gen(h->pool, &m, &meta, &rolled, err, sizeof(err));
 	if (ret == -EAGAIN) /* syncing, refused without force */
 		ret = -EBUSY;

@@ -239,10 +239,13 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
  * (refused while a writer holds the pool, or it is empty, or syncing
  * without RPMEM_GEN_FORCE: with it a journal is rolled back, *rolled =
  * 1, else the partial image is marked consistent), DEMOTE, ADOPT (a
- * consistent pool's history becomes the ids). Persisted before it
+ * consistent pool's history becomes the ids; a syncing one's with
+ * RPMEMD_GEN_LIVE_WRITER, set by the session when the pool's writer
+ * asks: a live writer's new id). Persisted before it
  * returns (a devdax pool keeps its newest RPMEMD_DEVDAX_HIST ids); *out
  * gets the metadata. -errno with why in err.
  */
+#define RPMEMD_GEN_LIVE_WRITER (1u << 31) /* never on the wire */
 int rpmemd_pool_gen(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
 		    struct rpmemd_meta *out, int *rolled, char *err,
 		    size_t errlen);

@@ -221,6 +221,13 @@ static int gen_promote(struct rpmemd_pool *p, uint32_t flags, int *rolled,
 		return -EINVAL;
 	}
 	if (rpmemd_pool_state(p) == RPMEM_POOL_SYNCING) {
+		if (!(flags & RPMEM_GEN_FORCE) &&
+		    rpmemd_source_live(cur.source)) {
+			snprintf(err, errlen,
+				 "pool '%s' is a live copy whose writer is gone (syncing (live)): it holds the writer's last drained image, crash-consistent as a local pool after a crash, but whether another copy went on without it is not known here (refused without force)",
+				 p->name);
+			return -EAGAIN;
+		}
 		if (!(flags & RPMEM_GEN_FORCE)) {
 			snprintf(err, errlen,
 				 "pool '%s' is syncing: a sync was interrupted or is running, so the copy is partly old and partly new (refused without force)",
@@ -255,7 +262,12 @@ static int gen_promote(struct rpmemd_pool *p, uint32_t flags, int *rolled,
 	return ret;
 }
 
-/* gen_set -- role secondary (DEMOTE), or the history ids (ADOPT) */
+/*
+ * gen_set -- role secondary (DEMOTE), or the history ids (ADOPT): of a
+ * consistent copy, or of a live one (syncing) by the session writing it,
+ * which records there that it went on without a copy it left behind
+ * (docs/ARCHITECTURE.md, "Disk states")
+ */
 static int gen_set(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
 		   char *err, size_t errlen)
 {
@@ -267,9 +279,12 @@ static int gen_set(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
 		    p->region->dirfd >= 0)
 			local_hist_take(p, &m);
 		m.role = RPMEM_ROLE_SECONDARY;
-	} else if (m.state != RPMEM_POOL_CONSISTENT) {
+	} else if (m.state != RPMEM_POOL_CONSISTENT &&
+		   !(m.state == RPMEM_POOL_SYNCING &&
+		     rpmemd_source_live(m.source) &&
+		     (g->flags & RPMEMD_GEN_LIVE_WRITER))) {
 		snprintf(err, errlen,
-			 "pool '%s' is %s: only a consistent copy takes a generation history",
+			 "pool '%s' is %s: only a consistent copy (or a live copy, by its writer) takes a generation history",
 			 p->name, rpmem_state_str(m.state));
 		ret = -EINVAL;
 	} else {

@@ -502,6 +502,21 @@ struct rpmemctl_sync_result {
 	char note[RPMEM_MSG_MAX + 1]; /* the target's notes (pool->note) */
 };
 
+/*
+ * client_pool_gen_adopt -- GEN adopt: the pool's history becomes count
+ * ids (generations.c)
+ */
+int client_pool_gen_adopt(struct rpmemctl_pool *p, const uint64_t *ids,
+			  unsigned count);
+
+/*
+ * client_pool_live_copy -- p (by the target's listing) is a live copy
+ * whose writer is gone: syncing with a live writer's source, held by no
+ * writer (1, its source into src); -EBUSY while a writer holds it (its
+ * name into src); 0 for any other pool; -errno of the listing
+ */
+int client_pool_live_copy(struct rpmemctl_pool *p, char *src, size_t len);
+
 /* --- history.c: a local file's generation history ------------------------ */
 
 #define CLIENT_HIST_LIVE_MAX 16
@@ -557,6 +572,13 @@ int client_history_is_live(const struct client_history *h,
  * the recorded size and mtime kept; 0 if file has no history
  */
 int client_history_live(const char *file, const uint8_t uuid[16], int on);
+/*
+ * client_history_outdate -- under client_history_lock: a new id in front
+ * of file's history for the copies a live writer goes on with after
+ * leaving one behind (its recorded size, mtime and live pools kept); the
+ * ids into *g. -ENOENT without a history
+ */
+int client_history_outdate(const char *file, struct rpmemctl_generations *g);
 /* client_history_epoch -- moves whenever a record drops the live pools */
 unsigned client_history_epoch(void);
 
@@ -730,6 +752,15 @@ void links_status_update(struct links_status *st, unsigned k, unsigned n,
 
 /* client_link_name -- "host:port/region/pool" of the link's target */
 const char *client_link_name(const struct rpmemctl_link *l);
+/* client_link_history -- the file whose history the link's pushes keep */
+const char *client_link_history(const struct rpmemctl_link *l);
+/*
+ * client_link_adopt -- the link's pool (live or synced) takes the ids as
+ * its history (GEN adopt, after every owed reply is read); a failure is
+ * the link's (degraded or failed by its policy). 0 or -errno
+ */
+int client_link_adopt(struct rpmemctl_link *l, const uint64_t *ids,
+		      unsigned count);
 
 /* --- local_hashes.c ------------------------------------------------------ */
 

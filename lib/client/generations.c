@@ -102,6 +102,12 @@ RPMEM_EXPORT int rpmemctl_pool_demote(struct rpmemctl_pool *pool,
 	return client_pool_end(pool, ret, "demoting");
 }
 
+int client_pool_gen_adopt(struct rpmemctl_pool *p, const uint64_t *ids,
+			  unsigned count)
+{
+	return gen_call(p, RPMEM_GEN_ADOPT, 0, ids, count, NULL);
+}
+
 RPMEM_EXPORT const char *rpmemctl_role_str(int role)
 {
 	return rpmem_role_str((uint8_t)role);

@@ -350,6 +350,24 @@ int client_history_live(const char *file, const uint8_t uuid[16], int on)
 	return hist_write(file, &h, 1);
 }
 
+int client_history_outdate(const char *file, struct rpmemctl_generations *g)
+{
+	struct client_history h;
+	int ret = client_history_read(file, &h);
+	if (ret)
+		return ret;
+	if (!h.g.count)
+		return -ENOENT;
+	if ((ret = push_id(&h.g, 0)))
+		return ret;
+	/* the new id stands for writes the live copies hold */
+	h.local = 0;
+	if ((ret = hist_write(file, &h, 1)))
+		return ret;
+	*g = h.g;
+	return 0;
+}
+
 unsigned client_history_epoch(void)
 {
 	return __atomic_load_n(&hist_epoch, __ATOMIC_ACQUIRE);

@@ -1252,6 +1252,20 @@ uint64_t client_link_flushes_read(const struct rpmemctl_link *l)
 }
 
 /* client_link_name -- "host:port/region/pool" of the link's target */
+const char *client_link_history(const struct rpmemctl_link *l)
+{
+	return l->history;
+}
+
+int client_link_adopt(struct rpmemctl_link *l, const uint64_t *ids,
+		      unsigned count)
+{
+	int ret = settle(l);
+	if (!ret && (ret = client_pool_gen_adopt(l->pool, ids, count)))
+		return pool_failed(l, ret, "recording a new generation id: ");
+	return ret;
+}
+
 const char *client_link_name(const struct rpmemctl_link *l)
 {
 	return l->name[0] ? l->name : "(a link without a target)";

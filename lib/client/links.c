@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "client.h"
 #include "util.h"
@@ -126,6 +127,7 @@ struct rpmemctl_links {
 	uint64_t rsent, rdone;
 	struct links_round round[LINKS_ROUNDS];
 	int reading; /* a drain reads the oldest round's replies */
+	uint32_t held; /* the links that held since outdate_left last ran */
 };
 
 /* the calling thread's waiting drain */
@@ -207,10 +209,14 @@ static int begin(struct rpmemctl_links *s)
  * end -- publish the replicas' status; the thread's message is the
  * set's; the mutex let go
  */
+static uint32_t holding_mask(const struct rpmemctl_links *s);
+
 static int end(struct rpmemctl_links *s, int ret)
 {
 	if (s) {
 		unsigned got = count_holding(s);
+		/* outdate_left looks for links that held since it ran */
+		s->held |= holding_mask(s);
 		/* a clean stop: the copies it left equal hold every write */
 		for (unsigned i = 0; i < s->n; i++)
 			got += (s->status.stopped_synced >> i) & 1;
@@ -874,6 +880,58 @@ static int wait_turn(struct rpmemctl_links *s, uint64_t *want, uint64_t my)
  * they come until k links hold every write it covers (the rest stay
  * owed); the round ended, the reader gone, its waiters woken
  */
+/* holding_mask -- the links that hold every write, a bit each */
+static uint32_t holding_mask(const struct rpmemctl_links *s)
+{
+	uint32_t m = 0;
+	for (unsigned i = 0; i < s->n; i++)
+		if (holds(s->link[i]))
+			m |= 1u << i;
+	return m;
+}
+
+/* history_file -- the file whose history the links keep, or NULL */
+static const char *history_file(const struct rpmemctl_links *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (client_link_history(s->link[i]))
+			return client_link_history(s->link[i]);
+	return NULL;
+}
+
+/*
+ * outdate_left -- before a round is acknowledged: if a link that held
+ * since this last ran no longer does, the writes from now on are a
+ * new generation: a new id in the file's history, then on the pool of
+ * every link that holds (DRBD's new current UUID when a peer is lost).
+ * The copy left behind lacks that id, so its history is behind theirs:
+ * Outdated, never taken for the newest (docs/ARCHITECTURE.md, "Disk
+ * states"). A link that fails to record it is left behind too (its
+ * policy); one that comes back takes the id with its resync.
+ */
+static void outdate_left(struct rpmemctl_links *s)
+{
+	uint32_t now = holding_mask(s), left = s->held & ~now;
+	const char *file = history_file(s);
+	struct rpmemctl_generations g;
+	s->held = now;
+	if (!left || !now || !file)
+		return;
+	client_history_lock();
+	int ret = client_history_outdate(file, &g);
+	client_history_unlock();
+	if (ret) {
+		client_log(NULL, LOG_ERR,
+			   "cannot record a new generation id in '%s.rpmemgen' after a target was left behind: %s; that target's copy may pass for as new as the others'",
+			   file, strerror(-ret));
+		return;
+	}
+	for (unsigned i = 0; i < s->n; i++)
+		if (now & (1u << i))
+			(void)client_link_adopt(s->link[i], g.ids, g.count);
+	s->held = holding_mask(s);
+}
+
 static int round_read(struct rpmemctl_links *s)
 {
 	uint64_t deadline = rpmem_now_ns() +
@@ -881,6 +939,10 @@ static int round_read(struct rpmemctl_links *s)
 	struct links_round *r = round_at(s, s->rdone);
 	s->reading = 1;
 	int ret = round_replies(s, r, deadline);
+	if (!ret) {
+		outdate_left(s);
+		ret = check_quorum(s, count_holding(s), 0);
+	}
 	if (!ret && r->cover > s->acked)
 		s->acked = r->cover;
 	if (!ret) {
