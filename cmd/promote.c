@@ -130,7 +130,14 @@ static const char *syncing_hint(struct rpmemctl_session *sess,
 		g = rpmemctl_list_pool_generation(l, i);
 		if (!src[0])
 			src = "its source";
-		if (rpmemctl_list_pool_pending(l, i))
+		int live = rpmemctl_list_pool_disk_state(l, i) ==
+			   RPMEMCTL_DISK_CONSISTENT;
+		if (rpmemctl_list_pool_writer(l, i)[0])
+			snprintf(buf, len, "%s writes it now (a live writer or a running sync): stop that writer (or `rpmemctl kick` its session) first",
+				 rpmemctl_list_pool_writer(l, i));
+		else if (live && !pr->to)
+			snprintf(buf, len, "compare it with the other copies first (rpmemctl list: its generations): `promote --to FILE` pulls this image into FILE and keeps the copy as it is, --force makes it the primary in place as it is");
+		else if (rpmemctl_list_pool_pending(l, i))
 			snprintf(buf, len, "--force rolls it back to generation %llu, its last complete image, first: what the interrupted sync from %s wrote is lost",
 				 ug, src);
 		else if (pr->to)
@@ -142,6 +149,27 @@ static const char *syncing_hint(struct rpmemctl_session *sess,
 	}
 	rpmemctl_list_free(&l);
 	return buf;
+}
+
+/*
+ * live_copy -- the syncing pool is a live copy whose writer is gone (disk
+ * state Consistent): its last drained image, crash-consistent, which a
+ * pull takes as it is
+ */
+static int live_copy(struct rpmemctl_session *sess, const struct promote *pr)
+{
+	struct rpmemctl_list *l = NULL;
+	int ret = 0;
+	if (rpmemctl_list_get(sess, pr->t.region, &l))
+		return 0;
+	for (unsigned i = 0; i < rpmemctl_list_pool_count(l); i++)
+		if (!strcmp(rpmemctl_list_pool_name(l, i), pr->t.pool))
+			ret = rpmemctl_list_pool_state(l, i) ==
+				      RPMEMCTL_POOL_SYNCING &&
+			      rpmemctl_list_pool_disk_state(l, i) ==
+				      RPMEMCTL_DISK_CONSISTENT;
+	rpmemctl_list_free(&l);
+	return ret;
 }
 
 /* open_pool -- session and pool (read-only, or rw) of pr, or an exit code */
@@ -176,13 +204,21 @@ static int promote_in_place(struct rpmemctl_ctx *ctx, struct promote *pr)
 		int ret = rpmemctl_pool_promote(
 			p, pr->force ? RPMEMCTL_PROMOTE_FORCE : 0, &g);
 		const char *why = NULL;
+		char msg[512];
+		/* the hint's listing replaces the session's message */
+		snprintf(msg, sizeof(msg), "%s", rpmemctl_session_errmsg(sess));
 		if (ret && syncing && !pr->force)
 			why = syncing_hint(sess, pr, hint, sizeof(hint));
-		if (ret)
+		if (ret && why && msg[0]) {
+			cmd_err(ctx, "cannot promote pool '%s/%s' on %s: %s; %s",
+				pr->t.region, pr->t.pool, pr->hp, msg,
+				why);
+			code = cmd_exit_code(ret);
+		} else if (ret) {
 			code = cmd_remote_err(ctx, sess, ret, why,
 					      "cannot promote pool '%s/%s' on %s",
 					      pr->t.region, pr->t.pool, pr->hp);
-		else
+		} else
 			gen_report(ctx, pr, &g);
 	}
 	rpmemctl_pool_close(&p);
@@ -221,7 +257,12 @@ static int settle(struct rpmemctl_ctx *ctx, struct promote *pr,
 	int code = open_pool(ctx, pr, 0, &sess, &p);
 	int ret, rolled = 0;
 
-	if (!code && rpmemctl_pool_get_state(p) == RPMEMCTL_POOL_SYNCING) {
+	if (!code && rpmemctl_pool_get_state(p) == RPMEMCTL_POOL_SYNCING &&
+	    live_copy(sess, pr)) {
+		cmd_dbg(ctx, "pool '%s/%s' on %s is a live copy whose writer is gone: its last drained image is pulled",
+			pr->t.region, pr->t.pool, pr->hp);
+	} else if (!code &&
+		   rpmemctl_pool_get_state(p) == RPMEMCTL_POOL_SYNCING) {
 		syncing_hint(sess, pr, hint, sizeof(hint));
 		if (!pr->force || !strstr(hint, "rolls it back")) {
 			cmd_err(ctx, "cannot promote pool '%s/%s' on %s: it is syncing (an interrupted or running sync); %s",

@@ -506,6 +506,26 @@ RPMEM_EXPORT int rpmemctl_list_pool_disk_state(const struct rpmemctl_list *l,
 			      RPMEMCTL_DISK_CONSISTENT;
 }
 
+int client_pool_live_copy(struct rpmemctl_pool *p, char *src, size_t len)
+{
+	struct rpmemctl_list *l = NULL;
+	int ret = list_get(p->sess, p->region, &l);
+	if (ret)
+		return ret;
+	ret = 0;
+	for (uint32_t i = 0; i < l->r.npools; i++) {
+		const struct rpmem_pool_info *q = &l->r.pools[i];
+		if (strcmp(q->name, p->name) || strcmp(q->region, p->region))
+			continue;
+		ret = q->state == RPMEM_POOL_SYNCING && live_source(q->source);
+		if (ret && q->writer[0])
+			ret = -EBUSY;
+		rpmem_strlcpy(src, q->writer[0] ? q->writer : q->source, len);
+	}
+	rpmemctl_list_free(&l);
+	return ret;
+}
+
 RPMEM_EXPORT const char *rpmemctl_disk_state_str(int d)
 {
 	static const char *const s[] = { "Inconsistent", "Outdated",

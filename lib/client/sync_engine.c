@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <syslog.h>
 
 #include "client.h"
 #include "util.h"
@@ -50,6 +51,26 @@ static void report(struct sync_ctx *c)
 			    c->o->range_arg);
 }
 
+/*
+ * live_copy -- a syncing pool a pull may still take: a live writer's copy
+ * whose writer is gone holds its last drained image, crash-consistent as
+ * a local pool after a crash (docs/ARCHITECTURE.md, "Disk states"): 1;
+ * -EBUSY while its writer holds it; 0 for any other syncing pool
+ */
+static int live_copy(struct rpmemctl_pool *p)
+{
+	char src[RPMEM_STR_MAX + 1] = "";
+	int ret = client_pool_live_copy(p, src, sizeof(src));
+	if (ret == 1)
+		client_log(p->sess, LOG_INFO,
+			   "pool '%s' in region '%s' is the live copy of %s, whose writer is gone: its last drained image (crash-consistent) is pulled",
+			   p->name, p->region, src);
+	else if (ret == -EBUSY)
+		client_pool_seterr(p, "pool '%s' in region '%s' is a live copy that %s writes: stop that writer before pulling it",
+				   p->name, p->region, src);
+	return ret == 1 || ret == -EBUSY ? ret : 0;
+}
+
 /* check_args -- mode, flags, block size and buffer length */
 static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 		      const struct rpmemctl_sync_cfg *o, uint32_t *bs)
@@ -76,6 +97,9 @@ static int check_args(struct rpmemctl_pool *p, const void *local, size_t len,
 	if (o->mode == RPMEMCTL_SYNC_PULL &&
 	    !(o->flags & RPMEMCTL_SYNC_DRY_RUN) &&
 	    p->state != RPMEM_POOL_CONSISTENT) {
+		int ret = live_copy(p);
+		if (ret)
+			return ret < 0 ? ret : 0;
 		client_pool_seterr(p, "pool '%s' in region '%s' is %s: it holds no "
 			      "consistent copy to pull; push to it first or, "
 			      "after an interrupted sync, roll it back to its "

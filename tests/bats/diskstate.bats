@@ -79,3 +79,36 @@ is_disk() {
 	[ "$(json '.pools[0].role')" = primary ]
 	[ "$(json '.pools[0].disk')" = UpToDate ]
 }
+
+@test "diskstate: a crashed writer's live copy after an rpmemd restart: the plain promote says what is in the way (a live copy, --force or --to), not a writer; promote --to and sync --pull take its last drained image" {
+	app_start set:0:zero pause set:1:one pause
+	app_paused 1
+	app_continue
+	app_paused 2
+	kill -KILL "$APID"
+	wait "$APID" || true
+	APID=
+	stop_daemon
+	start_daemon
+	rc list --json "$T/r1/app"
+	[ "$(json '.pools[0].writer')" = "" ]
+	[ "$(json '.pools[0].disk')" = Consistent ]
+	rc promote "$T/r1/app"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	refute grep -q "open for writing by another session" <<<"$output"
+	[[ "$output" == *"live copy"* ]]
+	[[ "$output" == *"--to"* ]]
+	rc list --json "$T/r1/app"
+	[ "$(json '.pools[0].role')" = secondary ]
+	# promote --to takes the crashed writer's last drained image
+	rc promote --to "$W/new.obj" "$T/r1/app"
+	[ "$status" -eq 0 ]
+	cmp "$W/new.obj" "$R1/app"
+	cp "$W/new.obj" "$W/copy.obj"
+	[ "$("$APP" "$W/copy.obj" get:1)" = one ]
+	# and so does sync --pull
+	rc sync --pull "$W/pulled.obj" "$T2/r1/app"
+	[ "$status" -eq 0 ]
+	cmp "$W/pulled.obj" "$R1B/app"
+}

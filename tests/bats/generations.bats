@@ -354,17 +354,19 @@ synced_pair() {
 	[ "$(role)" = secondary ]
 }
 
-@test "promoting a syncing copy without a journal (a live writer's): --force makes the partly written image the primary; --to cannot pull it" {
+@test "promoting a syncing copy without a journal (a live writer's): --force makes the partly written image the primary; --to pulls its last drained image" {
 	synced_pair
 	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "host:/app (live)" 0
 	[ "$output" = OK ]
-	rc promote --to "$W/g" --force "$T/r1/p"
-	[ "$status" -eq 4 ]
-	[[ "$output" == *"no undo journal"* ]]
-	[ ! -e "$W/g" ]
+	# its writer is gone: a live copy, pulled as it is (Consistent)
+	rc promote --to "$W/g" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/g" "$R1/p"
+	[ "$(role)" = secondary ]
 	rc promote "$T/r1/p"
 	[ "$status" -eq 4 ]
-	[[ "$output" == *"partly written image"* ]]
+	[[ "$output" == *"a live copy whose writer is gone"* ]]
+	[[ "$output" == *"--force makes it the primary in place as it is"* ]]
 	rc promote --force --json "$T/r1/p"
 	[ "$status" -eq 0 ]
 	[ "$(json .rolled_back)" = false ]
