@@ -25,6 +25,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${DPID3:-}" ] || kill -TERM "$DPID3" 2>/dev/null || true
 	[ -z "${SPID:-}" ] || kill "$SPID" 2>/dev/null || true
 	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
 	rm -rf "${ADIR:-/nonexistent}"
@@ -375,4 +376,134 @@ get_slot() {
 	cmp "$f" "$R1/db"
 	cmp "$f" "$R1B/db"
 	[ ! -s "$W/a 1 x.obj" ]
+}
+
+# start_third -- a third rpmemd: region r1 in $R1C, port $PORT3 ($T3)
+start_third() {
+	R1C=$W/r1c
+	mkdir -p "$R1C"
+	[ -n "${PORT3:-}" ] || PORT3=$(free_port)
+	T3=127.0.0.1:$PORT3
+	sed -e "s|port = $PORT;|port = $PORT3;|" \
+	    -e "s|path = \"$R1\";|path = \"$R1C\";|" "$CONF" >"$W/rpmemd3.conf"
+	"$RPMEMD" -c "$W/rpmemd3.conf" >>"$W/rpmemd3.log" 2>&1 &
+	DPID3=$!
+	alive_until "$DPID3" accepts "$PORT3" && return 0
+	cat "$W/rpmemd3.log" >&2
+	return 1
+}
+
+# on3 NODE ACTION [VAR=VALUE...] -- the agent's ACTION for node a, b or c
+# of pool app on three daemons, each a peer of the others; the promotion
+# scores it sets are appended to $W/scores ("NODE ARGS", by a
+# crm_master/crm_attribute of the test's)
+on3() {
+	local node=$1 action=$2 tgt
+	shift 2
+	case $node in
+	a) tgt=$T/r1/app ;;
+	b) tgt=$T2/r1/app ;;
+	c) tgt=$T3/r1/app ;;
+	esac
+	run env OCF_ROOT=/usr/lib/ocf OCF_RESOURCE_INSTANCE=app \
+		OCF_RESKEY_target="$tgt" OCF_RESKEY_file="$W/$node.obj" \
+		OCF_RESKEY_peers="a=$T/r1/app b=$T2/r1/app c=$T3/r1/app" \
+		OCF_RESKEY_rpmemctl="$RPMEMCTL" SCORE_NODE="$node" \
+		SCORES="$W/scores" HA_SBIN_DIR="$W/sbin" \
+		OCF_RESKEY_state="$W/state3.$node" HA_LOGFILE="$W/ha.log" \
+		HA_DEBUGLOG="$W/ha.log" HA_LOGFACILITY=none "$@" \
+		"$AGENT" "$action"
+}
+
+# score NODE -- the last promotion score the agent set for NODE ("" if
+# deleted or never set)
+score() {
+	local l
+	l=$(grep "^$1 " "$W/scores" | tail -1)
+	case "$l" in
+	*"-v "*) echo "${l##*-v }" | cut -d' ' -f1 ;;
+	esac
+}
+
+# get_copy FILE I -- slot I of a pool file, opened by libpmemobj
+get_copy() {
+	cp "$1" "$W/copy.obj"
+	"$APP" "$W/copy.obj" "get:$2"
+}
+
+@test "ocf: stale copy: one of three copies cut off mid-run, then the primary killed: the stale copy is Outdated (no score, promote refused unless forced), an UpToDate live copy is promoted and holds every acknowledged write" {
+	start_third
+	mkdir -p "$W/sbin"
+	for b in crm_master crm_attribute; do
+		printf '#!/bin/sh\necho "$SCORE_NODE $*" >>"$SCORES"\n' >"$W/sbin/$b"
+		chmod +x "$W/sbin/$b"
+	done
+	: >"$W/scores"
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app,$T3/r1/app"
+	export RPMEM_REPLICATE_QUORUM=2 RPMEM_REPLICATE_RETRY=never
+	export PMEM_IS_PMEM_FORCE=0
+	app_start set:0:zero pause set:1:one pause set:2:two pause
+	app_paused 1
+	# c is cut off mid-run: its daemon killed; the application goes on
+	# with a and b (2 of 3), every transaction acknowledged by both
+	kill -KILL "$DPID3"
+	wait "$DPID3" || true
+	app_continue
+	app_paused 2
+	app_continue
+	app_paused 3
+	rc replicas --json "$POOL"
+	[ "$(json '.replicas[2].disk')" = Outdated ]
+	[ "$(json '.replicas[0].disk')" = UpToDate ]
+	# the primary dies; c's daemon comes back with its stale copy
+	kill -KILL "$APID"
+	wait "$APID" || true
+	APID=
+	DPID3=
+	start_third
+	# every copy is a live copy without its writer: Consistent to its
+	# target; a and b took a new generation id when c was left behind
+	for t in "$T" "$T2" "$T3"; do
+		rc list --json "$t/r1/app"
+		[ "$(json '.pools[0].state')" = syncing ]
+		[ "$(json '.pools[0].disk')" = Consistent ]
+	done
+	local ga gc
+	ga=$("$RPMEMCTL" list --json "$T/r1/app" | jq -r '.pools[0].generations | join(",")')
+	gc=$("$RPMEMCTL" list --json "$T3/r1/app" | jq -r '.pools[0].generations | join(",")')
+	[ "$("$RPMEMCTL" list --json "$T2/r1/app" | jq -r '.pools[0].generations | join(",")')" = "$ga" ]
+	[ "${ga#*,}" = "$gc" ]
+	# Pacemaker starts and monitors every node: scores from disk states
+	for n in a b c; do
+		on3 $n start
+		[ "$status" -eq 0 ]
+		on3 $n monitor
+		[ "$status" -eq 0 ]
+	done
+	cat "$W/scores"
+	[ "$(score a)" = 100 ]
+	[ "$(score b)" = 100 ]
+	[ -z "$(score c)" ]
+	grep -q "app/c.*Outdated\|r1/app is Outdated" "$W/ha.log"
+	# the stale copy is not promoted, even when asked, unless forced
+	on3 c promote
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"ocf-exit-reason:"*"is Outdated"* ]]
+	[ ! -e "$W/c.obj" ]
+	# the UpToDate copy is: its file holds every acknowledged write
+	on3 a promote
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(get_copy "$W/a.obj" 0)" = zero ]
+	[ "$(get_copy "$W/a.obj" 1)" = one ]
+	[ "$(get_copy "$W/a.obj" 2)" = two ]
+	cmp "$W/a.obj" "$R1/app"
+	on3 a monitor
+	[ "$status" -eq 8 ]
+	# forced, the stale copy is promoted with what it has
+	on3 c promote OCF_RESKEY_force_promote=true
+	[ "$status" -eq 0 ]
+	[ "$(get_copy "$W/c.obj" 0)" = zero ]
+	[ "$(get_copy "$W/c.obj" 1)" != one ]
 }
