@@ -1260,9 +1260,11 @@ const char *client_link_history(const struct rpmemctl_link *l)
 int client_link_adopt(struct rpmemctl_link *l, const uint64_t *ids,
 		      unsigned count)
 {
-	int ret = settle(l);
+	lock(l);
+	int ret = l->pool ? settle(l) : -ENOTCONN;
 	if (!ret && (ret = client_pool_gen_adopt(l->pool, ids, count)))
-		return pool_failed(l, ret, "recording a new generation id: ");
+		pool_failed(l, ret, "recording a new generation id: ");
+	client_share_unlock(l->share);
 	return ret;
 }
 

@@ -112,3 +112,40 @@ is_disk() {
 	[ "$status" -eq 0 ]
 	cmp "$W/pulled.obj" "$R1B/app"
 }
+
+# gens TARGET -- the history of pool app on TARGET, ids joined by ","
+gens() {
+	"$RPMEMCTL" list --json "$1/r1/app" | jq -r '.pools[0].generations | join(",")'
+}
+
+@test "diskstate: a target left behind is Outdated: the copy that stays and the file take a new generation id before the next persist returns; the target's return resyncs it with that id" {
+	export RPMEM_REPLICATE_QUORUM=1
+	app_start set:0:zero pause set:1:one pause
+	app_paused 1
+	local g0
+	g0=$(gens "$T")
+	[ "$(gens "$T2")" = "$g0" ]
+	# the second target's daemon dies: the persist of set:1 goes on
+	# with the first, which first takes a new id the second lacks
+	stop_second
+	app_continue
+	app_paused 2
+	local g1 ids
+	g1=$(gens "$T")
+	[ "$g1" != "$g0" ]
+	[ "${g1#*,}" = "$g0" ]
+	ids=$(sed -n 's/^ids=//p' "$POOL.rpmemgen")
+	[ "$ids" = "$g1" ]
+	grep -q "adopt: role secondary, generation history $g1" "$DLOG"
+	rc replicas --json "$POOL"
+	[ "$(json '.replicas[1].disk')" = Outdated ]
+	# it returns; the clean exit resyncs it, with the new id
+	start_second
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	cmp "$POOL" "$R1B/app"
+	[ "$(gens "$T2")" = "$(gens "$T")" ]
+	[ "$(gens "$T")" = "$(sed -n 's/^ids=//p' "$POOL.rpmemgen")" ]
+	case ",$(gens "$T2")," in *",${g1%%,*},"*) ;; *) false ;; esac
+}

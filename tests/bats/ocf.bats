@@ -507,3 +507,17 @@ get_copy() {
 	[ "$(get_copy "$W/c.obj" 0)" = zero ]
 	[ "$(get_copy "$W/c.obj" 1)" != one ]
 }
+
+@test "ocf: quorum: a Consistent copy is promoted only when n - k + 1 copies are seen and none is newer: with its peer down, refused under quorum 1 (every write on one copy may be the peer's), promoted by default (k = n)" {
+	# both copies consistent and equal (setup's mirrors)
+	stop_second
+	on a start
+	[ "$status" -eq 0 ]
+	on a promote OCF_RESKEY_quorum=1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"ocf-exit-reason:"*"is Consistent: only 1 of 2 copies seen (quorum 1 needs 2)"* ]]
+	[ ! -e "$W/a.obj" ]
+	on a promote
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$W/a.obj"
+}
