@@ -528,6 +528,42 @@ static int repair_versions(struct rpmemctl_ctx *ctx,
 	return code;
 }
 
+/*
+ * mend_headers -- the versions of the pool listed damaged (a journal
+ * header that does not read; only version gen, if not 0) have the target
+ * rebuild their header to match its own check (REPAIR_AT of 0 bytes);
+ * printed; 1 if one is left damaged
+ */
+static int mend_headers(struct rpmemctl_ctx *ctx,
+			struct rpmemctl_session *sess,
+			struct rpmemctl_pool *ro, struct rpmemctl_pool *rw,
+			uint64_t gen)
+{
+	struct rpmemctl_version *v = NULL;
+	size_t n = 0;
+	int left = 0;
+
+	if (rpmemctl_pool_versions(ro, &v, &n))
+		return 0; /* a target without versions */
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[i].flags & RPMEMCTL_VERSION_DAMAGED) ||
+		    (gen && v[i].generation != gen))
+			continue;
+		if (!rpmemctl_pool_repair_at(rw, v[i].generation, 0, NULL, 0)) {
+			if (!ctx->json)
+				printf("version %" PRIu64 ": header repaired\n",
+				       v[i].generation);
+			continue;
+		}
+		cmd_warn(ctx, "version %" PRIu64 ": its header is not "
+			 "repaired: %s", v[i].generation,
+			 rpmemctl_session_errmsg(sess));
+		left = 1;
+	}
+	free(v);
+	return left;
+}
+
 /* rw_open -- the damaged pool opened for writing (the repair); exit code */
 static int rw_open(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		   const struct cmd_target *t, const char *hp,
@@ -569,6 +605,9 @@ static int scrub_repair(struct rpmemctl_ctx *ctx,
 		code = rw_open(ctx, sess, t, hp, &rw);
 	if (!code && a->at && pool_bad)
 		left = repair_version(ctx, sess, ro, rw, &src, a, a->at, buf);
+	/* a version's header is judged by its own check: no source needed */
+	if (!code && mend_headers(ctx, sess, ro, rw, a->at))
+		left = CMD_EXIT_DAMAGED;
 	for (size_t i = 0; !code && !a->at && i < a->n; i++) {
 		if (a->v[i].st != RPMEMCTL_SCRUB_DAMAGED)
 			continue;
@@ -617,7 +656,7 @@ static int scrub_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		ret = CMD_EXIT_INTERNAL;
 	} else {
 		/* --repair: the damaged ranges rewritten from the source */
-		int code = (ret == 1 || (ret >= 0 && !a->at)) && a->from ?
+		int code = ret >= 0 && a->from ?
 				   scrub_repair(ctx, sess, t, hp, a, pool,
 						rpmemctl_pool_get_generation(pool)) :
 				   -1;

@@ -903,10 +903,13 @@ int rpmemctl_pool_repair(struct rpmemctl_pool *pool, uint64_t offset,
  * each only if its record then checks (or the block hashes as that
  * version's scrub record says); blocks whose records check, and those
  * no version file holds (the pool's: rpmemctl_pool_repair), are left
- * alone. 0 (also when nothing needed it), -EILSEQ (data a record does
- * not vouch for: nothing of that request written), -ENOENT (no such
- * version), -EIO (a damaged version whose records cannot all be found),
- * -ENOTSUP (an older target), or another -errno. Since LIBRPMEMCTL_3.
+ * alone. With len 0 and offset 0 the target mends the version's header
+ * instead, if it does not check and can be rebuilt from what the target
+ * knows to match its own check (-EILSEQ if not: nothing written). 0
+ * (also when nothing needed it), -EILSEQ (data a record does not vouch
+ * for: nothing of that request written), -ENOENT (no such version), -EIO
+ * (a damaged version whose records cannot all be found), -ENOTSUP (an
+ * older target), or another -errno. Since LIBRPMEMCTL_3.
  */
 int rpmemctl_pool_repair_at(struct rpmemctl_pool *pool, uint64_t version,
 			    uint64_t offset, const void *data, size_t len);

@@ -406,6 +406,40 @@ static int repair_at_refused(struct rpmemd_session *s,
 			      (unsigned long long)version, pool, strerror(-r));
 }
 
+/*
+ * repair_header -- REPAIR_AT of 0 bytes: version's header mended, if it
+ * can be rebuilt to match its own check
+ */
+static int repair_header(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			 struct rpmemd_handle *h, uint64_t version)
+{
+	char text[RPMEM_STR_MAX + 1];
+	int r;
+
+	if (h->mode != RPMEM_OPEN_RW)
+		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
+				      "a REPAIR_AT needs the pool opened for writing");
+	r = rpmemd_version_mend_header(h->pool, version);
+	if (r == 1)
+		return conn_reply_ok(s, hd->id);
+	if (r == -EILSEQ)
+		return conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
+				      "REPAIR_AT of version %llu of pool '%s' refused: its damaged header cannot be rebuilt to match its own check (the byte flipped is in its source or its check); nothing was written",
+				      (unsigned long long)version,
+				      h->pool->name);
+	if (r) {
+		struct rpmemd_vrepair res = { .bad_gen = version };
+		return repair_at_refused(s, hd, h, version, &res, r);
+	}
+	NOTICE("session %u: pool %s/%s: version %llu: its damaged header rebuilt (it matches its own check)",
+	       s->id, h->pool->region->cfg.name, h->pool->name,
+	       (unsigned long long)version);
+	snprintf(text, sizeof(text), "version %llu of pool '%s' repaired: its header",
+		 (unsigned long long)version, h->pool->name);
+	rpmemd_damage_event(s, h->pool, text);
+	return conn_reply_ok(s, hd->id);
+}
+
 int req_repair_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmemd_vrepair res;
@@ -426,6 +460,10 @@ int req_repair_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "REPAIR_AT of unknown handle %u",
 				      io.handle);
+	}
+	if (!io.len && !io.offset) {
+		free(data);
+		return repair_header(s, hd, h, version);
 	}
 	/* the append right will do, as REPAIR: only vouched data is written */
 	if ((why = repair_refuse(h, &io, &code))) {

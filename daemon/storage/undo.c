@@ -1069,3 +1069,60 @@ int rpmemd_undo_check(const struct rpmemd_undo *u, uint8_t *tmp,
 	}
 	return 0;
 }
+
+/*
+ * hdr_rebuild -- the header of generation gen of the pool (uuid, size)
+ * with the source of the damaged header hdr, of length sl, into buf:
+ * 1 if it hashes to hdr's own check (the bytes the header had)
+ */
+static int hdr_rebuild(const uint8_t *hdr, size_t sl, const uint8_t *uuid,
+		       uint64_t size, uint64_t gen, uint8_t *buf)
+{
+	struct rpmemd_undo u = { .size = size, .gen = gen };
+
+	memcpy(u.uuid, uuid, 16);
+	memcpy(u.source, hdr + H_SOURCE + 2, sl);
+	u.source[sl] = '\0';
+	if (strlen(u.source) != sl)
+		return 0;
+	hdr_encode(&u, buf);
+	return le64_get(buf + H_CHECK) == le64_get(hdr + H_CHECK);
+}
+
+int rpmemd_undo_mend_header(int dirfd, const char *file, const uint8_t *uuid,
+			    uint64_t size, uint64_t gen)
+{
+	uint8_t hdr[RPMEMD_UNDO_HDR], buf[RPMEMD_UNDO_HDR];
+	struct rpmemd_undo u = { .fd = -1 };
+	size_t sl, sl2;
+	int fd, ret, ok;
+
+	if (!rpmem_name_valid(file))
+		return -EINVAL;
+	if ((fd = rpmemd_open_own(dirfd, file, O_RDWR)) < 0)
+		return fd;
+	ret = rpmem_pread_full(fd, hdr, sizeof(hdr), 0);
+	if (!ret && !hdr_decode(hdr, &u)) {
+		close(fd);
+		return 1; /* it checks: nothing to mend */
+	}
+	/* the source's length as its field says, or as its bytes end */
+	sl = le16_get(hdr + H_SOURCE);
+	sl2 = strnlen((const char *)hdr + H_SOURCE + 2, RPMEM_STR_MAX);
+	ok = !ret && ((sl <= RPMEM_STR_MAX &&
+		       hdr_rebuild(hdr, sl, uuid, size, gen, buf)) ||
+		      hdr_rebuild(hdr, sl2, uuid, size, gen, buf));
+	if (!ret && !ok)
+		ret = -EILSEQ;
+	/*
+	 * the header's fields only, up to its check: the trailer beside it
+	 * is not touched; a torn write leaves it damaged as before
+	 */
+	if (!ret)
+		ret = pwrite_full(fd, buf, H_CHECK + 8, 0);
+	crash_point("mend-header");
+	if (!ret && fdatasync(fd))
+		ret = -errno;
+	close(fd);
+	return ret;
+}

@@ -237,6 +237,19 @@ int rpmemd_undo_mend_write(int fd, const struct rpmemd_undo_patch *pt,
 			   const uint8_t *data, uint64_t off);
 
 /*
+ * rpmemd_undo_mend_header -- the header of the version file (generation
+ * gen, the name's, of the pool with uuid and size) that does not check,
+ * rebuilt from what the target knows (the pool's identity, the
+ * generation, the constants) and the source its bytes hold, written
+ * over it (not its version trailer) and synced only if the rebuilt
+ * header hashes to the check the damaged one holds: the bytes it had.
+ * 0 (mended), 1 (it checks: nothing written), -EILSEQ (no rebuild
+ * checks: a flip in its source or its check; nothing written), -errno
+ */
+int rpmemd_undo_mend_header(int dirfd, const char *file, const uint8_t *uuid,
+			    uint64_t size, uint64_t gen);
+
+/*
  * rpmemd_undo_check -- read and check the data of every record of u
  * (tmp a buffer of RPMEMD_UNDO_REC_MAX): 0, -EIO (the first record that
  * does not check covers [*bad, *bad + *badlen) of the pool) or -errno

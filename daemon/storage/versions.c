@@ -1528,3 +1528,35 @@ int rpmemd_version_check(struct rpmemd_region *r, const char *pool,
 	free(tmp);
 	return ret;
 }
+
+int rpmemd_version_mend_header(struct rpmemd_pool *p, uint64_t gen)
+{
+	struct rpmemd_region *r = p->region;
+	char fn[RPMEM_NAME_MAX + 48];
+	struct vlist l = { 0 };
+	struct rpmemd_meta m;
+	uint8_t *ok = NULL;
+	size_t i;
+	int ret;
+
+	if (r->metafd < 0)
+		return -ENOENT;
+	rpmemd_pool_get_meta(p, &m);
+	pthread_mutex_lock(&r->ver_lock);
+	ret = pool_versions(r, p->name, &m, &l, &ok);
+	for (i = 0; !ret && i < l.n; i++)
+		if ((ok[i] || l.v[i].damaged) && l.v[i].gen == gen)
+			break;
+	if (!ret && i == l.n)
+		ret = -ENOENT;
+	ver_name(p->name, gen, fn, sizeof(fn));
+	if (!ret)
+		ret = rpmemd_undo_mend_header(r->metafd, fn, m.uuid, m.size,
+					      gen);
+	if (!ret)
+		rpmemd_vchains_release(r->metafd, p->name);
+	pthread_mutex_unlock(&r->ver_lock);
+	free(l.v);
+	free(ok);
+	return ret;
+}

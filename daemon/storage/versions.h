@@ -192,6 +192,15 @@ int rpmemd_version_check(struct rpmemd_region *r, const char *pool,
 			 const struct rpmemd_meta *m, uint64_t gen,
 			 uint64_t *bad, uint64_t *badlen);
 
+/*
+ * rpmemd_version_mend_header -- the header of version gen of the open
+ * pool p, if it does not check, rebuilt and written as
+ * rpmemd_undo_mend_header does (its own check the judge); 0 (mended), 1
+ * (it checks), -ENOENT (no such version), -EILSEQ (cannot be rebuilt:
+ * nothing written), -errno
+ */
+int rpmemd_version_mend_header(struct rpmemd_pool *p, uint64_t gen);
+
 /* what a version's repair did, or where it was refused */
 struct rpmemd_vrepair {
 	uint64_t mended;  /* bytes of damaged records rewritten */

@@ -194,6 +194,9 @@ static int pool_repair_at(struct rpmemctl_pool *p, uint64_t version,
 			      p->sess->host, p->sess->port, p->sess->server);
 		ret = -ENOTSUP;
 	}
+	/* none at offset 0: the version's header */
+	if (!ret && !len)
+		return off ? -EINVAL : repair_at_chunk(p, version, 0, data, 0);
 	for (size_t done = 0; !ret && done < len;) {
 		uint32_t n = len - done < RPMEM_MAX_IO ? (uint32_t)(len - done) :
 							 RPMEM_MAX_IO;
