@@ -16,6 +16,7 @@
 #include "client.h"
 #include "fake_target.h"
 #include "librpmemctl.h"
+#include "util.h"
 
 #define HOST "127.0.0.1"
 #define KIB 1024u
@@ -947,9 +948,52 @@ static void client_history_read__live_pools_and_local_mark(void **state)
 	rmdir(dir);
 }
 
+/*
+ * client_history_outdate: a new id (not a promotion's) in front, the
+ * recorded size, mtime and live pools kept, the local mark cleared (the
+ * id stands for writes the live copies hold); no history: -ENOENT
+ */
+static void client_history_outdate__new_id_in_front_rest_kept(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/rpmem-hist.XXXXXX";
+	char file[64], path[80];
+	struct client_history h;
+	struct rpmemctl_generations g;
+	uint8_t u1[16];
+	memset(u1, 0x11, sizeof(u1));
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/f", dir);
+	snprintf(path, sizeof(path), "%s.rpmemgen", file);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(client_history_outdate(file, &g), -ENOENT);
+	hist_text(path, "live=11111111111111111111111111111111\nlocal=1\n");
+	assert_int_equal(client_history_outdate(file, &g), 0);
+	assert_int_equal(g.count, 2);
+	assert_true(g.ids[0] != 0xaa);
+	assert_false(g.ids[0] & RPMEM_GEN_PROMOTED);
+	assert_int_equal(g.ids[1], 0xaa);
+	assert_int_equal(client_history_read(file, &h), 0);
+	assert_int_equal(h.g.count, 2);
+	assert_true(h.g.ids[0] == g.ids[0]);
+	assert_int_equal(h.g.ids[1], 0xaa);
+	assert_int_equal(h.size, 4096);
+	assert_int_equal(h.mtime_ns, 1000000005ull);
+	assert_int_equal(h.nlive, 1);
+	assert_true(client_history_is_live(&h, u1));
+	assert_int_equal(h.local, 0);
+	unlink(path);
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+			client_history_outdate__new_id_in_front_rest_kept),
 		cmocka_unit_test(
 		 rpmemctl_pool_sync__shared_local_hashes_hash_the_file_once),
 		cmocka_unit_test(
