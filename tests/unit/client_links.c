@@ -164,6 +164,9 @@ static void links__k2_goes_on_without_one_and_resyncs_its_extents(
 		assert_true(holds(&e, i, 900 * KIB, 8 * KIB));
 	}
 	assert_false(holds(&e, 2, 900 * KIB, 8 * KIB));
+	/* its retry: a probe of its own, refused (off the persists) */
+	for (int t = 0; t < 3000 && !fake_target_refused(e.ft[2]); t++)
+		usleep(10000);
 	assert_true(fake_target_refused(e.ft[2]) > 0);
 	/* its lag: what was written since it was left behind */
 	uint64_t lb = 0, lns = 0;
@@ -174,13 +177,20 @@ static void links__k2_goes_on_without_one_and_resyncs_its_extents(
 	assert_int_equal(lb, 0);
 	assert_int_equal(lns, 0);
 	assert_int_equal(rpmemctl_links_get_lag(e.set, N, &lb, &lns), -EINVAL);
-	/* back: the next drain resyncs it with its logged extents only */
+	/*
+	 * back: a probe (a thread of the link's) finds it answering, then
+	 * the next drain resyncs it with its logged extents only
+	 */
 	fake_target_set_down(e.ft[2], 0);
 	uint64_t w0 = fake_target_written(e.ft[2], 0, SIZE);
 	uint64_t x0 = fake_target_written(e.ft[2], 0, EXT) +
 		      fake_target_written(e.ft[2], 256 * KIB, EXT) +
 		      fake_target_written(e.ft[2], 896 * KIB, EXT);
 	assert_int_equal(rpmemctl_links_drain(e.set), 0);
+	for (int t = 0; t < 3000 && rpmemctl_links_holding(e.set) < N; t++) {
+		usleep(10000);
+		assert_int_equal(rpmemctl_links_drain(e.set), 0);
+	}
 	assert_int_equal(rpmemctl_links_holding(e.set), N);
 	assert_memory_equal(fake_target_pool(e.ft[2]), e.data, SIZE);
 	assert_int_equal(rpmemctl_links_get_lag(e.set, 2, &lb, &lns), 0);
@@ -244,6 +254,61 @@ static void links__a_drain_does_not_wait_for_the_slowest(void **state)
 	env_stop(&e);
 }
 
+/* keep_why -- a notify hook: the reason a link went DEGRADED, into why */
+static char why[512];
+static void keep_why(void *arg, struct rpmemctl_link *l,
+		     enum rpmemctl_link_state from, enum rpmemctl_link_state to)
+{
+	(void)arg;
+	(void)from;
+	if (to == RPMEMCTL_LINK_DEGRADED)
+		snprintf(why, sizeof(why), "%s", rpmemctl_link_errmsg(l));
+}
+
+static void links__a_stalled_target_is_kicked_out(void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, -1);
+	assert_int_equal(rpmemctl_links_set_kickout(e.set, 200, 0), 0);
+	assert_int_equal(rpmemctl_links_set_kickout(e.set,
+				RPMEMCTL_KICKOUT_MS_MAX + 1, 0), -EINVAL);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	/* target 0 answers no FLUSH from now on (frozen) */
+	unsigned f0 = fake_target_count(e.ft[0], RPMEM_MSG_FLUSH);
+	fake_target_script(e.ft[0], RPMEM_MSG_FLUSH, f0 + 1, FAKE_STALL, 0);
+	struct rpmemctl_link *l0 = rpmemctl_links_get(e.set, 0);
+	why[0] = '\0';
+	assert_int_equal(rpmemctl_link_set_notify(l0, keep_why, NULL), 0);
+	/*
+	 * more persists than a link may owe replies (32): none waits for
+	 * it (before, the 33rd waited for its socket's 60 s timeout); once
+	 * its oldest FLUSH waited 200 ms, a persist drops it
+	 */
+	int i;
+	for (i = 0; i < 40 || (i < 2000 && rpmemctl_link_get_state(l0) ==
+						RPMEMCTL_LINK_LIVE); i++) {
+		assert_int_equal(persist(&e, (uint64_t)(i % 8) * 64 * KIB,
+					 4 * KIB, (uint8_t)i), 0);
+		if (i >= 40)
+			usleep(1000);
+	}
+	assert_int_equal(rpmemctl_link_get_state(l0), RPMEMCTL_LINK_DEGRADED);
+	assert_non_null(strstr(why, "kicked out: "));
+	assert_int_equal(rpmemctl_links_holding(e.set), 2);
+	uint64_t lb = 0, lns = 0;
+	assert_int_equal(rpmemctl_links_get_lag(e.set, 0, &lb, &lns), 0);
+	assert_true(lns > 0);
+	for (unsigned t = 1; t < N; t++)
+		assert_memory_equal(fake_target_pool(e.ft[t]), e.data, SIZE);
+	/* back: the stop probes it and pushes its logged extents */
+	fake_target_release(e.ft[0]);
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	for (unsigned t = 0; t < N; t++)
+		assert_memory_equal(fake_target_pool(e.ft[t]), e.data, SIZE);
+	env_stop(&e);
+}
+
 static void links__below_k_fail_stop_fails_for_good(void **state)
 {
 	(void)state;
@@ -293,10 +358,14 @@ static void links__below_k_degrade_goes_on_locally(void **state)
 	assert_int_equal(rpmemctl_links_holding(e.set), 1);
 	assert_non_null(strstr(rpmemctl_links_errmsg(e.set),
 			       "only 1 of 3 targets"));
-	/* both back: the next drain resyncs them */
+	/* both back: a probe of each finds it, then a drain resyncs them */
 	fake_target_set_down(e.ft[1], 0);
 	fake_target_set_down(e.ft[2], 0);
 	assert_int_equal(persist(&e, 128 * KIB, 4 * KIB, 8), 0);
+	for (int t = 0; t < 3000 && rpmemctl_links_holding(e.set) < N; t++) {
+		usleep(10000);
+		assert_int_equal(persist(&e, 128 * KIB, 4 * KIB, 8), 0);
+	}
 	assert_int_equal(rpmemctl_links_holding(e.set), N);
 	/*
 	 * the drain returned at 2 of 3: the third's reply may be owed yet;
@@ -1096,6 +1165,7 @@ int main(void)
 		cmocka_unit_test(
 		  links__k2_goes_on_without_one_and_resyncs_its_extents),
 		cmocka_unit_test(links__a_drain_does_not_wait_for_the_slowest),
+		cmocka_unit_test(links__a_stalled_target_is_kicked_out),
 		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),
