@@ -51,6 +51,57 @@ static void kv_u64(const char *key, uint64_t v)
 	printf(" %s:%llu", key, (unsigned long long)v);
 }
 
+/*
+ * gen_action -- text is a GEN's ("ACTION key:value ...", ACTION one of
+ * the target's generation ops), not a version's report: its action's
+ * length, else 0
+ */
+static size_t gen_action(const char *text)
+{
+	static const char *const acts[] = { "promote", "demote", "adopt",
+					    "split-brain", NULL };
+	size_t n = strcspn(text, " ");
+	for (const char *const *a = acts; *a; a++)
+		if (strlen(*a) == n && !strncmp(text, *a, n))
+			return n;
+	return 0;
+}
+
+/*
+ * pool_text -- a pool event's GEN text: its action, then each
+ * well-formed key:value (new keys print as they come); other words are
+ * left out
+ */
+static void pool_text(const char *text)
+{
+	char buf[256], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", text);
+	char *w = strtok_r(buf, " ", &save);
+	if (!w)
+		return;
+	kv("action", w);
+	while ((w = strtok_r(NULL, " ", &save))) {
+		char *colon = strchr(w, ':');
+		if (!colon || colon == w ||
+		    strspn(w, "abcdefghijklmnopqrstuvwxyz_") != (size_t)(colon - w))
+			continue;
+		*colon = '\0';
+		kv(w, colon + 1);
+	}
+}
+
+/* action_of -- the first word of a pool event's text into buf, or "" */
+static const char *action_of(const struct rpmemctl_event *e, char *buf,
+			     size_t len)
+{
+	const char *t = rpmemctl_event_text(e);
+	size_t n = gen_action(t);
+	buf[0] = '\0';
+	if (rpmemctl_event_object(e) == RPMEMCTL_EVENT_POOL && n && n < len)
+		snprintf(buf, len, "%.*s", (int)n, t);
+	return buf;
+}
+
 /* print_line -- one event as "VERB OBJECT key:value ..." */
 static void print_line(const struct rpmemctl_event *e)
 {
@@ -75,6 +126,9 @@ static void print_line(const struct rpmemctl_event *e)
 			kv("writer", rpmemctl_event_client(e));
 		if (t != RPMEMCTL_EVENT_EXISTS)
 			kv_u64("session", rpmemctl_event_session_id(e));
+		if (t == RPMEMCTL_EVENT_CHANGE &&
+		    gen_action(rpmemctl_event_text(e)))
+			pool_text(rpmemctl_event_text(e));
 		break;
 	case RPMEMCTL_EVENT_SESSION:
 		kv_u64("id", rpmemctl_event_session_id(e));
@@ -116,6 +170,7 @@ static void print_line(const struct rpmemctl_event *e)
 /* print_json -- one event as one JSON object on a line */
 static void print_json(const struct rpmemctl_event *e, const char *hp)
 {
+	char action[64];
 	struct json j;
 
 	json_begin(&j, stdout, "events", hp);
@@ -136,6 +191,7 @@ static void print_json(const struct rpmemctl_event *e, const char *hp)
 	json_str(&j, "identity", rpmemctl_event_identity(e));
 	json_str(&j, "limit", rpmemctl_event_limit(e));
 	json_str(&j, "text", rpmemctl_event_text(e));
+	json_str(&j, "action", action_of(e, action, sizeof(action)));
 	json_end(&j);
 }
 

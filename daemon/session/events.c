@@ -193,6 +193,25 @@ void rpmemd_ev_pool(struct rpmemd_session *s, uint8_t verb,
 	rpmemd_event_publish(s->set, &e, s->identity);
 }
 
+void rpmemd_ev_pool_text(struct rpmemd_session *s, const char *region,
+			 const char *pool, uint8_t state, uint64_t generation,
+			 uint64_t size, const char *text)
+{
+	struct rpmem_msg_event e = { .verb = RPMEM_EV_CHANGE,
+				     .object = RPMEM_EVO_POOL,
+				     .session = s->id,
+				     .state = state,
+				     .generation = generation,
+				     .size = size };
+
+	rpmem_strlcpy(e.region, region, sizeof(e.region));
+	rpmem_strlcpy(e.pool, pool, sizeof(e.pool));
+	rpmem_strlcpy(e.identity, s->identity, sizeof(e.identity));
+	rpmem_strlcpy(e.peer, s->peer, sizeof(e.peer));
+	rpmem_strlcpy(e.text, text, sizeof(e.text));
+	rpmemd_event_publish(s->set, &e, s->identity);
+}
+
 void rpmemd_ev_transfer(struct rpmemd_session *s, struct rpmemd_handle *h,
 			uint8_t verb, const char *why)
 {

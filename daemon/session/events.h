@@ -56,6 +56,13 @@ void rpmemd_ev_pool(struct rpmemd_session *s, uint8_t verb,
  * rpmemd_ev_transfer -- the transfer into h began (its first WRITE after
  * SET_STATE syncing) or ended (consistent, or aborted: why)
  */
+/*
+ * rpmemd_ev_pool_text -- a pool's change with text: an action word and
+ * "key:value" words after it (docs/JSON.md, "events"), as GEN makes them
+ */
+void rpmemd_ev_pool_text(struct rpmemd_session *s, const char *region,
+			 const char *pool, uint8_t state, uint64_t generation,
+			 uint64_t size, const char *text);
 void rpmemd_ev_transfer(struct rpmemd_session *s, struct rpmemd_handle *h,
 			uint8_t verb, const char *why);
 /*

@@ -15,7 +15,8 @@
 #include "store.h"
 #include "util.h"
 
-static const char *const gen_ops[] = { "read", "promote", "demote", "adopt" };
+static const char *const gen_ops[] = { "read", "promote", "demote", "adopt",
+					"split-brain" };
 
 /* gen_allowed -- the handle and right the op needs; 1 to go on */
 static int gen_allowed(struct rpmemd_session *s, const struct rpmem_hdr *hd,
@@ -60,6 +61,36 @@ static int gen_reply(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 				(size_t)len, NULL, 0);
 }
 
+/*
+ * gen_split -- GEN split: an initiator's comparison refused a sync of
+ * this pool as a split brain; logged and published (nothing changes),
+ * then GEN_REPLY
+ */
+static int gen_split(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		     const struct rpmem_msg_gen *m, struct rpmemd_pool *p)
+{
+	char lids[RPMEM_MAX_GENERATIONS * 17 + 1];
+	char pids[RPMEM_MAX_GENERATIONS * 17 + 1];
+	char text[RPMEM_STR_MAX + 1];
+	struct rpmemd_meta meta;
+
+	rpmemd_pool_get_meta(p, &meta);
+	rpmem_gen_ids_fmt(m->ids, m->count, ",", lids, sizeof(lids));
+	rpmem_gen_ids_fmt(meta.hist, meta.nhist, ",", pids, sizeof(pids));
+	WARN("session %u: pool %s/%s: split brain: %s (%s) was refused a %s: both its copy and this pool were written since they last agreed (its history %s; the pool's %s, role %s); nothing was overwritten, an operator must choose the copy to keep",
+	     s->id, p->region->cfg.name, p->name, s->peer, s->client,
+	     m->flags & RPMEM_GEN_PULL ? "pull" : "push",
+	     lids[0] ? lids : "(none)", pids[0] ? pids : "(none)",
+	     rpmem_role_str(meta.role));
+	snprintf(text, sizeof(text), "split-brain role:%s refused:%s local:%.16s pool:%.16s",
+		 rpmem_role_str(meta.role),
+		 m->flags & RPMEM_GEN_PULL ? "pull" : "push",
+		 lids[0] ? lids : "none", pids[0] ? pids : "none");
+	rpmemd_ev_pool_text(s, p->region->cfg.name, p->name, meta.state,
+			    meta.generation, p->size, text);
+	return gen_reply(s, hd, p, &meta, 0);
+}
+
 /* req_gen -- GEN: the op applied and persisted, then GEN_REPLY */
 int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
@@ -76,6 +107,8 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      "GEN of unknown handle %u", m.handle);
 	if (!gen_allowed(s, hd, &m, h, &ret))
 		return ret;
+	if (m.op == RPMEM_GEN_SPLIT)
+		return gen_split(s, hd, &m, h->pool);
 	/* the pool's own live writer may record a new id on its copy */
 	if (m.op == RPMEM_GEN_ADOPT &&
 	    __atomic_load_n(&h->pool->writer_sid, __ATOMIC_ACQUIRE) == s->id)
@@ -93,9 +126,12 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		       s->id, h->pool->region->cfg.name, h->pool->name,
 		       gen_ops[m.op], rolled ? " (its interrupted sync rolled back)" : "",
 		       rpmem_role_str(meta.role), ids[0] ? ids : "(none)");
-		rpmemd_ev_pool(s, RPMEM_EV_CHANGE, h->pool->region->cfg.name,
-			       h->pool->name, meta.state, meta.generation,
-			       h->pool->size);
+		char text[64];
+		snprintf(text, sizeof(text), "%s role:%s", gen_ops[m.op],
+			 rpmem_role_str(meta.role));
+		rpmemd_ev_pool_text(s, h->pool->region->cfg.name,
+				    h->pool->name, meta.state,
+				    meta.generation, h->pool->size, text);
 	}
 	return gen_reply(s, hd, h->pool, &meta, rolled);
 }

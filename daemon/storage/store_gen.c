@@ -305,7 +305,7 @@ int rpmemd_pool_gen(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
 	*rolled = 0;
 	if (g->op == RPMEM_GEN_PROMOTE)
 		ret = gen_promote(p, g->flags, rolled, err, errlen);
-	else if (g->op != RPMEM_GEN_GET)
+	else if (g->op != RPMEM_GEN_GET && g->op != RPMEM_GEN_SPLIT)
 		ret = gen_set(p, g, err, errlen);
 	if (ret)
 		return ret;

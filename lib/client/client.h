@@ -534,6 +534,9 @@ struct client_history {
 	unsigned nlive;
 	/* the newest id was made for local writes no copy holds yet */
 	int local;
+	/* split brains reported already (a tag per pair of newest ids) */
+	uint64_t split[CLIENT_HIST_LIVE_MAX];
+	unsigned nsplit;
 };
 
 /*
@@ -607,6 +610,13 @@ int client_sync_flags_valid(unsigned flags);
 int client_sync_bs_valid(uint32_t bs);
 
 /* --- credentials.c ------------------------------------------------------ */
+
+/*
+ * client_cfg_get_str -- a string setting (a libconfig path) of the
+ * user's rpmemctl.conf, else of the system's, into buf: 1 if found, 0 if
+ * neither sets it, -EINVAL for a malformed file or a value not a string
+ */
+int client_cfg_get_str(const char *name, char *buf, size_t len);
 
 /* client_cfg_uses_tls -- the configuration asks for TLS */
 int client_cfg_uses_tls(const struct rpmemctl_session_cfg *c);

@@ -342,6 +342,41 @@ static int cfg_int(const char *file, const char *name, long long *value)
 	return ret;
 }
 
+/* cfg_str -- the string setting name of file into buf: as cfg_int */
+static int cfg_str(const char *file, const char *name, char *buf, size_t len)
+{
+	config_t lc;
+	int ret = cfg_read(file, &lc);
+	const config_setting_t *s;
+
+	if (ret)
+		return ret;
+	if ((s = config_lookup(&lc, name)) &&
+	    config_setting_type(s) != CONFIG_TYPE_STRING) {
+		client_set_last(-EINVAL, "%s:%d: %s must be a string", file,
+				config_setting_source_line(s), name);
+		ret = -EINVAL;
+	} else if (s) {
+		rpmem_strlcpy(buf, config_setting_get_string(s), len);
+		ret = 1;
+	}
+	config_destroy(&lc);
+	return ret;
+}
+
+int client_cfg_get_str(const char *name, char *buf, size_t len)
+{
+	char user[4096];
+	int ret = 0;
+
+	user_conf(user, sizeof(user));
+	if (user[0])
+		ret = cfg_str(user, name, buf, len);
+	if (ret == 0 || ret == -ENOENT)
+		ret = cfg_str(CLIENT_CONF_SYSTEM, name, buf, len);
+	return ret == -ENOENT ? 0 : ret;
+}
+
 /*
  * rpmemctl_client_cfg_get_int -- an integer setting (a libconfig path,
  * e.g. "replicate.quorum") of the user's rpmemctl.conf if it sets it,

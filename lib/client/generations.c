@@ -6,11 +6,14 @@
  * histories")
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "sync_int.h"
@@ -198,6 +201,229 @@ static int refuse_unknown(struct sync_ctx *c)
 	return -EUCLEAN;
 }
 
+/* --- split brain: reported, handled, resolved by policy ------------------ */
+
+enum sb_policy { SB_REFUSE, SB_ZERO_CHANGES, SB_YOUNGER_PRIMARY };
+
+/*
+ * sb_policy -- the after-split-brain policy: RPMEM_AFTER_SB, else
+ * replicate.after_sb of rpmemctl.conf; refuse unless one is named (an
+ * unknown name refuses too, and says so)
+ */
+static enum sb_policy sb_policy(struct sync_ctx *c)
+{
+	char v[64] = "";
+	const char *e = getenv("RPMEM_AFTER_SB");
+	if (e)
+		rpmem_strlcpy(v, e, sizeof(v));
+	else if (client_cfg_get_str("replicate.after_sb", v, sizeof(v)) < 0)
+		return SB_REFUSE;
+	if (!v[0] || !strcmp(v, "refuse"))
+		return SB_REFUSE;
+	if (!strcmp(v, "discard-zero-changes"))
+		return SB_ZERO_CHANGES;
+	if (!strcmp(v, "discard-younger-primary"))
+		return SB_YOUNGER_PRIMARY;
+	client_log(c->s, LOG_WARNING,
+		   "unknown after-split-brain policy '%s' (refuse, discard-zero-changes, discard-younger-primary): refused",
+		   v);
+	return SB_REFUSE;
+}
+
+/* has_id -- id is one of g's */
+static int has_id(const struct rpmemctl_generations *g, uint64_t id)
+{
+	for (unsigned i = 0; i < g->count; i++)
+		if (g->ids[i] == id)
+			return 1;
+	return 0;
+}
+
+/*
+ * since_split -- how many of g's newest ids came after the last id it
+ * shares with o (g->count if none)
+ */
+static unsigned since_split(const struct rpmemctl_generations *g,
+			    const struct rpmemctl_generations *o)
+{
+	unsigned i = 0;
+	while (i < g->count && !has_id(o, g->ids[i]))
+		i++;
+	return i;
+}
+
+/*
+ * spawn_detached -- argv run with envp in a grandchild (stdin from
+ * /dev/null), not waited for: the caller, maybe an application's
+ * persist, goes on; 0 or -errno
+ */
+static int spawn_detached(char *const argv[], char *const envp[])
+{
+	int st = 0;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		pid_t g = fork();
+		if (g == 0) {
+			int fd = open("/dev/null", O_RDONLY);
+			if (fd >= 0)
+				dup2(fd, 0);
+			execve(argv[0], argv, envp);
+			_exit(127);
+		}
+		_exit(g < 0 ? 1 : 0);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EAGAIN;
+}
+
+/* promotions -- how many of g's n newest ids are promotions' */
+static unsigned promotions(const struct rpmemctl_generations *g, unsigned n)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < n; i++)
+		k += (g->ids[i] & RPMEM_GEN_PROMOTED) != 0;
+	return k;
+}
+
+/*
+ * sb_resolves -- the policy lets a diverged sync of this direction go
+ * on: the side it overwrites made no change since the split (only a
+ * promotion), or was the one promoted after it (the younger primary)
+ * while the other was not; why into why
+ */
+static int sb_resolves(struct sync_ctx *c, int cmp, char *why, size_t len)
+{
+	const struct rpmemctl_generations *l = &c->hist.g, *r = &c->rgen;
+	if (cmp != RPMEMCTL_GEN_DIVERGED)
+		return 0;
+	int pull = c->o->mode == RPMEMCTL_SYNC_PULL;
+	/* the side the sync overwrites, and the side it keeps */
+	const struct rpmemctl_generations *lose = pull ? l : r,
+					  *keep = pull ? r : l;
+	unsigned nl = since_split(lose, keep), nk = since_split(keep, lose);
+	switch (sb_policy(c)) {
+	case SB_ZERO_CHANGES:
+		if (promotions(lose, nl) != nl)
+			return 0;
+		snprintf(why, len, "discard-zero-changes: the %s was not written since the split (%s)",
+			 pull ? "local file" : "target",
+			 nl ? "only promoted" : "no id since");
+		return 1;
+	case SB_YOUNGER_PRIMARY:
+		if (!promotions(lose, nl) || promotions(keep, nk))
+			return 0;
+		snprintf(why, len, "discard-younger-primary: the %s was promoted after the split, the %s was not",
+			 pull ? "local file" : "target",
+			 pull ? "target" : "local file");
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* sb_tag -- one split brain: this pool and the two newest ids */
+static uint64_t sb_tag(const struct sync_ctx *c)
+{
+	uint64_t t = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 16; i++)
+		t = (t ^ c->p->uuid[i]) * 0x100000001b3ull;
+	t ^= c->hist.g.count ? c->hist.g.ids[0] : 0;
+	t *= 0xff51afd7ed558ccdull;
+	t ^= c->rgen.count ? c->rgen.ids[0] : 0;
+	return (t * 0xc4ceb9fe1a85ec53ull) | 1;
+}
+
+/*
+ * sb_new -- under client_history_lock: the split brain was not reported
+ * before (a refused retry is not a new one); recorded in the history
+ */
+static int sb_new(struct sync_ctx *c, const char *f)
+{
+	struct client_history now;
+	uint64_t tag = sb_tag(c);
+	if (client_history_read(f, &now))
+		return 1;
+	for (unsigned i = 0; i < now.nsplit; i++)
+		if (now.split[i] == tag)
+			return 0;
+	unsigned n = now.nsplit < CLIENT_HIST_LIVE_MAX ?
+			     now.nsplit :
+			     CLIENT_HIST_LIVE_MAX - 1;
+	memmove(&now.split[1], &now.split[0], n * sizeof(now.split[0]));
+	now.split[0] = tag;
+	now.nsplit = n + 1;
+	(void)client_history_record(f, &now, now.g.ids, now.g.count, 0);
+	c->hist.nsplit = now.nsplit;
+	memcpy(c->hist.split, now.split, sizeof(now.split));
+	return 1;
+}
+
+/*
+ * sb_handler -- the split-brain handler (RPMEM_SPLIT_BRAIN_HANDLER, else
+ * replicate.split_brain_handler of rpmemctl.conf): run through /bin/sh,
+ * not waited for, the file, the pool and both histories in its
+ * environment
+ */
+static void sb_handler(struct sync_ctx *c, const char *f)
+{
+	char cmd[1024] = "", env[8][1200], ls[RPMEM_MAX_GENERATIONS * 17 + 1],
+	     rs[RPMEM_MAX_GENERATIONS * 17 + 1];
+	const char *e = getenv("RPMEM_SPLIT_BRAIN_HANDLER");
+	if (e)
+		rpmem_strlcpy(cmd, e, sizeof(cmd));
+	else if (client_cfg_get_str("replicate.split_brain_handler", cmd,
+				    sizeof(cmd)) < 0)
+		return;
+	if (!cmd[0])
+		return;
+	rpmem_gen_ids_fmt(c->hist.g.ids, c->hist.g.count, ",", ls, sizeof(ls));
+	rpmem_gen_ids_fmt(c->rgen.ids, c->rgen.count, ",", rs, sizeof(rs));
+	snprintf(env[0], sizeof(env[0]), "RPMEM_SB_FILE=%s", f);
+	snprintf(env[1], sizeof(env[1]), "RPMEM_SB_TARGET=%s%s%s:%s",
+		 strchr(c->s->host, ':') ? "[" : "", c->s->host,
+		 strchr(c->s->host, ':') ? "]" : "", c->s->port);
+	snprintf(env[2], sizeof(env[2]), "RPMEM_SB_POOL=%s/%s", c->p->region,
+		 c->p->name);
+	snprintf(env[3], sizeof(env[3]), "RPMEM_SB_LOCAL_HISTORY=%s", ls);
+	snprintf(env[4], sizeof(env[4]), "RPMEM_SB_TARGET_HISTORY=%s", rs);
+	snprintf(env[5], sizeof(env[5]), "RPMEM_SB_REFUSED=%s",
+		 c->o->mode == RPMEMCTL_SYNC_PULL ? "pull" : "push");
+	snprintf(env[6], sizeof(env[6]), "PATH=/usr/local/bin:/usr/bin:/bin");
+	char *envp[] = { env[0], env[1], env[2], env[3], env[4], env[5],
+			 env[6], NULL };
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	int ret = spawn_detached(argv, envp);
+	client_log(c->s, ret ? LOG_ERR : LOG_NOTICE,
+		   "split brain of '%s' and %s/%s: handler '%s' %s%s", f,
+		   c->p->region, c->p->name, cmd,
+		   ret ? "could not be started: " : "started",
+		   ret ? strerror(-ret) : "");
+}
+
+/*
+ * sb_report -- a split brain refused: the target logs it and publishes an
+ * event (where it takes GEN split), the handler runs; once per split
+ * brain, not per refused retry
+ */
+static void sb_report(struct sync_ctx *c, const char *f)
+{
+	client_history_lock();
+	int fresh = sb_new(c, f);
+	client_history_unlock();
+	if (!fresh)
+		return;
+	if (c->s->caps & RPMEM_CAP_SPLIT)
+		(void)gen_call(c->p, RPMEM_GEN_SPLIT,
+			       c->o->mode == RPMEMCTL_SYNC_PULL ? RPMEM_GEN_PULL :
+								  0,
+			       c->hist.g.ids, c->hist.g.count, NULL);
+	sb_handler(c, f);
+}
+
 /* allowed -- cmp permits a sync of mode (discard flags included) */
 static int allowed(const struct sync_ctx *c, int cmp)
 {
@@ -277,8 +503,25 @@ int sync_gen_check(struct sync_ctx *c)
 		   cmp != RPMEMCTL_GEN_UNKNOWN ? "" :
 		   c->hist.g.count ? " (the target has none: as before histories)" :
 				     " (the local file has none yet: as before histories)");
-	if (!allowed(c, cmp))
+	char why[200];
+	int split = cmp == RPMEMCTL_GEN_DIVERGED ||
+		    cmp == RPMEMCTL_GEN_UNRELATED;
+	if (!allowed(c, cmp) && split && sb_resolves(c, cmp, why, sizeof(why))) {
+		client_log(c->s, LOG_WARNING,
+			   "split brain of '%s' and the target resolved by the after-split-brain policy %s: its writes since the split are discarded",
+			   f, why);
+	} else if (!allowed(c, cmp)) {
+		if (split) {
+			/* the refusal's message first: the report may fail */
+			int ret2 = refuse(c, cmp, &c->hist.g, &c->rgen);
+			char msg[CLIENT_ERRMSG_MAX];
+			rpmem_strlcpy(msg, c->p->errmsg, sizeof(msg));
+			sb_report(c, f);
+			rpmem_strlcpy(c->p->errmsg, msg, sizeof(c->p->errmsg));
+			return ret2;
+		}
 		return refuse(c, cmp, &c->hist.g, &c->rgen);
+	}
 	if (cmp == RPMEMCTL_GEN_UNKNOWN && !c->hist.g.count &&
 	    c->o->mode != RPMEMCTL_SYNC_PULL && promoted(&c->rgen) &&
 	    !(c->o->flags & RPMEMCTL_SYNC_DISCARD_TARGET))
@@ -309,6 +552,7 @@ static int push_record(struct sync_ctx *c, const char *f)
 	/* equal now: a live writer adds its pools again as it writes */
 	c->hist.nlive = 0;
 	c->hist.local = 0;
+	c->hist.nsplit = 0;
 	return client_history_record(f, &c->hist, c->hist.g.ids,
 				     c->hist.g.count, 0);
 }
@@ -324,6 +568,7 @@ int sync_gen_done(struct sync_ctx *c, int ret)
 		/* the local copy now holds the target's writes */
 		c->hist.nlive = 0;
 		c->hist.local = 0;
+		c->hist.nsplit = 0;
 		ret = client_history_record(f, &c->hist, c->rgen.ids,
 					    c->rgen.count, 0);
 	} else {

@@ -109,6 +109,15 @@ static int hist_parse_opt(const char *s, struct client_history *h)
 				return -EBADMSG;
 		} else if (!strncmp(s, "local=1\n", 8)) {
 			h->local = 1;
+		} else if (!strncmp(s, "split=", 6) && !h->nsplit) {
+			char ids[CLIENT_HIST_LIVE_MAX * 17 + 1];
+			int n;
+			if (sscanf(s + 6, "%272[0-9a-f,]", ids) != 1 ||
+			    s[6 + strlen(ids)] != '\n' ||
+			    (n = rpmem_gen_ids_parse(ids, ',', h->split,
+						     CLIENT_HIST_LIVE_MAX)) <= 0)
+				return -EBADMSG;
+			h->nsplit = (unsigned)n;
 		} else {
 			return -EBADMSG;
 		}
@@ -216,7 +225,12 @@ static void hist_fmt_opt(const struct client_history *h, char *out,
 	if (h->nlive)
 		n += (size_t)snprintf(out + n, len - n, "\n");
 	if (h->local)
-		snprintf(out + n, len - n, "local=1\n");
+		n += (size_t)snprintf(out + n, len - n, "local=1\n");
+	if (h->nsplit && n < len) {
+		char ids[CLIENT_HIST_LIVE_MAX * 17 + 1];
+		rpmem_gen_ids_fmt(h->split, h->nsplit, ",", ids, sizeof(ids));
+		snprintf(out + n, len - n, "split=%s\n", ids);
+	}
 }
 
 /*
@@ -226,7 +240,7 @@ static void hist_fmt_opt(const struct client_history *h, char *out,
 static int hist_write(const char *file, struct client_history *h, int keep)
 {
 	char path[4096], tmp[4112];
-	char text[HIST_MAX], opt[CLIENT_HIST_LIVE_MAX * 33 + 32];
+	char text[HIST_MAX], opt[CLIENT_HIST_LIVE_MAX * 50 + 64];
 	struct rpmem_hist_head hh;
 	struct stat st;
 	int ret = hist_path(file, path, sizeof(path));

@@ -245,6 +245,11 @@ enum rpmem_ns_mode {
  * rewritten in place with data it checks against their own records
  */
 #define RPMEM_CAP_REPAIR_AT (1u << 19)
+/*
+ * the target takes GEN split (RPMEM_GEN_SPLIT): an initiator reports the
+ * split brain its comparison refused, for the target's log and events
+ */
+#define RPMEM_CAP_SPLIT (1u << 20)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -745,7 +750,13 @@ enum rpmem_gen_op {
 	RPMEM_GEN_DEMOTE = 2,  /* role secondary (the write right) */
 	/* the history becomes ids (a write open; after a completed push) */
 	RPMEM_GEN_ADOPT = 3,
-	RPMEM_GEN_OP_MAX = 3,
+	/*
+	 * a split brain refused: ids are the initiator's history; nothing
+	 * changes, the target logs it and publishes an event
+	 * (RPMEM_CAP_SPLIT; any open)
+	 */
+	RPMEM_GEN_SPLIT = 4,
+	RPMEM_GEN_OP_MAX = 4,
 };
 
 /*
@@ -753,11 +764,13 @@ enum rpmem_gen_op {
  * rolled back first, to the last complete image)
  */
 #define RPMEM_GEN_FORCE (1u << 0)
-#define RPMEM_GEN_FLAGS RPMEM_GEN_FORCE
+/* GEN flag, SPLIT: the refused sync was a pull (else a push) */
+#define RPMEM_GEN_PULL (1u << 1)
+#define RPMEM_GEN_FLAGS (RPMEM_GEN_FORCE | RPMEM_GEN_PULL)
 
 /*
  * GEN: handle u32 | op u8 | flags u32 | count u8 | count x u64 (ADOPT's
- * ids, newest first; else 0); answered by GEN_REPLY
+ * and SPLIT's ids, newest first; else 0); answered by GEN_REPLY
  */
 struct rpmem_msg_gen {
 	uint32_t handle;

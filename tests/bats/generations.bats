@@ -606,7 +606,7 @@ p_kept() {
 	cmp "$R1/app" "$W/held"
 }
 
-@test "a lying client's GEN: adopt on a read-only open, adopt of a syncing pool, ids with another op, an unknown op or flag: refused, nothing recorded" {
+@test "a lying client's GEN: adopt on a read-only open, adopt of a syncing pool, ids with another op, an unknown op or flag, a split's flag on another op: refused, nothing recorded; a split report changes nothing" {
 	local h=$TOP/tests/bats/hostile.py
 	synced_pair
 	local tg
@@ -615,12 +615,19 @@ p_kept() {
 	[[ "$output" == "ERROR 12 "*"read-only"* ]]
 	run python3 "$h" "$PORT" gen p rw 1 0 00000000000000aa
 	[[ "$output" == "ERROR 1 "* ]]
-	run python3 "$h" "$PORT" gen p ro 4 0
+	run python3 "$h" "$PORT" gen p ro 5 0
+	[[ "$output" == "ERROR 1 "* ]]
+	run python3 "$h" "$PORT" gen p ro 1 4
 	[[ "$output" == "ERROR 1 "* ]]
 	run python3 "$h" "$PORT" gen p ro 1 2
 	[[ "$output" == "ERROR 1 "* ]]
 	[ "$(tgens)" = "$tg" ]
 	[ "$(role)" = secondary ]
+	# a split brain reported (any open): logged, the pool as it was
+	run python3 "$h" "$PORT" gen p ro 4 2 00000000000000aa
+	[ "$output" = "GEN_REPLY 0 2 1 $tg" ]
+	grep -q "pool r1/p: split brain: .* was refused a pull: .*its history 00000000000000aa;" "$DLOG"
+	[ "$(tgens)" = "$tg" ]
 	# read: what list shows
 	run python3 "$h" "$PORT" gen p ro 0 0
 	[ "$output" = "GEN_REPLY 0 2 1 $tg" ]

@@ -113,3 +113,127 @@ failover() {
 	[ "$(get "$POOL" 3)" = evenmore ]
 	[ "$(get "$REP" 0)" = theirs ]
 }
+
+# split [nowrite] -- $W/f (8 MiB) synced to r1/$P (p unless set), then
+# both written while apart: the target promoted and written in place (4
+# KiB at 1 MiB; with nowrite only promoted) and demoted again, f written
+# at 5 MiB; both kept in held_l and held_t
+split() {
+	P=${P:-p}
+	mkfile "$W/f" 8
+	rc sync "$W/f" "$T/r1/$P"
+	[ "$status" -eq 0 ]
+	rc promote "$T/r1/$P"
+	[ "$status" -eq 0 ]
+	if [ "${1:-}" != nowrite ]; then
+		head -c 4096 /dev/urandom |
+			dd of="$R1/$P" bs=4096 seek=256 conv=notrunc 2>/dev/null
+	fi
+	rc demote "$T/r1/$P"
+	[ "$status" -eq 0 ]
+	poke "$W/f" $((5 << 20))
+	cp "$W/f" "$W/held_l"
+	cp "$R1/$P" "$W/held_t"
+}
+
+# runs -- how many times the handler ran (it appends to $W/handler.runs)
+runs() {
+	[ -f "$W/handler.runs" ] && wc -l <"$W/handler.runs" || echo 0
+}
+
+@test "a split brain is reported once: rpmemd logs it, an event says split-brain, the handler runs with the file, the pool and both histories in its environment; a refused retry reports nothing again and overwrites nothing" {
+	split
+	subscribe "$W/ev" --timeout 120 "$T"
+	export RPMEM_SPLIT_BRAIN_HANDLER="env | grep '^RPMEM_SB_' | sort >'$W/handler.env'; echo ran >>'$W/handler.runs'"
+	rc sync "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"split brain"* ]]
+	wait_for grep -q ran "$W/handler.runs"
+	wait_for grep -q '"action":"split-brain"' "$W/ev"
+	grep -q "RPMEM_SB_FILE=$W/f$" "$W/handler.env"
+	grep -q "RPMEM_SB_TARGET=$T$" "$W/handler.env"
+	grep -q "RPMEM_SB_POOL=r1/p$" "$W/handler.env"
+	grep -q "RPMEM_SB_REFUSED=push$" "$W/handler.env"
+	grep -q "RPMEM_SB_LOCAL_HISTORY=$(sed -n 's/^ids=//p' "$W/f.rpmemgen")$" "$W/handler.env"
+	local tg
+	tg=$("$RPMEMCTL" list --json "$T/r1/p" | jq -r '.pools[0].generations | join(",")')
+	grep -q "RPMEM_SB_TARGET_HISTORY=$tg$" "$W/handler.env"
+	# rpmemd's own log names the pool, the refused push and both sides
+	grep -q "^rpmemd: warning: session [0-9]*: pool r1/p: split brain: 127.0.0.1:[0-9]* (.*) was refused a push: .*its history $(sed -n 's/^ids=//p' "$W/f.rpmemgen").*the pool's $tg" "$DLOG"
+	local ev
+	ev=$(grep '"action":"split-brain"' "$W/ev")
+	[ "$(jq -r .pool <<<"$ev")" = p ]
+	[[ "$(jq -r .text <<<"$ev")" == "split-brain role:secondary refused:push local:"* ]]
+	# retries, both ways: refused, nothing reported again
+	rc sync "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	rc sync --pull "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[ "$(grep -c 'split brain' "$DLOG")" -eq 1 ]
+	[ "$(grep -c '"action":"split-brain"' "$W/ev")" -eq 1 ]
+	# the handler starts with the report (the log's line above), once
+	[ "$(runs)" -eq 1 ]
+	[ "$(sed -n 's/^split=//p' "$W/f.rpmemgen" | tr ',' '\n' | grep -c .)" -eq 1 ]
+	cmp "$W/f" "$W/held_l"
+	cmp "$R1/p" "$W/held_t"
+	kill "$EPID"
+}
+
+@test "promote and demote say so in events: action:promote / action:demote and the role, in lines and JSON" {
+	mkfile "$W/f" 4
+	rc sync "$W/f" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	subscribe "$W/ev" --timeout 120 "$T"
+	"$RPMEMCTL" events --now --timeout 120 "$T" >"$W/ev.txt" 2>&1 &
+	local lpid=$!
+	wait_for grep -q '^exists -' "$W/ev.txt"
+	rc promote "$T/r1/p"
+	[ "$status" -eq 0 ]
+	rc demote "$T/r1/p"
+	[ "$status" -eq 0 ]
+	wait_for grep -q '"action":"demote"' "$W/ev"
+	wait_for grep -q 'action:demote' "$W/ev.txt"
+	[ "$(grep '"action":"promote"' "$W/ev" | jq -r .text)" = "promote role:primary" ]
+	[ "$(grep '"action":"demote"' "$W/ev" | jq -r .text)" = "demote role:secondary" ]
+	grep -qE "^change pool name:r1/p state:consistent generation:[0-9]+ size:[0-9]+ session:[0-9]+ action:promote role:primary$" "$W/ev.txt"
+	grep -qE "^change pool name:r1/p .* action:demote role:secondary$" "$W/ev.txt"
+	grep '"action":"promote"' "$W/ev" |
+		python3 "$TOP/tests/json/check.py" "$TOP/tests/json/schema.json" events
+	kill "$EPID" "$lpid"
+}
+
+@test "after-split-brain policies (opt-in): discard-zero-changes pushes over a copy only promoted, never over one written; discard-younger-primary pushes over the copy promoted after the split; the default refuses" {
+	split nowrite
+	# the target was promoted but not written: zero changes there
+	rc sync "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"split brain"* ]]
+	cmp "$R1/p" "$W/held_t"
+	# the local copy was written: the policy never discards it
+	RPMEM_AFTER_SB=discard-zero-changes rc sync --pull "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	cmp "$W/f" "$W/held_l"
+	RPMEM_AFTER_SB=discard-zero-changes rc sync -v "$W/f" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"resolved by the after-split-brain policy discard-zero-changes"* ]]
+	cmp "$W/f" "$R1/p"
+	rm -f "$W"/f*
+	# both written: zero changes discards nothing, younger-primary
+	# discards the target's (promoted after the split), from the
+	# client's rpmemctl.conf
+	P=q split
+	RPMEM_AFTER_SB=discard-zero-changes rc sync "$W/f" "$T/r1/q"
+	[ "$status" -eq 4 ]
+	cmp "$R1/q" "$W/held_t"
+	mkdir -p "$XDG_CONFIG_HOME/rpmem"
+	printf 'replicate = { after_sb = "discard-younger-primary"; };\n' \
+		>"$XDG_CONFIG_HOME/rpmem/rpmemctl.conf"
+	rc sync --pull "$W/f" "$T/r1/q"
+	[ "$status" -eq 4 ]
+	cmp "$W/f" "$W/held_l"
+	rc sync "$W/f" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	cmp "$W/f" "$R1/q"
+	# the histories agree again
+	[ "$("$RPMEMCTL" list --json "$T/r1/q" | jq -r '.pools[0].generations | join(",")')" = "$(sed -n 's/^ids=//p' "$W/f.rpmemgen")" ]
+}
