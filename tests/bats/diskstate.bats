@@ -149,3 +149,28 @@ gens() {
 	[ "$(gens "$T")" = "$(sed -n 's/^ids=//p' "$POOL.rpmemgen")" ]
 	case ",$(gens "$T2")," in *",${g1%%,*},"*) ;; *) false ;; esac
 }
+
+@test "diskstate: a writer killed between recording the new id in FILE.rpmemgen and on the copies (the file ahead of every copy): the next start resyncs them, no split brain, every copy takes the file's history" {
+	export RPMEM_REPLICATE_QUORUM=1
+	app_start set:0:zero pause
+	app_paused 1
+	kill -KILL "$APID"
+	wait "$APID" || true
+	APID=
+	# what the kill leaves at that point: the file's history has the
+	# new id in front, the copies have not taken it
+	local g0 ids
+	g0=$(gens "$T")
+	ids=$(sed -n 's/^ids=//p' "$POOL.rpmemgen")
+	[ "$ids" = "$g0" ]
+	sed -i "s/^ids=/ids=00000000000001d1,/" "$POOL.rpmemgen"
+	app set:1:one
+	[ "$status" -eq 0 ]
+	refute grep -q "split brain" <<<"$output"
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
+	ids=$(sed -n 's/^ids=//p' "$POOL.rpmemgen")
+	[ "$(gens "$T")" = "$ids" ]
+	[ "$(gens "$T2")" = "$ids" ]
+	case ",$ids," in *",00000000000001d1,"*) ;; *) false ;; esac
+}

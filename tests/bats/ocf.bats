@@ -521,3 +521,18 @@ get_copy() {
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$W/a.obj"
 }
+
+@test "ocf: a peer whose rpmemd hangs (SIGSTOP) counts as unreachable: monitor and promote end within their timeouts (run under them, as Pacemaker would) and the copy is promoted by the default quorum" {
+	on a start
+	[ "$status" -eq 0 ]
+	kill -STOP "$DPID2"
+	# Pacemaker kills an action past its timeout (monitor 20 s)
+	on a monitor OCF_RESKEY_peer_timeout=2 timeout -s KILL 20
+	local st=$status
+	on a promote OCF_RESKEY_peer_timeout=2 timeout -s KILL 60
+	local sp=$status
+	kill -CONT "$DPID2"
+	[ "$st" -eq 0 ]
+	[ "$sp" -eq 0 ]
+	cmp "$W/src" "$W/a.obj"
+}
