@@ -101,9 +101,9 @@ $(B)/tests/rpmemd-reorder: $(REORDER_OBJ) \
 	$(CC) -o $@ $^ $(LDFLAGS) $(DAEMON_LIBS) $(LDLIBS)
 
 # a target that dies at a chosen point of pruning a version (daemon/
-# storage/crashpoint.h): the files that hold its points, built again
-CRASH_SRC := daemon/storage/versions.c daemon/storage/undo.c \
-	     daemon/storage/scrub.c
+# storage/crashpoint.h): the files that hold its points (found, so that a
+# point moved to another file stays armed), built again
+CRASH_SRC := $(shell grep -lw crash_point $(DAEMON_SRC))
 CRASH_OBJ := $(CRASH_SRC:%.c=$(B)/crash/%.o)
 $(B)/crash/%.o: %.c
 	@mkdir -p $(dir $@)
