@@ -210,7 +210,7 @@ damaged() {
 	restores 1 2 3 4 5
 }
 
-@test "a flipped byte in a version's header (listed DAMAGED) is rebuilt by scrub --repair to match the header's own check; one in its source cannot be: kept damaged, nothing written" {
+@test "a flipped byte in a version's header (listed DAMAGED) is rebuilt by scrub --repair to match the header's own check (a kill -9 after its write leaves it damaged or rebuilt); one in its source cannot be: kept damaged, nothing written" {
 	poke "$V3" 200
 	rc versions --json "$T/r1/p"
 	[ "$(json '[.versions[] | select(.damaged) | .generation] | join(",")')" = 3 ]
@@ -225,6 +225,24 @@ damaged() {
 	grep -q "version 3: its damaged header rebuilt" "$DLOG"
 	clean
 	restores 1 2 3 4 5
+	# killed right after the header's write, before its sync: the
+	# header old (damaged) or rebuilt, nothing else of the file changed
+	poke "$V3" 200
+	cp "$V3" "$W/v3.hbad"
+	stop_daemon
+	RPMEMD=$CRASHD RPMEMD_CRASH_AT=mend-header start_daemon
+	rc scrub --repair --from "$W/s5" "$T/r1/p"
+	[ "$status" -ne 0 ]
+	local st=0
+	wait "$DPID" || st=$?
+	[ "$st" -eq 137 ]
+	DPID=
+	start_daemon
+	cmp "$W/v3.hbad" "$V3" || cmp "$W/v3.good" "$V3"
+	restores 1 2 3 4 5
+	rc scrub --repair --from "$W/s5" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/v3.good" "$V3"
 	# the source's bytes are what the check vouches for, not known
 	# otherwise: a flip there is refused, the file as it was
 	[ "$(dd if="$V3" bs=1 skip=48 count=1 2>/dev/null | od -An -tu1 | tr -d ' ')" -gt 0 ]
