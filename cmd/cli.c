@@ -50,6 +50,8 @@ static void cmd_vtext(FILE *f, const char *fmt, va_list ap)
 void cmd_vmsg(struct rpmemctl_ctx *ctx, FILE *f, const char *prefix,
 	      const char *fmt, va_list ap)
 {
+	if (ctx && ctx->mute)
+		return;
 	fflush(stdout); /* keep the order of interleaved stdout and stderr */
 	fputs("rpmemctl: ", f);
 	if (ctx && ctx->cmd)

@@ -31,6 +31,7 @@ struct rpmemctl_ctx {
 	int verbose;     /* -v, may be repeated */
 	int quiet;       /* -q: no informational lines */
 	int json;        /* the command was given --json */
+	int mute;        /* messages are not printed (a retry's failures) */
 	const char *cmd; /* name of the running command */
 	const char *usage; /* its usage text, once cmd_getopt has seen it */
 	/* credentials (--config, --psk-file, ...; rpmemctl.conf otherwise) */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "json.h"
@@ -20,6 +21,10 @@ static const char events_usage[] =
 	"  -c, --count N          exit after N events (0 after N, 1 if\n"
 	"                         --timeout came first)\n"
 	"  -t, --timeout S        exit after S seconds\n"
+	"  -r, --reconnect        when the target closes the stream (rpmemd\n"
+	"                         restarted or stopped), say so and reconnect,\n"
+	"                         once a second, until --timeout (with --now,\n"
+	"                         the current state again)\n"
 	"  -j, --json             one JSON object per event, one a line\n"
 	"  -v, --verbose          more detail on stderr\n"
 	"  -q, --quiet            no informational lines\n"
@@ -31,6 +36,7 @@ static const struct option events_opts[] = {
 	{ "now", no_argument, NULL, 'n' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "timeout", required_argument, NULL, 't' },
+	{ "reconnect", no_argument, NULL, 'r' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -195,27 +201,80 @@ static void print_json(const struct rpmemctl_event *e, const char *hp)
 	json_end(&j);
 }
 
+/* a subscription, kept across reconnects with --reconnect */
+struct sub {
+	struct rpmemctl_ctx *ctx;
+	struct cmd_target t;
+	unsigned flags;
+	int reconnect;
+	uint64_t end; /* --timeout's, in cmd_now_ns; 0: none */
+	char hp[CMD_HP_MAX];
+	struct rpmemctl_session *sess;
+	struct rpmemctl_events *ev;
+};
+
+/* sub_close -- the subscription and its session ended */
+static void sub_close(struct sub *b)
+{
+	rpmemctl_events_delete(&b->ev);
+	rpmemctl_session_close(&b->sess);
+}
+
+/*
+ * sub_resume -- the stream ended with ret: said; with --reconnect,
+ * subscribe again, once a second until --timeout; 0 once subscribed,
+ * CMD_EXIT_DIFFER if --timeout came first, else the exit code
+ */
+static int sub_resume(struct sub *b, int ret)
+{
+	int code = cmd_remote_err(b->ctx, b->sess, ret, NULL,
+				  "the event stream of %s ended (the target closed it: rpmemd stopped or restarted, or this subscriber fell too far behind)%s",
+				  b->hp, b->reconnect ?
+				  "; reconnecting" :
+				  "; events after this were not seen (--reconnect follows a target across restarts)");
+	sub_close(b);
+	if (!b->reconnect)
+		return code;
+	for (;;) {
+		struct timespec ts = { 1, 0 };
+		nanosleep(&ts, NULL);
+		if (b->end && cmd_now_ns() >= b->end)
+			return CMD_EXIT_DIFFER;
+		/* one message per outage, not one per attempt */
+		b->ctx->mute = 1;
+		code = cmd_connect(b->ctx, &b->t, RPMEMCTL_TRANSPORT_AUTO,
+				   &b->sess);
+		b->ctx->mute = 0;
+		if (!code && !rpmemctl_events_subscribe(b->sess, b->flags,
+							&b->ev))
+			break;
+		sub_close(b);
+	}
+	cmd_err(b->ctx, "reconnected to %s: events while it was away were not seen",
+		b->hp);
+	return 0;
+}
+
 /* cmd_events -- rpmemctl events */
 int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	const struct cmd_open o = { 1, 1, RPMEMCTL_TARGET_NO_PATH, NULL,
 				    RPMEMCTL_TRANSPORT_AUTO };
-	struct rpmemctl_session *sess = NULL;
-	struct rpmemctl_events *ev = NULL;
+	struct sub b = { .ctx = ctx };
 	const struct rpmemctl_event *e;
-	struct cmd_target t;
 	uint64_t count = 0, timeout_s = 0, seen = 0;
-	unsigned flags = 0;
-	char hp[CMD_HP_MAX];
 	int c, ret, code = 0;
 
-	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "jnc:t:",
+	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "jnc:t:r",
 			       events_opts, events_usage, &code)) != -1) {
 		switch (c) {
 		case -2:
 			return code;
 		case 'n':
-			flags |= RPMEMCTL_EVENTS_NOW;
+			b.flags |= RPMEMCTL_EVENTS_NOW;
+			break;
+		case 'r':
+			b.reconnect = 1;
 			break;
 		case 'c':
 			if (cmd_parse_num(optarg, UINT32_MAX, &count))
@@ -229,36 +288,38 @@ int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 			break;
 		}
 	}
-	code = cmd_open_target(ctx, argc, argv, &o, &t, hp, &sess);
+	code = cmd_open_target(ctx, argc, argv, &o, &b.t, b.hp, &b.sess);
 	if (code)
 		return code;
-	ret = rpmemctl_events_subscribe(sess, flags, &ev);
+	ret = rpmemctl_events_subscribe(b.sess, b.flags, &b.ev);
 	if (ret) {
-		code = cmd_remote_err(ctx, sess, ret, NULL,
+		code = cmd_remote_err(ctx, b.sess, ret, NULL,
 				      "cannot subscribe to the events of %s",
-				      hp);
+				      b.hp);
 		goto out;
 	}
-	uint64_t end = timeout_s ? cmd_now_ns() + timeout_s * 1000000000ull :
-				   0;
+	b.end = timeout_s ? cmd_now_ns() + timeout_s * 1000000000ull : 0;
 	while (!count || seen < count) {
 		int ms = -1;
-		if (end) {
+		if (b.end) {
 			uint64_t now = cmd_now_ns();
-			if (now >= end)
+			if (now >= b.end)
 				break;
-			ms = (int)((end - now + 999999) / 1000000);
+			ms = (int)((b.end - now + 999999) / 1000000);
 		}
-		ret = rpmemctl_events_next(ev, ms, &e);
-		if (ret == -ETIMEDOUT && end)
+		ret = rpmemctl_events_next(b.ev, ms, &e);
+		if (ret == -ETIMEDOUT && b.end)
 			break;
 		if (ret) {
-			code = cmd_remote_err(ctx, sess, ret, NULL,
-					      "event stream of %s ended", hp);
-			goto out;
+			code = sub_resume(&b, ret);
+			if (code == CMD_EXIT_DIFFER)
+				break; /* --timeout while reconnecting */
+			if (code)
+				goto out;
+			continue;
 		}
 		if (ctx->json)
-			print_json(e, hp);
+			print_json(e, b.hp);
 		else
 			print_line(e);
 		if (fflush(stdout)) {
@@ -269,7 +330,6 @@ int cmd_events(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	}
 	code = count && seen < count ? CMD_EXIT_DIFFER : CMD_EXIT_OK;
 out:
-	rpmemctl_events_delete(&ev);
-	rpmemctl_session_close(&sess);
+	sub_close(&b);
 	return code;
 }

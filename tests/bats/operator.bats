@@ -98,3 +98,27 @@ teardown() {
 	[ "$(json .stopped_cleanly)" = false ]
 	[ "$(json '.replicas[0].link_state')" = live ]
 }
+
+@test "events --reconnect follows a target across an rpmemd restart (said on stderr, --now's state again, later events seen); without it the end says what happened and how to follow restarts (exit 3)" {
+	"$RPMEMCTL" events --now --json --reconnect --timeout 120 "$T" \
+		>"$W/ev" 2>"$W/ev.err" &
+	local e1=$! e2 rc2=0
+	wait_for grep -q '"event":"exists","object":"-"' "$W/ev"
+	"$RPMEMCTL" events --now "$T2" >"$W/ev2" 2>"$W/ev2.err" &
+	e2=$!
+	wait_for grep -q '^exists -' "$W/ev2"
+	stop_daemon
+	start_daemon
+	stop_second
+	wait "$e2" || rc2=$?
+	[ "$rc2" -eq 3 ]
+	grep -q "the event stream of $T2 ended (the target closed it: rpmemd stopped or restarted.*events after this were not seen (--reconnect follows a target across restarts)" "$W/ev2.err"
+	wait_for grep -q "reconnected to $T: events while it was away were not seen" "$W/ev.err"
+	grep -q "the event stream of $T ended (the target closed it: rpmemd stopped or restarted.*; reconnecting" "$W/ev.err"
+	# one line per outage, not one per attempt
+	[ "$(grep -c "reconnect" "$W/ev.err")" -eq 2 ]
+	wait_for test "$(grep -c '"event":"exists","object":"-"' "$W/ev")" -eq 2
+	"$RPMEMCTL" create "$T/r1/after" 1M
+	wait_for grep -q '"event":"create","object":"pool".*"pool":"after"' "$W/ev"
+	kill "$e1"
+}
