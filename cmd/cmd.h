@@ -475,6 +475,7 @@ struct cmd_replica {
 struct cmd_replicas {
 	long pid;
 	int running; /* the process is still there */
+	int split;   /* split brains its syncs were refused for */
 	uint64_t updated_ns;
 	unsigned k, ntargets, holding, n;
 	struct cmd_replica rep[CMD_REPLICAS_MAX];

@@ -28,7 +28,8 @@ static const char replicas_usage[] =
 	"misses any of FILE's writes, 1 if one does (degraded, failed, or\n"
 	"written to while it did not hold, also after the process ended)\n"
 	"while the quorum still holds them all, 9 if fewer targets than the\n"
-	"quorum do, 5 if there is no status to read.\n"
+	"quorum do, 4 if a sync of FILE was refused as a split brain (and\n"
+	"not resolved since), 5 if there is no status to read.\n"
 	"\n"
 	"  -f, --follow           print again whenever a target's state or lag\n"
 	"                         status changes (one line per changed target,\n"
@@ -85,9 +86,14 @@ static int stopped_cleanly(const struct cmd_replicas *r)
 	return 1;
 }
 
-/* replicas_code -- 0, 1 (a target behind), 9 (below the quorum) */
+/*
+ * replicas_code -- 0, 1 (a target behind), 9 (below the quorum), 4 (a
+ * sync refused as a split brain)
+ */
 static int replicas_code(const struct cmd_replicas *r)
 {
+	if (r->split)
+		return CMD_EXIT_REFUSED;
 	if (holders(r) < r->k)
 		return CMD_EXIT_BELOW_QUORUM;
 	return holders(r) < r->n ? CMD_EXIT_DIFFER : CMD_EXIT_OK;
@@ -135,6 +141,8 @@ int cmd_replicas_read(const char *path, struct cmd_replicas *r, char *err,
 	r->ntargets = r->n = rep.count;
 	r->holding = rep.holding;
 	r->running = kill((pid_t)r->pid, 0) == 0 || errno == EPERM;
+	ret = rpmemctl_history_split_brains(path);
+	r->split = ret > 0 ? ret : 0;
 	return 0;
 }
 
@@ -205,6 +213,7 @@ static void replicas_json(const char *file, const struct cmd_replicas *r)
 	json_bool(&j, "running", r->running);
 	json_bool(&j, "stopped_cleanly", stopped_cleanly(r));
 	json_bool(&j, "below_quorum", holders(r) < r->k);
+	json_u64(&j, "split_brains", (uint64_t)r->split);
 	json_u64(&j, "updated_at", r->updated_ns / 1000000000ull);
 	json_u64(&j, "quorum", r->k);
 	json_u64(&j, "holding", r->holding);
@@ -264,6 +273,9 @@ static int replicas_print(struct rpmemctl_ctx *ctx, const char *file,
 	}
 	cmd_table_print(&t, stdout);
 	cmd_table_free(&t);
+	if (r->split)
+		printf("\nsplit brain: %d sync(s) of the file were refused since its last completed sync: a copy and the file were both written since they last agreed; nothing was overwritten (rpmemctl(1), GENERATION HISTORIES)\n",
+		       r->split);
 	return 0;
 }
 

@@ -1110,6 +1110,13 @@ const char *rpmemctl_gen_cmp_str(int cmp);
 int rpmemctl_history_read(const char *file,
 			  struct rpmemctl_generations *out);
 /*
+ * rpmemctl_history_split_brains -- how many split brains the syncs of
+ * file were refused for and reported since its last completed sync (its
+ * history keeps them); 0 without a history, -EBADMSG if damaged
+ * (LIBRPMEMCTL_4)
+ */
+int rpmemctl_history_split_brains(const char *file);
+/*
  * rpmemctl_history_promote -- file becomes a primary: a new id in front
  * of ids (count of them: the copy it was made from; 0: none), recorded
  * with file's current size and mtime in FILE.rpmemgen

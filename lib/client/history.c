@@ -440,6 +440,23 @@ RPMEM_EXPORT int rpmemctl_history_read(const char *file,
 	return ret;
 }
 
+RPMEM_EXPORT int rpmemctl_history_split_brains(const char *file)
+{
+	struct client_history h;
+	client_api_begin();
+	if (!file) {
+		client_set_last(-EINVAL, "invalid argument");
+		return -EINVAL;
+	}
+	int ret = client_history_read(file, &h);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret == -EBADMSG)
+		client_set_last(ret, "generation history '%s%s' is damaged",
+				file, RPMEM_HIST_SUFFIX);
+	return ret ? ret : (int)h.nsplit;
+}
+
 RPMEM_EXPORT int rpmemctl_history_utime(const char *file,
 					const struct timespec *mtime)
 {

@@ -112,6 +112,19 @@ failover() {
 	[ "$(get "$POOL" 1)" = ours ]
 	[ "$(get "$POOL" 3)" = evenmore ]
 	[ "$(get "$REP" 0)" = theirs ]
+	# the application again, degraded: its start refused as a split
+	# brain, and replicas says so (exit 4), not only its stderr
+	RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never \
+		app set:4:again
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"split brain"* ]]
+	rc replicas "$POOL"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"split brain: "*" refused since its last completed sync"* ]]
+	rc replicas --json "$POOL"
+	[ "$status" -eq 4 ]
+	[ "$(json .split_brains)" -ge 1 ]
+	cmp "$W/promoted.obj" "$REP"
 }
 
 # split [nowrite] -- $W/f (8 MiB) synced to r1/$P (p unless set), then
