@@ -726,13 +726,14 @@ int client_link_ready(struct rpmemctl_link *l);
 /*
  * the kick-out (link.c, docs/ARCHITECTURE.md "A frozen target is kicked
  * out"): client_link_set_kickout sets its bounds (ms 0: off, bytes 0: no
- * bound on bytes); client_link_overdue says a LIVE link passed them;
+ * bound on bytes); client_link_overdue says a LIVE link passed them
+ * (how long its oldest reply has been awaited, 0 if it did not);
  * client_link_kick drops it (DEGRADED, -ETIMEDOUT); client_link_retry_now
  * is a DEGRADED link's last retry, at most ms waiting for its target
  */
 void client_link_set_kickout(struct rpmemctl_link *l, unsigned ms,
 			     uint64_t bytes);
-int client_link_overdue(struct rpmemctl_link *l);
+uint64_t client_link_overdue(struct rpmemctl_link *l);
 int client_link_kick(struct rpmemctl_link *l);
 int client_link_retry_now(struct rpmemctl_link *l);
 /*

@@ -1175,9 +1175,10 @@ void client_link_set_kickout(struct rpmemctl_link *l, unsigned ms,
 /*
  * client_link_overdue -- a LIVE link under the kick-out has passed its
  * bound (replies that came read first): its oldest owed reply awaited
- * ko_ms, or more than ko_bytes written and not acknowledged
+ * ko_ms, or more than ko_bytes written and not acknowledged; 0 if not,
+ * else how long its oldest owed reply has waited (ns, at least 1)
  */
-int client_link_overdue(struct rpmemctl_link *l)
+uint64_t client_link_overdue(struct rpmemctl_link *l)
 {
 	if (!l->ko_ms || l->state != RPMEMCTL_LINK_LIVE)
 		return 0;
@@ -1189,11 +1190,12 @@ int client_link_overdue(struct rpmemctl_link *l)
 	int ret = 0;
 	while (l->nowed && ready(l) && !(ret = owed_recv(l)))
 		;
+	uint64_t age = owed_age(l);
 	int over = !ret && l->state == RPMEMCTL_LINK_LIVE &&
-		   (owed_age(l) >= (uint64_t)l->ko_ms * 1000000u ||
+		   (age >= (uint64_t)l->ko_ms * 1000000u ||
 		    (l->ko_bytes && l->wbytes - l->abytes > l->ko_bytes));
 	client_share_unlock(l->share);
-	return over;
+	return over ? age + 1 : 0;
 }
 
 /* client_link_kick -- drop an overdue link (DEGRADED, behind) */

@@ -310,17 +310,27 @@ static void apply_kickout(struct rpmemctl_links *s)
 }
 
 /*
- * kick_overdue -- drop every LIVE link past its kick-out bound while the
- * others that hold are k without it (docs/ARCHITECTURE.md "A frozen
- * target is kicked out"): it goes DEGRADED, behind, and reconnects once
- * a probe finds its target answering
+ * kick_overdue -- drop the LIVE links past their kick-out bound while the
+ * others that hold are k without them (docs/ARCHITECTURE.md "A frozen
+ * target is kicked out"), the one whose reply has waited longest first
+ * (a frozen target's, not that of one a loaded host kept briefly): each
+ * goes DEGRADED, behind, and reconnects once a probe finds its target
+ * answering
  */
 static void kick_overdue(struct rpmemctl_links *s)
 {
-	for (unsigned i = 0; i < s->n; i++)
-		if (client_link_overdue(s->link[i]) &&
-		    count_holding(s) > quorum(s))
-			(void)client_link_kick(s->link[i]);
+	while (count_holding(s) > quorum(s)) {
+		uint64_t worst = 0, age;
+		unsigned pick = 0;
+		for (unsigned i = 0; i < s->n; i++)
+			if ((age = client_link_overdue(s->link[i])) > worst) {
+				worst = age;
+				pick = i;
+			}
+		if (!worst)
+			return;
+		(void)client_link_kick(s->link[pick]);
+	}
 }
 
 /*
