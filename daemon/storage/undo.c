@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* undo.c -- a pool's undo journal (undo.h): save, load, apply, discard */
+/*
+ * undo.c -- a pool's undo journal (undo.h): save, load, apply, discard
+ * (the repair of a version's journal: undo_mend.c)
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,54 +18,9 @@
 #include "meta.h"
 #include "undo.h"
 #include "util.h"
+#include "undo_int.h"
 #include "wire.h"
 
-#define UNDO_MAGIC "RPMEMUND"
-#define UNDO_VERSION 1u
-#define REC_MAGIC 0x43455255u /* "UREC" */
-/* header fields: magic 8 | version 4 | bs 4 | uuid 16 | size 8 | gen 8 */
-#define H_SOURCE 48 /* source str: u16 length, then its bytes */
-#define H_CHECK (H_SOURCE + 2 + RPMEM_STR_MAX + 1)
-/* the version trailer in the header page: magic 8 | 4 x u64 | check u64 */
-#define H_VER 2048
-#define VER_MAGIC "RPMEMVER"
-#define VER_LEN 40
-/*
- * then the end of its records: magic 8 | end u64 | check u64 (of the
- * trailer and these), written with it (older files have none)
- */
-#define VER_END_MAGIC "RPMEMEND"
-#define VER_ALL (VER_LEN + 8 + 24)
-
-/* one record: where its data is in the file */
-struct undo_rec {
-	uint64_t off;	/* in the pool */
-	uint32_t count; /* blocks */
-	uint64_t fpos;	/* of its data in the journal */
-	uint64_t check; /* of its data (rec_check) */
-};
-
-struct rpmemd_undo {
-	int fd;
-	uint8_t uuid[16];
-	uint64_t size; /* of the pool */
-	uint64_t gen;
-	char source[RPMEM_STR_MAX + 1];
-	uint64_t end;	 /* of the valid records */
-	uint64_t *bits;	 /* journaled blocks */
-	uint64_t blocks; /* how many are */
-	struct undo_rec *rec;
-	size_t nrec, caprec;
-	int unsynced; /* records appended since the last fdatasync */
-	int heads;    /* loaded without reading the records' data */
-	int partial;  /* salvaged: records past a bad head are unknown */
-	/*
-	 * a damaged record followed by valid ones (not a torn tail): its
-	 * file offset and pool range; bad_len 0: none
-	 */
-	uint64_t bad_pos, bad_off, bad_len;
-	struct rpmemd_undo_ver ver; /* the version trailer (zero: none) */
-};
 
 /* undo_file -- "<pool>.undo" into out */
 static int undo_file(const char *pool, char *out, size_t len)
@@ -73,16 +31,16 @@ static int undo_file(const char *pool, char *out, size_t len)
 	return 0;
 }
 
-/* rec_check -- a record's check: its data seeded with where it belongs */
-static uint64_t rec_check(const void *data, uint64_t off, uint32_t count,
-			  uint64_t gen)
+/* undo_rec_check -- a record's check: its data seeded with where it belongs */
+uint64_t undo_rec_check(const void *data, uint64_t off, uint32_t count,
+			uint64_t gen)
 {
 	uint64_t seed = off ^ ((uint64_t)count << 40) ^ (gen * 0x9e3779b97f4a7c15ull);
 	return XXH3_64bits_withSeed(data, (size_t)count * RPMEMD_UNDO_BS, seed);
 }
 
-/* hdr_encode -- the header of u into buf[RPMEMD_UNDO_HDR] */
-static void hdr_encode(const struct rpmemd_undo *u, uint8_t *buf)
+/* undo_hdr_encode -- the header of u into buf[RPMEMD_UNDO_HDR] */
+void undo_hdr_encode(const struct rpmemd_undo *u, uint8_t *buf)
 {
 	size_t sl = strlen(u->source);
 	memset(buf, 0, RPMEMD_UNDO_HDR);
@@ -97,8 +55,8 @@ static void hdr_encode(const struct rpmemd_undo *u, uint8_t *buf)
 	le64_put(buf + H_CHECK, XXH3_64bits(buf, H_CHECK));
 }
 
-/* hdr_decode -- a header into u; -EBADMSG if it is not a valid one */
-static int hdr_decode(const uint8_t *buf, struct rpmemd_undo *u)
+/* undo_hdr_decode -- a header into u; -EBADMSG if it is not a valid one */
+int undo_hdr_decode(const uint8_t *buf, struct rpmemd_undo *u)
 {
 	uint16_t sl = le16_get(buf + H_SOURCE);
 	if (memcmp(buf, UNDO_MAGIC, 8) || le32_get(buf + 8) != UNDO_VERSION ||
@@ -145,8 +103,8 @@ void rpmemd_undo_close(struct rpmemd_undo **up)
 	free(u);
 }
 
-/* pwrite_full -- all of buf at off */
-static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+/* undo_pwrite_full -- all of buf at off */
+int undo_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const uint8_t *p = buf;
 	while (len) {
@@ -185,9 +143,9 @@ int rpmemd_undo_create(int dirfd, const char *pool, const uint8_t *uuid,
 		ret = u->fd;
 		goto err;
 	}
-	hdr_encode(u, hdr);
+	undo_hdr_encode(u, hdr);
 	if (ftruncate(u->fd, 0) ||
-	    (ret = pwrite_full(u->fd, hdr, sizeof(hdr), 0)) ||
+	    (ret = undo_pwrite_full(u->fd, hdr, sizeof(hdr), 0)) ||
 	    fdatasync(u->fd) || fsync(dirfd)) {
 		ret = ret ? ret : -errno;
 		goto err_unlink;
@@ -284,7 +242,7 @@ static int rec_read(struct rpmemd_undo *u, uint64_t pos, uint64_t fsize,
 			       r->fpos);
 	if (ret)
 		return ret;
-	if (rec_check(buf, r->off, r->count, u->gen) != r->check)
+	if (undo_rec_check(buf, r->off, r->count, u->gen) != r->check)
 		return -EBADMSG;
 	return 0;
 }
@@ -497,7 +455,7 @@ static int open_hdr(int dirfd, const char *file, int flags,
 		return -EBADMSG;
 	if ((ret = rpmem_pread_full(u->fd, hdr, sizeof(hdr), 0)))
 		return ret;
-	if ((ret = hdr_decode(hdr, u)))
+	if ((ret = undo_hdr_decode(hdr, u)))
 		return ret;
 	ver_decode(hdr, u);
 	return 0;
@@ -606,7 +564,7 @@ int rpmemd_undo_load_salvage(int dirfd, const char *file, const uint8_t *uuid,
 		return ret;
 	}
 	/* a header that checks but is another pool's or generation's */
-	if (!hdr_decode(hdr, u) &&
+	if (!undo_hdr_decode(hdr, u) &&
 	    (u->size != size || memcmp(u->uuid, uuid, 16) || u->gen != gen))
 		u->partial = 1;
 	u->size = size;
@@ -640,7 +598,7 @@ int rpmemd_undo_set_ver(struct rpmemd_undo *u, const struct rpmemd_undo_ver *v)
 	le64_put(t + VER_LEN + 16, u->end);
 	le64_put(t + VER_ALL - 8, XXH3_64bits(t, VER_ALL - 8));
 	/* one write of 72 bytes in one sector: a crash leaves old or new */
-	int ret = pwrite_full(u->fd, t, sizeof(t), H_VER);
+	int ret = undo_pwrite_full(u->fd, t, sizeof(t), H_VER);
 	if (!ret && fdatasync(u->fd))
 		ret = -errno;
 	if (!ret) {
@@ -650,14 +608,14 @@ int rpmemd_undo_set_ver(struct rpmemd_undo *u, const struct rpmemd_undo_ver *v)
 	return ret;
 }
 
-/* rec_data -- the data of record r into buf, checked; 0 or -EIO/-errno */
-static int rec_data(const struct rpmemd_undo *u, const struct undo_rec *r,
-		    uint8_t *buf)
+/* undo_rec_data -- the data of record r into buf, checked; 0 or -EIO/-errno */
+int undo_rec_data(const struct rpmemd_undo *u, const struct undo_rec *r,
+		  uint8_t *buf)
 {
 	size_t len = (size_t)r->count * RPMEMD_UNDO_BS;
 	int ret = rpmem_pread_full(u->fd, buf, len, r->fpos);
 	/* a record that rotted since it was written gives nothing */
-	if (!ret && rec_check(buf, r->off, r->count, u->gen) != r->check)
+	if (!ret && undo_rec_check(buf, r->off, r->count, u->gen) != r->check)
 		ret = -EIO;
 	return ret;
 }
@@ -675,7 +633,7 @@ int rpmemd_undo_overlay(const struct rpmemd_undo *u, uint64_t off,
 		uint64_t rend = r->off + (uint64_t)r->count * RPMEMD_UNDO_BS;
 		if (rend <= off || r->off >= off + len)
 			continue;
-		int ret = rec_data(u, r, tmp);
+		int ret = undo_rec_data(u, r, tmp);
 		if (ret) {
 			*bad = r->off;
 			return ret;
@@ -716,7 +674,7 @@ int rpmemd_undo_overlay_older(const struct rpmemd_undo *u, uint64_t off,
 		if (rend <= off || r->off >= off + len ||
 		    !rec_wanted(r, off, len, filled))
 			continue;
-		int ret = rec_data(u, r, tmp);
+		int ret = undo_rec_data(u, r, tmp);
 		*checked += (uint64_t)r->count * RPMEMD_UNDO_BS;
 		if (ret) {
 			*bad = r->off;
@@ -809,12 +767,13 @@ static int append(struct rpmemd_undo *u, const uint8_t *data, uint64_t b,
 	le32_put(h, REC_MAGIC);
 	le32_put(h + 4, count);
 	le64_put(h + 8, off);
-	uint64_t check = rec_check(data, off, count, u->gen);
+	uint64_t check = undo_rec_check(data, off, count, u->gen);
 	le64_put(h + 16, check);
 	/* data first, then the head that makes the record valid */
-	ret = pwrite_full(u->fd, data, (size_t)len, u->end + RPMEMD_UNDO_REC);
+	ret = undo_pwrite_full(u->fd, data, (size_t)len,
+			       u->end + RPMEMD_UNDO_REC);
 	crash_point("undo-append-data");
-	if (ret || (ret = pwrite_full(u->fd, h, sizeof(h), u->end))) {
+	if (ret || (ret = undo_pwrite_full(u->fd, h, sizeof(h), u->end))) {
 		if (ftruncate(u->fd, (off_t)u->end))
 			WARN("undo journal: cannot cut a failed record off: %s",
 			     strerror(errno));
@@ -896,7 +855,7 @@ int rpmemd_undo_apply(struct rpmemd_undo *u, rpmemd_undo_restore_fn restore,
 		return -ENOMEM;
 	for (size_t i = u->nrec; i-- > 0 && !ret;) {
 		const struct undo_rec *r = &u->rec[i];
-		ret = rec_data(u, r, buf);
+		ret = undo_rec_data(u, r, buf);
 		if (!ret)
 			ret = restore(arg, r->off, buf,
 				      (uint64_t)r->count * RPMEMD_UNDO_BS);
@@ -919,148 +878,11 @@ int rpmemd_undo_unlink(int dirfd, const char *pool)
 	return unlinkat(dirfd, file, 0) && errno != ENOENT ? -errno : 0;
 }
 
-/*
- * mend_mask -- the blocks of record r that are in [off, off + len) and not
- * claimed yet (by an older journal), marked claimed now: their bits in
- * mine (a bit per block of r); how many
- */
-static uint32_t mend_mask(const struct undo_rec *r, uint64_t off, uint64_t len,
-			  uint64_t *claimed, uint64_t *mine)
-{
-	uint64_t base = off / RPMEMD_UNDO_BS;
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < r->count; i++) {
-		uint64_t b = r->off / RPMEMD_UNDO_BS + i;
-		if (b < base || b >= base + len / RPMEMD_UNDO_BS ||
-		    (claimed[(b - base) / 64] & (1ull << ((b - base) % 64))))
-			continue;
-		claimed[(b - base) / 64] |= 1ull << ((b - base) % 64);
-		mine[i / 64] |= 1ull << (i % 64);
-		n++;
-	}
-	return n;
-}
-
-/* plan_add -- the runs of blocks of r marked in mine into the plan */
-static int plan_add(const struct undo_rec *r, const uint64_t *mine,
-		    size_t file, struct rpmemd_undo_patch **plan, size_t *n)
-{
-	for (uint32_t i = 0; i < r->count;) {
-		uint32_t j = i;
-		if (!(mine[i / 64] & (1ull << (i % 64)))) {
-			i++;
-			continue;
-		}
-		while (j < r->count && (mine[j / 64] & (1ull << (j % 64))))
-			j++;
-		void *np = realloc(*plan, (*n + 1) * sizeof(**plan));
-		if (!np)
-			return -ENOMEM;
-		*plan = np;
-		(*plan)[(*n)++] = (struct rpmemd_undo_patch){
-			.file = file,
-			.fpos = r->fpos + (uint64_t)i * RPMEMD_UNDO_BS,
-			.off = r->off + (uint64_t)i * RPMEMD_UNDO_BS,
-			.len = (uint64_t)(j - i) * RPMEMD_UNDO_BS
-		};
-		i = j;
-	}
-	return 0;
-}
-
-/*
- * mend_vouched -- the blocks of r in mine, with data (the pool's
- * [off, ...)), make r check (the rest of r as the file holds it), or
- * vouch says each of those runs is the version's
- */
-static int mend_vouched(const struct rpmemd_undo *u, const struct undo_rec *r,
-			const uint64_t *mine, uint64_t off, const uint8_t *data,
-			uint8_t *tmp, rpmemd_undo_vouch_fn vouch, void *varg)
-{
-	size_t rlen = (size_t)r->count * RPMEMD_UNDO_BS;
-	int ret = rpmem_pread_full(u->fd, tmp, rlen, r->fpos);
-
-	if (ret)
-		return ret;
-	for (uint32_t i = 0; i < r->count; i++)
-		if (mine[i / 64] & (1ull << (i % 64)))
-			memcpy(tmp + (size_t)i * RPMEMD_UNDO_BS,
-			       data + (r->off - off) + (size_t)i * RPMEMD_UNDO_BS,
-			       RPMEMD_UNDO_BS);
-	if (rec_check(tmp, r->off, r->count, u->gen) == r->check)
-		return 0;
-	/* the damage may lie outside what was sent: each block by its own */
-	for (uint32_t i = 0; i < r->count; i++) {
-		uint64_t b = r->off + (uint64_t)i * RPMEMD_UNDO_BS;
-		if ((mine[i / 64] & (1ull << (i % 64))) &&
-		    (!vouch || vouch(varg, b, data + (b - off), RPMEMD_UNDO_BS)))
-			return -EILSEQ;
-	}
-	return 0;
-}
-
-int rpmemd_undo_mend_plan(const struct rpmemd_undo *u, size_t file,
-			  uint64_t off, uint64_t len, const uint8_t *data,
-			  uint64_t *claimed, rpmemd_undo_vouch_fn vouch,
-			  void *varg, uint8_t *tmp,
-			  struct rpmemd_undo_patch **plan, size_t *n,
-			  uint64_t *bad, uint64_t *badlen)
-{
-	uint64_t mine[RPMEMD_UNDO_REC_MAX / RPMEMD_UNDO_BS / 64];
-	int ret = 0;
-
-	if (u->partial) { /* what it holds past a bad head is not known */
-		*bad = off;
-		*badlen = len;
-		return -EBADMSG;
-	}
-	for (size_t i = 0; !ret && i < u->nrec; i++) {
-		const struct undo_rec *r = &u->rec[i];
-		uint64_t rend = r->off + (uint64_t)r->count * RPMEMD_UNDO_BS;
-		if (rend <= off || r->off >= off + len)
-			continue;
-		memset(mine, 0, sizeof(mine));
-		if (!mend_mask(r, off, len, claimed, mine))
-			continue;
-		ret = rec_data(u, r, tmp);
-		if (ret != -EIO) /* it checks: nothing to mend */
-			continue;
-		ret = mend_vouched(u, r, mine, off, data, tmp, vouch, varg);
-		if (!ret)
-			ret = plan_add(r, mine, file, plan, n);
-		if (ret == -EILSEQ) {
-			*bad = r->off;
-			*badlen = (uint64_t)r->count * RPMEMD_UNDO_BS;
-		}
-	}
-	return ret;
-}
-
-int rpmemd_undo_mend_write(int fd, const struct rpmemd_undo_patch *pt,
-			   const uint8_t *data, uint64_t off)
-{
-	const uint8_t *src = data + (pt->off - off);
-	uint64_t half = pt->len / 2;
-	int ret;
-
-	/*
-	 * in place: every byte written is the record's own, so a crash
-	 * leaves each byte old (damaged as before) or right, never worse
-	 */
-	ret = pwrite_full(fd, src, (size_t)half, pt->fpos);
-	crash_point("mend-half");
-	if (!ret)
-		ret = pwrite_full(fd, src + half, (size_t)(pt->len - half),
-				  pt->fpos + half);
-	return ret;
-}
-
 int rpmemd_undo_check(const struct rpmemd_undo *u, uint8_t *tmp,
 		      uint64_t *bad, uint64_t *badlen)
 {
 	for (size_t i = 0; i < u->nrec; i++) {
-		int ret = rec_data(u, &u->rec[i], tmp);
+		int ret = undo_rec_data(u, &u->rec[i], tmp);
 		if (ret) {
 			*bad = u->rec[i].off;
 			*badlen = (uint64_t)u->rec[i].count * RPMEMD_UNDO_BS;
@@ -1068,61 +890,4 @@ int rpmemd_undo_check(const struct rpmemd_undo *u, uint8_t *tmp,
 		}
 	}
 	return 0;
-}
-
-/*
- * hdr_rebuild -- the header of generation gen of the pool (uuid, size)
- * with the source of the damaged header hdr, of length sl, into buf:
- * 1 if it hashes to hdr's own check (the bytes the header had)
- */
-static int hdr_rebuild(const uint8_t *hdr, size_t sl, const uint8_t *uuid,
-		       uint64_t size, uint64_t gen, uint8_t *buf)
-{
-	struct rpmemd_undo u = { .size = size, .gen = gen };
-
-	memcpy(u.uuid, uuid, 16);
-	memcpy(u.source, hdr + H_SOURCE + 2, sl);
-	u.source[sl] = '\0';
-	if (strlen(u.source) != sl)
-		return 0;
-	hdr_encode(&u, buf);
-	return le64_get(buf + H_CHECK) == le64_get(hdr + H_CHECK);
-}
-
-int rpmemd_undo_mend_header(int dirfd, const char *file, const uint8_t *uuid,
-			    uint64_t size, uint64_t gen)
-{
-	uint8_t hdr[RPMEMD_UNDO_HDR], buf[RPMEMD_UNDO_HDR];
-	struct rpmemd_undo u = { .fd = -1 };
-	size_t sl, sl2;
-	int fd, ret, ok;
-
-	if (!rpmem_name_valid(file))
-		return -EINVAL;
-	if ((fd = rpmemd_open_own(dirfd, file, O_RDWR)) < 0)
-		return fd;
-	ret = rpmem_pread_full(fd, hdr, sizeof(hdr), 0);
-	if (!ret && !hdr_decode(hdr, &u)) {
-		close(fd);
-		return 1; /* it checks: nothing to mend */
-	}
-	/* the source's length as its field says, or as its bytes end */
-	sl = le16_get(hdr + H_SOURCE);
-	sl2 = strnlen((const char *)hdr + H_SOURCE + 2, RPMEM_STR_MAX);
-	ok = !ret && ((sl <= RPMEM_STR_MAX &&
-		       hdr_rebuild(hdr, sl, uuid, size, gen, buf)) ||
-		      hdr_rebuild(hdr, sl2, uuid, size, gen, buf));
-	if (!ret && !ok)
-		ret = -EILSEQ;
-	/*
-	 * the header's fields only, up to its check: the trailer beside it
-	 * is not touched; a torn write leaves it damaged as before
-	 */
-	if (!ret)
-		ret = pwrite_full(fd, buf, H_CHECK + 8, 0);
-	crash_point("mend-header");
-	if (!ret && fdatasync(fd))
-		ret = -errno;
-	close(fd);
-	return ret;
 }
