@@ -129,6 +129,14 @@ check-bats: all $(TEST_TOOLS)
 check-vm: all $(TEST_TOOLS) $(B)/tests/pmem_probe
 	tests/vm/run.sh $(VM_SUITES)
 
+# check-vm-cluster -- the bed's Pacemaker + corosync cluster (suite
+# cluster, tests/vm/README.md) in a boot of its own; SUITE_CLUSTER_PARTS
+# picks its tests (default "c a d b"). Not in VM_SUITES while its crash
+# failover fails (no promotion score for a live copy yet): a known
+# failure there would fail every make check
+check-vm-cluster: all $(TEST_TOOLS) $(B)/tests/pmem_probe
+	tests/vm/run.sh cluster
+
 # check-asan -- the unit tests built (in build/asan) and run with
 # AddressSanitizer and UndefinedBehaviorSanitizer: any report fails them
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined

@@ -29,6 +29,9 @@
  *               = "rec<counter>" in one; prints "committed <counter>"
  *               after each has returned
  *   records:until  the same until a line (or the end) on standard input
+ *   pace:US     records after this step sleep US microseconds after each
+ *               transaction (a bounded rate, so that a run left going
+ *               for minutes logs a bounded number of lines)
  *   check       print the counter, and "torn" if a slot disagrees with it
  *   mt:T:N      T threads (at most 16), N transactions each on the
  *               thread's own record (count + 1, echo = count); prints
@@ -96,6 +99,9 @@ static int stdin_ready(void)
 	return poll(&pf, 1, 0) > 0;
 }
 
+/* pace_us -- the pause after each transaction of records (pace:US) */
+static long pace_us;
+
 /*
  * records -- n transactions (n < 0: until stdin_ready) that each say
  * when they have committed
@@ -116,6 +122,8 @@ static int records(PMEMobjpool *pop, struct root *r, long n)
 			return -1;
 		printf("committed %llu\n", (unsigned long long)r->counter);
 		fflush(stdout);
+		if (pace_us > 0)
+			usleep((useconds_t)pace_us);
 	}
 	return 0;
 }
@@ -312,6 +320,8 @@ static int step(PMEMobjpool *pop, struct root *r, const char *s)
 		if (records(pop, r,
 			    strcmp(s + 8, "until") ? atol(s + 8) : -1))
 			return 1;
+	} else if (!strncmp(s, "pace:", 5)) {
+		pace_us = atol(s + 5);
 	} else if (!strcmp(s, "check")) {
 		check(r);
 	} else if (!strncmp(s, "mt:", 3) || !strncmp(s, "mtrec:", 6) ||

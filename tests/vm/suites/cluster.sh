@@ -55,6 +55,9 @@ CL_APPLOG=/var/log/db-app.log
 CL_APPERR=/var/log/db-app.err
 CL_PCMKLOG=/var/log/pacemaker/pacemaker.log
 CL_POOL_BLOCKS=256
+# the tests run, in this order: c (switchover, failback), a (crash
+# failover), d (split brain), b (stale copy)
+CL_PARTS=${SUITE_CLUSTER_PARTS:-c a d b}
 
 # cl_block NAME -- the shell block marked <!-- ha:NAME --> in README.md
 cl_block()
@@ -87,7 +90,7 @@ cl_run()
 			    -e "s/192\\.0\\.2\\.10/$TARGET_IP/g" \
 			    -e "s/192\\.0\\.2\\.11/$INITIATOR_IP/g" \
 			    -e "s|/usr/lib/x86_64-linux-gnu/rpmem/librpmem_preload.so|$RPMEM_BUILD/librpmem_preload.so|" \
-			    -e "s|^exec /usr/bin/myapp \\(.*\\)\$|exec $RPMEM_BUILD/tests/pobj_app \\1 check records:100000000|"
+			    -e "s|^exec /usr/bin/myapp \\(.*\\)\$|exec $RPMEM_BUILD/tests/pobj_app \\1 check pace:50000 records:100000000|"
 	} >"$script"
 	echo "### $(date +%T)" >>"$(vm_log)"
 	tap_check "$VM_ROLE: README block ha:$name runs ($(cl_block "$name" |
@@ -271,7 +274,93 @@ cl_req_promstat()
 {
 	grep 'rpmem: promoted:' "$CL_PCMKLOG" | tail -n 1 \
 		>"$RESULTS/$VM_SUITE.promoted"
-	cp "$CL_APPLOG" "$RESULTS/$VM_SUITE.applog.$(cl_node)"
+	cl_applog >"$RESULTS/$VM_SUITE.applog.$(cl_node)"
+}
+
+# cl_applog -- what the checks read of the application's log: every
+# "counter" line (one per start) and the last lines
+cl_applog()
+{
+	grep '^counter ' "$CL_APPLOG" 2>/dev/null
+	tail -n 100 "$CL_APPLOG" 2>/dev/null
+}
+
+# cl_req_mon -- this node's crm_mon view and its application's logs,
+# to RESULTS (cluster.mon.NODE, cluster.applog.NODE, cluster.apperr.NODE)
+cl_req_mon()
+{
+	cl_mon >"$RESULTS/$VM_SUITE.mon.$(cl_node)"
+	cl_applog >"$RESULTS/$VM_SUITE.applog.$(cl_node)"
+	cp "$CL_APPERR" "$RESULTS/$VM_SUITE.apperr.$(cl_node)" 2>/dev/null
+}
+
+# cl_req_opsync -- the operator's way out when no copy could be promoted
+# after the Promoted node's crash: on that node, its pool file (every
+# write it acknowledged) synced to its own copy, the failures cleared
+cl_req_opsync()
+{
+	tap_check "$(cl_node): the operator syncs the pool file to the local copy (rpmemctl sync)" \
+		"$CL_CTL" sync /var/lib/db/db.obj 127.0.0.1/ha/db
+	crm_resource --cleanup -r db-clone >>"$(vm_log)" 2>&1
+}
+
+# cl_req_cut -- this node's copy cut off from the other node's
+# application: rpmemd's ports (TCP 7636, 7637) and RoCE (UDP 4791) from
+# the peer dropped on eth0; corosync still passes
+cl_req_cut()
+{
+	tap_check "$(cl_node): its rpmemd cut off from $PEER_IP (tc flower drop of TCP 7636/7637 and UDP 4791)" \
+		sh -c "tc qdisc add dev eth0 clsact &&
+		       for f in 'tcp dst_port 7636' 'tcp dst_port 7637' 'udp dst_port 4791'; do
+			tc filter add dev eth0 ingress protocol ip flower src_ip $PEER_IP ip_proto \$f action drop || exit 1
+		       done"
+}
+
+# cl_req_heal -- undo cl_req_cut or cl_part
+cl_req_heal()
+{
+	tc qdisc del dev eth0 clsact 2>>"$(vm_log)"
+}
+
+# cl_req_stalewatch -- on the node left with the stale copy, once the
+# other is gone and Pacemaker settled: is the stale copy promoted?
+# ("promoted", "not-promoted") to RESULTS/cluster.stale
+cl_req_stalewatch()
+{
+	local me peer=node1 v=timeout
+
+	me=$(cl_node)
+	[ "$me" = node1 ] && peer=node2
+	if cl_until 180 sh -c "crm_mon -1 2>/dev/null | grep -q 'OFFLINE: \[ $peer \]'" &&
+	   crm_resource --wait --timeout=240 >>"$(vm_log)" 2>&1; then
+		if cl_mon | grep -q "Promoted: \[ $me \]"; then
+			v=promoted
+		else
+			v=not-promoted
+		fi
+	fi
+	{
+		echo "### stalewatch on $me: $v"
+		cl_mon
+		crm_attribute -N "$me" -n master-db -l reboot -G
+	} >>"$(vm_log)" 2>&1
+	echo "$v" >"$RESULTS/$VM_SUITE.stale"
+}
+
+# cl_req_sbreport -- does this node report the split brain (its
+# application's stderr, the agent's lines, rpmemd's log)? "yes" or "no"
+# to RESULTS/cluster.sb.NODE, waiting up to 120 s
+cl_req_sbreport()
+{
+	local v=no
+
+	if cl_until 120 sh -c "grep -Eqi 'split[ -]brain' '$CL_APPERR' /var/log/rpmemd.log \
+		'$CL_PCMKLOG' 2>/dev/null"; then
+		v=yes
+	fi
+	grep -Ehi 'split[ -]brain' "$CL_APPERR" /var/log/rpmemd.log "$CL_PCMKLOG" \
+		2>/dev/null | tail -n 5 >>"$(vm_log)"
+	echo "$v" >"$RESULTS/$VM_SUITE.sb.$(cl_node)"
 }
 
 # --- target (node1) -------------------------------------------------------
@@ -283,7 +372,8 @@ cl_serve()
 
 	while [ ! -e "$sync/$VM_SUITE.initiator.__done" ] &&
 	      [ ! -e "$sync/initiator.abort" ]; do
-		for req in crash revive promstat; do
+		for req in crash revive promstat mon opsync cut heal \
+			   stalewatch sbreport filecount; do
 			if [ -e "$sync/$VM_SUITE.initiator.req-$req" ]; then
 				rm -f "$sync/$VM_SUITE.initiator.req-$req"
 				"cl_req_$req"
@@ -373,8 +463,70 @@ target_post()
 # cl_ask NAME [SECS] -- have node1 do NAME, wait until it did
 cl_ask()
 {
+	rm -f "$RESULTS/.sync/$VM_SUITE.target.rep-$1"
 	vm_signal "req-$1"
 	vm_wait "rep-$1" "${2:-$VM_WAIT_TIMEOUT}"
+}
+
+# cl_part NAME -- true if test NAME is in SUITE_CLUSTER_PARTS
+cl_part()
+{
+	[[ " $CL_PARTS " == *" $1 "* ]]
+}
+
+# cl_on NODE REQ -- request REQ run on NODE (here, or asked of node1)
+cl_on()
+{
+	if [ "$1" = "$(cl_node)" ]; then
+		"cl_req_$2"
+	else
+		cl_ask "$2"
+	fi
+}
+
+# cl_other NODE -- the other node
+cl_other()
+{
+	[ "$1" = node1 ] && echo node2 || echo node1
+}
+
+# cl_ip NODE -- its address
+cl_ip()
+{
+	[ "$1" = node1 ] && echo "$TARGET_IP" || echo "$INITIATOR_IP"
+}
+
+# cl_mon_of NODE -- NODE's own crm_mon view
+cl_mon_of()
+{
+	cl_on "$1" mon >/dev/null
+	cat "$RESULTS/$VM_SUITE.mon.$1"
+}
+
+# cl_log_of NODE -- a copy of NODE's application log (stdout), fresh
+cl_log_of()
+{
+	cl_on "$1" mon >/dev/null
+	echo "$RESULTS/$VM_SUITE.applog.$1"
+}
+
+# cl_ncounters NODE -- how many times NODE's application started (its
+# "counter" lines)
+cl_ncounters()
+{
+	grep -c '^counter ' "$(cl_log_of "$1")"
+}
+
+# cl_new_start NODE N -- NODE's application started more than N times
+cl_new_start()
+{
+	[ "$(cl_ncounters "$1")" -gt "$2" ]
+}
+
+# cl_committed_ge NODE N -- NODE's application committed transaction N
+cl_committed_ge()
+{
+	[ "$(cl_last_committed "$(cl_log_of "$1")")" -ge "$2" ] 2>/dev/null
 }
 
 # cl_move DESC NODE -- the Promoted role moved to NODE (crm_resource
@@ -437,7 +589,7 @@ cl_app_committed()
 # cl_crash -- a: node1 crashes; node2 promoted, every acknowledged write
 cl_crash()
 {
-	local acked counter n
+	local acked counter n n0
 
 	# the application has written for a while (node1's log via promstat)
 	for ((n = 0; n < 60; n++)); do
@@ -445,11 +597,12 @@ cl_crash()
 		sleep 2
 	done
 	tap_diag "node1's application has committed $(cl_app_committed node1) transactions"
+	n0=$(cl_ncounters node2)
 	cl_ask crash
 	acked=$(cat "$RESULTS/$VM_SUITE.acked" 2>/dev/null)
 	if cl_until 180 cl_running_on node2; then
 		tap_ok "a: after node1's crash Pacemaker promotes node2 (its copy acknowledged every write) and starts the application there"
-		cl_until 60 sh -c "grep -q '^counter ' '$CL_APPLOG'"
+		cl_until 120 cl_new_start node2 "$n0"
 		counter=$(cl_counter "$CL_APPLOG")
 		tap_diag "node1 logged transaction ${acked:-?} as its last acknowledged; node2's application found counter ${counter:-?}"
 		cl_is "a: node2's application finds every transaction node1 acknowledged (counter >= last acknowledged)" \
@@ -468,16 +621,18 @@ cl_crash()
 # failback pulls only what differs into node1's (older) file
 cl_switch()
 {
-	local k m line d
+	local k m line d n0
 
 	cl_move "c: switchover (crm_resource --move): db-clone Promoted on node2, the application there" \
 		node2 || return 1
 	cl_until 120 sh -c "[ \"\$(sed -n 's/^committed //p' '$CL_APPLOG' | wc -l)\" -ge 10 ]"
 	# node2's application stops, demote syncs its file to both copies,
 	# node1 promotes its copy into its own (older) file
+	n0=$(cl_ncounters node1)
 	cl_move "c: failback (crm_resource --move): db-clone Promoted on node1 again, the application there" \
 		node1 || return 1
 	k=$(cl_last_committed "$CL_APPLOG")
+	cl_until 120 cl_new_start node1 "$n0"
 	cl_ask promstat
 	m=$(cl_counter "$RESULTS/$VM_SUITE.applog.node1")
 	tap_diag "node2 logged transaction ${k:-?} as its last committed; node1's application found counter ${m:-?}"
@@ -515,6 +670,164 @@ cl_return()
 	cl_diag
 }
 
+# cl_recover -- no failover happened (a failed): the operator brings
+# node1's pool file to its own copy, and Pacemaker promotes node1 again
+cl_recover()
+{
+	local k m n0
+
+	n0=$(cl_ncounters node1)
+	cl_on node1 opsync
+	if cl_until 300 cl_running_on node1; then
+		tap_ok "after the operator's sync Pacemaker promotes node1 again and starts the application there"
+	else
+		tap_not_ok "after the operator's sync Pacemaker promotes node1 again and starts the application there"
+		cl_diag
+		return 1
+	fi
+	cl_until 120 cl_new_start node1 "$n0"
+	m=$(cl_counter "$(cl_log_of node1)")
+	k=$(cat "$RESULTS/$VM_SUITE.acked" 2>/dev/null)
+	cl_is "node1's restarted application finds every transaction it acknowledged before its crash" \
+		"$([ -n "$k" ] && [ "${m:-0}" -ge "$k" ] && echo yes)" yes
+}
+
+# cl_ready -- a Promoted node with its application: its name in CL_P
+cl_ready()
+{
+	cl_one_promoted && cl_running_on "$CL_P"
+}
+
+# cl_both_primaries S -- S (cut off from the other) promoted its copy and
+# runs the application too, in its own view
+cl_both_primaries()
+{
+	local m
+
+	m=$(cl_mon_of "$1")
+	grep -q "Promoted: \\[ $1 \\]" <<<"$m" &&
+		grep -Eq "\\bapp\\b.*Started $1" <<<"$m"
+}
+
+# cl_req_filecount -- the counter in this node's pool file (a copy of it
+# opened by pobj_app, without the preload library) to RESULTS
+cl_req_filecount()
+{
+	cp /var/lib/db/db.obj /tmp/cluster.check.obj &&
+		"$RPMEM_BUILD/tests/pobj_app" /tmp/cluster.check.obj check \
+		>"$RESULTS/$VM_SUITE.fc.$(cl_node)" 2>>"$(vm_log)"
+	rm -f /tmp/cluster.check.obj
+}
+
+# cl_splitbrain -- d: a partition; both sides promoted is a split brain,
+# refused (no copy overwritten) and reported on both sides after the heal
+cl_splitbrain()
+{
+	local p s n ap as two=no x a c
+
+	if ! cl_ready; then
+		tap_not_ok "d: split brain: needs a Promoted node with its application (none)"
+		return 1
+	fi
+	p=$CL_P s=$(cl_other "$CL_P")
+	tap_check "d: partition: node2's eth0 drops every packet both ways (tc matchall)" \
+		sh -c 'tc qdisc add dev eth0 clsact &&
+		       tc filter add dev eth0 ingress matchall action drop &&
+		       tc filter add dev eth0 egress matchall action drop'
+	if cl_until 240 cl_both_primaries "$s"; then
+		two=yes
+		tap_ok "d: during the partition $s promotes its copy too and starts the application: two primaries"
+		n=$(cl_last_committed "$(cl_log_of "$s")")
+		cl_until 120 cl_committed_ge "$s" $((${n:-0} + 5))
+	else
+		tap_not_ok "d: during the partition $s promotes its copy too and starts the application: two primaries"
+		cl_mon_of "$s" >>"$(vm_log)"
+	fi
+	ap=$(cl_last_committed "$(cl_log_of "$p")")
+	as=$(cl_last_committed "$(cl_log_of "$s")")
+	cl_req_heal
+	tap_diag "at the heal: $p's application had committed ${ap:-none}, $s's ${as:-none}"
+	if ! tap_check "d: after the heal both nodes are online again (crm_mon)" \
+		cl_until 300 cl_online; then
+		cl_diag
+		return 1
+	fi
+	crm_resource --wait --timeout=300 >>"$(vm_log)" 2>&1
+	cl_diag
+	[ "$two" = yes ] || return 1
+	cl_is "d: after the heal one node is Promoted" \
+		"$(cl_promoted | wc -w)" 1
+	cl_on node1 sbreport
+	cl_on node2 sbreport
+	cl_is "d: the split brain is reported on both sides (application, agent or rpmemd log)" \
+		"$(cat "$RESULTS/$VM_SUITE.sb.node1") $(cat "$RESULTS/$VM_SUITE.sb.node2")" \
+		"yes yes"
+	for x in "$p:$ap" "$s:$as"; do
+		a=${x#*:}
+		cl_on "${x%%:*}" filecount
+		c=$(cl_counter "$RESULTS/$VM_SUITE.fc.${x%%:*}")
+		cl_is "d: nothing overwritten: ${x%%:*}'s pool file still holds its acknowledged transactions (counter ${c:-?} >= ${a:-?})" \
+			"$([ -n "$a" ] && [ "${c:-0}" -ge "$a" ] && echo yes)" yes
+	done
+}
+
+# cl_degraded P S -- P's application left S's copy behind (a degraded:
+# line more than CL_DEG0)
+cl_degraded()
+{
+	[ "$(cl_ndegraded "$1" "$2")" -gt "$CL_DEG0" ] ||
+		{ cl_on "$1" mon >/dev/null; false; }
+}
+
+# cl_ndegraded P S -- how many degraded: lines P's application printed
+# for S's copy (its stderr as of the last cl_on P mon)
+cl_ndegraded()
+{
+	grep -c "degraded: .*$(cl_ip "$2")" "$RESULTS/$VM_SUITE.apperr.$1" 2>/dev/null
+}
+
+# cl_stale -- b: S's copy cut off, then P crashes: S is never promoted;
+# P, back, is promoted with every acknowledged transaction
+cl_stale()
+{
+	local p s n k m n0
+
+	if ! cl_ready; then
+		tap_not_ok "b: stale copy: needs a Promoted node with its application (none)"
+		return 1
+	fi
+	p=$CL_P s=$(cl_other "$CL_P")
+	cl_on "$p" mon
+	CL_DEG0=$(cl_ndegraded "$p" "$s")
+	cl_on "$s" cut
+	if cl_until 240 cl_degraded "$p" "$s"; then
+		tap_ok "b: $p's application goes on without $s's copy (degraded:)"
+	else
+		tap_not_ok "b: $p's application goes on without $s's copy (degraded:)"
+	fi
+	n=$(cl_last_committed "$(cl_log_of "$p")")
+	cl_until 120 cl_committed_ge "$p" $((${n:-0} + 10))
+	tap_diag "$p committed ${n:-?} when $s's copy fell behind, $(cl_last_committed "$(cl_log_of "$p")") before its crash"
+	cl_on "$p" crash
+	k=$(cat "$RESULTS/$VM_SUITE.acked" 2>/dev/null)
+	cl_on "$s" heal
+	cl_on "$s" stalewatch
+	cl_is "b: the stale copy on $s (cut off, then the primary crashed) is never promoted" \
+		"$(cat "$RESULTS/$VM_SUITE.stale")" not-promoted
+	n0=$(cl_ncounters "$p")
+	cl_on "$p" revive
+	if cl_until 300 cl_running_on "$p"; then
+		tap_ok "b: $p, back, is promoted again and its application runs"
+		cl_until 120 cl_new_start "$p" "$n0"
+		m=$(cl_counter "$(cl_log_of "$p")")
+		cl_is "b: $p's application finds every transaction it acknowledged (counter ${m:-?} >= ${k:-?})" \
+			"$([ -n "$k" ] && [ "${m:-0}" -ge "$k" ] && echo yes)" yes
+	else
+		tap_not_ok "b: $p, back, is promoted again and its application runs"
+		cl_diag
+	fi
+}
+
 initiator_main()
 {
 	local failed_over=no
@@ -545,9 +858,14 @@ initiator_main()
 	cl_run start-nosystemd
 	vm_signal started
 	if vm_wait resources 600 && cl_first; then
-		cl_switch
-		cl_crash && failed_over=yes
-		cl_return "$failed_over"
+		cl_part c && cl_switch
+		if cl_part a; then
+			cl_crash && failed_over=yes
+			cl_return "$failed_over" &&
+				{ [ "$failed_over" = yes ] || cl_recover; }
+		fi
+		cl_part d && cl_splitbrain
+		cl_part b && cl_stale
 	fi
 	cl_diag
 	cp "$CL_PCMKLOG" "$RESULTS/$VM_SUITE.pacemaker.node2.log" 2>/dev/null
