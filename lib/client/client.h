@@ -110,6 +110,15 @@ struct rpmemctl_session {
  */
 int client_read_damaged(struct rpmemctl_session *s, int ret);
 
+/*
+ * client_read_check -- before a read of [off, off + len) through a data
+ * plane that bypasses rpmemd (RDMA; every transport with RPMEM_READ_SCRUB=1
+ * in the environment), a SCRUB of the pieces it covers: 0 to read them
+ * (intact, unverifiable, or damaged and taken as it is, the session's
+ * callback told), -EILSEQ naming the damaged ranges, or -errno
+ */
+int client_read_check(struct rpmemctl_pool *p, uint64_t off, uint64_t len);
+
 /* a reply owed to a later read: awaited, arrived, or nobody's any more */
 struct client_owed {
 	uint32_t id;

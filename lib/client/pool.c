@@ -584,6 +584,8 @@ static int pool_read(struct rpmemctl_pool *pool, void *dst,
 		return 0;
 	if (!dst)
 		return -EINVAL;
+	if ((ret = client_read_check(pool, offset, len)))
+		return ret;
 	ret = pool->xport->ops->read(pool->xport, offset, dst, len);
 	return xport_err(pool, "read", ret);
 }

@@ -4,6 +4,9 @@
  * compares it with the hashes it recorded at its last commit
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "client.h"
 #include "util.h"
@@ -118,6 +121,127 @@ static int pool_scrub(struct rpmemctl_pool *p, uint64_t version,
 		return ret;
 	run_flush(&run);
 	return run.result;
+}
+
+/* most damaged ranges a refused read names, as rpmemd's READ check */
+#define READ_RANGES_MAX 8
+
+/* the damaged runs a read check found, named as rpmemd's READ check does */
+struct read_runs {
+	uint64_t off, end; /* the run under way, [off, end) */
+	unsigned runs;
+	size_t n;
+	char text[RPMEM_MSG_MAX / 2];
+};
+
+/* runs_flush -- name the run under way, if any */
+static void runs_flush(struct read_runs *r)
+{
+	if (r->end == r->off)
+		return;
+	if (++r->runs <= READ_RANGES_MAX && r->n < sizeof(r->text))
+		r->n += (size_t)snprintf(r->text + r->n,
+					 sizeof(r->text) - r->n,
+					 "%s0x%llx length %llu",
+					 r->runs > 1 ? ", " : "",
+					 (unsigned long long)r->off,
+					 (unsigned long long)(r->end - r->off));
+	r->off = r->end = 0;
+}
+
+/* runs_add -- the piece [off, end) is damaged */
+static void runs_add(struct read_runs *r, uint64_t off, uint64_t end)
+{
+	if (r->end != r->off && r->end == off) {
+		r->end = end;
+		return;
+	}
+	runs_flush(r);
+	r->off = off;
+	r->end = end;
+}
+
+/*
+ * read_check_chunk -- one SCRUB of count pieces from off, its damaged
+ * pieces into r (unverified pieces are read as they are: what the target
+ * cannot compare it sends unchecked over TCP too)
+ */
+static int read_check_chunk(struct rpmemctl_pool *p, uint64_t off,
+			    uint32_t count, struct read_runs *r)
+{
+	struct rpmemctl_session *s = p->sess;
+	struct rpmem_msg_scrub m = { .handle = p->handle, .offset = off,
+				     .count = count };
+	struct rpmem_msg_scrub_reply rep;
+	uint8_t buf[32];
+	size_t rlen;
+	int len = rpmem_scrub_encode(buf, sizeof(buf), &m);
+	int ret = len < 0 ? len :
+			    client_call(s, RPMEM_MSG_SCRUB, buf, (size_t)len,
+					RPMEM_MSG_SCRUB_REPLY, &rlen);
+
+	if (ret)
+		return ret;
+	if (rpmem_scrub_reply_decode(s->rbuf, rlen, &rep) ||
+	    rep.count != count)
+		return client_bad_reply(s, RPMEM_MSG_SCRUB_REPLY);
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t o = off + (uint64_t)i * RPMEM_HASH_PIECE;
+		uint64_t e = p->size - o < RPMEM_HASH_PIECE ?
+				     p->size :
+				     o + RPMEM_HASH_PIECE;
+		if (rep.pieces[i] == RPMEM_SCRUB_DAMAGED)
+			runs_add(r, o, e);
+	}
+	return 0;
+}
+
+/* read_check_wanted -- whether reads of p are checked here */
+static int read_check_wanted(const struct rpmemctl_pool *p)
+{
+	const char *e = getenv("RPMEM_READ_SCRUB");
+	uint32_t caps = p->sess->caps;
+
+	/* a target that checks its READs keeps the record SCRUB compares */
+	if (!(caps & RPMEM_CAP_DAMAGE) || !(caps & RPMEM_CAP_SCRUB))
+		return 0;
+	return p->xport->type != RPMEM_XPORT_TCP || (e && !strcmp(e, "1"));
+}
+
+int client_read_check(struct rpmemctl_pool *p, uint64_t off, uint64_t len)
+{
+	struct rpmemctl_session *s = p->sess;
+	uint64_t step = (uint64_t)RPMEM_MAX_SCRUB_PIECES * RPMEM_HASH_PIECE;
+	uint64_t at = off / RPMEM_HASH_PIECE * RPMEM_HASH_PIECE;
+	uint64_t end = off + len;
+	struct read_runs *r;
+	int ret = 0;
+
+	if (!len || !read_check_wanted(p))
+		return 0;
+	if (!(r = calloc(1, sizeof(*r))))
+		return -ENOMEM;
+	for (; at < end && !ret; at += step) {
+		uint64_t left = end - at;
+		uint32_t count = left >= step ? RPMEM_MAX_SCRUB_PIECES :
+				 (uint32_t)((left + RPMEM_HASH_PIECE - 1) /
+					    RPMEM_HASH_PIECE);
+		ret = read_check_chunk(p, at, count, r);
+	}
+	runs_flush(r);
+	if (!ret && r->runs) {
+		if (r->runs > READ_RANGES_MAX && r->n < sizeof(r->text))
+			snprintf(r->text + r->n, sizeof(r->text) - r->n,
+				 " and %u more ranges",
+				 r->runs - READ_RANGES_MAX);
+		client_seterr(s, "pool '%s' is damaged at %s: its data is not as recorded at its last commit (rpmemctl scrub); the read is refused (read it with --force to take the data as it is, or repair it with a sync from a good copy)",
+			      p->name, r->text);
+		ret = client_read_damaged(s, -EILSEQ) ? 0 : -EILSEQ;
+		if (!ret)
+			s->errmsg[0] = '\0';
+	}
+	free(r);
+	return ret;
 }
 
 /* repair_chunk -- one REPAIR of n bytes at off */

@@ -248,6 +248,26 @@ interrupted() {
 	[ "$status" -eq 2 ]
 }
 
+@test "RPMEM_READ_SCRUB=1 drives the RDMA path's check over tcp: a pull has rpmemd SCRUB its pieces before it reads them, refused naming the range with no READ sent for it; --force delivers" {
+	flip_mapped "$R1/p" $((1048576 + 4095))
+	cp "$W/src" "$W/local"
+	poke "$W/local" $((1048576 + 1))
+	cp "$W/local" "$W/local.before"
+	RPMEM_READ_SCRUB=1 rc sync --pull "$W/local" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"pool 'p' is damaged at 0x100000 length 4096"* ]]
+	cmp "$W/local.before" "$W/local"
+	[ "$(damaged_bytes)" -eq 4096 ]
+	# the SCRUB found it: rpmemd refused no READ (its check of READs)
+	! grep "a read of .* refused: damaged" "$DLOG"
+	RPMEM_READ_SCRUB=1 rc sync --pull --force "$W/local" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"read as it is (--force): pool 'p' is damaged at 0x100000 length 4096"* ]]
+	cmp "$W/local" "$R1/p"
+}
+
 @test "a restore --at of a version whose block in the current image is damaged is refused naming the range; --force restores it with a warning" {
 	stop_daemon
 	sed -i 's|type = "dir"; path = "\([^"]*\)"; }|type = "dir"; path = "\1"; versions = "all"; }|' "$CONF"

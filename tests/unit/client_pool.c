@@ -549,6 +549,69 @@ static void rpmemctl_pool_scrub__ranges_merged_across_requests_in_order(
 	env_stop(&e);
 }
 
+/* damaged_cb -- record the message of damaged data taken as it is */
+static void damaged_cb(const char *message, void *arg)
+{
+	snprintf(arg, 512, "%s", message);
+}
+
+/*
+ * A read through a data plane that bypasses rpmemd (RDMA) is checked by
+ * a SCRUB of its pieces first; RPMEM_READ_SCRUB=1 drives the same path
+ * over tcp (the fake target does not check its READs itself)
+ */
+static void rpmemctl_pool_read__scrub_check_refuses_damaged_pieces(
+	void **state)
+{
+	(void)state;
+	struct fake_target_opts o = { .caps = RPMEM_CAP_SCRUB |
+					      RPMEM_CAP_DAMAGE,
+				      .size = 65 * MIB,
+				      .state = RPMEM_POOL_CONSISTENT,
+				      .generation = 3 };
+	struct env e;
+	char msg[512] = "";
+	uint8_t *buf = malloc(66 * MIB);
+	assert_non_null(buf);
+	setenv("RPMEM_READ_SCRUB", "1", 1);
+	env_open(&e, &o, RPMEMCTL_OPEN_RDONLY);
+	uint8_t *mem = fake_target_pool(e.ft);
+	/* damaged: 8 KiB at 8 KiB, and a piece past the first SCRUB */
+	mem[8192] = mem[12288] = RPMEM_SCRUB_DAMAGED;
+	mem[64 * MIB + 4096] = RPMEM_SCRUB_DAMAGED;
+	memset(buf, 0xa5, 66 * MIB);
+	/* a read of part of a damaged piece: refused, nothing read */
+	assert_int_equal(rpmemctl_pool_read(e.p, buf, 9000, 100), -EILSEQ);
+	assert_non_null(strstr(rpmemctl_session_errmsg(e.s),
+			       "pool 'p1' is damaged at 0x2000 length 4096:"));
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 0);
+	assert_int_equal(buf[0], 0xa5);
+	/* across the boundary of two SCRUB requests: both ranges named */
+	assert_int_equal(rpmemctl_pool_read(e.p, buf, 4096, 65 * MIB - 4096),
+			 -EILSEQ);
+	assert_non_null(strstr(rpmemctl_session_errmsg(e.s),
+			       "damaged at 0x2000 length 8192, 0x4001000 length 4096:"));
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SCRUB), 3);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 0);
+	/* intact pieces are read */
+	assert_int_equal(rpmemctl_pool_read(e.p, buf, 16384, 4096), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 1);
+	/* taken as it is: read, and the callback names the ranges */
+	rpmemctl_session_read_damaged(e.s, 1, damaged_cb, msg);
+	assert_int_equal(rpmemctl_pool_read(e.p, buf, 8192, 4096), 0);
+	assert_non_null(strstr(msg, "pool 'p1' is damaged at 0x2000 length 4096:"));
+	assert_int_equal(buf[0], RPMEM_SCRUB_DAMAGED);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_READ), 2);
+	/* without it, over tcp, the target checks READs itself */
+	unsetenv("RPMEM_READ_SCRUB");
+	rpmemctl_session_read_damaged(e.s, 0, NULL, NULL);
+	unsigned scrubs = fake_target_count(e.ft, RPMEM_MSG_SCRUB);
+	assert_int_equal(rpmemctl_pool_read(e.p, buf, 8192, 4096), 0);
+	assert_int_equal(fake_target_count(e.ft, RPMEM_MSG_SCRUB), scrubs);
+	free(buf);
+	env_stop(&e);
+}
+
 static void rpmemctl_pool_scrub__older_target_is_enotsup_nothing_sent(
 	void **state)
 {
@@ -628,6 +691,8 @@ int main(void)
 		cmocka_unit_test(
 			rpmemctl_pool_scrub__older_target_is_enotsup_nothing_sent),
 		cmocka_unit_test(rpmemctl_pool_scrub__lying_replies_are_errors),
+		cmocka_unit_test(
+			rpmemctl_pool_read__scrub_check_refuses_damaged_pieces),
 	};
 	return cmocka_run_group_tests_name("client_pool", tests, NULL, NULL);
 }
