@@ -309,6 +309,46 @@ static void links__a_stalled_target_is_kicked_out(void **state)
 	env_stop(&e);
 }
 
+static void links__a_log_is_cleared_as_its_target_acknowledges(void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	for (unsigned x = 0; x < 10; x++)
+		assert_int_equal(persist(&e, x * EXT, 4 * KIB, (uint8_t)x), 0);
+	/*
+	 * every target acknowledged them: a later persist clears each log
+	 * (at most once a second), which then marks only what came since
+	 * (before, the log kept all ten until the next push)
+	 */
+	for (int t = 0; t < 300 && rpmemctl_dirtylog_count(e.log[2]) > 1;
+	     t++) {
+		usleep(10000);
+		assert_int_equal(persist(&e, 15 * EXT, 4 * KIB, 1), 0);
+	}
+	assert_true(rpmemctl_dirtylog_count(e.log[2]) <= 1);
+	/* target 2 misses two extents */
+	fake_target_set_down(e.ft[2], 1);
+	assert_int_equal(persist(&e, 11 * EXT, 4 * KIB, 2), 0);
+	assert_int_equal(persist(&e, 12 * EXT, 4 * KIB, 3), 0);
+	assert_true(rpmemctl_dirtylog_count(e.log[2]) >= 2);
+	/* back: its resync sends those (and the one of the loop), no more */
+	fake_target_set_down(e.ft[2], 0);
+	uint64_t w0 = fake_target_written(e.ft[2], 0, SIZE);
+	for (int t = 0; t < 3000 && rpmemctl_links_holding(e.set) < N; t++) {
+		usleep(10000);
+		assert_int_equal(rpmemctl_links_drain(e.set), 0);
+	}
+	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	uint64_t w = fake_target_written(e.ft[2], 0, SIZE) - w0;
+	assert_true(w > 0 && w <= 3 * EXT);
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
+	env_stop(&e);
+}
+
 static void links__below_k_fail_stop_fails_for_good(void **state)
 {
 	(void)state;
@@ -1166,6 +1206,8 @@ int main(void)
 		  links__k2_goes_on_without_one_and_resyncs_its_extents),
 		cmocka_unit_test(links__a_drain_does_not_wait_for_the_slowest),
 		cmocka_unit_test(links__a_stalled_target_is_kicked_out),
+		cmocka_unit_test(
+			links__a_log_is_cleared_as_its_target_acknowledges),
 		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),
