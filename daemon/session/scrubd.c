@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * scrubd.c -- scheduled scrubs: a region with scrub_interval has rpmemd
- * scrub each of its consistent pools that often, as rpmemctl scrub does,
- * and say what it found in events and its log
+ * scrub each of its consistent pools and their versions' records that
+ * often, as rpmemctl scrub does, and say what it found in events and its
+ * log
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +18,7 @@
 #include "scrubd.h"
 #include "session_int.h"
 #include "util.h"
+#include "versions.h"
 
 /* how often the thread looks at the regions' schedules */
 #define SCRUBD_TICK_MS 1000
@@ -53,6 +55,8 @@ static int stopping(struct rpmemd_scrubd *d)
 struct scrubd_result {
 	uint64_t damaged, unverified, checked; /* bytes; checked: compared */
 	int cut;			       /* the daemon stopped first */
+	unsigned vbad;			       /* damaged versions */
+	char vlist[128];		       /* their generations, named */
 };
 
 /* count -- the verdicts of count pieces from off into res */
@@ -110,6 +114,63 @@ static int scrub_pool(struct rpmemd_scrubd *d, struct rpmemd_pool *p,
 	return ret;
 }
 
+/* version_bad -- version gen of p is damaged (text): log, event, count */
+static void version_bad(struct rpmemd_scrubd *d, struct rpmemd_pool *p,
+			uint64_t gen, const char *text,
+			struct scrubd_result *res)
+{
+	size_t n = strlen(res->vlist);
+
+	WARN("region '%s': scheduled scrub: %s", p->region->cfg.name, text);
+	rpmemd_damage_event(&d->self, p, text);
+	if (n < sizeof(res->vlist))
+		snprintf(res->vlist + n, sizeof(res->vlist) - n, "%s%llu",
+			 res->vbad ? ", " : "", (unsigned long long)gen);
+	res->vbad++;
+}
+
+/*
+ * scrub_versions -- the versions of p, as rpmemctl scrub has them checked
+ * (VERSIONS with RPMEM_VERSIONS_LIST_CHECK): one whose journal does not
+ * load, or one of whose records does not check (each read in a hashing
+ * slot), is logged and announced, naming the version
+ */
+static void scrub_versions(struct rpmemd_scrubd *d, struct rpmemd_pool *p,
+			   struct scrubd_result *res)
+{
+	char text[RPMEM_STR_MAX + 1];
+	struct rpmemd_version *v = NULL;
+	struct rpmemd_meta m;
+	size_t n = 0;
+
+	rpmemd_pool_get_meta(p, &m);
+	if (rpmemd_versions_list(p->region, p->name, &m, &v, &n))
+		return;
+	for (size_t i = 0; i < n && !stopping(d); i++) {
+		uint64_t bad = 0, len = 0;
+		int ret = 0;
+		if (v[i].damaged) {
+			snprintf(text, sizeof(text),
+				 "version %llu of pool '%s' is damaged: its journal does not load (kept; scrub --repair heals it)",
+				 (unsigned long long)v[i].gen, p->name);
+			version_bad(d, p, v[i].gen, text, res);
+			continue;
+		}
+		rpmemd_hash_enter(&d->self);
+		ret = rpmemd_version_check(p->region, p->name, &m, v[i].gen,
+					   &bad, &len);
+		rpmemd_hash_leave(&d->self);
+		if (ret != -EIO)
+			continue;
+		snprintf(text, sizeof(text),
+			 "version %llu of pool '%s' is damaged at 0x%llx length %llu: a record of its journal does not check (kept; scrub --repair from another copy heals it)",
+			 (unsigned long long)v[i].gen, p->name,
+			 (unsigned long long)bad, (unsigned long long)len);
+		version_bad(d, p, v[i].gen, text, res);
+	}
+	free(v);
+}
+
 /* scrubbed -- the event and log line of a pool's scheduled scrub */
 static void scrubbed(struct rpmemd_scrubd *d, struct rpmemd_region *r,
 		     struct rpmemd_pool *p, const struct scrubd_result *res)
@@ -120,6 +181,12 @@ static void scrubbed(struct rpmemd_scrubd *d, struct rpmemd_region *r,
 		snprintf(text, sizeof(text),
 			 "scheduled scrub of pool '%s' cut short: the daemon is stopping",
 			 p->name);
+	else if (res->vbad)
+		snprintf(text, sizeof(text),
+			 "scheduled scrub of pool '%s': %llu bytes checked, %llu damaged, %llu unverified; damaged versions: %.60s (kept; scrub --repair heals them)",
+			 p->name, (unsigned long long)res->checked,
+			 (unsigned long long)res->damaged,
+			 (unsigned long long)res->unverified, res->vlist);
 	else
 		snprintf(text, sizeof(text),
 			 "scheduled scrub of pool '%s': %llu bytes checked, %llu damaged, %llu unverified%s",
@@ -129,8 +196,8 @@ static void scrubbed(struct rpmemd_scrubd *d, struct rpmemd_region *r,
 			 res->damaged ? " (listed damaged: a sync or scrub --repair from a good copy repairs it)" :
 			 res->unverified ? "" :
 					   ": clean");
-	rpmem_log(res->damaged ? LOG_WARNING : LOG_INFO, "region '%s': %s",
-		  r->cfg.name, text);
+	rpmem_log(res->damaged || res->vbad ? LOG_WARNING : LOG_INFO,
+		  "region '%s': %s", r->cfg.name, text);
 	rpmemd_damage_event(&d->self, p, text);
 }
 
@@ -158,11 +225,14 @@ static void scrub_region(struct rpmemd_scrubd *d, struct rpmemd_region *r)
 			     r->cfg.name, v[i].name, err);
 			continue;
 		}
-		if (scrub_pool(d, p, &res))
+		if (scrub_pool(d, p, &res)) {
 			WARN("region '%s': scheduled scrub of pool '%s' failed: out of memory",
 			     r->cfg.name, p->name);
-		else
+		} else {
+			if (!res.cut)
+				scrub_versions(d, p, &res);
 			scrubbed(d, r, p, &res);
+		}
 		rpmemd_pool_close(&p, RPMEM_OPEN_RO, d->self.id);
 	}
 	free(v);

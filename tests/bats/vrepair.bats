@@ -257,3 +257,25 @@ damaged() {
 	[ "$(json '[.versions[] | select(.damaged) | .generation] | join(",")')" = 3 ]
 	restores 1 2 3
 }
+
+@test "scrub_interval checks the versions' records too: a flipped byte in version 3's data is logged and announced naming the version and the record; healed, the next scheduled scrub is clean" {
+	stop_daemon
+	sed -i 's|versions = "all"; }|versions = "all"; scrub_interval = "1s"; }|' "$CONF"
+	grep -q 'scrub_interval = "1s"' "$CONF"
+	start_daemon
+	subscribe "$W/ev" "$T"
+	poke "$V3" $((REC + 100))
+	alive_until "$EPID" grep -q "damaged versions: 3 (kept; scrub --repair heals them)" "$W/ev"
+	kill "$EPID"
+	grep -q "version 3 of pool 'p' is damaged at $BAD: a record of its journal does not check" "$W/ev"
+	grep -q "scheduled scrub: version 3 of pool 'p' is damaged at $BAD: a record of its journal does not check" "$DLOG"
+	grep -q "scheduled scrub of pool 'p': .* 0 damaged, 0 unverified; damaged versions: 3" "$DLOG"
+	# the pool's own image is intact: not listed damaged
+	[ "$("$RPMEMCTL" list --json "$T/r1/p" | jq -er '.pools[0].damaged_bytes')" -eq 0 ]
+	rc scrub --repair --from "$T2/r1/p" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/v3.good" "$V3"
+	local n
+	n=$(wc -l <"$DLOG")
+	alive_until "$DPID" eval "tail -n +$((n + 1)) '$DLOG' | grep -q \"scheduled scrub of pool 'p': .* 0 damaged, 0 unverified: clean\""
+}
