@@ -91,6 +91,26 @@ static int gen_split(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	return gen_reply(s, hd, p, &meta, 0);
 }
 
+/*
+ * disk_of -- the copy's disk state as this target sees it, as
+ * rpmemctl_list_pool_disk_state derives it from LIST (docs/ARCHITECTURE.md,
+ * "Disk states")
+ */
+static const char *disk_of(struct rpmemd_pool *p, const struct rpmemd_meta *m)
+{
+	if (m->state == RPMEM_POOL_EMPTY)
+		return "Inconsistent";
+	if (m->role == RPMEM_ROLE_PRIMARY)
+		return "UpToDate";
+	if (m->state == RPMEM_POOL_CONSISTENT)
+		return "Consistent";
+	if (!rpmemd_source_live(m->source))
+		return "Inconsistent";
+	return __atomic_load_n(&p->writer_sid, __ATOMIC_ACQUIRE) ?
+		       "UpToDate" :
+		       "Consistent";
+}
+
 /* req_gen -- GEN: the op applied and persisted, then GEN_REPLY */
 int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
@@ -126,9 +146,9 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		       s->id, h->pool->region->cfg.name, h->pool->name,
 		       gen_ops[m.op], rolled ? " (its interrupted sync rolled back)" : "",
 		       rpmem_role_str(meta.role), ids[0] ? ids : "(none)");
-		char text[64];
-		snprintf(text, sizeof(text), "%s role:%s", gen_ops[m.op],
-			 rpmem_role_str(meta.role));
+		char text[96];
+		snprintf(text, sizeof(text), "%s role:%s disk:%s", gen_ops[m.op],
+			 rpmem_role_str(meta.role), disk_of(h->pool, &meta));
 		rpmemd_ev_pool_text(s, h->pool->region->cfg.name,
 				    h->pool->name, meta.state,
 				    meta.generation, h->pool->size, text);

@@ -60,7 +60,7 @@ conform() {
 	[ "${lines[3]}" = "change pool r1/p1 consistent 1 0 " ]
 	[ "${lines[4]}" = "destroy transfer r1/p1 empty 0 2097152 consistent" ]
 	# the pool took the mirror's generation history (GEN adopt)
-	[ "${lines[5]}" = "change pool r1/p1 consistent 1 0 adopt role:secondary" ]
+	[ "${lines[5]}" = "change pool r1/p1 consistent 1 0 adopt role:secondary disk:Consistent" ]
 	[ "${lines[6]}" = "destroy pool r1/p1 empty 0 0 " ]
 	[ "${#lines[@]}" -eq 7 ]
 	# each command was one session, opened then closed

@@ -206,10 +206,10 @@ runs() {
 	[ "$status" -eq 0 ]
 	wait_for grep -q '"action":"demote"' "$W/ev"
 	wait_for grep -q 'action:demote' "$W/ev.txt"
-	[ "$(grep '"action":"promote"' "$W/ev" | jq -r .text)" = "promote role:primary" ]
-	[ "$(grep '"action":"demote"' "$W/ev" | jq -r .text)" = "demote role:secondary" ]
-	grep -qE "^change pool name:r1/p state:consistent generation:[0-9]+ size:[0-9]+ session:[0-9]+ action:promote role:primary$" "$W/ev.txt"
-	grep -qE "^change pool name:r1/p .* action:demote role:secondary$" "$W/ev.txt"
+	[ "$(grep '"action":"promote"' "$W/ev" | jq -r .text)" = "promote role:primary disk:UpToDate" ]
+	[ "$(grep '"action":"demote"' "$W/ev" | jq -r .text)" = "demote role:secondary disk:Consistent" ]
+	grep -qE "^change pool name:r1/p state:consistent generation:[0-9]+ size:[0-9]+ session:[0-9]+ action:promote role:primary disk:UpToDate$" "$W/ev.txt"
+	grep -qE "^change pool name:r1/p .* action:demote role:secondary disk:Consistent$" "$W/ev.txt"
 	grep '"action":"promote"' "$W/ev" |
 		python3 "$TOP/tests/json/check.py" "$TOP/tests/json/schema.json" events
 	kill "$EPID" "$lpid"
