@@ -591,6 +591,12 @@ int client_history_live(const char *file, const uint8_t uuid[16], int on);
  * ids into *g. -ENOENT without a history
  */
 int client_history_outdate(const char *file, struct rpmemctl_generations *g);
+/*
+ * client_history_split -- under client_history_lock: the split brain
+ * tag is kept in file's history (the recorded size and mtime kept): 1 if
+ * it is new (or there is no history), 0 if kept before, else -errno
+ */
+int client_history_split(const char *file, uint64_t tag);
 /* client_history_epoch -- moves whenever a record drops the live pools */
 unsigned client_history_epoch(void);
 

@@ -338,31 +338,6 @@ static uint64_t sb_tag(const struct sync_ctx *c)
 }
 
 /*
- * sb_new -- under client_history_lock: the split brain was not reported
- * before (a refused retry is not a new one); recorded in the history
- */
-static int sb_new(struct sync_ctx *c, const char *f)
-{
-	struct client_history now;
-	uint64_t tag = sb_tag(c);
-	if (client_history_read(f, &now))
-		return 1;
-	for (unsigned i = 0; i < now.nsplit; i++)
-		if (now.split[i] == tag)
-			return 0;
-	unsigned n = now.nsplit < CLIENT_HIST_LIVE_MAX ?
-			     now.nsplit :
-			     CLIENT_HIST_LIVE_MAX - 1;
-	memmove(&now.split[1], &now.split[0], n * sizeof(now.split[0]));
-	now.split[0] = tag;
-	now.nsplit = n + 1;
-	(void)client_history_record(f, &now, now.g.ids, now.g.count, 0);
-	c->hist.nsplit = now.nsplit;
-	memcpy(c->hist.split, now.split, sizeof(now.split));
-	return 1;
-}
-
-/*
  * sb_handler -- the split-brain handler (RPMEM_SPLIT_BRAIN_HANDLER, else
  * replicate.split_brain_handler of rpmemctl.conf): run through /bin/sh,
  * not waited for, the file, the pool and both histories in its
@@ -412,7 +387,7 @@ static void sb_handler(struct sync_ctx *c, const char *f)
 static void sb_report(struct sync_ctx *c, const char *f)
 {
 	client_history_lock();
-	int fresh = sb_new(c, f);
+	int fresh = client_history_split(f, sb_tag(c));
 	client_history_unlock();
 	if (!fresh)
 		return;

@@ -382,6 +382,25 @@ int client_history_outdate(const char *file, struct rpmemctl_generations *g)
 	return 0;
 }
 
+int client_history_split(const char *file, uint64_t tag)
+{
+	struct client_history h;
+	int ret = client_history_read(file, &h);
+	if (ret)
+		return ret == -ENOENT ? 1 : ret;
+	for (unsigned i = 0; i < h.nsplit; i++)
+		if (h.split[i] == tag)
+			return 0;
+	unsigned n = h.nsplit < CLIENT_HIST_LIVE_MAX ? h.nsplit :
+						       CLIENT_HIST_LIVE_MAX - 1;
+	memmove(&h.split[1], &h.split[0], n * sizeof(h.split[0]));
+	h.split[0] = tag;
+	h.nsplit = n + 1;
+	/* the recorded size and mtime kept: a note, not an agreement */
+	ret = hist_write(file, &h, 1);
+	return ret ? ret : 1;
+}
+
 unsigned client_history_epoch(void)
 {
 	return __atomic_load_n(&hist_epoch, __ATOMIC_ACQUIRE);

@@ -932,6 +932,15 @@ static void client_history_read__live_pools_and_local_mark(void **state)
 	assert_int_equal(client_history_live(file, NULL, 0), 0);
 	assert_int_equal(client_history_read(file, &h), 0);
 	assert_int_equal(h.nlive, 0);
+	/* a split brain noted once, the recorded size and mtime kept */
+	assert_int_equal(client_history_split(file, 0x1234), 1);
+	assert_int_equal(client_history_split(file, 0x1234), 0);
+	assert_int_equal(client_history_split(file, 0x5678), 1);
+	assert_int_equal(client_history_read(file, &h), 0);
+	assert_int_equal(h.nsplit, 2);
+	assert_int_equal(h.split[0], 0x5678);
+	assert_int_equal(h.mtime_ns, 1000000005ull);
+	assert_int_equal(rpmemctl_history_split_brains(file), 2);
 	hist_text(path, "live=1111111111111111111111111111111z\n");
 	assert_int_equal(client_history_read(file, &h), -EBADMSG);
 	hist_text(path, "live=11111111111111111111111111111111\nevil=1\n");
