@@ -122,3 +122,29 @@ teardown() {
 	wait_for grep -q '"event":"create","object":"pool".*"pool":"after"' "$W/ev"
 	kill "$e1"
 }
+
+@test "two targets live, the writer killed, one copy promoted and written: the old primary pulls it without --discard-local (its history lists both pools as live), and the other copy, not promoted, still takes its push" {
+	app set:0:first put:1:acked kill
+	[ "$status" -eq 137 ]
+	rc promote -f "$T2/r1/app"
+	[ "$status" -eq 0 ]
+	cp "$R1B/app" "$W/promoted.obj"
+	"$APP" "$W/promoted.obj" set:0:theirs
+	cp "$W/promoted.obj" "$R1B/app"
+	rc demote "$T2/r1/app"
+	[ "$status" -eq 0 ]
+	rc sync "$POOL" "$T2/r1/app"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"the target holds newer writes"* ]]
+	rc sync --pull "$POOL" "$T2/r1/app"
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$R1B/app"
+	cp "$POOL" "$W/copy.obj"
+	[ "$("$APP" "$W/copy.obj" get:0)" = theirs ]
+	[ "$("$APP" "$W/copy.obj" get:1)" = acked ]
+	# the first copy (live until the kill, never promoted) is behind:
+	# the push brings it the new primary's writes
+	rc sync "$POOL" "$T/r1/app"
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$R1/app"
+}
