@@ -18,6 +18,7 @@
 
 #include "access.h"
 #include "auth.h"
+#include "history.h"
 #include "log.h"
 #include "meta.h"
 #include "scrubd.h"
@@ -340,6 +341,7 @@ int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 		     srv->auth->npsk ? "PSK identities" : "");
 	else if (srv->cfg.allow_insecure_remote)
 		WARN("allow_insecure_remote = true: clients are neither authenticated nor encrypted; anyone who reaches the port can read, write and remove every pool");
+	rpmemd_history_init(); /* before a pool opens (history.h) */
 	if ((ret = rpmemd_regions_new(&srv->regions)))
 		goto err_free;
 	discover_pmem(&srv->cfg);

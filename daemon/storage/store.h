@@ -19,6 +19,31 @@
 struct pmem2_map;
 
 /*
+ * The storage's lock order, the one place it is written: a thread holding
+ * a lock takes only locks further down this list (never one above it).
+ *
+ *   r->lock, or r->dax->lock   a region's pool create, remove, open, list,
+ *                              and a pool's last close (region.h, devdax.h)
+ *   p->cut_lock                the writer, across each WRITE's application;
+ *                              cut_cond waits on it (store_cut.c)
+ *   p->undo_lock               the journal (p->undo, uq, swap); undo_cond
+ *                              waits on it (store_undo.c, undo_queue.c,
+ *                              store_swap.c); taken with r->lock held only
+ *                              at the last close
+ *   p->meta_lock               p->meta and its file
+ *   reserve_lock               versions_quota's reservations (store_undo.c)
+ *   r->ver_lock                a region's version files (versions*.c): the
+ *                              journal's reclaim callback and a commit's
+ *                              keep take it under undo_lock and meta_lock
+ *   vc_reg.lock, then a chain's lk   open chains (versions_chain.c)
+ *
+ * Leaves, under which nothing is taken: set->lock (the open table, refs,
+ * readers, writer: region.h), hc->lock (hcache.c), a devdax pool table's
+ * lock (devdax.c), the map cache's. rpmemd_pool_get_meta takes meta_lock:
+ * never call it with meta_lock or a lock below it held.
+ */
+
+/*
  * An open pool: one mapping per pool file however many sessions opened
  * it (a devdax pool is a range of the device's mapping: no mapping of
  * its own); one writer at a time, readers share. The mapping stays valid

@@ -14,14 +14,36 @@
 
 #include "backend.h"
 #include "guard.h"
+#include "journal.h"
 #include "log.h"
-#include "scrub.h"
 #include "store.h"
 #include "undo.h"
 #include "util.h"
-#include "versions.h"
 
 #define LIVE_SUFFIX " (live)"
+
+/* the history layer's callbacks: none until it registers them */
+static const struct rpmemd_journal_history *history;
+
+void rpmemd_journal_set_history(const struct rpmemd_journal_history *h)
+{
+	history = h;
+}
+
+int rpmemd_journal_reclaim(struct rpmemd_pool *p)
+{
+	return history ? history->reclaim(p) : -ENOENT;
+}
+
+/* versions_space -- the space of r's versions (none without history) */
+static void versions_space(struct rpmemd_region *r, const char *pool,
+			   struct rpmemd_vspace *s)
+{
+	if (history)
+		history->space(r, pool, s);
+	else
+		*s = (struct rpmemd_vspace){ 0 };
+}
 
 /* undo_dir -- the directory of the region's journals, or -ENOTSUP */
 static int undo_dir(const struct rpmemd_region *r)
@@ -101,16 +123,10 @@ static uint64_t region_free(int dfd)
 	return (uint64_t)sv.f_bavail * sv.f_frsize;
 }
 
-/* scrub_bytes -- the size of pool's scrub record (kept with its version) */
-static uint64_t scrub_bytes(const struct rpmemd_pool *p)
+/* record_bytes -- the size of pool's scrub record (kept with its version) */
+static uint64_t record_bytes(const struct rpmemd_pool *p)
 {
-	char fn[RPMEM_NAME_MAX + 16];
-	struct stat st;
-
-	snprintf(fn, sizeof(fn), "%s%s", p->name, RPMEMD_SCRUB_SUFFIX);
-	return fstatat(p->region->metafd, fn, &st, AT_SYMLINK_NOFOLLOW) ?
-		       0 :
-		       (uint64_t)st.st_size;
+	return history ? history->record_bytes(p) : 0;
 }
 
 /* the regions' ver_reserved and their pools' (keep_fits) */
@@ -139,7 +155,7 @@ static int reserve(struct rpmemd_pool *p, uint64_t ver, uint64_t *need,
 	int ok;
 
 	pthread_mutex_lock(&reserve_lock);
-	rpmemd_versions_space(r, p->name, &s);
+	versions_space(r, p->name, &s);
 	*floor = s.floor - s.leaves;
 	*others = r->ver_reserved - p->ver_reserved;
 	*need = ver + *floor + *others;
@@ -167,7 +183,7 @@ static int keep_fits(struct rpmemd_pool *p, uint64_t change, int undeclared,
 		     uint64_t need, uint64_t avail, char *err, size_t errlen)
 {
 	struct rpmemd_region *r = p->region;
-	uint64_t ver = need + scrub_bytes(p), total, floor, others;
+	uint64_t ver = need + record_bytes(p), total, floor, others;
 	char what[160], res[160] = "";
 
 	if (!r->cfg.versions || !r->cfg.versions_quota ||
@@ -236,7 +252,7 @@ static int make_room(struct rpmemd_pool *p, int dfd, const char *source,
 	if (need <= avail)
 		return 0;
 	if (r->cfg.versions)
-		rpmemd_versions_space(r, p->name, &s);
+		versions_space(r, p->name, &s);
 	uint64_t give = prune ? s.all - s.floor : 0;
 	if (avail == UINT64_MAX || need > avail + give) {
 		snprintf(err, errlen,
@@ -252,7 +268,7 @@ static int make_room(struct rpmemd_pool *p, int dfd, const char *source,
 			WARN("region '%s': %s", r->cfg.name, err);
 		return -ENOSPC;
 	}
-	while (need > avail && !rpmemd_versions_make_room(p))
+	while (need > avail && !rpmemd_journal_reclaim(p))
 		avail = region_free(dfd);
 	NOTICE("region '%s': pool '%s': a sync of %llu bytes needs up to %llu bytes for its undo journal; the region's oldest versions were pruned first (%llu bytes free now)",
 	       r->cfg.name, p->name, (unsigned long long)change,
@@ -316,7 +332,7 @@ void rpmemd_store_undo_keep(struct rpmemd_pool *p,
 
 	if (!p->undo || !p->region->cfg.versions)
 		return rpmemd_store_undo_end(p);
-	ret = rpmemd_version_keep(p, was);
+	ret = history ? history->keep(p, was) : -ENOTSUP;
 	if (ret) {
 		WARN("region '%s': pool '%s': cannot keep generation %llu as a version (older versions of it will be removed): %s",
 		     p->region->cfg.name, p->name,
@@ -392,7 +408,7 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 		a.n -= i;
 		ret = rpmem_guard_run(save_ranges, &a);
 		/* versions give way to a sync's journal: the oldest first */
-		while (ret == -ENOSPC && !rpmemd_versions_make_room(p))
+		while (ret == -ENOSPC && !rpmemd_journal_reclaim(p))
 			ret = rpmem_guard_run(save_ranges, &a);
 		if (!ret)
 			ret = rpmemd_undo_sync(p->undo);
@@ -484,7 +500,8 @@ static int journal_damaged(struct rpmemd_pool *p, char *err, size_t errlen)
 static int rollback_check(struct rpmemd_pool *p, char *err, size_t errlen)
 {
 	uint64_t gen = rpmemd_undo_generation(p->undo), off, len, n;
-	int ret = rpmemd_scrub_image(p, gen, 2, &off, &len, &n);
+	int ret = history ? history->image_check(p, gen, 2, &off, &len, &n) :
+			    -ENOENT; /* no history: no record */
 
 	if (ret == -ENOENT) {
 		NOTICE("region '%s': pool '%s': no scrub record of generation %llu: the rolled back image is not checked",

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "guard.h"
+#include "journal.h"
 #include "log.h"
 #include "store.h"
 #include "undo.h"
-#include "versions.h"
 
 /* most bytes journaled between two fdatasyncs, ranges queued at once */
 #define CHUNK_BYTES (8ull << 20)
@@ -111,7 +111,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&p->undo_lock);
 		int ret = rpmem_guard_run(save_fly, &a);
 		/* versions give way to a sync's journal: the oldest first */
-		while (ret == -ENOSPC && !rpmemd_versions_make_room(p))
+		while (ret == -ENOSPC && !rpmemd_journal_reclaim(p))
 			ret = rpmem_guard_run(save_fly, &a);
 		/* what a failed chunk did journal must be durable too */
 		int sret = rpmemd_undo_sync(p->undo);

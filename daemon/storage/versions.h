@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "journal.h"
 #include "store.h"
 
 /*
@@ -95,7 +96,8 @@ void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
 			    void *arg);
 
 /*
- * rpmemd_versions_make_room -- a sync's journal needs room: in a region
+ * rpmemd_versions_make_room -- the journal's reclaim callback (journal.h,
+ * registered by history.c): a sync's journal needs room: in a region
  * with versions_full = "prune", prune the oldest version of the region
  * outside every pool's floor (versions_floor); 0 if one was, -ENOENT if
  * none is left or the region refuses (the default)
@@ -110,14 +112,6 @@ int rpmemd_versions_make_room(struct rpmemd_pool *p);
 size_t rpmemd_versions_take_room(struct rpmemd_pool *p,
 				 struct rpmemd_room_pruned *out, size_t max,
 				 unsigned *lost);
-
-/* the space of a region's versions */
-struct rpmemd_vspace {
-	uint64_t all;	 /* bytes of every version file */
-	uint64_t floor;	 /* of the newest versions_floor of each pool */
-	uint64_t leaves; /* of the pool's oldest in its floor: a commit of
-			  * it moves that one out */
-};
 
 /*
  * rpmemd_versions_space -- the bytes of the versions of region r, and of

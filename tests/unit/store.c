@@ -25,6 +25,7 @@
 
 #include "backend.h"
 #include "config.h"
+#include "history.h"
 #include "region.h"
 #include "store.h"
 #include "util.h"
@@ -81,6 +82,7 @@ static int fx_setup(void **state)
 	    ftruncate(fd, (off_t)(16 * MiB)))
 		return -1;
 	close(fd);
+	rpmemd_history_init();
 	if (rpmemd_regions_new(&fx->set) || regions(fx, fx->undo))
 		return -1;
 	*state = fx;
