@@ -12,6 +12,8 @@
 #include "guard.h"
 #include "events.h"
 #include "hash.h"
+#include "history.h"
+#include "journal.h"
 #include "log.h"
 #include "net.h"
 #include "session_int.h"

@@ -9,6 +9,7 @@
 
 #include "access.h"
 #include "events.h"
+#include "history.h"
 #include "log.h"
 #include "session_int.h"
 #include "sock.h"

@@ -11,6 +11,7 @@
 
 #include "access.h"
 #include "events.h"
+#include "journal.h"
 #include "log.h"
 #include "net.h"
 #include "rdma.h"

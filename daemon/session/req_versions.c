@@ -10,6 +10,7 @@
 
 #include "access.h"
 #include "events.h"
+#include "history.h"
 #include "log.h"
 #include "scrub.h"
 #include "session_int.h"

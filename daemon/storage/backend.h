@@ -97,110 +97,56 @@ void rpmemd_store_info(struct rpmemd_region *r, const char *name,
 /* rpmemd_store_hc_commit -- make the hash cache clean (logs failures) */
 void rpmemd_store_hc_commit(struct rpmemd_pool *p);
 
-/* store_undo.c */
 
 /*
- * rpmemd_store_undo_open -- at the first open of a pool: its journal of an
- * interrupted sync (kept if bound to its generation and it is syncing),
- * a stale one removed
+ * What a layer above the pool keeps beside a pool (the journal: its undo
+ * journal, a dense sync's files; history: versions, scrub records), told
+ * of the pool's life by the pool layer, which never calls it by name.
+ * Each layer registers one at startup (rpmemd_store_add_keeper); the
+ * pool layer calls them in that order. A hook may be NULL.
  */
-void rpmemd_store_undo_open(struct rpmemd_pool *p);
-/*
- * rpmemd_store_undo_begin -- a sync marks consistent pool p syncing (with
- * source): start its journal, bound to the current generation (not for a
- * live replica's " (live)" source); 0 or -errno with err filled. A sync
- * that says it will write change bytes (0: not said) is refused up front
- * (-ENOSPC) when the region cannot hold their journal even with all its
- * versions pruned; the oldest versions are pruned while they are in the
- * way.
- */
-int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
-			    uint64_t change,
-			    char *err, size_t errlen);
-/* --- store_swap.c: a dense sync written into a new file ---------------- */
+struct rpmemd_keeper {
+	/*
+	 * found -- pool name (metadata m) of file region r is opened and not
+	 * open yet: what a crash left of the layer's files is settled;
+	 * r->lock held
+	 */
+	void (*found)(struct rpmemd_region *r, const char *name,
+		      const struct rpmemd_meta *m);
+	/* opened -- p is a new open pool, not in the open table yet */
+	void (*opened)(struct rpmemd_pool *p);
+	/* shared -- another open shares p's mapping (set->lock not held) */
+	void (*shared)(struct rpmemd_pool *p);
+	/* closing -- the last close of p; r->lock held */
+	void (*closing)(struct rpmemd_pool *p);
+	/* freed -- p is freed: the layer lets go of what it holds of p */
+	void (*freed)(struct rpmemd_pool *p);
+	/*
+	 * removed -- pool name of r was removed (no metadata any more): the
+	 * layer's files of it go too; r->lock (dax->lock) held
+	 */
+	void (*removed)(struct rpmemd_region *r, const char *name);
+	/* info -- the layer's part of pool name's LIST entry pi */
+	void (*info)(struct rpmemd_region *r, const char *name,
+		     const struct rpmemd_meta *m, struct rpmem_pool_info *pi);
+	/* listed -- its part of the n LIST entries v of r (sorted by name) */
+	void (*listed)(struct rpmemd_region *r, struct rpmem_pool_info *v,
+		       uint32_t n);
+};
 
-/*
- * rpmemd_store_swap_begin -- right after a sync of change bytes started p's
- * journal (empty): if the sync is dense (at least half the pool), the
- * region a dir region without versions, the writer p's only opener and
- * the region has room for a second copy, the pool's mapping now maps a
- * new file <region>/.rpmemd/<pool>.next (p->fd too) and the pool file is
- * left as the previous image; else nothing (the journal is used).
- * undo_lock and meta_lock held.
- */
-void rpmemd_store_swap_begin(struct rpmemd_pool *p, uint64_t change);
-/*
- * rpmemd_store_swap_prepare -- before a WRITE of the n ranges: blocks they
- * cover in part get the rest from the previous image; all are marked as
- * held by the new file. undo_lock held, p->swap set.
- */
-int rpmemd_store_swap_prepare(struct rpmemd_pool *p,
-			      const struct rpmem_preserve_range *v, uint32_t n);
-/*
- * rpmemd_store_swap_commit -- before the metadata says N + 1: the new file
- * complete (filled), durable and renamed <pool>.done; -errno (err filled)
- * leaves the sync as it was. undo_lock and meta_lock held.
- */
-int rpmemd_store_swap_commit(struct rpmemd_pool *p, char *err, size_t errlen);
-/* rpmemd_store_swap_uncommit -- the metadata write failed: .done is .next */
-void rpmemd_store_swap_uncommit(struct rpmemd_pool *p);
-/*
- * rpmemd_store_swap_done -- the metadata says N + 1: <pool>.done renamed
- * over the pool file, which p now is (fd, dev and inode)
- */
-void rpmemd_store_swap_done(struct rpmemd_pool *p);
-/*
- * rpmemd_store_swap_abort -- a rollback, or the last close of a pool whose
- * dense sync did not commit: the pool file mapped again, the written
- * blocks' hashes forgotten, the new file removed. undo_lock held.
- */
-int rpmemd_store_swap_abort(struct rpmemd_pool *p);
-/*
- * rpmemd_store_swap_shared -- p's dense sync writes a new file and other
- * sessions have p open (their mapping, an RDMA reader's registration, is
- * of the new file: a rollback would leave them reading it)
- */
-int rpmemd_store_swap_shared(struct rpmemd_pool *p);
-/*
- * rpmemd_store_swap_recover -- before a pool that is not open is opened
- * (metadata m): a <pool>.next is removed (a sync cut short: the pool file
- * is the previous image); a <pool>.done is renamed over the pool file if
- * m committed it (consistent), else removed. r->lock held.
- */
-void rpmemd_store_swap_recover(struct rpmemd_region *r, const char *name,
-			       const struct rpmemd_meta *m);
+/* rpmemd_store_add_keeper -- register k (static) once, before pools open */
+void rpmemd_store_add_keeper(const struct rpmemd_keeper *k);
 
-/*
- * rpmemd_store_undo_keep -- the commit (p's metadata before it: was): the
- * journal kept as a version if the region keeps versions, else removed
- */
-void rpmemd_store_undo_keep(struct rpmemd_pool *p,
-			    const struct rpmemd_meta *was);
-/* rpmemd_store_undo_end -- the commit: the journal closed and removed */
-void rpmemd_store_undo_end(struct rpmemd_pool *p);
-/*
- * rpmemd_store_undo_unreserve -- give back what p's sync reserved of the
- * region's versions_quota (its journal ended, or the pool is closed)
- */
-void rpmemd_store_undo_unreserve(struct rpmemd_pool *p);
-/* undo_queue.c: the journal thread (undo_lock held unless said) */
-
-/* rpmemd_undo_queue_holds -- [off, off + len) is queued or in flight */
-int rpmemd_undo_queue_holds(const struct rpmemd_undo_queue *q, uint64_t off,
-			    uint64_t len);
-/*
- * rpmemd_undo_queue_err -- an fdatasync of the thread failed: journaled
- * blocks may not be durable, no write may rely on them
- */
-int rpmemd_undo_queue_err(const struct rpmemd_undo_queue *q);
-/* rpmemd_undo_queue_drain -- drop what is queued, wait for the chunk in flight */
-void rpmemd_undo_queue_drain(struct rpmemd_pool *p);
-/* rpmemd_undo_queue_stop -- end the thread (undo_lock not held) */
-void rpmemd_undo_queue_stop(struct rpmemd_pool *p);
-
-/* rpmemd_store_undo_info -- LIST: a pending journal's generation, size */
-void rpmemd_store_undo_info(struct rpmemd_region *r, const char *name,
-			    const struct rpmemd_meta *m,
-			    struct rpmem_pool_info *pi);
+/* the keepers' hooks, in order of registration (store.c) */
+void rpmemd_keepers_found(struct rpmemd_region *r, const char *name,
+			  const struct rpmemd_meta *m);
+void rpmemd_keepers_opened(struct rpmemd_pool *p);
+void rpmemd_keepers_shared(struct rpmemd_pool *p);
+void rpmemd_keepers_removed(struct rpmemd_region *r, const char *name);
+void rpmemd_keepers_info(struct rpmemd_region *r, const char *name,
+			 const struct rpmemd_meta *m,
+			 struct rpmem_pool_info *pi);
+void rpmemd_keepers_listed(struct rpmemd_region *r, struct rpmem_pool_info *v,
+			   uint32_t n);
 
 #endif

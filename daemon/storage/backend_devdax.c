@@ -13,7 +13,6 @@
 #include "devdax.h"
 #include "log.h"
 #include "region.h"
-#include "undo.h"
 #include "util.h"
 
 /* dax_find_open -- the open pool name of r's device; set->lock held */
@@ -93,9 +92,7 @@ static int dax_remove(struct rpmemd_region *r, const char *name, int force,
 	}
 	rpmemd_store_stats_drop(r, name);
 	/* the journal of a forced remove's interrupted sync */
-	if (r->undofd >= 0 && (ret = rpmemd_undo_unlink(r->undofd, name)))
-		WARN("region '%s': pool '%s': cannot remove its undo journal (removed at the next open of a pool of that name): %s",
-		     r->cfg.name, name, strerror(-ret));
+	rpmemd_keepers_removed(r, name);
 	ret = 0;
 out:
 	pthread_mutex_unlock(&r->dax->lock);
@@ -149,7 +146,7 @@ static int dax_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	np->dax = r->dax;
 	np->addr = addr;
 	np->is_pmem = di.granularity != PMEM2_GRANULARITY_PAGE;
-	rpmemd_store_undo_open(np);
+	rpmemd_keepers_opened(np);
 	/* the device's lock keeps out a second open of this pool */
 	pthread_mutex_lock(&set->lock);
 	rpmemd_store_insert(np);
@@ -227,7 +224,7 @@ static int dax_list(struct rpmemd_region *r, const char *after, uint32_t max,
 	*v = nv;
 	for (size_t j = i; j < i + k; j++) {
 		rpmemd_store_info(r, dp[j].name, &dp[j].meta, &nv[*n]);
-		rpmemd_store_undo_info(r, dp[j].name, &dp[j].meta, &nv[(*n)++]);
+		rpmemd_keepers_info(r, dp[j].name, &dp[j].meta, &nv[(*n)++]);
 	}
 out:
 	pthread_mutex_unlock(&r->dax->lock);

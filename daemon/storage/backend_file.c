@@ -21,10 +21,7 @@
 #include "log.h"
 #include "mapcache.h"
 #include "damage.h"
-#include "scrub.h"
-#include "undo.h"
 #include "util.h"
-#include "versions.h"
 
 /* pmem2_err -- a libpmem2 return value as -errno (its own codes are -EIO) */
 static int pmem2_err(int ret)
@@ -308,17 +305,11 @@ static int file_remove(struct rpmemd_region *r, const char *name, int force,
 	if ((ret = rpmemd_hcache_unlink(r->metafd, name)))
 		WARN("region '%s': pool '%s': cannot remove its hash cache: %s",
 		     r->cfg.name, name, strerror(-ret));
-	if ((ret = rpmemd_scrub_unlink(r->metafd, name)))
-		WARN("region '%s': pool '%s': cannot remove its scrub record: %s",
-		     r->cfg.name, name, strerror(-ret));
-	if ((ret = rpmemd_undo_unlink(r->metafd, name)))
-		WARN("region '%s': pool '%s': cannot remove its undo journal: %s",
-		     r->cfg.name, name, strerror(-ret));
 	if ((ret = rpmemd_damage_unlink(r->metafd, name)))
 		WARN("region '%s': pool '%s': cannot remove its list of damaged pieces: %s",
 		     r->cfg.name, name, strerror(-ret));
-	rpmemd_store_swap_recover(r, name, NULL); /* a dense sync's leftovers */
-	rpmemd_versions_remove(r, name);
+	/* the journal's files of it, its versions and scrub records */
+	rpmemd_keepers_removed(r, name);
 	ret = 0;
 	rpmemd_store_stats_drop(r, name);
 	rpmemd_map_cache_drop(r->dirfd, name);
@@ -466,8 +457,7 @@ static int file_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	if (!p) {
 		/* what a crash left: a dense sync's files, a scrub record's
 		 * or the metadata's .tmp */
-		rpmemd_store_swap_recover(r, name, &m);
-		rpmemd_scrub_clean(r->metafd, name);
+		rpmemd_keepers_found(r, name, &m);
 		rpmemd_meta_clean(r->metafd, name);
 	}
 	fd = rpmemd_open_own(r->dirfd, name, O_RDWR);
@@ -507,7 +497,7 @@ static int file_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 		if (ret)
 			goto err_close;
 		/* a reader (RDMA too) sees the pool, not a half-written file */
-		rpmemd_pool_read_prepare(p);
+		rpmemd_keepers_shared(p);
 		goto done;
 	}
 	pthread_mutex_unlock(&set->lock);
@@ -522,7 +512,7 @@ static int file_open(struct rpmemd_region *r, const char *name, uint8_t mode,
 	np->fd = fd;
 	fd = -1;
 	hc_open(np, &st);
-	rpmemd_store_undo_open(np);
+	rpmemd_keepers_opened(np);
 
 	pthread_mutex_lock(&set->lock);
 	/* the same file through another region object (after a reload) */
@@ -702,13 +692,13 @@ static int file_list_page(struct rpmemd_region *r, const char *after,
 		}
 		*v = nv;
 		rpmemd_store_info(r, names[i], &m, &nv[*n]);
-		rpmemd_store_undo_info(r, names[i], &m, &nv[*n]);
+		rpmemd_keepers_info(r, names[i], &m, &nv[*n]);
 		(*n)++;
 		got++;
 	}
 	free(names);
 	if (!ret) {
-		rpmemd_versions_info(r, *v, *n);
+		rpmemd_keepers_listed(r, *v, *n);
 		rpmemd_damage_info(r, *v, *n);
 	}
 	return ret;

@@ -2,10 +2,13 @@
 /* history.c -- the history layer's callbacks, registered below (history.h) */
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
+#include "backend.h"
 #include "history.h"
 #include "journal.h"
+#include "log.h"
 #include "scrub.h"
 #include "versions.h"
 
@@ -30,7 +33,37 @@ static const struct rpmemd_journal_history journal_history = {
 	.image_check = rpmemd_scrub_image,
 };
 
+/* history_found -- a scrub record's leftovers a crash left (its .tmp) */
+static void history_found(struct rpmemd_region *r, const char *name,
+			  const struct rpmemd_meta *m)
+{
+	(void)m;
+	rpmemd_scrub_clean(r->metafd, name);
+}
+
+/* history_removed -- a removed pool's scrub record and versions */
+static void history_removed(struct rpmemd_region *r, const char *name)
+{
+	int ret;
+
+	if (r->metafd < 0)
+		return;
+	if ((ret = rpmemd_scrub_unlink(r->metafd, name)))
+		WARN("region '%s': pool '%s': cannot remove its scrub record: %s",
+		     r->cfg.name, name, strerror(-ret));
+	rpmemd_versions_remove(r, name);
+}
+
+/* what history keeps beside a pool */
+static const struct rpmemd_keeper history_keeper = {
+	.found = history_found,
+	.removed = history_removed,
+	.listed = rpmemd_versions_info,
+};
+
 void rpmemd_history_init(void)
 {
+	rpmemd_journal_init();
+	rpmemd_store_add_keeper(&history_keeper);
 	rpmemd_journal_set_history(&journal_history);
 }

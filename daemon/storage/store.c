@@ -15,8 +15,60 @@
 #include "guard.h"
 #include "log.h"
 #include "store.h"
-#include "undo.h"
 #include "util.h"
+
+/* the layers above the pool (backend.h): the journal, then history */
+#define KEEPERS_MAX 4
+static const struct rpmemd_keeper *keepers[KEEPERS_MAX];
+static unsigned nkeepers;
+
+void rpmemd_store_add_keeper(const struct rpmemd_keeper *k)
+{
+	for (unsigned i = 0; i < nkeepers; i++)
+		if (keepers[i] == k)
+			return;
+	if (nkeepers < KEEPERS_MAX)
+		keepers[nkeepers++] = k;
+}
+
+/* each -- call hook of each keeper that has one, with the arguments */
+#define each(hook, ...)                              \
+	for (unsigned i_ = 0; i_ < nkeepers; i_++)   \
+		if (keepers[i_]->hook)               \
+			keepers[i_]->hook(__VA_ARGS__)
+
+void rpmemd_keepers_found(struct rpmemd_region *r, const char *name,
+			  const struct rpmemd_meta *m)
+{
+	each(found, r, name, m);
+}
+
+void rpmemd_keepers_opened(struct rpmemd_pool *p)
+{
+	each(opened, p);
+}
+
+void rpmemd_keepers_shared(struct rpmemd_pool *p)
+{
+	each(shared, p);
+}
+
+void rpmemd_keepers_removed(struct rpmemd_region *r, const char *name)
+{
+	each(removed, r, name);
+}
+
+void rpmemd_keepers_info(struct rpmemd_region *r, const char *name,
+			 const struct rpmemd_meta *m, struct rpmem_pool_info *pi)
+{
+	each(info, r, name, m, pi);
+}
+
+void rpmemd_keepers_listed(struct rpmemd_region *r, struct rpmem_pool_info *v,
+			   uint32_t n)
+{
+	each(listed, r, v, n);
+}
 
 int rpmemd_store_busy(struct rpmemd_region *r, const char *name, char *err,
 		      size_t errlen)
@@ -174,11 +226,8 @@ void rpmemd_pool_check_file(struct rpmemd_pool *p)
 void rpmemd_store_free(struct rpmemd_pool *p)
 {
 	/* a pool never used (a lost race in open): no commit */
-	rpmemd_store_swap_release(p, 1);
+	each(freed, p);
 	rpmemd_hcache_close(&p->hc);
-	rpmemd_undo_queue_stop(p);
-	rpmemd_undo_close(&p->undo);
-	rpmemd_store_undo_unreserve(p);
 	p->region->ops->release(p);
 	pthread_mutex_destroy(&p->meta_lock);
 	pthread_mutex_destroy(&p->undo_lock);
@@ -281,11 +330,8 @@ void rpmemd_pool_close(struct rpmemd_pool **pp, uint8_t mode, uint32_t sid)
 		}
 	}
 	pthread_mutex_unlock(&set->lock);
-	if (last && p->swap) {
-		pthread_mutex_lock(&p->undo_lock);
-		rpmemd_store_swap_abort(p);
-		pthread_mutex_unlock(&p->undo_lock);
-	}
+	if (last)
+		each(closing, p);
 	if (last && p->hc) {
 		rpmemd_store_hc_commit(p);
 		rpmemd_hcache_close(&p->hc);
@@ -339,82 +385,6 @@ int rpmemd_pool_persist_guarded(struct rpmemd_pool *p, uint64_t off,
 {
 	struct persist_args a = { p, off, len };
 	return rpmem_guard_run(persist_range, &a);
-}
-
-/*
- * set_state_locked -- the transition, its journal started before the
- * metadata says syncing and removed after it says consistent (the
- * commit); meta_lock and undo_lock held
- */
-static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
-			    const char *source, uint64_t change, int may_swap,
-			    struct rpmemd_meta *out, char *err, size_t errlen)
-{
-	struct rpmemd_meta m = p->meta, was = p->meta;
-	int ret = rpmemd_meta_transition(&m, state);
-	if (ret) {
-		snprintf(err, errlen, "pool '%s' cannot go from %s to %s",
-			 p->name, rpmem_state_str(p->meta.state),
-			 rpmem_state_str(state));
-		return ret;
-	}
-	if (source && source[0])
-		rpmemd_meta_set_source(&m, source);
-	int started = !p->undo && state == RPMEM_POOL_SYNCING;
-	if (started &&
-	    (ret = rpmemd_store_undo_begin(p, source, change, err, errlen)))
-		return ret;
-	started = started && p->undo;
-	if (started && may_swap)
-		rpmemd_store_swap_begin(p, change == RPMEMD_CHANGE_UNDECLARED ?
-						   0 :
-						   change);
-	int swapped = p->swap && state == RPMEM_POOL_CONSISTENT;
-	if (swapped && (ret = rpmemd_store_swap_commit(p, err, errlen)))
-		return ret;
-	ret = p->region->ops->write_meta(p, state, source, &m);
-	if (ret) {
-		snprintf(err, errlen, "cannot write the metadata of pool '%s': %s",
-			 p->name, strerror(-ret));
-		ERR("region '%s': pool '%s': metadata write failed: %s",
-		    p->region->cfg.name, p->name, strerror(-ret));
-		if (swapped)
-			rpmemd_store_swap_uncommit(p);
-		if (started) {
-			rpmemd_store_swap_abort(p);
-			rpmemd_store_undo_end(p); /* still consistent */
-		}
-		return ret;
-	}
-	p->meta = m;
-	*out = m;
-	if (swapped)
-		rpmemd_store_swap_done(p);
-	if (state == RPMEM_POOL_CONSISTENT) {
-		rpmemd_undo_queue_drain(p);
-		/* a new file's sync has an empty journal: no version of N */
-		if (swapped)
-			rpmemd_store_undo_end(p);
-		else
-			rpmemd_store_undo_keep(p, &was);
-	}
-	return 0;
-}
-
-int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
-			  const char *source, uint64_t change, int may_swap,
-			  struct rpmemd_meta *out, char *err, size_t errlen)
-{
-	pthread_mutex_lock(&p->undo_lock);
-	pthread_mutex_lock(&p->meta_lock);
-	int ret = set_state_locked(p, state, source, change, may_swap, out,
-				   err, errlen);
-	pthread_mutex_unlock(&p->meta_lock);
-	pthread_mutex_unlock(&p->undo_lock);
-	/* consistent: no more writes; the written blocks' hashes are kept */
-	if (!ret && state == RPMEM_POOL_CONSISTENT)
-		rpmemd_store_hc_commit(p);
-	return ret;
 }
 
 void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m)

@@ -187,41 +187,12 @@ int rpmemd_pool_persist_guarded(struct rpmemd_pool *p, uint64_t off,
  * the file instead)
  */
 int rpmemd_pool_sparse(const struct rpmemd_pool *p);
-/*
- * rpmemd_pool_swapping -- a dense sync is being written into a new file
- * (store_swap.c): no page of the file the pool maps was written yet but
- * by this sync
- */
-int rpmemd_pool_swapping(const struct rpmemd_pool *p);
 
 /*
  * rpmemd_pool_shrunk -- the pool file is shorter than the pool now (it
  * was truncated behind rpmemd's back); 0 if unknown (devdax)
  */
 int rpmemd_pool_shrunk(const struct rpmemd_pool *p);
-
-/*
- * rpmemd_store_swap_release -- after the commit's reply (and its scrub
- * record): the previous image it kept open (its last reference: it has no
- * name any more) closed, which frees its pages, by a thread of its own,
- * or here if wait
- */
-void rpmemd_store_swap_release(struct rpmemd_pool *p, int wait);
-/*
- * rpmemd_pool_set_state -- apply a state transition (rpmemd_meta_transition)
- * and record source (if not empty); persisted before it returns. *out
- * gets the new metadata. change: the bytes a sync that starts will write
- * (RPMEMD_CHANGE_UNDECLARED: it did not say; the pool's size bounds it),
- * for the room of its undo journal (rpmemd_store_undo_begin);
- * may_swap: the writer is a TCP session, so a dense sync may be written
- * into a new file (rpmemd_store_swap_begin).
- */
-int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
-			  const char *source, uint64_t change, int may_swap,
-			  struct rpmemd_meta *out, char *err, size_t errlen);
-
-/* a sync that said nothing of what it will write (an older client) */
-#define RPMEMD_CHANGE_UNDECLARED UINT64_MAX
 
 /*
  * rpmemd_pool_check_file -- before hashes are taken from the cache: the
@@ -239,102 +210,6 @@ void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m);
  * flushes) of a pool in another state are refused.
  */
 uint8_t rpmemd_pool_state(struct rpmemd_pool *p);
-
-/*
- * rpmemd_pool_preserve -- before the n ranges of v are overwritten, keep
- * their blocks' contents (those not kept yet) in the pool's undo journal,
- * durably; 0 at once without a journal (no sync of a consistent pool in
- * progress). -ENOSPC (a full region) or another -errno: nothing may be
- * written (the pool stays recoverable).
- */
-int rpmemd_pool_preserve(struct rpmemd_pool *p,
-			 const struct rpmem_preserve_range *v, uint32_t n);
-
-/*
- * rpmemd_pool_rollback -- an interrupted sync undone: every journaled
- * block restored (its hash-cache entries invalidated), the pool
- * consistent again at the journal's generation, the journal removed. The
- * writer's call. -EINVAL (and why in err) without a journal.
- */
-int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
-			 char *err, size_t errlen);
-
-/*
- * rpmemd_pool_gen -- a GEN op on an open pool (store_gen.c): GET, PROMOTE
- * (refused while a writer holds the pool, or it is empty, or syncing
- * without RPMEM_GEN_FORCE: with it a journal is rolled back, *rolled =
- * 1, else the partial image is marked consistent), DEMOTE, ADOPT (a
- * consistent pool's history becomes the ids; a syncing one's with
- * RPMEMD_GEN_LIVE_WRITER, set by the session when the pool's writer
- * asks: a live writer's new id). Persisted before it
- * returns (a devdax pool keeps its newest RPMEMD_DEVDAX_HIST ids); *out
- * gets the metadata. -errno with why in err.
- */
-#define RPMEMD_GEN_LIVE_WRITER (1u << 31) /* never on the wire */
-int rpmemd_pool_gen(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
-		    struct rpmemd_meta *out, int *rolled, char *err,
-		    size_t errlen);
-
-/*
- * rpmemd_pool_changed -- unix seconds of the pool's last change: its
- * last completed sync, or its file's mtime if later (a promoted copy
- * written in place)
- */
-uint64_t rpmemd_pool_changed(struct rpmemd_pool *p,
-			     const struct rpmemd_meta *m);
-
-/*
- * rpmemd_pool_preserve_async -- a TCP writer's PRESERVE: the ranges are
- * queued for the pool's journal thread and the call returns at once; a
- * WRITE of them waits in rpmemd_pool_preserve until they are durable in
- * the journal (a queue that failed leaves them to the WRITE)
- */
-int rpmemd_pool_preserve_async(struct rpmemd_pool *p,
-			       const struct rpmem_preserve_range *v,
-			       uint32_t n);
-
-/*
- * rpmemd_pool_write_begin -- the writer's WRITE is about to change the
- * pool: no cut until rpmemd_pool_write_end
- */
-void rpmemd_pool_write_begin(struct rpmemd_pool *p);
-/* rpmemd_pool_write_end -- the WRITE is applied (or failed) */
-void rpmemd_pool_write_end(struct rpmemd_pool *p);
-
-/*
- * rpmemd_pool_drained -- the writer's FLUSH or BARRIER was applied: a
- * drain boundary of its stream, where a cut asked for is made
- */
-void rpmemd_pool_drained(struct rpmemd_pool *p);
-
-/*
- * rpmemd_pool_cut -- a version of the live pool p as it is at the next
- * drain boundary of its writer (at once without a writer, or if the
- * writer sends no FLUSH or BARRIER within wait_ms: at a request boundary,
- * still a crash image): the open live journal, if any, kept as a version,
- * the generation + 1, and a new journal so that every block the stream
- * overwrites from then on is copied aside first. *gen: the generation
- * the cut image has. -EINVAL (not a live pool), -EXDEV (written over
- * RDMA), -EBUSY (a WRITE of the writer did not arrive within wait_ms),
- * -errno; why in err.
- */
-int rpmemd_pool_cut(struct rpmemd_pool *p, unsigned wait_ms, uint64_t *gen,
-		    char *err, size_t errlen);
-
-/* rpmemd_source_live -- source names a live replica (ends " (live)") */
-int rpmemd_source_live(const char *source);
-
-/* rpmemd_store_undo_dir -- the region's journal directory, or -ENOTSUP */
-int rpmemd_store_undo_dir(const struct rpmemd_region *r);
-
-/*
- * rpmemd_pool_read_prepare -- before p's data is read (READ, HASH, HASHV,
- * another open): a dense sync written into a new file (store_swap.c) has
- * the blocks it did not write yet copied there from the previous image,
- * so the mapping reads as the pool (the mix of a sync under way); 0 at
- * once otherwise
- */
-int rpmemd_pool_read_prepare(struct rpmemd_pool *p);
 
 /* rpmemd_pool_count -- account bytes written and flushes */
 static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,

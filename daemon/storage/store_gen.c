@@ -14,6 +14,8 @@
 #include "backend.h"
 #include "devdax.h"
 #include "hist.h"
+#include "history.h"
+#include "journal.h"
 #include "log.h"
 #include "scrub.h"
 #include "region.h"

@@ -57,7 +57,7 @@ UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
 		      $(B)/daemon/storage/versions.o \
 		      $(B)/daemon/storage/versions_prune.o \
 		      $(B)/daemon/storage/versions_chain.o \
-		      $(B)/daemon/storage/history.o
+		      $(B)/daemon/storage/history.o $(B)/daemon/storage/journal.o
 UNIT_DAEMON_undo   := $(B)/daemon/storage/undo.o $(B)/daemon/storage/undo_mend.o \
 		      $(B)/daemon/storage/meta.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
