@@ -43,16 +43,24 @@ INC_COMMON := -Ilib/common
 INC_RDMA   := -Ilib/common -Ilib/rdma
 INC_CLIENT := -Ilib -Ilib/common -Ilib/rdma -Ilib/client
 # the daemon's layers (docs/ARCHITECTURE.md): storage/ and config/ never
-# see session/; the service on top (daemon/) and session/ see all
+# see session/; the service on top (daemon/) and session/ see all.
+# storage/ is three layers, each a folder that sees only those below it:
+# pool/ (the pools, their files, metadata, hash cache), journal/ (undo
+# journals, atomic and dense syncs), history/ (versions, scrub records,
+# cuts, generations)
+INC_STORE  := -Idaemon/storage/pool -Idaemon/storage/journal \
+	      -Idaemon/storage/history
 INC_DAEMON := -Ilib/common -Ilib/rdma -Idaemon -Idaemon/session \
-	      -Idaemon/storage -Idaemon/config
-INC_DAEMON_LOW := -Ilib/common -Ilib/rdma -Idaemon -Idaemon/storage \
-	      -Idaemon/config
+	      $(INC_STORE) -Idaemon/config
+INC_DAEMON_LOW := -Ilib/common -Ilib/rdma -Idaemon -Idaemon/config
+INC_POOL    := $(INC_DAEMON_LOW) -Idaemon/storage/pool
+INC_JOURNAL := $(INC_POOL) -Idaemon/storage/journal
+INC_HISTORY := $(INC_JOURNAL) -Idaemon/storage/history
 # rpmemctl sees only the public librpmemctl.h: the CLI is built on the API
 INC_CMD    := -Ilib -Icmd
 # tests and tools may look inside everything
 INC        := -Ilib -Ilib/common -Ilib/rdma -Ilib/client -Idaemon \
-	      -Idaemon/session -Idaemon/storage -Idaemon/config
+	      -Idaemon/session $(INC_STORE) -Idaemon/config
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -D_GNU_SOURCE \
 	      -DRPMEM_VERSION=\"$(VERSION)\" $(INC) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS     := $(PKG_LIBS) -lpthread
@@ -69,7 +77,7 @@ DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_DEPS) 2>/dev/null || \
 COMMON_SRC := $(sort $(wildcard lib/common/*.c)) lib/rdma/rdma_common.c
 CLIENT_SRC := $(sort $(wildcard lib/client/*.c lib/rdma/rdma_initiator*.c))
 TARGET_SRC := lib/rdma/rdma_target.c
-DAEMON_SRC := $(sort $(wildcard daemon/*.c daemon/*/*.c))
+DAEMON_SRC := $(sort $(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c))
 CMD_SRC    := $(sort $(wildcard cmd/*.c))
 COMMON_OBJ := $(COMMON_SRC:%.c=$(B)/%.o)
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(B)/%.o)
@@ -98,7 +106,9 @@ $(B)/lib/common/%.o: INC := $(INC_COMMON)
 $(B)/lib/rdma/%.o:   INC := $(INC_RDMA)
 $(B)/lib/client/%.o: INC := $(INC_CLIENT)
 $(B)/daemon/%.o:     INC := $(INC_DAEMON)
-$(B)/daemon/storage/%.o: INC := $(INC_DAEMON_LOW)
+$(B)/daemon/storage/pool/%.o:    INC := $(INC_POOL)
+$(B)/daemon/storage/journal/%.o: INC := $(INC_JOURNAL)
+$(B)/daemon/storage/history/%.o: INC := $(INC_HISTORY)
 $(B)/daemon/config/%.o: INC := $(INC_DAEMON_LOW)
 $(B)/cmd/%.o:        INC := $(INC_CMD)
 $(B)/lib/preload/%.o: INC := -Ilib -Ilib/common -Ilib/preload
@@ -190,7 +200,8 @@ install: all
 	install -m 644 README.md docs/PROTOCOL.md docs/JSON.md LICENSE $(DESTDIR)$(DOCDIR)/
 
 format:
-	clang-format -i lib/*.h lib/*/*.[ch] daemon/*.[ch] daemon/*/*.[ch] cmd/*.[ch]
+	clang-format -i lib/*.h lib/*/*.[ch] daemon/*.[ch] daemon/*/*.[ch] \
+		daemon/*/*/*.[ch] cmd/*.[ch]
 
 clean:
 	rm -rf $(B)

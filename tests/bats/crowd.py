@@ -6,7 +6,7 @@
   pools DIR N [PREFIX]  write N empty 4 KiB pools PREFIX00000.. straight
                         into the dir region DIR: a sparse pool file and
                         its .rpmemd/<pool>.meta as rpmemd writes them
-                        (the format of daemon/storage/meta.h); print "pools N"
+                        (the format of daemon/storage/pool/meta.h); print "pools N"
   sessions PORT N [CLIENT]
                         open N sessions past HELLO_OK (HELLO's client
                         string CLIENT, default "crowd.py") and hold them;

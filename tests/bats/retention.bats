@@ -411,7 +411,7 @@ under_strace() {
 CRASHD=$BUILD/tests/rpmemd-crash
 
 # crash_at POINT -- the test build of rpmemd, set to die (SIGKILL) at
-# POINT (daemon/storage/crashpoint.h)
+# POINT (daemon/storage/pool/crashpoint.h)
 crash_at() {
 	RPMEMD=$CRASHD RPMEMD_CRASH_AT=$1 start_daemon
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* devdax.c -- unit tests of the devdax pool table (daemon/storage/devdax.c) */
+/* devdax.c -- unit tests of the devdax pool table (daemon/storage/pool/devdax.c) */
 
 /*
  * A regular temporary file stands in for /dev/daxX.Y (libpmem2 maps it

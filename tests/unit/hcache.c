@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* hcache.c -- unit tests of the per-pool block hash cache (daemon/storage/hcache.c) */
+/* hcache.c -- unit tests of the per-pool block hash cache (daemon/storage/pool/hcache.c) */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* meta.c -- unit tests of pool metadata (daemon/storage/meta.c) */
+/* meta.c -- unit tests of pool metadata (daemon/storage/pool/meta.c) */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* undo.c -- unit tests of the undo journal of atomic syncs (daemon/storage/undo.c) */
+/* undo.c -- unit tests of the undo journal of atomic syncs (daemon/storage/journal/undo.c) */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

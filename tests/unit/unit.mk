@@ -30,36 +30,26 @@ UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
 UNIT_DAEMON_config := $(B)/daemon/config/config.o \
 		      $(B)/daemon/config/config_region.o \
 		      $(B)/daemon/config/pmem.o $(B)/daemon/sock.o
-UNIT_DAEMON_meta   := $(B)/daemon/storage/meta.o
-UNIT_DAEMON_devdax := $(B)/daemon/storage/devdax.o \
-		      $(B)/daemon/storage/devdax_table.o \
-		      $(B)/daemon/storage/meta.o
+UNIT_DAEMON_meta   := $(B)/daemon/storage/pool/meta.o
+UNIT_DAEMON_devdax := $(B)/daemon/storage/pool/devdax.o \
+		      $(B)/daemon/storage/pool/devdax_table.o \
+		      $(B)/daemon/storage/pool/meta.o
 UNIT_DAEMON_pmem   := $(B)/daemon/config/pmem.o
 UNIT_DAEMON_access := $(B)/daemon/config/access.o
-UNIT_DAEMON_hcache := $(B)/daemon/storage/hcache.o $(B)/daemon/storage/meta.o
+UNIT_DAEMON_hcache := $(B)/daemon/storage/pool/hcache.o \
+		      $(B)/daemon/storage/pool/meta.o
 UNIT_DAEMON_pace   := $(B)/daemon/session/pace.o
 # the handle table alone: the layers below it are stubbed in the test
 UNIT_DAEMON_handles := $(B)/daemon/session/handles.o
 # the hashing slots: events and access rules stubbed in the test
 UNIT_DAEMON_registry := $(B)/daemon/session/registry.o \
 			$(B)/daemon/session/pace.o
-UNIT_DAEMON_store  := $(B)/daemon/storage/region.o $(B)/daemon/storage/store.o \
-		      $(B)/daemon/storage/backend_file.o \
-		      $(B)/daemon/storage/backend_devdax.o \
-		      $(B)/daemon/storage/mapcache.o $(B)/daemon/storage/devdax.o \
-		      $(B)/daemon/storage/devdax_table.o \
-		      $(B)/daemon/storage/meta.o $(B)/daemon/storage/hcache.o \
-		      $(B)/daemon/storage/scrub.o $(B)/daemon/storage/damage.o \
-		      $(B)/daemon/storage/undo.o $(B)/daemon/storage/undo_mend.o \
-		      $(B)/daemon/storage/store_undo.o \
-		      $(B)/daemon/storage/store_cut.o \
-		      $(B)/daemon/storage/undo_queue.o $(B)/daemon/storage/store_swap.o \
-		      $(B)/daemon/storage/versions.o \
-		      $(B)/daemon/storage/versions_prune.o \
-		      $(B)/daemon/storage/versions_chain.o \
-		      $(B)/daemon/storage/history.o $(B)/daemon/storage/journal.o
-UNIT_DAEMON_undo   := $(B)/daemon/storage/undo.o $(B)/daemon/storage/undo_mend.o \
-		      $(B)/daemon/storage/meta.o
+# the whole storage, its three layers (daemon/storage/*/)
+UNIT_DAEMON_store  := $(patsubst %.c,$(B)/%.o,$(sort $(wildcard \
+			daemon/storage/*/*.c)))
+UNIT_DAEMON_undo   := $(B)/daemon/storage/journal/undo.o \
+		      $(B)/daemon/storage/journal/undo_mend.o \
+		      $(B)/daemon/storage/pool/meta.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
 # the tests include daemon headers by name

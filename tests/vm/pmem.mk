@@ -2,8 +2,8 @@
 # pmem.mk -- build/tests/pmem_probe for tests/vm/suites/pmem.sh; included
 # by the top-level Makefile (needs B, CC, ALL_CFLAGS, LDFLAGS, LDLIBS)
 
-PMEM_PROBE_OBJ := $(B)/daemon/config/pmem.o $(B)/daemon/storage/devdax.o \
-		  $(B)/daemon/storage/devdax_table.o $(B)/daemon/storage/meta.o
+PMEM_PROBE_OBJ := $(B)/daemon/config/pmem.o $(B)/daemon/storage/pool/devdax.o \
+		  $(B)/daemon/storage/pool/devdax_table.o $(B)/daemon/storage/pool/meta.o
 
 .PHONY: pmem-probe
 pmem-probe: $(B)/tests/pmem_probe
