@@ -106,6 +106,8 @@ $(B)/lib/common/%.o: INC := $(INC_COMMON)
 $(B)/lib/rdma/%.o:   INC := $(INC_RDMA)
 $(B)/lib/client/%.o: INC := $(INC_CLIENT)
 $(B)/daemon/%.o:     INC := $(INC_DAEMON)
+# the fields of an open pool (pool_int.h) are the storage's alone
+$(B)/daemon/storage/%.o: ALL_CFLAGS += -DRPMEMD_STORAGE_INTERNAL
 $(B)/daemon/storage/pool/%.o:    INC := $(INC_POOL)
 $(B)/daemon/storage/journal/%.o: INC := $(INC_JOURNAL)
 $(B)/daemon/storage/history/%.o: INC := $(INC_HISTORY)

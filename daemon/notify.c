@@ -54,12 +54,7 @@ static void status_text(struct rpmemd_sessions *set, char *buf, size_t len)
 	pthread_mutex_lock(&set->lock);
 	sessions = set->established;
 	pthread_mutex_unlock(&set->lock);
-	pthread_mutex_lock(&rs->lock);
-	for (struct rpmemd_pool *p = rs->open; p; p = p->next) {
-		pools++;
-		writing += p->writer_sid != 0;
-	}
-	pthread_mutex_unlock(&rs->lock);
+	rpmemd_pools_open_count(rs, &pools, &writing);
 	snprintf(buf, len, "%u session%s, %u pool%s open; %u writing", sessions,
 		 plural(sessions), pools, plural(pools), writing);
 }

@@ -109,6 +109,7 @@ $(B)/crash/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DRPMEMD_TEST_CRASH -MMD -MP -c -o $@ $<
 $(CRASH_OBJ): INC := $(INC_DAEMON)
+$(CRASH_OBJ): ALL_CFLAGS += -DRPMEMD_STORAGE_INTERNAL
 -include $(CRASH_OBJ:.o=.d)
 $(B)/tests/rpmemd-crash: $(CRASH_OBJ) \
 		$(filter-out $(CRASH_SRC:%.c=$(B)/%.o),$(DAEMON_OBJ)) \

@@ -99,14 +99,14 @@ int rpmemd_append_refused(const struct rpmemd_session *s,
 	struct rpmemd_pool *p = h->pool;
 	struct rpmemd_meta m;
 
-	if (!h->append || p->region->cfg.versions)
+	if (!h->append || rpmemd_pool_region(p)->cfg.versions)
 		return 0;
 	rpmemd_pool_get_meta(p, &m);
 	if (!m.generation)
 		return 0;
 	snprintf(err, errlen,
 		 "identity '%s' may only append to region '%s', which keeps no versions: changing pool '%s' would lose its image of generation %llu for good (write a new pool, or use a region that keeps versions)",
-		 s->identity, p->region->cfg.name, p->name,
-		 (unsigned long long)m.generation);
+		 s->identity, rpmemd_pool_region(p)->cfg.name,
+		 rpmemd_pool_name(p), (unsigned long long)m.generation);
 	return 1;
 }

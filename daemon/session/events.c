@@ -218,11 +218,12 @@ void rpmemd_ev_transfer(struct rpmemd_session *s, struct rpmemd_handle *h,
 	struct rpmem_msg_event e = { .verb = verb,
 				     .object = RPMEM_EVO_TRANSFER,
 				     .session = s->id,
-				     .size = h->pool->size,
+				     .size = rpmemd_pool_size(h->pool),
 				     .bytes = h->xfer_bytes };
 
-	rpmem_strlcpy(e.region, h->pool->region->cfg.name, sizeof(e.region));
-	rpmem_strlcpy(e.pool, h->pool->name, sizeof(e.pool));
+	rpmem_strlcpy(e.region, rpmemd_pool_region(h->pool)->cfg.name,
+		      sizeof(e.region));
+	rpmem_strlcpy(e.pool, rpmemd_pool_name(h->pool), sizeof(e.pool));
 	rpmem_strlcpy(e.peer, s->peer, sizeof(e.peer));
 	rpmem_strlcpy(e.identity, s->identity, sizeof(e.identity));
 	if (why)

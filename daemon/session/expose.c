@@ -98,8 +98,8 @@ static int rdma_stage(void *arg, size_t len)
 	pthread_mutex_unlock(&staging_lock);
 	h->staged = len;
 	INFO("session %u: pool %s/%s: DRAM staging copy of %s (staging in use: %s of limits.rdma_staging_max %s)",
-	     h->s->id, h->pool->region->cfg.name, h->pool->name,
-	     rpmem_fmt_size(len, a, sizeof(a)),
+	     h->s->id, rpmemd_pool_region(h->pool)->cfg.name,
+	     rpmemd_pool_name(h->pool), rpmem_fmt_size(len, a, sizeof(a)),
 	     rpmem_fmt_size(used + len, b, sizeof(b)),
 	     rpmem_fmt_size(max, c, sizeof(c)));
 	return 0;
@@ -122,13 +122,15 @@ static void staging_why(struct rpmemd_handle *h, int ret, char *why,
 {
 	struct rpmemd_pool *p = h->pool;
 	uint64_t max = rpmemd_staging_limit(&h->s->lim), used;
-	const char *type = rpmem_region_type_str(p->region->cfg.type);
+	const char *type =
+		rpmem_region_type_str(rpmemd_pool_region(p)->cfg.type);
 	char a[32], b[32], c[32];
 
 	if (ret == -EROFS) {
 		snprintf(why, wlen,
 			 "pool '%s' on %s %s region needs a DRAM staging copy on this RNIC (no on-demand paging); read-only opens use tcp: --transport auto or tcp",
-			 p->name, type[0] == 'd' ? "a" : "an", type);
+			 rpmemd_pool_name(p), type[0] == 'd' ? "a" : "an",
+			 type);
 		return;
 	}
 	pthread_mutex_lock(&staging_lock);
@@ -136,8 +138,8 @@ static void staging_why(struct rpmemd_handle *h, int ret, char *why,
 	pthread_mutex_unlock(&staging_lock);
 	snprintf(why, wlen,
 		 "pool '%s' on %s %s region needs a DRAM staging copy of %s on this RNIC (no on-demand paging): with %s in use that exceeds limits.rdma_staging_max (%s) in rpmemd.conf; use --transport auto or tcp, or raise the limit",
-		 p->name, type[0] == 'd' ? "a" : "an", type,
-		 rpmem_fmt_size(p->size, a, sizeof(a)),
+		 rpmemd_pool_name(p), type[0] == 'd' ? "a" : "an", type,
+		 rpmem_fmt_size(rpmemd_pool_size(p), a, sizeof(a)),
 		 rpmem_fmt_size(used, b, sizeof(b)),
 		 rpmem_fmt_size(max, c, sizeof(c)));
 }
@@ -157,10 +159,11 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h,
 {
 	struct rpmemd_pool *p = h->pool;
 	struct rpmem_rdma_expo_cfg cfg = {
-		.addr = p->addr,
-		.len = (size_t)p->size,
-		.apm = p->region->cfg.direct_pmem && p->is_pmem,
-		.is_pmem = p->is_pmem,
+		.addr = rpmemd_pool_addr(p),
+		.len = (size_t)rpmemd_pool_size(p),
+		.apm = rpmemd_pool_region(p)->cfg.direct_pmem &&
+		       rpmemd_pool_is_pmem(p),
+		.is_pmem = rpmemd_pool_is_pmem(p),
 		/* READ_SRC only: the initiator can never RDMA-write it */
 		.readonly = h->mode == RPMEM_OPEN_RO,
 		/* the token is bound to this session's TLS (NULL: none) */
@@ -175,34 +178,36 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h,
 
 	h->s = s;
 	/* RDMA writes bypass rpmemd: no cached hash while they may come */
-	if (h->mode == RPMEM_OPEN_RW && rpmemd_hcache_rdma_begin(p->hc)) {
+	if (h->mode == RPMEM_OPEN_RW &&
+	    rpmemd_hcache_rdma_begin(rpmemd_pool_hcache(p))) {
 		snprintf(why, wlen,
 			 "pool '%s': its hash cache cannot be marked dirty (see rpmemd's log)",
-			 p->name);
+			 rpmemd_pool_name(p));
 		return -EIO;
 	}
 	int ret = rpmem_rdma_expose(s->rdma, &cfg, blob, blob_len, &h->expo);
 	if (!ret) {
 		/* no cut of a live pool while writes bypass rpmemd */
 		if (h->mode == RPMEM_OPEN_RW)
-			__atomic_add_fetch(&p->rdma_writers, 1,
-					   __ATOMIC_RELEASE);
+			rpmemd_pool_rdma_writer(p, 1);
 		return 0;
 	}
 	if (h->mode == RPMEM_OPEN_RW)
-		rpmemd_hcache_rdma_end(p->hc);
+		rpmemd_hcache_rdma_end(rpmemd_pool_hcache(p));
 	staging_put(h); /* taken before a later step failed */
 	if (ret == -EROFS || ret == -EDQUOT)
 		staging_why(h, ret, why, wlen);
 	else if (ret == -ENOMEM && rpmem_memlock_limit(&lim))
 		snprintf(why, wlen,
 			 "registering pool '%s' (%s) for RDMA failed: the target's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK: LimitMEMLOCK=infinity in rpmemd.service, or ulimit -l",
-			 p->name, rpmem_fmt_size(p->size, sz, sizeof(sz)),
+			 rpmemd_pool_name(p),
+			 rpmem_fmt_size(rpmemd_pool_size(p), sz, sizeof(sz)),
 			 lim);
 	else
 		snprintf(why, wlen,
 			 "registering pool '%s' (%s) for RDMA failed: %s (see rpmemd's log)",
-			 p->name, rpmem_fmt_size(p->size, sz, sizeof(sz)),
+			 rpmemd_pool_name(p),
+			 rpmem_fmt_size(rpmemd_pool_size(p), sz, sizeof(sz)),
 			 strerror(-ret));
 	return ret;
 }

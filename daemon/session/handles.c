@@ -63,7 +63,8 @@ void handle_update_cur(struct rpmemd_session *s)
 	pthread_mutex_lock(&s->set->lock);
 	if (best) {
 		snprintf(s->cur_pool, sizeof(s->cur_pool), "%s/%s",
-			 best->pool->region->cfg.name, best->pool->name);
+			 rpmemd_pool_region(best->pool)->cfg.name,
+			 rpmemd_pool_name(best->pool));
 		s->cur_mode = best->mode;
 		s->cur_xport = best->xport;
 	} else {
@@ -85,14 +86,14 @@ void handle_close(struct rpmemd_session *s, struct rpmemd_handle *h)
 	unexpose_pool(h);
 	/* its RDMA writes are over: the hash cache is on again, all invalid */
 	if (rdma_writer) {
-		rpmemd_hcache_rdma_end(p->hc);
-		__atomic_sub_fetch(&p->rdma_writers, 1, __ATOMIC_RELEASE);
+		rpmemd_hcache_rdma_end(rpmemd_pool_hcache(p));
+		rpmemd_pool_rdma_writer(p, -1);
 	}
 	if (h->xfer == 2)
 		rpmemd_ev_transfer(s, h, RPMEM_EV_DESTROY,
 				   "aborted: the pool was closed before it was consistent");
 	INFO("session %u: closed pool %s/%s (%s, %s)", s->id,
-	     p->region->cfg.name, p->name,
+	     rpmemd_pool_region(p)->cfg.name, rpmemd_pool_name(p),
 	     h->mode == RPMEM_OPEN_RW ? "rw" : "ro",
 	     h->xport == RPMEM_XPORT_RDMA ? "rdma" : "tcp");
 	rpmemd_vchain_close(&h->vc);

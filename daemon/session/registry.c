@@ -518,8 +518,8 @@ static int holds(const struct rpmemd_session *o, const char *region,
 
 	for (unsigned i = 0; i < RPMEMD_MAX_HANDLES; i++) {
 		const struct rpmemd_handle *h = &o->h[i];
-		if (!h->id || strcmp(h->pool->name, pool) ||
-		    strcmp(h->pool->region->cfg.name, region))
+		if (!h->id || strcmp(rpmemd_pool_name(h->pool), pool) ||
+		    strcmp(rpmemd_pool_region(h->pool)->cfg.name, region))
 			continue;
 		if (h->mode == RPMEM_OPEN_RW)
 			return 2;

@@ -73,10 +73,11 @@ static void apply(struct rpmemd_session *s, const struct held *w)
 	if (!h)
 		return;
 	if (h->by_file) {
-		if (pwrite(h->pool->fd, w->data, w->len, (off_t)w->off) < 0)
+		if (pwrite(rpmemd_pool_fd(h->pool), w->data, w->len,
+			   (off_t)w->off) < 0)
 			WARN("reorder: pwrite: %s", strerror(errno));
 	} else {
-		memcpy(h->pool->addr + w->off, w->data, w->len);
+		memcpy(rpmemd_pool_addr(h->pool) + w->off, w->data, w->len);
 	}
 	(void)rpmemd_pool_persist_guarded(h->pool, w->off, w->len);
 }

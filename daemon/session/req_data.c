@@ -105,7 +105,7 @@ static const char *changed_msg(const struct rpmemd_pool *p, int err)
 {
 	if (err == -EHWPOISON)
 		return "a media error (poisoned memory) in its mapping on the target";
-	if (p->fd >= 0 && !rpmemd_pool_shrunk(p))
+	if (rpmemd_pool_fd(p) >= 0 && !rpmemd_pool_shrunk(p))
 		return "the target's file system could not allocate a page of the pool file (is the region full?)";
 	return "the pool file changed on the target (it was truncated while rpmemd used it)";
 }
@@ -132,11 +132,12 @@ static int send_from(void *arg)
 static int mapping_fault(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			 const struct rpmemd_pool *p, int err)
 {
-	WARN("session %u: pool '%s': %s during %s; ending the session",
-	     s->id, p->name, changed_msg(p, err), rpmem_msg_type_str(hd->type));
+	WARN("session %u: pool '%s': %s during %s; ending the session", s->id,
+	     rpmemd_pool_name(p), changed_msg(p, err),
+	     rpmem_msg_type_str(hd->type));
 	if (!s->conn.tls && err == -EFAULT && hd->type == RPMEM_MSG_WRITE)
 		conn_reply_err(s, hd->id, RPMEM_E_IO, "pool '%s': %s",
-			       p->name, changed_msg(p, err));
+			       rpmemd_pool_name(p), changed_msg(p, err));
 	return -EIO;
 }
 
@@ -166,7 +167,8 @@ int write_by_file(const struct rpmemd_session *s,
 {
 	const struct rpmemd_pool *p = h->pool;
 
-	return p->fd >= 0 && !p->is_pmem && !s->conn.tls;
+	return rpmemd_pool_fd(p) >= 0 && !rpmemd_pool_is_pmem(p) &&
+	       !s->conn.tls;
 }
 
 /*
@@ -180,8 +182,13 @@ static int recv_to_file(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			struct rpmemd_handle *h, const struct rpmem_msg_io *io)
 {
 	struct rpmemd_pool *p = h->pool;
-	struct io_args a = { s, hd, p->addr + io->offset, io->len, p->fd,
-			     io->offset, 0 };
+	struct io_args a = { s,
+			     hd,
+			     rpmemd_pool_addr(p) + io->offset,
+			     io->len,
+			     rpmemd_pool_fd(p),
+			     io->offset,
+			     0 };
 	int ret;
 
 	if (rpmemd_pool_shrunk(p))
@@ -191,12 +198,13 @@ static int recv_to_file(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		return ret;
 	rpmem_log_limited(&rpmemd_log_write_failed, LOG_WARNING,
 			  "session %u: pool '%s': writing %u bytes at offset %llu into %s/%s failed: %s",
-			  s->id, p->name, io->len,
-			  (unsigned long long)io->offset, p->region->cfg.path,
-			  p->name, strerror(-a.ferr));
+			  s->id, rpmemd_pool_name(p), io->len,
+			  (unsigned long long)io->offset,
+			  rpmemd_pool_region(p)->cfg.path, rpmemd_pool_name(p),
+			  strerror(-a.ferr));
 	conn_defer(s, rpmem_err_from_errno(a.ferr),
 		   "WRITE of %u bytes at offset %llu into pool '%s' failed on the target: %s",
-		   io->len, (unsigned long long)io->offset, p->name,
+		   io->len, (unsigned long long)io->offset, rpmemd_pool_name(p),
 		   strerror(-a.ferr));
 	return 1;
 }
@@ -237,15 +245,17 @@ static int write_apply(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	if (io.len && (ret = rpmemd_pool_preserve(h->pool, &pr, 1))) {
 		conn_defer(s, rpmem_err_from_errno(ret),
 			   "WRITE of %u bytes at offset %llu into pool '%s' refused: %s",
-			   io.len, (unsigned long long)io.offset, h->pool->name,
+			   io.len, (unsigned long long)io.offset,
+			   rpmemd_pool_name(h->pool),
 			   undo_msg(ret, rpmemd_pool_swapping(h->pool)));
 		return rpmem_net_discard(&s->conn, dlen);
 	}
 	/* the block hashes are invalid before the data changes */
-	if (rpmemd_hcache_write_begin(h->pool->hc, io.offset, io.len)) {
+	if (rpmemd_hcache_write_begin(rpmemd_pool_hcache(h->pool), io.offset,
+				      io.len)) {
 		conn_defer(s, RPMEM_E_IO,
 			   "WRITE to pool '%s' refused: its hash cache cannot be marked dirty (see rpmemd's log)",
-			   h->pool->name);
+			   rpmemd_pool_name(h->pool));
 		return rpmem_net_discard(&s->conn, dlen);
 	}
 	if (h->xfer == 1) {
@@ -254,14 +264,17 @@ static int write_apply(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	}
 	if ((ret = reorder_take(s, io.handle, io.offset, io.len))) {
 		ret = ret > 0 ? 0 : ret; /* a test build held it */
-	} else if (h->by_file && io.len >= h->pool->pagesize) {
+	} else if (h->by_file && io.len >= rpmemd_pool_pagesize(h->pool)) {
 		ret = recv_to_file(s, hd, h, &io);
 	} else {
-		struct io_args a = { s, hd, h->pool->addr + io.offset, io.len,
-				     -1, 0, 0 };
+		struct io_args a = {
+			s,	hd, rpmemd_pool_addr(h->pool) + io.offset,
+			io.len, -1, 0,
+			0
+		};
 		ret = rpmem_guard_run(recv_into, &a);
 	}
-	rpmemd_hcache_write_end(h->pool->hc, io.offset, io.len);
+	rpmemd_hcache_write_end(rpmemd_pool_hcache(h->pool), io.offset, io.len);
 	if (ret == -EFAULT || ret == -EHWPOISON)
 		return mapping_fault(s, hd, h->pool, ret);
 	if (ret)
@@ -317,21 +330,23 @@ int req_write(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return rpmem_net_discard(&s->conn, dlen);
 	}
 	if (h->mode != RPMEM_OPEN_RW) {
-		conn_defer(s, RPMEM_E_RDONLY, "WRITE to pool '%s' opened read-only",
-			   h->pool->name);
+		conn_defer(s, RPMEM_E_RDONLY,
+			   "WRITE to pool '%s' opened read-only",
+			   rpmemd_pool_name(h->pool));
 		return rpmem_net_discard(&s->conn, dlen);
 	}
-	if (!rpmem_range_ok(io.offset, io.len, h->pool->size)) {
+	if (!rpmem_range_ok(io.offset, io.len, rpmemd_pool_size(h->pool))) {
 		conn_defer(s, RPMEM_E_INVAL,
 			   "WRITE of %u bytes at offset %llu is outside pool '%s' (%llu bytes)",
-			   io.len, (unsigned long long)io.offset, h->pool->name,
-			   (unsigned long long)h->pool->size);
+			   io.len, (unsigned long long)io.offset,
+			   rpmemd_pool_name(h->pool),
+			   (unsigned long long)rpmemd_pool_size(h->pool));
 		return rpmem_net_discard(&s->conn, dlen);
 	}
 	if ((st = rpmemd_pool_state(h->pool)) != RPMEM_POOL_SYNCING) {
 		conn_defer(s, RPMEM_E_INVAL,
 			   "WRITE to pool '%s' refused: it is %s; a pool must be marked syncing (SET_STATE) before its data changes",
-			   h->pool->name, rpmem_state_str(st));
+			   rpmemd_pool_name(h->pool), rpmem_state_str(st));
 		return rpmem_net_discard(&s->conn, dlen);
 	}
 	if (rpmemd_append_refused(s, h, why, sizeof(why))) {
@@ -358,22 +373,24 @@ int req_read(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (!(h = handle_get(s, m.handle)))
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "READ from unknown handle %u", m.handle);
-	if (!rpmem_range_ok(m.offset, m.len, h->pool->size))
+	if (!rpmem_range_ok(m.offset, m.len, rpmemd_pool_size(h->pool)))
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "READ of %u bytes at offset %llu is outside pool '%s' (%llu bytes)",
 				      m.len, (unsigned long long)m.offset,
-				      h->pool->name,
-				      (unsigned long long)h->pool->size);
+				      rpmemd_pool_name(h->pool),
+				      (unsigned long long)rpmemd_pool_size(
+					      h->pool));
 	if (rpmemd_pool_read_prepare(h->pool))
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "pool '%s' cannot be read: a dense sync's new file could not be completed (see rpmemd's log)",
-				      h->pool->name);
+				      rpmemd_pool_name(h->pool));
 	/* data the scrub record calls damaged only when asked for */
 	if (!(flags & RPMEM_READ_DAMAGED) &&
 	    rpmemd_read_check(s, hd, h->pool, 0, NULL, m.offset, m.len, &ret))
 		return ret;
 	__atomic_add_fetch(&s->bytes_read, m.len, __ATOMIC_RELAXED);
-	struct io_args a = { s, hd, h->pool->addr + m.offset, m.len, -1, 0,
+	struct io_args a = { s,	    hd, rpmemd_pool_addr(h->pool) + m.offset,
+			     m.len, -1, 0,
 			     0 };
 	ret = rpmem_guard_run(send_from, &a);
 	if (ret == -EFAULT || ret == -EHWPOISON)
@@ -398,21 +415,25 @@ static uint32_t flush_apply(struct rpmemd_session *s, const char *what,
 	}
 	if (h->mode != RPMEM_OPEN_RW) {
 		snprintf(why, wl, "%s of pool '%s' opened read-only", what,
-			 h->pool->name);
+			 rpmemd_pool_name(h->pool));
 		return RPMEM_E_RDONLY;
 	}
-	if (!rpmem_range_ok(m->offset, m->len, h->pool->size)) {
-		snprintf(why, wl, "%s of %llu bytes at offset %llu is outside "
-			 "pool '%s' (%llu bytes)", what,
-			 (unsigned long long)m->len,
-			 (unsigned long long)m->offset, h->pool->name,
-			 (unsigned long long)h->pool->size);
+	if (!rpmem_range_ok(m->offset, m->len, rpmemd_pool_size(h->pool))) {
+		snprintf(why, wl,
+			 "%s of %llu bytes at offset %llu is outside "
+			 "pool '%s' (%llu bytes)",
+			 what, (unsigned long long)m->len,
+			 (unsigned long long)m->offset,
+			 rpmemd_pool_name(h->pool),
+			 (unsigned long long)rpmemd_pool_size(h->pool));
 		return RPMEM_E_INVAL;
 	}
 	if ((st = rpmemd_pool_state(h->pool)) != RPMEM_POOL_SYNCING) {
-		snprintf(why, wl, "%s of pool '%s' refused: it is %s; a pool "
+		snprintf(why, wl,
+			 "%s of pool '%s' refused: it is %s; a pool "
 			 "must be marked syncing (SET_STATE) before its data "
-			 "changes", what, h->pool->name, rpmem_state_str(st));
+			 "changes",
+			 what, rpmemd_pool_name(h->pool), rpmem_state_str(st));
 		return RPMEM_E_INVAL;
 	}
 	uint64_t t0 = rpmem_now_ns();
@@ -420,19 +441,22 @@ static uint32_t flush_apply(struct rpmemd_session *s, const char *what,
 	uint64_t dt = rpmem_now_ns() - t0;
 	if (ret == -EFAULT || ret == -EHWPOISON) {
 		WARN("session %u: pool '%s': %s during %s", s->id,
-		     h->pool->name, changed_msg(h->pool, ret), what);
+		     rpmemd_pool_name(h->pool), changed_msg(h->pool, ret),
+		     what);
 		snprintf(why, wl, "persisting pool '%s' failed: %s",
-			 h->pool->name, changed_msg(h->pool, ret));
+			 rpmemd_pool_name(h->pool), changed_msg(h->pool, ret));
 		return RPMEM_E_IO;
 	}
 	if (ret) {
-		snprintf(why, wl, "persisting %llu bytes at offset %llu of pool "
-			 "'%s' failed: %s", (unsigned long long)m->len,
-			 (unsigned long long)m->offset, h->pool->name,
-			 strerror(-ret));
+		snprintf(why, wl,
+			 "persisting %llu bytes at offset %llu of pool "
+			 "'%s' failed: %s",
+			 (unsigned long long)m->len,
+			 (unsigned long long)m->offset,
+			 rpmemd_pool_name(h->pool), strerror(-ret));
 		return RPMEM_E_IO;
 	}
-	rpmemd_hcache_flushed(h->pool->hc, m->offset, m->len);
+	rpmemd_hcache_flushed(rpmemd_pool_hcache(h->pool), m->offset, m->len);
 	rpmemd_pool_count(h->pool, 0, 1);
 	/* a drain boundary of the writer: a cut asked for is made here */
 	rpmemd_pool_drained(h->pool);
@@ -498,7 +522,7 @@ static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		      const struct rpmemd_handle *h, uint32_t bs,
 		      const struct rpmem_hash_range *rv, uint32_t n, int *ok)
 {
-	uint64_t size = h->pool->size, bytes = 0;
+	uint64_t size = rpmemd_pool_size(h->pool), bytes = 0;
 	char cap[32];
 
 	*ok = 0;
@@ -513,12 +537,14 @@ static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 					      "HASH of %u blocks of %u bytes at offset %llu goes past the end of pool '%s' (%llu bytes)",
 					      rv[i].count, bs,
-					      (unsigned long long)off, h->pool->name,
+					      (unsigned long long)off,
+					      rpmemd_pool_name(h->pool),
 					      (unsigned long long)size);
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "HASHV range %u of %u (offset %llu, %u x %u bytes) goes past the end of pool '%s' (%llu bytes)",
 				      i + 1, n, (unsigned long long)off,
-				      rv[i].count, bs, h->pool->name,
+				      rv[i].count, bs,
+				      rpmemd_pool_name(h->pool),
 				      (unsigned long long)size);
 	}
 	if (bytes > RPMEM_MAX_HASH_BYTES) {
@@ -526,7 +552,8 @@ static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		rpmemd_ev_refuse(s->set, s, NULL, "RPMEM_MAX_HASH_BYTES",
 				 "%s of %llu bytes of pool '%s' refused (over %s)",
 				 rpmem_msg_type_str(hd->type),
-				 (unsigned long long)bytes, h->pool->name, cap);
+				 (unsigned long long)bytes,
+				 rpmemd_pool_name(h->pool), cap);
 		rpmem_log_limited(&log_hash, LOG_NOTICE,
 				  "%s: %s of %llu bytes refused (over %s a request)",
 				  s->holder, rpmem_msg_type_str(hd->type),
@@ -534,13 +561,13 @@ static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
 				      "%s would hash %llu bytes of pool '%s'; this target hashes at most %s (RPMEM_MAX_HASH_BYTES) per request",
 				      rpmem_msg_type_str(hd->type),
-				      (unsigned long long)bytes, h->pool->name,
-				      cap);
+				      (unsigned long long)bytes,
+				      rpmemd_pool_name(h->pool), cap);
 	}
 	if (rpmemd_pool_read_prepare(h->pool))
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "pool '%s' cannot be read: a dense sync's new file could not be completed (see rpmemd's log)",
-				      h->pool->name);
+				      rpmemd_pool_name(h->pool));
 	*ok = 1;
 	return 0;
 }
@@ -555,7 +582,7 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			uint32_t total, uint32_t flags)
 {
 	struct rpmemd_hcache_use use = { 0, 0, 0 };
-	uint64_t size = h->pool->size;
+	uint64_t size = rpmemd_pool_size(h->pool);
 	uint64_t *hashes = malloc((size_t)total * sizeof(*hashes));
 	uint8_t *buf = conn_out_buf(s);
 
@@ -569,7 +596,8 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	 * go through the cache, which keeps 4 KiB pieces
 	 */
 	int tree = (flags & RPMEM_HASH_TREE) != 0;
-	int cached = h->pool->hc && (tree || bs == RPMEM_HASH_PIECE);
+	int cached = rpmemd_pool_hcache(h->pool) &&
+		     (tree || bs == RPMEM_HASH_PIECE);
 	for (uint32_t i = 0; i < n && cached; i++)
 		cached = rv[i].offset % RPMEM_HASH_PIECE == 0;
 	if (cached)
@@ -582,36 +610,40 @@ static int reply_hashes(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		if (len > size - rv[i].offset)
 			len = size - rv[i].offset;
 		if (cached)
-			err = rpmemd_hcache_hash(h->pool->hc, h->pool->addr,
+			err = rpmemd_hcache_hash(rpmemd_pool_hcache(h->pool),
+						 rpmemd_pool_addr(h->pool),
 						 size, rv[i].offset, bs,
 						 rv[i].count, tree, dst, 2,
 						 flags & RPMEM_HASH_FULL, &use);
 		else if (tree)
-			err = rpmem_hash_tree_blocks(h->pool->addr +
+			err = rpmem_hash_tree_blocks(rpmemd_pool_addr(h->pool) +
 							     rv[i].offset,
 						     len, bs, dst, NULL, 2);
 		else
-			err = rpmem_hash_blocks(h->pool->addr + rv[i].offset,
+			err = rpmem_hash_blocks(rpmemd_pool_addr(h->pool) +
+							rv[i].offset,
 						len, bs, dst, 2);
 		dst += rv[i].count;
 	}
 	rpmemd_hash_leave(s);
 	if (cached)
 		DBG("session %u: pool '%s': %s of %u blocks at offset %llu%s: %llu from the hash cache, %llu hashed (%llu KiB read)",
-		      s->id, h->pool->name, rpmem_msg_type_str(hd->type),
-		      total, (unsigned long long)rv[0].offset,
-		      flags & RPMEM_HASH_FULL ? " (full)" : "",
-		      (unsigned long long)use.cached,
-		      (unsigned long long)use.hashed,
-		      (unsigned long long)use.pieces * 4);
+		    s->id, rpmemd_pool_name(h->pool),
+		    rpmem_msg_type_str(hd->type), total,
+		    (unsigned long long)rv[0].offset,
+		    flags & RPMEM_HASH_FULL ? " (full)" : "",
+		    (unsigned long long)use.cached,
+		    (unsigned long long)use.hashed,
+		    (unsigned long long)use.pieces * 4);
 	if (err) {
 		free(hashes);
 		WARN("session %u: pool '%s': %s during %s", s->id,
-		     h->pool->name, changed_msg(h->pool, err),
+		     rpmemd_pool_name(h->pool), changed_msg(h->pool, err),
 		     rpmem_msg_type_str(hd->type));
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "cannot hash pool '%s': %s",
-				      h->pool->name, changed_msg(h->pool, err));
+				      rpmemd_pool_name(h->pool),
+				      changed_msg(h->pool, err));
 	}
 	/* to little-endian in place */
 	for (uint32_t i = 0; i < total; i++)
@@ -686,21 +718,25 @@ int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (h->mode != RPMEM_OPEN_RW)
 		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
 				      "PRESERVE of pool '%s' opened read-only",
-				      h->pool->name);
+				      rpmemd_pool_name(h->pool));
 	for (uint32_t i = 0; i < m.nranges; i++)
 		if (!rpmem_range_ok(m.ranges[i].offset, m.ranges[i].len,
-				    h->pool->size))
+				    rpmemd_pool_size(h->pool)))
 			return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 					      "PRESERVE range %u of %u (%llu bytes at offset %llu) is outside pool '%s' (%llu bytes)",
 					      i + 1, m.nranges,
-					      (unsigned long long)m.ranges[i].len,
-					      (unsigned long long)m.ranges[i].offset,
-					      h->pool->name,
-					      (unsigned long long)h->pool->size);
+					      (unsigned long long)m.ranges[i]
+						      .len,
+					      (unsigned long long)m.ranges[i]
+						      .offset,
+					      rpmemd_pool_name(h->pool),
+					      (unsigned long long)
+						      rpmemd_pool_size(
+							      h->pool));
 	if (rpmemd_pool_state(h->pool) != RPMEM_POOL_SYNCING)
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "PRESERVE of pool '%s' refused: it is not syncing",
-				      h->pool->name);
+				      rpmemd_pool_name(h->pool));
 	/*
 	 * over TCP rpmemd sees the WRITEs: they wait for their own blocks
 	 * while the journal thread works ahead; RDMA writes come unseen, so
@@ -712,10 +748,11 @@ int req_preserve(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		ret = rpmemd_pool_preserve(h->pool, m.ranges, m.nranges);
 	if (ret)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(ret),
-				      "pool '%s': %s", h->pool->name,
+				      "pool '%s': %s",
+				      rpmemd_pool_name(h->pool),
 				      undo_msg(ret,
 					       rpmemd_pool_swapping(h->pool)));
 	DBG("session %u: pool '%s': PRESERVE of %u ranges", s->id,
-	    h->pool->name, m.nranges);
+	    rpmemd_pool_name(h->pool), m.nranges);
 	return conn_reply_ok(s, hd->id);
 }

@@ -10,6 +10,7 @@
 #include "access.h"
 #include "events.h"
 #include "history.h"
+#include "journal.h"
 #include "log.h"
 #include "session_int.h"
 #include "sock.h"
@@ -29,12 +30,13 @@ static int gen_allowed(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	if (m->op == RPMEM_GEN_ADOPT && h->mode != RPMEM_OPEN_RW) {
 		*ret = conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
 				      "GEN adopt of pool '%s' opened read-only",
-				      h->pool->name);
+				      rpmemd_pool_name(h->pool));
 		return 0;
 	}
 	if (m->op == RPMEM_GEN_PROMOTE || m->op == RPMEM_GEN_DEMOTE)
 		*ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE,
-					  h->pool->region->cfg.name, &ok);
+					  rpmemd_pool_region(h->pool)->cfg.name,
+					  &ok);
 	return !*ret && ok;
 }
 
@@ -79,16 +81,17 @@ static int gen_split(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	rpmem_gen_ids_fmt(m->ids, m->count, ",", lids, sizeof(lids));
 	rpmem_gen_ids_fmt(meta.hist, meta.nhist, ",", pids, sizeof(pids));
 	WARN("session %u: pool %s/%s: split brain: %s (%s) was refused a %s: both its copy and this pool were written since they last agreed (its history %s; the pool's %s, role %s); nothing was overwritten, an operator must choose the copy to keep",
-	     s->id, p->region->cfg.name, p->name, s->peer, s->client,
-	     m->flags & RPMEM_GEN_PULL ? "pull" : "push",
+	     s->id, rpmemd_pool_region(p)->cfg.name, rpmemd_pool_name(p),
+	     s->peer, s->client, m->flags & RPMEM_GEN_PULL ? "pull" : "push",
 	     lids[0] ? lids : "(none)", pids[0] ? pids : "(none)",
 	     rpmem_role_str(meta.role));
 	snprintf(text, sizeof(text), "split-brain role:%s refused:%s local:%.16s pool:%.16s",
 		 rpmem_role_str(meta.role),
 		 m->flags & RPMEM_GEN_PULL ? "pull" : "push",
 		 lids[0] ? lids : "none", pids[0] ? pids : "none");
-	rpmemd_ev_pool_text(s, p->region->cfg.name, p->name, meta.state,
-			    meta.generation, p->size, text);
+	rpmemd_ev_pool_text(s, rpmemd_pool_region(p)->cfg.name,
+			    rpmemd_pool_name(p), meta.state, meta.generation,
+			    rpmemd_pool_size(p), text);
 	return gen_reply(s, hd, p, &meta, 0);
 }
 
@@ -107,9 +110,7 @@ static const char *disk_of(struct rpmemd_pool *p, const struct rpmemd_meta *m)
 		return "Consistent";
 	if (!rpmemd_source_live(m->source))
 		return "Inconsistent";
-	return __atomic_load_n(&p->writer_sid, __ATOMIC_ACQUIRE) ?
-		       "UpToDate" :
-		       "Consistent";
+	return rpmemd_pool_writer_sid(p) ? "UpToDate" : "Consistent";
 }
 
 /* req_gen -- GEN: the op applied and persisted, then GEN_REPLY */
@@ -131,8 +132,7 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (m.op == RPMEM_GEN_SPLIT)
 		return gen_split(s, hd, &m, h->pool);
 	/* the pool's own live writer may record a new id on its copy */
-	if (m.op == RPMEM_GEN_ADOPT &&
-	    __atomic_load_n(&h->pool->writer_sid, __ATOMIC_ACQUIRE) == s->id)
+	if (m.op == RPMEM_GEN_ADOPT && rpmemd_pool_writer_sid(h->pool) == s->id)
 		m.flags |= RPMEMD_GEN_LIVE_WRITER;
 	ret = rpmemd_pool_gen(h->pool, &m, &meta, &rolled, err, sizeof(err));
 	if (ret == -EAGAIN) /* syncing, refused without force */
@@ -144,15 +144,17 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		char ids[RPMEM_MAX_GENERATIONS * 17 + 1];
 		rpmem_gen_ids_fmt(meta.hist, meta.nhist, ",", ids, sizeof(ids));
 		NOTICE("session %u: pool %s/%s: %s%s: role %s, generation history %s",
-		       s->id, h->pool->region->cfg.name, h->pool->name,
-		       gen_ops[m.op], rolled ? " (its interrupted sync rolled back)" : "",
+		       s->id, rpmemd_pool_region(h->pool)->cfg.name,
+		       rpmemd_pool_name(h->pool), gen_ops[m.op],
+		       rolled ? " (its interrupted sync rolled back)" : "",
 		       rpmem_role_str(meta.role), ids[0] ? ids : "(none)");
 		char text[96];
 		snprintf(text, sizeof(text), "%s role:%s disk:%s", gen_ops[m.op],
 			 rpmem_role_str(meta.role), disk_of(h->pool, &meta));
-		rpmemd_ev_pool_text(s, h->pool->region->cfg.name,
-				    h->pool->name, meta.state,
-				    meta.generation, h->pool->size, text);
+		rpmemd_ev_pool_text(s, rpmemd_pool_region(h->pool)->cfg.name,
+				    rpmemd_pool_name(h->pool), meta.state,
+				    meta.generation, rpmemd_pool_size(h->pool),
+				    text);
 	}
 	return gen_reply(s, hd, h->pool, &meta, rolled);
 }
@@ -168,5 +170,6 @@ int rpmemd_open_primary(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	/* RDONLY: every client knows it, and its errno (EROFS) has no hint */
 	return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
 			      "pool '%s/%s' is the primary on this target (promoted): it takes no pushes, mirrors or live writers; `rpmemctl demote` makes it a secondary again",
-			      p->region->cfg.name, p->name);
+			      rpmemd_pool_region(p)->cfg.name,
+			      rpmemd_pool_name(p));
 }

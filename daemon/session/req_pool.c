@@ -400,7 +400,7 @@ int req_open(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		rpmemd_scrub_ensure(s, h->pool, meta.generation);
 
 	rep.handle = h->id;
-	rep.size = h->pool->size;
+	rep.size = rpmemd_pool_size(h->pool);
 	rep.state = meta.state;
 	rep.generation = meta.generation;
 	memcpy(rep.uuid, meta.uuid, sizeof(rep.uuid));
@@ -476,17 +476,19 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (h->mode != RPMEM_OPEN_RW)
 		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
 				      "SET_STATE of pool '%s' opened read-only",
-				      h->pool->name);
-	if ((m.flags & RPMEM_SET_STATE_CHANGE) && m.change > h->pool->size) {
+				      rpmemd_pool_name(h->pool));
+	if ((m.flags & RPMEM_SET_STATE_CHANGE) &&
+	    m.change > rpmemd_pool_size(h->pool)) {
 		WARN("session %u: pool %s/%s: a sync that says it will write %llu bytes of a %llu-byte pool refused",
-		     s->id, h->pool->region->cfg.name, h->pool->name,
-		     (unsigned long long)m.change,
-		     (unsigned long long)h->pool->size);
+		     s->id, rpmemd_pool_region(h->pool)->cfg.name,
+		     rpmemd_pool_name(h->pool), (unsigned long long)m.change,
+		     (unsigned long long)rpmemd_pool_size(h->pool));
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "pool '%s' stays as it was: a sync cannot write %llu bytes of its %llu",
-				      h->pool->name,
+				      rpmemd_pool_name(h->pool),
 				      (unsigned long long)m.change,
-				      (unsigned long long)h->pool->size);
+				      (unsigned long long)rpmemd_pool_size(
+					      h->pool));
 	}
 	/* a pool with a failed WRITE behind it is not consistent */
 	if (m.state == RPMEM_POOL_CONSISTENT &&
@@ -514,13 +516,15 @@ int req_set_state(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		 rpmemd_pool_swapping(h->pool))
 		h->by_file = write_by_file(s, h);
 	INFO("session %u: pool %s/%s is %s (generation %llu)%s", s->id,
-	     h->pool->region->cfg.name, h->pool->name,
+	     rpmemd_pool_region(h->pool)->cfg.name, rpmemd_pool_name(h->pool),
 	     rpmem_state_str(meta.state), (unsigned long long)meta.generation,
-	     h->by_file ? "; WRITEs go through its file (pages not written yet)" :
-			    "");
-	rpmemd_ev_pool(s, RPMEM_EV_CHANGE, h->pool->region->cfg.name,
-		       h->pool->name, meta.state, meta.generation,
-		       h->pool->size);
+	     h->by_file ?
+		     "; WRITEs go through its file (pages not written yet)" :
+		     "");
+	rpmemd_ev_pool(s, RPMEM_EV_CHANGE,
+		       rpmemd_pool_region(h->pool)->cfg.name,
+		       rpmemd_pool_name(h->pool), meta.state, meta.generation,
+		       rpmemd_pool_size(h->pool));
 	if (meta.state == RPMEM_POOL_SYNCING && h->xfer != 2) {
 		h->xfer = 1; /* the transfer starts with its first WRITE */
 		h->xfer_bytes = 0;

@@ -27,13 +27,15 @@ static int scrub_refuse(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			const struct rpmem_msg_scrub *m,
 			const struct rpmemd_pool *p, int *ret)
 {
-	if (m->offset < p->size &&
-	    (uint64_t)(m->count - 1) * RPMEM_HASH_PIECE < p->size - m->offset)
+	if (m->offset < rpmemd_pool_size(p) &&
+	    (uint64_t)(m->count - 1) * RPMEM_HASH_PIECE <
+		    rpmemd_pool_size(p) - m->offset)
 		return 0;
 	*ret = conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 			      "SCRUB of %u pieces at offset %llu goes past the end of pool '%s' (%llu bytes)",
-			      m->count, (unsigned long long)m->offset, p->name,
-			      (unsigned long long)p->size);
+			      m->count, (unsigned long long)m->offset,
+			      rpmemd_pool_name(p),
+			      (unsigned long long)rpmemd_pool_size(p));
 	return 1;
 }
 
@@ -44,13 +46,14 @@ void rpmemd_damage_event(struct rpmemd_session *s, struct rpmemd_pool *p,
 	struct rpmem_msg_event e = { .verb = RPMEM_EV_CHANGE,
 				     .object = RPMEM_EVO_POOL,
 				     .session = s->id,
-				     .size = p->size };
+				     .size = rpmemd_pool_size(p) };
 
 	rpmemd_pool_get_meta(p, &m);
 	e.state = m.state;
 	e.generation = m.generation;
-	rpmem_strlcpy(e.region, p->region->cfg.name, sizeof(e.region));
-	rpmem_strlcpy(e.pool, p->name, sizeof(e.pool));
+	rpmem_strlcpy(e.region, rpmemd_pool_region(p)->cfg.name,
+		      sizeof(e.region));
+	rpmem_strlcpy(e.pool, rpmemd_pool_name(p), sizeof(e.pool));
 	rpmem_strlcpy(e.identity, s->identity, sizeof(e.identity));
 	rpmem_strlcpy(e.text, text, sizeof(e.text));
 	rpmemd_event_publish(s->set, &e, s->identity);
@@ -65,22 +68,23 @@ void rpmemd_damage_report(struct rpmemd_session *s, struct rpmemd_pool *p,
 	if (scrub && c->found && c->after > c->before) {
 		snprintf(text, sizeof(text),
 			 "pool '%s' damaged: scrub found %zu damaged piece%s, %zu listed (%llu KiB); a sync from a good copy repairs them",
-			 p->name, c->found, c->found == 1 ? "" : "s",
-			 c->after, kib);
+			 rpmemd_pool_name(p), c->found,
+			 c->found == 1 ? "" : "s", c->after, kib);
 		WARN("session %u: region '%s': %s", s->id,
-		     p->region->cfg.name, text);
+		     rpmemd_pool_region(p)->cfg.name, text);
 	} else if (c->before && !c->after) {
 		snprintf(text, sizeof(text),
 			 "pool '%s' repaired: no damaged piece is left (%zu were listed)",
-			 p->name, c->before);
+			 rpmemd_pool_name(p), c->before);
 		NOTICE("session %u: region '%s': %s", s->id,
-		       p->region->cfg.name, text);
+		       rpmemd_pool_region(p)->cfg.name, text);
 	} else if (c->after < c->before) {
 		snprintf(text, sizeof(text),
 			 "pool '%s' partly repaired: %zu damaged piece%s left (%llu KiB)",
-			 p->name, c->after, c->after == 1 ? "" : "s", kib);
+			 rpmemd_pool_name(p), c->after,
+			 c->after == 1 ? "" : "s", kib);
 		NOTICE("session %u: region '%s': %s", s->id,
-		       p->region->cfg.name, text);
+		       rpmemd_pool_region(p)->cfg.name, text);
 	} else {
 		return;
 	}
@@ -195,8 +199,9 @@ static int read_pieces(struct rpmemd_session *s, struct rpmemd_pool *p,
 	rpmemd_hash_enter(s);
 	if (version) {
 		memset(piece, RPMEM_SCRUB_OK, count);
-		ret = rpmemd_scrub_version_check(p->region->metafd, p->name,
-						 p->size, version,
+		ret = rpmemd_scrub_version_check(rpmemd_pool_region(p)->metafd,
+						 rpmemd_pool_name(p),
+						 rpmemd_pool_size(p), version,
 						 first * RPMEM_HASH_PIECE,
 						 count, data, piece, &why);
 	} else {
@@ -224,30 +229,31 @@ int rpmemd_read_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 
 	/* a version's image is at hand for whole pieces only */
 	if (!len || (version && (off % RPMEM_HASH_PIECE ||
-				 (len % RPMEM_HASH_PIECE && off + len != p->size))))
+				 (len % RPMEM_HASH_PIECE &&
+				  off + len != rpmemd_pool_size(p)))))
 		return 0;
 	if (!(piece = malloc(count)) ||
 	    read_pieces(s, p, version, data, first, count, piece)) {
 		free(piece);
 		return 0; /* unverifiable: answered as before */
 	}
-	runs = damaged_ranges(piece, count, first, p->size, ranges,
+	runs = damaged_ranges(piece, count, first, rpmemd_pool_size(p), ranges,
 			      sizeof(ranges));
 	free(piece);
 	if (!runs)
 		return 0;
 	WARN("session %u: pool '%s': a read of %llu bytes at offset %llu%s refused: damaged at %s",
-	     s->id, p->name, (unsigned long long)len,
+	     s->id, rpmemd_pool_name(p), (unsigned long long)len,
 	     (unsigned long long)off, version ? " of a version" : "", ranges);
 	if (version)
 		*ret = conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
 				      "version %llu of pool '%s' is damaged at %s: its image is not as recorded when it was current; the read is refused (read it with --force to take the data as it is)",
-				      (unsigned long long)version, p->name,
-				      ranges);
+				      (unsigned long long)version,
+				      rpmemd_pool_name(p), ranges);
 	else
 		*ret = conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
 				      "pool '%s' is damaged at %s: its data is not as recorded at its last commit (rpmemctl scrub); the read is refused (read it with --force to take the data as it is, or repair it with a sync from a good copy)",
-				      p->name, ranges);
+				      rpmemd_pool_name(p), ranges);
 	return 1;
 }
 
@@ -315,9 +321,11 @@ static const char *repair_refuse(const struct rpmemd_handle *h,
 		*code = RPMEM_E_RDONLY;
 		return "a REPAIR needs the pool opened for writing";
 	}
-	if (!io->len || !rpmem_range_ok(io->offset, io->len, p->size) ||
+	if (!io->len ||
+	    !rpmem_range_ok(io->offset, io->len, rpmemd_pool_size(p)) ||
 	    io->offset % RPMEM_HASH_PIECE ||
-	    (io->len % RPMEM_HASH_PIECE && io->offset + io->len != p->size))
+	    (io->len % RPMEM_HASH_PIECE &&
+	     io->offset + io->len != rpmemd_pool_size(p)))
 		return "a REPAIR covers whole 4 KiB pieces inside the pool";
 	return NULL;
 }
@@ -348,8 +356,9 @@ int req_repair(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      "%s: %u bytes at offset %llu of pool '%s' (%llu bytes)",
 				      why, io.len,
 				      (unsigned long long)io.offset,
-				      h->pool->name,
-				      (unsigned long long)h->pool->size);
+				      rpmemd_pool_name(h->pool),
+				      (unsigned long long)rpmemd_pool_size(
+					      h->pool));
 	}
 	rpmemd_hash_enter(s);
 	r = rpmemd_scrub_repair(h->pool, io.offset, data, io.len, &bad, &chg);
@@ -358,21 +367,22 @@ int req_repair(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (r == -EILSEQ)
 		return conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
 				      "REPAIR of pool '%s' refused: the piece at 0x%llx does not hash as its scrub record says (not the data it had when it was committed); nothing was written",
-				      h->pool->name, (unsigned long long)bad);
+				      rpmemd_pool_name(h->pool),
+				      (unsigned long long)bad);
 	if (r == -ESTALE || r == -ENOENT)
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "REPAIR of pool '%s' refused: %s",
-				      h->pool->name,
+				      rpmemd_pool_name(h->pool),
 				      r == -ESTALE ?
 					      "it is not consistent (a sync completes it)" :
 					      "it has no scrub record of its generation to check the data against");
 	if (r)
 		return conn_reply_err(s, hd->id, rpmem_err_from_errno(r),
 				      "REPAIR of pool '%s' failed: %s",
-				      h->pool->name, strerror(-r));
+				      rpmemd_pool_name(h->pool), strerror(-r));
 	INFO("session %u: pool %s/%s: %u bytes at offset %llu repaired (the data its scrub record holds)",
-	     s->id, h->pool->region->cfg.name, h->pool->name, io.len,
-	     (unsigned long long)io.offset);
+	     s->id, rpmemd_pool_region(h->pool)->cfg.name,
+	     rpmemd_pool_name(h->pool), io.len, (unsigned long long)io.offset);
 	rpmemd_damage_report(s, h->pool, &chg, 0);
 	return conn_reply_ok(s, hd->id);
 }
@@ -383,7 +393,7 @@ static int repair_at_refused(struct rpmemd_session *s,
 			     const struct rpmemd_handle *h, uint64_t version,
 			     const struct rpmemd_vrepair *res, int r)
 {
-	const char *pool = h->pool->name;
+	const char *pool = rpmemd_pool_name(h->pool);
 
 	if (r == -EILSEQ)
 		return conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
@@ -426,16 +436,17 @@ static int repair_header(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		return conn_reply_err(s, hd->id, RPMEM_E_DAMAGED,
 				      "REPAIR_AT of version %llu of pool '%s' refused: its damaged header cannot be rebuilt to match its own check (the byte flipped is in its source or its check); nothing was written",
 				      (unsigned long long)version,
-				      h->pool->name);
+				      rpmemd_pool_name(h->pool));
 	if (r) {
 		struct rpmemd_vrepair res = { .bad_gen = version };
 		return repair_at_refused(s, hd, h, version, &res, r);
 	}
 	NOTICE("session %u: pool %s/%s: version %llu: its damaged header rebuilt (it matches its own check)",
-	       s->id, h->pool->region->cfg.name, h->pool->name,
-	       (unsigned long long)version);
-	snprintf(text, sizeof(text), "version %llu of pool '%s' repaired: its header",
-		 (unsigned long long)version, h->pool->name);
+	       s->id, rpmemd_pool_region(h->pool)->cfg.name,
+	       rpmemd_pool_name(h->pool), (unsigned long long)version);
+	snprintf(text, sizeof(text),
+		 "version %llu of pool '%s' repaired: its header",
+		 (unsigned long long)version, rpmemd_pool_name(h->pool));
 	rpmemd_damage_event(s, h->pool, text);
 	return conn_reply_ok(s, hd->id);
 }
@@ -473,8 +484,9 @@ int req_repair_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      why, io.len,
 				      (unsigned long long)io.offset,
 				      (unsigned long long)version,
-				      h->pool->name,
-				      (unsigned long long)h->pool->size);
+				      rpmemd_pool_name(h->pool),
+				      (unsigned long long)rpmemd_pool_size(
+					      h->pool));
 	}
 	rpmemd_hash_enter(s);
 	r = rpmemd_version_repair(h->pool, version, io.offset, data, io.len,
@@ -485,13 +497,13 @@ int req_repair_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		return repair_at_refused(s, hd, h, version, &res, r);
 	if (res.mended) {
 		NOTICE("session %u: pool %s/%s: version %llu: %llu bytes of its damaged records in %u bytes at offset %llu repaired (data its records vouch for)",
-		       s->id, h->pool->region->cfg.name, h->pool->name,
-		       (unsigned long long)version,
+		       s->id, rpmemd_pool_region(h->pool)->cfg.name,
+		       rpmemd_pool_name(h->pool), (unsigned long long)version,
 		       (unsigned long long)res.mended, io.len,
 		       (unsigned long long)io.offset);
 		snprintf(text, sizeof(text),
 			 "version %llu of pool '%s' repaired: %llu bytes at offset %llu",
-			 (unsigned long long)version, h->pool->name,
+			 (unsigned long long)version, rpmemd_pool_name(h->pool),
 			 (unsigned long long)res.mended,
 			 (unsigned long long)io.offset);
 		rpmemd_damage_event(s, h->pool, text);
@@ -528,10 +540,10 @@ void rpmemd_scrub_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 
 	if (ret && ret != -ENOTSUP)
 		WARN("session %u: pool '%s': cannot record its hashes for scrub (a scrub will call it unverifiable): %s",
-		     s->id, p->name, strerror(-ret));
+		     s->id, rpmemd_pool_name(p), strerror(-ret));
 	else if (!ret)
 		DBG("session %u: pool '%s': hashes of generation %llu recorded for scrub in %llu ms",
-		    s->id, p->name, (unsigned long long)gen,
+		    s->id, rpmemd_pool_name(p), (unsigned long long)gen,
 		    (unsigned long long)((rpmem_now_ns() - t0) / 1000000));
 }
 
@@ -541,13 +553,14 @@ void rpmemd_scrub_ensure(struct rpmemd_session *s, struct rpmemd_pool *p,
 	uint64_t rg = 0;
 	int ret;
 
-	if (p->region->metafd < 0 || !p->addr)
+	if (rpmemd_pool_region(p)->metafd < 0 || !rpmemd_pool_addr(p))
 		return;
-	ret = rpmemd_scrub_gen(p->region->metafd, p->name, p->size, &rg);
+	ret = rpmemd_scrub_gen(rpmemd_pool_region(p)->metafd,
+			       rpmemd_pool_name(p), rpmemd_pool_size(p), &rg);
 	if (!ret && rg == gen)
 		return;
 	NOTICE("session %u: pool '%s': its image (generation %llu) has no scrub record (%s): recording it now",
-	       s->id, p->name, (unsigned long long)gen,
+	       s->id, rpmemd_pool_name(p), (unsigned long long)gen,
 	       ret ? strerror(-ret) : "the record is of another generation");
 	rpmemd_scrub_commit(s, p, gen);
 }

@@ -27,10 +27,11 @@ static void version_event(struct rpmemd_session *s, struct rpmemd_pool *p,
 				     .session = s->id,
 				     .state = RPMEM_POOL_CONSISTENT,
 				     .generation = gen,
-				     .size = p->size };
+				     .size = rpmemd_pool_size(p) };
 
-	rpmem_strlcpy(e.region, p->region->cfg.name, sizeof(e.region));
-	rpmem_strlcpy(e.pool, p->name, sizeof(e.pool));
+	rpmem_strlcpy(e.region, rpmemd_pool_region(p)->cfg.name,
+		      sizeof(e.region));
+	rpmem_strlcpy(e.pool, rpmemd_pool_name(p), sizeof(e.pool));
 	rpmem_strlcpy(e.identity, s->identity, sizeof(e.identity));
 	rpmem_strlcpy(e.text, text, sizeof(e.text));
 	rpmemd_event_publish(s->set, &e, s->identity);
@@ -102,17 +103,19 @@ void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 	rpmemd_versions_retain(p, pruned, &a);
 	rpmemd_pool_get_meta(p, &m);
 	if (m.generation != gen ||
-	    rpmemd_versions_list(p->region, p->name, &m, &v, &n))
+	    rpmemd_versions_list(rpmemd_pool_region(p), rpmemd_pool_name(p), &m,
+				 &v, &n))
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (v[i].damaged) {
 			char text[RPMEM_STR_MAX + 1];
 			snprintf(text, sizeof(text),
 				 "version %llu of pool '%s' is damaged (kept; see rpmemctl scrub)",
-				 (unsigned long long)v[i].gen, p->name);
+				 (unsigned long long)v[i].gen,
+				 rpmemd_pool_name(p));
 			version_event(s, p, v[i].gen, text);
 		}
-	if (!p->region->cfg.versions) {
+	if (!rpmemd_pool_region(p)->cfg.versions) {
 		free(v);
 		return;
 	}
@@ -120,7 +123,7 @@ void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 		char text[RPMEM_STR_MAX + 1];
 		snprintf(text, sizeof(text),
 			 "version %llu of pool '%s' kept (%llu bytes)",
-			 (unsigned long long)(gen - 1), p->name,
+			 (unsigned long long)(gen - 1), rpmemd_pool_name(p),
 			 (unsigned long long)v[n - 1].bytes);
 		version_event(s, p, gen - 1, text);
 	}
@@ -143,18 +146,20 @@ static void versions_check(struct rpmemd_session *s, struct rpmemd_pool *p,
 	rpmemd_hash_enter(s);
 	for (uint32_t i = 0; i < n; i++) {
 		if ((e[i].flags & RPMEM_VERSION_DAMAGED) ||
-		    rpmemd_version_check(p->region, p->name, m,
+		    rpmemd_version_check(rpmemd_pool_region(p),
+					 rpmemd_pool_name(p), m,
 					 e[i].generation, &bad, &len) != -EIO)
 			continue;
 		e[i].flags |= RPMEM_VERSION_BAD_DATA;
 		WARN("session %u: pool %s/%s: version %llu is damaged: its record at 0x%llx length %llu does not check (kept; scrub --repair from another copy heals it)",
-		     s->id, p->region->cfg.name, p->name,
-		     (unsigned long long)e[i].generation,
+		     s->id, rpmemd_pool_region(p)->cfg.name,
+		     rpmemd_pool_name(p), (unsigned long long)e[i].generation,
 		     (unsigned long long)bad, (unsigned long long)len);
 		snprintf(text, sizeof(text),
 			 "version %llu of pool '%s' is damaged at 0x%llx length %llu (a record does not check)",
-			 (unsigned long long)e[i].generation, p->name,
-			 (unsigned long long)bad, (unsigned long long)len);
+			 (unsigned long long)e[i].generation,
+			 rpmemd_pool_name(p), (unsigned long long)bad,
+			 (unsigned long long)len);
 		version_event(s, p, e[i].generation, text);
 	}
 	rpmemd_hash_leave(s);
@@ -175,13 +180,14 @@ static int versions_list(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	int len, ret;
 
 	rpmemd_pool_get_meta(p, &m);
-	ret = e && buf ? rpmemd_versions_list(p->region, p->name, &m, &v, &n) :
+	ret = e && buf ? rpmemd_versions_list(rpmemd_pool_region(p),
+					      rpmemd_pool_name(p), &m, &v, &n) :
 			 -ENOMEM;
 	if (ret) {
 		free(e);
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "cannot list the versions of pool '%s': %s",
-				      p->name, strerror(-ret));
+				      rpmemd_pool_name(p), strerror(-ret));
 	}
 	first = n > RPMEM_MAX_VERSIONS ? n - RPMEM_MAX_VERSIONS : 0;
 	for (size_t i = first; i < n; i++, rep.count++)
@@ -218,24 +224,26 @@ static int versions_prune(struct rpmemd_session *s,
 	if (h->mode != RPMEM_OPEN_RW)
 		return conn_reply_err(s, hd->id, RPMEM_E_RDONLY,
 				      "pruning a version of pool '%s' needs it opened for writing (the write right)",
-				      p->name);
+				      rpmemd_pool_name(p));
 	/* an appender opens for writing too, and prunes nothing */
 	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_WRITE,
-				 p->region->cfg.name, &ok);
+				 rpmemd_pool_region(p)->cfg.name, &ok);
 	if (ret || !ok)
 		return ret;
 	rpmemd_pool_get_meta(p, &m);
-	ret = rpmemd_version_prune(p->region, p->name, &m, gen, err,
-				   sizeof(err));
+	ret = rpmemd_version_prune(rpmemd_pool_region(p), rpmemd_pool_name(p),
+				   &m, gen, err, sizeof(err));
 	if (ret)
 		return conn_reply_err(s, hd->id,
 				      ret == -ENOENT ? RPMEM_E_NOPOOL :
 						       RPMEM_E_IO,
 				      "%s", err);
 	INFO("session %u: pool %s/%s: version %llu pruned on request", s->id,
-	     p->region->cfg.name, p->name, (unsigned long long)gen);
-	snprintf(text, sizeof(text), "version %llu of pool '%s' pruned (request)",
-		 (unsigned long long)gen, p->name);
+	     rpmemd_pool_region(p)->cfg.name, rpmemd_pool_name(p),
+	     (unsigned long long)gen);
+	snprintf(text, sizeof(text),
+		 "version %llu of pool '%s' pruned (request)",
+		 (unsigned long long)gen, rpmemd_pool_name(p));
 	version_event(s, p, gen, text);
 	return conn_reply_ok(s, hd->id);
 }
@@ -259,7 +267,7 @@ static int versions_create(struct rpmemd_session *s,
 
 	/* a cut adds a version and loses nothing: append will do */
 	ret = rpmemd_authz_check(s, hd->id, RPMEMD_RIGHT_APPEND,
-				 p->region->cfg.name, &ok);
+				 rpmemd_pool_region(p)->cfg.name, &ok);
 	if (ret || !ok)
 		return ret;
 	/* the writer asking itself: this request is its own boundary */
@@ -274,7 +282,7 @@ static int versions_create(struct rpmemd_session *s,
 						      RPMEM_E_IO,
 				      "%s", err);
 	INFO("session %u: pool %s/%s: a version cut on request at generation %llu",
-	     s->id, p->region->cfg.name, p->name,
+	     s->id, rpmemd_pool_region(p)->cfg.name, rpmemd_pool_name(p),
 	     (unsigned long long)st.generation);
 	rpmemd_versions_commit(s, p, st.generation, NULL, 0);
 	len = rpmem_state_encode(buf, sizeof(buf), &st);
@@ -351,12 +359,13 @@ int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	if (!(h = handle_get(s, m.handle)))
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "READ_AT from unknown handle %u", m.handle);
-	if (!rpmem_range_ok(m.offset, m.len, h->pool->size))
+	if (!rpmem_range_ok(m.offset, m.len, rpmemd_pool_size(h->pool)))
 		return conn_reply_err(s, hd->id, RPMEM_E_INVAL,
 				      "READ_AT of %u bytes at offset %llu is outside pool '%s' (%llu bytes)",
 				      m.len, (unsigned long long)m.offset,
-				      h->pool->name,
-				      (unsigned long long)h->pool->size);
+				      rpmemd_pool_name(h->pool),
+				      (unsigned long long)rpmemd_pool_size(
+					      h->pool));
 	if (!(buf = malloc(m.len ? m.len : 1)))
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT, "out of memory");
 	/* opening a chain and checking its records cost as hashing does */
@@ -372,7 +381,7 @@ int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		uint64_t loads, checked;
 		rpmemd_vchain_cost(h->vc, &loads, &checked);
 		DBG("session %u: pool '%s': READ_AT of %u bytes of version %llu: %llu bytes of its records checked (the daemon's chains loaded %llu journals so far)",
-		    s->id, h->pool->name, m.len,
+		    s->id, rpmemd_pool_name(h->pool), m.len,
 		    (unsigned long long)m.version, (unsigned long long)checked,
 		    (unsigned long long)loads);
 	}
@@ -382,16 +391,17 @@ int req_read_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		if (ret == -EAGAIN)
 			return conn_reply_err(s, hd->id, RPMEM_E_BUSY,
 					      "pool '%s' changed while version %llu was read (a sync ran): read it again",
-					      h->pool->name,
+					      rpmemd_pool_name(h->pool),
 					      (unsigned long long)m.version);
 		WARN("session %u: pool '%s': version %llu cannot be read at offset %llu: %s",
-		     s->id, h->pool->name, (unsigned long long)m.version,
-		     (unsigned long long)bad, strerror(-ret));
+		     s->id, rpmemd_pool_name(h->pool),
+		     (unsigned long long)m.version, (unsigned long long)bad,
+		     strerror(-ret));
 		return conn_reply_err(s, hd->id, RPMEM_E_IO,
 				      "version %llu of pool '%s' is damaged: its block at offset %llu does not check (%s)",
 				      (unsigned long long)m.version,
-				      h->pool->name, (unsigned long long)bad,
-				      strerror(-ret));
+				      rpmemd_pool_name(h->pool),
+				      (unsigned long long)bad, strerror(-ret));
 	}
 	/*
 	 * data the version's scrub record calls damaged only when asked
@@ -446,8 +456,8 @@ int scrub_version(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 
 	if (read_at_chain(s, hd, h, m->version, &ret))
 		return ret ? ret : 1;
-	if (len > h->pool->size - m->offset)
-		len = h->pool->size - m->offset;
+	if (len > rpmemd_pool_size(h->pool) - m->offset)
+		len = rpmemd_pool_size(h->pool) - m->offset;
 	if (!(buf = malloc(len)))
 		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
 				      "out of memory") ?: 1;
@@ -461,8 +471,10 @@ int scrub_version(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		rpmemd_vchain_close(&h->vc);
 		ret = 0;
 	} else if (!ret) {
-		ret = rpmemd_scrub_version_check(h->pool->region->metafd,
-						 h->pool->name, h->pool->size,
+		ret = rpmemd_scrub_version_check(rpmemd_pool_region(h->pool)
+							 ->metafd,
+						 rpmemd_pool_name(h->pool),
+						 rpmemd_pool_size(h->pool),
 						 m->version, m->offset,
 						 m->count, buf, piece,
 						 &rep->why);

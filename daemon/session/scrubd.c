@@ -65,8 +65,8 @@ static void count(const struct rpmemd_pool *p, uint64_t off, uint32_t n,
 {
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t o = off + (uint64_t)i * RPMEM_HASH_PIECE;
-		uint64_t len = p->size - o < RPMEM_HASH_PIECE ?
-				       p->size - o :
+		uint64_t len = rpmemd_pool_size(p) - o < RPMEM_HASH_PIECE ?
+				       rpmemd_pool_size(p) - o :
 				       RPMEM_HASH_PIECE;
 		if (piece[i] == RPMEM_SCRUB_UNVERIFIED)
 			res->unverified += len;
@@ -88,13 +88,13 @@ static int scrub_pool(struct rpmemd_scrubd *d, struct rpmemd_pool *p,
 	uint8_t *piece = malloc(RPMEM_MAX_SCRUB_PIECES);
 	int ret = piece ? 0 : -ENOMEM;
 
-	for (uint64_t off = 0; !ret && off < p->size; off += step) {
+	for (uint64_t off = 0; !ret && off < rpmemd_pool_size(p); off += step) {
 		struct rpmemd_damage_change chg;
 		uint64_t gen;
 		uint8_t why;
-		uint32_t n = p->size - off >= step ?
+		uint32_t n = rpmemd_pool_size(p) - off >= step ?
 				     RPMEM_MAX_SCRUB_PIECES :
-				     (uint32_t)((p->size - off +
+				     (uint32_t)((rpmemd_pool_size(p) - off +
 						 RPMEM_HASH_PIECE - 1) /
 						RPMEM_HASH_PIECE);
 		if (stopping(d)) {
@@ -121,7 +121,8 @@ static void version_bad(struct rpmemd_scrubd *d, struct rpmemd_pool *p,
 {
 	size_t n = strlen(res->vlist);
 
-	WARN("region '%s': scheduled scrub: %s", p->region->cfg.name, text);
+	WARN("region '%s': scheduled scrub: %s",
+	     rpmemd_pool_region(p)->cfg.name, text);
 	rpmemd_damage_event(&d->self, p, text);
 	if (n < sizeof(res->vlist))
 		snprintf(res->vlist + n, sizeof(res->vlist) - n, "%s%llu",
@@ -144,7 +145,8 @@ static void scrub_versions(struct rpmemd_scrubd *d, struct rpmemd_pool *p,
 	size_t n = 0;
 
 	rpmemd_pool_get_meta(p, &m);
-	if (rpmemd_versions_list(p->region, p->name, &m, &v, &n))
+	if (rpmemd_versions_list(rpmemd_pool_region(p), rpmemd_pool_name(p), &m,
+				 &v, &n))
 		return;
 	for (size_t i = 0; i < n && !stopping(d); i++) {
 		uint64_t bad = 0, len = 0;
@@ -152,19 +154,21 @@ static void scrub_versions(struct rpmemd_scrubd *d, struct rpmemd_pool *p,
 		if (v[i].damaged) {
 			snprintf(text, sizeof(text),
 				 "version %llu of pool '%s' is damaged: its journal does not load (kept; scrub --repair heals it)",
-				 (unsigned long long)v[i].gen, p->name);
+				 (unsigned long long)v[i].gen,
+				 rpmemd_pool_name(p));
 			version_bad(d, p, v[i].gen, text, res);
 			continue;
 		}
 		rpmemd_hash_enter(&d->self);
-		ret = rpmemd_version_check(p->region, p->name, &m, v[i].gen,
+		ret = rpmemd_version_check(rpmemd_pool_region(p),
+					   rpmemd_pool_name(p), &m, v[i].gen,
 					   &bad, &len);
 		rpmemd_hash_leave(&d->self);
 		if (ret != -EIO)
 			continue;
 		snprintf(text, sizeof(text),
 			 "version %llu of pool '%s' is damaged at 0x%llx length %llu: a record of its journal does not check (kept; scrub --repair from another copy heals it)",
-			 (unsigned long long)v[i].gen, p->name,
+			 (unsigned long long)v[i].gen, rpmemd_pool_name(p),
 			 (unsigned long long)bad, (unsigned long long)len);
 		version_bad(d, p, v[i].gen, text, res);
 	}
@@ -180,20 +184,21 @@ static void scrubbed(struct rpmemd_scrubd *d, struct rpmemd_region *r,
 	if (res->cut)
 		snprintf(text, sizeof(text),
 			 "scheduled scrub of pool '%s' cut short: the daemon is stopping",
-			 p->name);
+			 rpmemd_pool_name(p));
 	else if (res->vbad)
 		snprintf(text, sizeof(text),
 			 "scheduled scrub of pool '%s': %llu bytes checked, %llu damaged, %llu unverified; damaged versions: %.60s (kept; scrub --repair heals them)",
-			 p->name, (unsigned long long)res->checked,
+			 rpmemd_pool_name(p), (unsigned long long)res->checked,
 			 (unsigned long long)res->damaged,
 			 (unsigned long long)res->unverified, res->vlist);
 	else
 		snprintf(text, sizeof(text),
 			 "scheduled scrub of pool '%s': %llu bytes checked, %llu damaged, %llu unverified%s",
-			 p->name, (unsigned long long)res->checked,
+			 rpmemd_pool_name(p), (unsigned long long)res->checked,
 			 (unsigned long long)res->damaged,
 			 (unsigned long long)res->unverified,
-			 res->damaged ? " (listed damaged: a sync or scrub --repair from a good copy repairs it)" :
+			 res->damaged ?
+				 " (listed damaged: a sync or scrub --repair from a good copy repairs it)" :
 			 res->unverified ? "" :
 					   ": clean");
 	rpmem_log(res->damaged || res->vbad ? LOG_WARNING : LOG_INFO,
@@ -227,7 +232,7 @@ static void scrub_region(struct rpmemd_scrubd *d, struct rpmemd_region *r)
 		}
 		if (scrub_pool(d, p, &res)) {
 			WARN("region '%s': scheduled scrub of pool '%s' failed: out of memory",
-			     r->cfg.name, p->name);
+			     r->cfg.name, rpmemd_pool_name(p));
 		} else {
 			if (!res.cut)
 				scrub_versions(d, p, &res);

@@ -76,3 +76,14 @@ refused() {
 	refused journal scrub.h
 	compiles history store.h journal.h history.h versions.h scrub.h
 }
+
+@test "session/ and the service see an open pool only through store.h's calls: its fields (pool_int.h) do not compile outside daemon/storage" {
+	compiles daemon store.h journal.h history.h versions.h scrub.h
+	run compiles daemon pool_int.h
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"pool_int.h is the storage's own"* ]]
+	# and nothing there tries
+	run grep -rln 'pool_int\.h' "$TOP"/daemon/*.c "$TOP"/daemon/session
+	[ "$status" -eq 1 ]
+}

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "events.h"
+#include "pool_int.h"
 #include "region.h"
 #include "session_int.h"
 #include "versions.h"
@@ -40,6 +41,27 @@ void rpmemd_pool_close(struct rpmemd_pool **pool, uint8_t mode, uint32_t sid)
 	assert_non_null(*pool);
 	closes[*pool - pools]++;
 	*pool = NULL;
+}
+
+/* the pool's face (store.c), on the fake pools */
+const char *rpmemd_pool_name(const struct rpmemd_pool *p)
+{
+	return p->name;
+}
+
+struct rpmemd_region *rpmemd_pool_region(const struct rpmemd_pool *p)
+{
+	return p->region;
+}
+
+struct rpmemd_hcache *rpmemd_pool_hcache(const struct rpmemd_pool *p)
+{
+	return p->hc;
+}
+
+void rpmemd_pool_rdma_writer(struct rpmemd_pool *p, int delta)
+{
+	p->rdma_writers += (unsigned)delta;
 }
 
 void unexpose_pool(struct rpmemd_handle *h)

@@ -52,8 +52,9 @@ UNIT_DAEMON_undo   := $(B)/daemon/storage/journal/undo.o \
 		      $(B)/daemon/storage/pool/meta.o
 UNIT_FAKE          := $(UNIT_DIR)/fake_target.o
 
-# the tests include daemon headers by name
-$(UNIT_DIR)/%.o: ALL_CFLAGS += -Idaemon
+# the tests include daemon headers by name, and may look inside a pool
+# (daemon/storage/pool/pool_int.h)
+$(UNIT_DIR)/%.o: ALL_CFLAGS += -Idaemon -DRPMEMD_STORAGE_INTERNAL
 # errors tests the CLI's exit codes and hints too (cmd/cli.o, cmd.h)
 $(UNIT_DIR)/errors.o: ALL_CFLAGS += -Icmd
 

@@ -16,6 +16,7 @@
 #include "hash.h"
 #include "log.h"
 #include "meta.h"
+#include "pool_int.h"
 #include "scrub.h"
 #include "util.h"
 #include "wire.h"

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pool_int.h"
 #include "versions.h"
 
 /* a growing array of versions */

@@ -15,6 +15,8 @@
 
 #include "store.h"
 
+struct rpmemd_undo_queue;
+
 /* the space of a region's versions */
 struct rpmemd_vspace {
 	uint64_t all;	 /* bytes of every version file */

@@ -11,6 +11,7 @@
 #include "guard.h"
 #include "journal.h"
 #include "log.h"
+#include "pool_int.h"
 #include "store.h"
 #include "undo.h"
 

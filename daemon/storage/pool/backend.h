@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "pool_int.h"
 #include "store.h"
 
 /*

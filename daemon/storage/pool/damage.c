@@ -12,6 +12,7 @@
 #include "damage.h"
 #include "log.h"
 #include "meta.h"
+#include "pool_int.h"
 #include "store.h"
 #include "util.h"
 

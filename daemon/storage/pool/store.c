@@ -449,3 +449,75 @@ int rpmemd_pool_list(struct rpmemd_region *r, struct rpmem_pool_info **v,
 {
 	return rpmemd_pool_list_page(r, "", UINT32_MAX, v, n);
 }
+
+const char *rpmemd_pool_name(const struct rpmemd_pool *p)
+{
+	return p->name;
+}
+
+uint64_t rpmemd_pool_size(const struct rpmemd_pool *p)
+{
+	return p->size;
+}
+
+struct rpmemd_region *rpmemd_pool_region(const struct rpmemd_pool *p)
+{
+	return p->region;
+}
+
+uint8_t *rpmemd_pool_addr(const struct rpmemd_pool *p)
+{
+	return p->addr;
+}
+
+int rpmemd_pool_fd(const struct rpmemd_pool *p)
+{
+	return p->fd;
+}
+
+int rpmemd_pool_is_pmem(const struct rpmemd_pool *p)
+{
+	return p->is_pmem;
+}
+
+size_t rpmemd_pool_pagesize(const struct rpmemd_pool *p)
+{
+	return p->pagesize;
+}
+
+uint32_t rpmemd_pool_writer_sid(const struct rpmemd_pool *p)
+{
+	return __atomic_load_n(&p->writer_sid, __ATOMIC_ACQUIRE);
+}
+
+struct rpmemd_hcache *rpmemd_pool_hcache(const struct rpmemd_pool *p)
+{
+	return p->hc;
+}
+
+void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,
+		       uint64_t flushes)
+{
+	__atomic_add_fetch(&p->bytes_written, written, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&p->flushes, flushes, __ATOMIC_RELAXED);
+}
+
+void rpmemd_pool_rdma_writer(struct rpmemd_pool *p, int delta)
+{
+	if (delta > 0)
+		__atomic_add_fetch(&p->rdma_writers, 1, __ATOMIC_RELEASE);
+	else
+		__atomic_sub_fetch(&p->rdma_writers, 1, __ATOMIC_RELEASE);
+}
+
+void rpmemd_pools_open_count(struct rpmemd_regions *rs, unsigned *pools,
+			     unsigned *writing)
+{
+	*pools = *writing = 0;
+	pthread_mutex_lock(&rs->lock);
+	for (struct rpmemd_pool *p = rs->open; p; p = p->next) {
+		(*pools)++;
+		*writing += p->writer_sid != 0;
+	}
+	pthread_mutex_unlock(&rs->lock);
+}

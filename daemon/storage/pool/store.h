@@ -44,92 +44,33 @@ struct pmem2_map;
  */
 
 /*
- * An open pool: one mapping per pool file however many sessions opened
- * it (a devdax pool is a range of the device's mapping: no mapping of
- * its own); one writer at a time, readers share. The mapping stays valid
- * while the opener holds its reference, so I/O needs no lock. Whatever
- * the region type, rpmemd_pool_persist makes a range durable.
+ * An open pool (pool_int.h has its fields, the storage's own): one
+ * mapping per pool file however many sessions opened it; one writer at a
+ * time, readers share. session/ sees it only through the calls below.
  */
-struct rpmemd_pool {
-	struct rpmemd_region *region; /* a reference */
-	char name[RPMEM_NAME_MAX + 1];
-	dev_t dev; /* identity of the pool file in the open table */
-	ino_t ino;
-	struct rpmemd_dax *dax; /* devdax: identity is (dax, name) */
-	struct pmem2_map *map;	/* NULL for devdax */
-	int fd; /* the pool file, open read-write; -1 for devdax */
-	uint8_t *addr;
-	uint64_t size;
-	int is_pmem; /* the mapping is PMem (store granularity below page) */
-	int in_memory; /* the file lives in tmpfs or ramfs: no writeback */
-	void (*persist)(const void *ptr, size_t size); /* files; NULL devdax */
-	size_t pagesize;
+struct rpmemd_pool;
 
-	pthread_mutex_t meta_lock; /* meta, and its file */
-	struct rpmemd_meta meta;
-
-	/* protected by region->set->lock */
-	unsigned refs;
-	uint32_t writer_sid; /* session holding the write open, 0 = none */
-	char writer[RPMEM_STR_MAX + 1];
-	unsigned readers;
-	struct rpmemd_pool *next;
-
-	/* the 64 KiB block hashes (hcache.h); NULL: none (devdax, error) */
-	struct rpmemd_hcache *hc;
-
-	/*
-	 * the undo journal of an interrupted or running sync (undo.h,
-	 * store_undo.c); NULL: none. Under undo_lock.
-	 */
-	pthread_mutex_t undo_lock;
-	pthread_cond_t undo_cond; /* the journal thread did a chunk */
-	struct rpmemd_undo *undo;
-	struct rpmemd_undo_queue *uq; /* its thread (undo_queue.c), or NULL */
-	/* a dense sync into a new file (store_swap.c), or NULL */
-	struct rpmemd_swap *swap;
-	/*
-	 * the previous image of a committed dense sync, freed once the
-	 * commit was answered (rpmemd_store_swap_release), or NULL
-	 */
-	struct rpmemd_old_image *old;
-
-	/*
-	 * cuts of a live pool into versions (store_cut.c): cut_lock is held
-	 * by the writer across each WRITE's application, so a cut sees none
-	 * half applied; under it, whether a WRITE came since the writer's
-	 * last FLUSH or BARRIER, the cuts asked for and those done
-	 */
-	pthread_mutex_t cut_lock;
-	pthread_cond_t cut_cond;
-	int since_drain;
-	unsigned cut_want;
-	uint64_t cuts;
-	int cut_ret;
-	uint64_t cut_gen;
-	/* writable RDMA exposures of it (rpmemd cannot see their writes) */
-	unsigned rdma_writers;
-
-	/*
-	 * versions pruned for the room of this pool's journals
-	 * (versions_full = "prune"), not yet reported to its writer
-	 * (rpmemd_versions_take_room); under region->ver_lock
-	 */
-	struct rpmemd_room_pruned {
-		char pool[RPMEM_NAME_MAX + 1];
-		uint64_t gen;
-	} room[8];
-	unsigned nroom, room_lost;
-	/*
-	 * bytes its sync under way reserves in region->ver_reserved for the
-	 * version its commit keeps (store_undo.c's reserve lock)
-	 */
-	uint64_t ver_reserved;
-
-	/* updated with atomics; kept between opens (region->stats) */
-	uint64_t bytes_written;
-	uint64_t flushes;
+/* a version pruned for the room of a pool's journal, to report */
+struct rpmemd_room_pruned {
+	char pool[RPMEM_NAME_MAX + 1];
+	uint64_t gen;
 };
+
+/* what an open pool is, for the layers above the storage */
+const char *rpmemd_pool_name(const struct rpmemd_pool *p);
+uint64_t rpmemd_pool_size(const struct rpmemd_pool *p);
+struct rpmemd_region *rpmemd_pool_region(const struct rpmemd_pool *p);
+/* the mapping (valid while the opener holds its reference) */
+uint8_t *rpmemd_pool_addr(const struct rpmemd_pool *p);
+/* the pool file, open read-write; -1 for devdax */
+int rpmemd_pool_fd(const struct rpmemd_pool *p);
+/* the mapping is PMem (store granularity below page) */
+int rpmemd_pool_is_pmem(const struct rpmemd_pool *p);
+size_t rpmemd_pool_pagesize(const struct rpmemd_pool *p);
+/* the session holding the write open, 0: none (read without a lock) */
+uint32_t rpmemd_pool_writer_sid(const struct rpmemd_pool *p);
+/* its block hashes (hcache.h), or NULL */
+struct rpmemd_hcache *rpmemd_pool_hcache(const struct rpmemd_pool *p);
 
 /*
  * rpmemd_pool_create -- a pool file of exactly size bytes (allocated, so a
@@ -211,13 +152,23 @@ void rpmemd_pool_get_meta(struct rpmemd_pool *p, struct rpmemd_meta *m);
  */
 uint8_t rpmemd_pool_state(struct rpmemd_pool *p);
 
+/*
+ * rpmemd_pool_rdma_writer -- a writable RDMA exposure of p begins (+1) or
+ * ends (-1): rpmemd cannot see its writes (no cut of a live pool, no
+ * journal overlay while one is on)
+ */
+void rpmemd_pool_rdma_writer(struct rpmemd_pool *p, int delta);
+
+/*
+ * rpmemd_pools_open_count -- the pools open in the regions of rs, and how
+ * many of them a writer holds
+ */
+void rpmemd_pools_open_count(struct rpmemd_regions *rs, unsigned *pools,
+			     unsigned *writing);
+
 /* rpmemd_pool_count -- account bytes written and flushes */
-static inline void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,
-				     uint64_t flushes)
-{
-	__atomic_add_fetch(&p->bytes_written, written, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&p->flushes, flushes, __ATOMIC_RELAXED);
-}
+void rpmemd_pool_count(struct rpmemd_pool *p, uint64_t written,
+		       uint64_t flushes);
 
 /*
  * rpmemd_pool_list -- append the pools of region r, sorted by name, to
