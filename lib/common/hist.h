@@ -2,7 +2,7 @@
 /*
  * hist.h -- the text of a generation history file (a local file's
  * FILE.rpmemgen, lib/client/history.c; a pool promoted in place's
- * <pool>.rpmemgen, daemon/storage/store_gen.c): its head, read and
+ * <pool>.rpmemgen, daemon/storage/history/store_gen.c): its head, read and
  * written in one place
  *
  *	rpmem-history 1
