@@ -35,6 +35,12 @@ logged() {
 	[ "$(grep -c -- "$2" "$DLOG")" -ge "$1" ]
 }
 
+# tls_written_some -- rpmemd counted some bytes written into r1/p1 (alice)
+tls_written_some() {
+	[ "$("$RPMEMCTL" list --psk-file "$W/alice.psk" --json "$T/r1/p1" |
+		jq -r '.pools[0].bytes_written // 0')" -gt 0 ]
+}
+
 # cpu_ms PID -- the process's user + system CPU time so far, in ms
 cpu_ms() {
 	awk -v hz="$(getconf CLK_TCK)" \
@@ -105,7 +111,8 @@ linger_closed() {
 	local pid=$!
 	BG="$pid"
 	wait_for logged 1 "session .*: opened pool r1/p1"
-	sleep 1
+	# mid-transfer: the target has taken some of the data
+	wait_for tls_written_some
 	kill -9 "$pid"
 	wait_for logged 1 "session .* closed: "
 	grep "session .* closed: " "$DLOG"

@@ -419,7 +419,8 @@ sessions_of() {
 	done
 	[ "$(sessions_of monitor)" -eq 0 ]
 	grep -q "no request for 1 s with no pool open (session_idle_timeout); closing the session" "$DLOG"
-	# the writer keeps its pool and its session
+	# the writer keeps its pool and its session: time passing is the
+	# subject, the 1 s session_idle_timeout let expire on purpose
 	sleep 1.5
 	[ "$(sessions_of backup1)" -eq 1 ]
 	as ops list --json "$T/r1"

@@ -53,6 +53,12 @@ pool_state() {
 	"$RPMEMCTL" list --json "$T/$1/$2" | jq -er '.pools[0].state'
 }
 
+# written_over REGION POOL N -- the daemon counted more than N bytes
+# written into the pool since it started
+written_over() {
+	[ "$(pool_written "$1" "$2")" -gt "$3" ]
+}
+
 # by_file REGION POOL -- how many times a syncing period of the pool
 # wrote through its file, as rpmemd logged it
 by_file() {
@@ -148,7 +154,8 @@ session_written() {
 		sleep 0.02
 	done
 	[ "$(by_file disk p1)" -eq 3 ]
-	sleep 1
+	# killed once some of the new data went into the new file
+	wait_for written_over disk p1 $((16 << 20))
 	kill -9 "$DPID"
 	wait "$DPID" || true
 	wait "$cpid" || true

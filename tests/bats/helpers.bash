@@ -202,7 +202,13 @@ hold() {
 }
 
 # wait_for CMD... -- until CMD succeeds; gives up (fails, saying what it
-# waited for) after 60 s: a bound for a loaded machine, not a timing
+# waited for) after 60 s: a bound for a loaded machine, not a timing.
+# The one way a test waits: for the condition a sleep would stand for
+# (a log line, a counter, a file), never for a length of time. A bare
+# `sleep` stays only where time passing is the test's subject (a timeout
+# let expire on purpose, a writer paced), with a comment saying so; use
+# alive_until instead when a background process may die without the
+# condition ever holding.
 wait_for() {
 	for _ in $(seq 600); do
 		if "$@"; then

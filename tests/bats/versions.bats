@@ -374,6 +374,11 @@ committed() {
 	awk '$1 == "committed" {n = $2} END {print n + 0}' "$W/app.out"
 }
 
+# committed_over N -- the application reported a record past N committed
+committed_over() {
+	[ "$(committed)" -gt "$1" ]
+}
+
 # cuts N -- N versions --create of r1/app a second apart; each line of
 # $W/cuts: the generation cut, the last record committed before the
 # request and after its reply
@@ -385,6 +390,7 @@ cuts() {
 		rc versions --create --json "$T/r1/app"
 		[ "$status" -eq 0 ] || { echo "cut $i: $output"; return 1; }
 		echo "$(json .created) $before $(committed)" >>"$W/cuts"
+		# pacing, the subject: cuts spread over the writer's run
 		[ "$i" -eq "$1" ] || sleep 1
 	done
 }
@@ -437,7 +443,8 @@ check_cuts() {
 
 @test "a cut of a live pool whose writer was killed is the crash image it left; the writer's next run keeps it as a version" {
 	live_start
-	sleep 1
+	# killed mid-run: some records committed past the first ones
+	wait_for committed_over $(($(committed) + 10))
 	kill -KILL "$APID"
 	wait "$APID" || true
 	APID=
