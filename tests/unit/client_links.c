@@ -929,19 +929,23 @@ static void links__the_reader_spins_only_where_rounds_are_short(void **state)
 	assert_int_equal(persist(&e, 0, 4 * KIB, 1), 0); /* LIVE */
 	for (unsigned i = 0; i < N; i++)
 		fake_target_set_reply_delay(e.ft[i], 1000);
-	/* no spin: the drains sleep for their replies (three targets) */
+	/*
+	 * no spin: the drains sleep for their replies (three targets), not
+	 * one spins. Asserted on the reader's spin count only: how many
+	 * sleeps a spin saves depends on the machine's load (asserting it
+	 * failed a loaded make -j2), so it is printed, as a figure
+	 * (docs/PERFORMANCE.md), never checked
+	 */
 	assert_int_equal(rpmemctl_links_set_spin(e.set, 0), 0);
 	uint64_t n0 = client_links_spins(e.set);
 	long s0 = persists_slept(&e, 8 * KIB, 20);
 	assert_int_equal(client_links_spins(e.set), n0);
-	/* a spin far longer than a loopback round: hardly a sleep */
+	/* a spin far longer than a loopback round: the reader spins */
 	assert_int_equal(rpmemctl_links_set_spin(e.set, 10000), 0);
 	long s1 = persists_slept(&e, 16 * KIB, 20);
 	print_message("sleeps of 20 drains: %ld without a spin, %ld with\n",
 		      s0, s1);
 	assert_true(client_links_spins(e.set) > n0);
-	assert_true(s0 >= 5);
-	assert_true(s1 < s0 / 2);
 	for (unsigned i = 0; i < N; i++)
 		fake_target_set_reply_delay(e.ft[i], 0);
 	/* a round of 100 ms: the rounds' time is over a 2 ms spin */
