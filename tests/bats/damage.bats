@@ -260,7 +260,7 @@ interrupted() {
 	cmp "$W/local.before" "$W/local"
 	[ "$(damaged_bytes)" -eq 4096 ]
 	# the SCRUB found it: rpmemd refused no READ (its check of READs)
-	! grep "a read of .* refused: damaged" "$DLOG"
+	[ "$(grep -c "a read of .* refused: damaged" "$DLOG")" -eq 0 ]
 	RPMEM_READ_SCRUB=1 rc sync --pull --force "$W/local" "$T/r1/p"
 	echo "$output"
 	[ "$status" -eq 0 ]
