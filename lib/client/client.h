@@ -752,6 +752,17 @@ uint64_t client_link_overdue(struct rpmemctl_link *l);
 int client_link_kick(struct rpmemctl_link *l);
 int client_link_retry_now(struct rpmemctl_link *l);
 /*
+ * a set's start where k < n under the kick-out: client_link_start_probe
+ * probes a DOWN link's target in a thread (0) or says the link pushes
+ * as before (1); client_link_start_probed says how its probe went (1
+ * answered, 0 running, -1 failed; done: the answer taken);
+ * client_link_defer drops a link whose target did not answer in time
+ * (DEGRADED, behind; its reconnect waits for the probe)
+ */
+int client_link_start_probe(struct rpmemctl_link *l);
+int client_link_start_probed(struct rpmemctl_link *l, int done);
+int client_link_defer(struct rpmemctl_link *l, uint64_t waited_ns);
+/*
  * client_link_clear_acked -- a LIVE link that holds every write sent to
  * it, acknowledged (replies that came read first), clears its dirty log
  * (client_dirtylog_clear): 1 if it did, 0 if it may not now, or -errno

@@ -1232,6 +1232,53 @@ int client_link_retry_now(struct rpmemctl_link *l)
 	return rpmemctl_link_push(l, NULL, NULL);
 }
 
+/*
+ * client_link_start_probe -- a set's start (k < n under the kick-out)
+ * probes a DOWN link's target before it pushes: 0 once a probe runs or
+ * answered, 1 where the link takes none (no kick-out, an open hook, not
+ * DOWN, its own policy fail-stop) or one cannot start: it pushes as before
+ */
+int client_link_start_probe(struct rpmemctl_link *l)
+{
+	if (!probed(l) || l->state != RPMEMCTL_LINK_DOWN ||
+	    l->policy != RPMEMCTL_LINK_DEGRADE)
+		return 1;
+	int st = l->probe ? atomic_load(&l->probe->state) : PROBE_IDLE;
+	if (st == PROBE_RUNNING || st == PROBE_OK)
+		return 0;
+	return probe_start(l) ? 1 : 0;
+}
+
+/*
+ * client_link_start_probed -- the start's probe of l: 1 answered, 0
+ * still running, -1 failed or none; done: an answer is taken (the next
+ * reconnect waits for a probe of its own)
+ */
+int client_link_start_probed(struct rpmemctl_link *l, int done)
+{
+	int st = l->probe ? atomic_load(&l->probe->state) : PROBE_IDLE;
+	if (done && (st == PROBE_OK || st == PROBE_FAILED))
+		atomic_store(&l->probe->state, PROBE_IDLE);
+	return st == PROBE_OK ? 1 : st == PROBE_RUNNING ? 0 : -1;
+}
+
+/*
+ * client_link_defer -- the start goes on without l: its target did not
+ * answer its probe within the kick-out timeout after k others did (or k
+ * cannot answer); DEGRADED and behind, its reconnect waits for that
+ * probe; returns -ETIMEDOUT
+ */
+int client_link_defer(struct rpmemctl_link *l, uint64_t waited_ns)
+{
+	lock(l);
+	lerr(l, -ETIMEDOUT, "kicked out at the start: no answer to a probe for "
+	     "%llu ms (the kick-out timeout is %u ms); resynced once it "
+	     "answers", (unsigned long long)(waited_ns / 1000000u), l->ko_ms);
+	int ret = failed(l, -ETIMEDOUT);
+	client_share_unlock(l->share);
+	return ret;
+}
+
 /* client_link_owed -- FLUSH replies owed */
 unsigned client_link_owed(const struct rpmemctl_link *l)
 {

@@ -498,13 +498,68 @@ RPMEM_EXPORT int rpmemctl_links_set_spin(struct rpmemctl_links *s,
 	return 0;
 }
 
+/*
+ * start_probes -- where k < n under the kick-out, a start does not wait
+ * for a target that accepts connections but never answers (SIGSTOP, a
+ * hung host): every DOWN link's target is probed at once, each in a
+ * thread of its own (client_link_start_probe); once k answered, those
+ * still silent after ko_ms more are dropped before their push
+ * (client_link_defer: DEGRADED, behind, back when their probe answers),
+ * as they are at once where k can no longer answer; with k = n, or
+ * the kick-out off, the pushes wait as before
+ */
+static void start_probes(struct rpmemctl_links *s)
+{
+	unsigned k = quorum(s), n = 0;
+	uint32_t mask = 0;
+	if (!s->ko_ms || k >= s->n)
+		return;
+	for (unsigned i = 0; i < s->n; i++)
+		if (!client_link_start_probe(s->link[i])) {
+			mask |= 1u << i;
+			n++;
+		}
+	uint64_t t0 = rpmem_now_ns(), tk = 0;
+	uint64_t ko = (uint64_t)s->ko_ms * 1000000u;
+	for (;;) {
+		unsigned ok = s->n - n, running = 0;
+		for (unsigned i = 0; i < s->n; i++) {
+			if (!(mask & (1u << i)))
+				continue;
+			int st = client_link_start_probed(s->link[i], 0);
+			ok += st > 0;
+			running += st == 0;
+		}
+		uint64_t now = rpmem_now_ns();
+		if (ok >= k && !tk)
+			tk = now;
+		if (!running || (tk && now - tk >= ko) || ok + running < k)
+			break;
+		poll(NULL, 0, 10);
+	}
+	for (unsigned i = 0; i < s->n; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		if (!client_link_start_probed(s->link[i], 1))
+			(void)client_link_defer(s->link[i],
+						rpmem_now_ns() - t0);
+	}
+}
+
 /* rpmemctl_links_push -- push every link; k must end SYNCED */
 RPMEM_EXPORT int rpmemctl_links_push(struct rpmemctl_links *s)
 {
 	int ret = begin(s), err = 0;
 	if (ret)
 		return end(s, ret);
+	start_probes(s);
 	for (unsigned i = 0; i < s->n; i++) {
+		if (rpmemctl_link_get_state(s->link[i]) ==
+		    RPMEMCTL_LINK_DEGRADED && client_link_start_probed(
+			    s->link[i], 0) == 0) {
+			err = err ? err : -ETIMEDOUT;
+			continue; /* deferred: its probe brings it back */
+		}
 		ret = rpmemctl_link_push(s->link[i], NULL, NULL);
 		err = err ? err : ret;
 	}

@@ -513,6 +513,24 @@ static int shadow_map(struct pl_file *f, int fd)
 }
 
 /*
+ * started_without -- f started with k of its targets: each one left
+ * behind (down, or kicked out at the start: it did not answer within the
+ * kick-out timeout) is said once
+ */
+static void started_without(struct pl_file *f)
+{
+	for (unsigned i = 0; i < f->ntargets; i++) {
+		struct rpmemctl_link *l = rpmemctl_links_get(f->set, i);
+		if (rpmemctl_link_get_state(l) != RPMEMCTL_LINK_DEGRADED)
+			continue;
+		pl_msg(LOG_WARNING, "degraded: cannot start replicating '%s' "
+		       "to %s: %s; continuing with the other targets, the "
+		       "replica stays behind until it is resynced", f->path,
+		       f->targets[i].spec, rpmemctl_link_errmsg(l));
+	}
+}
+
+/*
  * pl_file_start -- the first mapping of f in this process; f->lock held
  * for writing
  */
@@ -556,6 +574,7 @@ int pl_file_start(struct pl_file *f, int fd)
 	pl_msg(LOG_INFO, "replicating '%s' to %s%s (%llu bytes brought up to "
 	       "date)", f->path, f->target, f->ntargets > 1 ?
 	       " and other targets" : "", (unsigned long long)report_all(f));
+	started_without(f);
 	return 0;
 
 err_failed:;

@@ -140,6 +140,76 @@ state() {
 	[ "$(state "$T2" app)" = consistent ]
 }
 
+# paused_within N -- the application printed its first "paused" within N
+# looks 0.1 s apart
+paused_within() {
+	for _ in $(seq "$1"); do
+		paused 1 && return 0
+		sleep 0.1
+	done
+	echo "the application has not paused:" >&2
+	cat "$W/app.err" >&2
+	return 1
+}
+
+@test "a target frozen before the application starts does not hold its start where k < n: the start waits at most the kick-out time for it, goes on with the two that answered, shows it behind, and resyncs it byte-identical once continued" {
+	freeze
+	app_start set:0:first loop:100 pause loop:until pause set:1:last
+	# liveness: before, the first mapping waited 60 s for the frozen
+	# target's handshake; now the kick-out's 2 s after the two others
+	# answered (bounded at 40 s, a bound for a loaded machine)
+	paused_within 400
+	grep -q "loop 100 " "$W/app.out"
+	grep -q "degraded: cannot start replicating '$POOL' to $T2/r1/app: kicked out at the start: no answer to a probe for " \
+		"$W/app.err" || { cat "$W/app.err"; false; }
+	# the status file names it behind; the two others hold
+	rc replicas --json "$POOL"
+	[ "$status" -eq 1 ] || { echo "$status $output"; false; }
+	[ "$(json .holding)" -eq 2 ]
+	[ "$(json '.replicas[2].link_state')" = degraded ]
+	[ "$(json '.replicas[2].lagging')" = true ]
+	[ "$(json '.replicas[2].behind_bytes')" -gt 0 ]
+	[ "$(json '.replicas[0].link_state')" = live ]
+	[ "$(json '.replicas[1].link_state')" = live ]
+	# the two that hold have the transactions: their daemon's counts
+	[ "$("$RPMEMCTL" list --json "$T/r1/app" |
+		jq -er '.pools[0].bytes_written')" -gt 0 ]
+	# continued: the start's probe answers, the transactions go on
+	# while the link reconnects and resyncs
+	thaw
+	app_continue
+	wait_for holding 3
+	grep -q "resynced: '$POOL' is replicated to $T2/r1/app again" \
+		"$W/app.err"
+	app_continue
+	app_paused 2
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	refute grep -q "fail-stop" "$W/app.err"
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1/app2"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2" app)" = consistent ]
+}
+
+@test "with k = n a target frozen at the start still holds the start (no target is left out of an all-targets quorum): the application has not started within the kick-out time" {
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	unset RPMEM_REPLICATE_QUORUM
+	freeze
+	app_start set:0:first pause
+	# 4 s, twice the kick-out: the start still waits for the target
+	sleep 4
+	! paused 1
+	! grep -q "kicked out at the start" "$W/app.err"
+	thaw
+	app_paused 1
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
+}
+
 # holding_free -- the second daemon no longer lists a session on app
 holding_free() {
 	[ "$("$RPMEMCTL" status --json "$T2" |
