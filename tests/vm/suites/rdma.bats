@@ -209,6 +209,32 @@ rpmemd_log()
 	cmp dir.bin dir.back
 }
 
+@test "a byte of the dir pool flipped on the target: sync --pull over rdma refuses it (exit 7, the range named, the local file untouched, the target lists it damaged); --force delivers it" {
+	rd_request flip
+	# the local copy differs in the damaged block, so the pull reads it
+	cp dir.bin dmg.back
+	poke dmg.back $((3 * MIB + 1000))
+	cp dmg.back dmg.before
+	run ctl sync --pull --transport rdma dmg.back "$T/dir/c"
+	echo "$output"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"pool 'c' is damaged at 0x300000 length 4096"* ]]
+	cmp dmg.before dmg.back
+	json_is '.pools[0].damaged_bytes == 4096' ctl list --json "$T/dir/c"
+	run ctl sync --pull --force --transport rdma dmg.back "$T/dir/c"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"read as it is (--force): pool 'c' is damaged at 0x300000 length 4096"* ]]
+	[ "$(cmp -l dir.bin dmg.back | wc -l)" -eq 1 ]
+	cmp -l dir.bin dmg.back | grep -q "^$((3 * MIB + 6)) "
+	# a sync of the good copy repairs it: clean again over rdma
+	ctl -q sync --transport rdma dir.bin "$T/dir/c"
+	json_is '.pools[0].damaged_bytes == 0' ctl list --json "$T/dir/c"
+	rm -f dmg.clean
+	ctl -q sync --pull --transport rdma dmg.clean "$T/dir/c"
+	cmp dir.bin dmg.clean
+}
+
 @test "status --json shows transport rdma for a session during an RDMA mirror" {
 	head -c $((32 * MIB)) /dev/urandom >st.bin
 	# paced to last about 16 s: status must find it whatever the link's

@@ -158,6 +158,19 @@ rd_req_apm()
 	vm_signal rep-apm
 }
 
+# rd_req_flip -- flip one byte of the dir pool c (3 MiB + 5) behind
+# rpmemd's back, as a media error would: its scrub record still holds the
+# piece's old hash
+rd_req_flip()
+{
+	local f=$RD_TMP/dir/c off=$((3 * 1048576 + 5)) b
+
+	b=$(od -An -tu1 -j "$off" -N1 "$f" | tr -d ' ')
+	printf "\\$(printf %o $((b ^ 255)))" |
+		dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+	vm_signal rep-flip
+}
+
 # rd_req_main -- back to the main configuration
 rd_req_main()
 {
@@ -172,7 +185,7 @@ rd_serve()
 
 	while [ ! -e "$RD_SYNC/$VM_SUITE.initiator.__done" ] &&
 	      [ ! -e "$RD_SYNC/initiator.abort" ]; do
-		for req in kill apm main; do
+		for req in kill apm main flip; do
 			if [ -e "$RD_SYNC/$VM_SUITE.initiator.req-$req" ]; then
 				rm -f "$RD_SYNC/$VM_SUITE.initiator.req-$req"
 				"rd_req_$req"
