@@ -158,7 +158,7 @@ previous_freed() {
 	cp "$W/new" "$W/want"
 	head -c 5000 /dev/zero | tr '\0' 'Z' |
 		dd of="$W/want" bs=1 seek=12388 conv=notrunc status=none
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" dense-write p 12388 5000
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" dense-write p 12388 5000
 	[ "$output" = OK ]
 	cmp "$W/want" "$R1/p"
 	grep -q "its new image renamed over the pool file (5000 bytes written, $((64 << 20)) bytes copied" "$DLOG"
@@ -251,7 +251,7 @@ mapped_kib() {
 	[ ! -e "$R1/.rpmemd/fresh.undo" ]
 	# the preload library's source ends in " (live)": crash-consistent as
 	# of its last drain, no undo journal
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "vm:/x (live)" 8192
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" raw-sync p "vm:/x (live)" 8192
 	[ "$output" = OK ]
 	[ ! -e "$R1/.rpmemd/p.undo" ]
 	[ "$(pool_state)" = "syncing false null" ]
@@ -261,7 +261,7 @@ mapped_kib() {
 }
 
 @test "a client that sends no PRESERVE: the daemon keeps the old blocks itself before its WRITE" {
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "old:/client" 12288
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" raw-sync p "old:/client" 12288
 	[ "$output" = OK ]
 	refute cmp -s "$W/old" "$R1/p"
 	[ "$(pool_state)" = "syncing true 1" ]
@@ -270,7 +270,7 @@ mapped_kib() {
 
 @test "a sync over TCP sends each batch's WRITEs without waiting for its PRESERVE's reply (the target journals their blocks first): no stall behind a slow reply, the image intact" {
 	change "$W/old" "$W/new" 5 12
-	python3 "$TOP/tests/bats/preserve_proxy.py" 0 "$PORT" 0.5 >"$W/proxy" &
+	python3 "$TOP/tests/peers/preserve_proxy.py" 0 "$PORT" 0.5 >"$W/proxy" &
 	local pid=$! pp
 	wait_for grep -q "^PORT " "$W/proxy"
 	pp=$(sed -n 's/^PORT //p' "$W/proxy")
@@ -286,7 +286,7 @@ mapped_kib() {
 }
 
 @test "PRESERVE from a lying peer: outside the pool, read-only, a pool not syncing: refused, nothing journaled" {
-	local h="$TOP/tests/bats/hostile.py"
+	local h="$TOP/tests/peers/hostile.py"
 	run python3 "$h" "$PORT" preserve p rw 0 4096
 	[[ "$output" == "ERROR 9 "*"it is not syncing"* ]]
 	run python3 "$h" "$PORT" preserve p ro 0 4096
@@ -348,7 +348,7 @@ small_state() {
 
 @test "a dense sync whose region fills up under it says the new file had no room, not the undo journal; the pool file is untouched" {
 	small_region 160
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" dense-write small/p 12388 5000 "$MNT/filler"
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" dense-write small/p 12388 5000 "$MNT/filler"
 	echo "$output"
 	[[ "$output" == "ERROR "*"no room for the new file this dense sync is written into"* ]]
 	[[ "$output" != *"undo journal"* ]]
@@ -363,10 +363,10 @@ small_state() {
 
 @test "a rollback whose metadata cannot be written (a full region) says the pool file already holds the last good image; the next rollback with room finishes it" {
 	small_region 200
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" says-less small p 0
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" says-less small p 0
 	[ "$output" = OK ]
 	python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import hostile; hostile.fill_fs(sys.argv[2])' \
-		"$TOP/tests/bats" "$MNT/filler"
+		"$TOP/tests/peers" "$MNT/filler"
 	rc rollback "$T/small/p"
 	echo "$output"
 	[ "$status" -ne 0 ]
@@ -382,7 +382,7 @@ small_state() {
 
 @test "a client that says less than it writes: the write is refused with the reason, the pool stays recoverable" {
 	small_region 96
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" says-less small p 4096
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" says-less small p 4096
 	echo "$output"
 	[[ "$output" == "ERROR "*"no room for the undo journal"* ]]
 	local st
@@ -428,7 +428,7 @@ small_state() {
 	[ "$(stat -c %h "$W/outside")" -eq 3 ]
 	rm "$R1/.rpmemd/p.scrub.tmp" "$R1/.rpmemd/p.meta.tmp"
 	# a crash before the metadata said N + 1: .done is not the pool's
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "old:/client" 0
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" raw-sync p "old:/client" 0
 	[ "$output" = OK ]
 	stop_daemon
 	cp "$W/old" "$R1/.rpmemd/p.done"
@@ -443,7 +443,7 @@ small_state() {
 }
 
 @test "a dense sync written into a new file is not rolled back under another session's open (its mapping is the new file): BUSY until it closes" {
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" dense-shared p
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" dense-shared p
 	echo "$output"
 	[[ "${lines[0]}" == "ERROR "*"pool 'p' is open in other sessions: its interrupted sync can be rolled back once they close it"* ]]
 	[ "${lines[1]}" = OK ]

@@ -132,7 +132,7 @@ no_writer() {
 interrupted() {
 	cp "$R1/p" "$W/gen1"
 	for i in $(seq 0 $(($1 - 1))); do
-		run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p \
+		run python3 "$TOP/tests/peers/hostile.py" "$PORT" raw-sync p \
 			"vm:/src" $((i * 131072))
 		[ "$output" = OK ]
 	done

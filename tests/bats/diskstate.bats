@@ -69,7 +69,7 @@ is_disk() {
 	[ "$(json '.pools[0].state')" = syncing ]
 	# an interrupted sync (no live writer's source): Inconsistent
 	"$RPMEMCTL" -q create "$T/r1/p" 1M
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "host:/elsewhere" 0
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" raw-sync p "host:/elsewhere" 0
 	[ "$output" = OK ]
 	[ "$(disk "$T" p)" = Inconsistent ]
 	# a copy promoted in place is the primary, UpToDate

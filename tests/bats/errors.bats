@@ -102,12 +102,12 @@ teardown() { teardown_daemon; }
 	[[ "$output" == *"needs 8192.0 PiB but region 'r1' has"* ]]
 	# the target, asked by a peer that does not check (2^63, 2^64 - 1)
 	for s in 9223372036854775808 18446744073709551615; do
-		run python3 "$TOP/tests/bats/hostile.py" "$PORT" create huge "$s"
+		run python3 "$TOP/tests/peers/hostile.py" "$PORT" create huge "$s"
 		echo "$s: $output"
 		[[ "$output" == "ERROR "*" size $s of pool 'huge' is larger than the largest size supported (9223372036854775807 bytes"* ]]
 	done
 	# a size that is not a multiple of the alignment still says that
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" create huge 4097
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" create huge 4097
 	[[ "$output" == *"a positive multiple of 4096 bytes is required"* ]]
 	[ ! -e "$R1/huge" ]
 	rc list --json "$T/r1"

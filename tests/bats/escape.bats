@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: BSD-3-Clause
-# escape.bats -- a hostile target (tests/bats/hostile.py spoof: a relay
+# escape.bats -- a hostile target (tests/peers/hostile.py spoof: a relay
 # that puts ESC sequences, C1 and bidi controls and newlines into what
 # rpmemd answers) reaches no terminal through rpmemctl's human output:
 # messages, -v, list, status, versions show its text escaped; --json
@@ -34,7 +34,7 @@ CONF
 	rc -q mirror "$W/$M.img" "$T/r1/p1"
 	[ "$status" -eq 0 ]
 	SP=$(free_port)
-	python3 "$TOP/tests/bats/hostile.py" "$PORT" spoof "$SP" >"$W/spoof.out" 2>&1 &
+	python3 "$TOP/tests/peers/hostile.py" "$PORT" spoof "$SP" >"$W/spoof.out" 2>&1 &
 	SPID=$!
 	alive_until "$SPID" accepts "$SP"
 	S=127.0.0.1:$SP
@@ -62,7 +62,7 @@ shows() {
 @test "the hostile target's own check: its markers reach a client that does not escape, raw" {
 	python3 - "$SP" "$TOP" >"$W/raw" <<'PY'
 import os, sys
-sys.path.insert(0, os.path.join(sys.argv[2], "tests", "tools"))
+sys.path.insert(0, os.path.join(sys.argv[2], "tests", "peers"))
 import rpmem_wire as w
 s = w.connect(int(sys.argv[1]))
 s.sendall(w.frame(w.HELLO, 1, w.hello_payload("t")))
@@ -102,7 +102,7 @@ PY
 }
 
 @test "status shows the hostile target's server, a pool's writer and source escaped" {
-	python3 "$TOP/tests/bats/hostile.py" "$PORT" idle-writer p1 >"$W/writer.out" 2>&1 &
+	python3 "$TOP/tests/peers/hostile.py" "$PORT" idle-writer p1 >"$W/writer.out" 2>&1 &
 	WPID=$!
 	wait_for grep -q session "$W/writer.out"
 	spoofed status "$S"

@@ -319,7 +319,7 @@ synced_pair() {
 @test "promoting a syncing copy with an undo journal: refused without --force (says what is lost); --force rolls the interrupted sync back first" {
 	cp "$W/f" "$W/orig"
 	synced_pair
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "host:/elsewhere" 0
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" raw-sync p "host:/elsewhere" 0
 	[ "$output" = OK ]
 	rc list --json "$T/r1/p"
 	[ "$(json '.pools[0].state')" = syncing ]
@@ -340,7 +340,7 @@ synced_pair() {
 @test "promote --to FILE of a syncing copy with a journal: refused without --force; --force rolls back first, then pulls the last complete image" {
 	cp "$W/f" "$W/orig"
 	synced_pair
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "host:/elsewhere" 0
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" raw-sync p "host:/elsewhere" 0
 	[ "$output" = OK ]
 	rc promote --to "$W/g" "$T/r1/p"
 	[ "$status" -eq 4 ]
@@ -356,7 +356,7 @@ synced_pair() {
 
 @test "promoting a syncing copy without a journal (a live writer's): --force makes the partly written image the primary; --to pulls its last drained image" {
 	synced_pair
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" raw-sync p "host:/app (live)" 0
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" raw-sync p "host:/app (live)" 0
 	[ "$output" = OK ]
 	# its writer is gone: a live copy, pulled as it is (Consistent)
 	rc promote --to "$W/g" "$T/r1/p"
@@ -607,7 +607,7 @@ p_kept() {
 }
 
 @test "a lying client's GEN: adopt on a read-only open, adopt of a syncing pool, ids with another op, an unknown op or flag, a split's flag on another op: refused, nothing recorded; a split report changes nothing" {
-	local h=$TOP/tests/bats/hostile.py
+	local h=$TOP/tests/peers/hostile.py
 	synced_pair
 	local tg
 	tg=$(tgens)

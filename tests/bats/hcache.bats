@@ -102,7 +102,7 @@ last_hash() {
 }
 
 @test "rpmemd answers plain 64 KiB hashes (an older initiator's) with the XXH3 of each block, tree and 4 KiB hashes from its cache, all as libxxhash reckons them" {
-	local hostile="python3 $TOP/tests/bats/hostile.py"
+	local hostile="python3 $TOP/tests/peers/hostile.py"
 	# the pool's bytes are the source's: the mirror wrote them
 	cmp "$W/src" "$R1/p1"
 	$hostile "$PORT" hash p1 65536 64 0 >"$W/plain"
@@ -123,7 +123,7 @@ last_hash() {
 }
 
 @test "a tree HASH of blocks under 4 KiB is malformed: ERROR PROTO, and rpmemd serves on" {
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" hash p1 2048 4 2
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" hash p1 2048 4 2
 	[[ "$output" == "ERROR 1 "* ]]
 	rc verify "$W/src" "$T/r1/p1"
 	[ "$status" -eq 0 ]

@@ -36,7 +36,7 @@ teardown() {
 # start_impostor NAME -- impostor.py on $IPORT with certificate NAME
 start_impostor() {
 	stop_impostor
-	python3 "$TOP/tests/bats/impostor.py" "$IPORT" "$P/$1.crt" "$P/$1.key" \
+	python3 "$TOP/tests/peers/impostor.py" "$IPORT" "$P/$1.crt" "$P/$1.key" \
 		"$W/captured" "$PORT" >"$W/imp.out" 2>"$W/imp.err" &
 	IPID=$!
 	for _ in $(seq 100); do

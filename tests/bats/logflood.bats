@@ -5,7 +5,7 @@
 
 load helpers
 
-HOSTILE="python3 $TOP/tests/bats/hostile.py"
+HOSTILE="python3 $TOP/tests/peers/hostile.py"
 
 teardown() { teardown_daemon; }
 

@@ -10,7 +10,7 @@ setup() {
 	NSOCK=$W/notify.sock
 	NLOG=$W/notify.log
 	: >"$NLOG"
-	python3 "$TOP/tests/tools/notify_listen.py" "$NSOCK" "$NLOG" "$PORT" &
+	python3 "$TOP/tests/peers/notify_listen.py" "$NSOCK" "$NLOG" "$PORT" &
 	LPID=$!
 	for _ in $(seq 100); do
 		[ -S "$NSOCK" ] && break

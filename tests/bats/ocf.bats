@@ -188,9 +188,9 @@ one_reason() {
 
 @test "ocf: what a target says reaches the log and ocf-exit-reason on one line, without terminal controls" {
 	# a hostile target: its error message quotes a pool name it turns
-	# into ESC and C1 sequences and a newline (tests/bats/hostile.py)
+	# into ESC and C1 sequences and a newline (tests/peers/hostile.py)
 	SP=$(free_port)
-	python3 "$TOP/tests/bats/hostile.py" "$PORT" spoof "$SP" >"$W/spoof.out" 2>&1 &
+	python3 "$TOP/tests/peers/hostile.py" "$PORT" spoof "$SP" >"$W/spoof.out" 2>&1 &
 	SPID=$!
 	alive_until "$SPID" accepts "$SP"
 	on a promote OCF_RESKEY_target="127.0.0.1:$SP/r1/QQQQQQQQQQQQQQQQ"

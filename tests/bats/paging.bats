@@ -4,7 +4,7 @@
 
 load helpers
 
-CROWD="python3 $TOP/tests/bats/crowd.py"
+CROWD="python3 $TOP/tests/peers/crowd.py"
 
 setup() {
 	setup_env

@@ -188,7 +188,7 @@ pool_field() {
 	head -c 4M /dev/zero >"$POOL"
 	head -c 4M /dev/zero >"$W/two"
 	# a FLUSH's reply held until another file's FLUSH comes (or 0.3 s)
-	python3 "$TOP/tests/bats/flush_proxy.py" 0 "$PORT" 0.3 \
+	python3 "$TOP/tests/peers/flush_proxy.py" 0 "$PORT" 0.3 \
 		>"$W/proxy.out" 2>&1 3>&- &
 	PROXY=$!
 	local pp

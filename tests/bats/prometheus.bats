@@ -5,7 +5,7 @@
 load helpers
 
 PROMPARSE="python3 $TOP/tests/bats/promparse.py"
-CROWD="python3 $TOP/tests/bats/crowd.py"
+CROWD="python3 $TOP/tests/peers/crowd.py"
 
 setup() {
 	setup_daemon

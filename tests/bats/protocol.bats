@@ -21,7 +21,7 @@ teardown() { teardown_daemon; }
 	run python3 -c 'import sys; sys.path.insert(0, sys.argv[1])
 import rpmem_wire as w
 print(len(w.MSG), max(w.MSG.values()), len(w.ERR), max(w.ERR.values()))
-assert w.HELLO == 1 and w.E_PROTO == 1 and w.MAGIC == 0x4D4D5052' "$TOP/tests/tools"
+assert w.HELLO == 1 and w.E_PROTO == 1 and w.MAGIC == 0x4D4D5052' "$TOP/tests/peers"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# as many as the C enums declare (25 of types is reserved)

@@ -8,7 +8,7 @@
 
 load helpers
 
-READER=$TOP/tests/bats/reader.py
+READER=$TOP/tests/peers/reader.py
 
 # readers_conf [LIMITS] -- region r1 keeps every version; LIMITS: more
 # of the limits group

@@ -87,7 +87,7 @@ teardown() {
 	[ "$status" -eq 0 ]
 	# a writer of the 1 MiB pool p says its sync writes 16 MiB: more
 	# than the region has free, less than free and q's versions
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" says-less s p $((16 << 20))
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" says-less s p $((16 << 20))
 	echo "$output"
 	[[ "$output" == "ERROR "*"pool 'p' stays as it was: a sync cannot write $((16 << 20)) bytes of its $((1 << 20))"* ]]
 	grep -q "a sync that says it will write $((16 << 20)) bytes of a $((1 << 20))-byte pool refused" "$DLOG"
@@ -162,7 +162,7 @@ teardown() {
 	[ "$(gens "$T/v/q")" = 1 ]
 	# a client that says nothing of its size may write all 4 MiB of p:
 	# its version would not fit the 3 MiB quota
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" no-size v p
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" no-size v p
 	echo "$output"
 	local ver=$((4096 + 1024 * (4096 + 32) + $(stat -c %s "$W/v/.rpmemd/p.scrub")))
 	[[ "$output" == "ERROR "*"pool 'p' stays consistent, nothing was pruned: a sync that does not say how much it will write (an older client, an import) may write all $((4 << 20)) bytes of it and would keep the image it replaces as a version of up to $ver bytes"* ]]
@@ -185,7 +185,7 @@ teardown() {
 	cmp "$W/p" "$W/v/p"
 	[ "$(gens "$T/v/p")" = 1,2 ]
 	# one whose whole pool fits goes through: q's 1 MiB
-	run python3 "$TOP/tests/bats/hostile.py" "$PORT" no-size v q
+	run python3 "$TOP/tests/peers/hostile.py" "$PORT" no-size v q
 	echo "$output"
 	[ "$output" = OK ]
 	[ "$(gen "$T/v/q")" = "3 consistent" ]
@@ -203,7 +203,7 @@ teardown() {
 	rc -q mirror "$W/q" "$T/v/q"
 	cp "$W/q" "$W/q1"
 	# a sync of p that will write all its 2 MiB, under way
-	python3 "$TOP/tests/bats/hostile.py" "$PORT" hold-sync v p $((2 << 20)) \
+	python3 "$TOP/tests/peers/hostile.py" "$PORT" hold-sync v p $((2 << 20)) \
 		>"$W/hold" 2>&1 3>&- &
 	EPID=$!
 	wait_for grep -q . "$W/hold"

@@ -4,7 +4,7 @@
 
 load helpers
 
-HOSTILE="python3 $TOP/tests/bats/hostile.py"
+HOSTILE="python3 $TOP/tests/peers/hostile.py"
 
 setup() {
 	setup_env

@@ -185,7 +185,7 @@ CONF
 	start_daemon
 	local pp pid
 	pp=$(free_port)
-	python3 "$TOP/tests/tools/flip_proxy.py" "$pp" "$PORT" 1500000 \
+	python3 "$TOP/tests/peers/flip_proxy.py" "$pp" "$PORT" 1500000 \
 		>"$W/proxy.out" 2>"$W/proxy.err" &
 	pid=$!
 	for _ in $(seq 300); do
@@ -529,7 +529,7 @@ has_text() {
 	start_daemon
 	local pp vpid vst=0
 	pp=$(free_port)
-	python3 "$TOP/tests/bats/hostile.py" "$PORT" stall-proxy "$pp" 127.0.0.2 \
+	python3 "$TOP/tests/peers/hostile.py" "$PORT" stall-proxy "$pp" 127.0.0.2 \
 		>"$W/proxy.out" 2>&1 &
 	wait_for has_text "$W/proxy.out" ready
 	"$RPMEMCTL" list --psk-file "$W/alice.psk" "127.0.0.1:$pp" \
@@ -537,7 +537,7 @@ has_text() {
 	vpid=$!
 	# the victim waits in mid-handshake; a second one from its address
 	wait_for has_text "$W/proxy.out" holding
-	python3 "$TOP/tests/bats/hostile.py" "$PORT" idle 127.0.0.2 \
+	python3 "$TOP/tests/peers/hostile.py" "$PORT" idle 127.0.0.2 \
 		>"$W/idle.out" 2>&1 &
 	wait_for has_text "$W/idle.out" open
 	# a newcomer from another address: the oldest handshake of the

@@ -580,7 +580,7 @@ check_cuts() {
 @test "a live writer stalled in the middle of a WRITE: versions --create says so (exit 4), cuts nothing, and cuts once the writer is gone" {
 	rc create "$T/r1/app" 4M
 	[ "$status" -eq 0 ]
-	python3 "$TOP/tests/bats/hostile.py" "$PORT" stall-live-write app \
+	python3 "$TOP/tests/peers/hostile.py" "$PORT" stall-live-write app \
 		"vm:/x (live)" >"$W/stall" 2>&1 &
 	local hpid=$! gen
 	for _ in $(seq 100); do

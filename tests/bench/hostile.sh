@@ -5,7 +5,7 @@
 #
 # The daemon requires TLS (PSK) and its limits hold the whole flood
 # (max_unauthenticated = HOSTILE + 64, 64 per address). The hostile
-# connections (tests/bats/hostile.py flood --tls) come from 64 loopback
+# connections (tests/peers/hostile.py flood --tls) come from 64 loopback
 # addresses (127.0.0.2-65): a quarter silent, a quarter trickling a
 # ClientHello a byte a second, a quarter sending garbage, a quarter TLS
 # clients without credentials the target accepts; each one the target
@@ -99,7 +99,7 @@ flood_case() {
 	local c0 srcs
 	srcs=$(for i in $(seq 2 65); do echo "127.0.0.$i"; done)
 	# shellcheck disable=SC2086
-	python3 "$top/tests/bats/hostile.py" "$PORT" flood --tls "$N" $srcs \
+	python3 "$top/tests/peers/hostile.py" "$PORT" flood --tls "$N" $srcs \
 		>"$W/flood" &
 	LOAD=$!
 	for _ in $(seq 600); do

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # capture_seeds.py -- seeds for the decode fuzz target from real traffic:
-# a plaintext proxy (tests/tools/relay.py) between rpmemctl and rpmemd on
+# a plaintext proxy (tests/peers/relay.py) between rpmemctl and rpmemd on
 # loopback that cuts both streams into frames and writes each payload,
 # prefixed with the index of its decoder in tests/fuzz/decode_fuzz.c, as
 # one file of OUT_DIR (named by that decoder and the payload's hash; duplicates
@@ -14,7 +14,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "tools"))
+                                "..", "peers"))
 import relay  # noqa: E402
 import rpmem_wire as w  # noqa: E402
 

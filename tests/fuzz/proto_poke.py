@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                '..', 'tools'))
+                                '..', 'peers'))
 import rpmem_wire as w  # noqa: E402
 
 MAGIC = w.MAGIC

@@ -9,18 +9,15 @@ pre-shared key: a client offering one gets a certificate handshake
 instead. Prints "ready" once listening, then for each connection
 "handshake ok" or "handshake failed: WHY" on stderr. After a handshake it
 appends every byte the client sends to CAPTURE and, with UPSTREAM_PORT,
-relays the session (tests/tools/relay.py) to a plaintext rpmemd on
+relays the session (tests/peers/relay.py) to a plaintext rpmemd on
 127.0.0.1:UPSTREAM_PORT (so a client that accepts it really mirrors to,
 and pulls from, the impostor's pool). Runs until killed.
 """
-import os
 import socket
 import ssl
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "tools"))
-import relay  # noqa: E402
+import relay
 
 
 def capturer(capture):

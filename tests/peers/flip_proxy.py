@@ -6,11 +6,9 @@
 # (counted per connection); prints "flipped" to stderr when it did.
 #
 # usage: flip_proxy.py LISTEN_PORT TARGET_PORT AT
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import relay  # noqa: E402
+import relay
 
 
 def flipper(at):

@@ -24,9 +24,7 @@ import struct
 import sys
 import uuid
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "tools"))
-from rpmem_wire import (ERROR, LIST, Reader, hello_session,  # noqa: E402
+from rpmem_wire import (ERROR, LIST, Reader, hello_session,
                         request, wstr)
 
 LIST_PAGE = 1

@@ -134,17 +134,15 @@ import struct
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "tools"))
-from rpmem_wire import (CREATE, ERROR, FLUSH, GEN, GEN_REPLY,  # noqa: E402
+from rpmem_wire import (CREATE, ERROR, FLUSH, GEN, GEN_REPLY,
                         HASH, HASHES, HASHV,
                         HELLO, HELLO_OK, OK, OPEN, OPEN_OK, PRESERVE,
                         SET_STATE, WRITE,
                         connect, error_text, frame, recv_frame, wstr)
-from rpmem_wire import hello_payload as _hello  # noqa: E402
-from rpmem_wire import hello_session as _hello_session  # noqa: E402
-import rpmem_wire as w  # noqa: E402
-import relay  # noqa: E402
+from rpmem_wire import hello_payload as _hello
+from rpmem_wire import hello_session as _hello_session
+import rpmem_wire as w
+import relay
 
 
 def hello_payload():

@@ -20,8 +20,7 @@ import select
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-from rpmem_wire import (ERROR, OPEN, OPEN_OK, READ_AT, DATA,  # noqa: E402
+from rpmem_wire import (ERROR, OPEN, OPEN_OK, READ_AT, DATA,
                         error_text, frame, hello_session, recv_frame, wstr)
 
 

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # relay.py -- the TCP relay of the test peers that sit between rpmemctl
-# and rpmemd (tests/tools/flip_proxy.py, tests/bats/impostor.py,
+# and rpmemd (tests/peers/flip_proxy.py, tests/peers/impostor.py,
 # tests/fuzz/capture_seeds.py): listen on loopback, connect upstream for
 # each connection, pump the bytes both ways, one thread per direction,
 # each direction through an optional tap that sees (and may change) them.
-# Import it as rpmem_wire.py:
-#     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+# A peer in tests/peers imports it as it is (import relay); from another
+# folder, as tests/fuzz/capture_seeds.py does:
+#     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "peers"))
 #     import relay
 """A loopback TCP relay with taps, for Python test peers."""
 import socket

@@ -11,69 +11,12 @@
 # "PRESERVE N stalls S" and exits.
 #
 # Usage: preserve_proxy.py LISTEN_PORT TARGET_PORT [HOLD (0.5)]
-import socket
-import struct
 import sys
 import threading
 import time
 
-MAGIC = b"RPMM"
-HDR = 16
-OK = 4
-PRESERVE = 28
-
-
-def read_frame(sock):
-    """one frame (header and payload) from sock, or None at its end"""
-    buf = b""
-    while len(buf) < HDR:
-        chunk = sock.recv(HDR - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    if buf[:4] != MAGIC:
-        raise ValueError("not an rpmem frame")
-    ftype, _flags, fid, flen = struct.unpack("<HHII", buf[4:HDR])
-    while len(buf) < HDR + flen:
-        chunk = sock.recv(min(1 << 20, HDR + flen - len(buf)))
-        if not chunk:
-            return None
-        buf += chunk
-    return ftype, fid, buf
-
-
-def relay_frames(src, dst, on_frame):
-    """frames from src to dst, each passed to on_frame(ftype, fid, frame)
-    before it is sent on (which may hold it); dst's sending side shut at
-    src's end"""
-    while True:
-        f = read_frame(src)
-        if f is None:
-            break
-        ftype, fid, buf = f
-        on_frame(ftype, fid, buf)
-        dst.sendall(buf)
-    dst.shutdown(socket.SHUT_WR)
-
-
-def listen_port(lport, backlog):
-    """a listening socket on 127.0.0.1:lport (0: one the system chooses),
-    its port printed as "PORT P" """
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", lport))
-    ls.listen(backlog)
-    print("PORT %d" % ls.getsockname()[1], flush=True)
-    return ls
-
-
-def connect_target(client, tport):
-    """the connection to the target at 127.0.0.1:tport for client, both
-    without Nagle's delay"""
-    target = socket.create_connection(("127.0.0.1", tport))
-    for s in (client, target):
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return target
+from rpmem_wire import (OK, PRESERVE, connect_target, listen_port,
+                        relay_frames)
 
 
 class State:

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # rpmem_wire.py -- the rpmem wire format for the test peers written in
-# Python (tests/bats/hostile.py, crowd.py, tests/fuzz/proto_poke.py,
-# capture_seeds.py): frames, strings, HELLO, and the message types and
-# error codes, read from lib/common/proto.h itself so they cannot drift
-# from the C code. Import it with
-#     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+# Python (every peer in tests/peers: hostile clients, crowd.py, reader.py,
+# the FLUSH and PRESERVE proxies; tests/fuzz/proto_poke.py and
+# capture_seeds.py): frames, strings, HELLO, whole frames read and relayed
+# between two sockets, and the message types and error codes, read from
+# lib/common/proto.h itself so they cannot drift from the C code. A peer
+# in tests/peers imports it as it is (import rpmem_wire as w); from
+# another folder:
+#     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "peers"))
 #     import rpmem_wire as w
 """The rpmem wire format (docs/PROTOCOL.md) for Python test peers."""
 import os
@@ -77,6 +80,61 @@ def recv_frame(s):
     if magic != MAGIC:
         raise RuntimeError("bad magic 0x%08x from the daemon" % magic)
     return t, rid, recv_full(s, ln)
+
+
+def read_frame(sock):
+    """(type, id, whole frame) of the next frame of sock, None at its end;
+    ValueError if it is not an rpmem frame (for peers that pass frames on
+    as they came)"""
+    buf = b""
+    while len(buf) < HDR_SIZE:
+        chunk = sock.recv(HDR_SIZE - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    magic, ftype, _flags, fid, flen = HDR.unpack(buf)
+    if magic != MAGIC:
+        raise ValueError("not an rpmem frame")
+    while len(buf) < HDR_SIZE + flen:
+        chunk = sock.recv(min(1 << 20, HDR_SIZE + flen - len(buf)))
+        if not chunk:
+            return None
+        buf += chunk
+    return ftype, fid, buf
+
+
+def relay_frames(src, dst, on_frame):
+    """frames from src to dst, each passed to on_frame(ftype, fid, frame)
+    before it is sent on (which may hold it); dst's sending side shut at
+    src's end"""
+    while True:
+        f = read_frame(src)
+        if f is None:
+            break
+        ftype, fid, buf = f
+        on_frame(ftype, fid, buf)
+        dst.sendall(buf)
+    dst.shutdown(socket.SHUT_WR)
+
+
+def listen_port(lport, backlog):
+    """a listening socket on 127.0.0.1:lport (0: one the system chooses),
+    its port printed as "PORT P" """
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", lport))
+    ls.listen(backlog)
+    print("PORT %d" % ls.getsockname()[1], flush=True)
+    return ls
+
+
+def connect_target(client, tport):
+    """the connection to the target at 127.0.0.1:tport for client, both
+    without Nagle's delay"""
+    target = socket.create_connection(("127.0.0.1", tport))
+    for s in (client, target):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return target
 
 
 def request(s, mtype, rid, payload=b""):

@@ -18,9 +18,8 @@ import sys
 import threading
 import time
 
-from preserve_proxy import HDR, OK, connect_target, listen_port, relay_frames
-
-FLUSH = 15
+from rpmem_wire import (FLUSH, HDR_SIZE, OK, connect_target, listen_port,
+                        relay_frames)
 
 
 class State:
@@ -41,7 +40,7 @@ def upstream(client, target, st, conn):
         if ftype != FLUSH:
             return
         # the payload, after the header, starts with the handle
-        pool = (conn, struct.unpack_from("<I", frame, HDR)[0])
+        pool = (conn, struct.unpack_from("<I", frame, HDR_SIZE)[0])
         with st.cv:
             st.seq += 1
             st.last[pool] = st.seq
