@@ -36,14 +36,12 @@ teardown() {
 # start_impostor NAME -- impostor.py on $IPORT with certificate NAME
 start_impostor() {
 	stop_impostor
+	# the last impostor's "ready" must not count for this one
+	rm -f "$W/imp.out"
 	python3 "$TOP/tests/peers/impostor.py" "$IPORT" "$P/$1.crt" "$P/$1.key" \
 		"$W/captured" "$PORT" >"$W/imp.out" 2>"$W/imp.err" &
 	IPID=$!
-	for _ in $(seq 100); do
-		grep -q ready "$W/imp.out" && return 0
-		sleep 0.05
-	done
-	return 1
+	alive_until "$IPID" grep -qs ready "$W/imp.out"
 }
 
 stop_impostor() {
