@@ -53,6 +53,11 @@ pool_state() {
 	"$RPMEMCTL" list --json "$T/$1/$2" | jq -er '.pools[0].state'
 }
 
+# by_file_over REGION POOL N -- by_file counted more than N
+by_file_over() {
+	[ "$(by_file "$1" "$2")" -gt "$3" ]
+}
+
 # written_over REGION POOL N -- the daemon counted more than N bytes
 # written into the pool since it started
 written_over() {
@@ -149,10 +154,7 @@ session_written() {
 	mkfile "$W/src" 8
 	"$RPMEMCTL" sync --bwlimit 2M "$W/src" "$T/disk/p1" 2>/dev/null &
 	local cpid=$!
-	for _ in $(seq 500); do
-		[ "$(by_file disk p1)" -ge 3 ] && break
-		sleep 0.02
-	done
+	wait_for by_file_over disk p1 2
 	[ "$(by_file disk p1)" -eq 3 ]
 	# killed once some of the new data went into the new file
 	wait_for written_over disk p1 $((16 << 20))

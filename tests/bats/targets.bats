@@ -22,6 +22,11 @@ teardown() {
 	teardown_daemon
 }
 
+# has_lines FILE N -- FILE holds at least N lines
+has_lines() {
+	[ "$(wc -l <"$1")" -ge "$2" ]
+}
+
 # get FILE I -- slot I of a target's pool file, opened by libpmemobj
 get() {
 	cp "$1" "$W/copy.obj"
@@ -112,13 +117,10 @@ gens() {
 	# an event stream of the replicas: now, then the change to come
 	"$RPMEMCTL" replicas --follow --json --count 2 --timeout 60 "$POOL" \
 		>"$W/follow.out" &
-	local fpid=$! i
+	local fpid=$!
 	# its first line (both live) is out before the second target stops:
 	# a follower that first reads after the change sees no change to come
-	for i in $(seq 300); do
-		[ "$(wc -l <"$W/follow.out")" -ge 1 ] && break
-		sleep 0.1
-	done
+	wait_for has_lines "$W/follow.out" 1
 	[ "$(wc -l <"$W/follow.out")" -eq 1 ]
 	stop_second
 	app_continue
