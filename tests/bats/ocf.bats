@@ -508,7 +508,7 @@ get_copy() {
 	[ "$(get_copy "$W/c.obj" 1)" != one ]
 }
 
-@test "ocf: quorum: a Consistent copy is promoted only when n - k + 1 copies are seen and none is newer: with its peer down, refused under quorum 1 (every write on one copy may be the peer's), promoted by default (k = n)" {
+@test "ocf: quorum: a Consistent copy is promoted only when n - k + 1 copies are seen and none is newer: with its peer down, refused by default (k = 1, every copy must be seen) and under quorum 1, promoted under quorum 2 (fail-stop k = n)" {
 	# both copies consistent and equal (setup's mirrors)
 	stop_second
 	on a start
@@ -518,18 +518,122 @@ get_copy() {
 	[[ "$output" == *"ocf-exit-reason:"*"is Consistent: only 1 of 2 copies seen (quorum 1 needs 2)"* ]]
 	[ ! -e "$W/a.obj" ]
 	on a promote
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"ocf-exit-reason:"*"is Consistent: only 1 of 2 copies seen (quorum 1 needs 2)"* ]]
+	[ ! -e "$W/a.obj" ]
+	on a promote OCF_RESKEY_quorum=2
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$W/a.obj"
 }
 
-@test "ocf: a peer whose rpmemd hangs (SIGSTOP) counts as unreachable: monitor and promote end within their timeouts (run under them, as Pacemaker would) and the copy is promoted by the default quorum" {
+# score_stubs -- crm_master and crm_attribute of the test's in $W/sbin,
+# appending "NODE ARGS" to $W/scores
+score_stubs() {
+	mkdir -p "$W/sbin"
+	for b in crm_master crm_attribute; do
+		printf '#!/bin/sh\necho "$SCORE_NODE $*" >>"$SCORES"\n' >"$W/sbin/$b"
+		chmod +x "$W/sbin/$b"
+	done
+	: >"$W/scores"
+}
+
+@test "ocf: partition under the degraded policy: the primary writes alone while its secondary is cut off; the secondary gets no score and its promotion is refused by default, so no acknowledged write is lost" {
+	score_stubs
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
+	export PMEM_IS_PMEM_FORCE=0
+	app_start set:0:zero pause set:1:one pause
+	app_paused 1
+	# the partition: b's copy cannot be reached from a; the primary
+	# goes on alone (degraded), its write acknowledged
+	kill -KILL "$DPID2"
+	wait "$DPID2" || true
+	app_continue
+	app_paused 2
+	kill -KILL "$APID"
+	wait "$APID" || true
+	APID=
+	[ "$(get_copy "$POOL" 1)" = one ]
+	# seen from b: a unreachable, b's own copy back
+	stop_daemon
+	start_second
+	# b, cut off from a, is monitored: no score, promote refused
+	local peers="a=$T/r1/app b=$T2/r1/app"
+	on b start OCF_RESKEY_target="$T2/r1/app" OCF_RESKEY_peers="$peers" \
+		SCORE_NODE=b SCORES="$W/scores" HA_SBIN_DIR="$W/sbin"
+	[ "$status" -eq 0 ]
+	on b monitor OCF_RESKEY_target="$T2/r1/app" OCF_RESKEY_peers="$peers" \
+		SCORE_NODE=b SCORES="$W/scores" HA_SBIN_DIR="$W/sbin"
+	[ "$status" -eq 0 ]
+	cat "$W/scores"
+	[ -z "$(score b)" ]
+	on b promote OCF_RESKEY_target="$T2/r1/app" OCF_RESKEY_peers="$peers"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"ocf-exit-reason:"*"only 1 of 2 copies seen"* ]]
+	[ ! -e "$W/b.obj" ]
+}
+
+@test "ocf: the crashed primary returns: its rpmemd was cut off, the application went on with the peer, then crashed; its own copy is Outdated but its primary file's history is the newest of all: scored and promoted, holding every write" {
+	score_stubs
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
+	export PMEM_IS_PMEM_FORCE=0
+	app_start set:0:zero pause set:1:one pause set:2:two pause
+	app_paused 1
+	# a's own rpmemd dies; the application goes on with b
+	kill -KILL "$DPID"
+	wait "$DPID" || true
+	DPID=
+	app_continue
+	app_paused 2
+	app_continue
+	app_paused 3
+	kill -KILL "$APID"
+	wait "$APID" || true
+	APID=
+	start_daemon
+	local peers="a=$T/r1/app b=$T2/r1/app"
+	local -a env=(OCF_RESKEY_target="$T/r1/app" OCF_RESKEY_file="$POOL"
+		OCF_RESKEY_peers="$peers" SCORE_NODE=a SCORES="$W/scores"
+		HA_SBIN_DIR="$W/sbin")
+	# a's copy is behind b's (Outdated)
+	local ga gb
+	ga=$("$RPMEMCTL" list --json "$T/r1/app" | jq -r '.pools[0].generations | join(",")')
+	gb=$("$RPMEMCTL" list --json "$T2/r1/app" | jq -r '.pools[0].generations | join(",")')
+	[ "$ga" != "$gb" ]
+	on a start "${env[@]}"
+	[ "$status" -eq 0 ]
+	on a monitor "${env[@]}"
+	[ "$status" -eq 0 ]
+	cat "$W/scores"
+	[ "$(score a)" = 100 ]
+	grep -q "is Outdated, but the primary file" "$W/ha.log"
+	on a promote "${env[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$W/state.a")" = Promoted ]
+	[ "$(get_copy "$POOL" 0)" = zero ]
+	[ "$(get_copy "$POOL" 1)" = one ]
+	[ "$(get_copy "$POOL" 2)" = two ]
+	on a monitor "${env[@]}"
+	[ "$status" -eq 8 ]
+	# a file that lacks the peer's newest id is not: b's copy forged ahead
+	echo Unpromoted >"$W/state.a"
+	sed -i '2s/^ids=[0-9a-f]*,/ids=/' "$POOL.rpmemgen"
+	on a monitor "${env[@]}"
+	[ -z "$(score a)" ]
+}
+
+@test "ocf: a peer whose rpmemd hangs (SIGSTOP) counts as unreachable: monitor and promote end within their timeouts (run under them, as Pacemaker would) and the copy is promoted under quorum 2 (fail-stop, k = n)" {
 	on a start
 	[ "$status" -eq 0 ]
 	kill -STOP "$DPID2"
 	# Pacemaker kills an action past its timeout (monitor 20 s)
 	on a monitor OCF_RESKEY_peer_timeout=2 timeout -s KILL 20
 	local st=$status
-	on a promote OCF_RESKEY_peer_timeout=2 timeout -s KILL 60
+	on a promote OCF_RESKEY_peer_timeout=2 OCF_RESKEY_quorum=2 timeout -s KILL 60
 	local sp=$status
 	kill -CONT "$DPID2"
 	[ "$st" -eq 0 ]
