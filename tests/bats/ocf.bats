@@ -109,10 +109,17 @@ notify_started() {
 	[ "$status" -eq 0 ]
 	cmp "$W/a.obj" "$R1B/db"
 
-	# node A is lost (its state went with it); B is promoted, written
+	# node A is lost (its state went with it); B, seeing only its own
+	# copy, cannot tell A's loss from a partition (a primary going on
+	# alone): refused by default. The writer here (the agent's syncs)
+	# reaches every copy or fails, k = n = 2: B is promoted under
+	# quorum 2, written
 	stop_daemon
 	rm -f "$W/state.a"
 	on b promote
+	[ "$status" -eq 1 ]
+	[ ! -e "$W/b.obj" ]
+	on b promote OCF_RESKEY_quorum=2
 	[ "$status" -eq 0 ]
 	cmp "$W/a.obj" "$W/b.obj"
 	poke "$W/b.obj" $((3 << 20))
