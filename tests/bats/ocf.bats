@@ -617,6 +617,19 @@ score_stubs() {
 	cat "$W/scores"
 	[ "$(score a)" = 100 ]
 	grep -q "is Outdated, but the primary file" "$W/ha.log"
+	# a file that lacks the peer's newest id is not (its history's newest
+	# id dropped): no score, promote refused
+	cp "$POOL.rpmemgen" "$W/gen.saved"
+	sed -i '2s/^ids=[0-9a-f]*,/ids=/' "$POOL.rpmemgen"
+	on a monitor "${env[@]}"
+	[ "$status" -eq 0 ]
+	[ -z "$(score a)" ]
+	on a promote "${env[@]}"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"ocf-exit-reason:"*"is Outdated"* ]]
+	cp "$W/gen.saved" "$POOL.rpmemgen"
+	on a monitor "${env[@]}"
+	[ "$(score a)" = 100 ]
 	on a promote "${env[@]}"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -626,11 +639,12 @@ score_stubs() {
 	[ "$(get_copy "$POOL" 2)" = two ]
 	on a monitor "${env[@]}"
 	[ "$status" -eq 8 ]
-	# a file that lacks the peer's newest id is not: b's copy forged ahead
-	echo Unpromoted >"$W/state.a"
-	sed -i '2s/^ids=[0-9a-f]*,/ids=/' "$POOL.rpmemgen"
-	on a monitor "${env[@]}"
-	[ -z "$(score a)" ]
+	# the application restarted on it resyncs both copies, refused by none
+	app set:3:three
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1B/app"
 }
 
 @test "ocf: a peer whose rpmemd hangs (SIGSTOP) counts as unreachable: monitor and promote end within their timeouts (run under them, as Pacemaker would) and the copy is promoted under quorum 2 (fail-stop, k = n)" {
