@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -417,7 +418,13 @@ static int allowed(const struct sync_ctx *c, int cmp)
  */
 static int hist_load(struct sync_ctx *c, const char *f)
 {
+	struct stat st;
 	int err, ret = client_history_read(f, &c->hist);
+	/* the file is gone (a pull makes it anew): its history went with it */
+	if (!ret && stat(f, &st) && errno == ENOENT) {
+		memset(&c->hist, 0, sizeof(c->hist));
+		ret = -ENOENT;
+	}
 	if (ret == -ENOENT && c->o->mode != RPMEMCTL_SYNC_PULL &&
 	    !(c->o->flags & RPMEMCTL_SYNC_DRY_RUN) &&
 	    (err = client_history_writable(f))) {

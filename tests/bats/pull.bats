@@ -202,3 +202,17 @@ old_or_new() {
 	[[ "$output" == *"holds an image of 8388608 bytes, not the 4194304 of --size"* ]]
 	cmp "$R1/p" "$W/src"
 }
+
+@test "sync --pull into a file that was removed, its history left beside it: the pull makes the file and a history of the pool's (was: No such file or directory)" {
+	"$RPMEMCTL" mirror "$W/src" "$T/r1/gone"
+	[ -f "$W/src.rpmemgen" ]
+	rm "$W/src"
+	"$RPMEMCTL" sync --pull "$W/src" "$T/r1/gone"
+	cmp "$W/src" "$R1/gone"
+	# the history now agrees with the pool: a push of the same file is
+	# "same" and moves nothing
+	run "$RPMEMCTL" sync --json "$W/src" "$T/r1/gone"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '.history')" = same ]
+	[ "$(echo "$output" | jq -r '.blocks_changed')" = 0 ]
+}
