@@ -100,20 +100,57 @@ map_round() {
 	echo "$got"
 }
 
-# map_replica_holds KIND -- the target's file of $POOL, copied, passes
-# pmempool check, and mapcli KIND (libpmemobj's recovery, no preload
-# library) finds in it every key in $W/acked
+# sessions_ended -- rpmemd has logged the end of every session it logged
+# opened: the pool file is written by no one (a SIGKILLed writer's
+# session ends once rpmemd has applied what the writer sent before it
+# died; its log line comes after the pool's close)
+sessions_ended() {
+	[ "$(grep -c '^rpmemd: info: session [0-9]* from .* closed: ' "$DLOG")" -ge \
+		"$(grep -c '^rpmemd: info: session [0-9]* from .*) opened$' "$DLOG")" ]
+}
+
+# keys_found KIND FILE -- how many keys of $W/acked mapcli KIND finds in a
+# copy of FILE (libpmemobj's recovery, no preload library)
+keys_found() {
+	cp "$2" "$W/found.obj"
+	awk '{print "c " $1}' "$W/acked" |
+		"$EX/mapcli" "$1" "$W/found.obj" >"$W/found" 2>&1
+	grep -cx 1 "$W/found" || true
+}
+
+# loss_report KIND -- what tells a replication loss from another one: the
+# keys the local pool holds, the bytes and pages where the target's file
+# differs from the local file, the preload library's and rpmemd's lines of
+# the last session
+loss_report() {
+	local pages
+	echo "the local pool holds $(keys_found "$1" "$POOL") of" \
+		"$(wc -l <"$W/acked") keys"
+	pages=$(cmp -l "$POOL" "$REP" | awk '{ p[int(($1 - 1) / 4096)]++ }
+		END { for (i in p) printf "%x:%d\n", i, p[i] }' | sort | head -n 40)
+	echo "the target's file differs from the local one in $(cmp -l \
+		"$POOL" "$REP" | wc -l) bytes; page:bytes $(echo $pages)"
+	echo "--- the preload library's stderr (RPMEM_LOG_LEVEL=info) ---"
+	tail -n 40 "$W/err"
+	echo "--- rpmemd, the last two sessions ---"
+	grep -E 'session [0-9]+' "$DLOG" | tail -n 24
+}
+
+# map_replica_holds KIND -- once rpmemd has ended the killed writer's
+# session, the target's file of $POOL, copied, passes pmempool check, and
+# mapcli KIND (libpmemobj's recovery, no preload library) finds in it every
+# key in $W/acked; a loss says where the copies differ (loss_report)
 map_replica_holds() {
 	local total found
+	wait_for sessions_ended
 	cp "$REP" "$W/copy.obj"
 	pmempool check "$W/copy.obj" >"$W/check.out" 2>&1 ||
 		{ cat "$W/check.out"; return 1; }
-	awk '{print "c " $1}' "$W/acked" |
-		"$EX/mapcli" "$1" "$W/copy.obj" >"$W/found" 2>&1
 	total=$(wc -l <"$W/acked")
-	found=$(grep -cx 1 "$W/found" || true)
+	found=$(keys_found "$1" "$W/copy.obj")
 	[ "$found" -eq "$total" ] ||
-		{ echo "the target lost $((total - found)) of $total keys"; return 1; }
+		{ echo "the target lost $((total - found)) of $total keys"
+		  loss_report "$1"; return 1; }
 }
 
 # map_kills KIND ROUNDS -- ROUNDS kill rounds of map_round KIND on one pool,
@@ -125,7 +162,9 @@ map_kills() {
 	new_pool map 32
 	for i in $(seq "$2"); do
 		# libpmemobj's msync path, then its flush/drain path
-		got=$(PMEM_IS_PMEM_FORCE=$((i % 2)) map_round "$1" 120) ||
+		# (the preload library's info lines for loss_report)
+		got=$(PMEM_IS_PMEM_FORCE=$((i % 2)) RPMEM_LOG_LEVEL=info \
+			map_round "$1" 120) ||
 			{ echo "round $i: $got"; return 1; }
 		map_replica_holds "$1" ||
 			{ echo "round $i ($got acknowledged)"; return 1; }
@@ -216,9 +255,11 @@ queue_round() {
 		{ echo "queue_ex exited $(cat "$W/qstatus"):"; cat "$W/err"; return 1; }
 }
 
-# queue_replica_holds -- the target's file of $POOL, copied, passes
-# pmempool check, and queue_ex shows in it every item in $W/acked
+# queue_replica_holds -- once rpmemd has ended the killed writer's
+# session, the target's file of $POOL, copied, passes pmempool check, and
+# queue_ex shows in it every item in $W/acked
 queue_replica_holds() {
+	wait_for sessions_ended
 	cp "$REP" "$W/copy.obj"
 	pmempool check "$W/copy.obj" >"$W/check.out" 2>&1 ||
 		{ cat "$W/check.out"; return 1; }
