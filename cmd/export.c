@@ -25,6 +25,7 @@
 /* --raw, --salvage: long options only */
 #define OPT_RAW CMD_OPT_FIRST_PRIVATE
 #define OPT_SALVAGE (CMD_OPT_FIRST_PRIVATE + 1)
+#define OPT_DISCARD_TARGET (CMD_OPT_FIRST_PRIVATE + 2)
 
 static const char export_usage[] =
 	"usage: rpmemctl export [options] HOST[:PORT]/REGION/POOL DEST\n"
@@ -67,9 +68,15 @@ static const char import_usage[] =
 	"With --raw, SOURCE is a bare image (nothing to check): --size is\n"
 	"needed unless SOURCE is a regular file, an input shorter or longer\n"
 	"is refused, and an existing pool then stays syncing.\n"
+	"An existing pool whose generation history holds writes the stream's\n"
+	"history does not (it was promoted and written elsewhere, or the\n"
+	"stream is of another pool, a version, or --raw with no history) is\n"
+	"refused (exit 4) unless --discard-target.\n"
 	"\n"
 	"  -s, --size SIZE        the image's size (K, M, G, T)\n"
 	"  -f, --force            overwrite an existing pool of that size\n"
+	"      --discard-target   with --force: overwrite it even where its\n"
+	"                         history holds writes the stream's does not\n"
 	"      --raw              SOURCE is a bare image, not an export stream\n"
 	"  -j, --json             one JSON object on stdout\n"
 	"  -t, --transport T      auto, tcp or rdma (default auto)\n"
@@ -94,6 +101,7 @@ static const struct option import_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "transport", required_argument, NULL, 't' },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "discard-target", no_argument, NULL, OPT_DISCARD_TARGET },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -113,6 +121,7 @@ struct stream {
 	int has_at;  /* export: --at */
 	uint64_t at; /* that version */
 	int salvage; /* export: --salvage */
+	int discard; /* import: --discard-target */
 	uint64_t bad_off, bad_len, bad_bytes; /* export --at: not checking */
 	uint64_t size;
 	enum rpmemctl_transport transport;
@@ -323,6 +332,23 @@ static void export_uuid(struct stream *s)
 	rpmemctl_list_free(&l);
 }
 
+/*
+ * export_history -- the pool's generation history into the header (the
+ * writes its image holds, for import's check); none for a version (--at:
+ * an older image than the history says) or from a target keeping none
+ */
+static void export_history(struct stream *s)
+{
+	struct rpmemctl_generations g;
+
+	if (s->has_at || rpmemctl_pool_get_generations(s->pool, &g) ||
+	    !g.count)
+		return;
+	s->xs.info.flags |= XSTREAM_F_HISTORY;
+	s->xs.info.nids = g.count;
+	memcpy(s->xs.info.ids, g.ids, g.count * sizeof(g.ids[0]));
+}
+
 /* export_header -- the frame's header, first in DEST; an exit code */
 static int export_header(struct stream *s)
 {
@@ -337,6 +363,7 @@ static int export_header(struct stream *s)
 		    (s->salvage ? XSTREAM_F_SALVAGE : 0);
 	snprintf(in->name, sizeof(in->name), "%s/%s", s->t.region, s->t.pool);
 	export_uuid(s);
+	export_history(s);
 	xstream_header(&s->xs, hdr);
 	return export_write(s, hdr, sizeof(hdr));
 }
@@ -516,6 +543,9 @@ static int stream_opts(struct stream *s, int argc, char **argv,
 		case OPT_SALVAGE:
 			s->salvage = 1;
 			break;
+		case OPT_DISCARD_TARGET:
+			s->discard = 1;
+			break;
 		}
 		if (code)
 			return code;
@@ -678,6 +708,63 @@ static int import_source(struct stream *s)
 	return 0;
 }
 
+/* import_ids -- the stream's history (none for --raw, format 1, --at) */
+static void import_ids(const struct stream *s, struct rpmemctl_generations *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (s->raw || !(s->xs.info.flags & XSTREAM_F_HISTORY))
+		return;
+	g->count = s->xs.info.nids;
+	memcpy(g->ids, s->xs.info.ids, g->count * sizeof(g->ids[0]));
+}
+
+/*
+ * import_gen_check -- an existing pool is overwritten only if its history
+ * holds no write the stream's does not (the stream is the pusher: same,
+ * or ahead of it), or with --discard-target; an exit code
+ */
+static int import_gen_check(struct stream *s)
+{
+	struct rpmemctl_generations st, pg;
+	const char *what;
+	int cmp, ret = rpmemctl_pool_get_generations(s->pool, &pg);
+
+	if (ret == -ENOTSUP)
+		return 0; /* an older target keeps no histories */
+	if (ret)
+		return cmd_remote_err(s->ctx, s->sess, ret, NULL,
+				      "cannot read the generation history of "
+				      "pool %s", s->target);
+	import_ids(s, &st);
+	cmp = rpmemctl_generations_compare(&st, &pg);
+	cmd_dbg(s->ctx, "generation histories of the stream and pool %s: %s",
+		s->target, rpmemctl_gen_cmp_str(cmp));
+	if (!pg.count || cmp == RPMEMCTL_GEN_SAME || cmp == RPMEMCTL_GEN_AHEAD)
+		return 0;
+	if (s->discard) {
+		cmd_warn(s->ctx, "pool %s holds writes the stream does not "
+			 "(%s); --discard-target overwrites them", s->target,
+			 rpmemctl_gen_cmp_str(cmp));
+		return 0;
+	}
+	if (s->raw)
+		what = "a raw image carries no history";
+	else if (s->xs.info.flags & XSTREAM_F_VERSION)
+		what = "the stream is an older version of its pool (--at)";
+	else if (!st.count)
+		what = "the stream carries no history";
+	else if (cmp == RPMEMCTL_GEN_BEHIND)
+		what = "it was written since the stream was exported";
+	else if (cmp == RPMEMCTL_GEN_DIVERGED)
+		what = "both were written since they last agreed";
+	else
+		what = "they share no writes (another pool's stream?)";
+	cmd_err(s->ctx, "pool %s holds writes the stream does not (%s): the "
+		"import is refused and the pool is unchanged (overwrite them "
+		"with --discard-target)", s->target, what);
+	return CMD_EXIT_REFUSED;
+}
+
 /*
  * import_open -- open (or create) the pool for writing; an existing pool
  * is overwritten only with --force. *created says if we created it.
@@ -705,7 +792,7 @@ static int import_open(struct stream *s, int *created)
 		return 0;
 	}
 	if (s->force)
-		return 0;
+		return import_gen_check(s);
 	cmd_err(s->ctx, "pool %s exists; importing would overwrite it (use "
 		"--force, or remove it first)", s->target);
 	return CMD_EXIT_REFUSED;

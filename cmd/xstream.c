@@ -22,6 +22,9 @@
 #define H_FLAGS 40
 #define H_UUID 56 /* 48..55: reserved, 0 */
 #define H_NAME (H_UUID + XSTREAM_UUID_LEN)
+#define H_NIDS (H_NAME + XSTREAM_NAME_LEN) /* format 2: u64 */
+#define H_IDS (H_NIDS + 8)		   /* format 2: nids u64 */
+#define H_IDS_END (H_IDS + XSTREAM_MAX_IDS * 8)
 #define H_HASH (XSTREAM_HDR_SIZE - XSTREAM_HASH_SIZE)
 
 /* offsets in the trailer */
@@ -128,6 +131,14 @@ void xstream_header(struct xstream *x, uint8_t out[XSTREAM_HDR_SIZE])
 	       strnlen(x->info.uuid, XSTREAM_UUID_LEN - 1));
 	memcpy(out + H_NAME, x->info.name,
 	       strnlen(x->info.name, XSTREAM_NAME_LEN - 1));
+	if (x->info.flags & XSTREAM_F_HISTORY) {
+		unsigned i, n = x->info.nids < XSTREAM_MAX_IDS ?
+					x->info.nids : XSTREAM_MAX_IDS;
+
+		put64(out + H_NIDS, n);
+		for (i = 0; i < n; i++)
+			put64(out + H_IDS + 8 * i, x->info.ids[i]);
+	}
 	canon(XXH3_128bits(out, H_HASH), out + H_HASH);
 	memcpy(x->hh, out + H_HASH, XSTREAM_HASH_SIZE);
 }
@@ -139,6 +150,30 @@ static int zeros(const uint8_t *p, size_t n)
 		if (*p++)
 			return 0;
 	return 1;
+}
+
+/*
+ * xstream_ids_parse -- the history ids of a format 2 header into x->info
+ * (none without XSTREAM_F_HISTORY; format 1 has none); -1 if they are
+ * not as an export writes them
+ */
+static int xstream_ids_parse(struct xstream *x, const uint8_t *in,
+			     uint32_t version)
+{
+	uint64_t i, n = get64(in + H_NIDS);
+
+	x->info.nids = 0;
+	if (version == 1 || !(x->info.flags & XSTREAM_F_HISTORY))
+		return (version == 1 && (x->info.flags & XSTREAM_F_HISTORY)) ||
+		       !zeros(in + H_NIDS, H_IDS_END - H_NIDS);
+	if (!n || n > XSTREAM_MAX_IDS ||
+	    !zeros(in + H_IDS + 8 * n, H_IDS_END - H_IDS - 8 * n))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (!(x->info.ids[i] = get64(in + H_IDS + 8 * i)))
+			return -1;
+	x->info.nids = (unsigned)n;
+	return 0;
 }
 
 int xstream_header_parse(struct xstream *x, const uint8_t *in,
@@ -156,12 +191,14 @@ int xstream_header_parse(struct xstream *x, const uint8_t *in,
 		*why = "its header does not match its hash (damaged)";
 		return -1;
 	}
-	if (get32(in + H_VERSION) != XSTREAM_VERSION ||
+	uint32_t version = get32(in + H_VERSION);
+
+	if ((version != 1 && version != XSTREAM_VERSION) ||
 	    get32(in + H_HDR_SIZE) != XSTREAM_HDR_SIZE ||
 	    get32(in + H_HASH_ALG) != XSTREAM_HASH_XXH3_128 ||
 	    get32(in + H_CHUNK) != XSTREAM_CHUNK) {
 		*why = "its format version, hash or chunk size is not one "
-		       "this rpmemctl reads (format 1, XXH3-128, 1 MiB)";
+		       "this rpmemctl reads (format 1 or 2, XXH3-128, 1 MiB)";
 		return -1;
 	}
 	x->info.size = get64(in + H_SIZE);
@@ -169,11 +206,14 @@ int xstream_header_parse(struct xstream *x, const uint8_t *in,
 	x->info.flags = get64(in + H_FLAGS);
 	memcpy(x->info.uuid, in + H_UUID, XSTREAM_UUID_LEN);
 	memcpy(x->info.name, in + H_NAME, XSTREAM_NAME_LEN);
+	if (xstream_ids_parse(x, in, version)) {
+		*why = "its header holds values no export writes";
+		return -1;
+	}
 	if (!x->info.size || x->info.size % 4096 || get64(in + 48) ||
 	    x->info.uuid[XSTREAM_UUID_LEN - 1] ||
 	    x->info.name[XSTREAM_NAME_LEN - 1] ||
-	    !zeros(in + H_NAME + XSTREAM_NAME_LEN,
-		   H_HASH - H_NAME - XSTREAM_NAME_LEN)) {
+	    !zeros(in + H_IDS_END, H_HASH - H_IDS_END)) {
 		*why = "its header holds values no export writes";
 		return -1;
 	}

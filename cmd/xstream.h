@@ -13,7 +13,7 @@
 
 #define XSTREAM_MAGIC "RPMEMEXP"
 #define XSTREAM_END_MAGIC "RPMEMEND"
-#define XSTREAM_VERSION 1
+#define XSTREAM_VERSION 2 /* 1: no history ids (still read) */
 #define XSTREAM_HDR_SIZE 512
 #define XSTREAM_TRAILER_SIZE 64
 #define XSTREAM_HASH_SIZE 16 /* XXH3-128 */
@@ -21,12 +21,15 @@
 #define XSTREAM_CHUNK (1u << 20)
 #define XSTREAM_UUID_LEN 40
 #define XSTREAM_NAME_LEN 136
+#define XSTREAM_MAX_IDS 16 /* RPMEMCTL_GENERATIONS_MAX */
 
 /* header flags */
 #define XSTREAM_F_VERSION 0x1 /* a version of the pool (export --at) */
 #define XSTREAM_F_FORCED 0x2  /* a pool not consistent (export --force) */
 /* export --at --salvage: ranges a damaged version could not give are zeros */
 #define XSTREAM_F_SALVAGE 0x4
+/* the exported pool's generation history ids follow the name (format 2) */
+#define XSTREAM_F_HISTORY 0x8
 
 /* what a header says */
 struct xstream_info {
@@ -35,6 +38,8 @@ struct xstream_info {
 	uint64_t flags;	     /* XSTREAM_F_* */
 	char uuid[XSTREAM_UUID_LEN]; /* the pool's, "" if unknown */
 	char name[XSTREAM_NAME_LEN]; /* "REGION/POOL" */
+	unsigned nids;		     /* with XSTREAM_F_HISTORY: 1..16 */
+	uint64_t ids[XSTREAM_MAX_IDS]; /* the pool's history, newest first */
 };
 
 /* one stream being written or read */

@@ -28,7 +28,7 @@ pool_field() {
 # raw import into it (--force) whose input ends early
 interrupted() {
 	head -c 1M "$W/src" |
-		"$RPMEMCTL" import --raw -f - "$T/r1/$1" --size 6M 2>/dev/null ||
+		"$RPMEMCTL" import --raw -f --discard-target - "$T/r1/$1" --size 6M 2>/dev/null ||
 		true
 	[ "$(pool_field "$1" state)" = syncing ]
 }
@@ -49,11 +49,11 @@ unchanged() {
 	[ ! -e "$R1/.rpmemd/$1.undo" ]
 }
 
-# refused STREAM WHY -- import -f of STREAM (through a pipe, as a backup
+# refused STREAM WHY -- import -f --discard-target of STREAM (through a pipe, as a backup
 # tool's dump comes) into r1/p exits 5 saying WHY, and leaves p as it was
 # (generation 1, $W/src)
 refused() {
-	run bash -c "cat '$1' | '$RPMEMCTL' import -f - '$T/r1/p'"
+	run bash -c "cat '$1' | '$RPMEMCTL' import -f --discard-target - '$T/r1/p'"
 	echo "$1: $output"
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"$2"* ]]
@@ -101,7 +101,7 @@ refused() {
 	"$RPMEMCTL" export "$T/r1/p" "$W/p.s"
 	mkfile "$W/other" 6
 	rc mirror "$W/other" "$T/r1/q"
-	rc import -f "$W/p.s" "$T/r1/q"
+	rc import -f --discard-target "$W/p.s" "$T/r1/q"
 	[ "$status" -eq 0 ]
 	cmp "$R1/q" "$W/src"
 }
@@ -162,12 +162,12 @@ refused() {
 	# the stream of a 3 MiB pool into this 6 MiB one: refused by size
 	rc mirror "$W/odd" "$T/r1/odd"
 	"$RPMEMCTL" export "$T/r1/odd" "$W/odd.s"
-	rc import -f - "$T/r1/p" <"$W/odd.s"
+	rc import -f --discard-target - "$T/r1/p" <"$W/odd.s"
 	echo "$output"
 	[ "$status" -eq 4 ]
 	unchanged p "$W/src" 1
 	# a regular file of the wrong length is refused before connecting
-	rc import -f "$W/t3" "$T/r1/p"
+	rc import -f --discard-target "$W/t3" "$T/r1/p"
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"(truncated or extended)"* ]]
 	# a new pool: not created, or removed
@@ -176,7 +176,7 @@ refused() {
 	[ -z "$(pool_field new state)" ]
 	[ ! -e "$R1/new" ]
 	# the good stream still imports
-	rc import -f - "$T/r1/p" <"$W/good"
+	rc import -f --discard-target - "$T/r1/p" <"$W/good"
 	[ "$status" -eq 0 ]
 	cmp "$R1/p" "$W/other"
 	[ "$(pool_field p generation)" -eq 2 ]
@@ -225,7 +225,7 @@ refused() {
 	[ "$(pool_field p generation)" -eq 1 ]
 	# with --force, an input that ends early leaves it syncing, not consistent
 	head -c 2M "$W/odd" | {
-		run "$RPMEMCTL" import --raw -f - "$T/r1/p" --size 6M
+		run "$RPMEMCTL" import --raw -f --discard-target - "$T/r1/p" --size 6M
 		[ "$status" -eq 5 ]
 	}
 	[ "$(pool_field p state)" = syncing ]
@@ -265,7 +265,8 @@ refused() {
 	# framed, the header says it was forced, and import warns
 	run "$RPMEMCTL" export -f "$T/r1/p" "$W/xs"
 	[ "$status" -eq 0 ]
-	[ "$(od -An -tu8 -j40 -N8 "$W/xs" | tr -d ' ')" -eq 2 ]
+	# flag 2 (forced); 8 (the pool's history follows) as well
+	[ "$(( $(od -An -tu8 -j40 -N8 "$W/xs" | tr -d " ") & 2 ))" -eq 2 ]
 	rc import "$W/xs" "$T/r1/copy"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"exported with --force from pool r1/p, which was not consistent"* ]]
@@ -294,7 +295,7 @@ refused() {
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"identity 'monitor' may not write region 'r2'"* ]]
 	[ ! -e "$R2/new" ]
-	as monitor import --raw -f "$W/src" "$T/r2/p"
+	as monitor import --raw -f --discard-target "$W/src" "$T/r2/p"
 	[ "$status" -eq 4 ]
 	cmp "$W/src" "$R2/p"
 }
@@ -346,19 +347,19 @@ backup_refused() {
 	tool_backup good <"$W/good"
 	set -o pipefail
 	run bash -c "$(declare -f tool_dump); tool_dump trunc |
-		'$RPMEMCTL' import -f - '$T/r1/p'"
+		'$RPMEMCTL' import -f --discard-target - '$T/r1/p'"
 	echo "$output"
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"(truncated)"* ]]
 	unchanged p "$W/src" 1
 	run bash -c "$(declare -f tool_dump); tool_dump flip |
-		'$RPMEMCTL' import -f - '$T/r1/p'"
+		'$RPMEMCTL' import -f --discard-target - '$T/r1/p'"
 	echo "$output"
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"chunk 2 (bytes 2097152 to 3145727 of the image) does not match its hash (damaged)"* ]]
 	unchanged p "$W/src" 1
 	# the good one goes through, byte for byte
-	tool_dump good | "$RPMEMCTL" import -f - "$T/r1/p"
+	tool_dump good | "$RPMEMCTL" import -f --discard-target - "$T/r1/p"
 	cmp "$R1/p" "$W/other"
 	[ "$(pool_field p generation)" -eq 2 ]
 }
@@ -419,7 +420,7 @@ backup_refused() {
 	# pool it would have overwritten stays as it was
 	[ "$(stat -c %s "$W/got")" -eq $(($(stream_len $((24 << 20))) - 64)) ]
 	rc mirror "$W/big" "$T/r1/p6"
-	run bash -c "cat '$W/got' | '$RPMEMCTL' import -f - '$T/r1/p6'"
+	run bash -c "cat '$W/got' | '$RPMEMCTL' import -f --discard-target - '$T/r1/p6'"
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"ends before its trailer (truncated: an export that failed writes none)"* ]]
 	cmp "$R1/p6" "$W/big"
@@ -447,10 +448,54 @@ backup_refused() {
 	[ "$(stat -c %s "$W/got")" -lt "$(stream_len $((24 << 20)))" ]
 	start_daemon
 	rc mirror "$W/src" "$T/r1/q"
-	run "$RPMEMCTL" import -f - "$T/r1/q" <"$W/got"
+	run "$RPMEMCTL" import -f --discard-target - "$T/r1/q" <"$W/got"
 	echo "$output"
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"(truncated"* ]]
 	cmp "$R1/q" "$W/src"
 	[ "$(pool_field q state)" = consistent ]
+}
+
+@test "import over an existing pool refuses a stream whose history lacks the pool's writes (older, another pool's, a version, --raw); the pool's bytes unchanged" {
+	rc mirror "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	"$RPMEMCTL" export "$T/r1/p" "$W/old.s"
+	"$RPMEMCTL" export --raw "$T/r1/p" "$W/old.raw"
+	# the header carries the pool's history (format 2, flag 8, ids)
+	[ "$(od -An -tu4 -j8 -N4 "$W/old.s" | tr -d ' ')" -eq 2 ]
+	[ "$(( $(od -An -tu8 -j40 -N8 "$W/old.s" | tr -d ' ') & 8 ))" -eq 8 ]
+	[ "$(od -An -tu8 -j232 -N8 "$W/old.s" | tr -d ' ')" -ge 1 ]
+	# the pool is written since: a new id in its history
+	poke "$W/src" 8192
+	rc sync "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p"
+	local gen
+	gen=$(pool_field p generation)
+	# the older stream, the raw image and another pool's stream: refused
+	# (exit 4), the pool byte for byte as it was
+	mkfile "$W/other" 6
+	rc mirror "$W/other" "$T/r1/o"
+	"$RPMEMCTL" export "$T/r1/o" "$W/o.s"
+	local s
+	for s in "$W/old.s" "--raw $W/old.raw" "$W/o.s"; do
+		# shellcheck disable=SC2086
+		rc import -f $s "$T/r1/p"
+		echo "$s: $output"
+		[ "$status" -eq 4 ]
+		[[ "$output" == *"holds writes the stream does not"* ]]
+		[[ "$output" == *"--discard-target"* ]]
+		unchanged p "$W/src" "$gen"
+	done
+	# a stream of the pool as it is now: same history, taken
+	"$RPMEMCTL" export "$T/r1/p" "$W/new.s"
+	rc import -f "$W/new.s" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p"
+	# --discard-target overwrites the newer writes on purpose
+	rc import -f --discard-target "$W/old.s" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--discard-target overwrites them"* ]]
+	cmp "$W/old.raw" "$R1/p"
 }

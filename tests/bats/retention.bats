@@ -178,7 +178,7 @@ teardown() {
 	# an import over p writes what its stream holds: it says nothing of
 	# its size either, and is refused the same way (exit 4)
 	mkfile "$W/p4" 4
-	rc import --raw -f "$W/p4" "$T/v/p"
+	rc import --raw -f --discard-target "$W/p4" "$T/v/p"
 	echo "$output"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"a sync that does not say how much it will write (an older client, an import) may write all $((4 << 20)) bytes of it"* ]]

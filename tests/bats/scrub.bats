@@ -92,7 +92,7 @@ damaged at 0x5ff000 length 4096" ]
 
 @test "a syncing pool (an interrupted import) is unverified, not clean" {
 	head -c 1M "$W/src" | {
-		run "$RPMEMCTL" import --raw -f - "$T/r1/p" --size 6M
+		run "$RPMEMCTL" import --raw -f --discard-target - "$T/r1/p" --size 6M
 		[ "$status" -eq 5 ]
 	}
 	poke "$R1/p" 8192
