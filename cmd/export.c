@@ -907,6 +907,26 @@ static int import_frames(struct stream *s)
 	return 0;
 }
 
+/*
+ * import_adopt -- the pool, now holding the stream's image, takes the
+ * stream's history (none for --raw, --at, format 1: it keeps its own), so
+ * an older stream of it is refused next; a failure is a warning (the
+ * image is in, consistent)
+ */
+static void import_adopt(struct stream *s)
+{
+	struct rpmemctl_generations g;
+	int ret;
+
+	import_ids(s, &g);
+	if (!g.count)
+		return;
+	ret = rpmemctl_pool_adopt_generations(s->pool, g.ids, g.count);
+	if (ret && ret != -ENOTSUP) /* -ENOTSUP: an older target, none */
+		cmd_warn(s->ctx, "pool %s keeps its former generation history: "
+			 "%s", s->target, rpmemctl_session_errmsg(s->sess));
+}
+
 /* import_copy -- syncing, SOURCE's bytes, flush, consistent; exit code */
 static int import_copy(struct stream *s, const char *src)
 {
@@ -931,6 +951,7 @@ static int import_copy(struct stream *s, const char *src)
 		return cmd_remote_err(s->ctx, s->sess, ret, NULL,
 				      "cannot mark pool %s consistent",
 				      s->target);
+	import_adopt(s);
 	return 0;
 }
 

@@ -1088,6 +1088,14 @@ int rpmemctl_pool_promote(struct rpmemctl_pool *pool, unsigned flags,
 /* rpmemctl_pool_demote -- role secondary: pushes are taken again */
 int rpmemctl_pool_demote(struct rpmemctl_pool *pool,
 			 struct rpmemctl_generations *out);
+/*
+ * rpmemctl_pool_adopt_generations -- the pool (consistent, open for
+ * writing) takes count ids (1 .. RPMEMCTL_GENERATIONS_MAX, newest first)
+ * as its history, as a push's target does: an import of an image whose
+ * history is known (LIBRPMEMCTL_4)
+ */
+int rpmemctl_pool_adopt_generations(struct rpmemctl_pool *pool,
+				    const uint64_t *ids, unsigned count);
 
 /* how two histories relate (rpmemctl_generations_compare) */
 enum rpmemctl_gen_cmp {

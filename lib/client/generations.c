@@ -106,6 +106,17 @@ RPMEM_EXPORT int rpmemctl_pool_demote(struct rpmemctl_pool *pool,
 	return client_pool_end(pool, ret, "demoting");
 }
 
+RPMEM_EXPORT int rpmemctl_pool_adopt_generations(struct rpmemctl_pool *pool,
+						const uint64_t *ids,
+						unsigned count)
+{
+	client_pool_begin(pool);
+	int ret = !ids || !count || count > RPMEMCTL_GENERATIONS_MAX ?
+			  -EINVAL :
+			  gen_call(pool, RPMEM_GEN_ADOPT, 0, ids, count, NULL);
+	return client_pool_end(pool, ret, "adopting a generation history");
+}
+
 int client_pool_gen_adopt(struct rpmemctl_pool *p, const uint64_t *ids,
 			  unsigned count)
 {

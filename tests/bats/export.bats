@@ -499,3 +499,34 @@ backup_refused() {
 	[[ "$output" == *"--discard-target overwrites them"* ]]
 	cmp "$W/old.raw" "$R1/p"
 }
+
+@test "an import takes the stream's history: a pool imported from a newer stream then refuses the older one it was written past" {
+	rc mirror "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	"$RPMEMCTL" export "$T/r1/p" "$W/old.s"
+	# another copy of the same file, written further: its stream is ahead
+	rc sync "$W/src" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	poke "$W/src" 12288
+	rc sync "$W/src" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	"$RPMEMCTL" export "$T/r1/q" "$W/new.s"
+	rc import -f "$W/new.s" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$W/src" "$R1/p"
+	# p's history is the stream's (q's) now
+	[ "$(pool_field p generations)" = "$(pool_field q generations)" ]
+	# so the older stream, which lacks the writes p took, is refused
+	local gen
+	gen=$(pool_field p generation)
+	rc import -f "$W/old.s" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"it was written since the stream was exported"* ]]
+	unchanged p "$W/src" "$gen"
+	# a pool the import creates takes the stream's history too
+	rc import "$W/new.s" "$T/r1/n"
+	[ "$status" -eq 0 ]
+	[ "$(pool_field n generations)" = "$(pool_field q generations)" ]
+}
