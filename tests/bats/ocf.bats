@@ -661,3 +661,43 @@ score_stubs() {
 	[ "$sp" -eq 0 ]
 	cmp "$W/src" "$W/a.obj"
 }
+
+@test "ocf: the agent's pushes (post-start notify, demote) to a copy promoted and written elsewhere are refused: its bytes unchanged, the refusal logged" {
+	on a start
+	[ "$status" -eq 0 ]
+	on b start
+	[ "$status" -eq 0 ]
+	on a promote
+	[ "$status" -eq 0 ]
+	notify_started a b
+	[ "$status" -eq 0 ]
+	cmp "$W/a.obj" "$R1B/db"
+	# A is cut off (its state kept: it still takes itself for the
+	# primary); B is promoted (quorum 2: A's copy is not seen), written,
+	# and its writes reach its copy
+	stop_daemon
+	on b promote OCF_RESKEY_quorum=2
+	[ "$status" -eq 0 ]
+	poke "$W/b.obj" $((2 << 20))
+	on b demote
+	[ "$status" -eq 0 ]
+	cmp "$W/b.obj" "$R1B/db"
+	cp "$R1B/db" "$W/b.copy"
+	# A returns: its notify of B's start pushes A's file, which never saw
+	# B's writes, to B's copy: refused, logged, the copy as it was
+	start_daemon
+	: >"$W/ha.log"
+	notify_started a b
+	[ "$status" -eq 0 ]
+	cat "$W/ha.log"
+	grep -q "ERROR.*sync of $W/a.obj to b (.*) refused" "$W/ha.log"
+	cmp "$R1B/db" "$W/b.copy"
+	# and its demotion: its own copy takes the file (the same history),
+	# B's copy refuses it and keeps B's writes
+	: >"$W/ha.log"
+	on a demote
+	cat "$W/ha.log"
+	grep -q "ERROR.*sync of $W/a.obj to b (.*) refused" "$W/ha.log"
+	cmp "$R1B/db" "$W/b.copy"
+	cmp "$R1/db" "$W/a.obj"
+}
