@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -908,8 +909,35 @@ static int import_frames(struct stream *s)
 }
 
 /*
+ * import_fresh_id -- a stream without a history (--raw, --at, format 1)
+ * over a pool that has one: a new id in front of the pool's ids, as for
+ * writes no copy saw, so a file whose history is the pool's former one is
+ * behind it and cannot push over the imported image as "same"; 0 with g
+ * set, 1 if the pool keeps none (nothing to adopt)
+ */
+static int import_fresh_id(struct stream *s, struct rpmemctl_generations *g)
+{
+	uint64_t id = 0;
+
+	if (rpmemctl_pool_get_generations(s->pool, g) || !g->count)
+		return 1;
+	do {
+		if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+			return 1;
+		id &= ~(1ull << 63); /* bit 63 marks a promotion's id */
+	} while (!id);
+	if (g->count == RPMEMCTL_GENERATIONS_MAX)
+		g->count--;
+	memmove(g->ids + 1, g->ids, g->count * sizeof(g->ids[0]));
+	g->ids[0] = id;
+	g->count++;
+	return 0;
+}
+
+/*
  * import_adopt -- the pool, now holding the stream's image, takes the
- * stream's history (none for --raw, --at, format 1: it keeps its own), so
+ * stream's history (none for --raw, --at, format 1: a new id in front of
+ * its own), so
  * an older stream of it is refused next; a failure is a warning (the
  * image is in, consistent)
  */
@@ -919,7 +947,7 @@ static void import_adopt(struct stream *s)
 	int ret;
 
 	import_ids(s, &g);
-	if (!g.count)
+	if (!g.count && import_fresh_id(s, &g))
 		return;
 	ret = rpmemctl_pool_adopt_generations(s->pool, g.ids, g.count);
 	if (ret && ret != -ENOTSUP) /* -ENOTSUP: an older target, none */

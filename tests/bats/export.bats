@@ -530,3 +530,25 @@ backup_refused() {
 	[ "$status" -eq 0 ]
 	[ "$(pool_field n generations)" = "$(pool_field q generations)" ]
 }
+
+@test "a raw image forced over a pool with a history gives it a new id: the file whose history was the pool's is behind it and cannot push over the imported image (was: 'same', overwritten)" {
+	rc mirror "$W/src" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	mkfile "$W/other" 6
+	local before
+	before=$(pool_field p 'generations[0]')
+	rc import -f --discard-target --raw "$W/other" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp "$W/other" "$R1/p"
+	# the former history with a new id in front
+	[ "$(pool_field p 'generations[0]')" != "$before" ]
+	[ "$(pool_field p 'generations[1]')" = "$before" ]
+	# src's history is the pool's former one: its push is refused, the
+	# imported image stays
+	poke "$W/src" 4096
+	rc sync "$W/src" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	cmp "$W/other" "$R1/p"
+}
