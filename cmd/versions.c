@@ -17,6 +17,9 @@
 #include "cmd.h"
 #include "json.h"
 
+/* a version damaged on the target: its header, or (a scrub's mark) data */
+#define VERSION_BAD (RPMEMCTL_VERSION_DAMAGED | RPMEMCTL_VERSION_BAD_DATA)
+
 /* the hint of an unknown version */
 #define VERSIONS_HINT "'rpmemctl versions TARGET' lists the versions"
 
@@ -117,8 +120,7 @@ static void print_json(struct vcmd *c, struct rpmemctl_pool *pool,
 		json_u64(&j, "space_bytes", v[i].bytes);
 		json_str(&j, "hash", hash_str(v[i].hash, h, sizeof(h), 1));
 		json_str(&j, "source", v[i].source);
-		json_bool(&j, "damaged",
-			  !!(v[i].flags & RPMEMCTL_VERSION_DAMAGED));
+		json_bool(&j, "damaged", !!(v[i].flags & VERSION_BAD));
 		json_obj_end(&j);
 		total += v[i].bytes;
 	}
@@ -157,7 +159,7 @@ static void print_human(struct vcmd *c, const struct rpmemctl_version *v,
 	printf("%-10s  %-19s  %-19s  %9s  %9s  %-16s  %s\n", "GENERATION",
 	       "CURRENT SINCE", "KEPT AT", "SIZE", "SPACE", "HASH", "SOURCE");
 	for (size_t i = 0; i < n; i++) {
-		int bad = !!(v[i].flags & RPMEMCTL_VERSION_DAMAGED);
+		int bad = !!(v[i].flags & VERSION_BAD);
 		printf("%-10" PRIu64 "  %-19s  %-19s  %9s  %9s  %-16s  %s%s\n",
 		       v[i].generation, cmd_fmt_time(v[i].time, t1, sizeof(t1)),
 		       cmd_fmt_time(v[i].committed, t2, sizeof(t2)),
@@ -174,6 +176,12 @@ static void print_human(struct vcmd *c, const struct rpmemctl_version *v,
 				 "older version through it fails (see rpmemctl "
 				 "scrub --at %" PRIu64 ")",
 				 v[i].generation, c->target, v[i].generation);
+		else if (v[i].flags & RPMEMCTL_VERSION_BAD_DATA)
+			cmd_warn(c->ctx, "version %" PRIu64 " of %s is damaged on "
+				 "the target: a scrub found a record of it not "
+				 "checking; kept (rpmemctl scrub --repair --from "
+				 "another copy heals it)",
+				 v[i].generation, c->target);
 	cmd_info(c->ctx, "%zu versions of %s take %s on the target", n,
 		 c->target, rpmemctl_size_format(total, sp, sizeof(sp)));
 }

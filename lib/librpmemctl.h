@@ -946,9 +946,10 @@ struct rpmemctl_version {
  */
 #define RPMEMCTL_VERSION_DAMAGED (1u << 0)
 /*
- * a version's flag, from rpmemctl_pool_versions_check only: the data of
- * one of its records does not check on the target (a flipped byte in its
- * version file); restores through it name the ranges (rpmemctl scrub
+ * a version's flag: the data of one of its records does not check on the
+ * target (a flipped byte in its version file), found by
+ * rpmemctl_pool_versions_check or, from a target that keeps what its
+ * scrubs found, by an earlier scrub (until repaired); restores through it name the ranges (rpmemctl scrub
  * --at), rpmemctl_pool_repair_at heals it. Since LIBRPMEMCTL_3.
  */
 #define RPMEMCTL_VERSION_BAD_DATA (1u << 1)

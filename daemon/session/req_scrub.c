@@ -451,6 +451,22 @@ static int repair_header(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	return conn_reply_ok(s, hd->id);
 }
 
+/*
+ * repaired_unmark -- a repair of version gen of p mended records: if
+ * every record now checks, its damage mark goes (in a hashing slot)
+ */
+static void repaired_unmark(struct rpmemd_pool *p, uint64_t gen)
+{
+	struct rpmemd_meta m;
+	uint64_t bad = 0, len = 0;
+
+	rpmemd_pool_get_meta(p, &m);
+	if (!rpmemd_version_check(rpmemd_pool_region(p), rpmemd_pool_name(p),
+				  &m, gen, &bad, &len))
+		rpmemd_version_mark(rpmemd_pool_region(p), rpmemd_pool_name(p),
+				    gen, 0);
+}
+
 int req_repair_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmemd_vrepair res;
@@ -491,6 +507,8 @@ int req_repair_at(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 	rpmemd_hash_enter(s);
 	r = rpmemd_version_repair(h->pool, version, io.offset, data, io.len,
 				  &res);
+	if (!r && res.mended)
+		repaired_unmark(h->pool, version);
 	rpmemd_hash_leave(s);
 	free(data);
 	if (r)

@@ -133,8 +133,9 @@ void rpmemd_versions_commit(struct rpmemd_session *s, struct rpmemd_pool *p,
 /*
  * versions_check -- LIST_CHECK: the records of each listed version that
  * is not damaged already are read and checked, in a hashing slot; one
- * that does not check flags its version RPMEM_VERSION_BAD_DATA, logged
- * and announced (a pool event)
+ * that does not check flags its version RPMEM_VERSION_BAD_DATA, marked
+ * (rpmemd_version_mark: the plain listing flags it too), logged and
+ * announced (a pool event); a marked one that checks is unmarked
  */
 static void versions_check(struct rpmemd_session *s, struct rpmemd_pool *p,
 			   const struct rpmemd_meta *m,
@@ -145,12 +146,23 @@ static void versions_check(struct rpmemd_session *s, struct rpmemd_pool *p,
 
 	rpmemd_hash_enter(s);
 	for (uint32_t i = 0; i < n; i++) {
-		if ((e[i].flags & RPMEM_VERSION_DAMAGED) ||
-		    rpmemd_version_check(rpmemd_pool_region(p),
-					 rpmemd_pool_name(p), m,
-					 e[i].generation, &bad, &len) != -EIO)
+		int ret = e[i].flags & RPMEM_VERSION_DAMAGED ?
+				  -EBADMSG :
+				  rpmemd_version_check(rpmemd_pool_region(p),
+						       rpmemd_pool_name(p), m,
+						       e[i].generation, &bad,
+						       &len);
+		if (!ret && (e[i].flags & RPMEM_VERSION_BAD_DATA)) {
+			e[i].flags &= (uint8_t)~RPMEM_VERSION_BAD_DATA;
+			rpmemd_version_mark(rpmemd_pool_region(p),
+					    rpmemd_pool_name(p),
+					    e[i].generation, 0);
+		}
+		if (ret != -EIO)
 			continue;
 		e[i].flags |= RPMEM_VERSION_BAD_DATA;
+		rpmemd_version_mark(rpmemd_pool_region(p), rpmemd_pool_name(p),
+				    e[i].generation, 1);
 		WARN("session %u: pool %s/%s: version %llu is damaged: its record at 0x%llx length %llu does not check (kept; scrub --repair from another copy heals it)",
 		     s->id, rpmemd_pool_region(p)->cfg.name,
 		     rpmemd_pool_name(p), (unsigned long long)e[i].generation,
@@ -195,7 +207,8 @@ static int versions_list(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 			.generation = v[i].gen, .time = v[i].time,
 			.committed = v[i].committed, .size = v[i].size,
 			.bytes = v[i].bytes, .hash = v[i].hash,
-			.flags = v[i].damaged ? RPMEM_VERSION_DAMAGED : 0
+			.flags = (v[i].damaged ? RPMEM_VERSION_DAMAGED : 0) |
+				 (v[i].bad_data ? RPMEM_VERSION_BAD_DATA : 0)
 		}, rpmem_strlcpy(e[rep.count].source, v[i].source,
 				 sizeof(e[rep.count].source));
 	free(v);

@@ -164,8 +164,13 @@ static void scrub_versions(struct rpmemd_scrubd *d, struct rpmemd_pool *p,
 					   rpmemd_pool_name(p), &m, v[i].gen,
 					   &bad, &len);
 		rpmemd_hash_leave(&d->self);
+		if (!ret && v[i].bad_data)
+			rpmemd_version_mark(rpmemd_pool_region(p),
+					    rpmemd_pool_name(p), v[i].gen, 0);
 		if (ret != -EIO)
 			continue;
+		rpmemd_version_mark(rpmemd_pool_region(p), rpmemd_pool_name(p),
+				    v[i].gen, 1);
 		snprintf(text, sizeof(text),
 			 "version %llu of pool '%s' is damaged at 0x%llx length %llu: a record of its journal does not check (kept; scrub --repair from another copy heals it)",
 			 (unsigned long long)v[i].gen, rpmemd_pool_name(p),

@@ -681,7 +681,10 @@ struct rpmem_msg_versions {
 #define RPMEM_VERSIONS_LIST_CHECK (1u << 1)
 /* a version entry's flags: its journal does not read on the target */
 #define RPMEM_VERSION_DAMAGED (1u << 0)
-/* ... a record's data does not check (asked by RPMEM_VERSIONS_LIST_CHECK) */
+/*
+ * ... a record's data does not check (found now by RPMEM_VERSIONS_LIST_CHECK,
+ * or by an earlier scrub, until a repair or a scrub finds it checking)
+ */
 #define RPMEM_VERSION_BAD_DATA (1u << 1)
 
 /* most versions one VERSIONS_REPLY lists (the newest ones) */

@@ -279,3 +279,70 @@ damaged() {
 	n=$(wc -l <"$DLOG")
 	alive_until "$DPID" eval "tail -n +$((n + 1)) '$DLOG' | grep -q \"scheduled scrub of pool 'p': .* 0 damaged, 0 unverified: clean\""
 }
+
+# listed_damaged -- the generations plain `versions --json` of r1/p calls
+# damaged (no check asked: what the target keeps), comma-joined
+listed_damaged() {
+	rc versions --json "$T/r1/p"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	json '[.versions[] | select(.damaged) | .generation] | join(",")'
+}
+
+@test "a version a scrub found damaged in its data stays listed damaged (versions, --json, across a restart) until scrub --repair heals it" {
+	poke "$V3" $((REC + 100))
+	# nothing has read its records yet: the plain listing cannot know
+	[ "$(listed_damaged)" = "" ]
+	[ ! -e "$R1/.rpmemd/p.v3.ver.bad" ]
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 7 ]
+	# the target keeps the finding: a mark beside the version, rpmemd's own
+	[ -f "$R1/.rpmemd/p.v3.ver.bad" ]
+	[ "$(stat -c %u "$R1/.rpmemd/p.v3.ver.bad")" = "$(id -u)" ]
+	[ "$(listed_damaged)" = 3 ]
+	rc versions "$T/r1/p"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[[ "$(grep '^3 ' <<<"$output")" == *"DAMAGED "* ]]
+	[[ "$output" == *"version 3 of $T/r1/p is damaged on the target: a scrub found a record of it not checking"* ]]
+	[ -z "$(grep -E '^(1|2|4) ' <<<"$output" | grep DAMAGED)" ]
+	# the version stays listed, and the mark survives a restart
+	stop_daemon
+	start_daemon
+	[ "$(listed_damaged)" = 3 ]
+	rc versions --json "$T/r1/p"
+	[ "$(json '.versions | length')" -eq 4 ]
+	# repaired from the second target: the mark goes
+	rc scrub --repair --from "$T2/r1/p" "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(listed_damaged)" = "" ]
+	[ ! -e "$R1/.rpmemd/p.v3.ver.bad" ]
+	rc versions "$T/r1/p"
+	[[ "$output" != *DAMAGED* ]]
+	restores 1 2 3 4 5
+}
+
+@test "a version marked damaged in its data loses its mark with it when pruned, and a scrub that finds it checking again unmarks it" {
+	poke "$V3" $((REC + 100))
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[ "$(listed_damaged)" = 3 ]
+	# the byte put back behind rpmemd's back: the next scrub unmarks it
+	cp "$W/v3.good" "$V3"
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 0 ]
+	[ "$(listed_damaged)" = "" ]
+	[ ! -e "$R1/.rpmemd/p.v3.ver.bad" ]
+	# the oldest version damaged, then pruned: its mark goes with it
+	poke "$R1/.rpmemd/p.v1.ver" $((REC + 100))
+	rc scrub "$T/r1/p"
+	[ "$status" -eq 7 ]
+	[ -e "$R1/.rpmemd/p.v1.ver.bad" ]
+	[ "$(listed_damaged)" = 1 ]
+	rc versions --prune 1 "$T/r1/p"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ ! -e "$R1/.rpmemd/p.v1.ver" ]
+	[ ! -e "$R1/.rpmemd/p.v1.ver.bad" ]
+	[ "$(listed_damaged)" = "" ]
+}

@@ -18,6 +18,7 @@
 
 #include "crashpoint.h"
 #include "log.h"
+#include "meta.h"
 #include "scrub.h"
 #include "undo.h"
 #include "util.h"
@@ -151,6 +152,64 @@ static void ver_salvage_info(int metafd, const char *fn,
 	rpmemd_undo_close(&u);
 }
 
+/* bad_name -- "<pool>.v<gen>.ver.bad" into out */
+static void bad_name(const char *pool, uint64_t gen, char *out, size_t len)
+{
+	snprintf(out, len, "%s.v%llu%s%s", pool, (unsigned long long)gen,
+		 RPMEMD_VER_SUFFIX, RPMEMD_VER_BAD_SUFFIX);
+}
+
+/* ver_marked -- version gen of pool is marked damaged in its data */
+static int ver_marked(int metafd, const char *pool, uint64_t gen)
+{
+	char fn[RPMEM_NAME_MAX + 64];
+	int fd;
+
+	bad_name(pool, gen, fn, sizeof(fn));
+	fd = rpmemd_open_ro(metafd, fn);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/* mark_create -- the mark fn of a version, made durable; 0 or -errno */
+static int mark_create(int metafd, const char *fn)
+{
+	int fd = rpmemd_open_own(metafd, fn, O_RDWR | O_CREAT);
+	int ret = fd < 0 ? fd : 0;
+
+	if (fd >= 0 && fsync(fd))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (!ret && fsync(metafd))
+		ret = -errno;
+	return ret;
+}
+
+void rpmemd_version_mark(struct rpmemd_region *r, const char *pool,
+			 uint64_t gen, int bad)
+{
+	char fn[RPMEM_NAME_MAX + 64], vf[RPMEM_NAME_MAX + 48];
+	int ret = 0;
+
+	if (r->metafd < 0)
+		return;
+	bad_name(pool, gen, fn, sizeof(fn));
+	ver_name(pool, gen, vf, sizeof(vf));
+	pthread_mutex_lock(&r->ver_lock);
+	if (!bad && unlinkat(r->metafd, fn, 0) && errno != ENOENT)
+		ret = -errno;
+	else if (bad && !faccessat(r->metafd, vf, F_OK, AT_SYMLINK_NOFOLLOW))
+		ret = mark_create(r->metafd, fn);
+	pthread_mutex_unlock(&r->ver_lock);
+	if (ret)
+		WARN("region '%s': pool '%s': cannot %s version %llu as damaged in its data: %s",
+		     r->cfg.name, pool, bad ? "mark" : "unmark",
+		     (unsigned long long)gen, strerror(-ret));
+}
+
 /* ver_read -- version v's header (of the pool of metadata m) into v */
 int ver_read(int metafd, const struct rpmemd_meta *m,
 	     struct rpmemd_version *v)
@@ -161,6 +220,7 @@ int ver_read(int metafd, const struct rpmemd_meta *m,
 
 	ver_name(v->pool, v->gen, fn, sizeof(fn));
 	v->size = m->size;
+	v->bad_data = ver_marked(metafd, v->pool, v->gen);
 	ret = rpmemd_undo_load_file(metafd, fn, m->uuid, m->size, 0, &u);
 	v->damaged = ret == -EBADMSG;
 	if (v->damaged)
@@ -231,6 +291,10 @@ void ver_unlink(int metafd, const char *pool, uint64_t gen)
 		WARN("pool '%s': cannot remove version %llu: %s", pool,
 		     (unsigned long long)gen, strerror(errno));
 	rpmemd_scrub_version_unlink(metafd, pool, gen);
+	bad_name(pool, gen, fn, sizeof(fn));
+	if (unlinkat(metafd, fn, 0) && errno != ENOENT)
+		WARN("pool '%s': cannot remove the damage mark of version %llu: %s",
+		     pool, (unsigned long long)gen, strerror(errno));
 }
 
 /*

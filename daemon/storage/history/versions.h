@@ -34,7 +34,23 @@ struct rpmemd_version {
 	uint64_t size;	    /* of the pool */
 	char source[RPMEM_STR_MAX + 1];
 	int damaged; /* its journal does not read: listed, kept, reported */
+	int bad_data; /* a scrub found a record of it not checking (marked) */
 };
+
+/*
+ * <pool>.v<N>.bad marks version N whose records a scrub (rpmemctl scrub,
+ * the scheduled one) found not checking: the plain listing flags it
+ * until a repair or a later scrub finds every record checking, or the
+ * version goes (prune, fold, the pool removed).
+ */
+#define RPMEMD_VER_BAD_SUFFIX ".bad"
+
+/*
+ * rpmemd_version_mark -- mark (bad) or unmark version gen of pool as
+ * damaged in its data; marking a version gone does nothing. Logged.
+ */
+void rpmemd_version_mark(struct rpmemd_region *r, const char *pool,
+			 uint64_t gen, int bad);
 
 /*
  * rpmemd_versions_list -- the versions of pool (its metadata m) on its
