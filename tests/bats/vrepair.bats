@@ -272,9 +272,12 @@ damaged() {
 	grep -q "scheduled scrub of pool 'p': .* 0 damaged, 0 unverified; damaged versions: 3" "$DLOG"
 	# the pool's own image is intact: not listed damaged
 	[ "$("$RPMEMCTL" list --json "$T/r1/p" | jq -er '.pools[0].damaged_bytes')" -eq 0 ]
+	# the scheduled scrub's finding stays: the plain listing names it
+	[ "$(listed_damaged)" = 3 ]
 	rc scrub --repair --from "$T2/r1/p" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/v3.good" "$V3"
+	[ "$(listed_damaged)" = "" ]
 	local n
 	n=$(wc -l <"$DLOG")
 	alive_until "$DPID" eval "tail -n +$((n + 1)) '$DLOG' | grep -q \"scheduled scrub of pool 'p': .* 0 damaged, 0 unverified: clean\""
