@@ -80,7 +80,9 @@ refused() {
 	as nightly mirror --discard-target "$W/src" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/src" "$R1/p"
-	as nightly import --raw --force "$W/mod" "$T/r1/p"
+	# a raw image carries no history: only an explicit discard imports
+	# it over the pool's
+	as nightly import --raw --force --discard-target "$W/mod" "$T/r1/p"
 	[ "$status" -eq 0 ]
 	cmp "$W/mod" "$R1/p"
 	[ "$(gens)" = 1,2,3 ]
