@@ -228,7 +228,11 @@ fo_req_rapromote()
 {
 	local f=$FSDAX_DIR/db.primary
 
-	fo_ra_is "failover: ocf/rpmem promote on node tgt" 0 tgt promote
+	# quorum 2 of 2: this writer (the agent's own syncs) stops rather
+	# than go on without a copy, so tgt's copy alone holds every write;
+	# unset, the agent must see every copy (a partition looks the same)
+	fo_ra_is "failover: ocf/rpmem promote on node tgt" 0 tgt promote \
+		OCF_RESKEY_quorum=2
 	fo_ra_is "ocf/rpmem monitor on node tgt: promoted (8)" 8 tgt monitor
 	tap_check "tgt's primary file is ini's last image (its write came by notify)" \
 		cmp "$f" "$RESULTS/$VM_SUITE.db-ini.bin"
