@@ -52,14 +52,14 @@ static void run_add(struct scrub_run *r, uint64_t off, uint64_t len,
 	*r = (struct scrub_run){ off, len, st, why, r->fn, r->arg, r->result };
 }
 
-/* scrub_chunk -- one SCRUB of count pieces from off, into the runs */
-static int scrub_chunk(struct rpmemctl_pool *p, uint64_t version,
-		       uint64_t off, uint32_t count, struct scrub_run *run)
+/* scrub_call -- one SCRUB of count pieces of version from off, into rep */
+static int scrub_call(struct rpmemctl_pool *p, uint64_t version,
+		      uint64_t off, uint32_t count,
+		      struct rpmem_msg_scrub_reply *rep)
 {
 	struct rpmemctl_session *s = p->sess;
 	struct rpmem_msg_scrub m = { .handle = p->handle, .offset = off,
 				     .count = count, .version = version };
-	struct rpmem_msg_scrub_reply rep;
 	uint8_t buf[32];
 	size_t rlen;
 	int len = rpmem_scrub_encode(buf, sizeof(buf), &m);
@@ -69,9 +69,21 @@ static int scrub_chunk(struct rpmemctl_pool *p, uint64_t version,
 
 	if (ret)
 		return ret;
-	if (rpmem_scrub_reply_decode(s->rbuf, rlen, &rep) ||
-	    rep.count != count)
+	if (rpmem_scrub_reply_decode(s->rbuf, rlen, rep) ||
+	    rep->count != count)
 		return client_bad_reply(s, RPMEM_MSG_SCRUB_REPLY);
+	return 0;
+}
+
+/* scrub_chunk -- one SCRUB of count pieces from off, into the runs */
+static int scrub_chunk(struct rpmemctl_pool *p, uint64_t version,
+		       uint64_t off, uint32_t count, struct scrub_run *run)
+{
+	struct rpmem_msg_scrub_reply rep;
+	int ret = scrub_call(p, version, off, count, &rep);
+
+	if (ret)
+		return ret;
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t o = off + (uint64_t)i * RPMEM_HASH_PIECE;
 		uint64_t n = p->size - o < RPMEM_HASH_PIECE ? p->size - o :
@@ -169,22 +181,11 @@ static void runs_add(struct read_runs *r, uint64_t off, uint64_t end)
 static int read_check_chunk(struct rpmemctl_pool *p, uint64_t off,
 			    uint32_t count, struct read_runs *r)
 {
-	struct rpmemctl_session *s = p->sess;
-	struct rpmem_msg_scrub m = { .handle = p->handle, .offset = off,
-				     .count = count };
 	struct rpmem_msg_scrub_reply rep;
-	uint8_t buf[32];
-	size_t rlen;
-	int len = rpmem_scrub_encode(buf, sizeof(buf), &m);
-	int ret = len < 0 ? len :
-			    client_call(s, RPMEM_MSG_SCRUB, buf, (size_t)len,
-					RPMEM_MSG_SCRUB_REPLY, &rlen);
+	int ret = scrub_call(p, 0, off, count, &rep);
 
 	if (ret)
 		return ret;
-	if (rpmem_scrub_reply_decode(s->rbuf, rlen, &rep) ||
-	    rep.count != count)
-		return client_bad_reply(s, RPMEM_MSG_SCRUB_REPLY);
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t o = off + (uint64_t)i * RPMEM_HASH_PIECE;
 		uint64_t e = p->size - o < RPMEM_HASH_PIECE ?
