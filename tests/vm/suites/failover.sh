@@ -439,7 +439,7 @@ fo_targets()
 	tap_check "pobj_app creates a pool replicated to three targets" \
 		env LD_PRELOAD="$FO_PRELOAD" "$FO_APP" "$FO_W/app.obj" set:0:first
 	fo_app_start set:1:before pause set:2:degraded pause put:2:back \
-		pause set:4:last
+		loop:until pause set:4:last
 	if ! fo_app_paused 1; then
 		tap_not_ok "the application runs with three targets"
 		kill -KILL "$FO_APID" 2>/dev/null
@@ -463,10 +463,19 @@ fo_targets()
 	w0=$(fo_written 7646 fs app)
 	a0=$(fo_written 7636 fs app)
 	echo go >&5
+	# the reconnect waits for a probe of B, off the persists: the
+	# transactions go on until a call after it resyncs B (bounded: 120 s)
+	for _ in $(seq 600); do
+		grep -q "resynced: '$FO_W/app.obj' is replicated to $b/fs/app again" \
+			"$FO_W/app.err" && break
+		sleep 0.2
+	done
+	echo go >&5
 	fo_is "the application goes on once B is back" \
 		"$(fo_app_paused 3 && echo paused)" paused
 	# the link noticed the kill at set:2's drain or at put:2's (a drain
-	# waits for k replies only), then resynced B
+	# waits for k replies only), then a call after the probe found B
+	# back resynced it
 	tap_check "the preload library says B is degraded, not fail-stop" \
 		sh -c "grep -q 'degraded: cannot replicate .* to $b/fs/app' '$FO_W/app.err' &&
 		       ! grep -q fail-stop '$FO_W/app.err'"
@@ -476,6 +485,8 @@ fo_targets()
 	w=$(($(fo_written 7646 fs app) - ${w0:-0}))
 	a1=$(fo_written 7636 fs app)
 	tap_diag "B's log marked $logged bytes; rpmemd B counted $w written for the resync, A $((a1 - a0)) for the same flush (pool $FO_POOL_SIZE)"
+	# B's count: its logged extents, then the writes after its resync,
+	# as A (which held all along) took them: no more
 	fo_is "B received its logged extents and no more: logged <= B's count <= logged + A's (the daemons' counters)" \
 		"$([ "${logged:-0}" -gt 0 ] && [ "$logged" -lt "$FO_POOL_SIZE" ] &&
 		   [ "$w" -ge "$logged" ] &&
