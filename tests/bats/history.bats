@@ -8,29 +8,10 @@
 # "Versions")
 
 load helpers
+load vhist
 
 # the test build of rpmemd that dies where RPMEMD_CRASH_AT says
 CRASHD=$BUILD/tests/rpmemd-crash
-
-versions_conf() {
-	cat >"$CONF" <<CONF
-listen = ["127.0.0.1"];
-port = $PORT;
-log = { level = "info"; target = "stderr"; };
-max_sessions = 16;
-regions = (
-  { name = "r1"; type = "dir"; path = "$R1"; versions = "all"; }
-);
-CONF
-}
-
-# change I -- write a marker into src at blocks I*7 and I*7+1
-change() {
-	printf 'version-%04d' "$1" |
-		dd of="$W/src" bs=1 seek=$(($1 * 7 * 4096 + 100)) conv=notrunc 2>/dev/null
-	printf 'second-%04d' "$1" |
-		dd of="$W/src" bs=1 seek=$((($1 * 7 + 1) * 4096 + 9)) conv=notrunc 2>/dev/null
-}
 
 # history POOL -- POOL mirrored from s1 then synced 4 times: versions 1-4,
 # the pool at generation 5; sI is image I

@@ -47,3 +47,23 @@ app_finish() {
 	wait "$APID" || ASTATUS=$?
 	APID=
 }
+
+# setup_two -- rpmemd and a second rpmemd (start_second), $POOL replicated
+# by the preload library to app on both, with its defaults (no policy,
+# retry or quorum set); for the files whose tests all start so
+setup_two() {
+	setup_daemon
+	start_second
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	export PMEM_IS_PMEM_FORCE=0
+	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_RETRY \
+	      RPMEM_REPLICATE_QUORUM
+}
+
+# teardown_two -- the application (APID) killed, both daemons stopped
+teardown_two() {
+	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
+	stop_second
+	teardown_daemon
+}

@@ -7,19 +7,11 @@ load helpers
 load pobj
 
 setup() {
-	setup_daemon
-	start_second
-	POOL=$W/app.obj
-	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
-	export PMEM_IS_PMEM_FORCE=0
-	unset RPMEM_REPLICATE_POLICY RPMEM_REPLICATE_RETRY \
-	      RPMEM_REPLICATE_QUORUM
+	setup_two
 }
 
 teardown() {
-	[ -z "${APID:-}" ] || kill -KILL "$APID" 2>/dev/null || true
-	stop_second
-	teardown_daemon
+	teardown_two
 }
 
 # has_lines FILE N -- FILE holds at least N lines

@@ -8,23 +8,9 @@
 # it under the preload library
 
 load helpers
+load vhist
 load access
 load pobj
-
-# versions_conf POLICY [QUOTA] -- region r1 keeps versions
-versions_conf() {
-	local q=""
-	[ -n "${2:-}" ] && q="versions_quota = \"$2\";"
-	cat >"$CONF" <<CONF
-listen = ["127.0.0.1"];
-port = $PORT;
-log = { level = "info"; target = "stderr"; };
-max_sessions = 16;
-regions = (
-  { name = "r1"; type = "dir"; path = "$R1"; versions = "$1"; $q }
-);
-CONF
-}
 
 # change I -- write a marker into src at block I*7 (one 4 KiB block)
 change() {
