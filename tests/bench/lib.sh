@@ -30,9 +30,39 @@ ${4:-}
 CONF
 	"$B/rpmemd" -c "$W/rpmemd.conf" 2>"$W/rpmemd.log" &
 	DPID=$!
+	wait_port "$PORT"
+	export XDG_CONFIG_HOME=$W/xdg
+}
+
+# bench_daemons N -- N rpmemd on 127.0.0.1:$((P0 + I)), I from 0, each with
+# the dir region bench in $W/dI, logging warnings to $W/dI.log; their pids
+# are appended to DP, their addresses set in T; returns 1 if one does not
+# accept connections
+bench_daemons() {
+	local i port
+	T=()
+	for i in $(seq 0 $(($1 - 1))); do
+		port=$((P0 + i))
+		mkdir -p "$W/d$i"
+		cat >"$W/d$i.conf" <<CONF
+listen = ["127.0.0.1"];
+port = $port;
+log = { level = "warning"; target = "stderr"; };
+regions = ( { name = "bench"; type = "dir"; path = "$W/d$i"; } );
+CONF
+		"$B/rpmemd" -c "$W/d$i.conf" 2>"$W/d$i.log" &
+		DP+=($!)
+		T+=("127.0.0.1:$port")
+		wait_port "$port" || return 1
+	done
+}
+
+# wait_port PORT -- returns once 127.0.0.1:PORT accepts (1 after 5 s)
+wait_port() {
+	local _
 	for _ in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
 		sleep 0.05
 	done
-	export XDG_CONFIG_HOME=$W/xdg
+	return 1
 }

@@ -40,26 +40,7 @@ cleanup() {
 trap cleanup EXIT
 export XDG_CONFIG_HOME=$W/xdg
 
-# daemon I -- rpmemd I on port P0 + I, region bench in $W/dI
-daemon() {
-	local port=$((P0 + $1))
-	mkdir -p "$W/d$1"
-	cat >"$W/d$1.conf" <<CONF
-listen = ["127.0.0.1"];
-port = $port;
-log = { level = "warning"; target = "stderr"; };
-regions = ( { name = "bench"; type = "dir"; path = "$W/d$1"; } );
-CONF
-	"$B/rpmemd" -c "$W/d$1.conf" 2>"$W/d$1.log" &
-	DP+=($!)
-	for _ in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-for i in 0 1 2; do daemon $i; done
-T=(127.0.0.1:$P0 127.0.0.1:$((P0 + 1)) 127.0.0.1:$((P0 + 2)))
+bench_daemons 3 || { echo "rpmemd did not start" >&2; exit 1; }
 head -c $((SIZE << 20)) /dev/urandom >"$W/src"
 head -c $((64 << 20)) /dev/urandom >"$W/rep"
 
