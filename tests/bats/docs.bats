@@ -1,14 +1,18 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: BSD-3-Clause
 # docs.bats -- the documentation describes the tree as it is: every path
-# of a project folder that README.md, docs/*.md or a man page names
-# exists (a moved or deleted file leaves no stale reference behind)
+# of a project folder that README.md, docs/*.md, docs/design/*.md or a man
+# page names exists (a moved or deleted file leaves no stale reference
+# behind); ARCHITECTURE.md and PERFORMANCE.md stay reference-sized, every
+# design record has its three sections, and what the architecture and the
+# records name in code (files, functions) and what the tree cites of
+# ARCHITECTURE.md (its sections) exists
 
 load helpers
 
 @test "README.md, docs/*.md and the man pages name only files and folders that exist" {
 	cd "$TOP"
-	run python3 - README.md docs/*.md man/*.[1-8] <<'PY'
+	run python3 - README.md docs/*.md docs/design/*.md man/*.[1-8] <<'PY'
 import os, re, sys
 pat = re.compile(r'(?<![\w/.-])((?:lib|daemon|cmd|tests|docs|packaging|'
                  r'systemd|completion|man)/[\w./-]*\w)')
@@ -19,6 +23,113 @@ for f in sys.argv[1:]:
             p = m.group(1)
             if '*' not in p and not os.path.exists(p):
                 bad.append('%s:%d: %s' % (f, n, p))
+print('\n'.join(bad))
+sys.exit(1 if bad else 0)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "ARCHITECTURE.md is at most 800 lines, PERFORMANCE.md at most 600" {
+	cd "$TOP"
+	local a p
+	a=$(wc -l <docs/ARCHITECTURE.md)
+	p=$(wc -l <docs/PERFORMANCE.md)
+	echo "ARCHITECTURE.md: $a lines, PERFORMANCE.md: $p lines"
+	[ "$a" -le 800 ]
+	[ "$p" -le 600 ]
+}
+
+@test "every design record has Context, Decision and Consequences, and the index lists it" {
+	cd "$TOP"
+	local f n bad=0
+	n=0
+	for f in docs/design/*.md; do
+		[ "$(basename "$f")" = README.md ] && continue
+		n=$((n + 1))
+		for s in Context Decision Consequences; do
+			if ! grep -qx "## $s" "$f"; then
+				echo "$f: no '## $s' section"
+				bad=1
+			fi
+		done
+		if ! grep -qF "]($(basename "$f"))" docs/design/README.md; then
+			echo "$f: not in docs/design/README.md"
+			bad=1
+		fi
+	done
+	echo "$n records"
+	[ "$n" -gt 0 ]
+	[ "$bad" -eq 0 ]
+}
+
+@test "ARCHITECTURE.md and the design records hold no dated entries" {
+	cd "$TOP"
+	run grep -nE '\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b|\b[Ii]ssue [0-9]+|\b[Ss]ession [0-9]+\b' \
+		docs/ARCHITECTURE.md docs/design/*.md
+	echo "$output"
+	[ "$status" -eq 1 ]
+}
+
+@test "every section of ARCHITECTURE.md the tree cites exists" {
+	cd "$TOP"
+	run python3 - <<'PY'
+import re, subprocess, sys
+heads = [re.sub(r'\s+', ' ', l.lstrip('#').strip())
+         for l in open('docs/ARCHITECTURE.md', encoding='utf-8')
+         if l.startswith('#')]
+files = subprocess.run(['git', 'ls-files'], capture_output=True,
+                       text=True).stdout.split()
+bad = []
+for f in files:
+    try:
+        t = open(f, encoding='utf-8').read()
+    except (UnicodeDecodeError, IsADirectoryError, FileNotFoundError):
+        continue
+    if 'ARCHITECTURE.md' not in t:
+        continue
+    # a citation may wrap onto the next line of a comment
+    j = re.sub(r'\n[ \t]*(?:\*|#|//|;)?[ \t]*', ' ', t)
+    for m in re.finditer(r'ARCHITECTURE\.md\)?,?\s*"([^"]+)"', j):
+        name = re.sub(r'\s+', ' ', m.group(1)).strip()
+        if not any(h.startswith(name) for h in heads):
+            bad.append('%s: "%s"' % (f, name))
+print('\n'.join(bad))
+sys.exit(1 if bad else 0)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "the files and functions ARCHITECTURE.md and the design records name exist" {
+	cd "$TOP"
+	run python3 - <<'PY'
+import glob, os, re, subprocess, sys
+docs = ['docs/ARCHITECTURE.md'] + sorted(glob.glob('docs/design/*.md'))
+tracked = subprocess.run(['git', 'ls-files'], capture_output=True,
+                         text=True).stdout.split()
+src = [f for f in tracked
+       if re.search(r'\.(c|h|map|py|sh|bats|in|conf|[1-8])$|^ocf/', f)]
+base = {os.path.basename(f) for f in tracked}
+words = set()
+for f in src:
+    if os.path.isfile(f):
+        words.update(re.findall(r'[A-Za-z_][A-Za-z0-9_]*',
+                                open(f, encoding='utf-8',
+                                     errors='replace').read()))
+# other projects' headers and calls, named as models or dependencies
+ext = {'librpma.h', 'xxh_x86dispatch.h', 'sd-daemon.h', 'ndctl_set_log_fn'}
+bad = []
+for d in docs:
+    for n, line in enumerate(open(d, encoding='utf-8'), 1):
+        for tok in re.findall(r'`([^`]+)`', line):
+            for w in re.findall(r'[\w./-]+\.[ch]\b', tok):
+                if os.path.basename(w) not in base and w not in ext:
+                    bad.append('%s:%d: file %s' % (d, n, w))
+            m = re.fullmatch(r'([a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9])(\(\))?',
+                             tok)
+            if m and m.group(1) not in words and m.group(1) not in ext:
+                bad.append('%s:%d: name %s' % (d, n, m.group(1)))
 print('\n'.join(bad))
 sys.exit(1 if bad else 0)
 PY
