@@ -761,62 +761,46 @@ def cmd_spoof(port, lport):
         relay.start(spoof_pump, u, c)
 
 
+# the commands, by the name the tests give them; each takes the port,
+# then its own arguments
+COMMANDS = {
+    "hello": cmd_hello,
+    "trickle": cmd_trickle,
+    "stall-write": cmd_stall_write,
+    "stall-live-write": cmd_stall_live_write,
+    "idle-writer": cmd_idle_writer,
+    "hash": cmd_hash,
+    "hashv": cmd_hashv,
+    "create": cmd_create,
+    "idle": cmd_idle,
+    "stall-proxy": cmd_stall_proxy,
+    "tls-trickle": cmd_tls_trickle,
+    "garbage": cmd_garbage,
+    "linger": cmd_linger,
+    "preserve": cmd_preserve,
+    "dense-write": cmd_dense_write,
+    "dense-shared": cmd_dense_shared,
+    "no-size": cmd_no_size,
+    "hold-sync": cmd_hold_sync,
+    "says-less": cmd_says_less,
+    "raw-sync": cmd_raw_sync,
+    "gen": cmd_gen,
+    "bad-writes": cmd_bad_writes,
+    "silent": cmd_silent,
+    "spoof": cmd_spoof,
+}
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     port, cmd, args = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
-    if cmd == "hello":
-        cmd_hello(port, *args)
-    elif cmd == "trickle":
-        cmd_trickle(port, *args)
-    elif cmd == "stall-write":
-        cmd_stall_write(port, args[0])
-    elif cmd == "stall-live-write":
-        cmd_stall_live_write(port, *args)
-    elif cmd == "idle-writer":
-        cmd_idle_writer(port, args[0])
-    elif cmd == "hash":
-        cmd_hash(port, *args)
-    elif cmd == "hashv":
-        cmd_hashv(port, *args)
-    elif cmd == "create":
-        cmd_create(port, *args)
-    elif cmd == "idle":
-        cmd_idle(port, args[0])
-    elif cmd == "stall-proxy":
-        cmd_stall_proxy(port, args[0], args[1])
-    elif cmd == "tls-trickle":
-        cmd_tls_trickle(port, *args)
-    elif cmd == "garbage":
-        cmd_garbage(port, *args)
-    elif cmd == "linger":
-        cmd_linger(port, *args)
-    elif cmd == "flood" and args[0] == "--tls":
-        cmd_flood(port, args[1], args[2:], tls=True)
-    elif cmd == "preserve":
-        cmd_preserve(port, *args)
-    elif cmd == "dense-write":
-        cmd_dense_write(port, *args)
-    elif cmd == "dense-shared":
-        cmd_dense_shared(port, args[0])
-    elif cmd == "no-size":
-        cmd_no_size(port, *args)
-    elif cmd == "hold-sync":
-        cmd_hold_sync(port, *args)
-    elif cmd == "says-less":
-        cmd_says_less(port, *args)
-    elif cmd == "raw-sync":
-        cmd_raw_sync(port, *args)
-    elif cmd == "gen":
-        cmd_gen(port, *args)
-    elif cmd == "bad-writes":
-        cmd_bad_writes(port, args[0])
-    elif cmd == "flood":
-        cmd_flood(port, args[0], args[1:])
-    elif cmd == "silent":
-        cmd_silent(port, *args)
-    elif cmd == "spoof":
-        cmd_spoof(port, args[0])
+    if cmd == "flood":
+        tls = bool(args) and args[0] == "--tls"
+        args = args[1:] if tls else args
+        cmd_flood(port, args[0], args[1:], tls=tls)
+    elif cmd in COMMANDS:
+        COMMANDS[cmd](port, *args)
     else:
         sys.exit(__doc__)
 
