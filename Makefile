@@ -41,7 +41,14 @@ CFLAGS     ?= -O2 -g
 # each folder sees only the headers of what it may use (docs/ARCHITECTURE.md)
 INC_COMMON := -Ilib/common
 INC_RDMA   := -Ilib/common -Ilib/rdma
-INC_CLIENT := -Ilib -Ilib/common -Ilib/rdma -Ilib/client
+# lib/client is five layers, each a folder: base/ (errors, logging,
+# text), session/ (connect, TLS, channel, credentials), pool/ (remote
+# pools, the TCP data plane, queries, hashes, scrub), sync/ (the sync
+# engine and phases, dirty log, atomic, versions, generations) and
+# replicate/ (link, links, replica, status file)
+CLIENT_LAYERS := base session pool sync replicate
+INC_CLIENT := -Ilib -Ilib/common -Ilib/rdma -Ilib/client \
+	      $(CLIENT_LAYERS:%=-Ilib/client/%)
 # the daemon's layers (docs/ARCHITECTURE.md): storage/ and config/ never
 # see session/; the service on top (daemon/) and session/ see all.
 # storage/ is three layers, each a folder that sees only those below it:
@@ -59,7 +66,7 @@ INC_HISTORY := $(INC_JOURNAL) -Idaemon/storage/history
 # rpmemctl sees only the public librpmemctl.h: the CLI is built on the API
 INC_CMD    := -Ilib -Icmd
 # tests and tools may look inside everything
-INC        := -Ilib -Ilib/common -Ilib/rdma -Ilib/client -Idaemon \
+INC        := $(INC_CLIENT) -Idaemon \
 	      -Idaemon/session $(INC_STORE) -Idaemon/config
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -D_GNU_SOURCE \
 	      -DRPMEM_VERSION=\"$(VERSION)\" $(INC) $(PKG_CFLAGS) $(CFLAGS)
@@ -69,13 +76,13 @@ DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_DEPS) 2>/dev/null || \
 
 # who links what:
 #   lib/common/             both ends: librpmemctl and rpmemd
-#   lib/client/             librpmemctl only (the initiator's API)
+#   lib/client/*/           librpmemctl only (the initiator's API)
 #   lib/rdma/rdma_common.c  both ends (the only files with librpma.h are
 #   lib/rdma/rdma_initiator*.c  librpmemctl      here, in lib/rdma/)
 #   lib/rdma/rdma_target.c      rpmemd only
 #   daemon/                 rpmemd;  cmd/  rpmemctl (on librpmemctl.a)
 COMMON_SRC := $(sort $(wildcard lib/common/*.c)) lib/rdma/rdma_common.c
-CLIENT_SRC := $(sort $(wildcard lib/client/*.c lib/rdma/rdma_initiator*.c))
+CLIENT_SRC := $(sort $(wildcard lib/client/*/*.c lib/rdma/rdma_initiator*.c))
 TARGET_SRC := lib/rdma/rdma_target.c
 DAEMON_SRC := $(sort $(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c))
 CMD_SRC    := $(sort $(wildcard cmd/*.c))
@@ -202,7 +209,7 @@ install: all
 	install -m 644 README.md docs/PROTOCOL.md docs/JSON.md LICENSE $(DESTDIR)$(DOCDIR)/
 
 format:
-	clang-format -i lib/*.h lib/*/*.[ch] daemon/*.[ch] daemon/*/*.[ch] \
+	clang-format -i lib/*.h lib/*/*.[ch] lib/*/*/*.[ch] daemon/*.[ch] daemon/*/*.[ch] \
 		daemon/*/*/*.[ch] cmd/*.[ch]
 
 clean:

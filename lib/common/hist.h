@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hist.h -- the text of a generation history file (a local file's
- * FILE.rpmemgen, lib/client/history.c; a pool promoted in place's
+ * FILE.rpmemgen, lib/client/sync/history.c; a pool promoted in place's
  * <pool>.rpmemgen, daemon/storage/history/store_gen.c): its head, read and
  * written in one place
  *
@@ -10,7 +10,7 @@
  *	size=1073741824
  *	mtime=1700000000.123456789
  *
- * Optional lines may follow the head (lib/client/history.c's); a reader
+ * Optional lines may follow the head (lib/client/sync/history.c's); a reader
  * of the head alone stops before them.
  */
 #ifndef RPMEM_HIST_H

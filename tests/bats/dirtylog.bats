@@ -166,7 +166,7 @@ sync_full_said() {
 }
 
 # forge_log LOG POOLSIZE UUID GENERATION -- a self-consistent dirty log
-# (lib/client/dirtylog.c: header, XXH3 over it by the independent
+# (lib/client/sync/dirtylog.c: header, XXH3 over it by the independent
 # xxh3_blocks, clean mark) bound to UUID at GENERATION, marking nothing
 forge_log() {
 	python3 - "$@" "$BUILD/tests/xxh3_blocks" <<'EOF2'

@@ -29,7 +29,7 @@ replica_get() {
 }
 
 # marked_extents -- the extents marked in $POOL.rpmemlog: the bits of the
-# bitmap after its 4 KiB header (lib/client/dirtylog.c)
+# bitmap after its 4 KiB header (lib/client/sync/dirtylog.c)
 marked_extents() {
 	python3 -c 'import sys
 d = open(sys.argv[1], "rb").read()[4096:]

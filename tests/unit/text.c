@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * text.c -- unit tests of the public text helpers (lib/client/text.c):
+ * text.c -- unit tests of the public text helpers (lib/client/base/text.c):
  * targets, sizes, intervals, names, PSK lines, UTF-8 and log levels, as
  * an application sees them through librpmemctl.h alone
  */
