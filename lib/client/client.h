@@ -624,6 +624,22 @@ int client_sync_flags_valid(unsigned flags);
 /* client_sync_bs_valid -- a power of two from 4 KiB to 64 MiB (not 0) */
 int client_sync_bs_valid(uint32_t bs);
 
+/* --- fence.c ------------------------------------------------------------ */
+
+/*
+ * client_fence_cmd -- the fence-peer handler's command
+ * (RPMEM_FENCE_PEER_HANDLER, else replicate.fence_peer_handler of
+ * rpmemctl.conf) into buf; "" if none
+ */
+void client_fence_cmd(char *buf, size_t len);
+/*
+ * client_fence_run -- run the handler cmd for the target name of file:
+ * "fence" waited for (its exit status, -1 if it ran out of time or could
+ * not start), "unfence" not waited for (0 once started)
+ */
+int client_fence_run(const char *cmd, const char *action, const char *file,
+		     const char *name);
+
 /* --- credentials.c ------------------------------------------------------ */
 
 /*

@@ -331,6 +331,12 @@ static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 	pl_busy--;
 	if (locked)
 		pthread_rwlock_unlock(&sync_lock);
+	if (ret == -ENOTRECOVERABLE && op != PL_STOP) {
+		/* the fence-peer handler failed: acknowledge nothing more */
+		pl_msg(LOG_CRIT, "cannot replicate '%s': %s; aborting",
+		       f->path, rpmemctl_links_errmsg(f->set));
+		abort();
+	}
 	if (op != PL_STOP)
 		below_quorum(f, ret);
 	if (op != PL_STOP)

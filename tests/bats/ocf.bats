@@ -701,3 +701,80 @@ score_stubs() {
 	cmp "$R1B/db" "$W/b.copy"
 	cmp "$R1/db" "$W/a.obj"
 }
+
+# fence_stub RC -- a fence-peer handler in $W/fence.sh that appends
+# "ACTION TARGET committed=N" (N: the transactions the application had
+# logged as committed when it ran) to $W/fence.log and exits with RC
+fence_stub() {
+	echo "$1" >"$W/fence.rc"
+	cat >"$W/fence.sh" <<EOF
+#!/bin/sh
+echo "\$RPMEM_FENCE_ACTION \$RPMEM_FENCE_TARGET committed=\$(grep -c '^committed' '$W/app.out')" >>'$W/fence.log'
+exit \$(cat '$W/fence.rc')
+EOF
+	chmod +x "$W/fence.sh"
+	: >"$W/fence.log"
+	export RPMEM_FENCE_PEER_HANDLER="$W/fence.sh"
+}
+
+@test "ocf: fence-peer: the application fences a copy it goes on without before it acknowledges a write that copy lacks, and unfences it once resynced" {
+	fence_stub 0
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=0
+	export PMEM_IS_PMEM_FORCE=0 RPMEM_LOG_LEVEL=info
+	app_start set:0:zero pause records:until
+	app_paused 1
+	# both copies hold every write: nothing fenced
+	[ ! -s "$W/fence.log" ]
+	kill -KILL "$DPID2"
+	wait "$DPID2" 2>/dev/null || true
+	DPID2=
+	app_continue
+	wait_for grep -q "^committed 5$" "$W/app.out"
+	cat "$W/fence.log"
+	# fenced once, before the first write B lacks was acknowledged
+	[ "$(grep -c '^fence ' "$W/fence.log")" -eq 1 ]
+	grep -q "^fence $T2/r1/app committed=0$" "$W/fence.log"
+	grep -q "fence-peer: $T2/r1/app fenced by" "$W/app.err"
+	# B back: resynced by the application, then unfenced
+	start_second
+	wait_for grep -q "^unfence $T2/r1/app " "$W/fence.log"
+	grep -q "resynced: '$POOL' is replicated to $T2/r1/app again" \
+		"$W/app.err"
+	echo stop >&5
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	[ "$(grep -c '^fence ' "$W/fence.log")" -eq 1 ]
+	cmp "$POOL" "$R1B/app"
+}
+
+@test "ocf: fence-peer: a handler that fails stops the application before it acknowledges a write the cut-off copy lacks; a copy down at the start is fenced before the first write" {
+	fence_stub 1
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T/r1/app,$T2/r1/app"
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
+	export PMEM_IS_PMEM_FORCE=0
+	app_start set:0:zero pause records:until
+	app_paused 1
+	kill -KILL "$DPID2"
+	wait "$DPID2" 2>/dev/null || true
+	DPID2=
+	app_continue
+	alive_until "$APID" grep -q aborting "$W/app.err" || true
+	app_finish
+	cat "$W/app.err" "$W/fence.log"
+	# aborted (SIGABRT), nothing acknowledged after the cut-off
+	[ "$ASTATUS" -eq 134 ]
+	refute grep -q '^committed' "$W/app.out"
+	grep -q "^fence $T2/r1/app committed=0$" "$W/fence.log"
+	grep -q "could not fence $T2/r1/app (exit status 1)" "$W/app.err"
+	# B down from the start: fenced before the first write is acknowledged
+	fence_stub 0
+	rm -f "$POOL" "$POOL".rpmem*
+	app_start records:3
+	app_finish
+	cat "$W/app.err" "$W/fence.log"
+	[ "$ASTATUS" -eq 0 ]
+	grep -q "^fence $T2/r1/app committed=0$" "$W/fence.log"
+}

@@ -128,6 +128,9 @@ struct rpmemctl_links {
 	struct links_round round[LINKS_ROUNDS];
 	int reading; /* a drain reads the oldest round's replies */
 	uint32_t held; /* the links that held since outdate_left last ran */
+	uint32_t fenced; /* the links the fence-peer handler fenced */
+	int fence_looked; /* fence_cmd was looked up */
+	char fence_cmd[1024]; /* the fence-peer handler ("" if none) */
 };
 
 /* the calling thread's waiting drain */
@@ -169,6 +172,10 @@ static unsigned count_holding(const struct rpmemctl_links *s);
 /* usable -- 0, or the error of a call on a FAILED or empty set */
 static int usable(struct rpmemctl_links *s)
 {
+	if (s->fail_err == -ENOTRECOVERABLE)
+		return serr(s, s->fail_err, "the fence-peer handler '%s' "
+			    "failed before: no call is possible but delete",
+			    s->fence_cmd);
 	if (s->fail_err)
 		return serr(s, s->fail_err, "fewer than %u of the %u targets "
 			    "held before (fail-stop): no call is possible but "
@@ -974,9 +981,9 @@ static const char *history_file(const struct rpmemctl_links *s)
  * states"). A link that fails to record it is left behind too (its
  * policy); one that comes back takes the id with its resync.
  */
-static void outdate_left(struct rpmemctl_links *s)
+static void outdate_left(struct rpmemctl_links *s, uint32_t now)
 {
-	uint32_t now = holding_mask(s), left = s->held & ~now;
+	uint32_t left = s->held & ~now;
 	const char *file = history_file(s);
 	struct rpmemctl_generations g;
 	s->held = now;
@@ -997,6 +1004,57 @@ static void outdate_left(struct rpmemctl_links *s)
 	s->held = holding_mask(s);
 }
 
+/*
+ * fence_left -- before a round is acknowledged, with a fence-peer handler
+ * configured (DRBD's fencing resource-only): every link that does not
+ * hold, not fenced yet, is fenced (the handler waited for) so that its
+ * copy, behind from now on, is never promoted; a link fenced before that
+ * holds again is unfenced (not waited for). A fence that fails fails the
+ * set: no write is acknowledged past a copy that may still be promoted
+ * (-ENOTRECOVERABLE, the handler named)
+ */
+static int fence_left(struct rpmemctl_links *s, uint32_t now)
+{
+	uint32_t all = s->n >= 32 ? ~0u : (1u << s->n) - 1;
+	uint32_t todo = (all & ~now & ~s->fenced) | (s->fenced & now);
+	const char *file = history_file(s);
+	if (!todo)
+		return 0;
+	if (!s->fence_looked) {
+		client_fence_cmd(s->fence_cmd, sizeof(s->fence_cmd));
+		s->fence_looked = 1;
+	}
+	if (!s->fence_cmd[0])
+		return 0;
+	for (unsigned i = 0; i < s->n; i++) {
+		const char *name = client_link_name(s->link[i]);
+		if (!(todo & (1u << i)))
+			continue;
+		if (now & (1u << i)) {
+			s->fenced &= ~(1u << i);
+			client_log(NULL, LOG_NOTICE, "unfence-peer: %s holds every write of '%s' again: handler '%s' started",
+				   name, file ? file : "", s->fence_cmd);
+			(void)client_fence_run(s->fence_cmd, "unfence",
+					       file ? file : "", name);
+			continue;
+		}
+		int st = client_fence_run(s->fence_cmd, "fence",
+					  file ? file : "", name);
+		if (st) {
+			s->fail_err = -ENOTRECOVERABLE;
+			return serr(s, s->fail_err, "fence-peer: the handler '%s' could not fence %s (%s %d): no write of '%s' is acknowledged without that copy",
+				    s->fence_cmd, name,
+				    st < 0 ? "timed out or did not start" :
+					     "exit status",
+				    st, file ? file : "");
+		}
+		s->fenced |= 1u << i;
+		client_log(NULL, LOG_NOTICE, "fence-peer: %s fenced by '%s' before writes of '%s' it lacks are acknowledged",
+			   name, s->fence_cmd, file ? file : "");
+	}
+	return 0;
+}
+
 static int round_read(struct rpmemctl_links *s)
 {
 	uint64_t deadline = rpmem_now_ns() +
@@ -1005,9 +1063,13 @@ static int round_read(struct rpmemctl_links *s)
 	s->reading = 1;
 	int ret = round_replies(s, r, deadline);
 	if (!ret) {
-		outdate_left(s);
-		ret = check_quorum(s, count_holding(s), 0);
+		uint32_t now = holding_mask(s);
+		ret = fence_left(s, now);
+		if (!ret)
+			outdate_left(s, now);
 	}
+	if (!ret)
+		ret = check_quorum(s, count_holding(s), 0);
 	if (!ret && r->cover > s->acked)
 		s->acked = r->cover;
 	if (!ret) {
