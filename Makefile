@@ -183,6 +183,7 @@ install: all
 		$(DESTDIR)$(COMPLETIONSDIR) $(DESTDIR)$(OCFDIR)
 	install -m 755 $(B)/rpmemctl $(DESTDIR)$(BINDIR)/rpmemctl
 	install -m 755 ocf/rpmem $(DESTDIR)$(OCFDIR)/rpmem
+	install -m 755 ocf/rpmem-fence-peer $(DESTDIR)$(SBINDIR)/rpmem-fence-peer
 	install -m 644 completion/rpmemctl $(DESTDIR)$(COMPLETIONSDIR)/rpmemctl
 	install -m 755 $(B)/rpmemd $(DESTDIR)$(SBINDIR)/rpmemd
 	install -m 755 $(B)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
