@@ -14,7 +14,10 @@
 # pool file /var/lib/db/db.obj, replicating it live to the OTHER node's
 # copy, with one transaction after another, each logged ("committed N")
 # once it returned, i.e. once the other copy acknowledged it; at start it
-# prints the counter it found ("counter M"). No fencing (stonith-enabled=
+# prints the counter it found ("counter M"). Resource-level fencing (the
+# agent's fencing=resource-only, the application's fence-peer handler
+# rpmem-fence-peer: a copy the application goes on without is banned
+# from the Promoted role until resynced); no stonith (stonith-enabled=
 # false, as the README explains): a crash is simulated by SIGKILL of the
 # node's application, rpmemd, corosync and Pacemaker daemons, and the
 # node's /run and /dev/shm cleared as a reboot would.
@@ -41,9 +44,16 @@
 #      every transaction) and node2's application finds a counter >= the
 #      last transaction node1 logged as committed. node1 returns: node2's
 #      application resyncs node1's copy with what it missed (rpmemd's
-#      bytes_written on node1, less than a quarter of the pool). Until
-#      the agent scores a live copy that acknowledged every drain
-#      (issue 34, point 3), node2 is not promoted and this fails.
+#      bytes_written on node1, less than the pool), and node1, fenced
+#      by node2's application meanwhile, is unfenced.
+#   b. the Promoted node's copy on the other node cut off (rpmemd's
+#      ports), then the Promoted node crashes: the cut-off copy was
+#      fenced, is never promoted; the crashed node returns and is
+#      promoted with every acknowledged write.
+#   d. a full partition: without stonith both sides may be promoted (a
+#      partition looks like a crash); if so, the split brain is refused
+#      and reported on both nodes and one node is Promoted after the
+#      heal; if not, the Promoted node resyncs the other's copy.
 # Time budget: about 6 minutes (corosync's token is 10 s, Pacemaker's
 # timeouts are generous; every wait is for a condition, bounded).
 
@@ -56,8 +66,9 @@ CL_APPERR=/var/log/db-app.err
 CL_PCMKLOG=/var/log/pacemaker/pacemaker.log
 CL_POOL_BLOCKS=256
 # the tests run, in this order: c (switchover, failback), a (crash
-# failover), d (split brain), b (stale copy)
-CL_PARTS=${SUITE_CLUSTER_PARTS:-c a d b}
+# failover), b (stale copy), d (split brain: last, it leaves one for the
+# operator)
+CL_PARTS=${SUITE_CLUSTER_PARTS:-c a b d}
 
 # cl_block NAME -- the shell block marked <!-- ha:NAME --> in README.md
 cl_block()
@@ -90,6 +101,7 @@ cl_run()
 			    -e "s/192\\.0\\.2\\.10/$TARGET_IP/g" \
 			    -e "s/192\\.0\\.2\\.11/$INITIATOR_IP/g" \
 			    -e "s|/usr/lib/x86_64-linux-gnu/rpmem/librpmem_preload.so|$RPMEM_BUILD/librpmem_preload.so|" \
+			    -e "s|/usr/sbin/rpmem-fence-peer|$RPMEM_SRC/ocf/rpmem-fence-peer|" \
 			    -e "s|^exec /usr/bin/myapp \\(.*\\)\$|exec $RPMEM_BUILD/tests/pobj_app \\1 check pace:50000 records:100000000|"
 	} >"$script"
 	echo "### $(date +%T)" >>"$(vm_log)"
@@ -348,6 +360,27 @@ cl_req_stalewatch()
 	echo "$t" >"$RESULTS/$VM_SUITE.tried"
 }
 
+# cl_fenced NODE -- the fence constraint of NODE is in this node's CIB
+cl_fenced()
+{
+	cibadmin --query --scope constraints \
+		--xpath "//rsc_location[@id='rpmem-fence-db-clone-$1']" \
+		>/dev/null 2>&1
+}
+
+# cl_req_sbcheck -- how many "split brain" lines this node logged (its
+# rpmemd, its application, the agent) to RESULTS/cluster.sb.NODE
+cl_req_sbcheck()
+{
+	cat /var/log/rpmemd.log "$CL_APPERR" "$CL_PCMKLOG" 2>/dev/null |
+		grep -ci 'split brain' >"$RESULTS/$VM_SUITE.sb.$(cl_node)"
+	{
+		echo "### split brain lines on $(cl_node):"
+		grep -hi 'split brain' /var/log/rpmemd.log "$CL_APPERR" \
+			"$CL_PCMKLOG" 2>/dev/null | tail -n 6
+	} >>"$(vm_log)"
+}
+
 # --- target (node1) -------------------------------------------------------
 
 # cl_serve -- act on node2's requests until it is done
@@ -358,7 +391,7 @@ cl_serve()
 	while [ ! -e "$sync/$VM_SUITE.initiator.__done" ] &&
 	      [ ! -e "$sync/initiator.abort" ]; do
 		for req in crash revive promstat mon opsync cut heal \
-			   stalewatch; do
+			   stalewatch sbcheck; do
 			if [ -e "$sync/$VM_SUITE.initiator.req-$req" ]; then
 				rm -f "$sync/$VM_SUITE.initiator.req-$req"
 				"cl_req_$req"
@@ -651,6 +684,8 @@ cl_return()
 		tap_diag "node1's rpmemd counted ${w:-?} bytes written for the resync (pool $((CL_POOL_BLOCKS << 16)))"
 		cl_is "a: node1's copy is resynced, not copied whole (its rpmemd's bytes_written < the 16 MiB pool)" \
 			"$([ -n "$w" ] && [ "$w" -lt $((CL_POOL_BLOCKS << 16)) ] && echo yes)" yes
+		tap_check "a: node1, fenced while it was away, is unfenced once resynced (no rpmem-fence-db-clone-node1 constraint)" \
+			cl_until 60 sh -c "! cibadmin --query --scope constraints --xpath \"//rsc_location[@id='rpmem-fence-db-clone-node1']\" >/dev/null 2>&1"
 	fi
 	cl_diag
 }
@@ -698,14 +733,17 @@ cl_resynced_more()
 	[ "$(cl_nresynced "$1" "$2")" -gt "$3" ]
 }
 
-# cl_splitbrain -- d: a partition between the nodes. S's copy, cut off
-# from P with P's application gone from its view, cannot tell whether
-# P's copy is newer: S must not promote it (a second primary would be a
-# split brain). After the heal, P's application resyncs S's copy, and
-# one node is Promoted.
+# cl_splitbrain -- d: a partition between the nodes (node2's eth0 drops
+# everything). P stays Promoted in its view. S cannot tell P's loss from
+# a crash: with resource-level fencing and no stonith it may be promoted
+# too (P's fence constraint, placed in P's partition, cannot reach it).
+# If it was: after the heal one node is Promoted, the split brain is
+# refused (no copy overwritten) and reported on both nodes. If it was not
+# (its copy still held open by P's dead connection): P's application
+# resyncs S's copy after the heal, P alone Promoted.
 cl_splitbrain()
 {
-	local p s r0
+	local p s r0 v
 
 	if ! cl_ready; then
 		tap_not_ok "d: partition: needs a Promoted node with its application (none)"
@@ -719,10 +757,8 @@ cl_splitbrain()
 		       tc filter add dev eth0 ingress matchall action drop &&
 		       tc filter add dev eth0 egress matchall action drop'
 	cl_on "$s" stalewatch
-	cl_is "d: during the partition $s promotes no second primary (its copy cannot be known to be the newest): no split brain" \
-		"$(cat "$RESULTS/$VM_SUITE.stale")" not-promoted
-	cl_is "d: Pacemaker does not try to promote $s during the partition (no promotion score)" \
-		"$(cat "$RESULTS/$VM_SUITE.tried")" untried
+	v=$(cat "$RESULTS/$VM_SUITE.stale")
+	tap_diag "d: during the partition $s was $v in its own partition (Pacemaker $(cat "$RESULTS/$VM_SUITE.tried") a promotion there)"
 	cl_is "d: $p stays Promoted during the partition, its application running" \
 		"$(cl_mon_of "$p" | grep -c "Promoted: \[ $p \]")" 1
 	cl_req_heal
@@ -730,6 +766,21 @@ cl_splitbrain()
 		cl_until 300 cl_online; then
 		cl_diag
 		return 1
+	fi
+	if [ "$v" = promoted ]; then
+		tap_check "d: after the heal one node alone is Promoted (Pacemaker resolves the two primaries)" \
+			cl_until 300 cl_one_promoted
+		# each application tries to resync the other's copy: the
+		# one written by the other side's promotion is refused
+		cl_until 180 sh -c "cat '$CL_APPERR' /var/log/rpmemd.log 2>/dev/null | grep -qi 'split brain'"
+		cl_on node1 sbcheck
+		cl_on node2 sbcheck
+		cl_is "d: the split brain is refused and reported on node1 (its rpmemd, application or agent)" \
+			"$([ "$(cat "$RESULTS/$VM_SUITE.sb.node1" 2>/dev/null)" -gt 0 ] 2>/dev/null && echo yes)" yes
+		cl_is "d: the split brain is refused and reported on node2 (its rpmemd, application or agent)" \
+			"$([ "$(cat "$RESULTS/$VM_SUITE.sb.node2" 2>/dev/null)" -gt 0 ] 2>/dev/null && echo yes)" yes
+		cl_diag
+		return 0
 	fi
 	tap_check "d: after the heal $p's application resyncs $s's copy (resynced: ...)" \
 		cl_until 180 cl_resynced_more "$p" "$s" "$r0"
@@ -771,6 +822,8 @@ cl_stale()
 	else
 		tap_not_ok "b: $p's application goes on without $s's copy (degraded:)"
 	fi
+	tap_check "b: $p's application fenced $s's copy first (constraint rpmem-fence-db-clone-$s in the CIB)" \
+		cl_until 60 cl_fenced "$s"
 	n=$(cl_last_committed "$(cl_log_of "$p")")
 	cl_until 120 cl_committed_ge "$p" $((${n:-0} + 10))
 	tap_diag "$p committed ${n:-?} when $s's copy fell behind, $(cl_last_committed "$(cl_log_of "$p")") before its crash"
