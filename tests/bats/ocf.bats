@@ -778,3 +778,56 @@ EOF
 	[ "$ASTATUS" -eq 0 ]
 	grep -q "^fence $T2/r1/app committed=0$" "$W/fence.log"
 }
+
+@test "ocf: fencing=resource-only: after the Promoted node's crash the surviving node's live copy, its peer unreachable, is scored and promoted with every acknowledged write; without fencing it gets no score" {
+	score_stubs
+	POOL=$W/app.obj
+	# node a's application replicates a's file to b's copy, as in the
+	# two-node cluster; then node a crashes (application and rpmemd)
+	export RPMEM_REPLICATE="$POOL=$T2/r1/app"
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
+	export PMEM_IS_PMEM_FORCE=0
+	app_start set:0:zero pause set:1:one pause
+	app_paused 1
+	app_continue
+	app_paused 2
+	kill -KILL "$APID"
+	wait "$APID" || true
+	APID=
+	stop_daemon
+	local peers="a=$T/r1/app b=$T2/r1/app"
+	local b=(OCF_RESKEY_target="$T2/r1/app" OCF_RESKEY_peers="$peers"
+		 SCORE_NODE=b SCORES="$W/scores" HA_SBIN_DIR="$W/sbin")
+	on b start "${b[@]}"
+	[ "$status" -eq 0 ]
+	on b monitor "${b[@]}"
+	[ "$status" -eq 0 ]
+	cat "$W/scores"
+	[ -z "$(score b)" ]
+	on b monitor "${b[@]}" OCF_RESKEY_fencing=resource-only
+	[ "$status" -eq 0 ]
+	[ "$(score b)" = 100 ]
+	on b promote "${b[@]}" OCF_RESKEY_fencing=resource-only
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(get_copy "$W/b.obj" 0)" = zero ]
+	[ "$(get_copy "$W/b.obj" 1)" = one ]
+	on b validate-all "${b[@]}" OCF_RESKEY_fencing=always
+	[ "$status" -eq 6 ]
+}
+
+@test "ocf: the node's own copy named in peers by one of its addresses is counted once, and a refused promotion drops the node's stale score" {
+	score_stubs
+	stop_second
+	local a=(OCF_RESKEY_peers="self=localhost:$PORT/r1/db b=$T2/r1/db"
+		 SCORE_NODE=a SCORES="$W/scores" HA_SBIN_DIR="$W/sbin")
+	on a start "${a[@]}"
+	[ "$status" -eq 0 ]
+	on a promote "${a[@]}"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"ocf-exit-reason:"*"only 1 of 2 copies seen"* ]]
+	[ ! -e "$W/a.obj" ]
+	cat "$W/scores"
+	[[ "$(grep '^a ' "$W/scores" | tail -1)" == *-D* ]]
+}

@@ -4,7 +4,7 @@
  * writer about to acknowledge writes a target lacks first has the
  * cluster fence that target's copy (never promoted while it is behind),
  * and unfences it once the copy holds every write again
- * (docs/ARCHITECTURE.md, "Resource-level fencing")
+ * (docs/design/fencing.md)
  */
 #include <errno.h>
 #include <signal.h>
