@@ -383,21 +383,23 @@ int client_pool_set_syncing(struct rpmemctl_pool *pool, const char *source,
 int client_pool_preserve(struct rpmemctl_pool *pool,
 			 const struct rpmem_preserve_range *v, size_t n);
 /*
- * client_pool_preserve_send -- PRESERVE of n <= RPMEM_MAX_PRESERVE_RANGES
- * ranges sent without waiting for its reply: the id to wait for with
- * client_pool_preserve_wait in *id (0: nothing to wait for). Only where
- * the target sees the WRITEs that follow (TCP): it journals their blocks
- * before it applies them whatever the reply says.
+ * client_pool_preserve_post -- PRESERVE of n <= RPMEM_MAX_PRESERVE_RANGES
+ * ranges before the writes that follow: where the data plane is in band
+ * (the target journals the ranges before it applies a later write,
+ * whatever the reply says), sent and its reply awaited later by
+ * client_pool_preserve_wait(*tok); else sent and awaited now (*tok 0:
+ * nothing to wait for)
  */
-int client_pool_preserve_send(struct rpmemctl_pool *pool,
+int client_pool_preserve_post(struct rpmemctl_pool *pool,
 			      const struct rpmem_preserve_range *v, size_t n,
-			      uint32_t *id);
-/* client_pool_preserve_wait -- the reply of PRESERVE id (0: none) */
-int client_pool_preserve_wait(struct rpmemctl_pool *pool, uint32_t id);
+			      uint32_t *tok);
+/* client_pool_preserve_wait -- the reply of PRESERVE tok (0: none) */
+int client_pool_preserve_wait(struct rpmemctl_pool *pool, uint32_t tok);
 
 /*
- * client_pool_splits_flush -- the pool's data plane (not TCP) posts a
- * flush and awaits it apart: client_pool_flush_post, _done, _wait_fd
+ * client_pool_splits_flush -- the pool's data plane posts a flush and
+ * collects it apart (client_pool_flush_post, _collect, _wait_fd); 0 once
+ * it broke (timed out, reset): a flush then waits
  */
 int client_pool_splits_flush(const struct rpmemctl_pool *pool);
 /*
@@ -405,16 +407,27 @@ int client_pool_splits_flush(const struct rpmemctl_pool *pool);
  * later post waits for the earlier flush's end)
  */
 int client_pool_flush_serial(const struct rpmemctl_pool *pool);
-/* client_pool_flush_post -- a flush posted; *tok for client_pool_flush_done */
+/*
+ * client_pool_flush_post -- a flush posted; *tok for
+ * client_pool_flush_collect
+ */
 int client_pool_flush_post(struct rpmemctl_pool *pool, uint64_t offset,
 			   uint64_t len, uint64_t *tok);
 /*
- * client_pool_flush_done -- 1 once tok's flush completed (wait: blocks
- * until it did), 0 if not yet, or -errno (the pool's message set)
+ * client_pool_flush_collect -- 1 once tok's flush completed and the ones
+ * posted before it (wait: blocks until they did; else 1 also where the
+ * news can be read without waiting for the target), 0 if not yet, or
+ * -errno (the session's message set)
  */
-int client_pool_flush_done(struct rpmemctl_pool *pool, uint64_t tok, int wait);
-/* client_pool_wait_fd -- readable when flush_done may have news; -1 none */
+int client_pool_flush_collect(struct rpmemctl_pool *pool, uint64_t tok,
+			      int wait);
+/* client_pool_wait_fd -- readable when a collect may have news; -1 none */
 int client_pool_wait_fd(struct rpmemctl_pool *pool);
+/*
+ * client_pool_wait_edge -- the wait_fd's news may be taken by another
+ * waiter (a completion channel): poll it briefly and look again
+ */
+int client_pool_wait_edge(const struct rpmemctl_pool *pool);
 /* client_pool_usable -- the pool's session is open and connected */
 int client_pool_usable(struct rpmemctl_pool *p);
 
@@ -742,16 +755,18 @@ uint64_t client_link_flushes_read(const struct rpmemctl_link *l);
 /* client_link_flush_serial -- its data plane posts one flush at a time */
 int client_link_flush_serial(const struct rpmemctl_link *l);
 /*
- * client_link_wait_fd -- the descriptor owed replies come on (the
- * control socket, or the data plane's completions); -1 if none is owed
+ * client_link_wait_fd -- the descriptor owed completions come on (the
+ * data plane's wait_fd); -1 if none is owed
  */
 int client_link_wait_fd(struct rpmemctl_link *l);
-/* client_link_posted -- what the link owes are flushes a data plane posted */
-int client_link_posted(const struct rpmemctl_link *l);
 /*
- * client_link_ready -- the link's oldest owed reply can be read without
- * waiting for the network: it came (and another link's call kept it) or
- * bytes wait on its connection
+ * client_link_wait_edge -- it owes, and its descriptor's news may be
+ * taken by another waiter: poll it briefly
+ */
+int client_link_wait_edge(const struct rpmemctl_link *l);
+/*
+ * client_link_ready -- the link's oldest owed flush can be collected
+ * without waiting for the network (client_pool_flush_collect)
  */
 int client_link_ready(struct rpmemctl_link *l);
 /*

@@ -51,18 +51,22 @@ struct rpmem_xport_ops {
 	/* every earlier write is persistent on the target when this returns */
 	int (*flush)(struct rpmem_xport *x, uint64_t off, uint64_t len);
 	/*
-	 * optional, with flush_done and wait_fd: flush's first half, posted
-	 * without waiting; *tok is what flush_done awaits
+	 * optional, with flush_collect and wait_fd: flush's first half,
+	 * posted without waiting; *tok is what flush_collect awaits. The
+	 * transport keeps what it posted until it is collected; close gives
+	 * up what was not (its replies are dropped as they come)
 	 */
 	int (*flush_post)(struct rpmem_xport *x, uint64_t off, uint64_t len,
 			  uint64_t *tok);
 	/*
 	 * 1 once the posted flush tok completed (every write before it is
-	 * persistent on the target), 0 if not yet (wait: blocks until it
-	 * did), or -errno
+	 * persistent on the target; the flushes posted before it complete
+	 * and are collected first, in order), 0 if not yet, or -errno;
+	 * wait: blocks until it did, else 1 also where its news can be read
+	 * without waiting for the target
 	 */
-	int (*flush_done)(struct rpmem_xport *x, uint64_t tok, int wait);
-	/* a descriptor that is readable when flush_done may have news */
+	int (*flush_collect)(struct rpmem_xport *x, uint64_t tok, int wait);
+	/* a descriptor that is readable when flush_collect may have news */
 	int (*wait_fd)(struct rpmem_xport *x);
 	/*
 	 * optional, with flush_post: 1 if a posted flush is outstanding one
@@ -81,11 +85,27 @@ struct rpmem_xport_ops {
 	void (*close)(struct rpmem_xport *x);
 	/* optional: why the first failed call failed, "" if none */
 	const char *(*errmsg)(struct rpmem_xport *x);
+	/*
+	 * wait_fd's readiness may be taken by another waiter (a completion
+	 * channel's event): a waiter polls it briefly and looks again
+	 */
+	int wait_edge;
+	/*
+	 * writes go in the control session's stream, in order with its
+	 * requests: the target handles a request sent before a write (a
+	 * PRESERVE) before it, so its reply need not be awaited first
+	 */
+	int in_band;
+	/* reads bypass the target's daemon, which cannot check them (RDMA) */
+	int reads_bypass;
 };
 
+/*
+ * a transport's handle: what it can do is in ops, never asked by which
+ * transport it is
+ */
 struct rpmem_xport {
 	const struct rpmem_xport_ops *ops;
-	uint8_t type; /* enum rpmem_xport_type */
 };
 
 #endif

@@ -85,13 +85,15 @@ static const struct rpmem_xport_ops rdma_ops = {
 	.read = rdma_read,
 	.flush = rdma_flush,
 	.flush_post = rdma_flush_post,
-	.flush_done = rdma_flush_done,
+	.flush_collect = rdma_flush_done,
 	.wait_fd = rdma_wait_fd,
 	.flush_serial = rdma_flush_serial,
 	.barrier = rdma_barrier,
 	.persist = rdma_persist,
 	.close = rdma_close,
 	.errmsg = rdma_errmsg,
+	.wait_edge = 1,	   /* the completion channel's event */
+	.reads_bypass = 1, /* one-sided: rpmemd sees no READ */
 };
 
 /* cl_establish -- wait for ESTABLISHED; anything else is a clear error */
@@ -294,7 +296,6 @@ int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
 	if (!c)
 		return -ENOMEM;
 	c->x.ops = &rdma_ops;
-	c->x.type = RPMEM_XPORT_RDMA;
 	if (log)
 		c->log = *log;
 	rdma_sink = &c->log;

@@ -13,7 +13,7 @@
 UNIT_DIR   := $(B)/tests/unit
 UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync client_link client_links \
-	      client_log client_query client_replicas \
+	      client_log client_query client_replicas client_xport \
 	      errors log access tls_export preload_config hcache net \
 	      rdma_blob pace dirtylog text store handles undo retain registry
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
@@ -74,7 +74,7 @@ $(UNIT_DIR)/undo: $(UNIT_DAEMON_undo)
 $(UNIT_DIR)/client_session $(UNIT_DIR)/client_pool \
 	$(UNIT_DIR)/client_sync $(UNIT_DIR)/client_link \
 	$(UNIT_DIR)/client_links $(UNIT_DIR)/client_log \
-	$(UNIT_DIR)/client_query: $(UNIT_FAKE)
+	$(UNIT_DIR)/client_query $(UNIT_DIR)/client_xport: $(UNIT_FAKE)
 $(UNIT_DIR)/errors: $(B)/cmd/cli.o $(UNIT_FAKE)
 # the preload library's parser (lib/preload/config.c)
 $(UNIT_DIR)/preload_config.o: ALL_CFLAGS += -Ilib/preload

@@ -606,8 +606,8 @@ static int pool_flush(struct rpmemctl_pool *pool, uint64_t offset,
 
 int client_pool_splits_flush(const struct rpmemctl_pool *pool)
 {
-	return pool->xport && pool->xport->type != RPMEM_XPORT_TCP &&
-	       !pool->xport_broken && pool->xport->ops->flush_post;
+	return pool->xport && !pool->xport_broken &&
+	       pool->xport->ops->flush_post;
 }
 
 int client_pool_flush_serial(const struct rpmemctl_pool *pool)
@@ -632,12 +632,13 @@ int client_pool_flush_post(struct rpmemctl_pool *pool, uint64_t offset,
 	return xport_err(pool, "flush", ret);
 }
 
-int client_pool_flush_done(struct rpmemctl_pool *pool, uint64_t tok, int wait)
+int client_pool_flush_collect(struct rpmemctl_pool *pool, uint64_t tok,
+			      int wait)
 {
 	int ret = client_pool_usable(pool);
 	if (ret)
 		return ret;
-	ret = pool->xport->ops->flush_done(pool->xport, tok, wait);
+	ret = pool->xport->ops->flush_collect(pool->xport, tok, wait);
 	return ret < 0 ? xport_err(pool, "flush", ret) : ret;
 }
 
@@ -645,6 +646,11 @@ int client_pool_wait_fd(struct rpmemctl_pool *pool)
 {
 	return pool->xport && pool->xport->ops->wait_fd ?
 		       pool->xport->ops->wait_fd(pool->xport) : -1;
+}
+
+int client_pool_wait_edge(const struct rpmemctl_pool *pool)
+{
+	return pool->xport && pool->xport->ops->wait_edge;
 }
 
 /*

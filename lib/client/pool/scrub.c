@@ -206,7 +206,7 @@ static int read_check_wanted(const struct rpmemctl_pool *p)
 	/* a target that checks its READs keeps the record SCRUB compares */
 	if (!(caps & RPMEM_CAP_DAMAGE) || !(caps & RPMEM_CAP_SCRUB))
 		return 0;
-	return p->xport->type != RPMEM_XPORT_TCP || (e && !strcmp(e, "1"));
+	return p->xport->ops->reads_bypass || (e && !strcmp(e, "1"));
 }
 
 int client_read_check(struct rpmemctl_pool *p, uint64_t off, uint64_t len)

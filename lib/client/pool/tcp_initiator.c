@@ -14,11 +14,21 @@
 
 /* READ requests in flight at once, each of up to RPMEM_MAX_IO bytes */
 #define TCP_READ_WINDOW 8
+/* FLUSHes posted and not collected; one more first collects the oldest */
+#define TCP_OWED_MAX 64
 
 struct tcp_xport {
 	struct rpmem_xport base; /* first: the generic handle points here */
 	struct rpmemctl_session *s; /* not owned */
 	uint32_t handle;
+	/*
+	 * FLUSHes posted (tcp_flush_post) whose OK is not collected yet:
+	 * their request ids, oldest first (a ring from owed_head); each is
+	 * owed on the session too (client_owe), where a read for another
+	 * request, maybe another pool's on a shared session, keeps it
+	 */
+	uint32_t owed[TCP_OWED_MAX];
+	unsigned owed_head, nowed;
 };
 
 static inline struct tcp_xport *tcp(struct rpmem_xport *x)
@@ -290,6 +300,91 @@ static int tcp_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* owed_collect -- the OK of the oldest posted FLUSH, read or taken */
+static int owed_collect(struct tcp_xport *t)
+{
+	struct rpmemctl_session *s = t->s;
+	uint32_t id = t->owed[t->owed_head];
+	int ret;
+
+	t->owed_head = (t->owed_head + 1) % TCP_OWED_MAX;
+	t->nowed--;
+	/* read already by another call (of another pool sharing s) */
+	if (client_owed_take(s, id, &ret))
+		return ret;
+	size_t len = 0;
+	ret = client_recv(s, id, RPMEM_MSG_OK, &len);
+	if (!ret && len)
+		ret = client_bad_reply(s, RPMEM_MSG_OK);
+	client_owed_done(s, id);
+	return ret;
+}
+
+/*
+ * tcp_flush_post -- a FLUSH sent, its OK owed (collected by
+ * tcp_flush_collect); the oldest collected first if TCP_OWED_MAX are
+ */
+static int tcp_flush_post(struct rpmem_xport *x, uint64_t off, uint64_t len,
+			  uint64_t *tok)
+{
+	struct tcp_xport *t = tcp(x);
+	uint8_t req[32];
+	uint32_t id = 0;
+	int ret = t->nowed == TCP_OWED_MAX ? owed_collect(t) : 0;
+	if (ret)
+		return ret;
+	int rl = flush_req(t, off, len, req);
+	if (rl < 0)
+		return rl;
+	ret = client_send(t->s, RPMEM_MSG_FLUSH, req, (size_t)rl, NULL, 0,
+			  &id);
+	if (!ret)
+		ret = client_owe(t->s, id);
+	if (ret)
+		return ret;
+	t->owed[(t->owed_head + t->nowed++) % TCP_OWED_MAX] = id;
+	*tok = id;
+	return 0;
+}
+
+/* owed_pos -- how far from the oldest the posted FLUSH id is, -1 if not */
+static int owed_pos(const struct tcp_xport *t, uint32_t id)
+{
+	for (unsigned i = 0; i < t->nowed; i++)
+		if (t->owed[(t->owed_head + i) % TCP_OWED_MAX] == id)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * tcp_flush_collect -- the OKs of the posted FLUSHes up to tok, in order
+ * (the first failure returned); 1 once collected (or collected before).
+ * Without wait: 1 where the oldest's reply is kept or bytes are waiting
+ * on the socket (the target answers in order), else 0.
+ */
+static int tcp_flush_collect(struct rpmem_xport *x, uint64_t tok, int wait)
+{
+	struct tcp_xport *t = tcp(x);
+	int at = owed_pos(t, (uint32_t)tok);
+	if (at < 0)
+		return 1;
+	if (!wait)
+		return client_owed_arrived(t->s, t->owed[t->owed_head]) ||
+		       rpmem_conn_wait(&t->s->conn, 0);
+	for (int i = 0; i <= at; i++) {
+		int ret = owed_collect(t);
+		if (ret)
+			return ret;
+	}
+	return 1;
+}
+
+/* tcp_wait_fd -- the control socket, where the OKs come */
+static int tcp_wait_fd(struct rpmem_xport *x)
+{
+	return tcp(x)->s->conn.fd;
+}
+
 /*
  * tcp_barrier -- BARRIER: the FLUSH's payload, no reply awaited (a
  * failure on the target is reported by the next FLUSH)
@@ -365,10 +460,17 @@ static int tcp_persist(struct rpmem_xport *x, uint64_t off, const void *src,
 	return 0;
 }
 
-/* tcp_close -- nothing to tear down: the control session stays open */
+/*
+ * tcp_close -- the control session stays open: the OKs of FLUSHes posted
+ * and not collected are dropped as they come
+ */
 static void tcp_close(struct rpmem_xport *x)
 {
-	free(tcp(x));
+	struct tcp_xport *t = tcp(x);
+	for (unsigned i = 0; i < t->nowed; i++)
+		client_owed_orphan(t->s,
+				   t->owed[(t->owed_head + i) % TCP_OWED_MAX]);
+	free(t);
 }
 
 static const struct rpmem_xport_ops tcp_ops = {
@@ -378,9 +480,13 @@ static const struct rpmem_xport_ops tcp_ops = {
 	.write_ranges = tcp_write_ranges,
 	.read = tcp_read,
 	.flush = tcp_flush,
+	.flush_post = tcp_flush_post,
+	.flush_collect = tcp_flush_collect,
+	.wait_fd = tcp_wait_fd,
 	.barrier = tcp_barrier,
 	.persist = tcp_persist,
 	.close = tcp_close,
+	.in_band = 1, /* WRITEs follow the requests on the one stream */
 };
 
 int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
@@ -390,7 +496,6 @@ int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
 	if (!t)
 		return -ENOMEM;
 	t->base.ops = &tcp_ops;
-	t->base.type = RPMEM_XPORT_TCP;
 	t->s = s;
 	t->handle = handle;
 	(void)pool_size; /* range checks are done by the pool layer */

@@ -102,18 +102,15 @@ struct rpmemctl_link {
 	struct link_range pending[LINK_PENDING_MAX];
 	int unacked; /* barriers sent since the last FLUSH's reply */
 	/*
-	 * a set's drain (links.c): FLUSHes sent whose OK is not read yet,
-	 * their request ids in order (a ring from owed_head); owed_x: they
-	 * are flushes the data plane posted (client_pool_flush_post), their
-	 * tokens
+	 * a set's drain (links.c): flushes the data plane posted
+	 * (client_pool_flush_post) and not collected yet, their tokens in
+	 * order (a ring from owed_head)
 	 */
 	unsigned nowed;
 	unsigned owed_head;
-	int owed_x;
 	uint64_t owed[LINK_OWED_MAX];
 	/*
-	 * FLUSHes (or posted flushes) sent and their replies read (or
-	 * dropped with the session), ever: a set's round is held by the link
+	 * flushes posted and collected (or dropped with the session), ever: a set's round is held by the link
 	 * once nread reaches what nsent was when the round was sent
 	 */
 	uint64_t nsent, nread;
@@ -165,13 +162,12 @@ static void lock(struct rpmemctl_link *l)
 	client_share_lock(l->share);
 }
 
-/* disconnect -- close the pool and the session; pending ranges dropped */
+/*
+ * disconnect -- close the pool (the flushes it owes given up) and the
+ * session; pending ranges dropped
+ */
 static void disconnect(struct rpmemctl_link *l)
 {
-	/* replies still owed: another link's read drops them */
-	for (unsigned i = 0; l->sess && !l->owed_x && i < l->nowed; i++)
-		client_owed_orphan(l->sess, (uint32_t)l->owed[
-				(l->owed_head + i) % LINK_OWED_MAX]);
 	rpmemctl_pool_close(&l->pool);
 	l->nread = l->nsent; /* dropped: the link no longer holds */
 	l->abytes = l->wbytes;
@@ -182,7 +178,6 @@ static void disconnect(struct rpmemctl_link *l)
 	l->npending = 0;
 	l->unacked = 0;
 	l->nowed = 0;
-	l->owed_x = 0;
 }
 
 /*
@@ -242,32 +237,12 @@ static int pool_failed(struct rpmemctl_link *l, int err, const char *what)
 	return failed(l, err);
 }
 
-/* owed_recv -- read the OK of the oldest FLUSH sent without waiting */
+/* owed_recv -- collect the oldest flush posted, until it completes */
 static int owed_recv(struct rpmemctl_link *l)
 {
 	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
-	uint32_t id = (uint32_t)l->owed[l->owed_head];
-	size_t len = 0;
-	if (l->owed_x) {
-		/* a flush the data plane posted: until it completes */
-		int r = client_pool_flush_done(l->pool, l->owed[l->owed_head], 1);
-		if (r < 0)
-			return pool_failed(l, r, "flush: ");
-		l->abytes = l->owed_b[l->owed_head];
-		l->owed_head = (l->owed_head + 1) % LINK_OWED_MAX;
-		l->nowed--;
-		l->nread++;
-		return 0;
-	}
-	int ret = client_pool_usable(l->pool);
-	/* read already by another call (of another link sharing s) */
-	if (!ret && !client_owed_take(s, id, &ret)) {
-		ret = client_recv(s, id, RPMEM_MSG_OK, &len);
-		if (!ret && len)
-			ret = client_bad_reply(s, RPMEM_MSG_OK);
-		client_owed_done(s, id);
-	}
-	if (ret) {
+	int ret = client_pool_flush_collect(l->pool, l->owed[l->owed_head], 1);
+	if (ret < 0) {
 		lerr(l, ret, "flush: %s", s ? rpmemctl_session_errmsg(s) :
 		     rpmemctl_strerror(ret));
 		return failed(l, ret);
@@ -279,16 +254,14 @@ static int owed_recv(struct rpmemctl_link *l)
 	return 0;
 }
 
-/* ready -- the oldest owed reply can be read without waiting */
+/*
+ * ready -- the oldest flush owed can be collected without waiting (a
+ * failure too: the collect says it)
+ */
 static int ready(struct rpmemctl_link *l)
 {
-	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
-	if (l->nowed && s && l->owed_x) /* a failure too: the read says it */
-		return client_pool_flush_done(l->pool,
-					      l->owed[l->owed_head], 0) != 0;
-	return l->nowed && s &&
-	       (client_owed_arrived(s, (uint32_t)l->owed[l->owed_head]) ||
-		rpmem_conn_wait(&s->conn, 0));
+	return l->nowed && l->pool && l->pool->sess &&
+	       client_pool_flush_collect(l->pool, l->owed[l->owed_head], 0);
 }
 
 /*
@@ -335,8 +308,9 @@ static int await_owed(struct rpmemctl_link *l)
 		int ms = (int)((ko - age + 999999u) / 1000000u);
 		if (pfd.fd < 0)
 			return 0;
-		/* a posted flush's event may be taken by another's wait */
-		(void)poll(&pfd, 1, l->owed_x && ms > 2 ? 2 : ms);
+		/* an event may be taken by another's wait: look again soon */
+		(void)poll(&pfd, 1,
+			   client_pool_wait_edge(l->pool) && ms > 2 ? 2 : ms);
 	}
 }
 
@@ -947,21 +921,20 @@ static int flush_wait(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 	return ret ? pool_failed(l, ret, "") : 0;
 }
 
-static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len);
+static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len);
 
 /*
- * flush_pending -- every owed reply read, then each drain FLUSH awaited
- * (under the kick-out over TCP: sent, then awaited as owed, at most
- * until the kick-out)
+ * flush_pending -- every owed flush collected, then each drain flush
+ * awaited (under the kick-out, where the data plane splits a flush:
+ * posted, then awaited as owed, at most until the kick-out)
  */
 static int flush_pending(struct rpmemctl_link *l)
 {
 	int ret = settle(l);
 	if (ret)
 		return ret;
-	if (l->ko_ms && l->pool && l->pool->xport->type == RPMEM_XPORT_TCP &&
-	    !l->pool->xport_broken) {
-		ret = for_flushes(l, send_flush);
+	if (l->ko_ms && l->pool && client_pool_splits_flush(l->pool)) {
+		ret = for_flushes(l, post_flush);
 		return ret ? ret : settle(l);
 	}
 	return for_flushes(l, flush_wait);
@@ -1035,58 +1008,40 @@ RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
 	return api_end(l, ret);
 }
 
-/* owe -- a FLUSH (request id or token) sent, its reply owed */
-static void owe(struct rpmemctl_link *l, uint64_t id)
+/* owe -- a flush posted (its token), its completion owed */
+static void owe(struct rpmemctl_link *l, uint64_t tok)
 {
 	unsigned i = (l->owed_head + l->nowed++) % LINK_OWED_MAX;
-	l->owed[i] = id;
+	l->owed[i] = tok;
 	l->owed_t[i] = rpmem_now_ns();
 	l->owed_b[i] = l->wbytes;
 	l->nsent++;
 }
 
-/* send_flush -- a FLUSH of [off, off + len); its OK is owed, not read */
-static int send_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
-{
-	struct rpmemctl_session *s = l->pool->sess;
-	struct rpmem_msg_flush f = { .handle = l->pool->handle,
-				     .offset = off, .len = len };
-	uint8_t req[32];
-	uint32_t id = 0;
-	int ret = rpmem_flush_encode(req, sizeof(req), &f);
-	if (ret >= 0)
-		ret = client_send(s, RPMEM_MSG_FLUSH, req, (size_t)ret, NULL,
-				  0, &id);
-	if (!ret)
-		ret = client_owe(s, id);
-	if (ret == -ETIMEDOUT && l->ko_ms)
-		return live_failed(l, ret);
-	if (ret) {
-		lerr(l, ret, "flush: %s", rpmemctl_session_errmsg(s));
-		return failed(l, ret);
-	}
-	owe(l, id);
-	return 0;
-}
-
-/* post_flush -- a flush the data plane posts; awaited as owed */
+/*
+ * post_flush -- a flush of [off, off + len) the data plane posts; its
+ * completion owed, collected later
+ */
 static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 {
 	uint64_t tok = 0;
 	int ret = client_pool_flush_post(l->pool, off, len, &tok);
-	if (ret)
-		return pool_failed(l, ret, "flush: ");
-	l->owed_x = 1;
+	if (ret == -ETIMEDOUT && l->ko_ms)
+		return live_failed(l, ret);
+	if (ret) {
+		lerr(l, ret, "flush: %s", rpmemctl_session_errmsg(l->pool->sess));
+		return failed(l, ret);
+	}
 	owe(l, tok);
 	return 0;
 }
 
 /*
- * flush_send -- a set's drain, first half: a FLUSH for every pending range
- * sent (or posted by a data plane other than TCP that splits a flush),
- * their replies owed (read by client_link_flush_recv or by the link's
- * next call that awaits a reply). A DEGRADED link retries if due; a data
- * plane that does not split a flush drains in full here.
+ * flush_send -- a set's drain, first half: a flush for every pending
+ * range posted by the data plane, their completions owed (collected by
+ * client_link_flush_recv or by the link's next call that awaits a
+ * reply). A DEGRADED link retries if due; a data plane that does not
+ * split a flush drains in full here.
  */
 static int flush_send(struct rpmemctl_link *l)
 {
@@ -1095,9 +1050,7 @@ static int flush_send(struct rpmemctl_link *l)
 		return ret ? ret : retry_due(l);
 	if (!l->pool)
 		return 0;
-	int x = l->pool->xport->type != RPMEM_XPORT_TCP ||
-		l->pool->xport_broken;
-	if (x && !client_pool_splits_flush(l->pool))
+	if (!client_pool_splits_flush(l->pool))
 		return flush_pending(l);
 	unsigned n = l->npending ? l->npending : (unsigned)l->unacked;
 	if (l->nowed + n > LINK_OWED_MAX && l->ko_ms) {
@@ -1109,7 +1062,7 @@ static int flush_send(struct rpmemctl_link *l)
 	}
 	if (l->nowed + n > LINK_OWED_MAX && (ret = settle(l)))
 		return ret;
-	return for_flushes(l, x ? post_flush : send_flush);
+	return for_flushes(l, post_flush);
 }
 
 /* client_link_flush_send -- flush_send under the link's lock */
@@ -1322,17 +1275,16 @@ const char *client_link_name(const struct rpmemctl_link *l)
 	return l->name[0] ? l->name : "(a link without a target)";
 }
 
-int client_link_posted(const struct rpmemctl_link *l)
+int client_link_wait_edge(const struct rpmemctl_link *l)
 {
-	return l->nowed && l->owed_x;
+	return l->nowed && l->pool && client_pool_wait_edge(l->pool);
 }
 
 int client_link_wait_fd(struct rpmemctl_link *l)
 {
 	if (!l->nowed || !l->pool || !l->pool->sess)
 		return -1;
-	return l->owed_x ? client_pool_wait_fd(l->pool) :
-			   l->pool->sess->conn.fd;
+	return client_pool_wait_fd(l->pool);
 }
 
 RPMEM_EXPORT enum rpmemctl_link_state

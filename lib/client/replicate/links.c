@@ -756,7 +756,7 @@ static int wait_any(struct rpmemctl_links *s, const struct links_round *r,
 		 * a completion channel's event may be taken by another
 		 * thread's wait under the mutex: look again sooner
 		 */
-		if (fd >= 0 && client_link_posted(s->link[i]))
+		if (fd >= 0 && client_link_wait_edge(s->link[i]))
 			ms = LINKS_POLL_POSTED_MS;
 	}
 	if (!m)

@@ -60,26 +60,28 @@ int client_pool_preserve(struct rpmemctl_pool *pool,
 	return 0;
 }
 
-int client_pool_preserve_send(struct rpmemctl_pool *pool,
+int client_pool_preserve_post(struct rpmemctl_pool *pool,
 			      const struct rpmem_preserve_range *v, size_t n,
-			      uint32_t *id)
+			      uint32_t *tok)
 {
-	*id = 0;
+	*tok = 0;
+	if (!pool->xport || !pool->xport->ops->in_band)
+		return client_pool_preserve(pool, v, n);
 	if (!(pool->sess->caps & RPMEM_CAP_UNDO))
 		return 0;
 	if (n > RPMEM_MAX_PRESERVE_RANGES)
 		return -EINVAL;
-	int ret = preserve_send(pool, v, (uint32_t)n, id);
-	if (!ret && !*id) {
+	int ret = preserve_send(pool, v, (uint32_t)n, tok);
+	if (!ret && !*tok) {
 		/* 0 says "nothing to wait for": wait for this one now */
 		ret = preserve_wait(pool, 0);
 	}
 	return ret;
 }
 
-int client_pool_preserve_wait(struct rpmemctl_pool *pool, uint32_t id)
+int client_pool_preserve_wait(struct rpmemctl_pool *pool, uint32_t tok)
 {
-	return id ? preserve_wait(pool, id) : 0;
+	return tok ? preserve_wait(pool, tok) : 0;
 }
 
 /* pool_rollback -- SET_STATE consistent with RPMEM_SET_STATE_ROLLBACK */

@@ -74,6 +74,15 @@ static int paced_move(struct sync_ctx *c, int push_dir, uint64_t off,
 /* a mirror's writes are preserved this much at a time */
 #define MIRROR_PRESERVE (64ull << 20)
 
+/* diff_ranges -- the n differing ranges from i, as PRESERVE ranges */
+static void diff_ranges(const struct sync_ctx *c, size_t i, size_t n,
+			struct rpmem_preserve_range *v)
+{
+	for (size_t k = 0; k < n; k++)
+		v[k] = (struct rpmem_preserve_range){ c->diff.v[i + k].off,
+						      c->diff.v[i + k].len };
+}
+
 /*
  * preserve_diff -- PRESERVE the n differing ranges from i before they are
  * written: the target keeps their old blocks in its undo journal, so an
@@ -83,19 +92,16 @@ static int preserve_diff(struct sync_ctx *c, size_t i, size_t n)
 {
 	struct rpmem_preserve_range v[GATHER_RANGES];
 
-	for (size_t k = 0; k < n; k++)
-		v[k] = (struct rpmem_preserve_range){ c->diff.v[i + k].off,
-						      c->diff.v[i + k].len };
+	diff_ranges(c, i, n, v);
 	return client_pool_preserve(c->p, v, n);
 }
 
 /*
- * preserve_sent -- over TCP, where the target journals a WRITE's blocks
- * before it applies it whatever a PRESERVE's reply said, a batch's
- * PRESERVE is sent with its WRITEs and its reply taken after the next
- * batch went (*prev: the request whose reply is due), so that reading and
- * sending a batch overlaps the target's handling of the one before; else
- * (RDMA: the target cannot see the writes) it is answered before them
+ * preserve_sent -- preserve_diff, where the data plane is in band
+ * (client_pool_preserve_post) with the batch's reply taken after the
+ * next batch went (*prev: the request whose reply is due), so that
+ * reading and sending a batch overlaps the target's handling of the one
+ * before; else answered before the batch's writes
  */
 static int preserve_sent(struct sync_ctx *c, size_t i, size_t n,
 			 uint32_t *prev)
@@ -103,12 +109,8 @@ static int preserve_sent(struct sync_ctx *c, size_t i, size_t n,
 	struct rpmem_preserve_range v[GATHER_RANGES];
 	uint32_t id;
 
-	if (!c->p->xport || c->p->xport->type != RPMEM_XPORT_TCP)
-		return preserve_diff(c, i, n);
-	for (size_t k = 0; k < n; k++)
-		v[k] = (struct rpmem_preserve_range){ c->diff.v[i + k].off,
-						      c->diff.v[i + k].len };
-	int ret = client_pool_preserve_send(c->p, v, n, &id);
+	diff_ranges(c, i, n, v);
+	int ret = client_pool_preserve_post(c->p, v, n, &id);
 	if (ret)
 		return ret;
 	ret = client_pool_preserve_wait(c->p, *prev);
