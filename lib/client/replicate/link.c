@@ -128,9 +128,9 @@ struct rpmemctl_link {
 	char errmsg[CLIENT_ERRMSG_MAX];
 };
 
-/* lerr -- keep the reason of a failure in the link; returns err */
+/* link_err -- keep the reason of a failure in the link; returns err */
 __attribute__((format(printf, 3, 4))) static int
-lerr(struct rpmemctl_link *l, int err, const char *fmt, ...)
+link_err(struct rpmemctl_link *l, int err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -151,10 +151,10 @@ static void set_state(struct rpmemctl_link *l, enum rpmemctl_link_state to)
 }
 
 /*
- * lock -- a call that may use the session begins: a shared link takes
+ * link_lock -- a call that may use the session begins: a shared link takes
  * its entry's lock (found at its first such call)
  */
-static void lock(struct rpmemctl_link *l)
+static void link_lock(struct rpmemctl_link *l)
 {
 	if (l->shared && !l->share && l->t.host[0] && !l->open_fn)
 		l->share = client_share_get(l->t.host, l->t.port, l->transport,
@@ -212,10 +212,10 @@ static void hist_live(struct rpmemctl_link *l, int on)
 }
 
 /*
- * failed -- a call failed (l->errmsg says why) with err: the policy
+ * link_failed -- a call failed (l->errmsg says why) with err: the policy
  * decides between DEGRADED (retry later) and FAILED; returns err
  */
-static int failed(struct rpmemctl_link *l, int err)
+static int link_failed(struct rpmemctl_link *l, int err)
 {
 	hist_live(l, 0);
 	disconnect(l);
@@ -230,11 +230,11 @@ static int failed(struct rpmemctl_link *l, int err)
 	return err;
 }
 
-/* pool_failed -- failed() with the pool's message */
-static int pool_failed(struct rpmemctl_link *l, int err, const char *what)
+/* link_pool_failed -- failed() with the pool's message */
+static int link_pool_failed(struct rpmemctl_link *l, int err, const char *what)
 {
-	lerr(l, err, "%s%s", what, rpmemctl_pool_errmsg(l->pool));
-	return failed(l, err);
+	link_err(l, err, "%s%s", what, rpmemctl_pool_errmsg(l->pool));
+	return link_failed(l, err);
 }
 
 /* owed_recv -- collect the oldest flush posted, until it completes */
@@ -243,9 +243,9 @@ static int owed_recv(struct rpmemctl_link *l)
 	struct rpmemctl_session *s = l->pool ? l->pool->sess : NULL;
 	int ret = client_pool_flush_collect(l->pool, l->owed[l->owed_head], 1);
 	if (ret < 0) {
-		lerr(l, ret, "flush: %s", s ? rpmemctl_session_errmsg(s) :
-		     rpmemctl_strerror(ret));
-		return failed(l, ret);
+		link_err(l, ret, "flush: %s", s ? rpmemctl_session_errmsg(s) :
+			 rpmemctl_strerror(ret));
+		return link_failed(l, ret);
 	}
 	l->abytes = l->owed_b[l->owed_head];
 	l->owed_head = (l->owed_head + 1) % LINK_OWED_MAX;
@@ -272,15 +272,16 @@ static int ready(struct rpmemctl_link *l)
 static int kick(struct rpmemctl_link *l, uint64_t age_ns)
 {
 	struct rpmemctl_session *s = l->pool ? l->pool->sess : l->sess;
-	lerr(l, -ETIMEDOUT, "kicked out: no reply for %llu ms (the kick-out "
-	     "timeout is %u ms), %llu bytes written and not acknowledged",
-	     (unsigned long long)(age_ns / 1000000u), l->ko_ms,
-	     (unsigned long long)(l->wbytes - l->abytes));
+	link_err(l, -ETIMEDOUT, "kicked out: no reply for %llu ms (the "
+		 "kick-out timeout is %u ms), %llu bytes written and not "
+		 "acknowledged",
+		 (unsigned long long)(age_ns / 1000000u), l->ko_ms,
+		 (unsigned long long)(l->wbytes - l->abytes));
 	if (s && !s->lost) {
 		s->lost = -ETIMEDOUT;
 		shutdown(s->conn.fd, SHUT_RDWR);
 	}
-	return failed(l, -ETIMEDOUT);
+	return link_failed(l, -ETIMEDOUT);
 }
 
 /* owed_age -- how long the oldest owed reply has been awaited (ns) */
@@ -314,8 +315,8 @@ static int await_owed(struct rpmemctl_link *l)
 	}
 }
 
-/* settle -- read every owed FLUSH reply: the session is free for a call */
-static int settle(struct rpmemctl_link *l)
+/* link_settle -- read every owed FLUSH reply: the session is free for a call */
+static int link_settle(struct rpmemctl_link *l)
 {
 	int ret = 0;
 	while (l->nowed && !ret) {
@@ -335,7 +336,7 @@ static int open_pool(struct rpmemctl_link *l)
 					       RPMEMCTL_OPEN_CREATE, &l->pool,
 					       NULL);
 	if (ret)
-		return lerr(l, ret, "%s", rpmemctl_session_errmsg(l->sess));
+		return link_err(l, ret, "%s", rpmemctl_session_errmsg(l->sess));
 	return 0;
 }
 
@@ -363,7 +364,7 @@ static int open_default(struct rpmemctl_link *l)
 						cfg, &l->sess);
 	rpmemctl_session_cfg_delete(&cfg);
 	if (ret)
-		return lerr(l, ret, "%s", rpmemctl_strerror(ret));
+		return link_err(l, ret, "%s", rpmemctl_strerror(ret));
 	if (l->share)
 		client_share_adopt(l->share, l->sess);
 	return open_pool(l);
@@ -377,19 +378,20 @@ static int do_connect(struct rpmemctl_link *l)
 	if (l->open_fn) {
 		ret = l->open_fn(l->open_arg, &l->sess, &l->pool);
 		if (ret)
-			lerr(l, ret, "%s", l->sess ?
-			     rpmemctl_session_errmsg(l->sess) :
-			     rpmemctl_strerror(ret));
+			link_err(l, ret, "%s", l->sess ?
+				 rpmemctl_session_errmsg(l->sess) :
+				 rpmemctl_strerror(ret));
 	} else if (l->t.host[0]) {
 		ret = open_default(l);
 	} else {
-		ret = lerr(l, -EINVAL, "a link without a target needs an open "
-			   "hook");
+		ret = link_err(l, -EINVAL, "a link without a target needs an "
+			       "open hook");
 	}
 	if (!ret && !l->pool)
-		ret = lerr(l, -EINVAL, "the link's open hook opened no pool");
+		ret = link_err(l, -EINVAL,
+			       "the link's open hook opened no pool");
 	if (ret)
-		return failed(l, ret);
+		return link_failed(l, ret);
 	/* optional: lets RDMA send from the data without a copy */
 	(void)rpmemctl_pool_attach(l->pool, l->addr, l->len);
 	l->hist_seen = 1;
@@ -397,15 +399,16 @@ static int do_connect(struct rpmemctl_link *l)
 	return 0;
 }
 
-/* usable -- 0, or the error of a call on a FAILED or misconfigured link */
-static int usable(struct rpmemctl_link *l)
+/* link_usable -- 0, or the error of a call on a FAILED or misconfigured link */
+static int link_usable(struct rpmemctl_link *l)
 {
 	l->errmsg[0] = '\0';
 	if (l->state == RPMEMCTL_LINK_FAILED)
-		return lerr(l, l->fail_err, "the link failed before "
-			    "(fail-stop): no call is possible but delete");
+		return link_err(l, l->fail_err, "the link failed before "
+				"(fail-stop): no call is possible but delete");
 	if (!l->addr)
-		return lerr(l, -EINVAL, "the link has no data to replicate");
+		return link_err(l, -EINVAL,
+				"the link has no data to replicate");
 	return 0;
 }
 
@@ -420,7 +423,7 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 	int ret = 0;
 	if (!l->pool && (ret = do_connect(l)))
 		return ret;
-	if ((ret = settle(l)))
+	if ((ret = link_settle(l)))
 		return ret;
 	if (!ucfg) {
 		ret = rpmemctl_sync_cfg_new(&cfg);
@@ -432,7 +435,7 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 			ret = rpmemctl_sync_cfg_set_history(cfg, l->history);
 		if (ret) {
 			rpmemctl_sync_cfg_delete(&cfg);
-			return lerr(l, ret, "%s", rpmemctl_strerror(ret));
+			return link_err(l, ret, "%s", rpmemctl_strerror(ret));
 		}
 		/* live on this session since the last push: ours alone */
 		cfg->syncing_ours = l->state == RPMEMCTL_LINK_LIVE;
@@ -450,18 +453,18 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 	l->npending = 0; /* a push covers every write before it */
 	if (ret == -ESTALE && l->pool->sess && !l->sess->lost) {
 		/* the data changed while read: the pool stays syncing */
-		lerr(l, ret, "%s", rpmemctl_pool_errmsg(l->pool));
+		link_err(l, ret, "%s", rpmemctl_pool_errmsg(l->pool));
 		set_state(l, RPMEMCTL_LINK_OPEN);
 		return ret;
 	}
 	if (ret)
-		return pool_failed(l, ret, "sync: ");
+		return link_pool_failed(l, ret, "sync: ");
 	set_state(l, RPMEMCTL_LINK_SYNCED);
 	return 0;
 }
 
-/* probe_put -- drop a reference to p; the last frees it */
-static void probe_put(struct link_probe *p)
+/* link_probe_put -- drop a reference to p; the last frees it */
+static void link_probe_put(struct link_probe *p)
 {
 	if (p && atomic_fetch_sub(&p->refs, 1) == 1)
 		free(p);
@@ -487,12 +490,12 @@ static void *probe_main(void *arg)
 	rpmemctl_session_close(&sess);
 	rpmemctl_session_cfg_delete(&cfg);
 	atomic_store(&p->state, ret ? PROBE_FAILED : PROBE_OK);
-	probe_put(p);
+	link_probe_put(p);
 	return NULL;
 }
 
-/* probe_start -- a probe of l's target in a thread of its own */
-static int probe_start(struct rpmemctl_link *l)
+/* link_probe_start -- a probe of l's target in a thread of its own */
+static int link_probe_start(struct rpmemctl_link *l)
 {
 	struct link_probe *p = l->probe;
 	if (!p && !(p = l->probe = calloc(1, sizeof(*p))))
@@ -522,18 +525,18 @@ static int probe_start(struct rpmemctl_link *l)
 	return 0;
 }
 
-/* probed -- the kick-out's reconnect waits for a probe of the target */
-static int probed(const struct rpmemctl_link *l)
+/* link_probed -- the kick-out's reconnect waits for a probe of the target */
+static int link_probed(const struct rpmemctl_link *l)
 {
 	return l->ko_ms && !l->open_fn && l->t.host[0];
 }
 
 /*
- * probe_poll -- where the reconnect waits for a probe: 1 once one has
+ * link_probe_poll -- where the reconnect waits for a probe: 1 once one has
  * answered (the target is back: reconnect now), else 0, one started if
  * none runs; a failed one counts as a failed retry
  */
-static int probe_poll(struct rpmemctl_link *l)
+static int link_probe_poll(struct rpmemctl_link *l)
 {
 	int st = l->probe ? atomic_load(&l->probe->state) : PROBE_IDLE;
 	if (st == PROBE_OK) {
@@ -545,49 +548,49 @@ static int probe_poll(struct rpmemctl_link *l)
 		l->retry_at = rpmem_now_ns() + (uint64_t)l->retry_ms * 1000000u;
 		return 0;
 	}
-	if (st == PROBE_IDLE && probe_start(l))
+	if (st == PROBE_IDLE && link_probe_start(l))
 		l->retry_at = rpmem_now_ns() + (uint64_t)l->retry_ms * 1000000u;
 	return 0;
 }
 
 /*
- * retry_due -- DEGRADED and time to reconnect: reconnect and push (once
+ * link_retry_due -- DEGRADED and time to reconnect: reconnect and push (once
  * a probe answered, where the kick-out is on)
  */
-static int retry_due(struct rpmemctl_link *l)
+static int link_retry_due(struct rpmemctl_link *l)
 {
 	if (l->retry_ms < 0 || rpmem_now_ns() < l->retry_at)
 		return 0;
-	if (probed(l) && !probe_poll(l))
+	if (link_probed(l) && !link_probe_poll(l))
 		return 0;
 	return do_push(l, NULL, 0);
 }
 
 /*
- * live_failed -- a LIVE link's send failed: under the kick-out a send
+ * link_live_failed -- a LIVE link's send failed: under the kick-out a send
  * that timed out blocked for ko_ms (the target reads nothing) and is
  * said so; else pool_failed
  */
-static int live_failed(struct rpmemctl_link *l, int err)
+static int link_live_failed(struct rpmemctl_link *l, int err)
 {
 	if (err != -ETIMEDOUT || !l->ko_ms)
-		return pool_failed(l, err, "");
-	lerr(l, err, "kicked out: a send blocked for %u ms (the kick-out "
-	     "timeout), %llu bytes written and not acknowledged", l->ko_ms,
-	     (unsigned long long)(l->wbytes - l->abytes));
-	return failed(l, err);
+		return link_pool_failed(l, err, "");
+	link_err(l, err, "kicked out: a send blocked for %u ms (the kick-out "
+		 "timeout), %llu bytes written and not acknowledged", l->ko_ms,
+		 (unsigned long long)(l->wbytes - l->abytes));
+	return link_failed(l, err);
 }
 
 /* go_live -- the first write after a push marks the pool syncing (live) */
 static int go_live(struct rpmemctl_link *l)
 {
-	int ret = settle(l);
+	int ret = link_settle(l);
 	if (ret)
 		return ret;
 	ret = rpmemctl_pool_set_state(l->pool, RPMEMCTL_POOL_SYNCING,
 					  l->live[0] ? l->live : l->source);
 	if (ret)
-		return pool_failed(l, ret, "");
+		return link_pool_failed(l, ret, "");
 	hist_live(l, 1);
 	/* a send blocked this long: the target reads nothing (kick-out) */
 	if (l->ko_ms)
@@ -660,19 +663,19 @@ RPMEM_EXPORT void rpmemctl_link_delete(struct rpmemctl_link **lp)
 {
 	if (!lp || !*lp)
 		return;
-	lock(*lp);
+	link_lock(*lp);
 	hist_live(*lp, 0); /* the data may be written on without it */
 	disconnect(*lp);
 	client_share_unlock((*lp)->share);
 	client_share_put(&(*lp)->share);
-	probe_put((*lp)->probe); /* a running probe frees it at its end */
+	link_probe_put((*lp)->probe); /* a running probe frees it at its end */
 	free((*lp)->history);
 	free(*lp);
 	*lp = NULL;
 }
 
-/* check -- a setter's argument check; the setters change no state */
-static int check(struct rpmemctl_link *l, int ok)
+/* link_check -- a setter's argument check; the setters change no state */
+static int link_check(struct rpmemctl_link *l, int ok)
 {
 	client_api_begin();
 	if (l && ok)
@@ -684,7 +687,7 @@ static int check(struct rpmemctl_link *l, int ok)
 RPMEM_EXPORT int rpmemctl_link_set_data(struct rpmemctl_link *l, void *addr,
 					uint64_t len)
 {
-	int ret = check(l, addr && len && !(l && l->pool));
+	int ret = link_check(l, addr && len && !(l && l->pool));
 	if (!ret) {
 		l->addr = addr;
 		l->len = len;
@@ -695,7 +698,7 @@ RPMEM_EXPORT int rpmemctl_link_set_data(struct rpmemctl_link *l, void *addr,
 RPMEM_EXPORT int rpmemctl_link_set_dirty_log(struct rpmemctl_link *l,
 					     struct rpmemctl_dirtylog *log)
 {
-	int ret = check(l, 1);
+	int ret = link_check(l, 1);
 	if (!ret)
 		l->log = log;
 	return ret;
@@ -705,7 +708,7 @@ RPMEM_EXPORT int rpmemctl_link_set_history(struct rpmemctl_link *l,
 					   const char *file)
 {
 	char *copy = file ? strdup(file) : NULL;
-	int ret = check(l, !file || copy);
+	int ret = link_check(l, !file || copy);
 	if (ret) {
 		free(copy);
 		return ret;
@@ -718,7 +721,7 @@ RPMEM_EXPORT int rpmemctl_link_set_history(struct rpmemctl_link *l,
 RPMEM_EXPORT int rpmemctl_link_set_source(struct rpmemctl_link *l,
 					  const char *source, const char *live)
 {
-	int ret = check(l, 1);
+	int ret = link_check(l, 1);
 	if (!ret && source)
 		rpmem_strlcpy(l->source, source, sizeof(l->source));
 	if (!ret && live)
@@ -730,7 +733,7 @@ RPMEM_EXPORT int rpmemctl_link_set_policy(struct rpmemctl_link *l,
 					  enum rpmemctl_link_policy policy,
 					  long retry_ms)
 {
-	int ret = check(l, policy == RPMEMCTL_LINK_FAIL_STOP ||
+	int ret = link_check(l, policy == RPMEMCTL_LINK_FAIL_STOP ||
 			   policy == RPMEMCTL_LINK_DEGRADE);
 	if (!ret) {
 		l->policy = policy;
@@ -742,7 +745,7 @@ RPMEM_EXPORT int rpmemctl_link_set_policy(struct rpmemctl_link *l,
 RPMEM_EXPORT int rpmemctl_link_set_open(struct rpmemctl_link *l,
 					rpmemctl_link_open_fn fn, void *arg)
 {
-	int ret = check(l, 1);
+	int ret = link_check(l, 1);
 	if (!ret) {
 		l->open_fn = fn;
 		l->open_arg = arg;
@@ -753,7 +756,7 @@ RPMEM_EXPORT int rpmemctl_link_set_open(struct rpmemctl_link *l,
 RPMEM_EXPORT int rpmemctl_link_set_log(struct rpmemctl_link *l,
 				       rpmemctl_log_fn fn, void *arg, int prio)
 {
-	int ret = check(l, prio >= 0 && prio <= 7);
+	int ret = link_check(l, prio >= 0 && prio <= 7);
 	if (!ret) {
 		l->log_fn = fn;
 		l->log_arg = arg;
@@ -764,7 +767,7 @@ RPMEM_EXPORT int rpmemctl_link_set_log(struct rpmemctl_link *l,
 
 RPMEM_EXPORT int rpmemctl_link_set_shared(struct rpmemctl_link *l, int on)
 {
-	int ret = check(l, !(l && (l->pool || l->share)));
+	int ret = link_check(l, !(l && (l->pool || l->share)));
 	if (!ret)
 		l->shared = on != 0;
 	return ret;
@@ -773,7 +776,7 @@ RPMEM_EXPORT int rpmemctl_link_set_shared(struct rpmemctl_link *l, int on)
 RPMEM_EXPORT int rpmemctl_link_set_notify(struct rpmemctl_link *l,
 					  rpmemctl_link_notify_fn fn, void *arg)
 {
-	int ret = check(l, 1);
+	int ret = link_check(l, 1);
 	if (!ret) {
 		l->notify_fn = fn;
 		l->notify_arg = arg;
@@ -781,31 +784,31 @@ RPMEM_EXPORT int rpmemctl_link_set_notify(struct rpmemctl_link *l,
 	return ret;
 }
 
-/* api_last -- the thread's message is the link's */
-static int api_last(struct rpmemctl_link *l, int ret)
+/* link_api_last -- the thread's message is the link's */
+static int link_api_last(struct rpmemctl_link *l, int ret)
 {
 	if (ret)
 		client_set_last(ret, "%s", l->errmsg);
 	return ret;
 }
 
-/* api_end -- the call that lock began ends; its message is the link's */
-static int api_end(struct rpmemctl_link *l, int ret)
+/* link_api_end -- the call that lock began ends; its message is the link's */
+static int link_api_end(struct rpmemctl_link *l, int ret)
 {
 	client_share_unlock(l->share);
-	return api_last(l, ret);
+	return link_api_last(l, ret);
 }
 
 /* rpmemctl_link_connect -- DOWN or DEGRADED to OPEN */
 RPMEM_EXPORT int rpmemctl_link_connect(struct rpmemctl_link *l)
 {
-	if (check(l, 1))
+	if (link_check(l, 1))
 		return -EINVAL;
-	lock(l);
-	int ret = usable(l);
+	link_lock(l);
+	int ret = link_usable(l);
 	if (!ret)
 		ret = do_connect(l);
-	return api_end(l, ret);
+	return link_api_end(l, ret);
 }
 
 /* rpmemctl_link_push -- a sync; the pool consistent and SYNCED */
@@ -813,22 +816,22 @@ RPMEM_EXPORT int rpmemctl_link_push(struct rpmemctl_link *l,
 				    const struct rpmemctl_sync_cfg *cfg,
 				    struct rpmemctl_sync_result *res)
 {
-	if (check(l, 1))
+	if (link_check(l, 1))
 		return -EINVAL;
-	lock(l);
-	int ret = usable(l);
+	link_lock(l);
+	int ret = link_usable(l);
 	if (!ret)
 		ret = do_push(l, cfg, 0);
 	if (res && l->pushed)
 		*res = l->res;
-	return api_end(l, ret);
+	return link_api_end(l, ret);
 }
 
 /* rpmemctl_link_mark -- mark the dirty log; a failed mark drops it */
 RPMEM_EXPORT int rpmemctl_link_mark(struct rpmemctl_link *l, uint64_t off,
 				    uint64_t len)
 {
-	if (check(l, 1))
+	if (link_check(l, 1))
 		return -EINVAL;
 	l->errmsg[0] = '\0';
 	if (!l->log)
@@ -837,9 +840,10 @@ RPMEM_EXPORT int rpmemctl_link_mark(struct rpmemctl_link *l, uint64_t off,
 	if (ret) {
 		/* it no longer covers every write: no push may trust it */
 		l->log = NULL;
-		lerr(l, ret, "cannot mark the dirty log: %s", strerror(-ret));
+		link_err(l, ret, "cannot mark the dirty log: %s",
+			 strerror(-ret));
 	}
-	return api_last(l, ret);
+	return link_api_last(l, ret);
 }
 
 /* write_live -- SYNCED or LIVE: go live if need be, write, remember */
@@ -853,7 +857,7 @@ static int write_live(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 		hist_live(l, 1);
 	ret = rpmemctl_pool_write(l->pool, l->addr + off, off, len);
 	if (ret)
-		return live_failed(l, ret);
+		return link_live_failed(l, ret);
 	l->wbytes += len;
 	add_pending(l, off, len);
 	return 0;
@@ -863,21 +867,21 @@ static int write_live(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
 				     uint64_t len)
 {
-	if (check(l, 1))
+	if (link_check(l, 1))
 		return -EINVAL;
-	lock(l);
-	int ret = usable(l);
+	link_lock(l);
+	int ret = link_usable(l);
 	if (!ret && (off > l->len || len > l->len - off))
-		ret = lerr(l, -EINVAL, "write %llu+%llu is outside the %llu "
-			   "bytes of the data", (unsigned long long)off,
-			   (unsigned long long)len,
-			   (unsigned long long)l->len);
+		ret = link_err(l, -EINVAL, "write %llu+%llu is outside the "
+			       "%llu bytes of the data",
+			       (unsigned long long)off, (unsigned long long)len,
+			       (unsigned long long)l->len);
 	if (ret || len == 0)
-		return api_end(l, ret);
+		return link_api_end(l, ret);
 	switch (l->state) {
 	case RPMEMCTL_LINK_DEGRADED:
 		/* a resync reads the data as it is now: this range too */
-		ret = retry_due(l);
+		ret = link_retry_due(l);
 		break;
 	case RPMEMCTL_LINK_DOWN:
 	case RPMEMCTL_LINK_OPEN:
@@ -887,7 +891,7 @@ RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
 	default:
 		ret = write_live(l, off, len);
 	}
-	return api_end(l, ret);
+	return link_api_end(l, ret);
 }
 
 /* flush_fn -- a FLUSH of [off, off + len) on the link, 0 or -errno */
@@ -918,24 +922,24 @@ static int for_flushes(struct rpmemctl_link *l, flush_fn fn)
 static int flush_wait(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 {
 	int ret = rpmemctl_pool_flush(l->pool, off, len);
-	return ret ? pool_failed(l, ret, "") : 0;
+	return ret ? link_pool_failed(l, ret, "") : 0;
 }
 
 static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len);
 
 /*
- * flush_pending -- every owed flush collected, then each drain flush
+ * link_flush_pending -- every owed flush collected, then each drain flush
  * awaited (under the kick-out, where the data plane splits a flush:
  * posted, then awaited as owed, at most until the kick-out)
  */
-static int flush_pending(struct rpmemctl_link *l)
+static int link_flush_pending(struct rpmemctl_link *l)
 {
-	int ret = settle(l);
+	int ret = link_settle(l);
 	if (ret)
 		return ret;
 	if (l->ko_ms && l->pool && client_pool_splits_flush(l->pool)) {
 		ret = for_flushes(l, post_flush);
-		return ret ? ret : settle(l);
+		return ret ? ret : link_settle(l);
 	}
 	return for_flushes(l, flush_wait);
 }
@@ -951,7 +955,7 @@ static int barrier_pending(struct rpmemctl_link *l)
 		int ret = rpmemctl_pool_barrier(l->pool, r->off,
 						r->end - r->off);
 		if (ret)
-			return live_failed(l, ret);
+			return link_live_failed(l, ret);
 	}
 	l->unacked |= l->npending != 0;
 	l->npending = 0;
@@ -961,41 +965,41 @@ static int barrier_pending(struct rpmemctl_link *l)
 /* rpmemctl_link_barrier -- order the writes so far, without waiting */
 RPMEM_EXPORT int rpmemctl_link_barrier(struct rpmemctl_link *l)
 {
-	if (check(l, 1))
+	if (link_check(l, 1))
 		return -EINVAL;
-	lock(l);
-	int ret = usable(l);
+	link_lock(l);
+	int ret = link_usable(l);
 	if (!ret && l->state == RPMEMCTL_LINK_DEGRADED)
-		ret = retry_due(l);
+		ret = link_retry_due(l);
 	else if (!ret && l->state == RPMEMCTL_LINK_LIVE)
 		ret = barrier_pending(l);
-	return api_end(l, ret);
+	return link_api_end(l, ret);
 }
 
 /* rpmemctl_link_drain -- every write so far is persistent on the target */
 RPMEM_EXPORT int rpmemctl_link_drain(struct rpmemctl_link *l)
 {
-	if (check(l, 1))
+	if (link_check(l, 1))
 		return -EINVAL;
-	lock(l);
-	int ret = usable(l);
+	link_lock(l);
+	int ret = link_usable(l);
 	if (!ret && l->state == RPMEMCTL_LINK_DEGRADED)
-		ret = retry_due(l);
+		ret = link_retry_due(l);
 	else if (!ret && l->pool)
-		ret = flush_pending(l);
-	return api_end(l, ret);
+		ret = link_flush_pending(l);
+	return link_api_end(l, ret);
 }
 
 /* rpmemctl_link_stop -- drain, push if written since the last, DOWN */
 RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
 {
-	if (check(l, 1))
+	if (link_check(l, 1))
 		return -EINVAL;
-	lock(l);
-	int ret = usable(l);
+	link_lock(l);
+	int ret = link_usable(l);
 	enum rpmemctl_link_state s = l->state;
 	if (!ret && (s == RPMEMCTL_LINK_LIVE || s == RPMEMCTL_LINK_OPEN)) {
-		ret = flush_pending(l);
+		ret = link_flush_pending(l);
 		/* byte-identical: what was stored but never flushed too */
 		if (!ret)
 			ret = do_push(l, NULL, 1);
@@ -1005,7 +1009,7 @@ RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
 		if (l->state != RPMEMCTL_LINK_DEGRADED)
 			set_state(l, RPMEMCTL_LINK_DOWN);
 	}
-	return api_end(l, ret);
+	return link_api_end(l, ret);
 }
 
 /* owe -- a flush posted (its token), its completion owed */
@@ -1027,10 +1031,11 @@ static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 	uint64_t tok = 0;
 	int ret = client_pool_flush_post(l->pool, off, len, &tok);
 	if (ret == -ETIMEDOUT && l->ko_ms)
-		return live_failed(l, ret);
+		return link_live_failed(l, ret);
 	if (ret) {
-		lerr(l, ret, "flush: %s", rpmemctl_session_errmsg(l->pool->sess));
-		return failed(l, ret);
+		link_err(l, ret, "flush: %s",
+			 rpmemctl_session_errmsg(l->pool->sess));
+		return link_failed(l, ret);
 	}
 	owe(l, tok);
 	return 0;
@@ -1045,13 +1050,13 @@ static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
  */
 static int flush_send(struct rpmemctl_link *l)
 {
-	int ret = usable(l);
+	int ret = link_usable(l);
 	if (ret || l->state == RPMEMCTL_LINK_DEGRADED)
-		return ret ? ret : retry_due(l);
+		return ret ? ret : link_retry_due(l);
 	if (!l->pool)
 		return 0;
 	if (!client_pool_splits_flush(l->pool))
-		return flush_pending(l);
+		return link_flush_pending(l);
 	unsigned n = l->npending ? l->npending : (unsigned)l->unacked;
 	if (l->nowed + n > LINK_OWED_MAX && l->ko_ms) {
 		/* no waiting for a target this far behind: read what came */
@@ -1060,7 +1065,7 @@ static int flush_send(struct rpmemctl_link *l)
 		if (ret || l->nowed + n > LINK_OWED_MAX)
 			return ret ? ret : 1;
 	}
-	if (l->nowed + n > LINK_OWED_MAX && (ret = settle(l)))
+	if (l->nowed + n > LINK_OWED_MAX && (ret = link_settle(l)))
 		return ret;
 	return for_flushes(l, post_flush);
 }
@@ -1068,7 +1073,7 @@ static int flush_send(struct rpmemctl_link *l)
 /* client_link_flush_send -- flush_send under the link's lock */
 int client_link_flush_send(struct rpmemctl_link *l)
 {
-	lock(l);
+	link_lock(l);
 	int ret = flush_send(l);
 	client_share_unlock(l->share);
 	return ret;
@@ -1077,7 +1082,7 @@ int client_link_flush_send(struct rpmemctl_link *l)
 /* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
 int client_link_flush_recv(struct rpmemctl_link *l)
 {
-	lock(l);
+	link_lock(l);
 	int ret = l->nowed ? owed_recv(l) : 0;
 	client_share_unlock(l->share);
 	return ret;
@@ -1085,7 +1090,7 @@ int client_link_flush_recv(struct rpmemctl_link *l)
 
 int client_link_ready(struct rpmemctl_link *l)
 {
-	lock(l);
+	link_lock(l);
 	int r = ready(l);
 	client_share_unlock(l->share);
 	return r;
@@ -1101,7 +1106,7 @@ int client_link_clear_acked(struct rpmemctl_link *l)
 {
 	if (!l->log || l->state != RPMEMCTL_LINK_LIVE)
 		return 0;
-	lock(l);
+	link_lock(l);
 	int err = 0, ret = 0;
 	while (l->nowed && ready(l) && !(err = owed_recv(l)))
 		;
@@ -1111,7 +1116,8 @@ int client_link_clear_acked(struct rpmemctl_link *l)
 	if (ret < 0) {
 		/* what it holds on disk is unknown: no push may trust it */
 		l->log = NULL;
-		lerr(l, ret, "cannot clear the dirty log: %s", strerror(-ret));
+		link_err(l, ret, "cannot clear the dirty log: %s",
+			 strerror(-ret));
 	}
 	client_share_unlock(l->share);
 	return ret;
@@ -1139,7 +1145,7 @@ uint64_t client_link_overdue(struct rpmemctl_link *l)
 	if (owed_age(l) < (uint64_t)l->ko_ms * 1000000u &&
 	    (!l->ko_bytes || l->wbytes - l->abytes <= l->ko_bytes))
 		return 0;
-	lock(l);
+	link_lock(l);
 	int ret = 0;
 	while (l->nowed && ready(l) && !(ret = owed_recv(l)))
 		;
@@ -1154,7 +1160,7 @@ uint64_t client_link_overdue(struct rpmemctl_link *l)
 /* client_link_kick -- drop an overdue link (DEGRADED, behind) */
 int client_link_kick(struct rpmemctl_link *l)
 {
-	lock(l);
+	link_lock(l);
 	int ret = kick(l, owed_age(l));
 	client_share_unlock(l->share);
 	return ret;
@@ -1167,21 +1173,24 @@ int client_link_kick(struct rpmemctl_link *l)
  */
 int client_link_retry_now(struct rpmemctl_link *l)
 {
-	if (!probed(l))
+	if (!link_probed(l))
 		return rpmemctl_link_push(l, NULL, NULL);
 	uint64_t end = rpmem_now_ns() + (uint64_t)l->ko_ms * 1000000u;
 	int st = l->probe ? atomic_load(&l->probe->state) : PROBE_IDLE;
-	if (st != PROBE_RUNNING && st != PROBE_OK && probe_start(l))
-		return lerr(l, -ENOMEM, "cannot start a probe of the target");
+	if (st != PROBE_RUNNING && st != PROBE_OK && link_probe_start(l))
+		return link_err(l, -ENOMEM,
+				"cannot start a probe of the target");
 	while ((st = atomic_load(&l->probe->state)) == PROBE_RUNNING &&
 	       rpmem_now_ns() < end)
 		poll(NULL, 0, LINK_PROBE_POLL_MS);
 	if (st == PROBE_RUNNING)
-		return lerr(l, -ETIMEDOUT, "no answer from the target within "
-			    "the kick-out timeout (%u ms)", l->ko_ms);
+		return link_err(l, -ETIMEDOUT, "no answer from the target "
+				"within the kick-out timeout (%u ms)",
+				l->ko_ms);
 	atomic_store(&l->probe->state, PROBE_IDLE);
 	if (st != PROBE_OK)
-		return lerr(l, -ECONNREFUSED, "the target cannot be reached");
+		return link_err(l, -ECONNREFUSED,
+				"the target cannot be reached");
 	return rpmemctl_link_push(l, NULL, NULL);
 }
 
@@ -1193,13 +1202,13 @@ int client_link_retry_now(struct rpmemctl_link *l)
  */
 int client_link_start_probe(struct rpmemctl_link *l)
 {
-	if (!probed(l) || l->state != RPMEMCTL_LINK_DOWN ||
+	if (!link_probed(l) || l->state != RPMEMCTL_LINK_DOWN ||
 	    l->policy != RPMEMCTL_LINK_DEGRADE)
 		return 1;
 	int st = l->probe ? atomic_load(&l->probe->state) : PROBE_IDLE;
 	if (st == PROBE_RUNNING || st == PROBE_OK)
 		return 0;
-	return probe_start(l) ? 1 : 0;
+	return link_probe_start(l) ? 1 : 0;
 }
 
 /*
@@ -1223,11 +1232,12 @@ int client_link_start_probed(struct rpmemctl_link *l, int done)
  */
 int client_link_defer(struct rpmemctl_link *l, uint64_t waited_ns)
 {
-	lock(l);
-	lerr(l, -ETIMEDOUT, "kicked out at the start: no answer to a probe for "
-	     "%llu ms (the kick-out timeout is %u ms); resynced once it "
-	     "answers", (unsigned long long)(waited_ns / 1000000u), l->ko_ms);
-	int ret = failed(l, -ETIMEDOUT);
+	link_lock(l);
+	link_err(l, -ETIMEDOUT, "kicked out at the start: no answer to a "
+		 "probe for %llu ms (the kick-out timeout is %u ms); resynced "
+		 "once it answers", (unsigned long long)(waited_ns / 1000000u),
+		 l->ko_ms);
+	int ret = link_failed(l, -ETIMEDOUT);
 	client_share_unlock(l->share);
 	return ret;
 }
@@ -1262,10 +1272,10 @@ const char *client_link_history(const struct rpmemctl_link *l)
 int client_link_adopt(struct rpmemctl_link *l, const uint64_t *ids,
 		      unsigned count)
 {
-	lock(l);
-	int ret = l->pool ? settle(l) : -ENOTCONN;
+	link_lock(l);
+	int ret = l->pool ? link_settle(l) : -ENOTCONN;
 	if (!ret && (ret = client_pool_gen_adopt(l->pool, ids, count)))
-		pool_failed(l, ret, "recording a new generation id: ");
+		link_pool_failed(l, ret, "recording a new generation id: ");
 	client_share_unlock(l->share);
 	return ret;
 }

@@ -134,31 +134,31 @@ struct rpmemctl_links {
 };
 
 /* the calling thread's waiting drain */
-static __thread struct links_waiter me;
+static __thread struct links_waiter links_me;
 
 /* the calling thread's last write: its set's id and sequence number */
 static __thread struct {
 	uint64_t set;
 	uint64_t seq;
-} last_write;
+} links_last_write;
 static _Atomic uint64_t next_id = 1;
 
-/* quorum -- how many links must hold a write */
-static unsigned quorum(const struct rpmemctl_links *s)
+/* links_quorum -- how many links must hold a write */
+static unsigned links_quorum(const struct rpmemctl_links *s)
 {
 	return s->k && s->k < s->n ? s->k : s->n;
 }
 
-/* holds -- the link is up to date with every write sent to it */
-static int holds(const struct rpmemctl_link *l)
+/* links_holds -- the link is up to date with every write sent to it */
+static int links_holds(const struct rpmemctl_link *l)
 {
 	enum rpmemctl_link_state st = rpmemctl_link_get_state(l);
 	return st == RPMEMCTL_LINK_SYNCED || st == RPMEMCTL_LINK_LIVE;
 }
 
-/* serr -- keep the reason of a failure in the set; returns err */
+/* links_err -- keep the reason of a failure in the set; returns err */
 __attribute__((format(printf, 3, 4))) static int
-serr(struct rpmemctl_links *s, int err, const char *fmt, ...)
+links_err(struct rpmemctl_links *s, int err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -167,29 +167,29 @@ serr(struct rpmemctl_links *s, int err, const char *fmt, ...)
 	return err;
 }
 
-static unsigned count_holding(const struct rpmemctl_links *s);
+static unsigned links_count_holding(const struct rpmemctl_links *s);
 
-/* usable -- 0, or the error of a call on a FAILED or empty set */
-static int usable(struct rpmemctl_links *s)
+/* links_usable -- 0, or the error of a call on a FAILED or empty set */
+static int links_usable(struct rpmemctl_links *s)
 {
 	if (s->fail_err == -ENOTRECOVERABLE)
-		return serr(s, s->fail_err, "the fence-peer handler '%s' "
-			    "failed before: no call is possible but delete",
-			    s->fence_cmd);
+		return links_err(s, s->fail_err, "the fence-peer handler '%s' "
+				 "failed before: no call is possible but "
+				 "delete", s->fence_cmd);
 	if (s->fail_err)
-		return serr(s, s->fail_err, "fewer than %u of the %u targets "
-			    "held before (fail-stop): no call is possible but "
-			    "delete", quorum(s), s->n);
+		return links_err(s, s->fail_err, "fewer than %u of the %u "
+				 "targets held before (fail-stop): no call is "
+				 "possible but delete", links_quorum(s), s->n);
 	if (!s->n)
-		return serr(s, -EINVAL, "the set has no links");
+		return links_err(s, -EINVAL, "the set has no links");
 	return 0;
 }
 
 /*
- * unlock -- let go of the set's mutex, then wake the drains woken under
+ * links_unlock -- let go of the set's mutex, then wake the drains woken under
  * it (a woken thread may reuse its record at once: next is read first)
  */
-static void unlock(struct rpmemctl_links *s)
+static void links_unlock(struct rpmemctl_links *s)
 {
 	struct links_waiter *w = s->woken;
 	s->woken = NULL;
@@ -201,34 +201,34 @@ static void unlock(struct rpmemctl_links *s)
 	}
 }
 
-/* begin -- the set's mutex taken; 0, or usable's error (end unlocks) */
-static int begin(struct rpmemctl_links *s)
+/* links_begin -- the set's mutex taken; 0, or usable's error (end unlocks) */
+static int links_begin(struct rpmemctl_links *s)
 {
 	client_api_begin();
 	if (!s)
 		return -EINVAL;
 	pthread_mutex_lock(&s->mu);
 	s->errmsg[0] = '\0';
-	return usable(s);
+	return links_usable(s);
 }
 
 /*
- * end -- publish the replicas' status; the thread's message is the
+ * links_end -- publish the replicas' status; the thread's message is the
  * set's; the mutex let go
  */
-static uint32_t holding_mask(const struct rpmemctl_links *s);
+static uint32_t links_holding_mask(const struct rpmemctl_links *s);
 
-static int end(struct rpmemctl_links *s, int ret)
+static int links_end(struct rpmemctl_links *s, int ret)
 {
 	if (s) {
-		unsigned got = count_holding(s);
+		unsigned got = links_count_holding(s);
 		/* outdate_left looks for links that held since it ran */
-		s->held |= holding_mask(s);
+		s->held |= links_holding_mask(s);
 		/* a clean stop: the copies it left equal hold every write */
 		for (unsigned i = 0; i < s->n; i++)
 			got += (s->status.stopped_synced >> i) & 1;
-		links_status_update(&s->status, quorum(s), s->n, got, s->link,
-				    s->behind_bytes, s->behind_t0);
+		links_status_update(&s->status, links_quorum(s), s->n, got,
+				    s->link, s->behind_bytes, s->behind_t0);
 		s->status.stopped_synced = 0;
 	}
 	if (ret && s)
@@ -236,25 +236,25 @@ static int end(struct rpmemctl_links *s, int ret)
 	else if (ret)
 		client_set_last(ret, "links: invalid argument");
 	if (s)
-		unlock(s);
+		links_unlock(s);
 	return ret;
 }
 
 /*
- * check_quorum -- got links hold: 0 if k do, else the policy: fail-stop
+ * links_check_quorum -- got links hold: 0 if k do, else the policy: fail-stop
  * FAILED with err (-EIO if none), degrade 0; the message names each
  * link that does not hold and why
  */
-static int check_quorum(struct rpmemctl_links *s, unsigned got, int err)
+static int links_check_quorum(struct rpmemctl_links *s, unsigned got, int err)
 {
-	if (got >= quorum(s))
+	if (got >= links_quorum(s))
 		return 0;
 	size_t o = (size_t)snprintf(s->errmsg, sizeof(s->errmsg),
 				    "only %u of %u targets hold the data (%u "
-				    "needed)", got, s->n, quorum(s));
+				    "needed)", got, s->n, links_quorum(s));
 	for (unsigned i = 0; i < s->n && o < sizeof(s->errmsg); i++) {
 		struct rpmemctl_link *l = s->link[i];
-		if (!holds(l))
+		if (!links_holds(l))
 			o += (size_t)snprintf(s->errmsg + o,
 					      sizeof(s->errmsg) - o,
 					      "; %s: %s", client_link_name(l),
@@ -276,7 +276,7 @@ static int check_quorum(struct rpmemctl_links *s, unsigned got, int err)
  */
 static void update_lag(struct rpmemctl_links *s, unsigned i, uint64_t len)
 {
-	if (holds(s->link[i])) {
+	if (links_holds(s->link[i])) {
 		s->behind_bytes[i] = 0;
 		s->behind_t0[i] = 0;
 		return;
@@ -296,12 +296,12 @@ static void update_lags(struct rpmemctl_links *s, uint64_t len)
 		update_lag(s, i, len);
 }
 
-/* count_holding -- links that hold every write */
-static unsigned count_holding(const struct rpmemctl_links *s)
+/* links_count_holding -- links that hold every write */
+static unsigned links_count_holding(const struct rpmemctl_links *s)
 {
 	unsigned got = 0;
 	for (unsigned i = 0; i < s->n; i++)
-		got += holds(s->link[i]) != 0;
+		got += links_holds(s->link[i]) != 0;
 	return got;
 }
 
@@ -312,21 +312,21 @@ static unsigned count_holding(const struct rpmemctl_links *s)
 static void apply_kickout(struct rpmemctl_links *s)
 {
 	for (unsigned i = 0; i < s->n; i++)
-		client_link_set_kickout(s->link[i], quorum(s) < s->n ?
+		client_link_set_kickout(s->link[i], links_quorum(s) < s->n ?
 					s->ko_ms : 0, s->ko_bytes);
 }
 
 /*
- * kick_overdue -- drop the LIVE links past their kick-out bound while the
+ * links_kick_overdue -- drop the LIVE links past their kick-out bound while the
  * others that hold are k without them (docs/ARCHITECTURE.md "A frozen
  * target is kicked out"), the one whose reply has waited longest first
  * (a frozen target's, not that of one a loaded host kept briefly): each
  * goes DEGRADED, behind, and reconnects once a probe finds its target
  * answering
  */
-static void kick_overdue(struct rpmemctl_links *s)
+static void links_kick_overdue(struct rpmemctl_links *s)
 {
-	while (count_holding(s) > quorum(s)) {
+	while (links_count_holding(s) > links_quorum(s)) {
 		uint64_t worst = 0, age;
 		unsigned pick = 0;
 		for (unsigned i = 0; i < s->n; i++)
@@ -341,14 +341,14 @@ static void kick_overdue(struct rpmemctl_links *s)
 }
 
 /*
- * clear_acked -- each LIVE link whose every write was acknowledged clears
+ * links_clear_acked -- each LIVE link whose every write was acknowledged clears
  * its dirty log, at most once a LINKS_CLEAR_NS (a mark after a clear is
  * persisted again), and only with no rpmemctl_links_mark outstanding: a
  * mark cleared before its write was sent is made again by the write
  * (rpmemctl_links_write), but a crash between the two would lose it from
  * a log that keeps its clean mark (the replica API's)
  */
-static void clear_acked(struct rpmemctl_links *s)
+static void links_clear_acked(struct rpmemctl_links *s)
 {
 	uint64_t now = 0;
 	if (s->marks_open)
@@ -444,12 +444,12 @@ RPMEM_EXPORT unsigned rpmemctl_links_count(const struct rpmemctl_links *s)
 
 RPMEM_EXPORT unsigned rpmemctl_links_quorum(const struct rpmemctl_links *s)
 {
-	return s ? quorum(s) : 0;
+	return s ? links_quorum(s) : 0;
 }
 
 RPMEM_EXPORT unsigned rpmemctl_links_holding(const struct rpmemctl_links *s)
 {
-	return s ? count_holding(s) : 0;
+	return s ? links_count_holding(s) : 0;
 }
 
 RPMEM_EXPORT struct rpmemctl_link *
@@ -517,7 +517,7 @@ RPMEM_EXPORT int rpmemctl_links_set_spin(struct rpmemctl_links *s,
  */
 static void start_probes(struct rpmemctl_links *s)
 {
-	unsigned k = quorum(s), n = 0;
+	unsigned k = links_quorum(s), n = 0;
 	uint32_t mask = 0;
 	if (!s->ko_ms || k >= s->n)
 		return;
@@ -556,9 +556,9 @@ static void start_probes(struct rpmemctl_links *s)
 /* rpmemctl_links_push -- push every link; k must end SYNCED */
 RPMEM_EXPORT int rpmemctl_links_push(struct rpmemctl_links *s)
 {
-	int ret = begin(s), err = 0;
+	int ret = links_begin(s), err = 0;
 	if (ret)
-		return end(s, ret);
+		return links_end(s, ret);
 	start_probes(s);
 	for (unsigned i = 0; i < s->n; i++) {
 		if (rpmemctl_link_get_state(s->link[i]) ==
@@ -571,7 +571,7 @@ RPMEM_EXPORT int rpmemctl_links_push(struct rpmemctl_links *s)
 		err = err ? err : ret;
 	}
 	update_lags(s, 0);
-	return end(s, check_quorum(s, count_holding(s), err));
+	return links_end(s, links_check_quorum(s, links_count_holding(s), err));
 }
 
 /*
@@ -583,29 +583,30 @@ RPMEM_EXPORT int rpmemctl_links_mark(struct rpmemctl_links *s, uint64_t off,
 {
 	client_api_begin();
 	if (!s)
-		return end(s, -EINVAL);
+		return links_end(s, -EINVAL);
 	pthread_mutex_lock(&s->mu);
 	s->errmsg[0] = '\0';
 	int ret = 0;
 	for (unsigned i = 0; !ret && i < s->n; i++)
 		if ((ret = rpmemctl_link_mark(s->link[i], off, len)))
-			serr(s, ret, "%s: %s", client_link_name(s->link[i]),
-			     rpmemctl_link_errmsg(s->link[i]));
+			links_err(s, ret, "%s: %s",
+				  client_link_name(s->link[i]),
+				  rpmemctl_link_errmsg(s->link[i]));
 	/* its write is still to come: no log is cleared meanwhile */
 	s->marks_open++;
-	return end(s, ret);
+	return links_end(s, ret);
 }
 
 /* rpmemctl_links_write -- send a range to every link */
 RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 				      uint64_t len)
 {
-	int ret = begin(s), err = 0;
+	int ret = links_begin(s), err = 0;
 	if (ret)
-		return end(s, ret);
-	kick_overdue(s);
+		return links_end(s, ret);
+	links_kick_overdue(s);
 	s->marks_open -= s->marks_open != 0;
-	clear_acked(s);
+	links_clear_acked(s);
 	for (unsigned i = 0; i < s->n; i++) {
 		/*
 		 * marked again where a clear came between its mark and now
@@ -615,31 +616,31 @@ RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 		 */
 		(void)rpmemctl_link_mark(s->link[i], off, len);
 		ret = rpmemctl_link_write(s->link[i], off, len);
-		if (ret == -EINVAL && holds(s->link[i]))
-			return end(s, serr(s, ret, "%s",
-					   rpmemctl_link_errmsg(s->link[i])));
+		if (ret == -EINVAL && links_holds(s->link[i]))
+			return links_end(s, links_err(s, ret, "%s",
+					rpmemctl_link_errmsg(s->link[i])));
 		err = err ? err : ret;
 	}
 	/* a link left behind now missed len and what came since the drain */
 	update_lags(s, len);
 	s->since_drain += len;
 	s->wseq++;
-	last_write.set = s->id;
-	last_write.seq = s->wseq;
-	return end(s, check_quorum(s, count_holding(s), err));
+	links_last_write.set = s->id;
+	links_last_write.seq = s->wseq;
+	return links_end(s, links_check_quorum(s, links_count_holding(s), err));
 }
 
 /* rpmemctl_links_barrier -- order every link's writes, without waiting */
 RPMEM_EXPORT int rpmemctl_links_barrier(struct rpmemctl_links *s)
 {
-	int ret = begin(s), err = 0;
+	int ret = links_begin(s), err = 0;
 	if (ret)
-		return end(s, ret);
+		return links_end(s, ret);
 	for (unsigned i = 0; i < s->n; i++) {
 		ret = rpmemctl_link_barrier(s->link[i]);
 		err = err ? err : ret;
 	}
-	return end(s, check_quorum(s, count_holding(s), err));
+	return links_end(s, links_check_quorum(s, links_count_holding(s), err));
 }
 
 /*
@@ -696,7 +697,7 @@ static int may_send(struct rpmemctl_links *s)
 static int done(struct rpmemctl_links *s, const struct links_round *r,
 		unsigned i)
 {
-	return holds(s->link[i]) &&
+	return links_holds(s->link[i]) &&
 	       client_link_flushes_read(s->link[i]) >= r->sent[i];
 }
 
@@ -763,7 +764,7 @@ static int wait_any(struct rpmemctl_links *s, const struct links_round *r,
 		return 0;
 	uint64_t spin_ns = due(s, r) ? s->spin_ns : 0;
 	s->spins += spin_ns != 0;
-	unlock(s);
+	links_unlock(s);
 	int n = spin(pfd, m, spin_ns);
 	if (!n)
 		n = poll(pfd, m, ms);
@@ -776,7 +777,7 @@ static struct rpmemctl_link *first_owing(struct rpmemctl_links *s,
 					 const struct links_round *r)
 {
 	for (unsigned i = 0; i < s->n; i++)
-		if (holds(s->link[i]) && !done(s, r, i) &&
+		if (links_holds(s->link[i]) && !done(s, r, i) &&
 		    client_link_owed(s->link[i]))
 			return s->link[i];
 	return NULL;
@@ -812,7 +813,7 @@ static int resend(struct rpmemctl_links *s, struct links_round *r)
 	int any = 0;
 	for (unsigned i = 0; i < s->n; i++) {
 		struct rpmemctl_link *l = s->link[i];
-		if (!holds(l) || done(s, r, i) || client_link_owed(l))
+		if (!links_holds(l) || done(s, r, i) || client_link_owed(l))
 			continue;
 		if (client_link_flush_send(l) != 0)
 			continue;
@@ -838,14 +839,14 @@ static int round_replies(struct rpmemctl_links *s, struct links_round *r,
 			got += done(s, r, i) != 0;
 		struct rpmemctl_link *l = first_owing(s, r);
 		/* a link that sent no FLUSH for r (it owed too many): now */
-		if (got < quorum(s) && !l && resend(s, r))
+		if (got < links_quorum(s) && !l && resend(s, r))
 			continue;
-		if (got >= quorum(s))
-			kick_overdue(s);
-		if (got >= quorum(s) || !l) {
+		if (got >= links_quorum(s))
+			links_kick_overdue(s);
+		if (got >= links_quorum(s) || !l) {
 			update_lags(s, 0);
 			s->since_drain = 0;
-			return check_quorum(s, got, err);
+			return links_check_quorum(s, got, err);
 		}
 		if (collect_ready(s, &err) || wait_any(s, r, deadline))
 			continue;
@@ -927,7 +928,7 @@ static void hand_off(struct rpmemctl_links *s)
  */
 static int wait_turn(struct rpmemctl_links *s, uint64_t *want, uint64_t my)
 {
-	struct links_waiter *w = &me;
+	struct links_waiter *w = &links_me;
 	if (!w->init) {
 		sem_init(&w->sem, 0, 0);
 		w->init = 1;
@@ -937,7 +938,7 @@ static int wait_turn(struct rpmemctl_links *s, uint64_t *want, uint64_t my)
 	w->done = 0;
 	w->next = s->waiters;
 	s->waiters = w;
-	unlock(s);
+	links_unlock(s);
 	while (sem_wait(&w->sem) && errno == EINTR)
 		;
 	if (w->done)
@@ -952,12 +953,12 @@ static int wait_turn(struct rpmemctl_links *s, uint64_t *want, uint64_t my)
  * they come until k links hold every write it covers (the rest stay
  * owed); the round ended, the reader gone, its waiters woken
  */
-/* holding_mask -- the links that hold every write, a bit each */
-static uint32_t holding_mask(const struct rpmemctl_links *s)
+/* links_holding_mask -- the links that hold every write, a bit each */
+static uint32_t links_holding_mask(const struct rpmemctl_links *s)
 {
 	uint32_t m = 0;
 	for (unsigned i = 0; i < s->n; i++)
-		if (holds(s->link[i]))
+		if (links_holds(s->link[i]))
 			m |= 1u << i;
 	return m;
 }
@@ -1001,7 +1002,7 @@ static void outdate_left(struct rpmemctl_links *s, uint32_t now)
 	for (unsigned i = 0; i < s->n; i++)
 		if (now & (1u << i))
 			(void)client_link_adopt(s->link[i], g.ids, g.count);
-	s->held = holding_mask(s);
+	s->held = links_holding_mask(s);
 }
 
 /*
@@ -1042,11 +1043,11 @@ static int fence_left(struct rpmemctl_links *s, uint32_t now)
 					  file ? file : "", name);
 		if (st) {
 			s->fail_err = -ENOTRECOVERABLE;
-			return serr(s, s->fail_err, "fence-peer: the handler '%s' could not fence %s (%s %d): no write of '%s' is acknowledged without that copy",
-				    s->fence_cmd, name,
-				    st < 0 ? "timed out or did not start" :
-					     "exit status",
-				    st, file ? file : "");
+			return links_err(s, s->fail_err, "fence-peer: the handler '%s' could not fence %s (%s %d): no write of '%s' is acknowledged without that copy",
+					 s->fence_cmd, name,
+					 st < 0 ? "timed out or did not start" :
+						  "exit status",
+					 st, file ? file : "");
 		}
 		s->fenced |= 1u << i;
 		client_log(NULL, LOG_NOTICE, "fence-peer: %s fenced by '%s' before writes of '%s' it lacks are acknowledged",
@@ -1063,13 +1064,13 @@ static int round_read(struct rpmemctl_links *s)
 	s->reading = 1;
 	int ret = round_replies(s, r, deadline);
 	if (!ret) {
-		uint32_t now = holding_mask(s);
+		uint32_t now = links_holding_mask(s);
 		ret = fence_left(s, now);
 		if (!ret)
 			outdate_left(s, now);
 	}
 	if (!ret)
-		ret = check_quorum(s, count_holding(s), 0);
+		ret = links_check_quorum(s, links_count_holding(s), 0);
 	if (!ret && r->cover > s->acked)
 		s->acked = r->cover;
 	if (!ret) {
@@ -1085,7 +1086,7 @@ static int round_read(struct rpmemctl_links *s)
 /* mine -- the thread's last write to s; every write if it wrote to another */
 static uint64_t mine(const struct rpmemctl_links *s)
 {
-	return last_write.set == s->id ? last_write.seq : s->wseq;
+	return links_last_write.set == s->id ? links_last_write.seq : s->wseq;
 }
 
 /* covering -- 1 + the number of the first round in flight covering my, 0 */
@@ -1100,7 +1101,7 @@ static uint64_t covering(struct rpmemctl_links *s, uint64_t my)
 /* held -- no round is needed: the thread's writes are held by every link */
 static int held(const struct rpmemctl_links *s, uint64_t my)
 {
-	return s->acked >= my && count_holding(s) == s->n;
+	return s->acked >= my && links_count_holding(s) == s->n;
 }
 
 /*
@@ -1113,13 +1114,13 @@ static int held(const struct rpmemctl_links *s, uint64_t my)
  */
 RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 {
-	int ret = begin(s);
+	int ret = links_begin(s);
 	if (ret)
-		return end(s, ret);
+		return links_end(s, ret);
 	uint64_t my = mine(s);
 	uint64_t want = 0; /* 1 + the number of the round awaited */
 	for (;;) {
-		if ((ret = usable(s)))
+		if ((ret = links_usable(s)))
 			break;
 		/* a round (of this thread or another) covered its writes */
 		if (held(s, my) || (want && s->rdone >= want &&
@@ -1142,7 +1143,7 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 			break;
 	}
 	hand_off(s);
-	return end(s, ret);
+	return links_end(s, ret);
 }
 
 /*
@@ -1152,13 +1153,13 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
  */
 RPMEM_EXPORT int rpmemctl_links_drain_start(struct rpmemctl_links *s)
 {
-	int ret = begin(s);
+	int ret = links_begin(s);
 	if (ret)
-		return end(s, ret);
+		return links_end(s, ret);
 	uint64_t my = mine(s);
 	if (!held(s, my) && !covering(s, my) && inflight(s) < rounds_max(s))
 		round_send(s);
-	return end(s, 0);
+	return links_end(s, 0);
 }
 
 /*
@@ -1168,9 +1169,9 @@ RPMEM_EXPORT int rpmemctl_links_drain_start(struct rpmemctl_links *s)
  */
 RPMEM_EXPORT int rpmemctl_links_stop(struct rpmemctl_links *s)
 {
-	int ret = begin(s), err = 0;
+	int ret = links_begin(s), err = 0;
 	if (ret)
-		return end(s, ret);
+		return links_end(s, ret);
 	unsigned got = 0;
 	size_t o = 0;
 	for (unsigned i = 0; i < s->n; i++) {
@@ -1193,9 +1194,9 @@ RPMEM_EXPORT int rpmemctl_links_stop(struct rpmemctl_links *s)
 					      rpmemctl_link_errmsg(l) :
 					      "left behind");
 	}
-	if (got >= quorum(s))
+	if (got >= links_quorum(s))
 		s->errmsg[0] = '\0';
-	if (got >= quorum(s) || s->policy == RPMEMCTL_LINK_DEGRADE)
-		return end(s, 0);
-	return end(s, err ? err : -EIO);
+	if (got >= links_quorum(s) || s->policy == RPMEMCTL_LINK_DEGRADE)
+		return links_end(s, 0);
+	return links_end(s, err ? err : -EIO);
 }
