@@ -72,7 +72,7 @@
  */
 #define LINKS_MAX 16
 #define LINKS_POLL_MS 20 /* a round's wait without the mutex, at a time */
-#define LINKS_POLL_POSTED_MS 2 /* the same for flushes a data plane posted */
+#define LINKS_POLL_POSTED_MS 2 /* the same where news may be taken (edge) */
 #define LINKS_SPIN_US 50 /* the reader's spin before it sleeps, by default */
 #define LINKS_CLEAR_NS 1000000000ull /* a link's dirty log cleared at most */
 
@@ -755,7 +755,8 @@ static int wait_any(struct rpmemctl_links *s, const struct links_round *r,
 			pfd[m++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		/*
 		 * a completion channel's event may be taken by another
-		 * thread's wait under the mutex: look again sooner
+		 * thread's wait under the mutex (wait_edge): look again
+		 * sooner
 		 */
 		if (fd >= 0 && client_link_wait_edge(s->link[i]))
 			ms = LINKS_POLL_POSTED_MS;
