@@ -708,6 +708,23 @@ int client_hash_pipeline(struct rpmemctl_pool *p, unsigned window,
 			 const struct client_hash_ops *ops, void *arg,
 			 uint64_t *hash_bytes);
 
+/* --- xport_open.c -------------------------------------------------------- */
+
+/*
+ * client_xport_wanted -- the data plane an OPEN asks for, from the
+ * session; fallback: an AUTO open got RDMA that cannot be used here
+ */
+uint8_t client_xport_wanted(struct rpmemctl_session *s, int fallback);
+/*
+ * client_xport_open -- bring up the data plane the target chose (ok);
+ * -EAGAIN when an AUTO open got RDMA that cannot be used here: the caller
+ * closes the handle and opens again (client_xport_wanted's fallback)
+ */
+int client_xport_open(struct rpmemctl_session *s, const char *region,
+		      const char *pool, uint8_t wanted,
+		      const struct rpmem_msg_open_ok *ok,
+		      struct rpmem_xport **x);
+
 /* --- tcp_initiator.c ---------------------------------------------------- */
 
 /*
@@ -720,11 +737,11 @@ int rpmem_tcp_client_new(struct rpmemctl_session *s, uint32_t handle,
 /* --- link.c: what a set of links (links.c) drives ------------------------ */
 
 /*
- * client_link_flush_send -- a set's drain, first half: a FLUSH sent for
- * every pending range, its OK owed (a DEGRADED link retries if due, a
- * data plane other than TCP drains in full); 0 or the link's failure;
- * 1 if, under the kick-out, the link owes so many replies that no FLUSH
- * was sent (the next round's covers these writes)
+ * client_link_flush_send -- a set's drain, first half: a flush posted
+ * for every pending range, its completion owed (a DEGRADED link retries
+ * if due, a data plane that does not split a flush drains in full); 0
+ * or the link's failure; 1 if, under the kick-out, the link owes so many
+ * that none was posted (the next round's covers these writes)
  */
 int client_link_flush_send(struct rpmemctl_link *l);
 /* client_link_flush_recv -- read one owed FLUSH reply (0 if none owed) */
