@@ -142,7 +142,8 @@ int cmd_bench(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	unsigned long count = 1000;
 	struct bench_res res = { 0 };
 	struct cmd_target t;
-	char hp[300], tgt[700], a[32], b[32];
+	char hp[CMD_HP_MAX], tgt[CMD_TARGET_MAX];
+	char a[CMD_NUM_MAX], b[CMD_NUM_MAX];
 	const char *xname;
 	struct rpmemctl_open_info info;
 	int c, ret, code = 0, created = 0;

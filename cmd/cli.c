@@ -25,13 +25,15 @@
 /* --- messages ------------------------------------------------------------ */
 
 /* CMD_TEXT_MAX -- room for an escaped message: 4 bytes per byte at most */
-#define CMD_TEXT_MAX (4 * 2048 + 1)
+#define CMD_TEXT_MAX (4 * CMD_MSG_MAX + 1)
+/* CMD_TEXT_BUFS -- how many results of cmd_text one call may use at once */
+#define CMD_TEXT_BUFS 4
 
 const char *cmd_text(const char *s)
 {
-	static __thread char buf[4][CMD_TEXT_MAX];
+	static __thread char buf[CMD_TEXT_BUFS][CMD_TEXT_MAX];
 	static __thread unsigned next;
-	char *b = buf[next++ % 4];
+	char *b = buf[next++ % CMD_TEXT_BUFS];
 
 	rpmemctl_text_escape(s ? s : "", b, CMD_TEXT_MAX);
 	return b;
@@ -40,7 +42,7 @@ const char *cmd_text(const char *s)
 /* cmd_vtext -- printf, escaped (cmd_text) */
 static void cmd_vtext(FILE *f, const char *fmt, va_list ap)
 {
-	char raw[2048];
+	char raw[CMD_MSG_MAX];
 
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	fputs(cmd_text(raw), f);
@@ -304,7 +306,7 @@ int cmd_remote_err(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 		   int err, const char *hint, const char *fmt, ...)
 {
 	const char *msg = cmd_errmsg(sess, err);
-	char what[512];
+	char what[CMD_LINE_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);

@@ -4,6 +4,7 @@
 #define RPMEMCTL_CMD_H
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -257,8 +258,44 @@ const char *cmd_hostport(const struct cmd_target *t, char *buf, size_t len);
 const char *cmd_target_str(const struct cmd_target *t, char *buf,
 			   size_t len);
 
-/* CMD_HP_MAX -- room for cmd_hostport's "host:port" */
+/*
+ * Named sizes of the text buffers the commands fill (each the room for
+ * what the named call writes, its NUL included):
+ * CMD_HP_MAX -- cmd_hostport's "host:port"
+ * CMD_TARGET_MAX -- cmd_target_str's "host:port/region/pool"
+ * CMD_NUM_MAX -- a number as text: rpmemctl_size_format, cmd_fmt_u64,
+ *	cmd_fmt_duration, cmd_fmt_time
+ * CMD_BYTES_MAX -- cmd_fmt_bytes's "8 MiB (8388608 bytes)"
+ * CMD_CELL_MAX -- one cell of a table row (a number with its note)
+ * CMD_HEX64_MAX -- a 64-bit id as 16 hex digits
+ * CMD_HOST_MAX -- this host's name (gethostname)
+ * CMD_SOURCE_MAX -- cmd_source's "hostname:/abs/path"
+ * CMD_PATH_MAX -- a local path with a suffix (".rpmemstat", a temporary
+ *	file's name)
+ * CMD_ARG_MAX -- an option's value, copied to be taken apart
+ * CMD_WORD_MAX -- a word of a target's text (an event's action)
+ * CMD_LIST_MAX -- a comma-separated list of names
+ * CMD_ERR_MAX -- a parser's or reader's message into a caller's buffer
+ * CMD_LINE_MAX -- a part of a message rpmemctl composes: what failed, a
+ *	hint
+ * CMD_MSG_MAX -- a whole message, which may quote the library's
+ *	(rpmemctl_session_errmsg)
+ */
 #define CMD_HP_MAX 300
+#define CMD_TARGET_MAX 700
+#define CMD_NUM_MAX 32
+#define CMD_BYTES_MAX 64
+#define CMD_CELL_MAX 96
+#define CMD_HEX64_MAX 17
+#define CMD_HOST_MAX 256
+#define CMD_SOURCE_MAX 1024
+#define CMD_PATH_MAX (PATH_MAX + 104)
+#define CMD_ARG_MAX 64
+#define CMD_WORD_MAX 64
+#define CMD_LIST_MAX 1024
+#define CMD_ERR_MAX 256
+#define CMD_LINE_MAX 512
+#define CMD_MSG_MAX 2048
 
 /* what a one-target command takes after its options */
 struct cmd_open {

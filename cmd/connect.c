@@ -79,7 +79,7 @@ const char *cmd_hostport(const struct cmd_target *t, char *buf, size_t len)
 const char *cmd_target_str(const struct cmd_target *t, char *buf,
 			   size_t len)
 {
-	char hp[300];
+	char hp[CMD_HP_MAX];
 
 	cmd_hostport(t, hp, sizeof(hp));
 	if (t->pool[0])
@@ -111,9 +111,9 @@ int cmd_connect(struct rpmemctl_ctx *ctx, const struct cmd_target *t,
 		struct rpmemctl_session **out)
 {
 	struct rpmemctl_session *sess = NULL;
-	char why[1536];
+	char why[CMD_MSG_MAX];
 	const char *hint;
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	int ret;
 
 	struct rpmemctl_session_cfg *cfg = NULL;

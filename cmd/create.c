@@ -30,7 +30,7 @@ int cmd_create(int argc, char **argv, struct rpmemctl_ctx *ctx)
 				    RPMEMCTL_TRANSPORT_AUTO };
 	struct rpmemctl_session *sess = NULL;
 	struct cmd_target t;
-	char hp[CMD_HP_MAX], sz[64];
+	char hp[CMD_HP_MAX], sz[CMD_BYTES_MAX];
 	uint64_t size = 0;
 	struct json j;
 	int c, ret, code = 0;

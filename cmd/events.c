@@ -80,7 +80,7 @@ static size_t gen_action(const char *text)
  */
 static void pool_text(const char *text)
 {
-	char buf[256], *save = NULL;
+	char buf[CMD_LINE_MAX], *save = NULL;
 	snprintf(buf, sizeof(buf), "%s", text);
 	char *w = strtok_r(buf, " ", &save);
 	if (!w)
@@ -176,7 +176,7 @@ static void print_line(const struct rpmemctl_event *e)
 /* print_json -- one event as one JSON object on a line */
 static void print_json(const struct rpmemctl_event *e, const char *hp)
 {
-	char action[64];
+	char action[CMD_WORD_MAX];
 	struct json j;
 
 	json_begin(&j, stdout, "events", hp);

@@ -226,7 +226,7 @@ static int export_unchanged(struct stream *s)
 /* export_write -- n bytes to DEST; an exit code */
 static int export_write(struct stream *s, const void *p, size_t n)
 {
-	char nb[1100];
+	char nb[STREAM_NAME_MAX];
 	int ret = write_all(s->fd, p, n);
 
 	if (!ret)
@@ -406,7 +406,7 @@ static int export_copy(struct stream *s)
 static int export_run(struct stream *s, const char *target)
 {
 	struct cmd_damaged dmg = { s->ctx, 0 };
-	char a[32], nb[1100];
+	char a[CMD_NUM_MAX], nb[STREAM_NAME_MAX];
 	int code;
 
 	if ((code = stream_begin(s, target)))

@@ -83,7 +83,7 @@ static int import_bad(struct stream *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static int import_bad(struct stream *s, const char *fmt, ...)
 {
-	char nb[1100], why[600];
+	char nb[STREAM_NAME_MAX], why[CMD_MSG_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -104,7 +104,7 @@ static int import_header(struct stream *s, const struct stat *st)
 {
 	uint8_t hdr[XSTREAM_HDR_SIZE];
 	const char *why = NULL;
-	char a[32];
+	char a[CMD_NUM_MAX];
 	ssize_t n = read_full(s->fd, hdr, sizeof(hdr));
 
 	if (n < 0)
@@ -254,7 +254,7 @@ static int import_gen_check(struct stream *s)
 static int import_open(struct stream *s, int *created)
 {
 	struct rpmemctl_open_info info = { 0 };
-	char sz[32];
+	char sz[CMD_NUM_MAX];
 	int ret;
 
 	ret = rpmemctl_pool_open_or_create(s->sess, s->t.region, s->t.pool,
@@ -283,7 +283,7 @@ static int import_open(struct stream *s, int *created)
 /* import_bad_length -- the input's length is wrong: say so; exit code */
 static int import_bad_length(struct stream *s, uint64_t got, int longer)
 {
-	char nb[1100];
+	char nb[STREAM_NAME_MAX];
 	const char *in = stream_name(s, nb, sizeof(nb), "standard input");
 
 	if (longer)
@@ -300,7 +300,7 @@ static int import_bad_length(struct stream *s, uint64_t got, int longer)
 /* import_raw -- a bare image's bytes into the pool, one more read */
 static int import_raw(struct stream *s)
 {
-	char nb[1100];
+	char nb[STREAM_NAME_MAX];
 	uint64_t off = 0;
 	ssize_t n;
 	int ret = 0;
@@ -488,7 +488,7 @@ static void import_undo(struct stream *s)
 /* import_report -- the summary line or JSON object */
 static void import_report(struct stream *s, int created)
 {
-	char a[32], nb[1100];
+	char a[CMD_NUM_MAX], nb[STREAM_NAME_MAX];
 	struct json j;
 
 	if (s->ctx->json) {
@@ -515,7 +515,7 @@ static void import_report(struct stream *s, int created)
 /* import_run -- source, connect, open, copy, report; an exit code */
 static int import_run(struct stream *s, const char *target)
 {
-	char src[1024];
+	char src[CMD_SOURCE_MAX];
 	int code, created = 0;
 
 	if ((code = import_source(s)) || (code = stream_begin(s, target)))

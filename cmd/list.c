@@ -62,7 +62,7 @@ static const char *state_cell(const struct rpmemctl_list *l, unsigned i,
 {
 	const char *st = state_text(l, i, buf, len);
 	uint64_t bad = rpmemctl_list_pool_damaged(l, i);
-	char d[48], sz[32];
+	char d[CMD_BYTES_MAX], sz[CMD_NUM_MAX];
 
 	if (rpmemctl_list_pool_role(l, i) == RPMEMCTL_ROLE_PRIMARY)
 		st = cell_add(st, buf, len, "primary");
@@ -83,7 +83,7 @@ static const char *state_text(const struct rpmemctl_list *l, unsigned i,
 {
 	const char *st = rpmemctl_pool_state_str(rpmemctl_list_pool_state(l, i));
 	unsigned nv = rpmemctl_list_pool_versions(l, i);
-	char vb[32];
+	char vb[CMD_NUM_MAX];
 
 	if (!rpmemctl_list_pool_pending(l, i) && !nv)
 		return st;
@@ -131,7 +131,7 @@ static int regions_print(struct rpmemctl_ctx *ctx,
 					    "DEVICE", "MODE", "NUMA", "PATH" };
 	unsigned i, n = rpmemctl_list_region_count(l), ncols = 5;
 	struct cmd_table t;
-	char b[3][64];
+	char b[CMD_TABLE_MAX_COLS][CMD_BYTES_MAX];
 	int ret;
 
 	for (i = 0; i < n; i++)
@@ -146,13 +146,13 @@ static int regions_print(struct rpmemctl_ctx *ctx,
 	}
 	for (i = 0; !ret && i < n; i++) {
 		int k = region_ns(l, st, i);
-		const char *row[8] = {
+		const char *row[CMD_TABLE_MAX_COLS] = {
 			rpmemctl_list_region_name(l, i),
 			rpmemctl_list_region_type(l, i),
 			rpmemctl_size_format(rpmemctl_list_region_size(l, i),
-					     b[0], 64),
+					     b[0], sizeof(b[0])),
 			rpmemctl_size_format(rpmemctl_list_region_free(l, i),
-					     b[1], 64),
+					     b[1], sizeof(b[1])),
 		};
 		if (ncols == 5) {
 			row[4] = rpmemctl_list_region_path(l, i);
@@ -166,7 +166,8 @@ static int regions_print(struct rpmemctl_ctx *ctx,
 					st, (unsigned)k);
 				/* NULL (unknown) prints as "-" */
 				row[6] = numa < 0 ? NULL :
-					cmd_fmt_u64((uint64_t)numa, b[2], 64);
+					cmd_fmt_u64((uint64_t)numa, b[2],
+						    sizeof(b[2]));
 			}
 			row[7] = rpmemctl_list_region_path(l, i);
 		}
@@ -196,7 +197,7 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 					    "DISK", "ROLE", "WRITER",
 					    "READERS", "WRITTEN", "FLUSHES",
 					    "LAST SYNC", "SOURCE" };
-	char b[7][96];
+	char b[CMD_TABLE_MAX_COLS][CMD_CELL_MAX];
 	struct cmd_table t;
 	unsigned i, n;
 	int ret;
@@ -218,40 +219,40 @@ int cmd_list_print(struct rpmemctl_ctx *ctx, const struct rpmemctl_list *l,
 			 rpmemctl_list_pool_region(l, i),
 			 rpmemctl_list_pool_name(l, i));
 		if (detail) {
-			const char *row[12] = {
+			const char *row[CMD_TABLE_MAX_COLS] = {
 				name,
 				rpmemctl_size_format(
 					rpmemctl_list_pool_size(l, i), b[0],
-					64),
+					sizeof(b[0])),
 				state_cell(l, i, b[6], sizeof(b[6])),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
-					    b[1], 64),
+					    b[1], sizeof(b[1])),
 				rpmemctl_disk_state_str(
 					rpmemctl_list_pool_disk_state(l, i)),
 				rpmemctl_role_str(rpmemctl_list_pool_role(l, i)),
 				rpmemctl_list_pool_writer(l, i),
 				cmd_fmt_u64(rpmemctl_list_pool_readers(l, i),
-					    b[2], 64),
+					    b[2], sizeof(b[2])),
 				rpmemctl_size_format(
 					rpmemctl_list_pool_bytes_written(l, i),
-					b[3], 64),
+					b[3], sizeof(b[3])),
 				cmd_fmt_u64(rpmemctl_list_pool_flushes(l, i),
-					    b[4], 64),
+					    b[4], sizeof(b[4])),
 				cmd_fmt_time(rpmemctl_list_pool_last_sync(l, i),
-					     b[5], 64),
+					     b[5], sizeof(b[5])),
 				rpmemctl_list_pool_source(l, i),
 			};
 			ret = cmd_table_row(&t, row);
 		} else {
-			const char *row[7] = {
+			const char *row[CMD_TABLE_MAX_COLS] = {
 				rpmemctl_list_pool_region(l, i),
 				rpmemctl_list_pool_name(l, i),
 				rpmemctl_size_format(
 					rpmemctl_list_pool_size(l, i), b[0],
-					64),
+					sizeof(b[0])),
 				state_cell(l, i, b[6], sizeof(b[6])),
 				cmd_fmt_u64(rpmemctl_list_pool_generation(l, i),
-					    b[1], 64),
+					    b[1], sizeof(b[1])),
 				rpmemctl_disk_state_str(
 					rpmemctl_list_pool_disk_state(l, i)),
 				rpmemctl_role_str(rpmemctl_list_pool_role(l, i)),
@@ -285,7 +286,7 @@ static void gens_json(struct json *j, const struct rpmemctl_list *l,
 		      unsigned i)
 {
 	uint64_t ids[RPMEMCTL_GENERATIONS_MAX];
-	char hex[17];
+	char hex[CMD_HEX64_MAX];
 	unsigned n = rpmemctl_list_pool_generations(l, i, ids,
 						    RPMEMCTL_GENERATIONS_MAX);
 	json_str(j, "role", rpmemctl_role_str(rpmemctl_list_pool_role(l, i)));

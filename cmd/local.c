@@ -20,7 +20,7 @@
 /* cmd_source -- "hostname:/abs/path" recorded as a pool's source */
 const char *cmd_source(const char *path, char *buf, size_t len)
 {
-	char host[256] = "localhost";
+	char host[CMD_HOST_MAX] = "localhost";
 	char *abs;
 
 	if (gethostname(host, sizeof(host) - 1))
@@ -50,7 +50,7 @@ static int cmd_local_err(struct rpmemctl_ctx *ctx, const char *fmt, ...)
 /* cmd_dev_size -- size of a device DAX character device from sysfs */
 static int cmd_dev_size(const struct stat *st, uint64_t *size)
 {
-	char path[128];
+	char path[CMD_PATH_MAX];
 	unsigned long long v;
 	FILE *f;
 	int ret;

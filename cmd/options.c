@@ -43,7 +43,7 @@ int cmd_getopt(struct rpmemctl_ctx *ctx, int argc, char **argv,
 	       const char *usage, int *code)
 {
 	const char *opt;
-	char sopt[3];
+	char sopt[sizeof("-x")];
 	int c;
 
 	ctx->usage = usage;
@@ -197,7 +197,7 @@ int cmd_parse_size(struct rpmemctl_ctx *ctx, const char *what, const char *s,
 /* cmd_parse_bwlimit -- bytes per second, K/M/G/T, "/s" allowed, >= 4 KiB */
 int cmd_parse_bwlimit(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
 {
-	char buf[64];
+	char buf[CMD_ARG_MAX];
 	size_t n = strlen(s);
 	uint64_t v = 0;
 
@@ -274,7 +274,7 @@ int cmd_target_fill(const char *s, unsigned need, struct cmd_target *t,
 int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
 		     struct cmd_target *t)
 {
-	char err[256] = "";
+	char err[CMD_ERR_MAX] = "";
 	int ret = cmd_target_fill(s, need, t, err, sizeof(err));
 
 	if (ret == -ENOMEM) {

@@ -27,7 +27,7 @@ void cmd_progress_init(struct cmd_progress *p, struct rpmemctl_ctx *ctx,
 void cmd_progress_cb(uint64_t done, uint64_t total, void *arg)
 {
 	struct cmd_progress *p = arg;
-	char d[32], t[32], r[32];
+	char d[CMD_NUM_MAX], t[CMD_NUM_MAX], r[CMD_NUM_MAX];
 	uint64_t el;
 	double rate;
 	unsigned pct;
@@ -168,7 +168,7 @@ const char *cmd_fmt_u64(uint64_t v, char *buf, size_t len)
 /* cmd_fmt_bytes -- "1000 bytes", "8 MiB (8388608 bytes)" */
 const char *cmd_fmt_bytes(uint64_t v, char *buf, size_t len)
 {
-	char h[32];
+	char h[CMD_NUM_MAX];
 
 	if (v < 1024)
 		snprintf(buf, len, "%llu bytes", (unsigned long long)v);

@@ -199,7 +199,7 @@ static void pools(FILE *f, const char *hp, const struct rpmemctl_list *l)
 static void session_sample(FILE *f, const char *name, const char *hp,
 			   const struct rpmemctl_status *st, unsigned i)
 {
-	char id[16];
+	char id[CMD_NUM_MAX];
 	const char *rp = rpmemctl_status_session_pool(st, i);
 	const char *slash = rp ? strchr(rp, '/') : NULL;
 	char region[RPMEMCTL_NAME_MAX + 1] = "";

@@ -57,7 +57,7 @@ static const struct option promote_opts[] = {
 /* what promote was asked to do */
 struct promote {
 	struct cmd_target t;
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	const char *to; /* --to FILE, or NULL */
 	int force;
 };
@@ -66,7 +66,7 @@ struct promote {
 static void gen_report(struct rpmemctl_ctx *ctx, const struct promote *pr,
 		       const struct rpmemctl_generations *g)
 {
-	char ids[RPMEMCTL_GENERATIONS_MAX * 18], hex[17];
+	char ids[RPMEMCTL_GENERATIONS_MAX * 18], hex[CMD_HEX64_MAX];
 	size_t o = 0;
 
 	if (ctx->json) {
@@ -195,7 +195,7 @@ static int promote_in_place(struct rpmemctl_ctx *ctx, struct promote *pr)
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_pool *p = NULL;
 	struct rpmemctl_generations g;
-	char hint[512];
+	char hint[CMD_LINE_MAX];
 	int code = open_pool(ctx, pr, 0, &sess, &p);
 
 	if (!code) {
@@ -204,7 +204,7 @@ static int promote_in_place(struct rpmemctl_ctx *ctx, struct promote *pr)
 		int ret = rpmemctl_pool_promote(
 			p, pr->force ? RPMEMCTL_PROMOTE_FORCE : 0, &g);
 		const char *why = NULL;
-		char msg[512];
+		char msg[CMD_MSG_MAX];
 		/* the hint's listing replaces the session's message */
 		snprintf(msg, sizeof(msg), "%s", rpmemctl_session_errmsg(sess));
 		if (ret && syncing && !pr->force)
@@ -253,7 +253,7 @@ static int settle(struct rpmemctl_ctx *ctx, struct promote *pr,
 {
 	struct rpmemctl_session *sess = NULL;
 	struct rpmemctl_pool *p = NULL;
-	char hint[512];
+	char hint[CMD_LINE_MAX];
 	int code = open_pool(ctx, pr, 0, &sess, &p);
 	int ret, rolled = 0;
 

@@ -33,7 +33,7 @@ static const struct option psk_gen_opts[] = {
 /* default_identity -- the host name, cut to the identity character set */
 static void default_identity(char *id, size_t len)
 {
-	char host[256] = "";
+	char host[CMD_HOST_MAX] = "";
 	size_t n = 0;
 
 	gethostname(host, sizeof(host) - 1);

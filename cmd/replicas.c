@@ -122,7 +122,7 @@ int cmd_replicas_read(const char *path, struct cmd_replicas *r, char *err,
 		      size_t errlen)
 {
 	struct rpmemctl_replicas_report rep;
-	char spath[4200];
+	char spath[CMD_PATH_MAX];
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -201,7 +201,7 @@ uint64_t cmd_replica_lag_s(const struct cmd_replicas *r, const struct cmd_replic
 /* replicas_json -- the "replicas" object (docs/JSON.md) */
 static void replicas_json(const char *file, const struct cmd_replicas *r)
 {
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	struct json j;
 
 	json_init(&j, stdout);
@@ -242,7 +242,7 @@ static int replicas_print(struct rpmemctl_ctx *ctx, const char *file,
 {
 	static const char *const hdr[] = { "TARGET", "STATE", "BEHIND",
 					   "FOR", "DISK" };
-	char tb[64], bb[64], sb[32];
+	char tb[CMD_NUM_MAX], bb[CMD_BYTES_MAX], sb[CMD_NUM_MAX];
 	struct cmd_table t;
 
 	printf("file:     %s\n", file);
@@ -292,7 +292,7 @@ static int changed(const struct cmd_replicas *r, const struct cmd_replicas *prev
 static void follow_line(const struct cmd_replicas *r,
 			const struct cmd_replica *p)
 {
-	char tb[64], bb[64];
+	char tb[CMD_NUM_MAX], bb[CMD_BYTES_MAX];
 
 	printf("%s  %s  %s  behind %s for %llu s  %s\n",
 	       cmd_fmt_time(r->updated_ns / 1000000000ull, tb, sizeof(tb)),
@@ -353,7 +353,7 @@ int cmd_replicas(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	struct cmd_replicas r;
 	struct follow f = { 0 };
-	char err[256];
+	char err[CMD_ERR_MAX];
 	int c, ret, code = 0, prom = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "jfc:t:",

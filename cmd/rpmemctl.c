@@ -108,8 +108,6 @@ static int run_command(struct rpmemctl_ctx *ctx, int argc, char **argv)
 /* cmd_help -- "rpmemctl help [COMMAND]" */
 static int cmd_help(struct rpmemctl_ctx *ctx, int argc, char **argv)
 {
-	char *hargv[3];
-
 	if (argc < 2) {
 		main_usage(stdout);
 		return CMD_EXIT_OK;
@@ -119,9 +117,7 @@ static int cmd_help(struct rpmemctl_ctx *ctx, int argc, char **argv)
 			argv[2]);
 		return CMD_EXIT_USAGE;
 	}
-	hargv[0] = argv[1];
-	hargv[1] = (char *)"--help";
-	hargv[2] = NULL;
+	char *hargv[] = { argv[1], (char *)"--help", NULL };
 	return run_command(ctx, 2, hargv);
 }
 

@@ -79,7 +79,7 @@ struct scrub_acc {
 	struct scrub_range *v;
 	size_t n, cap;
 	int oom;
-	uint64_t bytes[3]; /* by enum rpmemctl_scrub_status */
+	uint64_t bytes[RPMEMCTL_SCRUB_UNVERIFIED + 1]; /* by status */
 	uint64_t at;	   /* --at: the version; 0: the pool's image */
 	uint64_t *vbad;	   /* the pool's damaged versions */
 	size_t nvbad;
@@ -196,7 +196,7 @@ static void report_human(struct rpmemctl_ctx *ctx, const char *target,
 {
 	uint64_t bad = a->bytes[RPMEMCTL_SCRUB_DAMAGED];
 	uint64_t unv = a->bytes[RPMEMCTL_SCRUB_UNVERIFIED];
-	char c[64], d[64], u[64];
+	char c[CMD_BYTES_MAX], d[CMD_BYTES_MAX], u[CMD_BYTES_MAX];
 
 	for (size_t i = 0; i < a->n; i++)
 		printf("%s at 0x%" PRIx64 " length %" PRIu64 "%s%s\n",
@@ -311,7 +311,7 @@ static int src_target(struct rpmemctl_ctx *ctx, const char *from,
 		      uint64_t size, struct repair_src *s)
 {
 	struct cmd_target t;
-	char hp[300];
+	char hp[CMD_HP_MAX];
 	int ret, code = cmd_parse_target(ctx, from, RPMEMCTL_TARGET_NEED_POOL,
 					 &t);
 
@@ -689,7 +689,7 @@ int cmd_scrub(int argc, char **argv, struct rpmemctl_ctx *ctx)
 	struct rpmemctl_session *sess = NULL;
 	struct scrub_acc a = { 0 };
 	struct cmd_target t;
-	char hp[CMD_HP_MAX], target[700];
+	char hp[CMD_HP_MAX], target[CMD_TARGET_MAX];
 	int c, code = 0, rebuild_first = 0, repair = 0;
 
 	while ((c = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "ja:",

@@ -173,7 +173,7 @@ static int namespaces_print(struct rpmemctl_ctx *ctx,
 	static const char *const hdr[] = { "NAMESPACE", "ND REGION", "MODE",
 					   "DEVICE", "SIZE", "ALIGN", "NUMA",
 					   "REGIONS", "MOUNT" };
-	char b[3][64], regions[1024];
+	char b[CMD_TABLE_MAX_COLS][CMD_BYTES_MAX], regions[CMD_LIST_MAX];
 	struct cmd_table t;
 	unsigned i, n = rpmemctl_status_namespace_count(st);
 	int ret;
@@ -184,7 +184,7 @@ static int namespaces_print(struct rpmemctl_ctx *ctx,
 	for (i = 0; !ret && i < n; i++) {
 		uint64_t align = rpmemctl_status_namespace_align(st, i);
 		int numa = rpmemctl_status_namespace_numa_node(st, i);
-		const char *row[9] = {
+		const char *row[CMD_TABLE_MAX_COLS] = {
 			rpmemctl_status_namespace_name(st, i),
 			rpmemctl_status_namespace_nd_region(st, i),
 			rpmemctl_status_namespace_mode(st, i),
@@ -220,7 +220,7 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 					    "CLIENT", "TRANSPORT", "POOL",
 					    "MODE", "WRITTEN", "READ",
 					    "FLUSHES", "LAST FLUSH" };
-	char up[32], b[5][32];
+	char up[CMD_NUM_MAX], b[CMD_TABLE_MAX_COLS][CMD_NUM_MAX];
 	struct cmd_table t;
 	unsigned i;
 	int ret;
@@ -256,7 +256,7 @@ static int status_print(struct rpmemctl_ctx *ctx, const char *hp,
 		uint64_t wr = rpmemctl_status_session_bytes_written(st, i);
 		uint64_t rd = rpmemctl_status_session_bytes_read(st, i);
 		uint64_t ns = rpmemctl_status_session_last_flush_ns(st, i);
-		const char *row[11] = {
+		const char *row[CMD_TABLE_MAX_COLS] = {
 			cmd_fmt_u64(rpmemctl_status_session_id(st, i), b[0],
 				    32),
 			rpmemctl_status_session_peer(st, i),

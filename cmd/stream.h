@@ -52,6 +52,9 @@ struct stream {
 	struct xstream xs; /* the frame written or checked */
 };
 
+/* STREAM_NAME_MAX -- room for stream_name's text */
+#define STREAM_NAME_MAX 1100
+
 /* stream_name -- "standard output/input" or 'PATH', for messages */
 const char *stream_name(const struct stream *s, char *buf, size_t len, const char *std);
 

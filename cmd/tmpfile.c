@@ -205,7 +205,7 @@ int cmd_tmp_open(struct rpmemctl_ctx *ctx, const char *local, uint64_t size,
 /* fsync_dir -- the directory holding path, synced (a rename durable) */
 static int fsync_dir(const char *path)
 {
-	char dir[4200];
+	char dir[CMD_PATH_MAX];
 	int fd, ret;
 
 	snprintf(dir, sizeof(dir), "%s", path);

@@ -73,7 +73,7 @@ static int size_refused(struct rpmemctl_ctx *ctx, const struct xfer_result *r,
 			uint64_t local_len, uint64_t psize)
 {
 	const struct cmd_xfer *x = r->x;
-	char a[64], b[64];
+	char a[CMD_BYTES_MAX], b[CMD_BYTES_MAX];
 
 	cmd_fmt_bytes(local_len, a, sizeof(a));
 	cmd_fmt_bytes(psize, b, sizeof(b));
@@ -118,7 +118,7 @@ int xfer_open_pool(struct rpmemctl_ctx *ctx, struct rpmemctl_session *sess,
 					       RPMEMCTL_OPEN_RDONLY;
 	uint64_t size = x->mode == RPMEMCTL_SYNC_PULL ? 0 : local_len;
 	struct rpmemctl_open_info info;
-	char sz[32];
+	char sz[CMD_NUM_MAX];
 	int ret;
 
 	if (push && !x->dry_run && !x->no_create)
@@ -339,7 +339,8 @@ static int transfer_one(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 	int pull = x->mode == RPMEMCTL_SYNC_PULL;
 	struct pull_tmp pt = { .ctx = ctx, .local = &local };
 	struct cmd_damaged dmg = { ctx, 0 };
-	char hp[300], src[1024], a[64], b[64];
+	char hp[CMD_HP_MAX], src[CMD_SOURCE_MAX];
+	char a[CMD_BYTES_MAX], b[CMD_BYTES_MAX];
 	enum rpmemctl_pool_state state;
 	struct cmd_target t;
 	uint64_t psize;

@@ -80,7 +80,7 @@ struct follow {
 	struct cmd_local *local;
 	struct rpmemctl_link *link;
 	int open_code; /* the exit code of the link's last failed open */
-	char src[1024];
+	char src[CMD_SOURCE_MAX];
 };
 
 /*
@@ -160,7 +160,7 @@ static int follow_sync(struct follow *f, struct xfer_cb *cb,
 static void follow_report(struct follow *f)
 {
 	struct xfer_result *r = f->r;
-	char a[32], b[32];
+	char a[CMD_NUM_MAX], b[CMD_NUM_MAX];
 	struct ranges none = { 0 };
 
 	r->identical = 1;

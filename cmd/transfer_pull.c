@@ -56,7 +56,7 @@ int xfer_pull_open(struct rpmemctl_ctx *ctx, const struct cmd_xfer *x,
 		   const struct xfer_result *r, uint64_t psize,
 		   struct pull_tmp *p)
 {
-	char a[64], b[64];
+	char a[CMD_BYTES_MAX], b[CMD_BYTES_MAX];
 	int code;
 
 	if (!p->used && !access(x->local, F_OK))

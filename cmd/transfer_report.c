@@ -133,7 +133,7 @@ static void report_human_locked(struct rpmemctl_ctx *ctx,
 {
 	const struct cmd_xfer *x = r->x;
 	const struct xfer_stats *st = &r->st;
-	char a[32], b[32], c[32];
+	char a[CMD_NUM_MAX], b[CMD_NUM_MAX], c[CMD_NUM_MAX];
 	size_t i;
 
 	if (x->mode == RPMEMCTL_SYNC_VERIFY || x->dry_run)

@@ -77,7 +77,7 @@ int cmd_parse_version(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
 struct vcmd {
 	struct rpmemctl_ctx *ctx;
 	struct cmd_target t;
-	char hp[300], target[700];
+	char hp[CMD_HP_MAX], target[CMD_TARGET_MAX];
 	const char *prune; /* --prune list, or NULL */
 	const char *keep;  /* --keep POLICY, or NULL */
 	int dry_run;
@@ -102,7 +102,7 @@ static void print_json(struct vcmd *c, struct rpmemctl_pool *pool,
 		       const struct rpmemctl_version *v, size_t n)
 {
 	struct json j;
-	char h[32];
+	char h[CMD_NUM_MAX];
 	uint64_t total = 0;
 
 	json_begin(&j, stdout, "versions", c->hp);
@@ -141,7 +141,8 @@ static void print_json(struct vcmd *c, struct rpmemctl_pool *pool,
 static void print_human(struct vcmd *c, const struct rpmemctl_version *v,
 			size_t n)
 {
-	char t1[64], t2[64], sz[32], sp[32], h[32];
+	char t1[CMD_NUM_MAX], t2[CMD_NUM_MAX];
+	char sz[CMD_NUM_MAX], sp[CMD_NUM_MAX], h[CMD_NUM_MAX];
 	uint64_t total = 0;
 
 	if (c->created)
@@ -295,7 +296,7 @@ int cmd_versions(int argc, char **argv, struct rpmemctl_ctx *ctx)
 {
 	struct rpmemctl_session *sess = NULL;
 	struct vcmd c = { .ctx = ctx };
-	char why[256];
+	char why[CMD_ERR_MAX];
 	int o, code = 0;
 
 	while ((o = cmd_getopt(ctx, argc, argv, CMD_COMMON_SHORT "cp:k:nj",
@@ -352,7 +353,7 @@ struct at_run {
 	struct rpmemctl_ctx *ctx;
 	const struct cmd_xfer *x;
 	struct cmd_target t;
-	char hp[300], target[700];
+	char hp[CMD_HP_MAX], target[CMD_TARGET_MAX];
 	struct rpmemctl_session *sess;
 	struct rpmemctl_pool *pool;
 	uint64_t size, hash; /* the version's; hash 0: unknown */
@@ -495,7 +496,7 @@ static int local_size_ok(struct at_run *r, const char *verb, int *exists,
 			 mode_t *mode)
 {
 	struct stat st;
-	char a[32], b[32];
+	char a[CMD_NUM_MAX], b[CMD_NUM_MAX];
 
 	*exists = !stat(r->x->local, &st);
 	if (!*exists && errno == ENOENT)
@@ -572,7 +573,7 @@ static int restore_copy(struct at_run *r, int fd, const char *tmp)
 	}
 	cmd_progress_end(&r->prog);
 	if (!code && r->nbad) {
-		char a[32];
+		char a[CMD_NUM_MAX];
 		at_bad_report(r);
 		cmd_err(r->ctx, "version %" PRIu64 " of %s is damaged on the "
 			"target: %s in %zu ranges (above) cannot be restored; "
@@ -608,7 +609,7 @@ static int restore_copy(struct at_run *r, int fd, const char *tmp)
 static int at_restore(struct at_run *r)
 {
 	struct cmd_tmp tmp;
-	char a[32];
+	char a[CMD_NUM_MAX];
 	mode_t mode = 0644;
 	int salvaged, exists;
 	int code = local_size_ok(r, "restore into", &exists, &mode);
@@ -672,7 +673,7 @@ static int at_verify(struct at_run *r)
 	uint64_t d_off = 0, d_len = 0, total = 0;
 	mode_t mode;
 	int exists, fd, code = local_size_ok(r, "verify", &exists, &mode);
-	char a[32];
+	char a[CMD_NUM_MAX];
 
 	if (!code && !exists) {
 		cmd_err(r->ctx, "cannot verify '%s': %s", r->x->local,

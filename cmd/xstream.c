@@ -76,7 +76,7 @@ static void bound_hash(const struct xstream *x, uint64_t tag,
 		       uint8_t out[XSTREAM_HASH_SIZE])
 {
 	XXH3_state_t *st = XXH3_createState();
-	uint8_t t[8];
+	uint8_t t[sizeof(uint64_t)];
 
 	put64(t, tag);
 	if (!st) {
