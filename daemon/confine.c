@@ -109,7 +109,7 @@ static int caps_set(uint32_t keep)
 	struct __user_cap_header_struct h = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
-	struct __user_cap_data_struct d[2] = {
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {
 		{ .effective = keep, .permitted = keep },
 	};
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
@@ -140,7 +140,7 @@ static int ipc_lock_effective(void)
 	struct __user_cap_header_struct h = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
-	struct __user_cap_data_struct d[2] = { { 0 } };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
 	return !syscall(SYS_capget, &h, d) &&
 	       (d[0].effective & (1u << CAP_IPC_LOCK));
 }

@@ -13,6 +13,9 @@
 #include "store.h"
 #include "util.h"
 
+/* NOTIFY_TEXT_MAX -- room for one sd_notify message or STATUS= text */
+#define NOTIFY_TEXT_MAX 128
+
 #define NS_PER_MS 1000000ull
 #define NS_PER_US 1000ull
 #define NS_PER_SEC 1000000000ull
@@ -25,7 +28,7 @@ static struct {
 	uint64_t next_wd;   /* CLOCK_MONOTONIC ns of the next WATCHDOG=1 */
 	uint64_t status_ns; /* period of the STATUS= check */
 	uint64_t next_status;
-	char status[128]; /* the last STATUS= sent */
+	char status[NOTIFY_TEXT_MAX]; /* the last STATUS= sent */
 } nt;
 
 /* notify_send -- one sd_notify message; the first failure is logged */
@@ -109,7 +112,7 @@ void rpmemd_notify_ready(struct rpmemd_sessions *set)
 
 void rpmemd_notify_reloading(void)
 {
-	char msg[64];
+	char msg[NOTIFY_TEXT_MAX];
 
 	if (!nt.on)
 		return;
@@ -123,7 +126,7 @@ void rpmemd_notify_reloading(void)
 
 void rpmemd_notify_stopping(struct rpmemd_sessions *set)
 {
-	char msg[96];
+	char msg[NOTIFY_TEXT_MAX];
 
 	if (!nt.on)
 		return;

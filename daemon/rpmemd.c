@@ -78,7 +78,7 @@ int main(int argc, char *argv[])
 	const char *path = RPMEMD_DEFAULT_CONFIG;
 	struct rpmemd_config cfg;
 	struct rpmemd_server *srv;
-	char err[1024];
+	char err[RPMEM_MSG_MAX];
 	int check = 0, debug = 0, filter = 1, c;
 
 	malloc_setup();

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -220,7 +221,7 @@ static int is_any(const struct sockaddr *sa)
 static void open_rdma(struct rpmemd_server *srv)
 {
 	struct rpmemd_sessions *set = srv->sessions;
-	char port[8], host[NI_MAXHOST];
+	char port[NI_MAXSERV], host[NI_MAXHOST];
 	unsigned long p = strtoul(srv->cfg.port, NULL, 10);
 
 	if (p == 0 || p >= 65535) {
@@ -313,7 +314,8 @@ out:
 int rpmemd_server_new(struct rpmemd_config *cfg, int debug,
 		      struct rpmemd_server **out)
 {
-	char host[256] = "localhost", server[RPMEM_STR_MAX + 1], err[512];
+	char host[HOST_NAME_MAX + 1] = "localhost", server[RPMEM_STR_MAX + 1];
+	char err[RPMEM_MSG_MAX];
 	struct rpmemd_server *srv = calloc(1, sizeof(*srv));
 	struct rpmemd_access *acc = NULL;
 	int ret;
@@ -412,7 +414,7 @@ static void reload(struct rpmemd_server *srv)
 {
 	struct rpmemd_access *acc = NULL;
 	struct rpmemd_config nc;
-	char err[1024];
+	char err[RPMEM_MSG_MAX];
 	int ret;
 
 	INFO("SIGHUP: reloading %s", srv->cfg.file);

@@ -16,6 +16,9 @@
 #include "sock.h"
 #include "util.h"
 
+/* SOCK_DRAIN_BUF -- what one read of a refused connection's drain takes */
+#define SOCK_DRAIN_BUF 4096
+
 int rpmemd_listen(const char *addr, const char *port, int *fd)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
@@ -60,7 +63,7 @@ void rpmemd_peer_name(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+	char host[INET6_ADDRSTRLEN] = "?", port[NI_MAXSERV] = "?";
 	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
 		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host),
 			    port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
@@ -148,7 +151,7 @@ void rpmemd_drain(struct rpmem_conn *c, unsigned wait_ms)
 {
 	uint64_t end = rpmem_now_ns() + wait_ms * 1000000ull;
 	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-	char buf[4096];
+	char buf[SOCK_DRAIN_BUF];
 
 	shutdown(c->fd, SHUT_WR);
 	for (int i = 0; !wait_ms && i < 16; i++)

@@ -11,6 +11,9 @@
 #include "log.h"
 #include "util.h"
 
+/* PSK_FILE_LINE_MAX -- the longest line of a PSK file read whole */
+#define PSK_FILE_LINE_MAX 512
+
 #define PSK_MAX_ENTRIES 4096
 
 /* psk_lookup -- the TLS server's PSK callback: identity -> key */
@@ -32,7 +35,7 @@ static int psk_lookup(void *arg, const char *identity, uint8_t *key,
 static int load_psk(struct rpmemd_auth *a, const char *path, char *err,
 		    size_t errlen)
 {
-	char line[512];
+	char line[PSK_FILE_LINE_MAX];
 	unsigned lineno = 0;
 	int ret;
 
@@ -85,7 +88,7 @@ int rpmemd_auth_new(const struct rpmemd_config *cfg, struct rpmemd_auth **out,
 {
 	const struct rpmemd_tls_cfg *t = &cfg->tls;
 	struct rpmemd_auth *a = calloc(1, sizeof(*a));
-	char why[512];
+	char why[RPMEM_MSG_MAX];
 	int ret;
 
 	if (!a)

@@ -47,7 +47,7 @@ int __attribute__((format(printf, 4, 5)))
 cfg_err(struct cfg_ctx *c, const config_setting_t *s, const char *what,
 	const char *fmt, ...)
 {
-	char msg[512];
+	char msg[RPMEM_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -92,7 +92,7 @@ int check_known(struct cfg_ctx *c, const config_setting_t *s,
 			if (!strcmp(name, *k))
 				ok = 1;
 		if (!ok) {
-			char what[128];
+			char what[RPMEMD_SETTING_MAX];
 			snprintf(what, sizeof(what), "%s%s", prefix, name);
 			return cfg_err(c, e, what, "unknown setting");
 		}
@@ -182,7 +182,7 @@ static int parse_listen(struct cfg_ctx *c, const config_setting_t *root,
 		const config_setting_t *e =
 			t == CONFIG_TYPE_STRING ? s :
 			config_setting_get_elem(s, (unsigned)i);
-		char what[32];
+		char what[RPMEMD_SETTING_MAX];
 		snprintf(what, sizeof(what), "listen[%d]", i);
 		const char *a = config_setting_get_string(e);
 		if (!a)
@@ -281,7 +281,7 @@ static int get_path(struct cfg_ctx *c, const config_setting_t *g,
 static int tls_file(struct cfg_ctx *c, const config_setting_t *g,
 		    const char *name, char *out, size_t len, int secret)
 {
-	char what[32], why[RPMEM_STR_MAX + 128];
+	char what[RPMEMD_SETTING_MAX], why[RPMEM_STR_MAX + 128];
 	struct stat st;
 	int ret;
 
@@ -376,7 +376,7 @@ static int parse_rights(struct cfg_ctx *c, const config_setting_t *g,
 			const char *pfx, unsigned *out)
 {
 	const config_setting_t *s = config_setting_get_member(g, "rights");
-	char what[64];
+	char what[RPMEMD_SETTING_MAX];
 	int n, ret;
 
 	snprintf(what, sizeof(what), "%srights", pfx);
@@ -443,7 +443,7 @@ static int parse_access_rule(struct cfg_ctx *c, const config_setting_t *g,
 	static const char *const known[] = { "identity", "regions", "rights",
 					     NULL };
 	const config_setting_t *rs;
-	char pfx[32], what[64];
+	char pfx[RPMEMD_SETTING_PFX_MAX], what[RPMEMD_SETTING_MAX];
 	const char *id;
 	unsigned rights = 0;
 	int n, ret;

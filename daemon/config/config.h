@@ -13,6 +13,10 @@
 #define RPMEMD_MAX_LISTEN 16
 #define RPMEMD_MAX_REGIONS 256
 #define RPMEMD_ADDR_MAX 64
+/* a setting's name as a message gives it: "regions[3].versions_quota" */
+#define RPMEMD_SETTING_MAX 128
+/* a setting's list prefix: "regions.[3]." */
+#define RPMEMD_SETTING_PFX_MAX 32
 #define RPMEMD_USER_MAX 33 /* a user name (32 bytes, as useradd) */
 #define RPMEMD_MAX_ACCESS 4096 /* (identity, region) entries of access */
 

@@ -95,7 +95,7 @@ static int parse_space(struct cfg_ctx *c, const config_setting_t *g,
 	const config_setting_t *n = config_setting_get_member(g,
 							      "versions_floor");
 	long long floor = 1;
-	char what[64];
+	char what[RPMEMD_SETTING_MAX];
 	const char *v;
 	int ret;
 
@@ -140,7 +140,7 @@ static int parse_versions(struct cfg_ctx *c, const config_setting_t *g,
 {
 	const config_setting_t *q = config_setting_get_member(g,
 							      "versions_quota");
-	char what[64], why[256];
+	char what[RPMEMD_SETTING_MAX], why[RPMEM_MSG_MAX];
 	const char *v;
 	int ret;
 
@@ -181,7 +181,7 @@ static int parse_undo_dir(struct cfg_ctx *c, const config_setting_t *g,
 			  const char *pfx, struct rpmemd_region_cfg *r)
 {
 	const config_setting_t *s = config_setting_get_member(g, "undo_dir");
-	char what[64], real[PATH_MAX];
+	char what[RPMEMD_SETTING_MAX], real[PATH_MAX];
 	const char *v;
 	struct stat st;
 	int ret;
@@ -241,7 +241,7 @@ static int check_undo_dirs(struct cfg_ctx *c, const config_setting_t *list,
 		const struct rpmemd_region_cfg *r = &cfg->regions[i];
 		for (unsigned j = 0; j < cfg->nregions; j++) {
 			const char *why = undo_dir_clash(r, &cfg->regions[j]);
-			char what[64];
+			char what[RPMEMD_SETTING_MAX];
 			if (!why)
 				continue;
 			snprintf(what, sizeof(what), "regions[%u].undo_dir", i);
@@ -272,7 +272,7 @@ static int parse_scrub_interval(struct cfg_ctx *c, const config_setting_t *g,
 	const config_setting_t *s = config_setting_get_member(g,
 							      "scrub_interval");
 	unsigned long long n;
-	char what[64], *end;
+	char what[RPMEMD_SETTING_MAX], *end;
 	const char *v;
 	int ret;
 
@@ -305,7 +305,7 @@ static int parse_region(struct cfg_ctx *c, const config_setting_t *g, int idx,
 					     "versions_min_age", "versions_full",
 					     "undo_dir", "scrub_interval", NULL };
 	struct rpmemd_region_cfg *r = &cfg->regions[cfg->nregions];
-	char pfx[32], what[64];
+	char pfx[RPMEMD_SETTING_PFX_MAX], what[RPMEMD_SETTING_MAX];
 	const char *name, *type, *path;
 	int ret;
 

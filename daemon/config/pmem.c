@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -193,7 +194,7 @@ int rpmemd_is_dax_mount(const char *dir)
 static void ndctl_log(struct ndctl_ctx *ctx, int prio, const char *file,
 		      int line, const char *fn, const char *fmt, va_list ap)
 {
-	char msg[512];
+	char msg[RPMEM_MSG_MAX];
 
 	(void)ctx;
 	(void)prio;
@@ -511,7 +512,7 @@ int rpmemd_pmem_dev_ns(const struct rpmemd_pmem_ns *v, size_t n, int chr,
 static uint64_t disk_of(dev_t dev)
 {
 	unsigned ma, mi;
-	char path[96];
+	char path[PATH_MAX];
 	FILE *f;
 	int ok;
 

@@ -139,7 +139,7 @@ void rpmemd_event_publish(struct rpmemd_sessions *set,
 			  struct rpmem_msg_event *e, const char *whose)
 {
 	struct rpmemd_events *ev = set->events;
-	uint8_t buf[2048];
+	uint8_t buf[RPMEMD_EVENT_FRAME_MAX];
 
 	if (!ev)
 		return;

@@ -18,6 +18,8 @@ struct rpmemd_handle;
 #define RPMEMD_EVENT_QUEUE_DEFAULT 1024 /* limits.event_queue */
 /* a subscriber's socket send buffer: the queue, not the kernel, absorbs */
 #define RPMEMD_EVENT_SNDBUF (32 << 10)
+/* room for one encoded EVENT payload */
+#define RPMEMD_EVENT_FRAME_MAX 2048
 
 /* one queued event: an encoded EVENT payload, or (p NULL) an overflow */
 struct rpmemd_ev_item {

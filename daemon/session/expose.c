@@ -84,7 +84,7 @@ static int rdma_stage(void *arg, size_t len)
 {
 	struct rpmemd_handle *h = arg;
 	uint64_t max = rpmemd_staging_limit(&h->s->lim), used;
-	char a[32], b[32], c[32];
+	char a[RPMEM_SIZE_STR], b[RPMEM_SIZE_STR], c[RPMEM_SIZE_STR];
 
 	if (h->mode != RPMEM_OPEN_RW)
 		return -EROFS;
@@ -124,7 +124,7 @@ static void staging_why(struct rpmemd_handle *h, int ret, char *why,
 	uint64_t max = rpmemd_staging_limit(&h->s->lim), used;
 	const char *type =
 		rpmem_region_type_str(rpmemd_pool_region(p)->cfg.type);
-	char a[32], b[32], c[32];
+	char a[RPMEM_SIZE_STR], b[RPMEM_SIZE_STR], c[RPMEM_SIZE_STR];
 
 	if (ret == -EROFS) {
 		snprintf(why, wlen,
@@ -174,7 +174,7 @@ int expose_pool(struct rpmemd_session *s, struct rpmemd_handle *h,
 		.may_write = rdma_may_write,
 	};
 	unsigned long long lim;
-	char sz[32];
+	char sz[RPMEM_SIZE_STR];
 
 	h->s = s;
 	/* RDMA writes bypass rpmemd: no cached hash while they may come */

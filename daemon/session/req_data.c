@@ -523,7 +523,7 @@ static int hash_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		      const struct rpmem_hash_range *rv, uint32_t n, int *ok)
 {
 	uint64_t size = rpmemd_pool_size(h->pool), bytes = 0;
-	char cap[32];
+	char cap[RPMEM_SIZE_STR];
 
 	*ok = 0;
 	for (uint32_t i = 0; i < n; i++) {

@@ -23,7 +23,7 @@
 static int send_event(struct rpmemd_session *s, uint32_t id,
 		      const struct rpmem_msg_event *e)
 {
-	uint8_t buf[2048];
+	uint8_t buf[RPMEMD_EVENT_FRAME_MAX];
 	int len = rpmem_event_encode(buf, sizeof(buf), e);
 
 	if (len < 0)
@@ -166,7 +166,7 @@ int rpmemd_events_serve(struct rpmemd_session *s, uint32_t id,
 			ret = send_item(s, id, &it);
 			continue;
 		}
-		struct pollfd p[3] = {
+		struct pollfd p[] = {
 			{ .fd = s->conn.fd, .events = POLLIN },
 			{ .fd = rpmemd_events_fd(s), .events = POLLIN },
 			{ .fd = s->kick_fd, .events = POLLIN },

@@ -148,7 +148,7 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 		       rpmemd_pool_name(h->pool), gen_ops[m.op],
 		       rolled ? " (its interrupted sync rolled back)" : "",
 		       rpmem_role_str(meta.role), ids[0] ? ids : "(none)");
-		char text[96];
+		char text[RPMEM_STR_MAX + 1];
 		snprintf(text, sizeof(text), "%s role:%s disk:%s", gen_ops[m.op],
 			 rpmem_role_str(meta.role), disk_of(h->pool, &meta));
 		rpmemd_ev_pool_text(s, rpmemd_pool_region(h->pool)->cfg.name,

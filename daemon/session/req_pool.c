@@ -239,7 +239,7 @@ int req_create(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 {
 	struct rpmem_msg_create m;
 	struct rpmemd_region *r;
-	char err[RPMEM_MSG_MAX], sz[32];
+	char err[RPMEM_MSG_MAX], sz[RPMEM_SIZE_STR];
 	int ret;
 
 	if (rpmem_create_decode(s->req, hd->len, &m))

@@ -18,6 +18,9 @@
 #include "util.h"
 #include "versions.h"
 
+/* ROOM_PRUNED_MAX -- versions pruned for room reported by one SET_STATE */
+#define ROOM_PRUNED_MAX 8
+
 /* version_event -- a pool event: version gen kept or pruned (text) */
 static void version_event(struct rpmemd_session *s, struct rpmemd_pool *p,
 			  uint64_t gen, const char *text)
@@ -73,10 +76,10 @@ void rpmemd_versions_room(struct rpmemd_session *s, struct rpmemd_pool *p,
 			  char *note, size_t len)
 {
 	struct retain_arg a = { s, p, note, len };
-	struct rpmemd_room_pruned r[8];
+	struct rpmemd_room_pruned r[ROOM_PRUNED_MAX];
 	struct rpmemd_version v = { 0 };
 	unsigned lost;
-	size_t n = rpmemd_versions_take_room(p, r, 8, &lost);
+	size_t n = rpmemd_versions_take_room(p, r, ROOM_PRUNED_MAX, &lost);
 
 	for (size_t i = 0; i < n; i++) {
 		rpmem_strlcpy(v.pool, r[i].pool, sizeof(v.pool));
@@ -275,7 +278,7 @@ static int versions_create(struct rpmemd_session *s,
 	struct rpmemd_pool *p = h->pool;
 	struct rpmem_msg_state st = { RPMEM_POOL_SYNCING, 0 };
 	char err[RPMEM_STR_MAX + 1];
-	uint8_t buf[16];
+	uint8_t buf[16 + RPMEM_MSG_MAX];
 	int ret, ok, len;
 
 	/* a cut adds a version and loses nothing: append will do */

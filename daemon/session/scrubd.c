@@ -20,6 +20,9 @@
 #include "util.h"
 #include "versions.h"
 
+/* SCRUBD_VLIST_MAX -- room for the generations of damaged versions */
+#define SCRUBD_VLIST_MAX 128
+
 /* how often the thread looks at the regions' schedules */
 #define SCRUBD_TICK_MS 1000
 /* threads one batch hashes with, as a SCRUB request */
@@ -56,7 +59,7 @@ struct scrubd_result {
 	uint64_t damaged, unverified, checked; /* bytes; checked: compared */
 	int cut;			       /* the daemon stopped first */
 	unsigned vbad;			       /* damaged versions */
-	char vlist[128];		       /* their generations, named */
+	char vlist[SCRUBD_VLIST_MAX];	       /* their generations, named */
 };
 
 /* count -- the verdicts of count pieces from off into res */

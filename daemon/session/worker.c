@@ -100,7 +100,7 @@ static void hs_drain(struct rpmemd_session *s)
  */
 static int tls_accept(struct rpmemd_session *s)
 {
-	char err[512];
+	char err[RPMEM_MSG_MAX];
 	uint8_t first;
 	ssize_t n;
 
@@ -124,7 +124,7 @@ static int tls_accept(struct rpmemd_session *s)
 	int ret = rpmem_tls_start(s->set->tls, &s->conn, NULL, err,
 				  sizeof(err));
 	if (ret) {
-		char by[8];
+		char by[RPMEM_STR_MAX + 1];
 		/* closed to make room: handshake_failed says so */
 		if (rpmemd_sessions_fate(s->set, s, by, sizeof(by)) ==
 		    SESSION_EVICTED)
@@ -173,7 +173,7 @@ static void hash_report(const struct rpmemd_session *s)
 
 static void handshake_failed(struct rpmemd_session *s, int ret)
 {
-	char by[8];
+	char by[RPMEM_STR_MAX + 1];
 	int fate = rpmemd_sessions_fate(s->set, s, by, sizeof(by));
 
 	if (fate == SESSION_DISPLACED) {
@@ -317,14 +317,14 @@ int rpmemd_session_start(struct rpmemd_sessions *set, int fd)
 {
 	struct rpmemd_session *s;
 	struct rpmemd_limits lim;
-	char addr[64], why[RPMEM_MSG_MAX + 1];
+	char addr[RPMEMD_ADDR_MAX], why[RPMEM_MSG_MAX + 1];
 	uint32_t id;
 	int ret;
 
 	peer_addr(fd, addr, sizeof(addr));
 	if (rpmemd_sessions_reserve(set, addr, &id, &lim, why, sizeof(why))) {
 		struct rpmem_conn c;
-		char peer[64];
+		char peer[RPMEMD_ADDR_MAX];
 		rpmem_conn_init(&c, fd);
 		rpmemd_peer_name(fd, peer, sizeof(peer));
 		rpmem_log_limited(&log_refused, LOG_NOTICE,

@@ -31,6 +31,8 @@ int rpmem_name_valid(const char *name);
  * 8 EiB less one byte); larger sizes are refused as such, by both ends
  */
 #define RPMEM_SIZE_MAX ((uint64_t)INT64_MAX)
+/* RPMEM_MAGIC_LEN -- the magic string that starts each rpmemd side file */
+#define RPMEM_MAGIC_LEN 16
 
 /*
  * rpmem_parse_size -- "4096", "64K", "64KiB", "1M", "2G", "1T" (powers of
@@ -43,6 +45,8 @@ int rpmem_parse_size(const char *s, uint64_t *out);
  * seconds) into nanoseconds; from 1 ms to 24 h, else -EINVAL or -ERANGE
  */
 int rpmem_parse_interval(const char *s, uint64_t *ns);
+/* RPMEM_SIZE_STR -- room for rpmem_fmt_size's text */
+#define RPMEM_SIZE_STR 32
 /* rpmem_fmt_size -- "64 MiB", "1.5 GiB" into buf */
 const char *rpmem_fmt_size(uint64_t v, char *buf, size_t len);
 /*
@@ -72,10 +76,14 @@ struct rpmem_target {
 int rpmem_parse_target(const char *s, unsigned need, struct rpmem_target *t,
 		       char *err, size_t errlen);
 
+/* RPMEM_UUID_LEN -- bytes of a uuid; RPMEM_UUID_STR -- its text, NUL too */
+#define RPMEM_UUID_LEN 16
+#define RPMEM_UUID_STR 37
 /* rpmem_uuid_fmt -- 36-character text form of a 16-byte uuid */
-void rpmem_uuid_fmt(const uint8_t uuid[16], char out[37]);
+void rpmem_uuid_fmt(const uint8_t uuid[RPMEM_UUID_LEN],
+		    char out[RPMEM_UUID_STR]);
 /* rpmem_uuid_parse -- returns 0 or -EINVAL */
-int rpmem_uuid_parse(const char *s, uint8_t uuid[16]);
+int rpmem_uuid_parse(const char *s, uint8_t uuid[RPMEM_UUID_LEN]);
 /*
  * rpmem_gen_ids_fmt -- generation ids as 16 hex digits each, joined by sep,
  * into out[len] (truncated to fit)

@@ -136,3 +136,53 @@ PY
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+# literal_sizes -- every array declared with a literal size in the product's
+# .c files under the folders given, one "file:line: name[size]" a line
+literal_sizes() {
+	python3 - "$@" <<'PY'
+import re, subprocess, sys
+files = [f for f in subprocess.run(['git', 'ls-files'] + sys.argv[1:],
+                                   capture_output=True,
+                                   text=True).stdout.split()
+         if f.endswith('.c')]
+decl = re.compile(r'^\s*(?:(?:static|const|unsigned|signed|volatile|'
+                  r'__thread|register)\s+)*(?:char|int|long|short|unsigned|'
+                  r'double|float|bool|size_t|ssize_t|u?int(?:8|16|32|64)_t|'
+                  r'struct\s+\w+|union\s+\w+|enum\s+\w+|\w+_t)\b'
+                  r'(?:\s|\*|const)*\w+\s*\[')
+arr = re.compile(r'\b(\w+)\s*\[\s*([0-9]+)\s*\]')
+for f in files:
+    t = open(f, encoding='utf-8').read()
+    t = re.sub(r'/\*.*?\*/', lambda m: '\n' * m.group(0).count('\n'), t,
+               flags=re.S)
+    t = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', t)
+    for n, line in enumerate(t.split('\n'), 1):
+        if not decl.match(line):
+            continue
+        line = re.sub(r'\{[^{}]*\}', '', line)
+        for m in arr.finditer(line):
+            pre = line[:m.start()].rstrip()
+            if pre and pre[-1] in '=(+-/%<>!|?:[':
+                continue  # an index or an expression, not a declaration
+            print('%s:%d: %s[%s]' % (f, n, m.group(1), m.group(2)))
+PY
+}
+
+@test "cmd/ and daemon/ declare no array with a literal size, lib/ no more than it does" {
+	cd "$TOP"
+	# a buffer's size is named where it is shared (cmd/cmd.h,
+	# lib/common/util.h, daemon/config/config.h...) or at the top of its
+	# file, so a caller's buffer and the callee's idea of it cannot drift;
+	# lib/ keeps the ones left until its files settle in their layer
+	# folders: the count may only go down
+	local lib_max=112
+	run literal_sizes cmd daemon
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run literal_sizes lib
+	echo "lib/: $(echo "$output" | grep -c .) of at most $lib_max"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep -c .)" -le "$lib_max" ]
+}

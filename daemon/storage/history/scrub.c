@@ -27,12 +27,13 @@
 #define SC_PIECE RPMEM_HASH_PIECE
 /* pieces hashed and written at once while recording (64 MiB of pool) */
 #define SC_BATCH RPMEM_MAX_SCRUB_PIECES
+#define SC_SUFFIX_MAX 32 /* ".scrub.v<N>" and the like */
 
 struct sc_hdr {
-	char magic[16];
+	char magic[RPMEM_MAGIC_LEN];
 	uint32_t version;
 	uint32_t piece;
-	uint8_t uuid[16];
+	uint8_t uuid[RPMEM_UUID_LEN];
 	uint64_t size;
 	uint64_t generation;
 	uint64_t npieces;
@@ -683,7 +684,7 @@ static uint64_t image_hash(int fd, const struct sc_hdr *h)
 		ok = !rpmem_pread_full(fd, e, n * sizeof(*e),
 				       SC_HDR_SIZE + first * sizeof(*e));
 		for (uint32_t i = 0; ok && i < n; i++) {
-			uint8_t le[8];
+			uint8_t le[sizeof(uint64_t)];
 			ok = e[i].check == sc_check(e[i].hash, first + i, h->key);
 			le64_put(le, e[i].hash);
 			XXH3_64bits_update(st, le, sizeof(le));
@@ -701,7 +702,7 @@ uint64_t rpmemd_scrub_keep(int metafd, const char *pool, uint64_t size,
 			   uint64_t gen)
 {
 	char fn[RPMEM_NAME_MAX + 16], kept[RPMEM_NAME_MAX + 40];
-	char sfx[32];
+	char sfx[SC_SUFFIX_MAX];
 	struct sc_hdr h;
 	uint64_t hash = 0;
 	int fd;
@@ -722,7 +723,7 @@ uint64_t rpmemd_scrub_keep(int metafd, const char *pool, uint64_t size,
 
 int rpmemd_scrub_version_unlink(int metafd, const char *pool, uint64_t gen)
 {
-	char fn[RPMEM_NAME_MAX + 40], sfx[32];
+	char fn[RPMEM_NAME_MAX + 40], sfx[SC_SUFFIX_MAX];
 
 	snprintf(sfx, sizeof(sfx), ".v%llu", (unsigned long long)gen);
 	sc_name(pool, sfx, fn, sizeof(fn));
@@ -736,7 +737,7 @@ int rpmemd_scrub_version_check(int metafd, const char *pool, uint64_t size,
 			       const uint8_t *data, uint8_t *piece,
 			       uint8_t *why)
 {
-	char fn[RPMEM_NAME_MAX + 40], sfx[32];
+	char fn[RPMEM_NAME_MAX + 40], sfx[SC_SUFFIX_MAX];
 	uint64_t first = off / SC_PIECE, len = (uint64_t)count * SC_PIECE;
 	struct sc_entry *e = malloc(count * sizeof(*e));
 	uint64_t *h = malloc(count * sizeof(*h));

@@ -22,6 +22,9 @@
 #include "store.h"
 #include "util.h"
 
+/* HIST_TEXT_MAX -- room for a history file's text */
+#define HIST_TEXT_MAX 1024
+
 /*
  * A pool promoted in place is written by a local application through its
  * pool file in the region, which may replicate it onward (rpmemctl, the
@@ -54,7 +57,8 @@ static int local_hist_pool(const struct rpmemd_pool *p, const char *name)
 /* local_hist_write -- <pool>.rpmemgen with m's ids and the file's stat */
 static int local_hist_write(struct rpmemd_pool *p, const struct rpmemd_meta *m)
 {
-	char name[RPMEM_NAME_MAX + 32], tmp[RPMEM_NAME_MAX + 40], text[1024];
+	char name[RPMEM_NAME_MAX + 32], tmp[RPMEM_NAME_MAX + 40];
+	char text[HIST_TEXT_MAX];
 	struct rpmem_hist_head h = { .count = m->nhist };
 	struct stat st;
 	int dirfd = p->region->dirfd;
@@ -97,7 +101,7 @@ static int local_hist_write(struct rpmemd_pool *p, const struct rpmemd_meta *m)
  */
 static void local_hist_take(struct rpmemd_pool *p, struct rpmemd_meta *m)
 {
-	char name[RPMEM_NAME_MAX + 32], text[1025];
+	char name[RPMEM_NAME_MAX + 32], text[HIST_TEXT_MAX + 1];
 	struct rpmem_hist_head h;
 	struct stat st;
 	local_hist_name(p, "", name, sizeof(name));

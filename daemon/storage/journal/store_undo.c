@@ -20,6 +20,9 @@
 #include "undo.h"
 #include "util.h"
 
+/* QUOTA_TEXT_MAX -- room for each part of a quota refusal's message */
+#define QUOTA_TEXT_MAX 160
+
 #define LIVE_SUFFIX " (live)"
 
 /* the history layer's callbacks: none until it registers them */
@@ -184,7 +187,7 @@ static int keep_fits(struct rpmemd_pool *p, uint64_t change, int undeclared,
 {
 	struct rpmemd_region *r = p->region;
 	uint64_t ver = need + record_bytes(p), total, floor, others;
-	char what[160], res[160] = "";
+	char what[QUOTA_TEXT_MAX], res[QUOTA_TEXT_MAX] = "";
 
 	if (!r->cfg.versions || !r->cfg.versions_quota ||
 	    r->cfg.versions_full_prune)

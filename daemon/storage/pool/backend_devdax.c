@@ -30,7 +30,7 @@ static int dax_create(struct rpmemd_region *r, const char *name,
 		      uint64_t size, char *err, size_t errlen)
 {
 	struct rpmemd_devdax_info di;
-	char need[32], have[32], big[32];
+	char need[RPMEM_SIZE_STR], have[RPMEM_SIZE_STR], big[RPMEM_SIZE_STR];
 	int ret;
 
 	pthread_mutex_lock(&r->dax->lock);

@@ -103,7 +103,7 @@ static const char *orphan_not_ours(const struct stat *st, char *buf,
 static int create_file(struct rpmemd_region *r, const char *name, int *fdp,
 		       char *err, size_t errlen)
 {
-	char why[64];
+	char why[RPMEM_MSG_MAX];
 	struct stat st, fst;
 
 	for (int tries = 0; tries < 3; tries++) {
@@ -208,7 +208,7 @@ static int allocate(int fd, uint64_t size)
 static int file_create(struct rpmemd_region *r, const char *name,
 		       uint64_t size, char *err, size_t errlen)
 {
-	char need[32], have[32];
+	char need[RPMEM_SIZE_STR], have[RPMEM_SIZE_STR];
 	struct rpmemd_meta m;
 	uint64_t avail;
 	int ret, fd = -1;

@@ -22,10 +22,10 @@
 #define DM_MAX (1ull << 28)
 
 struct dm_hdr {
-	char magic[16];
+	char magic[RPMEM_MAGIC_LEN];
 	uint32_t version;
 	uint32_t reserved;
-	uint8_t uuid[16];
+	uint8_t uuid[RPMEM_UUID_LEN];
 	uint64_t count;
 	uint64_t csum; /* XXH3 of everything above and the entries */
 };

@@ -261,7 +261,7 @@ out:
 int rpmemd_devdax_create(struct rpmemd_devdax *dd, const char *name,
 			 uint64_t size, struct rpmemd_devdax_pool *out)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[RPMEM_SIZE_STR], b2[RPMEM_SIZE_STR], b3[RPMEM_SIZE_STR];
 	uint64_t ext, off, free_b, largest;
 	struct dd_rec r;
 	int ret, slot = -1;

@@ -72,6 +72,7 @@
 #define HDR_CSUM_OFF 120
 #define SLOT_MAGIC 0x53584450u /* "PDXS" */
 #define SLOT_IN_USE 1u
+#define DD_PAIR 2 /* slots per pool: the record in force and the next */
 #define SLOT_CSUM_OFF 504
 #define SLOT_NAME_OFF 80
 #define SLOT_SOURCE_OFF 152
@@ -481,8 +482,8 @@ static int dd_check(struct rpmemd_devdax *dd)
 /* dd_load -- read every slot pair; the record in force of each */
 static int dd_load(struct rpmemd_devdax *dd)
 {
-	struct dd_rec r[2];
-	int valid[2], ret;
+	struct dd_rec r[DD_PAIR];
+	int valid[DD_PAIR], ret;
 
 	dd->ent = calloc(dd->max_pools, sizeof(*dd->ent));
 	if (!dd->ent)

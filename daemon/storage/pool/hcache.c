@@ -24,10 +24,10 @@
 #define HC_CLEAN 0x6e61656c63ull /* "clean"; anything else is dirty */
 
 struct hc_hdr {
-	char magic[16];
+	char magic[RPMEM_MAGIC_LEN];
 	uint32_t version;
 	uint32_t block_size;
-	uint8_t uuid[16];
+	uint8_t uuid[RPMEM_UUID_LEN];
 	uint64_t pool_size;
 	uint64_t nblocks; /* entries: the pool's 4 KiB pieces */
 	uint64_t epoch;
@@ -52,7 +52,7 @@ struct rpmemd_hcache {
 	uint64_t npieces;
 	uint64_t nblocks; /* 64 KiB blocks, the unit of written */
 	uint64_t size;
-	uint8_t uuid[16];
+	uint8_t uuid[RPMEM_UUID_LEN];
 	uint64_t epoch;
 	int dirty;	     /* the header on disk says dirty */
 	unsigned rdma;	     /* writable RDMA exposures: the cache is off */

@@ -94,7 +94,7 @@ static void hist_format(const struct rpmemd_meta *m, char *out, size_t len)
 
 int rpmemd_meta_format(const struct rpmemd_meta *m, char *buf, size_t len)
 {
-	char uuid[37];
+	char uuid[RPMEM_UUID_STR];
 	char hist[40 + RPMEM_MAX_GENERATIONS * 17];
 	rpmem_uuid_fmt(m->uuid, uuid);
 	hist_format(m, hist, sizeof(hist));
@@ -306,7 +306,7 @@ static struct rpmem_log_limit log_untrusted =
 static int own_check(int fd, const char *name)
 {
 	struct stat st;
-	char why[96];
+	char why[RPMEM_MSG_MAX];
 	int warn = rpmemd_region_check_warn();
 
 	if (fstat(fd, &st))
@@ -330,7 +330,7 @@ static int own_check(int fd, const char *name)
 static int denied(int dirfd, const char *name)
 {
 	struct stat st;
-	char why[96];
+	char why[RPMEM_MSG_MAX];
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
 	    !rpmemd_untrusted(&st, why, sizeof(why)))

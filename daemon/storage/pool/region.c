@@ -139,7 +139,7 @@ static int dir_check(const struct rpmemd_region *r, int fd, const char *path,
 		     char *err, size_t errlen)
 {
 	struct stat st;
-	char why[96];
+	char why[RPMEM_MSG_MAX];
 
 	if (fstat(fd, &st)) {
 		snprintf(err, errlen, "region '%s': %s: %s", r->cfg.name, path,
@@ -371,7 +371,7 @@ static int check_path(const struct rpmemd_region_cfg *rc, const char *path,
 		      int warn)
 {
 	struct stat st;
-	char why[96];
+	char why[RPMEM_MSG_MAX];
 
 	if (lstat(path, &st))
 		return 0; /* not there (yet): opening it says what is wrong */
