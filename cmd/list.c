@@ -71,6 +71,8 @@ static const char *state_cell(const struct rpmemctl_list *l, unsigned i,
 			 rpmemctl_size_format(bad, sz, sizeof(sz)));
 		st = cell_add(st, buf, len, d);
 	}
+	if (rpmemctl_list_pool_split_brain(l, i))
+		st = cell_add(st, buf, len, "split brain");
 	return st;
 }
 
@@ -363,6 +365,11 @@ void cmd_list_json(struct json *j, const struct rpmemctl_list *l,
 			 rpmemctl_list_pool_versions_bytes(l, i));
 		json_bool(j, "damaged", rpmemctl_list_pool_damaged(l, i) != 0);
 		json_u64(j, "damaged_bytes", rpmemctl_list_pool_damaged(l, i));
+		if (rpmemctl_list_pool_split_brain(l, i))
+			json_u64(j, "split_brain_at",
+				 rpmemctl_list_pool_split_brain(l, i));
+		else
+			json_null(j, "split_brain_at");
 		json_str(j, "uuid", rpmemctl_list_pool_uuid(l, i));
 		json_u64(j, "created_at", rpmemctl_list_pool_created(l, i));
 		json_u64(j, "last_sync_at",

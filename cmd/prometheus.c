@@ -190,6 +190,9 @@ static void pools(FILE *f, const char *hp, const struct rpmemctl_list *l)
 	pool_family(f, hp, l, "rpmem_pool_damaged_bytes", "gauge",
 		    "Bytes of the pool's image a scrub found damaged and no sync rewrote since.",
 		    rpmemctl_list_pool_damaged);
+	pool_family(f, hp, l, "rpmem_pool_split_brain_seconds", "gauge",
+		    "Unix time of the last split brain reported of the pool since its history last changed (0: none).",
+		    rpmemctl_list_pool_split_brain);
 }
 
 /*

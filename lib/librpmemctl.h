@@ -247,6 +247,16 @@ uint64_t rpmemctl_list_pool_damaged(const struct rpmemctl_list *l,
 				    unsigned i);
 
 /*
+ * rpmemctl_list_pool_split_brain -- unix seconds of the last split brain
+ * an initiator reported of pool i (its sync refused because both copies
+ * were written since they last agreed), kept until the pool's history
+ * changes (promote, demote, a sync that adopts); 0: none, or a target
+ * that does not keep it. Since LIBRPMEMCTL_5.
+ */
+uint64_t rpmemctl_list_pool_split_brain(const struct rpmemctl_list *l,
+					unsigned i);
+
+/*
  * rpmemctl_list_pool_role, _generations -- pool i's role (enum
  * rpmemctl_role) and its generation history, newest first: up to max ids
  * into ids, the count it has returned (0 for a target without

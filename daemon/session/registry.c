@@ -74,7 +74,7 @@ int rpmemd_sessions_new(struct rpmemd_regions *regions, unsigned max_sessions,
 		    RPMEM_CAP_GENERATIONS | RPMEM_CAP_SYNC_SIZE |
 		    RPMEM_CAP_DAMAGE | RPMEM_CAP_NOTE |
 		    RPMEM_CAP_REPAIR | RPMEM_CAP_REPAIR_AT |
-		    RPMEM_CAP_SPLIT;
+		    RPMEM_CAP_SPLIT | RPMEM_CAP_SPLIT_LIST;
 	rpmem_strlcpy(set->server, server, sizeof(set->server));
 	set->limits = (struct rpmemd_limits){ .handshake_timeout = 10,
 					      .frame_timeout = 60,

@@ -65,9 +65,30 @@ static int gen_reply(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 }
 
 /*
+ * gen_resolved -- GEN split, resolved: an initiator that reported a split
+ * brain took the pool's copy; the pool shows none any more (refused
+ * unless the initiator now holds the pool's newest id), then GEN_REPLY
+ */
+static int gen_resolved(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+			const struct rpmem_msg_gen *m, struct rpmemd_pool *p)
+{
+	char err[RPMEM_MSG_MAX];
+	struct rpmemd_meta meta;
+	int rolled;
+
+	if (rpmemd_pool_gen(p, m, &meta, &rolled, err, sizeof(err)))
+		return conn_reply_err(s, hd->id, RPMEM_E_INVAL, "%s", err);
+	INFO("session %u: pool %s/%s: split brain resolved: %s (%s) took the pool's copy",
+	     s->id, rpmemd_pool_region(p)->cfg.name, rpmemd_pool_name(p),
+	     s->peer, s->client);
+	return gen_reply(s, hd, p, &meta, 0);
+}
+
+/*
  * gen_split -- GEN split: an initiator's comparison refused a sync of
- * this pool as a split brain; logged and published (nothing changes),
- * then GEN_REPLY
+ * this pool as a split brain; its time kept with the pool (list and
+ * status show it until the pool's history changes), logged and
+ * published (nothing else changes), then GEN_REPLY
  */
 static int gen_split(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 		     const struct rpmem_msg_gen *m, struct rpmemd_pool *p)
@@ -75,8 +96,14 @@ static int gen_split(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	char lids[RPMEM_MAX_GENERATIONS * 17 + 1];
 	char pids[RPMEM_MAX_GENERATIONS * 17 + 1];
 	char text[RPMEM_STR_MAX + 1];
+	char err[RPMEM_MSG_MAX];
 	struct rpmemd_meta meta;
+	int rolled;
 
+	if (rpmemd_pool_gen(p, m, &meta, &rolled, err, sizeof(err)))
+		WARN("session %u: pool %s/%s: the split brain is not kept with it: %s",
+		     s->id, rpmemd_pool_region(p)->cfg.name,
+		     rpmemd_pool_name(p), err);
 	rpmemd_pool_get_meta(p, &meta);
 	rpmem_gen_ids_fmt(m->ids, m->count, ",", lids, sizeof(lids));
 	rpmem_gen_ids_fmt(meta.hist, meta.nhist, ",", pids, sizeof(pids));
@@ -129,6 +156,8 @@ int req_gen(struct rpmemd_session *s, const struct rpmem_hdr *hd)
 				      "GEN of unknown handle %u", m.handle);
 	if (!gen_allowed(s, hd, &m, h, &ret))
 		return ret;
+	if (m.op == RPMEM_GEN_SPLIT && (m.flags & RPMEM_GEN_RESOLVED))
+		return gen_resolved(s, hd, &m, h->pool);
 	if (m.op == RPMEM_GEN_SPLIT)
 		return gen_split(s, hd, &m, h->pool);
 	/* the pool's own live writer may record a new id on its copy */

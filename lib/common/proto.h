@@ -250,6 +250,12 @@ enum rpmem_ns_mode {
  * split brain its comparison refused, for the target's log and events
  */
 #define RPMEM_CAP_SPLIT (1u << 20)
+/*
+ * the target keeps the time of the last split brain reported of each pool
+ * until its history changes (promote, demote, adopt) and answers LIST
+ * with RPMEM_LIST_SPLIT
+ */
+#define RPMEM_CAP_SPLIT_LIST (1u << 21)
 
 /* who a session proved to be, carried in extended STATUS_REPLY entries */
 #define RPMEM_IDENTITY_MAX 128 /* PSK identity or certificate name */
@@ -303,9 +309,16 @@ struct rpmem_msg_error {
  * rewrote since (needs RPMEM_CAP_DAMAGE)
  */
 #define RPMEM_LIST_DAMAGED (1u << 4)
+/*
+ * each pool entry ends (after the damaged field, if any) with split u64:
+ * unix seconds of the last split brain an initiator reported of the pool
+ * (GEN split) since its history last changed, 0 if none (needs
+ * RPMEM_CAP_SPLIT_LIST)
+ */
+#define RPMEM_LIST_SPLIT (1u << 5)
 #define RPMEM_LIST_FLAGS                                                       \
 	(RPMEM_LIST_PAGE | RPMEM_LIST_UNDO | RPMEM_LIST_VERSIONS |             \
-	 RPMEM_LIST_GENERATIONS | RPMEM_LIST_DAMAGED)
+	 RPMEM_LIST_GENERATIONS | RPMEM_LIST_DAMAGED | RPMEM_LIST_SPLIT)
 
 /*
  * LIST: region str | [flags u32 | cursor str]; flags are sent only when
@@ -345,6 +358,8 @@ struct rpmem_pool_info {
 	uint64_t gens[RPMEM_MAX_GENERATIONS];
 	/* with RPMEM_LIST_DAMAGED: bytes found damaged, not rewritten since */
 	uint64_t damaged;
+	/* with RPMEM_LIST_SPLIT: unix seconds of a split brain reported, 0 */
+	uint64_t split_at;
 };
 
 struct rpmem_region_info {
@@ -769,7 +784,13 @@ enum rpmem_gen_op {
 #define RPMEM_GEN_FORCE (1u << 0)
 /* GEN flag, SPLIT: the refused sync was a pull (else a push) */
 #define RPMEM_GEN_PULL (1u << 1)
-#define RPMEM_GEN_FLAGS (RPMEM_GEN_FORCE | RPMEM_GEN_PULL)
+/*
+ * GEN flag, SPLIT (RPMEM_CAP_SPLIT_LIST): the split brain is resolved, the
+ * initiator took the pool's copy (its ids are the pool's history): the
+ * pool no longer shows the split brain
+ */
+#define RPMEM_GEN_RESOLVED (1u << 2)
+#define RPMEM_GEN_FLAGS (RPMEM_GEN_FORCE | RPMEM_GEN_PULL | RPMEM_GEN_RESOLVED)
 
 /*
  * GEN: handle u32 | op u8 | flags u32 | count u8 | count x u64 (ADOPT's

@@ -198,7 +198,8 @@ int rpmem_gen_decode(const void *buf, size_t len, struct rpmem_msg_gen *m)
 	    m->count > RPMEM_MAX_GENERATIONS ||
 	    (m->count && m->op != RPMEM_GEN_ADOPT &&
 	     m->op != RPMEM_GEN_SPLIT) ||
-	    ((m->flags & RPMEM_GEN_PULL) && m->op != RPMEM_GEN_SPLIT))
+	    ((m->flags & (RPMEM_GEN_PULL | RPMEM_GEN_RESOLVED)) &&
+	     m->op != RPMEM_GEN_SPLIT))
 		return -EBADMSG;
 	for (uint8_t k = 0; k < m->count; k++)
 		m->ids[k] = rbuf_u64(&r);

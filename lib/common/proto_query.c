@@ -92,6 +92,8 @@ int rpmem_list_reply_encode(void *buf, size_t cap,
 		}
 		if (m->flags & RPMEM_LIST_DAMAGED)
 			wbuf_u64(&w, p->damaged);
+		if (m->flags & RPMEM_LIST_SPLIT)
+			wbuf_u64(&w, p->split_at);
 	}
 	if (m->flags & ~RPMEM_LIST_FLAGS)
 		return -EINVAL;
@@ -188,6 +190,8 @@ int rpmem_list_reply_decode_flags(const void *buf, size_t len, uint32_t flags,
 			gens_decode(&r, &p->role, &p->ngens, p->gens);
 		if (flags & RPMEM_LIST_DAMAGED)
 			p->damaged = rbuf_u64(&r);
+		if (flags & RPMEM_LIST_SPLIT)
+			p->split_at = rbuf_u64(&r);
 		if (p->state > RPMEM_POOL_CONSISTENT || p->pending > 1)
 			r.err = -EBADMSG;
 	}

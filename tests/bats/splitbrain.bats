@@ -250,3 +250,48 @@ runs() {
 	# the histories agree again
 	[ "$("$RPMEMCTL" list --json "$T/r1/q" | jq -r '.pools[0].generations | join(",")')" = "$(sed -n 's/^ids=//p' "$W/f.rpmemgen")" ]
 }
+
+# split_at [POOL] -- the split brain status --json gives pool POOL (p) on $T
+split_at() {
+	"$RPMEMCTL" status --json "$T" |
+		jq -r --arg p "${1:-p}" '.pools[] | select(.name == $p) | .split_brain_at'
+}
+
+@test "status and list show a split brain on the target's side until it is resolved: kept across an rpmemd restart, gone after a pull that discards the local writes or a push that discards the target's" {
+	split
+	[ "$(split_at)" = null ]
+	rc sync "$W/f" "$T/r1/p"
+	[ "$status" -eq 4 ]
+	local t
+	t=$(split_at)
+	[ "$t" -gt 0 ]
+	rc status "$T"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"split brain"* ]]
+	rc list "$T/r1/p"
+	[[ "$output" == *"split brain"* ]]
+	"$RPMEMCTL" status --prometheus "$T" |
+		grep -q "^rpmem_pool_split_brain_seconds{.*pool=\"p\"} $t$"
+	# the daemon keeps it with the pool's metadata, not in memory
+	grep -q "^split=$t$" "$R1/.rpmemd/p.meta"
+	stop_daemon
+	start_daemon
+	[ "$(split_at)" = "$t" ]
+	# the operator keeps the target's copy: the mark goes
+	rc sync --pull --discard-local "$W/f" "$T/r1/p"
+	[ "$status" -eq 0 ]
+	cmp "$W/f" "$W/held_t"
+	[ "$(split_at)" = null ]
+	refute grep -q '^split=' "$R1/.rpmemd/p.meta"
+	# a second split brain, resolved the other way: the mark goes too
+	P=q split
+	rc sync "$W/f" "$T/r1/q"
+	[ "$status" -eq 4 ]
+	[ "$(split_at q)" -gt 0 ]
+	rc sync --discard-target "$W/f" "$T/r1/q"
+	[ "$status" -eq 0 ]
+	cmp "$W/f" "$R1/q"
+	[ "$(split_at q)" = null ]
+	rc status "$T"
+	[[ "$output" != *"split brain"* ]]
+}

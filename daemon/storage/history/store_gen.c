@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -255,6 +256,7 @@ static int gen_promote(struct rpmemd_pool *p, uint32_t flags, int *rolled,
 	struct rpmemd_meta m = p->meta;
 	rpmemd_meta_hist_push(&m, id);
 	m.role = RPMEM_ROLE_PRIMARY;
+	m.split_at = 0; /* an operator chose this copy */
 	ret = gen_write(p, &m, err, errlen);
 	if (!ret && p->fd >= 0 && p->region->dirfd >= 0 &&
 	    (ret = local_hist_write(p, &m))) {
@@ -297,7 +299,37 @@ static int gen_set(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
 		memcpy(m.hist, g->ids, g->count * sizeof(g->ids[0]));
 		m.nhist = g->count;
 	}
-	if (!ret)
+	if (!ret) {
+		m.split_at = 0; /* its history moved on: resolved */
+		ret = gen_write(p, &m, err, errlen);
+	}
+	pthread_mutex_unlock(&p->meta_lock);
+	return ret;
+}
+
+/*
+ * gen_split_mark -- GEN split: the time of the split brain kept with the
+ * pool's metadata until its history changes (list and status show it);
+ * RPMEM_GEN_RESOLVED by an initiator that now holds the pool's newest id
+ * (it took the pool's copy) clears it, else -ESTALE
+ */
+static int gen_split_mark(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
+			  char *err, size_t errlen)
+{
+	int ret = 0;
+	pthread_mutex_lock(&p->meta_lock);
+	struct rpmemd_meta m = p->meta;
+	if (!(g->flags & RPMEM_GEN_RESOLVED)) {
+		m.split_at = (uint64_t)time(NULL);
+	} else if (!g->count || !m.nhist || g->ids[0] != m.hist[0]) {
+		snprintf(err, errlen,
+			 "pool '%s': a split brain is resolved only by a copy that took the pool's history",
+			 p->name);
+		ret = -ESTALE;
+	} else {
+		m.split_at = 0;
+	}
+	if (!ret && m.split_at != p->meta.split_at)
 		ret = gen_write(p, &m, err, errlen);
 	pthread_mutex_unlock(&p->meta_lock);
 	return ret;
@@ -311,7 +343,9 @@ int rpmemd_pool_gen(struct rpmemd_pool *p, const struct rpmem_msg_gen *g,
 	*rolled = 0;
 	if (g->op == RPMEM_GEN_PROMOTE)
 		ret = gen_promote(p, g->flags, rolled, err, errlen);
-	else if (g->op != RPMEM_GEN_GET && g->op != RPMEM_GEN_SPLIT)
+	else if (g->op == RPMEM_GEN_SPLIT)
+		ret = gen_split_mark(p, g, err, errlen);
+	else if (g->op != RPMEM_GEN_GET)
 		ret = gen_set(p, g, err, errlen);
 	if (ret)
 		return ret;

@@ -443,6 +443,7 @@ static int new_gen(struct rpmemd_meta *m, const void *arg)
 	m->nhist = (uint8_t)(n->nhist < RPMEMD_DEVDAX_HIST ?
 				     n->nhist : RPMEMD_DEVDAX_HIST);
 	memcpy(m->hist, n->hist, m->nhist * sizeof(m->hist[0]));
+	m->split_at = n->split_at; /* in memory only: the slot has no room */
 	return 0;
 }
 

@@ -79,23 +79,29 @@ void rpmemd_meta_hist_push(struct rpmemd_meta *m, uint64_t id)
 
 /*
  * hist_format -- "role=...\nhistory=...\n" into out[len] for a pool with a
- * role or a history, else ""
+ * role or a history, then "split=...\n" for one a split brain was
+ * reported of; "" for neither
  */
 static void hist_format(const struct rpmemd_meta *m, char *out, size_t len)
 {
 	char ids[RPMEM_MAX_GENERATIONS * 17 + 1];
+	size_t n = 0;
 	out[0] = '\0';
-	if (m->role == RPMEM_ROLE_SECONDARY && !m->nhist)
-		return;
-	rpmem_gen_ids_fmt(m->hist, m->nhist, ",", ids, sizeof(ids));
-	snprintf(out, len, "role=%s\nhistory=%s\n", rpmem_role_str(m->role),
-		 ids);
+	if (m->role != RPMEM_ROLE_SECONDARY || m->nhist) {
+		rpmem_gen_ids_fmt(m->hist, m->nhist, ",", ids, sizeof(ids));
+		snprintf(out, len, "role=%s\nhistory=%s\n",
+			 rpmem_role_str(m->role), ids);
+		n = strlen(out);
+	}
+	if (m->split_at)
+		snprintf(out + n, len - n, "split=%llu\n",
+			 (unsigned long long)m->split_at);
 }
 
 int rpmemd_meta_format(const struct rpmemd_meta *m, char *buf, size_t len)
 {
 	char uuid[RPMEM_UUID_STR];
-	char hist[40 + RPMEM_MAX_GENERATIONS * 17];
+	char hist[64 + RPMEM_MAX_GENERATIONS * 17];
 	rpmem_uuid_fmt(m->uuid, uuid);
 	hist_format(m, hist, sizeof(hist));
 	/* a required key last: no proper prefix of the text parses */
@@ -129,14 +135,16 @@ static int u64_parse(const char *s, uint64_t *out)
 }
 
 enum { K_MAGIC, K_VERSION, K_UUID, K_SIZE, K_STATE, K_GEN, K_CREATED,
-       K_LAST_SYNC, K_SOURCE, K_ROLE, K_HISTORY, K_COUNT };
+       K_LAST_SYNC, K_SOURCE, K_ROLE, K_HISTORY, K_SPLIT, K_COUNT };
 
 /* the keys a file may lack */
-#define K_OPTIONAL ((1u << K_SOURCE) | (1u << K_ROLE) | (1u << K_HISTORY))
+#define K_OPTIONAL                                                             \
+	((1u << K_SOURCE) | (1u << K_ROLE) | (1u << K_HISTORY) |               \
+	 (1u << K_SPLIT))
 
 static const char *const keys[K_COUNT] = {
 	"magic", "version", "uuid", "size", "state", "generation", "created",
-	"last_sync", "source", "role", "history",
+	"last_sync", "source", "role", "history", "split",
 };
 
 /* parse_kv -- apply one key=value line; 0, or -1 if invalid */
@@ -180,6 +188,8 @@ static int parse_kv(int k, const char *v, struct rpmemd_meta *m)
 					 RPMEM_MAX_GENERATIONS);
 		m->nhist = (uint8_t)(st < 0 ? 0 : st);
 		return st < 0 ? -1 : 0;
+	case K_SPLIT:
+		return u64_parse(v, &m->split_at);
 	}
 	return -1;
 }

@@ -56,6 +56,13 @@ struct rpmemd_meta {
 	uint8_t role; /* enum rpmem_pool_role */
 	uint8_t nhist;
 	uint64_t hist[RPMEM_MAX_GENERATIONS]; /* newest first */
+	/*
+	 * unix seconds of the last split brain an initiator reported of the
+	 * pool (GEN split), 0 if none since its history last changed; kept
+	 * in a dir or fsdax pool's metadata file, for the daemon's lifetime
+	 * in a devdax pool (its slot has no room)
+	 */
+	uint64_t split_at;
 };
 
 /*

@@ -419,6 +419,7 @@ void rpmemd_store_info(struct rpmemd_region *r, const char *name,
 	pi->role = m->role;
 	pi->ngens = m->nhist;
 	memcpy(pi->gens, m->hist, sizeof(pi->gens));
+	pi->split_at = m->split_at;
 	pthread_mutex_lock(&r->set->lock);
 	struct rpmemd_pool *p = r->ops->find_open(r, name);
 	if (p) {

@@ -207,7 +207,9 @@ static int list_pages(struct rpmemctl_session *sess,
 		     ((sess->caps & RPMEM_CAP_GENERATIONS) ?
 			      RPMEM_LIST_GENERATIONS :
 			      0) |
-		     ((sess->caps & RPMEM_CAP_DAMAGE) ? RPMEM_LIST_DAMAGED : 0);
+		     ((sess->caps & RPMEM_CAP_DAMAGE) ? RPMEM_LIST_DAMAGED : 0) |
+		     ((sess->caps & RPMEM_CAP_SPLIT_LIST) ? RPMEM_LIST_SPLIT :
+							    0);
 	return pager_run(sess, &list_pager, req, r, &page);
 }
 
@@ -460,6 +462,13 @@ rpmemctl_list_pool_damaged(const struct rpmemctl_list *l, unsigned i)
 {
 	const struct rpmem_pool_info *p = pool(l, i);
 	return p ? p->damaged : 0;
+}
+
+RPMEM_EXPORT uint64_t
+rpmemctl_list_pool_split_brain(const struct rpmemctl_list *l, unsigned i)
+{
+	const struct rpmem_pool_info *p = pool(l, i);
+	return p ? p->split_at : 0;
 }
 
 RPMEM_EXPORT int rpmemctl_list_pool_role(const struct rpmemctl_list *l,

@@ -571,5 +571,13 @@ int sync_gen_done(struct sync_ctx *c, int ret)
 	if (!ret && c->o->mode != RPMEMCTL_SYNC_PULL)
 		ret = gen_call(c->p, RPMEM_GEN_ADOPT, 0, c->hist.g.ids,
 			       c->hist.g.count, NULL);
+	/*
+	 * a split brain resolved by taking the target's copy: the target is
+	 * told, and shows it no more (its history does not change)
+	 */
+	else if (!ret && c->st.gen_cmp == RPMEMCTL_GEN_DIVERGED &&
+		 (c->s->caps & RPMEM_CAP_SPLIT_LIST))
+		(void)gen_call(c->p, RPMEM_GEN_SPLIT, RPMEM_GEN_RESOLVED,
+			       c->rgen.ids, c->rgen.count, NULL);
 	return ret;
 }
