@@ -1856,6 +1856,33 @@ static void rpmem_list_reply__damaged_layout_round_trips(void **state)
 	memset(q->gens, 0, sizeof(q->gens));
 }
 
+static void rpmem_list_reply__split_layout_round_trips(void **state)
+{
+	(void)state;
+	uint8_t buf[8192];
+	union any_msg m, d;
+	memset(&m, 0, sizeof(m));
+	fill_list_reply(&m);
+	m.list_reply.flags = RPMEM_LIST_DAMAGED | RPMEM_LIST_SPLIT;
+	m.list_reply.pools[0].damaged = 4096;
+	m.list_reply.pools[0].split_at = 1796000000;
+	int n = rpmem_list_reply_encode(buf, sizeof(buf), &m.list_reply);
+	assert_true(n > 0);
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, (size_t)n,
+						       m.list_reply.flags,
+						       &d.list_reply),
+			 0);
+	assert_int_equal(d.list_reply.pools[0].damaged, 4096);
+	assert_int_equal(d.list_reply.pools[0].split_at, 1796000000);
+	rpmem_list_reply_free(&d.list_reply);
+	/* without the flag the field is not on the wire: 8 bytes a pool less */
+	m.list_reply.flags = RPMEM_LIST_DAMAGED;
+	int n2 = rpmem_list_reply_encode(buf, sizeof(buf), &m.list_reply);
+	assert_int_equal(n - n2, 8 * (int)m.list_reply.npools);
+	m.list_reply.pools[0].damaged = 0;
+	m.list_reply.pools[0].split_at = 0;
+}
+
 /* READ and READ_AT: flags only when not 0, unknown or zero ones refused */
 static void rpmem_read__flags_optional_and_checked(void **state)
 {
@@ -2860,14 +2887,14 @@ static void rpmem_list_encode__flags_and_cursor_only_when_paged(void **state)
 	m.flags = 0;
 	strcpy(m.cursor, "r1/p");
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
-	m.flags = RPMEM_LIST_PAGE | (1u << 5);
+	m.flags = RPMEM_LIST_PAGE | (1u << 6);
 	assert_int_equal(rpmem_list_encode(b, sizeof(b), &m), -EINVAL);
 }
 
 static void rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg(void **state)
 {
 	(void)state;
-	static const uint32_t bad[] = { 0, 1u << 5, 1u << 31, UINT32_MAX };
+	static const uint32_t bad[] = { 0, 1u << 6, 1u << 31, UINT32_MAX };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct pb p = { .len = 0 };
 		pb_str(&p, "r1");
@@ -2939,12 +2966,12 @@ static void rpmem_list_reply__unknown_flags_are_einval(void **state)
 	union any_msg m;
 	memset(&m, 0, sizeof(m));
 	fill_list_reply(&m);
-	m.list_reply.flags = 1u << 5;
+	m.list_reply.flags = 1u << 6;
 	assert_int_equal(rpmem_list_reply_encode(buf, sizeof(buf),
 						 &m.list_reply),
 			 -EINVAL);
 	size_t n = encode_sample(&codecs[C_list_reply], buf, sizeof(buf));
-	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 5,
+	assert_int_equal(rpmem_list_reply_decode_flags(buf, n, 1u << 6,
 						       &m.list_reply),
 			 -EINVAL);
 }
@@ -3326,6 +3353,7 @@ int main(void)
 		T(rpmem_gen__round_trips_and_bounds),
 		T(rpmem_list_reply__generations_layout_round_trips),
 		T(rpmem_list_reply__damaged_layout_round_trips),
+		T(rpmem_list_reply__split_layout_round_trips),
 		T(rpmem_read__flags_optional_and_checked),
 		T(rpmem_list_decode__zero_or_unknown_flags_are_ebadmsg),
 		T(rpmem_list_decode__cursor_of_255_ok_256_ebadmsg),
