@@ -41,14 +41,18 @@ CFLAGS     ?= -O2 -g
 # each folder sees only the headers of what it may use (docs/ARCHITECTURE.md)
 INC_COMMON := -Ilib/common
 INC_RDMA   := -Ilib/common -Ilib/rdma
-# lib/client is five layers, each a folder: base/ (errors, logging,
-# text), session/ (connect, TLS, channel, credentials), pool/ (remote
-# pools, the TCP data plane, queries, hashes, scrub), sync/ (the sync
-# engine and phases, dirty log, atomic, versions, generations) and
-# replicate/ (link, links, replica, status file)
-CLIENT_LAYERS := base session pool sync replicate
-INC_CLIENT := -Ilib -Ilib/common -Ilib/rdma -Ilib/client \
-	      $(CLIENT_LAYERS:%=-Ilib/client/%)
+# lib/client is five layers, each a folder with its own header that
+# sees only the folders below it: base/ (errors, text), session/
+# (connect, TLS, channel, credentials, log), pool/ (remote pools, the TCP
+# data plane, queries, hashes, scrub), sync/ (the sync engine and phases,
+# dirty log, atomic, versions, generations), replicate/ (link, links,
+# replica, status file)
+INC_CLIENT_BASE := -Ilib -Ilib/common -Ilib/client/base
+INC_CLIENT_SESSION := $(INC_CLIENT_BASE) -Ilib/client/session
+INC_CLIENT_POOL := $(INC_CLIENT_SESSION) -Ilib/rdma -Ilib/client/pool
+INC_CLIENT_SYNC := $(INC_CLIENT_POOL) -Ilib/client/sync
+INC_CLIENT_REPLICATE := $(INC_CLIENT_SYNC) -Ilib/client/replicate
+INC_CLIENT := $(INC_CLIENT_REPLICATE)
 # the daemon's layers (docs/ARCHITECTURE.md): storage/ and config/ never
 # see session/; the service on top (daemon/) and session/ see all.
 # storage/ is three layers, each a folder that sees only those below it:
@@ -111,7 +115,11 @@ all: $(TARGETS)
 
 $(B)/lib/common/%.o: INC := $(INC_COMMON)
 $(B)/lib/rdma/%.o:   INC := $(INC_RDMA)
-$(B)/lib/client/%.o: INC := $(INC_CLIENT)
+$(B)/lib/client/base/%.o: INC := $(INC_CLIENT_BASE)
+$(B)/lib/client/session/%.o: INC := $(INC_CLIENT_SESSION)
+$(B)/lib/client/pool/%.o: INC := $(INC_CLIENT_POOL)
+$(B)/lib/client/sync/%.o: INC := $(INC_CLIENT_SYNC)
+$(B)/lib/client/replicate/%.o: INC := $(INC_CLIENT_REPLICATE)
 $(B)/daemon/%.o:     INC := $(INC_DAEMON)
 # the fields of an open pool (pool_int.h) are the storage's alone
 $(B)/daemon/storage/%.o: ALL_CFLAGS += -DRPMEMD_STORAGE_INTERNAL

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "fake_target.h"
-#include "client.h"
+#include "client_replicate.h"
 #include "librpmemctl.h"
 
 #define KIB 1024u

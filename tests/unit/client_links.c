@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "client.h"
+#include "client_replicate.h"
 #include "fake_target.h"
 #include "librpmemctl.h"
 #include "util.h"

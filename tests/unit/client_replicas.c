@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "client.h"
+#include "client_replicate.h"
 #include "librpmemctl.h"
 #include "util.h"
 

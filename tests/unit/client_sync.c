@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "client.h"
+#include "client_replicate.h"
 #include "fake_target.h"
 #include "librpmemctl.h"
 #include "util.h"

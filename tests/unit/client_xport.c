@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "fake_target.h"
-#include "client.h"
+#include "client_replicate.h"
 #include "librpmemctl.h"
 
 #define HOST "127.0.0.1"

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "client.h"
+#include "client_replicate.h"
 #include "librpmemctl.h"
 
 #define POOL_SIZE (4u << 20)

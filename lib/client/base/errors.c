@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * errors.c -- where an error's message lives: in the session, pool or
- * replica it concerns, and for the call that failed, in the calling
- * thread until its next library call (rpmemctl_strerror, *_open_err)
+ * errors.c -- where an error's message lives for the call that failed:
+ * in the calling thread until its next library call (rpmemctl_strerror,
+ * *_open_err); the session, pool or replica it concerns keeps its own
+ * (session/sess_err.c, pool/pool_err.c, their layers' objects)
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "client.h"
+#include "client_base.h"
 #include "util.h"
 
 /*
@@ -63,80 +64,6 @@ void client_copy_err(int ret, char *buf, size_t len)
 		return;
 	const char *msg = ret < 0 ? client_last(ret) : "";
 	snprintf(buf, len, "%s", msg ? msg : rpmemctl_strerror(ret));
-}
-
-void client_sess_begin(struct rpmemctl_session *s)
-{
-	client_api_begin();
-	/* a lost connection keeps what broke it: every call fails with it */
-	if (s && !s->lost) {
-		s->errmsg[0] = '\0';
-		s->err_pool = NULL;
-	}
-}
-
-int client_sess_end(struct rpmemctl_session *s, int ret, const char *what)
-{
-	if (ret >= 0)
-		return client_api_end(ret, what);
-	if (!s) {
-		client_set_last(ret, "%s: no session", what);
-		return ret;
-	}
-	if (!s->errmsg[0])
-		client_seterr(s, "%s on %s:%s failed: %s", what, s->host,
-			      s->port, strerror(-ret));
-	client_set_last(ret, "%s", s->errmsg);
-	return ret;
-}
-
-void client_pool_begin(struct rpmemctl_pool *p)
-{
-	if (!p) {
-		client_api_begin();
-		return;
-	}
-	client_sess_begin(p->sess);
-	p->errmsg[0] = '\0';
-}
-
-/* pool_seterr -- set the pool's message (printf style, truncated) */
-__attribute__((format(printf, 2, 3))) static void
-pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	client_vmsg(p->errmsg, sizeof(p->errmsg), fmt, ap);
-	va_end(ap);
-}
-
-int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what)
-{
-	if (ret >= 0)
-		return client_api_end(ret, what);
-	if (!p) {
-		client_set_last(ret, "%s: no pool", what);
-		return ret;
-	}
-	struct rpmemctl_session *s = p->sess;
-	if (!s)
-		pool_seterr(p, "%s on pool '%s' in region '%s' failed: its "
-			    "session was closed", what, p->name, p->region);
-	else if (!s->errmsg[0])
-		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s",
-			    what, p->name, p->region, strerror(-ret));
-	else if (s->err_pool == p)
-		rpmem_strlcpy(p->errmsg, s->errmsg, sizeof(p->errmsg));
-	else
-		pool_seterr(p, "%s on pool '%s' in region '%s' failed: %s",
-			    what, p->name, p->region, s->errmsg);
-	/* the session reports its pools' failures too */
-	if (s && !s->errmsg[0]) {
-		rpmem_strlcpy(s->errmsg, p->errmsg, sizeof(s->errmsg));
-		s->err_pool = p;
-	}
-	client_set_last(ret, "%s", p->errmsg);
-	return ret;
 }
 
 /*

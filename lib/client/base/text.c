@@ -10,7 +10,7 @@
 
 #include <openssl/crypto.h>
 
-#include "client.h"
+#include "client_base.h"
 #include "librpmemctl.h"
 #include "log.h"
 #include "tls.h"

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "client.h"
+#include "client_pool.h"
 #include "wire.h"
 
 /*

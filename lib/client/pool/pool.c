@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "client.h"
+#include "client_pool.h"
 #include "hash.h"
 #include "log.h"
 #include "util.h"
@@ -137,6 +137,23 @@ static int send_open(struct rpmemctl_session *s, const char *region,
 	return 0;
 }
 
+/*
+ * pool_detach -- p's session is closing (its close hook): release the
+ * data plane and forget the session
+ */
+static void pool_detach(struct client_close_hook *h)
+{
+	struct rpmemctl_pool *p =
+		(struct rpmemctl_pool *)((char *)h -
+					 offsetof(struct rpmemctl_pool, closing));
+
+	if (p->xport) {
+		p->xport->ops->close(p->xport);
+		p->xport = NULL;
+	}
+	p->sess = NULL;
+}
+
 /* pool_open -- open a remote pool and its data plane */
 static int pool_open(struct rpmemctl_session *sess, const char *region,
 		     const char *pool, unsigned flags,
@@ -190,8 +207,8 @@ static int pool_open(struct rpmemctl_session *sess, const char *region,
 	p->state = ok.state;
 	p->generation = ok.generation;
 	memcpy(p->uuid, ok.uuid, sizeof(p->uuid));
-	p->next = sess->pools;
-	sess->pools = p;
+	p->closing.fn = pool_detach;
+	client_hook_add(sess, &p->closing);
 	*out = p;
 	return 0;
 
@@ -286,16 +303,6 @@ RPMEM_EXPORT int rpmemctl_pool_open_or_create(struct rpmemctl_session *sess,
 	return client_sess_end(sess, ret, "opening a pool");
 }
 
-void client_pool_detach(struct rpmemctl_pool *p)
-{
-	if (p->xport) {
-		p->xport->ops->close(p->xport);
-		p->xport = NULL;
-	}
-	p->sess = NULL;
-	p->next = NULL;
-}
-
 /*
  * pool_close -- release the data plane and the handle; pending writes are
  * not flushed. The pool is freed even when the CLOSE fails.
@@ -308,13 +315,7 @@ static int pool_close(struct rpmemctl_pool **pool)
 	if (p->xport)
 		p->xport->ops->close(p->xport);
 	if (s) {
-		for (struct rpmemctl_pool **pp = &s->pools; *pp;
-		     pp = &(*pp)->next) {
-			if (*pp == p) {
-				*pp = p->next;
-				break;
-			}
-		}
+		client_hook_del(s, &p->closing);
 		/* a broken data plane: a short wait for the CLOSE reply */
 		if (p->xport_broken && !s->lost)
 			(void)client_set_timeout(s, CLIENT_TEARDOWN_TIMEOUT_S);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "client_pool.h"
 #include "util.h"
 
 /*

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "client_pool.h"
 #include "util.h"
 
 /* a run of pieces with the same verdict, not yet reported */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "client_pool.h"
 #include "guard.h"
 #include "net.h"
 #include "util.h"

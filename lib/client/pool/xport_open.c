@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "client.h"
+#include "client_pool.h"
 #include "rdma.h"
 #include "util.h"
 

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client_replicate.h"
 #include "util.h"
 
 /* how long a fence-peer handler may run before it counts as failed */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "client.h"
+#include "client_replicate.h"
 #include "util.h"
 
 /*

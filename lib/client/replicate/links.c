@@ -12,7 +12,7 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "client.h"
+#include "client_replicate.h"
 #include "util.h"
 
 /*

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client_replicate.h"
 #include "log.h"
 #include "util.h"
 

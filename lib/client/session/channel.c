@@ -15,7 +15,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client_session.h"
 #include "log.h"
 #include "net.h"
 #include "util.h"
@@ -27,16 +27,6 @@ void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
 	client_vmsg(s->errmsg, sizeof(s->errmsg), fmt, ap);
 	va_end(ap);
 	s->err_pool = NULL;
-}
-
-void client_pool_seterr(struct rpmemctl_pool *p, const char *fmt, ...)
-{
-	struct rpmemctl_session *s = p->sess;
-	va_list ap;
-	va_start(ap, fmt);
-	client_vmsg(s->errmsg, sizeof(s->errmsg), fmt, ap);
-	va_end(ap);
-	s->err_pool = p;
 }
 
 int client_check(struct rpmemctl_session *s)

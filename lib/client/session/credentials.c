@@ -12,7 +12,7 @@
 
 #include <openssl/crypto.h>
 
-#include "client.h"
+#include "client_session.h"
 #include "log.h"
 #include "tls.h"
 #include "util.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "client.h"
+#include "client_session.h"
 #include "util.h"
 
 #define CLIENT_EVENTS_RCVBUF (32 << 10)

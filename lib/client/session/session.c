@@ -9,7 +9,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client_session.h"
 #include "log.h"
 #include "net.h"
 #include "util.h"
@@ -234,15 +234,34 @@ int client_read_damaged(struct rpmemctl_session *s, int ret)
 	return 1;
 }
 
+void client_hook_add(struct rpmemctl_session *s, struct client_close_hook *h)
+{
+	h->next = s->hooks;
+	s->hooks = h;
+}
+
+void client_hook_del(struct rpmemctl_session *s, struct client_close_hook *h)
+{
+	for (struct client_close_hook **pp = &s->hooks; *pp;
+	     pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			break;
+		}
+	}
+	h->next = NULL;
+}
+
 RPMEM_EXPORT void rpmemctl_session_close(struct rpmemctl_session **sess)
 {
 	if (!sess || !*sess)
 		return;
 	struct rpmemctl_session *s = *sess;
-	while (s->pools) {
-		struct rpmemctl_pool *p = s->pools;
-		s->pools = p->next;
-		client_pool_detach(p);
+	while (s->hooks) {
+		struct client_close_hook *h = s->hooks;
+		s->hooks = h->next;
+		h->next = NULL;
+		h->fn(h);
 	}
 	(void)client_send_held(s);
 	if (!s->lost)

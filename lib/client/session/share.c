@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "client_share.h"
 
 struct client_share {
 	struct client_share *next;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client_sync.h"
 #include "hash.h"
 #include "log.h"
 #include "util.h"

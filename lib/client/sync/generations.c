@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client_sync.h"
 #include "sync_int.h"
 #include "util.h"
 

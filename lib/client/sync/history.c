@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client_base.h"
+#include "client_history.h"
 #include "hist.h"
 #include "util.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "client.h"
+#include "client_sync.h"
 #include "util.h"
 
 /*

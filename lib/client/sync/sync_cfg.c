@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "client_sync.h"
 #include "util.h"
 
 /* client_sync_mode_valid -- a known enum rpmemctl_sync_mode */

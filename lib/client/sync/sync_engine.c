@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <syslog.h>
 
-#include "client.h"
+#include "client_sync.h"
 #include "util.h"
 #include "sync_int.h"
 

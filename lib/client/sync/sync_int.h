@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "client.h"
+#include "client_sync.h"
 
 /*
  * Blocks are compared at two levels: coarse blocks (64 KiB by default)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "client.h"
+#include "client_sync.h"
 #include "hash.h"
 #include "retain.h"
 #include "util.h"

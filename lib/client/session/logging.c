@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 
-#include "client.h"
+#include "client_session.h"
 #include "librpmemctl.h"
 #include "log.h"
 #include "util.h"
