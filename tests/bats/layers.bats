@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # layers.bats -- the daemon's storage is three layers, each a folder
 # (daemon/storage/pool, journal, history: docs/ARCHITECTURE.md, "The
-# storage layers"): no file includes a header of a layer above its own,
-# and the build gives each folder only the include paths below it
+# storage layers"), and librpmemctl five (lib/client/base, session, pool,
+# sync, replicate): no file includes a header of a layer above its own,
+# the build gives each folder only the include paths below it, no object
+# calls a function of a layer above its own, and no internal header is
+# over 300 lines
 
 load helpers
 
@@ -37,8 +40,8 @@ layer_of() {
 	[ -z "$(find "$TOP/daemon/storage" -maxdepth 1 -type f)" ]
 }
 
-# cflags LAYER -- the compiler flags the Makefile gives a file of
-# daemon/storage/LAYER
+# cflags LAYER -- the compiler flags the Makefile's INC_LAYER gives (LAYER
+# pool: a file of daemon/storage/pool; client_pool: of lib/client/pool)
 cflags() {
 	make -s -C "$TOP" -f Makefile -f - "cflags-$1" <<'MK'
 cflags-%: INC = $(INC_$(shell echo $* | tr a-z A-Z))
@@ -86,4 +89,119 @@ refused() {
 	# and nothing there tries
 	run grep -rln 'pool_int\.h' "$TOP"/daemon/*.c "$TOP"/daemon/session
 	[ "$status" -eq 1 ]
+}
+
+# the layers of librpmemctl, bottom up
+CLIENT_LAYERS="base session pool sync replicate"
+
+# client_layer_of H -- the lib/client layer (0 base .. 4 replicate) whose
+# folder holds header H, or nothing if none does
+client_layer_of() {
+	local i=0 d
+	for d in $CLIENT_LAYERS; do
+		[ -e "$TOP/lib/client/$d/$1" ] && echo $i && return
+		i=$((i + 1))
+	done
+}
+
+@test "lib/client's include graph has no upward edge, and nothing is left beside its five layers" {
+	local i=0 d f h l bad=
+	for d in $CLIENT_LAYERS; do
+		[ -d "$TOP/lib/client/$d" ]
+		for f in "$TOP"/lib/client/$d/*.[ch]; do
+			for h in $(sed -n 's/^#include "\(.*\)"$/\1/p' "$f"); do
+				l=$(client_layer_of "$h")
+				if [ -n "$l" ] && [ "$l" -gt "$i" ]; then
+					bad+="${f#$TOP/} -> $h; "
+				fi
+			done
+		done
+		i=$((i + 1))
+	done
+	echo "upward: $bad"
+	[ -z "$bad" ]
+	# one header for all (client.h) is gone, and no file stands outside
+	run find "$TOP/lib/client" -maxdepth 1 -type f
+	echo "$output"
+	[ -z "$output" ]
+}
+
+@test "the build gives a client layer only the include paths of the layers below it: a session file that includes client_pool.h does not compile" {
+	[ -n "$(cflags client_base)" ]
+	compiles client_base client_base.h
+	refused client_base client_session.h
+	compiles client_session client_session.h client_share.h
+	refused client_session client_pool.h
+	compiles client_pool client_pool.h
+	refused client_pool client_sync.h
+	refused client_pool client_history.h
+	compiles client_sync client_sync.h client_history.h sync_int.h
+	refused client_sync client_replicate.h
+	compiles client_replicate client_replicate.h
+}
+
+@test "each lib/client folder is compiled with its own layer's include paths" {
+	local d f cmd u up
+	for d in $CLIENT_LAYERS; do
+		f=$(cd "$TOP" && ls lib/client/$d/*.c | head -1)
+		cmd=$(make -s -n -B -C "$TOP" "build/${f%.c}.o" | grep -- "-c -o")
+		echo "$cmd"
+		[[ "$cmd" == *"-Ilib/client/$d "* ]]
+		# and none of a layer above
+		case $d in
+		base) up="session pool sync replicate" ;;
+		session) up="pool sync replicate" ;;
+		pool) up="sync replicate" ;;
+		sync) up="replicate" ;;
+		replicate) up= ;;
+		esac
+		for u in $up; do
+			[[ "$cmd" != *"-Ilib/client/$u "* ]]
+		done
+	done
+}
+
+@test "no object of lib/client calls a function of a layer above its own: the session's close runs hooks, history.c calls nothing of generations.c" {
+	local i j d u o s bad=
+	[ -e "$BUILD/librpmemctl.a" ]
+	i=0
+	for d in $CLIENT_LAYERS; do
+		j=0
+		for u in $CLIENT_LAYERS; do
+			if [ "$j" -gt "$i" ]; then
+				for s in $(nm -u "$BUILD"/lib/client/$d/*.o |
+					   awk 'NF == 2 {print $2}' | sort -u); do
+					o=$(nm -A --defined-only \
+						"$BUILD"/lib/client/$u/*.o |
+						awk -v s="$s" '$3 == s && $2 ~ /[TDBR]/ {
+						sub(/:[0-9a-f]*$/, "", $1); print $1}')
+					[ -n "$o" ] && bad+="$d -> $s ($o); "
+				done
+			fi
+			j=$((j + 1))
+		done
+		i=$((i + 1))
+	done
+	echo "upward calls: $bad"
+	[ -z "$bad" ]
+	# history.c is generations.c's: it does not call back into it
+	for s in $(nm -u "$BUILD/lib/client/sync/history.o" | awk '{print $2}'); do
+		if nm --defined-only "$BUILD/lib/client/sync/generations.o" |
+		   awk '$2 ~ /[TDBR]/ {print $3}' | grep -qx "$s"; then
+			bad+="history.o -> $s; "
+		fi
+	done
+	echo "history -> generations: $bad"
+	[ -z "$bad" ]
+}
+
+@test "no internal header of lib/client is over 300 lines" {
+	local h n bad=
+	for h in $(find "$TOP/lib/client" -name '*.h'); do
+		n=$(wc -l <"$h")
+		echo "${h#$TOP/}: $n"
+		[ "$n" -le 300 ] || bad+="${h#$TOP/} ($n) "
+	done
+	echo "over 300: $bad"
+	[ -z "$bad" ]
 }

@@ -319,6 +319,41 @@ static void rpmemctl_session_close__detaches_open_pools(void **state)
 	fake_target_stop(&ft);
 }
 
+/*
+ * a pool closed before its session (three opens of the fake target's
+ * pool) leaves the session's close hooks: the session's close detaches
+ * only the pools still open
+ */
+static void rpmemctl_session_close__hooks_only_the_pools_left(void **state)
+{
+	(void)state;
+	struct fake_target *ft = start(NULL);
+	struct rpmemctl_session *s = open_session(ft);
+	struct rpmemctl_pool *p1 = NULL, *p2 = NULL, *p3 = NULL;
+	assert_int_equal(rpmemctl_pool_open(s, "r1", "p1", RPMEMCTL_OPEN_RDWR,
+					    &p1),
+			 0);
+	assert_int_equal(rpmemctl_pool_open(s, "r1", "p1", RPMEMCTL_OPEN_RDWR,
+					    &p2),
+			 0);
+	assert_int_equal(rpmemctl_pool_open(s, "r1", "p1", RPMEMCTL_OPEN_RDWR,
+					    &p3),
+			 0);
+	/* the middle one of the session's list, then the newest */
+	assert_int_equal(rpmemctl_pool_close(&p2), 0);
+	assert_int_equal(rpmemctl_pool_close(&p3), 0);
+	rpmemctl_session_close(&s);
+	uint8_t b = 1;
+	assert_int_equal(rpmemctl_pool_write(p1, &b, 0, 1), -ENOTCONN);
+	assert_int_equal(rpmemctl_pool_close(&p1), 0);
+	assert_int_equal(fake_target_wait_idle(ft), 0);
+	/* two CLOSEs on the wire, p1's went with the disconnect */
+	assert_int_equal(fake_target_count(ft, RPMEM_MSG_CLOSE), 2);
+	assert_int_equal(fake_target_count(ft, RPMEM_MSG_WRITE), 0);
+	assert_int_equal(fake_target_count(ft, RPMEM_MSG_BYE), 1);
+	fake_target_stop(&ft);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +379,8 @@ int main(void)
 		cmocka_unit_test(
 			client_call__unsolicited_error_is_reported_by_the_next_reply),
 		cmocka_unit_test(rpmemctl_session_close__detaches_open_pools),
+		cmocka_unit_test(
+			rpmemctl_session_close__hooks_only_the_pools_left),
 	};
 	return cmocka_run_group_tests_name("client_session", tests, NULL,
 					   NULL);
