@@ -10,7 +10,7 @@
 #include "wire.h"
 
 /*
- * client_hash_pipeline -- see client.h: up to window requests in flight,
+ * client_hash_pipeline -- see client_pool.h: up to window requests in flight,
  * answers consumed in request order; after a failure no new request is
  * sent and those in flight are drained, so the stream stays in step
  */
