@@ -21,15 +21,16 @@ static const char replicas_usage[] =
 	"\n"
 	"Show each target FILE is replicated to by the process replicating it\n"
 	"(rpmem_preload(7), the replica API of librpmemctl(3)): its state\n"
-	"(live, synced, open, degraded, failed, down) and how far it is behind\n"
-	"(bytes written while it did not hold, and for how long), from\n"
-	"FILE.rpmemstat, which that process rewrites when a target's state\n"
-	"changes and every second while one lags. Exit status 0 if no target\n"
-	"misses any of FILE's writes, 1 if one does (degraded, failed, or\n"
-	"written to while it did not hold, also after the process ended)\n"
-	"while the quorum still holds them all, 9 if fewer targets than the\n"
-	"quorum do, 4 if a sync of FILE was refused as a split brain (and\n"
-	"not resolved since), 5 if there is no status to read.\n"
+	"(live, synced, open, degraded, resyncing, failed, down) and how far it\n"
+	"is behind (bytes written while it did not hold, and for how long),\n"
+	"from FILE.rpmemstat, which that process rewrites when a target's\n"
+	"state changes and every second while one lags. Exit status 0 if no\n"
+	"target misses any of FILE's writes, 1 if one does (degraded,\n"
+	"resyncing, failed, or written to while it did not hold, also after\n"
+	"the process ended) while the quorum still holds them all, 9 if fewer\n"
+	"targets than the quorum do, 4 if a sync of FILE was refused as a\n"
+	"split brain (and not resolved since), 5 if there is no status to\n"
+	"read.\n"
 	"\n"
 	"  -f, --follow           print again whenever a target's state or lag\n"
 	"                         status changes (one line per changed target,\n"
@@ -81,7 +82,8 @@ static int stopped_cleanly(const struct cmd_replicas *r)
 		return 0;
 	for (unsigned i = 0; i < r->n; i++)
 		if (!strcmp(r->rep[i].state, "live") ||
-		    !strcmp(r->rep[i].state, "open"))
+		    !strcmp(r->rep[i].state, "open") ||
+		    !strcmp(r->rep[i].state, "resyncing"))
 			return 0;
 	return 1;
 }
@@ -167,11 +169,14 @@ int cmd_replica_lags(const struct cmd_replica *p)
  * cmd_replica_disk -- p's disk state as the primary sees it: UpToDate
  * while it holds every write (live, or synced: also what a clean stop
  * leaves), Outdated once left behind, Inconsistent while connected but
- * not yet brought up to date (a push or resync under way), Consistent
- * for a link down that missed nothing (never connected)
+ * not yet brought up to date (a push or resync under way: its image
+ * partly old, partly new), Consistent for a link down that missed
+ * nothing (never connected)
  */
 int cmd_replica_disk(const struct cmd_replica *p)
 {
+	if (!strcmp(p->state, "resyncing"))
+		return RPMEMCTL_DISK_INCONSISTENT;
 	if (cmd_replica_lags(p))
 		return RPMEMCTL_DISK_OUTDATED;
 	if (cmd_replica_holds(p))

@@ -1241,6 +1241,10 @@ int rpmemctl_replica_close(struct rpmemctl_replica **r);
  *	LIVE --push or stop--> SYNCED;  stop: back to DOWN
  *	any failure: DEGRADED (policy degrade) or FAILED (policy fail-stop)
  *	DEGRADED --connect or push (or write/drain once retry is due)--> ...
+ *	under a set's kick-out (rpmemctl_links_set_kickout), once a probe of
+ *	the target answered: DEGRADED --write/drain--> RESYNCING (a thread
+ *	of its own sends what the target missed; the pool stays syncing)
+ *	--write/drain once it is done: the catch-up push--> SYNCED
  *
  * A link is used by one thread at a time. Its calls return 0 or -errno;
  * rpmemctl_link_errmsg says why the last call failed.
@@ -1254,6 +1258,8 @@ enum rpmemctl_link_state {
 	RPMEMCTL_LINK_LIVE,	 /* pool syncing (live): writes go to it */
 	RPMEMCTL_LINK_DEGRADED,	 /* lost; the data goes on; retried later */
 	RPMEMCTL_LINK_FAILED,	 /* fail-stop: only delete is left */
+	/* (LIBRPMEMCTL_5) back, resynced by a thread of its own */
+	RPMEMCTL_LINK_RESYNCING,
 };
 
 enum rpmemctl_link_policy {

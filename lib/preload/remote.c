@@ -397,6 +397,11 @@ static void on_state(void *arg, struct rpmemctl_link *link,
 		       "syncing until it is resynced", f->path, t->spec, why);
 	if (to == RPMEMCTL_LINK_DEGRADED)
 		t->behind = 1;
+	/* its target answered: the resync runs beside the application */
+	if (to == RPMEMCTL_LINK_RESYNCING)
+		pl_msg(LOG_NOTICE, "resyncing: '%s' to %s in the background "
+		       "(the replica stays behind, syncing, until it caught "
+		       "up)", f->path, t->spec);
 	/* through OPEN: the reconnect comes before the push */
 	if (to == RPMEMCTL_LINK_SYNCED && t->behind) {
 		t->behind = 0;

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # frozen.bats -- a frozen target (rpmemd stopped with SIGSTOP, its
 # connections open) is kicked out: the application goes on with k of n,
-# the target shows as degraded and behind, and is resynced once it answers
+# the target shows as degraded and behind, and is resynced once it
+# answers, by a thread of its own: the application's transactions never
+# wait for the resync, the copy is Inconsistent (never promotable) until
+# it caught up, a crash of the application mid-resync leaves it behind
 
 load helpers
 load pobj
@@ -296,3 +299,168 @@ written_at() {
 	cmp "$POOL" "$R1/app2"
 	cmp "$POOL" "$R1B/app"
 }
+
+# kill_second -- SIGKILL the second rpmemd (no clean close of anything)
+kill_second() {
+	kill -KILL "$DPID2"
+	wait "$DPID2" 2>/dev/null || true
+	DPID2=
+}
+
+# start_slow -- the second rpmemd again, taking in 1 MiB of WRITE data a
+# second (its bwlimit): the resync of the megabytes it missed lasts
+# seconds, long enough to be seen and stopped part way
+start_slow() {
+	echo 'bwlimit = "1M";' >>"$CONF"
+	start_second
+}
+
+# link_state I -- the replicating process's status: target I's link state
+link_state() {
+	"$RPMEMCTL" replicas --json "$POOL" | jq -r ".replicas[$1].link_state"
+}
+
+# resyncing -- the third target's link is resyncing
+resyncing() {
+	[ "$(link_state 2)" = resyncing ]
+}
+
+# committed -- the transactions the application says committed
+committed() {
+	grep -c '^committed ' "$W/app.out" || true
+}
+
+# committed_past N -- more than N transactions committed
+committed_past() {
+	[ "$(committed)" -gt "$1" ]
+}
+
+# pool_json TARGET POOL KEY -- KEY of POOL as TARGET's list shows it
+pool_json() {
+	"$RPMEMCTL" list --json "$1/r1/$2" | jq -er ".pools[0].$3"
+}
+
+# away_then_back -- the application writes 6 MiB while the third target
+# is away (SIGKILL), then commits records until told; the third daemon
+# returns slow, and its resync is seen running and writing: the daemon
+# then stopped (SIGSTOP) part way through it
+away_then_back() {
+	app_start set:0:first pause fill:6 pause records:until pause \
+		set:1:last
+	app_paused 1
+	kill_second
+	app_continue
+	app_paused 2
+	grep -q "degraded: cannot replicate '$POOL' to $T2/r1/app" "$W/app.err"
+	start_slow
+	app_continue
+	# the probe answers, a call starts the resync beside the application;
+	# stopped once its data flows (its daemon counted a MiB of it)
+	wait_for resyncing || { cat "$W/app.err"; false; }
+	wait_for resync_wrote
+	freeze
+}
+
+# resync_wrote -- the returning daemon took in a MiB since its restart
+resync_wrote() {
+	[ "$(written_at "$T2" app)" -ge $((1 << 20)) ]
+}
+
+@test "a returning target's resync runs beside the application: held stopped part way (SIGSTOP), the application commits hundreds of transactions meanwhile; it shows resyncing and Inconsistent, never UpToDate; continued, it catches up and every copy is byte-identical at the exit" {
+	away_then_back
+	# the resync is held; the transactions go on with the two that hold
+	# (before, the resync ran inside a persist call, which waited for
+	# the stopped daemon: no transaction committed for 60 s)
+	local c0
+	c0=$(committed)
+	wait_for committed_past $((c0 + 300)) || { cat "$W/app.err"; false; }
+	# the status file (replicas, its events): resyncing, Inconsistent,
+	# with the bytes the resync has still to send; k hold
+	rc replicas --json "$POOL"
+	[ "$status" -eq 1 ] || { echo "$status $output"; false; }
+	[ "$(json .holding)" -eq 2 ]
+	[ "$(json '.replicas[2].link_state')" = resyncing ]
+	[ "$(json '.replicas[2].disk')" = Inconsistent ]
+	[ "$(json '.replicas[2].behind_bytes')" -gt 0 ]
+	[ "$(json '.replicas[0].disk')" = UpToDate ]
+	rc replicas --follow --count 1 --timeout 5 "$POOL"
+	grep -E " $T2/r1/app  resyncing  behind .* Inconsistent$" <<<"$output"
+	grep -q "resyncing: '$POOL' to $T2/r1/app in the background" \
+		"$W/app.err"
+	! grep -q "resynced: '$POOL' is replicated to $T2/r1/app again" \
+		"$W/app.err"
+	# continued: it catches up and rejoins while the records go on
+	thaw
+	wait_for holding 3 || { cat "$W/app.err"; false; }
+	grep -q "resynced: '$POOL' is replicated to $T2/r1/app again" \
+		"$W/app.err"
+	# the returning daemon took in at least the 6 MiB it missed
+	[ "$(written_at "$T2" app)" -ge $((6 << 20)) ]
+	# writes after it rejoined reach it: it is live
+	local c1
+	c1=$(committed)
+	wait_for committed_past $((c1 + 50))
+	[ "$(link_state 2)" = live ]
+	app_continue
+	app_paused 3
+	app_continue
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	refute grep -q "fail-stop" "$W/app.err"
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1/app2"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2" app)" = consistent ]
+}
+
+@test "kill -9 of the application mid-resync leaves the returning copy behind (syncing, Inconsistent, its history behind), never mixed and claimed current; the local file and the two other copies hold every committed transaction, and the next start resyncs it byte-identical" {
+	away_then_back
+	local c0
+	c0=$(committed)
+	wait_for committed_past $((c0 + 50))
+	kill -KILL "$APID"
+	wait "$APID" 2>/dev/null || true
+	APID=
+	local last
+	last=$(awk '/^committed / { n = $2 } END { print n }' "$W/app.out")
+	thaw
+	# the daemon ends the resync's session once it reads its end
+	wait_for holding_free
+	# the returning copy: syncing under a plain source (a resync, not a
+	# live copy), Inconsistent: no promotion takes it
+	[ "$(state "$T2" app)" = syncing ]
+	[ "$(pool_json "$T2" app disk)" = Inconsistent ]
+	! pool_json "$T2" app source | grep -q "(live)"
+	# its history lacks the id the copies that held took when it was
+	# left behind (Outdated to any promotion that compares them)
+	local newest
+	newest=$(pool_json "$T" app 'generations[0]')
+	! "$RPMEMCTL" list --json "$T2/r1/app" |
+		jq -e --arg id "$newest" '.pools[0].generations | index($id)'
+	# the two that held: live copies whose writer is gone, Consistent
+	[ "$(pool_json "$T" app disk)" = Consistent ]
+	[ "$(pool_json "$T" app2 disk)" = Consistent ]
+	# each holds every committed transaction, untorn (their files, read
+	# by libpmemobj without the preload library)
+	local f
+	for f in "$R1/app" "$R1/app2"; do
+		cp "$f" "$W/copy.obj"
+		run "$APP" "$W/copy.obj" check
+		[ "$status" -eq 0 ]
+		! grep -q torn <<<"$output"
+		[ "$(awk '{ print $NF; exit }' <<<"$output")" -ge "$last" ]
+	done
+	# the local file too
+	cp "$POOL" "$W/copy.obj"
+	run "$APP" "$W/copy.obj" check
+	[ "$status" -eq 0 ]
+	! grep -q torn <<<"$output"
+	# the next start resyncs it: every copy byte-identical at its exit
+	app get:0
+	[ "$status" -eq 0 ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1/app2"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2" app)" = consistent ]
+}
+

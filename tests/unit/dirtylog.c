@@ -191,6 +191,49 @@ static void set_clean__cleared_mark_is_replaced_at_the_next_open(void **state)
 	rpmemctl_dirtylog_close(&l);
 }
 
+/* bit -- extent e is set in a bitmap */
+static int bit(const uint8_t *b, unsigned e)
+{
+	return (b[e / 8] >> (e % 8)) & 1;
+}
+
+/*
+ * take__keeps_every_persistent_mark_and_records_the_fresh -- a background
+ * resync's take (link_resync.c): the first returns every mark, later
+ * ones only what was marked since, also where the persistent bit was set
+ * already; the persistent bits keep every mark through takes and a
+ * crash (the handle closed without a reset)
+ */
+static void take__keeps_every_persistent_mark_and_records_the_fresh(
+	void **state)
+{
+	(void)state;
+	struct rpmemctl_dirtylog *l;
+	uint8_t out[8];
+	assert_int_equal(open_log(0, &l), 0);
+	assert_int_equal(client_dirtylog_bitmap_len(l), 8);
+	assert_int_equal(rpmemctl_dirtylog_mark(l, 1u << 20, 1), 0);
+	assert_int_equal(client_dirtylog_take(l, out, 1), 1);
+	assert_true(bit(out, 1));
+	assert_int_equal(client_dirtylog_fresh(l), 0);
+	/* marked again (persistent already) and anew: both fresh */
+	assert_int_equal(rpmemctl_dirtylog_mark(l, 1u << 20, 8), 0);
+	assert_int_equal(rpmemctl_dirtylog_mark(l, 3u << 20, 8), 0);
+	assert_int_equal(client_dirtylog_fresh(l), 2);
+	assert_int_equal(rpmemctl_dirtylog_count(l), 2);
+	assert_int_equal(client_dirtylog_take(l, out, 0), 2);
+	assert_true(bit(out, 1) && bit(out, 3) && !bit(out, 0));
+	assert_int_equal(client_dirtylog_fresh(l), 0);
+	/* nothing since: an empty take; the persistent bits stay */
+	assert_int_equal(client_dirtylog_take(l, out, 0), 0);
+	assert_int_equal(rpmemctl_dirtylog_count(l), 2);
+	client_dirtylog_untrack(l);
+	rpmemctl_dirtylog_close(&l);
+	assert_int_equal(open_log(0, &l), 0);
+	assert_int_equal(rpmemctl_dirtylog_count(l), 2);
+	rpmemctl_dirtylog_close(&l);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, each_setup, each_teardown)
 
 int main(void)
@@ -202,6 +245,7 @@ int main(void)
 		T(open_pool__writable_by_others_only_if_the_pool_is),
 		T(open_pool__hard_link_is_eperm),
 		T(set_clean__cleared_mark_is_replaced_at_the_next_open),
+		T(take__keeps_every_persistent_mark_and_records_the_fresh),
 	};
 	return cmocka_run_group_tests_name("dirtylog", tests, setup, teardown);
 }

@@ -106,6 +106,49 @@ int client_link_start_probe(struct rpmemctl_link *l);
 int client_link_start_probed(struct rpmemctl_link *l, int done);
 int client_link_defer(struct rpmemctl_link *l, uint64_t waited_ns);
 /*
+ * client_link_resync_left -- a RESYNCING link: the bytes its background
+ * resync still has to send (its pass's rest and what was written since)
+ */
+uint64_t client_link_resync_left(struct rpmemctl_link *l);
+
+/* --- link_resync.c: a returning target resynced by a thread of its own -- */
+struct client_resync;
+/* what the thread needs of its link; copied, the strings not owned */
+struct client_resync_cfg {
+	const struct rpmem_target *t;
+	enum rpmemctl_transport transport;
+	rpmemctl_log_fn log_fn;
+	void *log_arg;
+	int log_prio;
+	uint8_t *addr; /* the data */
+	uint64_t len;
+	struct rpmemctl_dirtylog *log;
+	const char *source;
+	const char *history; /* NULL: none */
+};
+enum client_resync_state { RESYNC_RUNNING, RESYNC_READY, RESYNC_FAILED };
+int client_resync_start(const struct client_resync_cfg *cfg,
+			struct client_resync **out);
+enum client_resync_state client_resync_state(const struct client_resync *r);
+uint64_t client_resync_left(struct client_resync *r);
+uint64_t client_resync_moved(const struct client_resync *r);
+void client_resync_wait(struct client_resync *r, uint64_t stall_ns);
+/* at most this many ranges are noted between two passes (else extents) */
+#define CLIENT_RESYNC_RANGES 256
+/* the ranges written since the resync's last pass; over: too many */
+struct client_resync_ranges {
+	struct client_range v[CLIENT_RESYNC_RANGES];
+	unsigned n;
+	int over;
+};
+void client_resync_note(struct client_resync *r, uint64_t off, uint64_t len);
+int client_resync_end(struct client_resync **rp,
+		      struct rpmemctl_session **sess,
+		      struct rpmemctl_pool **pool,
+		      struct client_resync_ranges *left, char *msg,
+		      size_t len);
+
+/*
  * client_link_clear_acked -- a LIVE link that holds every write sent to
  * it, acknowledged (replies that came read first), clears its dirty log
  * (client_dirtylog_clear): 1 if it did, 0 if it may not now, or -errno

@@ -122,6 +122,10 @@ struct rpmemctl_link {
 	uint64_t owed_t[LINK_OWED_MAX]; /* when each owed FLUSH was sent */
 	uint64_t owed_b[LINK_OWED_MAX]; /* wbytes when it was sent */
 	struct link_probe *probe;	/* the reconnect's, if any */
+	struct client_resync *resync;	/* RESYNCING: its thread */
+	/* the resync's catch-up: the ranges to push, or extents (over) */
+	const struct client_resync_ranges *catchup;
+	const uint8_t *catchup_ext;
 	char source[RPMEM_STR_MAX + 1];
 	char live[RPMEM_STR_MAX + 1];
 	char name[512]; /* host:port/region/pool: room for any target */
@@ -438,12 +442,19 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 			return link_err(l, ret, "%s", rpmemctl_strerror(ret));
 		}
 		/* live on this session since the last push: ours alone */
-		cfg->syncing_ours = l->state == RPMEMCTL_LINK_LIVE;
+		cfg->syncing_ours = l->state == RPMEMCTL_LINK_LIVE ||
+				    l->catchup;
 		cfg->compare_all = all;
+		if (l->catchup && !all && l->catchup->over) {
+			cfg->extents = l->catchup_ext;
+		} else if (l->catchup && !all) {
+			cfg->ranges = l->catchup->v;
+			cfg->nranges = l->catchup->n;
+		}
 		ucfg = cfg;
 	}
 	/* a push's sends wait as long as its replies (go_live bounds them) */
-	if (l->ko_ms && l->pool->sess)
+	if (l->ko_ms && l->pool->sess && !l->catchup)
 		(void)rpmem_conn_set_sndtimeo(&l->pool->sess->conn,
 					      CLIENT_IO_TIMEOUT_S * 1000);
 	memset(&l->res, 0, sizeof(l->res));
@@ -557,13 +568,138 @@ static int link_probe_poll(struct rpmemctl_link *l)
  * link_retry_due -- DEGRADED and time to reconnect: reconnect and push (once
  * a probe answered, where the kick-out is on)
  */
+static int resync_start(struct rpmemctl_link *l);
+
 static int link_retry_due(struct rpmemctl_link *l)
 {
 	if (l->retry_ms < 0 || rpmem_now_ns() < l->retry_at)
 		return 0;
 	if (link_probed(l) && !link_probe_poll(l))
 		return 0;
+	/* off the application's calls where it can be (link_resync.c) */
+	if (link_probed(l) && l->log && l->policy == RPMEMCTL_LINK_DEGRADE &&
+	    !resync_start(l))
+		return 0;
 	return do_push(l, NULL, 0);
+}
+
+/*
+ * resync_start -- the resync of a DEGRADED link whose target answered
+ * its probe, in a thread of its own (link_resync.c): RESYNCING; 0, or
+ * -errno where it cannot start (the call pushes as before)
+ */
+static int resync_start(struct rpmemctl_link *l)
+{
+	struct client_resync_cfg c = {
+		.t = &l->t,
+		.transport = l->transport,
+		.log_fn = l->log_fn,
+		.log_arg = l->log_arg,
+		.log_prio = l->log_prio,
+		.addr = l->addr,
+		.len = l->len,
+		.log = l->log,
+		.source = l->source,
+		.history = l->history,
+	};
+	int ret = client_resync_start(&c, &l->resync);
+	if (ret)
+		return ret;
+	l->errmsg[0] = '\0';
+	set_state(l, RPMEMCTL_LINK_RESYNCING);
+	return 0;
+}
+
+/*
+ * resync_join -- the resync's thread is done (or cut short): under the
+ * caller's lock (a set's: no write to the data is sent meanwhile), its
+ * session taken over and the catch-up pushed: the extents written since
+ * its last pass (all: every block compared, a clean stop's), within the
+ * kick-out's timeout, the pool consistent and the history recorded:
+ * SYNCED. A thread that failed leaves the link DEGRADED, retried later.
+ */
+static int resync_join(struct rpmemctl_link *l, int all)
+{
+	struct rpmemctl_session *sess = NULL;
+	struct rpmemctl_pool *pool = NULL;
+	struct client_resync_ranges *left = malloc(sizeof(*left));
+	uint64_t moved = client_resync_moved(l->resync);
+	int ret = client_resync_end(&l->resync, &sess, &pool, left, l->errmsg,
+				    sizeof(l->errmsg));
+	uint8_t *ext = NULL;
+	if (!ret && (!left ||
+		     !(ext = malloc(client_dirtylog_bitmap_len(l->log)))))
+		ret = link_err(l, -ENOMEM, "resync: out of memory");
+	if (ret) {
+		free(left);
+		free(ext);
+		rpmemctl_pool_close(&pool);
+		rpmemctl_session_close(&sess);
+		client_dirtylog_untrack(l->log);
+		return link_failed(l, ret);
+	}
+	l->sess = sess;
+	l->pool = pool;
+	if (l->share)
+		client_share_adopt(l->share, sess);
+	/* a target that stops answering now holds the call this long */
+	(void)rpmem_conn_set_rcvtimeo(&sess->conn, (int)l->ko_ms);
+	(void)rpmem_conn_set_sndtimeo(&sess->conn, (int)l->ko_ms);
+	(void)client_dirtylog_take(l->log, ext, 0);
+	l->catchup = left;
+	l->catchup_ext = ext;
+	ret = do_push(l, NULL, all);
+	l->catchup = NULL;
+	l->catchup_ext = NULL;
+	free(left);
+	free(ext);
+	client_dirtylog_untrack(l->log);
+	if (ret)
+		return ret;
+	(void)rpmem_conn_set_rcvtimeo(&sess->conn, CLIENT_IO_TIMEOUT_S * 1000);
+	l->res.data_bytes += moved;
+	return 0;
+}
+
+/*
+ * resync_poll -- a RESYNCING link's call: nothing while its thread runs,
+ * the catch-up once it is done
+ */
+static int resync_poll(struct rpmemctl_link *l)
+{
+	if (client_resync_state(l->resync) == RESYNC_RUNNING)
+		return 0;
+	return resync_join(l, 0);
+}
+
+/*
+ * resync_cancel -- a RESYNCING link's thread cut short (its session shut
+ * down): DEGRADED again, the pool left syncing, behind
+ */
+static void resync_cancel(struct rpmemctl_link *l)
+{
+	if (!l->resync)
+		return;
+	(void)client_resync_end(&l->resync, NULL, NULL, NULL, NULL, 0);
+	client_dirtylog_untrack(l->log);
+	link_err(l, -ETIMEDOUT, "resync cut short: its target sent nothing for "
+	     "%u ms, or a push or the end came first; the copy stays behind",
+	     l->ko_ms);
+	(void)link_failed(l, -ETIMEDOUT);
+}
+
+/* behind_due -- a DEGRADED link's retry, a RESYNCING one's poll */
+static int behind_due(struct rpmemctl_link *l)
+{
+	return l->state == RPMEMCTL_LINK_RESYNCING ? resync_poll(l) :
+						      link_retry_due(l);
+}
+
+/* behind -- DEGRADED, or RESYNCING: the link does not hold */
+static int behind(const struct rpmemctl_link *l)
+{
+	return l->state == RPMEMCTL_LINK_DEGRADED ||
+	       l->state == RPMEMCTL_LINK_RESYNCING;
 }
 
 /*
@@ -664,6 +800,7 @@ RPMEM_EXPORT void rpmemctl_link_delete(struct rpmemctl_link **lp)
 	if (!lp || !*lp)
 		return;
 	link_lock(*lp);
+	resync_cancel(*lp);
 	hist_live(*lp, 0); /* the data may be written on without it */
 	disconnect(*lp);
 	client_share_unlock((*lp)->share);
@@ -806,6 +943,7 @@ RPMEM_EXPORT int rpmemctl_link_connect(struct rpmemctl_link *l)
 		return -EINVAL;
 	link_lock(l);
 	int ret = link_usable(l);
+	resync_cancel(l);
 	if (!ret)
 		ret = do_connect(l);
 	return link_api_end(l, ret);
@@ -820,6 +958,8 @@ RPMEM_EXPORT int rpmemctl_link_push(struct rpmemctl_link *l,
 		return -EINVAL;
 	link_lock(l);
 	int ret = link_usable(l);
+	/* a push now: the resync's thread is cut short, this one does it */
+	resync_cancel(l);
 	if (!ret)
 		ret = do_push(l, cfg, 0);
 	if (res && l->pushed)
@@ -879,9 +1019,14 @@ RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
 	if (ret || len == 0)
 		return link_api_end(l, ret);
 	switch (l->state) {
+	case RPMEMCTL_LINK_RESYNCING:
+		/* its next pass or its catch-up sends this range */
+		client_resync_note(l->resync, off, len);
+		ret = behind_due(l);
+		break;
 	case RPMEMCTL_LINK_DEGRADED:
 		/* a resync reads the data as it is now: this range too */
-		ret = link_retry_due(l);
+		ret = behind_due(l);
 		break;
 	case RPMEMCTL_LINK_DOWN:
 	case RPMEMCTL_LINK_OPEN:
@@ -969,8 +1114,8 @@ RPMEM_EXPORT int rpmemctl_link_barrier(struct rpmemctl_link *l)
 		return -EINVAL;
 	link_lock(l);
 	int ret = link_usable(l);
-	if (!ret && l->state == RPMEMCTL_LINK_DEGRADED)
-		ret = link_retry_due(l);
+	if (!ret && behind(l))
+		ret = behind_due(l);
 	else if (!ret && l->state == RPMEMCTL_LINK_LIVE)
 		ret = barrier_pending(l);
 	return link_api_end(l, ret);
@@ -983,8 +1128,8 @@ RPMEM_EXPORT int rpmemctl_link_drain(struct rpmemctl_link *l)
 		return -EINVAL;
 	link_lock(l);
 	int ret = link_usable(l);
-	if (!ret && l->state == RPMEMCTL_LINK_DEGRADED)
-		ret = link_retry_due(l);
+	if (!ret && behind(l))
+		ret = behind_due(l);
 	else if (!ret && l->pool)
 		ret = link_flush_pending(l);
 	return link_api_end(l, ret);
@@ -997,6 +1142,18 @@ RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
 		return -EINVAL;
 	link_lock(l);
 	int ret = link_usable(l);
+	/*
+	 * a resync under way: done while it makes progress (a target that
+	 * froze again holds the exit for the kick-out's timeout), then the
+	 * catch-up compares every block, as a LIVE link's stop does
+	 */
+	if (!ret && l->state == RPMEMCTL_LINK_RESYNCING) {
+		client_resync_wait(l->resync, (uint64_t)l->ko_ms * 1000000u);
+		if (client_resync_state(l->resync) == RESYNC_RUNNING)
+			resync_cancel(l);
+		else
+			ret = resync_join(l, 1);
+	}
 	enum rpmemctl_link_state s = l->state;
 	if (!ret && (s == RPMEMCTL_LINK_LIVE || s == RPMEMCTL_LINK_OPEN)) {
 		ret = link_flush_pending(l);
@@ -1051,8 +1208,8 @@ static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 static int flush_send(struct rpmemctl_link *l)
 {
 	int ret = link_usable(l);
-	if (ret || l->state == RPMEMCTL_LINK_DEGRADED)
-		return ret ? ret : link_retry_due(l);
+	if (ret || behind(l))
+		return ret ? ret : behind_due(l);
 	if (!l->pool)
 		return 0;
 	if (!client_pool_splits_flush(l->pool))
@@ -1340,8 +1497,17 @@ RPMEM_EXPORT const char *rpmemctl_link_state_str(enum rpmemctl_link_state s)
 		[RPMEMCTL_LINK_LIVE] = "live",
 		[RPMEMCTL_LINK_DEGRADED] = "degraded",
 		[RPMEMCTL_LINK_FAILED] = "failed",
+		[RPMEMCTL_LINK_RESYNCING] = "resyncing",
 	};
 	if ((unsigned)s < sizeof(names) / sizeof(names[0]))
 		return names[s];
 	return "unknown";
+}
+
+/* client_link_resync_left -- a RESYNCING link's bytes still to send */
+uint64_t client_link_resync_left(struct rpmemctl_link *l)
+{
+	if (l->state != RPMEMCTL_LINK_RESYNCING || !l->resync)
+		return 0;
+	return client_resync_left(l->resync);
 }

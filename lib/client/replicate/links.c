@@ -218,6 +218,21 @@ static int links_begin(struct rpmemctl_links *s)
  */
 static uint32_t links_holding_mask(const struct rpmemctl_links *s);
 
+/*
+ * links_status_bytes -- what the status file says each link misses: its
+ * lag, or for a RESYNCING one what its resync has still to send
+ */
+static const uint64_t *links_status_bytes(struct rpmemctl_links *s)
+{
+	static __thread uint64_t b[LINKS_MAX];
+	for (unsigned i = 0; i < s->n; i++)
+		b[i] = rpmemctl_link_get_state(s->link[i]) ==
+				       RPMEMCTL_LINK_RESYNCING ?
+			       client_link_resync_left(s->link[i]) :
+			       s->behind_bytes[i];
+	return b;
+}
+
 static int links_end(struct rpmemctl_links *s, int ret)
 {
 	if (s) {
@@ -228,7 +243,7 @@ static int links_end(struct rpmemctl_links *s, int ret)
 		for (unsigned i = 0; i < s->n; i++)
 			got += (s->status.stopped_synced >> i) & 1;
 		links_status_update(&s->status, links_quorum(s), s->n, got,
-				    s->link, s->behind_bytes, s->behind_t0);
+				    s->link, links_status_bytes(s), s->behind_t0);
 		s->status.stopped_synced = 0;
 	}
 	if (ret && s)

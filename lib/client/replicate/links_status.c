@@ -191,7 +191,7 @@ static int nums(char *line, const char *key, unsigned n, const uint64_t *max,
 /* state_of -- the link state named s, or -1 */
 static int state_of(const char *s)
 {
-	for (int i = RPMEMCTL_LINK_DOWN; i <= RPMEMCTL_LINK_FAILED; i++)
+	for (int i = RPMEMCTL_LINK_DOWN; i <= RPMEMCTL_LINK_RESYNCING; i++)
 		if (!strcmp(s, rpmemctl_link_state_str(i)))
 			return i;
 	return -1;

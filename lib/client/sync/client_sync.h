@@ -43,6 +43,12 @@ int client_pool_preserve_wait(struct rpmemctl_pool *pool, uint32_t tok);
 #define CLIENT_SYNC_DEFAULT_BS RPMEMCTL_BLOCK_SIZE_DEFAULT
 #define CLIENT_SYNC_MIN_BS RPMEMCTL_BLOCK_SIZE_MIN /* the fine block size */
 
+/* a byte range of the data */
+struct client_range {
+	uint64_t off;
+	uint64_t len;
+};
+
 /*
  * struct rpmemctl_sync_cfg -- what a sync does. Internal: the deprecated
  * rpmemctl_pool_sync fills one on its stack from the frozen
@@ -72,6 +78,18 @@ struct rpmemctl_sync_cfg {
 	 * the log as usual
 	 */
 	int compare_all;
+	/*
+	 * set by a link's background resync (link_resync.c): extents, a
+	 * bitmap in the dirty log's extents, or else ranges (sorted and
+	 * apart), are what differs (its earlier passes on this session made
+	 * the rest equal), sent instead of the log's marks; resync_pass: the
+	 * pool is left syncing, no history is recorded and the log is kept
+	 * (the source changes under the pass)
+	 */
+	const uint8_t *extents;
+	const struct client_range *ranges;
+	size_t nranges;
+	int resync_pass;
 	/* the local copy's hashes, shared with other syncs; NULL: none */
 	struct rpmemctl_local_hashes *local_hashes;
 	/* the local file whose history (FILE.rpmemgen) is compared; owned */
@@ -124,6 +142,18 @@ int client_dirtylog_clean(const struct rpmemctl_dirtylog *l);
 /* client_dirtylog_bound -- relative to pool uuid at generation (intact) */
 int client_dirtylog_bound(const struct rpmemctl_dirtylog *l,
 			  const uint8_t uuid[16], uint64_t generation);
+/*
+ * client_dirtylog_take -- a background resync's extents: those marked since
+ * its last take (all: every persistent mark too); -ENOMEM
+ */
+int64_t client_dirtylog_take(struct rpmemctl_dirtylog *l, uint8_t *out,
+			     int all);
+/* client_dirtylog_fresh -- extents marked since the last take */
+uint64_t client_dirtylog_fresh(struct rpmemctl_dirtylog *l);
+/* client_dirtylog_untrack -- the resync ended: no more fresh marks */
+void client_dirtylog_untrack(struct rpmemctl_dirtylog *l);
+/* client_dirtylog_bitmap_len -- bytes of a bitmap of the log's extents */
+size_t client_dirtylog_bitmap_len(const struct rpmemctl_dirtylog *l);
 /* client_dirtylog_clear -- clear the marks, keep the binding (dirtylog.c) */
 int client_dirtylog_clear(struct rpmemctl_dirtylog *l);
 /* client_dirtylog_reset -- bind to uuid, generation, then clear the marks */

@@ -69,6 +69,12 @@ struct rpmemctl_dirtylog {
 	unsigned shift;
 	int cleared; /* this handle cleared the clean mark */
 	_Atomic int marked; /* an extent was marked since the last clear */
+	/*
+	 * a background resync's (client_dirtylog_take): the extents marked
+	 * since its last take, in memory only (the persistent bits keep
+	 * every mark until the resync ends); NULL when none runs
+	 */
+	uint8_t *fresh;
 	pthread_mutex_t lock;
 };
 
@@ -361,6 +367,7 @@ RPMEM_EXPORT void rpmemctl_dirtylog_close(struct rpmemctl_dirtylog **lp)
 		return;
 	detach(l);
 	pthread_mutex_destroy(&l->lock);
+	free(l->fresh);
 	free(l);
 	*lp = NULL;
 }
@@ -398,9 +405,18 @@ RPMEM_EXPORT int rpmemctl_dirtylog_mark(struct rpmemctl_dirtylog *l,
 	if (all_hot(l, first, last))
 		return 0; /* the common case: no lock, no I/O */
 	pthread_mutex_lock(&l->lock);
-	for (uint64_t e = first; e <= last; e++)
-		l->bits[e / 8] |= (uint8_t)(1u << (e % 8));
-	ret = sync_range(l, DL_HDR_SIZE + first / 8, last / 8 - first / 8 + 1);
+	int persisted = 1;
+	for (uint64_t e = first; e <= last; e++) {
+		uint8_t bit = (uint8_t)(1u << (e % 8));
+		persisted &= (l->bits[e / 8] & bit) != 0;
+		l->bits[e / 8] |= bit;
+		if (l->fresh)
+			l->fresh[e / 8] |= bit;
+	}
+	/* already persistent (a take cleared the hot set only): no I/O */
+	if (!persisted)
+		ret = sync_range(l, DL_HDR_SIZE + first / 8,
+				 last / 8 - first / 8 + 1);
 	if (!ret)
 		for (uint64_t e = first; e <= last; e++)
 			atomic_fetch_or_explicit(&l->hot[e / 8],
@@ -546,4 +562,65 @@ int client_dirtylog_clear(struct rpmemctl_dirtylog *l)
 	ret = sync_range(l, DL_HDR_SIZE, bitmap_len(l->nextents));
 	pthread_mutex_unlock(&l->lock);
 	return ret ? ret : 1;
+}
+
+/*
+ * client_dirtylog_take -- a background resync's look at the log (link.c):
+ * into out (client_dirtylog_bitmap_len bytes) the extents marked since
+ * its last take (the first, all: every persistent mark too), and from
+ * now on it tracks the marks anew. Only the in-memory sets are cleared:
+ * the persistent bits keep every mark until a push that made the copies
+ * equal resets them, so a crash mid-resync loses none. The hot set is
+ * cleared with it, so every later mark takes the locked path and is
+ * recorded; the fence orders that clear before the resync reads the data
+ * (a writer's store is before its mark's look at the hot set). Returns
+ * the extents in out, or -ENOMEM.
+ */
+int64_t client_dirtylog_take(struct rpmemctl_dirtylog *l, uint8_t *out,
+			     int all)
+{
+	size_t len = bitmap_len(l->nextents);
+	int64_t n = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (!l->fresh && !(l->fresh = calloc(1, len))) {
+		pthread_mutex_unlock(&l->lock);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < len; i++) {
+		out[i] = (uint8_t)(l->fresh[i] | (all ? l->bits[i] : 0));
+		n += __builtin_popcount(out[i]);
+	}
+	memset(l->fresh, 0, len);
+	memset((void *)l->hot, 0, len);
+	atomic_thread_fence(memory_order_seq_cst);
+	pthread_mutex_unlock(&l->lock);
+	return n;
+}
+
+/* client_dirtylog_fresh -- extents marked since the last take */
+uint64_t client_dirtylog_fresh(struct rpmemctl_dirtylog *l)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&l->lock);
+	for (size_t i = 0; l->fresh && i < bitmap_len(l->nextents); i++)
+		n += (uint64_t)__builtin_popcount(l->fresh[i]);
+	pthread_mutex_unlock(&l->lock);
+	return n;
+}
+
+/* client_dirtylog_untrack -- the resync ended: no more fresh marks */
+void client_dirtylog_untrack(struct rpmemctl_dirtylog *l)
+{
+	pthread_mutex_lock(&l->lock);
+	free(l->fresh);
+	l->fresh = NULL;
+	pthread_mutex_unlock(&l->lock);
+}
+
+/* client_dirtylog_bitmap_len -- bytes of a bitmap of the log's extents */
+size_t client_dirtylog_bitmap_len(const struct rpmemctl_dirtylog *l)
+{
+	return bitmap_len(l->nextents);
 }

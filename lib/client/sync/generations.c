@@ -553,8 +553,9 @@ static int push_record(struct sync_ctx *c, const char *f)
 int sync_gen_done(struct sync_ctx *c, int ret)
 {
 	const char *f = c->o->history;
+	/* a resync's pass leaves the copy behind: its history too */
 	if (ret || !c->hist_ok || (c->o->flags & RPMEMCTL_SYNC_DRY_RUN) ||
-	    c->o->mode == RPMEMCTL_SYNC_VERIFY)
+	    c->o->mode == RPMEMCTL_SYNC_VERIFY || c->o->resync_pass)
 		return ret;
 	client_history_lock();
 	if (c->o->mode == RPMEMCTL_SYNC_PULL) {

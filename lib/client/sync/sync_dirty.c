@@ -124,8 +124,23 @@ static int dirty_ranges(struct sync_ctx *c)
 	uint64_t ext = client_dirtylog_extent(l);
 	uint64_t last_block = UINT64_MAX;
 
+	const uint8_t *x = c->o->extents;
+
+	/* a resync's: the ranges written since its last pass, in order */
+	for (size_t i = 0; !x && i < c->o->nranges; i++) {
+		const struct client_range *r = &c->o->ranges[i];
+		int ret = sync_ranges_add(&c->diff, r->off, r->len);
+		if (ret)
+			return ret;
+		c->st.bytes_differ += r->len;
+		c->st.blocks_differ += (r->off + r->len - 1) / c->bs -
+				       r->off / c->bs + 1;
+	}
+	if (!x && c->o->ranges)
+		return 0;
 	for (uint64_t e = 0; e < client_dirtylog_nextents(l); e++) {
-		if (!client_dirtylog_marked(l, e))
+		if (x ? !((x[e / 8] >> (e % 8)) & 1) :
+			!client_dirtylog_marked(l, e))
 			continue;
 		uint64_t off = e * ext;
 		uint64_t len = off + ext > c->size ? c->size - off : ext;
@@ -152,7 +167,9 @@ int sync_push_dirty(struct sync_ctx *c)
 {
 	int ret;
 
-	if (!c->o->compare_all && dirty_usable(c)) {
+	/* a resync's later passes and its catch-up: what its passes left */
+	if (c->o->extents || c->o->ranges ||
+	    (!c->o->compare_all && dirty_usable(c))) {
 		ret = dirty_ranges(c);
 		c->dirty_standin = !ret;
 		if (!ret)
@@ -165,7 +182,8 @@ int sync_push_dirty(struct sync_ctx *c)
 	}
 	if (!ret)
 		ret = sync_local_check(c, "sync");
-	if (ret)
+	/* a resync's pass leaves the pool syncing and the log as it is */
+	if (ret || c->o->resync_pass)
 		return ret;
 	/* a log without the clean mark is its writer's to clear */
 	if (!client_dirtylog_clean(c->o->dirty_log))

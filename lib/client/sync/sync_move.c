@@ -266,6 +266,9 @@ int sync_push(struct sync_ctx *c)
 	if (ret)
 		return ret;
 	sync_progress(c, moved, c->st.bytes_differ, 1);
+	/* a resync's pass: the source changed under it, no consistent mark */
+	if (c->o->resync_pass)
+		return 0;
 	/* what was sent is the file's content only if it did not change */
 	if ((ret = sync_local_check(c, "sync")))
 		return ret;
