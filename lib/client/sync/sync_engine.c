@@ -164,6 +164,14 @@ static int sync_run(struct rpmemctl_pool *pool, void *local, size_t len,
 	}
 	if ((ret = sync_gen_check(&c)))
 		goto out;
+	/*
+	 * a resync's pass into the live copy the target was: no longer
+	 * listed as one (with this session as its writer, UpToDate) from
+	 * the first request that may change it
+	 */
+	if (cfg->resync_pass && pool->state == RPMEM_POOL_SYNCING &&
+	    (ret = client_pool_set_syncing(pool, cfg->source, 0)))
+		goto out;
 	if (cfg->mode == RPMEMCTL_SYNC_MIRROR) {
 		ret = sync_mirror(&c);
 		goto out;
