@@ -464,3 +464,34 @@ resync_wrote() {
 	[ "$(state "$T2" app)" = consistent ]
 }
 
+
+@test "a resync held stopped (SIGSTOP) at the application's exit does not hold the exit: it is cut short after the kick-out time without progress, the copy stays behind (syncing, Inconsistent), and the next start resyncs it byte-identical" {
+	away_then_back
+	app_continue
+	app_paused 3
+	exec 5>&-
+	# liveness: the exit waits for a resync only while it moves data,
+	# then at most the kick-out's 2 s (bounded at 40 s, a bound for a
+	# loaded machine, not a timing)
+	exited_within 400
+	ASTATUS=0
+	wait "$APID" || ASTATUS=$?
+	APID=
+	[ "$ASTATUS" -eq 0 ]
+	grep -q "at exit: the replica of '$POOL' on $T2/r1/app is behind (degraded)" \
+		"$W/app.err"
+	rc replicas --json "$POOL"
+	[ "$status" -eq 1 ]
+	[ "$(json '.replicas[2].link_state')" = degraded ]
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1/app2"
+	thaw
+	wait_for holding_free
+	[ "$(state "$T2" app)" = syncing ]
+	[ "$(pool_json "$T2" app disk)" = Inconsistent ]
+	app get:1
+	[ "$status" -eq 0 ]
+	grep -qx last <<<"$output"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2" app)" = consistent ]
+}
