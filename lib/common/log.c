@@ -9,6 +9,9 @@
 
 #include "log.h"
 
+/* LOG_LINE_MAX -- room for one formatted log line */
+#define LOG_LINE_MAX 1024
+
 /*
  * Until rpmem_log_init (the programs) or rpmemctl_log_set_fn (an
  * application) says otherwise, the library's messages go nowhere, or to
@@ -117,7 +120,7 @@ static void emit(int prio, const char *msg)
 void rpmem_vlog_to(const struct rpmem_log_sink *sink, int prio,
 		   const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char msg[LOG_LINE_MAX];
 
 	if (sink && sink->fn) {
 		if (prio > sink->prio)
@@ -196,7 +199,7 @@ int rpmem_log_limited(struct rpmem_log_limit *l, int prio, const char *fmt,
 			  gone, l->kind, l->per_sec);
 	if (!ok)
 		return 0;
-	char msg[1024];
+	char msg[LOG_LINE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);

@@ -20,6 +20,9 @@
 #include "util.h"
 #include "wire.h"
 
+/* NET_DRAIN_BUF -- what one read of a connection's drain takes */
+#define NET_DRAIN_BUF 16384
+
 #define SOCK_BUF (4 << 20)
 
 /* tune -- low latency for control replies, deep buffers for data */
@@ -276,7 +279,7 @@ int rpmem_conn_wait(struct rpmem_conn *c, int ms)
 int rpmem_conn_wait_or(struct rpmem_conn *c, int wake_fd, int ms)
 {
 	/* poll(2) skips a negative fd */
-	struct pollfd pfd[2] = { { .fd = c->fd, .events = POLLIN },
+	struct pollfd pfd[] = { { .fd = c->fd, .events = POLLIN },
 				 { .fd = wake_fd, .events = POLLIN } };
 
 	if (c->ra_len > c->ra_pos || (c->tls && rpmem_tls_pending(c->tls)))
@@ -378,7 +381,7 @@ static int pipe_get(struct rpmem_conn *c)
 static int pipe_to_file(struct rpmem_conn *c, int fd, uint64_t *off, size_t n,
 			int *spliced, int *ferr)
 {
-	uint8_t buf[16384];
+	uint8_t buf[NET_DRAIN_BUF];
 
 	while (n) {
 		if (*spliced && !*ferr) {
@@ -430,7 +433,7 @@ static ssize_t sock_splice(struct rpmem_conn *c, size_t len)
 int rpmem_net_read_to_file(struct rpmem_conn *c, int fd, uint64_t off,
 			   size_t len, int *ferr)
 {
-	uint8_t buf[16384];
+	uint8_t buf[NET_DRAIN_BUF];
 	int spliced = 1;
 
 	*ferr = 0;
@@ -509,7 +512,7 @@ int rpmem_net_write_full(struct rpmem_conn *c, const void *buf, size_t len)
 
 int rpmem_net_discard(struct rpmem_conn *c, size_t len)
 {
-	uint8_t buf[16384];
+	uint8_t buf[NET_DRAIN_BUF];
 	while (len) {
 		size_t n = len < sizeof(buf) ? len : sizeof(buf);
 		int ret = rpmem_net_read_full(c, buf, n);
@@ -544,11 +547,11 @@ static int tls_frame(struct rpmem_conn *c, const uint8_t *hdr, const void *p1,
 		memcpy(small, hdr, RPMEM_HDR_SIZE);
 		if (l1)
 			memcpy(small + RPMEM_HDR_SIZE, p1, l1);
-		struct iovec v[2] = { { small, RPMEM_HDR_SIZE + l1 },
+		struct iovec v[] = { { small, RPMEM_HDR_SIZE + l1 },
 				      { (void *)p2, l2 } };
 		return rpmem_tls_writev(c->tls, v, 2);
 	}
-	struct iovec v[3] = { { (void *)hdr, RPMEM_HDR_SIZE },
+	struct iovec v[] = { { (void *)hdr, RPMEM_HDR_SIZE },
 			      { (void *)p1, l1 },
 			      { (void *)p2, l2 } };
 	(void)ret;
@@ -610,7 +613,7 @@ static int send_frame(struct rpmem_conn *c, uint16_t type, uint32_t id,
 	rpmem_hdr_encode(hdr, &h);
 	if (c->tls)
 		return tls_frame(c, hdr, p1, l1, p2, l2);
-	struct iovec iov[3] = {
+	struct iovec iov[] = {
 		{ hdr, sizeof(hdr) },
 		{ (void *)p1, l1 },
 		{ (void *)p2, l2 },

@@ -26,6 +26,9 @@
 #define RPMEM_NAME_MAX 64      /* region and pool names */
 #define RPMEM_STR_MAX 255      /* peer names, sources, versions */
 #define RPMEM_MSG_MAX 1024     /* error message text */
+/* room for an encoded request built on the stack: a fixed one, any */
+#define RPMEM_REQ_SMALL 32
+#define RPMEM_REQ_MAX 1024
 #define RPMEM_TOKEN_LEN 16
 /* PMem namespaces, and links of a region to one, in one STATUS_REPLY */
 #define RPMEM_MAX_NAMESPACES 1024u

@@ -89,7 +89,7 @@ int rpmem_psk_read(const char *path, char *identity, uint8_t *key,
 		   size_t *len, char *err, size_t errlen)
 {
 	char want[RPMEM_IDENTITY_MAX + 1], id[RPMEM_IDENTITY_MAX + 1];
-	char line[512];
+	char line[RPMEM_PSK_LINE_MAX];
 	unsigned lineno = 0;
 	int ret;
 

@@ -21,6 +21,9 @@
 #include "tls.h"
 #include "util.h"
 
+/* TLS_ERR_MAX -- room for a session's first TLS-level failure */
+#define TLS_ERR_MAX 160
+
 #define RPMEM_TLS_READ_BUF (256u << 10)
 /*
  * the records of a frame longer than one record are gathered into writes
@@ -48,7 +51,7 @@ struct rpmem_tls {
 	const char *method;
 	/* server: the identity a PSK client claimed, known or not */
 	char claimed[RPMEM_IDENTITY_MAX + 1];
-	char err[160]; /* the first TLS-level failure after the handshake */
+	char err[TLS_ERR_MAX]; /* the first TLS-level failure after handshake */
 	int wbuf;      /* writes go through a buffer (wbuf_on) */
 	int refused;	  /* the first failure was an alert refusing us */
 	int cert_offered; /* client with a PSK: the target sent a certificate */
@@ -188,7 +191,7 @@ void rpmem_tls_ctx_free(struct rpmem_tls_ctx **pc)
 int rpmem_tls_ctx_new(const struct rpmem_tls_cfg *cfg,
 		      struct rpmem_tls_ctx **out, char *err, size_t errlen)
 {
-	char why[256];
+	char why[RPMEM_MSG_MAX];
 	int ret = -EINVAL;
 
 	(void)pthread_once(&ex_once, ex_init);
@@ -458,7 +461,7 @@ static int handshake_err(struct rpmem_tls_ctx *c, struct rpmem_tls *t, int r,
 	unsigned long q = ERR_peek_error();
 	int reason = q ? ERR_GET_REASON(q) : 0;
 	const char *peer = c->server ? "the client" : "the target";
-	char why[256];
+	char why[RPMEM_MSG_MAX];
 
 	if (t->cert_offered) {
 		ERR_clear_error();
@@ -566,7 +569,7 @@ static int peer_authenticated(struct rpmem_tls_ctx *c, struct rpmem_tls *t,
 			      char *err, size_t errlen)
 {
 	const char *who = c->server ? "the client" : "the target";
-	char why[200];
+	char why[RPMEM_MSG_MAX];
 
 	if (SSL_session_reused(t->ssl) && !t->unknown_id) {
 		t->method = "psk";
@@ -674,7 +677,7 @@ int rpmem_tls_start(struct rpmem_tls_ctx *c, struct rpmem_conn *conn,
 		    const char *host, char *err, size_t errlen)
 {
 	struct rpmem_tls *t = calloc(1, sizeof(*t));
-	char why[256];
+	char why[RPMEM_MSG_MAX];
 	int ret;
 
 	if (!t)

@@ -17,6 +17,8 @@ struct rpmem_tls_ctx; /* credentials and settings for many sessions */
 #define RPMEM_PSK_LEN 32	 /* bytes of key rpmemctl psk-gen makes */
 #define RPMEM_PSK_MIN 16	 /* shortest external PSK accepted */
 #define RPMEM_PSK_MAX 64
+/* RPMEM_PSK_LINE_MAX -- room for one line of a PSK file */
+#define RPMEM_PSK_LINE_MAX 512
 
 /*
  * server PSK lookup: the key of identity into key[RPMEM_PSK_MAX], its

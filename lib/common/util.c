@@ -14,6 +14,11 @@
 
 #include "util.h"
 
+/* UTF8_SEQ_MAX -- bytes of the longest UTF-8 sequence */
+#define UTF8_SEQ_MAX 4
+/* ESCAPE_MAX -- room for one escaped character: "\\u{10FFFF}" */
+#define ESCAPE_MAX 16
+
 int rpmem_name_valid(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
@@ -249,7 +254,7 @@ int rpmem_uuid_parse(const char *s, uint8_t u[16])
 		if (!isxdigit((unsigned char)s[i]) ||
 		    !isxdigit((unsigned char)s[i + 1]))
 			return -EINVAL;
-		char hex[3] = { s[i], s[i + 1], 0 };
+		char hex[] = { s[i], s[i + 1], 0 };
 		u[j++] = (uint8_t)strtoul(hex, NULL, 16);
 		i++;
 	}
@@ -428,7 +433,7 @@ void rpmem_str_sanitize(char *s)
 static size_t escape_char(const unsigned char *s, size_t i, size_t n,
 			  int *esc)
 {
-	char c[5] = { 0 };
+	char c[UTF8_SEQ_MAX + 1] = { 0 };
 
 	for (size_t k = 0; k < 4 && i + k < n; k++)
 		c[k] = (char)s[i + k];
@@ -479,7 +484,7 @@ size_t rpmem_text_escape(const char *s, char *out, size_t size)
 	int cut = 0;
 
 	while (*p) {
-		char e[16];
+		char e[ESCAPE_MAX];
 		size_t n = rpmem_utf8_len((const char *)p);
 		size_t w;
 

@@ -76,6 +76,15 @@ struct rpmem_target {
 int rpmem_parse_target(const char *s, unsigned need, struct rpmem_target *t,
 		       char *err, size_t errlen);
 
+/*
+ * Text sizes shared by both ends, the NUL included: RPMEM_HOST_MAX a host
+ * name, RPMEM_PORT_STR a port, RPMEM_ADDR_STR an address with its port as
+ * a message names it, RPMEM_TIME_STR a date and time
+ */
+#define RPMEM_HOST_MAX 256
+#define RPMEM_PORT_STR 16
+#define RPMEM_ADDR_STR 64
+#define RPMEM_TIME_STR 32
 /* RPMEM_UUID_LEN -- bytes of a uuid; RPMEM_UUID_STR -- its text, NUL too */
 #define RPMEM_UUID_LEN 16
 #define RPMEM_UUID_STR 37

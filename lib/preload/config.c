@@ -51,7 +51,7 @@ static int add_target(struct pl_file *f, const char *spec,
 		      struct rpmem_target *t, char *err, size_t errlen)
 {
 	struct rpmem_target tt;
-	char why[256];
+	char why[RPMEM_MSG_MAX];
 	if (f->ntargets == PL_TARGETS_MAX)
 		return cfg_err(err, errlen, "RPMEM_REPLICATE: '%s' has more "
 			       "than %d targets", f->path, PL_TARGETS_MAX);
@@ -132,7 +132,7 @@ static int add_file(struct pl_config *c, const char *s, size_t len,
 static int parse_files(struct pl_config *c, const char *spec, const char *cwd,
 		       char *err, size_t errlen)
 {
-	char host[64] = "";
+	char host[RPMEM_HOST_MAX] = "";
 	gethostname(host, sizeof(host) - 1);
 	for (const char *p = spec; p && *p;) {
 		size_t len = strcspn(p, ",");

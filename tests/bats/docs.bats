@@ -160,7 +160,8 @@ for f in files:
     for n, line in enumerate(t.split('\n'), 1):
         if not decl.match(line):
             continue
-        line = re.sub(r'\{[^{}]*\}', '', line)
+        # an initializer holds no declaration
+        line = re.sub(r'\{[^{}]*\}', '', line).split('{')[0]
         for m in arr.finditer(line):
             pre = line[:m.start()].rstrip()
             if pre and pre[-1] in '=(+-/%<>!|?:[':
@@ -175,8 +176,9 @@ PY
 	# lib/common/util.h, daemon/config/config.h...) or at the top of its
 	# file, so a caller's buffer and the callee's idea of it cannot drift;
 	# lib/ keeps the ones left until its files settle in their layer
-	# folders: the count may only go down
-	local lib_max=112
+	# folders and their other changes land (link, links, the data planes):
+	# the count may only go down
+	local lib_max=45
 	run literal_sizes cmd daemon
 	echo "$output"
 	[ "$status" -eq 0 ]

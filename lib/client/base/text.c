@@ -37,7 +37,7 @@ RPMEM_EXPORT int rpmemctl_target_parse(const char *s, unsigned flags,
 				       char *errbuf, size_t errlen)
 {
 	struct rpmemctl_target *t;
-	char why[512] = "";
+	char why[RPMEM_MSG_MAX] = "";
 	int ret;
 
 	client_api_begin();

@@ -78,7 +78,7 @@ int client_hash_send(struct rpmemctl_pool *p, uint64_t off, uint32_t bs,
 	if ((flags & RPMEM_HASH_TREE) && !(p->sess->caps & RPMEM_CAP_HASH_TREE))
 		return -EOPNOTSUPP;
 	m.flags |= flags & RPMEM_HASH_TREE;
-	uint8_t buf[32];
+	uint8_t buf[RPMEM_REQ_SMALL];
 	int len = rpmem_hash_encode(buf, sizeof(buf), &m);
 	if (len < 0)
 		return len;

@@ -87,7 +87,7 @@ static char *at(const void *m, size_t off)
 static int pager_page(struct rpmemctl_session *sess, const struct pager *pg,
 		      const void *req, void *page)
 {
-	uint8_t buf[512];
+	uint8_t buf[RPMEM_REQ_MAX];
 	size_t rlen;
 
 	int len = pg->encode(buf, sizeof(buf), req);

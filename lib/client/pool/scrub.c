@@ -60,7 +60,7 @@ static int scrub_call(struct rpmemctl_pool *p, uint64_t version,
 	struct rpmemctl_session *s = p->sess;
 	struct rpmem_msg_scrub m = { .handle = p->handle, .offset = off,
 				     .count = count, .version = version };
-	uint8_t buf[32];
+	uint8_t buf[RPMEM_REQ_SMALL];
 	size_t rlen;
 	int len = rpmem_scrub_encode(buf, sizeof(buf), &m);
 	int ret = len < 0 ? len :

@@ -16,6 +16,9 @@
 #include "log.h"
 #include "util.h"
 
+/* QUORUM_FIELDS -- the numbers of the status file's quorum line */
+#define QUORUM_FIELDS 3
+
 /*
  * The status file (PATH.rpmemstat beside the dirty logs) is what
  * rpmemctl_replicas_read, and so `rpmemctl replicas PATH`, reads: the
@@ -227,7 +230,7 @@ static int parse_line(char *line, unsigned n, uint64_t *q,
 		      struct rpmemctl_replicas_report *r)
 {
 	static const uint64_t one = 1, pid = INT32_MAX, any = UINT64_MAX;
-	static const uint64_t qmax[3] = { RPMEMCTL_REPLICAS_MAX,
+	static const uint64_t qmax[] = { RPMEMCTL_REPLICAS_MAX,
 					  RPMEMCTL_REPLICAS_MAX,
 					  RPMEMCTL_REPLICAS_MAX };
 	uint64_t v;
@@ -285,7 +288,7 @@ static const char *line_why(char *line, unsigned n, uint64_t *q,
 static unsigned status_parse(char *text, struct rpmemctl_replicas_report *out,
 			     const char **why)
 {
-	uint64_t q[3] = { 0 };
+	uint64_t q[QUORUM_FIELDS] = { 0 };
 	unsigned n = 0;
 	char *line;
 

@@ -195,7 +195,7 @@ static int start(struct rpmemctl_replica *r, const char *const *targets,
 		 const char *path)
 {
 	char source[RPMEM_STR_MAX + 1], live[RPMEM_STR_MAX + 1];
-	char host[64] = "";
+	char host[RPMEM_HOST_MAX] = "";
 	gethostname(host, sizeof(host) - 1);
 	snprintf(source, sizeof(source), "%s:%s", host, path);
 	/* live, as the preload library's: the target keeps no undo */
@@ -222,7 +222,7 @@ static int check_targets(const char *const *targets, unsigned n,
 			 unsigned k, char *name, size_t len)
 {
 	struct rpmem_target t;
-	char err[256];
+	char err[RPMEM_MSG_MAX];
 	if (n == 0 || n > REPLICA_TARGETS_MAX || k > n) {
 		client_set_last(-EINVAL, "a replica takes 1 to %d targets "
 				"and k <= n (%u of %u given)",

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <libconfig.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +156,7 @@ static int apply(struct rpmemctl_session_cfg *c, const config_setting_t *e,
 	const char *ca = NULL, *cert = NULL, *key = NULL, *psk = NULL,
 		   *id = NULL, *name = NULL;
 	int plain = 0;
-	char b1[4096], b2[4096], b3[4096], b4[4096];
+	char b1[PATH_MAX], b2[PATH_MAX], b3[PATH_MAX], b4[PATH_MAX];
 	int ret;
 
 	for (int i = 0; i < config_setting_length(e); i++) {
@@ -301,7 +302,7 @@ RPMEM_EXPORT int
 rpmemctl_session_cfg_load_default(struct rpmemctl_session_cfg *c,
 				  const char *host, const char *port)
 {
-	char user[4096];
+	char user[PATH_MAX];
 	int ret;
 
 	client_api_begin();
@@ -366,7 +367,7 @@ static int cfg_str(const char *file, const char *name, char *buf, size_t len)
 
 int client_cfg_get_str(const char *name, char *buf, size_t len)
 {
-	char user[4096];
+	char user[PATH_MAX];
 	int ret = 0;
 
 	user_conf(user, sizeof(user));
@@ -388,7 +389,7 @@ RPMEM_EXPORT int rpmemctl_client_cfg_get_int(const char *name,
 					     long long *value, char *file,
 					     size_t filelen)
 {
-	char user[4096];
+	char user[PATH_MAX];
 	const char *from = user;
 	int ret = 0;
 

@@ -30,7 +30,7 @@ RPMEM_EXPORT int rpmemctl_events_subscribe(struct rpmemctl_session *sess,
 	struct rpmem_msg_events m = { .flags = flags };
 	struct rpmemctl_events *ev;
 	struct rpmem_hdr h;
-	uint8_t buf[8];
+	uint8_t buf[RPMEM_REQ_SMALL];
 	uint32_t id;
 	int ret, len;
 

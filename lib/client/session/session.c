@@ -26,12 +26,12 @@ static int handshake(struct rpmemctl_session *s)
 		.ver_max = RPMEM_PROTO_VERSION,
 		.auth_method = 0,
 	};
-	char host[64] = "";
+	char host[RPMEM_HOST_MAX] = "";
 	gethostname(host, sizeof(host) - 1);
 	snprintf(hello.client, sizeof(hello.client), "%s librpmemctl/%s %s",
 		 program_invocation_short_name, RPMEM_VERSION, host);
 
-	uint8_t buf[1024];
+	uint8_t buf[RPMEM_REQ_MAX];
 	int len = rpmem_hello_encode(buf, sizeof(buf), &hello);
 	if (len < 0) {
 		client_seterr(s, "cannot encode HELLO: %s", strerror(-len));
@@ -335,7 +335,7 @@ RPMEM_EXPORT int rpmemctl_session_kick(struct rpmemctl_session *sess,
 				       uint32_t id)
 {
 	struct rpmem_msg_kick m = { .session = id };
-	uint8_t buf[16];
+	uint8_t buf[RPMEM_REQ_SMALL];
 
 	if (!sess)
 		return -EINVAL;

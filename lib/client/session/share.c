@@ -14,13 +14,14 @@
 #include <string.h>
 
 #include "client_share.h"
+#include "util.h"
 
 struct client_share {
 	struct client_share *next;
 	unsigned refs; /* links that use the entry */
 	pthread_mutex_t mu;
-	char host[256];
-	char port[16];
+	char host[RPMEM_HOST_MAX];
+	char port[RPMEM_PORT_STR];
 	enum rpmemctl_transport transport;
 	rpmemctl_log_fn log_fn;
 	void *log_arg;

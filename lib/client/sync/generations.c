@@ -20,6 +20,18 @@
 #include "sync_int.h"
 #include "util.h"
 
+/*
+ * GEN_IDS_TEXT_MAX -- room for a history's newest ids as a message lists them;
+ * GEN_POLICY_MAX an after-split-brain policy's name; GEN_HANDLER_MAX the
+ * split-brain handler's command; GEN_ENV_N its environment's entries,
+ * GEN_ENV_MAX each entry's room
+ */
+#define GEN_IDS_TEXT_MAX 200
+#define GEN_POLICY_MAX 64
+#define GEN_HANDLER_MAX 1024
+#define GEN_ENV_N 8
+#define GEN_ENV_MAX 1200
+
 /* gen_usable -- the pool is open and its target keeps histories */
 static int gen_usable(struct rpmemctl_pool *p)
 {
@@ -145,7 +157,7 @@ static const char *when_str(uint64_t t, char *buf, size_t len)
 static const char *side_str(const struct rpmemctl_generations *g, char *buf,
 			    size_t len)
 {
-	char when[32], ids[4 * 17 + 1];
+	char when[RPMEM_TIME_STR], ids[4 * 17 + 1];
 	rpmem_gen_ids_fmt(g->ids, g->count < 4 ? g->count : 4, ", ", ids,
 			  sizeof(ids));
 	snprintf(buf, len, "last written %s, history %s%s",
@@ -162,7 +174,8 @@ static int refuse(struct sync_ctx *c, int cmp,
 		  const struct rpmemctl_generations *l,
 		  const struct rpmemctl_generations *r)
 {
-	char ls[200], rs[200], t[256 + 16 + 2 * RPMEM_NAME_MAX + 8];
+	char ls[GEN_IDS_TEXT_MAX], rs[GEN_IDS_TEXT_MAX];
+	char t[256 + 16 + 2 * RPMEM_NAME_MAX + 8];
 	const char *f = c->o->history;
 	snprintf(t, sizeof(t), "%s%s%s:%s/%s/%s",
 		 strchr(c->s->host, ':') ? "[" : "", c->s->host,
@@ -201,7 +214,7 @@ static int promoted(const struct rpmemctl_generations *g)
  */
 static int refuse_unknown(struct sync_ctx *c)
 {
-	char rs[200], t[256 + 16 + 2 * RPMEM_NAME_MAX + 8];
+	char rs[GEN_IDS_TEXT_MAX], t[256 + 16 + 2 * RPMEM_NAME_MAX + 8];
 	const char *f = c->o->history;
 	snprintf(t, sizeof(t), "%s%s%s:%s/%s/%s",
 		 strchr(c->s->host, ':') ? "[" : "", c->s->host,
@@ -224,7 +237,7 @@ enum sb_policy { SB_REFUSE, SB_ZERO_CHANGES, SB_YOUNGER_PRIMARY };
  */
 static enum sb_policy sb_policy(struct sync_ctx *c)
 {
-	char v[64] = "";
+	char v[GEN_POLICY_MAX] = "";
 	const char *e = getenv("RPMEM_AFTER_SB");
 	if (e)
 		rpmem_strlcpy(v, e, sizeof(v));
@@ -357,7 +370,8 @@ static uint64_t sb_tag(const struct sync_ctx *c)
  */
 static void sb_handler(struct sync_ctx *c, const char *f)
 {
-	char cmd[1024] = "", env[8][1200], ls[RPMEM_MAX_GENERATIONS * 17 + 1],
+	char cmd[GEN_HANDLER_MAX] = "", env[GEN_ENV_N][GEN_ENV_MAX];
+	char ls[RPMEM_MAX_GENERATIONS * 17 + 1],
 	     rs[RPMEM_MAX_GENERATIONS * 17 + 1];
 	const char *e = getenv("RPMEM_SPLIT_BRAIN_HANDLER");
 	if (e)
@@ -496,7 +510,7 @@ int sync_gen_check(struct sync_ctx *c)
 		   cmp != RPMEMCTL_GEN_UNKNOWN ? "" :
 		   c->hist.g.count ? " (the target has none: as before histories)" :
 				     " (the local file has none yet: as before histories)");
-	char why[200];
+	char why[RPMEM_MSG_MAX];
 	int split = cmp == RPMEMCTL_GEN_DIVERGED ||
 		    cmp == RPMEMCTL_GEN_UNRELATED;
 	if (!allowed(c, cmp) && split && sb_resolves(c, cmp, why, sizeof(why))) {

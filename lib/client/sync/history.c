@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +144,7 @@ static int hist_parse(char *text, struct client_history *h)
 
 int client_history_read(const char *file, struct client_history *h)
 {
-	char path[4096], text[HIST_MAX + 1];
+	char path[PATH_MAX], text[HIST_MAX + 1];
 	memset(h, 0, sizeof(*h));
 	h->g.role = RPMEMCTL_ROLE_PRIMARY;
 	h->g.state = RPMEMCTL_POOL_CONSISTENT;
@@ -184,7 +185,7 @@ static int write_all(int fd, const char *buf, size_t len)
 /* fsync_dir -- the directory holding path, synced (a rename durable) */
 static int fsync_dir(const char *path)
 {
-	char dir[4096];
+	char dir[PATH_MAX];
 	rpmem_strlcpy(dir, path, sizeof(dir));
 	char *slash = strrchr(dir, '/');
 	if (slash)
@@ -240,7 +241,7 @@ static void hist_fmt_opt(const struct client_history *h, char *out,
  */
 static int hist_write(const char *file, struct client_history *h, int keep)
 {
-	char path[4096], tmp[4112];
+	char path[PATH_MAX], tmp[PATH_MAX + 16];
 	char text[HIST_MAX], opt[CLIENT_HIST_LIVE_MAX * 50 + 64];
 	struct rpmem_hist_head hh;
 	struct stat st;
@@ -281,7 +282,7 @@ static int hist_write(const char *file, struct client_history *h, int keep)
 
 int client_history_writable(const char *file)
 {
-	char path[4096], tmp[4112];
+	char path[PATH_MAX], tmp[PATH_MAX + 16];
 	int ret = hist_path(file, path, sizeof(path));
 	if (ret)
 		return ret;
@@ -334,7 +335,7 @@ int client_history_record(const char *file, struct client_history *h,
 }
 
 int client_history_is_live(const struct client_history *h,
-			   const uint8_t uuid[16])
+			   const uint8_t uuid[RPMEM_UUID_LEN])
 {
 	for (unsigned i = 0; i < h->nlive; i++)
 		if (!memcmp(h->live[i], uuid, 16))
@@ -481,7 +482,7 @@ RPMEM_EXPORT int rpmemctl_history_utime(const char *file,
 					const struct timespec *mtime)
 {
 	struct client_history h;
-	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
+	struct timespec ts[] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
 	client_api_begin();
 	if (!file || !mtime) {
 		client_set_last(-EINVAL, "invalid argument");

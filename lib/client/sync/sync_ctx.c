@@ -114,7 +114,7 @@ static int ts_differ(const struct timespec *a, const struct timespec *b)
 int sync_local_check(struct sync_ctx *c, const char *what)
 {
 	struct stat st;
-	char how[96];
+	char how[RPMEM_MSG_MAX];
 
 	if (!c->watch)
 		return 0;

@@ -32,7 +32,7 @@ static int versions_call(struct rpmemctl_pool *p, uint8_t op, uint64_t gen,
 			 uint16_t reply, size_t *rlen)
 {
 	struct rpmem_msg_versions m = { p->handle, op, gen };
-	uint8_t buf[32];
+	uint8_t buf[RPMEM_REQ_SMALL];
 	int len = rpmem_versions_encode(buf, sizeof(buf), &m);
 
 	return len < 0 ? len :
@@ -154,7 +154,7 @@ static int read_at(struct rpmemctl_pool *p, uint64_t version, uint8_t *dst,
 		   uint64_t off, uint32_t n)
 {
 	struct rpmem_msg_read_at m = { p->handle, off, n, version, 0 };
-	uint8_t buf[32];
+	uint8_t buf[RPMEM_REQ_SMALL];
 	size_t rlen;
 	int len = rpmem_read_at_encode(buf, sizeof(buf), &m);
 	int ret = len < 0 ? len :
@@ -264,7 +264,7 @@ RPMEM_EXPORT void rpmemctl_image_hash_update(struct rpmemctl_image_hash *h,
 		size_t n = len - o < RPMEM_HASH_PIECE ? len - o :
 							RPMEM_HASH_PIECE;
 		uint64_t v = rpmem_hash_block(p + o, n);
-		uint8_t le[8];
+		uint8_t le[sizeof(uint64_t)];
 		for (int b = 0; b < 8; b++)
 			le[b] = (uint8_t)(v >> (8 * b));
 		XXH3_64bits_update(h->st, le, sizeof(le));
