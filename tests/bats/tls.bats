@@ -161,6 +161,8 @@ CONF
 	rc list --psk-file "$W/alice.psk" "$T"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"chmod 600 $W/alice.psk"* ]]
+	# the library's one message for the call names the target it was for
+	[[ "$output" == *"credentials for 127.0.0.1:$PORT: "*"$W/alice.psk"* ]]
 	chmod 640 "$W/server.psk"
 	cat >>"$CONF" <<CONF
 tls = { psk_file = "$W/server.psk"; };

@@ -267,8 +267,11 @@ int client_cfg_get_str(const char *name, char *buf, size_t len);
 
 /* client_cfg_uses_tls -- the configuration asks for TLS */
 int client_cfg_uses_tls(const struct rpmemctl_session_cfg *c);
-/* client_tls_ctx -- the TLS context cfg describes; err says why not */
-int client_tls_ctx(const struct rpmemctl_session_cfg *c,
-		   struct rpmem_tls_ctx **out, char *err, size_t errlen);
+/*
+ * client_tls_ctx -- the TLS context cfg describes, for host:port; why
+ * not in the thread's message (rpmemctl_strerror)
+ */
+int client_tls_ctx(const struct rpmemctl_session_cfg *c, const char *host,
+		   const char *port, struct rpmem_tls_ctx **out);
 
 #endif

@@ -415,12 +415,15 @@ int client_cfg_uses_tls(const struct rpmemctl_session_cfg *c)
 }
 
 /*
- * client_tls_ctx -- the TLS context cfg describes; on failure the
- * reason is in err (the files named, what is wrong with them)
+ * client_tls_ctx -- the TLS context cfg describes, for host:port; on
+ * failure the thread's message says why (the files named, what is wrong
+ * with them)
  */
-int client_tls_ctx(const struct rpmemctl_session_cfg *c,
-		   struct rpmem_tls_ctx **out, char *err, size_t errlen)
+int client_tls_ctx(const struct rpmemctl_session_cfg *c, const char *host,
+		   const char *port, struct rpmem_tls_ctx **out)
 {
+	char err[CLIENT_ERRMSG_MAX - 300];
+	size_t errlen = sizeof(err);
 	char id[RPMEM_IDENTITY_MAX + 1] = "";
 	uint8_t key[RPMEM_PSK_MAX];
 	size_t klen = 0;
@@ -430,8 +433,11 @@ int client_tls_ctx(const struct rpmemctl_session_cfg *c,
 		if (c->psk_identity)
 			rpmem_strlcpy(id, c->psk_identity, sizeof(id));
 		if ((ret = rpmem_psk_read(c->psk_file, id, key, &klen, err,
-					  errlen)))
-			return ret;
+					  errlen))) {
+			client_set_last(-EINVAL, "credentials for %s:%s: %s",
+					host, port, err);
+			return -EINVAL;
+		}
 	}
 	struct rpmem_tls_cfg tc = {
 		.server = 0,
@@ -444,5 +450,8 @@ int client_tls_ctx(const struct rpmemctl_session_cfg *c,
 	};
 	ret = rpmem_tls_ctx_new(&tc, out, err, errlen);
 	OPENSSL_cleanse(key, sizeof(key));
-	return ret;
+	if (ret)
+		client_set_last(-EINVAL, "credentials for %s:%s: %s", host,
+				port, err);
+	return ret ? -EINVAL : 0;
 }

@@ -65,12 +65,9 @@ static int start_tls(struct rpmemctl_session *s,
 		     const struct rpmemctl_session_cfg *cfg)
 {
 	char err[CLIENT_ERRMSG_MAX - 300];
-	int ret = client_tls_ctx(cfg, &s->tls_ctx, err, sizeof(err));
-	if (ret) {
-		client_set_last(-EINVAL, "credentials for %s:%s: %s", s->host,
-				s->port, err);
-		return -EINVAL;
-	}
+	int ret = client_tls_ctx(cfg, s->host, s->port, &s->tls_ctx);
+	if (ret)
+		return ret;
 	ret = rpmem_tls_start(s->tls_ctx, &s->conn,
 			      cfg->tls_name ? cfg->tls_name : s->host, err,
 			      sizeof(err));
