@@ -349,6 +349,58 @@ static void links__a_log_is_cleared_as_its_target_acknowledges(void **state)
 	env_stop(&e);
 }
 
+static void links__a_returning_target_is_resynced_beside_the_persists(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	struct rpmemctl_link *l2 = rpmemctl_links_get(e.set, 2);
+	/* target 2 away while four extents are written */
+	fake_target_set_down(e.ft[2], 1);
+	for (unsigned x = 0; x < 4; x++)
+		assert_int_equal(persist(&e, x * EXT, 4 * KIB, (uint8_t)x), 0);
+	assert_int_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_DEGRADED);
+	/* back, but its resync's FLUSH is held: the resync cannot end */
+	unsigned f = fake_target_count(e.ft[2], RPMEM_MSG_FLUSH);
+	fake_target_script(e.ft[2], RPMEM_MSG_FLUSH, f + 1, FAKE_STALL, 0);
+	fake_target_set_down(e.ft[2], 0);
+	int i;
+	for (i = 0; i < 3000 && rpmemctl_link_get_state(l2) !=
+					RPMEMCTL_LINK_RESYNCING; i++) {
+		usleep(1000);
+		assert_int_equal(persist(&e, 5 * EXT, 4 * KIB, (uint8_t)i), 0);
+	}
+	assert_int_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_RESYNCING);
+	/*
+	 * the persists go on with the two that hold while it is held
+	 * (before, the resync was a push in a persist, which waited for the
+	 * FLUSH); the pool is syncing under the plain source meanwhile
+	 */
+	for (i = 0; i < 200; i++)
+		assert_int_equal(persist(&e, (uint64_t)(6 + i % 2) * EXT,
+					 4 * KIB, (uint8_t)i), 0);
+	assert_int_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_RESYNCING);
+	assert_int_equal(rpmemctl_links_holding(e.set), 2);
+	assert_int_equal(fake_target_state(e.ft[2], NULL),
+			 RPMEM_POOL_SYNCING);
+	assert_string_equal(fake_target_source(e.ft[2]), "h:/p");
+	/* released: it catches up and holds again; the writes reach it */
+	fake_target_release(e.ft[2]);
+	for (i = 0; i < 3000 && rpmemctl_links_holding(e.set) < N; i++) {
+		usleep(1000);
+		assert_int_equal(persist(&e, 8 * EXT, 4 * KIB, (uint8_t)i), 0);
+	}
+	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	assert_int_equal(persist(&e, 9 * EXT, 4 * KIB, 9), 0);
+	assert_true(holds(&e, 2, 0, 10 * EXT));
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	for (unsigned t = 0; t < N; t++)
+		assert_memory_equal(fake_target_pool(e.ft[t]), e.data, SIZE);
+	env_stop(&e);
+}
+
 static void links__below_k_fail_stop_fails_for_good(void **state)
 {
 	(void)state;
@@ -1212,6 +1264,8 @@ int main(void)
 		cmocka_unit_test(links__a_stalled_target_is_kicked_out),
 		cmocka_unit_test(
 			links__a_log_is_cleared_as_its_target_acknowledges),
+		cmocka_unit_test(
+			links__a_returning_target_is_resynced_beside_the_persists),
 		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),
