@@ -78,26 +78,43 @@ static int deadline_ms(uint64_t deadline_ns)
 	return left / 1000000 < INT_MAX ? (int)(left / 1000000) + 1 : INT_MAX;
 }
 
+/* conn_trim -- give back the reply buffer, TLS buffers, deep stack pages */
+void conn_trim(struct rpmemd_session *s)
+{
+	free(s->out);
+	s->out = NULL;
+	rpmem_conn_trim(&s->conn);
+	stack_trim(s);
+	s->trim = 0;
+}
+
+/* conn_trim_at -- when a plaintext read's wait ends to trim (0: never) */
+uint64_t conn_trim_at(const struct rpmemd_session *s)
+{
+	if (!s->trim || s->conn.tls)
+		return 0;
+	return rpmem_now_ns() + RPMEMD_IDLE_MS * 1000000ull;
+}
+
 /*
- * conn_idle -- give back the reply buffer, TLS buffers and deep stack
- * pages of an idle session, then wait for the next request (until
- * deadline_ns, 0: none) without taking them again
+ * conn_idle -- over TLS, give back the reply buffer, TLS buffers and
+ * deep stack pages of an idle session, then wait for the next request
+ * (until deadline_ns, 0: none) without taking them again. A plaintext
+ * read waits in recv, its wait bounded by conn_trim_at where a trim is
+ * due (the caller trims when it times out): one system call per request
+ * where a poll and a recv took two.
  */
 int conn_idle(struct rpmemd_session *s, uint64_t deadline_ns)
 {
 	int r;
 
+	if (!s->conn.tls)
+		return 0; /* a plaintext read waits in recv */
 	if (s->trim) {
 		r = rpmem_conn_wait_or(&s->conn, s->kick_fd, RPMEMD_IDLE_MS);
 		if (r)
 			return r == 2 ? -ECONNABORTED : 0;
-		free(s->out);
-		s->out = NULL;
-		rpmem_conn_trim(&s->conn);
-		stack_trim(s);
-		s->trim = 0;
-	} else if (!s->conn.tls) {
-		return 0; /* a plaintext read waits in recv */
+		conn_trim(s);
 	}
 	/*
 	 * a TLS read would take its buffer at once, and a kick must not end

@@ -137,11 +137,19 @@ int rpmemd_serve(struct rpmemd_session *s)
 	s->trim = 1; /* the handshake's TLS buffers */
 	for (;;) {
 		uint64_t deadline = idle_deadline(s);
-		rpmem_conn_set_deadline(&s->conn, deadline);
+		uint64_t trim_at = conn_trim_at(s);
+		int trim_first = trim_at && (!deadline || trim_at < deadline);
+		rpmem_conn_set_deadline(&s->conn,
+					trim_first ? trim_at : deadline);
 		int ret = conn_idle(s, deadline);
 		if (ret)
 			return recv_failed(s, ret);
 		ret = conn_recv_request(s, &hd);
+		if (ret == -ETIMEDOUT && trim_first && !s->in_frame) {
+			/* idle for RPMEMD_IDLE_MS: trim, wait on */
+			conn_trim(s);
+			continue;
+		}
 		if (ret == 1)
 			goto done;
 		if (ret)

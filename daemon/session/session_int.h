@@ -151,6 +151,13 @@ uint8_t *conn_out_buf(struct rpmemd_session *s);
  */
 int conn_idle(struct rpmemd_session *s, uint64_t deadline_ns);
 /*
+ * conn_trim_at -- a plaintext session with a trim due: when the wait for
+ * the next request ends to trim (RPMEMD_IDLE_MS from now); 0 otherwise
+ */
+uint64_t conn_trim_at(const struct rpmemd_session *s);
+/* conn_trim -- give back what the last requests took (see conn_idle) */
+void conn_trim(struct rpmemd_session *s);
+/*
  * rpmemd_log_write_failed -- the warnings about failed WRITEs, at a
  * peer's will: a few a second are logged (rpmem_log_limited)
  */

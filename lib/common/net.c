@@ -276,6 +276,21 @@ int rpmem_conn_wait(struct rpmem_conn *c, int ms)
 	return rpmem_conn_wait_or(c, -1, ms);
 }
 
+int rpmem_conn_ready(struct rpmem_conn *c)
+{
+	if (c->tls || c->ra_len > c->ra_pos)
+		return rpmem_conn_wait(c, 0);
+	ssize_t n = recv(c->fd, c->ra, sizeof(c->ra), MSG_DONTWAIT);
+	if (n > 0) {
+		c->ra_pos = 0;
+		c->ra_len = (uint32_t)n;
+		return 1;
+	}
+	/* the end or a failure: the read says which */
+	return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+			  errno != EINTR);
+}
+
 int rpmem_conn_wait_or(struct rpmem_conn *c, int wake_fd, int ms)
 {
 	/* poll(2) skips a negative fd */

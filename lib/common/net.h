@@ -88,6 +88,13 @@ void rpmem_conn_set_deadline(struct rpmem_conn *c, uint64_t abs_ns);
  */
 int rpmem_conn_wait(struct rpmem_conn *c, int ms);
 /*
+ * rpmem_conn_ready -- rpmem_conn_wait(c, 0) in one system call where
+ * the answer is yes: a plaintext connection with nothing read ahead
+ * reads what the socket holds into its read-ahead at once (a poll and
+ * then the read would take two); over TLS a poll
+ */
+int rpmem_conn_ready(struct rpmem_conn *c);
+/*
  * rpmem_conn_wait_or -- rpmem_conn_wait that also ends when wake_fd (an
  * eventfd or a pipe; -1: none) is readable: 2 then, else as
  * rpmem_conn_wait

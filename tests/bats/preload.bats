@@ -184,6 +184,42 @@ pool_field() {
 	cmp "$POOL" "$REP"
 }
 
+@test "a transaction's reply is looked for with the read that takes it: no poll first (strace of the application)" {
+	command -v strace >/dev/null ||
+		skip "strace is missing (packaging/install-deps.sh installs it)"
+	run env LD_PRELOAD="$PRELOAD" strace -f -qq -e trace=poll,recvfrom \
+		-o "$W/app.trace" "$APP" "$POOL" mt:1:300
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"mt 1 300 "* ]]
+	# the replies were read: a recv each at least
+	[ "$(grep -c 'recvfrom(' "$W/app.trace")" -ge 300 ]
+	# before, a poll without waiting (the socket and no wake fd) came
+	# before every reply's recv
+	[ "$(grep -c '{fd=-1}\], 2, 0)' "$W/app.trace")" -lt 30 ]
+	[ "$(pool_field state)" = consistent ]
+	cmp "$POOL" "$REP"
+}
+
+@test "rpmemd waits for a session's next request in the recv that reads it: no poll per request (strace of the daemon)" {
+	command -v strace >/dev/null ||
+		skip "strace is missing (packaging/install-deps.sh installs it)"
+	strace -f -qq -p "$DPID" -e trace=poll,recvfrom -o "$W/d.trace" &
+	local sp=$!
+	wait_for grep -q "^TracerPid:[[:space:]]*[1-9]" "/proc/$DPID/status"
+	app mt:1:300
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"mt 1 300 "* ]]
+	wait_for closed 1
+	kill -INT "$sp"
+	wait "$sp" || true
+	[ "$(grep -c 'recvfrom(' "$W/d.trace")" -ge 300 ]
+	# before, every request was awaited by a poll (100 ms: the idle
+	# trim's), then read
+	[ "$(grep -c 'poll(' "$W/d.trace")" -lt 30 ]
+	[ "$(pool_field state)" = consistent ]
+	cmp "$POOL" "$REP"
+}
+
 @test "libpmem2: one drain after flushes to two replicated files sends both files' FLUSHes before it awaits a reply (their round trips overlap), on the one session the two pools share; both files are on their targets when it returns" {
 	head -c 4M /dev/zero >"$POOL"
 	head -c 4M /dev/zero >"$W/two"

@@ -113,8 +113,13 @@ one() {
 	echo "$out $d0 $d1 $(flushes "$c0")"
 }
 
-# name I -- how the table calls build I: its tree's folder
-name() { basename "$(dirname "${BUILDS[$1]}")"; }
+# name I -- how the table calls build I: its folder, its tree's if build/
+name() {
+	local b
+	b=$(realpath "${BUILDS[$1]}")
+	[ "$(basename "$b")" = build ] && b=$(dirname "$b")
+	basename "$b"
+}
 
 # n_of T -- transactions per thread for T threads
 n_of() { if [ "$1" = 1 ]; then echo "$N1"; else echo "$N8"; fi; }

@@ -360,7 +360,9 @@ static int owed_pos(const struct tcp_xport *t, uint32_t id)
  * tcp_flush_collect -- the OKs of the posted FLUSHes up to tok, in order
  * (the first failure returned); 1 once collected (or collected before).
  * Without wait: 1 where the oldest's reply is kept or bytes are waiting
- * on the socket (the target answers in order), else 0.
+ * on the socket (the target answers in order; read ahead at once by
+ * rpmem_conn_ready, one call where a poll and then a recv took two),
+ * else 0.
  */
 static int tcp_flush_collect(struct rpmem_xport *x, uint64_t tok, int wait)
 {
@@ -370,7 +372,7 @@ static int tcp_flush_collect(struct rpmem_xport *x, uint64_t tok, int wait)
 		return 1;
 	if (!wait)
 		return client_owed_arrived(t->s, t->owed[t->owed_head]) ||
-		       rpmem_conn_wait(&t->s->conn, 0);
+		       rpmem_conn_ready(&t->s->conn);
 	for (int i = 0; i <= at; i++) {
 		int ret = owed_collect(t);
 		if (ret)
