@@ -68,7 +68,7 @@ static int pool_create(struct rpmemctl_session *sess, const char *region,
 	struct rpmem_msg_create m = { .size = size };
 	rpmem_strlcpy(m.region, region, sizeof(m.region));
 	rpmem_strlcpy(m.pool, pool, sizeof(m.pool));
-	uint8_t buf[256];
+	uint8_t buf[RPMEM_REQ_MAX];
 	int len = rpmem_create_encode(buf, sizeof(buf), &m);
 	if (len < 0)
 		return len;
@@ -93,7 +93,7 @@ static int pool_remove(struct rpmemctl_session *sess, const char *region,
 	};
 	rpmem_strlcpy(m.region, region, sizeof(m.region));
 	rpmem_strlcpy(m.pool, pool, sizeof(m.pool));
-	uint8_t buf[256];
+	uint8_t buf[RPMEM_REQ_MAX];
 	int len = rpmem_remove_encode(buf, sizeof(buf), &m);
 	if (len < 0)
 		return len;
@@ -104,7 +104,7 @@ static int pool_remove(struct rpmemctl_session *sess, const char *region,
 static int send_close(struct rpmemctl_session *s, uint32_t handle)
 {
 	struct rpmem_msg_handle m = { .handle = handle };
-	uint8_t buf[8];
+	uint8_t buf[RPMEM_REQ_SMALL];
 	int len = rpmem_handle_encode(buf, sizeof(buf), &m);
 	if (len < 0)
 		return len;
@@ -123,7 +123,7 @@ static int send_open(struct rpmemctl_session *s, const char *region,
 	};
 	rpmem_strlcpy(m.region, region, sizeof(m.region));
 	rpmem_strlcpy(m.pool, pool, sizeof(m.pool));
-	uint8_t buf[256];
+	uint8_t buf[RPMEM_REQ_MAX];
 	int len = rpmem_open_encode(buf, sizeof(buf), &m);
 	if (len < 0)
 		return len;
@@ -267,7 +267,7 @@ static int open_or_create(struct rpmemctl_session *sess, const char *region,
 		return ret;
 	info->size = p->size;
 	if (size && p->size != size) {
-		char a[32], b[32];
+		char a[RPMEM_SIZE_STR], b[RPMEM_SIZE_STR];
 		rpmemctl_pool_close(&p);
 		client_seterr(sess, "pool '%s' in region '%s' on %s:%s is %s "
 			      "(%llu bytes), the local copy is %s (%llu "

@@ -38,7 +38,7 @@ uint8_t client_xport_wanted(struct rpmemctl_session *s, int fallback)
 	}
 	if (!(s->caps & RPMEM_CAP_RDMA))
 		return RPMEM_XPORT_TCP;
-	char addr[64];
+	char addr[RPMEM_ADDR_STR];
 	local_addr(s->conn.fd, addr, sizeof(addr));
 	return addr[0] && rpmem_rdma_usable(addr) ? RPMEM_XPORT_AUTO :
 						   RPMEM_XPORT_TCP;
@@ -67,7 +67,7 @@ int client_xport_open(struct rpmemctl_session *s, const char *region,
 			      "requested", s->host, s->port, pool);
 		return client_lost(s, -EPROTO, "opening a pool");
 	}
-	char why[512];
+	char why[RPMEM_MSG_MAX];
 	int ret = rpmem_rdma_client_new(s->host, s->conn.tls, ok->blob,
 					ok->blob_len, ok->size, &s->log, x,
 					why, sizeof(why));

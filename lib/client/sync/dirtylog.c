@@ -41,17 +41,18 @@
  * persistent once per clear, however often it is written.
  */
 #define DL_MAGIC "RPMEMDL"
+#define DL_MAGIC_LEN 8 /* its room in the header, NUL included */
 #define DL_VERSION 2u
 #define DL_CLEAN 1u /* the clean mark */
 #define DL_HDR_SIZE 4096u
 
 struct dl_header {
-	char magic[8];
+	char magic[DL_MAGIC_LEN];
 	uint32_t version;
 	uint32_t extent_shift;
 	uint64_t pool_size;
 	uint64_t nextents;
-	uint8_t uuid[16]; /* the remote pool's; zero: bound to nothing */
+	uint8_t uuid[RPMEM_UUID_LEN]; /* the remote pool's; zero: bound to nothing */
 	uint64_t generation;
 	uint32_t flags; /* DL_CLEAN */
 	uint32_t reserved;
@@ -307,7 +308,7 @@ RPMEM_EXPORT int rpmemctl_dirtylog_open_pool(const char *path, int pool_fd,
 {
 	struct rpmemctl_dirtylog *l;
 	struct stat ps;
-	char why[200] = "";
+	char why[RPMEM_MSG_MAX] = "";
 	int ret;
 
 	client_api_begin();
@@ -497,9 +498,9 @@ int client_dirtylog_marked(const struct rpmemctl_dirtylog *l, uint64_t e)
  * generation (its header intact); 0 if not
  */
 int client_dirtylog_bound(const struct rpmemctl_dirtylog *l,
-			  const uint8_t uuid[16], uint64_t generation)
+			  const uint8_t uuid[RPMEM_UUID_LEN], uint64_t generation)
 {
-	static const uint8_t zero[16];
+	static const uint8_t zero[RPMEM_UUID_LEN];
 	const struct dl_header *h = l->hdr;
 
 	return h->checksum == hdr_sum(h) && memcmp(h->uuid, zero, 16) &&
