@@ -130,6 +130,7 @@ struct rpmemctl_links {
 	uint32_t held; /* the links that held since outdate_left last ran */
 	uint32_t fenced; /* the links the fence-peer handler fenced */
 	int fence_looked; /* fence_cmd was looked up */
+	int fence_started; /* the first round was fenced or unfenced */
 	char fence_cmd[1024]; /* the fence-peer handler ("" if none) */
 };
 
@@ -1026,15 +1027,21 @@ static void outdate_left(struct rpmemctl_links *s, uint32_t now)
  * configured (DRBD's fencing resource-only): every link that does not
  * hold, not fenced yet, is fenced (the handler waited for) so that its
  * copy, behind from now on, is never promoted; a link fenced before that
- * holds again is unfenced (not waited for). A fence that fails fails the
+ * holds again is unfenced (not waited for), and so is every link that
+ * holds at the first round (a writer before this one, crashed, may have
+ * fenced it; the handler knows). A fence that fails fails the
  * set: no write is acknowledged past a copy that may still be promoted
  * (-ENOTRECOVERABLE, the handler named)
  */
 static int fence_left(struct rpmemctl_links *s, uint32_t now)
 {
 	uint32_t all = s->n >= 32 ? ~0u : (1u << s->n) - 1;
-	uint32_t todo = (all & ~now & ~s->fenced) | (s->fenced & now);
+	/* the first round: what an earlier writer fenced is not known */
+	uint32_t todo = !s->fence_started ?
+				all :
+				(all & ~now & ~s->fenced) | (s->fenced & now);
 	const char *file = history_file(s);
+	s->fence_started = 1;
 	if (!todo)
 		return 0;
 	if (!s->fence_looked) {
