@@ -1663,6 +1663,16 @@ int rpmemctl_links_set_spin(struct rpmemctl_links *set, unsigned us);
  */
 int rpmemctl_links_set_kickout(struct rpmemctl_links *set, unsigned ms,
 			       uint64_t bytes);
+/*
+ * rpmemctl_links_fence -- (LIBRPMEMCTL_4) with a fence-peer handler
+ * configured (RPMEM_FENCE_PEER_HANDLER, replicate.fence_peer_handler;
+ * rpmem_preload(7)): every link that does not hold is fenced (the
+ * handler waited for) and every one fenced that holds again unfenced, as
+ * each drain does before its round is acknowledged; for a writer that
+ * goes on while no link holds (no drain round). 0, or -ENOTRECOVERABLE
+ * if a fence failed: the set fails, no write is to be acknowledged.
+ */
+int rpmemctl_links_fence(struct rpmemctl_links *set);
 /* why the last call on the set failed ("" if it succeeded); never NULL */
 const char *rpmemctl_links_errmsg(const struct rpmemctl_links *set);
 

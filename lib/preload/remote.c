@@ -301,7 +301,7 @@ static const char *failing(const struct pl_file *f, char *buf, size_t len)
  * interposition off and, where it may push, sync_lock held
  */
 enum pl_op { PL_PUSH, PL_WRITE, PL_DRAIN, PL_DRAIN_START, PL_BARRIER,
-	     PL_STOP };
+	     PL_STOP, PL_FENCE };
 static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 {
 	int locked = op == PL_STOP ? (pthread_rwlock_wrlock(&sync_lock), 1) :
@@ -326,6 +326,9 @@ static int call(struct pl_file *f, enum pl_op op, uint64_t off, uint64_t len)
 		break;
 	case PL_STOP:
 		ret = rpmemctl_links_stop(f->set);
+		break;
+	case PL_FENCE:
+		ret = rpmemctl_links_fence(f->set);
 		break;
 	}
 	pl_busy--;
@@ -628,7 +631,12 @@ static int retry_waits(const struct pl_file *f)
 static void write_range(struct pl_file *f, uint64_t off, uint64_t len)
 {
 	pthread_rwlock_rdlock(&f->lock);
-	if (!f->set || retry_waits(f))
+	if (!f->set)
+		goto out;
+	/* no drain round will come: the copies it goes on without fenced */
+	if (!any_live(f))
+		(void)call(f, PL_FENCE, 0, 0);
+	if (retry_waits(f))
 		goto out; /* only local until a retry is due */
 	int ret = call(f, PL_WRITE, off, len);
 	if (ret)

@@ -759,6 +759,28 @@ fence_logged() {
 	cmp "$POOL" "$R1B/app"
 }
 
+@test "ocf: fence-peer: the application's only copy lost (one target, as in the two-node cluster): fenced before the next write is acknowledged, though no drain round is sent without it" {
+	fence_stub 0
+	POOL=$W/app.obj
+	export RPMEM_REPLICATE="$POOL=$T2/r1/app"
+	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=never
+	export PMEM_IS_PMEM_FORCE=0
+	app_start set:0:zero pause records:until
+	app_paused 1
+	[ "$(grep -c '^fence ' "$W/fence.log")" -eq 0 ]
+	kill -KILL "$DPID2"
+	wait "$DPID2" 2>/dev/null || true
+	DPID2=
+	app_continue
+	wait_for grep -q "^committed 5$" "$W/app.out"
+	echo stop >&5
+	app_finish
+	cat "$W/app.err" "$W/fence.log"
+	[ "$ASTATUS" -eq 0 ]
+	[ "$(grep -c '^fence ' "$W/fence.log")" -eq 1 ]
+	grep -q "^fence $T2/r1/app committed=0$" "$W/fence.log"
+}
+
 @test "ocf: fence-peer: a handler that fails stops the application before it acknowledges a write the cut-off copy lacks; a copy down at the start is fenced before the first write" {
 	fence_stub 1
 	POOL=$W/app.obj

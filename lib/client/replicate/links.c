@@ -1086,12 +1086,13 @@ static int round_read(struct rpmemctl_links *s)
 	struct links_round *r = round_at(s, s->rdone);
 	s->reading = 1;
 	int ret = round_replies(s, r, deadline);
-	if (!ret) {
-		uint32_t now = links_holding_mask(s);
-		ret = fence_left(s, now);
-		if (!ret)
-			outdate_left(s, now);
-	}
+	/* fenced also after a failed round: its drain returns all the same */
+	uint32_t now = links_holding_mask(s);
+	int fret = fence_left(s, now);
+	if (fret)
+		ret = fret;
+	else if (!ret)
+		outdate_left(s, now);
 	if (!ret)
 		ret = links_check_quorum(s, links_count_holding(s), 0);
 	if (!ret && r->cover > s->acked)
@@ -1104,6 +1105,19 @@ static int round_read(struct rpmemctl_links *s)
 	s->reading = 0;
 	wake_ended(s);
 	return ret;
+}
+
+/*
+ * rpmemctl_links_fence -- what a round does before it is acknowledged,
+ * for a writer that goes on without a round (no link holds): every link
+ * that does not hold fenced, those that hold again unfenced (fence_left)
+ */
+RPMEM_EXPORT int rpmemctl_links_fence(struct rpmemctl_links *s)
+{
+	int ret = links_begin(s);
+	if (!ret)
+		ret = fence_left(s, links_holding_mask(s));
+	return links_end(s, ret);
 }
 
 /* mine -- the thread's last write to s; every write if it wrote to another */

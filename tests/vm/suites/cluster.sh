@@ -885,8 +885,8 @@ initiator_main()
 			cl_return "$failed_over" &&
 				{ [ "$failed_over" = yes ] || cl_recover; }
 		fi
-		cl_part d && cl_splitbrain
 		cl_part b && cl_stale
+		cl_part d && cl_splitbrain
 	fi
 	cl_diag
 	cp "$CL_PCMKLOG" "$RESULTS/$VM_SUITE.pacemaker.node2.log" 2>/dev/null
