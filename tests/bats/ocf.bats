@@ -863,3 +863,25 @@ fence_logged() {
 	cat "$W/scores"
 	[[ "$(grep '^a ' "$W/scores" | tail -1)" == *-D* ]]
 }
+
+@test "ocf: a node whose primary file holds writes its UpToDate copy lacks (a crashed primary's, a split brain) gets no promotion score: a promotion would be refused" {
+	score_stubs
+	local a=(SCORE_NODE=a SCORES="$W/scores" HA_SBIN_DIR="$W/sbin")
+	on a start "${a[@]}"
+	[ "$status" -eq 0 ]
+	on a promote "${a[@]}"
+	[ "$status" -eq 0 ]
+	on a demote "${a[@]}"
+	[ "$status" -eq 0 ]
+	on a monitor "${a[@]}"
+	[ "$status" -eq 0 ]
+	[ "$(score a)" = 100 ]
+	# the file took an id no copy has (written since, as by a primary
+	# that crashed here while its copy was promoted elsewhere)
+	sed -i 's/^ids=/ids=0123456789abcdef,/' "$W/a.obj.rpmemgen"
+	on a monitor "${a[@]}"
+	[ "$status" -eq 0 ]
+	cat "$W/scores"
+	[ -z "$(score a)" ]
+	grep -q "holds writes this copy lacks (its history's generation 0123456789abcdef)" "$W/ha.log"
+}
