@@ -188,3 +188,21 @@ PY
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | grep -c .)" -le "$lib_max" ]
 }
+
+@test "the links of ARCHITECTURE.md and the design records lead to files that exist" {
+	cd "$TOP"
+	run python3 - docs/ARCHITECTURE.md docs/design/*.md <<'PY'
+import os, re, sys
+bad = []
+for f in sys.argv[1:]:
+    for n, line in enumerate(open(f, encoding='utf-8'), 1):
+        for m in re.finditer(r'\]\(([^)#:]+)(?:#[^)]*)?\)', line):
+            p = os.path.normpath(os.path.join(os.path.dirname(f), m.group(1)))
+            if not os.path.exists(p):
+                bad.append('%s:%d: %s' % (f, n, m.group(1)))
+print('\n'.join(bad))
+sys.exit(1 if bad else 0)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
