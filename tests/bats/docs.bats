@@ -51,6 +51,11 @@ PY
 			if ! grep -qx "## $s" "$f"; then
 				echo "$f: no '## $s' section"
 				bad=1
+			elif ! awk -v s="## $s" '$0 == s { in_s = 1; next }
+			     /^## / { in_s = 0 } in_s && NF { n++ }
+			     END { exit !n }' "$f"; then
+				echo "$f: '## $s' is empty"
+				bad=1
 			fi
 		done
 		if ! grep -qF "]($(basename "$f"))" docs/design/README.md; then
