@@ -401,6 +401,40 @@ static void links__a_returning_target_is_resynced_beside_the_persists(
 	env_stop(&e);
 }
 
+/*
+ * links__a_stop_finishes_a_resync_under_way -- the stop of a set whose
+ * link is RESYNCING waits for its thread while it moves data, then its
+ * catch-up compares every block: every target equal to the data
+ */
+static void links__a_stop_finishes_a_resync_under_way(void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	struct rpmemctl_link *l2 = rpmemctl_links_get(e.set, 2);
+	fake_target_set_down(e.ft[2], 1);
+	for (unsigned x = 0; x < 4; x++)
+		assert_int_equal(persist(&e, x * EXT, 4 * KIB, (uint8_t)x), 0);
+	unsigned f = fake_target_count(e.ft[2], RPMEM_MSG_FLUSH);
+	fake_target_script(e.ft[2], RPMEM_MSG_FLUSH, f + 1, FAKE_STALL, 0);
+	fake_target_set_down(e.ft[2], 0);
+	for (int i = 0; i < 3000 && rpmemctl_link_get_state(l2) !=
+					    RPMEMCTL_LINK_RESYNCING; i++) {
+		usleep(1000);
+		assert_int_equal(persist(&e, 5 * EXT, 4 * KIB, (uint8_t)i), 0);
+	}
+	assert_int_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_RESYNCING);
+	/* a store no link was told of: only a compare finds it */
+	e.data[7 * EXT + 5] ^= 0xff;
+	fake_target_release(e.ft[2]);
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	assert_int_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_DOWN);
+	for (unsigned t = 0; t < N; t++)
+		assert_memory_equal(fake_target_pool(e.ft[t]), e.data, SIZE);
+	env_stop(&e);
+}
+
 static void links__below_k_fail_stop_fails_for_good(void **state)
 {
 	(void)state;
@@ -1266,6 +1300,7 @@ int main(void)
 			links__a_log_is_cleared_as_its_target_acknowledges),
 		cmocka_unit_test(
 			links__a_returning_target_is_resynced_beside_the_persists),
+		cmocka_unit_test(links__a_stop_finishes_a_resync_under_way),
 		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),

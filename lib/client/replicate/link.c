@@ -642,9 +642,15 @@ static int resync_join(struct rpmemctl_link *l, int all)
 	l->pool = pool;
 	if (l->share)
 		client_share_adopt(l->share, sess);
-	/* a target that stops answering now holds the call this long */
-	(void)rpmem_conn_set_rcvtimeo(&sess->conn, (int)l->ko_ms);
-	(void)rpmem_conn_set_sndtimeo(&sess->conn, (int)l->ko_ms);
+	/*
+	 * a target that stops answering now holds the call this long (a
+	 * stop's compare of every block keeps the push's timeouts: the
+	 * target may hash the pool for longer)
+	 */
+	if (!all) {
+		(void)rpmem_conn_set_rcvtimeo(&sess->conn, (int)l->ko_ms);
+		(void)rpmem_conn_set_sndtimeo(&sess->conn, (int)l->ko_ms);
+	}
 	(void)client_dirtylog_take(l->log, ext, 0);
 	l->catchup = left;
 	l->catchup_ext = ext;
