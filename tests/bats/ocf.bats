@@ -885,3 +885,41 @@ fence_logged() {
 	[ -z "$(score a)" ]
 	grep -q "holds writes this copy lacks (its history's generation 0123456789abcdef)" "$W/ha.log"
 }
+
+@test "ocf: rpmem-fence-peer places the constraint that forbids the Promoted role on the cut-off copy's node (its node looked up from the copy's address in corosync's node list), once, and removes it on unfence" {
+	command -v cibadmin >/dev/null || skip "cibadmin (Debian package pacemaker-cli-utils) is not installed"
+	cibadmin --empty >"$W/cib.xml"
+	sed -i -e 's|<nodes/>|<nodes><node id="1" uname="node1"/><node id="2" uname="node2"/></nodes>|' \
+	    -e 's|<resources/>|<resources><clone id="db-clone"><meta_attributes id="m"><nvpair id="p" name="promotable" value="true"/></meta_attributes><primitive id="db" class="ocf" provider="rpmem" type="rpmem"/></clone></resources>|' \
+	    "$W/cib.xml"
+	mkdir -p "$W/bin"
+	printf '#!/bin/sh\nprintf "nodelist.node.0.name (str) = node1\\nnodelist.node.0.ring0_addr (str) = 192.0.2.10\\nnodelist.node.1.name (str) = node2\\nnodelist.node.1.ring0_addr (str) = 192.0.2.11\\n"\n' >"$W/bin/corosync-cmapctl"
+	chmod +x "$W/bin/corosync-cmapctl"
+	local fp=(env CIB_file="$W/cib.xml" PATH="$W/bin:$PATH"
+		  RPMEM_FENCE_TARGET=192.0.2.11:7636/ha/db
+		  RPMEM_FENCE_FILE=/var/lib/db/db.obj)
+	run "${fp[@]}" RPMEM_FENCE_ACTION=fence "$TOP/ocf/rpmem-fence-peer" db-clone
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"fenced node2's copy 192.0.2.11:7636/ha/db"* ]]
+	run "${fp[@]}" RPMEM_FENCE_ACTION=fence "$TOP/ocf/rpmem-fence-peer" db-clone
+	[ "$status" -eq 0 ]
+	grep -o '<rsc_location[^>]*>' "$W/cib.xml" >"$W/loc"
+	cat "$W/loc"
+	[ "$(wc -l <"$W/loc")" -eq 1 ]
+	grep -q 'id="rpmem-fence-db-clone-node2" rsc="db-clone" role="Promoted" node="node2" score="-INFINITY"' "$W/loc"
+	# an address no node has: not fenced, an error (the writer stops)
+	run "${fp[@]}" RPMEM_FENCE_ACTION=fence RPMEM_FENCE_TARGET=192.0.2.99:7636/ha/db \
+		"$TOP/ocf/rpmem-fence-peer" db-clone
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no corosync node has the address '192.0.2.99'"* ]]
+	run "${fp[@]}" RPMEM_FENCE_ACTION=unfence "$TOP/ocf/rpmem-fence-peer" db-clone
+	[ "$status" -eq 0 ]
+	refute grep -q rsc_location "$W/cib.xml"
+	run "${fp[@]}" RPMEM_FENCE_ACTION=unfence "$TOP/ocf/rpmem-fence-peer" db-clone
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"nothing to remove"* ]]
+	# a name that could break the XML is refused
+	run "${fp[@]}" RPMEM_FENCE_ACTION=fence "$TOP/ocf/rpmem-fence-peer" 'db"x' node2
+	[ "$status" -eq 2 ]
+}
