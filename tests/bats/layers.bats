@@ -161,36 +161,35 @@ client_layer_of() {
 	done
 }
 
+# defined_in D... -- "symbol object" for each function or object that an
+# object of lib/client/D defines
+defined_in() {
+	local d
+	for d in "$@"; do
+		nm -A --defined-only "$BUILD"/lib/client/$d/*.o
+	done | awk '$2 ~ /[TDBR]/ {sub(/:[0-9a-f]*$/, "", $1); print $3, $1}'
+}
+
 @test "no object of lib/client calls a function of a layer above its own: the session's close runs hooks, history.c calls nothing of generations.c" {
-	local i j d u o s bad=
+	local d above= bad=
 	[ -e "$BUILD/librpmemctl.a" ]
-	i=0
-	for d in $CLIENT_LAYERS; do
-		j=0
-		for u in $CLIENT_LAYERS; do
-			if [ "$j" -gt "$i" ]; then
-				for s in $(nm -u "$BUILD"/lib/client/$d/*.o |
-					   awk 'NF == 2 {print $2}' | sort -u); do
-					o=$(nm -A --defined-only \
-						"$BUILD"/lib/client/$u/*.o |
-						awk -v s="$s" '$3 == s && $2 ~ /[TDBR]/ {
-						sub(/:[0-9a-f]*$/, "", $1); print $1}')
-					[ -n "$o" ] && bad+="$d -> $s ($o); "
-				done
-			fi
-			j=$((j + 1))
-		done
-		i=$((i + 1))
+	for d in $(echo $CLIENT_LAYERS | tr ' ' '\n' | tac); do
+		# the undefined symbols of layer d that a layer above defines
+		if [ -n "$above" ]; then
+			bad+=$(nm -u "$BUILD"/lib/client/$d/*.o |
+			       awk 'NF == 2 {print $2}' | sort -u |
+			       join - <(defined_in $above | sort -k1,1) |
+			       awk -v d=$d '{printf "%s -> %s (%s); ", d, $1, $2}')
+		fi
+		above+=" $d"
 	done
 	echo "upward calls: $bad"
 	[ -z "$bad" ]
 	# history.c is generations.c's: it does not call back into it
-	for s in $(nm -u "$BUILD/lib/client/sync/history.o" | awk '{print $2}'); do
-		if nm --defined-only "$BUILD/lib/client/sync/generations.o" |
-		   awk '$2 ~ /[TDBR]/ {print $3}' | grep -qx "$s"; then
-			bad+="history.o -> $s; "
-		fi
-	done
+	bad=$(nm -u "$BUILD/lib/client/sync/history.o" | awk '{print $2}' |
+	      sort -u | join - <(nm --defined-only \
+		"$BUILD/lib/client/sync/generations.o" |
+		awk '$2 ~ /[TDBR]/ {print $3}' | sort -u))
 	echo "history -> generations: $bad"
 	[ -z "$bad" ]
 }
