@@ -565,8 +565,9 @@ static int link_probe_poll(struct rpmemctl_link *l)
 }
 
 /*
- * link_retry_due -- DEGRADED and time to reconnect: reconnect and push (once
- * a probe answered, where the kick-out is on)
+ * link_retry_due -- DEGRADED and time to reconnect: reconnect and push
+ * (where the kick-out is on, once a probe answered: with a dirty log, a
+ * resync in a thread of its own instead)
  */
 static int resync_start(struct rpmemctl_link *l);
 
