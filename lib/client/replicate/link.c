@@ -695,15 +695,15 @@ static void resync_cancel(struct rpmemctl_link *l)
 	(void)link_failed(l, -ETIMEDOUT);
 }
 
-/* behind_due -- a DEGRADED link's retry, a RESYNCING one's poll */
-static int behind_due(struct rpmemctl_link *l)
+/* link_behind_due -- a DEGRADED link's retry, a RESYNCING one's poll */
+static int link_behind_due(struct rpmemctl_link *l)
 {
 	return l->state == RPMEMCTL_LINK_RESYNCING ? resync_poll(l) :
 						      link_retry_due(l);
 }
 
-/* behind -- DEGRADED, or RESYNCING: the link does not hold */
-static int behind(const struct rpmemctl_link *l)
+/* link_behind -- DEGRADED, or RESYNCING: the link does not hold */
+static int link_behind(const struct rpmemctl_link *l)
 {
 	return l->state == RPMEMCTL_LINK_DEGRADED ||
 	       l->state == RPMEMCTL_LINK_RESYNCING;
@@ -1029,11 +1029,11 @@ RPMEM_EXPORT int rpmemctl_link_write(struct rpmemctl_link *l, uint64_t off,
 	case RPMEMCTL_LINK_RESYNCING:
 		/* its next pass or its catch-up sends this range */
 		client_resync_note(l->resync, off, len);
-		ret = behind_due(l);
+		ret = link_behind_due(l);
 		break;
 	case RPMEMCTL_LINK_DEGRADED:
 		/* a resync reads the data as it is now: this range too */
-		ret = behind_due(l);
+		ret = link_behind_due(l);
 		break;
 	case RPMEMCTL_LINK_DOWN:
 	case RPMEMCTL_LINK_OPEN:
@@ -1121,8 +1121,8 @@ RPMEM_EXPORT int rpmemctl_link_barrier(struct rpmemctl_link *l)
 		return -EINVAL;
 	link_lock(l);
 	int ret = link_usable(l);
-	if (!ret && behind(l))
-		ret = behind_due(l);
+	if (!ret && link_behind(l))
+		ret = link_behind_due(l);
 	else if (!ret && l->state == RPMEMCTL_LINK_LIVE)
 		ret = barrier_pending(l);
 	return link_api_end(l, ret);
@@ -1135,8 +1135,8 @@ RPMEM_EXPORT int rpmemctl_link_drain(struct rpmemctl_link *l)
 		return -EINVAL;
 	link_lock(l);
 	int ret = link_usable(l);
-	if (!ret && behind(l))
-		ret = behind_due(l);
+	if (!ret && link_behind(l))
+		ret = link_behind_due(l);
 	else if (!ret && l->pool)
 		ret = link_flush_pending(l);
 	return link_api_end(l, ret);
@@ -1215,8 +1215,8 @@ static int post_flush(struct rpmemctl_link *l, uint64_t off, uint64_t len)
 static int flush_send(struct rpmemctl_link *l)
 {
 	int ret = link_usable(l);
-	if (ret || behind(l))
-		return ret ? ret : behind_due(l);
+	if (ret || link_behind(l))
+		return ret ? ret : link_behind_due(l);
 	if (!l->pool)
 		return 0;
 	if (!client_pool_splits_flush(l->pool))
