@@ -65,6 +65,10 @@ static void rdma_close(struct rpmem_xport *x)
 	if (!x)
 		return;
 	rdma_sink = &c->log;
+	/* batched writes not flushed yet reach the target as RDMA writes do */
+	if (!c->apm && c->batch_ok && !c->err &&
+	    (c->gb_len || c->gb_acked < c->gb_sent))
+		(void)gb_settle(c);
 	rpmem_log_to(&c->log, LOG_INFO, "rdma: closing the connection to %s:%s (%s): %" PRIu64 " flushes awaited, %" PRIu64 " barriers not awaited",
 		     c->host, c->port, c->apm ? "APM" : "GPSPM", c->awaited,
 		     c->barriers);
@@ -168,11 +172,11 @@ static int cl_connect(struct rdma_client *c, const uint8_t *token)
 		rdma_fail("rpma_conn_cfg_new", ret);
 		return rdma_errno(ret);
 	}
-	ret = rpma_conn_cfg_set_sq_size(cfg, c->qd + 8);
+	ret = rpma_conn_cfg_set_sq_size(cfg, c->qd + RDMA_SLOTS + 8);
 	if (!ret)
-		ret = rpma_conn_cfg_set_rq_size(cfg, 4);
+		ret = rpma_conn_cfg_set_rq_size(cfg, RDMA_SLOTS);
 	if (!ret)
-		ret = rpma_conn_cfg_set_cq_size(cfg, c->qd + 12);
+		ret = rpma_conn_cfg_set_cq_size(cfg, c->qd + 2 * RDMA_SLOTS + 12);
 	if (!ret)
 		ret = rpma_conn_cfg_set_timeout(cfg, RDMA_RESOLVE_TIMEOUT_MS);
 	if (ret) {
@@ -187,13 +191,16 @@ static int cl_connect(struct rdma_client *c, const uint8_t *token)
 		ret = ret == RPMA_E_PROVIDER ? -EHOSTUNREACH : rdma_errno(ret);
 		goto err_cfg;
 	}
-	/* the receive for the first flush reply is posted before connecting */
-	ret = rpma_conn_req_recv(req, c->msg_mr, RDMA_CL_RECV_OFF, RDMA_MSG_SLOT,
-				 (void *)(uintptr_t)RDMA_RECV_WRID);
-	if (ret) {
-		rdma_fail("rpma_conn_req_recv", ret);
-		ret = rdma_errno(ret);
-		goto err_req;
+	/* the receives for flush replies are posted before connecting */
+	for (unsigned i = 0; i < (c->batch_ok ? RDMA_SLOTS : 1u); i++) {
+		ret = rpma_conn_req_recv(req, c->msg_mr, RDMA_CL_RECV_OFF(i),
+					 RDMA_MSG_SLOT,
+					 (void *)(uintptr_t)RDMA_RECV_WRID(i));
+		if (ret) {
+			rdma_fail("rpma_conn_req_recv", ret);
+			ret = rdma_errno(ret);
+			goto err_req;
+		}
 	}
 	le32_put(pdata, RDMA_PDATA_MAGIC);
 	memcpy(pdata + 4, token, RPMEM_TOKEN_LEN);
@@ -355,6 +362,9 @@ int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
 		goto err_free;
 	}
 
+	/* GPSPM barriers need not wait where the target takes batches */
+	c->batch_ok = !!(b.flags & RDMA_BLOB_F_BATCH) &&
+		      !getenv("RPMEM_RDMA_NO_BATCH");
 	ret = cl_connect(c, token);
 	explicit_bzero(token, sizeof(token));
 	if (ret)
@@ -392,11 +402,12 @@ int rpmem_rdma_client_new(const char *host, struct rpmem_tls *tls,
 	c->inline_ok = !!(b.flags & RDMA_BLOB_F_INLINE) &&
 		       !getenv("RPMEM_RDMA_NO_INLINE");
 
-	rpmem_log_to(&c->log, LOG_INFO, "rdma: connected to %s:%s (%s), %s persistence%s, queue depth %u",
+	rpmem_log_to(&c->log, LOG_INFO, "rdma: connected to %s:%s (%s), %s persistence%s%s, queue depth %u",
 		     host, c->port, ibv_get_device_name(ibv->device),
 		     c->apm ? "APM" : "GPSPM",
 		     (b.flags & RDMA_BLOB_F_STAGING) ?
 			     " via a target staging buffer" : "",
+		     !c->apm && c->batch_ok ? ", batched requests" : "",
 		     c->qd);
 	*out = &c->x;
 	return 0;

@@ -75,10 +75,28 @@ struct rdma_client {
 	int reply_ready;
 	uint32_t reply_seq;
 	int32_t reply_status;
+
+	/*
+	 * GPSPM batches (a target with RDMA_BLOB_F_BATCH): requests numbered
+	 * 1, 2, ... in the order sent, request n in slot n % RDMA_SLOTS,
+	 * answered in that order
+	 */
+	int batch_ok;
+	uint64_t gb_sent;  /* last request sent */
+	uint64_t gb_acked; /* last request answered */
+	uint64_t gb_fence; /* last request a barrier or flush sent */
+	uint64_t gb_wr[RDMA_SLOTS]; /* each slot's send work request */
+	uint32_t gb_len;   /* bytes of the open batch, 0: none open */
+	uint32_t gb_nent;  /* its entries */
+	/* ranges RDMA-written (too large for a batch) since the last send */
+	struct {
+		uint64_t off, len;
+	} gb_dir[16];
+	unsigned gb_ndir;
 };
 
 #define CL_WAIT_SEQ 0
-#define CL_WAIT_REPLY 1
+#define CL_WAIT_REPLY 1 /* batches: request seq answered */
 
 /* --- rdma_initiator_queue.c: the work-request queue ------------------- */
 
@@ -108,7 +126,22 @@ int cl_in_base(struct rdma_client *c, const void *p, size_t len);
 /* cl_poll_events -- events and completions that came, without blocking */
 void cl_poll_events(struct rdma_client *c);
 
+/* --- rdma_initiator_batch.c: GPSPM batch requests ---------------------- */
+
+int gb_send(struct rdma_client *c);
+int gb_settle(struct rdma_client *c);
+int gb_write(struct rdma_client *c, uint64_t off, const void *src,
+	     size_t len);
+int gb_post(struct rdma_client *c, uint64_t *tok);
+int gb_flush(struct rdma_client *c);
+int gb_barrier(struct rdma_client *c);
+int gb_done(struct rdma_client *c, uint64_t tok, int wait);
+
 /* --- rdma_initiator_io.c: the operations of rdma_ops -------------------- */
+
+/* cl_write_direct -- RDMA writes of [off, off + len) from src, pipelined */
+int cl_write_direct(struct rdma_client *c, uint64_t off, const void *src,
+		    size_t len);
 
 int rdma_attach(struct rpmem_xport *x, void *base, size_t len);
 int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,

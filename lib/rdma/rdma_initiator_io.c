@@ -25,18 +25,20 @@
 #include "rdma_int.h"
 #include "rdma_initiator.h"
 
-/* rdma_write -- post pipelined writes; errors may surface at the flush */
-int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
-	       size_t len)
+/* gb_mode -- GPSPM through batch requests */
+static int gb_mode(const struct rdma_client *c)
 {
-	struct rdma_client *c = (struct rdma_client *)x;
+	return !c->apm && c->batch_ok;
+}
+
+/* cl_write_direct -- post pipelined writes; errors may surface later */
+int cl_write_direct(struct rdma_client *c, uint64_t off, const void *src,
+		    size_t len)
+{
 	const uint8_t *s = src;
 	int zc, ret, flags;
 	uint64_t seq, start;
 
-	ret = cl_enter(c, off, len);
-	if (ret)
-		return ret;
 	/* APM: a small write may be followed by an unawaited barrier */
 	zc = cl_in_base(c, src, len) &&
 	     !(c->apm && len <= RDMA_BARRIER_COPY_MAX);
@@ -76,6 +78,19 @@ int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 	return 0;
 }
 
+/* rdma_write -- post pipelined writes; errors may surface at the flush */
+int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
+	       size_t len)
+{
+	struct rdma_client *c = (struct rdma_client *)x;
+	int ret = cl_enter(c, off, len);
+
+	if (ret)
+		return ret;
+	return gb_mode(c) ? gb_write(c, off, src, len) :
+			    cl_write_direct(c, off, src, len);
+}
+
 /*
  * rdma_read -- pipelined reads, into the attached mapping or bounced.
  * At most read_depth reads of read_chunk bytes are in flight: a READ's
@@ -96,6 +111,10 @@ int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 
 	ret = cl_enter(c, off, len);
 	if (ret)
+		return ret;
+	/* batched writes are in the pool once their requests were answered */
+	if (gb_mode(c) && (c->gb_len || c->gb_acked < c->gb_sent) &&
+	    (ret = gb_settle(c)))
 		return ret;
 	zc = cl_in_base(c, dst, len);
 	while (len) {
@@ -193,8 +212,8 @@ static int gp_finish(struct rdma_client *c)
 		return c->err;
 	}
 	c->reply_ready = 0;
-	ret = rpma_recv(c->conn, c->msg_mr, RDMA_CL_RECV_OFF, RDMA_MSG_SLOT,
-			(void *)(uintptr_t)RDMA_RECV_WRID);
+	ret = rpma_recv(c->conn, c->msg_mr, RDMA_CL_RECV_OFF(0), RDMA_MSG_SLOT,
+			(void *)(uintptr_t)RDMA_RECV_WRID(0));
 	if (ret)
 		return cl_fail(c, "rpma_recv", ret);
 	if (c->reply_status) {
@@ -216,7 +235,7 @@ static int gp_finish(struct rdma_client *c)
 static int gp_post(struct rdma_client *c, uint64_t off, uint64_t len,
 		   const void *data)
 {
-	uint8_t *p = c->msg + RDMA_SEND_OFF;
+	uint8_t *p = c->msg + RDMA_CL_REQ_OFF(0);
 	uint64_t seq;
 	int flags, ret = gp_finish(c);
 
@@ -236,7 +255,7 @@ static int gp_post(struct rdma_client *c, uint64_t off, uint64_t len,
 	if (data)
 		memcpy(p + RDMA_REQ_LEN, data, (size_t)len);
 	c->reply_ready = 0;
-	ret = rpma_send(c->conn, c->msg_mr, RDMA_SEND_OFF,
+	ret = rpma_send(c->conn, c->msg_mr, RDMA_CL_REQ_OFF(0),
 			RDMA_REQ_LEN + (data ? (size_t)len : 0), flags,
 			(void *)(uintptr_t)seq);
 	if (ret)
@@ -268,6 +287,8 @@ int rdma_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 		return ret;
 	if (c->apm)
 		return cl_flush_apm(c, off);
+	if (c->batch_ok)
+		return gb_flush(c);
 	return cl_flush_gpspm(c, off, len, NULL);
 }
 
@@ -289,6 +310,10 @@ int rdma_flush_post(struct rpmem_xport *x, uint64_t off, uint64_t len,
 		c->awaited++;
 		return cl_post_apm(c, off, 1, tok);
 	}
+	if (c->batch_ok) {
+		c->awaited++;
+		return gb_post(c, tok);
+	}
 	ret = gp_post(c, off, len, NULL);
 	*tok = c->gp_out;
 	return ret;
@@ -307,6 +332,8 @@ int rdma_flush_done(struct rpmem_xport *x, uint64_t tok, int wait)
 
 	if (c->err)
 		return c->err;
+	if (gb_mode(c))
+		return gb_done(c, tok, wait);
 	if (c->apm && !wait) {
 		cl_poll_events(c);
 		return c->err ? c->err : c->done >= tok;
@@ -328,10 +355,15 @@ int rdma_flush_done(struct rpmem_xport *x, uint64_t tok, int wait)
 	return ret ? ret : 1;
 }
 
-/* rdma_flush_serial -- GPSPM has one request out at a time; APM does not */
+/*
+ * rdma_flush_serial -- GPSPM without batches has one request out at a
+ * time; APM and batches do not
+ */
 int rdma_flush_serial(struct rpmem_xport *x)
 {
-	return !((struct rdma_client *)x)->apm;
+	struct rdma_client *c = (struct rdma_client *)x;
+
+	return !c->apm && !c->batch_ok;
 }
 
 /* rdma_wait_fd -- readable when a completion may have come */
@@ -342,22 +374,26 @@ int rdma_wait_fd(struct rpmem_xport *x)
 
 /*
  * rdma_barrier -- [off, off + len) persistent on the target before any
- * later write is placed. APM: the read-after-write flush is posted behind
- * the writes and not awaited (the RC QP executes in order; its error, if
- * any, surfaces at the next wait: docs/ARCHITECTURE.md, "Ordered drains"
- * over RDMA). It waits when a zero-copy write is still in flight (the
- * application may store into its source once we return), and always with
- * GPSPM (one send slot, and the target's reply is what orders).
+ * later write is placed, without waiting (docs/ARCHITECTURE.md, "Ordered
+ * drains"). APM: nothing is posted: the RC QP places the writes in
+ * order, and the order into the persistence domain rests on the platform
+ * that direct_pmem declares, not on a read; the next awaited flush posts
+ * the read that proves everything before it persistent. GPSPM with
+ * batches: the open batch is sent (rdma_initiator_batch.c). Either waits
+ * when a zero-copy write may still be in flight (the application may
+ * store into its source once we return); GPSPM without batches always
+ * waits (one send slot, and the target's reply is what orders).
  */
 int rdma_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
 {
 	struct rdma_client *c = (struct rdma_client *)x;
 	int ret;
-	uint64_t seq;
 
 	ret = cl_enter(c, off, len);
 	if (ret)
 		return ret;
+	if (gb_mode(c))
+		return gb_barrier(c);
 	if (!c->apm)
 		return cl_flush_gpspm(c, off, len, NULL);
 	if (c->last_zc > c->done)
@@ -365,7 +401,7 @@ int rdma_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
 	if (c->last_zc > c->done)
 		return cl_flush_apm(c, off);
 	c->barriers++;
-	return cl_post_apm(c, off, 0, &seq);
+	return 0;
 }
 
 /*
@@ -381,6 +417,10 @@ int rdma_persist(struct rpmem_xport *x, uint64_t off, const void *src,
 	ret = cl_enter(c, off, len);
 	if (ret)
 		return ret;
+	if (gb_mode(c)) {
+		ret = gb_write(c, off, src, len);
+		return ret ? ret : gb_flush(c);
+	}
 	if (!c->apm && c->inline_ok && len <= RDMA_INLINE_MAX)
 		return cl_flush_gpspm(c, off, len, src);
 	ret = rdma_write(x, off, src, len);

@@ -72,6 +72,51 @@ static void cl_retire(struct rdma_client *c)
 		c->ring_head = c->ring_tail = 0;
 }
 
+/*
+ * cl_reply -- the reply in receive slot i: batches: the next request in
+ * order answered (a failure is sticky: later requests were refused), the
+ * receive posted again; one request at a time: kept for gp_finish
+ */
+static void cl_reply(struct rdma_client *c, unsigned i, uint32_t byte_len)
+{
+	const uint8_t *p = c->msg + RDMA_CL_RECV_OFF(i);
+	uint32_t seq;
+	int32_t status;
+	int ret;
+
+	if (byte_len < RDMA_REP_LEN || le32_get(p) != RDMA_REP_MAGIC) {
+		rdma_err("rdma: malformed flush reply from %s:%s (%u bytes)",
+			 c->host, c->port, byte_len);
+		cl_set_err(c, -EPROTO);
+		return;
+	}
+	seq = le32_get(p + 4);
+	status = (int32_t)le32_get(p + 8);
+	if (!c->batch_ok) {
+		c->reply_seq = seq;
+		c->reply_status = status;
+		c->reply_ready = 1;
+		return;
+	}
+	if (seq != (uint32_t)(c->gb_acked + 1) || c->gb_acked >= c->gb_sent) {
+		rdma_err("rdma: flush reply %u from %s:%s, expected %u",
+			 seq, c->host, c->port, (uint32_t)(c->gb_acked + 1));
+		cl_set_err(c, -EPROTO);
+		return;
+	}
+	c->gb_acked++;
+	if (status) {
+		rdma_err("rdma: target %s:%s failed to persist a batch: %s",
+			 c->host, c->port, strerror(status < 0 ? -status : EIO));
+		cl_set_err(c, status < 0 ? status : -EIO);
+		return;
+	}
+	ret = rpma_recv(c->conn, c->msg_mr, RDMA_CL_RECV_OFF(i), RDMA_MSG_SLOT,
+			(void *)(uintptr_t)RDMA_RECV_WRID(i));
+	if (ret)
+		cl_fail(c, "rpma_recv", ret);
+}
+
 static void cl_wc(struct rdma_client *c, const struct ibv_wc *wc)
 {
 	if (wc->status != IBV_WC_SUCCESS) {
@@ -81,26 +126,15 @@ static void cl_wc(struct rdma_client *c, const struct ibv_wc *wc)
 
 		if (!c->err)
 			rdma_err("rdma: %s to %s:%s failed: %s (vendor error 0x%x)",
-				 wc->wr_id == RDMA_RECV_WRID ? "flush reply" :
-							       "RDMA request",
+				 RDMA_IS_RECV_WRID(wc->wr_id) ? "flush reply" :
+								"RDMA request",
 				 c->host, c->port,
 				 ibv_wc_status_str(wc->status), wc->vendor_err);
 		cl_set_err(c, conn ? -ECONNRESET : -EIO);
 		return;
 	}
-	if (wc->wr_id == RDMA_RECV_WRID) {
-		const uint8_t *p = c->msg + RDMA_CL_RECV_OFF;
-
-		if (wc->byte_len < RDMA_REP_LEN ||
-		    le32_get(p) != RDMA_REP_MAGIC) {
-			rdma_err("rdma: malformed flush reply from %s:%s (%u bytes)",
-				 c->host, c->port, wc->byte_len);
-			cl_set_err(c, -EPROTO);
-			return;
-		}
-		c->reply_seq = le32_get(p + 4);
-		c->reply_status = (int32_t)le32_get(p + 8);
-		c->reply_ready = 1;
+	if (RDMA_IS_RECV_WRID(wc->wr_id)) {
+		cl_reply(c, (unsigned)(UINT64_MAX - wc->wr_id), wc->byte_len);
 		return;
 	}
 	if (wc->wr_id > c->done)
@@ -210,7 +244,8 @@ static int cl_events(struct rdma_client *c, int timeout_ms)
 
 /*
  * cl_wait -- until sequence number seq completed (CL_WAIT_SEQ) or a flush
- * reply arrived (CL_WAIT_REPLY); bounded by the timeout
+ * reply arrived (CL_WAIT_REPLY; with batches: request seq answered);
+ * bounded by the timeout
  */
 int cl_wait(struct rdma_client *c, int what, uint64_t seq)
 {
@@ -230,7 +265,9 @@ int cl_wait(struct rdma_client *c, int what, uint64_t seq)
 		cl_drain(c);
 		if (c->err)
 			return c->err;
-		if (what == CL_WAIT_SEQ ? c->done >= seq : c->reply_ready)
+		if (what == CL_WAIT_SEQ	   ? c->done >= seq :
+		    c->batch_ok		   ? c->gb_acked >= seq :
+					     c->reply_ready)
 			return 0;
 		now = rpmem_now_ns();
 		if (now >= end) {

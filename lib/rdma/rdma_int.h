@@ -78,6 +78,7 @@
 #define RDMA_MODE_APM 1
 #define RDMA_BLOB_F_STAGING 1u
 #define RDMA_BLOB_F_INLINE 2u /* accepts RPFW requests (write + flush) */
+#define RDMA_BLOB_F_BATCH 4u  /* accepts RPFB requests, RDMA_SLOTS in flight */
 #define RDMA_PORT_MAX 15
 #define RDMA_DESC_MAX 64
 
@@ -99,24 +100,41 @@
  * write + flush request (RPFW) carries up to RDMA_INLINE_MAX bytes after
  * the same 24-byte head, which the target stores at off before persisting
  * off + len: a small persist is one send instead of a write and a send.
+ * A batch request (RPFB, targets whose blob has RDMA_BLOB_F_BATCH) is
+ * magic u32 | seq u32 | entries u32 | 0 u32, then per entry off u64 |
+ * len u32 | flags u32 (RDMA_ENT_DATA: len data bytes follow, padded to 8)
+ * : the target applies the entries in order, each stored (with data) and
+ * persisted before the next, and a session's requests in the order sent;
+ * up to RDMA_SLOTS are in flight, each answered in order.
  */
 #define RDMA_REQ_MAGIC 0x4c465052u  /* "RPFL" */
 #define RDMA_REQW_MAGIC 0x57465052u /* "RPFW" */
+#define RDMA_REQB_MAGIC 0x42465052u /* "RPFB" */
 #define RDMA_REP_MAGIC 0x52465052u  /* "RPFR" */
 #define RDMA_REQ_LEN 24 /* magic u32, seq u32, off u64, len u64 */
+#define RDMA_REQB_LEN 16 /* magic u32, seq u32, entries u32, 0 u32 */
+#define RDMA_ENT_LEN 16	 /* off u64, len u32, flags u32 */
+#define RDMA_ENT_DATA 1u
+#define RDMA_ENT_RANGE_MAX (1ull << 30) /* an entry without data */
 #define RDMA_REP_LEN 16 /* magic u32, seq u32, status i32, 0 u32 */
 #define RDMA_INLINE_MAX 4096
-#define RDMA_MSG_SLOT 64			      /* a reply, a nop read */
-#define RDMA_REQ_SLOT (RDMA_INLINE_MAX + RDMA_MSG_SLOT) /* a request */
-#define RDMA_SEND_OFF 0
+#define RDMA_BATCH_MAX (16u << 10) /* bytes of a batch request */
+/* the largest write a batch carries (larger ones are RDMA writes) */
+#define RDMA_BATCH_DATA_MAX (RDMA_BATCH_MAX - RDMA_REQB_LEN - RDMA_ENT_LEN)
+#define RDMA_SLOTS 8 /* requests in flight: the target's receives */
+#define RDMA_MSG_SLOT 64			       /* a reply, a nop read */
+#define RDMA_REQ_SLOT (RDMA_BATCH_MAX + RDMA_MSG_SLOT) /* a request */
 #define RDMA_PAGE_UP(n) (((n) + 4095u) & ~4095u) /* aligned_alloc sizes */
-/* initiator: request slot, reply slot, 8-byte nop read target */
-#define RDMA_CL_RECV_OFF RDMA_REQ_SLOT
-#define RDMA_SCRATCH_OFF (RDMA_REQ_SLOT + RDMA_MSG_SLOT)
+/* initiator: RDMA_SLOTS request slots, reply slots, 8-byte nop target */
+#define RDMA_CL_REQ_OFF(i) ((i) * RDMA_REQ_SLOT)
+#define RDMA_CL_RECV_OFF(i) (RDMA_SLOTS * RDMA_REQ_SLOT + (i) * RDMA_MSG_SLOT)
+#define RDMA_SCRATCH_OFF RDMA_CL_RECV_OFF(RDMA_SLOTS)
 #define RDMA_CL_MSG_BUF RDMA_PAGE_UP(RDMA_SCRATCH_OFF + 8)
-/* target: reply slot, then RDMA_SRV_RECVS request slots */
-#define RDMA_SRV_RECVS 4 /* flush requests pre-posted per connection */
-#define RDMA_SRV_RECV_OFF(i) (RDMA_MSG_SLOT + (i) * RDMA_REQ_SLOT)
+/* target: RDMA_SRV_RECVS reply slots, then as many request slots */
+#define RDMA_SRV_RECVS RDMA_SLOTS /* requests pre-posted per connection */
+#define RDMA_SRV_REP_OFF(i) ((i) * RDMA_MSG_SLOT)
+#define RDMA_SRV_RECV_OFF(i) \
+	(RDMA_SRV_RECVS * RDMA_MSG_SLOT + (i) * RDMA_REQ_SLOT)
 #define RDMA_SRV_MSG_BUF RDMA_PAGE_UP(RDMA_SRV_RECV_OFF(RDMA_SRV_RECVS))
 
 #define RDMA_CHUNK (1u << 20)
@@ -137,7 +155,9 @@
 #define RDMA_CLOSE_TIMEOUT_MS 5000
 #define RDMA_RESOLVE_TIMEOUT_MS 5000
 
-#define RDMA_RECV_WRID UINT64_MAX
+/* the receive of reply slot i (work request ids above any sequence) */
+#define RDMA_RECV_WRID(i) (UINT64_MAX - (uint64_t)(i))
+#define RDMA_IS_RECV_WRID(id) ((id) > UINT64_MAX - RDMA_SLOTS)
 
 /* the last warning librpma logged in this thread, for our error messages */
 extern __thread char rdma_last[256];

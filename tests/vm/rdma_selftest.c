@@ -789,11 +789,15 @@ parsed:
 	if (kill_go)
 		return kill_test(x, s, kill_go);
 	if (write_refused) {
-		/* a read-only exposure: the write must not get through */
-		fill(s, 4096, 7);
-		ret = x->ops->write(x, 0, s, 4096);
+		/*
+		 * a read-only exposure: the write must not get through; 64
+		 * KiB is an RDMA write (the RNIC refuses it), not a write
+		 * carried in a GPSPM batch request (rpmemd refuses that)
+		 */
+		fill(s, 65536, 7);
+		ret = x->ops->write(x, 0, s, 65536);
 		if (!ret)
-			ret = x->ops->flush(x, 0, 4096);
+			ret = x->ops->flush(x, 0, 65536);
 		printf("write_error=%s\n", ret ? strerror(-ret) : "none");
 		printf("write_refused=%s\n", ret ? "ok" : "FAIL");
 		x->ops->close(x);
