@@ -8,6 +8,7 @@ TEST_TOOLS := $(B)/tests/hold_pool $(B)/tests/state_churn $(B)/tests/replica_exa
 	      $(B)/tests/pobj_app $(B)/tests/pmem2_app $(B)/tests/log_app \
 	      $(B)/tests/sessclient $(B)/tests/xxh3_blocks \
 	      $(B)/tests/sess_probe $(B)/tests/rpmemd-reorder \
+	      $(B)/tests/rpmemd-rdma-reorder \
 	      $(B)/tests/rpmemd-crash $(B)/tests/delay_line $(B)/tests/secure_app
 VM_SUITES  ?= smoke perftest pmem rdma-lib devdax rdma rdma-preload faults tls deploy failover
 
@@ -97,6 +98,17 @@ $(REORDER_OBJ): INC := $(INC_DAEMON)
 $(B)/tests/rpmemd-reorder: $(REORDER_OBJ) \
 		$(filter-out $(REORDER_SRC:%.c=$(B)/%.o),$(DAEMON_OBJ)) \
 		$(COMMON_OBJ) $(TARGET_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDFLAGS) $(DAEMON_LIBS) $(LDLIBS)
+
+# a target that applies GPSPM requests out of order on purpose (lib/rdma/
+# rdma_reorder.h): rdma_target.c built again with it on
+$(B)/rdma-reorder/rdma_target.o: lib/rdma/rdma_target.c lib/rdma/rdma_reorder.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DRPMEM_RDMA_TEST_REORDER -Ilib/common -Ilib/rdma \
+		-c -o $@ $<
+$(B)/tests/rpmemd-rdma-reorder: $(B)/rdma-reorder/rdma_target.o \
+		$(DAEMON_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS) $(DAEMON_LIBS) $(LDLIBS)
 

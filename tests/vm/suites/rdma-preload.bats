@@ -224,8 +224,9 @@ kill_loop()
 
 	replicate "$1" "$2"
 	for ((i = 1; i <= $3; i++)); do
-		# the flush/drain path and the msync path in turn
-		export PMEM_IS_PMEM_FORCE=$((i % 2))
+		# the flush/drain path and the msync path in turn (RP_FORCE:
+		# one of them)
+		export PMEM_IS_PMEM_FORCE=${RP_FORCE:-$((i % 2))}
 		LD_PRELOAD="$PRELOAD" "$APP" "$W/$2.obj" records:1000000 \
 			>"$W/rec.out" 2>"$W/rec.err" &
 		APID=$!
@@ -343,11 +344,56 @@ interrupt()
 }
 
 @test "GPSPM, devdax: SIGKILLs of a libpmemobj application at random points; every record it printed as committed is on the target, none torn" {
-	kill_loop dd pl-dd 2
+	kill_loop dd pl-dd "${SUITE_RP_KILLS:-2}"
 }
 
 @test "GPSPM, fsdax: the same" {
-	kill_loop fs pl-fs 2
+	kill_loop fs pl-fs "${SUITE_RP_KILLS:-2}"
+}
+
+@test "GPSPM, devdax: libpmemobj's drains inside a transaction wait for nothing: the transaction's writes travel in one batch request with its commit, which alone waits; rpmemd applied every range; the target holds the pool" {
+	local n=500 w mode awaited barriers reqs ranges
+	replicate dd pl-gb
+	run env LD_PRELOAD="$PRELOAD" RPMEM_LOG_LEVEL=info \
+		PMEM_IS_PMEM_FORCE=1 "$APP" "$W/pl-gb.obj" loop:$n
+	grep -v "^rpmem" <<<"$output"
+	[ "$status" -eq 0 ]
+	w=$(waits "$output")
+	echo "client: mode, flushes awaited, barriers not awaited: $w"
+	read -r mode awaited barriers <<<"$w"
+	# rpmemd: "after N GPSPM flushes (M with inline data, B batches)"
+	read -r ranges reqs < <(last_session dd pl-gb | sed -n \
+		's/.*rdma: session disconnected .* after \([0-9]*\) GPSPM flushes .*, \([0-9]*\) batches)$/\1 \2/p')
+	echo "# GPSPM loop:$n: $(awk '$1 == "loop" {print $3 / 1000}' \
+		<<<"$output") us per transaction, $awaited flushes awaited, $barriers barriers not awaited; rpmemd: ${reqs:-?} requests, ${ranges:-?} ranges" >&3
+	[ "$mode" = GPSPM ]
+	# one wait per commit (and a few at open and close); before, every
+	# barrier waited: about five per transaction
+	[ "$awaited" -le $((n + n / 2)) ]
+	[ "$barriers" -ge $((3 * n)) ]
+	# one request per commit, carrying the ranges of every drain
+	[ -n "$reqs" ] && [ "$reqs" -le $((n + n / 2)) ]
+	[ "${ranges:-0}" -ge $((3 * n)) ]
+	all_rdma dd pl-gb
+	rp_request snap dd pl-gb
+	up
+	cmp "$W/pl-gb.obj" "$SNAP"
+	pool_check "$SNAP"
+}
+
+@test "GPSPM: a target that persists requests out of order (the test build rpmemd-rdma-reorder) fails the SIGKILL check" {
+	[ -x "$RPMEM_BUILD/tests/rpmemd-rdma-reorder" ]
+	rp_request conf gpspm reorder
+	up
+	# the flush/drain path: a transaction's drains in one batch
+	RP_FORCE=1 run kill_loop dd pl-ro 10
+	echo "$output"
+	rp_request conf gpspm
+	up
+	dlog | grep -F "TEST BUILD: GPSPM requests persisted out of order"
+	[ "$status" -ne 0 ]
+	# the check itself failed (a torn record or one missing), not the run
+	[[ "$output" == *"kill "*": committed "* ]]
 }
 
 @test "APM: rpmemd restarted with direct_pmem = true; the devdax replica is registered for APM, the fsdax one is staged (GPSPM only)" {
@@ -395,11 +441,11 @@ interrupt()
 }
 
 @test "APM, devdax: SIGKILLs; every committed record on the target, none torn" {
-	kill_loop dd pl-dd 2
+	kill_loop dd pl-dd "${SUITE_RP_KILLS:-2}"
 }
 
 @test "APM configuration, fsdax (staged, GPSPM): SIGKILLs; every committed record on the target, none torn" {
-	kill_loop fs pl-fs 2
+	kill_loop fs pl-fs "${SUITE_RP_KILLS:-2}"
 	rp_request conf gpspm
 	up
 }

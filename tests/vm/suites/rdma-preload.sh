@@ -25,9 +25,14 @@
 #                     $RESULTS/rdma-preload.snap (devdax: rpmemd stopped,
 #                     the pool table read with pmem_probe, the pool with
 #                     daxio, rpmemd started again)
-#   conf NAME         restart rpmemd with NAME.conf
+#   conf NAME [reorder]  restart rpmemd with NAME.conf (reorder: the test
+#                     build that persists GPSPM requests out of order)
 #
-# Needs: make, make build/tests/pmem_probe build/tests/pobj_app.
+# SUITE_RP_KILLS: SIGKILLs per kill test (default 2; 50 gives 100 over
+# GPSPM, devdax and fsdax, and 100 over the APM configuration).
+#
+# Needs: make, make build/tests/pmem_probe build/tests/pobj_app
+# build/tests/rpmemd-rdma-reorder (make examples).
 
 # shellcheck source=tests/vm/suites/rdma.sh
 . "$RPMEM_SRC/tests/vm/suites/rdma.sh"
@@ -54,12 +59,16 @@ EOF
 	cat "$RD_TMP"/*.conf >>"$(vm_log)"
 }
 
-# rp_req_conf NAME -- rpmemd restarted with NAME.conf
+# rp_req_conf NAME [reorder] -- rpmemd restarted with NAME.conf; reorder:
+# the test build that persists GPSPM requests out of order
+# (build/tests/rpmemd-rdma-reorder, lib/rdma/rdma_reorder.h) instead
 rp_req_conf()
 {
 	rd_stop || echo "rpmemd exited $? on SIGTERM"
 	RP_CONF=$1
-	rd_start "$1" && echo "rpmemd runs $1.conf"
+	RD_RPMEMD=$RPMEM_BUILD/rpmemd
+	[ "${2:-}" = reorder ] && RD_RPMEMD=$RPMEM_BUILD/tests/rpmemd-rdma-reorder
+	rd_start "$1" && echo "$RD_RPMEMD runs $1.conf"
 }
 
 # rp_req_snap REGION POOL -- the pool's bytes into $RESULTS/rdma-preload.snap
