@@ -15,7 +15,8 @@ UNIT_NAMES := proto util hash config meta devdax pmem sync_cfg \
 	      client_session client_pool client_sync client_link client_links \
 	      client_log client_query client_replicas client_xport \
 	      errors log access tls_export preload_config hcache net \
-	      rdma_blob pace dirtylog text store handles undo retain registry
+	      rdma_blob rdma_batch pace dirtylog text store handles undo retain \
+	      registry
 UNIT_BINS  := $(UNIT_NAMES:%=$(UNIT_DIR)/%)
 UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 
