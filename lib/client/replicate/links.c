@@ -137,11 +137,14 @@ struct rpmemctl_links {
 /* the calling thread's waiting drain */
 static __thread struct links_waiter links_me;
 
-/* the calling thread's last write: its set's id and sequence number */
-static __thread struct {
+/* a thread's last write: its set's id and sequence number */
+struct links_last_write {
 	uint64_t set;
 	uint64_t seq;
-} links_last_write;
+};
+
+/* the calling thread's last write */
+static __thread struct links_last_write links_last_write;
 static _Atomic uint64_t next_id = 1;
 
 /* links_quorum -- how many links must hold a write */
@@ -305,8 +308,8 @@ static void update_lag(struct rpmemctl_links *s, unsigned i, uint64_t len)
 	s->behind_bytes[i] += len;
 }
 
-/* update_lags -- update_lag of every link */
-static void update_lags(struct rpmemctl_links *s, uint64_t len)
+/* links_update_lags -- update_lag of every link */
+static void links_update_lags(struct rpmemctl_links *s, uint64_t len)
 {
 	for (unsigned i = 0; i < s->n; i++)
 		update_lag(s, i, len);
@@ -586,7 +589,7 @@ RPMEM_EXPORT int rpmemctl_links_push(struct rpmemctl_links *s)
 		ret = rpmemctl_link_push(s->link[i], NULL, NULL);
 		err = err ? err : ret;
 	}
-	update_lags(s, 0);
+	links_update_lags(s, 0);
 	return links_end(s, links_check_quorum(s, links_count_holding(s), err));
 }
 
@@ -638,7 +641,7 @@ RPMEM_EXPORT int rpmemctl_links_write(struct rpmemctl_links *s, uint64_t off,
 		err = err ? err : ret;
 	}
 	/* a link left behind now missed len and what came since the drain */
-	update_lags(s, len);
+	links_update_lags(s, len);
 	s->since_drain += len;
 	s->wseq++;
 	links_last_write.set = s->id;
@@ -861,7 +864,7 @@ static int round_replies(struct rpmemctl_links *s, struct links_round *r,
 		if (got >= links_quorum(s))
 			links_kick_overdue(s);
 		if (got >= links_quorum(s) || !l) {
-			update_lags(s, 0);
+			links_update_lags(s, 0);
 			s->since_drain = 0;
 			return links_check_quorum(s, got, err);
 		}
