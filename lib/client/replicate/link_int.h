@@ -88,8 +88,9 @@ struct rpmemctl_link {
 	unsigned owed_head;
 	uint64_t owed[LINK_OWED_MAX];
 	/*
-	 * flushes posted and collected (or dropped with the session), ever: a set's round is held by the link
-	 * once nread reaches what nsent was when the round was sent
+	 * flushes posted and collected (or dropped with the session),
+	 * ever: a set's round is held by the link once nread reaches what
+	 * nsent was when the round was sent
 	 */
 	uint64_t nsent, nread;
 	/* the kick-out (0: off), and what it measures */

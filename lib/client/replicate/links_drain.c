@@ -324,11 +324,6 @@ static int wait_turn(struct rpmemctl_links *s, uint64_t *want, uint64_t my)
 	return 0;
 }
 
-/*
- * round_read -- the reader's part: the oldest round's replies read as
- * they come until k links hold every write it covers (the rest stay
- * owed); the round ended, the reader gone, its waiters woken
- */
 /* links_holding_mask -- the links that hold every write, a bit each */
 uint32_t links_holding_mask(const struct rpmemctl_links *s)
 {
@@ -438,6 +433,11 @@ static int fence_left(struct rpmemctl_links *s, uint32_t now)
 	return 0;
 }
 
+/*
+ * round_read -- the reader's part: the oldest round's replies read as
+ * they come until k links hold every write it covers (the rest stay
+ * owed); the round ended, the reader gone, its waiters woken
+ */
 static int round_read(struct rpmemctl_links *s)
 {
 	uint64_t deadline = rpmem_now_ns() +
