@@ -33,17 +33,36 @@ regions = (
 CONF
 }
 
-# alive_until PID CMD... -- until CMD succeeds (0); 1 once the background
-# process PID has exited without it, or after 30 s
-alive_until() {
-	local pid=$1
-	shift
-	for _ in $(seq 600); do
+# poll SECONDS PID CMD... -- the one polling loop: CMD every 0.05 s until
+# it succeeds (0); 1, saying what it awaited, after SECONDS or once the
+# background process PID (none if empty) has exited without it. Use
+# wait_for or alive_until, which call it.
+poll() {
+	local secs=$1 pid=$2 n
+	shift 2
+	for ((n = secs * 20; n > 0; n--)); do
 		"$@" && return 0
-		kill -0 "$pid" 2>/dev/null || break
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			"$@" && return 0
+			echo "gave up waiting for: $* (process $pid exited)" >&2
+			return 1
+		fi
 		sleep 0.05
 	done
-	"$@"
+	"$@" && return 0
+	echo "gave up waiting for: $* (after $secs s)" >&2
+	return 1
+}
+
+# alive_until [-t SECONDS] PID CMD... -- until CMD succeeds (0); 1 once the
+# background process PID has exited without it, or after SECONDS (60)
+alive_until() {
+	local secs=60
+	if [ "$1" = -t ]; then
+		secs=$2
+		shift 2
+	fi
+	poll "$secs" "$@"
 }
 
 # accepts PORT -- 127.0.0.1:PORT takes a connection
@@ -191,7 +210,7 @@ subscribe() {
 
 # hold POOL SECONDS [BYTES] [PSK_FILE] -- tests/hold_pool in the background
 # (output in $W/hold.out, pid in HP); returns once it holds the pool, fails
-# if it has not within 30 s or exited. kill -USR1 "$HP" ends its hold
+# if it has not within 60 s or exited. kill -USR1 "$HP" ends its hold
 # early, cleanly
 hold() {
 	"$BUILD/tests/hold_pool" "$@" >"$W/hold.out" 2>&1 3>&- &
@@ -201,23 +220,29 @@ hold() {
 	return 1
 }
 
-# wait_for CMD... -- until CMD succeeds; gives up (fails, saying what it
-# waited for) after 60 s: a bound for a loaded machine, not a timing.
+# wait_for [-t SECONDS] CMD... -- until CMD succeeds; gives up (fails,
+# saying what it waited for) after SECONDS (60): a bound for a loaded
+# machine, not a timing.
 # The one way a test waits: for the condition a sleep would stand for
 # (a log line, a counter, a file), never for a length of time. A bare
 # `sleep` stays only where time passing is the test's subject (a timeout
 # let expire on purpose, a writer paced), with a comment saying so; use
 # alive_until instead when a background process may die without the
-# condition ever holding.
+# condition ever holding. A bare sleep carries a "# not a wait:" comment
+# on its line or the line before (tests/bats/waits.bats checks it).
 wait_for() {
-	for _ in $(seq 600); do
-		if "$@"; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	echo "gave up waiting for: $*" >&2
-	return 1
+	local secs=60
+	if [ "$1" = -t ]; then
+		secs=$2
+		shift 2
+	fi
+	poll "$secs" "" "$@"
+}
+
+# regions_are N -- the daemon lists N regions (after a reload)
+regions_are() {
+	rc list --json "$T"
+	[ "$(json '.regions | length')" -eq "$1" ]
 }
 
 # closed N -- rpmemd has logged the end of at least N sessions (a client's
