@@ -3,29 +3,28 @@
  * rdma_reorder.h -- a target that persists GPSPM batch requests out of
  * order, on purpose: built into build/tests/rpmemd-rdma-reorder only
  * (rdma_target.c compiled with -DRPMEM_RDMA_TEST_REORDER), never into
- * rpmemd. A batch it receives gets every other 64-byte line of each of
- * its entries but the first stored and persisted at once, as caches
- * that evict lines in any order would; the batch is then held for
- * REORDER_HOLD_MS (or until the next request arrives), applied in full
- * and in order, and only then answered (the initiator is never told of
- * a write that is not in the pool). A connection lost within the hold
- * leaves those lines in the pool without the first entry: in a
- * libpmemobj transaction part of its data without its undo log, what a
- * target that reorders persistence leaves after a crash. The
+ * rpmemd. A batch it receives is answered at once, before it is
+ * persisted (the reply overtakes the writes), and gets every other
+ * 64-byte line of each of its entries but the first stored and
+ * persisted, as caches that evict lines in any order would; the rest
+ * waits until REORDER_MAX later batches came, then the batch is applied
+ * in full and in order. A connection lost meanwhile drops what waits:
+ * the application was told of commits the pool lacks, and the pool holds
+ * parts of transactions without their undo logs, what a target that
+ * reorders persistence and its answers leaves after a crash. The
  * rdma-preload suite's SIGKILL loop must find it
  * (tests/vm/suites/rdma-preload.bats).
  */
 #ifndef RPMEM_RDMA_REORDER_H
 #define RPMEM_RDMA_REORDER_H
 
-#define REORDER_HOLD_MS 1000
+#define REORDER_MAX 64
 #define REORDER_LINE 64
 
 struct reorder {
-	uint8_t buf[RDMA_REQ_SLOT]; /* the held request */
-	uint32_t len;
-	int held;
-	uint64_t since_ns;
+	uint8_t buf[REORDER_MAX][RDMA_REQ_SLOT]; /* the batches held, a ring */
+	uint32_t len[REORDER_MAX];
+	unsigned first, n;
 };
 
 /* reorder_get -- the exposure's reorder state, made on first use */
@@ -34,23 +33,20 @@ static struct reorder *reorder_get(struct rpmem_rdma_expo *e)
 	if (!e->ro) {
 		e->ro = calloc(1, sizeof(*e->ro));
 		if (e->ro)
-			WARN("rdma: TEST BUILD: GPSPM requests persisted out of order");
+			WARN("rdma: TEST BUILD: GPSPM requests answered before they are persisted, persisted out of order");
 	}
 	return e->ro;
 }
 
-/* reorder_release -- apply the held request in full, in order; answer */
-static int reorder_release(struct rpmem_rdma_expo *e)
+/* reorder_release -- apply the oldest held batch in full, in order */
+static void reorder_release(struct rpmem_rdma_expo *e)
 {
 	struct reorder *ro = e->ro;
 	uint32_t seq = 0;
-	int status;
 
-	if (!ro || !ro->held)
-		return 0;
-	ro->held = 0;
-	status = expo_serve(e, ro->buf, ro->len, &seq);
-	return expo_reply(e, seq, status);
+	(void)expo_serve(e, ro->buf[ro->first], ro->len[ro->first], &seq);
+	ro->first = (ro->first + 1) % REORDER_MAX;
+	ro->n--;
 }
 
 /* reorder_lines -- every other line of the entries after the first */
@@ -84,35 +80,28 @@ static void reorder_lines(struct rpmem_rdma_expo *e, const uint8_t *p,
 	}
 }
 
-/* reorder_request -- the held one applied; this one in part, held */
+/*
+ * reorder_request -- the request answered at once, in part persisted,
+ * held (the oldest held one applied when the ring is full)
+ */
 static int reorder_request(struct rpmem_rdma_expo *e, unsigned slot,
 			   uint32_t byte_len)
 {
 	const uint8_t *p = e->msg + RDMA_SRV_RECV_OFF(slot);
 	struct reorder *ro = reorder_get(e);
+	unsigned i;
 	int ret;
 
 	if (!ro)
 		return -ENOMEM;
-	if ((ret = reorder_release(e)))
-		return ret;
+	if (ro->n == REORDER_MAX)
+		reorder_release(e);
 	reorder_lines(e, p, byte_len);
-	memcpy(ro->buf, p, byte_len);
-	ro->len = byte_len;
-	ro->held = 1;
-	ro->since_ns = rpmem_now_ns();
-	return expo_repost(e, slot);
-}
-
-/* reorder_timeout_ms -- the poll timeout: the rest of the hold */
-static int reorder_timeout_ms(struct rpmem_rdma_expo *e)
-{
-	uint64_t held;
-
-	if (!e->ro || !e->ro->held)
-		return -1;
-	held = (rpmem_now_ns() - e->ro->since_ns) / 1000000;
-	return held >= REORDER_HOLD_MS ? 0 : (int)(REORDER_HOLD_MS - held);
+	i = (ro->first + ro->n++) % REORDER_MAX;
+	memcpy(ro->buf[i], p, byte_len);
+	ro->len[i] = byte_len;
+	ret = expo_repost(e, slot);
+	return ret ? ret : expo_reply(e, le32_get(ro->buf[i] + 4), 0);
 }
 
 #endif

@@ -381,7 +381,7 @@ interrupt()
 	pool_check "$SNAP"
 }
 
-@test "GPSPM: a target that persists requests out of order (the test build rpmemd-rdma-reorder) fails the SIGKILL check" {
+@test "GPSPM: a target that answers batches before it persists them and persists them out of order (the test build rpmemd-rdma-reorder) fails the SIGKILL check" {
 	[ -x "$RPMEM_BUILD/tests/rpmemd-rdma-reorder" ]
 	rp_request conf gpspm reorder
 	up
@@ -390,7 +390,7 @@ interrupt()
 	echo "$output"
 	rp_request conf gpspm
 	up
-	dlog | grep -F "TEST BUILD: GPSPM requests persisted out of order"
+	dlog | grep -F "TEST BUILD: GPSPM requests answered before they are persisted"
 	[ "$status" -ne 0 ]
 	# the check itself failed (a torn record or one missing), not the run
 	[[ "$output" == *"kill "*": committed "* ]]
