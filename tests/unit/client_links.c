@@ -918,6 +918,58 @@ static void links__a_drain_rides_the_next_round_if_one_is_about_to_end(
 	stop_equal(&e);
 }
 
+/* the second drain of the lingering test, started while the first lingers */
+static struct {
+	struct env *e;
+	struct drainer *d;
+	pthread_t *th;
+	atomic_uint *written;
+} lg;
+
+/* linger_second -- a lingering drain's yield: another thread drains */
+static void linger_second(void)
+{
+	start_drainer(lg.e, lg.d, lg.th, 1, 1, lg.written);
+	while (client_links_waiting(lg.e->set) < 1)
+		usleep(1000);
+}
+
+/*
+ * a drain whose set other threads drain too (the last drain was
+ * another's) lingers before it sends its round: a drain that comes
+ * meanwhile waits for that round instead of sending its own (as the
+ * drain in links__a_drain_sends_its_round_while_another_is_in_flight
+ * does), and one round, one FLUSH on each target, holds both
+ */
+static void links__a_lingering_drain_sends_one_round_for_the_drains_that_came(
+	void **state)
+{
+	(void)state;
+	struct env e;
+	struct drainer d[2];
+	pthread_t th[2];
+	atomic_uint written = 0;
+	unsigned f[N];
+	live_holding(&e, 0, f); /* the main thread drained last */
+	lg.e = &e;
+	lg.d = d;
+	lg.th = th;
+	lg.written = &written;
+	void (*was)(void) = client_links_linger;
+	client_links_linger = linger_second;
+	start_drainer(&e, d, th, 0, 1, &written);
+	assert_int_equal(flushes_reach(&e, 1, f[1] + 1), f[1] + 1);
+	usleep(100000); /* a second round would have left by now */
+	assert_int_equal(fake_target_count(e.ft[1], RPMEM_MSG_FLUSH),
+			 f[1] + 1);
+	release_all(&e, d, th, 2);
+	client_links_linger = was;
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(fake_target_count(e.ft[i], RPMEM_MSG_FLUSH),
+				 f[i] + 1);
+	stop_equal(&e);
+}
+
 /* returned -- thread t ended (joined if so) */
 static int returned(pthread_t t)
 {
@@ -1308,6 +1360,8 @@ int main(void)
 		  links__a_drain_sends_its_round_while_another_is_in_flight),
 		cmocka_unit_test(links__drains_beyond_the_pipeline_ride_one_round),
 		cmocka_unit_test(links__a_drain_rides_the_next_round_if_one_is_about_to_end),
+		cmocka_unit_test(
+			links__a_lingering_drain_sends_one_round_for_the_drains_that_came),
 		cmocka_unit_test(
 			links__a_round_wakes_only_the_drain_that_reads_next),
 		cmocka_unit_test(

@@ -54,6 +54,14 @@ int client_link_flush_recv(struct rpmemctl_link *l);
 uint64_t client_links_wakes(const struct rpmemctl_links *s);
 /* client_links_spins -- the reader's waits for replies that spun first */
 uint64_t client_links_spins(const struct rpmemctl_links *s);
+/*
+ * client_links_linger -- what a drain that lingers before its round does
+ * (links.c; sched_yield: the threads ready to run on its CPU come to
+ * their drains first); a test puts its own
+ */
+extern void (*client_links_linger)(void);
+/* client_links_waiting -- drains waiting for a round or their turn */
+unsigned client_links_waiting(struct rpmemctl_links *s);
 
 /* client_link_owed -- FLUSH replies owed */
 unsigned client_link_owed(const struct rpmemctl_link *l);

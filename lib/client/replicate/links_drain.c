@@ -283,12 +283,21 @@ static void wake_ended(struct rpmemctl_links *s)
 /*
  * hand_off -- a drain returns: if no drain reads and rounds are in
  * flight, wake the waiter of the oldest (or one waiting for room) to
- * read them
+ * read them; with none in flight, those waiting for room (for a
+ * lingering drain's round that it did not send) go on on their own
  */
 static void hand_off(struct rpmemctl_links *s)
 {
-	if (s->reading || !inflight(s) || !s->waiters)
+	if (s->reading || !s->waiters)
 		return;
+	if (!inflight(s)) {
+		for (struct links_waiter **pp = &s->waiters; *pp;)
+			if (!(*pp)->want)
+				wake(s, pp, 0);
+			else
+				pp = &(*pp)->next;
+		return;
+	}
 	struct links_waiter **pick = &s->waiters;
 	for (struct links_waiter **pp = &s->waiters; *pp; pp = &(*pp)->next)
 		if ((*pp)->want && (!(*pick)->want ||
@@ -500,6 +509,55 @@ static int held(const struct rpmemctl_links *s, uint64_t my)
 	return s->acked >= my && links_count_holding(s) == s->n;
 }
 
+/* peers -- the last drain was another thread's; this one is the last now */
+static int peers(struct rpmemctl_links *s)
+{
+	int other = s->last && s->last != &links_me;
+	s->last = &links_me;
+	return other;
+}
+
+/* yield -- sched_yield, without its result */
+static void yield(void)
+{
+	(void)sched_yield();
+}
+
+void (*client_links_linger)(void) = yield;
+
+/*
+ * linger -- before a drain sends a round where other threads drain too
+ * (the last drain was another's): the threads ready to run on its CPU
+ * come to their drains first and wait for that round (as for room), so
+ * that one round's system calls and wakes on both ends serve them all
+ */
+static void linger(struct rpmemctl_links *s)
+{
+	s->lingering = 1;
+	links_unlock(s);
+	client_links_linger();
+	pthread_mutex_lock(&s->mu);
+	s->lingering = 0;
+}
+
+unsigned client_links_waiting(struct rpmemctl_links *s)
+{
+	unsigned n = 0;
+	pthread_mutex_lock(&s->mu);
+	for (struct links_waiter *w = s->waiters; w; w = w->next)
+		n++;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+/* ride -- the drains waiting for room ride the round just sent */
+static void ride(struct rpmemctl_links *s)
+{
+	for (struct links_waiter *w = s->waiters; w; w = w->next)
+		if (!w->want)
+			w->want = s->rsent;
+}
+
 /*
  * rpmemctl_links_drain -- every write of the thread so far held by k
  * links: the round in flight that covers them (another thread's, or the
@@ -515,6 +573,7 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 		return links_end(s, ret);
 	uint64_t my = mine(s);
 	uint64_t want = 0; /* 1 + the number of the round awaited */
+	int lingered = !peers(s); /* alone: no linger */
 	for (;;) {
 		if ((ret = links_usable(s)))
 			break;
@@ -524,9 +583,21 @@ RPMEM_EXPORT int rpmemctl_links_drain(struct rpmemctl_links *s)
 			break;
 		if (!want || s->rdone >= want) {
 			want = covering(s, my);
+			if (!want && s->lingering) {
+				/* the lingering drain's round will cover it */
+				if (wait_turn(s, &want, my))
+					return 0;
+				continue;
+			}
+			if (!want && may_send(s) && !lingered) {
+				linger(s);
+				lingered = 1;
+				continue;
+			}
 			if (!want && may_send(s)) {
 				round_send(s);
 				want = s->rsent;
+				ride(s);
 			}
 		}
 		/* a round is in flight: the reader's, or to read */

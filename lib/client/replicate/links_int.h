@@ -70,6 +70,8 @@ struct rpmemctl_links {
 	uint64_t rsent, rdone;
 	struct links_round round[LINKS_ROUNDS];
 	int reading; /* a drain reads the oldest round's replies */
+	int lingering; /* a drain lets others come before it sends a round */
+	const struct links_waiter *last; /* the last drain's thread */
 	uint32_t held; /* the links that held since outdate_left last ran */
 	uint32_t fenced; /* the links the fence-peer handler fenced */
 	int fence_looked; /* fence_cmd was looked up */
