@@ -74,6 +74,8 @@ state() {
 	# gives up after 60 s)
 	wait_for grep -q "degraded: cannot replicate '$POOL' to $T2/r1/app: kicked out: " \
 		"$W/app.err" || { cat "$W/app.err"; false; }
+	# at most 32 went through before it: 64 done means the loop went on
+	wait_for grep -q '^looping 64$' "$W/app.out"
 	app_continue
 	wait_for paused 2
 	# more transactions than a link may owe replies (32) went through

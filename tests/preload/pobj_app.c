@@ -21,7 +21,8 @@
  *   put:I:TEXT  slot I = TEXT, then pmemobj_persist (no transaction)
  *   get:I       print slot I
  *   loop:N      N transactions of 8 bytes; prints "loop N NS_PER_TX"
- *   loop:until  the same until a line (or the end) on standard input,
+ *   loop:until  the same until a line (or the end) on standard input
+ *               (and "looping K" after every 64th, for a test to wait on),
  *               which it reads
  *   fill:N      a new object of N MiB, every byte written and persisted
  *   persist:N   N pmemobj_persist calls of 8 bytes; "persist N NS_PER_CALL"
@@ -169,8 +170,8 @@ static void persist_loop(PMEMobjpool *pop, struct root *r, long n)
 }
 
 /*
- * loop -- n small transactions (n < 0: until stdin_ready); prints the
- * time per transaction
+ * loop -- n small transactions (n < 0: until stdin_ready, saying how many
+ * are done after every 64th); prints the time per transaction
  */
 static int loop(PMEMobjpool *pop, struct root *r, long n)
 {
@@ -185,6 +186,10 @@ static int loop(PMEMobjpool *pop, struct root *r, long n)
 		} TX_ONABORT {
 			return -1;
 		} TX_END
+		if (n < 0 && (k + 1) % 64 == 0) {
+			printf("looping %ld\n", (long)(k + 1));
+			fflush(stdout);
+		}
 	}
 	long done = k;
 	char line[64];
