@@ -91,6 +91,55 @@ refused() {
 	[ "$status" -eq 1 ]
 }
 
+# state_fields HEADER STRUCT -- the member names of STRUCT in HEADER
+state_fields() {
+	sed -n "/^struct $2 {/,/^};/p" "$TOP/$1" | awk '/^\t[a-z]/ {
+		sub(/\/\*.*/, ""); sub(/;.*/, ""); gsub(/\[[^]]*\]/, "")
+		n = split($0, v, ",")
+		for (i = 1; i <= n; i++) {
+			k = split(v[i], w, /[ \t*]+/)
+			print w[k]
+		}
+	}'
+}
+
+@test "an open pool's struct knows no layer above the pool: the journal's and history's state of a pool is theirs, each field touched only by its layer" {
+	# what struct rpmemd_pool held of the layers above, and what their
+	# own state structs hold now
+	local f fields="undo_lock undo_cond undo uq swap old ver_reserved
+		cut_lock cut_cond since_drain cut_want cuts cut_ret cut_gen
+		room nroom room_lost"
+	fields+=" $(state_fields daemon/storage/journal/journal_int.h rpmemd_pool_journal)"
+	fields+=" $(state_fields daemon/storage/history/history_int.h rpmemd_pool_history)"
+	echo "fields: $fields"
+	[[ "$fields" == *" nroom "* ]] && [[ "$fields" == *" room_lost"* ]]
+	[[ "$fields" == *" uq "* ]] && [[ "$fields" == *" cut_want "* ]]
+	# none is a member of struct rpmemd_pool: each offsetof fails
+	local src='#include <stddef.h>'$'\n''#include "pool_int.h"'$'\n' n=0
+	for f in $fields; do
+		src+="size_t o_$n = offsetof(struct rpmemd_pool, $f);"$'\n'
+		n=$((n + 1))
+	done
+	run bash -c 'cd "$1" && printf "%s" "$2" | cc $3 -DRPMEMD_STORAGE_INTERNAL \
+		-fsyntax-only -fmax-errors=0 -x c - 2>&1' _ "$TOP" "$src" "$(cflags pool)"
+	for f in $fields; do
+		[[ "$output" == *"has no member named '$f'"* ]] ||
+			[[ "$output" == *"has no member named ‘$f’"* ]] ||
+			{ echo "struct rpmemd_pool has $f"; false; }
+	done
+	# the pool layer names neither state, nor includes its header
+	run grep -rnE 'rpmemd_pool_(journal|history)|(journal|history)_int\.h|(journal|history)_of\(' "$TOP"/daemon/storage/pool
+	echo "$output"
+	[ "$status" -eq 1 ]
+	# each state is reached only from its own layer (the unit tests aside)
+	run grep -rlE 'journal_of\(|journal_int\.h' "$TOP"/daemon --exclude-dir=journal
+	echo "$output"
+	[ "$status" -eq 1 ]
+	run grep -rlE 'history_of\(|history_int\.h' "$TOP"/daemon --exclude-dir=history
+	echo "$output"
+	[ "$status" -eq 1 ]
+}
+
 # the layers of librpmemctl, bottom up
 CLIENT_LAYERS="base session pool sync replicate"
 

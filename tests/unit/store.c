@@ -26,6 +26,8 @@
 #include "backend.h"
 #include "config.h"
 #include "history.h"
+#include "history_int.h"
+#include "journal.h"
 #include "region.h"
 #include "store.h"
 #include "util.h"
@@ -515,9 +517,11 @@ static void *cut_thread(void *arg)
 /* cut_wanted -- a cut waits for the writer's next drain boundary */
 static int cut_wanted(struct rpmemd_pool *p)
 {
-	pthread_mutex_lock(&p->cut_lock);
-	int want = p->cut_want > 0;
-	pthread_mutex_unlock(&p->cut_lock);
+	struct rpmemd_pool_history *h = history_of(p);
+
+	pthread_mutex_lock(&h->cut_lock);
+	int want = h->cut_want > 0;
+	pthread_mutex_unlock(&h->cut_lock);
 	return want;
 }
 
@@ -548,7 +552,7 @@ static void live_cut__drain_boundary_and_refusals(void **state_)
 	/* the live stream journals where the region keeps versions */
 	state(p, RPMEM_POOL_CONSISTENT, "");
 	state(p, RPMEM_POOL_SYNCING, "h:/a (live)");
-	assert_non_null(p->undo);
+	assert_non_null(rpmemd_journal_undo(p));
 	g0 = gen_of(p);
 	p->rdma_writers = 1;
 	assert_int_equal(rpmemd_pool_cut(p, 0, &gen, err, sizeof(err)),

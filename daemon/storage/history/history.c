@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* history.c -- the history layer's callbacks, registered below (history.h) */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "backend.h"
 #include "history.h"
+#include "history_int.h"
 #include "journal.h"
 #include "log.h"
 #include "scrub.h"
@@ -54,16 +57,44 @@ static void history_removed(struct rpmemd_region *r, const char *name)
 	rpmemd_versions_remove(r, name);
 }
 
+/* history_attach -- history's state of a new pool (history_int.h) */
+static int history_attach(struct rpmemd_pool *p, void **state)
+{
+	struct rpmemd_pool_history *h = calloc(1, sizeof(*h));
+
+	(void)p;
+	if (!h)
+		return -ENOMEM;
+	h->cut_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	h->cut_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	*state = h;
+	return 0;
+}
+
+/* history_detach -- the state let go */
+static void history_detach(void *state)
+{
+	struct rpmemd_pool_history *h = state;
+
+	pthread_mutex_destroy(&h->cut_lock);
+	pthread_cond_destroy(&h->cut_cond);
+	free(h);
+}
+
 /* what history keeps beside a pool */
 static const struct rpmemd_keeper history_keeper = {
+	.attach = history_attach,
+	.detach = history_detach,
 	.found = history_found,
 	.removed = history_removed,
 	.listed = rpmemd_versions_info,
 };
 
+int rpmemd_history_slot = -1;
+
 void rpmemd_history_init(void)
 {
 	rpmemd_journal_init();
-	rpmemd_store_add_keeper(&history_keeper);
+	rpmemd_history_slot = rpmemd_store_add_keeper(&history_keeper);
 	rpmemd_journal_set_history(&journal_history);
 }

@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "backend.h"
+#include "history_int.h"
+#include "journal.h"
 #include "log.h"
 #include "store.h"
 #include "undo.h"
@@ -19,13 +21,17 @@
 
 void rpmemd_pool_write_begin(struct rpmemd_pool *p)
 {
-	pthread_mutex_lock(&p->cut_lock);
-	p->since_drain = 1;
+	struct rpmemd_pool_history *h = history_of(p);
+
+	pthread_mutex_lock(&h->cut_lock);
+	h->since_drain = 1;
 }
 
 void rpmemd_pool_write_end(struct rpmemd_pool *p)
 {
-	pthread_mutex_unlock(&p->cut_lock);
+	struct rpmemd_pool_history *h = history_of(p);
+
+	pthread_mutex_unlock(&h->cut_lock);
 }
 
 /* cut_meta -- the metadata at the next generation, still live; meta_lock */
@@ -53,11 +59,10 @@ static int cut_meta(struct rpmemd_pool *p)
  */
 static int cut_locked(struct rpmemd_pool *p, char *err, size_t errlen)
 {
-	int dfd = rpmemd_store_undo_dir(p->region);
 	struct rpmemd_meta was;
 	int ret = 0;
 
-	pthread_mutex_lock(&p->undo_lock);
+	rpmemd_journal_lock(p);
 	pthread_mutex_lock(&p->meta_lock);
 	was = p->meta;
 	if (p->meta.state != RPMEM_POOL_SYNCING ||
@@ -74,16 +79,11 @@ static int cut_locked(struct rpmemd_pool *p, char *err, size_t errlen)
 			 p->name, strerror(-ret));
 		goto out;
 	}
-	if (p->undo && (ret = rpmemd_version_keep(p, &was)))
+	if (rpmemd_journal_undo(p) && (ret = rpmemd_version_keep(p, &was)))
 		WARN("region '%s': pool '%s': cannot keep generation %llu as a version: %s",
 		     p->region->cfg.name, p->name,
 		     (unsigned long long)was.generation, strerror(-ret));
-	if (p->undo)
-		rpmemd_undo_close(&p->undo);
-	rpmemd_store_undo_unreserve(p);
-	rpmemd_undo_unlink(dfd, p->name); /* one not kept */
-	ret = rpmemd_undo_create(dfd, p->name, p->meta.uuid, p->size,
-				 p->meta.generation, p->meta.source, &p->undo);
+	ret = rpmemd_store_undo_renew(p);
 	if (ret)
 		snprintf(err, errlen,
 			 "pool '%s': generation %llu cut, but its journal cannot be started (the version of this cut is lost): %s",
@@ -94,27 +94,28 @@ static int cut_locked(struct rpmemd_pool *p, char *err, size_t errlen)
 		     p->region->cfg.name, p->name,
 		     (unsigned long long)p->meta.generation, p->meta.source);
 out:
-	p->cut_gen = p->meta.generation;
+	history_of(p)->cut_gen = p->meta.generation;
 	pthread_mutex_unlock(&p->meta_lock);
-	pthread_mutex_unlock(&p->undo_lock);
+	rpmemd_journal_unlock(p);
 	return ret;
 }
 
 void rpmemd_pool_drained(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_history *h = history_of(p);
 	char err[RPMEM_STR_MAX + 1];
 
-	pthread_mutex_lock(&p->cut_lock);
-	p->since_drain = 0;
-	if (p->cut_want) {
-		p->cut_ret = cut_locked(p, err, sizeof(err));
-		if (p->cut_ret)
+	pthread_mutex_lock(&h->cut_lock);
+	h->since_drain = 0;
+	if (h->cut_want) {
+		h->cut_ret = cut_locked(p, err, sizeof(err));
+		if (h->cut_ret)
 			WARN("region '%s': %s", p->region->cfg.name, err);
-		p->cut_want = 0;
-		p->cuts++;
-		pthread_cond_broadcast(&p->cut_cond);
+		h->cut_want = 0;
+		h->cuts++;
+		pthread_cond_broadcast(&h->cut_cond);
 	}
-	pthread_mutex_unlock(&p->cut_lock);
+	pthread_mutex_unlock(&h->cut_lock);
 }
 
 /* cut_check -- a pool that may be cut: live, written over TCP */
@@ -174,6 +175,7 @@ static struct timespec deadline(unsigned ms)
 int rpmemd_pool_cut(struct rpmemd_pool *p, unsigned wait_ms, uint64_t *gen,
 		    char *err, size_t errlen)
 {
+	struct rpmemd_pool_history *h = history_of(p);
 	struct timespec until = deadline(wait_ms);
 	uint64_t mine;
 	int ret;
@@ -181,35 +183,35 @@ int rpmemd_pool_cut(struct rpmemd_pool *p, unsigned wait_ms, uint64_t *gen,
 	if ((ret = cut_check(p, err, errlen)))
 		return ret;
 	/* a WRITE being received holds it: one that stalls is not waited */
-	if ((ret = pthread_mutex_timedlock(&p->cut_lock, &until))) {
+	if ((ret = pthread_mutex_timedlock(&h->cut_lock, &until))) {
 		snprintf(err, errlen,
 			 "pool '%s': its writer's WRITE has been arriving for longer than %u ms: nothing was cut; try again",
 			 p->name, wait_ms);
 		return ret == ETIMEDOUT ? -EBUSY : -ret;
 	}
-	mine = p->cuts + 1;
-	if (p->since_drain) {
+	mine = h->cuts + 1;
+	if (h->since_drain) {
 		/* the writer's next FLUSH or BARRIER makes it */
-		p->cut_want++;
-		while (p->cuts < mine &&
-		       pthread_cond_timedwait(&p->cut_cond, &p->cut_lock,
+		h->cut_want++;
+		while (h->cuts < mine &&
+		       pthread_cond_timedwait(&h->cut_cond, &h->cut_lock,
 					      &until) != ETIMEDOUT)
 			;
 	}
-	if (p->cuts >= mine) {
-		ret = p->cut_ret;
+	if (h->cuts >= mine) {
+		ret = h->cut_ret;
 		if (ret)
 			snprintf(err, errlen, "pool '%s': the cut failed (see rpmemd's log)",
 				 p->name);
 	} else {
 		/* no drain came (or no writer): a request boundary */
 		ret = cut_locked(p, err, errlen);
-		p->cut_want = 0;
-		p->cut_ret = ret;
-		p->cuts++;
-		pthread_cond_broadcast(&p->cut_cond);
+		h->cut_want = 0;
+		h->cut_ret = ret;
+		h->cuts++;
+		pthread_cond_broadcast(&h->cut_cond);
 	}
-	*gen = p->cut_gen;
-	pthread_mutex_unlock(&p->cut_lock);
+	*gen = h->cut_gen;
+	pthread_mutex_unlock(&h->cut_lock);
 	return ret;
 }

@@ -173,9 +173,9 @@ static int gen_unsettled(struct rpmemd_pool *p, int *rolled, char *err,
 			 size_t errlen)
 {
 	struct rpmemd_meta m;
-	pthread_mutex_lock(&p->undo_lock);
-	int journal = p->undo != NULL;
-	pthread_mutex_unlock(&p->undo_lock);
+	rpmemd_journal_lock(p);
+	int journal = rpmemd_journal_undo(p) != NULL;
+	rpmemd_journal_unlock(p);
 	if (journal) {
 		*rolled = 1;
 		return rpmemd_pool_rollback(p, &m, err, errlen);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "crashpoint.h"
+#include "journal.h"
 #include "log.h"
 #include "meta.h"
 #include "scrub.h"
@@ -430,7 +431,7 @@ int rpmemd_version_keep(struct rpmemd_pool *p, const struct rpmemd_meta *was)
 	struct rpmemd_undo_ver v = { .time = was->last_sync,
 				     .next = was->generation + 1,
 				     .committed = (uint64_t)time(NULL) };
-	uint64_t gen = rpmemd_undo_generation(p->undo);
+	uint64_t gen = rpmemd_undo_generation(rpmemd_journal_undo(p));
 	int ret;
 
 	if (gen != was->generation)
@@ -440,7 +441,7 @@ int rpmemd_version_keep(struct rpmemd_pool *p, const struct rpmemd_meta *was)
 	pthread_mutex_lock(&r->ver_lock);
 	rpmemd_vchains_release(r->metafd, p->name); /* they read gen + 1 */
 	v.hash = rpmemd_scrub_keep(r->metafd, p->name, p->size, gen);
-	ret = rpmemd_undo_set_ver(p->undo, &v);
+	ret = rpmemd_undo_set_ver(rpmemd_journal_undo(p), &v);
 	if (!ret && renameat(r->metafd, from, r->metafd, to))
 		ret = -errno;
 	if (!ret && fsync(r->metafd))

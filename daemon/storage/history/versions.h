@@ -120,6 +120,12 @@ void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
  */
 int rpmemd_versions_make_room(struct rpmemd_pool *p);
 
+/* a version pruned for the room of a pool's journal, to report */
+struct rpmemd_room_pruned {
+	char pool[RPMEM_NAME_MAX + 1];
+	uint64_t gen;
+};
+
 /*
  * rpmemd_versions_take_room -- the versions pruned for the room of p's
  * journals since the last call (at most max into out; *lost: how many

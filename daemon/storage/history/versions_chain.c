@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "guard.h"
+#include "journal.h"
 #include "log.h"
 #include "undo.h"
 #include "util.h"
@@ -292,14 +293,17 @@ static void vchain_install(struct rpmemd_vchain *c, struct rpmemd_undo **u,
  */
 static int pool_pending(struct rpmemd_pool *p, const struct rpmemd_meta *m)
 {
+	struct rpmemd_undo *u;
 	int ok;
 
 	if (m->state != RPMEM_POOL_SYNCING || rpmemd_source_live(m->source))
 		return 0;
-	pthread_mutex_lock(&p->undo_lock);
-	ok = p->undo && rpmemd_undo_generation(p->undo) == m->generation &&
-	     !p->swap && !__atomic_load_n(&p->rdma_writers, __ATOMIC_ACQUIRE);
-	pthread_mutex_unlock(&p->undo_lock);
+	rpmemd_journal_lock(p);
+	u = rpmemd_journal_undo(p);
+	ok = u && rpmemd_undo_generation(u) == m->generation &&
+	     !rpmemd_journal_swap(p) &&
+	     !__atomic_load_n(&p->rdma_writers, __ATOMIC_ACQUIRE);
+	rpmemd_journal_unlock(p);
 	return ok;
 }
 
@@ -443,18 +447,20 @@ static int pending_base(struct rpmemd_pool *p, struct rpmemd_vchain *c,
 			uint64_t *bad)
 {
 	struct copy_args a = { buf, p->addr + off, len };
+	struct rpmemd_undo *u;
 	uint64_t *filled = calloc((off % RPMEMD_UNDO_BS + len +
 				   64ull * RPMEMD_UNDO_BS - 1) /
 					  (64ull * RPMEMD_UNDO_BS) + 1,
 				  sizeof(*filled));
 	int ret = filled ? -EAGAIN : -ENOMEM;
 
-	pthread_mutex_lock(&p->undo_lock);
-	if (filled && p->undo && rpmemd_undo_generation(p->undo) == c->at &&
-	    !p->swap && !(ret = rpmem_guard_run(copy_out, &a)))
-		ret = rpmemd_undo_overlay_older(p->undo, off, len, buf, c->tmp,
+	rpmemd_journal_lock(p);
+	u = rpmemd_journal_undo(p);
+	if (filled && u && rpmemd_undo_generation(u) == c->at &&
+	    !rpmemd_journal_swap(p) && !(ret = rpmem_guard_run(copy_out, &a)))
+		ret = rpmemd_undo_overlay_older(u, off, len, buf, c->tmp,
 						filled, &c->checked, bad);
-	pthread_mutex_unlock(&p->undo_lock);
+	rpmemd_journal_unlock(p);
 	free(filled);
 	return ret;
 }

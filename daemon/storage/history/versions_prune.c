@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "crashpoint.h"
+#include "history_int.h"
 #include "log.h"
 #include "scrub.h"
 #include "undo.h"
@@ -431,30 +432,31 @@ void rpmemd_versions_retain(struct rpmemd_pool *p, rpmemd_version_fn fn,
 static void room_pruned(void *arg, const struct rpmemd_version *v,
 			const char *why)
 {
-	struct rpmemd_pool *p = arg;
+	struct rpmemd_pool_history *h = history_of(arg);
 
 	(void)why;
-	if (p->nroom == sizeof(p->room) / sizeof(p->room[0])) {
-		p->room_lost++;
+	if (h->nroom == HISTORY_ROOM_MAX) {
+		h->room_lost++;
 		return;
 	}
-	rpmem_strlcpy(p->room[p->nroom].pool, v->pool,
-		      sizeof(p->room[p->nroom].pool));
-	p->room[p->nroom++].gen = v->gen;
+	rpmem_strlcpy(h->room[h->nroom].pool, v->pool,
+		      sizeof(h->room[h->nroom].pool));
+	h->room[h->nroom++].gen = v->gen;
 }
 
 size_t rpmemd_versions_take_room(struct rpmemd_pool *p,
 				 struct rpmemd_room_pruned *out, size_t max,
 				 unsigned *lost)
 {
+	struct rpmemd_pool_history *h = history_of(p);
 	size_t n;
 
 	pthread_mutex_lock(&p->region->ver_lock);
-	n = p->nroom < max ? p->nroom : max;
-	memcpy(out, p->room, n * sizeof(*out));
-	*lost = p->room_lost + (unsigned)(p->nroom - n);
-	p->nroom = 0;
-	p->room_lost = 0;
+	n = h->nroom < max ? h->nroom : max;
+	memcpy(out, h->room, n * sizeof(*out));
+	*lost = h->room_lost + (unsigned)(h->nroom - n);
+	h->nroom = 0;
+	h->room_lost = 0;
 	pthread_mutex_unlock(&p->region->ver_lock);
 	return n;
 }

@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 #include "journal.h"
+#include "journal_int.h"
 #include "log.h"
 #include "store.h"
 #include "undo.h"
@@ -24,6 +26,7 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 			    const char *source, uint64_t change, int may_swap,
 			    struct rpmemd_meta *out, char *err, size_t errlen)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	struct rpmemd_meta m = p->meta, was = p->meta;
 	int ret = rpmemd_meta_transition(&m, state);
 	if (ret) {
@@ -34,16 +37,16 @@ static int set_state_locked(struct rpmemd_pool *p, uint8_t state,
 	}
 	if (source && source[0])
 		rpmemd_meta_set_source(&m, source);
-	int started = !p->undo && state == RPMEM_POOL_SYNCING;
+	int started = !j->undo && state == RPMEM_POOL_SYNCING;
 	if (started &&
 	    (ret = rpmemd_store_undo_begin(p, source, change, err, errlen)))
 		return ret;
-	started = started && p->undo;
+	started = started && j->undo;
 	if (started && may_swap)
 		rpmemd_store_swap_begin(p, change == RPMEMD_CHANGE_UNDECLARED ?
 						   0 :
 						   change);
-	int swapped = p->swap && state == RPMEM_POOL_CONSISTENT;
+	int swapped = j->swap && state == RPMEM_POOL_CONSISTENT;
 	if (swapped && (ret = rpmemd_store_swap_commit(p, err, errlen)))
 		return ret;
 	ret = p->region->ops->write_meta(p, state, source, &m);
@@ -79,12 +82,14 @@ int rpmemd_pool_set_state(struct rpmemd_pool *p, uint8_t state,
 			  const char *source, uint64_t change, int may_swap,
 			  struct rpmemd_meta *out, char *err, size_t errlen)
 {
-	pthread_mutex_lock(&p->undo_lock);
+	struct rpmemd_pool_journal *j = journal_of(p);
+
+	pthread_mutex_lock(&j->undo_lock);
 	pthread_mutex_lock(&p->meta_lock);
 	int ret = set_state_locked(p, state, source, change, may_swap, out,
 				   err, errlen);
 	pthread_mutex_unlock(&p->meta_lock);
-	pthread_mutex_unlock(&p->undo_lock);
+	pthread_mutex_unlock(&j->undo_lock);
 	/* consistent: no more writes; the written blocks' hashes are kept */
 	if (!ret && state == RPMEM_POOL_CONSISTENT)
 		rpmemd_store_hc_commit(p);
@@ -110,19 +115,23 @@ static void journal_shared(struct rpmemd_pool *p)
 /* journal_closing -- the last close of a pool whose dense sync is undone */
 static void journal_closing(struct rpmemd_pool *p)
 {
-	if (!p->swap)
+	struct rpmemd_pool_journal *j = journal_of(p);
+
+	if (!j->swap)
 		return;
-	pthread_mutex_lock(&p->undo_lock);
+	pthread_mutex_lock(&j->undo_lock);
 	rpmemd_store_swap_abort(p);
-	pthread_mutex_unlock(&p->undo_lock);
+	pthread_mutex_unlock(&j->undo_lock);
 }
 
 /* journal_freed -- the journal, its thread and reservation let go */
 static void journal_freed(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
+
 	rpmemd_store_swap_release(p, 1);
 	rpmemd_undo_queue_stop(p);
-	rpmemd_undo_close(&p->undo);
+	rpmemd_undo_close(&j->undo);
 	rpmemd_store_undo_unreserve(p);
 }
 
@@ -143,8 +152,42 @@ static void journal_removed(struct rpmemd_region *r, const char *name)
 		rpmemd_store_swap_recover(r, name, NULL);
 }
 
+/* journal_attach -- the journal's state of a new pool (journal_int.h) */
+static int journal_attach(struct rpmemd_pool *p, void **state)
+{
+	struct rpmemd_pool_journal *j = calloc(1, sizeof(*j));
+	int ret;
+
+	(void)p;
+	if (!j)
+		return -ENOMEM;
+	if ((ret = -pthread_mutex_init(&j->undo_lock, NULL))) {
+		free(j);
+		return ret;
+	}
+	if ((ret = -pthread_cond_init(&j->undo_cond, NULL))) {
+		pthread_mutex_destroy(&j->undo_lock);
+		free(j);
+		return ret;
+	}
+	*state = j;
+	return 0;
+}
+
+/* journal_detach -- the state let go (journal_freed emptied it) */
+static void journal_detach(void *state)
+{
+	struct rpmemd_pool_journal *j = state;
+
+	pthread_mutex_destroy(&j->undo_lock);
+	pthread_cond_destroy(&j->undo_cond);
+	free(j);
+}
+
 /* the journal's keeper */
 static const struct rpmemd_keeper journal_keeper = {
+	.attach = journal_attach,
+	.detach = journal_detach,
 	.found = journal_found,
 	.opened = rpmemd_store_undo_open,
 	.shared = journal_shared,
@@ -154,7 +197,29 @@ static const struct rpmemd_keeper journal_keeper = {
 	.info = rpmemd_store_undo_info,
 };
 
+int rpmemd_journal_slot = -1;
+
 void rpmemd_journal_init(void)
 {
-	rpmemd_store_add_keeper(&journal_keeper);
+	rpmemd_journal_slot = rpmemd_store_add_keeper(&journal_keeper);
+}
+
+void rpmemd_journal_lock(struct rpmemd_pool *p)
+{
+	pthread_mutex_lock(&journal_of(p)->undo_lock);
+}
+
+void rpmemd_journal_unlock(struct rpmemd_pool *p)
+{
+	pthread_mutex_unlock(&journal_of(p)->undo_lock);
+}
+
+struct rpmemd_undo *rpmemd_journal_undo(const struct rpmemd_pool *p)
+{
+	return journal_of(p)->undo;
+}
+
+int rpmemd_journal_swap(const struct rpmemd_pool *p)
+{
+	return journal_of(p)->swap != NULL;
 }

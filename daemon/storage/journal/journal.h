@@ -71,6 +71,24 @@ void rpmemd_journal_init(void);
 /* rpmemd_journal_reclaim -- h->reclaim of the registered history */
 int rpmemd_journal_reclaim(struct rpmemd_pool *p);
 
+/*
+ * The journal's state of a pool is its own (journal_int.h); what history
+ * needs of it: its lock (undo_lock, store.h's order), and under it the
+ * open journal (NULL: none) and whether a dense sync into a new file
+ * is under way
+ */
+void rpmemd_journal_lock(struct rpmemd_pool *p);
+void rpmemd_journal_unlock(struct rpmemd_pool *p);
+struct rpmemd_undo *rpmemd_journal_undo(const struct rpmemd_pool *p);
+int rpmemd_journal_swap(const struct rpmemd_pool *p);
+/*
+ * rpmemd_store_undo_renew -- a cut's new journal at the pool's (new)
+ * generation in place of the open one, closed (not removed: kept as a
+ * version first) and its reservation released; undo_lock and meta_lock
+ * held. 0 or -errno (then no journal is open).
+ */
+int rpmemd_store_undo_renew(struct rpmemd_pool *p);
+
 /* --- what session/ calls ------------------------------------------- */
 
 /*
@@ -185,7 +203,7 @@ void rpmemd_store_swap_begin(struct rpmemd_pool *p, uint64_t change);
 /*
  * rpmemd_store_swap_prepare -- before a WRITE of the n ranges: blocks they
  * cover in part get the rest from the previous image; all are marked as
- * held by the new file. undo_lock held, p->swap set.
+ * held by the new file. undo_lock held, the journal's swap set.
  */
 int rpmemd_store_swap_prepare(struct rpmemd_pool *p,
 			      const struct rpmem_preserve_range *v, uint32_t n);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "journal_int.h"
 #include "log.h"
 #include "store.h"
 #include "undo.h"
@@ -82,7 +83,8 @@ static uint64_t block_len(uint64_t b, uint64_t size)
  */
 static int fill(struct rpmemd_pool *p)
 {
-	struct rpmemd_swap *s = p->swap;
+	struct rpmemd_pool_journal *j = journal_of(p);
+	struct rpmemd_swap *s = j->swap;
 	uint64_t nb = (p->size + BS - 1) / BS;
 	for (uint64_t b = 0; b < nb;) {
 		if (has(s, b)) {
@@ -104,7 +106,8 @@ static int fill(struct rpmemd_pool *p)
 int rpmemd_store_swap_prepare(struct rpmemd_pool *p,
 			      const struct rpmem_preserve_range *v, uint32_t n)
 {
-	struct rpmemd_swap *s = p->swap;
+	struct rpmemd_pool_journal *j = journal_of(p);
+	struct rpmemd_swap *s = j->swap;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t off = v[i].offset, end = off + v[i].len;
 		uint64_t b = off / BS, e = (end - 1) / BS;
@@ -126,8 +129,9 @@ int rpmemd_store_swap_prepare(struct rpmemd_pool *p,
 /* swap_free -- the new file closed, the state freed */
 static void swap_free(struct rpmemd_pool *p)
 {
-	struct rpmemd_swap *s = p->swap;
-	p->swap = NULL;
+	struct rpmemd_pool_journal *j = journal_of(p);
+	struct rpmemd_swap *s = j->swap;
+	j->swap = NULL;
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->bits);
@@ -146,9 +150,10 @@ static int writer_alone(struct rpmemd_pool *p)
 /* swap_ok -- a sync of change bytes into p may write a new file */
 static int swap_ok(struct rpmemd_pool *p, uint64_t change)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	struct rpmemd_region *r = p->region;
 	uint64_t total, avail;
-	if (!p->undo || rpmemd_undo_blocks(p->undo) || r->cfg.versions ||
+	if (!j->undo || rpmemd_undo_blocks(j->undo) || r->cfg.versions ||
 	    r->cfg.type != RPMEM_REGION_DIR || p->fd < 0 || p->is_pmem ||
 	    !r->ops->space || change < p->size / 2 || !writer_alone(p))
 		return 0;
@@ -187,6 +192,7 @@ static int remap(struct rpmemd_pool *p, int fd)
 
 void rpmemd_store_swap_begin(struct rpmemd_pool *p, uint64_t change)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	struct rpmemd_swap *s;
 	uint64_t words = ((p->size + BS - 1) / BS + 63) / 64;
 	int fd, ret;
@@ -217,7 +223,7 @@ void rpmemd_store_swap_begin(struct rpmemd_pool *p, uint64_t change)
 	s->fd = fd;
 	s->old_fd = p->fd;
 	p->fd = fd;
-	p->swap = s;
+	j->swap = s;
 	INFO("region '%s': pool '%s': a dense sync (%llu of %llu bytes): written into a new file, renamed over the pool at the commit",
 	     p->region->cfg.name, p->name, (unsigned long long)change,
 	     (unsigned long long)p->size);
@@ -228,13 +234,14 @@ void rpmemd_store_swap_begin(struct rpmemd_pool *p, uint64_t change)
 
 int rpmemd_pool_read_prepare(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	int ret = 0;
-	if (!__atomic_load_n(&p->swap, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&j->swap, __ATOMIC_ACQUIRE))
 		return 0;
-	pthread_mutex_lock(&p->undo_lock);
-	if (p->swap)
+	pthread_mutex_lock(&j->undo_lock);
+	if (j->swap)
 		ret = fill(p);
-	pthread_mutex_unlock(&p->undo_lock);
+	pthread_mutex_unlock(&j->undo_lock);
 	if (ret)
 		ERR("region '%s': pool '%s': copying its unchanged blocks into the new file failed: %s",
 		    p->region->cfg.name, p->name, strerror(-ret));
@@ -244,9 +251,11 @@ int rpmemd_pool_read_prepare(struct rpmemd_pool *p)
 /* sync_all -- the new file durable (the mapping's pages, then the file) */
 static int sync_all(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
+
 	if (p->in_memory)
 		return 0;
-	if (msync(p->addr, p->size, MS_SYNC) || fdatasync(p->swap->fd))
+	if (msync(p->addr, p->size, MS_SYNC) || fdatasync(j->swap->fd))
 		return -errno;
 	return 0;
 }
@@ -329,11 +338,13 @@ static void old_start(struct rpmemd_old_image *o)
 }
 
 /*
- * keep_old -- fd, the previous image, kept in p->old until the commit was
- * answered (rpmemd_store_swap_release); closed here if that cannot be
+ * keep_old -- fd, the previous image, kept in the journal's old until
+ * the commit was answered (rpmemd_store_swap_release); closed here if
+ * that cannot be
  */
 static void keep_old(struct rpmemd_pool *p, int fd)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	struct rpmemd_old_image *o = calloc(1, sizeof(*o));
 
 	if (!o) {
@@ -343,15 +354,17 @@ static void keep_old(struct rpmemd_pool *p, int fd)
 	*o = (struct rpmemd_old_image){ .fd = fd, .size = p->size };
 	rpmem_strlcpy(o->region, p->region->cfg.name, sizeof(o->region));
 	rpmem_strlcpy(o->pool, p->name, sizeof(o->pool));
-	p->old = o;
+	j->old = o;
 }
 
 void rpmemd_store_swap_release(struct rpmemd_pool *p, int wait)
 {
-	pthread_mutex_lock(&p->undo_lock);
-	struct rpmemd_old_image *o = p->old;
-	p->old = NULL;
-	pthread_mutex_unlock(&p->undo_lock);
+	struct rpmemd_pool_journal *j = journal_of(p);
+
+	pthread_mutex_lock(&j->undo_lock);
+	struct rpmemd_old_image *o = j->old;
+	j->old = NULL;
+	pthread_mutex_unlock(&j->undo_lock);
 	if (o && wait)
 		free_old(o);
 	else if (o)
@@ -360,8 +373,9 @@ void rpmemd_store_swap_release(struct rpmemd_pool *p, int wait)
 
 void rpmemd_store_swap_done(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	struct rpmemd_region *r = p->region;
-	struct rpmemd_swap *s = p->swap;
+	struct rpmemd_swap *s = j->swap;
 	char done[RPMEM_NAME_MAX + 16];
 	struct stat st;
 
@@ -388,9 +402,10 @@ void rpmemd_store_swap_done(struct rpmemd_pool *p)
 /* forget -- the written blocks' hashes (the previous image is back) */
 static void forget(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	uint64_t nb = (p->size + BS - 1) / BS;
 	for (uint64_t b = 0; b < nb; b++)
-		if (has(p->swap, b) &&
+		if (has(j->swap, b) &&
 		    !rpmemd_hcache_write_begin(p->hc, b * BS,
 					       block_len(b, p->size)))
 			rpmemd_hcache_write_end(p->hc, b * BS,
@@ -399,17 +414,22 @@ static void forget(struct rpmemd_pool *p)
 
 int rpmemd_pool_swapping(const struct rpmemd_pool *p)
 {
-	return __atomic_load_n(&p->swap, __ATOMIC_ACQUIRE) != NULL;
+	struct rpmemd_pool_journal *j = journal_of(p);
+
+	return __atomic_load_n(&j->swap, __ATOMIC_ACQUIRE) != NULL;
 }
 
 int rpmemd_store_swap_shared(struct rpmemd_pool *p)
 {
-	return p->swap && !writer_alone(p);
+	struct rpmemd_pool_journal *j = journal_of(p);
+
+	return j->swap && !writer_alone(p);
 }
 
 int rpmemd_store_swap_abort(struct rpmemd_pool *p)
 {
-	struct rpmemd_swap *s = p->swap;
+	struct rpmemd_pool_journal *j = journal_of(p);
+	struct rpmemd_swap *s = j->swap;
 	char next[RPMEM_NAME_MAX + 16];
 	int ret;
 

@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "guard.h"
 #include "journal.h"
+#include "journal_int.h"
 #include "log.h"
 #include "store.h"
 #include "undo.h"
@@ -72,6 +73,7 @@ static int is_live(const char *source)
 
 void rpmemd_store_undo_open(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	struct rpmemd_undo *u = NULL;
 	int dfd = undo_dir(p->region);
 	int ret;
@@ -96,7 +98,7 @@ void rpmemd_store_undo_open(struct rpmemd_pool *p)
 		       p->region->cfg.name, p->name,
 		       (unsigned long long)rpmemd_undo_blocks(u),
 		       (unsigned long long)p->meta.generation);
-		p->undo = u;
+		j->undo = u;
 		return;
 	}
 	WARN("region '%s': pool '%s': its undo journal is %s; removing it",
@@ -137,9 +139,11 @@ static pthread_mutex_t reserve_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void rpmemd_store_undo_unreserve(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
+
 	pthread_mutex_lock(&reserve_lock);
-	p->region->ver_reserved -= p->ver_reserved;
-	p->ver_reserved = 0;
+	p->region->ver_reserved -= j->ver_reserved;
+	j->ver_reserved = 0;
 	pthread_mutex_unlock(&reserve_lock);
 }
 
@@ -153,6 +157,7 @@ void rpmemd_store_undo_unreserve(struct rpmemd_pool *p)
 static int reserve(struct rpmemd_pool *p, uint64_t ver, uint64_t *need,
 		   uint64_t *floor, uint64_t *others)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	struct rpmemd_region *r = p->region;
 	struct rpmemd_vspace s;
 	int ok;
@@ -160,13 +165,13 @@ static int reserve(struct rpmemd_pool *p, uint64_t ver, uint64_t *need,
 	pthread_mutex_lock(&reserve_lock);
 	versions_space(r, p->name, &s);
 	*floor = s.floor - s.leaves;
-	*others = r->ver_reserved - p->ver_reserved;
+	*others = r->ver_reserved - j->ver_reserved;
 	*need = ver + *floor + *others;
 	ok = *need <= r->cfg.versions_quota;
 	if (ok) {
 		uint64_t grow = ver > s.leaves ? ver - s.leaves : 0;
 		r->ver_reserved += grow;
-		p->ver_reserved += grow;
+		j->ver_reserved += grow;
 	}
 	pthread_mutex_unlock(&reserve_lock);
 	return ok;
@@ -282,6 +287,7 @@ static int make_room(struct rpmemd_pool *p, int dfd, const char *source,
 int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 			    uint64_t change, char *err, size_t errlen)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	int dfd = undo_dir(p->region);
 	char dir[RPMEM_STR_MAX + 16];
 	int ret;
@@ -290,7 +296,7 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 	 * a sync of a consistent pool; a live replica keeps no journal
 	 * unless its region keeps versions (its start image is one)
 	 */
-	if (dfd < 0 || p->undo || p->meta.state != RPMEM_POOL_CONSISTENT ||
+	if (dfd < 0 || j->undo || p->meta.state != RPMEM_POOL_CONSISTENT ||
 	    (is_live(source) && !p->region->cfg.versions))
 		return 0;
 	if ((ret = make_room(p, dfd, source, change, err, errlen))) {
@@ -298,7 +304,7 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 		return ret;
 	}
 	ret = rpmemd_undo_create(dfd, p->name, p->meta.uuid, p->size,
-				 p->meta.generation, p->meta.source, &p->undo);
+				 p->meta.generation, p->meta.source, &j->undo);
 	if (!ret)
 		return 0;
 	rpmemd_store_undo_unreserve(p);
@@ -311,17 +317,18 @@ int rpmemd_store_undo_begin(struct rpmemd_pool *p, const char *source,
 
 void rpmemd_store_undo_end(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	int dfd = undo_dir(p->region);
 
 	rpmemd_store_undo_unreserve(p);
-	if (!p->undo || dfd < 0)
+	if (!j->undo || dfd < 0)
 		return;
 	INFO("region '%s': pool '%s': its undo journal of generation %llu (%llu blocks, %llu bytes) removed",
 	     p->region->cfg.name, p->name,
-	     (unsigned long long)rpmemd_undo_generation(p->undo),
-	     (unsigned long long)rpmemd_undo_blocks(p->undo),
-	     (unsigned long long)rpmemd_undo_bytes(p->undo));
-	rpmemd_undo_close(&p->undo);
+	     (unsigned long long)rpmemd_undo_generation(j->undo),
+	     (unsigned long long)rpmemd_undo_blocks(j->undo),
+	     (unsigned long long)rpmemd_undo_bytes(j->undo));
+	rpmemd_undo_close(&j->undo);
 	int ret = rpmemd_undo_unlink(dfd, p->name);
 	if (ret)
 		WARN("region '%s': pool '%s': cannot remove its undo journal (removed at its next open): %s",
@@ -331,9 +338,10 @@ void rpmemd_store_undo_end(struct rpmemd_pool *p)
 void rpmemd_store_undo_keep(struct rpmemd_pool *p,
 			    const struct rpmemd_meta *was)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	int ret;
 
-	if (!p->undo || !p->region->cfg.versions)
+	if (!j->undo || !p->region->cfg.versions)
 		return rpmemd_store_undo_end(p);
 	ret = history ? history->keep(p, was) : -ENOTSUP;
 	if (ret) {
@@ -345,9 +353,9 @@ void rpmemd_store_undo_keep(struct rpmemd_pool *p,
 	INFO("region '%s': pool '%s': generation %llu kept as a version (%llu blocks, %llu bytes)",
 	     p->region->cfg.name, p->name,
 	     (unsigned long long)was->generation,
-	     (unsigned long long)rpmemd_undo_blocks(p->undo),
-	     (unsigned long long)rpmemd_undo_bytes(p->undo));
-	rpmemd_undo_close(&p->undo);
+	     (unsigned long long)rpmemd_undo_blocks(j->undo),
+	     (unsigned long long)rpmemd_undo_bytes(j->undo));
+	rpmemd_undo_close(&j->undo);
 	rpmemd_store_undo_unreserve(p); /* its version is counted now */
 }
 
@@ -364,8 +372,8 @@ static int save_ranges(void *arg)
 	struct save_args *a = arg;
 	int ret = 0;
 	for (uint32_t i = 0; i < a->n && !ret; i++)
-		ret = rpmemd_undo_save(a->p->undo, a->p->addr, a->v[i].offset,
-				       a->v[i].len);
+		ret = rpmemd_undo_save(journal_of(a->p)->undo, a->p->addr,
+				       a->v[i].offset, a->v[i].len);
 	return ret;
 }
 
@@ -378,33 +386,36 @@ static void queue_wait(struct rpmemd_pool *p,
 		       const struct rpmem_preserve_range *v, uint32_t n,
 		       int all)
 {
-	for (uint32_t i = 0; p->uq && i < n; i++)
-		while (rpmemd_undo_queue_holds(p->uq, v[i].offset, v[i].len))
-			pthread_cond_wait(&p->undo_cond, &p->undo_lock);
-	while (all && p->uq && rpmemd_undo_queue_holds(p->uq, 0, UINT64_MAX))
-		pthread_cond_wait(&p->undo_cond, &p->undo_lock);
+	struct rpmemd_pool_journal *j = journal_of(p);
+
+	for (uint32_t i = 0; j->uq && i < n; i++)
+		while (rpmemd_undo_queue_holds(j->uq, v[i].offset, v[i].len))
+			pthread_cond_wait(&j->undo_cond, &j->undo_lock);
+	while (all && j->uq && rpmemd_undo_queue_holds(j->uq, 0, UINT64_MAX))
+		pthread_cond_wait(&j->undo_cond, &j->undo_lock);
 }
 
 int rpmemd_pool_preserve(struct rpmemd_pool *p,
 			 const struct rpmem_preserve_range *v, uint32_t n)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	struct save_args a = { p, v, n };
 	uint32_t i;
 	int ret = 0;
 
-	pthread_mutex_lock(&p->undo_lock);
-	if (p->swap) {
+	pthread_mutex_lock(&j->undo_lock);
+	if (j->swap) {
 		/* a dense sync into a new file: nothing to journal */
 		ret = rpmemd_store_swap_prepare(p, v, n);
 		goto out;
 	}
 	queue_wait(p, v, n, 0);
-	if (p->undo && (ret = rpmemd_undo_queue_err(p->uq)))
+	if (j->undo && (ret = rpmemd_undo_queue_err(j->uq)))
 		goto out;
-	for (i = 0; p->undo && i < n; i++)
-		if (!rpmemd_undo_covered(p->undo, v[i].offset, v[i].len))
+	for (i = 0; j->undo && i < n; i++)
+		if (!rpmemd_undo_covered(j->undo, v[i].offset, v[i].len))
 			break;
-	if (p->undo && i < n) {
+	if (j->undo && i < n) {
 		/* the journal is ours alone while we append to it */
 		queue_wait(p, v, n, 1);
 		a.v += i;
@@ -414,10 +425,10 @@ int rpmemd_pool_preserve(struct rpmemd_pool *p,
 		while (ret == -ENOSPC && !rpmemd_journal_reclaim(p))
 			ret = rpmem_guard_run(save_ranges, &a);
 		if (!ret)
-			ret = rpmemd_undo_sync(p->undo);
+			ret = rpmemd_undo_sync(j->undo);
 	}
 out:
-	pthread_mutex_unlock(&p->undo_lock);
+	pthread_mutex_unlock(&j->undo_lock);
 	if (ret && rpmemd_pool_swapping(p))
 		rpmem_log(ret == -ENOSPC ? LOG_WARNING : LOG_ERR,
 			  "region '%s': pool '%s': cannot copy the old blocks around a write into the dense sync's new file (.rpmemd/%s.next): %s",
@@ -462,11 +473,13 @@ static int restore(void *arg, uint64_t off, const void *data, uint64_t len)
 /* rollback_meta -- the pool consistent again at the journal's generation */
 static int rollback_meta(struct rpmemd_pool *p, struct rpmemd_meta *out)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
+
 	pthread_mutex_lock(&p->meta_lock);
 	struct rpmemd_meta m = p->meta;
 	m.state = RPMEM_POOL_CONSISTENT;
-	m.generation = rpmemd_undo_generation(p->undo);
-	rpmemd_meta_set_source(&m, rpmemd_undo_source(p->undo));
+	m.generation = rpmemd_undo_generation(j->undo);
+	rpmemd_meta_set_source(&m, rpmemd_undo_source(j->undo));
 	int ret = p->region->ops->write_meta(p, m.state, m.source, &m);
 	if (!ret) {
 		p->meta = m;
@@ -483,15 +496,16 @@ static int rollback_meta(struct rpmemd_pool *p, struct rpmemd_meta *out)
  */
 static int journal_damaged(struct rpmemd_pool *p, char *err, size_t errlen)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	uint64_t pos, off, len;
 
-	if (!rpmemd_undo_damaged(p->undo, &pos, &off, &len))
+	if (!rpmemd_undo_damaged(j->undo, &pos, &off, &len))
 		return 0;
 	snprintf(err, errlen,
 		 "pool '%s' is not rolled back: its undo journal's record at byte %llu (the blocks of 0x%llx length %llu) is damaged and valid records follow it, so it cannot give back generation %llu; the pool stays syncing with the journal kept (a sync completes the new image)",
 		 p->name, (unsigned long long)pos, (unsigned long long)off,
 		 (unsigned long long)len,
-		 (unsigned long long)rpmemd_undo_generation(p->undo));
+		 (unsigned long long)rpmemd_undo_generation(j->undo));
 	return -EBADMSG;
 }
 
@@ -502,7 +516,8 @@ static int journal_damaged(struct rpmemd_pool *p, char *err, size_t errlen)
  */
 static int rollback_check(struct rpmemd_pool *p, char *err, size_t errlen)
 {
-	uint64_t gen = rpmemd_undo_generation(p->undo), off, len, n;
+	struct rpmemd_pool_journal *j = journal_of(p);
+	uint64_t gen = rpmemd_undo_generation(j->undo), off, len, n;
 	int ret = history ? history->image_check(p, gen, 2, &off, &len, &n) :
 			    -ENOENT; /* no history: no record */
 
@@ -523,10 +538,11 @@ static int rollback_check(struct rpmemd_pool *p, char *err, size_t errlen)
 int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 			 char *err, size_t errlen)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	int ret;
 
-	pthread_mutex_lock(&p->undo_lock);
-	if (!p->undo || rpmemd_pool_state(p) != RPMEM_POOL_SYNCING) {
+	pthread_mutex_lock(&j->undo_lock);
+	if (!j->undo || rpmemd_pool_state(p) != RPMEM_POOL_SYNCING) {
 		snprintf(err, errlen,
 			 "pool '%s' has no interrupted sync to roll back (it is %s%s)",
 			 p->name, rpmem_state_str(rpmemd_pool_state(p)),
@@ -550,14 +566,14 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 	/* a dense sync into a new file: the pool file is the old image */
 	ret = rpmemd_store_swap_abort(p);
 	if (!ret)
-		ret = rpmemd_undo_apply(p->undo, restore, p);
+		ret = rpmemd_undo_apply(j->undo, restore, p);
 	if (!ret && (ret = rollback_check(p, err, errlen)))
 		goto out;
 	if (!ret && (ret = rollback_meta(p, out))) {
 		snprintf(err, errlen,
 			 "pool '%s': the pool file holds generation %llu's image again (every kept block restored), but its metadata could not be written: %s; it stays syncing with the journal kept, and a rollback once the metadata can be written marks it consistent",
 			 p->name,
-			 (unsigned long long)rpmemd_undo_generation(p->undo),
+			 (unsigned long long)rpmemd_undo_generation(j->undo),
 			 strerror(-ret));
 		WARN("region '%s': %s", p->region->cfg.name, err);
 		goto out;
@@ -570,10 +586,10 @@ int rpmemd_pool_rollback(struct rpmemd_pool *p, struct rpmemd_meta *out,
 	INFO("region '%s': pool '%s': rolled back to generation %llu (%llu blocks restored)",
 	     p->region->cfg.name, p->name,
 	     (unsigned long long)out->generation,
-	     (unsigned long long)rpmemd_undo_blocks(p->undo));
+	     (unsigned long long)rpmemd_undo_blocks(j->undo));
 	rpmemd_store_undo_end(p);
 out:
-	pthread_mutex_unlock(&p->undo_lock);
+	pthread_mutex_unlock(&j->undo_lock);
 	if (!ret)
 		rpmemd_store_hc_commit(p);
 	return ret;
@@ -602,4 +618,17 @@ int rpmemd_source_live(const char *source)
 int rpmemd_store_undo_dir(const struct rpmemd_region *r)
 {
 	return undo_dir(r);
+}
+
+int rpmemd_store_undo_renew(struct rpmemd_pool *p)
+{
+	struct rpmemd_pool_journal *j = journal_of(p);
+	int dfd = rpmemd_store_undo_dir(p->region);
+
+	if (j->undo)
+		rpmemd_undo_close(&j->undo);
+	rpmemd_store_undo_unreserve(p);
+	rpmemd_undo_unlink(dfd, p->name); /* one not kept */
+	return rpmemd_undo_create(dfd, p->name, p->meta.uuid, p->size,
+				  p->meta.generation, p->meta.source, &j->undo);
 }

@@ -10,6 +10,7 @@
 
 #include "guard.h"
 #include "journal.h"
+#include "journal_int.h"
 #include "log.h"
 #include "pool_int.h"
 #include "store.h"
@@ -86,7 +87,7 @@ static int save_fly(void *arg)
 	struct fly_args *a = arg;
 	int ret = 0;
 	for (uint32_t i = 0; i < a->q->nfly && !ret; i++)
-		ret = rpmemd_undo_save(a->p->undo, a->p->addr,
+		ret = rpmemd_undo_save(journal_of(a->p)->undo, a->p->addr,
 				       a->q->fly[i].offset, a->q->fly[i].len);
 	return ret;
 }
@@ -99,25 +100,26 @@ static int save_fly(void *arg)
 static void *worker(void *arg)
 {
 	struct rpmemd_pool *p = arg;
-	struct rpmemd_undo_queue *q = p->uq;
+	struct rpmemd_pool_journal *j = journal_of(p);
+	struct rpmemd_undo_queue *q = j->uq;
 	struct fly_args a = { p, q };
 
-	pthread_mutex_lock(&p->undo_lock);
+	pthread_mutex_lock(&j->undo_lock);
 	for (;;) {
 		while (!q->stop && q->head == q->n)
-			pthread_cond_wait(&p->undo_cond, &p->undo_lock);
+			pthread_cond_wait(&j->undo_cond, &j->undo_lock);
 		if (q->stop)
 			break;
 		take_chunk(q);
-		pthread_mutex_unlock(&p->undo_lock);
+		pthread_mutex_unlock(&j->undo_lock);
 		int ret = rpmem_guard_run(save_fly, &a);
 		/* versions give way to a sync's journal: the oldest first */
 		while (ret == -ENOSPC && !rpmemd_journal_reclaim(p))
 			ret = rpmem_guard_run(save_fly, &a);
 		/* what a failed chunk did journal must be durable too */
-		int sret = rpmemd_undo_sync(p->undo);
+		int sret = rpmemd_undo_sync(j->undo);
 		ret = ret ? ret : sret;
-		pthread_mutex_lock(&p->undo_lock);
+		pthread_mutex_lock(&j->undo_lock);
 		q->nfly = 0;
 		if (sret && !q->err)
 			q->err = sret;
@@ -126,23 +128,24 @@ static void *worker(void *arg)
 			     p->region->cfg.name, p->name, strerror(-ret));
 			q->head = q->n = 0;
 		}
-		pthread_cond_broadcast(&p->undo_cond);
+		pthread_cond_broadcast(&j->undo_cond);
 	}
-	pthread_mutex_unlock(&p->undo_lock);
+	pthread_mutex_unlock(&j->undo_lock);
 	return NULL;
 }
 
 /* queue_start -- the pool's queue and its thread; undo_lock held */
 static int queue_start(struct rpmemd_pool *p)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	struct rpmemd_undo_queue *q = calloc(1, sizeof(*q));
 	int ret;
 
 	if (!q)
 		return -ENOMEM;
-	p->uq = q;
+	j->uq = q;
 	if ((ret = -pthread_create(&q->thread, NULL, worker, p))) {
-		p->uq = NULL;
+		j->uq = NULL;
 		free(q);
 	}
 	return ret;
@@ -168,25 +171,26 @@ int rpmemd_pool_preserve_async(struct rpmemd_pool *p,
 			       const struct rpmem_preserve_range *v,
 			       uint32_t n)
 {
+	struct rpmemd_pool_journal *j = journal_of(p);
 	int ret = 0;
 
-	pthread_mutex_lock(&p->undo_lock);
-	if (p->swap) {
+	pthread_mutex_lock(&j->undo_lock);
+	if (j->swap) {
 		/* a dense sync into a new file: each WRITE prepares its own */
-		pthread_mutex_unlock(&p->undo_lock);
+		pthread_mutex_unlock(&j->undo_lock);
 		return 0;
 	}
-	if (p->undo && !p->uq)
+	if (j->undo && !j->uq)
 		ret = queue_start(p);
-	for (uint32_t i = 0; !ret && p->undo && i < n; i++) {
+	for (uint32_t i = 0; !ret && j->undo && i < n; i++) {
 		/* bounded: wait for the thread to take some */
-		while (p->uq->n - p->uq->head >= QUEUE_MAX)
-			pthread_cond_wait(&p->undo_cond, &p->undo_lock);
-		if (!rpmemd_undo_covered(p->undo, v[i].offset, v[i].len))
-			ret = queue_add(p->uq, &v[i]);
+		while (j->uq->n - j->uq->head >= QUEUE_MAX)
+			pthread_cond_wait(&j->undo_cond, &j->undo_lock);
+		if (!rpmemd_undo_covered(j->undo, v[i].offset, v[i].len))
+			ret = queue_add(j->uq, &v[i]);
 	}
-	pthread_cond_broadcast(&p->undo_cond);
-	pthread_mutex_unlock(&p->undo_lock);
+	pthread_cond_broadcast(&j->undo_cond);
+	pthread_mutex_unlock(&j->undo_lock);
 	/* not queued: each WRITE then keeps its own blocks */
 	return ret == -ENOMEM ? 0 : ret;
 }
@@ -198,26 +202,28 @@ int rpmemd_undo_queue_err(const struct rpmemd_undo_queue *q)
 
 void rpmemd_undo_queue_drain(struct rpmemd_pool *p)
 {
-	struct rpmemd_undo_queue *q = p->uq;
+	struct rpmemd_pool_journal *j = journal_of(p);
+	struct rpmemd_undo_queue *q = j->uq;
 	if (!q)
 		return;
 	q->head = q->n = 0;
 	while (q->nfly)
-		pthread_cond_wait(&p->undo_cond, &p->undo_lock);
+		pthread_cond_wait(&j->undo_cond, &j->undo_lock);
 	q->err = 0; /* the journal it concerned is done with */
 }
 
 void rpmemd_undo_queue_stop(struct rpmemd_pool *p)
 {
-	struct rpmemd_undo_queue *q = p->uq;
+	struct rpmemd_pool_journal *j = journal_of(p);
+	struct rpmemd_undo_queue *q = j->uq;
 	if (!q)
 		return;
-	pthread_mutex_lock(&p->undo_lock);
+	pthread_mutex_lock(&j->undo_lock);
 	q->stop = 1;
-	pthread_cond_broadcast(&p->undo_cond);
-	pthread_mutex_unlock(&p->undo_lock);
+	pthread_cond_broadcast(&j->undo_cond);
+	pthread_mutex_unlock(&j->undo_lock);
 	pthread_join(q->thread, NULL);
 	free(q->v);
 	free(q);
-	p->uq = NULL;
+	j->uq = NULL;
 }

@@ -104,9 +104,19 @@ void rpmemd_store_hc_commit(struct rpmemd_pool *p);
  * journal, a dense sync's files; history: versions, scrub records), told
  * of the pool's life by the pool layer, which never calls it by name.
  * Each layer registers one at startup (rpmemd_store_add_keeper); the
- * pool layer calls them in that order. A hook may be NULL.
+ * pool layer calls them in that order. A hook may be NULL. A layer's own
+ * state of a pool lives in the pool's slot its registration gave it
+ * (p->kept[slot], pool_int.h), of a type only that layer knows.
  */
 struct rpmemd_keeper {
+	/*
+	 * attach -- p is a new pool object (rpmemd_store_new), no other
+	 * hook called yet: the layer's state of it into *state (p->kept[]);
+	 * -errno fails the open (the layers attached before are detached)
+	 */
+	int (*attach)(struct rpmemd_pool *p, void **state);
+	/* detach -- p is freed, after every freed hook: its state goes */
+	void (*detach)(void *state);
 	/*
 	 * found -- pool name (metadata m) of file region r is opened and not
 	 * open yet: what a crash left of the layer's files is settled;
@@ -135,8 +145,12 @@ struct rpmemd_keeper {
 		       uint32_t n);
 };
 
-/* rpmemd_store_add_keeper -- register k (static) once, before pools open */
-void rpmemd_store_add_keeper(const struct rpmemd_keeper *k);
+/*
+ * rpmemd_store_add_keeper -- register k (static) once, before pools open:
+ * its slot in every pool's kept[] (the same again for the same k), or -1
+ * if RPMEMD_KEEPERS_MAX are registered
+ */
+int rpmemd_store_add_keeper(const struct rpmemd_keeper *k);
 
 /* the keepers' hooks, in order of registration (store.c) */
 void rpmemd_keepers_found(struct rpmemd_region *r, const char *name,

@@ -18,6 +18,9 @@
 
 #include "store.h"
 
+/* the most layers above the pool that keep state beside it (backend.h) */
+#define RPMEMD_KEEPERS_MAX 4
+
 /*
  * An open pool: one mapping per pool file however many sessions opened
  * it (a devdax pool is a range of the device's mapping: no mapping of
@@ -53,50 +56,16 @@ struct rpmemd_pool {
 	/* the 64 KiB block hashes (hcache.h); NULL: none (devdax, error) */
 	struct rpmemd_hcache *hc;
 
-	/*
-	 * the undo journal of an interrupted or running sync (undo.h,
-	 * store_undo.c); NULL: none. Under undo_lock.
-	 */
-	pthread_mutex_t undo_lock;
-	pthread_cond_t undo_cond; /* the journal thread did a chunk */
-	struct rpmemd_undo *undo;
-	struct rpmemd_undo_queue *uq; /* its thread (undo_queue.c), or NULL */
-	/* a dense sync into a new file (store_swap.c), or NULL */
-	struct rpmemd_swap *swap;
-	/*
-	 * the previous image of a committed dense sync, freed once the
-	 * commit was answered (rpmemd_store_swap_release), or NULL
-	 */
-	struct rpmemd_old_image *old;
-
-	/*
-	 * cuts of a live pool into versions (store_cut.c): cut_lock is held
-	 * by the writer across each WRITE's application, so a cut sees none
-	 * half applied; under it, whether a WRITE came since the writer's
-	 * last FLUSH or BARRIER, the cuts asked for and those done
-	 */
-	pthread_mutex_t cut_lock;
-	pthread_cond_t cut_cond;
-	int since_drain;
-	unsigned cut_want;
-	uint64_t cuts;
-	int cut_ret;
-	uint64_t cut_gen;
 	/* writable RDMA exposures of it (rpmemd cannot see their writes) */
 	unsigned rdma_writers;
 
 	/*
-	 * versions pruned for the room of this pool's journals
-	 * (versions_full = "prune"), not yet reported to its writer
-	 * (rpmemd_versions_take_room); under region->ver_lock
+	 * what each layer above keeps of this pool (the journal's, history's
+	 * state), in the slot its keeper was given (backend.h), of a type the
+	 * pool layer never sees: made by the keeper's attach hook in
+	 * rpmemd_store_new, let go by its detach hook in rpmemd_store_free
 	 */
-	struct rpmemd_room_pruned room[8];
-	unsigned nroom, room_lost;
-	/*
-	 * bytes its sync under way reserves in region->ver_reserved for the
-	 * version its commit keeps (store_undo.c's reserve lock)
-	 */
-	uint64_t ver_reserved;
+	void *kept[RPMEMD_KEEPERS_MAX];
 
 	/* updated with atomics; kept between opens (region->stats) */
 	uint64_t bytes_written;

@@ -18,17 +18,43 @@
 #include "util.h"
 
 /* the layers above the pool (backend.h): the journal, then history */
-#define KEEPERS_MAX 4
-static const struct rpmemd_keeper *keepers[KEEPERS_MAX];
+static const struct rpmemd_keeper *keepers[RPMEMD_KEEPERS_MAX];
 static unsigned nkeepers;
 
-void rpmemd_store_add_keeper(const struct rpmemd_keeper *k)
+int rpmemd_store_add_keeper(const struct rpmemd_keeper *k)
 {
 	for (unsigned i = 0; i < nkeepers; i++)
 		if (keepers[i] == k)
-			return;
-	if (nkeepers < KEEPERS_MAX)
-		keepers[nkeepers++] = k;
+			return (int)i;
+	if (nkeepers == RPMEMD_KEEPERS_MAX)
+		return -1;
+	keepers[nkeepers] = k;
+	return (int)nkeepers++;
+}
+
+/* keepers_detach -- the state of the first n keepers of p let go */
+static void keepers_detach(struct rpmemd_pool *p, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (keepers[i]->detach && p->kept[i])
+			keepers[i]->detach(p->kept[i]);
+		p->kept[i] = NULL;
+	}
+}
+
+/* keepers_attach -- each keeper's state of the new pool p */
+static int keepers_attach(struct rpmemd_pool *p)
+{
+	int ret;
+	for (unsigned i = 0; i < nkeepers; i++) {
+		if (!keepers[i]->attach)
+			continue;
+		if ((ret = keepers[i]->attach(p, &p->kept[i]))) {
+			keepers_detach(p, i);
+			return ret;
+		}
+	}
+	return 0;
 }
 
 /* each -- call hook of each keeper that has one, with the arguments */
@@ -230,10 +256,7 @@ void rpmemd_store_free(struct rpmemd_pool *p)
 	rpmemd_hcache_close(&p->hc);
 	p->region->ops->release(p);
 	pthread_mutex_destroy(&p->meta_lock);
-	pthread_mutex_destroy(&p->undo_lock);
-	pthread_cond_destroy(&p->undo_cond);
-	pthread_mutex_destroy(&p->cut_lock);
-	pthread_cond_destroy(&p->cut_cond);
+	keepers_detach(p, nkeepers);
 	rpmemd_region_put(&p->region);
 	free(p);
 }
@@ -253,21 +276,12 @@ int rpmemd_store_new(struct rpmemd_region *r, const char *name,
 		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
 		return ret;
 	}
-	if ((ret = -pthread_mutex_init(&np->undo_lock, NULL))) {
+	if ((ret = keepers_attach(np))) {
 		pthread_mutex_destroy(&np->meta_lock);
 		free(np);
 		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
 		return ret;
 	}
-	if ((ret = -pthread_cond_init(&np->undo_cond, NULL))) {
-		pthread_mutex_destroy(&np->undo_lock);
-		pthread_mutex_destroy(&np->meta_lock);
-		free(np);
-		snprintf(err, errlen, "pool '%s': %s", name, strerror(-ret));
-		return ret;
-	}
-	np->cut_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-	np->cut_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	rpmemd_region_ref(r);
 	np->region = r;
 	rpmem_strlcpy(np->name, name, sizeof(np->name));

@@ -21,15 +21,19 @@ struct pmem2_map;
 /*
  * The storage's lock order, the one place it is written: a thread holding
  * a lock takes only locks further down this list (never one above it).
+ * A pool's cut_lock is history's and its undo_lock the journal's: each in
+ * that layer's own state of the pool (in its folder, reached through its
+ * keeper's slot), not in struct rpmemd_pool.
  *
  *   r->lock, or r->dax->lock   a region's pool create, remove, open, list,
  *                              and a pool's last close (region.h, devdax.h)
- *   p->cut_lock                the writer, across each WRITE's application;
+ *   cut_lock                   the writer, across each WRITE's application;
  *                              cut_cond waits on it (store_cut.c)
- *   p->undo_lock               the journal (p->undo, uq, swap); undo_cond
+ *   undo_lock                  the journal (its undo, uq, swap); undo_cond
  *                              waits on it (store_undo.c, undo_queue.c,
- *                              store_swap.c); taken with r->lock held only
- *                              at the last close
+ *                              store_swap.c; history through
+ *                              rpmemd_journal_lock); taken with r->lock
+ *                              held only at the last close
  *   p->meta_lock               p->meta and its file
  *   reserve_lock               versions_quota's reservations (store_undo.c)
  *   r->ver_lock                a region's version files (versions*.c): the
@@ -49,12 +53,6 @@ struct pmem2_map;
  * time, readers share. session/ sees it only through the calls below.
  */
 struct rpmemd_pool;
-
-/* a version pruned for the room of a pool's journal, to report */
-struct rpmemd_room_pruned {
-	char pool[RPMEM_NAME_MAX + 1];
-	uint64_t gen;
-};
 
 /* what an open pool is, for the layers above the storage */
 const char *rpmemd_pool_name(const struct rpmemd_pool *p);
