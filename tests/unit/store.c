@@ -603,6 +603,82 @@ static void live_cut__drain_boundary_and_refusals(void **state_)
 	rpmemd_region_put(&r);
 }
 
+/* a keeper that counts its states, and one whose attach fails on demand */
+static unsigned attached, detached, fail_attach;
+static int marker;
+
+static int count_attach(struct rpmemd_pool *p, void **st)
+{
+	(void)p;
+	attached++;
+	*st = &marker;
+	return 0;
+}
+
+static void count_detach(void *st)
+{
+	assert_ptr_equal(st, &marker);
+	detached++;
+}
+
+static int fail_attach_hook(struct rpmemd_pool *p, void **st)
+{
+	(void)p;
+	if (fail_attach)
+		return -ENOMEM;
+	*st = &marker;
+	return 0;
+}
+
+static const struct rpmemd_keeper counting = { .attach = count_attach,
+					       .detach = count_detach };
+static const struct rpmemd_keeper failing = { .attach = fail_attach_hook,
+					      .detach = count_detach };
+static const struct rpmemd_keeper extra = { 0 };
+
+/*
+ * each layer's state of a pool lives in the slot its keeper was given:
+ * made when the pool object is, let go when it is freed; an attach that
+ * fails refuses the open with its error, the states already made let go
+ * (the journal's and history's too: ASan's leak check), and a later open
+ * succeeds
+ */
+static void keepers__state_slots_and_a_failed_attach(void **state_)
+{
+	struct fx *fx = *state_;
+	struct rpmemd_region *r = region(fx, "d");
+	struct rpmemd_pool *p = NULL;
+	char err[256];
+
+	/* the journal's and history's slots are 0 and 1 (history.c) */
+	int c = rpmemd_store_add_keeper(&counting);
+	assert_int_equal(c, 2);
+	assert_int_equal(rpmemd_store_add_keeper(&failing), 3);
+	assert_int_equal(rpmemd_store_add_keeper(&counting), c);
+	assert_int_equal(rpmemd_store_add_keeper(&extra), -1);
+	assert_int_equal(rpmemd_pool_create(r, "a", 2 * MiB, err, sizeof(err)),
+			 0);
+	fail_attach = 1;
+	assert_int_equal(rpmemd_pool_open(r, "a", RPMEM_OPEN_RW, 1, "t", &p,
+					  err, sizeof(err)), -ENOMEM);
+	assert_null(p);
+	assert_non_null(strstr(err, "pool 'a'"));
+	assert_int_equal(attached, 1);
+	assert_int_equal(detached, 1);
+	fail_attach = 0;
+	p = open_rw(r);
+	assert_ptr_equal(p->kept[c], &marker);
+	assert_non_null(p->kept[0]);
+	assert_non_null(p->kept[1]);
+	state(p, RPMEM_POOL_SYNCING, "h:/a");
+	state(p, RPMEM_POOL_CONSISTENT, "");
+	assert_int_equal(attached, 2);
+	assert_int_equal(detached, 1);
+	rpmemd_pool_close(&p, RPMEM_OPEN_RW, 1);
+	assert_int_equal(detached, 3); /* counting's and failing's */
+	rpmemd_region_put(&r);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -618,6 +694,7 @@ int main(void)
 		T(atomic_sync__devdax_default_undo_dir),
 		T(atomic_sync__devdax_undo_dir_missing),
 		T(live_cut__drain_boundary_and_refusals),
+		T(keepers__state_slots_and_a_failed_attach), /* the last */
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
