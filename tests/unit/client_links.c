@@ -26,6 +26,7 @@
 #include "fake_target.h"
 #include "librpmemctl.h"
 #include "util.h"
+#include "wait.h"
 
 #define KIB 1024u
 #define SIZE (1u << 20)
@@ -165,9 +166,7 @@ static void links__k2_goes_on_without_one_and_resyncs_its_extents(
 	}
 	assert_false(holds(&e, 2, 900 * KIB, 8 * KIB));
 	/* its retry: a probe of its own, refused (off the persists) */
-	for (int t = 0; t < 3000 && !fake_target_refused(e.ft[2]); t++)
-		usleep(10000);
-	assert_true(fake_target_refused(e.ft[2]) > 0);
+	WAIT_UNTIL(fake_target_refused(e.ft[2]) > 0);
 	/* its lag: what was written since it was left behind */
 	uint64_t lb = 0, lns = 0;
 	assert_int_equal(rpmemctl_links_get_lag(e.set, 2, &lb, &lns), 0);
@@ -187,11 +186,8 @@ static void links__k2_goes_on_without_one_and_resyncs_its_extents(
 		      fake_target_written(e.ft[2], 256 * KIB, EXT) +
 		      fake_target_written(e.ft[2], 896 * KIB, EXT);
 	assert_int_equal(rpmemctl_links_drain(e.set), 0);
-	for (int t = 0; t < 3000 && rpmemctl_links_holding(e.set) < N; t++) {
-		usleep(10000);
-		assert_int_equal(rpmemctl_links_drain(e.set), 0);
-	}
-	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	WAIT_DOING(rpmemctl_links_holding(e.set) == N,
+		   assert_int_equal(rpmemctl_links_drain(e.set), 0));
 	assert_memory_equal(fake_target_pool(e.ft[2]), e.data, SIZE);
 	assert_int_equal(rpmemctl_links_get_lag(e.set, 2, &lb, &lns), 0);
 	assert_int_equal(lb, 0);
@@ -235,9 +231,7 @@ static void links__a_drain_does_not_wait_for_the_slowest(void **state)
 	assert_true(holds(&e, 1, 0, 4 * KIB));
 	assert_true(holds(&e, 2, 0, 4 * KIB));
 	/* its FLUSH is on its way or held: no reply, no count promised */
-	for (int i = 0; i < 1000 &&
-	     fake_target_count(e.ft[0], RPMEM_MSG_FLUSH) < f0 + 1; i++)
-		usleep(10000);
+	WAIT_UNTIL(fake_target_count(e.ft[0], RPMEM_MSG_FLUSH) >= f0 + 1);
 	assert_int_equal(fake_target_count(e.ft[0], RPMEM_MSG_FLUSH), f0 + 1);
 	/* the reply goes out; the next drain reads it and the new one */
 	fake_target_release(e.ft[0]);
@@ -286,13 +280,12 @@ static void links__a_stalled_target_is_kicked_out(void **state)
 	 * its oldest FLUSH waited 200 ms, a persist drops it
 	 */
 	int i;
-	for (i = 0; i < 40 || (i < 2000 && rpmemctl_link_get_state(l0) ==
-						RPMEMCTL_LINK_LIVE); i++) {
+	for (i = 0; i < 40; i++)
 		assert_int_equal(persist(&e, (uint64_t)(i % 8) * 64 * KIB,
 					 4 * KIB, (uint8_t)i), 0);
-		if (i >= 40)
-			usleep(1000);
-	}
+	WAIT_DOING(rpmemctl_link_get_state(l0) != RPMEMCTL_LINK_LIVE,
+		   (assert_int_equal(persist(&e, (uint64_t)(i % 8) * 64 * KIB,
+					     4 * KIB, (uint8_t)i), 0), i++));
 	assert_int_equal(rpmemctl_link_get_state(l0), RPMEMCTL_LINK_DEGRADED);
 	assert_non_null(strstr(why, "kicked out: "));
 	assert_int_equal(rpmemctl_links_holding(e.set), 2);
@@ -322,12 +315,8 @@ static void links__a_log_is_cleared_as_its_target_acknowledges(void **state)
 	 * (at most once a second), which then marks only what came since
 	 * (before, the log kept all ten until the next push)
 	 */
-	for (int t = 0; t < 300 && rpmemctl_dirtylog_count(e.log[2]) > 1;
-	     t++) {
-		usleep(10000);
-		assert_int_equal(persist(&e, 15 * EXT, 4 * KIB, 1), 0);
-	}
-	assert_true(rpmemctl_dirtylog_count(e.log[2]) <= 1);
+	WAIT_DOING(rpmemctl_dirtylog_count(e.log[2]) <= 1,
+		   assert_int_equal(persist(&e, 15 * EXT, 4 * KIB, 1), 0));
 	/* target 2 misses two extents */
 	fake_target_set_down(e.ft[2], 1);
 	assert_int_equal(persist(&e, 11 * EXT, 4 * KIB, 2), 0);
@@ -336,11 +325,8 @@ static void links__a_log_is_cleared_as_its_target_acknowledges(void **state)
 	/* back: its resync sends those (and the one of the loop), no more */
 	fake_target_set_down(e.ft[2], 0);
 	uint64_t w0 = fake_target_written(e.ft[2], 0, SIZE);
-	for (int t = 0; t < 3000 && rpmemctl_links_holding(e.set) < N; t++) {
-		usleep(10000);
-		assert_int_equal(rpmemctl_links_drain(e.set), 0);
-	}
-	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	WAIT_DOING(rpmemctl_links_holding(e.set) == N,
+		   assert_int_equal(rpmemctl_links_drain(e.set), 0));
 	uint64_t w = fake_target_written(e.ft[2], 0, SIZE) - w0;
 	assert_true(w > 0 && w <= 3 * EXT);
 	assert_int_equal(rpmemctl_links_stop(e.set), 0);
@@ -366,13 +352,10 @@ static void links__a_returning_target_is_resynced_beside_the_persists(
 	unsigned f = fake_target_count(e.ft[2], RPMEM_MSG_FLUSH);
 	fake_target_script(e.ft[2], RPMEM_MSG_FLUSH, f + 1, FAKE_STALL, 0);
 	fake_target_set_down(e.ft[2], 0);
-	int i;
-	for (i = 0; i < 3000 && rpmemctl_link_get_state(l2) !=
-					RPMEMCTL_LINK_RESYNCING; i++) {
-		usleep(1000);
-		assert_int_equal(persist(&e, 5 * EXT, 4 * KIB, (uint8_t)i), 0);
-	}
-	assert_int_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_RESYNCING);
+	int i = 0;
+	WAIT_DOING(rpmemctl_link_get_state(l2) == RPMEMCTL_LINK_RESYNCING,
+		   assert_int_equal(persist(&e, 5 * EXT, 4 * KIB,
+					    (uint8_t)i++), 0));
 	/*
 	 * the persists go on with the two that hold while it is held
 	 * (before, the resync was a push in a persist, which waited for the
@@ -388,11 +371,10 @@ static void links__a_returning_target_is_resynced_beside_the_persists(
 	assert_string_equal(fake_target_source(e.ft[2]), "h:/p");
 	/* released: it catches up and holds again; the writes reach it */
 	fake_target_release(e.ft[2]);
-	for (i = 0; i < 3000 && rpmemctl_links_holding(e.set) < N; i++) {
-		usleep(1000);
-		assert_int_equal(persist(&e, 8 * EXT, 4 * KIB, (uint8_t)i), 0);
-	}
-	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	i = 0;
+	WAIT_DOING(rpmemctl_links_holding(e.set) == N,
+		   assert_int_equal(persist(&e, 8 * EXT, 4 * KIB,
+					    (uint8_t)i++), 0));
 	assert_int_equal(persist(&e, 9 * EXT, 4 * KIB, 9), 0);
 	assert_true(holds(&e, 2, 0, 10 * EXT));
 	assert_int_equal(rpmemctl_links_stop(e.set), 0);
@@ -419,12 +401,10 @@ static void links__a_stop_finishes_a_resync_under_way(void **state)
 	unsigned f = fake_target_count(e.ft[2], RPMEM_MSG_FLUSH);
 	fake_target_script(e.ft[2], RPMEM_MSG_FLUSH, f + 1, FAKE_STALL, 0);
 	fake_target_set_down(e.ft[2], 0);
-	for (int i = 0; i < 3000 && rpmemctl_link_get_state(l2) !=
-					    RPMEMCTL_LINK_RESYNCING; i++) {
-		usleep(1000);
-		assert_int_equal(persist(&e, 5 * EXT, 4 * KIB, (uint8_t)i), 0);
-	}
-	assert_int_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_RESYNCING);
+	int i = 0;
+	WAIT_DOING(rpmemctl_link_get_state(l2) == RPMEMCTL_LINK_RESYNCING,
+		   assert_int_equal(persist(&e, 5 * EXT, 4 * KIB,
+					    (uint8_t)i++), 0));
 	/* a store no link was told of: only a compare finds it */
 	e.data[7 * EXT + 5] ^= 0xff;
 	fake_target_release(e.ft[2]);
@@ -488,11 +468,8 @@ static void links__below_k_degrade_goes_on_locally(void **state)
 	fake_target_set_down(e.ft[1], 0);
 	fake_target_set_down(e.ft[2], 0);
 	assert_int_equal(persist(&e, 128 * KIB, 4 * KIB, 8), 0);
-	for (int t = 0; t < 3000 && rpmemctl_links_holding(e.set) < N; t++) {
-		usleep(10000);
-		assert_int_equal(persist(&e, 128 * KIB, 4 * KIB, 8), 0);
-	}
-	assert_int_equal(rpmemctl_links_holding(e.set), N);
+	WAIT_DOING(rpmemctl_links_holding(e.set) == N,
+		   assert_int_equal(persist(&e, 128 * KIB, 4 * KIB, 8), 0));
 	/*
 	 * the drain returned at 2 of 3: the third's reply may be owed yet;
 	 * each link's own drain reads it, then its target has seen all
@@ -592,16 +569,11 @@ static void replica__three_targets_k2_one_gone_and_back(void **state)
 	 * a drain that k targets answered may return before it read the
 	 * gone one's end of stream: a later drain reads it
 	 */
-	for (int i = 0; i < 100 && rpmemctl_link_get_state(
-					   rpmemctl_links_get(set, 0)) !=
-					   RPMEMCTL_LINK_DEGRADED; i++) {
-		m[600 * KIB] = (uint8_t)i;
-		assert_int_equal(rpmemctl_replica_persist(r, m + 600 * KIB, 1),
-				 0);
-		usleep(10000);
-	}
-	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(set, 0)),
-			 RPMEMCTL_LINK_DEGRADED);
+	WAIT_DOING(rpmemctl_link_get_state(rpmemctl_links_get(set, 0)) ==
+			   RPMEMCTL_LINK_DEGRADED,
+		   (m[600 * KIB]++,
+		    assert_int_equal(rpmemctl_replica_persist(
+					     r, m + 600 * KIB, 1), 0)));
 	assert_int_equal(rpmemctl_link_get_state(rpmemctl_links_get(set, 1)),
 			 RPMEMCTL_LINK_LIVE);
 	/* back: the close retries it, then every target is consistent */
@@ -739,12 +711,10 @@ static void join_drainers(struct drainer *d, pthread_t *th, unsigned n)
 	}
 }
 
-/* flushes_reach -- target i of e has seen n FLUSHes (waits up to 30 s) */
+/* flushes_reach -- target i of e has seen n FLUSHes (waits for them) */
 static unsigned flushes_reach(struct env *e, unsigned i, unsigned n)
 {
-	for (int t = 0; t < 3000 &&
-	     fake_target_count(e->ft[i], RPMEM_MSG_FLUSH) < n; t++)
-		usleep(10000);
+	WAIT_UNTIL(fake_target_count(e->ft[i], RPMEM_MSG_FLUSH) >= n);
 	return fake_target_count(e->ft[i], RPMEM_MSG_FLUSH);
 }
 
@@ -840,8 +810,7 @@ static void links__drains_beyond_the_pipeline_ride_one_round(void **state)
 	/* the rest write and drain while the pipeline is full */
 	for (unsigned i = LINKS_ROUNDS; i < PIPE_THREADS; i++)
 		start_drainer(&e, d, th, i, 1, &written);
-	for (int i = 0; i < 3000 && atomic_load(&written) < PIPE_THREADS; i++)
-		usleep(10000);
+	WAIT_UNTIL(atomic_load(&written) >= PIPE_THREADS);
 	assert_int_equal(atomic_load(&written), PIPE_THREADS);
 	usleep(100000);
 	assert_int_equal(fake_target_count(e.ft[1], RPMEM_MSG_FLUSH),
@@ -858,9 +827,10 @@ static void links__drains_beyond_the_pipeline_ride_one_round(void **state)
  * coalesced -- e LIVE with a spin of 10 ms, target 0 holding the next
  * FLUSH: thread 0 of d drains (its round held), thread 1 writes after
  * wait_ms and drains. 1 if thread 1 waited for the held round (target 1
- * saw no FLUSH of its own 100 ms later), 0 if it sent its own, -1 if its
- * write came more than 5 ms after the round left although it was asked
- * for at once (a loaded machine: the round, sent after t0, was no
+ * saw no FLUSH of its own 100 ms later; after a wait_ms, its FLUSH is
+ * waited for instead, however slow the machine), 0 if it sent its own,
+ * -1 if its write came more than 5 ms after the round left although it
+ * was asked for at once (a loaded machine: the round, sent after t0, was no
  * longer surely about to end).
  * Both end with their data held; f[i]: target i's FLUSHes before
  */
@@ -872,15 +842,17 @@ static int coalesced(struct env *e, unsigned wait_ms, unsigned *f)
 	live_holding(e, 10000, f);
 	uint64_t t0 = rpmem_now_ns();
 	start_drainer(e, d, th, 0, 1, &written);
-	for (int t = 0; t < 300000 &&
-	     fake_target_count(e->ft[1], RPMEM_MSG_FLUSH) <= f[1]; t++)
-		usleep(100);
+	WAIT_EVERY(fake_target_count(e->ft[1], RPMEM_MSG_FLUSH) > f[1],
+		   (void)0, 100);
 	usleep(wait_ms * 1000);
 	start_drainer(e, d, th, 1, 1, &written);
-	while (atomic_load(&written) < 2)
-		sched_yield();
+	WAIT_EVERY(atomic_load(&written) >= 2, sched_yield(), 0);
 	uint64_t late = rpmem_now_ns() - t0;
-	usleep(100000);
+	if (wait_ms) /* it sends its own: waited for, however slow */
+		WAIT_UNTIL(fake_target_count(e->ft[1], RPMEM_MSG_FLUSH) >
+			   f[1] + 1);
+	else
+		usleep(100000); /* it waits: no FLUSH of its own meanwhile */
 	unsigned sent = fake_target_count(e->ft[1], RPMEM_MSG_FLUSH) - f[1];
 	release_all(e, d, th, 2);
 	int ret = sent == 1;
@@ -901,12 +873,9 @@ static void links__a_drain_rides_the_next_round_if_one_is_about_to_end(
 	(void)state;
 	struct env e;
 	unsigned f[N];
-	int got = -1;
-	for (int i = 0; i < 5 && got < 0; i++) {
-		got = coalesced(&e, 0, f);
-		if (got < 0)
-			stop_equal(&e);
-	}
+	int got;
+	/* tried again while the machine makes its write late (-1) */
+	WAIT_EVERY((got = coalesced(&e, 0, f)) >= 0, stop_equal(&e), 0);
 	assert_int_equal(got, 1);
 	/* the round sent when the held one ended served the second drain */
 	for (unsigned i = 0; i < N; i++)
@@ -930,8 +899,7 @@ static struct {
 static void linger_second(void)
 {
 	start_drainer(lg.e, lg.d, lg.th, 1, 1, lg.written);
-	while (client_links_waiting(lg.e->set) < 1)
-		usleep(1000);
+	WAIT_UNTIL(client_links_waiting(lg.e->set) >= 1);
 }
 
 /*
@@ -1102,10 +1070,12 @@ static void links__the_reader_spins_only_where_rounds_are_short(void **state)
 	 * rounds bring it down on an idle machine; a loaded one has longer
 	 * loopback rounds, so up to 2,000 are allowed before it fails)
 	 */
-	for (unsigned i = 0; i < 2000 && (i < 60 ||
-					  client_links_spins(e.set) == n0); i++)
+	unsigned i = 0;
+	for (; i < 60; i++)
 		assert_int_equal(persist(&e, 32 * KIB, 4 * KIB, (uint8_t)i), 0);
-	assert_true(client_links_spins(e.set) > n0);
+	WAIT_EVERY(client_links_spins(e.set) > n0,
+		   assert_int_equal(persist(&e, 32 * KIB, 4 * KIB,
+					    (uint8_t)i++), 0), 0);
 	stop_equal(&e);
 }
 

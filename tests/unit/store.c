@@ -32,6 +32,7 @@
 #include "store.h"
 #include "util.h"
 #include "versions.h"
+#include "wait.h"
 
 #define MiB (1024ull * 1024)
 
@@ -571,8 +572,7 @@ static void live_cut__drain_boundary_and_refusals(void **state_)
 	c.p = p;
 	c.wait_ms = 600000;
 	assert_int_equal(pthread_create(&t, NULL, cut_thread, &c), 0);
-	while (!cut_wanted(p))
-		usleep(1000);
+	WAIT_UNTIL(cut_wanted(p));
 	assert_int_equal(gen_of(p), g0 + 1);
 	rpmemd_pool_drained(p);
 	pthread_join(t, NULL);
