@@ -306,14 +306,16 @@ static void links__a_log_is_cleared_as_its_target_acknowledges(void **state)
 {
 	(void)state;
 	struct env e;
+	uint64_t was = client_links_clear_ns;
+	client_links_clear_ns = 0; /* no second between two clears */
 	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
 	assert_int_equal(rpmemctl_links_push(e.set), 0);
 	for (unsigned x = 0; x < 10; x++)
 		assert_int_equal(persist(&e, x * EXT, 4 * KIB, (uint8_t)x), 0);
 	/*
 	 * every target acknowledged them: a later persist clears each log
-	 * (at most once a second), which then marks only what came since
-	 * (before, the log kept all ten until the next push)
+	 * (at most once a LINKS_CLEAR_NS, none here), which then marks only
+	 * what came since (before, the log kept all ten until the next push)
 	 */
 	WAIT_DOING(rpmemctl_dirtylog_count(e.log[2]) <= 1,
 		   assert_int_equal(persist(&e, 15 * EXT, 4 * KIB, 1), 0));
@@ -333,6 +335,7 @@ static void links__a_log_is_cleared_as_its_target_acknowledges(void **state)
 	for (unsigned i = 0; i < N; i++)
 		assert_memory_equal(fake_target_pool(e.ft[i]), e.data, SIZE);
 	env_stop(&e);
+	client_links_clear_ns = was;
 }
 
 static void links__a_returning_target_is_resynced_beside_the_persists(

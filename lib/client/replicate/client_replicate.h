@@ -60,6 +60,12 @@ uint64_t client_links_spins(const struct rpmemctl_links *s);
  * their drains first); a test puts its own
  */
 extern void (*client_links_linger)(void);
+/*
+ * client_links_clear_ns -- the least time between two clears of a link's
+ * dirty log (links.c; LINKS_CLEAR_NS); a test sets it small, so as not
+ * to sit through real seconds
+ */
+extern uint64_t client_links_clear_ns;
 /* client_links_waiting -- drains waiting for a round or their turn */
 unsigned client_links_waiting(struct rpmemctl_links *s);
 

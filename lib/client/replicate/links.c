@@ -278,13 +278,16 @@ void links_kick_overdue(struct rpmemctl_links *s)
 	}
 }
 
+uint64_t client_links_clear_ns = LINKS_CLEAR_NS;
+
 /*
  * links_clear_acked -- each LIVE link whose every write was acknowledged clears
- * its dirty log, at most once a LINKS_CLEAR_NS (a mark after a clear is
- * persisted again), and only with no rpmemctl_links_mark outstanding: a
- * mark cleared before its write was sent is made again by the write
- * (rpmemctl_links_write), but a crash between the two would lose it from
- * a log that keeps its clean mark (the replica API's)
+ * its dirty log, at most once a LINKS_CLEAR_NS (client_links_clear_ns; a
+ * mark after a clear is persisted again), and only with no
+ * rpmemctl_links_mark outstanding: a mark cleared before its write was
+ * sent is made again by the write (rpmemctl_links_write), but a crash
+ * between the two would lose it from a log that keeps its clean mark (the
+ * replica API's)
  */
 static void links_clear_acked(struct rpmemctl_links *s)
 {
@@ -298,7 +301,7 @@ static void links_clear_acked(struct rpmemctl_links *s)
 		if (now < s->clear_next[i])
 			continue;
 		if (client_link_clear_acked(s->link[i]) >= 0)
-			s->clear_next[i] = now + LINKS_CLEAR_NS;
+			s->clear_next[i] = now + client_links_clear_ns;
 	}
 }
 
