@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "util.h"
 
 /* LOG_LINE_MAX -- room for one formatted log line */
 #define LOG_LINE_MAX 1024
@@ -166,12 +167,10 @@ void rpmem_log_set_fn(rpmem_log_fn fn, void *arg)
 	ctx.to_stderr = !fn && env_level() >= 0;
 }
 
-/* now_sec -- CLOCK_MONOTONIC seconds */
+/* now_sec -- CLOCK_MONOTONIC seconds (rpmem_now_ns: a test's clock) */
 static uint64_t now_sec(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
+	return rpmem_now_ns() / 1000000000ull;
 }
 
 int rpmem_log_limited(struct rpmem_log_limit *l, int prio, const char *fmt,

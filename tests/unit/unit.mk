@@ -23,6 +23,7 @@ UNIT_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka)
 UNIT_WRAP_proto := -Wl,--wrap=calloc -Wl,--wrap=free
 UNIT_WRAP_hash  := -Wl,--wrap=pthread_create
 UNIT_WRAP_pace  := -Wl,--wrap=rpmem_now_ns
+UNIT_WRAP_log   := -Wl,--wrap=rpmem_now_ns
 UNIT_WRAP_meta  := -Wl,--wrap=fsync -Wl,--wrap=renameat -Wl,--wrap=write
 UNIT_WRAP_undo  := -Wl,--wrap=pwrite
 UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
