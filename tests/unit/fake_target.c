@@ -18,11 +18,12 @@
 #include "hash.h"
 #include "net.h"
 #include "util.h"
+#include "wait.h"
 #include "wire.h"
 
 #define FAKE_SCRIPTS 32
 #define FAKE_HANDLES 16
-#define FAKE_IDLE_WAIT_S 30
+#define FAKE_IDLE_WAIT_S WAIT_S /* the unit tests' one deadline (wait.h) */
 
 struct script {
 	uint16_t type; /* 0 = any */
