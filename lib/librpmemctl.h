@@ -1664,7 +1664,7 @@ int rpmemctl_links_set_spin(struct rpmemctl_links *set, unsigned us);
 int rpmemctl_links_set_kickout(struct rpmemctl_links *set, unsigned ms,
 			       uint64_t bytes);
 /*
- * rpmemctl_links_fence -- (LIBRPMEMCTL_4) with a fence-peer handler
+ * rpmemctl_links_fence -- (LIBRPMEMCTL_5) with a fence-peer handler
  * configured (RPMEM_FENCE_PEER_HANDLER, replicate.fence_peer_handler;
  * rpmem_preload(7)): every link that does not hold is fenced (the
  * handler waited for) and every one fenced that holds again unfenced, as
