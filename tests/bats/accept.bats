@@ -218,8 +218,8 @@ check_listen() {
 	wait_for logged 8 "accepted"
 	local i
 	for i in 1 2 3; do
-		# what the test is about: a connection silent for 1 s
-		# (RPMEMD_SILENT_GRACE_MS) may be displaced; the attacker's,
+		# not a wait: what the test is about, a connection silent for
+		# 1 s (RPMEMD_SILENT_GRACE_MS) may be displaced; the attacker's,
 		# opened or reopened for the last list, are that old now
 		sleep 1.2
 		rc list --psk-file "$W/alice.psk" "$T"

@@ -27,17 +27,23 @@ pool_state() {
 		<<<"$output"
 }
 
+# no_writer POOL -- an admin's list of r1 shows POOL with no writer
+no_writer() {
+	as ops list --json "$T/r1"
+	[ "$(json ".pools[] | select(.name == \"$1\") | .writer")" = "" ]
+}
+
+# reloads_past N -- the daemon has said "reload done" more than N times
+reloads_past() {
+	[ "$(grep -c "reload done" "$DLOG" || true)" -gt "$1" ]
+}
+
 # reload -- SIGHUP, then wait for the daemon to say it is done
 reload() {
 	local n
 	n=$(grep -c "reload done" "$DLOG" || true)
 	kill -HUP "$DPID"
-	for _ in $(seq 100); do
-		[ "$(grep -c "reload done" "$DLOG" || true)" -gt "$n" ] && return 0
-		sleep 0.05
-	done
-	echo "no reload" >&2
-	return 1
+	wait_for reloads_past "$n"
 }
 
 @test "a read-only identity lists every region, verifies and pulls" {
@@ -182,10 +188,7 @@ reload() {
 	"$BUILD/tests/hold_pool" "$T/r1/p1" 30 "$W/backup1.psk" \
 		>"$W/hold.out" 2>&1 &
 	local hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	alive_until "$hp" grep -q holding "$W/hold.out"
 	as monitor status --json "$T"
 	local mon=$output mon_rc=$status
 	as ops status --json "$T"
@@ -220,10 +223,7 @@ reload() {
 	"$BUILD/tests/hold_pool" "$T/r1/p1" 30 "$W/backup1.psk" \
 		>"$W/hold.out" 2>&1 &
 	local hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	alive_until "$hp" grep -q holding "$W/hold.out"
 	as ops status --json "$T"
 	local sid
 	sid=$(jq -r '.sessions[] | select(.region == "r1" and .pool == "p1") | .id' <<<"$output")
@@ -236,12 +236,7 @@ reload() {
 	[ "$status" -eq 0 ]
 	wait "$hp" || true
 	# the daemon's own view: the pool has no writer any more
-	for _ in $(seq 50); do
-		as ops list --json "$T/r1"
-		[ "$(jq -r '.pools[] | select(.name == "p1") | .writer' \
-			<<<"$output")" = "" ] && break
-		sleep 0.1
-	done
+	wait_for no_writer p1
 	[ "$(jq -r '.pools[] | select(.name == "p1") | .writer' <<<"$output")" = "" ]
 	grep -q "kicked session $sid" "$DLOG"
 }
@@ -372,11 +367,8 @@ probe() {
 	"$BUILD/tests/sess_probe" 127.0.0.1 "$PORT" "$W/$id.psk" "$@" \
 		>"$W/$name.out" 2>&1 &
 	PROBES+=("$!")
-	for _ in $(seq 100); do
-		grep -q holding "$W/$name.out" && return 0
-		kill -0 "$!" 2>/dev/null || return 0
-		sleep 0.05
-	done
+	# holding, or refused (the test looks at which)
+	alive_until "$!" grep -q holding "$W/$name.out" || true
 }
 
 # end_probes -- stop the probes still running
@@ -395,6 +387,11 @@ sessions_of() {
 		jq --arg i "$1" '[.sessions[] | select(.identity == $i)] | length'
 }
 
+# sessions_are IDENTITY N -- IDENTITY has N sessions
+sessions_are() {
+	[ "$(sessions_of "$1")" -eq "$2" ]
+}
+
 @test "a session holding no pool is closed after session_idle_timeout, told why; one holding a pool is not" {
 	{ default_rules; echo 'limits = { session_idle_timeout = 1; };'; } |
 		access_conf
@@ -406,21 +403,13 @@ sessions_of() {
 	PROBES=("$!")
 	probe monitor idle hold 30
 	# hold_pool runs beside the probe: its line may come after the probe's
-	for _ in $(seq 100); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.05
-	done
-	grep -q holding "$W/hold.out"
+	wait_for grep -q holding "$W/hold.out"
 	grep -q holding "$W/idle.out"
 	# the daemon closes the idle one by itself
-	for _ in $(seq 100); do
-		[ "$(sessions_of monitor)" -eq 0 ] && break
-		sleep 0.1
-	done
-	[ "$(sessions_of monitor)" -eq 0 ]
+	wait_for sessions_are monitor 0
 	grep -q "no request for 1 s with no pool open (session_idle_timeout); closing the session" "$DLOG"
-	# the writer keeps its pool and its session: time passing is the
-	# subject, the 1 s session_idle_timeout let expire on purpose
+	# the writer keeps its pool and its session. not a wait: time
+	# passing is the subject, the 1 s session_idle_timeout let expire
 	sleep 1.5
 	[ "$(sessions_of backup1)" -eq 1 ]
 	as ops list --json "$T/r1"
@@ -477,11 +466,7 @@ sessions_of() {
 	sid=$(json '[.sessions[] | select(.identity == "backup1")][0].id')
 	as ops kick "$T" "$sid"
 	[ "$status" -eq 0 ]
-	for _ in $(seq 50); do
-		[ "$(sessions_of backup1)" -eq 7 ] && break
-		sleep 0.1
-	done
-	[ "$(sessions_of backup1)" -eq 7 ]
+	wait_for sessions_are backup1 7
 	grep -q "kicked session $sid" "$DLOG"
 	end_probes
 }

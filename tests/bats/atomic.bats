@@ -48,15 +48,24 @@ pool_state() {
 		jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation)"'
 }
 
+# writing -- the pool is syncing with an undo journal bound to $GEN
+writing() {
+	[ "$(pool_state)" = "syncing true $GEN" ]
+}
+
+# written_past BEFORE N -- the daemon counted at least N bytes written
+# into pool p since it counted BEFORE
+written_past() {
+	[ $(($(written p) - $1)) -ge "$2" ]
+}
+
 # wait_writing -- until the sync under way marked the pool syncing with
 # an undo journal bound to generation $GEN
 wait_writing() {
-	for _ in $(seq 500); do
-		[ "$(pool_state)" = "syncing true $GEN" ] && return 0
-		sleep 0.01
-	done
-	echo "the sync never started: $(pool_state)" >&2
-	return 1
+	wait_for writing || {
+		echo "the sync never started: $(pool_state)" >&2
+		return 1
+	}
 }
 
 # interrupt WHO -- a sync of $W/new paced at $BW, kill -9 of WHO
@@ -67,6 +76,7 @@ interrupt() {
 	"$RPMEMCTL" sync --bwlimit "$BW" "$W/new" "$T/r1/p" >/dev/null 2>&1 &
 	local cpid=$!
 	wait_writing
+	# not a wait: a random point in the writing for the kill
 	sleep "$(printf '0.%02d' $((RANDOM % 40)))"
 	if [ "$1" = rpmemctl ]; then
 		kill -9 "$cpid"
@@ -122,12 +132,8 @@ killmatrix() {
 # GEN was freed (its last fd closed: rpmemd holds no deleted pool file)
 # after the commit was answered, not before
 previous_freed() {
-	local i n
-	for i in $(seq 100); do
-		grep -q "pool 'p': its previous image ($((64 << 20)) bytes) freed" "$DLOG" &&
-			break
-		sleep 0.1
-	done
+	local n
+	wait_for grep -q "pool 'p': its previous image ($((64 << 20)) bytes) freed" "$DLOG"
 	n=$(grep -n "pool r1/p is consistent (generation $1)" "$DLOG" | cut -d: -f1)
 	[ -n "$n" ]
 	tail -n +"$n" "$DLOG" | grep -q "pool 'p': its previous image ($((64 << 20)) bytes) freed, after the commit was answered"
@@ -201,10 +207,7 @@ mapped_kib() {
 	"$RPMEMCTL" sync --bwlimit 128K "$W/new" "$T/r1/p" >/dev/null 2>&1 &
 	local cpid=$!
 	# at least 128 KiB of the new blocks are in the pool when it is cut
-	for _ in $(seq 500); do
-		[ $(($(written p) - before)) -ge $((128 << 10)) ] && break
-		sleep 0.01
-	done
+	wait_for written_past "$before" $((128 << 10))
 	kill -9 "$cpid"
 	wait "$cpid" || true
 	local arrived=$(($(written p) - before))

@@ -131,9 +131,9 @@ teardown() { teardown_daemon; }
 	command -v script || skip "script(1) from bsdutils is not installed"
 	mkfile "$W/src" 256
 	rc create "$T/r1/p1" 256M
-	# a paused daemon makes the transfer last well over a second (the
-	# sleep is the subject: the length of the pause)
+	# a paused daemon makes the transfer last well over a second
 	kill -STOP "$DPID"
+	# not a wait: the sleep is the subject, the length of the pause
 	(sleep 2; kill -CONT "$DPID") &
 	local cp=$!
 	run script -qec "'$RPMEMCTL' mirror '$W/src' '$T/r1/p1'" /dev/null

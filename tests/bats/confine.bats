@@ -171,12 +171,7 @@ expand() {
 	mkdir -p "$W/r2"
 	sed -i "s|^regions = (|regions = (\n  { name = \"r2\"; type = \"dir\"; path = \"$W/r2\"; },|" "$CONF"
 	kill -HUP "$DPID"
-	for _ in $(seq 50); do
-		rc list --json "$T"
-		[ "$(json '.regions | length')" -eq 2 ] && break
-		sleep 0.1
-	done
-	[ "$(json '.regions | length')" -eq 2 ]
+	wait_for regions_are 2
 	rc mirror "$W/a" "$T/r2/b"
 	[ "$status" -eq 0 ]
 	cmp "$W/a" "$W/r2/b"

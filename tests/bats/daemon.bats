@@ -7,6 +7,13 @@ load helpers
 setup() { setup_env; }
 teardown() { teardown_daemon; }
 
+# keepalive_armed -- the daemon's end of the connection from port $PORT
+# (in $line) shows its keepalive timer
+keepalive_armed() {
+	line=$(ss -tnoH state established "( sport = :$PORT )")
+	[[ "$line" == *keepalive* ]]
+}
+
 @test "rpmemd -n accepts a good configuration" {
 	run "$RPMEMD" -n -c "$CONF"
 	[ "$status" -eq 0 ]
@@ -81,12 +88,7 @@ teardown() { teardown_daemon; }
 CONF2
 	sed -i "s|^regions = (|regions = (\n  { name = \"r2\"; type = \"dir\"; path = \"$W/r2\"; },|" "$CONF"
 	kill -HUP "$DPID"
-	for _ in $(seq 50); do
-		rc list --json "$T"
-		[ "$(json '.regions | length')" -eq 2 ] && break
-		sleep 0.1
-	done
-	[ "$(json '.regions | length')" -eq 2 ]
+	wait_for regions_are 2
 	rc status --json "$T"
 	[ "$(json '[.sessions[] | select(.region=="r1" and .pool=="p1")] | length')" -eq 1 ]
 	# the holder still closes its pool cleanly
@@ -99,12 +101,8 @@ CONF2
 	echo 'this is not a config' >"$CONF"
 	kill -HUP "$DPID"
 	# the reload has happened (and failed) once the daemon says so
-	for _ in $(seq 100); do
-		grep -q "reload failed, keeping the running configuration" \
-			"$DLOG" && break
-		sleep 0.05
-	done
-	grep -q "reload failed, keeping the running configuration" "$DLOG"
+	wait_for grep -q "reload failed, keeping the running configuration" \
+		"$DLOG"
 	kill -0 "$DPID"
 	rc list --json "$T"
 	[ "$status" -eq 0 ]
@@ -118,11 +116,7 @@ CONF2
 	local hp=$HP line=
 	# the daemon's end of the held connection: source port $PORT; the
 	# keepalive timer shows once nothing is waiting to be acknowledged
-	for _ in $(seq 40); do
-		line=$(ss -tnoH state established "( sport = :$PORT )")
-		[[ "$line" == *keepalive* ]] && break
-		sleep 0.05
-	done
+	wait_for keepalive_armed
 	kill "$hp" 2>/dev/null || true
 	wait "$hp" || true
 	echo "ss: $line"

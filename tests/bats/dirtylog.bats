@@ -28,12 +28,7 @@ write_while_away() {
 	"$WRITER" "$W/src" "$T/r1/p1" "$@" <"$W/go" >"$W/wout" 2>"$W/werr" &
 	local wp=$!
 	exec 4>"$W/go"
-	for _ in $(seq 300); do
-		grep -q open "$W/wout" && break
-		kill -0 "$wp" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q open "$W/wout"
+	alive_until "$wp" grep -q open "$W/wout"
 	stop_daemon
 	echo go >&4
 	exec 4>&-

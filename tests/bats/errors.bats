@@ -8,6 +8,12 @@ bats_require_minimum_version 1.5.0 # run --separate-stderr
 setup() { setup_daemon; }
 teardown() { teardown_daemon; }
 
+# p1_syncing -- the daemon lists pool r1/p1 as syncing
+p1_syncing() {
+	rc list --json "$T/r1"
+	[ "$(json '.pools[] | select(.name=="p1") | .state')" = syncing ]
+}
+
 @test "a missing local file exits 5 and names the file" {
 	rc mirror "$W/nonexistent" "$T/r1/p1"
 	[ "$status" -eq 5 ]
@@ -153,11 +159,7 @@ teardown() { teardown_daemon; }
 	# 256 MiB at 64 MiB/s: about 4 s, so it is still writing when killed
 	"$RPMEMCTL" mirror --bwlimit 64M "$W/src" "$T/r1/p1" >"$W/m.out" 2>&1 &
 	local mp=$!
-	for _ in $(seq 500); do
-		grep -q '^state=syncing' "$R1/.rpmemd/p1.meta" 2>/dev/null && break
-		sleep 0.02
-	done
-	grep -q '^state=syncing' "$R1/.rpmemd/p1.meta"
+	alive_until "$mp" grep -qs '^state=syncing' "$R1/.rpmemd/p1.meta"
 	kill -9 "$DPID"
 	wait "$mp" && mstatus=0 || mstatus=$?
 	[ "$mstatus" -eq 3 ]
@@ -180,12 +182,7 @@ teardown() { teardown_daemon; }
 	# paced to about 8 s, so the kill surely lands mid-transfer
 	"$RPMEMCTL" mirror --bwlimit 16M "$W/src" "$T/r1/p1" >/dev/null 2>&1 &
 	local mp=$!
-	for _ in $(seq 100); do
-		rc list --json "$T/r1"
-		[ "$(json '.pools[] | select(.name=="p1") | .state')" = syncing ] &&
-			break
-		sleep 0.05
-	done
+	wait_for p1_syncing
 	kill -9 "$mp"
 	wait "$mp" || true
 	kill -0 "$DPID"
@@ -245,11 +242,7 @@ LIBERR=$BUILD/tests/lib_errors
 	"$LIBERR" kill 127.0.0.1 "$PORT" r1 p1 <"$W/go" >"$W/kill.out" 2>&1 &
 	local lp=$!
 	exec 5>"$W/go"
-	for _ in $(seq 100); do
-		grep -q '^open$' "$W/kill.out" && break
-		sleep 0.05
-	done
-	grep -q '^open$' "$W/kill.out"
+	alive_until "$lp" grep -q '^open$' "$W/kill.out"
 	kill -9 "$DPID"
 	wait "$DPID" || true
 	DPID=

@@ -125,10 +125,7 @@ CONF
 	# the daemon is still at everyone's service
 	[ "$("$RPMEMCTL" list --json "$T/r1/p1" | jq -r '.pools[0].state')" = consistent ]
 	kill -CONT "$EPID"
-	for _ in $(seq 600); do
-		grep -q '"event":"overflow"' "$W/ev" && break
-		sleep 0.05
-	done
+	alive_until "$EPID" grep -q '"event":"overflow"' "$W/ev"
 	kill "$EPID"
 	wait "$EPID" || true
 	EPID=

@@ -157,10 +157,7 @@ teardown() {
 		[ -e "$R1/.rpmemd/p.v$g.ver" ]
 	done
 	grep -q "version 3 is damaged.*kept" "$DLOG"
-	for _ in $(seq 50); do
-		grep -q "version 3 of pool 'p' is damaged" "$W/ev" && break
-		sleep 0.1
-	done
+	wait_for grep -q "version 3 of pool 'p' is damaged" "$W/ev"
 	kill "$EPID"
 	grep -q "version 3 of pool 'p' is damaged" "$W/ev"
 	# its records check: restored through it, each image hash-checked

@@ -84,10 +84,7 @@ s.close()
 print("sent")
 PY
 	grep -q sent "$W/py.out"
-	for _ in $(seq 50); do
-		[ -s "$W/captured" ] && break
-		sleep 0.1
-	done
+	wait_for test -s "$W/captured"
 	[ "$(cat "$W/captured")" = xxxxxxxxxxxxxxxx ]
 	grep -q "handshake ok" "$W/imp.err"
 }

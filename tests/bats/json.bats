@@ -321,10 +321,7 @@ for f in sys.argv[1:]:
 	ln -s "$BUILD/tests/hold_pool" "$hold"
 	"$hold" "$T/r1/p1" 30 >"$W/hold.out" 2>&1 &
 	local hp=$!
-	for _ in $(seq 50); do
-		grep -q holding "$W/hold.out" && break
-		sleep 0.1
-	done
+	alive_until "$hp" grep -q holding "$W/hold.out"
 	jrun list "$T"
 	cp "$W/out" "$W/list.json"
 	jrun status "$T"

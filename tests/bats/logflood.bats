@@ -42,7 +42,8 @@ CONF
 	[[ "$output" == "refused 5000 of 5000: identity 'monitor' may not read region 'r2'"* ]]
 	at_most_per_sec "$t0" $(($(wc -l <"$DLOG") - before))
 	# one more, in a later second, logs the count left out of the last one
-	# (the sleep is the subject: the log's one-second window let pass)
+	# (not a wait: the sleep is the subject, the log's one-second window
+	# let pass)
 	sleep 1.1
 	run "$BUILD/tests/sess_probe" 127.0.0.1 "$PORT" "$W/monitor.psk" deny r2 1
 	[ "$status" -eq 0 ]
@@ -59,7 +60,7 @@ CONF
 	run $HOSTILE "$PORT" bad-writes 5000
 	[ "$output" = "refused 5000 of 5000" ]
 	at_most_per_sec "$t0" $(($(wc -l <"$DLOG") - before))
-	# the subject: the log's one-second window let pass
+	# not a wait: the subject, the log's one-second window let pass
 	sleep 1.1
 	run $HOSTILE "$PORT" bad-writes 1
 	[ "$output" = "refused 1 of 1" ]

@@ -37,7 +37,7 @@ status_kib() {
 # all open at once: the daemon runs a thread for each, and once they are
 # idle its RssAnon is within what it was before they came + N x PER_KIB
 hold_sessions() {
-	local per=$1 line base now i
+	local per=$1 line base now
 	shift
 	start_daemon
 	base=$(status_kib RssAnon)
@@ -48,11 +48,7 @@ hold_sessions() {
 	[ "$line" = "open $N" ]
 	[ "$(status_kib Threads)" -gt "$N" ]
 	# idle sessions give their buffers back within a tenth of a second
-	for i in $(seq 100); do
-		now=$(status_kib RssAnon)
-		[ "$now" -le $((base + N * per)) ] && break
-		sleep 0.1
-	done
+	wait_for rss_within $((base + N * per)) || true
 	echo "# RssAnon: $base KiB idle, $now KiB with $N sessions" \
 		"(bound $((base + N * per)) KiB)" >&3
 	[ "$now" -le $((base + N * per)) ]
@@ -63,6 +59,12 @@ hold_sessions() {
 	echo >&"${SC[1]}"
 	wait "$CLIENT_PID"
 	CLIENT_PID=
+}
+
+# rss_within KIB -- rpmemd's anonymous memory (in $now) is at most KIB
+rss_within() {
+	now=$(status_kib RssAnon)
+	[ "$now" -le "$1" ]
 }
 
 @test "200 idle plaintext sessions that did a mirror's work keep under 64 KiB of anonymous memory each in rpmemd" {

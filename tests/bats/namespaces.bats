@@ -87,10 +87,7 @@ CONF
 	grep -q "pmem: .* active namespace" "$DLOG"
 	[ "$(grep -c "pmem: .* active namespace" "$DLOG")" -eq 1 ]
 	kill -HUP "$DPID"
-	for _ in $(seq 50); do
-		grep -q "reload done" "$DLOG" && break
-		sleep 0.1
-	done
+	wait_for grep -q "reload done" "$DLOG"
 	[ "$(grep -c "pmem: .* active namespace" "$DLOG")" -eq 2 ]
 	rc status --json "$T"
 	[ "$status" -eq 0 ]

@@ -12,11 +12,7 @@ setup() {
 	: >"$NLOG"
 	python3 "$TOP/tests/peers/notify_listen.py" "$NSOCK" "$NLOG" "$PORT" &
 	LPID=$!
-	for _ in $(seq 100); do
-		[ -S "$NSOCK" ] && break
-		sleep 0.05
-	done
-	[ -S "$NSOCK" ]
+	alive_until "$LPID" test -S "$NSOCK"
 }
 
 teardown() {
@@ -44,15 +40,19 @@ start_notified() {
 }
 
 # wait_note ERE [COUNT] -- wait until COUNT (default 1) notification
-# lines match ERE; fails after 30 s or when rpmemd died
+# lines match ERE; fails after 60 s or once rpmemd died
 wait_note() {
-	local n=${2:-1}
-	for _ in $(seq 300); do
-		[ "$(grep -cE -- "$1" "$NLOG")" -ge "$n" ] && return 0
-		sleep 0.1
-	done
-	echo "no $n x '$1' in the notifications" >&2
-	return 1
+	alive_until "$DPID" notes "$1" "${2:-1}"
+}
+
+# notes ERE COUNT -- at least COUNT notification lines match ERE
+notes() {
+	[ "$(grep -cE -- "$1" "$NLOG")" -ge "$2" ]
+}
+
+# notes_after LINE ERE -- a notification line from LINE on matches ERE
+notes_after() {
+	tail -n +"$1" "$NLOG" | grep -qE -- "$2"
 }
 
 @test "READY=1 comes once the port accepts connections, with a STATUS= of an idle daemon" {
@@ -80,13 +80,7 @@ wait_note() {
 	local held
 	held=$(grep -n 'STATUS=1 session, 1 pool open; 1 writing' "$NLOG" |
 		head -n 1 | cut -d: -f1)
-	for _ in $(seq 300); do
-		tail -n +"$held" "$NLOG" |
-			grep -q 'STATUS=0 sessions, 0 pools open; 0 writing' && break
-		sleep 0.1
-	done
-	tail -n +"$held" "$NLOG" |
-		grep -q 'STATUS=0 sessions, 0 pools open; 0 writing'
+	wait_for notes_after "$held" 'STATUS=0 sessions, 0 pools open; 0 writing'
 }
 
 @test "SIGHUP is RELOADING=1, then READY=1 once the new configuration is in force" {
@@ -152,10 +146,7 @@ wait_note() {
 	rm -f "$NSOCK"
 	NOTIFY_SOCKET=$NSOCK "$RPMEMD" -c "$CONF" >>"$DLOG" 2>&1 &
 	DPID=$!
-	for _ in $(seq 300); do
-		grep -q 'ready:' "$DLOG" && break
-		sleep 0.1
-	done
+	alive_until "$DPID" grep -q 'ready:' "$DLOG"
 	rc list --json "$T"
 	[ "$status" -eq 0 ]
 	[ "$(grep -c 'sd_notify to $NOTIFY_SOCKET failed' "$DLOG")" -eq 1 ]

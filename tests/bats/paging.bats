@@ -35,6 +35,11 @@ teardown() {
 	teardown_daemon
 }
 
+# in_fifo_open -- a daemon thread waits in an open of a FIFO (for its writer)
+in_fifo_open() {
+	grep -qx wait_for_partner /proc/"$DPID"/task/*/wchan
+}
+
 # crowd_sessions N -- hold N sessions open in the background; their ids
 # (from HELLO_OK) are in $W/crowd as "session ID" lines
 crowd_sessions() {
@@ -42,11 +47,7 @@ crowd_sessions() {
 	$CROWD sessions "$PORT" "$1" <"$W/hold" >"$W/crowd" 2>&1 &
 	BG=$!
 	exec 9>"$W/hold"
-	for _ in $(seq 600); do
-		grep -q "^open $1\$" "$W/crowd" && return 0
-		kill -0 "$BG" 2>/dev/null || break
-		sleep 0.1
-	done
+	alive_until "$BG" grep -q "^open $1\$" "$W/crowd" && return 0
 	cat "$W/crowd" >&2
 	return 1
 }
@@ -159,11 +160,7 @@ CONF
 	"$RPMEMCTL" list --json "$T" >"$W/stuck.out" 2>&1 &
 	BG=$!
 	# until a daemon thread waits in that open (for the FIFO's writer)
-	for _ in $(seq 200); do
-		grep -qx wait_for_partner /proc/"$DPID"/task/*/wchan && break
-		sleep 0.05
-	done
-	grep -qx wait_for_partner /proc/"$DPID"/task/*/wchan
+	wait_for in_fifo_open
 	kill -0 "$BG"
 	# the region's other requests go on meanwhile (each bounded by
 	# timeout only so that a failure does not hang the suite)

@@ -107,10 +107,7 @@ scrape() {
 	$CROWD sessions "$PORT" 1 'say "hi" \o/' <"$W/hold" >"$W/crowd" 2>&1 &
 	BG=$!
 	exec 9>"$W/hold"
-	for _ in $(seq 50); do
-		grep -q "^open 1" "$W/crowd" && break
-		sleep 0.1
-	done
+	alive_until "$BG" grep -q "^open 1" "$W/crowd"
 	scrape
 	grep -qF 'client="say \"hi\" \\o/"' "$W/prom.txt"
 	local id

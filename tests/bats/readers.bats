@@ -298,7 +298,8 @@ teardown() {
 	# a writer idle as long keeps its pool (writer_idle_timeout: 600 s)
 	rc -q mirror "$W/src" "$T/r1/q"
 	hold "$T/r1/q" 60
-	# the subject: idle longer than reader_idle_timeout, on purpose
+	# not a wait: the subject, idle longer than reader_idle_timeout, on
+	# purpose
 	sleep 2
 	kill -0 "$HP"
 	rc list --json "$T/r1/q"

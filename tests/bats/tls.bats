@@ -190,11 +190,7 @@ CONF
 	python3 "$TOP/tests/peers/flip_proxy.py" "$pp" "$PORT" 1500000 \
 		>"$W/proxy.out" 2>"$W/proxy.err" &
 	pid=$!
-	for _ in $(seq 300); do
-		grep -q ready "$W/proxy.out" && break
-		sleep 0.1
-	done
-	grep -q ready "$W/proxy.out"
+	alive_until "$pid" grep -q ready "$W/proxy.out"
 	rc mirror --psk-file "$W/alice.psk" "$W/src" "127.0.0.1:$pp/r1/p1"
 	kill "$pid" 2>/dev/null || true
 	[ "$status" -eq 3 ]
@@ -214,6 +210,14 @@ session_of() {
 		jq -r --arg v "$2" ".sessions[] | select(.$1 == \$v) | .id"
 }
 
+# held_and_subscribed -- the pool r1/held has a writer (its session id in
+# $wid) that says it holds it, and the subscriber is subscribed
+held_and_subscribed() {
+	wid=$(session_of pool held)
+	[ -n "$wid" ] && grep -q holding "$W/hold.out" &&
+		grep -q "subscribed to events" "$DLOG"
+}
+
 @test "a session kicked over TLS is told an administrator ended it (exit 4, as rpmemctl(1) says), not that its records were tampered with" {
 	start_daemon
 	local ep hp sid wid
@@ -225,15 +229,7 @@ session_of() {
 	"$BUILD/tests/hold_pool" "$T/r1/held" 30 "" "$W/alice.psk" \
 		>"$W/hold.out" 2>&1 &
 	hp=$!
-	for _ in $(seq 300); do
-		wid=$(session_of pool held)
-		[ -n "$wid" ] && grep -q holding "$W/hold.out" &&
-			grep -q "subscribed to events" "$DLOG" && break
-		sleep 0.1
-	done
-	[ -n "$wid" ]
-	grep -q holding "$W/hold.out"
-	grep -q "subscribed to events" "$DLOG"
+	wait_for held_and_subscribed
 	rc kick --psk-file "$W/alice.psk" "$T" "$wid"
 	[ "$status" -eq 0 ]
 	wait "$hp" || true
@@ -299,11 +295,7 @@ check_at() {
 	"$RPMEMCTL" events --psk-file "$W/alice.psk" "$T" \
 		>"$W/ev.out" 2>"$W/ev.err" &
 	ep=$!
-	for _ in $(seq 300); do
-		grep -q "subscribed to events" "$DLOG" && break
-		sleep 0.1
-	done
-	grep -q "subscribed to events" "$DLOG"
+	alive_until "$ep" grep -q "subscribed to events" "$DLOG"
 	stop_daemon
 	wait "$ep" || st=$?
 	cat "$W/ev.err"
@@ -331,11 +323,7 @@ check_at() {
 	"$RPMEMCTL" events --tls-ca "$P/ca.crt" --tls-cert "$W/latin.crt" \
 		--tls-key "$W/latin.key" "$T" >"$W/ev.out" 2>"$W/ev.err" &
 	local ep=$!
-	for _ in $(seq 300); do
-		grep -q "subscribed to events" "$DLOG" && break
-		sleep 0.1
-	done
-	grep -q "subscribed to events" "$DLOG"
+	alive_until "$ep" grep -q "subscribed to events" "$DLOG"
 	"$RPMEMCTL" status --json --psk-file "$W/alice.psk" "$T" >"$W/st.json"
 	"$RPMEMCTL" status --prometheus --psk-file "$W/alice.psk" "$T" \
 		>"$W/st.prom"

@@ -229,10 +229,7 @@ teardown() {
 	syncs 3
 	rc versions --prune 1 "$T/r1/p"
 	[ "$status" -eq 0 ]
-	for _ in $(seq 50); do
-		grep -q "pruned (request)" "$W/ev" && break
-		sleep 0.1
-	done
+	wait_for grep -q "pruned (request)" "$W/ev"
 	kill "$EPID"
 	grep -q "version 2 of pool 'p' kept" "$W/ev"
 	grep -q "version 1 of pool 'p' pruned (request)" "$W/ev"
@@ -341,10 +338,7 @@ live_start() {
 	app records:1
 	[ "$status" -eq 0 ]
 	app_start records:until
-	for _ in $(seq 200); do
-		[ "$(committed)" -gt 1 ] && return 0
-		sleep 0.05
-	done
+	alive_until "$APID" committed_over 1 && return 0
 	cat "$W/app.err" >&2
 	return 1
 }
@@ -365,6 +359,12 @@ committed_over() {
 	[ "$(committed)" -gt "$1" ]
 }
 
+# cut_app -- versions --create of r1/app succeeds ($status, $output kept)
+cut_app() {
+	rc versions --create "$T/r1/app"
+	[ "$status" -eq 0 ]
+}
+
 # cuts N -- N versions --create of r1/app a second apart; each line of
 # $W/cuts: the generation cut, the last record committed before the
 # request and after its reply
@@ -376,7 +376,8 @@ cuts() {
 		rc versions --create --json "$T/r1/app"
 		[ "$status" -eq 0 ] || { echo "cut $i: $output"; return 1; }
 		echo "$(json .created) $before $(committed)" >>"$W/cuts"
-		# pacing, the subject: cuts spread over the writer's run
+		# not a wait: pacing, the subject: cuts spread over the
+		# writer's run
 		[ "$i" -eq "$1" ] || sleep 1
 	done
 }
@@ -508,10 +509,7 @@ check_cuts() {
 	# the last at the writer's commit)
 	[ "$(json '[.versions[].generation] | join(" ")')" = \
 		"$(tail -n 3 "$W/cuts" | awk '{print $1}' | paste -sd' ')" ]
-	for _ in $(seq 50); do
-		grep -q "pruned (retention)" "$W/ev" && break
-		sleep 0.1
-	done
+	wait_for grep -q "pruned (retention)" "$W/ev"
 	local g1
 	g1=$(head -n 1 "$W/cuts" | awk '{print $1}')
 	grep -q "version $g1 of pool 'app' kept" "$W/ev"
@@ -569,11 +567,7 @@ check_cuts() {
 	python3 "$TOP/tests/peers/hostile.py" "$PORT" stall-live-write app \
 		"vm:/x (live)" >"$W/stall" 2>&1 &
 	local hpid=$! gen
-	for _ in $(seq 100); do
-		grep -q stalled "$W/stall" && break
-		sleep 0.05
-	done
-	grep -q stalled "$W/stall"
+	alive_until "$hpid" grep -q stalled "$W/stall"
 	gen=$(pool_gen app)
 	rc versions --create "$T/r1/app"
 	echo "$output"
@@ -584,11 +578,6 @@ check_cuts() {
 	kill "$hpid"
 	wait "$hpid" || true
 	# the writer gone, its half WRITE dropped: the pool is cut at once
-	for _ in $(seq 100); do
-		rc versions --create "$T/r1/app"
-		[ "$status" -eq 0 ] && break
-		sleep 0.1
-	done
-	[ "$status" -eq 0 ]
+	wait_for cut_app
 	[ "$(pool_gen app)" -eq $((gen + 1)) ]
 }
