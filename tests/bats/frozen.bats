@@ -48,12 +48,9 @@ gone() {
 	! kill -0 "$APID" 2>/dev/null
 }
 
-# exited_within N -- the application exits within N looks 0.1 s apart
+# exited_within SECONDS -- the application exits within SECONDS
 exited_within() {
-	for _ in $(seq "$1"); do
-		gone && return 0
-		sleep 0.1
-	done
+	wait_for -t "$1" gone && return 0
 	echo "the application has not exited" >&2
 	return 1
 }
@@ -126,7 +123,7 @@ state() {
 	# liveness: before, the exit waited 60 s for the frozen target's
 	# FLUSH replies; now at most the kick-out's 2 s (bounded at 40 s, a
 	# bound for a loaded machine, not a timing)
-	exited_within 400
+	exited_within 40
 	ASTATUS=0
 	wait "$APID" || ASTATUS=$?
 	APID=
@@ -148,13 +145,10 @@ state() {
 	[ "$(state "$T2" app)" = consistent ]
 }
 
-# paused_within N -- the application printed its first "paused" within N
-# looks 0.1 s apart
+# paused_within SECONDS -- the application printed its first "paused"
+# within SECONDS
 paused_within() {
-	for _ in $(seq "$1"); do
-		paused 1 && return 0
-		sleep 0.1
-	done
+	wait_for -t "$1" paused 1 && return 0
 	echo "the application has not paused:" >&2
 	cat "$W/app.err" >&2
 	return 1
@@ -166,7 +160,7 @@ paused_within() {
 	# liveness: before, the first mapping waited 60 s for the frozen
 	# target's handshake; now the kick-out's 2 s after the two others
 	# answered (bounded at 40 s, a bound for a loaded machine)
-	paused_within 400
+	paused_within 40
 	grep -q "loop 100 " "$W/app.out"
 	grep -q "degraded: cannot start replicating '$POOL' to $T2/r1/app: kicked out at the start: no answer to a probe for " \
 		"$W/app.err" || { cat "$W/app.err"; false; }
@@ -205,7 +199,8 @@ paused_within() {
 	unset RPMEM_REPLICATE_QUORUM
 	freeze
 	app_start set:0:first pause
-	# 4 s, twice the kick-out: the start still waits for the target
+	# not a wait: 4 s, twice the kick-out, let pass: the start still
+	# waits for the target
 	sleep 4
 	! paused 1
 	! grep -q "kicked out at the start" "$W/app.err"
@@ -475,7 +470,7 @@ resync_wrote() {
 	# liveness: the exit waits for a resync only while it moves data,
 	# then at most the kick-out's 2 s (bounded at 40 s, a bound for a
 	# loaded machine, not a timing)
-	exited_within 400
+	exited_within 40
 	ASTATUS=0
 	wait "$APID" || ASTATUS=$?
 	APID=

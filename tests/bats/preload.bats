@@ -583,11 +583,10 @@ kill_round() {
 	APID=$!
 	# a target kill lands among transactions, after the start's resync
 	if [ -n "${2:-}" ]; then
-		for _ in $(seq 200); do
-			grep -q "^committed [1-9]" "$W/rec.out" && break
-			sleep 0.025
-		done
+		alive_until "$APID" grep -q "^committed [1-9]" "$W/rec.out" ||
+			true
 	fi
+	# not a wait: a random point for the kill
 	sleep "0.$((RANDOM % 150 + 50))"
 	kill -KILL "${2:-$APID}"
 	wait "${2:-$APID}" || true
@@ -705,10 +704,8 @@ daemon_kill_round() {
 			>"$W/rec.out" 2>"$W/rec.err" &
 		APID=$!
 		# some commits printed (the bring-up comes first), then a kill
-		for _ in $(seq 400); do
-			grep -q committed "$W/rec.out" && break
-			sleep 0.02
-		done
+		alive_until "$APID" grep -q committed "$W/rec.out" || true
+		# not a wait: a random point for the kill
 		sleep "0.$((RANDOM % 300))"
 		kill -KILL "$APID"
 		wait "$APID" || true

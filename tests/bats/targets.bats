@@ -136,7 +136,8 @@ gens() {
 	[ "$(json '.replicas[0].behind_bytes')" -eq 0 ]
 	[ "$(json '.replicas[0].behind_s')" -eq 0 ]
 	# the time behind counts from when it was left behind: at least the
-	# 2 s slept since (a lower bound only, never a timing)
+	# 2 s slept since (a lower bound only, never a timing). not a wait:
+	# time passing is the subject
 	sleep 2
 	rc replicas --json "$POOL"
 	[ "$(json '.replicas[1].behind_s')" -ge 2 ]
@@ -554,6 +555,17 @@ inflight() {
 		 | select(. > 0 and . < 4194304)'
 }
 
+# all_inflight -- each of a, b (on $T) and c (on $T2) is part way
+# through; their bytes written then in $seen
+all_inflight() {
+	local a b c
+	a=$(inflight "$T" a)
+	b=$(inflight "$T" b)
+	c=$(inflight "$T2" c)
+	[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] || return 1
+	seen="$a $b $c"
+}
+
 @test "mirror to three targets runs the transfers in parallel: each daemon is seen mid-transfer at the same time (their own session counters)" {
 	three
 	mkfile "$W/src" 4
@@ -561,18 +573,8 @@ inflight() {
 	# mirror that sent one target after another could never be seen
 	# with all three sessions part way through
 	"$RPMEMCTL" -q mirror --bwlimit 512K "$W/src" "$A" "$B" "$C" &
-	local mpid=$! seen= a b c
-	for _ in $(seq 200); do
-		a=$(inflight "$T" a)
-		b=$(inflight "$T" b)
-		c=$(inflight "$T2" c)
-		if [ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ]; then
-			seen="$a $b $c"
-			break
-		fi
-		kill -0 "$mpid" 2>/dev/null || break
-		sleep 0.05
-	done
+	local mpid=$! seen=
+	alive_until "$mpid" all_inflight || true
 	echo "# part way at once: $seen" >&3
 	local st=0
 	wait "$mpid" || st=$?
