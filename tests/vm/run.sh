@@ -40,6 +40,9 @@
 set -euo pipefail
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# the bed's polling helpers (vm_poll, vm_wait_for, vm_alive_until)
+# shellcheck source=guest/lib.sh
+. "$VM_DIR/guest/lib.sh"
 RPMEM_SRC=${RPMEM_SRC:-$(cd "$VM_DIR/../.." && pwd)}
 case "$RPMEM_SRC/" in
 /run/* | /dev/*)
@@ -243,6 +246,23 @@ port_busy()
 	[ -n "$(ss -Htuan "sport = :$1" 2>/dev/null)" ]
 }
 
+# target_listening -- the target's qemu has its link's socket: the unix
+# one, or a listener on $PORT
+target_listening()
+{
+	if [ "$VM_NET" = unix ]; then
+		[ -S "$LINK_SOCK" ]
+	else
+		[ -n "$(ss -Htuln "sport = :$PORT" 2>/dev/null)" ]
+	fi
+}
+
+# port_bound PORT -- a UDP socket is bound to PORT here
+port_bound()
+{
+	[ -n "$(ss -Huan "sport = :$1" 2>/dev/null)" ]
+}
+
 # start the target guest on a free port (its socket back end listens or
 # binds there); sets INITIATOR_NET for the initiator's back end
 start_target()
@@ -271,17 +291,8 @@ start_target()
 		esac
 		start_guest target "$VM_TARGET_MEM" "$TARGET_MAC" \
 			"$TARGET_NET" "$PMEM_MEMMAP"
-		for _ in $(seq 50); do
-			if ! kill -0 "${PID[target]}" 2>/dev/null; then
-				break
-			fi
-			if [ "$VM_NET" = unix ]; then
-				[ -S "$LINK_SOCK" ] && return 0
-			elif [ -n "$(ss -Htuln "sport = :$PORT" 2>/dev/null)" ]; then
-				return 0
-			fi
-			sleep 0.2
-		done
+		vm_alive_until -t 10 "${PID[target]}" target_listening &&
+			return 0
 		kill "${PID[target]}" 2>/dev/null || true
 		wait "${PID[target]}" 2>/dev/null || true
 		unset 'PID[target]'
@@ -338,48 +349,58 @@ nic_stalled()
 # down after a short grace period, since the peer can only wait for it
 wait_guests()
 {
-	local role rc peer deadline= stalled= tick=0
+	local deadline= stalled= tick=0
 
-	while [ ${#PID[@]} -gt 0 ]; do
-		# a stalled link never comes back: every later test would wait
-		# out its timeouts, so the guests are stopped (check.sh boots
-		# them once more when the bed's own checks fail)
-		tick=$((tick + 1))
-		if [ -z "$stalled" ] && [ $((tick % 10)) -eq 0 ]; then
-			for role in target initiator; do
-				nic_stalled "$role" || continue
-				stalled=$role
-				echo "vm: the $role guest's NIC stopped transmitting (see $RESULTS/$role.console); stopping the guests in 30 s" >&2
-				deadline=$((SECONDS + 30))
-				break
-			done
-		fi
-		for role in "${!PID[@]}"; do
-			kill -0 "${PID[$role]}" 2>/dev/null && continue
-			rc=0
-			wait "${PID[$role]}" || rc=$?
-			unset "PID[$role]"
-			RC[$role]=$rc
-			echo "vm: $role guest exited (status $rc) after" \
-			     "$((SECONDS - STARTED[$role])) s" >&2
-			if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-				echo "vm: $role guest timed out after $VM_TIMEOUT s" >&2
-			fi
-			if guest_done "$role"; then
-				deadline=${deadline:-$((SECONDS + 60))}
-			else
-				deadline=$((SECONDS + 5))
-			fi
+	# each qemu runs under `timeout $VM_TIMEOUT`: the bound is beyond it
+	vm_poll $(((VM_TIMEOUT + 300) * 2)) 0.5 "" guests_gone
+}
+
+# guests_gone -- one look at the guests for wait_guests (its deadline,
+# stalled and tick): reap those that exited, stop the other once its
+# deadline passed; true when none is left
+guests_gone()
+{
+	local role rc peer
+
+	[ ${#PID[@]} -gt 0 ] || return 0
+	# a stalled link never comes back: every later test would wait
+	# out its timeouts, so the guests are stopped (check.sh boots
+	# them once more when the bed's own checks fail)
+	tick=$((tick + 1))
+	if [ -z "$stalled" ] && [ $((tick % 10)) -eq 0 ]; then
+		for role in target initiator; do
+			nic_stalled "$role" || continue
+			stalled=$role
+			echo "vm: the $role guest's NIC stopped transmitting (see $RESULTS/$role.console); stopping the guests in 30 s" >&2
+			deadline=$((SECONDS + 30))
+			break
 		done
-		if [ -n "$deadline" ] && [ "$SECONDS" -ge "$deadline" ]; then
-			for peer in "${!PID[@]}"; do
-				echo "vm: stopping $peer guest" >&2
-				kill -TERM "${PID[$peer]}" 2>/dev/null || true
-			done
-			deadline=$((SECONDS + 15))
+	fi
+	for role in "${!PID[@]}"; do
+		kill -0 "${PID[$role]}" 2>/dev/null && continue
+		rc=0
+		wait "${PID[$role]}" || rc=$?
+		unset "PID[$role]"
+		RC[$role]=$rc
+		echo "vm: $role guest exited (status $rc) after" \
+		     "$((SECONDS - STARTED[$role])) s" >&2
+		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+			echo "vm: $role guest timed out after $VM_TIMEOUT s" >&2
 		fi
-		sleep 0.5
+		if guest_done "$role"; then
+			deadline=${deadline:-$((SECONDS + 60))}
+		else
+			deadline=$((SECONDS + 5))
+		fi
 	done
+	if [ -n "$deadline" ] && [ "$SECONDS" -ge "$deadline" ]; then
+		for peer in "${!PID[@]}"; do
+			echo "vm: stopping $peer guest" >&2
+			kill -TERM "${PID[$peer]}" 2>/dev/null || true
+		done
+		deadline=$((SECONDS + 15))
+	fi
+	[ ${#PID[@]} -eq 0 ]
 }
 
 # print all TAP lines renumbered, then the summary; sets FAILED/PASSED
@@ -515,10 +536,7 @@ main()
 		"$INITIATOR_NET" ""
 	if [ -n "${RMEM_SAVED:-}" ]; then
 		# until the initiator's socket exists (it binds PORT2)
-		for _ in $(seq 100); do
-			[ -n "$(ss -Huan "sport = :$PORT2" 2>/dev/null)" ] && break
-			sleep 0.1
-		done
+		vm_wait_for -t 10 port_bound "$PORT2" || true
 		rmem_restore
 	fi
 	wait_guests

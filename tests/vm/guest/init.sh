@@ -17,6 +17,7 @@ poweroff_now()
 {
 	sync
 	echo o >/proc/sysrq-trigger
+	# not a wait: the power-off under way ends this process
 	sleep 30
 }
 trap poweroff_now EXIT

@@ -9,6 +9,13 @@
 #   vm_signal NAME            tell the peer guest NAME happened
 #   vm_wait NAME [SECONDS]    wait until the peer signalled NAME (returns 1
 #                             on timeout or if the peer aborted)
+#   vm_wait_for [-t SECS] CMD...  poll CMD until it succeeds; 1 after SECS
+#                             (60), saying what it waited for: the one way
+#                             a suite waits (for a condition, never a time)
+#   vm_alive_until [-t SECS] PID CMD...  the same, and 1 as soon as the
+#                             background process PID has exited without it
+#   vm_serve CMD...           on the target: CMD (acting on the
+#                             initiator's requests) until it is done
 #   vm_retry N DELAY CMD...   run CMD up to N times until it succeeds
 #   vm_start_server PORT SECS OUT CMD...  start a one-shot server in the
 #                             background, return once it listens on PORT
@@ -20,7 +27,7 @@
 # suites. Markers live in $RESULTS/.sync, which both guests see.
 
 VM_PEER=initiator
-[ "$VM_ROLE" = initiator ] && VM_PEER=target
+[ "${VM_ROLE:-}" = initiator ] && VM_PEER=target
 
 tap_line()
 {
@@ -72,17 +79,79 @@ tap_check()
 	return "$rc"
 }
 
-# vm_retry N DELAY CMD... -- for clients racing a server that is starting
+# vm_poll TRIES DELAY PID CMD... -- the one polling loop of the bed: CMD
+# up to TRIES times, DELAY seconds apart, until it succeeds (0); 1 after
+# the last try or once the background process PID (none if empty) has
+# exited without it, saying what it waited for on stderr. A sleep
+# anywhere else carries a "not a wait:" comment (tests/bats/waits.bats)
+vm_poll()
+{
+	# names of its own: CMD may set variables of the caller's
+	local _vp_n=$1 _vp_delay=$2 _vp_pid=$3 _vp_i
+
+	shift 3
+	for ((_vp_i = 1; _vp_i <= _vp_n; _vp_i++)); do
+		"$@" && return 0
+		if [ -n "$_vp_pid" ] && ! kill -0 "$_vp_pid" 2>/dev/null; then
+			"$@" && return 0
+			echo "gave up waiting for: $* (process $_vp_pid exited)" >&2
+			return 1
+		fi
+		[ "$_vp_i" -lt "$_vp_n" ] && sleep "$_vp_delay"
+	done
+	echo "gave up waiting for: $* (after $_vp_n tries $_vp_delay s apart)" >&2
+	return 1
+}
+
+# vm_wait_for [-t SECS] CMD... -- until CMD succeeds, polled every 0.2 s;
+# 1 after SECS (default 60)
+vm_wait_for()
+{
+	local secs=60
+
+	if [ "$1" = -t ]; then
+		secs=$2
+		shift 2
+	fi
+	vm_poll $((secs * 5 + 1)) 0.2 "" "$@"
+}
+
+# vm_alive_until [-t SECS] PID CMD... -- vm_wait_for, and 1 as soon as the
+# background process PID has exited without CMD succeeding
+vm_alive_until()
+{
+	local secs=60
+
+	if [ "$1" = -t ]; then
+		secs=$2
+		shift 2
+	fi
+	vm_poll $((secs * 5 + 1)) 0.2 "$@"
+}
+
+# vm_serve CMD... -- on the target: CMD, which acts on the requests the
+# initiator left, every 0.2 s until the initiator is done or aborted (its
+# run is bounded by its qemu's timeout; this bound, 2 h, is beyond it)
+vm_serve()
+{
+	vm_poll 36000 0.2 "" vm_serve_once "$@"
+}
+
+# vm_serve_once CMD... -- true once the peer is done or aborted, else CMD
+# and false
+vm_serve_once()
+{
+	[ -e "$RESULTS/.sync/$VM_SUITE.$VM_PEER.__done" ] ||
+		[ -e "$RESULTS/.sync/$VM_PEER.abort" ] && return 0
+	"$@"
+	return 1
+}
+
+# vm_retry N DELAY CMD... -- for clients racing a server that is starting:
+# CMD up to N times, DELAY seconds apart
 vm_retry()
 {
-	local n=$1 delay=$2 i
-
-	shift 2
-	for ((i = 1; i <= n; i++)); do
-		"$@" && return 0
-		[ "$i" -lt "$n" ] && sleep "$delay"
-	done
-	return 1
+	vm_poll "$1" "$2" "" "${@:3}"
 }
 
 # vm_listening PORT -- true if a local RDMA CM or TCP listener has PORT
@@ -99,21 +168,17 @@ vm_listening()
 # Returns 1 if it exits or does not listen within 60 s.
 vm_start_server()
 {
-	local port=$1 secs=$2 out=$3 end=$((SECONDS + 60))
+	local port=$1 secs=$2 out=$3
 
 	shift 3
 	echo "### server on port $port: $*" >>"$out"
 	timeout "$secs" stdbuf -oL -eL "$@" >>"$out" 2>&1 &
 	VM_SERVER_PID=$!
-	while ! vm_listening "$port"; do
-		if ! kill -0 "$VM_SERVER_PID" 2>/dev/null ||
-		   [ "$SECONDS" -ge "$end" ]; then
-			echo "### server on port $port is not listening" >>"$out"
-			rdma resource show cm_id >>"$out" 2>&1
-			return 1
-		fi
-		sleep 0.2
-	done
+	vm_alive_until "$VM_SERVER_PID" vm_listening "$port" 2>>"$out" &&
+		return 0
+	echo "### server on port $port is not listening" >>"$out"
+	rdma resource show cm_id >>"$out" 2>&1
+	return 1
 }
 
 # vm_ping ARGS... -- ping, from iputils if installed, else busybox
@@ -140,20 +205,22 @@ vm_abort()
 vm_wait()
 {
 	local f=$RESULTS/.sync/$VM_SUITE.$VM_PEER.$1
-	local end=$((SECONDS + ${2:-$VM_WAIT_TIMEOUT}))
 
-	while [ ! -e "$f" ]; do
-		if [ -e "$RESULTS/.sync/$VM_PEER.abort" ]; then
-			echo "vm_wait $1: $VM_PEER aborted:" \
-			     "$(cat "$RESULTS/.sync/$VM_PEER.abort")" >&2
-			return 1
-		fi
-		if [ "$SECONDS" -ge "$end" ]; then
-			echo "vm_wait $1: timed out waiting for $VM_PEER" >&2
-			return 1
-		fi
-		sleep 0.2
-	done
+	if ! vm_wait_for -t "${2:-$VM_WAIT_TIMEOUT}" \
+	     vm_signalled "$f" 2>/dev/null; then
+		echo "vm_wait $1: timed out waiting for $VM_PEER" >&2
+		return 1
+	fi
+	[ -e "$f" ] && return 0
+	echo "vm_wait $1: $VM_PEER aborted:" \
+	     "$(cat "$RESULTS/.sync/$VM_PEER.abort")" >&2
+	return 1
+}
+
+# vm_signalled F -- the peer's marker F is there, or the peer aborted
+vm_signalled()
+{
+	[ -e "$1" ] || [ -e "$RESULTS/.sync/$VM_PEER.abort" ]
 }
 
 # tap_bats [BATS-ARGS] FILE... -- run bats and re-emit its results as ours

@@ -35,15 +35,10 @@ vm_step()
 
 vm_setup_net()
 {
-	local _
-
 	hostname "$VM_ROLE"
 	ip link set lo up
 	vm_step modprobe virtio_net || return 1
-	for _ in $(seq 50); do
-		[ -e /sys/class/net/eth0 ] && break
-		sleep 0.1
-	done
+	vm_wait_for -t 30 test -e /sys/class/net/eth0 || true
 	vm_step ip addr add "$MY_IP/24" dev eth0 || return 1
 	vm_step ip link set eth0 up || return 1
 }
@@ -60,25 +55,31 @@ vm_setup_rdma()
 # vm_find_gid -- set RDMA_GID_INDEX to the RoCE v2 GID of MY_IP
 vm_find_gid()
 {
-	local port=/sys/class/infiniband/$RDMA_DEV/ports/1 gid f n _
-	local a b c d
+	local gid a b c d
 
 	IFS=. read -r a b c d <<<"$MY_IP"
 	gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
 		"$a" "$b" "$c" "$d")
-	for _ in $(seq 50); do
-		for f in "$port"/gids/*; do
-			[ "$(cat "$f" 2>/dev/null)" = "$gid" ] || continue
-			n=${f##*/}
-			[ "$(cat "$port/gid_attrs/types/$n" 2>/dev/null)" = "RoCE v2" ] ||
-				continue
-			export RDMA_GID_INDEX=$n
-			echo "RoCE v2 GID of $MY_IP: index $n"
-			return 0
-		done
-		sleep 0.1
-	done
+	vm_wait_for -t 30 vm_gid_of "$gid" && return 0
 	echo "setup: no RoCE v2 GID for $MY_IP on $RDMA_DEV"
+	return 1
+}
+
+# vm_gid_of GID -- set RDMA_GID_INDEX to the index of GID if it is there
+# as a RoCE v2 one
+vm_gid_of()
+{
+	local port=/sys/class/infiniband/$RDMA_DEV/ports/1 f n
+
+	for f in "$port"/gids/*; do
+		[ "$(cat "$f" 2>/dev/null)" = "$1" ] || continue
+		n=${f##*/}
+		[ "$(cat "$port/gid_attrs/types/$n" 2>/dev/null)" = "RoCE v2" ] ||
+			continue
+		export RDMA_GID_INDEX=$n
+		echo "RoCE v2 GID of $MY_IP: index $n"
+		return 0
+	done
 	return 1
 }
 
@@ -88,21 +89,14 @@ vm_setup_pmem()
 	vm_step modprobe --ignore-install -a nd_e820 nd_pmem dax_pmem \
 		device_dax || return 1
 	udevadm settle 2>/dev/null
-	local _
-	for _ in $(seq 50); do
-		[ -e /sys/bus/nd/devices/namespace1.0 ] && break
-		sleep 0.1
-	done
+	vm_wait_for -t 30 test -e /sys/bus/nd/devices/namespace1.0 || true
 	echo "namespaces as the kernel found them:"
 	ndctl list -N
 	vm_step ndctl create-namespace -f -e namespace0.0 -m fsdax -M mem \
 		>/dev/null || return 1
 	vm_step ndctl create-namespace -f -e namespace1.0 -m devdax -a 4K \
 		>/dev/null || return 1
-	for _ in $(seq 50); do
-		[ -e "$PMEM_DEV" ] && [ -e "$DEVDAX" ] && break
-		sleep 0.1
-	done
+	vm_wait_for -t 30 test -e "$PMEM_DEV" -a -e "$DEVDAX" || true
 	vm_step mkfs.ext4 -q -F -b 4096 "$PMEM_DEV" || return 1
 	mkdir -p "$FSDAX_DIR"
 	vm_step mount -o dax "$PMEM_DEV" "$FSDAX_DIR" || return 1
