@@ -185,16 +185,11 @@ cl_one_promoted()
 	[[ "$CL_P" =~ ^node[12]$ ]]
 }
 
-# cl_until SECS CMD... -- until CMD succeeds, at most SECS seconds
+# cl_until SECS CMD... -- until CMD succeeds, at most SECS seconds (a
+# look a second: crm_mon and pcs are slow under TCG)
 cl_until()
 {
-	local end=$((SECONDS + $1))
-
-	shift
-	until "$@"; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 1
-	done
+	vm_poll $(($1 + 1)) 1 "" "${@:2}"
 }
 
 # cl_online -- both nodes online
@@ -386,19 +381,21 @@ cl_req_sbcheck()
 # cl_serve -- act on node2's requests until it is done
 cl_serve()
 {
+	vm_serve cl_requests
+}
+
+# cl_requests -- act on the requests node2 made since the last look
+cl_requests()
+{
 	local sync=$RESULTS/.sync req
 
-	while [ ! -e "$sync/$VM_SUITE.initiator.__done" ] &&
-	      [ ! -e "$sync/initiator.abort" ]; do
-		for req in crash revive promstat mon opsync cut heal \
-			   stalewatch sbcheck; do
-			if [ -e "$sync/$VM_SUITE.initiator.req-$req" ]; then
-				rm -f "$sync/$VM_SUITE.initiator.req-$req"
-				"cl_req_$req"
-				vm_signal "rep-$req"
-			fi
-		done
-		sleep 0.5
+	for req in crash revive promstat mon opsync cut heal \
+		   stalewatch sbcheck; do
+		if [ -e "$sync/$VM_SUITE.initiator.req-$req" ]; then
+			rm -f "$sync/$VM_SUITE.initiator.req-$req"
+			"cl_req_$req"
+			vm_signal "rep-$req"
+		fi
 	done
 }
 
@@ -604,16 +601,19 @@ cl_app_committed()
 	fi
 }
 
+# cl_app_committed_ge NODE N -- NODE's application committed at least N
+cl_app_committed_ge()
+{
+	[ "$(cl_app_committed "$1")" -ge "$2" ] 2>/dev/null
+}
+
 # cl_crash -- a: node1 crashes; node2 promoted, every acknowledged write
 cl_crash()
 {
-	local acked counter n n0
+	local acked counter n0
 
 	# the application has written for a while (node1's log via promstat)
-	for ((n = 0; n < 60; n++)); do
-		[ "$(cl_app_committed node1)" -ge 20 ] 2>/dev/null && break
-		sleep 2
-	done
+	vm_poll 60 2 "" cl_app_committed_ge node1 20 || true
 	tap_diag "node1's application has committed $(cl_app_committed node1) transactions"
 	n0=$(cl_ncounters node2)
 	cl_ask crash

@@ -271,20 +271,24 @@ dd_target_auto()
 		"$(dd_log)"
 }
 
+# dd_big_written -- dd/big is syncing with bytes written: its state and
+# bytes_written in $st
+dd_big_written()
+{
+	st=$("$DD_CTL" list --json 127.0.0.1/dd/big 2>/dev/null |
+	     jq -c '.pools[0] | select(.state == "syncing" and
+					.bytes_written > 0)
+		    | {state, bytes_written}' 2>/dev/null)
+	[ -n "$st" ]
+}
+
 # dd_target_kill -- SIGKILL rpmemd while the initiator mirrors into dd/big
 dd_target_kill()
 {
-	local i st=""
+	local st=""
 
 	vm_wait mirroring || return 1
-	for ((i = 0; i < 600; i++)); do
-		st=$("$DD_CTL" list --json 127.0.0.1/dd/big 2>/dev/null |
-		     jq -c '.pools[0] | select(.state == "syncing" and
-						.bytes_written > 0)
-			    | {state, bytes_written}' 2>/dev/null)
-		[ -n "$st" ] && break
-		sleep 0.1
-	done
+	vm_wait_for dd_big_written || true
 	if [ -n "$st" ]; then
 		kill -KILL "$DD_PID"
 		wait "$DD_PID" 2>/dev/null
@@ -526,7 +530,7 @@ dd_initiator_transfers()
 
 dd_initiator_writers()
 {
-	local hpid i
+	local hpid
 
 	dd_ctl "create a devdax pool" 0 -q create "$DD_T/dd/keep" 8M
 	dd_ctl "create a second devdax pool" 0 -q create "$DD_T/dd/gone" 4M
@@ -540,11 +544,7 @@ dd_initiator_writers()
 
 	"$DD_HOLD" "$DD_T/dd/keep" 120 >hold.out 2>>"$(vm_log)" &
 	hpid=$!
-	for ((i = 0; i < 600; i++)); do
-		grep -q holding hold.out 2>/dev/null && break
-		sleep 0.1
-	done
-	grep -q holding hold.out 2>/dev/null ||
+	vm_alive_until "$hpid" grep -qs holding hold.out ||
 		tap_not_ok "hold_pool did not hold dd/keep within 60 s"
 	dd_json_check "LIST names the writer holding a devdax pool" \
 		'.pools[0].writer | test("session")' \
@@ -591,6 +591,15 @@ dd_at_list()
 		jq -r '.pools[0] | "\(.state) \(.pending) \(.recoverable_generation) \(.generation) \(.undo_bytes)"'
 }
 
+# dd_at_journaling -- the sync into dd/at is under way, pending,
+# generation 1 recoverable, past the journal's header: "STATE/PENDING/
+# RECOVERABLE/GENERATION" in $st, the journal's bytes in $u
+dd_at_journaling()
+{
+	read -r st u <<<"$(dd_at_list | awk '{ print $1 "/" $2 "/" $3 "/" $4, $5 }')"
+	[ "$st" = syncing/true/1/1 ] && [ "${u:-0}" -gt 4096 ]
+}
+
 # dd_at_state -- the same without UNDO_BYTES
 dd_at_state()
 {
@@ -603,19 +612,16 @@ dd_at_state()
 # paced, the whole sync would take 32 s)
 dd_sync_bg()
 {
-	local i st u=0
+	local st u=0
 
 	"$DD_CTL" -q sync --no-history --bwlimit "$DD_AT_BW" --transport tcp new.bin \
 		"$DD_T/dd/at" >>"$(vm_log)" 2>&1 &
 	DD_SPID=$!
-	for ((i = 0; i < 600; i++)); do
-		read -r st u <<<"$(dd_at_list | awk '{ print $1 "/" $2 "/" $3 "/" $4, $5 }')"
-		[ "$st" = syncing/true/1/1 ] && [ "${u:-0}" -gt 4096 ] && break
-		sleep 0.1
-	done
+	vm_wait_for dd_at_journaling || true
 	echo "### dd/at: $st, $u bytes of journal" >>"$(vm_log)"
 	dd_is "LIST: the sync into dd/at is under way, pending, generation 1 recoverable, journaling" \
 		"$st $((u > 4096))" "syncing/true/1/1 1"
+	# not a wait: a random point of the journaled writing
 	sleep "0.$((RANDOM % 10))"
 }
 

@@ -11,7 +11,7 @@ EXAMPLE_PORT=7777
 target_main()
 {
 	timeout 120 nc -l "$EXAMPLE_PORT" >"$FSDAX_DIR/example.dat" &
-	sleep 1
+	vm_alive_until $! vm_listening "$EXAMPLE_PORT" || return 1
 	vm_signal listening
 	# target_main may return at once: the harness keeps the target up
 	# until initiator_main has finished, then calls target_post

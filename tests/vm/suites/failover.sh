@@ -284,19 +284,21 @@ fo_req_rademote()
 # fo_serve -- act on the initiator's requests until it is done
 fo_serve()
 {
+	vm_serve fo_requests
+}
+
+# fo_requests -- act on the requests the initiator made since the last look
+fo_requests()
+{
 	local sync=$RESULTS/.sync req
 
-	while [ ! -e "$sync/$VM_SUITE.initiator.__done" ] &&
-	      [ ! -e "$sync/initiator.abort" ]; do
-		for req in killb startb promote promsync rastart rakilla \
-			   rapromote rastarta ranotify rademote; do
-			if [ -e "$sync/$VM_SUITE.initiator.req-$req" ]; then
-				rm -f "$sync/$VM_SUITE.initiator.req-$req"
-				"fo_req_$req"
-				vm_signal "rep-$req"
-			fi
-		done
-		sleep 0.2
+	for req in killb startb promote promsync rastart rakilla \
+		   rapromote rastarta ranotify rademote; do
+		if [ -e "$sync/$VM_SUITE.initiator.req-$req" ]; then
+			rm -f "$sync/$VM_SUITE.initiator.req-$req"
+			"fo_req_$req"
+			vm_signal "rep-$req"
+		fi
 	done
 }
 
@@ -374,15 +376,16 @@ fo_app_start()
 # fo_app_paused N -- until the application printed its Nth "paused"
 fo_app_paused()
 {
-	local i
-
-	for ((i = 0; i < 1200; i++)); do
-		[ "$(grep -c paused "$FO_W/app.out")" -ge "$1" ] && return 0
-		kill -0 "$FO_APID" 2>/dev/null || break
-		sleep 0.1
-	done
+	vm_alive_until -t 120 "$FO_APID" fo_paused_ge "$1" 2>>"$(vm_log)" &&
+		return 0
 	cat "$FO_W/app.err" >>"$(vm_log)"
 	return 1
+}
+
+# fo_paused_ge N -- the application printed "paused" at least N times
+fo_paused_ge()
+{
+	[ "$(grep -c paused "$FO_W/app.out")" -ge "$1" ]
 }
 
 # fo_sessions PORT -- "region/pool:transport" of the daemon's sessions
@@ -465,11 +468,9 @@ fo_targets()
 	echo go >&5
 	# the reconnect waits for a probe of B, off the persists: the
 	# transactions go on until a call after it resyncs B (bounded: 120 s)
-	for _ in $(seq 600); do
-		grep -q "resynced: '$FO_W/app.obj' is replicated to $b/fs/app again" \
-			"$FO_W/app.err" && break
-		sleep 0.2
-	done
+	vm_wait_for -t 120 grep -q \
+		"resynced: '$FO_W/app.obj' is replicated to $b/fs/app again" \
+		"$FO_W/app.err" 2>>"$(vm_log)" || true
 	echo go >&5
 	fo_is "the application goes on once B is back" \
 		"$(fo_app_paused 3 && echo paused)" paused
@@ -511,16 +512,17 @@ fo_closed()
 	grep -c ' closed: .* bytes written, ' "$(fo_rlog a)"
 }
 
+# fo_closed_gt N -- rpmemd A logged more than N sessions closed
+fo_closed_gt()
+{
+	[ "$(fo_closed)" -gt "$1" ]
+}
+
 # fo_last_read N -- bytes the session rpmemd A logged as closed after N
 # others read (its log; waits for the line)
 fo_last_read()
 {
-	local i
-
-	for ((i = 0; i < 50; i++)); do
-		[ "$(fo_closed)" -gt "$1" ] && break
-		sleep 0.2
-	done
+	vm_wait_for -t 10 fo_closed_gt "$1" 2>>"$(vm_log)" || true
 	sed -n 's/.* closed: .*(\([0-9]*\) bytes written, \([0-9]*\) read.*/\2/p' \
 		"$(fo_rlog a)" | sed -n "$(($1 + 1))p"
 }
@@ -562,10 +564,27 @@ fo_failback()
 		"$FO_CTL" verify --full "$f" "$t"
 }
 
+# fo_pending TARGET -- the pool TARGET is syncing with an undo journal
+# (state and pending in $st)
+fo_pending()
+{
+	st=$("$FO_CTL" list --json "$1" |
+	     jq -r '.pools[0] | "\(.state) \(.pending)"')
+	[ "$st" = "syncing true" ]
+}
+
+# fo_no_session POOL -- rpmemd on the target has no session on POOL
+fo_no_session()
+{
+	"$FO_CTL" status --json "$TARGET_IP:7636" |
+		jq -e "[.sessions[] | select(.pool == \"$1\")] | length == 0" \
+		>/dev/null
+}
+
 # fo_syncing -- an RDMA sync killed mid-way; the target promotes that copy
 fo_syncing()
 {
-	local f=$FO_W/hb t=$TARGET_IP:7636/fs/hb cpid i st=
+	local f=$FO_W/hb t=$TARGET_IP:7636/fs/hb cpid st=
 
 	head -c $((8 << 20)) /dev/urandom >"$f"
 	tap_check "mirror hb over RDMA" \
@@ -576,23 +595,14 @@ fo_syncing()
 	"$FO_CTL" sync --transport rdma --bwlimit 256K "$f" "$t" \
 		>>"$(vm_log)" 2>&1 &
 	cpid=$!
-	for ((i = 0; i < 300; i++)); do
-		st=$("$FO_CTL" list --json "$t" |
-		     jq -r '.pools[0] | "\(.state) \(.pending)"')
-		[ "$st" = "syncing true" ] && break
-		sleep 0.1
-	done
+	vm_wait_for -t 30 fo_pending "$t" 2>>"$(vm_log)" || true
+	# not a wait: the kill lands part way, a second into the writing
 	sleep 1
 	kill -0 "$cpid" 2>/dev/null ||
 		tap_not_ok "the paced sync of hb ended before it was killed"
 	kill -KILL "$cpid"
 	wait "$cpid" 2>/dev/null
-	for ((i = 0; i < 100; i++)); do
-		"$FO_CTL" status --json "$TARGET_IP:7636" |
-			jq -e '[.sessions[] | select(.pool == "hb")] | length == 0' \
-			>/dev/null && break
-		sleep 0.2
-	done
+	vm_wait_for -t 20 fo_no_session hb 2>>"$(vm_log)" || true
 	fo_is "the killed sync left hb syncing with an undo journal" \
 		"$("$FO_CTL" list --json "$t" | jq -r '.pools[0] | "\(.state) \(.pending)"')" \
 		"syncing true"

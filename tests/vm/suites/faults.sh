@@ -166,31 +166,33 @@ ft_req_restart()
 	vm_signal rep-restart
 }
 
+# ft_part_mirroring -- an RDMA session writes dd/part, syncing: the
+# session's region, pool, transport and access in $st
+ft_part_mirroring()
+{
+	st=$("$FT_CTL" status --json 127.0.0.1 2>/dev/null |
+	     jq -c '.sessions[] | select(.region == "dd" and
+					 .pool == "part" and
+					 .transport == "rdma")
+		    | {region, pool, transport, access}' 2>/dev/null)
+	[ -n "$st" ] &&
+		[ "$("$FT_CTL" list --json 127.0.0.1/dd/part 2>/dev/null |
+		     jq -r '.pools[0].state')" = syncing ]
+}
+
 # ft_req_cut -- once the RDMA mirror into dd/part is under way, cut eth0
 ft_req_cut()
 {
-	local i st=''
+	local st=''
 
-	for ((i = 0; i < 600; i++)); do
-		st=$("$FT_CTL" status --json 127.0.0.1 2>/dev/null |
-		     jq -c '.sessions[] | select(.region == "dd" and
-						 .pool == "part" and
-						 .transport == "rdma")
-			    | {region, pool, transport, access}' 2>/dev/null)
-		if [ -n "$st" ] &&
-		   [ "$("$FT_CTL" list --json 127.0.0.1/dd/part 2>/dev/null |
-			jq -r '.pools[0].state')" = syncing ]; then
-			break
-		fi
-		st=''
-		sleep 0.1
-	done
+	vm_wait_for ft_part_mirroring 2>>"$(vm_log)" || st=''
 	if [ -z "$st" ]; then
 		vm_signal rep-cut-failed
 		tap_not_ok "did not see the RDMA mirror into dd/part in progress"
 		return
 	fi
 	# let RDMA writes flow for a moment: the cut lands mid-transfer
+	# (not a wait: a point part way through the transfer)
 	sleep 1
 	FT_CUT_T0=$(ft_now)
 	if ft_cut_on >>"$(vm_log)" 2>&1; then
@@ -223,15 +225,13 @@ ft_part_free()
 # restore eth0; rpmemd must be the same, live process
 ft_req_heal()
 {
-	local free=1
+	local free=1 left
 
-	while ! ft_part_free; do
-		if [ "$(ft_since "$FT_CUT_T0" | cut -d. -f1)" -ge "$FT_FREE_BOUND" ]; then
-			free=0
-			break
-		fi
-		sleep 0.5
-	done
+	# until FT_FREE_BOUND seconds after the cut
+	left=$((FT_FREE_BOUND - $(ft_since "$FT_CUT_T0" | cut -d. -f1)))
+	[ "$left" -gt 0 ] || left=0
+	vm_poll $((left * 2 + 1)) 0.5 "" ft_part_free 2>>"$(vm_log)" ||
+		free=0
 	{
 		echo "### $(ft_since "$FT_CUT_T0") s after the cut, still cut"
 		ss -tnoi state all "( sport = :7636 )"
@@ -251,17 +251,19 @@ ft_req_heal()
 # ft_serve -- act on the initiator's requests until it is done
 ft_serve()
 {
+	vm_serve ft_requests
+}
+
+# ft_requests -- act on the requests the initiator made since the last look
+ft_requests()
+{
 	local req
 
-	while [ ! -e "$FT_SYNC/$VM_SUITE.initiator.__done" ] &&
-	      [ ! -e "$FT_SYNC/initiator.abort" ]; do
-		for req in restart cut heal; do
-			if [ -e "$FT_SYNC/$VM_SUITE.initiator.req-$req" ]; then
-				rm -f "$FT_SYNC/$VM_SUITE.initiator.req-$req"
-				"ft_req_$req"
-			fi
-		done
-		sleep 0.2
+	for req in restart cut heal; do
+		if [ -e "$FT_SYNC/$VM_SUITE.initiator.req-$req" ]; then
+			rm -f "$FT_SYNC/$VM_SUITE.initiator.req-$req"
+			"ft_req_$req"
+		fi
 	done
 }
 
@@ -466,6 +468,19 @@ ft_stamp()
 	done
 }
 
+# ft_cut_answered -- the target said it cut eth0, or that it could not
+ft_cut_answered()
+{
+	[ -e "$FT_SYNC/$VM_SUITE.target.rep-cut" ] ||
+		[ -e "$FT_SYNC/$VM_SUITE.target.rep-cut-failed" ]
+}
+
+# ft_exited PID -- the process PID is gone
+ft_exited()
+{
+	! kill -0 "$1" 2>/dev/null
+}
+
 # ft_hang_dump PID -- where a hung rpmemctl waits (kernel stacks, gdb)
 ft_hang_dump()
 {
@@ -483,7 +498,7 @@ ft_hang_dump()
 # ft_partition -- part 3: a silent partition during an RDMA mirror
 ft_partition()
 {
-	local pid cpid rc t_start t0 tcut dt i tb
+	local pid cpid rc t_start t0 tcut dt tb
 
 	head -c $((128 * FT_MIB)) /dev/urandom >big.bin
 	if [ "$(stat -c %s big.bin)" -ne $((128 * FT_MIB)) ]; then
@@ -500,11 +515,7 @@ ft_partition()
 	} | ft_stamp "$t_start" >big.err &
 	pid=$!
 	vm_signal req-cut
-	for ((i = 0; i < 1500; i++)); do
-		[ -e "$FT_SYNC/$VM_SUITE.target.rep-cut" ] ||
-			[ -e "$FT_SYNC/$VM_SUITE.target.rep-cut-failed" ] && break
-		sleep 0.2
-	done
+	vm_wait_for -t 300 ft_cut_answered 2>>"$(vm_log)" || true
 	t0=$(ft_now)
 	cpid=$(cat big.pid)
 	if [ ! -e "$FT_SYNC/$VM_SUITE.target.rep-cut" ]; then
@@ -514,14 +525,11 @@ ft_partition()
 	fi
 	tcut=$(ft_since "$t_start")
 	# a hang is what this looks for: dump where, then end it
-	while kill -0 "$cpid" 2>/dev/null; do
-		if [ "$(ft_since "$t0" | cut -d. -f1)" -ge $((FT_BOUND + 60)) ]; then
-			ft_hang_dump "$cpid" >>"$(vm_log)"
-			kill -KILL "$cpid"
-			break
-		fi
-		sleep 0.2
-	done
+	if ! vm_wait_for -t $((FT_BOUND + 60)) ft_exited "$cpid" \
+	     2>>"$(vm_log)"; then
+		ft_hang_dump "$cpid" >>"$(vm_log)"
+		kill -KILL "$cpid"
+	fi
 	dt=$(ft_since "$t0")
 	wait "$pid"
 	rc=$(sed -n 's/^\[[0-9.]*\] exit //p' big.err)

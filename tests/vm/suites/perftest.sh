@@ -57,10 +57,8 @@ target_main()
 	rm -f /tmp/nc.out
 	timeout 120 nc -l "$PERFTEST_TCP_PORT" >/tmp/nc.out &
 	VM_SERVER_PID=$!
-	until vm_listening "$PERFTEST_TCP_PORT"; do
-		kill -0 "$VM_SERVER_PID" 2>/dev/null || break
-		sleep 0.2
-	done
+	vm_alive_until "$VM_SERVER_PID" vm_listening "$PERFTEST_TCP_PORT" ||
+		true
 	vm_signal tcp
 	rc=0
 	wait "$VM_SERVER_PID" || rc=$?

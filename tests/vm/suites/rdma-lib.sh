@@ -59,15 +59,7 @@ rdma_blob()
 # rdma_wait_line FILE REGEX SECONDS [PID] -- wait for a line in FILE
 rdma_wait_line()
 {
-	local end=$((SECONDS + $3))
-
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then
-			return 1
-		fi
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.2
-	done
+	vm_poll $(($3 * 5 + 1)) 0.2 "${4:-}" grep -qs "$2" "$1"
 }
 
 # rdma_file_hash NAME PATH -- hash the device or file outside the server

@@ -4,6 +4,10 @@
 # RDMA; run on the initiator guest by suites/rdma-preload.sh (see there).
 # Tests run in file order and share files in $W.
 
+# the bed's polling helpers (vm_wait_for, vm_alive_until)
+# shellcheck source=../guest/lib.sh
+. "$(dirname "$BATS_TEST_FILENAME")/../guest/lib.sh"
+
 setup_file()
 {
 	export W=/tmp/rdma-preload.work
@@ -57,32 +61,29 @@ json_is()
 # its output on ours
 rp_request()
 {
-	local n end=$((SECONDS + 300)) sync=$RESULTS/.sync/rdma-preload
+	local n sync=$RESULTS/.sync/rdma-preload
 
 	n=$(($(cat "$W/seq") + 1))
 	echo "$n" >"$W/seq"
 	echo "$n $*" >"$sync.initiator.req.tmp"
 	mv "$sync.initiator.req.tmp" "$sync.initiator.req"
-	while [ ! -e "$sync.target.rep-$n" ]; do
-		[ "$SECONDS" -lt "$end" ] || {
-			echo "the target did not answer '$*'"
-			return 1
-		}
-		sleep 0.2
-	done
+	vm_wait_for -t 300 test -e "$sync.target.rep-$n" || {
+		echo "the target did not answer '$*'"
+		return 1
+	}
 	cat "$RESULTS/rdma-preload.rep-$n"
 }
 
 # up -- wait until rpmemd answers (after a restart on the target)
 up()
 {
-	local i
+	vm_wait_for -t 20 answers
+}
 
-	for ((i = 0; i < 100; i++)); do
-		ctl -q list "$T" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
+# answers -- rpmemd on the target answers a LIST
+answers()
+{
+	ctl -q list "$T" >/dev/null 2>&1
 }
 
 dlog()
@@ -156,16 +157,16 @@ state()
 # had the pool open (a killed client's is noticed after a while)
 wait_closed()
 {
-	local i n
-
-	for ((i = 0; i < 120; i++)); do
-		n=$(ctl status --json "$T" | jq "[.sessions[] |
-			select(.region == \"$1\" and .pool == \"$2\")] | length")
-		[ "$n" = 0 ] && return 0
-		sleep 0.5
-	done
+	vm_wait_for no_session "$1" "$2" && return 0
 	echo "rpmemd still has $1/$2 open"
 	return 1
+}
+
+# no_session REGION POOL -- rpmemd has no session with the pool open
+no_session()
+{
+	[ "$(ctl status --json "$T" | jq "[.sessions[] |
+		select(.region == \"$1\" and .pool == \"$2\")] | length")" = 0 ]
 }
 
 # pool_check FILE -- the target's copy passes pmempool check (on a copy
@@ -220,7 +221,7 @@ clean_run()
 # committed is in the target's bytes, none torn, pmempool check passes
 kill_loop()
 {
-	local i last n0
+	local i last
 
 	replicate "$1" "$2"
 	for ((i = 1; i <= $3; i++)); do
@@ -230,13 +231,11 @@ kill_loop()
 		LD_PRELOAD="$PRELOAD" "$APP" "$W/$2.obj" records:1000000 \
 			>"$W/rec.out" 2>"$W/rec.err" &
 		APID=$!
-		n0=$SECONDS
-		until grep -q committed "$W/rec.out"; do
-			kill -0 "$APID" 2>/dev/null ||
-				{ cat "$W/rec.err"; return 1; }
-			[ $((SECONDS - n0)) -lt 120 ] || return 1
-			sleep 0.1
-		done
+		vm_alive_until -t 120 "$APID" grep -q committed "$W/rec.out" || {
+			kill -0 "$APID" 2>/dev/null || cat "$W/rec.err"
+			return 1
+		}
+		# not a wait: a random point among the transactions
 		sleep "0.$((RANDOM % 80 + 10))"
 		kill -KILL "$APID"
 		wait "$APID" || true
@@ -262,24 +261,29 @@ kill_loop()
 	all_rdma "$1" "$2"
 }
 
+# syncing_now REGION POOL -- the pool is syncing; each look's time and
+# state are added to $seen
+syncing_now()
+{
+	st=$(state "$1" "$2")
+	seen="$seen ${SECONDS}s:${st%% *}"
+	[[ "$st" == syncing* ]]
+}
+
 # interrupt REGION POOL FILE STATE -- a sync of FILE over rdma at 1 MiB/s,
 # kill -9 of rpmemctl once the pool is syncing; the pool's state is then
 # STATE ("STATE PENDING RECOVERABLE_GENERATION")
 interrupt()
 {
-	local pid i st='' seen=''
+	local pid st='' seen=''
 
 	# not ctl: $! must be rpmemctl's pid, not a subshell's
 	# shellcheck disable=SC2086 # INT_FLAGS: options, split on purpose
 	"$RPMEM_BUILD/rpmemctl" sync ${INT_FLAGS:-} --json --transport rdma \
 		--bwlimit 1M "$3" "$T/$1/$2" >"$W/int.json" 2>"$W/int.err" &
 	pid=$!
-	for ((i = 0; i < 600; i++)); do
-		st=$(state "$1" "$2")
-		seen="$seen ${SECONDS}s:${st%% *}"
-		[[ "$st" == syncing* ]] && break
-		sleep 0.05
-	done
+	vm_wait_for -t 30 syncing_now "$1" "$2" || true
+	# not a wait: a random point of the sync
 	sleep "0.$((RANDOM % 40 + 10))"
 	kill -0 "$pid" || { echo "the sync ended before the kill: $seen"; return 1; }
 	kill -9 "$pid"

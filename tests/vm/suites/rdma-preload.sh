@@ -99,25 +99,24 @@ rp_req_snap()
 # rp_serve -- act on the initiator's requests until it is done
 rp_serve()
 {
+	vm_serve rp_request
+}
+
+# rp_request -- act on the initiator's request, if it left one
+rp_request()
+{
 	local req=$RD_SYNC/$VM_SUITE.initiator.req seq cmd args
 
-	while [ ! -e "$RD_SYNC/$VM_SUITE.initiator.__done" ] &&
-	      [ ! -e "$RD_SYNC/initiator.abort" ]; do
-		if [ -e "$req" ]; then
-			read -r seq cmd args <"$req"
-			rm -f "$req"
-			case $cmd in
-			conf | snap)
-				# shellcheck disable=SC2086
-				"rp_req_$cmd" $args \
-					>"$RESULTS/$VM_SUITE.rep-$seq" 2>&1 ;;
-			*)	echo "unknown request '$cmd'" \
-					>"$RESULTS/$VM_SUITE.rep-$seq" ;;
-			esac
-			vm_signal "rep-$seq"
-		fi
-		sleep 0.1
-	done
+	[ -e "$req" ] || return 0
+	read -r seq cmd args <"$req"
+	rm -f "$req"
+	case $cmd in
+	conf | snap)
+		# shellcheck disable=SC2086
+		"rp_req_$cmd" $args >"$RESULTS/$VM_SUITE.rep-$seq" 2>&1 ;;
+	*)	echo "unknown request '$cmd'" >"$RESULTS/$VM_SUITE.rep-$seq" ;;
+	esac
+	vm_signal "rep-$seq"
 }
 
 target_main()

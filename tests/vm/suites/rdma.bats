@@ -5,6 +5,10 @@
 # Run by suites/rdma.sh (see there). Tests run in file order and share
 # files in $W; the target acts on request markers (rd_request).
 
+# the bed's polling helpers (vm_wait_for, vm_alive_until)
+# shellcheck source=../guest/lib.sh
+. "$(dirname "$BATS_TEST_FILENAME")/../guest/lib.sh"
+
 setup_file()
 {
 	export W=/tmp/rdma.work
@@ -63,12 +67,21 @@ rd_request()
 # rd_wait NAME [SECS] -- wait for the target's marker NAME
 rd_wait()
 {
-	local end=$((SECONDS + ${2:-300}))
+	vm_wait_for -t "${2:-300}" test -e "$RESULTS/.sync/rdma.target.$1"
+}
 
-	while [ ! -e "$RESULTS/.sync/rdma.target.$1" ]; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.2
-	done
+# answers -- rpmemd on the target answers a LIST
+answers()
+{
+	ctl -q list "$T" >/dev/null 2>&1
+}
+
+# st_session -- the target shows the mirror into dd/st on rdma (in $seen)
+st_session()
+{
+	seen=$(ctl status --json "$T" | jq -c '.sessions[] |
+		select(.region == "dd" and .pool == "st" and .transport == "rdma")')
+	[ -n "$seen" ]
 }
 
 rpmemd_log()
@@ -240,13 +253,8 @@ rpmemd_log()
 	# paced to last about 16 s: status must find it whatever the link's
 	# speed and however slowly each status runs
 	ctl -q mirror --transport rdma --bwlimit 2M st.bin "$T/dd/st" &
-	local pid=$! i seen=''
-	for ((i = 0; i < 300; i++)); do
-		seen=$(ctl status --json "$T" | jq -c '.sessions[] |
-			select(.region == "dd" and .pool == "st" and .transport == "rdma")')
-		[ -n "$seen" ] && break
-		sleep 0.1
-	done
+	local pid=$! seen=''
+	vm_alive_until -t 30 "$pid" st_session || true
 	echo "seen: $seen"
 	wait "$pid"
 	[ -n "$seen" ]
@@ -306,11 +314,7 @@ rpmemd_log()
 }
 
 @test "after the restart the pool is syncing; the next sync over rdma completes it" {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		ctl -q list "$T" >/dev/null 2>&1 && break
-		sleep 0.2
-	done
+	vm_wait_for -t 10 answers || true
 	json_is '.pools[0].state == "syncing"' ctl list --json "$T/dd/big"
 	json_is '.transport == "rdma" and .identical' \
 		ctl sync --json --transport rdma big.bin "$T/dd/big"
@@ -321,11 +325,7 @@ rpmemd_log()
 
 @test "APM: rpmemd restarts with direct_pmem = true on the devdax region" {
 	rd_request apm
-	local i
-	for ((i = 0; i < 50; i++)); do
-		ctl -q list "$T" >/dev/null 2>&1 && break
-		sleep 0.2
-	done
+	vm_wait_for -t 10 answers || true
 	ctl -q list "$T/dd"
 }
 
@@ -351,11 +351,7 @@ rpmemd_log()
 
 @test "GPSPM and APM replicas are still identical after switching back" {
 	rd_request main
-	local i
-	for ((i = 0; i < 50; i++)); do
-		ctl -q list "$T" >/dev/null 2>&1 && break
-		sleep 0.2
-	done
+	vm_wait_for -t 10 answers || true
 	ctl -q verify --transport rdma a.bin "$T/dd/a"
 	ctl -q verify --transport rdma apm.bin "$T/dd/apm"
 }

@@ -107,31 +107,33 @@ rd_restart()
 	fi
 }
 
+# rd_big_mirroring -- an RDMA session writes dd/big, syncing: the
+# session's region, pool, transport and access in $st
+rd_big_mirroring()
+{
+	st=$("$RD_CTL" status --json 127.0.0.1 2>/dev/null |
+	     jq -c '.sessions[] | select(.region == "dd" and
+					 .pool == "big" and
+					 .transport == "rdma")
+		    | {region, pool, transport, access}' 2>/dev/null)
+	[ -n "$st" ] &&
+		[ "$("$RD_CTL" list --json 127.0.0.1/dd/big 2>/dev/null |
+		     jq -r '.pools[0].state')" = syncing ]
+}
+
 # rd_req_kill -- SIGKILL rpmemd while the initiator mirrors into dd/big
 # over RDMA (SIGSTOP first, as soon as the pool is syncing, so that the
 # mirror cannot finish before the kill), then start it again
 rd_req_kill()
 {
-	local i st=''
+	local st=''
 
-	for ((i = 0; i < 600; i++)); do
-		st=$("$RD_CTL" status --json 127.0.0.1 2>/dev/null |
-		     jq -c '.sessions[] | select(.region == "dd" and
-						 .pool == "big" and
-						 .transport == "rdma")
-			    | {region, pool, transport, access}' 2>/dev/null)
-		if [ -n "$st" ] &&
-		   [ "$("$RD_CTL" list --json 127.0.0.1/dd/big 2>/dev/null |
-			jq -r '.pools[0].state')" = syncing ]; then
-			break
-		fi
-		st=''
-		sleep 0.1
-	done
+	vm_wait_for rd_big_mirroring 2>>"$(vm_log)" || st=''
 	if [ -n "$st" ]; then
 		# stopped, it cannot answer the flush: the mirror is caught
 		# with its RDMA writes landing or landed, not yet persisted
 		kill -STOP "$RD_PID"
+		# not a wait: RDMA writes land in the stopped target a moment
 		sleep 1
 		kill -KILL "$RD_PID"
 		wait "$RD_PID" 2>/dev/null
@@ -181,17 +183,19 @@ rd_req_main()
 # rd_serve -- act on the initiator's requests until it is done
 rd_serve()
 {
+	vm_serve rd_requests
+}
+
+# rd_requests -- act on the requests the initiator made since the last look
+rd_requests()
+{
 	local req
 
-	while [ ! -e "$RD_SYNC/$VM_SUITE.initiator.__done" ] &&
-	      [ ! -e "$RD_SYNC/initiator.abort" ]; do
-		for req in kill apm main flip; do
-			if [ -e "$RD_SYNC/$VM_SUITE.initiator.req-$req" ]; then
-				rm -f "$RD_SYNC/$VM_SUITE.initiator.req-$req"
-				"rd_req_$req"
-			fi
-		done
-		sleep 0.2
+	for req in kill apm main flip; do
+		if [ -e "$RD_SYNC/$VM_SUITE.initiator.req-$req" ]; then
+			rm -f "$RD_SYNC/$VM_SUITE.initiator.req-$req"
+			"rd_req_$req"
+		fi
 	done
 }
 

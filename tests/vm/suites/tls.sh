@@ -149,18 +149,20 @@ tl_req_authz()
 # tl_serve -- act on the initiator's requests until it is done
 tl_serve()
 {
+	vm_serve tl_requests
+}
+
+# tl_requests -- act on the requests the initiator made since the last look
+tl_requests()
+{
 	local req
 
-	while [ ! -e "$TL_SYNC/$VM_SUITE.initiator.__done" ] &&
-	      [ ! -e "$TL_SYNC/initiator.abort" ]; do
-		for req in cmp authz; do
-			if [ -e "$TL_SYNC/$VM_SUITE.initiator.req-$req" ]; then
-				rm -f "$TL_SYNC/$VM_SUITE.initiator.req-$req" \
-					"$TL_SYNC/$VM_SUITE.target.rep-$req"
-				"tl_req_$req"
-			fi
-		done
-		sleep 0.2
+	for req in cmp authz; do
+		if [ -e "$TL_SYNC/$VM_SUITE.initiator.req-$req" ]; then
+			rm -f "$TL_SYNC/$VM_SUITE.initiator.req-$req" \
+				"$TL_SYNC/$VM_SUITE.target.rep-$req"
+			"tl_req_$req"
+		fi
 	done
 }
 
@@ -345,10 +347,20 @@ tl_selftest()
 		0 'write_refused=ok' - --write-refused
 }
 
+# tl_st_session -- the target $T shows the session of the mirror into
+# dir/st on rdma (in $seen)
+tl_st_session()
+{
+	seen=$(tl_ctl status --json "$T" 2>/dev/null |
+	       jq -c '.sessions[] | select(.region == "dir" and .pool == "st" and
+					   .transport == "rdma")' 2>/dev/null)
+	[ -n "$seen" ]
+}
+
 # tl_rpmemctl -- rpmemctl and rpmemd over TLS with the RDMA data plane
 tl_rpmemctl()
 {
-	local T=$TARGET_IP seen='' i pid log
+	local T=$TARGET_IP seen='' pid log
 	local MIB=$((1024 * 1024))
 
 	log=$(tl_out rpmemd.log)
@@ -384,15 +396,7 @@ tl_rpmemctl()
 	tl_ctl -q mirror --bwlimit 2M --transport rdma "$TL_TMP/st.bin" "$T/dir/st" \
 		>>"$(vm_log)" 2>&1 &
 	pid=$!
-	for ((i = 0; i < 600; i++)); do
-		seen=$(tl_ctl status --json "$T" 2>/dev/null |
-		       jq -c '.sessions[] | select(.region == "dir" and .pool == "st" and
-						   .transport == "rdma")' \
-			       2>/dev/null)
-		[ -n "$seen" ] && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	vm_alive_until "$pid" tl_st_session 2>>"$(vm_log)" || true
 	wait "$pid"
 	if [ -n "$seen" ]; then
 		tap_ok "status --json over TLS shows the mirror's session on rdma"
