@@ -56,6 +56,19 @@ new_pool() {
 	(preloaded pmempool create obj --layout "$1" --size "$2M" "$POOL")
 }
 
+# lines_at_least FILE RE N -- at least N whole lines of FILE match RE
+lines_at_least() {
+	[ "$(grep -cx -- "$2" "$1" || true)" -ge "$3" ]
+}
+
+# driver_killed -- the queue driver has exited; if not, SIGKILL its
+# running queue_ex (again) and say no
+driver_killed() {
+	kill -0 "$DRIVER" 2>/dev/null || return 0
+	kill -KILL "$(cat "$W/qpid")" 2>/dev/null || true
+	return 1
+}
+
 # map_round KIND N -- mapcli KIND on $POOL under the preload library, fed
 # "i KEY" and "c KEY" for N fresh random keys: the "1" that the check
 # prints (line-buffered by stdbuf) says the insert before it returned.
@@ -76,11 +89,8 @@ map_round() {
 	cat "$W/cmds" >&6 3>&- &
 	FEED=$!
 	want=$((RANDOM % (n - 1) + 1))
-	got=0
-	while [ "$got" -lt "$want" ] && kill -0 "$APID" 2>/dev/null; do
-		sleep 0.01
-		got=$(grep -cx '[01]' "$W/out" || true)
-	done
+	alive_until -t 300 "$APID" lines_at_least "$W/out" '[01]' "$want" ||
+		true
 	kill -KILL "$APID" 2>/dev/null || true
 	st=0
 	wait "$APID" || st=$?
@@ -239,16 +249,12 @@ queue_round() {
 	rm -f "$W/qpid"
 	queue_driver "$1" 3>&- &
 	DRIVER=$!
-	while [ "$(wc -l <"$W/acked")" -lt "$want" ] &&
-		kill -0 "$DRIVER" 2>/dev/null; do
-		sleep 0.01
-	done
+	alive_until -t 300 "$DRIVER" lines_at_least "$W/acked" '.*' "$want" ||
+		true
+	# not a wait: a random point of the running queue_ex's life
 	sleep "0.0$((RANDOM % 10))"
 	# again if it hit one that had just exited
-	while kill -0 "$DRIVER" 2>/dev/null; do
-		kill -KILL "$(cat "$W/qpid")" 2>/dev/null || true
-		sleep 0.02
-	done
+	wait_for driver_killed
 	wait "$DRIVER"
 	DRIVER=
 	[ "$(cat "$W/qstatus")" -eq 137 ] ||
