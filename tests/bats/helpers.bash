@@ -38,19 +38,20 @@ CONF
 # background process PID (none if empty) has exited without it. Use
 # wait_for or alive_until, which call it.
 poll() {
-	local secs=$1 pid=$2 n
+	# names of its own: CMD may set variables of the caller's
+	local _p_secs=$1 _p_pid=$2 _p_n
 	shift 2
-	for ((n = secs * 20; n > 0; n--)); do
+	for ((_p_n = _p_secs * 20; _p_n > 0; _p_n--)); do
 		"$@" && return 0
-		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+		if [ -n "$_p_pid" ] && ! kill -0 "$_p_pid" 2>/dev/null; then
 			"$@" && return 0
-			echo "gave up waiting for: $* (process $pid exited)" >&2
+			echo "gave up waiting for: $* (process $_p_pid exited)" >&2
 			return 1
 		fi
 		sleep 0.05
 	done
 	"$@" && return 0
-	echo "gave up waiting for: $* (after $secs s)" >&2
+	echo "gave up waiting for: $* (after $_p_secs s)" >&2
 	return 1
 }
 

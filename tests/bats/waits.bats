@@ -116,3 +116,22 @@ T
 		vm_wait_for test -e "$2/there"' _ "$TOP" "$W"
 	[ "$status" -eq 0 ]
 }
+
+# third_look -- true at its third call; sets n and pid as a careless
+# condition function might
+third_look() {
+	n=0 pid=
+	echo x >>"$W/looks"
+	[ "$(wc -l <"$W/looks")" -ge 3 ]
+}
+
+@test "a condition that sets n or pid does not cut wait_for's polling short" {
+	wait_for third_look
+	[ "$(wc -l <"$W/looks")" -eq 3 ]
+	rm "$W/looks"
+	run bash -c '. "$1/tests/vm/guest/lib.sh"; W=$2
+		'"$(declare -f third_look)"'
+		vm_wait_for -t 5 third_look' _ "$TOP" "$W"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$W/looks")" -eq 3 ]
+}
