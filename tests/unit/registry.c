@@ -24,6 +24,8 @@
 #include "access.h"
 #include "events.h"
 #include "session_int.h"
+#include "util.h"
+#include "wait.h"
 
 /* no pool is open in these tests: what names one is never asked */
 const char *rpmemd_pool_name(const struct rpmemd_pool *p)
@@ -161,8 +163,7 @@ static void hash_enter__one_identity_past_half_only_takes_free_slots(
 	assert_false(entered(a3));
 	b->leave = 1;
 	assert_int_equal(pthread_create(&b->t, NULL, take, b), 0);
-	while (!waiting(set, 3))
-		settle();
+	WAIT_UNTIL(waiting(set, 3));
 	/* a slot frees: the other identity's, though a3 came first */
 	rpmemd_hash_leave(&a1->s);
 	assert_int_equal(pthread_join(b->t, NULL), 0);
@@ -201,8 +202,7 @@ static void hash_enter__turns_not_crowded_out(void **state)
 	settle();
 	assert_int_equal(pthread_create(&sync->t, NULL, take, sync), 0);
 	/* the sync has its ticket: the holder's and its own */
-	while (!waiting(set, 2))
-		settle();
+	WAIT_UNTIL(waiting(set, 2));
 	rpmemd_hash_leave(&holder->s);
 	/* each gives its slot back as soon as it has it, in order */
 	assert_int_equal(pthread_join(sync->t, NULL), 0);
