@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* config.c -- librpmem_preload's configuration: environment, rpmemctl.conf */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,7 +133,7 @@ static int add_file(struct pl_config *c, const char *s, size_t len,
 static int parse_files(struct pl_config *c, const char *spec, const char *cwd,
 		       char *err, size_t errlen)
 {
-	char host[RPMEM_HOST_MAX] = "";
+	char host[HOST_NAME_MAX + 1] = "";
 	gethostname(host, sizeof(host) - 1);
 	for (const char *p = spec; p && *p;) {
 		size_t len = strcspn(p, ",");

@@ -195,7 +195,7 @@ static int start(struct rpmemctl_replica *r, const char *const *targets,
 		 const char *path)
 {
 	char source[RPMEM_STR_MAX + 1], live[RPMEM_STR_MAX + 1];
-	char host[RPMEM_HOST_MAX] = "";
+	char host[HOST_NAME_MAX + 1] = "";
 	gethostname(host, sizeof(host) - 1);
 	snprintf(source, sizeof(source), "%s:%s", host, path);
 	/* live, as the preload library's: the target keeps no undo */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* session.c -- initiator sessions: connect, handshake, close; KICK */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ static int handshake(struct rpmemctl_session *s)
 		.ver_max = RPMEM_PROTO_VERSION,
 		.auth_method = 0,
 	};
-	char host[RPMEM_HOST_MAX] = "";
+	char host[HOST_NAME_MAX + 1] = "";
 	gethostname(host, sizeof(host) - 1);
 	snprintf(hello.client, sizeof(hello.client), "%s librpmemctl/%s %s",
 		 program_invocation_short_name, RPMEM_VERSION, host);
