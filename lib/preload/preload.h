@@ -157,6 +157,9 @@ void pl_init(void);
 
 /* --- maps.c -------------------------------------------------------------- */
 
+/* the pieces of one flushed range looked up at most (pl_maps_lookup) */
+#define PL_HITS_MAX 4
+
 /* a piece of a flushed range that lies in a configured file's mapping */
 struct pl_hit {
 	struct pl_file *f;

@@ -13,6 +13,9 @@
 
 #include "preload.h"
 
+/* "/proc/self/fd/N": a file reopened through its descriptor */
+#define PL_FD_PATH_MAX 64
+
 /*
  * Each configured file has a replication link (librpmemctl's
  * rpmemctl_link_*, docs/ARCHITECTURE.md "Replication links") over our
@@ -140,7 +143,7 @@ static void stamp(struct pl_file *f)
 	for (unsigned i = 0; i < f->ntargets; i++)
 		if (!f->log[i] || rpmemctl_dirtylog_set_clean(f->log[i], 1))
 			return;
-	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, st.st_mtim };
+	struct timespec ts[] = { { .tv_nsec = UTIME_OMIT }, st.st_mtim };
 	if (ts[1].tv_nsec) {
 		ts[1].tv_nsec--;
 	} else {
@@ -186,8 +189,8 @@ static void log_failed(struct pl_file *f, int err)
 /* pl_mark -- mark the configured parts of [addr, addr + len) */
 int pl_mark(const void *addr, size_t len)
 {
-	struct pl_hit hits[4];
-	unsigned n = pl_maps_lookup(addr, len, hits, 4);
+	struct pl_hit hits[PL_HITS_MAX];
+	unsigned n = pl_maps_lookup(addr, len, hits, PL_HITS_MAX);
 	if (!n)
 		return 0;
 	pthread_rwlock_rdlock(&sync_lock);
@@ -509,7 +512,7 @@ static int shadow_map(struct pl_file *f, int fd)
 	 * would keep its flock (libpmemobj's pool lock) alive after it
 	 * closed the file
 	 */
-	char self[64];
+	char self[PL_FD_PATH_MAX];
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	int own = open(self, O_RDWR | O_CLOEXEC);
 	f->shadow = own < 0 ? MAP_FAILED :
@@ -650,8 +653,8 @@ out:
 /* pl_flushed -- [addr, addr + len) was flushed: write its configured parts */
 void pl_flushed(const void *addr, size_t len)
 {
-	struct pl_hit hits[4];
-	unsigned n = pl_maps_lookup(addr, len, hits, 4);
+	struct pl_hit hits[PL_HITS_MAX];
+	unsigned n = pl_maps_lookup(addr, len, hits, PL_HITS_MAX);
 	for (unsigned i = 0; i < n; i++)
 		write_range(hits[i].f, hits[i].off, hits[i].len);
 }

@@ -183,7 +183,7 @@ PY
 	# lib/ keeps the ones left until its files settle in their layer
 	# folders and their other changes land (link, links, the data planes):
 	# the count may only go down
-	local lib_max=32
+	local lib_max=12
 	run literal_sizes cmd daemon
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -275,7 +275,7 @@ static int tcp_read(struct rpmem_xport *x, uint64_t off, void *dst, size_t len)
 
 /* flush_req -- the payload of a FLUSH or BARRIER of [off, off + len) */
 static int flush_req(const struct tcp_xport *t, uint64_t off, uint64_t len,
-		     uint8_t req[32])
+		     uint8_t req[RPMEM_REQ_SMALL])
 {
 	struct rpmem_msg_flush f = { .handle = t->handle, .offset = off,
 				     .len = len };
@@ -286,7 +286,7 @@ static int flush_req(const struct tcp_xport *t, uint64_t off, uint64_t len,
 static int tcp_flush(struct rpmem_xport *x, uint64_t off, uint64_t len)
 {
 	struct tcp_xport *t = tcp(x);
-	uint8_t req[32];
+	uint8_t req[RPMEM_REQ_SMALL];
 	int rl = flush_req(t, off, len, req);
 	if (rl < 0)
 		return rl;
@@ -328,7 +328,7 @@ static int tcp_flush_post(struct rpmem_xport *x, uint64_t off, uint64_t len,
 			  uint64_t *tok)
 {
 	struct tcp_xport *t = tcp(x);
-	uint8_t req[32];
+	uint8_t req[RPMEM_REQ_SMALL];
 	uint32_t id = 0;
 	int ret = t->nowed == TCP_OWED_MAX ? owed_collect(t) : 0;
 	if (ret)
@@ -394,7 +394,7 @@ static int tcp_wait_fd(struct rpmem_xport *x)
 static int tcp_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
 {
 	struct tcp_xport *t = tcp(x);
-	uint8_t req[32];
+	uint8_t req[RPMEM_REQ_SMALL];
 	int rl = flush_req(t, off, len, req);
 	if (rl < 0)
 		return rl;
@@ -406,16 +406,17 @@ static int tcp_barrier(struct rpmem_xport *x, uint64_t off, uint64_t len)
 }
 
 /* persist_args -- a WRITE and the FLUSH of its range, sent together */
+enum { PERSIST_WRITE, PERSIST_FLUSH, PERSIST_FRAMES };
 struct persist_args {
 	struct rpmemctl_session *s;
-	struct rpmem_frame f[2];
+	struct rpmem_frame f[PERSIST_FRAMES];
 };
 
 /* send_persist -- client_send_frames of the WRITE and FLUSH (guarded) */
 static int send_persist(void *arg)
 {
 	struct persist_args *a = arg;
-	return client_send_frames(a->s, a->f, 2);
+	return client_send_frames(a->s, a->f, PERSIST_FRAMES);
 }
 
 /*
@@ -436,7 +437,7 @@ static int tcp_persist(struct rpmem_xport *x, uint64_t off, const void *src,
 				   .len = (uint32_t)len };
 	struct rpmem_msg_flush fl = { .handle = t->handle, .offset = off,
 				      .len = len };
-	uint8_t head[RPMEM_WRITE_HDR_SIZE], req[32];
+	uint8_t head[RPMEM_WRITE_HDR_SIZE], req[RPMEM_REQ_SMALL];
 	int hl = rpmem_io_encode(head, sizeof(head), &io);
 	int rl = rpmem_flush_encode(req, sizeof(req), &fl);
 	if (hl < 0)
@@ -454,7 +455,7 @@ static int tcp_persist(struct rpmem_xport *x, uint64_t off, const void *src,
 	if (ret)
 		return ret;
 	size_t rlen;
-	ret = client_recv(t->s, a.f[1].id, RPMEM_MSG_OK, &rlen);
+	ret = client_recv(t->s, a.f[PERSIST_FLUSH].id, RPMEM_MSG_OK, &rlen);
 	if (ret)
 		return ret;
 	if (rlen != 0)

@@ -7,6 +7,7 @@
  * (docs/design/fencing.md)
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,10 @@
 
 /* how long a fence-peer handler may run before it counts as failed */
 #define FENCE_TIMEOUT_S 60
+/* the handler's environment, one variable a slot: a name and a path */
+enum { FENCE_ENV_ACTION, FENCE_ENV_FILE, FENCE_ENV_TARGET, FENCE_ENV_PATH,
+       FENCE_ENV_TIMEOUT, FENCE_ENV_COUNT };
+#define FENCE_ENV_MAX (PATH_MAX + 64)
 
 /*
  * client_fence_cmd -- the fence-peer handler's command
@@ -66,16 +71,23 @@ static int fence_wait(pid_t pid)
 int client_fence_run(const char *cmd, const char *action, const char *file,
 		     const char *name)
 {
-	char env[5][1200];
+	char env[FENCE_ENV_COUNT][FENCE_ENV_MAX];
 	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
 	int wait = !strcmp(action, "fence");
-	snprintf(env[0], sizeof(env[0]), "RPMEM_FENCE_ACTION=%s", action);
-	snprintf(env[1], sizeof(env[1]), "RPMEM_FENCE_FILE=%s", file);
-	snprintf(env[2], sizeof(env[2]), "RPMEM_FENCE_TARGET=%s", name);
-	snprintf(env[3], sizeof(env[3]), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-	snprintf(env[4], sizeof(env[4]), "RPMEM_FENCE_TIMEOUT=%d",
-		 FENCE_TIMEOUT_S);
-	char *envp[] = { env[0], env[1], env[2], env[3], env[4], NULL };
+	snprintf(env[FENCE_ENV_ACTION], FENCE_ENV_MAX, "RPMEM_FENCE_ACTION=%s",
+		 action);
+	snprintf(env[FENCE_ENV_FILE], FENCE_ENV_MAX, "RPMEM_FENCE_FILE=%s",
+		 file);
+	snprintf(env[FENCE_ENV_TARGET], FENCE_ENV_MAX, "RPMEM_FENCE_TARGET=%s",
+		 name);
+	snprintf(env[FENCE_ENV_PATH], FENCE_ENV_MAX,
+		 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	snprintf(env[FENCE_ENV_TIMEOUT], FENCE_ENV_MAX,
+		 "RPMEM_FENCE_TIMEOUT=%d", FENCE_TIMEOUT_S);
+	char *envp[FENCE_ENV_COUNT + 1];
+	for (int i = 0; i < FENCE_ENV_COUNT; i++)
+		envp[i] = env[i];
+	envp[FENCE_ENV_COUNT] = NULL;
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;

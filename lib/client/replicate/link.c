@@ -492,7 +492,7 @@ RPMEM_EXPORT int rpmemctl_link_new(const char *target,
 				   struct rpmemctl_link **out)
 {
 	client_api_begin();
-	char err[256];
+	char err[RPMEM_MSG_MAX];
 	if (!out) {
 		client_set_last(-EINVAL, "link: invalid argument");
 		return -EINVAL;

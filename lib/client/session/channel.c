@@ -20,6 +20,9 @@
 #include "net.h"
 #include "util.h"
 
+/* what was under way when a connection was lost: "waiting for BARRIER" */
+#define CHANNEL_WHAT_MAX 64
+
 void client_seterr(struct rpmemctl_session *s, const char *fmt, ...)
 {
 	va_list ap;
@@ -207,7 +210,7 @@ int client_send(struct rpmemctl_session *s, uint16_t type, const void *p1,
 	if (!hold(s, &f))
 		ret = send_with_held(s, &f, 1);
 	if (ret) {
-		char what[64];
+		char what[CHANNEL_WHAT_MAX];
 		snprintf(what, sizeof(what), "sending %s",
 			 rpmem_msg_type_str(type));
 		return client_lost(s, ret, what);
@@ -227,7 +230,7 @@ int client_send_frames(struct rpmemctl_session *s, struct rpmem_frame *f,
 		f[i].id = next_id(s);
 	ret = send_with_held(s, f, n);
 	if (ret) {
-		char what[64];
+		char what[CHANNEL_WHAT_MAX];
 		snprintf(what, sizeof(what), "sending %s",
 			 rpmem_msg_type_str(f[0].type));
 		return client_lost(s, ret, what);
@@ -394,7 +397,7 @@ int client_recv_hdr(struct rpmemctl_session *s, uint32_t id, uint16_t type,
 			return client_lost(s, -EPROTO, "receiving a reply");
 		}
 		if (ret) {
-			char what[64];
+			char what[CHANNEL_WHAT_MAX];
 			snprintf(what, sizeof(what), "waiting for %s",
 				 rpmem_msg_type_str(type));
 			return client_lost(s, ret, what);
@@ -479,7 +482,7 @@ int client_recv_payload(struct rpmemctl_session *s, const struct rpmem_hdr *h)
 	/* h->len <= RPMEM_MAX_PAYLOAD, checked by rpmem_hdr_decode */
 	int ret = rpmem_net_read_full(&s->conn, s->rbuf, h->len);
 	if (ret) {
-		char what[64];
+		char what[CHANNEL_WHAT_MAX];
 		snprintf(what, sizeof(what), "receiving %s",
 			 rpmem_msg_type_str(h->type));
 		return client_lost(s, ret, what);
