@@ -28,12 +28,12 @@
 
 static pthread_once_t rdma_log_once = PTHREAD_ONCE_INIT;
 /* the last message librpma logged in this thread, for our error messages */
-__thread char rdma_last[256];
+__thread char rdma_last[RDMA_LAST_MAX];
 __thread const struct rpmem_log_sink *rdma_sink;
 __thread int rdma_last_errno;
 
 /* the first error logged since the last rdma_take_err, in this thread */
-static __thread char rdma_pending[512];
+static __thread char rdma_pending[RDMA_MSG_MAX];
 
 void rdma_err(const char *fmt, ...)
 {
@@ -63,7 +63,7 @@ __attribute__((format(printf, 5, 6))) static void
 rdma_log_fn(enum rpma_log_level level, const char *file, const int line,
 	    const char *func, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[RDMA_MSG_MAX];
 	va_list ap;
 	int saved = errno;
 
@@ -152,7 +152,7 @@ int rdma_reg_failed(const char *what, size_t len, int ret,
 			   int saved_errno)
 {
 	unsigned long long lim;
-	char sz[32];
+	char sz[RPMEM_SIZE_STR];
 
 	if (rdma_memlock_limited(saved_errno, &lim)) {
 		rdma_err("%s: cannot register %s for RDMA: %s (%s); this process's locked-memory limit is %llu bytes: raise RLIMIT_MEMLOCK (ulimit -l, or LimitMEMLOCK=infinity in the systemd unit that runs it: rpmemd.service on a target)",

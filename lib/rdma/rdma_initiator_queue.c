@@ -144,7 +144,7 @@ static void cl_wc(struct rdma_client *c, const struct ibv_wc *wc)
 /* cl_drain -- consume every available completion without blocking */
 void cl_drain(struct rdma_client *c)
 {
-	struct ibv_wc wc[16];
+	struct ibv_wc wc[RDMA_WC_BATCH];
 	int n, ret;
 
 	for (;;) {
@@ -218,11 +218,11 @@ static int cl_nop(struct rdma_client *c)
  */
 static int cl_events(struct rdma_client *c, int timeout_ms)
 {
-	struct pollfd p[2] = {
+	struct pollfd p[] = {
 		{ .fd = c->cq_fd, .events = POLLIN },
 		{ .fd = c->ev_fd, .events = POLLIN },
 	};
-	int r = poll(p, 2, timeout_ms);
+	int r = poll(p, ARRAY_SIZE(p), timeout_ms);
 
 	if (r < 0 && errno != EINTR) {
 		r = errno;

@@ -80,6 +80,11 @@
 #define RDMA_BLOB_F_INLINE 2u /* accepts RPFW requests (write + flush) */
 #define RDMA_BLOB_F_BATCH 4u  /* accepts RPFB requests, RDMA_SLOTS in flight */
 #define RDMA_PORT_MAX 15
+/* librpma's last message (rdma_last), the first error kept (rdma_err) */
+#define RDMA_LAST_MAX 256
+#define RDMA_MSG_MAX 512
+/* completions consumed by one ibv_poll_cq */
+#define RDMA_WC_BATCH 16
 #define RDMA_DESC_MAX 64
 
 /* the TLS exporter label of a bound token (context: the blob's nonce) */
@@ -160,7 +165,7 @@
 #define RDMA_IS_RECV_WRID(id) ((id) > UINT64_MAX - RDMA_SLOTS)
 
 /* the last warning librpma logged in this thread, for our error messages */
-extern __thread char rdma_last[256];
+extern __thread char rdma_last[RDMA_LAST_MAX];
 /*
  * rdma_sink -- the log of the initiator call under way in this thread
  * (its session's): every initiator entry point sets it before anything

@@ -60,7 +60,7 @@ struct rpmem_rdma_expo {
 };
 
 struct rpmem_rdma_srv {
-	char addr[256];
+	char addr[RPMEM_HOST_MAX];
 	char port[RDMA_PORT_MAX + 1];
 	struct rpma_peer *peer;
 	struct rpma_ep *ep;
@@ -373,14 +373,14 @@ static void *expo_thread(void *arg)
 	(void)rpma_cq_get_fd(e->rcq, &rcq_fd);
 	(void)rpma_cq_get_fd(e->cq, &cq_fd);
 	for (;;) {
-		struct pollfd p[4] = {
+		struct pollfd p[] = {
 			{ .fd = e->stop_fd, .events = POLLIN },
 			{ .fd = ev_fd, .events = POLLIN },
 			{ .fd = rcq_fd, .events = POLLIN },
 			{ .fd = cq_fd, .events = POLLIN },
 		};
 
-		ret = poll(p, 4, -1);
+		ret = poll(p, sizeof(p) / sizeof(p[0]), -1);
 		if (ret < 0 && errno == EINTR)
 			continue;
 		if (ret < 0 || p[0].revents)
@@ -472,7 +472,7 @@ static void srv_accept(struct rpmem_rdma_srv *s)
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn_private_data pd = { 0 };
 	struct rpmem_rdma_expo *e = NULL;
-	char why[128] = "no session token";
+	char why[RPMEM_MSG_MAX] = "no session token";
 	const uint8_t *p;
 	int ret;
 
@@ -546,11 +546,11 @@ static void *srv_thread(void *arg)
 
 	(void)rpma_ep_get_fd(s->ep, &ep_fd);
 	for (;;) {
-		struct pollfd p[2] = {
+		struct pollfd p[] = {
 			{ .fd = s->stop_fd, .events = POLLIN },
 			{ .fd = ep_fd, .events = POLLIN },
 		};
-		int r = poll(p, 2, -1);
+		int r = poll(p, sizeof(p) / sizeof(p[0]), -1);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -699,7 +699,7 @@ static int expo_register(struct rpmem_rdma_srv *s, struct rpmem_rdma_expo *e)
 	int usage = RPMA_MR_USAGE_READ_SRC |
 		    (cfg->readonly ? 0 : RPMA_MR_USAGE_WRITE_DST);
 	unsigned long long lim;
-	char sz[32];
+	char sz[RPMEM_SIZE_STR];
 	int ret, saved;
 
 	e->apm = cfg->apm && cfg->is_pmem && !cfg->readonly;
