@@ -257,6 +257,93 @@ int rpmemd_read_check(struct rpmemd_session *s, const struct rpmem_hdr *hd,
 	return 1;
 }
 
+int read_at_chain(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		  struct rpmemd_handle *h, uint64_t version, int *ret)
+{
+	char err[RPMEM_STR_MAX + 1];
+	int r;
+
+	if (h->vc && (rpmemd_vchain_gen(h->vc) == version ||
+		      !rpmemd_vchain_retarget(h->vc, version)))
+		return 0;
+	rpmemd_vchain_close(&h->vc);
+	r = rpmemd_vchain_open(h->pool, version, s, &h->vc, err,
+			       sizeof(err));
+	if (!r)
+		return 0;
+	*ret = conn_reply_err(s, hd->id,
+			      r == -ENOENT ? RPMEM_E_NOPOOL :
+			      r == -EAGAIN ? RPMEM_E_BUSY : RPMEM_E_IO,
+			      "%s", err);
+	return -1;
+}
+
+/*
+ * restore_pieces -- version pieces [off, off + len) into buf; a range
+ * that does not check is read again piece by piece, the pieces that
+ * still fail marked damaged. 0, or -EAGAIN (the pool changed)
+ */
+static int restore_pieces(struct rpmemd_handle *h, uint64_t off,
+			  uint64_t len, uint8_t *buf, uint8_t *piece)
+{
+	uint64_t bad;
+	int ret = rpmemd_vchain_read(h->pool, h->vc, off, len, buf, &bad);
+
+	if (ret != -EIO)
+		return ret;
+	for (uint64_t o = 0; o < len; o += RPMEM_HASH_PIECE) {
+		uint64_t n = len - o < RPMEM_HASH_PIECE ? len - o :
+							  RPMEM_HASH_PIECE;
+		ret = rpmemd_vchain_read(h->pool, h->vc, off + o, n, buf + o,
+					 &bad);
+		if (ret == -EAGAIN)
+			return ret;
+		if (ret)
+			piece[o / RPMEM_HASH_PIECE] = RPMEM_SCRUB_DAMAGED;
+	}
+	return 0;
+}
+
+int scrub_version(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		  struct rpmemd_handle *h, const struct rpmem_msg_scrub *m,
+		  uint8_t *piece, struct rpmem_msg_scrub_reply *rep)
+{
+	uint64_t len = (uint64_t)m->count * RPMEM_HASH_PIECE;
+	uint8_t *buf;
+	int ret = 0;
+
+	if (read_at_chain(s, hd, h, m->version, &ret))
+		return ret ? ret : 1;
+	if (len > rpmemd_pool_size(h->pool) - m->offset)
+		len = rpmemd_pool_size(h->pool) - m->offset;
+	if (!(buf = malloc(len)))
+		return conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+				      "out of memory") ?: 1;
+	memset(piece, RPMEM_SCRUB_OK, m->count);
+	rep->generation = m->version;
+	rpmemd_hash_enter(s);
+	ret = restore_pieces(h, m->offset, len, buf, piece);
+	if (ret == -EAGAIN) {
+		rep->why = RPMEM_SCRUB_CHANGED;
+		memset(piece, RPMEM_SCRUB_UNVERIFIED, m->count);
+		rpmemd_vchain_close(&h->vc);
+		ret = 0;
+	} else if (!ret) {
+		ret = rpmemd_scrub_version_check(rpmemd_pool_region(h->pool)
+							 ->metafd,
+						 rpmemd_pool_name(h->pool),
+						 rpmemd_pool_size(h->pool),
+						 m->version, m->offset,
+						 m->count, buf, piece,
+						 &rep->why);
+	}
+	rpmemd_hash_leave(s);
+	free(buf);
+	return ret ? conn_reply_err(s, hd->id, RPMEM_E_LIMIT,
+				    "out of memory") ?: 1 :
+		     0;
+}
+
 /*
  * repair_data -- the head (hsize bytes: REPAIR's or REPAIR_AT's) and data
  * of a repair off the connection: 0 with *io (*version for REPAIR_AT)

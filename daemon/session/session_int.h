@@ -301,6 +301,12 @@ int rpmemd_append_refused(const struct rpmemd_session *s,
 			  struct rpmemd_handle *h, char *err,
 			  size_t errlen);
 /*
+ * read_at_chain -- the handle's open version (opened now if need be): 0,
+ * or -1 after a refusal was sent (*ret the send's result)
+ */
+int read_at_chain(struct rpmemd_session *s, const struct rpmem_hdr *hd,
+		  struct rpmemd_handle *h, uint64_t version, int *ret);
+/*
  * scrub_version -- SCRUB of a version (m->version): piece[] and rep
  * filled (0), or a reply sent (1, or < 0 if sending it failed)
  */
