@@ -292,6 +292,20 @@ int cmd_parse_target(struct rpmemctl_ctx *ctx, const char *s, unsigned need,
 	return 0;
 }
 
+/* cmd_parse_version -- a --at or --prune GENERATION, from 1 */
+int cmd_parse_version(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+	if (!s || *s < '0' || *s > '9' || *end || errno || *out == 0)
+		return cmd_usage_error(ctx, "'%s' is not a version: give its "
+				       "generation, a number from 1 (see "
+				       "rpmemctl versions)", s ? s : "");
+	return 0;
+}
+
 int cmd_xfer_opt(struct rpmemctl_ctx *ctx, int c, const char *arg,
 		 struct cmd_xfer *x)
 {

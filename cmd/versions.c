@@ -60,19 +60,6 @@ static const struct option versions_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int cmd_parse_version(struct rpmemctl_ctx *ctx, const char *s, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
-	if (!s || *s < '0' || *s > '9' || *end || errno || *out == 0)
-		return cmd_usage_error(ctx, "'%s' is not a version: give its "
-				       "generation, a number from 1 (see "
-				       "rpmemctl versions)", s ? s : "");
-	return 0;
-}
-
 /* what a versions command does */
 struct vcmd {
 	struct rpmemctl_ctx *ctx;
