@@ -75,7 +75,11 @@ struct pull_tmp {
 /* xfer_open_pool's answer for a verify that found the sizes different */
 #define XFER_SIZES_DIFFER 0x100
 
-/* --- transfer.c ----------------------------------------------------------- */
+/* --- transfer_setup.c ----------------------------------------------------- */
+
+/* xfer_dry_missing -- what a run would do when one side does not exist yet */
+void xfer_dry_missing(struct xfer_result *r, struct xfer_cb *cb,
+		      uint64_t size);
 
 /*
  * xfer_open_pool -- open the remote pool (the library's open-or-create
