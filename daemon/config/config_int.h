@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* config_int.h -- what config.c and config_region.c share, nothing else */
+/*
+ * config_int.h -- what config.c, config_region.c and config_get.c share,
+ * nothing else
+ */
 #ifndef RPMEMD_CONFIG_INT_H
 #define RPMEMD_CONFIG_INT_H
 
@@ -15,6 +18,8 @@ struct cfg_ctx {
 	char *err;
 	size_t errlen;
 };
+
+/* --- config_get.c --------------------------------------------------------- */
 
 /*
  * cfg_err -- "FILE:LINE: SETTING: reason" into the caller's buffer; the

@@ -30,6 +30,7 @@ UNIT_WRAP_devdax := -Wl,--wrap=pmem2_get_memcpy_fn \
 		    -Wl,--wrap=pmem2_map_get_address
 
 UNIT_DAEMON_config := $(B)/daemon/config/config.o \
+		      $(B)/daemon/config/config_get.o \
 		      $(B)/daemon/config/config_region.o \
 		      $(B)/daemon/config/pmem.o $(B)/daemon/sock.o
 UNIT_DAEMON_meta   := $(B)/daemon/storage/pool/meta.o
