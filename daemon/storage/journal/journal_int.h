@@ -17,6 +17,8 @@ struct rpmemd_undo;
 struct rpmemd_undo_queue;
 struct rpmemd_swap;
 struct rpmemd_old_image;
+struct rpmemd_vspace;
+struct rpmemd_journal_history;
 
 struct rpmemd_pool_journal {
 	/*
@@ -40,6 +42,18 @@ struct rpmemd_pool_journal {
 	 */
 	uint64_t ver_reserved;
 };
+
+/*
+ * journal_history -- the history layer's callbacks (journal_history.c):
+ * NULL until it registers them
+ */
+const struct rpmemd_journal_history *journal_history(void);
+/*
+ * journal_versions_space -- the space of r's versions, from the history
+ * layer's callbacks (journal_history.c); none without history
+ */
+void journal_versions_space(struct rpmemd_region *r, const char *pool,
+			    struct rpmemd_vspace *s);
 
 /* the journal keeper's slot in a pool's kept[] (journal.c) */
 extern int rpmemd_journal_slot;

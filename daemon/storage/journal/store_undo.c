@@ -26,29 +26,6 @@
 
 #define LIVE_SUFFIX " (live)"
 
-/* the history layer's callbacks: none until it registers them */
-static const struct rpmemd_journal_history *history;
-
-void rpmemd_journal_set_history(const struct rpmemd_journal_history *h)
-{
-	history = h;
-}
-
-int rpmemd_journal_reclaim(struct rpmemd_pool *p)
-{
-	return history ? history->reclaim(p) : -ENOENT;
-}
-
-/* versions_space -- the space of r's versions (none without history) */
-static void versions_space(struct rpmemd_region *r, const char *pool,
-			   struct rpmemd_vspace *s)
-{
-	if (history)
-		history->space(r, pool, s);
-	else
-		*s = (struct rpmemd_vspace){ 0 };
-}
-
 /* undo_dir -- the directory of the region's journals, or -ENOTSUP */
 static int undo_dir(const struct rpmemd_region *r)
 {
@@ -131,6 +108,8 @@ static uint64_t region_free(int dfd)
 /* record_bytes -- the size of pool's scrub record (kept with its version) */
 static uint64_t record_bytes(const struct rpmemd_pool *p)
 {
+	const struct rpmemd_journal_history *history = journal_history();
+
 	return history ? history->record_bytes(p) : 0;
 }
 
@@ -163,7 +142,7 @@ static int reserve(struct rpmemd_pool *p, uint64_t ver, uint64_t *need,
 	int ok;
 
 	pthread_mutex_lock(&reserve_lock);
-	versions_space(r, p->name, &s);
+	journal_versions_space(r, p->name, &s);
 	*floor = s.floor - s.leaves;
 	*others = r->ver_reserved - j->ver_reserved;
 	*need = ver + *floor + *others;
@@ -260,7 +239,7 @@ static int make_room(struct rpmemd_pool *p, int dfd, const char *source,
 	if (need <= avail)
 		return 0;
 	if (r->cfg.versions)
-		versions_space(r, p->name, &s);
+		journal_versions_space(r, p->name, &s);
 	uint64_t give = prune ? s.all - s.floor : 0;
 	if (avail == UINT64_MAX || need > avail + give) {
 		snprintf(err, errlen,
@@ -338,6 +317,7 @@ void rpmemd_store_undo_end(struct rpmemd_pool *p)
 void rpmemd_store_undo_keep(struct rpmemd_pool *p,
 			    const struct rpmemd_meta *was)
 {
+	const struct rpmemd_journal_history *history = journal_history();
 	struct rpmemd_pool_journal *j = journal_of(p);
 	int ret;
 
@@ -516,6 +496,7 @@ static int journal_damaged(struct rpmemd_pool *p, char *err, size_t errlen)
  */
 static int rollback_check(struct rpmemd_pool *p, char *err, size_t errlen)
 {
+	const struct rpmemd_journal_history *history = journal_history();
 	struct rpmemd_pool_journal *j = journal_of(p);
 	uint64_t gen = rpmemd_undo_generation(j->undo), off, len, n;
 	int ret = history ? history->image_check(p, gen, 2, &off, &len, &n) :
