@@ -207,6 +207,7 @@ install: all
 	install -m 644 man/rpmemd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 man/rpmem_preload.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 man/rpmemd.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 man/rpmem-fence-peer.8 $(DESTDIR)$(MANDIR)/man8/
 	sed 's|@SBINDIR@|$(SBINDIR)|' systemd/rpmemd.service.in > \
 		$(DESTDIR)$(UNITDIR)/rpmemd.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/rpmemd/rpmemd.conf || \
