@@ -31,53 +31,6 @@ static int gb_mode(const struct rdma_client *c)
 	return !c->apm && c->batch_ok;
 }
 
-/* cl_write_direct -- post pipelined writes; errors may surface later */
-int cl_write_direct(struct rdma_client *c, uint64_t off, const void *src,
-		    size_t len)
-{
-	const uint8_t *s = src;
-	int zc, ret, flags;
-	uint64_t seq, start;
-
-	/* APM: a small write may be followed by an unawaited barrier */
-	zc = cl_in_base(c, src, len) &&
-	     !(c->apm && len <= RDMA_BARRIER_COPY_MAX);
-	while (len) {
-		size_t n = len < RDMA_CHUNK ? len : RDMA_CHUNK;
-
-		if (zc) {
-			ret = cl_next(c, 0, &seq, &flags);
-			if (ret)
-				return ret;
-			ret = rpma_write(c->conn, c->rmr, off, c->base_mr,
-					 (size_t)(s - (const uint8_t *)c->base),
-					 n, flags, (void *)(uintptr_t)seq);
-			if (!ret)
-				c->last_zc = seq;
-		} else {
-			/* waits may retire (and rewind) the ring: alloc last */
-			ret = cl_next(c, 1, &seq, &flags);
-			if (!ret)
-				ret = cl_ring_alloc(c, n, &start);
-			if (ret)
-				return ret;
-			memcpy(c->ring + start % RDMA_RING_SIZE, s, n);
-			ret = rpma_write(c->conn, c->rmr, off, c->ring_mr,
-					 start % RDMA_RING_SIZE, n, flags,
-					 (void *)(uintptr_t)seq);
-			if (!ret)
-				cl_ring_push(c, start, n, seq, NULL);
-		}
-		if (ret)
-			return cl_fail(c, "rpma_write", ret);
-		cl_posted(c, seq, flags);
-		s += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* rdma_write -- post pipelined writes; errors may surface at the flush */
 int rdma_write(struct rpmem_xport *x, uint64_t off, const void *src,
 	       size_t len)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdma_initiator_queue.c -- the initiator's work-request queue: sticky
- * errors, completions, bounded waits, the staging ring
+ * errors, completions, bounded waits, the staging ring, the pipelined
+ * writes posted on it (direct, or below a GPSPM batch)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -378,4 +379,51 @@ void cl_poll_events(struct rdma_client *c)
 {
 	(void)cl_events(c, 0);
 	cl_drain(c);
+}
+
+/* cl_write_direct -- post pipelined writes; errors may surface later */
+int cl_write_direct(struct rdma_client *c, uint64_t off, const void *src,
+		    size_t len)
+{
+	const uint8_t *s = src;
+	int zc, ret, flags;
+	uint64_t seq, start;
+
+	/* APM: a small write may be followed by an unawaited barrier */
+	zc = cl_in_base(c, src, len) &&
+	     !(c->apm && len <= RDMA_BARRIER_COPY_MAX);
+	while (len) {
+		size_t n = len < RDMA_CHUNK ? len : RDMA_CHUNK;
+
+		if (zc) {
+			ret = cl_next(c, 0, &seq, &flags);
+			if (ret)
+				return ret;
+			ret = rpma_write(c->conn, c->rmr, off, c->base_mr,
+					 (size_t)(s - (const uint8_t *)c->base),
+					 n, flags, (void *)(uintptr_t)seq);
+			if (!ret)
+				c->last_zc = seq;
+		} else {
+			/* waits may retire (and rewind) the ring: alloc last */
+			ret = cl_next(c, 1, &seq, &flags);
+			if (!ret)
+				ret = cl_ring_alloc(c, n, &start);
+			if (ret)
+				return ret;
+			memcpy(c->ring + start % RDMA_RING_SIZE, s, n);
+			ret = rpma_write(c->conn, c->rmr, off, c->ring_mr,
+					 start % RDMA_RING_SIZE, n, flags,
+					 (void *)(uintptr_t)seq);
+			if (!ret)
+				cl_ring_push(c, start, n, seq, NULL);
+		}
+		if (ret)
+			return cl_fail(c, "rpma_write", ret);
+		cl_posted(c, seq, flags);
+		s += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
 }
