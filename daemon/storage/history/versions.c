@@ -332,6 +332,15 @@ static void complete_prunes(struct rpmemd_region *r, struct vlist *l)
 	l->n = k;
 }
 
+/* vchain_has -- l has restorable version gen */
+int vchain_has(const struct vlist *l, const uint8_t *ok, uint64_t gen)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (ok[i] && l->v[i].gen == gen)
+			return 1;
+	return 0;
+}
+
 /*
  * pool_versions -- the versions of pool (metadata m) in l, ok[] (malloc'd)
  * marking the ones on its chain; r->ver_lock held
