@@ -46,8 +46,11 @@ reader_said() {
 }
 
 # reader ARGS... -- reader.py PORT ARGS in the background (RPID), output
-# in $W/reader.out; returns once it holds what it opened
+# in $W/reader.out; returns once it holds what it opened (the file is
+# emptied first: the background job's own redirection may come after
+# reader_said looks, which would then see an earlier reader's line)
 reader() {
+	: >"$W/reader.out"
 	"$READER" "$PORT" "$@" >"$W/reader.out" 2>&1 3>&- &
 	RPID=$!
 	wait_for reader_said
