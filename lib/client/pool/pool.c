@@ -330,15 +330,6 @@ static int pool_close(struct rpmemctl_pool **pool)
 	return ret;
 }
 
-int client_pool_usable(struct rpmemctl_pool *p)
-{
-	if (!p)
-		return -EINVAL;
-	if (!p->sess)
-		return -ENOTCONN;
-	return client_check(p->sess);
-}
-
 RPMEM_EXPORT uint64_t rpmemctl_pool_get_size(const struct rpmemctl_pool *pool)
 {
 	return pool ? pool->size : 0;

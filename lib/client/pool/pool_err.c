@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pool_err.c -- a failed call on a pool: its message names the pool and
- * is kept in the pool, its session and the calling thread
+ * is kept in the pool, its session and the calling thread; whether a call
+ * can be made on it at all (client_pool_usable)
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,4 +69,13 @@ int client_pool_end(struct rpmemctl_pool *p, int ret, const char *what)
 	}
 	client_set_last(ret, "%s", p->errmsg);
 	return ret;
+}
+
+int client_pool_usable(struct rpmemctl_pool *p)
+{
+	if (!p)
+		return -EINVAL;
+	if (!p->sess)
+		return -ENOTCONN;
+	return client_check(p->sess);
 }
