@@ -119,13 +119,20 @@ sessions_ended() {
 		"$(grep -c '^rpmemd: info: session [0-9]* from .*) opened$' "$DLOG")" ]
 }
 
-# keys_found KIND FILE -- how many keys of $W/acked mapcli KIND finds in a
-# copy of FILE (libpmemobj's recovery, no preload library)
-keys_found() {
+# keys_in KIND FILE -- the keys of $W/acked that mapcli KIND finds in a
+# copy of FILE, one a line, sorted (libpmemobj's recovery, no preload
+# library; mapcli answers each check with a line 1 or 0, in order)
+keys_in() {
 	cp "$2" "$W/found.obj"
 	awk '{print "c " $1}' "$W/acked" |
 		"$EX/mapcli" "$1" "$W/found.obj" >"$W/found" 2>&1
-	grep -cx 1 "$W/found" || true
+	grep -x '[01]' "$W/found" | paste - "$W/acked" |
+		awk '$1 == 1 { print $2 }' | sort
+}
+
+# keys_found KIND FILE -- how many keys of $W/acked keys_in finds
+keys_found() {
+	keys_in "$1" "$2" | wc -l
 }
 
 # loss_report KIND -- what tells a replication loss from another one: the
@@ -149,18 +156,34 @@ loss_report() {
 # map_replica_holds KIND -- once rpmemd has ended the killed writer's
 # session, the target's file of $POOL, copied, passes pmempool check, and
 # mapcli KIND (libpmemobj's recovery, no preload library) finds in it every
-# key in $W/acked; a loss says where the copies differ (loss_report)
+# key in $W/acked that the local file holds; a loss says where the copies
+# differ (loss_report). The local file itself may lack acknowledged keys:
+# PMDK's hashmap_tx example, SIGKILLed in the run whose inserts rebuilt
+# its table, was seen to lose that run's inserts from its own file,
+# without the preload library and without rpmemd too; that is said, and
+# is not a replication loss, which this checks
 map_replica_holds() {
-	local total found
+	local total found here
 	wait_for sessions_ended
 	cp "$REP" "$W/copy.obj"
 	pmempool check "$W/copy.obj" >"$W/check.out" 2>&1 ||
 		{ cat "$W/check.out"; return 1; }
 	total=$(wc -l <"$W/acked")
-	found=$(keys_found "$1" "$W/copy.obj")
-	[ "$found" -eq "$total" ] ||
-		{ echo "the target lost $((total - found)) of $total keys"
-		  loss_report "$1"; return 1; }
+	keys_in "$1" "$W/copy.obj" >"$W/on_target"
+	found=$(wc -l <"$W/on_target")
+	[ "$found" -lt "$total" ] || return 0
+	keys_in "$1" "$POOL" >"$W/on_local"
+	here=$(wc -l <"$W/on_local")
+	if [ "$here" -lt "$total" ] &&
+	   [ -z "$(comm -23 "$W/on_local" "$W/on_target")" ]; then
+		echo "# $1: the local pool itself lacks $((total - here)) of" \
+			"$total acknowledged keys (lost before any replication);" \
+			"the target holds every key the local pool holds" >&3
+		return 0
+	fi
+	echo "the target lost $((total - found)) of $total keys"
+	loss_report "$1"
+	return 1
 }
 
 # map_kills KIND ROUNDS -- ROUNDS kill rounds of map_round KIND on one pool,
