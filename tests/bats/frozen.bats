@@ -30,6 +30,19 @@ teardown() {
 	teardown_daemon
 }
 
+# exits_behind -- the application, its input closed, exits 0 within 40 s
+# (a bound for a loaded machine, not a timing), having said at its exit
+# that the replica on the second daemon is behind
+exits_behind() {
+	exited_within 40
+	ASTATUS=0
+	wait "$APID" || ASTATUS=$?
+	APID=
+	[ "$ASTATUS" -eq 0 ]
+	grep -q "at exit: the replica of '$POOL' on $T2/r1/app is behind (degraded)" \
+		"$W/app.err"
+}
+
 # freeze, thaw -- the second daemon stopped (SIGSTOP) and continued
 freeze() {
 	kill -STOP "$DPID2"
@@ -123,13 +136,7 @@ state() {
 	# liveness: before, the exit waited 60 s for the frozen target's
 	# FLUSH replies; now at most the kick-out's 2 s (bounded at 40 s, a
 	# bound for a loaded machine, not a timing)
-	exited_within 40
-	ASTATUS=0
-	wait "$APID" || ASTATUS=$?
-	APID=
-	[ "$ASTATUS" -eq 0 ]
-	grep -q "at exit: the replica of '$POOL' on $T2/r1/app is behind (degraded)" \
-		"$W/app.err"
+	exits_behind
 	cmp "$POOL" "$R1/app"
 	cmp "$POOL" "$R1/app2"
 	rc replicas --json "$POOL"
@@ -470,13 +477,7 @@ resync_wrote() {
 	# liveness: the exit waits for a resync only while it moves data,
 	# then at most the kick-out's 2 s (bounded at 40 s, a bound for a
 	# loaded machine, not a timing)
-	exited_within 40
-	ASTATUS=0
-	wait "$APID" || ASTATUS=$?
-	APID=
-	[ "$ASTATUS" -eq 0 ]
-	grep -q "at exit: the replica of '$POOL' on $T2/r1/app is behind (degraded)" \
-		"$W/app.err"
+	exits_behind
 	rc replicas --json "$POOL"
 	[ "$status" -eq 1 ]
 	[ "$(json '.replicas[2].link_state')" = degraded ]
