@@ -30,6 +30,18 @@ teardown() {
 	teardown_daemon
 }
 
+# ends_identical -- the application exits 0, never fail-stopped, and the
+# three copies equal its file, the returning one consistent again
+ends_identical() {
+	app_finish
+	[ "$ASTATUS" -eq 0 ]
+	refute grep -q "fail-stop" "$W/app.err"
+	cmp "$POOL" "$R1/app"
+	cmp "$POOL" "$R1/app2"
+	cmp "$POOL" "$R1B/app"
+	[ "$(state "$T2" app)" = consistent ]
+}
+
 # exits_behind -- the application, its input closed, exits 0 within 40 s
 # (a bound for a loaded machine, not a timing), having said at its exit
 # that the replica on the second daemon is behind
@@ -118,13 +130,7 @@ state() {
 	app_continue
 	app_paused 3
 	app_continue
-	app_finish
-	[ "$ASTATUS" -eq 0 ]
-	refute grep -q "fail-stop" "$W/app.err"
-	cmp "$POOL" "$R1/app"
-	cmp "$POOL" "$R1/app2"
-	cmp "$POOL" "$R1B/app"
-	[ "$(state "$T2" app)" = consistent ]
+	ends_identical
 }
 
 @test "a target frozen at the application's exit does not hold the exit: the copy stays behind, and the next start resyncs it byte-identical" {
@@ -192,13 +198,7 @@ paused_within() {
 		"$W/app.err"
 	app_continue
 	app_paused 2
-	app_finish
-	[ "$ASTATUS" -eq 0 ]
-	refute grep -q "fail-stop" "$W/app.err"
-	cmp "$POOL" "$R1/app"
-	cmp "$POOL" "$R1/app2"
-	cmp "$POOL" "$R1B/app"
-	[ "$(state "$T2" app)" = consistent ]
+	ends_identical
 }
 
 @test "with k = n a target frozen at the start still holds the start (no target is left out of an all-targets quorum): the application has not started within the kick-out time" {
@@ -408,13 +408,7 @@ resync_wrote() {
 	app_continue
 	app_paused 3
 	app_continue
-	app_finish
-	[ "$ASTATUS" -eq 0 ]
-	refute grep -q "fail-stop" "$W/app.err"
-	cmp "$POOL" "$R1/app"
-	cmp "$POOL" "$R1/app2"
-	cmp "$POOL" "$R1B/app"
-	[ "$(state "$T2" app)" = consistent ]
+	ends_identical
 }
 
 @test "kill -9 of the application mid-resync leaves the returning copy behind (syncing, Inconsistent, its history behind), never mixed and claimed current; the local file and the two other copies hold every committed transaction, and the next start resyncs it byte-identical" {
