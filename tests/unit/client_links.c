@@ -338,6 +338,52 @@ static void links__a_log_is_cleared_as_its_target_acknowledges(void **state)
 	client_links_clear_ns = was;
 }
 
+/*
+ * links__a_log_is_cleared_under_a_stream_of_writes -- a target always
+ * owed a reply (late; a drain returns once k hold) has its log cleared in
+ * steps all the same: the marks of the writes it acknowledged go, the
+ * mark of a write whose reply it holds back stays until the reply comes
+ * (before, its log kept every mark while a reply was owed: forever under
+ * a stream of writes)
+ */
+static void links__a_log_is_cleared_under_a_stream_of_writes(void **state)
+{
+	(void)state;
+	struct env e;
+	uint64_t was = client_links_clear_ns;
+	client_links_clear_ns = 0; /* no second between two clears */
+	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	for (unsigned x = 0; x < 10; x++)
+		assert_int_equal(persist(&e, x * EXT, 4 * KIB, (uint8_t)x), 0);
+	fake_target_set_reply_delay(e.ft[2], 10000);
+	uint8_t v = 0;
+	WAIT_DOING(rpmemctl_dirtylog_count(e.log[2]) <= 1,
+		   assert_int_equal(persist(&e, 15 * EXT, 4 * KIB, v++), 0));
+	/* its reply to the write of extent 12 held back */
+	fake_target_set_reply_delay(e.ft[2], 0);
+	unsigned f = fake_target_count(e.ft[2], RPMEM_MSG_FLUSH);
+	fake_target_script(e.ft[2], RPMEM_MSG_FLUSH, f + 1, FAKE_STALL, 0);
+	assert_int_equal(persist(&e, 12 * EXT, 4 * KIB, 12), 0);
+	/* fewer than the owed FLUSHes a link holds: none waits */
+	for (unsigned i = 0; i < 20; i++) {
+		assert_int_equal(persist(&e, 15 * EXT, 4 * KIB, v++), 0);
+		assert_true(client_dirtylog_marked(e.log[2], 12));
+	}
+	/* the targets that answered hold it: their logs let it go */
+	assert_false(client_dirtylog_marked(e.log[0], 12));
+	assert_false(client_dirtylog_marked(e.log[1], 12));
+	fake_target_release(e.ft[2]);
+	WAIT_DOING(!client_dirtylog_marked(e.log[2], 12) &&
+			   rpmemctl_dirtylog_count(e.log[2]) <= 1,
+		   assert_int_equal(persist(&e, 15 * EXT, 4 * KIB, v++), 0));
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	for (unsigned t = 0; t < N; t++)
+		assert_memory_equal(fake_target_pool(e.ft[t]), e.data, SIZE);
+	env_stop(&e);
+	client_links_clear_ns = was;
+}
+
 static void links__a_returning_target_is_resynced_beside_the_persists(
 	void **state)
 {
@@ -1333,6 +1379,8 @@ int main(void)
 		cmocka_unit_test(
 			links__a_returning_target_is_resynced_beside_the_persists),
 		cmocka_unit_test(links__a_stop_finishes_a_resync_under_way),
+		cmocka_unit_test(
+			links__a_log_is_cleared_under_a_stream_of_writes),
 		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
 		cmocka_unit_test(links__bad_arguments),

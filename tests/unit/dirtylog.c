@@ -234,6 +234,43 @@ static void take__keeps_every_persistent_mark_and_records_the_fresh(
 	rpmemctl_dirtylog_close(&l);
 }
 
+/*
+ * clear_cut__keeps_the_marks_made_since_the_cut -- a clear from a cut
+ * erases only what was marked before it: an extent marked again since
+ * (already persistent, so only the in-memory record sees it) stays, in
+ * the file too; recut, the next clear keeps what came after it; a clear
+ * with no cut open clears nothing
+ */
+static void clear_cut__keeps_the_marks_made_since_the_cut(void **state)
+{
+	(void)state;
+	struct rpmemctl_dirtylog *l;
+	assert_int_equal(open_log(0, &l), 0);
+	assert_int_equal(client_dirtylog_clear_cut(l, 1), 0);
+	for (uint64_t e = 0; e < 3; e++)
+		assert_int_equal(rpmemctl_dirtylog_mark(l, e << 20, 8), 0);
+	assert_int_equal(client_dirtylog_cut(l), 0);
+	/* extent 1 again (its bit persistent already), extent 3 anew */
+	assert_int_equal(rpmemctl_dirtylog_mark(l, 1u << 20, 8), 0);
+	assert_int_equal(rpmemctl_dirtylog_mark(l, 3u << 20, 8), 0);
+	assert_int_equal(client_dirtylog_clear_cut(l, 1), 1);
+	assert_int_equal(rpmemctl_dirtylog_count(l), 2);
+	assert_true(client_dirtylog_marked(l, 1) &&
+		    client_dirtylog_marked(l, 3));
+	/* nothing marked since the recut: the next clear takes both */
+	assert_int_equal(rpmemctl_dirtylog_mark(l, 2u << 20, 8), 0);
+	assert_int_equal(client_dirtylog_clear_cut(l, 0), 1);
+	assert_int_equal(rpmemctl_dirtylog_count(l), 1);
+	assert_true(client_dirtylog_marked(l, 2));
+	/* the cut closed: no clear */
+	assert_int_equal(client_dirtylog_clear_cut(l, 1), 0);
+	rpmemctl_dirtylog_close(&l);
+	assert_int_equal(open_log(0, &l), 0);
+	assert_int_equal(rpmemctl_dirtylog_count(l), 1);
+	assert_true(client_dirtylog_marked(l, 2));
+	rpmemctl_dirtylog_close(&l);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, each_setup, each_teardown)
 
 int main(void)
@@ -246,6 +283,7 @@ int main(void)
 		T(open_pool__hard_link_is_eperm),
 		T(set_clean__cleared_mark_is_replaced_at_the_next_open),
 		T(take__keeps_every_persistent_mark_and_records_the_fresh),
+		T(clear_cut__keeps_the_marks_made_since_the_cut),
 	};
 	return cmocka_run_group_tests_name("dirtylog", tests, setup, teardown);
 }

@@ -163,9 +163,11 @@ int client_resync_end(struct client_resync **rp,
 		      size_t len);
 
 /*
- * client_link_clear_acked -- a LIVE link that holds every write sent to
- * it, acknowledged (replies that came read first), clears its dirty log
- * (client_dirtylog_clear): 1 if it did, 0 if it may not now, or -errno
+ * client_link_clear_acked -- a LIVE link clears from its dirty log the
+ * marks of the writes its target acknowledged (replies that came read
+ * first): in full, or in steps from a cut (link_flush.c). 1 if it
+ * cleared marks, 0 if none, -EAGAIN to be called again at the next
+ * write (no cut could be made), or -errno.
  */
 int client_link_clear_acked(struct rpmemctl_link *l);
 /*

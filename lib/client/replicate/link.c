@@ -74,6 +74,7 @@ static void disconnect(struct rpmemctl_link *l)
 {
 	rpmemctl_pool_close(&l->pool);
 	l->nread = l->nsent; /* dropped: the link no longer holds */
+	l->cut = 0;	     /* what it acknowledged is unknown */
 	l->abytes = l->wbytes;
 	if (l->share)
 		client_share_leave(l->share, &l->sess);

@@ -237,10 +237,49 @@ int client_link_ready(struct rpmemctl_link *l)
 }
 
 /*
- * client_link_clear_acked -- a LIVE link whose every write sent was
- * acknowledged clears its dirty log: what the log marks from now on is
- * what this target may miss (docs/ARCHITECTURE.md "Per-target dirty
- * logs"); the set calls it with no mark outstanding
+ * log_clear -- the dirty log's clear, under the link's lock: in full
+ * where every write sent was acknowledged; else in steps, for a target
+ * always owed a reply under a stream of writes (a set's drain returns
+ * once k hold): a cut is made where no write waits for a flush (every
+ * write so far is covered by one sent), and once the replies of the
+ * flushes sent by then are read, the marks made before it are cleared
+ * and a new cut made. 1 if marks were cleared, 0 if none, -EAGAIN if
+ * no cut can be made now (writes wait for a flush), or -errno.
+ */
+static int log_clear(struct rpmemctl_link *l)
+{
+	int ret;
+	if (!l->nowed && !l->npending && !l->unacked) {
+		if (l->cut) { /* closed: every mark goes */
+			l->cut = 0;
+			if ((ret = client_dirtylog_clear_cut(l->log, 0)) < 0)
+				return ret;
+		}
+		return client_dirtylog_clear(l->log);
+	}
+	int can_cut = !l->npending && !l->unacked;
+	if (l->cut && l->nread >= l->cut_need) {
+		ret = client_dirtylog_clear_cut(l->log, can_cut);
+		l->cut = ret >= 0 && can_cut;
+		l->cut_need = l->nsent;
+		return ret;
+	}
+	if (l->cut)
+		return 0;
+	if (!can_cut)
+		return -EAGAIN;
+	if ((ret = client_dirtylog_cut(l->log)))
+		return ret;
+	l->cut = 1;
+	l->cut_need = l->nsent;
+	return 0;
+}
+
+/*
+ * client_link_clear_acked -- a LIVE link clears from its dirty log the
+ * marks of the writes its target acknowledged: what the log marks is
+ * then what this target may miss (docs/ARCHITECTURE.md "Per-target
+ * dirty logs"); the set calls it with no mark outstanding
  */
 int client_link_clear_acked(struct rpmemctl_link *l)
 {
@@ -250,12 +289,12 @@ int client_link_clear_acked(struct rpmemctl_link *l)
 	int err = 0, ret = 0;
 	while (l->nowed && ready(l) && !(err = owed_recv(l)))
 		;
-	if (!err && l->state == RPMEMCTL_LINK_LIVE && !l->nowed &&
-	    !l->npending && !l->unacked && l->log)
-		ret = client_dirtylog_clear(l->log);
-	if (ret < 0) {
+	if (!err && l->state == RPMEMCTL_LINK_LIVE && l->log)
+		ret = log_clear(l);
+	if (ret < 0 && ret != -EAGAIN) {
 		/* what it holds on disk is unknown: no push may trust it */
 		l->log = NULL;
+		l->cut = 0;
 		link_err(l, ret, "cannot clear the dirty log: %s",
 			 strerror(-ret));
 	}

@@ -93,6 +93,13 @@ struct rpmemctl_link {
 	 * nsent was when the round was sent
 	 */
 	uint64_t nsent, nread;
+	/*
+	 * the dirty log's clear in steps (client_link_clear_acked): a cut
+	 * is open, and every write marked before it is acknowledged once
+	 * nread reaches cut_need
+	 */
+	int cut;
+	uint64_t cut_need;
 	/* the kick-out (0: off), and what it measures */
 	unsigned ko_ms;
 	uint64_t ko_bytes;

@@ -156,6 +156,13 @@ void client_dirtylog_untrack(struct rpmemctl_dirtylog *l);
 size_t client_dirtylog_bitmap_len(const struct rpmemctl_dirtylog *l);
 /* client_dirtylog_clear -- clear the marks, keep the binding (dirtylog.c) */
 int client_dirtylog_clear(struct rpmemctl_dirtylog *l);
+/*
+ * client_dirtylog_cut -- remember (in memory) the extents marked from now
+ * on; client_dirtylog_clear_cut then keeps only those (dirtylog.c)
+ */
+int client_dirtylog_cut(struct rpmemctl_dirtylog *l);
+/* client_dirtylog_clear_cut -- clear the marks made before the cut */
+int client_dirtylog_clear_cut(struct rpmemctl_dirtylog *l, int recut);
 /* client_dirtylog_reset -- bind to uuid, generation, then clear the marks */
 int client_dirtylog_reset(struct rpmemctl_dirtylog *l, const uint8_t uuid[16],
 			  uint64_t generation);

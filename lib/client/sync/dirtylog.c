@@ -76,6 +76,11 @@ struct rpmemctl_dirtylog {
 	 * every mark until the resync ends); NULL when none runs
 	 */
 	uint8_t *fresh;
+	/*
+	 * a set's clear in steps (client_dirtylog_cut): the extents marked
+	 * since the cut, in memory only; NULL when no cut is open
+	 */
+	uint8_t *since;
 	pthread_mutex_t lock;
 };
 
@@ -369,6 +374,7 @@ RPMEM_EXPORT void rpmemctl_dirtylog_close(struct rpmemctl_dirtylog **lp)
 	detach(l);
 	pthread_mutex_destroy(&l->lock);
 	free(l->fresh);
+	free(l->since);
 	free(l);
 	*lp = NULL;
 }
@@ -413,6 +419,8 @@ RPMEM_EXPORT int rpmemctl_dirtylog_mark(struct rpmemctl_dirtylog *l,
 		l->bits[e / 8] |= bit;
 		if (l->fresh)
 			l->fresh[e / 8] |= bit;
+		if (l->since)
+			l->since[e / 8] |= bit;
 	}
 	/* already persistent (a take cleared the hot set only): no I/O */
 	if (!persisted)
@@ -563,6 +571,70 @@ int client_dirtylog_clear(struct rpmemctl_dirtylog *l)
 	ret = sync_range(l, DL_HDR_SIZE, bitmap_len(l->nextents));
 	pthread_mutex_unlock(&l->lock);
 	return ret ? ret : 1;
+}
+
+/*
+ * client_dirtylog_cut -- a cut: from now on the extents marked are also
+ * remembered in memory, so that client_dirtylog_clear_cut, once every
+ * write marked before the cut is acknowledged, clears all marks but
+ * those. The hot set is cleared, so that every later mark takes the
+ * locked path and is seen (the fence as in client_dirtylog_take).
+ * Returns 0, or -ENOMEM.
+ */
+int client_dirtylog_cut(struct rpmemctl_dirtylog *l)
+{
+	size_t len = bitmap_len(l->nextents);
+
+	pthread_mutex_lock(&l->lock);
+	if (!l->since && !(l->since = calloc(1, len))) {
+		pthread_mutex_unlock(&l->lock);
+		return -ENOMEM;
+	}
+	memset(l->since, 0, len);
+	memset((void *)l->hot, 0, len);
+	atomic_thread_fence(memory_order_seq_cst);
+	pthread_mutex_unlock(&l->lock);
+	return 0;
+}
+
+/*
+ * client_dirtylog_clear_cut -- every write marked before the last cut
+ * is acknowledged by the log's target: clear every mark but those made
+ * since the cut (writes that may still be in flight), then cut again
+ * (recut) or close the cut. Each byte of the bitmap goes from its old
+ * value to one that keeps every mark made since the cut, so a crash at
+ * any point, or a store of the msync that lands and another that does
+ * not, keeps every mark of a write not acknowledged. 1 if a mark was
+ * cleared, 0 if none (or no cut is open), or -errno.
+ */
+int client_dirtylog_clear_cut(struct rpmemctl_dirtylog *l, int recut)
+{
+	size_t len = bitmap_len(l->nextents);
+	int ret = 0, cleared = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (!l->since) {
+		pthread_mutex_unlock(&l->lock);
+		return 0;
+	}
+	/* no mark may stay on the fast path past the clear of its bit */
+	memset((void *)l->hot, 0, len);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (size_t i = 0; i < len; i++) {
+		uint8_t keep = (uint8_t)(l->bits[i] & l->since[i]);
+		cleared |= keep != l->bits[i];
+		l->bits[i] = keep;
+	}
+	if (cleared)
+		ret = sync_range(l, DL_HDR_SIZE, len);
+	if (recut) {
+		memset(l->since, 0, len);
+	} else {
+		free(l->since);
+		l->since = NULL;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return ret ? ret : cleared;
 }
 
 /*
