@@ -109,7 +109,7 @@ TARGETS    := $(B)/rpmemd $(B)/rpmemctl $(B)/$(SONAME) $(B)/librpmemctl.so \
 	      $(B)/librpmemctl.a $(B)/librpmem.a $(B)/librpmemctl.pc \
 	      $(B)/$(PRELOAD)
 
-.PHONY: all clean install check check-unit check-bats check-vm check-vm-cluster check-asan deps demo \
+.PHONY: all clean install check check-unit check-bats check-vm check-vm-deps check-vm-cluster check-asan deps demo \
 	bench format examples check-bats-asan
 all: $(TARGETS)
 

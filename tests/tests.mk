@@ -139,8 +139,12 @@ examples: $(TEST_TOOLS)
 check-bats: all $(TEST_TOOLS)
 	tests/run-bats.sh
 
-check-vm: all $(TEST_TOOLS) $(B)/tests/pmem_probe
+check-vm: check-vm-deps
 	tests/vm/run.sh $(VM_SUITES)
+
+# check-vm-deps -- what the bed's guests run (tests/check.sh builds it
+# before it starts the bed beside the BATS suites)
+check-vm-deps: all $(TEST_TOOLS) $(B)/tests/pmem_probe
 
 # check-vm-cluster -- the bed's Pacemaker + corosync cluster (suite
 # cluster, tests/vm/README.md) in a boot of its own; SUITE_CLUSTER_PARTS
