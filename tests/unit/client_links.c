@@ -302,16 +302,27 @@ static void links__a_stalled_target_is_kicked_out(void **state)
 	env_stop(&e);
 }
 
+/*
+ * env_start_cleared -- env_start (k = 2, fail-stop) with no time between
+ * two clears of a log (the old time returned), pushed, then ten extents
+ * persisted
+ */
+static uint64_t env_start_cleared(struct env *e)
+{
+	uint64_t was = client_links_clear_ns;
+	client_links_clear_ns = 0;
+	env_start(e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
+	assert_int_equal(rpmemctl_links_push(e->set), 0);
+	for (unsigned x = 0; x < 10; x++)
+		assert_int_equal(persist(e, x * EXT, 4 * KIB, (uint8_t)x), 0);
+	return was;
+}
+
 static void links__a_log_is_cleared_as_its_target_acknowledges(void **state)
 {
 	(void)state;
 	struct env e;
-	uint64_t was = client_links_clear_ns;
-	client_links_clear_ns = 0; /* no second between two clears */
-	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
-	assert_int_equal(rpmemctl_links_push(e.set), 0);
-	for (unsigned x = 0; x < 10; x++)
-		assert_int_equal(persist(&e, x * EXT, 4 * KIB, (uint8_t)x), 0);
+	uint64_t was = env_start_cleared(&e);
 	/*
 	 * every target acknowledged them: a later persist clears each log
 	 * (at most once a LINKS_CLEAR_NS, none here), which then marks only
@@ -350,12 +361,7 @@ static void links__a_log_is_cleared_under_a_stream_of_writes(void **state)
 {
 	(void)state;
 	struct env e;
-	uint64_t was = client_links_clear_ns;
-	client_links_clear_ns = 0; /* no second between two clears */
-	env_start(&e, 2, RPMEMCTL_LINK_FAIL_STOP, 0);
-	assert_int_equal(rpmemctl_links_push(e.set), 0);
-	for (unsigned x = 0; x < 10; x++)
-		assert_int_equal(persist(&e, x * EXT, 4 * KIB, (uint8_t)x), 0);
+	uint64_t was = env_start_cleared(&e);
 	fake_target_set_reply_delay(e.ft[2], 10000);
 	uint8_t v = 0;
 	WAIT_DOING(rpmemctl_dirtylog_count(e.log[2]) <= 1,
