@@ -148,9 +148,8 @@ check-vm-deps: all $(TEST_TOOLS) $(B)/tests/pmem_probe
 
 # check-vm-cluster -- the bed's Pacemaker + corosync cluster (suite
 # cluster, tests/vm/README.md) in a boot of its own; SUITE_CLUSTER_PARTS
-# picks its tests (default "c a d b"). Not in VM_SUITES while its crash
-# failover fails (no promotion score for a live copy yet): a known
-# failure there would fail every make check
+# picks its tests (default "c a b d"). Not in VM_SUITES: 10 minutes on
+# a quiet machine, about 25 under load (tests/vm/README.md)
 check-vm-cluster: all $(TEST_TOOLS) $(B)/tests/pmem_probe
 	tests/vm/run.sh cluster
 
