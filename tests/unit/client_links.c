@@ -542,6 +542,66 @@ static void links__below_k_degrade_goes_on_locally(void **state)
 	env_stop(&e);
 }
 
+/* a thread's persists (links__with_k_n_a_return_runs_off_the_calls) */
+struct persists {
+	struct env *e;
+	int ret;
+	_Atomic int done;
+};
+
+/* persists_run -- 50 persists of four extents, then done */
+static void *persists_run(void *arg)
+{
+	struct persists *p = arg;
+	for (unsigned i = 0; i < 50 && !p->ret; i++)
+		p->ret = persist(p->e, (3 + i % 4) * EXT, 4 * KIB, (uint8_t)i);
+	atomic_store(&p->done, 1);
+	return NULL;
+}
+
+/*
+ * links__with_k_n_a_return_runs_off_the_calls -- with k = n (every
+ * target must hold) a target that went away and comes back answering
+ * nothing (its HELLO's reply held) holds no persist: its reconnect waits
+ * for a probe in a thread of its own while the persists go on locally,
+ * below k; answered, it is resynced beside them and holds again
+ * (before, the reconnect ran inside a persist, which waited up to the
+ * I/O timeout, 60 s, for the reply, at every retry)
+ */
+static void links__with_k_n_a_return_runs_off_the_calls(void **state)
+{
+	(void)state;
+	struct env e;
+	env_start(&e, N, RPMEMCTL_LINK_DEGRADE, 0);
+	assert_int_equal(rpmemctl_links_push(e.set), 0);
+	struct rpmemctl_link *l2 = rpmemctl_links_get(e.set, 2);
+	fake_target_set_down(e.ft[2], 1);
+	assert_int_equal(persist(&e, 0, 4 * KIB, 1), 0);
+	assert_int_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_DEGRADED);
+	unsigned h = fake_target_count(e.ft[2], RPMEM_MSG_HELLO);
+	fake_target_script(e.ft[2], RPMEM_MSG_HELLO, h + 1, FAKE_STALL, 0);
+	fake_target_set_down(e.ft[2], 0);
+	struct persists p = { .e = &e };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, persists_run, &p), 0);
+	WAIT_UNTIL(atomic_load(&p.done));
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(p.ret, 0);
+	/* the target was asked meanwhile, and holds nothing yet */
+	WAIT_UNTIL(fake_target_count(e.ft[2], RPMEM_MSG_HELLO) > h);
+	assert_int_not_equal(rpmemctl_link_get_state(l2), RPMEMCTL_LINK_LIVE);
+	assert_int_equal(rpmemctl_links_holding(e.set), N - 1);
+	fake_target_release(e.ft[2]);
+	int i = 0;
+	WAIT_DOING(rpmemctl_links_holding(e.set) == N,
+		   assert_int_equal(persist(&e, 8 * EXT, 4 * KIB,
+					    (uint8_t)i++), 0));
+	assert_int_equal(rpmemctl_links_stop(e.set), 0);
+	for (unsigned x = 0; x < N; x++)
+		assert_memory_equal(fake_target_pool(e.ft[x]), e.data, SIZE);
+	env_stop(&e);
+}
+
 /* replica_file -- a local pool file of SIZE bytes with the data's bytes */
 static void replica_file(const struct env *e, char *path)
 {
@@ -1389,6 +1449,7 @@ int main(void)
 			links__a_log_is_cleared_under_a_stream_of_writes),
 		cmocka_unit_test(links__below_k_fail_stop_fails_for_good),
 		cmocka_unit_test(links__below_k_degrade_goes_on_locally),
+		cmocka_unit_test(links__with_k_n_a_return_runs_off_the_calls),
 		cmocka_unit_test(links__bad_arguments),
 		cmocka_unit_test(
 		  links__a_drain_sends_its_round_while_another_is_in_flight),

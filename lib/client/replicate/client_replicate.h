@@ -98,13 +98,15 @@ int client_link_ready(struct rpmemctl_link *l);
 /*
  * the kick-out (link.c, docs/ARCHITECTURE.md "A frozen target is kicked
  * out"): client_link_set_kickout sets its bounds (ms 0: off, bytes 0: no
- * bound on bytes); client_link_overdue says a LIVE link passed them
- * (how long its oldest reply has been awaited, 0 if it did not);
- * client_link_kick drops it (DEGRADED, -ETIMEDOUT); client_link_retry_now
- * is a DEGRADED link's last retry, at most ms waiting for its target
+ * bound on bytes) and the bound of the probe and the resync (probe_ms,
+ * 0: none), which a set gives every link whatever k;
+ * client_link_overdue says a LIVE link passed them (how long its oldest
+ * reply has been awaited, 0 if it did not); client_link_kick drops it
+ * (DEGRADED, -ETIMEDOUT); client_link_retry_now is a DEGRADED link's last
+ * retry, at most probe_ms waiting for its target
  */
 void client_link_set_kickout(struct rpmemctl_link *l, unsigned ms,
-			     uint64_t bytes);
+			     uint64_t bytes, unsigned probe_ms);
 uint64_t client_link_overdue(struct rpmemctl_link *l);
 int client_link_kick(struct rpmemctl_link *l);
 int client_link_retry_now(struct rpmemctl_link *l);

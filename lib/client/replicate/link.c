@@ -265,7 +265,7 @@ static int do_push(struct rpmemctl_link *l, const struct rpmemctl_sync_cfg *ucfg
 		ucfg = cfg;
 	}
 	/* a push's sends wait as long as its replies (go_live bounds them) */
-	if (l->ko_ms && l->pool->sess && !l->catchup)
+	if ((l->ko_ms || l->probe_ms) && l->pool->sess && !l->catchup)
 		(void)rpmem_conn_set_sndtimeo(&l->pool->sess->conn,
 					      CLIENT_IO_TIMEOUT_S * 1000);
 	memset(&l->res, 0, sizeof(l->res));
@@ -370,8 +370,8 @@ static int resync_join(struct rpmemctl_link *l, int all)
 	 * target may hash the pool for longer)
 	 */
 	if (!all) {
-		(void)rpmem_conn_set_rcvtimeo(&sess->conn, (int)l->ko_ms);
-		(void)rpmem_conn_set_sndtimeo(&sess->conn, (int)l->ko_ms);
+		(void)rpmem_conn_set_rcvtimeo(&sess->conn, (int)l->probe_ms);
+		(void)rpmem_conn_set_sndtimeo(&sess->conn, (int)l->probe_ms);
 	}
 	(void)client_dirtylog_take(l->log, ext, 0);
 	l->catchup = left;
@@ -384,7 +384,9 @@ static int resync_join(struct rpmemctl_link *l, int all)
 	client_dirtylog_untrack(l->log);
 	if (ret)
 		return ret;
+	/* the kick-out's send bound, if any, comes back with go_live */
 	(void)rpmem_conn_set_rcvtimeo(&sess->conn, CLIENT_IO_TIMEOUT_S * 1000);
+	(void)rpmem_conn_set_sndtimeo(&sess->conn, CLIENT_IO_TIMEOUT_S * 1000);
 	l->res.data_bytes += moved;
 	return 0;
 }
@@ -412,7 +414,7 @@ static void resync_cancel(struct rpmemctl_link *l)
 	client_dirtylog_untrack(l->log);
 	link_err(l, -ETIMEDOUT, "resync cut short: its target sent nothing for "
 	     "%u ms, or a push or the end came first; the copy stays behind",
-	     l->ko_ms);
+	     l->probe_ms);
 	(void)link_failed(l, -ETIMEDOUT);
 }
 
@@ -716,7 +718,7 @@ RPMEM_EXPORT int rpmemctl_link_stop(struct rpmemctl_link *l)
 	 * catch-up compares every block, as a LIVE link's stop does
 	 */
 	if (!ret && l->state == RPMEMCTL_LINK_RESYNCING) {
-		client_resync_wait(l->resync, (uint64_t)l->ko_ms * 1000000u);
+		client_resync_wait(l->resync, (uint64_t)l->probe_ms * 1000000u);
 		if (client_resync_state(l->resync) == RESYNC_RUNNING)
 			resync_cancel(l);
 		else

@@ -302,12 +302,16 @@ int client_link_clear_acked(struct rpmemctl_link *l)
 	return ret;
 }
 
-/* client_link_set_kickout -- the kick-out's bounds (ms 0: off) */
+/*
+ * client_link_set_kickout -- the kick-out's bounds (ms 0: off), and the
+ * probe's and the resync's (probe_ms 0: a reconnect pushes in the call)
+ */
 void client_link_set_kickout(struct rpmemctl_link *l, unsigned ms,
-			     uint64_t bytes)
+			     uint64_t bytes, unsigned probe_ms)
 {
 	l->ko_ms = ms;
 	l->ko_bytes = bytes;
+	l->probe_ms = probe_ms;
 }
 
 /*

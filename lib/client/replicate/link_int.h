@@ -102,6 +102,13 @@ struct rpmemctl_link {
 	uint64_t cut_need;
 	/* the kick-out (0: off), and what it measures */
 	unsigned ko_ms;
+	/*
+	 * how long a probe, a resync's catch-up or its wait at a stop may
+	 * take (0: no probe, the reconnect pushes in the call): the set's
+	 * kick-out time, for every k, so that with k = n too a reconnect
+	 * and a resync run off the application's calls
+	 */
+	unsigned probe_ms;
 	uint64_t ko_bytes;
 	uint64_t wbytes; /* bytes written live, ever */
 	uint64_t abytes; /* of those, covered by a FLUSH reply read */

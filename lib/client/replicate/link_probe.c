@@ -78,7 +78,7 @@ static int link_probe_start(struct rpmemctl_link *l)
 /* link_probed -- the kick-out's reconnect waits for a probe of the target */
 int link_probed(const struct rpmemctl_link *l)
 {
-	return l->ko_ms && !l->open_fn && l->t.host[0];
+	return l->probe_ms && !l->open_fn && l->t.host[0];
 }
 
 /*
@@ -105,14 +105,14 @@ int link_probe_poll(struct rpmemctl_link *l)
 
 /*
  * client_link_retry_now -- a DEGRADED link's last retry (a set's stop):
- * under the kick-out only once a probe answers within ko_ms, else a
+ * where it probes only once a probe answers within probe_ms, else a
  * push at once; 0, or why not
  */
 int client_link_retry_now(struct rpmemctl_link *l)
 {
 	if (!link_probed(l))
 		return rpmemctl_link_push(l, NULL, NULL);
-	uint64_t end = rpmem_now_ns() + (uint64_t)l->ko_ms * 1000000u;
+	uint64_t end = rpmem_now_ns() + (uint64_t)l->probe_ms * 1000000u;
 	int st = l->probe ? atomic_load(&l->probe->state) : PROBE_IDLE;
 	if (st != PROBE_RUNNING && st != PROBE_OK && link_probe_start(l))
 		return link_err(l, -ENOMEM,
@@ -123,7 +123,7 @@ int client_link_retry_now(struct rpmemctl_link *l)
 	if (st == PROBE_RUNNING)
 		return link_err(l, -ETIMEDOUT, "no answer from the target "
 				"within the kick-out timeout (%u ms)",
-				l->ko_ms);
+				l->probe_ms);
 	atomic_store(&l->probe->state, PROBE_IDLE);
 	if (st != PROBE_OK)
 		return link_err(l, -ECONNREFUSED,
@@ -173,7 +173,7 @@ int client_link_defer(struct rpmemctl_link *l, uint64_t waited_ns)
 	link_err(l, -ETIMEDOUT, "kicked out at the start: no answer to a "
 		 "probe for %llu ms (the kick-out timeout is %u ms); resynced "
 		 "once it answers", (unsigned long long)(waited_ns / 1000000u),
-		 l->ko_ms);
+		 l->probe_ms);
 	int ret = link_failed(l, -ETIMEDOUT);
 	client_share_unlock(l->share);
 	return ret;

@@ -245,13 +245,15 @@ unsigned links_count_holding(const struct rpmemctl_links *s)
 
 /*
  * apply_kickout -- each link's kick-out bounds: the set's where a link
- * may be left behind (k < n), none where every link must hold
+ * may be left behind (k < n), none where every link must hold; the
+ * probe's and the resync's bound is the set's time for every k (a link
+ * that failed is behind either way: its return runs off the calls)
  */
 static void apply_kickout(struct rpmemctl_links *s)
 {
 	for (unsigned i = 0; i < s->n; i++)
 		client_link_set_kickout(s->link[i], links_quorum(s) < s->n ?
-					s->ko_ms : 0, s->ko_bytes);
+					s->ko_ms : 0, s->ko_bytes, s->ko_ms);
 }
 
 /*
