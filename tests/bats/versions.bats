@@ -535,7 +535,8 @@ check_cuts() {
 	export RPMEM_REPLICATE="$POOL=$T/r1/app" PMEM_IS_PMEM_FORCE=0
 	export RPMEM_REPLICATE_POLICY=degraded RPMEM_REPLICATE_RETRY=0
 	export RPMEM_LOG_LEVEL=info
-	app_start set:0:before pause set:1:unreplicated pause set:2:resumed pause
+	app_start set:0:before pause set:1:unreplicated pause set:2:resumed \
+		pace:10000 persist:until pause
 	app_paused 1
 	# two cuts: the pool's generation moves past the one the log is bound to
 	rc versions --create "$T/r1/app"
@@ -548,8 +549,11 @@ check_cuts() {
 	start_daemon
 	[ "$(written app)" -eq 0 ]
 	app_continue
+	# probed and resynced off the persists, which go on meanwhile
+	wait_for grep -q "rpmem_preload: resynced: '$POOL' is replicated to $T/r1/app again" \
+		"$W/app.err"
+	app_continue
 	app_paused 3
-	grep -q "rpmem_preload: resynced: '$POOL' is replicated to $T/r1/app again" "$W/app.err"
 	grep -q "rpmem_preload: '$POOL': synced only the extents its dirty log marked" "$W/app.err" ||
 		{ grep rpmem_preload "$W/app.err"; false; }
 	# a few extents of the 16 MiB pool, not all of it

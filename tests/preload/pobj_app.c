@@ -26,6 +26,8 @@
  *               which it reads
  *   fill:N      a new object of N MiB, every byte written and persisted
  *   persist:N   N pmemobj_persist calls of 8 bytes; "persist N NS_PER_CALL"
+ *   persist:until  the same until a line on standard input, pace:US
+ *               apart (the calls a background resync needs to end)
  *   records:N   N transactions, each counter + 1 and slot (counter % 16)
  *               = "rec<counter>" in one; prints "committed <counter>"
  *               after each has returned
@@ -157,16 +159,26 @@ static double elapsed_ns(const struct timespec *a)
 	return (b.tv_sec - a->tv_sec) * 1e9 + (b.tv_nsec - a->tv_nsec);
 }
 
-/* persist_loop -- n persists of the counter; prints the time per call */
+/*
+ * persist_loop -- n persists of the counter (n < 0: until stdin_ready,
+ * pace_us after each); prints how many and the time per call
+ */
 static void persist_loop(PMEMobjpool *pop, struct root *r, long n)
 {
 	struct timespec a;
+	char line[64];
+	long k;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long k = 0; k < n; k++) {
+	for (k = 0; n < 0 ? !stdin_ready() : k < n; k++) {
 		r->counter++;
 		pmemobj_persist(pop, &r->counter, sizeof(r->counter));
+		if (n < 0 && pace_us)
+			usleep((useconds_t)pace_us);
 	}
-	printf("persist %ld %.0f\n", n, n ? elapsed_ns(&a) / n : 0.0);
+	/* the line that ended it is read: a pause after waits for another */
+	if (n < 0 && !fgets(line, sizeof(line), stdin))
+		clearerr(stdin);
+	printf("persist %ld %.0f\n", k, k ? elapsed_ns(&a) / k : 0.0);
 }
 
 /*
@@ -320,7 +332,8 @@ static int step(PMEMobjpool *pop, struct root *r, const char *s)
 		if (loop(pop, r, strcmp(s + 5, "until") ? atol(s + 5) : -1))
 			return 1;
 	} else if (!strncmp(s, "persist:", 8)) {
-		persist_loop(pop, r, atol(s + 8));
+		persist_loop(pop, r,
+			     strcmp(s + 8, "until") ? atol(s + 8) : -1);
 	} else if (!strncmp(s, "records:", 8)) {
 		if (records(pop, r,
 			    strcmp(s + 8, "until") ? atol(s + 8) : -1))
