@@ -250,12 +250,13 @@ static int log_clear(struct rpmemctl_link *l)
 {
 	int ret;
 	if (!l->nowed && !l->npending && !l->unacked) {
-		if (l->cut) { /* closed: every mark goes */
+		ret = client_dirtylog_clear(l->log);
+		if (ret >= 0 && l->cut) {
+			/* closed: every bit is clear, no second msync */
 			l->cut = 0;
-			if ((ret = client_dirtylog_clear_cut(l->log, 0)) < 0)
-				return ret;
+			(void)client_dirtylog_clear_cut(l->log, 0);
 		}
-		return client_dirtylog_clear(l->log);
+		return ret;
 	}
 	int can_cut = !l->npending && !l->unacked;
 	if (l->cut && l->nread >= l->cut_need) {
