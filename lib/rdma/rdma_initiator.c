@@ -69,9 +69,9 @@ static void rdma_close(struct rpmem_xport *x)
 	if (!c->apm && c->batch_ok && !c->err &&
 	    (c->gb_len || c->gb_acked < c->gb_sent))
 		(void)gb_settle(c);
-	rpmem_log_to(&c->log, LOG_INFO, "rdma: closing the connection to %s:%s (%s): %" PRIu64 " flushes awaited, %" PRIu64 " barriers not awaited",
+	rpmem_log_to(&c->log, LOG_INFO, "rdma: closing the connection to %s:%s (%s): %" PRIu64 " flushes awaited, %" PRIu64 " barriers not awaited, %" PRIu64 " completion events",
 		     c->host, c->port, c->apm ? "APM" : "GPSPM", c->awaited,
-		     c->barriers);
+		     c->barriers, c->events);
 	cl_free(c);
 	rdma_sink = NULL;
 }

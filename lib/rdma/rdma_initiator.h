@@ -54,6 +54,7 @@ struct rdma_client {
 	uint64_t last_zc;  /* last zero-copy write posted */
 	uint64_t awaited;  /* flushes awaited (GPSPM barriers included) */
 	uint64_t barriers; /* APM flushes posted and not awaited */
+	uint64_t events;   /* completion events taken (wake-ups) */
 
 	void *base; /* attached local mapping (zero copy) */
 	size_t base_len;
@@ -114,8 +115,12 @@ void cl_posted(struct rdma_client *c, uint64_t seq, int flags);
 int cl_wait(struct rdma_client *c, int what, uint64_t seq);
 /* cl_next -- reserve a send-queue slot: its seq and completion flags */
 int cl_next(struct rdma_client *c, int force, uint64_t *seq, int *flags);
-/* cl_ring_alloc -- n contiguous bytes of the staging ring at *start */
-int cl_ring_alloc(struct rdma_client *c, size_t n, uint64_t *start);
+/*
+ * cl_ring_next -- n bytes of the staging ring at *start and cl_next's
+ * send-queue slot for the request that uses them, no wait in between
+ */
+int cl_ring_next(struct rdma_client *c, size_t n, int force,
+		 uint64_t *start, uint64_t *seq, int *flags);
 /* cl_ring_push -- the ring allocation belongs to work request seq */
 void cl_ring_push(struct rdma_client *c, uint64_t start, size_t n,
 		  uint64_t seq, void *copy_dst);

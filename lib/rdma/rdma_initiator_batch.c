@@ -61,7 +61,12 @@ int gb_send(struct rdma_client *c)
 
 	if (!c->gb_len)
 		return 0;
-	ret = cl_next(c, 1, &seq, &flags);
+	/*
+	 * one send in RDMA_SLOTS / 2 signalled: the reply is what is
+	 * awaited, and gb_open, reusing a slot RDMA_SLOTS requests later,
+	 * finds a signalled send at or after the slot's own
+	 */
+	ret = cl_next(c, n % (RDMA_SLOTS / 2) == 0, &seq, &flags);
 	if (ret)
 		return ret;
 	le32_put(p, RDMA_REQB_MAGIC);

@@ -79,7 +79,8 @@ int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 			if (ret)
 				return ret;
 		}
-		ret = cl_next(c, 1, &seq, &flags);
+		ret = zc ? cl_next(c, 1, &seq, &flags) :
+			   cl_ring_next(c, n, 1, &start, &seq, &flags);
 		if (ret)
 			return ret;
 		if (zc) {
@@ -88,9 +89,6 @@ int rdma_read(struct rpmem_xport *x, uint64_t off, void *dst,
 					c->rmr, off, n, flags,
 					(void *)(uintptr_t)seq);
 		} else {
-			ret = cl_ring_alloc(c, n, &start);
-			if (ret)
-				return ret;
 			ret = rpma_read(c->conn, c->ring_mr,
 					start % RDMA_RING_SIZE, c->rmr, off, n,
 					flags, (void *)(uintptr_t)seq);

@@ -236,6 +236,7 @@ static int cl_events(struct rdma_client *c, int timeout_ms)
 	if (p[1].revents)
 		cl_conn_event(c);
 	if (p[0].revents) {
+		c->events++;
 		r = rpma_cq_wait(c->cq);
 		if (r && r != RPMA_E_NO_COMPLETION)
 			return cl_fail(c, "rpma_cq_wait", r);
@@ -303,7 +304,7 @@ int cl_next(struct rdma_client *c, int force, uint64_t *seq, int *flags)
 }
 
 /* cl_ring_alloc -- n contiguous bytes of the staging ring; fills roff */
-int cl_ring_alloc(struct rdma_client *c, size_t n, uint64_t *start)
+static int cl_ring_alloc(struct rdma_client *c, size_t n, uint64_t *start)
 {
 	for (;;) {
 		uint64_t p = c->ring_head % RDMA_RING_SIZE;
@@ -317,6 +318,29 @@ int cl_ring_alloc(struct rdma_client *c, size_t n, uint64_t *start)
 		}
 		/* wait for the oldest allocation to complete */
 		ret = cl_wait(c, CL_WAIT_SEQ, c->fifo[c->fifo_first].seq);
+		if (ret)
+			return ret;
+	}
+}
+
+/*
+ * cl_ring_next -- n bytes of the staging ring at *start and a send-queue
+ * slot for the work request that uses them (cl_next's seq and flags),
+ * with no wait between the two: a wait may post a signalled read that
+ * takes the next sequence number (cl_nop), and may retire and rewind the
+ * ring
+ */
+int cl_ring_next(struct rdma_client *c, size_t n, int force,
+		 uint64_t *start, uint64_t *seq, int *flags)
+{
+	for (;;) {
+		int ret = cl_ring_alloc(c, n, start);
+
+		if (ret)
+			return ret;
+		if (c->posted - c->done < c->qd)
+			return cl_next(c, force, seq, flags); /* no wait */
+		ret = cl_wait(c, CL_WAIT_SEQ, c->posted - c->qd + 1);
 		if (ret)
 			return ret;
 	}
@@ -405,10 +429,11 @@ int cl_write_direct(struct rdma_client *c, uint64_t off, const void *src,
 			if (!ret)
 				c->last_zc = seq;
 		} else {
-			/* waits may retire (and rewind) the ring: alloc last */
-			ret = cl_next(c, 1, &seq, &flags);
-			if (!ret)
-				ret = cl_ring_alloc(c, n, &start);
+			/*
+			 * unsignalled but one in sig_every: the ring is freed
+			 * by the next signalled completion, no wake-up each
+			 */
+			ret = cl_ring_next(c, n, 0, &start, &seq, &flags);
 			if (ret)
 				return ret;
 			memcpy(c->ring + start % RDMA_RING_SIZE, s, n);

@@ -137,6 +137,11 @@
 #define RDMA_CL_MSG_BUF RDMA_PAGE_UP(RDMA_SCRATCH_OFF + 8)
 /* target: RDMA_SRV_RECVS reply slots, then as many request slots */
 #define RDMA_SRV_RECVS RDMA_SLOTS /* requests pre-posted per connection */
+/*
+ * the target signals one reply in RDMA_REP_SIG; a reply slot is reused
+ * RDMA_SRV_RECVS replies later, by when a signalled one has followed it
+ */
+#define RDMA_REP_SIG (RDMA_SRV_RECVS / 2)
 #define RDMA_SRV_REP_OFF(i) ((i) * RDMA_MSG_SLOT)
 #define RDMA_SRV_RECV_OFF(i) \
 	(RDMA_SRV_RECVS * RDMA_MSG_SLOT + (i) * RDMA_REQ_SLOT)

@@ -54,6 +54,7 @@ struct rpmem_rdma_expo {
 	uint64_t flushes;
 	uint64_t inlined; /* of them, write + flush requests */
 	uint64_t batches; /* of them, batch requests */
+	uint64_t wakeups; /* the connection thread's returns from poll */
 #ifdef RPMEM_RDMA_TEST_REORDER
 	struct reorder *ro; /* the test build's held request */
 #endif
@@ -81,51 +82,41 @@ static void expo_stop_thread(struct rpmem_rdma_expo *e)
 	e->thread_started = 0;
 }
 
+static int expo_reap_sends(struct rpmem_rdma_expo *e);
+
 /*
  * expo_wait_send -- until at most `out` replies are still being sent (a
  * reply slot is reused RDMA_SRV_RECVS replies later); bounded
  */
 static int expo_wait_send(struct rpmem_rdma_expo *e, uint64_t out)
 {
-	struct ibv_wc wc[RDMA_SRV_RECVS];
-	int fd, n, ret;
+	int fd, ret;
 
 	(void)rpma_cq_get_fd(e->cq, &fd);
-	while (e->replies - e->replied > out) {
-		n = 0;
-		ret = rpma_cq_get_wc(e->cq, RDMA_SRV_RECVS, wc, &n);
-		if (ret == RPMA_E_NO_COMPLETION) {
-			ret = rdma_poll1(fd, RDMA_CLOSE_TIMEOUT_MS);
-			if (ret <= 0) {
-				ERR("rdma: flush reply not sent within %d ms",
-				    RDMA_CLOSE_TIMEOUT_MS);
-				return -ETIMEDOUT;
-			}
-			ret = rpma_cq_wait(e->cq);
-			if (ret && ret != RPMA_E_NO_COMPLETION) {
-				rdma_fail("rpma_cq_wait", ret);
-				return -EIO;
-			}
-			continue;
+	for (;;) {
+		ret = expo_reap_sends(e);
+		if (ret || e->replies - e->replied <= out)
+			return ret;
+		ret = rdma_poll1(fd, RDMA_CLOSE_TIMEOUT_MS);
+		if (ret <= 0) {
+			ERR("rdma: flush reply not sent within %d ms",
+			    RDMA_CLOSE_TIMEOUT_MS);
+			return -ETIMEDOUT;
 		}
-		if (ret) {
-			rdma_fail("rpma_cq_get_wc", ret);
+		ret = rpma_cq_wait(e->cq);
+		if (ret && ret != RPMA_E_NO_COMPLETION) {
+			rdma_fail("rpma_cq_wait", ret);
 			return -EIO;
 		}
-		for (int i = 0; i < n; i++) {
-			e->replied++;
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
-					ERR("rdma: flush reply send failed: %s",
-					    ibv_wc_status_str(wc[i].status));
-				return -ECONNRESET;
-			}
-		}
 	}
-	return 0;
 }
 
-/* expo_reap_sends -- take the reply completions that came, not waiting */
+/*
+ * expo_reap_sends -- take the reply completions that came, not waiting.
+ * Replies are signalled one in RDMA_REP_SIG: one send queue completes in
+ * order, so a signalled reply's completion is every earlier one's (its
+ * work request id is its number); a failed one ends the session.
+ */
 static int expo_reap_sends(struct rpmem_rdma_expo *e)
 {
 	struct ibv_wc wc[RDMA_SRV_RECVS];
@@ -141,9 +132,14 @@ static int expo_reap_sends(struct rpmem_rdma_expo *e)
 			return -EIO;
 		}
 		for (int i = 0; i < n; i++) {
-			e->replied++;
-			if (wc[i].status != IBV_WC_SUCCESS)
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
+					ERR("rdma: flush reply send failed: %s",
+					    ibv_wc_status_str(wc[i].status));
 				return -ECONNRESET;
+			}
+			if (wc[i].wr_id >= e->replied)
+				e->replied = wc[i].wr_id + 1;
 		}
 	}
 	return 0;
@@ -277,8 +273,12 @@ static int expo_reply(struct rpmem_rdma_expo *e, uint32_t seq, int status)
 	le32_put(r + 4, seq);
 	le32_put(r + 8, (uint32_t)status);
 	le32_put(r + 12, 0);
+	/* signalled one in RDMA_REP_SIG: no wake-up for the others */
 	ret = rpma_send(e->conn, e->msg_mr, off, RDMA_REP_LEN,
-			RPMA_F_COMPLETION_ALWAYS, (void *)(uintptr_t)UINT32_MAX);
+			e->replies % RDMA_REP_SIG == RDMA_REP_SIG - 1 ?
+				RPMA_F_COMPLETION_ALWAYS :
+				RPMA_F_COMPLETION_ON_ERROR,
+			(void *)(uintptr_t)e->replies);
 	if (ret) {
 		rdma_fail("rpma_send", ret);
 		return -EIO;
@@ -367,17 +367,15 @@ static void *expo_thread(void *arg)
 {
 	struct rpmem_rdma_expo *e = arg;
 	enum rpma_conn_event ev;
-	int ev_fd, rcq_fd, cq_fd, peer_closed = 0, ret;
+	int ev_fd, rcq_fd, peer_closed = 0, ret;
 
 	(void)rpma_conn_get_event_fd(e->conn, &ev_fd);
 	(void)rpma_cq_get_fd(e->rcq, &rcq_fd);
-	(void)rpma_cq_get_fd(e->cq, &cq_fd);
 	for (;;) {
 		struct pollfd p[] = {
 			{ .fd = e->stop_fd, .events = POLLIN },
 			{ .fd = ev_fd, .events = POLLIN },
 			{ .fd = rcq_fd, .events = POLLIN },
-			{ .fd = cq_fd, .events = POLLIN },
 		};
 
 		ret = poll(p, sizeof(p) / sizeof(p[0]), -1);
@@ -385,6 +383,7 @@ static void *expo_thread(void *arg)
 			continue;
 		if (ret < 0 || p[0].revents)
 			break;
+		e->wakeups++;
 		if (p[1].revents) {
 			ret = rpma_conn_next_event(e->conn, &ev);
 			if (ret == RPMA_E_NO_EVENT || ret == RPMA_E_UNKNOWN)
@@ -400,19 +399,15 @@ static void *expo_thread(void *arg)
 				     e->bound ? ", token bound to TLS" : "");
 				continue;
 			}
-			INFO("rdma: session disconnected (%s) after %" PRIu64 " GPSPM flushes (%" PRIu64 " with inline data, %" PRIu64 " batches)",
+			INFO("rdma: session disconnected (%s) after %" PRIu64 " GPSPM flushes (%" PRIu64 " with inline data, %" PRIu64 " batches; %" PRIu64 " wake-ups)",
 			     rpma_utils_conn_event_2str(ev), e->flushes,
-			     e->inlined, e->batches);
+			     e->inlined, e->batches, e->wakeups);
 			peer_closed = 1;
 			break;
 		}
-		if (p[2].revents && expo_recv_all(e))
+		/* the replies' completions are taken here, never waited for */
+		if (p[2].revents && (expo_recv_all(e) || expo_reap_sends(e)))
 			break;
-		if (p[3].revents) {
-			(void)rpma_cq_wait(e->cq);
-			if (expo_reap_sends(e))
-				break;
-		}
 	}
 	if (!peer_closed) {
 		ret = rpma_conn_disconnect(e->conn);

@@ -127,12 +127,13 @@ persistence()
 		paste -sd ' '
 }
 
-# waits OUTPUT -- "MODE AWAITED BARRIERS" of the client's RDMA connection
-# as it logged them when closing it (RPMEM_LOG_LEVEL=info): APM or GPSPM,
-# the flushes it waited for, the barriers it posted without waiting
+# waits OUTPUT -- "MODE AWAITED BARRIERS EVENTS" of the client's RDMA
+# connection as it logged them when closing it (RPMEM_LOG_LEVEL=info): APM
+# or GPSPM, the flushes it waited for, the barriers it posted without
+# waiting, the completion events it took (its wake-ups for completions)
 waits()
 {
-	sed -n 's/.*rdma: closing the connection to .* (\([A-Z]*\)): \([0-9]*\) flushes awaited, \([0-9]*\) barriers not awaited$/\1 \2 \3/p' <<<"$1" |
+	sed -n 's/.*rdma: closing the connection to .* (\([A-Z]*\)): \([0-9]*\) flushes awaited, \([0-9]*\) barriers not awaited, \([0-9]*\) completion events$/\1 \2 \3 \4/p' <<<"$1" |
 		tail -1
 }
 
@@ -356,20 +357,21 @@ interrupt()
 }
 
 @test "GPSPM, devdax: libpmemobj's drains inside a transaction wait for nothing: the transaction's writes travel in one batch request with its commit, which alone waits; rpmemd applied every range; the target holds the pool" {
-	local n=500 w mode awaited barriers reqs ranges
+	local n=500 w mode awaited barriers events reqs ranges wakes
 	replicate dd pl-gb
 	run env LD_PRELOAD="$PRELOAD" RPMEM_LOG_LEVEL=info \
 		PMEM_IS_PMEM_FORCE=1 "$APP" "$W/pl-gb.obj" loop:$n
 	grep -v "^rpmem" <<<"$output"
 	[ "$status" -eq 0 ]
 	w=$(waits "$output")
-	echo "client: mode, flushes awaited, barriers not awaited: $w"
-	read -r mode awaited barriers <<<"$w"
-	# rpmemd: "after N GPSPM flushes (M with inline data, B batches)"
-	read -r ranges reqs < <(last_session dd pl-gb | sed -n \
-		's/.*rdma: session disconnected .* after \([0-9]*\) GPSPM flushes .*, \([0-9]*\) batches)$/\1 \2/p')
+	echo "client: mode, flushes awaited, barriers not awaited, completion events: $w"
+	read -r mode awaited barriers events <<<"$w"
+	# rpmemd: "after N GPSPM flushes (M with inline data, B batches; W
+	# wake-ups)"
+	read -r ranges reqs wakes < <(last_session dd pl-gb | sed -n \
+		's/.*rdma: session disconnected .* after \([0-9]*\) GPSPM flushes .*, \([0-9]*\) batches; \([0-9]*\) wake-ups)$/\1 \2 \3/p')
 	echo "# GPSPM loop:$n: $(awk '$1 == "loop" {print $3 / 1000}' \
-		<<<"$output") us per transaction, $awaited flushes awaited, $barriers barriers not awaited; rpmemd: ${reqs:-?} requests, ${ranges:-?} ranges" >&3
+		<<<"$output") us per transaction, $awaited flushes awaited, $barriers barriers not awaited, $events completion events; rpmemd: ${reqs:-?} requests, ${ranges:-?} ranges, ${wakes:-?} wake-ups" >&3
 	[ "$mode" = GPSPM ]
 	# one wait per commit (and a few at open and close); before, every
 	# barrier waited: about five per transaction
@@ -378,6 +380,11 @@ interrupt()
 	# one request per commit, carrying the ranges of every drain
 	[ -n "$reqs" ] && [ "$reqs" -le $((n + n / 2)) ]
 	[ "${ranges:-0}" -ge $((3 * n)) ]
+	# about one wake-up per request on each end: the replies' send
+	# completions wake neither (each woke rpmemd, and the requests' the
+	# client: about two a request on each end)
+	[ -n "$wakes" ] && [ "$wakes" -le $((reqs + reqs / 4 + 8)) ]
+	[ "$events" -le $((awaited + awaited / 2 + 8)) ]
 	all_rdma dd pl-gb
 	rp_request snap dd pl-gb
 	up
@@ -419,7 +426,7 @@ interrupt()
 }
 
 @test "APM, devdax: libpmemobj's drains inside a transaction are RDMA flushes posted without waiting, only the commit waits (fewer waits than drains); the target holds the pool" {
-	local n=500 w mode awaited barriers
+	local n=500 w mode awaited barriers events
 	# its own pool: loop: bumps the counter without records
 	replicate dd pl-lp
 	run env LD_PRELOAD="$PRELOAD" RPMEM_LOG_LEVEL=info \
@@ -427,15 +434,18 @@ interrupt()
 	grep -v "^rpmem" <<<"$output"
 	[ "$status" -eq 0 ]
 	w=$(waits "$output")
-	echo "client: mode, flushes awaited, barriers not awaited: $w"
-	read -r mode awaited barriers <<<"$w"
+	echo "client: mode, flushes awaited, barriers not awaited, completion events: $w"
+	read -r mode awaited barriers events <<<"$w"
 	echo "# APM loop:$n: $(awk '$1 == "loop" {print $3 / 1000}' \
-		<<<"$output") us per transaction, $awaited flushes awaited, $barriers barriers not awaited" >&3
+		<<<"$output") us per transaction, $awaited flushes awaited, $barriers barriers not awaited, $events completion events" >&3
 	[ "$mode" = APM ]
 	# one wait per commit (and a few at open and close), at least three
 	# of a transaction's four drains not awaited
 	[ "$awaited" -le $((n + n / 2)) ]
 	[ "$barriers" -ge $((3 * n)) ]
+	# about one wake-up per awaited flush: the writes' completions are
+	# signalled one in several (each small one woke the client before)
+	[ "$events" -le $((awaited + awaited / 2 + 8)) ]
 	# rpmemd served no flush: every one was an RDMA read
 	[ "$(persistence dd pl-lp)" = "APM 0" ]
 	all_rdma dd pl-lp
