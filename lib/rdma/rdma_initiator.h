@@ -128,7 +128,7 @@ void cl_ring_push(struct rdma_client *c, uint64_t start, size_t n,
 int cl_enter(struct rdma_client *c, uint64_t off, uint64_t len);
 /* cl_in_base -- 1 if [p, p + len) lies inside the attached mapping */
 int cl_in_base(struct rdma_client *c, const void *p, size_t len);
-/* cl_poll_events -- events and completions that came, without blocking */
+/* cl_poll_events -- completions (and events) that came, without blocking */
 void cl_poll_events(struct rdma_client *c);
 
 /* --- rdma_initiator_batch.c: GPSPM batch requests ---------------------- */

@@ -396,11 +396,21 @@ int cl_in_base(struct rdma_client *c, const void *p, size_t len)
 }
 
 /*
- * cl_poll_events -- the completion and connection events that came,
- * taken without blocking, and every completion drained
+ * cl_poll_events -- the completions that came, taken without blocking:
+ * from the CQ alone first (no system call); only if nothing came that
+ * way, the completion and connection events (the channel re-armed) and
+ * the CQ once more. A completion found before its event leaves the event
+ * queued: the next look, or a wait's poll, takes it at once.
  */
 void cl_poll_events(struct rdma_client *c)
 {
+	uint64_t done = c->done, acked = c->gb_acked;
+	int ready = c->reply_ready;
+
+	cl_drain(c);
+	if (c->err || c->done != done || c->gb_acked != acked ||
+	    c->reply_ready != ready)
+		return;
 	(void)cl_events(c, 0);
 	cl_drain(c);
 }
