@@ -107,8 +107,8 @@ void cl_set_err(struct rdma_client *c, int err);
 int cl_fail_once(struct rdma_client *c, int err);
 /* cl_fail -- a failing librpma call makes the transport unusable */
 int cl_fail(struct rdma_client *c, const char *what, int ret);
-/* cl_drain -- consume every available completion without blocking */
-void cl_drain(struct rdma_client *c);
+/* cl_drain -- consume every available completion without blocking: how many */
+unsigned cl_drain(struct rdma_client *c);
 /* cl_posted -- work request seq was posted with these completion flags */
 void cl_posted(struct rdma_client *c, uint64_t seq, int flags);
 /* cl_wait -- until seq completed (CL_WAIT_SEQ) or a flush reply came */

@@ -142,10 +142,14 @@ static void cl_wc(struct rdma_client *c, const struct ibv_wc *wc)
 		c->done = wc->wr_id;
 }
 
-/* cl_drain -- consume every available completion without blocking */
-void cl_drain(struct rdma_client *c)
+/*
+ * cl_drain -- consume every available completion without blocking; how
+ * many were taken
+ */
+unsigned cl_drain(struct rdma_client *c)
 {
 	struct ibv_wc wc[RDMA_WC_BATCH];
+	unsigned got = 0;
 	int n, ret;
 
 	for (;;) {
@@ -159,10 +163,12 @@ void cl_drain(struct rdma_client *c)
 		}
 		for (int i = 0; i < n; i++)
 			cl_wc(c, &wc[i]);
+		got += (unsigned)n;
 		if (n < (int)ARRAY_SIZE(wc))
 			break;
 	}
 	cl_retire(c);
+	return got;
 }
 
 /* cl_conn_event -- a connection event after ESTABLISHED is always fatal */
@@ -404,12 +410,7 @@ int cl_in_base(struct rdma_client *c, const void *p, size_t len)
  */
 void cl_poll_events(struct rdma_client *c)
 {
-	uint64_t done = c->done, acked = c->gb_acked;
-	int ready = c->reply_ready;
-
-	cl_drain(c);
-	if (c->err || c->done != done || c->gb_acked != acked ||
-	    c->reply_ready != ready)
+	if (cl_drain(c) || c->err)
 		return;
 	(void)cl_events(c, 0);
 	cl_drain(c);
